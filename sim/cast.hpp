@@ -1,0 +1,53 @@
+// Scalar casts between fp32 and the narrow formats of sim/format.hpp (NUMERICS.md §1).
+//
+// Every cast names the hardware semantics it copies: rounding is always IEEE round-to-nearest-even
+// (CUDA `cvt.rn`), except the stochastic cast, and the overflow mode is an explicit argument that
+// is always honoured. The bulk paths in sim/quantize.hpp must give the same bits as these.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/format.hpp"
+
+namespace fp8lab::sim {
+
+// What happens to values beyond the format's largest finite magnitude (NUMERICS.md §1).
+enum class Overflow : std::uint8_t {
+  kSatFinite,   // CUDA __NV_SATFINITE / cvt.rn.satfinite, TE, torchao: overflow and ±Inf -> ±max
+  kNoSat,       // CUDA __NV_NOSAT, torch .to(float8_*): E4M3 -> NaN, E5M2 -> ±Inf
+  kSatKeepInf,  // ml_dtypes saturating: finite overflow -> ±max, ±Inf -> ±Inf (E5M2) / NaN (E4M3)
+};
+
+const char* to_string(Overflow mode);
+
+// The NaN code a cast produces from a NaN input. CUDA canonicalizes every NaN input to the positive
+// quiet NaN 0x7F for both E4M3 (s.1111.111) and E5M2 (s.11111.11); we do the same.
+inline constexpr std::uint8_t kFp8CanonicalNan = 0x7F;
+
+// fp32 -> E4M3 / E5M2 with round-to-nearest-even and the given overflow mode.
+std::uint8_t cast_fp32_to_fp8(float x, Format format, Overflow mode);
+
+// fp32 -> E4M3 / E5M2 with stochastic rounding: add the low (23 - mantissa bits, more for target
+// subnormals) bits of `random_bits` below the kept mantissa of |x|, then truncate. Rounds up with
+// probability equal to the discarded fraction, so E[decode(q)] = x for in-range x.
+std::uint8_t cast_fp32_to_fp8_stochastic(float x, Format format, Overflow mode,
+                                         std::uint32_t random_bits);
+
+// Exact value of an 8-bit code (E4M3, E5M2, E8M0), from a 256-entry table built from FormatSpec.
+float decode_fp8(std::uint8_t code, Format format);
+
+// E8M0 (UE8M0) encode of a positive scale, CUDA __nv_cvt_float_to_e8m0 semantics (satfinite):
+// kUp = cvt.rp (round toward +Inf), kDown = cvt.rz (toward zero). NaN -> 0xFF, +Inf -> 0xFE,
+// zero, negatives and values below 2^-127 -> 0x00 (see cast.cpp for the exact rules).
+enum class E8M0Rounding : std::uint8_t { kUp, kDown };
+std::uint8_t encode_e8m0(float x, E8M0Rounding rounding);
+// 2^(code - 127) for code 0..254; NaN for 0xFF. Code 0 is 2^-127, an fp32 subnormal.
+float decode_e8m0(std::uint8_t code);
+
+// IEEE half-width formats, round-to-nearest-even, NaN kept quiet with its sign.
+std::uint16_t fp32_to_bf16(float x);
+float bf16_to_fp32(std::uint16_t bits);
+std::uint16_t fp32_to_fp16(float x);
+float fp16_to_fp32(std::uint16_t bits);
+
+}  // namespace fp8lab::sim
