@@ -1,0 +1,13 @@
+// The fp8lab subcommands. Each add_*_commands function lives in its own file under cli/ and adds
+// its subcommands to the app; main.cpp calls them all.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace fp8lab::experiments::cli {
+
+void add_formats_command(CLI::App& app);  // formats: the element formats and their limits
+
+}  // namespace fp8lab::experiments::cli

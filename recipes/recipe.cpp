@@ -1,0 +1,1 @@
+#include "recipes/recipe.hpp"

@@ -1,0 +1,44 @@
+// Bulk quantize: the hot loop of every scaling recipe. q[i] = cast(RN(x[i] * scale)), fused with
+// amax of the unscaled input (NaN ignored, as fmaxf) and the statistics reports need. Vectorized
+// with Highway (runtime dispatch: SSE4 / AVX2 / AVX-512); bit-identical to the scalar casts of
+// sim/cast.hpp, which the tests check.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "sim/cast.hpp"
+#include "sim/format.hpp"
+
+namespace fp8lab::sim {
+
+// What happened to the elements of one quantize call. Counts are over input elements.
+struct QuantizeStats {
+  float amax = 0.0f;             // max |x| over non-NaN x (0 if none); +Inf if any x is ±Inf
+  std::uint64_t count = 0;       // elements quantized
+  std::uint64_t saturated = 0;   // |RN(x*scale)| > max finite, Inf included: became ±max, ±Inf or NaN
+  std::uint64_t underflowed = 0; // x != 0 and not NaN, but the code is ±0
+  std::uint64_t nan = 0;         // codes that are NaN (NaN inputs, and E4M3 nosat overflow)
+
+  // Merges the statistics of another part of the same tensor (amax as fmaxf, counts added).
+  void merge(const QuantizeStats& other);
+};
+
+// fp32 input, round-to-nearest-even. out.size() must equal x.size().
+QuantizeStats quantize(std::span<const float> x, float scale, Format format, Overflow mode,
+                       std::span<std::uint8_t> out);
+// bf16 input (raw bits), through its exact fp32 value.
+QuantizeStats quantize_bf16(std::span<const std::uint16_t> x, float scale, Format format,
+                            Overflow mode, std::span<std::uint8_t> out);
+
+// Stochastic rounding: element i uses the random word philox(seed, stream, first_index + i), see
+// sim/rng.hpp, so a tensor split into parts (or into GPU threads) draws the same bits.
+QuantizeStats quantize_stochastic(std::span<const float> x, float scale, Format format,
+                                  Overflow mode, std::uint64_t seed, std::uint64_t stream,
+                                  std::uint64_t first_index, std::span<std::uint8_t> out);
+
+// max |x| over non-NaN elements (fmaxf semantics), 0 for an empty or all-NaN span.
+float amax(std::span<const float> x);
+float amax_bf16(std::span<const std::uint16_t> x);
+
+}  // namespace fp8lab::sim

@@ -1,0 +1,46 @@
+// A quantized 2-D tensor as every scaling recipe produces it and every GEMM model consumes it:
+// FP8 codes plus one scale per block. One shape covers all the scaling kinds of NUMERICS.md §2:
+//
+//   kind                        block (rows x cols) for a [R, C] tensor
+//   per-tensor (delayed/current) R x C
+//   rowwise (one per row)        1 x C          columnwise (one per column)  R x 1
+//   block 1x128 / 128x128        1 x 128        128 x 128
+//   MXFP8 rowwise / columnwise   1 x 32         32 x 1             2-D weights: 32 x 32
+//
+// Partial edge blocks hold only their valid elements. The data keeps the high-precision tensor's
+// row-major [R, C] layout; which dimension is a GEMM's K is the GEMM's business (sim/gemm/).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/format.hpp"
+
+namespace fp8lab::sim {
+
+struct QuantizedTensor {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  Format format = Format::E4M3;
+  std::vector<std::uint8_t> data;  // rows * cols codes, row-major
+
+  std::int64_t block_rows = 0;  // one scale per block_rows x block_cols block
+  std::int64_t block_cols = 0;
+  // Dequantization factors, ceil(rows / block_rows) x ceil(cols / block_cols), row-major:
+  // x ~= decode(q) * scale_inv. For MX blocks these are exactly 2^(e - 127).
+  std::vector<float> scale_inv;
+  // MX only: the E8M0 codes e behind scale_inv (same shape); empty otherwise.
+  std::vector<std::uint8_t> scale_e8m0;
+
+  std::int64_t scale_rows() const { return (rows + block_rows - 1) / block_rows; }
+  std::int64_t scale_cols() const { return (cols + block_cols - 1) / block_cols; }
+  // The dequantization factor of element (r, c).
+  float scale_inv_at(std::int64_t r, std::int64_t c) const {
+    return scale_inv[static_cast<std::size_t>((r / block_rows) * scale_cols() + c / block_cols)];
+  }
+  std::uint8_t code_at(std::int64_t r, std::int64_t c) const {
+    return data[static_cast<std::size_t>(r * cols + c)];
+  }
+};
+
+}  // namespace fp8lab::sim

@@ -1,0 +1,10 @@
+# The oracle is CUDA's host-side conversion code in cuda_fp8.h, which compiles with g++: it needs
+# the CUDA Toolkit's headers, not a GPU.
+find_package(CUDAToolkit QUIET)
+if(CUDAToolkit_FOUND)
+  fp8lab_add_test(NAME sim_cast_cuda_oracle_test SOURCES cast_cuda_oracle_test.cpp
+                  LIBS fp8lab::sim Threads::Threads LABELS exhaustive TIMEOUT 1800)
+  target_include_directories(sim_cast_cuda_oracle_test SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+else()
+  message(STATUS "fp8lab: CUDA Toolkit headers not found, sim_cast_cuda_oracle_test is not built")
+endif()
