@@ -16,7 +16,11 @@ namespace fp8lab::sim {
 struct QuantizeStats {
   float amax = 0.0f;             // max |x| over non-NaN x (0 if none); +Inf if any x is ±Inf
   std::uint64_t count = 0;       // elements quantized
-  std::uint64_t saturated = 0;   // |RN(x*scale)| > max finite, Inf included: became ±max, ±Inf or NaN
+  // y = RN(x * scale) hit the cast's overflow rule: y is ±Inf, or rounding |y| (RNE, or the
+  // stochastic rounding with the element's random bits) gives a magnitude above max finite. The
+  // code is then ±max, ±Inf or NaN as the overflow mode says. A y that rounds down to ±max
+  // (E4M3: 448 < |y| <= 464) is an ordinary rounding, not counted.
+  std::uint64_t saturated = 0;
   std::uint64_t underflowed = 0; // x != 0 and not NaN, but the code is ±0
   std::uint64_t nan = 0;         // codes that are NaN (NaN inputs, and E4M3 nosat overflow)
 
@@ -24,7 +28,8 @@ struct QuantizeStats {
   void merge(const QuantizeStats& other);
 };
 
-// fp32 input, round-to-nearest-even. out.size() must equal x.size().
+// fp32 input, round-to-nearest-even. out.size() must equal x.size() and format must be E4M3 or
+// E5M2, else std::invalid_argument names the mismatch.
 QuantizeStats quantize(std::span<const float> x, float scale, Format format, Overflow mode,
                        std::span<std::uint8_t> out);
 // bf16 input (raw bits), through its exact fp32 value.
@@ -40,5 +45,17 @@ QuantizeStats quantize_stochastic(std::span<const float> x, float scale, Format 
 // max |x| over non-NaN elements (fmaxf semantics), 0 for an empty or all-NaN span.
 float amax(std::span<const float> x);
 float amax_bf16(std::span<const std::uint16_t> x);
+
+// The definition of every function above: one loop over the scalar casts of sim/cast.hpp per
+// element, no vectorization. The bulk paths are tested byte for byte against these.
+namespace reference {
+QuantizeStats quantize(std::span<const float> x, float scale, Format format, Overflow mode,
+                       std::span<std::uint8_t> out);
+QuantizeStats quantize_bf16(std::span<const std::uint16_t> x, float scale, Format format,
+                            Overflow mode, std::span<std::uint8_t> out);
+QuantizeStats quantize_stochastic(std::span<const float> x, float scale, Format format,
+                                  Overflow mode, std::uint64_t seed, std::uint64_t stream,
+                                  std::uint64_t first_index, std::span<std::uint8_t> out);
+}  // namespace reference
 
 }  // namespace fp8lab::sim

@@ -8,3 +8,6 @@ if(CUDAToolkit_FOUND)
 else()
   message(STATUS "fp8lab: CUDA Toolkit headers not found, sim_cast_cuda_oracle_test is not built")
 endif()
+
+fp8lab_add_test(NAME sim_rng_philox_test SOURCES rng_philox_test.cpp LIBS fp8lab::sim LABELS fast)
+fp8lab_add_test(NAME sim_quantize_test SOURCES quantize_test.cpp LIBS fp8lab::sim LABELS fast)
