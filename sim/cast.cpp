@@ -13,6 +13,8 @@ constexpr std::uint32_t kF32AbsMask = 0x7FFF'FFFF;
 constexpr std::uint32_t kF32Inf = 0x7F80'0000;
 constexpr int kF32MantissaBits = 23;
 constexpr int kF32Bias = 127;
+// CUDA's NaN for bf16 and fp16 alike: sign clear, every exponent and mantissa bit set.
+constexpr std::uint16_t kHalfWidthCanonicalNan = 0x7FFF;
 
 // The code an overflowing finite value or an infinity becomes, without its sign.
 std::uint32_t overflow_code(const FormatSpec& f, Overflow mode, bool is_inf) {
@@ -128,11 +130,31 @@ float decode_fp8(std::uint8_t code, Format format) {
   }
 }
 
+std::uint8_t encode_e8m0(float x, E8M0Rounding rounding) {
+  // The fp32 exponent field is already an E8M0 code (same 8 bits, same bias 127), so the cast is
+  // a choice of exponent; see cast.hpp for the rules. CUDA's host code reaches the same result
+  // through bf16 (rz, or ru of |x|); here it is computed on the fp32 bits directly and the
+  // exhaustive test proves the two equal.
+  const std::uint32_t a = std::bit_cast<std::uint32_t>(x) & kF32AbsMask;
+  const std::uint32_t e8m0_max = kE8M0Spec.max_finite_code();  // 0xFE = 2^127
+  if (a > kF32Inf) return static_cast<std::uint8_t>(kE8M0Spec.max_exponent_field());  // NaN 0xFF
+  if (a == kF32Inf) return static_cast<std::uint8_t>(e8m0_max);
+  std::uint32_t e = a >> kF32MantissaBits;
+  if (rounding == E8M0Rounding::kUp) {
+    // |x| above 2^(e - 127) rounds up one binade. For e == 0 (fp32 subnormals) the code 0x00
+    // stands for 2^-127 = 0x0040'0000, the subnormal with only mantissa bit 22 set.
+    constexpr std::uint32_t kTwoToMinus127 = 0x0040'0000;
+    const bool above = e != 0 ? (a & 0x7F'FFFF) != 0 : a > kTwoToMinus127;
+    if (above) ++e;
+  }
+  return static_cast<std::uint8_t>(e < e8m0_max ? e : e8m0_max);
+}
+
 float decode_e8m0(std::uint8_t code) { return kE8M0Table[code]; }
 
 std::uint16_t fp32_to_bf16(float x) {
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
-  if ((bits & kF32AbsMask) > kF32Inf) return static_cast<std::uint16_t>((bits >> 16) | 0x0040);
+  if ((bits & kF32AbsMask) > kF32Inf) return kHalfWidthCanonicalNan;
   return static_cast<std::uint16_t>((bits + kNearestEven(bits, 16)) >> 16);
 }
 
@@ -145,7 +167,7 @@ std::uint16_t fp32_to_fp16(float x) {
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
   const std::uint32_t sign = (bits >> 16) & 0x8000;
   const std::uint32_t a = bits & kF32AbsMask;
-  if (a > kF32Inf) return static_cast<std::uint16_t>(sign | 0x7E00 | ((a >> 13) & 0x3FF));
+  if (a > kF32Inf) return kHalfWidthCanonicalNan;
   if (a == kF32Inf) return static_cast<std::uint16_t>(sign | 0x7C00);
   const std::uint32_t code = round_magnitude(a, kFP16Spec, kNearestEven);
   return static_cast<std::uint16_t>(sign | (code > kFP16Spec.max_finite_code() ? 0x7C00 : code));

@@ -36,15 +36,25 @@ std::uint8_t cast_fp32_to_fp8_stochastic(float x, Format format, Overflow mode,
 // Exact value of an 8-bit code (E4M3, E5M2, E8M0), from a 256-entry table built from FormatSpec.
 float decode_fp8(std::uint8_t code, Format format);
 
-// E8M0 (UE8M0) encode of a positive scale, CUDA __nv_cvt_float_to_e8m0 semantics (satfinite):
-// kUp = cvt.rp (round toward +Inf), kDown = cvt.rz (toward zero). NaN -> 0xFF, +Inf -> 0xFE,
-// zero, negatives and values below 2^-127 -> 0x00 (see cast.cpp for the exact rules).
+// E8M0 (UE8M0) encode of a scale, CUDA __nv_cvt_float_to_e8m0(x, __NV_SATFINITE, rounding)
+// semantics (cuda_fp8.hpp host path): kUp = cudaRoundPosInf, kDown = cudaRoundZero. E8M0 has no
+// sign, so both work on |x| (a negative x encodes like -x). With e = the fp32 exponent field of x:
+//   NaN                          -> 0xFF (the only NaN code)
+//   ±Inf                         -> 0xFE (2^127, satfinite)
+//   kDown: finite x              -> min(e, 0xFE): 2^floor(log2|x|); |x| < 2^-126 (zero and fp32
+//                                   subnormals) -> 0x00 = 2^-127
+//   kUp:   finite x              -> 2^ceil(log2|x|) clamped to [2^-127, 2^127]: e + 1 when the
+//                                   mantissa is non-zero, else e; |x| <= 2^-127 (zero included)
+//                                   -> 0x00, 2^-127 < |x| < 2^-126 -> 0x01; overflow -> 0xFE
+// Proven equal to cuda_fp8.h on all 2^32 inputs, both roundings (tests/sim/cast_e8m0_oracle_test).
 enum class E8M0Rounding : std::uint8_t { kUp, kDown };
 std::uint8_t encode_e8m0(float x, E8M0Rounding rounding);
 // 2^(code - 127) for code 0..254; NaN for 0xFF. Code 0 is 2^-127, an fp32 subnormal.
 float decode_e8m0(std::uint8_t code);
 
-// IEEE half-width formats, round-to-nearest-even, NaN kept quiet with its sign.
+// IEEE half-width formats, round-to-nearest-even (overflow -> ±Inf). Every NaN becomes the
+// canonical 0x7FFF, as CUDA's __float2bfloat16 / __float2half and the device's cvt.rn.bf16.f32 /
+// cvt.rn.f16.f32 do, so that gpu/ gets the same bits (tests/sim/cast_half_oracle_test.cpp).
 std::uint16_t fp32_to_bf16(float x);
 float bf16_to_fp32(std::uint16_t bits);
 std::uint16_t fp32_to_fp16(float x);

@@ -5,8 +5,15 @@ if(CUDAToolkit_FOUND)
   fp8lab_add_test(NAME sim_cast_cuda_oracle_test SOURCES cast_cuda_oracle_test.cpp
                   LIBS fp8lab::sim Threads::Threads LABELS exhaustive TIMEOUT 1800)
   target_include_directories(sim_cast_cuda_oracle_test SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  foreach(oracle e8m0 half)
+    fp8lab_add_test(NAME sim_cast_${oracle}_oracle_test SOURCES cast_${oracle}_oracle_test.cpp
+                    LIBS fp8lab::sim Threads::Threads LABELS exhaustive TIMEOUT 1800)
+    target_include_directories(sim_cast_${oracle}_oracle_test SYSTEM PRIVATE
+                               ${CUDAToolkit_INCLUDE_DIRS})
+  endforeach()
 else()
-  message(STATUS "fp8lab: CUDA Toolkit headers not found, sim_cast_cuda_oracle_test is not built")
+  message(STATUS "fp8lab: CUDA Toolkit headers not found, the sim_cast_*_oracle_test programs "
+                 "are not built")
 endif()
 
 fp8lab_add_test(NAME sim_rng_philox_test SOURCES rng_philox_test.cpp LIBS fp8lab::sim LABELS fast)
