@@ -108,7 +108,10 @@ inline constexpr FormatSpec kFP16Spec   = {"fp16", 5, 10, 15,  true,   Special::
 inline constexpr FormatSpec kFP32Spec   = {"fp32", 8, 23, 127, true,   Special::kIeee};
 // clang-format on
 
-FP8LAB_HD constexpr const FormatSpec& spec(Format f) {
+// Host and compile-time only (not FP8LAB_HD): it returns namespace-scope constants that have no
+// device copy, so nvcc rejects it in device code. Kernels take scalar constants from it at
+// compile time (see gpu/cast.cuh).
+constexpr const FormatSpec& spec(Format f) {
   switch (f) {
     case Format::E4M3: return kE4M3Spec;
     case Format::E5M2: return kE5M2Spec;
