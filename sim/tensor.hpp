@@ -31,6 +31,10 @@ struct QuantizedTensor {
   std::vector<float> scale_inv;
   // MX only: the E8M0 codes e behind scale_inv (same shape); empty otherwise.
   std::vector<std::uint8_t> scale_e8m0;
+  // The quantization multipliers s of each block (same shape as scale_inv): q = cast(RN(x * s)).
+  // Kept beside scale_inv because scale_inv = RN(1/s) loses s for non-power-of-2 scales, and
+  // torchao dequantizes by dividing by s (torchao-mx.md §2.3, §2.7). Filled by sim/scaling/.
+  std::vector<float> scale;
 
   std::int64_t scale_rows() const { return (rows + block_rows - 1) / block_rows; }
   std::int64_t scale_cols() const { return (cols + block_cols - 1) / block_cols; }

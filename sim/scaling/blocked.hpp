@@ -1,0 +1,44 @@
+// The mechanics shared by every recipe with more than one scale per tensor (rowwise/columnwise,
+// block 1x128 / 128x1 / 128x128, MX 1x32 / 32x1 / 32x32): split a row-major [rows, cols] tensor
+// into block_rows x block_cols blocks (partial edge blocks hold only their valid elements), ask the
+// recipe's rule for each block's scale from the block's amax, then quantize the block with
+// sim::quantize (satfinite, NUMERICS.md §2: every recipe casts with cvt.rn.satfinite).
+//
+// Contract per block b (the GPU twins in gpu/scaling/ follow it):
+//   amax_b    = max |x| over the block's elements, NaN ignored (fmaxf), +Inf if any is ±Inf
+//   has_nan_b = whether any element of the block is NaN
+//   {s, s_inv, e8m0} = rule(amax_b, has_nan_b)
+//   q_i       = cast_satfinite(RN(x_i * s)) for each element i of the block
+// The rule alone decides what NaN does to the scale (TE ignores it, torchao propagates it).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "sim/format.hpp"
+#include "sim/scaling/common.hpp"
+
+namespace fp8lab::sim::scaling {
+
+struct BlockScale {
+  float scale = 1.0f;       // multiplier before the cast
+  float scale_inv = 1.0f;   // dequantization factor stored in QuantizedTensor::scale_inv
+  std::uint8_t e8m0 = 0;    // MX only: the E8M0 code behind scale_inv
+};
+
+using BlockScaleRule = std::function<BlockScale(float amax, bool has_nan)>;
+
+struct BlockShape {
+  std::int64_t rows = 1;
+  std::int64_t cols = 1;
+};
+
+// Quantizes x [rows, cols] block by block. `store_e8m0` fills QuantizedTensor::scale_e8m0.
+// Blocks are clipped to the tensor (a block shape larger than the tensor gives one block).
+// Throws std::invalid_argument for a bad shape or format (naming `function`).
+QuantizeResult quantize_blocked(const char* function, std::span<const float> x, std::int64_t rows,
+                                std::int64_t cols, BlockShape block, Format format,
+                                bool store_e8m0, const BlockScaleRule& rule);
+
+}  // namespace fp8lab::sim::scaling

@@ -1,0 +1,58 @@
+#include "sim/scaling/common.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace fp8lab::sim::scaling {
+
+const char* to_string(Fp8Format format) {
+  switch (format) {
+    case Fp8Format::kHybrid: return "HYBRID";
+    case Fp8Format::kE4M3: return "E4M3";
+    case Fp8Format::kE5M2: return "E5M2";
+  }
+  return "?";
+}
+
+Format forward_format(Fp8Format format) {
+  return format == Fp8Format::kE5M2 ? Format::E5M2 : Format::E4M3;
+}
+
+Format backward_format(Fp8Format format) {
+  return format == Fp8Format::kE4M3 ? Format::E4M3 : Format::E5M2;
+}
+
+float fp8_max(Format format) { return static_cast<float>(spec(format).max_finite()); }
+
+void check_tensor_arguments(const char* function, std::size_t size, std::int64_t rows,
+                            std::int64_t cols, Format format) {
+  const std::string where(function);
+  if (rows < 1 || cols < 1) {
+    throw std::invalid_argument(where + ": rows = " + std::to_string(rows) + ", cols = " +
+                                std::to_string(cols) + "; both must be >= 1");
+  }
+  if (static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols) != size) {
+    throw std::invalid_argument(where + ": x.size() = " + std::to_string(size) +
+                                " but rows * cols = " + std::to_string(rows) + " * " +
+                                std::to_string(cols));
+  }
+  if (!is_fp8(format)) {
+    throw std::invalid_argument(where + ": format = " + spec(format).name +
+                                "; accepted: e4m3, e5m2");
+  }
+}
+
+bool contains_nan(std::span<const float> x) {
+  // Counting NaNs (x != x) keeps the loop branch-free so that it vectorizes.
+  std::size_t nans = 0;
+  for (const float v : x) nans += static_cast<std::size_t>(v != v);
+  return nans != 0;
+}
+
+float amax_nan_propagating(std::span<const float> x) {
+  return contains_nan(x) ? std::numeric_limits<float>::quiet_NaN() : amax(x);
+}
+
+}  // namespace fp8lab::sim::scaling

@@ -1,0 +1,54 @@
+// What every scaling recipe of sim/scaling/ shares: the recipe-level FP8 format choice, the
+// distributed amax-reduction hook, the result of one quantize, and input checks.
+//
+// Policy lives in sim/scaling/<recipe>.{hpp,cpp} (how a recipe picks a scale and keeps state);
+// mechanics (q = cast(RN(x * s)) fused with amax and counts) come from sim/quantize.hpp.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "sim/format.hpp"
+#include "sim/quantize.hpp"
+#include "sim/tensor.hpp"
+
+namespace fp8lab::sim::scaling {
+
+// TE `recipe.Format` (te-accelerate.md §2.1-2.2; NUMERICS.md §2.1): which FP8 format the forward
+// tensors (input, weight) and the backward tensors (grad_output) get.
+//   kHybrid: E4M3 forward, E5M2 backward.   kE4M3: E4M3 everywhere.
+//   kE5M2:   E5M2 everywhere (TE asserts "Pure E5M2 training is not supported."; we run it).
+enum class Fp8Format : std::uint8_t { kHybrid, kE4M3, kE5M2 };
+
+const char* to_string(Fp8Format format);
+Format forward_format(Fp8Format format);
+Format backward_format(Fp8Format format);
+
+// Largest finite value of an element format as fp32 (448 for E4M3, 57344 for E5M2), derived from
+// its FormatSpec. Exact: both are small integers.
+float fp8_max(Format format);
+
+// Distributed amax reduction (te-accelerate.md §2.7, §5.2 step 2; torchao-mx.md §2.1): called with
+// this rank's amax values, it must replace each by the MAX over all ranks, in place. An empty
+// std::function means a single process (no reduction).
+using AmaxReducer = std::function<void(std::span<float> amaxes)>;
+
+// One quantized tensor with the counts of what happened to its elements.
+struct QuantizeResult {
+  QuantizedTensor tensor;
+  QuantizeStats stats;
+};
+
+// Throws std::invalid_argument naming `function` and the field when x.size() != rows * cols,
+// rows or cols < 1, or `format` is not E4M3 / E5M2.
+void check_tensor_arguments(const char* function, std::size_t size, std::int64_t rows,
+                            std::int64_t cols, Format format);
+
+// max |x| with torch.max semantics: NaN if any element is NaN, else the max over |x| (0 for an
+// empty span). torchao's amax propagates NaN (torchao-mx.md §2.1, §4.2); TE's drops it (fmaxf).
+float amax_nan_propagating(std::span<const float> x);
+// Whether any element is NaN.
+bool contains_nan(std::span<const float> x);
+
+}  // namespace fp8lab::sim::scaling

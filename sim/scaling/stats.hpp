@@ -1,0 +1,40 @@
+// The per-tensor statistics a report needs about one quantize (issue 4 item 6): what the input
+// held, what the cast did to it (from QuantizeStats), and the quantization error against the
+// input. Error measures are float64 and for reports only; they are not part of the bit contract.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim/scaling/common.hpp"
+#include "sim/tensor.hpp"
+
+namespace fp8lab::sim::scaling {
+
+struct TensorStats {
+  float amax = 0.0f;       // max |x|, NaN ignored (+Inf if any ±Inf)
+  float scale_min = 0.0f;  // smallest and largest quantization multiplier over the blocks
+  float scale_max = 0.0f;  //   (equal for per-tensor scaling; NaN blocks are skipped)
+  std::uint64_t count = 0;
+  std::uint64_t input_nan = 0;       // NaN inputs
+  std::uint64_t input_inf = 0;       // ±Inf inputs
+  std::uint64_t input_zero = 0;      // ±0 inputs
+  std::uint64_t input_denormal = 0;  // fp32 subnormal inputs
+  std::uint64_t saturated = 0;       // from QuantizeStats: |RN(x*s)| > max finite (Inf included)
+  std::uint64_t underflowed = 0;     // from QuantizeStats: x != 0, not NaN, code ±0
+  std::uint64_t nan = 0;             // from QuantizeStats: NaN codes
+  // Over elements whose input and dequantized value are both finite:
+  //   sqnr_db = 10 log10(sum x^2 / sum (x - x̂)^2)   (+Inf when the error is 0, NaN when no element)
+  //   max_rel_error = max |x - x̂| / |x| over those with x != 0 (0 when none)
+  double sqnr_db = 0.0;
+  double max_rel_error = 0.0;
+};
+
+// x̂ = decode(q) * scale_inv per element, each one fp32 multiply (TE's dequantization).
+std::vector<float> dequantize(const QuantizedTensor& t);
+
+// Statistics of `q` (the result of quantizing `x`).
+TensorStats tensor_stats(std::span<const float> x, const QuantizeResult& q);
+
+}  // namespace fp8lab::sim::scaling
