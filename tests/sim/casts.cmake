@@ -18,3 +18,10 @@ endif()
 
 fp8lab_add_test(NAME sim_rng_philox_test SOURCES rng_philox_test.cpp LIBS fp8lab::sim LABELS fast)
 fp8lab_add_test(NAME sim_quantize_test SOURCES quantize_test.cpp LIBS fp8lab::sim LABELS fast)
+
+# Second oracle: torch's float8 dtypes through LibTorch.
+if(FP8LAB_WITH_TORCH)
+  fp8lab_add_test(NAME sim_cast_torch_oracle_test SOURCES cast_torch_oracle_test.cpp
+                  LIBS fp8lab::sim fp8lab_torch Threads::Threads LABELS "exhaustive;torch"
+                  TIMEOUT 1800)
+endif()
