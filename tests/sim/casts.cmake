@@ -25,3 +25,4 @@ if(FP8LAB_WITH_TORCH)
                   LIBS fp8lab::sim fp8lab_torch Threads::Threads LABELS "exhaustive;torch"
                   TIMEOUT 1800)
 endif()
+fp8lab_add_test(NAME sim_cast_trap_test SOURCES cast_trap_test.cpp LIBS fp8lab::sim LABELS fast)
