@@ -1,0 +1,144 @@
+// gpu::quantize, quantize_bf16, quantize_stochastic against sim::quantize* (NUMERICS.md §4): every
+// code and every statistic, on mixed random/adversarial tensors of awkward sizes, at aligned and
+// misaligned addresses, in both formats and every overflow mode.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "gpu/device_buffer.hpp"
+#include "gpu/quantize.hpp"
+#include "sim/quantize.hpp"
+#include "tests/gpu/describe.hpp"
+#include "tests/gpu/inputs.hpp"
+#include "tests/support/exhaustive.hpp"
+
+using namespace fp8lab;
+using sim::Format;
+using sim::Overflow;
+
+namespace {
+
+constexpr Format kFormats[] = {Format::E4M3, Format::E5M2};
+constexpr Overflow kModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow::kSatKeepInf};
+// Sizes around the kernel's 8-wide vectors and its grid, 0 and 1 included.
+constexpr std::size_t kSizes[] = {0, 1, 7, 8, 9, 31, 1000, 4099, (1u << 20) + 5};
+// Offsets in elements of x and of out from their allocations: aligned, and each misalignment.
+constexpr std::size_t kOffsets[][2] = {{0, 0}, {1, 0}, {0, 3}, {3, 5}};
+const float kScales[] = {1.0f, 0.5f, 1.0f / 1024.0f, 3.0f, 448.0f / 3.1f, 65536.0f};
+
+struct Case {
+  std::string name;
+  Format format;
+  Overflow mode;
+  float scale;
+};
+
+// Compares codes and statistics, printing the first mismatches with bits and values.
+void compare(const Case& c, const std::vector<float>& x, const std::vector<std::uint8_t>& expected,
+             const std::vector<std::uint8_t>& actual, const sim::QuantizeStats& es,
+             const gpu::DeviceQuantizeStats& as) {
+  testing::MismatchLog log;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    if (expected[i] != actual[i]) log.add(testing::code_mismatch("code", i, x[i], expected[i], actual[i], c.format));
+  }
+  INFO(c.name << " " << sim::spec(c.format).name << " " << sim::to_string(c.mode) << " scale "
+              << testing::float_text(c.scale) << " n " << x.size() << ": " << log.report());
+  CHECK(log.count == 0);
+  INFO("amax sim " << testing::float_text(es.amax) << " gpu " << testing::float_text(as.amax));
+  CHECK(testing::same_bits(es.amax, as.amax));
+  CHECK(es.count == as.count);
+  CHECK(es.saturated == as.saturated);
+  CHECK(es.underflowed == as.underflowed);
+  CHECK(es.nan == as.nan);
+}
+
+enum class Kind { kFp32, kBf16, kStochastic };
+
+void run_case(Kind kind, const Case& c, const std::vector<float>& x, std::size_t x_offset,
+              std::size_t out_offset) {
+  const std::size_t n = x.size();
+  std::vector<std::uint8_t> expected(n);
+  sim::QuantizeStats es;
+  const std::vector<std::uint16_t> xb = testing::to_bf16_bits(x);
+  const gpu::StochasticStream random{0x1234'5678'9ABCull, 77, 1000};
+  switch (kind) {
+    case Kind::kFp32: es = sim::quantize(x, c.scale, c.format, c.mode, expected); break;
+    case Kind::kBf16: es = sim::quantize_bf16(xb, c.scale, c.format, c.mode, expected); break;
+    case Kind::kStochastic:
+      es = sim::quantize_stochastic(x, c.scale, c.format, c.mode, random.seed, random.stream,
+                                    random.first_index, expected);
+      break;
+  }
+  gpu::DeviceBuffer<float> dx(n + x_offset);
+  gpu::DeviceBuffer<std::uint16_t> dxb(n + x_offset);
+  gpu::DeviceBuffer<std::uint8_t> dout(n + out_offset);
+  gpu::DeviceBuffer<float> dscale(std::vector<float>{c.scale});
+  gpu::DeviceBuffer<gpu::DeviceQuantizeStats> dstats(1);
+  gpu::DeviceBuffer<float> damax(1);
+  dstats.zero();
+  damax.zero();
+  FP8LAB_CUDA_CHECK(cudaMemcpy(dx.get() + x_offset, x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  FP8LAB_CUDA_CHECK(cudaMemcpy(dxb.get() + x_offset, xb.data(), n * 2, cudaMemcpyHostToDevice));
+  const gpu::QuantizeOutputs out{dout.get() + out_offset, damax.get(), dstats.get()};
+  switch (kind) {
+    case Kind::kFp32: gpu::quantize(dx.get() + x_offset, static_cast<std::int64_t>(n), dscale.get(), c.format, c.mode, out); break;
+    case Kind::kBf16: gpu::quantize_bf16(dxb.get() + x_offset, static_cast<std::int64_t>(n), dscale.get(), c.format, c.mode, out); break;
+    case Kind::kStochastic:
+      gpu::quantize_stochastic(dx.get() + x_offset, static_cast<std::int64_t>(n), dscale.get(), c.format, c.mode, random, out);
+      break;
+  }
+  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<std::uint8_t> actual(n);
+  FP8LAB_CUDA_CHECK(cudaMemcpy(actual.data(), dout.get() + out_offset, n, cudaMemcpyDeviceToHost));
+  // bf16 inputs are compared as the values the kernel saw.
+  std::vector<float> shown = x;
+  if (kind == Kind::kBf16) for (std::size_t i = 0; i < n; ++i) shown[i] = sim::bf16_to_fp32(xb[i]);
+  compare(c, shown, expected, actual, es, gpu::read_stats(dstats.get()));
+  const float amax = damax.download()[0];
+  INFO("amax output: sim " << testing::float_text(es.amax) << " gpu " << testing::float_text(amax));
+  CHECK(testing::same_bits(es.amax, amax));
+}
+
+void run_all(Kind kind, const char* name) {
+  const std::uint64_t seed = testing::seed_from(name);
+  for (const std::size_t n : kSizes) {
+    const std::vector<float> x = testing::mixed_tensor(n, seed + n);
+    for (const Format format : kFormats) {
+      for (const Overflow mode : kModes) {
+        for (const float scale : kScales) {
+          // Misaligned offsets only for one scale per size: they test addressing, not numerics.
+          const std::size_t offsets = scale == kScales[0] ? std::size(kOffsets) : 1;
+          for (std::size_t o = 0; o < offsets; ++o) {
+            run_case(kind, {name, format, mode, scale}, x, kOffsets[o][0], kOffsets[o][1]);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("gpu::quantize (fp32) equals sim::quantize: codes, amax, statistics") {
+  run_all(Kind::kFp32, "gpu::quantize");
+}
+
+TEST_CASE("gpu::quantize_bf16 equals sim::quantize_bf16") {
+  run_all(Kind::kBf16, "gpu::quantize_bf16");
+}
+
+TEST_CASE("gpu::quantize_stochastic equals sim::quantize_stochastic (same Philox words)") {
+  run_all(Kind::kStochastic, "gpu::quantize_stochastic");
+}
+
+TEST_CASE("gpu::quantize statistics cannot pass vacuously") {
+  // The mixed tensor must exercise every counter, else the comparisons above prove little.
+  const std::vector<float> x = testing::mixed_tensor(1u << 16, 7);
+  std::vector<std::uint8_t> codes(x.size());
+  const sim::QuantizeStats s = sim::quantize(x, 1.0f, Format::E4M3, Overflow::kNoSat, codes);
+  CHECK(s.saturated > 0);
+  CHECK(s.underflowed > 0);
+  CHECK(s.nan > s.saturated);
+  CHECK(std::isinf(s.amax));
+}
