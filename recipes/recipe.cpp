@@ -1,1 +1,188 @@
 #include "recipes/recipe.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <utility>
+
+namespace fp8lab::recipes {
+namespace {
+
+template <class Enum, std::size_t N>
+using NameTable = std::array<std::pair<Enum, std::string_view>, N>;
+
+constexpr NameTable<Scaling, 7> kScalingNames{{{Scaling::delayed, "delayed"},
+                                               {Scaling::current, "current"},
+                                               {Scaling::tensorwise, "tensorwise"},
+                                               {Scaling::rowwise, "rowwise"},
+                                               {Scaling::rowwise_with_gw_hp, "rowwise_with_gw_hp"},
+                                               {Scaling::block, "block"},
+                                               {Scaling::mxfp8, "mxfp8"}}};
+constexpr NameTable<Fp8Format, 3> kFormatNames{
+    {{Fp8Format::HYBRID, "HYBRID"}, {Fp8Format::E4M3, "E4M3"}, {Fp8Format::E5M2, "E5M2"}}};
+constexpr NameTable<AmaxComputeAlgo, 2> kAlgoNames{
+    {{AmaxComputeAlgo::max, "max"}, {AmaxComputeAlgo::most_recent, "most_recent"}}};
+constexpr NameTable<MxScaleMode, 5> kMxNames{{{MxScaleMode::te, "te"},
+                                              {MxScaleMode::floor, "floor"},
+                                              {MxScaleMode::ceil, "ceil"},
+                                              {MxScaleMode::even, "even"},
+                                              {MxScaleMode::rceil, "rceil"}}};
+constexpr NameTable<Accumulation, 4> kAccumulationNames{{{Accumulation::fp32_seq, "fp32_seq"},
+                                                         {Accumulation::hopper_split, "hopper_split"},
+                                                         {Accumulation::hopper_fast, "hopper_fast"},
+                                                         {Accumulation::exact, "exact"}}};
+
+template <class Enum, std::size_t N>
+std::string_view lookup_name(const NameTable<Enum, N>& table, Enum value) {
+  for (const auto& [e, n] : table) {
+    if (e == value) return n;
+  }
+  return "?";
+}
+
+template <class Enum, std::size_t N>
+std::optional<Enum> lookup_value(const NameTable<Enum, N>& table, std::string_view text) {
+  for (const auto& [e, n] : table) {
+    if (n == text) return e;
+  }
+  return std::nullopt;
+}
+
+template <class Enum, std::size_t N>
+std::string join_names(const NameTable<Enum, N>& table) {
+  std::string out;
+  for (const auto& entry : table) {
+    if (!out.empty()) out += ", ";
+    out += entry.second;
+  }
+  return out;
+}
+
+std::string_view bool_name(bool b) { return b ? "true" : "false"; }
+
+std::string override_text(const OverrideLinearPrecision& o) {
+  return fmt::format("[{}, {}, {}]", bool_name(o.fprop), bool_name(o.dgrad), bool_name(o.wgrad));
+}
+
+std::string gemm_text(const GemmAccumulation& g) {
+  return fmt::format("{{fprop: {}, dgrad: {}, wgrad: {}}}", name(g.fprop), name(g.dgrad),
+                     name(g.wgrad));
+}
+
+std::string filter_text(const ModuleFilter& f) {
+  std::string names;
+  for (const auto& n : f.skip_names) names += (names.empty() ? "" : ", ") + n;
+  return fmt::format(
+      "{{skip_names: [{}], skip_first_last_linear: {}, require_dims_divisible_by_16: {}, "
+      "skip_later_siblings_after_indivisible: {}}}",
+      names, bool_name(f.skip_first_last_linear), bool_name(f.require_dims_divisible_by_16),
+      bool_name(f.skip_later_siblings_after_indivisible));
+}
+
+}  // namespace
+
+std::string_view name(Scaling v) { return lookup_name(kScalingNames, v); }
+std::string_view name(Fp8Format v) { return lookup_name(kFormatNames, v); }
+std::string_view name(AmaxComputeAlgo v) { return lookup_name(kAlgoNames, v); }
+std::string_view name(MxScaleMode v) { return lookup_name(kMxNames, v); }
+std::string_view name(Accumulation v) { return lookup_name(kAccumulationNames, v); }
+std::optional<Scaling> parse_scaling(std::string_view t) { return lookup_value(kScalingNames, t); }
+std::optional<Fp8Format> parse_fp8_format(std::string_view t) {
+  return lookup_value(kFormatNames, t);
+}
+std::optional<AmaxComputeAlgo> parse_amax_compute_algo(std::string_view t) {
+  return lookup_value(kAlgoNames, t);
+}
+std::optional<MxScaleMode> parse_mx_scale_mode(std::string_view t) {
+  return lookup_value(kMxNames, t);
+}
+std::optional<Accumulation> parse_accumulation(std::string_view t) {
+  return lookup_value(kAccumulationNames, t);
+}
+std::string accepted_scalings() { return join_names(kScalingNames); }
+std::string accepted_fp8_formats() { return join_names(kFormatNames); }
+std::string accepted_amax_compute_algos() { return join_names(kAlgoNames); }
+std::string accepted_mx_scale_modes() { return join_names(kMxNames); }
+std::string accepted_accumulations() { return join_names(kAccumulationNames); }
+
+bool is_torchao_scaling(Scaling s) {
+  return s == Scaling::tensorwise || s == Scaling::rowwise || s == Scaling::rowwise_with_gw_hp;
+}
+bool uses_amax_history(Scaling s) { return s == Scaling::delayed; }
+bool has_power_2_option(Scaling s) { return s != Scaling::delayed && s != Scaling::mxfp8; }
+
+GemmAccumulation default_gemm_accumulation(Scaling s) {
+  if (s == Scaling::block) {
+    return {Accumulation::hopper_split, Accumulation::hopper_split, Accumulation::hopper_split};
+  }
+  return {Accumulation::hopper_fast, Accumulation::hopper_split, Accumulation::hopper_split};
+}
+
+Fp8Format default_fp8_format(Scaling s) {
+  switch (s) {
+    case Scaling::rowwise:
+    case Scaling::rowwise_with_gw_hp:
+    case Scaling::block: return Fp8Format::E4M3;
+    default: return Fp8Format::HYBRID;
+  }
+}
+
+bool default_power_2_scales(Scaling s) {
+  return s == Scaling::rowwise || s == Scaling::rowwise_with_gw_hp || s == Scaling::block;
+}
+
+ModuleFilter default_module_filter(Scaling s) {
+  ModuleFilter f;
+  f.require_dims_divisible_by_16 = true;
+  if (is_torchao_scaling(s)) {
+    f.skip_first_last_linear = true;  // te-accelerate.md §1.6: via Accelerator, first/last skipped
+  } else {
+    f.skip_later_siblings_after_indivisible = true;  // §1.4: convert_model's bare return
+  }
+  return f;
+}
+
+std::string canonical_string(const Recipe& r) {
+  return fmt::format(
+      "scaling={};fp8_format={};margin={};interval={};amax_history_len={};amax_compute_algo={};"
+      "override_linear_precision={};use_autocast_during_eval={};gemm={};power_2_scales={};"
+      "mx_scale_mode={};pad_inner_dim={};enable_fsdp_float8_all_gather={};module_filter={}",
+      name(r.scaling), name(r.fp8_format), r.margin, r.interval, r.amax_history_len,
+      name(r.amax_compute_algo), override_text(r.override_linear_precision),
+      bool_name(r.use_autocast_during_eval), gemm_text(r.gemm), bool_name(r.power_2_scales),
+      name(r.mx_scale_mode), bool_name(r.pad_inner_dim),
+      bool_name(r.enable_fsdp_float8_all_gather), filter_text(r.module_filter));
+}
+
+std::string run_id(const Recipe& r) {
+  // FNV-1a 64: fixed constants, so the id never depends on the standard library's std::hash.
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : canonical_string(r)) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+std::string describe(const Recipe& r) {
+  std::string out = fmt::format("scaling: {}\nfp8_format: {}\n", name(r.scaling), name(r.fp8_format));
+  if (uses_amax_history(r.scaling)) {
+    out += fmt::format("margin: {}\ninterval: {}\namax_history_len: {}\namax_compute_algo: {}\n",
+                       r.margin, r.interval, r.amax_history_len, name(r.amax_compute_algo));
+  }
+  if (r.scaling == Scaling::mxfp8) out += fmt::format("mx_scale_mode: {}\n", name(r.mx_scale_mode));
+  if (has_power_2_option(r.scaling)) {
+    out += fmt::format("power_2_scales: {}\n", bool_name(r.power_2_scales));
+  }
+  out += fmt::format("override_linear_precision: {}\nuse_autocast_during_eval: {}\ngemm: {}\n",
+                     override_text(r.override_linear_precision),
+                     bool_name(r.use_autocast_during_eval), gemm_text(r.gemm));
+  if (is_torchao_scaling(r.scaling)) {
+    out += fmt::format("pad_inner_dim: {}\nenable_fsdp_float8_all_gather: {}\n",
+                       bool_name(r.pad_inner_dim), bool_name(r.enable_fsdp_float8_all_gather));
+  }
+  out += fmt::format("module_filter: {}\n", filter_text(r.module_filter));
+  return out;
+}
+
+}  // namespace fp8lab::recipes

@@ -1,3 +1,139 @@
 // The recipe model: what one FP8 training run quantizes, how, and with which GEMM accumulation.
-// (Filled in by the recipes issue.)
+//
+// A Recipe is a plain value: every field is explicit, nothing is read from the environment, and
+// two recipes are the same run exactly when their canonical strings are equal. Readers
+// (recipe_file.hpp, accelerate.hpp) build one; the sweep expander (sweep.hpp) builds many.
+//
+// Names follow the seed API (accelerate's TERecipeKwargs / AORecipeKwargs spelling) and the
+// scaling kinds and accumulation models of NUMERICS.md §2-3.
 #pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fp8lab::recipes {
+
+// NUMERICS.md §2: which scaling turns a tensor into FP8 bytes plus scales.
+enum class Scaling : std::uint8_t {
+  delayed,             // TE DelayedScaling (TERecipeKwargs): per-tensor, amax history
+  current,             // TE Float8CurrentScaling: per-tensor, this tensor's amax, TE's fp32 formula
+  tensorwise,          // torchao "tensorwise": per-tensor, this tensor's amax, torchao's f64 formula
+  rowwise,             // torchao "rowwise": one scale per row along each GEMM's K
+  rowwise_with_gw_hp,  // torchao "rowwise_with_gw_hp": rowwise, wgrad operands in high precision
+  block,               // TE Float8BlockScaling: 1x128 activations/grads, 128x128 weights
+  mxfp8,               // TE MXFP8BlockScaling (use_mxfp8_block_scaling): 32-element E8M0 blocks
+};
+
+// accelerate's FP8Format literal. HYBRID = E4M3 forward, E5M2 gradients (te-accelerate.md §2.2).
+enum class Fp8Format : std::uint8_t { HYBRID, E4M3, E5M2 };
+
+enum class AmaxComputeAlgo : std::uint8_t { max, most_recent };
+
+// NUMERICS.md §2.5: how an MXFP8 block's E8M0 scale is chosen.
+enum class MxScaleMode : std::uint8_t { te, floor, ceil, even, rceil };
+
+// NUMERICS.md §3: the summation model of one GEMM.
+//   hopper_split = sm_90 model with promotion every 128 K (TE use_split_accumulator=True);
+//   hopper_fast  = sm_90 model, never promoted (TE's fast accumulation, use_split_accumulator=False).
+enum class Accumulation : std::uint8_t { fp32_seq, hopper_split, hopper_fast, exact };
+
+struct GemmAccumulation {
+  Accumulation fprop;
+  Accumulation dgrad;
+  Accumulation wgrad;
+  friend bool operator==(const GemmAccumulation&, const GemmAccumulation&) = default;
+};
+
+// (fprop, dgrad, wgrad): true runs that GEMM in the model's high precision (NUMERICS.md §2.1).
+struct OverrideLinearPrecision {
+  bool fprop = false;
+  bool dgrad = false;
+  bool wgrad = false;
+  bool all() const { return fprop && dgrad && wgrad; }
+  bool none() const { return !fprop && !dgrad && !wgrad; }
+  friend bool operator==(const OverrideLinearPrecision&, const OverrideLinearPrecision&) = default;
+};
+
+// Which Linear layers are converted, as data (the seed's module_filter_func cannot be a file value).
+// accelerate's TE path (convert_model, te-accelerate.md §1.4) and its torchao path (§1.6) differ:
+// see default_module_filter().
+struct ModuleFilter {
+  std::vector<std::string> skip_names;  // glob patterns (* and ?) over fully qualified names
+  bool skip_first_last_linear = false;  // accelerate's AO default: first and last nn.Linear stay
+  bool require_dims_divisible_by_16 = true;  // in_features % 16 == 0 and out_features % 16 == 0
+  // accelerate's convert_model returns from the parent on the first indivisible Linear, so the
+  // later siblings are neither converted nor visited (§1.4, "the bare return").
+  bool skip_later_siblings_after_indivisible = false;
+  friend bool operator==(const ModuleFilter&, const ModuleFilter&) = default;
+};
+
+struct Recipe {
+  Scaling scaling = Scaling::delayed;
+  Fp8Format fp8_format = Fp8Format::HYBRID;
+  // Delayed scaling only (te-accelerate.md §2, NUMERICS.md §2.1).
+  std::int64_t margin = 0;
+  std::int64_t interval = 1;
+  std::int64_t amax_history_len = 1024;
+  AmaxComputeAlgo amax_compute_algo = AmaxComputeAlgo::most_recent;
+  // Every scaling.
+  OverrideLinearPrecision override_linear_precision{};
+  bool use_autocast_during_eval = false;
+  GemmAccumulation gemm{Accumulation::hopper_fast, Accumulation::hopper_split,
+                        Accumulation::hopper_split};
+  // current, tensorwise, rowwise, rowwise_with_gw_hp, block.
+  bool power_2_scales = false;
+  // mxfp8 only.
+  MxScaleMode mx_scale_mode = MxScaleMode::te;
+  // torchao scalings only (AORecipeKwargs; accelerate's defaults are true, torchao-mx.md §1.1).
+  bool pad_inner_dim = true;
+  bool enable_fsdp_float8_all_gather = true;
+  ModuleFilter module_filter{};
+
+  friend bool operator==(const Recipe&, const Recipe&) = default;
+};
+
+// ---- names (the spelling used in files, errors and canonical strings) -------------------------
+std::string_view name(Scaling);
+std::string_view name(Fp8Format);
+std::string_view name(AmaxComputeAlgo);
+std::string_view name(MxScaleMode);
+std::string_view name(Accumulation);
+std::optional<Scaling> parse_scaling(std::string_view);
+std::optional<Fp8Format> parse_fp8_format(std::string_view);
+std::optional<AmaxComputeAlgo> parse_amax_compute_algo(std::string_view);
+std::optional<MxScaleMode> parse_mx_scale_mode(std::string_view);
+std::optional<Accumulation> parse_accumulation(std::string_view);
+// All accepted names, comma-separated, for error messages.
+std::string accepted_scalings();
+std::string accepted_fp8_formats();
+std::string accepted_amax_compute_algos();
+std::string accepted_mx_scale_modes();
+std::string accepted_accumulations();
+
+// ---- per-scaling defaults and applicability --------------------------------------------------
+bool is_torchao_scaling(Scaling);      // tensorwise, rowwise, rowwise_with_gw_hp
+bool uses_amax_history(Scaling);       // delayed only: margin, interval, history, algorithm
+bool has_power_2_option(Scaling);      // current, tensorwise, rowwise, rowwise_with_gw_hp, block
+// te-accelerate.md §6 (TE) and torchao-mx.md §1.2 (use_fast_accum T/F/F): block scaling enforces
+// split accumulation everywhere; every other recipe uses fast accumulation for fprop only.
+GemmAccumulation default_gemm_accumulation(Scaling);
+// TE/accelerate: HYBRID; torchao rowwise recipes: E4M3 everywhere; TE block scaling: E4M3.
+Fp8Format default_fp8_format(Scaling);
+// torchao rowwise recipes and TE block scaling default to power-of-2 scales.
+bool default_power_2_scales(Scaling);
+// TE scalings: accelerate's convert_model rule; torchao scalings: accelerate's _prepare_ao rule.
+ModuleFilter default_module_filter(Scaling);
+
+// ---- identity ---------------------------------------------------------------------------------
+// Every field in a fixed order, "key=value;..." (fields the scaling does not use included, so that
+// the string alone reconstructs the recipe). Stable across runs, builds and machines.
+std::string canonical_string(const Recipe&);
+// 16 hex digits: FNV-1a 64 of canonical_string. The run id of a recipe.
+std::string run_id(const Recipe&);
+// The fields this recipe's scaling actually uses, one "key: value" per line, for people.
+std::string describe(const Recipe&);
+
+}  // namespace fp8lab::recipes

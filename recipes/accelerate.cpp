@@ -1,0 +1,359 @@
+#include "recipes/accelerate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+
+#include "recipes/detail/field_parse.hpp"
+#include "recipes/detail/yaml_values.hpp"
+
+namespace fp8lab::recipes {
+namespace {
+
+constexpr std::string_view kPrefix = "ACCELERATE_FP8_";
+const std::string kTruthWords = "y, yes, t, true, on, 1, n, no, f, false, off, 0";
+
+std::string upper(std::string_view t) {
+  std::string out(t);
+  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+std::string lower(std::string_view t) {
+  std::string out(t);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// One input as accelerate sees it after `accelerate launch` (§1.7): the text of the value (what
+// str(value) gives), where it came from, and the name to use in messages.
+struct Input {
+  std::string text;
+  Site site;
+  std::string field;  // "fp8_config.margin" or "ACCELERATE_FP8_MARGIN"
+  SettingSource source;
+};
+
+template <class T>
+void set(Setting<T>& setting, T value, const Input& in) {
+  setting = {value, in.source, in.site};
+}
+
+bool parse_flag(const Input& in) {
+  if (const auto b = accelerate_str_to_bool(in.text)) return *b;
+  throw RecipeError(in.site, in.field, in.text,
+                    "invalid truth value (accelerate's str_to_bool raises ValueError)",
+                    kTruthWords);
+}
+
+std::int64_t parse_int(const Input& in, std::int64_t min, const std::string& accepted) {
+  const auto value = detail::parse_python_int(in.text);
+  if (!value) {
+    throw RecipeError(in.site, in.field, in.text,
+                      "invalid literal for int() (accelerate raises ValueError)", accepted);
+  }
+  if (*value < min) {
+    throw RecipeError(in.site, in.field, in.text,
+                      min == 0 ? "must not be negative, got" : "must be at least 1, got", accepted);
+  }
+  return *value;
+}
+
+using Reader = std::function<void(AccelerateFp8Settings&, const Input&)>;
+
+// The variables TERecipeKwargs / AORecipeKwargs / Accelerator read (te-accelerate.md §1.1, §1.5).
+const std::map<std::string, Reader, std::less<>>& readers() {
+  static const std::map<std::string, Reader, std::less<>> table = {
+      {"ACCELERATE_FP8_BACKEND",
+       [](AccelerateFp8Settings& s, const Input& in) {
+         // FP8BackendType is a case-sensitive str Enum with uppercase values (§1.5).
+         if (in.text == "TE" || in.text == "AO") {
+           s.backend = in.text == "TE" ? Fp8Backend::TE : Fp8Backend::AO;
+           s.backend_site = in.site;
+           return;
+         }
+         if (in.text == "MSAMP") {
+           throw RecipeError(in.site, in.field, in.text,
+                             "names a backend fp8lab does not model (MS-AMP); value", "TE, AO");
+         }
+         const std::string problem =
+             in.text == "NO" ? "means no FP8 backend; value"
+                             : "unknown backend (accelerate's FP8BackendType is case-sensitive)";
+         throw RecipeError(in.site, in.field, in.text, problem, "TE, AO",
+                           did_you_mean(in.text, {"TE", "AO", "MSAMP"}));
+       }},
+      {"ACCELERATE_FP8_USE_AUTOCAST_DURING_EVAL",
+       [](AccelerateFp8Settings& s, const Input& in) {
+         set(s.use_autocast_during_eval, parse_flag(in), in);
+       }},
+      {"ACCELERATE_FP8_MARGIN",
+       [](AccelerateFp8Settings& s, const Input& in) {
+         set(s.margin, parse_int(in, 0, "an integer >= 0"), in);
+       }},
+      {"ACCELERATE_FP8_INTERVAL",
+       [](AccelerateFp8Settings& s, const Input& in) {
+         set(s.interval, parse_int(in, 1, "an integer >= 1"), in);
+       }},
+      {"ACCELERATE_FP8_FORMAT",
+       [](AccelerateFp8Settings& s, const Input& in) {
+         // Uppercased first; accelerate's message: "`fp8_format` must be one of HYBRID or E4M3 or E5M2."
+         const auto f = parse_fp8_format(upper(in.text));
+         if (!f) {
+           throw RecipeError(in.site, in.field, in.text, "unknown value", accepted_fp8_formats(),
+                             did_you_mean(upper(in.text), {"HYBRID", "E4M3", "E5M2"}));
+         }
+         set(s.fp8_format, *f, in);
+       }},
+      {"ACCELERATE_FP8_AMAX_HISTORY_LEN",
+       [](AccelerateFp8Settings& s, const Input& in) {
+         set(s.amax_history_len, parse_int(in, 1, "an integer >= 1"), in);
+       }},
+      {"ACCELERATE_FP8_AMAX_COMPUTE_ALGO",
+       [](AccelerateFp8Settings& s, const Input& in) {
+         const auto a = parse_amax_compute_algo(lower(in.text));
+         if (!a) {
+           throw RecipeError(in.site, in.field, in.text, "unknown value",
+                             accepted_amax_compute_algos(),
+                             did_you_mean(lower(in.text), {"max", "most_recent"}));
+         }
+         set(s.amax_compute_algo, *a, in);
+       }},
+      {"ACCELERATE_FP8_OVERRIDE_FPROP",
+       [](AccelerateFp8Settings& s, const Input& in) {
+         auto o = s.override_linear_precision.value;
+         o.fprop = parse_flag(in);
+         set(s.override_linear_precision, o, in);
+       }},
+      {"ACCELERATE_FP8_OVERRIDE_DGRAD",
+       [](AccelerateFp8Settings& s, const Input& in) {
+         auto o = s.override_linear_precision.value;
+         o.dgrad = parse_flag(in);
+         set(s.override_linear_precision, o, in);
+       }},
+      {"ACCELERATE_FP8_OVERRIDE_WGRAD",
+       [](AccelerateFp8Settings& s, const Input& in) {
+         auto o = s.override_linear_precision.value;
+         o.wgrad = parse_flag(in);
+         set(s.override_linear_precision, o, in);
+       }},
+      {"ACCELERATE_FP8_USE_MXFP8_BLOCK_SCALING",
+       [](AccelerateFp8Settings& s, const Input& in) {
+         set(s.use_mxfp8_block_scaling, parse_flag(in), in);
+       }},
+      {"ACCELERATE_FP8_PAD_INNER_DIM",
+       [](AccelerateFp8Settings& s, const Input& in) {
+         set(s.pad_inner_dim, parse_flag(in), in);
+       }},
+      {"ACCELERATE_FP8_ENABLE_FSDP_FLOAT8_ALL_GATHER",
+       [](AccelerateFp8Settings& s, const Input& in) {
+         set(s.enable_fsdp_float8_all_gather, parse_flag(in), in);
+       }},
+      {"ACCELERATE_FP8_OPT_LEVEL",
+       [](AccelerateFp8Settings& s, const Input& in) {
+         s.ignored.push_back({in.field, in.text, in.site,
+                              "MS-AMP's opt_level: fp8lab models the TE and AO backends only"});
+       }},
+  };
+  return table;
+}
+
+std::vector<std::string> reader_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : readers()) names.push_back(entry.first);
+  return names;
+}
+
+// te-accelerate.md §1.2 step 4: accelerate refuses history settings with MXFP8 when they differ
+// from its defaults (only those are forwarded).
+void check_mxfp8_history(const AccelerateFp8Settings& s) {
+  if (!s.use_mxfp8_block_scaling.value) return;
+  if (s.amax_compute_algo.value != AmaxComputeAlgo::most_recent) {
+    throw RecipeError(s.amax_compute_algo.site,
+                      s.origin == "environment" ? "ACCELERATE_FP8_AMAX_COMPUTE_ALGO"
+                                                : "fp8_config.amax_compute_algo",
+                      std::string(name(s.amax_compute_algo.value)),
+                      "is not supported for MXFP8 block scaling (accelerate raises ValueError); "
+                      "value",
+                      "most_recent (accelerate's default, never forwarded), or "
+                      "use_mxfp8_block_scaling: false");
+  }
+  if (s.amax_history_len.value != 1024) {
+    throw RecipeError(s.amax_history_len.site,
+                      s.origin == "environment" ? "ACCELERATE_FP8_AMAX_HISTORY_LEN"
+                                                : "fp8_config.amax_history_len",
+                      std::to_string(s.amax_history_len.value),
+                      "is not supported for MXFP8 block scaling (accelerate raises ValueError); "
+                      "value",
+                      "1024 (accelerate's default, never forwarded), or "
+                      "use_mxfp8_block_scaling: false");
+  }
+}
+
+// Keys the interactive `accelerate config` writes but nothing reads (§1.7 pitfalls).
+const std::map<std::string, std::string, std::less<>>& written_but_unread() {
+  static const std::map<std::string, std::string, std::less<>> keys = {
+      {"amax_history_length",
+       "written by `accelerate config`, exported as ACCELERATE_FP8_AMAX_HISTORY_LENGTH, never "
+       "read: amax_history_len stays 1024"},
+      {"amax_compute_algorithm",
+       "written by `accelerate config`, exported as ACCELERATE_FP8_AMAX_COMPUTE_ALGORITHM, never "
+       "read: amax_compute_algo stays most_recent"},
+      {"optimization_level",
+       "written by `accelerate config` (MS-AMP), never read: opt_level stays O2"},
+  };
+  return keys;
+}
+
+void read_fp8_config(AccelerateFp8Settings& s, const YAML::Node& fp8, const std::string& file) {
+  if (!fp8.IsMap()) {
+    throw RecipeError(detail::site_of(file, fp8), "fp8_config", detail::describe_node(fp8),
+                      "expected a mapping, got", "keys such as backend, fp8_format, margin");
+  }
+  std::vector<std::string> yaml_keys;
+  for (const auto& [var, reader] : readers()) {
+    yaml_keys.push_back(lower(var.substr(kPrefix.size())));
+  }
+  yaml_keys.push_back("override_linear_precision");
+  for (const auto& entry : fp8) {
+    const std::string key = entry.first.Scalar();
+    const YAML::Node& value = entry.second;
+    const std::string field = "fp8_config." + key;
+    const Site site = detail::site_of(file, value.IsNull() ? entry.first : value);
+    if (value.IsNull()) continue;  // None: setup_fp8_env exports only non-None values
+    // accelerate launch: key k becomes argument fp8_k unless it starts with "fp8" (§1.7).
+    const std::string arg = key.rfind("fp8", 0) == 0 ? key : "fp8_" + key;
+    if (const auto it = written_but_unread().find(key); it != written_but_unread().end()) {
+      s.ignored.push_back({field, detail::describe_node(value), site, it->second});
+      continue;
+    }
+    if (arg == "fp8_override_linear_precision") {
+      const auto o = detail::parse_override(value);
+      if (!o) {
+        throw RecipeError(site, field, detail::describe_node(value),
+                          "must be three booleans (fprop, dgrad, wgrad), got",
+                          "a list [false, false, true] (accelerate also documents the string "
+                          "(false, false, true), which its launcher cannot parse)");
+      }
+      s.override_linear_precision = {*o, SettingSource::config_file, site};
+      s.override_written_as_string = value.IsScalar();
+      continue;
+    }
+    const std::string var = "ACCELERATE_" + upper(arg);
+    const auto reader = readers().find(var);
+    if (reader == readers().end()) {
+      throw RecipeError(site, field, "", "unknown fp8_config key",
+                        fmt::format("{}", fmt::join(yaml_keys, ", ")),
+                        did_you_mean(key, yaml_keys));
+    }
+    if (!value.IsScalar()) {
+      throw RecipeError(site, field, detail::describe_node(value),
+                        "wrong type: expected one value, got", "a single scalar");
+    }
+    // PyYAML's booleans reach str() as "True"/"False"; yaml-cpp keeps the word, which
+    // str_to_bool reads the same way (yes/on/true...).
+    reader->second(s, {value.Scalar(), site, field, SettingSource::config_file});
+  }
+}
+
+}  // namespace
+
+std::optional<bool> accelerate_str_to_bool(std::string_view text) {
+  const std::string word = lower(text);
+  for (const char* w : {"y", "yes", "t", "true", "on", "1"}) {
+    if (word == w) return true;
+  }
+  for (const char* w : {"n", "no", "f", "false", "off", "0"}) {
+    if (word == w) return false;
+  }
+  return std::nullopt;
+}
+
+AccelerateFp8Settings parse_accelerate_config_text(const std::string& text,
+                                                   const std::string& file) {
+  const YAML::Node root = detail::load_yaml_text(text, file);
+  if (!root.IsMap()) {
+    throw RecipeError({file, detail::line_of(root)}, "accelerate config",
+                      detail::describe_node(root), "expected a mapping, got",
+                      "an accelerate config file with an fp8_config: section");
+  }
+  AccelerateFp8Settings s;
+  s.origin = file;
+  if (const YAML::Node mp = root["mixed_precision"]; mp && mp.IsScalar()) {
+    s.mixed_precision = mp.Scalar();
+  }
+  if (const YAML::Node fp8 = root["fp8_config"]; fp8 && !fp8.IsNull()) {
+    read_fp8_config(s, fp8, file);
+  }
+  check_mxfp8_history(s);
+  return s;
+}
+
+AccelerateFp8Settings read_accelerate_config(const std::string& path) {
+  return parse_accelerate_config_text(detail::read_text_file(path), path);
+}
+
+AccelerateFp8Settings read_accelerate_env(const std::map<std::string, std::string>& env) {
+  AccelerateFp8Settings s;
+  s.origin = "environment";
+  for (const auto& [var, text] : env) {
+    if (var.rfind(kPrefix, 0) != 0) continue;
+    const Site site{"environment", 0};
+    const auto reader = readers().find(var);
+    if (reader == readers().end()) {
+      const std::string guess = did_you_mean(var, reader_names());
+      s.ignored.push_back({var, text, site,
+                           "accelerate never reads this variable" +
+                               (guess.empty() ? std::string() : " (did you mean " + guess + "?)")});
+      continue;
+    }
+    reader->second(s, {text, site, var, SettingSource::environment});
+  }
+  check_mxfp8_history(s);
+  return s;
+}
+
+bool looks_like_accelerate_config(const std::string& text) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+  if (!root.IsMap()) return false;
+  for (const char* key : {"fp8_config", "mixed_precision", "compute_environment", "distributed_type"}) {
+    if (root[key]) return true;
+  }
+  return false;
+}
+
+Recipe recipe_as_asked(const AccelerateFp8Settings& s) {
+  Recipe r;
+  if (s.backend == Fp8Backend::AO) {
+    // AORecipeKwargs with config=None: Float8LinearConfig(pad_inner_dim, enable_fsdp...) is
+    // torchao's default "tensorwise" recipe (torchao-mx.md §1.2).
+    r.scaling = Scaling::tensorwise;
+    r.fp8_format = default_fp8_format(r.scaling);
+    r.pad_inner_dim = s.pad_inner_dim.value;
+    r.enable_fsdp_float8_all_gather = s.enable_fsdp_float8_all_gather.value;
+  } else {
+    r.scaling = s.use_mxfp8_block_scaling.value ? Scaling::mxfp8 : Scaling::delayed;
+    r.fp8_format = s.fp8_format.value;
+    if (r.scaling == Scaling::delayed) {
+      r.margin = s.margin.value;
+      r.interval = s.interval.value;
+      r.amax_history_len = s.amax_history_len.value;
+      r.amax_compute_algo = s.amax_compute_algo.value;
+    }
+  }
+  if (s.backend != Fp8Backend::AO) {  // the AO backend reads none of TERecipeKwargs' fields
+    r.override_linear_precision = s.override_linear_precision.value;
+    r.use_autocast_during_eval = s.use_autocast_during_eval.value;
+  }
+  r.power_2_scales = default_power_2_scales(r.scaling);
+  r.gemm = default_gemm_accumulation(r.scaling);
+  r.module_filter = default_module_filter(r.scaling);
+  return r;
+}
+
+}  // namespace fp8lab::recipes

@@ -1,0 +1,111 @@
+#include "recipes/canonical.hpp"
+
+#include <fmt/format.h>
+
+namespace fp8lab::recipes {
+namespace {
+
+// The values rule 1 gives every FP8 field: those of a default delayed recipe.
+Recipe all_high_precision() {
+  Recipe c;
+  c.override_linear_precision = {true, true, true};
+  c.gemm = {Accumulation::fp32_seq, Accumulation::fp32_seq, Accumulation::fp32_seq};
+  c.power_2_scales = false;
+  c.module_filter = default_module_filter(Scaling::delayed);
+  c.use_autocast_during_eval = false;
+  return c;
+}
+
+void reset_history(Recipe& r, std::vector<std::string>& reasons) {
+  const Recipe defaults;
+  std::vector<std::string> ignored;
+  if (r.margin != defaults.margin) ignored.push_back(fmt::format("margin={}", r.margin));
+  if (r.interval != defaults.interval) ignored.push_back(fmt::format("interval={}", r.interval));
+  if (r.amax_history_len != defaults.amax_history_len) {
+    ignored.push_back(fmt::format("amax_history_len={}", r.amax_history_len));
+  }
+  if (r.amax_compute_algo != defaults.amax_compute_algo) {
+    ignored.push_back(fmt::format("amax_compute_algo={}", name(r.amax_compute_algo)));
+  }
+  if (ignored.empty()) return;
+  r.margin = defaults.margin;
+  r.interval = defaults.interval;
+  r.amax_history_len = defaults.amax_history_len;
+  r.amax_compute_algo = defaults.amax_compute_algo;
+  reasons.push_back(fmt::format("{} keeps no amax history: {} ignored", name(r.scaling),
+                                fmt::join(ignored, ", ")));
+}
+
+bool gradients_quantized(const Recipe& r) {
+  const bool wgrad_high_precision =
+      r.override_linear_precision.wgrad || r.scaling == Scaling::rowwise_with_gw_hp;
+  return !(r.override_linear_precision.dgrad && wgrad_high_precision);
+}
+
+}  // namespace
+
+Canonical canonicalize(const Recipe& input) {
+  Canonical out{input, {}};
+  Recipe& r = out.recipe;
+  auto& reasons = out.reasons;
+
+  if (r.override_linear_precision.all()) {  // rule 1
+    const Recipe fixed = all_high_precision();
+    if (!(fixed == r)) {
+      reasons.push_back(
+          "override_linear_precision (true, true, true): every GEMM runs in high precision, so "
+          "no FP8 field matters");
+    }
+    r = fixed;
+    return out;
+  }
+  if (!uses_amax_history(r.scaling)) reset_history(r, reasons);  // rule 2
+  if (r.scaling == Scaling::delayed && r.amax_history_len == 1 &&
+      r.amax_compute_algo == AmaxComputeAlgo::max) {  // rule 3
+    r.amax_compute_algo = AmaxComputeAlgo::most_recent;
+    reasons.push_back("amax_history_len 1: max over one step's amax equals most_recent");
+  }
+  if (r.scaling == Scaling::rowwise_with_gw_hp && r.override_linear_precision.wgrad) {  // rule 5
+    r.override_linear_precision.wgrad = false;
+    reasons.push_back("rowwise_with_gw_hp already runs wgrad in high precision: the wgrad "
+                      "override changes nothing");
+  }
+  if (!gradients_quantized(r) && r.fp8_format == Fp8Format::HYBRID) {  // rule 4
+    r.fp8_format = Fp8Format::E4M3;
+    reasons.push_back("gradients are never quantized (dgrad and wgrad in high precision): "
+                      "HYBRID equals E4M3");
+  }
+  const auto hp_gemm = [&](bool overridden, Accumulation& a, const char* gemm) {  // rule 6
+    if (!overridden || a == Accumulation::fp32_seq) return;
+    a = Accumulation::fp32_seq;
+    reasons.push_back(fmt::format("{} runs in high precision: its FP8 accumulation model is unused",
+                                  gemm));
+  };
+  const bool wgrad_hp =
+      r.override_linear_precision.wgrad || r.scaling == Scaling::rowwise_with_gw_hp;
+  hp_gemm(r.override_linear_precision.fprop, r.gemm.fprop, "fprop");
+  hp_gemm(r.override_linear_precision.dgrad, r.gemm.dgrad, "dgrad");
+  hp_gemm(wgrad_hp, r.gemm.wgrad, "wgrad");
+
+  const Recipe defaults;  // rule 7
+  if (!has_power_2_option(r.scaling) && r.power_2_scales) {
+    r.power_2_scales = false;
+    reasons.push_back(fmt::format("{} has no power_2_scales option", name(r.scaling)));
+  }
+  if (r.scaling != Scaling::mxfp8 && r.mx_scale_mode != defaults.mx_scale_mode) {
+    r.mx_scale_mode = defaults.mx_scale_mode;
+    reasons.push_back(fmt::format("mx_scale_mode applies to mxfp8 only, not {}", name(r.scaling)));
+  }
+  if (!is_torchao_scaling(r.scaling) &&
+      (r.pad_inner_dim != defaults.pad_inner_dim ||
+       r.enable_fsdp_float8_all_gather != defaults.enable_fsdp_float8_all_gather)) {
+    r.pad_inner_dim = defaults.pad_inner_dim;
+    r.enable_fsdp_float8_all_gather = defaults.enable_fsdp_float8_all_gather;
+    reasons.push_back(fmt::format("pad_inner_dim and enable_fsdp_float8_all_gather are torchao "
+                                  "options, unused by {}",
+                                  name(r.scaling)));
+  }
+  return out;
+}
+
+}  // namespace fp8lab::recipes

@@ -1,0 +1,32 @@
+// Numerically equivalent recipes collapse to one canonical recipe, so that a sweep runs each
+// distinct computation once. Every rule states why two recipes give the same bits; each rule that
+// changes something adds its reason.
+//
+//   1. override (true, true, true): every GEMM runs in high precision (NUMERICS.md §2.1, §3), so
+//      no FP8 field matters: all of them take fixed values.
+//   2. A scaling that keeps no amax history (all but delayed) ignores margin, interval,
+//      amax_history_len and amax_compute_algo (te-accelerate.md §4.1 for MXFP8).
+//   3. amax_history_len 1: max over one step's amax is that amax, i.e. most_recent (§2.6).
+//   4. Gradients never quantized (dgrad overridden, and wgrad overridden or high precision by the
+//      recipe): HYBRID and E4M3 both quantize only forward tensors, in E4M3 (§2.2).
+//   5. rowwise_with_gw_hp already runs wgrad in high precision: a wgrad override changes nothing.
+//   6. An overridden (high-precision) GEMM uses no accumulation model of its own (fp32_seq).
+//   7. Options of other scalings: power_2_scales, mx_scale_mode, pad_inner_dim,
+//      enable_fsdp_float8_all_gather take their defaults where the scaling has no such option.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "recipes/recipe.hpp"
+
+namespace fp8lab::recipes {
+
+struct Canonical {
+  Recipe recipe;
+  std::vector<std::string> reasons;  // empty: the recipe was already canonical
+};
+
+Canonical canonicalize(const Recipe& recipe);
+
+}  // namespace fp8lab::recipes

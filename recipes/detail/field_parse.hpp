@@ -1,0 +1,22 @@
+// Internal to recipes/: turning one YAML value into a FieldSetting of fields.hpp.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <optional>
+#include <string>
+
+#include "recipes/fields.hpp"
+
+namespace fp8lab::recipes::detail {
+
+// `key` must be a recipe field (else RecipeError with "did you mean"); `display` is the name used
+// in messages (e.g. "parameters.margin.values[2]"). Throws RecipeError on a bad value.
+FieldSetting parse_field(const std::string& key, const YAML::Node& value, const Site& site,
+                         const std::string& display);
+
+// Three booleans from a sequence [a, b, c] or from the tuple-string forms "(a, b, c)" / "a,b,c"
+// (words: true/false/yes/no/on/off/t/f/y/n/1/0, any case). Empty when it is neither.
+std::optional<OverrideLinearPrecision> parse_override(const YAML::Node& node);
+
+}  // namespace fp8lab::recipes::detail

@@ -1,0 +1,123 @@
+#include "recipes/detail/yaml_values.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace fp8lab::recipes::detail {
+namespace {
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+}  // namespace
+
+int line_of(const YAML::Node& node) {
+  const int line = node.Mark().line;
+  return line >= 0 ? line + 1 : 0;
+}
+
+Site site_of(const std::string& file, const YAML::Node& node) { return {file, line_of(node)}; }
+
+std::string describe_node(const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return "nothing (null)";
+  if (node.IsSequence()) return "a sequence";
+  if (node.IsMap()) return "a mapping";
+  return node.Scalar();
+}
+
+YAML::Node load_yaml_text(const std::string& text, const std::string& file) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw RecipeError({file, e.mark.line >= 0 ? e.mark.line + 1 : 0}, "YAML", "",
+                      "syntax error: " + e.msg, "");
+  }
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw RecipeError({path, 0}, "file", path, "cannot open", "a readable YAML file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+YAML::Node load_yaml_file(const std::string& path) {
+  return load_yaml_text(read_text_file(path), path);
+}
+
+std::optional<std::int64_t> parse_python_int(std::string_view text) {
+  auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  bool negative = false;
+  if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
+    negative = text.front() == '-';
+    text.remove_prefix(1);
+  }
+  if (text.empty() || text.front() == '_' || text.back() == '_') return std::nullopt;
+  // Accumulate as a negative number so that INT64_MIN fits.
+  std::int64_t value = 0;
+  char previous = '0';
+  for (char c : text) {
+    if (c == '_') {
+      if (previous == '_') return std::nullopt;
+      previous = c;
+      continue;
+    }
+    if (c < '0' || c > '9') return std::nullopt;
+    const int digit = c - '0';
+    if (value < (std::numeric_limits<std::int64_t>::min() + digit) / 10) return std::nullopt;
+    value = value * 10 - digit;
+    previous = c;
+  }
+  if (!negative) {
+    if (value == std::numeric_limits<std::int64_t>::min()) return std::nullopt;
+    value = -value;
+  }
+  return value;
+}
+
+std::int64_t as_int(const YAML::Node& node, const Site& site, const std::string& field,
+                    const std::string& accepted) {
+  if (!node.IsScalar()) {
+    throw RecipeError(site, field, describe_node(node), "wrong type: expected an integer, got",
+                      accepted);
+  }
+  const auto value = parse_python_int(node.Scalar());
+  if (!value) {
+    throw RecipeError(site, field, node.Scalar(), "wrong type: expected an integer, got",
+                      accepted);
+  }
+  return *value;
+}
+
+bool as_bool(const YAML::Node& node, const Site& site, const std::string& field) {
+  const std::string accepted = "true, false";
+  if (node.IsScalar()) {
+    const std::string word = lower(node.Scalar());
+    if (word == "true" || word == "yes" || word == "on") return true;
+    if (word == "false" || word == "no" || word == "off") return false;
+    throw RecipeError(site, field, node.Scalar(), "wrong type: expected a boolean, got",
+                      accepted);
+  }
+  throw RecipeError(site, field, describe_node(node), "wrong type: expected a boolean, got",
+                    accepted);
+}
+
+std::string as_scalar(const YAML::Node& node, const Site& site, const std::string& field,
+                      const std::string& accepted) {
+  if (!node.IsScalar()) {
+    throw RecipeError(site, field, describe_node(node), "wrong type: expected one word, got",
+                      accepted);
+  }
+  return node.Scalar();
+}
+
+}  // namespace fp8lab::recipes::detail

@@ -1,0 +1,39 @@
+// Internal to recipes/: reading typed scalars out of yaml-cpp nodes with errors that carry the line.
+// (yaml-cpp stays out of the public headers; only recipes/*.cpp include this.)
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "recipes/error.hpp"
+
+namespace fp8lab::recipes::detail {
+
+// 1-based line of a node, or 0 when yaml-cpp has no mark for it.
+int line_of(const YAML::Node& node);
+Site site_of(const std::string& file, const YAML::Node& node);
+// "a sequence", "a mapping", "nothing (null)" or the scalar's text, for messages.
+std::string describe_node(const YAML::Node& node);
+
+// Parse a whole document; a syntax error becomes a RecipeError at the parser's line.
+YAML::Node load_yaml_text(const std::string& text, const std::string& file);
+YAML::Node load_yaml_file(const std::string& path);
+// The whole file; RecipeError naming the path when it cannot be read.
+std::string read_text_file(const std::string& path);
+
+// Python's int(str): optional surrounding whitespace, sign, decimal digits with single '_'
+// between digits. Empty when the text is not such an integer or does not fit in 64 bits.
+std::optional<std::int64_t> parse_python_int(std::string_view text);
+
+// Typed scalars for fp8lab's own files. Each throws RecipeError naming `field`.
+std::int64_t as_int(const YAML::Node& node, const Site& site, const std::string& field,
+                    const std::string& accepted);
+bool as_bool(const YAML::Node& node, const Site& site, const std::string& field);
+std::string as_scalar(const YAML::Node& node, const Site& site, const std::string& field,
+                      const std::string& accepted);
+
+}  // namespace fp8lab::recipes::detail

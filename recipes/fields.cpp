@@ -1,0 +1,392 @@
+#include "recipes/fields.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <optional>
+
+#include "recipes/detail/field_parse.hpp"
+#include "recipes/detail/yaml_values.hpp"
+
+namespace fp8lab::recipes {
+namespace {
+
+// A recipe under construction: fields whose default depends on the scaling stay empty until
+// resolve() knows the scaling.
+struct Draft {
+  Recipe fixed;  // the fields with fixed defaults
+  std::optional<Scaling> scaling;
+  std::optional<bool> use_mxfp8;
+  std::optional<Fp8Format> fp8_format;
+  std::optional<bool> power_2_scales;
+  std::optional<Accumulation> fprop, dgrad, wgrad;
+  std::optional<std::vector<std::string>> skip_names;
+  std::optional<bool> skip_first_last, dims_16, later_siblings;
+  std::map<std::string, const FieldSetting*, std::less<>> given;  // last setting of each key
+};
+
+enum class Kind { boolean, integer, word, triple, names };
+
+struct FieldSpec {
+  std::string_view key;
+  Kind kind;
+  std::string accepted;
+  std::int64_t min_int;  // integers only
+  std::function<std::optional<std::string>(std::string_view)> normalize;  // words only
+  std::function<void(Draft&, const FieldValue&)> apply;
+  std::function<std::string(const Recipe&)> get;
+};
+
+std::string upper(std::string_view t) {
+  std::string out(t);
+  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+std::string lower(std::string_view t) {
+  std::string out(t);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+std::string bool_text(bool b) { return b ? "true" : "false"; }
+std::string override_text(const OverrideLinearPrecision& o) {
+  return fmt::format("[{}, {}, {}]", bool_text(o.fprop), bool_text(o.dgrad), bool_text(o.wgrad));
+}
+std::string names_text(const std::vector<std::string>& names) {
+  std::string out = "[";
+  for (const auto& n : names) out += (out.size() > 1 ? ", " : "") + n;
+  return out + "]";
+}
+
+template <class Enum>
+std::function<std::optional<std::string>(std::string_view)> enum_normalizer(
+    std::optional<Enum> (*parse)(std::string_view), std::string (*fold)(std::string_view)) {
+  return [parse, fold](std::string_view text) -> std::optional<std::string> {
+    const std::string folded = fold ? fold(text) : std::string(text);
+    if (const auto value = parse(folded)) return std::string(name(*value));
+    return std::nullopt;
+  };
+}
+std::string keep(std::string_view t) { return std::string(t); }
+
+bool as_b(const FieldValue& v) { return std::get<bool>(v); }
+std::int64_t as_i(const FieldValue& v) { return std::get<std::int64_t>(v); }
+const std::string& as_w(const FieldValue& v) { return std::get<std::string>(v); }
+
+const std::vector<FieldSpec>& specs() {
+  static const std::vector<FieldSpec> table = [] {
+    const std::string non_negative = "an integer >= 0";
+    const std::string positive = "an integer >= 1";
+    std::vector<FieldSpec> t;
+    t.push_back({"scaling", Kind::word, accepted_scalings(), 0,
+                 enum_normalizer(&parse_scaling, &keep),
+                 [](Draft& d, const FieldValue& v) { d.scaling = parse_scaling(as_w(v)); },
+                 [](const Recipe& r) { return std::string(name(r.scaling)); }});
+    t.push_back({"use_mxfp8_block_scaling", Kind::boolean, "true, false", 0, {},
+                 [](Draft& d, const FieldValue& v) { d.use_mxfp8 = as_b(v); },
+                 [](const Recipe& r) { return bool_text(r.scaling == Scaling::mxfp8); }});
+    // accelerate uppercases fp8_format and lowercases amax_compute_algo (te-accelerate.md §1.1).
+    t.push_back({"fp8_format", Kind::word, accepted_fp8_formats(), 0,
+                 enum_normalizer(&parse_fp8_format, &upper),
+                 [](Draft& d, const FieldValue& v) { d.fp8_format = parse_fp8_format(as_w(v)); },
+                 [](const Recipe& r) { return std::string(name(r.fp8_format)); }});
+    t.push_back({"margin", Kind::integer, non_negative, 0, {},
+                 [](Draft& d, const FieldValue& v) { d.fixed.margin = as_i(v); },
+                 [](const Recipe& r) { return std::to_string(r.margin); }});
+    t.push_back({"interval", Kind::integer, positive, 1, {},
+                 [](Draft& d, const FieldValue& v) { d.fixed.interval = as_i(v); },
+                 [](const Recipe& r) { return std::to_string(r.interval); }});
+    t.push_back({"amax_history_len", Kind::integer, positive, 1, {},
+                 [](Draft& d, const FieldValue& v) { d.fixed.amax_history_len = as_i(v); },
+                 [](const Recipe& r) { return std::to_string(r.amax_history_len); }});
+    t.push_back({"amax_compute_algo", Kind::word, accepted_amax_compute_algos(), 0,
+                 enum_normalizer(&parse_amax_compute_algo, &lower),
+                 [](Draft& d, const FieldValue& v) {
+                   d.fixed.amax_compute_algo = *parse_amax_compute_algo(as_w(v));
+                 },
+                 [](const Recipe& r) { return std::string(name(r.amax_compute_algo)); }});
+    t.push_back({"override_linear_precision", Kind::triple,
+                 "three booleans [fprop, dgrad, wgrad], e.g. [false, false, true]", 0, {},
+                 [](Draft& d, const FieldValue& v) {
+                   d.fixed.override_linear_precision = std::get<OverrideLinearPrecision>(v);
+                 },
+                 [](const Recipe& r) { return override_text(r.override_linear_precision); }});
+    t.push_back({"use_autocast_during_eval", Kind::boolean, "true, false", 0, {},
+                 [](Draft& d, const FieldValue& v) { d.fixed.use_autocast_during_eval = as_b(v); },
+                 [](const Recipe& r) { return bool_text(r.use_autocast_during_eval); }});
+    t.push_back({"power_2_scales", Kind::boolean, "true, false", 0, {},
+                 [](Draft& d, const FieldValue& v) { d.power_2_scales = as_b(v); },
+                 [](const Recipe& r) { return bool_text(r.power_2_scales); }});
+    t.push_back({"mx_scale_mode", Kind::word, accepted_mx_scale_modes(), 0,
+                 enum_normalizer(&parse_mx_scale_mode, &lower),
+                 [](Draft& d, const FieldValue& v) {
+                   d.fixed.mx_scale_mode = *parse_mx_scale_mode(as_w(v));
+                 },
+                 [](const Recipe& r) { return std::string(name(r.mx_scale_mode)); }});
+    t.push_back({"pad_inner_dim", Kind::boolean, "true, false", 0, {},
+                 [](Draft& d, const FieldValue& v) { d.fixed.pad_inner_dim = as_b(v); },
+                 [](const Recipe& r) { return bool_text(r.pad_inner_dim); }});
+    t.push_back({"enable_fsdp_float8_all_gather", Kind::boolean, "true, false", 0, {},
+                 [](Draft& d, const FieldValue& v) {
+                   d.fixed.enable_fsdp_float8_all_gather = as_b(v);
+                 },
+                 [](const Recipe& r) { return bool_text(r.enable_fsdp_float8_all_gather); }});
+    auto gemm = [&](std::string_view key, std::optional<Accumulation> Draft::*slot,
+                    Accumulation GemmAccumulation::*member) {
+      t.push_back({key, Kind::word, accepted_accumulations(), 0,
+                   enum_normalizer(&parse_accumulation, &lower),
+                   [slot](Draft& d, const FieldValue& v) { d.*slot = parse_accumulation(as_w(v)); },
+                   [member](const Recipe& r) { return std::string(name(r.gemm.*member)); }});
+    };
+    gemm("gemm.fprop", &Draft::fprop, &GemmAccumulation::fprop);
+    gemm("gemm.dgrad", &Draft::dgrad, &GemmAccumulation::dgrad);
+    gemm("gemm.wgrad", &Draft::wgrad, &GemmAccumulation::wgrad);
+    t.push_back({"module_filter.skip_names", Kind::names, "a list of name globs, e.g. [\"lm_head\", \"*.proj\"]",
+                 0, {},
+                 [](Draft& d, const FieldValue& v) {
+                   d.skip_names = std::get<std::vector<std::string>>(v);
+                 },
+                 [](const Recipe& r) { return names_text(r.module_filter.skip_names); }});
+    auto flag = [&](std::string_view key, std::optional<bool> Draft::*slot,
+                    bool ModuleFilter::*member) {
+      t.push_back({key, Kind::boolean, "true, false", 0, {},
+                   [slot](Draft& d, const FieldValue& v) { d.*slot = as_b(v); },
+                   [member](const Recipe& r) { return bool_text(r.module_filter.*member); }});
+    };
+    flag("module_filter.skip_first_last_linear", &Draft::skip_first_last,
+         &ModuleFilter::skip_first_last_linear);
+    flag("module_filter.require_dims_divisible_by_16", &Draft::dims_16,
+         &ModuleFilter::require_dims_divisible_by_16);
+    flag("module_filter.skip_later_siblings_after_indivisible", &Draft::later_siblings,
+         &ModuleFilter::skip_later_siblings_after_indivisible);
+    return t;
+  }();
+  return table;
+}
+
+const FieldSpec* find_spec(std::string_view key) {
+  for (const auto& s : specs()) {
+    if (s.key == key) return &s;
+  }
+  return nullptr;
+}
+
+bool parse_bool_word(std::string word, bool& out) {
+  word = lower(word);
+  if (word == "true" || word == "t" || word == "yes" || word == "y" || word == "on" || word == "1") {
+    out = true;
+    return true;
+  }
+  if (word == "false" || word == "f" || word == "no" || word == "n" || word == "off" ||
+      word == "0") {
+    out = false;
+    return true;
+  }
+  return false;
+}
+
+// A field given explicitly that the scaling does not use: an error in a recipe file.
+void reject_unused(const Draft& d, Scaling scaling) {
+  auto fail = [&](std::string_view key, const std::string& problem, const std::string& accepted) {
+    const auto it = d.given.find(key);
+    if (it == d.given.end()) return;
+    const FieldSetting& s = *it->second;
+    throw RecipeError(s.site, s.key, field_text(s.value), problem, accepted);
+  };
+  if (!uses_amax_history(scaling)) {
+    for (std::string_view key : {"amax_history_len", "amax_compute_algo", "margin", "interval"}) {
+      // accelerate's own wording for MXFP8 (te-accelerate.md §1.2 step 4).
+      const std::string problem =
+          scaling == Scaling::mxfp8
+              ? fmt::format("is not supported for MXFP8 block scaling (stateless: no amax "
+                            "history, no margin); value")
+              : fmt::format("is not used by scaling '{}' (only delayed scaling keeps an amax "
+                            "history); value",
+                            name(scaling));
+      fail(key, problem, "remove it, or use scaling: delayed");
+    }
+  }
+  if (!has_power_2_option(scaling)) {
+    fail("power_2_scales", fmt::format("is not an option of scaling '{}'; value", name(scaling)),
+         "current, tensorwise, rowwise, rowwise_with_gw_hp, block");
+  }
+  if (scaling != Scaling::mxfp8) {
+    fail("mx_scale_mode", fmt::format("applies to mxfp8 only, not '{}'; value", name(scaling)),
+         "scaling: mxfp8");
+  }
+  if (!is_torchao_scaling(scaling)) {
+    for (std::string_view key : {"pad_inner_dim", "enable_fsdp_float8_all_gather"}) {
+      fail(key, fmt::format("is a torchao option, not used by scaling '{}'; value", name(scaling)),
+           "tensorwise, rowwise, rowwise_with_gw_hp");
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> recipe_field_names() {
+  std::vector<std::string> names;
+  for (const auto& s : specs()) names.emplace_back(s.key);
+  return names;
+}
+
+std::string all_field_names() {
+  std::string out;
+  for (const auto& s : specs()) out += (out.empty() ? "" : ", ") + std::string(s.key);
+  return out;
+}
+
+bool is_recipe_field(std::string_view key) { return find_spec(key) != nullptr; }
+
+std::string field_text(const Recipe& recipe, std::string_view key) {
+  const FieldSpec* spec = find_spec(key);
+  return spec ? spec->get(recipe) : std::string("?");
+}
+
+std::string field_text(const FieldValue& value) {
+  struct Visitor {
+    std::string operator()(bool b) const { return bool_text(b); }
+    std::string operator()(std::int64_t i) const { return std::to_string(i); }
+    std::string operator()(const std::string& w) const { return w; }
+    std::string operator()(const OverrideLinearPrecision& o) const { return override_text(o); }
+    std::string operator()(const std::vector<std::string>& n) const { return names_text(n); }
+  };
+  return std::visit(Visitor{}, value);
+}
+
+Recipe resolve(const std::vector<FieldSetting>& settings, Strictness strictness) {
+  Draft d;
+  for (const auto& s : settings) {
+    const FieldSpec* spec = find_spec(s.key);
+    if (!spec) {
+      throw RecipeError(s.site, s.key, "", "unknown field", all_field_names(),
+                        did_you_mean(s.key, recipe_field_names()));
+    }
+    spec->apply(d, s.value);
+    d.given[s.key] = &s;
+  }
+  Scaling scaling = d.scaling.value_or(Scaling::delayed);
+  if (d.use_mxfp8) {
+    if (*d.use_mxfp8) {
+      if (strictness == Strictness::file && d.scaling && *d.scaling != Scaling::mxfp8) {
+        const FieldSetting& s = *d.given.at("use_mxfp8_block_scaling");
+        throw RecipeError(s.site, s.key, "true",
+                          fmt::format("contradicts scaling: {}; value", name(*d.scaling)),
+                          "scaling: mxfp8, or use_mxfp8_block_scaling: false");
+      }
+      scaling = Scaling::mxfp8;
+    } else if (strictness == Strictness::file && scaling == Scaling::mxfp8) {
+      const FieldSetting& s = *d.given.at("use_mxfp8_block_scaling");
+      throw RecipeError(s.site, s.key, "false", "contradicts scaling: mxfp8; value",
+                        "use_mxfp8_block_scaling: true, or another scaling");
+    }
+  }
+  if (strictness == Strictness::file) reject_unused(d, scaling);
+
+  Recipe r = d.fixed;
+  r.scaling = scaling;
+  r.fp8_format = d.fp8_format.value_or(default_fp8_format(scaling));
+  r.power_2_scales = d.power_2_scales.value_or(default_power_2_scales(scaling));
+  const GemmAccumulation gemm = default_gemm_accumulation(scaling);
+  r.gemm = {d.fprop.value_or(gemm.fprop), d.dgrad.value_or(gemm.dgrad),
+            d.wgrad.value_or(gemm.wgrad)};
+  ModuleFilter filter = default_module_filter(scaling);
+  if (d.skip_names) filter.skip_names = *d.skip_names;
+  if (d.skip_first_last) filter.skip_first_last_linear = *d.skip_first_last;
+  if (d.dims_16) filter.require_dims_divisible_by_16 = *d.dims_16;
+  if (d.later_siblings) filter.skip_later_siblings_after_indivisible = *d.later_siblings;
+  r.module_filter = std::move(filter);
+  return r;
+}
+
+namespace detail {
+
+std::optional<OverrideLinearPrecision> parse_override(const YAML::Node& node) {
+  std::vector<std::string> words;
+  if (node.IsSequence()) {
+    for (const auto& item : node) {
+      if (!item.IsScalar()) return std::nullopt;
+      words.push_back(item.Scalar());
+    }
+  } else if (node.IsScalar()) {
+    std::string text = node.Scalar();
+    // The documented tuple-string "(false, false, true)" and the CLI form "F,F,T".
+    if (text.size() >= 2 && text.front() == '(' && text.back() == ')') {
+      text = text.substr(1, text.size() - 2);
+    }
+    std::string word;
+    for (char c : text + ",") {
+      if (c == ',') {
+        words.push_back(word);
+        word.clear();
+      } else if (!std::isspace(static_cast<unsigned char>(c))) {
+        word += c;
+      }
+    }
+  } else {
+    return std::nullopt;
+  }
+  if (words.size() != 3) return std::nullopt;
+  OverrideLinearPrecision o;
+  if (!parse_bool_word(words[0], o.fprop) || !parse_bool_word(words[1], o.dgrad) ||
+      !parse_bool_word(words[2], o.wgrad)) {
+    return std::nullopt;
+  }
+  return o;
+}
+
+FieldSetting parse_field(const std::string& key, const YAML::Node& value, const Site& site,
+                         const std::string& display) {
+  const FieldSpec* spec = find_spec(key);
+  if (!spec) {
+    throw RecipeError(site, display, "", "unknown field", all_field_names(),
+                      did_you_mean(key, recipe_field_names()));
+  }
+  switch (spec->kind) {
+    case Kind::boolean: return {key, as_bool(value, site, display), site};
+    case Kind::integer: {
+      const std::int64_t i = as_int(value, site, display, spec->accepted);
+      if (i < spec->min_int) {
+        const std::string problem =
+            spec->min_int == 0 ? "must not be negative, got" : "must be at least 1, got";
+        throw RecipeError(site, display, std::to_string(i), problem, spec->accepted);
+      }
+      return {key, i, site};
+    }
+    case Kind::word: {
+      const std::string word = as_scalar(value, site, display, spec->accepted);
+      if (const auto normalized = spec->normalize(word)) return {key, *normalized, site};
+      std::vector<std::string> candidates;
+      std::string accepted = spec->accepted;
+      for (std::size_t start = 0; start < accepted.size();) {
+        const std::size_t end = std::min(accepted.find(", ", start), accepted.size());
+        candidates.push_back(accepted.substr(start, end - start));
+        start = end + 2;
+      }
+      throw RecipeError(site, display, word, "unknown value", spec->accepted,
+                        did_you_mean(word, candidates));
+    }
+    case Kind::triple: {
+      if (const auto o = parse_override(value)) return {key, *o, site};
+      throw RecipeError(site, display, describe_node(value),
+                        "must be three booleans (fprop, dgrad, wgrad), got", spec->accepted);
+    }
+    case Kind::names: {
+      if (!value.IsSequence()) {
+        throw RecipeError(site, display, describe_node(value), "wrong type: expected a list, got",
+                          spec->accepted);
+      }
+      std::vector<std::string> names;
+      for (const auto& item : value) {
+        names.push_back(as_scalar(item, site_of(site.file, item), display, spec->accepted));
+      }
+      return {key, names, site};
+    }
+  }
+  return {key, false, site};
+}
+
+}  // namespace detail
+}  // namespace fp8lab::recipes

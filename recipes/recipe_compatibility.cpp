@@ -1,0 +1,134 @@
+// compatibility(const Recipe&): what the peer library would run for an fp8lab recipe.
+#include <fmt/format.h>
+
+#include "recipes/compatibility.hpp"
+
+namespace fp8lab::recipes {
+namespace {
+
+// The recipe as accelerate's TERecipeKwargs would carry it (delayed and mxfp8 only).
+AccelerateFp8Settings as_te_recipe_kwargs(const Recipe& r) {
+  AccelerateFp8Settings s;
+  s.origin = "recipe";
+  s.backend = Fp8Backend::TE;
+  const auto given = SettingSource::config_file;
+  s.fp8_format = {r.fp8_format, given, {}};
+  s.use_autocast_during_eval = {r.use_autocast_during_eval, given, {}};
+  s.override_linear_precision = {r.override_linear_precision, given, {}};
+  s.use_mxfp8_block_scaling = {r.scaling == Scaling::mxfp8, given, {}};
+  if (r.scaling == Scaling::delayed) {
+    s.margin = {r.margin, given, {}};
+    s.interval = {r.interval, given, {}};
+    s.amax_history_len = {r.amax_history_len, given, {}};
+    s.amax_compute_algo = {r.amax_compute_algo, given, {}};
+  }
+  return s;
+}
+
+bool is_hardware_accumulation(Accumulation a) {
+  return a == Accumulation::hopper_fast || a == Accumulation::hopper_split;
+}
+
+// GEMM accumulation: TE/torchao choose between split (promoted) and fast accumulation only; the
+// reference models fp32_seq and exact exist in fp8lab alone (NUMERICS.md §3).
+void gemm_quirks(const Recipe& asked, Compatibility& c, bool peer_can_choose) {
+  const GemmAccumulation peer_default = default_gemm_accumulation(asked.scaling);
+  const auto check = [&](const char* gemm, Accumulation want, Accumulation peer,
+                         Accumulation GemmAccumulation::*member) {
+    if (want == peer) return;
+    if (peer_can_choose && is_hardware_accumulation(want)) return;
+    c.te_effective.gemm.*member = peer;
+    c.quirks.push_back({fmt::format("gemm.{}", gemm), std::string(name(want)),
+                        std::string(name(peer)),
+                        is_hardware_accumulation(want)
+                            ? fmt::format("{} has no per-GEMM accumulation setting; its modules "
+                                          "use their defaults",
+                                          c.te_recipe_class)
+                            : "a model of fp8lab's emulator; the GPU library runs its cuBLAS "
+                              "accumulation",
+                        "te-accelerate.md §6, NUMERICS.md §3"});
+  };
+  check("fprop", asked.gemm.fprop, peer_default.fprop, &GemmAccumulation::fprop);
+  check("dgrad", asked.gemm.dgrad, peer_default.dgrad, &GemmAccumulation::dgrad);
+  check("wgrad", asked.gemm.wgrad, peer_default.wgrad, &GemmAccumulation::wgrad);
+}
+
+void te_direct_quirks(const Recipe& r, Compatibility& c) {
+  if (r.fp8_format == Fp8Format::E5M2) {
+    c.runnable = false;
+    c.quirks.push_back({"fp8_format", "E5M2", "",
+                        fmt::format("{} asserts \"Pure E5M2 training is not supported.\"",
+                                    c.te_recipe_class),
+                        "te-accelerate.md §5.2, §5.3"});
+  }
+  if (!r.override_linear_precision.none()) {
+    c.te_effective.override_linear_precision = {};
+    c.quirks.push_back({"override_linear_precision", "not all false", "(false, false, false)",
+                        "TE 2.x recipes have no per-GEMM high-precision override",
+                        "te-accelerate.md §2.1"});
+  }
+  if (r.scaling == Scaling::block) {
+    const GemmAccumulation split = default_gemm_accumulation(Scaling::block);
+    if (!(r.gemm == split) && is_hardware_accumulation(r.gemm.fprop) &&
+        is_hardware_accumulation(r.gemm.dgrad) && is_hardware_accumulation(r.gemm.wgrad)) {
+      c.runnable = false;
+      c.quirks.push_back({"gemm", "fast accumulation somewhere", "",
+                          "Float8BlockScaling asserts use_split_accumulator on all three GEMMs",
+                          "te-accelerate.md §5.3"});
+    }
+    if (!r.power_2_scales) {
+      c.quirks.push_back({"power_2_scales", "false", "false only with "
+                          "NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1",
+                          "TE reads this choice from the environment when the recipe is built",
+                          "te-accelerate.md §5.3"});
+    }
+  } else if (r.power_2_scales) {
+    c.quirks.push_back({"power_2_scales", "true",
+                        "true only with NVTE_FP8_CURRENT_SCALING_POWER_2_SCALES=1",
+                        "TE reads this choice from the environment when the recipe is built",
+                        "te-accelerate.md §5.2"});
+  }
+}
+
+}  // namespace
+
+Compatibility compatibility(const Recipe& r) {
+  Compatibility c;
+  if (r.scaling == Scaling::delayed || r.scaling == Scaling::mxfp8) {
+    c = compatibility(as_te_recipe_kwargs(r));
+    c.runner = "accelerate TERecipeKwargs + Transformer Engine";
+    const Recipe te_from_kwargs = c.te_effective;
+    c.asked = r;
+    c.te_effective = te_from_kwargs;
+    if (r.scaling == Scaling::mxfp8 && r.mx_scale_mode != MxScaleMode::te) {
+      c.quirks.push_back({"mx_scale_mode", std::string(name(r.mx_scale_mode)), "te",
+                          "TE rounds the E8M0 scale up from RN(amax * RN(1/fp8_max)); the other "
+                          "modes are OCP/torchao choices",
+                          "te-accelerate.md §4.3, NUMERICS.md §2.5"});
+    }
+    gemm_quirks(r, c, false);
+    return c;
+  }
+  c.asked = r;
+  c.te_effective = r;
+  if (is_torchao_scaling(r.scaling)) {
+    c.runner = "torchao";
+    c.te_recipe_class = fmt::format("Float8LinearConfig.from_recipe_name(\"{}\")", name(r.scaling));
+    if (!r.override_linear_precision.none()) {
+      c.te_effective.override_linear_precision = {};
+      c.quirks.push_back({"override_linear_precision", "not all false", "(false, false, false)",
+                          "torchao's recipes have no per-GEMM override (only DISABLED cast "
+                          "configs, which rowwise_with_gw_hp uses for wgrad)",
+                          "torchao-mx.md §1.1"});
+    }
+    gemm_quirks(r, c, false);
+    return c;
+  }
+  c.runner = "Transformer Engine";
+  c.te_recipe_class = r.scaling == Scaling::block ? "Float8BlockScaling" : "Float8CurrentScaling";
+  te_direct_quirks(r, c);
+  gemm_quirks(r, c, true);
+  return c;
+}
+
+}  // namespace fp8lab::recipes

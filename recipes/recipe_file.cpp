@@ -1,0 +1,57 @@
+#include "recipes/recipe_file.hpp"
+
+#include <set>
+
+#include "recipes/detail/field_parse.hpp"
+#include "recipes/detail/recipe_mapping.hpp"
+#include "recipes/detail/yaml_values.hpp"
+
+namespace fp8lab::recipes {
+namespace detail {
+
+std::vector<FieldSetting> parse_recipe_mapping(const YAML::Node& mapping, const std::string& file,
+                                               const std::string& prefix) {
+  if (!mapping.IsMap()) {
+    throw RecipeError(site_of(file, mapping), prefix.empty() ? "recipe" : prefix,
+                      describe_node(mapping), "expected a mapping of recipe fields, got",
+                      all_field_names());
+  }
+  std::vector<FieldSetting> settings;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
+    const std::string display = prefix + key;
+    if (!seen.insert(key).second) {
+      throw RecipeError(site_of(file, key_node), display, "", "is given twice", "one value per field");
+    }
+    settings.push_back(parse_field(key, value, site_of(file, value.IsNull() ? key_node : value),
+                                   display));
+  };
+  for (const auto& entry : mapping) {
+    const std::string key = entry.first.Scalar();
+    const YAML::Node& value = entry.second;
+    if ((key == "gemm" || key == "module_filter") && value.IsMap()) {
+      for (const auto& inner : value) {
+        add(key + "." + inner.first.Scalar(), inner.first, inner.second);
+      }
+    } else {
+      add(key, entry.first, value);
+    }
+  }
+  return settings;
+}
+
+}  // namespace detail
+
+Recipe parse_recipe_text(const std::string& text, const std::string& file) {
+  const YAML::Node root = detail::load_yaml_text(text, file);
+  if (root.IsNull()) return resolve({}, Strictness::file);
+  return resolve(detail::parse_recipe_mapping(root, file, ""), Strictness::file);
+}
+
+Recipe read_recipe_file(const std::string& path) {
+  const YAML::Node root = detail::load_yaml_file(path);
+  if (root.IsNull()) return resolve({}, Strictness::file);
+  return resolve(detail::parse_recipe_mapping(root, path, ""), Strictness::file);
+}
+
+}  // namespace fp8lab::recipes

@@ -1,0 +1,338 @@
+#include "recipes/sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "recipes/canonical.hpp"
+#include "recipes/detail/field_parse.hpp"
+#include "recipes/detail/recipe_mapping.hpp"
+#include "recipes/detail/yaml_values.hpp"
+
+namespace fp8lab::recipes {
+namespace {
+
+// Grids larger than this are refused: a sweep that size is a typo, and expansion stores every
+// requested combination.
+constexpr std::uint64_t kMaxRequested = 10'000'000;
+
+const std::vector<std::string>& top_level_keys() {
+  static const std::vector<std::string> keys = {"method", "count",      "seed",
+                                                "workloads", "seeds",  "base",
+                                                "parameters", "name", "description"};
+  return keys;
+}
+std::string joined(const std::vector<std::string>& words) {
+  return fmt::format("{}", fmt::join(words, ", "));
+}
+
+std::vector<FieldSetting> parse_values(const std::string& key, const YAML::Node& spec,
+                                       const std::string& file) {
+  const std::string field = "parameters." + key;
+  if (!spec.IsMap()) {
+    throw RecipeError(detail::site_of(file, spec), field, detail::describe_node(spec),
+                      "expected a mapping with values: [...] or value: x, got", "values, value");
+  }
+  std::vector<FieldSetting> values;
+  for (const auto& entry : spec) {
+    const std::string what = entry.first.Scalar();
+    const YAML::Node& node = entry.second;
+    if (what == "value") {
+      values.push_back(detail::parse_field(key, node, detail::site_of(file, node), field + ".value"));
+    } else if (what == "values") {
+      if (!node.IsSequence() || node.size() == 0) {
+        throw RecipeError(detail::site_of(file, node), field + ".values",
+                          detail::describe_node(node), "expected a non-empty list, got",
+                          "a list of values of " + key);
+      }
+      for (std::size_t i = 0; i < node.size(); ++i) {
+        values.push_back(detail::parse_field(key, node[i], detail::site_of(file, node[i]),
+                                             fmt::format("{}.values[{}]", field, i)));
+      }
+    } else {
+      throw RecipeError(detail::site_of(file, entry.first), field + "." + what, "",
+                        "is not supported (only explicit value lists)", "values, value",
+                        did_you_mean(what, {"values", "value"}));
+    }
+  }
+  if (values.empty()) {
+    throw RecipeError(detail::site_of(file, spec), field, "", "has no values", "values, value");
+  }
+  return values;
+}
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Uniform in [0, n) without modulo bias.
+std::uint64_t uniform_below(std::uint64_t& state, std::uint64_t n) {
+  const std::uint64_t limit = (~std::uint64_t{0}) - (~std::uint64_t{0}) % n;
+  std::uint64_t x = splitmix64(state);
+  while (x >= limit) x = splitmix64(state);
+  return x % n;
+}
+
+// The grid indices of the parameter combinations to request, ascending.
+std::vector<std::uint64_t> combination_indices(const Sweep& sweep, std::uint64_t grid) {
+  std::vector<std::uint64_t> indices;
+  if (sweep.method == SweepMethod::grid || static_cast<std::uint64_t>(sweep.count) >= grid) {
+    indices.resize(grid);
+    for (std::uint64_t i = 0; i < grid; ++i) indices[i] = i;
+    return indices;
+  }
+  // Rejection sampling without replacement: count < grid, and both are bounded above.
+  std::uint64_t state = sweep.seed;
+  std::unordered_set<std::uint64_t> chosen;
+  while (chosen.size() < static_cast<std::size_t>(sweep.count)) {
+    chosen.insert(uniform_below(state, grid));
+  }
+  indices.assign(chosen.begin(), chosen.end());
+  std::sort(indices.begin(), indices.end());
+  return indices;
+}
+
+std::string stable_hash(const std::string& text) {
+  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64, as run_id()
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+std::string assignment_text(const Sweep& sweep, const RequestedCombination& r) {
+  std::string out;
+  for (std::size_t p = 0; p < sweep.parameters.size(); ++p) {
+    const auto& param = sweep.parameters[p];
+    out += fmt::format("{}{}={}", out.empty() ? "" : " ", param.key,
+                       field_text(param.values[r.value_index[p]].value));
+  }
+  return out.empty() ? "(base recipe)" : out;
+}
+
+std::string run_text(const Sweep& sweep, const SweepRun& run) {
+  std::string out;
+  bool scaling_shown = false;
+  for (const auto& param : sweep.parameters) {
+    if (param.key == "scaling" || param.key == "use_mxfp8_block_scaling") scaling_shown = true;
+    out += fmt::format(" {}={}", param.key, field_text(run.recipe, param.key));
+  }
+  if (!scaling_shown) out = fmt::format(" scaling={}", name(run.recipe.scaling)) + out;
+  return out;
+}
+
+}  // namespace
+
+Sweep parse_sweep_text(const std::string& text, const std::string& file) {
+  const YAML::Node root = detail::load_yaml_text(text, file);
+  if (!root.IsMap()) {
+    throw RecipeError({file, detail::line_of(root)}, "sweep", detail::describe_node(root),
+                      "expected a mapping, got", joined(top_level_keys()));
+  }
+  Sweep sweep;
+  sweep.file = file;
+  bool has_count = false, has_seed = false;
+  Site method_site{file, 0};
+  for (const auto& entry : root) {
+    const std::string key = entry.first.Scalar();
+    const YAML::Node& v = entry.second;
+    const Site site = detail::site_of(file, v.IsNull() ? entry.first : v);
+    if (key == "method") {
+      method_site = site;
+      const std::string m = detail::as_scalar(v, site, key, "grid, random");
+      if (m != "grid" && m != "random") {
+        throw RecipeError(site, key, m, "unknown value", "grid, random",
+                          did_you_mean(m, {"grid", "random"}));
+      }
+      sweep.method = m == "grid" ? SweepMethod::grid : SweepMethod::random;
+    } else if (key == "count") {
+      has_count = true;
+      sweep.count = detail::as_int(v, site, key, "an integer >= 1");
+      if (sweep.count < 1 || static_cast<std::uint64_t>(sweep.count) > kMaxRequested) {
+        throw RecipeError(site, key, std::to_string(sweep.count), "out of range:",
+                          fmt::format("an integer from 1 to {}", kMaxRequested));
+      }
+    } else if (key == "seed") {
+      has_seed = true;
+      sweep.seed = static_cast<std::uint64_t>(detail::as_int(v, site, key, "an integer"));
+    } else if (key == "workloads" || key == "seeds") {
+      if (!v.IsSequence() || v.size() == 0) {
+        throw RecipeError(site, key, detail::describe_node(v), "expected a non-empty list, got",
+                          key == "workloads" ? "a list of workload names, e.g. [gpt-small]"
+                                             : "a list of integers, e.g. [0, 1]");
+      }
+      for (const auto& item : v) {
+        const Site item_site = detail::site_of(file, item);
+        if (key == "workloads") {
+          sweep.workloads.push_back(detail::as_scalar(item, item_site, key, "workload names"));
+        } else {
+          sweep.seeds.push_back(detail::as_int(item, item_site, key, "integers"));
+        }
+      }
+    } else if (key == "base") {
+      sweep.base = detail::parse_recipe_mapping(v, file, "base.");
+    } else if (key == "parameters") {
+      if (!v.IsMap()) {
+        throw RecipeError(site, key, detail::describe_node(v), "expected a mapping, got",
+                          "recipe fields, each with values: [...]");
+      }
+      std::set<std::string> seen;
+      for (const auto& param : v) {
+        const std::string field = param.first.Scalar();
+        if (!is_recipe_field(field)) {
+          throw RecipeError(detail::site_of(file, param.first), "parameters." + field, "",
+                            "unknown recipe field", all_field_names(),
+                            did_you_mean(field, recipe_field_names()));
+        }
+        if (!seen.insert(field).second) {
+          throw RecipeError(detail::site_of(file, param.first), "parameters." + field, "",
+                            "is given twice", "one entry per field");
+        }
+        sweep.parameters.push_back({field, parse_values(field, param.second, file)});
+      }
+    } else if (key == "name" || key == "description") {
+      if (key == "name") sweep.name = detail::as_scalar(v, site, key, "a string");
+    } else {
+      throw RecipeError(detail::site_of(file, entry.first), key, "", "unknown sweep key",
+                        joined(top_level_keys()), did_you_mean(key, top_level_keys()));
+    }
+  }
+  if (sweep.method == SweepMethod::random && !has_count) {
+    throw RecipeError(method_site, "count", "", "is required by method: random",
+                      "an integer >= 1");
+  }
+  if (sweep.method == SweepMethod::grid && (has_count || has_seed)) {
+    throw RecipeError(method_site, has_count ? "count" : "seed", "",
+                      "applies to method: random only", "method: random, or remove it");
+  }
+  if (sweep.workloads.empty()) {
+    throw RecipeError({file, 0}, "workloads", "", "is required", "a list of workload names");
+  }
+  if (sweep.seeds.empty()) sweep.seeds = {0};
+  return sweep;
+}
+
+Sweep read_sweep(const std::string& path) {
+  return parse_sweep_text(detail::read_text_file(path), path);
+}
+
+SweepExpansion expand(const Sweep& sweep) {
+  SweepExpansion out;
+  out.sweep = sweep;
+  std::uint64_t grid = 1;
+  for (const auto& p : sweep.parameters) {
+    grid *= p.values.size();
+    if (grid > kMaxRequested) {
+      throw RecipeError({sweep.file, p.values.front().site.line}, "parameters." + p.key, "",
+                        fmt::format("makes the grid larger than {} combinations", kMaxRequested),
+                        "fewer values, or method: random with a count");
+    }
+  }
+  out.grid_size = grid;
+  const std::vector<std::uint64_t> indices = combination_indices(sweep, grid);
+  const std::uint64_t total = indices.size() * sweep.workloads.size() * sweep.seeds.size();
+  if (total > kMaxRequested) {
+    throw RecipeError({sweep.file, 0}, "sweep", std::to_string(total),
+                      "requests too many combinations:",
+                      fmt::format("at most {}", kMaxRequested));
+  }
+
+  // Canonicalize each parameter combination once; workloads and seeds do not change the recipe.
+  struct Combination {
+    std::vector<std::size_t> value_index;
+    Recipe requested;
+    Canonical canonical;
+    std::string canonical_text;
+  };
+  std::vector<Combination> combinations;
+  combinations.reserve(indices.size());
+  std::vector<FieldSetting> settings = sweep.base;
+  const std::size_t base_size = settings.size();
+  for (std::uint64_t index : indices) {
+    Combination c;
+    c.value_index.resize(sweep.parameters.size());
+    settings.resize(base_size);
+    // Mixed radix, last parameter fastest.
+    for (std::size_t p = sweep.parameters.size(); p-- > 0;) {
+      const std::size_t n = sweep.parameters[p].values.size();
+      c.value_index[p] = static_cast<std::size_t>(index % n);
+      index /= n;
+    }
+    for (std::size_t p = 0; p < sweep.parameters.size(); ++p) {
+      settings.push_back(sweep.parameters[p].values[c.value_index[p]]);
+    }
+    c.requested = resolve(settings, Strictness::sweep);
+    c.canonical = canonicalize(c.requested);
+    c.canonical_text = canonical_string(c.canonical.recipe);
+    combinations.push_back(std::move(c));
+  }
+
+  std::unordered_map<std::string, std::size_t> run_of;
+  out.requested.reserve(static_cast<std::size_t>(total));
+  for (const auto& workload : sweep.workloads) {
+    for (const std::int64_t seed : sweep.seeds) {
+      const std::string suffix = fmt::format(";workload={};seed={}", workload, seed);
+      for (const auto& c : combinations) {
+        RequestedCombination request;
+        request.value_index = c.value_index;
+        request.workload = workload;
+        request.seed = seed;
+        request.recipe = c.requested;
+        request.reasons = c.canonical.reasons;
+        const std::string key = c.canonical_text + suffix;
+        const auto [it, inserted] = run_of.try_emplace(key, out.runs.size());
+        if (inserted) {
+          out.runs.push_back({c.canonical.recipe, workload, seed, stable_hash(key), {}});
+          request.is_representative = true;
+        } else if (request.reasons.empty()) {
+          const std::size_t first = out.runs[it->second].requests.front();
+          request.reasons.push_back(fmt::format("same recipe as request #{}", first + 1));
+        }
+        request.run = it->second;
+        out.runs[it->second].requests.push_back(out.requested.size());
+        out.requested.push_back(std::move(request));
+      }
+    }
+  }
+  return out;
+}
+
+std::string format_dry_run(const SweepExpansion& e) {
+  const Sweep& s = e.sweep;
+  std::string sizes;
+  for (const auto& p : s.parameters) sizes += fmt::format("{}{}", sizes.empty() ? "" : " x ", p.values.size());
+  std::string out = fmt::format("sweep {}{}: method {}", s.file,
+                                s.name.empty() ? "" : " (" + s.name + ")",
+                                s.method == SweepMethod::grid ? "grid" : "random");
+  if (s.method == SweepMethod::random) out += fmt::format(", count {}, seed {}", s.count, s.seed);
+  out += fmt::format("\ngrid: {} parameters ({}) = {} combinations; workloads: {}; seeds: {}\n",
+                     s.parameters.size(), sizes.empty() ? "none" : sizes, e.grid_size,
+                     joined(s.workloads), fmt::join(s.seeds, ", "));
+  out += fmt::format("requested: {}   distinct runs: {}   (plus the high-precision baseline for "
+                     "each workload and seed, which the runner always runs)\n\n",
+                     e.requested.size(), e.runs.size());
+  out += "distinct runs:\n";
+  for (std::size_t i = 0; i < e.runs.size(); ++i) {
+    const auto& run = e.runs[i];
+    out += fmt::format("  run {:>4}  {}  {} seed {}  stands for {} request(s):{}\n", i + 1, run.id,
+                       run.workload, run.seed, run.requests.size(), run_text(s, run));
+  }
+  out += "\nrequested combinations:\n";
+  for (std::size_t i = 0; i < e.requested.size(); ++i) {
+    const auto& r = e.requested[i];
+    out += fmt::format("  #{:<5} {} seed {}  {}  -> run {}", i + 1, r.workload, r.seed,
+                       assignment_text(s, r), r.run + 1);
+    if (!r.reasons.empty()) out += fmt::format("  ({})", fmt::join(r.reasons, "; "));
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace fp8lab::recipes

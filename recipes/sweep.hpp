@@ -1,0 +1,95 @@
+// Sweep files: a grid (or a seeded random sample of it) over recipe fields, workloads and seeds, in
+// the shape of W&B sweep configs:
+//
+//   method: random            # grid | random
+//   count: 36                 # random only: parameter combinations drawn, without replacement
+//   seed: 2026                # random only: the sampler's seed (splitmix64; same file, same draw)
+//   workloads: [gpt-small]    # crossed with every combination (never sampled)
+//   seeds: [0]                # training seeds, crossed likewise
+//   base: {scaling: delayed}  # optional recipe fields shared by every combination
+//   parameters:               # recipe fields (fields.hpp); file order = nesting order, first slowest
+//     fp8_format: {values: [HYBRID, E4M3, E5M2]}
+//     margin: {value: 0}      # one fixed value, as in W&B
+//     gemm.fprop: {values: [hopper_fast, hopper_split]}
+//
+// Expansion canonicalizes each requested combination (canonical.hpp) and keeps one run per
+// numerically distinct (recipe, workload, seed); every request points at its run with the reasons.
+// The high-precision baseline is not part of the expansion: the runner runs it once per
+// (workload, seed).
+//
+// For the `fp8lab sweep FILE [--dry-run]` command (experiments/cli/sweep_command.cpp):
+//
+//   const recipes::Sweep sweep = recipes::read_sweep(path);          // throws recipes::RecipeError
+//   const recipes::SweepExpansion expansion = recipes::expand(sweep);
+//   if (dry_run) { std::fputs(recipes::format_dry_run(expansion).c_str(), stdout); return 0; }
+//   for (const recipes::SweepRun& run : expansion.runs)               // run.id names its results
+//     train(run.workload, run.seed, run.recipe);
+//   // + the baseline for each workload x seed; report every expansion.requested[i] against
+//   //   expansion.runs[expansion.requested[i].run], with .reasons when it is not the run itself.
+//
+// Catch RecipeError and print e.what(): it names the file, line, field, value and accepted values.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "recipes/fields.hpp"
+#include "recipes/recipe.hpp"
+
+namespace fp8lab::recipes {
+
+enum class SweepMethod : std::uint8_t { grid, random };
+
+struct SweepParameter {
+  std::string key;                  // a recipe field
+  std::vector<FieldSetting> values; // parsed, each with its own line
+};
+
+struct Sweep {
+  std::string file;
+  std::string name;
+  SweepMethod method = SweepMethod::grid;
+  std::int64_t count = 0;   // random only
+  std::uint64_t seed = 0;   // random only
+  std::vector<std::string> workloads;
+  std::vector<std::int64_t> seeds;
+  std::vector<FieldSetting> base;
+  std::vector<SweepParameter> parameters;
+};
+
+struct RequestedCombination {
+  std::vector<std::size_t> value_index;  // one per parameter: which of its values
+  std::string workload;
+  std::int64_t seed = 0;
+  Recipe recipe;                     // as requested (before canonicalization)
+  std::size_t run = 0;               // index into SweepExpansion::runs
+  bool is_representative = false;    // true for the request the run was first created from
+  std::vector<std::string> reasons;  // why it maps to a run that differs from it, or duplicates
+};
+
+struct SweepRun {
+  Recipe recipe;  // canonical
+  std::string workload;
+  std::int64_t seed = 0;
+  std::string id;  // 16 hex digits, stable: hash of canonical recipe + workload + seed
+  std::vector<std::size_t> requests;  // indices into SweepExpansion::requested
+};
+
+struct SweepExpansion {
+  Sweep sweep;
+  std::uint64_t grid_size = 0;  // product of the parameters' value counts
+  std::vector<RequestedCombination> requested;
+  std::vector<SweepRun> runs;
+};
+
+Sweep read_sweep(const std::string& path);
+Sweep parse_sweep_text(const std::string& text, const std::string& file);
+// Throws RecipeError when a combination is invalid (e.g. an unknown value reached through `base`).
+SweepExpansion expand(const Sweep& sweep);
+// What `fp8lab sweep FILE --dry-run` prints: counts, the distinct runs, and every requested
+// combination with the run that stands for it and why.
+std::string format_dry_run(const SweepExpansion& expansion);
+
+}  // namespace fp8lab::recipes
