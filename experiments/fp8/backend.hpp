@@ -1,0 +1,92 @@
+// The FP8 Linear's backend: where its operands are quantized, its three GEMMs run and its scaling
+// state updates. `sim` (sim_backend.hpp) is the CPU reference; a `cuda` backend implements the
+// same interface over gpu/ and must return the same bits (NUMERICS.md §4).
+//
+// No LibTorch here: operands are row-major fp32 buffers and sim::QuantizedTensor. A Linear with
+// input X [M, K], weight W [N, K] and output Y [M, N] runs, in TE's operand order
+// (te-accelerate.md §4.2 table):
+//
+//   GEMM    a             b            out                 K (the reduction dimension)
+//   fprop   X  [M, K]     W  [N, K]    Y  = X · Wᵀ [M, N]   K = in_features
+//   dgrad   dY [M, N]     W  [N, K]    dX = dY · W [M, K]   N = out_features
+//   wgrad   dY [M, N]     X  [M, K]    dW = dYᵀ · X [N, K]  M = rows (tokens)
+//
+// A scaling with more than one scale per tensor (rowwise, block, MXFP8) quantizes each operand
+// along its GEMM's K, so X, W and dY each get one quantization per GEMM that reads them; the
+// `role` argument of quantize() says which. Per-tensor scalings return the same bytes for both.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "recipes/recipe.hpp"
+#include "sim/scaling/common.hpp"
+#include "sim/tensor.hpp"
+
+namespace fp8lab::experiments {
+
+enum class GemmRole : std::uint8_t { fprop, dgrad, wgrad };
+// The three tensors of a Linear that scaling recipes quantize (TE's slots: forward input and
+// weight, backward grad_output; te-accelerate.md §2.3).
+enum class LinearTensor : std::uint8_t { input, weight, grad_output };
+// Operand precision of the high-precision GEMM (NUMERICS.md §3): fp32 as given, or each operand
+// rounded RN to bf16 first; fp32 accumulation in the fp32_seq order either way. The baseline's
+// choice, a workload option.
+enum class HighPrecision : std::uint8_t { fp32, bf16 };
+
+std::string_view name(GemmRole role);
+std::string_view name(LinearTensor tensor);
+std::string_view name(HighPrecision precision);
+
+// A row-major [rows, cols] fp32 matrix; data.size() == rows * cols.
+struct ConstMatrix {
+  std::span<const float> data;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+};
+struct MutableMatrix {
+  std::span<float> data;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+};
+
+// One Linear's scaling state (delayed scaling: scales and amax histories of its three tensors;
+// stateless scalings keep only the recipe). Made by, and only meaningful to, one backend.
+class LinearScalingState {
+ public:
+  virtual ~LinearScalingState() = default;
+};
+
+class LinearBackend {
+ public:
+  virtual ~LinearBackend() = default;
+  virtual std::string_view name() const = 0;
+
+  // A fresh state for one Linear under `recipe` (delayed: every scale 1.0, histories 0).
+  virtual std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& recipe) const = 0;
+
+  // Quantizes `x` (the Linear's `tensor`) as operand of `role`, with the state's current scale
+  // (delayed: and records its amax into the state's current-step slot, TE's history row 0).
+  virtual sim::scaling::QuantizeResult quantize(LinearScalingState& state, LinearTensor tensor,
+                                                GemmRole role, ConstMatrix x) const = 0;
+
+  // out = the `role` GEMM of two operands quantized for that role (table above), summed with the
+  // accumulation model `accumulation`. out must have the output shape of the table.
+  virtual void gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
+                    recipes::Accumulation accumulation, MutableMatrix out) const = 0;
+
+  // The same GEMM on unquantized operands: the deterministic high-precision GEMM of NUMERICS.md §3
+  // (baseline Linears, overridden GEMMs, FP8 Linears outside an FP8 autocast region).
+  virtual void high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix b,
+                                   HighPrecision precision, MutableMatrix out) const = 0;
+
+  // TE's update moments (te-accelerate.md §2.5-2.6, NUMERICS.md §2.1): forward scales (input,
+  // weight) after the forward pass of a training step, backward scales (grad_output) after the
+  // backward pass. A stateless scaling does nothing.
+  virtual void end_forward(LinearScalingState& state) const = 0;
+  virtual void end_backward(LinearScalingState& state) const = 0;
+};
+
+}  // namespace fp8lab::experiments

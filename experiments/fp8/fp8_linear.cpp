@@ -1,0 +1,66 @@
+#include "experiments/fp8/fp8_linear.hpp"
+
+#include <torch/nn/modules/linear.h>
+
+#include <ostream>
+
+#include "experiments/fp8/autocast.hpp"
+
+namespace fp8lab::experiments {
+
+bool gemm_runs_fp8(const recipes::Recipe& recipe, GemmRole role) {
+  const recipes::OverrideLinearPrecision& o = recipe.override_linear_precision;
+  switch (role) {
+    case GemmRole::fprop: return !o.fprop;
+    case GemmRole::dgrad: return !o.dgrad;
+    case GemmRole::wgrad:
+      // torchao rowwise_with_gw_hp keeps grad_weight in high precision (torchao-mx.md §2).
+      return !o.wgrad && recipe.scaling != recipes::Scaling::rowwise_with_gw_hp;
+  }
+  return false;
+}
+
+Fp8LinearImpl::Fp8LinearImpl(const torch::nn::LinearImpl& source, recipes::Recipe recipe,
+                             std::shared_ptr<const LinearBackend> backend,
+                             HighPrecision high_precision)
+    : Fp8LinearImpl(source.weight, source.bias, std::move(recipe), std::move(backend),
+                    high_precision) {}
+
+Fp8LinearImpl::Fp8LinearImpl(torch::Tensor weight_tensor, torch::Tensor bias_tensor,
+                             recipes::Recipe recipe, std::shared_ptr<const LinearBackend> backend,
+                             HighPrecision high_precision)
+    : BackendLinearImpl("fp8lab::Fp8Linear", std::move(weight_tensor), std::move(bias_tensor),
+                        std::move(backend), high_precision),
+      recipe_(std::move(recipe)),
+      fp8_gemms_{gemm_runs_fp8(recipe_, GemmRole::fprop), gemm_runs_fp8(recipe_, GemmRole::dgrad),
+                 gemm_runs_fp8(recipe_, GemmRole::wgrad)},
+      state_(backend_->make_state(recipe_)) {}
+
+void Fp8LinearImpl::pretty_print(std::ostream& stream) const {
+  stream << "fp8lab::Fp8Linear(in_features=" << in_features()
+         << ", out_features=" << out_features() << ", bias=" << (bias.defined() ? "true" : "false")
+         << ", scaling=" << recipes::name(recipe_.scaling)
+         << ", fp8_format=" << recipes::name(recipe_.fp8_format) << ", fp8_gemms=("
+         << fp8_gemms_[0] << ", " << fp8_gemms_[1] << ", " << fp8_gemms_[2]
+         << "), high_precision=" << experiments::name(high_precision_)
+         << ", backend=" << backend_->name() << ")";
+}
+
+LinearExecution Fp8LinearImpl::execution() {
+  LinearExecution e;
+  e.backend = backend_;
+  e.high_precision = high_precision_;
+  e.stats = stats_;
+  const bool any_fp8 = fp8_gemms_[0] || fp8_gemms_[1] || fp8_gemms_[2];
+  std::shared_ptr<Fp8AutocastRecord> record = Fp8Autocast::active_record();
+  if (record && any_fp8) {
+    e.state = state_;
+    e.quantized = fp8_gemms_;
+    e.accumulation = recipe_.gemm;
+    e.first_in_region = record->add(backend_, state_);
+    e.record = std::move(record);
+  }
+  return e;
+}
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,63 @@
+// Fp8LinearImpl: a Linear whose three GEMMs run in FP8 through a LinearBackend, as TE's te.Linear
+// under a recipe (te-accelerate.md §2, NUMERICS.md §2-3). Usually made by convert_model
+// (convert_model.hpp); usable alone:
+//
+//   auto backend = std::make_shared<SimBackend>();
+//   Fp8Linear fc(*torch_linear, recipe, backend, HighPrecision::fp32);
+//   { Fp8Autocast fp8(true); y = fc(x); }   // forward scales update here
+//   y.sum().backward();                      // backward scales update at the end of this
+//
+// Per call:
+// - Inside an enabled FP8 autocast region (autocast.hpp), each GEMM whose recipe override is
+//   false runs on quantized operands: fprop Q(x)·Q(W)ᵀ, dgrad Q(dY)·Q(W), wgrad Q(dY)ᵀ·Q(x), with
+//   the recipe's accumulation model for that GEMM (recipe.gemm). x and W are quantized in forward
+//   with the forward scales (also their dgrad/wgrad copies), dY in backward with the backward
+//   scales. A GEMM with override true (and wgrad under Scaling::rowwise_with_gw_hp) runs the
+//   backend's high-precision GEMM on the unquantized operands instead.
+// - Outside a region, or in a disabled one (eval by default), all three GEMMs run in high
+//   precision and nothing is quantized or recorded: the outputs are those of HighPrecisionLinear.
+// - The scaling state is this Linear's own (one per layer, as TE's fp8_meta); the region decides
+//   when it updates (autocast.hpp).
+#pragma once
+
+#include <array>
+
+#include <torch/nn/pimpl.h>
+
+#include "experiments/fp8/backend_linear.hpp"
+#include "recipes/recipe.hpp"
+
+namespace fp8lab::experiments {
+
+// Whether a recipe runs GEMM `role` on quantized operands (false: high precision).
+bool gemm_runs_fp8(const recipes::Recipe& recipe, GemmRole role);
+
+class Fp8LinearImpl : public BackendLinearImpl {
+ public:
+  // Holds source's weight and bias tensors themselves (see BackendLinearImpl); a fresh scaling
+  // state from backend->make_state(recipe).
+  Fp8LinearImpl(const torch::nn::LinearImpl& source, recipes::Recipe recipe,
+                std::shared_ptr<const LinearBackend> backend, HighPrecision high_precision);
+  Fp8LinearImpl(torch::Tensor weight, torch::Tensor bias, recipes::Recipe recipe,
+                std::shared_ptr<const LinearBackend> backend, HighPrecision high_precision);
+
+  const recipes::Recipe& recipe() const { return recipe_; }
+  // This layer's scaling state, for the backend that made it (e.g. SimBackend::delayed_state).
+  LinearScalingState& scaling_state() { return *state_; }
+  const LinearScalingState& scaling_state() const { return *state_; }
+
+  void pretty_print(std::ostream& stream) const override;
+
+ protected:
+  LinearExecution execution() override;
+
+ private:
+  recipes::Recipe recipe_;
+  std::array<bool, 3> fp8_gemms_;
+  std::shared_ptr<LinearScalingState> state_;
+};
+
+// The module holder (std::shared_ptr semantics), as torch::nn::Linear for LinearImpl.
+TORCH_MODULE(Fp8Linear);
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,182 @@
+#include "experiments/fp8/linear_function.hpp"
+
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/custom_class.h>
+
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace fp8lab::experiments {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+std::size_t role_index(GemmRole role) { return static_cast<std::size_t>(role); }
+
+ConstMatrix const_view(const at::Tensor& t) {
+  return {{t.const_data_ptr<float>(), static_cast<std::size_t>(t.numel())}, t.size(0), t.size(1)};
+}
+MutableMatrix mutable_view(at::Tensor& t) {
+  return {{t.mutable_data_ptr<float>(), static_cast<std::size_t>(t.numel())}, t.size(0), t.size(1)};
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Quantizes one operand and merges its statistics.
+sim::scaling::QuantizeResult quantize_operand(const LinearExecution& e, LinearTensor tensor,
+                                              GemmRole role, const at::Tensor& x) {
+  const auto start = std::chrono::steady_clock::now();
+  auto result = e.backend->quantize(*e.state, tensor, role, const_view(x));
+  if (e.stats) {
+    e.stats->operand(tensor, role).merge(measure_quantization(const_view(x), result));
+    e.stats->quantize_seconds += seconds_since(start);
+  }
+  return result;
+}
+
+// out = GEMM `role`: FP8 on the quantized operands qa, qb when given, else high precision on a, b.
+void run_gemm(const LinearExecution& e, GemmRole role, const sim::QuantizedTensor* qa,
+              const sim::QuantizedTensor* qb, const at::Tensor& a, const at::Tensor& b,
+              at::Tensor& out) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t r = role_index(role);
+  if (qa != nullptr) {
+    const recipes::Accumulation accumulation = role == GemmRole::fprop   ? e.accumulation.fprop
+                                               : role == GemmRole::dgrad ? e.accumulation.dgrad
+                                                                         : e.accumulation.wgrad;
+    e.backend->gemm(role, *qa, *qb, accumulation, mutable_view(out));
+  } else {
+    e.backend->high_precision_gemm(role, const_view(a), const_view(b), e.high_precision,
+                                   mutable_view(out));
+  }
+  if (e.stats) {
+    (qa != nullptr ? e.stats->fp8_gemms : e.stats->high_precision_gemms)[r] += 1;
+    e.stats->gemm_seconds[r] += seconds_since(start);
+  }
+}
+
+// What forward leaves for backward besides the saved tensors: the execution and the operands
+// quantized in forward with the forward scales (TE keeps them, te-accelerate.md §2.5 step 3).
+struct SavedLinear : torch::CustomClassHolder {
+  LinearExecution execution;
+  std::optional<sim::QuantizedTensor> input_for_wgrad;
+  std::optional<sim::QuantizedTensor> weight_for_dgrad;
+};
+
+class LinearFunction : public torch::autograd::Function<LinearFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
+                            const at::Tensor& bias, const LinearExecution& e,
+                            bool backward_follows) {
+    const bool fp8 = e.state != nullptr;
+    auto saved = c10::make_intrusive<SavedLinear>();
+    saved->execution = e;
+
+    at::Tensor y = at::empty({x.size(0), weight.size(0)}, x.options());
+    if (fp8 && e.quantized[role_index(GemmRole::fprop)]) {
+      const auto qx = quantize_operand(e, LinearTensor::input, GemmRole::fprop, x);
+      const auto qw = quantize_operand(e, LinearTensor::weight, GemmRole::fprop, weight);
+      run_gemm(e, GemmRole::fprop, &qx.tensor, &qw.tensor, x, weight, y);
+    } else {
+      run_gemm(e, GemmRole::fprop, nullptr, nullptr, x, weight, y);
+    }
+    if (bias.defined()) y.add_(bias);  // elementwise fp32 RN, independent of order
+
+    // The backward GEMMs' FP8 copies of x and W come from forward, with the forward scales.
+    if (fp8 && backward_follows) {
+      if (e.quantized[role_index(GemmRole::wgrad)]) {
+        saved->input_for_wgrad =
+            quantize_operand(e, LinearTensor::input, GemmRole::wgrad, x).tensor;
+      }
+      if (e.quantized[role_index(GemmRole::dgrad)]) {
+        saved->weight_for_dgrad =
+            quantize_operand(e, LinearTensor::weight, GemmRole::dgrad, weight).tensor;
+      }
+    }
+    ctx->save_for_backward({x, weight});
+    ctx->saved_data["linear"] = c10::IValue::make_capsule(std::move(saved));
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const auto saved_tensors = ctx->get_saved_variables();
+    const at::Tensor& x = saved_tensors[0];
+    const at::Tensor& weight = saved_tensors[1];
+    const auto capsule = ctx->saved_data["linear"].toCapsule();
+    const auto& saved = static_cast<const SavedLinear&>(*capsule);
+    const LinearExecution& e = saved.execution;
+    const at::Tensor dy = grad_outputs[0].to(at::kFloat).contiguous();
+
+    at::Tensor dx, dw, db;
+    if (ctx->needs_input_grad(0)) {
+      dx = at::empty_like(x);
+      if (saved.weight_for_dgrad) {
+        const auto qdy = quantize_operand(e, LinearTensor::grad_output, GemmRole::dgrad, dy);
+        run_gemm(e, GemmRole::dgrad, &qdy.tensor, &*saved.weight_for_dgrad, dy, weight, dx);
+      } else {
+        run_gemm(e, GemmRole::dgrad, nullptr, nullptr, dy, weight, dx);
+      }
+    }
+    if (ctx->needs_input_grad(1)) {
+      dw = at::empty_like(weight);
+      if (saved.input_for_wgrad) {
+        const auto qdy = quantize_operand(e, LinearTensor::grad_output, GemmRole::wgrad, dy);
+        run_gemm(e, GemmRole::wgrad, &qdy.tensor, &*saved.input_for_wgrad, dy, x, dw);
+      } else {
+        run_gemm(e, GemmRole::wgrad, nullptr, nullptr, dy, x, dw);
+      }
+    }
+    if (ctx->needs_input_grad(2)) {
+      // Σ over rows in increasing order, fp32: the same bits for every backend and thread count.
+      db = at::zeros({dy.size(1)}, dy.options());
+      const float* g = dy.const_data_ptr<float>();
+      float* out = db.mutable_data_ptr<float>();
+      for (std::int64_t m = 0; m < dy.size(0); ++m) {
+        for (std::int64_t n = 0; n < dy.size(1); ++n) out[n] += g[m * dy.size(1) + n];
+      }
+    }
+    // TE: the first FP8 module of the region, at the end of its backward (the last FP8 backward
+    // of the step), updates every module's backward scales (te-accelerate.md §2.5 step 3).
+    if (e.first_in_region && e.record) e.record->end_backward();
+    return {dx, dw, db, at::Tensor(), at::Tensor()};
+  }
+};
+
+void check_float_matrix(const char* argument, const at::Tensor& t, std::int64_t dims) {
+  if (t.scalar_type() != at::kFloat || t.dim() != dims) {
+    throw std::invalid_argument(std::string("run_linear: ") + argument + " must be a " +
+                                std::to_string(dims) + "-D float32 tensor, got " +
+                                std::to_string(t.dim()) + "-D " +
+                                std::string(c10::toString(t.scalar_type())));
+  }
+}
+
+}  // namespace
+
+at::Tensor run_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                      LinearExecution execution) {
+  check_float_matrix("input", x, 2);
+  check_float_matrix("weight", weight, 2);
+  if (bias.defined()) check_float_matrix("bias", bias, 1);
+  if (x.size(1) != weight.size(1) || (bias.defined() && bias.size(0) != weight.size(0))) {
+    throw std::invalid_argument(
+        "run_linear: shapes do not match: input [" + std::to_string(x.size(0)) + ", " +
+        std::to_string(x.size(1)) + "], weight [" + std::to_string(weight.size(0)) + ", " +
+        std::to_string(weight.size(1)) + "]" +
+        (bias.defined() ? ", bias [" + std::to_string(bias.size(0)) + "]" : std::string()));
+  }
+  if (!execution.backend) throw std::invalid_argument("run_linear: no backend");
+  // Decided here: autograd runs Function::forward with grad mode off.
+  const bool backward_follows =
+      at::GradMode::is_enabled() &&
+      (x.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()));
+  return LinearFunction::apply(x.contiguous(), weight.contiguous(), bias, execution,
+                               backward_follows);
+}
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,42 @@
+// The one autograd path of every backend-driven Linear (Fp8Linear and HighPrecisionLinear): a
+// custom torch::autograd::Function whose forward runs fprop and whose backward runs dgrad and wgrad
+// through a LinearBackend, each GEMM either on quantized operands (FP8) or on the unquantized
+// operands with the deterministic high-precision GEMM. Sharing this path is what makes an
+// Fp8Linear with all three GEMMs in high precision give the baseline's bits.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <array>
+#include <memory>
+
+#include "experiments/fp8/autocast.hpp"
+#include "experiments/fp8/backend.hpp"
+#include "experiments/fp8/linear_stats.hpp"
+#include "recipes/recipe.hpp"
+
+namespace fp8lab::experiments {
+
+// How one call of a Linear runs.
+struct LinearExecution {
+  std::shared_ptr<const LinearBackend> backend;
+  HighPrecision high_precision = HighPrecision::fp32;
+  // FP8 only (state == nullptr: every GEMM in high precision, nothing quantized or recorded).
+  std::shared_ptr<LinearScalingState> state;
+  std::array<bool, 3> quantized{};  // per GemmRole: run on quantized operands
+  recipes::GemmAccumulation accumulation{recipes::Accumulation::fp32_seq,
+                                         recipes::Accumulation::fp32_seq,
+                                         recipes::Accumulation::fp32_seq};
+  std::shared_ptr<Fp8AutocastRecord> record;  // the region this call registered with
+  bool first_in_region = false;               // its backward runs the backward scale update
+  std::shared_ptr<LinearStats> stats;         // merged into by forward and backward; may be null
+};
+
+// y = x · weightᵀ + bias for x [rows, in_features] fp32, weight [out_features, in_features] fp32
+// and bias [out_features] fp32 or undefined. The bias is added after the GEMM in fp32 (RN), and its
+// gradient is the fp32 sum of grad_output over rows in increasing row order. Throws
+// std::invalid_argument naming the argument when a dtype or shape is wrong.
+at::Tensor run_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                      LinearExecution execution);
+
+}  // namespace fp8lab::experiments

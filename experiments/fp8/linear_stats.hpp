@@ -1,0 +1,59 @@
+// What an FP8 Linear measured: per quantized operand (tensor x GEMM role) the amax, the scales,
+// the saturated / underflowed / NaN counts and the SQNR of the quantization, plus the time spent
+// quantizing and in each GEMM. No LibTorch: the runner and reports read these as plain values.
+//
+// Statistics accumulate over every call until reset (merge rules below), so that a runner that
+// resets at the start of a training step reads that step's figures after its backward pass.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "experiments/fp8/backend.hpp"
+#include "sim/scaling/common.hpp"
+
+namespace fp8lab::experiments {
+
+struct OperandStats {
+  std::uint64_t quantizations = 0;  // quantize calls merged here; 0 = this operand never ran FP8
+  float amax = 0.0f;                // max |x| seen (NaN ignored, fmaxf), as sim::QuantizeStats
+  // Range of the multipliers s (q = cast(RN(x * s))) over the blocks of every quantization; one
+  // value for per-tensor scalings. NaN-free: blocks whose s is NaN are left out.
+  float scale_min = 0.0f;
+  float scale_max = 0.0f;
+  std::uint64_t count = 0;        // elements quantized
+  std::uint64_t saturated = 0;    // as sim::QuantizeStats
+  std::uint64_t underflowed = 0;
+  std::uint64_t nan = 0;
+  // SQNR over elements whose input and dequantized value x̂ = RN(decode(q) * scale_inv) are
+  // finite (as sim::scaling::tensor_stats): signal = Σ x², noise = Σ (x - x̂)², in float64.
+  double signal_energy = 0.0;
+  double noise_energy = 0.0;
+
+  // 10 log10(signal / noise) in dB; +Inf when the quantization was exact, NaN when never run or
+  // the signal is 0.
+  double sqnr_db() const;
+  // amax as fmaxf, scale range as min/max, counts and energies added.
+  void merge(const OperandStats& other);
+};
+
+// Measures one quantization of x (the [rows, cols] input of sim::scaling::QuantizeResult).
+OperandStats measure_quantization(ConstMatrix x, const sim::scaling::QuantizeResult& result);
+
+struct LinearStats {
+  // operands[tensor][role]; only the pairs a Linear quantizes ever run: (input, fprop),
+  // (weight, fprop), (grad_output, dgrad), (weight, dgrad), (grad_output, wgrad), (input, wgrad).
+  std::array<std::array<OperandStats, 3>, 3> operands{};
+  // Per GEMM role: calls that ran FP8 (quantized operands) and high precision, and their seconds.
+  std::array<std::uint64_t, 3> fp8_gemms{};
+  std::array<std::uint64_t, 3> high_precision_gemms{};
+  std::array<double, 3> gemm_seconds{};
+  double quantize_seconds = 0.0;  // every quantize call, statistics included
+
+  OperandStats& operand(LinearTensor tensor, GemmRole role);
+  const OperandStats& operand(LinearTensor tensor, GemmRole role) const;
+  double total_gemm_seconds() const;
+  void merge(const LinearStats& other);
+};
+
+}  // namespace fp8lab::experiments
