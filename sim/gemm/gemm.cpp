@@ -1,0 +1,71 @@
+// gemm() / gemm_into(): validation, the model switch and the common output epilogue (gemm.hpp).
+#include "sim/gemm/gemm.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "sim/gemm/plan.hpp"
+#include "sim/gemm/tile_loop.hpp"
+
+namespace fp8lab::sim {
+
+const char* to_string(Accumulation a) {
+  switch (a) {
+    case Accumulation::kFp32Seq: return "fp32_seq";
+    case Accumulation::kHopperSplitAccumulator: return "hopper_split_accumulator";
+    case Accumulation::kHopperFastAccum: return "hopper_fast_accum";
+    case Accumulation::kExact: return "exact";
+  }
+  return "?";
+}
+
+Accumulation parse_accumulation(std::string_view name) {
+  for (Accumulation a : {Accumulation::kFp32Seq, Accumulation::kHopperSplitAccumulator,
+                         Accumulation::kHopperFastAccum, Accumulation::kExact}) {
+    if (name == to_string(a)) return a;
+  }
+  throw std::invalid_argument("unknown GEMM accumulation '" + std::string(name) +
+                              "'; accepted: fp32_seq, hopper_split_accumulator, "
+                              "hopper_fast_accum, exact");
+}
+
+void gemm_into(const GemmOperand& a, const GemmOperand& b, const GemmOptions& options,
+               std::span<float> out) {
+  gemm_detail::check_threads(options.threads);
+  const GemmShape shape = gemm_shape(a, b);
+  gemm_detail::check_output(shape, options.bias, out.size());
+  switch (options.accumulation) {
+    case Accumulation::kFp32Seq: {
+      const auto plan = gemm_detail::make_quantized_plan(a, b, options.pad_inner_dim, false,
+                                                         options.threads);
+      gemm_detail::for_each_tile(plan, options.threads, out.data(), gemm_detail::fp32_seq_tile);
+      break;
+    }
+    case Accumulation::kHopperSplitAccumulator:
+    case Accumulation::kHopperFastAccum: {
+      const bool split = options.accumulation == Accumulation::kHopperSplitAccumulator;
+      const auto plan = gemm_detail::make_quantized_plan(a, b, options.pad_inner_dim, true,
+                                                         options.threads);
+      gemm_detail::for_each_tile(plan, options.threads, out.data(),
+                                 [split](const gemm_detail::TileArgs& args, float* tile) {
+                                   gemm_detail::hopper_tile(args, split, tile);
+                                 });
+      break;
+    }
+    case Accumulation::kExact: {
+      const std::vector<double> exact = gemm_exact(a, b, {}, options.threads);
+      for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(exact[i]);
+      break;
+    }
+  }
+  gemm_detail::finish_output(out, shape.n, options.bias, options.output);
+}
+
+std::vector<float> gemm(const GemmOperand& a, const GemmOperand& b, const GemmOptions& options) {
+  const GemmShape shape = gemm_shape(a, b);
+  std::vector<float> out(static_cast<std::size_t>(shape.m * shape.n));
+  gemm_into(a, b, options, out);
+  return out;
+}
+
+}  // namespace fp8lab::sim

@@ -1,0 +1,294 @@
+// Operand validation, K-blocks (gemm.hpp) and decoding into packed panels (plan.hpp).
+#include "sim/gemm/plan.hpp"
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "sim/cast.hpp"
+#include "sim/gemm/parallel.hpp"
+
+namespace fp8lab::sim {
+
+namespace {
+
+std::string operand_name(char which) { return std::string("GEMM operand ") + which; }
+
+void check_tensor(const QuantizedTensor& t, char which) {
+  const std::string name = operand_name(which);
+  if (!is_fp8(t.format)) {
+    throw std::invalid_argument(name + ": format must be e4m3 or e5m2, got " +
+                                spec(t.format).name);
+  }
+  if (t.rows < 0 || t.cols < 0) throw std::invalid_argument(name + ": negative rows or cols");
+  if (static_cast<std::int64_t>(t.data.size()) != t.rows * t.cols) {
+    throw std::invalid_argument(name + ": data has " + std::to_string(t.data.size()) +
+                                " codes, rows * cols = " + std::to_string(t.rows * t.cols));
+  }
+  if (t.block_rows < 1 || t.block_cols < 1) {
+    throw std::invalid_argument(name + ": block_rows and block_cols must be >= 1, got " +
+                                std::to_string(t.block_rows) + " x " +
+                                std::to_string(t.block_cols));
+  }
+  if (static_cast<std::int64_t>(t.scale_inv.size()) != t.scale_rows() * t.scale_cols()) {
+    throw std::invalid_argument(name + ": scale_inv has " + std::to_string(t.scale_inv.size()) +
+                                " values, expected ceil(rows / block_rows) * ceil(cols / "
+                                "block_cols) = " +
+                                std::to_string(t.scale_rows() * t.scale_cols()));
+  }
+}
+
+std::int64_t k_of(const GemmOperand& op) {
+  return op.k_dim == ReduceDim::kCols ? op.tensor.cols : op.tensor.rows;
+}
+std::int64_t outer_of(const GemmOperand& op) {
+  return op.k_dim == ReduceDim::kCols ? op.tensor.rows : op.tensor.cols;
+}
+// Length of the runs of K over which the operand's scale is constant.
+std::int64_t k_run_of(const GemmOperand& op) {
+  return op.k_dim == ReduceDim::kCols ? op.tensor.block_cols : op.tensor.block_rows;
+}
+
+}  // namespace
+
+namespace gemm_detail {
+
+// gemm.hpp "K-blocks": g = K when both runs cover K, else the smaller run, which the other run
+// must be a multiple of (or cover K).
+std::vector<std::int64_t> k_block_starts(const GemmOperand& a, const GemmOperand& b,
+                                         std::int64_t k, std::int64_t padded_k) {
+  const std::int64_t run_a = k_run_of(a), run_b = k_run_of(b);
+  std::int64_t g = k;
+  if (run_a < k) g = run_a;
+  if (run_b < k) g = std::min(g, run_b);
+  for (const auto& [run, which] : {std::pair{run_a, 'A'}, std::pair{run_b, 'B'}}) {
+    if (run < k && run % g != 0) {
+      throw std::invalid_argument(operand_name(which) + ": its scale blocks run " +
+                                  std::to_string(run) + " elements along K, not a multiple of "
+                                  "the other operand's " + std::to_string(g));
+    }
+  }
+  std::vector<std::int64_t> starts;
+  for (std::int64_t s = 0; s < k; s += g) starts.push_back(s);
+  starts.push_back(padded_k);  // pad_inner_dim's zeros belong to the last block
+  return starts;
+}
+
+}  // namespace gemm_detail
+
+namespace {
+
+// 2^(raw exponent) of each code (gemm.hpp hopper model): a subnormal uses the minimum normal
+// exponent; zero, NaN and Inf get 0 so that they never win the alignment maximum.
+std::array<float, 256> exponent_power_table(Format format) {
+  const FormatSpec& f = spec(format);
+  std::array<float, 256> table{};
+  for (std::uint32_t code = 0; code < 256; ++code) {
+    const float value = decode_fp8(static_cast<std::uint8_t>(code), format);
+    if (value == 0.0f || !std::isfinite(value)) continue;
+    const int field = static_cast<int>((code & ~f.sign_mask() & 0xFFu) >> f.mantissa_bits);
+    table[code] = std::ldexp(1.0f, std::max(field, 1) - f.bias);
+  }
+  return table;
+}
+
+std::array<float, 256> value_table(Format format) {
+  std::array<float, 256> table{};
+  for (std::uint32_t code = 0; code < 256; ++code) {
+    table[code] = decode_fp8(static_cast<std::uint8_t>(code), format);
+  }
+  return table;
+}
+
+// Fills dst ([panel][k][width], pre-zeroed) with f(o, k) for valid o; loops in the order that
+// reads the stored tensor contiguously.
+template <typename Value>
+void pack_panel(std::int64_t panel, std::int64_t width, std::int64_t outer, std::int64_t k,
+                std::int64_t padded_k, ReduceDim k_dim, float* dst, Value value) {
+  const std::int64_t o0 = panel * width;
+  const std::int64_t valid = std::min(width, outer - o0);
+  float* base = dst + panel * padded_k * width;
+  if (k_dim == ReduceDim::kCols) {
+    for (std::int64_t w = 0; w < valid; ++w) {
+      for (std::int64_t kk = 0; kk < k; ++kk) base[kk * width + w] = value(o0 + w, kk);
+    }
+  } else {
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      for (std::int64_t w = 0; w < valid; ++w) base[kk * width + w] = value(o0 + w, kk);
+    }
+  }
+}
+
+gemm_detail::PackedOperand pack_quantized(const GemmOperand& op, std::int64_t width,
+                                          std::int64_t padded_k,
+                                          const std::vector<std::int64_t>& block_starts,
+                                          bool with_powers, int threads) {
+  gemm_detail::PackedOperand p;
+  p.outer = outer_of(op);
+  p.width = width;
+  p.panels = (p.outer + width - 1) / width;
+  p.k = padded_k;
+  const std::int64_t k = k_of(op);
+  const auto size = static_cast<std::size_t>(p.panels * padded_k * width);
+  p.values.assign(size, 0.0f);
+  if (with_powers) p.exponent_powers.assign(size, 0.0f);
+  const std::int64_t blocks = static_cast<std::int64_t>(block_starts.size()) - 1;
+  p.block_scales.assign(static_cast<std::size_t>(p.panels * blocks * width), 1.0f);
+
+  const QuantizedTensor& t = op.tensor;
+  const bool k_is_cols = op.k_dim == ReduceDim::kCols;
+  auto code = [&](std::int64_t o, std::int64_t kk) {
+    return k_is_cols ? t.data[static_cast<std::size_t>(o * t.cols + kk)]
+                     : t.data[static_cast<std::size_t>(kk * t.cols + o)];
+  };
+  const auto values = value_table(t.format);
+  const auto powers = exponent_power_table(t.format);
+  gemm_detail::parallel_units(p.panels, threads, [&](std::int64_t panel) {
+    pack_panel(panel, width, p.outer, k, padded_k, op.k_dim, p.values.data(),
+               [&](std::int64_t o, std::int64_t kk) { return values[code(o, kk)]; });
+    if (with_powers) {
+      pack_panel(panel, width, p.outer, k, padded_k, op.k_dim, p.exponent_powers.data(),
+                 [&](std::int64_t o, std::int64_t kk) { return powers[code(o, kk)]; });
+    }
+    const std::int64_t valid = std::min(width, p.outer - panel * width);
+    for (std::int64_t j = 0; j < blocks; ++j) {
+      float* scales = p.block_scales.data() + (panel * blocks + j) * width;
+      const std::int64_t k0 = block_starts[static_cast<std::size_t>(j)];
+      for (std::int64_t w = 0; w < valid; ++w) {
+        const std::int64_t o = panel * width + w;
+        scales[w] = k_is_cols ? t.scale_inv_at(o, k0) : t.scale_inv_at(k0, o);
+      }
+    }
+  });
+  return p;
+}
+
+void check_dense(const DenseOperand& op, char which) {
+  if (op.rows < 0 || op.cols < 0) {
+    throw std::invalid_argument(operand_name(which) + ": negative rows or cols");
+  }
+  if (static_cast<std::int64_t>(op.data.size()) != op.rows * op.cols) {
+    throw std::invalid_argument(operand_name(which) + ": data has " +
+                                std::to_string(op.data.size()) + " values, rows * cols = " +
+                                std::to_string(op.rows * op.cols));
+  }
+}
+
+gemm_detail::PackedOperand pack_dense(const DenseOperand& op, std::int64_t width,
+                                      bool round_to_bf16, int threads) {
+  gemm_detail::PackedOperand p;
+  const bool k_is_cols = op.k_dim == ReduceDim::kCols;
+  p.outer = k_is_cols ? op.rows : op.cols;
+  p.width = width;
+  p.panels = (p.outer + width - 1) / width;
+  p.k = k_is_cols ? op.cols : op.rows;
+  p.values.assign(static_cast<std::size_t>(p.panels * p.k * width), 0.0f);
+  p.block_scales.assign(static_cast<std::size_t>(p.panels * width), 1.0f);
+  auto value = [&](std::int64_t o, std::int64_t kk) {
+    const float x = k_is_cols ? op.data[static_cast<std::size_t>(o * op.cols + kk)]
+                              : op.data[static_cast<std::size_t>(kk * op.cols + o)];
+    return round_to_bf16 ? bf16_to_fp32(fp32_to_bf16(x)) : x;
+  };
+  gemm_detail::parallel_units(p.panels, threads, [&](std::int64_t panel) {
+    pack_panel(panel, width, p.outer, p.k, p.k, op.k_dim, p.values.data(), value);
+  });
+  return p;
+}
+
+}  // namespace
+
+GemmShape gemm_shape(const GemmOperand& a, const GemmOperand& b) {
+  check_tensor(a.tensor, 'A');
+  check_tensor(b.tensor, 'B');
+  const std::int64_t k = k_of(a);
+  if (k_of(b) != k) {
+    throw std::invalid_argument("GEMM operands disagree on K: A has " + std::to_string(k) +
+                                ", B has " + std::to_string(k_of(b)) +
+                                " (check each operand's k_dim)");
+  }
+  if (k < 1) throw std::invalid_argument("GEMM K must be >= 1, got " + std::to_string(k));
+  return {outer_of(a), outer_of(b), k};
+}
+
+namespace gemm_detail {
+
+void check_threads(int threads) {
+  if (threads < 1) {
+    throw std::invalid_argument("GEMM threads must be >= 1, got " + std::to_string(threads));
+  }
+}
+
+TileArgs GemmPlan::tile(std::int64_t a_panel, std::int64_t b_panel) const {
+  TileArgs t;
+  t.a = a.panel_values(a_panel);
+  t.b = b.panel_values(b_panel);
+  if (!a.exponent_powers.empty()) t.a_powers = a.panel_powers(a_panel);
+  if (!b.exponent_powers.empty()) t.b_powers = b.panel_powers(b_panel);
+  t.blocks = blocks();
+  t.a_scales = a.block_scales.data() + a_panel * t.blocks * a.width;
+  t.b_scales = b.block_scales.data() + b_panel * t.blocks * b.width;
+  t.block_starts = block_starts.data();
+  return t;
+}
+
+GemmPlan make_quantized_plan(const GemmOperand& a, const GemmOperand& b, bool pad_inner_dim,
+                             bool with_powers, int threads) {
+  check_threads(threads);
+  GemmPlan plan;
+  plan.shape = gemm_shape(a, b);
+  const std::int64_t k = plan.shape.k;
+  if (pad_inner_dim) {
+    plan.shape.k = (k + kPadInnerDimMultiple - 1) / kPadInnerDimMultiple * kPadInnerDimMultiple;
+  }
+  plan.block_starts = gemm_detail::k_block_starts(a, b, k, plan.shape.k);
+  plan.a = pack_quantized(a, kTileRows, plan.shape.k, plan.block_starts, with_powers, threads);
+  plan.b = pack_quantized(b, kTileCols, plan.shape.k, plan.block_starts, with_powers, threads);
+  return plan;
+}
+
+GemmPlan make_dense_plan(const DenseOperand& a, const DenseOperand& b, bool round_to_bf16,
+                         int threads) {
+  check_threads(threads);
+  check_dense(a, 'A');
+  check_dense(b, 'B');
+  GemmPlan plan;
+  plan.a = pack_dense(a, kTileRows, round_to_bf16, threads);
+  plan.b = pack_dense(b, kTileCols, round_to_bf16, threads);
+  if (plan.a.k != plan.b.k) {
+    throw std::invalid_argument("GEMM operands disagree on K: A has " +
+                                std::to_string(plan.a.k) + ", B has " +
+                                std::to_string(plan.b.k) + " (check each operand's k_dim)");
+  }
+  plan.shape = {plan.a.outer, plan.b.outer, plan.a.k};
+  plan.block_starts = {0, plan.shape.k};
+  return plan;
+}
+
+void check_output(const GemmShape& shape, std::span<const float> bias, std::size_t out_size) {
+  if (!bias.empty() && static_cast<std::int64_t>(bias.size()) != shape.n) {
+    throw std::invalid_argument("GEMM bias has " + std::to_string(bias.size()) +
+                                " values, expected N = " + std::to_string(shape.n));
+  }
+  if (static_cast<std::int64_t>(out_size) != shape.m * shape.n) {
+    throw std::invalid_argument("GEMM out has " + std::to_string(out_size) +
+                                " elements, expected M * N = " +
+                                std::to_string(shape.m * shape.n));
+  }
+}
+
+void finish_output(std::span<float> total, std::int64_t n, std::span<const float> bias,
+                   GemmOutputType output) {
+  const float canonical_nan = std::bit_cast<float>(0x7FFFFFFFu);
+  for (std::size_t i = 0; i < total.size(); ++i) {
+    float v = total[i];
+    if (!bias.empty()) v = v + bias[i % static_cast<std::size_t>(n)];
+    if (std::isnan(v)) v = canonical_nan;
+    if (output == GemmOutputType::kBf16) v = bf16_to_fp32(fp32_to_bf16(v));
+    total[i] = v;
+  }
+}
+
+}  // namespace gemm_detail
+}  // namespace fp8lab::sim

@@ -1,0 +1,85 @@
+// Internal to sim/gemm/: operands decoded once into packed fp32 panels, the K-block partition of
+// gemm.hpp, and the per-tile arguments the SIMD kernels (fp32_seq.cpp, hopper.cpp) consume.
+//
+// Panels: operand rows (A) or columns (B) of C are grouped `width` at a time; a panel holds all K
+// values of its width outputs, k-major: value(o, k) sits at [panel][k][o % width]. A micro-kernel
+// then reads one contiguous stream per operand and vectorizes across the columns of C, never
+// across k, so each output's sum keeps the order of gemm.hpp. Padding rows/columns and padded K
+// hold +0.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim/gemm/gemm.hpp"
+
+namespace fp8lab::sim::gemm_detail {
+
+inline constexpr std::int64_t kTileRows = 6;   // rows of C per A panel
+inline constexpr std::int64_t kTileCols = 32;  // columns of C per B panel
+
+struct PackedOperand {
+  std::int64_t outer = 0;   // M (A) or N (B), unpadded
+  std::int64_t width = 0;   // kTileRows or kTileCols
+  std::int64_t panels = 0;  // ceil(outer / width)
+  std::int64_t k = 0;       // K after pad_inner_dim
+  std::vector<float> values;           // [panel][k][width]
+  std::vector<float> exponent_powers;  // hopper only: 2^e (raw exponent), 0 for 0 / NaN / Inf
+  std::vector<float> block_scales;     // [panel][block][width]: the operand's scale_inv per block
+
+  const float* panel_values(std::int64_t p) const { return values.data() + p * k * width; }
+  const float* panel_powers(std::int64_t p) const {
+    return exponent_powers.data() + p * k * width;
+  }
+};
+
+// Everything one tile (an A panel times a B panel) needs. Blocks j = 0 .. blocks-1 span
+// k in [block_starts[j], block_starts[j + 1]).
+struct TileArgs {
+  const float* a = nullptr;         // [k][kTileRows]
+  const float* b = nullptr;         // [k][kTileCols]
+  const float* a_powers = nullptr;  // hopper only, same layout as a
+  const float* b_powers = nullptr;
+  const float* a_scales = nullptr;  // [block][kTileRows]
+  const float* b_scales = nullptr;  // [block][kTileCols]
+  const std::int64_t* block_starts = nullptr;
+  std::int64_t blocks = 0;
+};
+
+struct GemmPlan {
+  GemmShape shape;  // shape.k is the padded K
+  std::vector<std::int64_t> block_starts;
+  PackedOperand a, b;
+
+  std::int64_t blocks() const { return static_cast<std::int64_t>(block_starts.size()) - 1; }
+  TileArgs tile(std::int64_t a_panel, std::int64_t b_panel) const;
+};
+
+// The K-block starts of gemm.hpp plus the end (padded_k); throws if the operands' scale blocks
+// along K do not line up.
+std::vector<std::int64_t> k_block_starts(const GemmOperand& a, const GemmOperand& b,
+                                         std::int64_t k, std::int64_t padded_k);
+
+// Validates the operands, resolves the K-blocks and decodes both operands (in parallel over
+// panels). with_powers: also fill exponent_powers (hopper models).
+GemmPlan make_quantized_plan(const GemmOperand& a, const GemmOperand& b, bool pad_inner_dim,
+                             bool with_powers, int threads);
+// The high-precision GEMM's plan: one block, unit scales.
+GemmPlan make_dense_plan(const DenseOperand& a, const DenseOperand& b, bool round_to_bf16,
+                         int threads);
+
+// The SIMD tile kernels (runtime dispatch). Each writes the 6x32 block totals of gemm.hpp.
+void fp32_seq_tile(const TileArgs& args, float* tile);      // FMA, exact products
+void fp32_mul_add_tile(const TileArgs& args, float* tile);  // RN(acc + RN(a*b))
+void hopper_tile(const TileArgs& args, bool split_accumulator, float* tile);
+
+// Throw std::invalid_argument naming the field: threads >= 1, bias empty or N values, out M * N.
+void check_threads(int threads);
+void check_output(const GemmShape& shape, std::span<const float> bias, std::size_t out_size);
+
+// Applies bias, canonical NaN and the output type to total ([M, N]), in place.
+void finish_output(std::span<float> total, std::int64_t n, std::span<const float> bias,
+                   GemmOutputType output);
+
+}  // namespace fp8lab::sim::gemm_detail
