@@ -21,7 +21,7 @@ struct TensorStats {
   std::uint64_t input_inf = 0;       // ±Inf inputs
   std::uint64_t input_zero = 0;      // ±0 inputs
   std::uint64_t input_denormal = 0;  // fp32 subnormal inputs
-  std::uint64_t saturated = 0;       // from QuantizeStats: |RN(x*s)| > max finite (Inf included)
+  std::uint64_t saturated = 0;       // from QuantizeStats: RN(x*s) overflowed the cast (Inf too)
   std::uint64_t underflowed = 0;     // from QuantizeStats: x != 0, not NaN, code ±0
   std::uint64_t nan = 0;             // from QuantizeStats: NaN codes
   // Over elements whose input and dequantized value are both finite:
