@@ -1,26 +1,272 @@
-// Bulk quantize entry points (sim/quantize.hpp).
-#include "sim/quantize.hpp"
+// Bulk quantize (sim/quantize.hpp), vectorized with Highway and dispatched at run time to the best
+// target the CPU has (SSSE3 / SSE4 / AVX2 / AVX-512). The scalar casts of sim/cast.cpp remain the
+// definition: tests/sim/quantize_bulk_test.cpp compares every target with reference::quantize
+// byte for byte and statistic for statistic, and quantize_bulk_exhaustive_test runs all 2^32 fp32
+// patterns through this path.
+//
+// One element, all in 32-bit integer lanes on the bits of y = RN(x * scale) (an IEEE multiply, no
+// FMA: cmake/fp8lab_options.cmake), a = |y| as bits, M = target mantissa bits, shift = 23 - M:
+//   1. Normal target range (a >= bits of 2^emin): the same rounding as cast.cpp's round_magnitude,
+//      code = (a + (2^(shift-1) - 1) + lsb) >> shift, minus the exponent rebias (127 - bias) << M;
+//      a mantissa carry flows into the exponent, which is the next binade.
+//   2. Subnormal target range: the float sum |y| + C with C = 2^(emin_subnormal + 23) (E4M3: 2^14,
+//      E5M2: 2^7), whose ulp is the target's subnormal step, rounds |y| to that step with the
+//      hardware's RNE; bits(sum) - bits(C) is the subnormal code (8 = 0b0'0001'000, the smallest
+//      normal, when it rounds up to it). Exact for fp32 subnormal y too (no FTZ/DAZ).
+//   3. Overflow: code > max finite code -> the mode's code for finite overflow, or for ±Inf
+//      (a == 0x7F80'0000); the sign bit is OR-ed in; NaN (a > 0x7F80'0000) -> 0x7F.
+// Statistics per lane (counts as -1 masks subtracted from lane counters, flushed to 64 bits every
+// kFlushVectors vectors); amax as an integer max of |x| bits with NaN lanes zeroed, which for
+// non-negative floats is amax_update (quantize.hpp).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "sim/quantize.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
 
+#include "sim/quantize.hpp"
+#include "sim/quantize_arguments.hpp"
+
+#ifndef FP8LAB_SIM_QUANTIZE_CONSTANTS
+#define FP8LAB_SIM_QUANTIZE_CONSTANTS
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+namespace fp8lab::sim::bulk {
+
+// Everything the kernel needs about (format, mode), derived from FormatSpec once per call.
+struct CastConstants {
+  std::int32_t shift;            // fp32 mantissa bits dropped in the normal range
+  std::int32_t half_minus_one;   // 2^(shift-1) - 1
+  std::int32_t rebias;           // (127 - bias) << M
+  std::int32_t min_normal_bits;  // fp32 bits of 2^emin
+  float subnormal_magic;         // 2^(emin_subnormal + 23)
+  std::int32_t max_finite_code;
+  std::int32_t finite_overflow_code;  // code (no sign) of a finite value past max
+  std::int32_t inf_code;              // code (no sign) of ±Inf
+  std::int32_t nan_above;             // codes (no sign) above this are NaN
+};
+
+inline CastConstants make_cast_constants(Format format, Overflow mode) {
+  const FormatSpec& f = spec(format);
+  CastConstants c{};
+  c.shift = 23 - f.mantissa_bits;
+  c.half_minus_one = (1 << (c.shift - 1)) - 1;
+  c.rebias = (127 - f.bias) << f.mantissa_bits;
+  c.min_normal_bits = (f.min_normal_exponent() + 127) << 23;
+  c.subnormal_magic = std::bit_cast<float>((f.min_subnormal_exponent() + 23 + 127) << 23);
+  c.max_finite_code = static_cast<std::int32_t>(f.max_finite_code());
+  // The single definition of what overflow becomes is cast_fp32_to_fp8: ask it.
+  const float past_max = static_cast<float>(f.max_finite()) * 2.0f;
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  c.finite_overflow_code = cast_fp32_to_fp8(past_max, format, mode);
+  c.inf_code = cast_fp32_to_fp8(kInf, format, mode);
+  const std::uint32_t top = f.max_exponent_field() << f.mantissa_bits;
+  c.nan_above = static_cast<std::int32_t>(f.has_inf() ? top : f.max_finite_code());
+  return c;
+}
+
+// Vectors between flushes of the 32-bit lane counters (each lane counts at most this many).
+inline constexpr std::size_t kFlushVectors = std::size_t{1} << 20;
+
+}  // namespace fp8lab::sim::bulk
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace fp8lab::sim::bulk {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using DI = hn::RebindToSigned<DF>;
+using DU8 = hn::Rebind<std::uint8_t, DF>;
+using DU16 = hn::Rebind<std::uint16_t, DF>;
+using DU32 = hn::RebindToUnsigned<DF>;
+using VF = hn::Vec<DF>;
+using VI = hn::Vec<DI>;
+
+// Loads Lanes(DF) input elements as fp32 bits.
+struct LoadF32 {
+  const float* x;
+  VI operator()(std::size_t i) const { return hn::BitCast(DI(), hn::LoadU(DF(), x + i)); }
+};
+// bf16 is the top half of an fp32: widen and shift, exact.
+struct LoadBF16 {
+  const std::uint16_t* x;
+  VI operator()(std::size_t i) const {
+    const auto wide = hn::PromoteTo(DU32(), hn::LoadU(DU16(), x + i));
+    return hn::BitCast(DI(), hn::ShiftLeft<16>(wide));
+  }
+};
+
+// Lane accumulators (no default member initializers: an implicit constructor would be compiled
+// without the target's instruction set).
+struct Accumulators {
+  VI amax_bits;
+  VI saturated;
+  VI underflowed;
+  VI nan;
+
+  void flush_counts(QuantizeStats& stats) {
+    const DI di;
+    stats.saturated += static_cast<std::uint64_t>(hn::GetLane(hn::SumOfLanes(di, saturated)));
+    stats.underflowed += static_cast<std::uint64_t>(hn::GetLane(hn::SumOfLanes(di, underflowed)));
+    stats.nan += static_cast<std::uint64_t>(hn::GetLane(hn::SumOfLanes(di, nan)));
+    saturated = underflowed = nan = hn::Zero(di);
+  }
+};
+
+// Counts are negative: a true mask lane is -1.
+HWY_INLINE VI count(VI counter, hn::Mask<DI> m) { return hn::Sub(counter, hn::VecFromMask(DI(), m)); }
+
+template <class Load>
+QuantizeStats quantize_vectors(std::size_t n, Load load, float scale, const CastConstants& c,
+                               std::uint8_t* HWY_RESTRICT out) {
+  const DF df;
+  const DI di;
+  const std::size_t lanes = hn::Lanes(df);
+  const VF vscale = hn::Set(df, scale);
+  const VI abs_mask = hn::Set(di, 0x7FFF'FFFF);
+  const VI inf_bits = hn::Set(di, 0x7F80'0000);
+  const VI one = hn::Set(di, 1);
+  const VI half_minus_one = hn::Set(di, c.half_minus_one);
+  const VI rebias = hn::Set(di, c.rebias);
+  const VI min_normal_bits = hn::Set(di, c.min_normal_bits);
+  const VF magic = hn::Set(df, c.subnormal_magic);
+  const VI magic_bits = hn::BitCast(di, magic);
+  const VI max_finite = hn::Set(di, c.max_finite_code);
+  const VI finite_overflow = hn::Set(di, c.finite_overflow_code);
+  const VI inf_code = hn::Set(di, c.inf_code);
+  const VI nan_above = hn::Set(di, c.nan_above);
+  const VI canonical_nan = hn::Set(di, kFp8CanonicalNan);
+  const VI magnitude_mask = hn::Set(di, 0x7F);
+
+  QuantizeStats stats;
+  Accumulators acc{hn::Zero(di), hn::Zero(di), hn::Zero(di), hn::Zero(di)};
+  std::size_t i = 0;
+  std::size_t since_flush = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const VI x_bits = load(i);
+    const VI x_abs = hn::And(x_bits, abs_mask);
+    const auto x_nan = x_abs > inf_bits;
+    acc.amax_bits = hn::Max(acc.amax_bits, hn::IfThenZeroElse(x_nan, x_abs));
+
+    const VI y_bits = hn::BitCast(di, hn::Mul(hn::BitCast(df, x_bits), vscale));
+    const VI a = hn::And(y_bits, abs_mask);
+    // fp32 sign bit 31 -> FP8 sign bit 7 (0x80), as an unsigned shift.
+    const VI sign = hn::BitCast(di, hn::ShiftRight<24>(hn::BitCast(DU32(), hn::AndNot(abs_mask, y_bits))));
+    // 1. normal range
+    const VI lsb = hn::And(hn::ShiftRightSame(a, c.shift), one);
+    const VI normal = hn::Sub(hn::ShiftRightSame(hn::Add(a, hn::Add(half_minus_one, lsb)), c.shift), rebias);
+    // 2. subnormal range
+    const VI subnormal = hn::Sub(hn::BitCast(di, hn::Add(hn::BitCast(df, a), magic)), magic_bits);
+    const VI code = hn::IfThenElse(a < min_normal_bits, subnormal, normal);
+    // 3. overflow, sign, NaN
+    const auto y_nan = a > inf_bits;
+    const auto overflow = code > max_finite;
+    const VI overflow_code = hn::IfThenElse(a == inf_bits, inf_code, finite_overflow);
+    const VI magnitude = hn::IfThenElse(y_nan, canonical_nan, hn::IfThenElse(overflow, overflow_code, code));
+    const VI result = hn::IfThenElse(y_nan, canonical_nan, hn::Or(magnitude, sign));
+    hn::StoreU(hn::DemoteTo(DU8(), result), DU8(), out + i);
+
+    acc.saturated = count(acc.saturated, hn::AndNot(y_nan, overflow));
+    acc.nan = count(acc.nan, magnitude > nan_above);
+    const auto x_nonzero_number = hn::AndNot(x_nan, x_abs != hn::Zero(di));
+    acc.underflowed =
+        count(acc.underflowed, hn::And(x_nonzero_number, hn::And(result, magnitude_mask) == hn::Zero(di)));
+    if (++since_flush == kFlushVectors) {
+      acc.flush_counts(stats);
+      since_flush = 0;
+    }
+  }
+  acc.flush_counts(stats);
+  stats.amax = std::bit_cast<float>(hn::GetLane(hn::MaxOfLanes(di, acc.amax_bits)));
+  stats.count = i;
+  return stats;
+}
+
+QuantizeStats QuantizeF32(const float* x, std::size_t n, float scale, const CastConstants& c,
+                          std::uint8_t* out) {
+  return quantize_vectors(n, LoadF32{x}, scale, c, out);
+}
+QuantizeStats QuantizeBF16(const std::uint16_t* x, std::size_t n, float scale,
+                           const CastConstants& c, std::uint8_t* out) {
+  return quantize_vectors(n, LoadBF16{x}, scale, c, out);
+}
+
+template <class Load>
+float amax_vectors(std::size_t n, Load load, std::size_t& done) {
+  const DI di;
+  const std::size_t lanes = hn::Lanes(di);
+  const VI abs_mask = hn::Set(di, 0x7FFF'FFFF);
+  const VI inf_bits = hn::Set(di, 0x7F80'0000);
+  VI amax_bits = hn::Zero(di);
+  std::size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const VI x_abs = hn::And(load(i), abs_mask);
+    amax_bits = hn::Max(amax_bits, hn::IfThenZeroElse(x_abs > inf_bits, x_abs));
+  }
+  done = i;
+  return std::bit_cast<float>(hn::GetLane(hn::MaxOfLanes(di, amax_bits)));
+}
+
+const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
+
+float AmaxF32(const float* x, std::size_t n, std::size_t& done) {
+  return amax_vectors(n, LoadF32{x}, done);
+}
+float AmaxBF16(const std::uint16_t* x, std::size_t n, std::size_t& done) {
+  return amax_vectors(n, LoadBF16{x}, done);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace fp8lab::sim::bulk
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
 #include <cmath>
 
 namespace fp8lab::sim {
+namespace bulk {
+HWY_EXPORT(QuantizeF32);
+HWY_EXPORT(QuantizeBF16);
+HWY_EXPORT(AmaxF32);
+HWY_EXPORT(AmaxBF16);
+HWY_EXPORT(TargetName);
+}  // namespace bulk
+
+const char* bulk_target_name() { return HWY_DYNAMIC_DISPATCH(bulk::TargetName)(); }
 
 void QuantizeStats::merge(const QuantizeStats& other) {
-  amax = std::fmax(amax, other.amax);
+  amax = amax_update(amax, other.amax);
   count += other.count;
   saturated += other.saturated;
   underflowed += other.underflowed;
   nan += other.nan;
 }
 
+// The whole vectors go through the dispatched kernel; the last x.size() % Lanes elements through
+// the scalar reference itself.
 QuantizeStats quantize(std::span<const float> x, float scale, Format format, Overflow mode,
                        std::span<std::uint8_t> out) {
-  return reference::quantize(x, scale, format, mode, out);
+  check_quantize_arguments("quantize", x.size(), out.size(), format);
+  const bulk::CastConstants c = bulk::make_cast_constants(format, mode);
+  QuantizeStats stats = HWY_DYNAMIC_DISPATCH(bulk::QuantizeF32)(x.data(), x.size(), scale, c, out.data());
+  const std::size_t done = stats.count;
+  stats.merge(reference::quantize(x.subspan(done), scale, format, mode, out.subspan(done)));
+  return stats;
 }
 
 QuantizeStats quantize_bf16(std::span<const std::uint16_t> x, float scale, Format format,
                             Overflow mode, std::span<std::uint8_t> out) {
-  return reference::quantize_bf16(x, scale, format, mode, out);
+  check_quantize_arguments("quantize_bf16", x.size(), out.size(), format);
+  const bulk::CastConstants c = bulk::make_cast_constants(format, mode);
+  QuantizeStats stats =
+      HWY_DYNAMIC_DISPATCH(bulk::QuantizeBF16)(x.data(), x.size(), scale, c, out.data());
+  const std::size_t done = stats.count;
+  stats.merge(reference::quantize_bf16(x.subspan(done), scale, format, mode, out.subspan(done)));
+  return stats;
 }
 
 QuantizeStats quantize_stochastic(std::span<const float> x, float scale, Format format,
@@ -30,15 +276,18 @@ QuantizeStats quantize_stochastic(std::span<const float> x, float scale, Format 
 }
 
 float amax(std::span<const float> x) {
-  float result = 0.0f;
-  for (const float v : x) result = std::fmax(result, std::fabs(v));
+  std::size_t done = 0;
+  float result = HWY_DYNAMIC_DISPATCH(bulk::AmaxF32)(x.data(), x.size(), done);
+  for (const float v : x.subspan(done)) result = amax_update(result, v);
   return result;
 }
 
 float amax_bf16(std::span<const std::uint16_t> x) {
-  float result = 0.0f;
-  for (const std::uint16_t v : x) result = std::fmax(result, std::fabs(bf16_to_fp32(v)));
+  std::size_t done = 0;
+  float result = HWY_DYNAMIC_DISPATCH(bulk::AmaxBF16)(x.data(), x.size(), done);
+  for (const std::uint16_t v : x.subspan(done)) result = amax_update(result, bf16_to_fp32(v));
   return result;
 }
 
 }  // namespace fp8lab::sim
+#endif  // HWY_ONCE

@@ -4,6 +4,7 @@
 // sim/cast.hpp, which the tests check.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 
@@ -11,6 +12,15 @@
 #include "sim/format.hpp"
 
 namespace fp8lab::sim {
+
+// One step of amax: max(current, |x|) with every NaN x ignored, signalling NaNs included. This is
+// what "fmaxf, NaN ignored" (NUMERICS.md §2) means and what CUDA's fmaxf does; glibc's std::fmax
+// instead returns NaN when an argument is a signalling NaN (IEEE 754-2008 maxNum), so a loop of
+// std::fmax over raw inputs is not this function. `current` must not be NaN.
+inline float amax_update(float current, float x) {
+  const float magnitude = std::fabs(x);  // sign cleared, payload kept: NaN stays NaN
+  return magnitude > current ? magnitude : current;  // false for NaN: ignored
+}
 
 // What happened to the elements of one quantize call. Counts are over input elements.
 struct QuantizeStats {
@@ -24,7 +34,7 @@ struct QuantizeStats {
   std::uint64_t underflowed = 0; // x != 0 and not NaN, but the code is ±0
   std::uint64_t nan = 0;         // codes that are NaN (NaN inputs, and E4M3 nosat overflow)
 
-  // Merges the statistics of another part of the same tensor (amax as fmaxf, counts added).
+  // Merges the statistics of another part of the same tensor (amax as amax_update, counts added).
   void merge(const QuantizeStats& other);
 };
 
@@ -45,6 +55,10 @@ QuantizeStats quantize_stochastic(std::span<const float> x, float scale, Format 
 // max |x| over non-NaN elements (fmaxf semantics), 0 for an empty or all-NaN span.
 float amax(std::span<const float> x);
 float amax_bf16(std::span<const std::uint16_t> x);
+
+// Name of the SIMD target (Highway) the bulk paths dispatch to on this CPU, e.g. "AVX2", for
+// benchmark and test reports.
+const char* bulk_target_name();
 
 // The definition of every function above: one loop over the scalar casts of sim/cast.hpp per
 // element, no vectorization. The bulk paths are tested byte for byte against these.

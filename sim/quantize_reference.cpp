@@ -15,7 +15,7 @@ void count_element(QuantizeStats& stats, float x, float y, std::uint8_t code,
                    std::uint8_t nosat_code, Format format) {
   const FormatSpec& f = spec(format);
   const std::uint32_t magnitude_mask = ~f.sign_mask() & 0xFFu;
-  stats.amax = std::fmax(stats.amax, std::fabs(x));
+  stats.amax = amax_update(stats.amax, x);
   ++stats.count;
   if (!std::isnan(y) && (nosat_code & magnitude_mask) > f.max_finite_code()) ++stats.saturated;
   if (x != 0.0f && !std::isnan(x) && (code & magnitude_mask) == 0) ++stats.underflowed;

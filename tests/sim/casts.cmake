@@ -26,3 +26,5 @@ if(FP8LAB_WITH_TORCH)
                   TIMEOUT 1800)
 endif()
 fp8lab_add_test(NAME sim_cast_trap_test SOURCES cast_trap_test.cpp LIBS fp8lab::sim LABELS fast)
+fp8lab_add_test(NAME sim_quantize_bulk_test SOURCES quantize_bulk_test.cpp
+                LIBS fp8lab::sim hwy::hwy LABELS fast)

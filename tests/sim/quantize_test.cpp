@@ -99,12 +99,20 @@ TEST_CASE("quantize rejects mismatched sizes and non-FP8 formats, naming the arg
                   std::invalid_argument);
 }
 
-TEST_CASE("amax ignores NaN like fmaxf and sees infinities") {
+TEST_CASE("amax ignores every NaN (as CUDA fmaxf) and sees infinities") {
   CHECK(amax(std::vector<float>{}) == 0.0f);
   CHECK(amax(std::vector<float>{kNaN, -kNaN}) == 0.0f);
   CHECK(amax(std::vector<float>{kNaN, -3.0f, 2.0f}) == 3.0f);
   CHECK(amax(std::vector<float>{1.0f, -kInf}) == kInf);
   CHECK(amax_bf16(std::vector<std::uint16_t>{0xC040, 0x7FC0, 0x3F80}) == 3.0f);  // -3, NaN, 1
+  // Signalling NaNs too, where glibc's std::fmax would return NaN (quantize.hpp, amax_update).
+  const float signalling = std::bit_cast<float>(0xFF80'0001u);
+  CHECK(amax(std::vector<float>{2.0f, signalling, 1.0f}) == 2.0f);
+  CHECK(amax_bf16(std::vector<std::uint16_t>{0x4000, 0x7F81, 0x3F80}) == 2.0f);  // 2, sNaN, 1
+  std::vector<std::uint8_t> out(3);
+  CHECK(reference::quantize(std::vector<float>{2.0f, signalling, 1.0f}, 1.0f, Format::E4M3,
+                            Overflow::kSatFinite, out)
+            .amax == 2.0f);
 }
 
 TEST_CASE("QuantizeStats::merge adds counts and takes the fmaxf of amax") {
