@@ -90,7 +90,8 @@ template <typename In, typename Quantizer>
 __global__ void __launch_bounds__(kThreads)
     quantize_kernel(const In* __restrict__ x, std::int64_t n, std::int64_t head,
                     const float* __restrict__ scale, Quantizer quantizer,
-                    std::uint8_t* __restrict__ out, float* amax, DeviceQuantizeStats* stats) {
+                    std::uint8_t* __restrict__ out, float* amax, DeviceQuantizeStats* stats,
+                    float* scale_inv) {
   quantizer.scale = *scale;
   Counters c;
   const std::int64_t thread = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -109,7 +110,7 @@ __global__ void __launch_bounds__(kThreads)
     out[i] = static_cast<std::uint8_t>(quantizer.one(load1(x, i), i, c));
   }
   detail::flush_counters(c, amax, stats);
-  if (stats != nullptr && thread == 0) atomicAdd(&stats->count, static_cast<unsigned long long>(n));
+  if (thread == 0) detail::finish_per_tensor(n, quantizer.scale, stats, scale_inv);
 }
 
 // Elements to take one by one so that both x + head (16-byte loads) and out + head (8-byte
@@ -139,7 +140,7 @@ struct Launch {
     const int blocks = detail::grid_size(head + (n - head) / kVector, kThreads);
     const ElementQuantizer<F, M, kStochastic> quantizer{0.0f, random};
     quantize_kernel<<<blocks, kThreads, 0, stream>>>(x, n, head, scale, quantizer, out.codes,
-                                                    out.amax, out.stats);
+                                                    out.amax, out.stats, out.scale_inv);
     FP8LAB_CUDA_CHECK_LAUNCH();
   }
 };

@@ -35,6 +35,7 @@ struct QuantizeOutputs {
   std::uint8_t* codes = nullptr;        // n codes, same order as x
   float* amax = nullptr;                // fmax-accumulated max |x| (delayed scaling: history row 0)
   DeviceQuantizeStats* stats = nullptr;  // accumulated statistics
+  float* scale_inv = nullptr;           // RN(1 / scale), the tensor's dequantization factor
 };
 
 // The random stream of a stochastic quantize: element i draws philox(seed, stream, first_index + i).

@@ -72,6 +72,14 @@ __device__ inline void flush_counters(Counters c, float* amax_out, DeviceQuantiz
   if (c.nan != 0) atomicAdd(&stats->nan, static_cast<unsigned long long>(c.nan));
 }
 
+// Once per call (one thread): the element count, and the per-tensor dequantization factor
+// scale_inv = RN(1 / scale) (TE writes __frcp_rn(scale), the same correctly rounded value).
+__device__ inline void finish_per_tensor(std::int64_t n, float scale, DeviceQuantizeStats* stats,
+                                         float* scale_inv) {
+  if (stats != nullptr) atomicAdd(&stats->count, static_cast<unsigned long long>(n));
+  if (scale_inv != nullptr) *scale_inv = __fdiv_rn(1.0f, scale);
+}
+
 inline void check_fp8(sim::Format format, const char* function) {
   if (!sim::is_fp8(format)) {
     throw std::invalid_argument(std::string(function) + ": format = " + sim::spec(format).name +

@@ -1,0 +1,81 @@
+// The result of running one GPU kernel against its sim/ reference on a set of cases: what
+// `fp8lab check` prints as a table row and what the gpu tests assert on (tests/gpu/ compile these
+// checks into their programs, so the command and the tests run the same cases with one body).
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace fp8lab::experiments::gpu_check {
+
+struct CheckResult {
+  std::string kernel;              // e.g. "gemm fp32_seq mxfp8"
+  std::uint64_t cases = 0;         // tensors / problems run
+  std::uint64_t compared = 0;      // values compared (codes, scales, history entries, outputs)
+  std::uint64_t nonzero = 0;       // compared reference values that are not zero (vacuity guard)
+  std::uint64_t mismatches = 0;    // values whose bits differ
+  std::uint64_t max_ulp = 0;       // largest distance in units in the last place among mismatches
+  std::vector<std::string> first;  // the first mismatches, described with bits and values
+
+  static constexpr std::size_t kKeep = 6;
+
+  void add_mismatch(std::string description, std::uint64_t ulp) {
+    ++mismatches;
+    if (ulp > max_ulp) max_ulp = ulp;
+    if (first.size() < kKeep) first.push_back(std::move(description));
+  }
+  void merge(const CheckResult& other) {
+    cases += other.cases;
+    compared += other.compared;
+    nonzero += other.nonzero;
+    mismatches += other.mismatches;
+    if (other.max_ulp > max_ulp) max_ulp = other.max_ulp;
+    for (const auto& line : other.first) {
+      if (first.size() < kKeep) first.push_back(line);
+    }
+  }
+  bool passed() const { return mismatches == 0 && compared > 0 && nonzero > 0; }
+  std::string report() const {
+    std::string text = kernel + ": " + std::to_string(cases) + " cases, " +
+                       std::to_string(compared) + " values (" + std::to_string(nonzero) +
+                       " nonzero), " + std::to_string(mismatches) + " mismatches, max ulp " +
+                       std::to_string(max_ulp);
+    for (const auto& line : first) text += "\n  " + line;
+    return text;
+  }
+};
+
+// Distance between two floats in units in the last place (adjacent floats are 1 apart, +0 and -0
+// are 0 apart); both NaN counts as equal, NaN against a number as the largest distance.
+inline std::uint64_t ulp_distance(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b) ? 0 : UINT32_MAX;
+  auto key = [](float v) -> std::int64_t {
+    const auto bits = static_cast<std::int64_t>(std::bit_cast<std::uint32_t>(v));
+    return bits >= 0x8000'0000 ? 0x8000'0000 - bits : bits;
+  };
+  const std::int64_t d = key(a) - key(b);
+  return static_cast<std::uint64_t>(d < 0 ? -d : d);
+}
+
+inline std::string bits_text(float v) {
+  char text[48];
+  std::snprintf(text, sizeof text, "0x%08X (%.9g)", std::bit_cast<std::uint32_t>(v),
+                static_cast<double>(v));
+  return text;
+}
+
+// Records one float comparison: bit equality is the contract (NUMERICS.md §4).
+inline void compare_float(CheckResult& r, const std::string& where, float expected, float actual) {
+  ++r.compared;
+  if (expected != 0.0f) ++r.nonzero;
+  if (std::bit_cast<std::uint32_t>(expected) != std::bit_cast<std::uint32_t>(actual)) {
+    r.add_mismatch(where + ": sim " + bits_text(expected) + ", gpu " + bits_text(actual),
+                   ulp_distance(expected, actual));
+  }
+}
+
+}  // namespace fp8lab::experiments::gpu_check

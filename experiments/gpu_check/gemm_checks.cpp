@@ -1,0 +1,164 @@
+// gpu::gemm against sim::gemm (experiments/gpu_check/checks.hpp). Operands come from sim's own
+// scaling recipes (sim/scaling/), so each scaling kind is exercised with the block layouts the
+// recipes really produce, in the three layouts of a Linear (gemm.hpp: fprop, dgrad, wgrad).
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "experiments/gpu_check/checks.hpp"
+#include "experiments/gpu_check/device_tensor.hpp"
+#include "gpu/cuda_check.hpp"
+#include "gpu/gemm/gemm.hpp"
+#include "sim/gemm/gemm.hpp"
+#include "sim/scaling/block.hpp"
+#include "sim/scaling/current.hpp"
+#include "sim/scaling/mx.hpp"
+#include "sim/scaling/rowwise.hpp"
+
+namespace fp8lab::experiments::gpu_check {
+namespace {
+
+using sim::Format;
+using sim::scaling::ScaleAxis;
+
+struct Shape {
+  std::int64_t m, n, k;
+};
+// Odd sizes around the kernels' 128-wide tiles, 8-deep K steps, 32-element groups and 128-element
+// promotion and block lengths.
+constexpr Shape kShapes[] = {{1, 1, 1}, {3, 5, 31}, {37, 29, 100}, {130, 129, 257}, {64, 200, 1024}};
+
+// Activations with a per-row spread of magnitudes, plus rare specials (NaN, ±Inf, denormals,
+// zeros) so that NaN rows, saturated codes and underflow reach the GEMMs.
+std::vector<float> operand_values(std::size_t n, std::uint64_t seed, bool specials) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(n);
+  for (auto& v : x) v = std::ldexp(normal(rng), static_cast<int>(rng() % 12) - 6);
+  if (specials) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const float pick[] = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
+                          std::numeric_limits<float>::denorm_min(), 1e-30f, 3e4f};
+    for (std::size_t i = 0; i < n / 997 + 1; ++i) x[rng() % n] = pick[rng() % std::size(pick)];
+  }
+  return x;
+}
+
+// How one scaling kind quantizes an operand stored [rows, cols] whose K runs along `axis`.
+using Quantizer = std::function<sim::QuantizedTensor(const std::vector<float>&, std::int64_t,
+                                                     std::int64_t, ScaleAxis, Format, bool weight)>;
+
+struct ScalingKind {
+  const char* name;
+  Quantizer quantize;
+};
+
+const ScalingKind kScalingKinds[] = {
+    {"per-tensor",
+     [](const std::vector<float>& x, std::int64_t r, std::int64_t c, ScaleAxis, Format f, bool) {
+       return sim::scaling::quantize_current_te(x, r, c, f).tensor;
+     }},
+    {"rowwise",
+     [](const std::vector<float>& x, std::int64_t r, std::int64_t c, ScaleAxis axis, Format f, bool) {
+       return sim::scaling::quantize_axiswise_torchao(x, r, c, axis, f, true).tensor;
+     }},
+    {"block 1x128/128x128",
+     [](const std::vector<float>& x, std::int64_t r, std::int64_t c, ScaleAxis axis, Format f, bool weight) {
+       sim::scaling::BlockScalingConfig config;
+       config.block = weight ? sim::scaling::kBlock128x128
+                             : (axis == ScaleAxis::kRowwise ? sim::scaling::kBlock1x128 : sim::scaling::kBlock128x1);
+       return sim::scaling::quantize_block_te(x, r, c, f, config).tensor;
+     }},
+    {"mxfp8",
+     [](const std::vector<float>& x, std::int64_t r, std::int64_t c, ScaleAxis axis, Format f, bool) {
+       return sim::scaling::quantize_mx(x, r, c, axis, f).tensor;
+     }},
+};
+
+struct Layout {
+  const char* name;
+  bool a_k_is_cols, b_k_is_cols;
+  bool b_is_weight;
+};
+// gemm.hpp: fprop A=X [M,K], B=W [N,K]; dgrad A=dY [M,K], B=W stored [K,N]; wgrad A=dY stored
+// [K,M], B=X stored [K,N].
+constexpr Layout kLayouts[] = {{"fprop", true, true, true}, {"dgrad", true, false, true}, {"wgrad", false, false, false}};
+
+sim::Accumulation sim_model(gpu::GemmModel model) {
+  switch (model) {
+    case gpu::GemmModel::kFp32Seq: return sim::Accumulation::kFp32Seq;
+    case gpu::GemmModel::kHopperSplitAccumulator: return sim::Accumulation::kHopperSplitAccumulator;
+    case gpu::GemmModel::kHopperFastAccum: return sim::Accumulation::kHopperFastAccum;
+  }
+  return sim::Accumulation::kFp32Seq;
+}
+
+void run_case(CheckResult& result, gpu::GemmModel model, const ScalingKind& kind, const Layout& layout,
+              const Shape& s, std::uint64_t seed) {
+  const bool bf16 = (seed & 1) != 0, with_bias = (seed & 2) != 0;
+  const Format b_format = (seed & 4) != 0 ? Format::E5M2 : Format::E4M3;
+  // Stored shapes: K along cols -> [outer, K], along rows -> [K, outer].
+  const std::int64_t ar = layout.a_k_is_cols ? s.m : s.k, ac = layout.a_k_is_cols ? s.k : s.m;
+  const std::int64_t br = layout.b_k_is_cols ? s.n : s.k, bc = layout.b_k_is_cols ? s.k : s.n;
+  const auto axis = [](bool k_is_cols) { return k_is_cols ? ScaleAxis::kRowwise : ScaleAxis::kColumnwise; };
+  const std::vector<float> xa = operand_values(static_cast<std::size_t>(ar * ac), seed, true);
+  const std::vector<float> xb = operand_values(static_cast<std::size_t>(br * bc), seed + 1, s.k > 64);
+  const sim::QuantizedTensor ta = kind.quantize(xa, ar, ac, axis(layout.a_k_is_cols), Format::E4M3, false);
+  const sim::QuantizedTensor tb = kind.quantize(xb, br, bc, axis(layout.b_k_is_cols), b_format, layout.b_is_weight);
+  std::vector<float> bias;
+  if (with_bias) bias = operand_values(static_cast<std::size_t>(s.n), seed + 2, false);
+
+  sim::GemmOptions options;
+  options.accumulation = sim_model(model);
+  options.output = bf16 ? sim::GemmOutputType::kBf16 : sim::GemmOutputType::kFp32;
+  options.bias = bias;
+  options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const std::vector<float> expected =
+      sim::gemm({ta, layout.a_k_is_cols ? sim::ReduceDim::kCols : sim::ReduceDim::kRows},
+                {tb, layout.b_k_is_cols ? sim::ReduceDim::kCols : sim::ReduceDim::kRows}, options);
+
+  const DeviceTensor da(ta), db(tb);
+  gpu::DeviceBuffer<float> dbias(bias), dout(expected.size());
+  gpu::DeviceGemmOptions gopt;
+  gopt.model = model;
+  gopt.bf16_output = bf16;
+  gopt.bias = with_bias ? dbias.get() : nullptr;
+  gpu::gemm(da.operand(layout.a_k_is_cols), db.operand(layout.b_k_is_cols), gopt, dout.get());
+  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> actual = dout.download();
+  ++result.cases;
+  const std::string where = std::string(layout.name) + " " + std::to_string(s.m) + "x" +
+                            std::to_string(s.n) + "x" + std::to_string(s.k) + " B " +
+                            sim::spec(b_format).name + (bf16 ? " bf16-out" : "") +
+                            (with_bias ? " bias" : "");
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    compare_float(result, where + " C[" + std::to_string(i / static_cast<std::size_t>(s.n)) + "," +
+                              std::to_string(i % static_cast<std::size_t>(s.n)) + "]",
+                  expected[i], actual[i]);
+  }
+}
+
+}  // namespace
+
+std::vector<CheckResult> check_gemm_models() {
+  std::vector<CheckResult> results;
+  for (const gpu::GemmModel model : {gpu::GemmModel::kFp32Seq, gpu::GemmModel::kHopperSplitAccumulator,
+                                     gpu::GemmModel::kHopperFastAccum}) {
+    for (const ScalingKind& kind : kScalingKinds) {
+      CheckResult r;
+      r.kernel = std::string("gemm ") + gpu::to_string(model) + " " + kind.name;
+      std::uint64_t seed = 1;
+      for (const Layout& layout : kLayouts) {
+        for (const Shape& s : kShapes) run_case(r, model, kind, layout, s, seed++);
+      }
+      results.push_back(std::move(r));
+    }
+  }
+  return results;
+}
+
+}  // namespace fp8lab::experiments::gpu_check

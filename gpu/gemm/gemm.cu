@@ -1,0 +1,83 @@
+// gpu::gemm: operand validation, K-block resolution and the model switch (gpu/gemm/gemm.hpp).
+#include <stdexcept>
+#include <string>
+
+#include "gpu/gemm/gemm_common.cuh"
+#include "gpu/gemm/kernels.hpp"
+
+namespace fp8lab::gpu {
+namespace gemm_detail {
+namespace {
+
+std::string name(char which) { return std::string("gpu::gemm operand ") + which; }
+
+void check(const DeviceGemmOperand& op, char which) {
+  if (!sim::is_fp8(op.format)) {
+    throw std::invalid_argument(name(which) + ": format must be e4m3 or e5m2, got " + sim::spec(op.format).name);
+  }
+  if (op.rows < 1 || op.cols < 1) {
+    throw std::invalid_argument(name(which) + ": rows and cols must be >= 1, got " +
+                                std::to_string(op.rows) + " x " + std::to_string(op.cols));
+  }
+  if (op.block_rows < 1 || op.block_cols < 1) {
+    throw std::invalid_argument(name(which) + ": block_rows and block_cols must be >= 1, got " +
+                                std::to_string(op.block_rows) + " x " + std::to_string(op.block_cols));
+  }
+  if (op.codes == nullptr || op.scale_inv == nullptr) {
+    throw std::invalid_argument(name(which) + ": codes and scale_inv must be device pointers, got null");
+  }
+}
+
+std::int64_t k_of(const DeviceGemmOperand& op) { return op.k_is_cols ? op.cols : op.rows; }
+std::int64_t outer_of(const DeviceGemmOperand& op) { return op.k_is_cols ? op.rows : op.cols; }
+std::int64_t run_of(const DeviceGemmOperand& op) { return op.k_is_cols ? op.block_cols : op.block_rows; }
+
+}  // namespace
+
+Problem resolve(const DeviceGemmOperand& a, const DeviceGemmOperand& b,
+                const DeviceGemmOptions& options, float* out) {
+  check(a, 'A');
+  check(b, 'B');
+  const std::int64_t k = k_of(a);
+  if (k_of(b) != k) {
+    throw std::invalid_argument("gpu::gemm: operands disagree on K: A has " + std::to_string(k) +
+                                ", B has " + std::to_string(k_of(b)) + " (check k_is_cols)");
+  }
+  if (out == nullptr) throw std::invalid_argument("gpu::gemm: out must be a device pointer, got null");
+  std::int64_t g = k;
+  if (run_of(a) < k) g = run_of(a);
+  if (run_of(b) < k && run_of(b) < g) g = run_of(b);
+  for (const auto* op : {&a, &b}) {
+    const std::int64_t run = run_of(*op);
+    if (run < k && run % g != 0) {
+      throw std::invalid_argument(name(op == &a ? 'A' : 'B') + ": its scale blocks run " +
+                                  std::to_string(run) + " elements along K, not a multiple of the other operand's " +
+                                  std::to_string(g));
+    }
+  }
+  return Problem{a, b, outer_of(a), outer_of(b), k, g, options, out};
+}
+
+}  // namespace gemm_detail
+
+const char* to_string(GemmModel model) {
+  switch (model) {
+    case GemmModel::kFp32Seq: return "fp32_seq";
+    case GemmModel::kHopperSplitAccumulator: return "hopper_split_accumulator";
+    case GemmModel::kHopperFastAccum: return "hopper_fast_accum";
+  }
+  return "?";
+}
+
+void gemm(const DeviceGemmOperand& a, const DeviceGemmOperand& b, const DeviceGemmOptions& options,
+          float* out, cudaStream_t stream) {
+  const gemm_detail::Problem p = gemm_detail::resolve(a, b, options, out);
+  switch (options.model) {
+    case GemmModel::kFp32Seq: gemm_detail::launch_fp32_seq(p, stream); return;
+    case GemmModel::kHopperSplitAccumulator: gemm_detail::launch_hopper(p, true, stream); return;
+    case GemmModel::kHopperFastAccum: gemm_detail::launch_hopper(p, false, stream); return;
+  }
+  throw std::invalid_argument("gpu::gemm: unknown model " + std::to_string(static_cast<int>(options.model)));
+}
+
+}  // namespace fp8lab::gpu

@@ -1,0 +1,51 @@
+// Deterministic FP8 GEMM kernels with the accumulation models of sim/gemm/gemm.hpp
+// (NUMERICS.md §3-4), for every scaling kind: per-tensor, rowwise/columnwise, block 1x128 and
+// 128x128, MXFP8 1x32/32x1 (which Hopper's tensor cores cannot run; these kernels can).
+//
+//   gpu::gemm with GemmModel::kFp32Seq                 must equal sim::gemm, Accumulation::kFp32Seq
+//   gpu::gemm with GemmModel::kHopperSplitAccumulator  must equal sim::gemm, kHopperSplitAccumulator
+//   gpu::gemm with GemmModel::kHopperFastAccum         must equal sim::gemm, kHopperFastAccum
+//
+// C[M, N] = sum over k of A(m, k) * B(n, k); each operand is a stored row-major tensor plus which
+// of its dimensions is K, exactly as sim::GemmOperand. K-blocks, the per-block epilogue
+// (t_j = RN(P_j * RN(sa_j * sb_j)), total = t_0 then RN(total + t_j)), bias, canonical NaN and
+// bf16 output follow gemm.hpp's "order of operations" to the bit. pad_inner_dim is not offered:
+// gemm.hpp proves that its zero padding changes no bit of any model.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "sim/format.hpp"
+
+namespace fp8lab::gpu {
+
+// One quantized operand in device memory (the device view of sim::QuantizedTensor).
+struct DeviceGemmOperand {
+  const std::uint8_t* codes = nullptr;  // [rows, cols] row-major
+  const float* scale_inv = nullptr;     // [ceil(rows/block_rows), ceil(cols/block_cols)] row-major
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t block_rows = 0;
+  std::int64_t block_cols = 0;
+  sim::Format format = sim::Format::E4M3;
+  bool k_is_cols = true;  // sim::ReduceDim::kCols (true) or kRows (false)
+};
+
+enum class GemmModel : std::uint8_t { kFp32Seq, kHopperSplitAccumulator, kHopperFastAccum };
+const char* to_string(GemmModel model);
+
+struct DeviceGemmOptions {
+  GemmModel model = GemmModel::kFp32Seq;
+  bool bf16_output = false;     // out holds the bf16 values as their exact fp32 values (as sim)
+  const float* bias = nullptr;  // N values added to every row, or null
+};
+
+// out: device [M, N] row-major fp32. Throws std::invalid_argument naming the operand and field
+// for inconsistent shapes, null pointers, non-FP8 formats or scale blocks that do not line up
+// along K (same rules as sim::gemm_shape and sim's K-blocks).
+void gemm(const DeviceGemmOperand& a, const DeviceGemmOperand& b, const DeviceGemmOptions& options,
+          float* out, cudaStream_t stream = nullptr);
+
+}  // namespace fp8lab::gpu
