@@ -189,6 +189,25 @@ TEST_CASE("Delayed: step 0 casts with 1.0, an update applies from the next cast"
   CHECK(layer.backward().scale(DelayedScalingLinear::kGradOutput) == 1.0f);
 }
 
+// §2.6 "amax == 0: no roll, no scale change" (TE a81786845, "Avoid amax roll for non-run
+// modules"; test_fp8_scale_update_with_linear_module: the weight is not rolled when it was not
+// re-cast, is_first_microbatch=False).
+TEST_CASE("Delayed: a step without a cast (amax 0) neither rolls the history nor moves the scale") {
+  DelayedScalingConfig config;
+  config.amax_history_len = 4;
+  DelayedScalingState state(2, Format::E4M3, config);
+  state.record_amax(0, 2.0f);
+  state.record_amax(1, 8.0f);
+  state.update();
+  REQUIRE(state.history_of(0) == std::vector<float>{0.0f, 0.0f, 0.0f, 2.0f});
+  state.record_amax(0, 4.0f);  // slot 1 is not cast this step
+  state.update();
+  CHECK(state.history_of(0) == std::vector<float>{0.0f, 0.0f, 2.0f, 4.0f});
+  CHECK(state.history_of(1) == std::vector<float>{0.0f, 0.0f, 0.0f, 8.0f});
+  CHECK(state.scale(0) == 112.0f);  // 448 / 4
+  CHECK(state.scale(1) == 56.0f);   // still 448 / 8
+}
+
 // §2.6: `max` is taken over the len most recent step amaxes, including the one the roll drops.
 TEST_CASE("Delayed: max covers the len most recent amaxes, the window keeps len - 1") {
   DelayedScalingConfig config;
