@@ -211,8 +211,9 @@ void read_fp8_config(AccelerateFp8Settings& s, const YAML::Node& fp8, const std:
                       "expected a mapping, got", "keys such as backend, fp8_format, margin");
   }
   std::vector<std::string> yaml_keys;
-  for (const auto& [var, reader] : readers()) {
-    yaml_keys.push_back(lower(var.substr(kPrefix.size())));
+  for (const auto& entry : readers()) {
+    const std::string key = lower(entry.first.substr(kPrefix.size()));
+    yaml_keys.push_back(key == "format" ? "fp8_format" : key);  // `format` works too (fp8_ rule)
   }
   yaml_keys.push_back("override_linear_precision");
   for (const auto& entry : fp8) {

@@ -132,12 +132,12 @@ bool default_power_2_scales(Scaling s) {
 }
 
 ModuleFilter default_module_filter(Scaling s) {
-  ModuleFilter f;
-  f.require_dims_divisible_by_16 = true;
+  ModuleFilter f;  // TE: dims % 16, and convert_model's bare return (te-accelerate.md §1.4)
   if (is_torchao_scaling(s)) {
-    f.skip_first_last_linear = true;  // te-accelerate.md §1.6: via Accelerator, first/last skipped
-  } else {
-    f.skip_later_siblings_after_indivisible = true;  // §1.4: convert_model's bare return
+    // §1.6: via Accelerator, the first and last Linear are skipped, and indivisible Linears are
+    // filtered one by one (no early return).
+    f.skip_first_last_linear = true;
+    f.skip_later_siblings_after_indivisible = false;
   }
   return f;
 }

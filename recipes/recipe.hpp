@@ -58,15 +58,15 @@ struct OverrideLinearPrecision {
 };
 
 // Which Linear layers are converted, as data (the seed's module_filter_func cannot be a file value).
-// accelerate's TE path (convert_model, te-accelerate.md §1.4) and its torchao path (§1.6) differ:
-// see default_module_filter().
+// The member defaults are accelerate's TE rule (convert_model, te-accelerate.md §1.4); its torchao
+// path differs (§1.6): see default_module_filter().
 struct ModuleFilter {
   std::vector<std::string> skip_names;  // glob patterns (* and ?) over fully qualified names
   bool skip_first_last_linear = false;  // accelerate's AO default: first and last nn.Linear stay
   bool require_dims_divisible_by_16 = true;  // in_features % 16 == 0 and out_features % 16 == 0
   // accelerate's convert_model returns from the parent on the first indivisible Linear, so the
   // later siblings are neither converted nor visited (§1.4, "the bare return").
-  bool skip_later_siblings_after_indivisible = false;
+  bool skip_later_siblings_after_indivisible = true;
   friend bool operator==(const ModuleFilter&, const ModuleFilter&) = default;
 };
 

@@ -275,6 +275,9 @@ SweepExpansion expand(const Sweep& sweep) {
   }
 
   std::unordered_map<std::string, std::size_t> run_of;
+  // Per run: the first request that asked for exactly the run's canonical recipe (npos: none yet).
+  constexpr std::size_t kNone = ~std::size_t{0};
+  std::vector<std::size_t> first_exact;
   out.requested.reserve(static_cast<std::size_t>(total));
   for (const auto& workload : sweep.workloads) {
     for (const std::int64_t seed : sweep.seeds) {
@@ -290,10 +293,16 @@ SweepExpansion expand(const Sweep& sweep) {
         const auto [it, inserted] = run_of.try_emplace(key, out.runs.size());
         if (inserted) {
           out.runs.push_back({c.canonical.recipe, workload, seed, stable_hash(key), {}});
+          first_exact.push_back(kNone);
           request.is_representative = true;
-        } else if (request.reasons.empty()) {
-          const std::size_t first = out.runs[it->second].requests.front();
-          request.reasons.push_back(fmt::format("same recipe as request #{}", first + 1));
+        }
+        if (request.reasons.empty()) {
+          std::size_t& first = first_exact[it->second];
+          if (first == kNone) {
+            first = out.requested.size();
+          } else {
+            request.reasons.push_back(fmt::format("same recipe as request #{}", first + 1));
+          }
         }
         request.run = it->second;
         out.runs[it->second].requests.push_back(out.requested.size());

@@ -1,0 +1,116 @@
+// The recipe model: defaults (accelerate's), per-scaling defaults (te-accelerate.md §6, torchao-mx.md
+// §1.2), names, and the identity (canonical string, run id) that names results across runs.
+#include <catch2/catch.hpp>
+
+#include "recipes/recipe.hpp"
+#include "recipes/recipe_file.hpp"
+
+using namespace fp8lab::recipes;
+
+TEST_CASE("a default recipe is accelerate's TERecipeKwargs default", "[recipes]") {
+  const Recipe r;
+  CHECK(r.scaling == Scaling::delayed);
+  CHECK(r.fp8_format == Fp8Format::HYBRID);
+  CHECK(r.margin == 0);
+  CHECK(r.interval == 1);
+  CHECK(r.amax_history_len == 1024);
+  CHECK(r.amax_compute_algo == AmaxComputeAlgo::most_recent);
+  CHECK(r.override_linear_precision.none());
+  CHECK_FALSE(r.use_autocast_during_eval);
+  // An empty recipe file is the same recipe with the scaling-dependent defaults filled in.
+  CHECK(parse_recipe_text("", "empty.yaml") == r);
+}
+
+TEST_CASE("GEMM accumulation defaults follow TE's per-recipe table", "[recipes]") {
+  // te-accelerate.md §6: Delayed, Current, MXFP8: fprop fast (use_split_accumulator=False),
+  // dgrad and wgrad split; Block: split everywhere (enforced). torchao: use_fast_accum T/F/F.
+  const GemmAccumulation fast_split_split{Accumulation::hopper_fast, Accumulation::hopper_split,
+                                          Accumulation::hopper_split};
+  const GemmAccumulation all_split{Accumulation::hopper_split, Accumulation::hopper_split,
+                                   Accumulation::hopper_split};
+  for (Scaling s : {Scaling::delayed, Scaling::current, Scaling::mxfp8, Scaling::tensorwise,
+                    Scaling::rowwise, Scaling::rowwise_with_gw_hp}) {
+    INFO(name(s));
+    CHECK(default_gemm_accumulation(s) == fast_split_split);
+  }
+  CHECK(default_gemm_accumulation(Scaling::block) == all_split);
+  CHECK(parse_recipe_text("scaling: block", "b.yaml").gemm == all_split);
+}
+
+TEST_CASE("formats, power-of-2 scales and module filters default per scaling", "[recipes]") {
+  // torchao rowwise recipes: e4m3 everywhere with power-of-2 scales (torchao-mx.md §1.2); TE block
+  // scaling: E4M3 and power-of-2 scales by default (te-accelerate.md §5.3).
+  const Recipe rowwise = parse_recipe_text("scaling: rowwise", "r.yaml");
+  CHECK(rowwise.fp8_format == Fp8Format::E4M3);
+  CHECK(rowwise.power_2_scales);
+  const Recipe block = parse_recipe_text("scaling: block", "b.yaml");
+  CHECK(block.fp8_format == Fp8Format::E4M3);
+  CHECK(block.power_2_scales);
+  const Recipe tensorwise = parse_recipe_text("scaling: tensorwise", "t.yaml");
+  CHECK(tensorwise.fp8_format == Fp8Format::HYBRID);
+  CHECK_FALSE(tensorwise.power_2_scales);
+  // accelerate: TE's convert_model requires dims % 16 and returns from the parent on the first
+  // indivisible Linear (§1.4); the AO path skips the first and last Linear (§1.6).
+  const Recipe delayed;
+  CHECK(delayed.module_filter.require_dims_divisible_by_16);
+  CHECK(delayed.module_filter.skip_later_siblings_after_indivisible);
+  CHECK_FALSE(delayed.module_filter.skip_first_last_linear);
+  CHECK(tensorwise.module_filter.skip_first_last_linear);
+  CHECK_FALSE(tensorwise.module_filter.skip_later_siblings_after_indivisible);
+}
+
+TEST_CASE("every enum name parses back to its value", "[recipes]") {
+  for (Scaling s : {Scaling::delayed, Scaling::current, Scaling::tensorwise, Scaling::rowwise,
+                    Scaling::rowwise_with_gw_hp, Scaling::block, Scaling::mxfp8}) {
+    CHECK(parse_scaling(name(s)) == s);
+  }
+  for (Fp8Format f : {Fp8Format::HYBRID, Fp8Format::E4M3, Fp8Format::E5M2}) {
+    CHECK(parse_fp8_format(name(f)) == f);
+  }
+  for (MxScaleMode m : {MxScaleMode::te, MxScaleMode::floor, MxScaleMode::ceil, MxScaleMode::even,
+                        MxScaleMode::rceil}) {
+    CHECK(parse_mx_scale_mode(name(m)) == m);
+  }
+  for (Accumulation a : {Accumulation::fp32_seq, Accumulation::hopper_split,
+                         Accumulation::hopper_fast, Accumulation::exact}) {
+    CHECK(parse_accumulation(name(a)) == a);
+  }
+  CHECK_FALSE(parse_scaling("Delayed").has_value());
+}
+
+TEST_CASE("the canonical string spells every field in a fixed order", "[recipes]") {
+  // Golden: results directories are keyed by run_id, so this text must not change by accident.
+  CHECK(canonical_string(Recipe{}) ==
+        "scaling=delayed;fp8_format=HYBRID;margin=0;interval=1;amax_history_len=1024;"
+        "amax_compute_algo=most_recent;override_linear_precision=[false, false, false];"
+        "use_autocast_during_eval=false;gemm={fprop: hopper_fast, dgrad: hopper_split, wgrad: "
+        "hopper_split};power_2_scales=false;mx_scale_mode=te;pad_inner_dim=true;"
+        "enable_fsdp_float8_all_gather=true;module_filter={skip_names: [], "
+        "skip_first_last_linear: false, require_dims_divisible_by_16: true, "
+        "skip_later_siblings_after_indivisible: true}");
+}
+
+TEST_CASE("run ids are 16 hex digits, equal for equal recipes, different otherwise", "[recipes]") {
+  const Recipe a;
+  Recipe b;
+  CHECK(run_id(a) == run_id(b));
+  CHECK(run_id(a).size() == 16);
+  CHECK(run_id(a).find_first_not_of("0123456789abcdef") == std::string::npos);
+  // FNV-1a 64 of the golden string above, computed independently (Python, 64-bit FNV-1a); a
+  // change here means every stored run id changes.
+  CHECK(run_id(a) == "0f0e68dece316888");
+  b.margin = 1;
+  CHECK(run_id(a) != run_id(b));
+  Recipe c;
+  c.module_filter.skip_names = {"lm_head"};
+  CHECK(run_id(a) != run_id(c));
+}
+
+TEST_CASE("describe lists only the fields the scaling uses", "[recipes]") {
+  const std::string mx = describe(parse_recipe_text("scaling: mxfp8\nmx_scale_mode: rceil", "m"));
+  CHECK(mx.find("mx_scale_mode: rceil") != std::string::npos);
+  CHECK(mx.find("amax_history_len") == std::string::npos);
+  const std::string delayed = describe(Recipe{});
+  CHECK(delayed.find("amax_history_len: 1024") != std::string::npos);
+  CHECK(delayed.find("mx_scale_mode") == std::string::npos);
+}

@@ -1,0 +1,242 @@
+// Canonicalization (each rule of canonical.hpp) and sweep expansion: counts, mapping, reasons,
+// random sampling, and the shipped default sweep.
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+
+#include "recipes/canonical.hpp"
+#include "recipes/recipe_file.hpp"
+#include "recipes/sweep.hpp"
+
+using namespace fp8lab::recipes;
+
+namespace {
+
+Recipe recipe(const std::string& yaml) { return parse_recipe_text(yaml, "t.yaml"); }
+std::string canonical_id(const Recipe& r) { return run_id(canonicalize(r).recipe); }
+
+}  // namespace
+
+TEST_CASE("history length 1 makes max and most_recent the same run", "[recipes][sweep]") {
+  const Recipe max1 = recipe("amax_history_len: 1\namax_compute_algo: max\n");
+  const Recipe recent1 = recipe("amax_history_len: 1\namax_compute_algo: most_recent\n");
+  CHECK(canonical_id(max1) == canonical_id(recent1));
+  CHECK(canonicalize(max1).reasons ==
+        std::vector<std::string>{"amax_history_len 1: max over one step's amax equals most_recent"});
+  CHECK(canonicalize(recent1).reasons.empty());
+  // With a longer history they differ.
+  CHECK(canonical_id(recipe("amax_history_len: 2\namax_compute_algo: max\n")) !=
+        canonical_id(recipe("amax_history_len: 2\namax_compute_algo: most_recent\n")));
+}
+
+TEST_CASE("MXFP8 ignores margin, interval, history and algorithm", "[recipes][sweep]") {
+  Recipe mx = recipe("scaling: mxfp8\n");
+  const std::string plain = canonical_id(mx);
+  mx.margin = 3;
+  mx.interval = 4;
+  mx.amax_history_len = 16;
+  mx.amax_compute_algo = AmaxComputeAlgo::max;
+  const Canonical c = canonicalize(mx);
+  CHECK(run_id(c.recipe) == plain);
+  CHECK(c.reasons == std::vector<std::string>{"mxfp8 keeps no amax history: margin=3, "
+                                              "interval=4, amax_history_len=16, "
+                                              "amax_compute_algo=max ignored"});
+  // The format still matters for MXFP8 (HYBRID puts gradients in E5M2).
+  CHECK(canonical_id(recipe("scaling: mxfp8\nfp8_format: E4M3\n")) != plain);
+}
+
+TEST_CASE("override (true, true, true) makes every FP8 field irrelevant", "[recipes][sweep]") {
+  const std::string base = canonical_id(recipe("override_linear_precision: [true, true, true]\n"));
+  for (const char* other : {"fp8_format: E5M2\n", "margin: 4\n", "scaling: mxfp8\n",
+                            "scaling: rowwise\n", "amax_history_len: 7\n",
+                            "gemm: {fprop: exact}\n", "use_autocast_during_eval: true\n"}) {
+    INFO(other);
+    CHECK(canonical_id(recipe(std::string("override_linear_precision: [true, true, true]\n") +
+                              other)) == base);
+  }
+  CHECK(canonical_id(recipe("override_linear_precision: [true, true, false]\n")) != base);
+}
+
+TEST_CASE("gradients never quantized: HYBRID equals E4M3", "[recipes][sweep]") {
+  const auto hp_grads = "override_linear_precision: [false, true, true]\n";
+  CHECK(canonical_id(recipe(std::string(hp_grads) + "fp8_format: HYBRID\n")) ==
+        canonical_id(recipe(std::string(hp_grads) + "fp8_format: E4M3\n")));
+  CHECK(canonical_id(recipe(std::string(hp_grads) + "fp8_format: E5M2\n")) !=
+        canonical_id(recipe(std::string(hp_grads) + "fp8_format: E4M3\n")));
+  // One GEMM still quantizes gradients: the formats differ.
+  CHECK(canonical_id(recipe("override_linear_precision: [false, true, false]\nfp8_format: HYBRID\n")) !=
+        canonical_id(recipe("override_linear_precision: [false, true, false]\nfp8_format: E4M3\n")));
+  // rowwise_with_gw_hp runs wgrad in high precision already: a dgrad override suffices, and a
+  // wgrad override changes nothing.
+  CHECK(canonical_id(recipe("scaling: rowwise_with_gw_hp\noverride_linear_precision: [false, true, "
+                            "false]\nfp8_format: HYBRID\n")) ==
+        canonical_id(recipe("scaling: rowwise_with_gw_hp\noverride_linear_precision: [false, true, "
+                            "false]\nfp8_format: E4M3\n")));
+  CHECK(canonical_id(recipe("scaling: rowwise_with_gw_hp\noverride_linear_precision: [false, "
+                            "false, true]\n")) ==
+        canonical_id(recipe("scaling: rowwise_with_gw_hp\n")));
+}
+
+TEST_CASE("an overridden GEMM has no FP8 accumulation model", "[recipes][sweep]") {
+  CHECK(canonical_id(recipe("override_linear_precision: [true, false, false]\ngemm: {fprop: exact}\n")) ==
+        canonical_id(recipe("override_linear_precision: [true, false, false]\n")));
+  CHECK(canonical_id(recipe("gemm: {fprop: exact}\n")) != canonical_id(recipe("")));
+}
+
+TEST_CASE("a canonical recipe is a fixed point", "[recipes][sweep]") {
+  for (const char* text : {"", "scaling: mxfp8\n", "override_linear_precision: [true, true, true]\n",
+                           "amax_history_len: 1\namax_compute_algo: max\n",
+                           "scaling: rowwise_with_gw_hp\noverride_linear_precision: [false, true, true]\n"}) {
+    INFO(text);
+    const Canonical once = canonicalize(recipe(text));
+    const Canonical twice = canonicalize(once.recipe);
+    CHECK(twice.recipe == once.recipe);
+    CHECK(twice.reasons.empty());
+  }
+}
+
+TEST_CASE("the full TE grid of the seed's fields expands to the counted runs", "[recipes][sweep]") {
+  // 3 formats x 4 margins x 3 intervals x 4 history lengths x 2 algorithms x 8 override triples
+  // x MXFP8 on/off.
+  const Sweep sweep = parse_sweep_text(R"(
+workloads: [gpt-small]
+parameters:
+  fp8_format: {values: [HYBRID, E4M3, E5M2]}
+  margin: {values: [0, 1, 2, 3]}
+  interval: {values: [1, 2, 4]}
+  amax_history_len: {values: [1, 16, 128, 1024]}
+  amax_compute_algo: {values: [max, most_recent]}
+  override_linear_precision:
+    values: [[false, false, false], [false, false, true], [false, true, false], [false, true, true],
+             [true, false, false], [true, false, true], [true, true, false], [true, true, true]]
+  use_mxfp8_block_scaling: {values: [false, true]}
+)",
+                                       "grid.yaml");
+  const SweepExpansion e = expand(sweep);
+  CHECK(e.grid_size == 3u * 4 * 3 * 4 * 2 * 8 * 2);
+  CHECK(e.requested.size() == 4608u);
+  // Counted by hand from the rules:
+  //  - (true, true, true): 1 run for everything.
+  //  - the 7 other triples: (false, true, true) quantizes no gradient, so HYBRID == E4M3 and it
+  //    has 2 formats; the other 6 have 3: 6 x 3 + 2 = 20 (format, triple) pairs.
+  //  - MXFP8: those 20 pairs, nothing else matters.
+  //  - delayed: 20 pairs x 4 margins x 3 intervals x (history 1: one algorithm; 16, 128, 1024:
+  //    two) = 20 x 4 x 3 x 7 = 1680.
+  CHECK(e.runs.size() == 1u + 20u + 1680u);
+  // Every request points at a run whose canonical recipe is its own canonicalization.
+  std::size_t representatives = 0;
+  for (const auto& r : e.requested) {
+    CHECK(e.runs[r.run].recipe == canonicalize(r.recipe).recipe);
+    representatives += r.is_representative ? 1 : 0;
+  }
+  CHECK(representatives == e.runs.size());
+  std::set<std::string> ids;
+  for (const auto& run : e.runs) ids.insert(run.id);
+  CHECK(ids.size() == e.runs.size());
+}
+
+TEST_CASE("workloads and seeds are crossed; runs differ per workload and seed", "[recipes][sweep]") {
+  const SweepExpansion e = expand(parse_sweep_text(R"(
+workloads: [a, b]
+seeds: [1, 2, 3]
+parameters:
+  amax_compute_algo: {values: [max, most_recent]}
+  amax_history_len: {value: 1}
+)",
+                                                   "ws.yaml"));
+  CHECK(e.requested.size() == 2u * 2 * 3);
+  CHECK(e.runs.size() == 2u * 3);  // the two algorithms collapse at history 1
+  CHECK(e.requested[0].workload == "a");
+  CHECK(e.requested[0].seed == 1);
+  CHECK(e.requested[1].run == e.requested[0].run);
+  // max maps onto most_recent with the reason; most_recent is the run's own recipe.
+  CHECK(e.requested[0].reasons ==
+        std::vector<std::string>{"amax_history_len 1: max over one step's amax equals most_recent"});
+  CHECK(e.requested[1].reasons.empty());
+  CHECK(e.runs[e.requested[2].run].seed == 2);
+}
+
+TEST_CASE("an exact duplicate names the request it repeats", "[recipes][sweep]") {
+  const SweepExpansion e = expand(parse_sweep_text(
+      "workloads: [w]\nparameters:\n  margin: {values: [0, 0]}\n", "dup.yaml"));
+  REQUIRE(e.requested.size() == 2);
+  CHECK(e.runs.size() == 1);
+  CHECK(e.requested[1].reasons == std::vector<std::string>{"same recipe as request #1"});
+}
+
+TEST_CASE("random sampling: count distinct combinations, the same for the same seed",
+          "[recipes][sweep]") {
+  const std::string text = R"(
+method: random
+count: 25
+seed: 11
+workloads: [w]
+parameters:
+  fp8_format: {values: [HYBRID, E4M3, E5M2]}
+  margin: {values: [0, 1, 2, 3, 4]}
+  amax_history_len: {values: [1, 16, 1024]}
+)";
+  const SweepExpansion a = expand(parse_sweep_text(text, "r.yaml"));
+  const SweepExpansion b = expand(parse_sweep_text(text, "r.yaml"));
+  REQUIRE(a.requested.size() == 25);
+  std::set<std::vector<std::size_t>> distinct;
+  for (std::size_t i = 0; i < a.requested.size(); ++i) {
+    CHECK(a.requested[i].value_index == b.requested[i].value_index);
+    distinct.insert(a.requested[i].value_index);
+  }
+  CHECK(distinct.size() == 25);  // without replacement
+  std::string other = text;
+  other.replace(other.find("seed: 11"), 8, "seed: 12");
+  const SweepExpansion c = expand(parse_sweep_text(other, "r.yaml"));
+  bool differs = false;
+  for (std::size_t i = 0; i < c.requested.size(); ++i) {
+    differs = differs || c.requested[i].value_index != a.requested[i].value_index;
+  }
+  CHECK(differs);
+  // A count at least the grid size takes the whole grid.
+  other.replace(other.find("count: 25"), 9, "count: 99");
+  CHECK(expand(parse_sweep_text(other, "r.yaml")).requested.size() == 45);
+}
+
+TEST_CASE("base fields apply to every combination; parameters win over base", "[recipes][sweep]") {
+  const SweepExpansion e = expand(parse_sweep_text(R"(
+workloads: [w]
+base: {scaling: current, fp8_format: E4M3}
+parameters:
+  fp8_format: {values: [HYBRID]}
+  power_2_scales: {values: [false, true]}
+)",
+                                                   "b.yaml"));
+  REQUIRE(e.runs.size() == 2);
+  CHECK(e.runs[0].recipe.scaling == Scaling::current);
+  CHECK(e.runs[0].recipe.fp8_format == Fp8Format::HYBRID);
+  CHECK(e.runs[1].recipe.power_2_scales);
+}
+
+TEST_CASE("the dry run lists counts, runs and every request with its reason", "[recipes][sweep]") {
+  const SweepExpansion e = expand(parse_sweep_text(R"(
+workloads: [w]
+parameters:
+  amax_history_len: {values: [1]}
+  amax_compute_algo: {values: [max, most_recent]}
+)",
+                                                   "d.yaml"));
+  const std::string text = format_dry_run(e);
+  CHECK(text.find("requested: 2   distinct runs: 1") != std::string::npos);
+  CHECK(text.find("  #1     w seed 0  amax_history_len=1 amax_compute_algo=max  -> run 1  "
+                  "(amax_history_len 1: max over one step's amax equals most_recent)") !=
+        std::string::npos);
+  CHECK(text.find("  #2     w seed 0  amax_history_len=1 amax_compute_algo=most_recent  -> run 1\n") !=
+        std::string::npos);
+  CHECK(text.find(e.runs[0].id) != std::string::npos);
+}
+
+TEST_CASE("the shipped default sweep stays within ~40 runs", "[recipes][sweep]") {
+  const Sweep sweep = read_sweep(std::string(FP8LAB_SOURCE_DIR) + "/recipes/sweeps/default.yaml");
+  const SweepExpansion e = expand(sweep);
+  CHECK(sweep.workloads == std::vector<std::string>{"gpt-small"});
+  CHECK(e.requested.size() == static_cast<std::size_t>(sweep.count));
+  CHECK(e.runs.size() <= 40);
+  CHECK(e.runs.size() >= 20);
+}

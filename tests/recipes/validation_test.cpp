@@ -1,0 +1,267 @@
+// Every validation error, table-driven, with its full message: where (file:line or the variable),
+// which field, the bad value, the accepted values and, for near misses, a suggestion.
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "recipes/accelerate.hpp"
+#include "recipes/error.hpp"
+#include "recipes/fields.hpp"
+#include "recipes/recipe_file.hpp"
+#include "recipes/sweep.hpp"
+
+using namespace fp8lab::recipes;
+
+namespace {
+
+struct Case {
+  const char* what;
+  std::string input;
+  std::string message;
+};
+
+// Runs `read` on each case and compares the whole message; a case that does not throw fails.
+void check_messages(const std::vector<Case>& cases,
+                    const std::function<void(const std::string&)>& read) {
+  for (const auto& c : cases) {
+    INFO(c.what << "\ninput:\n" << c.input);
+    try {
+      read(c.input);
+      FAIL("no error was raised");
+    } catch (const RecipeError& e) {
+      CHECK(std::string(e.what()) == c.message);
+    }
+  }
+}
+
+const std::string kFields = all_field_names();
+
+}  // namespace
+
+TEST_CASE("recipe file errors", "[recipes][validation]") {
+  const std::vector<Case> cases = {
+      {"unknown key, near miss", "margin: 1\namax_histroy_len: 16\n",
+       "r.yaml:2: amax_histroy_len: unknown field; accepted: " + kFields +
+           " (did you mean 'amax_history_len'?)"},
+      {"unknown key, nothing close", "colour: red\n",
+       "r.yaml:1: colour: unknown field; accepted: " + kFields},
+      {"wrong type: word for an integer", "margin: two\n",
+       "r.yaml:1: margin: wrong type: expected an integer, got 'two'; accepted: an integer >= 0"},
+      {"wrong type: float for an integer", "amax_history_len: 16.5\n",
+       "r.yaml:1: amax_history_len: wrong type: expected an integer, got '16.5'; accepted: an "
+       "integer >= 1"},
+      {"wrong type: list for an integer", "margin: [1, 2]\n",
+       "r.yaml:1: margin: wrong type: expected an integer, got 'a sequence'; accepted: an integer "
+       ">= 0"},
+      {"wrong type: boolean", "use_autocast_during_eval: maybe\n",
+       "r.yaml:1: use_autocast_during_eval: wrong type: expected a boolean, got 'maybe'; "
+       "accepted: true, false"},
+      {"missing value", "margin:\n",
+       "r.yaml:1: margin: wrong type: expected an integer, got 'nothing (null)'; accepted: an "
+       "integer >= 0"},
+      {"negative margin", "margin: -1\n",
+       "r.yaml:1: margin: must not be negative, got '-1'; accepted: an integer >= 0"},
+      {"zero history length", "amax_history_len: 0\n",
+       "r.yaml:1: amax_history_len: must be at least 1, got '0'; accepted: an integer >= 1"},
+      {"zero interval", "interval: 0\n",
+       "r.yaml:1: interval: must be at least 1, got '0'; accepted: an integer >= 1"},
+      {"unknown format", "fp8_format: HYBRD\n",
+       "r.yaml:1: fp8_format: unknown value 'HYBRD'; accepted: HYBRID, E4M3, E5M2 (did you mean "
+       "'HYBRID'?)"},
+      {"unknown algorithm", "amax_compute_algo: most-recent\n",
+       "r.yaml:1: amax_compute_algo: unknown value 'most-recent'; accepted: max, most_recent "
+       "(did you mean 'most_recent'?)"},
+      {"unknown scaling", "scaling: rowwize\n",
+       "r.yaml:1: scaling: unknown value 'rowwize'; accepted: delayed, current, tensorwise, "
+       "rowwise, rowwise_with_gw_hp, block, mxfp8 (did you mean 'rowwise'?)"},
+      {"unknown accumulation in a nested mapping", "gemm:\n  fprop: fast\n",
+       "r.yaml:2: gemm.fprop: unknown value 'fast'; accepted: fp32_seq, hopper_split, "
+       "hopper_fast, exact"},
+      {"overrides: two booleans", "override_linear_precision: [true, false]\n",
+       "r.yaml:1: override_linear_precision: must be three booleans (fprop, dgrad, wgrad), got 'a "
+       "sequence'; accepted: three booleans [fprop, dgrad, wgrad], e.g. [false, false, true]"},
+      {"overrides: not a boolean", "override_linear_precision: [true, false, maybe]\n",
+       "r.yaml:1: override_linear_precision: must be three booleans (fprop, dgrad, wgrad), got 'a "
+       "sequence'; accepted: three booleans [fprop, dgrad, wgrad], e.g. [false, false, true]"},
+      {"overrides: a string of two", "override_linear_precision: (false, true)\n",
+       "r.yaml:1: override_linear_precision: must be three booleans (fprop, dgrad, wgrad), got "
+       "'(false, true)'; accepted: three booleans [fprop, dgrad, wgrad], e.g. [false, false, "
+       "true]"},
+      {"MXFP8 with a history length", "use_mxfp8_block_scaling: true\namax_history_len: 16\n",
+       "r.yaml:2: amax_history_len: is not supported for MXFP8 block scaling (stateless: no amax "
+       "history, no margin); value '16'; accepted: remove it, or use scaling: delayed"},
+      {"MXFP8 with an algorithm", "scaling: mxfp8\namax_compute_algo: max\n",
+       "r.yaml:2: amax_compute_algo: is not supported for MXFP8 block scaling (stateless: no "
+       "amax history, no margin); value 'max'; accepted: remove it, or use scaling: delayed"},
+      {"current scaling with a margin", "scaling: current\nmargin: 2\n",
+       "r.yaml:2: margin: is not used by scaling 'current' (only delayed scaling keeps an amax "
+       "history); value '2'; accepted: remove it, or use scaling: delayed"},
+      {"scaling contradicts use_mxfp8_block_scaling",
+       "scaling: current\nuse_mxfp8_block_scaling: true\n",
+       "r.yaml:2: use_mxfp8_block_scaling: contradicts scaling: current; value 'true'; accepted: "
+       "scaling: mxfp8, or use_mxfp8_block_scaling: false"},
+      {"power_2_scales with delayed scaling", "power_2_scales: true\n",
+       "r.yaml:1: power_2_scales: is not an option of scaling 'delayed'; value 'true'; accepted: "
+       "current, tensorwise, rowwise, rowwise_with_gw_hp, block"},
+      {"mx_scale_mode without MXFP8", "mx_scale_mode: floor\n",
+       "r.yaml:1: mx_scale_mode: applies to mxfp8 only, not 'delayed'; value 'floor'; accepted: "
+       "scaling: mxfp8"},
+      {"unknown MX scale mode", "scaling: mxfp8\nmx_scale_mode: round\n",
+       "r.yaml:2: mx_scale_mode: unknown value 'round'; accepted: te, floor, ceil, even, rceil"},
+      {"torchao option with TE scaling", "pad_inner_dim: false\n",
+       "r.yaml:1: pad_inner_dim: is a torchao option, not used by scaling 'delayed'; value "
+       "'false'; accepted: tensorwise, rowwise, rowwise_with_gw_hp"},
+      {"module filter names not a list", "module_filter:\n  skip_names: lm_head\n",
+       "r.yaml:2: module_filter.skip_names: wrong type: expected a list, got 'lm_head'; accepted: "
+       "a list of name globs, e.g. [\"lm_head\", \"*.proj\"]"},
+      {"key given twice", "margin: 1\nmargin: 2\n",
+       "r.yaml:2: margin: is given twice; accepted: one value per field"},
+      {"not a mapping", "- margin\n",
+       "r.yaml:1: recipe: expected a mapping of recipe fields, got 'a sequence'; accepted: " +
+           kFields},
+      {"YAML syntax", "margin: [1, 2\n",
+       "r.yaml:2: YAML: syntax error: end of sequence flow not found"},
+  };
+  check_messages(cases, [](const std::string& text) { (void)parse_recipe_text(text, "r.yaml"); });
+}
+
+TEST_CASE("accelerate config errors", "[recipes][validation]") {
+  const std::vector<Case> cases = {
+      {"unknown key", "mixed_precision: fp8\nfp8_config:\n  amax_histroy_len: 16\n",
+       "a.yaml:3: fp8_config.amax_histroy_len: unknown fp8_config key; accepted: "
+       "amax_compute_algo, amax_history_len, backend, enable_fsdp_float8_all_gather, fp8_format, "
+       "interval, margin, opt_level, override_dgrad, override_fprop, override_wgrad, "
+       "pad_inner_dim, use_autocast_during_eval, use_mxfp8_block_scaling, "
+       "override_linear_precision (did you mean 'amax_history_len'?)"},
+      {"negative margin", "fp8_config:\n  margin: -2\n",
+       "a.yaml:2: fp8_config.margin: must not be negative, got '-2'; accepted: an integer >= 0"},
+      {"zero history length", "fp8_config:\n  amax_history_len: 0\n",
+       "a.yaml:2: fp8_config.amax_history_len: must be at least 1, got '0'; accepted: an integer "
+       ">= 1"},
+      {"not an int()", "fp8_config:\n  margin: 1.5\n",
+       "a.yaml:2: fp8_config.margin: invalid literal for int() (accelerate raises ValueError) "
+       "'1.5'; accepted: an integer >= 0"},
+      {"unknown format", "fp8_config:\n  fp8_format: E3M4\n",
+       "a.yaml:2: fp8_config.fp8_format: unknown value 'E3M4'; accepted: HYBRID, E4M3, E5M2 "
+       "(did you mean 'E4M3'?)"},
+      {"unknown algorithm", "fp8_config:\n  amax_compute_algo: mean\n",
+       "a.yaml:2: fp8_config.amax_compute_algo: unknown value 'mean'; accepted: max, most_recent "
+       "(did you mean 'max'?)"},
+      {"overrides: two booleans", "fp8_config:\n  override_linear_precision: [false, true]\n",
+       "a.yaml:2: fp8_config.override_linear_precision: must be three booleans (fprop, dgrad, "
+       "wgrad), got 'a sequence'; accepted: a list [false, false, true] (accelerate also "
+       "documents the string (false, false, true), which its launcher cannot parse)"},
+      {"not a truth value", "fp8_config:\n  use_autocast_during_eval: maybe\n",
+       "a.yaml:2: fp8_config.use_autocast_during_eval: invalid truth value (accelerate's "
+       "str_to_bool raises ValueError) 'maybe'; accepted: y, yes, t, true, on, 1, n, no, f, "
+       "false, off, 0"},
+      {"MXFP8 with a history length",
+       "fp8_config:\n  use_mxfp8_block_scaling: true\n  amax_history_len: 16\n",
+       "a.yaml:3: fp8_config.amax_history_len: is not supported for MXFP8 block scaling "
+       "(accelerate raises ValueError); value '16'; accepted: 1024 (accelerate's default, never "
+       "forwarded), or use_mxfp8_block_scaling: false"},
+      {"MXFP8 with max", "fp8_config:\n  amax_compute_algo: max\n  use_mxfp8_block_scaling: true\n",
+       "a.yaml:2: fp8_config.amax_compute_algo: is not supported for MXFP8 block scaling "
+       "(accelerate raises ValueError); value 'max'; accepted: most_recent (accelerate's "
+       "default, never forwarded), or use_mxfp8_block_scaling: false"},
+      {"lowercase backend", "fp8_config:\n  backend: te\n",
+       "a.yaml:2: fp8_config.backend: unknown backend (accelerate's FP8BackendType is "
+       "case-sensitive) 'te'; accepted: TE, AO (did you mean 'TE'?)"},
+      {"MS-AMP backend", "fp8_config:\n  backend: MSAMP\n",
+       "a.yaml:2: fp8_config.backend: names a backend fp8lab does not model (MS-AMP); value "
+       "'MSAMP'; accepted: TE, AO"},
+      {"fp8_config not a mapping", "fp8_config: [1]\n",
+       "a.yaml:1: fp8_config: expected a mapping, got 'a sequence'; accepted: keys such as "
+       "backend, fp8_format, margin"},
+      {"nested value", "fp8_config:\n  margin: {a: 1}\n",
+       "a.yaml:2: fp8_config.margin: wrong type: expected one value, got 'a mapping'; accepted: "
+       "a single scalar"},
+  };
+  check_messages(cases, [](const std::string& text) {
+    (void)parse_accelerate_config_text(text, "a.yaml");
+  });
+}
+
+TEST_CASE("ACCELERATE_FP8_* environment errors", "[recipes][validation]") {
+  const std::vector<Case> cases = {
+      {"not an int()", "ACCELERATE_FP8_MARGIN=abc",
+       "environment: ACCELERATE_FP8_MARGIN: invalid literal for int() (accelerate raises "
+       "ValueError) 'abc'; accepted: an integer >= 0"},
+      {"not a truth value", "ACCELERATE_FP8_OVERRIDE_WGRAD=maybe",
+       "environment: ACCELERATE_FP8_OVERRIDE_WGRAD: invalid truth value (accelerate's "
+       "str_to_bool raises ValueError) 'maybe'; accepted: y, yes, t, true, on, 1, n, no, f, "
+       "false, off, 0"},
+      {"unknown format", "ACCELERATE_FP8_FORMAT=e5m",
+       "environment: ACCELERATE_FP8_FORMAT: unknown value 'e5m'; accepted: HYBRID, E4M3, E5M2 "
+       "(did you mean 'E5M2'?)"},
+      {"zero history", "ACCELERATE_FP8_AMAX_HISTORY_LEN=0",
+       "environment: ACCELERATE_FP8_AMAX_HISTORY_LEN: must be at least 1, got '0'; accepted: an "
+       "integer >= 1"},
+  };
+  check_messages(cases, [](const std::string& assignment) {
+    const auto eq = assignment.find('=');
+    (void)read_accelerate_env({{assignment.substr(0, eq), assignment.substr(eq + 1)}});
+  });
+}
+
+TEST_CASE("sweep file errors", "[recipes][validation]") {
+  const std::string top = "method, count, seed, workloads, seeds, base, parameters, name, description";
+  const std::vector<Case> cases = {
+      {"unknown top-level key", "workloads: [w]\nparamaters: {}\n",
+       "s.yaml:2: paramaters: unknown sweep key; accepted: " + top +
+           " (did you mean 'parameters'?)"},
+      {"unknown method", "method: bayes\nworkloads: [w]\n",
+       "s.yaml:1: method: unknown value 'bayes'; accepted: grid, random"},
+      {"random without count", "method: random\nworkloads: [w]\n",
+       "s.yaml:1: count: is required by method: random; accepted: an integer >= 1"},
+      {"count with grid", "method: grid\ncount: 3\nworkloads: [w]\n",
+       "s.yaml:1: count: applies to method: random only; accepted: method: random, or remove it"},
+      {"no workloads", "method: grid\n",
+       "s.yaml: workloads: is required; accepted: a list of workload names"},
+      {"unknown parameter", "workloads: [w]\nparameters:\n  margins: {values: [0, 1]}\n",
+       "s.yaml:3: parameters.margins: unknown recipe field; accepted: " + kFields +
+           " (did you mean 'margin'?)"},
+      {"bad value, with its own line",
+       "workloads: [w]\nparameters:\n  amax_history_len:\n    values:\n      - 16\n      - 0\n",
+       "s.yaml:6: parameters.amax_history_len.values[1]: must be at least 1, got '0'; accepted: "
+       "an integer >= 1"},
+      {"W&B distribution", "workloads: [w]\nparameters:\n  margin: {distribution: int_uniform}\n",
+       "s.yaml:3: parameters.margin.distribution: is not supported (only explicit value lists); "
+       "accepted: values, value"},
+      {"values not a list", "workloads: [w]\nparameters:\n  margin: {values: 3}\n",
+       "s.yaml:3: parameters.margin.values: expected a non-empty list, got '3'; accepted: a list "
+       "of values of margin"},
+      {"bad base field", "workloads: [w]\nbase:\n  fp8_format: E4M4\n",
+       "s.yaml:3: base.fp8_format: unknown value 'E4M4'; accepted: HYBRID, E4M3, E5M2 (did you "
+       "mean 'E4M3'?)"},
+      {"zero count", "method: random\ncount: 0\nworkloads: [w]\n",
+       "s.yaml:2: count: out of range: '0'; accepted: an integer from 1 to 10000000"},
+  };
+  check_messages(cases, [](const std::string& text) { (void)parse_sweep_text(text, "s.yaml"); });
+}
+
+TEST_CASE("a sweep grid beyond the limit is refused when expanded", "[recipes][validation]") {
+  // 100 x 100 x 100 x 4 = 4M combinations after gemm.fprop; gemm.dgrad takes it to 16M > 10M.
+  auto hundred = [](int first) {
+    std::string list = "[";
+    for (int i = 0; i < 100; ++i) list += (i ? ", " : "") + std::to_string(first + i);
+    return list + "]";
+  };
+  const std::string text = "workloads: [w]\nparameters:\n  margin: {values: " + hundred(0) +
+                           "}\n  interval: {values: " + hundred(1) +
+                           "}\n  amax_history_len: {values: " + hundred(1) +
+                           "}\n  gemm.fprop: {values: [exact, fp32_seq, hopper_fast, hopper_split]}"
+                           "\n  gemm.dgrad: {values: [exact, fp32_seq, hopper_fast, hopper_split]}\n";
+  const Sweep sweep = parse_sweep_text(text, "big.yaml");
+  try {
+    (void)expand(sweep);
+    FAIL("no error was raised");
+  } catch (const RecipeError& e) {
+    CHECK(std::string(e.what()) ==
+          "big.yaml:7: parameters.gemm.dgrad: makes the grid larger than 10000000 combinations; "
+          "accepted: fewer values, or method: random with a count");
+  }
+}
