@@ -53,8 +53,28 @@ FP8LAB_HD inline float mul_rn(float a, float b) {
 #endif
 }
 
-FP8LAB_HD inline float max_ignoring_nan(float a, float b) {  // fmaxf: a NaN operand is dropped
-  return fmaxf(a, b);
+FP8LAB_HD inline float add_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+FP8LAB_HD inline float div_rn(float a, float b) {  // IEEE division, never an approximation
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
+FP8LAB_HD inline float fma_rn(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
 }
 
 constexpr std::uint32_t kF32AbsMask = 0x7FFF'FFFFu;

@@ -14,7 +14,8 @@ namespace fp8lab::experiments::gpu_check {
 // gpu::gemm (fp32_seq, hopper split accumulator, hopper fast accum) against sim::gemm for
 // per-tensor, rowwise, block 1x128 x 128x128, block 1x128 x 1x128 and MXFP8 operands, in the
 // fprop/dgrad/wgrad layouts, fp32 and bf16 outputs, with and without bias. One result per model
-// and scaling kind.
-std::vector<CheckResult> check_gemm_models();
+// and scaling kind. on_host: run gpu::host_twin::gemm instead (the kernels' per-output code on
+// the host; no device needed).
+std::vector<CheckResult> check_gemm_models(bool on_host = false);
 
 }  // namespace fp8lab::experiments::gpu_check

@@ -98,7 +98,7 @@ sim::Accumulation sim_model(gpu::GemmModel model) {
 }
 
 void run_case(CheckResult& result, gpu::GemmModel model, const ScalingKind& kind, const Layout& layout,
-              const Shape& s, std::uint64_t seed) {
+              const Shape& s, std::uint64_t seed, bool on_host) {
   const bool bf16 = (seed & 1) != 0, with_bias = (seed & 2) != 0;
   const Format b_format = (seed & 4) != 0 ? Format::E5M2 : Format::E4M3;
   // Stored shapes: K along cols -> [outer, K], along rows -> [K, outer].
@@ -121,15 +121,26 @@ void run_case(CheckResult& result, gpu::GemmModel model, const ScalingKind& kind
       sim::gemm({ta, layout.a_k_is_cols ? sim::ReduceDim::kCols : sim::ReduceDim::kRows},
                 {tb, layout.b_k_is_cols ? sim::ReduceDim::kCols : sim::ReduceDim::kRows}, options);
 
-  const DeviceTensor da(ta), db(tb);
-  gpu::DeviceBuffer<float> dbias(bias), dout(expected.size());
   gpu::DeviceGemmOptions gopt;
   gopt.model = model;
   gopt.bf16_output = bf16;
-  gopt.bias = with_bias ? dbias.get() : nullptr;
-  gpu::gemm(da.operand(layout.a_k_is_cols), db.operand(layout.b_k_is_cols), gopt, dout.get());
-  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<float> actual = dout.download();
+  std::vector<float> actual(expected.size());
+  if (on_host) {
+    gopt.bias = with_bias ? bias.data() : nullptr;
+    const auto host_operand = [](const sim::QuantizedTensor& t, bool k_is_cols) {
+      return gpu::DeviceGemmOperand{t.data.data(), t.scale_inv.data(), t.rows, t.cols,
+                                    t.block_rows, t.block_cols, t.format, k_is_cols};
+    };
+    gpu::host_twin::gemm(host_operand(ta, layout.a_k_is_cols), host_operand(tb, layout.b_k_is_cols),
+                         gopt, actual.data());
+  } else {
+    const DeviceTensor da(ta), db(tb);
+    gpu::DeviceBuffer<float> dbias(bias), dout(expected.size());
+    gopt.bias = with_bias ? dbias.get() : nullptr;
+    gpu::gemm(da.operand(layout.a_k_is_cols), db.operand(layout.b_k_is_cols), gopt, dout.get());
+    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    actual = dout.download();
+  }
   ++result.cases;
   const std::string where = std::string(layout.name) + " " + std::to_string(s.m) + "x" +
                             std::to_string(s.n) + "x" + std::to_string(s.k) + " B " +
@@ -144,16 +155,16 @@ void run_case(CheckResult& result, gpu::GemmModel model, const ScalingKind& kind
 
 }  // namespace
 
-std::vector<CheckResult> check_gemm_models() {
+std::vector<CheckResult> check_gemm_models(bool on_host) {
   std::vector<CheckResult> results;
   for (const gpu::GemmModel model : {gpu::GemmModel::kFp32Seq, gpu::GemmModel::kHopperSplitAccumulator,
                                      gpu::GemmModel::kHopperFastAccum}) {
     for (const ScalingKind& kind : kScalingKinds) {
       CheckResult r;
-      r.kernel = std::string("gemm ") + gpu::to_string(model) + " " + kind.name;
+      r.kernel = std::string(on_host ? "host twin gemm " : "gemm ") + gpu::to_string(model) + " " + kind.name;
       std::uint64_t seed = 1;
       for (const Layout& layout : kLayouts) {
-        for (const Shape& s : kShapes) run_case(r, model, kind, layout, s, seed++);
+        for (const Shape& s : kShapes) run_case(r, model, kind, layout, s, seed++, on_host);
       }
       results.push_back(std::move(r));
     }

@@ -5,6 +5,8 @@
 // to vary. 128 x 128 outputs per block of 256 threads, 8 x 8 per thread, K in steps of 8 decoded
 // through shared memory (codes -> fp32 via 256-entry tables while staging). At each K-block end
 // (uniform across the block) the thread folds acc into its total with the block's scales.
+// gemm_detail::fp32_seq_output (gemm_common.cuh) is the same order one output at a time, which
+// the host twin runs.
 #include "gpu/cuda_check.hpp"
 #include "gpu/gemm/gemm_common.cuh"
 #include "gpu/gemm/kernels.hpp"
@@ -61,7 +63,7 @@ __global__ void __launch_bounds__(kThreads) fp32_seq_kernel(const Problem p) {
       a[0] = a0.x; a[1] = a0.y; a[2] = a0.z; a[3] = a0.w; a[4] = a1.x; a[5] = a1.y; a[6] = a1.z; a[7] = a1.w;
       b[0] = b0.x; b[1] = b0.y; b[2] = b0.z; b[3] = b0.w; b[4] = b1.x; b[5] = b1.y; b[6] = b1.z; b[7] = b1.w;
       for (int i = 0; i < kTM; ++i) {
-        for (int j = 0; j < kTN; ++j) acc[i][j] = __fmaf_rn(a[i], b[j], acc[i][j]);
+        for (int j = 0; j < kTN; ++j) acc[i][j] = fma_rn(a[i], b[j], acc[i][j]);
       }
       if (k0 + kk + 1 == block_end) {  // same k for every thread: a uniform branch
         for (int i = 0; i < kTM; ++i) {

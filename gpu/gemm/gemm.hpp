@@ -48,4 +48,11 @@ struct DeviceGemmOptions {
 void gemm(const DeviceGemmOperand& a, const DeviceGemmOperand& b, const DeviceGemmOptions& options,
           float* out, cudaStream_t stream = nullptr);
 
+namespace host_twin {
+// The kernels' per-output code (gpu/gemm/gemm_common.cuh) compiled for the host and run over
+// operands, bias and out in HOST memory: checks the models' logic against sim/ without a GPU.
+void gemm(const DeviceGemmOperand& a, const DeviceGemmOperand& b, const DeviceGemmOptions& options,
+          float* out);
+}  // namespace host_twin
+
 }  // namespace fp8lab::gpu
