@@ -237,7 +237,7 @@ void read_fp8_config(AccelerateFp8Settings& s, const YAML::Node& fp8, const std:
                           "(false, false, true), which its launcher cannot parse)");
       }
       s.override_linear_precision = {*o, SettingSource::config_file, site};
-      s.override_written_as_string = value.IsScalar();
+      s.override_written_as_string = value.IsScalar() ? value.Scalar() : std::string();
       continue;
     }
     const std::string var = "ACCELERATE_" + upper(arg);

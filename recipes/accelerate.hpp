@@ -52,7 +52,7 @@ struct AccelerateFp8Settings {
   Setting<OverrideLinearPrecision> override_linear_precision{{}};
   // The documented YAML form `(false, false, true)` is a string to YAML; accelerate launch splits
   // it into characters and its str_to_bool("(") raises (te-accelerate.md §1.7). fp8lab reads it.
-  bool override_written_as_string = false;
+  std::string override_written_as_string;  // that string; empty when written as a list
   Setting<bool> use_mxfp8_block_scaling{false};
   Setting<bool> pad_inner_dim{true};                  // AORecipeKwargs
   Setting<bool> enable_fsdp_float8_all_gather{true};  // AORecipeKwargs

@@ -75,17 +75,24 @@ Canonical canonicalize(const Recipe& input) {
     reasons.push_back("gradients are never quantized (dgrad and wgrad in high precision): "
                       "HYBRID equals E4M3");
   }
-  const auto hp_gemm = [&](bool overridden, Accumulation& a, const char* gemm) {  // rule 6
+  // Rule 6. The reason is given only for a model other than the scaling's default: replacing the
+  // default says nothing a reader needs, and every overridden GEMM would repeat it.
+  const GemmAccumulation defaults_of_scaling = default_gemm_accumulation(r.scaling);
+  const auto hp_gemm = [&](bool overridden, Accumulation GemmAccumulation::*gemm,
+                           const char* gemm_name) {
+    Accumulation& a = r.gemm.*gemm;
     if (!overridden || a == Accumulation::fp32_seq) return;
+    if (a != defaults_of_scaling.*gemm) {
+      reasons.push_back(fmt::format("{} runs in high precision: gemm.{}={} is unused", gemm_name,
+                                    gemm_name, name(a)));
+    }
     a = Accumulation::fp32_seq;
-    reasons.push_back(fmt::format("{} runs in high precision: its FP8 accumulation model is unused",
-                                  gemm));
   };
   const bool wgrad_hp =
       r.override_linear_precision.wgrad || r.scaling == Scaling::rowwise_with_gw_hp;
-  hp_gemm(r.override_linear_precision.fprop, r.gemm.fprop, "fprop");
-  hp_gemm(r.override_linear_precision.dgrad, r.gemm.dgrad, "dgrad");
-  hp_gemm(wgrad_hp, r.gemm.wgrad, "wgrad");
+  hp_gemm(r.override_linear_precision.fprop, &GemmAccumulation::fprop, "fprop");
+  hp_gemm(r.override_linear_precision.dgrad, &GemmAccumulation::dgrad, "dgrad");
+  hp_gemm(wgrad_hp, &GemmAccumulation::wgrad, "wgrad");
 
   const Recipe defaults;  // rule 7
   if (!has_power_2_option(r.scaling) && r.power_2_scales) {

@@ -26,8 +26,10 @@ std::vector<std::string> forwarded(const AccelerateFp8Settings& s) {
     kwargs.push_back(fmt::format("amax_compute_algo=\"{}\"", name(s.amax_compute_algo.value)));
   }
   if (!s.override_linear_precision.value.none()) {
-    kwargs.push_back(fmt::format("override_linear_precision={}",
-                                 override_text(s.override_linear_precision.value)));
+    const auto& o = s.override_linear_precision.value;  // as Python prints the tuple
+    const auto py = [](bool b) { return b ? "True" : "False"; };
+    kwargs.push_back(fmt::format("override_linear_precision=({}, {}, {})", py(o.fprop),
+                                 py(o.dgrad), py(o.wgrad)));
   }
   return kwargs;
 }
@@ -156,10 +158,10 @@ Compatibility compatibility(const AccelerateFp8Settings& s) {
                         "accelerate launch exports fp8_config only when mixed_precision is fp8",
                         "te-accelerate.md §1.7"});
   }
-  if (s.override_written_as_string) {
+  if (!s.override_written_as_string.empty()) {
     c.runnable = false;
-    c.quirks.push_back({"override_linear_precision", "a string such as \"(false, false, false)\"",
-                        "",
+    c.quirks.push_back({"override_linear_precision",
+                        fmt::format("the string \"{}\"", s.override_written_as_string), "",
                         "YAML reads the documented tuple form as one string; accelerate launch "
                         "exports its characters \"(\", \"f\", \"a\" and str_to_bool(\"(\") raises "
                         "ValueError. Write a list: [false, false, false]",

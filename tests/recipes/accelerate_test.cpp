@@ -135,7 +135,7 @@ TEST_CASE("quirk: interval and override_linear_precision are dropped by TE 2.x",
   const Compatibility c =
       from_yaml("  backend: TE\n  interval: 4\n  override_linear_precision: [false, false, true]\n");
   CHECK(forwards(c, "interval=4"));
-  CHECK(forwards(c, "override_linear_precision=(false, false, true)"));
+  CHECK(forwards(c, "override_linear_precision=(False, False, True)"));
   CHECK(c.asked.interval == 4);
   CHECK(c.asked.override_linear_precision.wgrad);
   CHECK(c.te_effective.interval == 1);

@@ -79,8 +79,13 @@ TEST_CASE("gradients never quantized: HYBRID equals E4M3", "[recipes][sweep]") {
 }
 
 TEST_CASE("an overridden GEMM has no FP8 accumulation model", "[recipes][sweep]") {
-  CHECK(canonical_id(recipe("override_linear_precision: [true, false, false]\ngemm: {fprop: exact}\n")) ==
-        canonical_id(recipe("override_linear_precision: [true, false, false]\n")));
+  const Recipe exact = recipe("override_linear_precision: [true, false, false]\ngemm: {fprop: exact}\n");
+  const Recipe plain = recipe("override_linear_precision: [true, false, false]\n");
+  CHECK(canonical_id(exact) == canonical_id(plain));
+  CHECK(canonicalize(exact).reasons ==
+        std::vector<std::string>{"fprop runs in high precision: gemm.fprop=exact is unused"});
+  CHECK(canonicalize(plain).reasons.empty());  // the default model is replaced silently
+  CHECK(canonicalize(plain).recipe.gemm.fprop == Accumulation::fp32_seq);
   CHECK(canonical_id(recipe("gemm: {fprop: exact}\n")) != canonical_id(recipe("")));
 }
 
