@@ -21,16 +21,24 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 template <bool kFused>
-HWY_INLINE void SequentialTile(const TileArgs& t, float* HWY_RESTRICT tile) {
+HWY_INLINE void SequentialTile(const TileArgs& t) {
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(d));
   constexpr std::int64_t R = kTileRows;
   for (std::int64_t c0 = 0; c0 < kTileCols; c0 += 2 * lanes) {
-    for (std::int64_t j = 0; j < t.blocks; ++j) {
+    for (std::int64_t j = t.first_block; j < t.blocks && t.block_starts[j] < t.k_end; ++j) {
+      const std::int64_t block_begin = t.block_starts[j], block_end = t.block_starts[j + 1];
+      const std::int64_t k0 = std::max(t.k_begin, block_begin);
+      const std::int64_t k1 = std::min(t.k_end, block_end);
+      // P_j starts at +0 at the block's first k, else continues from the previous chunk.
       V acc[R][2];
-      for (std::int64_t r = 0; r < R; ++r) acc[r][0] = acc[r][1] = hn::Zero(d);
-      const std::int64_t k0 = t.block_starts[j], k1 = t.block_starts[j + 1];
+      for (std::int64_t r = 0; r < R; ++r) {
+        for (std::int64_t v = 0; v < 2; ++v) {
+          acc[r][v] = k0 == block_begin ? hn::Zero(d)
+                                        : hn::LoadU(d, t.partial + r * kTileCols + c0 + v * lanes);
+        }
+      }
       const float* HWY_RESTRICT a = t.a + k0 * R;
       const float* HWY_RESTRICT b = t.b + k0 * kTileCols + c0;
       for (std::int64_t k = k0; k < k1; ++k, a += R, b += kTileCols) {
@@ -47,26 +55,31 @@ HWY_INLINE void SequentialTile(const TileArgs& t, float* HWY_RESTRICT tile) {
           }
         }
       }
+      if (k1 < block_end) {  // the block continues in the next chunk
+        for (std::int64_t r = 0; r < R; ++r) {
+          for (std::int64_t v = 0; v < 2; ++v) {
+            hn::StoreU(acc[r][v], d, t.partial + r * kTileCols + c0 + v * lanes);
+          }
+        }
+        continue;
+      }
       // Block epilogue: t_j = RN(P_j * RN(sa * sb)); total = t_0, then RN(total + t_j).
       const float* sa = t.a_scales + j * R;
       const float* sb = t.b_scales + j * kTileCols + c0;
-      const V sb0 = hn::LoadU(d, sb), sb1 = hn::LoadU(d, sb + lanes);
       for (std::int64_t r = 0; r < R; ++r) {
         const V sar = hn::Set(d, sa[r]);
-        float* out = tile + r * kTileCols + c0;
-        const V t0 = hn::Mul(acc[r][0], hn::Mul(sar, sb0));
-        const V t1 = hn::Mul(acc[r][1], hn::Mul(sar, sb1));
-        hn::StoreU(j == 0 ? t0 : hn::Add(hn::LoadU(d, out), t0), d, out);
-        hn::StoreU(j == 0 ? t1 : hn::Add(hn::LoadU(d, out + lanes), t1), d, out + lanes);
+        for (std::int64_t v = 0; v < 2; ++v) {
+          float* out = t.total + r * kTileCols + c0 + v * lanes;
+          const V scaled = hn::Mul(acc[r][v], hn::Mul(sar, hn::LoadU(d, sb + v * lanes)));
+          hn::StoreU(j == 0 ? scaled : hn::Add(hn::LoadU(d, out), scaled), d, out);
+        }
       }
     }
   }
 }
 
-void Fp32SeqTile(const TileArgs& t, float* HWY_RESTRICT tile) { SequentialTile<true>(t, tile); }
-void Fp32MulAddTile(const TileArgs& t, float* HWY_RESTRICT tile) {
-  SequentialTile<false>(t, tile);
-}
+void Fp32SeqTile(const TileArgs& t) { SequentialTile<true>(t); }
+void Fp32MulAddTile(const TileArgs& t) { SequentialTile<false>(t); }
 
 }  // namespace HWY_NAMESPACE
 }  // namespace fp8lab::sim::gemm_detail
@@ -77,11 +90,7 @@ namespace fp8lab::sim::gemm_detail {
 HWY_EXPORT(Fp32SeqTile);
 HWY_EXPORT(Fp32MulAddTile);
 
-void fp32_seq_tile(const TileArgs& args, float* tile) {
-  HWY_DYNAMIC_DISPATCH(Fp32SeqTile)(args, tile);
-}
-void fp32_mul_add_tile(const TileArgs& args, float* tile) {
-  HWY_DYNAMIC_DISPATCH(Fp32MulAddTile)(args, tile);
-}
+void fp32_seq_tile(const TileArgs& args) { HWY_DYNAMIC_DISPATCH(Fp32SeqTile)(args); }
+void fp32_mul_add_tile(const TileArgs& args) { HWY_DYNAMIC_DISPATCH(Fp32MulAddTile)(args); }
 }  // namespace fp8lab::sim::gemm_detail
 #endif

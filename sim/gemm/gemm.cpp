@@ -47,8 +47,8 @@ void gemm_into(const GemmOperand& a, const GemmOperand& b, const GemmOptions& op
       const auto plan = gemm_detail::make_quantized_plan(a, b, options.pad_inner_dim, true,
                                                          options.threads);
       gemm_detail::for_each_tile(plan, options.threads, out.data(),
-                                 [split](const gemm_detail::TileArgs& args, float* tile) {
-                                   gemm_detail::hopper_tile(args, split, tile);
+                                 [split](const gemm_detail::TileArgs& args) {
+                                   gemm_detail::hopper_tile(args, split);
                                  });
       break;
     }

@@ -42,7 +42,7 @@ static_assert(kTileRows % kHopperRows == 0);
 
 template <std::int64_t R>
 HWY_INLINE void HopperRows(const TileArgs& t, bool split_accumulator, std::int64_t r0,
-                           std::int64_t c0, float* HWY_RESTRICT tile) {
+                           std::int64_t c0) {
   const hn::ScalableTag<float> d;
   const hn::RebindToUnsigned<decltype(d)> du;
   using V = hn::Vec<decltype(d)>;
@@ -53,18 +53,26 @@ HWY_INLINE void HopperRows(const TileArgs& t, bool split_accumulator, std::int64
   const auto exponent_mask = hn::Set(du, 0x7F800000u);
   const V canonical_nan = hn::BitCast(d, hn::Set(du, 0x7FFFFFFFu));
 
-  for (std::int64_t j = 0; j < t.blocks; ++j) {
-    const std::int64_t k0 = t.block_starts[j], k1 = t.block_starts[j + 1];
+  for (std::int64_t j = t.first_block; j < t.blocks && t.block_starts[j] < t.k_end; ++j) {
+    const std::int64_t block_begin = t.block_starts[j], block_end = t.block_starts[j + 1];
+    const std::int64_t k0 = std::max(t.k_begin, block_begin);
+    const std::int64_t k1 = std::min(t.k_end, block_end);
+    // P_j and c start at +0 at the block's first k, else continue from the previous chunk (chunks
+    // start at multiples of kKChunk from the block start: on group and promotion boundaries).
     V partial[R][2], c[R][2];
     for (std::int64_t r = 0; r < R; ++r) {
-      for (int v = 0; v < 2; ++v) partial[r][v] = c[r][v] = zero;
+      for (std::int64_t v = 0; v < 2; ++v) {
+        const std::int64_t at = (r0 + r) * kTileCols + c0 + v * lanes;
+        partial[r][v] = k0 == block_begin ? zero : hn::LoadU(d, t.partial + at);
+        c[r][v] = k0 == block_begin ? zero : hn::LoadU(d, t.carry + at);
+      }
     }
     for (std::int64_t g0 = k0; g0 < k1; g0 += kHopperGroupK) {
       const std::int64_t g1 = std::min(g0 + kHopperGroupK, k1);
       // 1. Alignment maximum, starting from c's 2^e_c (0 when c = 0 or not finite).
       V scale[R][2];
       for (std::int64_t r = 0; r < R; ++r) {
-        for (int v = 0; v < 2; ++v) {
+        for (std::int64_t v = 0; v < 2; ++v) {
           const V power = hn::BitCast(d, hn::And(hn::BitCast(du, c[r][v]), exponent_mask));
           scale[r][v] = hn::IfThenElseZero(hn::IsFinite(c[r][v]), power);
         }
@@ -82,7 +90,7 @@ HWY_INLINE void HopperRows(const TileArgs& t, bool split_accumulator, std::int64
       // 2. scale = 2^13 / 2^E (1 when every term is zero or special); c's truncated term.
       V sum[R][2];
       for (std::int64_t r = 0; r < R; ++r) {
-        for (int v = 0; v < 2; ++v) {
+        for (std::int64_t v = 0; v < 2; ++v) {
           const auto none = hn::Eq(scale[r][v], zero);
           scale[r][v] = hn::IfThenElse(none, one, hn::Div(two_pow_frac, scale[r][v]));
           sum[r][v] = hn::Trunc(hn::Mul(c[r][v], scale[r][v]));
@@ -100,9 +108,10 @@ HWY_INLINE void HopperRows(const TileArgs& t, bool split_accumulator, std::int64
         }
       }
       // 4. Back to 2^(E-13) units, truncate to e8m13, -0 -> +0, canonical NaN; promotion.
-      const bool promote = (split_accumulator && (g1 - k0) % kHopperPromotionK == 0) || g1 == k1;
+      const bool promote =
+          (split_accumulator && (g1 - block_begin) % kHopperPromotionK == 0) || g1 == block_end;
       for (std::int64_t r = 0; r < R; ++r) {
-        for (int v = 0; v < 2; ++v) {
+        for (std::int64_t v = 0; v < 2; ++v) {
           const V value = hn::Mul(sum[r][v], hn::Div(one, scale[r][v]));
           const V e8m13 = hn::BitCast(d, hn::And(hn::BitCast(du, value), e8m13_mask));
           const V result = hn::Add(e8m13, zero);
@@ -114,27 +123,36 @@ HWY_INLINE void HopperRows(const TileArgs& t, bool split_accumulator, std::int64
         }
       }
     }
+    if (k1 < block_end) {  // the block continues in the next chunk
+      for (std::int64_t r = 0; r < R; ++r) {
+        for (std::int64_t v = 0; v < 2; ++v) {
+          const std::int64_t at = (r0 + r) * kTileCols + c0 + v * lanes;
+          hn::StoreU(partial[r][v], d, t.partial + at);
+          hn::StoreU(c[r][v], d, t.carry + at);
+        }
+      }
+      continue;
+    }
     // Block epilogue, as fp32_seq: t_j = RN(P_j * RN(sa * sb)); total = t_0, then RN(total + t_j).
     const float* sa = t.a_scales + j * kTileRows + r0;
     const float* sb = t.b_scales + j * kTileCols + c0;
-    const V sb0 = hn::LoadU(d, sb), sb1 = hn::LoadU(d, sb + lanes);
     for (std::int64_t r = 0; r < R; ++r) {
       const V sar = hn::Set(d, sa[r]);
-      float* out = tile + (r0 + r) * kTileCols + c0;
-      const V t0 = hn::Mul(partial[r][0], hn::Mul(sar, sb0));
-      const V t1 = hn::Mul(partial[r][1], hn::Mul(sar, sb1));
-      hn::StoreU(j == 0 ? t0 : hn::Add(hn::LoadU(d, out), t0), d, out);
-      hn::StoreU(j == 0 ? t1 : hn::Add(hn::LoadU(d, out + lanes), t1), d, out + lanes);
+      for (std::int64_t v = 0; v < 2; ++v) {
+        float* out = t.total + (r0 + r) * kTileCols + c0 + v * lanes;
+        const V scaled = hn::Mul(partial[r][v], hn::Mul(sar, hn::LoadU(d, sb + v * lanes)));
+        hn::StoreU(j == 0 ? scaled : hn::Add(hn::LoadU(d, out), scaled), d, out);
+      }
     }
   }
 }
 
-void HopperTile(const TileArgs& t, bool split_accumulator, float* HWY_RESTRICT tile) {
+void HopperTile(const TileArgs& t, bool split_accumulator) {
   const hn::ScalableTag<float> d;
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(d));
   for (std::int64_t c0 = 0; c0 < kTileCols; c0 += 2 * lanes) {
     for (std::int64_t r0 = 0; r0 < kTileRows; r0 += kHopperRows) {
-      HopperRows<kHopperRows>(t, split_accumulator, r0, c0, tile);
+      HopperRows<kHopperRows>(t, split_accumulator, r0, c0);
     }
   }
 }
@@ -147,8 +165,8 @@ HWY_AFTER_NAMESPACE();
 namespace fp8lab::sim::gemm_detail {
 HWY_EXPORT(HopperTile);
 
-void hopper_tile(const TileArgs& args, bool split_accumulator, float* tile) {
-  HWY_DYNAMIC_DISPATCH(HopperTile)(args, split_accumulator, tile);
+void hopper_tile(const TileArgs& args, bool split_accumulator) {
+  HWY_DYNAMIC_DISPATCH(HopperTile)(args, split_accumulator);
 }
 }  // namespace fp8lab::sim::gemm_detail
 #endif

@@ -220,6 +220,34 @@ void check_threads(int threads) {
   }
 }
 
+std::vector<KChunk> k_chunks(const std::vector<std::int64_t>& block_starts) {
+  std::vector<KChunk> chunks;
+  KChunk current;
+  auto flush = [&] {
+    if (current.k_end > current.k_begin) chunks.push_back(current);
+  };
+  const std::int64_t blocks = static_cast<std::int64_t>(block_starts.size()) - 1;
+  for (std::int64_t j = 0; j < blocks; ++j) {
+    const std::int64_t begin = block_starts[static_cast<std::size_t>(j)];
+    const std::int64_t end = block_starts[static_cast<std::size_t>(j + 1)];
+    if (end - begin > kKChunk) {
+      flush();
+      for (std::int64_t k = begin; k < end; k += kKChunk) {
+        chunks.push_back({k, std::min(k + kKChunk, end), j});
+      }
+      current = {end, end, j + 1};
+    } else {
+      if (current.k_end - current.k_begin + (end - begin) > kKChunk) {
+        flush();
+        current = {begin, begin, j};
+      }
+      current.k_end = end;
+    }
+  }
+  flush();
+  return chunks;
+}
+
 TileArgs GemmPlan::tile(std::int64_t a_panel, std::int64_t b_panel) const {
   TileArgs t;
   t.a = a.panel_values(a_panel);
@@ -243,6 +271,7 @@ GemmPlan make_quantized_plan(const GemmOperand& a, const GemmOperand& b, bool pa
     plan.shape.k = (k + kPadInnerDimMultiple - 1) / kPadInnerDimMultiple * kPadInnerDimMultiple;
   }
   plan.block_starts = gemm_detail::k_block_starts(a, b, k, plan.shape.k);
+  plan.chunks = k_chunks(plan.block_starts);
   plan.a = pack_quantized(a, kTileRows, plan.shape.k, plan.block_starts, with_powers, threads);
   plan.b = pack_quantized(b, kTileCols, plan.shape.k, plan.block_starts, with_powers, threads);
   return plan;
@@ -263,6 +292,7 @@ GemmPlan make_dense_plan(const DenseOperand& a, const DenseOperand& b, bool roun
   }
   plan.shape = {plan.a.outer, plan.b.outer, plan.a.k};
   plan.block_starts = {0, plan.shape.k};
+  plan.chunks = k_chunks(plan.block_starts);
   return plan;
 }
 

@@ -34,27 +34,48 @@ struct PackedOperand {
   }
 };
 
-// Everything one tile (an A panel times a B panel) needs. Blocks j = 0 .. blocks-1 span
-// k in [block_starts[j], block_starts[j + 1]).
+// One call of a tile kernel: an A panel times a B panel over k in [k_begin, k_end), which lies
+// inside one block or covers whole blocks (plan.chunks). The tile's state between calls lives in
+// partial (P_j of a block not finished yet), carry (hopper's e8m13 accumulator c) and total.
 struct TileArgs {
-  const float* a = nullptr;         // [k][kTileRows]
+  const float* a = nullptr;         // panel values [k][kTileRows], k from 0
   const float* b = nullptr;         // [k][kTileCols]
   const float* a_powers = nullptr;  // hopper only, same layout as a
   const float* b_powers = nullptr;
   const float* a_scales = nullptr;  // [block][kTileRows]
   const float* b_scales = nullptr;  // [block][kTileCols]
-  const std::int64_t* block_starts = nullptr;
+  const std::int64_t* block_starts = nullptr;  // blocks + 1 entries
   std::int64_t blocks = 0;
+  std::int64_t k_begin = 0, k_end = 0;
+  std::int64_t first_block = 0;  // the block that contains k_begin
+  float* partial = nullptr;      // [kTileRows][kTileCols]
+  float* carry = nullptr;
+  float* total = nullptr;
+};
+
+// A range of K processed for every tile before the next one starts, so that the B panel's slice
+// (kKChunk * kTileCols floats = 32 KiB) stays in L1 while the A panels of a work unit stream past.
+// A multiple of the hopper promotion interval, so hopper groups never straddle two chunks.
+inline constexpr std::int64_t kKChunk = 256;
+static_assert(kKChunk % kHopperPromotionK == 0);
+struct KChunk {
+  std::int64_t k_begin = 0, k_end = 0, first_block = 0;
 };
 
 struct GemmPlan {
   GemmShape shape;  // shape.k is the padded K
   std::vector<std::int64_t> block_starts;
+  std::vector<KChunk> chunks;  // increasing k; whole blocks up to kKChunk, or kKChunk pieces of one
   PackedOperand a, b;
 
   std::int64_t blocks() const { return static_cast<std::int64_t>(block_starts.size()) - 1; }
+  // The operand pointers of one tile (state and K range left to the caller).
   TileArgs tile(std::int64_t a_panel, std::int64_t b_panel) const;
 };
+
+// Cuts the blocks into chunks (see kKChunk): consecutive whole blocks while they fit in kKChunk,
+// a longer block into kKChunk pieces from its start.
+std::vector<KChunk> k_chunks(const std::vector<std::int64_t>& block_starts);
 
 // The K-block starts of gemm.hpp plus the end (padded_k); throws if the operands' scale blocks
 // along K do not line up.
@@ -69,10 +90,10 @@ GemmPlan make_quantized_plan(const GemmOperand& a, const GemmOperand& b, bool pa
 GemmPlan make_dense_plan(const DenseOperand& a, const DenseOperand& b, bool round_to_bf16,
                          int threads);
 
-// The SIMD tile kernels (runtime dispatch). Each writes the 6x32 block totals of gemm.hpp.
-void fp32_seq_tile(const TileArgs& args, float* tile);      // FMA, exact products
-void fp32_mul_add_tile(const TileArgs& args, float* tile);  // RN(acc + RN(a*b))
-void hopper_tile(const TileArgs& args, bool split_accumulator, float* tile);
+// The SIMD tile kernels (runtime dispatch), in gemm.hpp's order of operations.
+void fp32_seq_tile(const TileArgs& args);      // FMA, exact products
+void fp32_mul_add_tile(const TileArgs& args);  // RN(acc + RN(a*b))
+void hopper_tile(const TileArgs& args, bool split_accumulator);
 
 // Throw std::invalid_argument naming the field: threads >= 1, bias empty or N values, out M * N.
 void check_threads(int threads);

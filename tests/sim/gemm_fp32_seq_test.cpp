@@ -79,7 +79,7 @@ TEST_CASE("fp32_seq equals the naive loop for every scaling kind, shape and orie
   std::mt19937 rng(0x5eed'0001);
   const std::int64_t shapes[][3] = {{1, 1, 1},    {1, 37, 200},  {29, 1, 129},
                                     {7, 33, 31},  {13, 65, 257}, {64, 32, 384},
-                                    {6, 96, 100}, {50, 70, 33}};
+                                    {6, 96, 100}, {50, 70, 33},  {5, 40, 1100}};
   const Format formats[][2] = {{Format::E4M3, Format::E4M3},
                                {Format::E4M3, Format::E5M2},
                                {Format::E5M2, Format::E4M3}};

@@ -246,7 +246,8 @@ TEST_CASE("hopper: NaN and Inf follow the float64 sum of the group") {
 TEST_CASE("hopper kernel equals the integer reference on random operands") {
   std::mt19937 rng(0x5eed'0102);
   const std::int64_t shapes[][3] = {{1, 1, 1},   {3, 40, 33},  {7, 1, 129},
-                                    {13, 33, 256}, {8, 64, 300}, {20, 9, 515}};
+                                    {13, 33, 256}, {8, 64, 300}, {20, 9, 515},
+                                    {4, 33, 1000}};
   const std::pair<ScalingKind, ScalingKind> pairs[] = {
       {kPerTensor, kPerTensor}, {kRowwise, kRowwise},   {kBlock1x128, kBlock128x128},
       {kMx1x32, kMx1x32},       {kRowwise, kBlock1x128}};
