@@ -7,6 +7,7 @@ int main(int argc, char** argv) {
   CLI::App app{"fp8lab: FP8 training numerics, a bit-exact CPU reference and its CUDA twin"};
   app.require_subcommand(1);
   fp8lab::experiments::cli::add_formats_command(app);
+  fp8lab::experiments::cli::add_explain_command(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

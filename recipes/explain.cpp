@@ -16,6 +16,11 @@ std::string explain_text(const std::string& text, const std::string& file) {
                               "fp8lab recipe file " + file);
 }
 
+std::string explain_environment(const std::map<std::string, std::string>& env) {
+  return format_compatibility(compatibility(read_accelerate_env(env)),
+                              "accelerate settings from the ACCELERATE_FP8_* environment");
+}
+
 std::string explain_file(const std::string& path) {
   return explain_text(detail::read_text_file(path), path);
 }

@@ -9,5 +9,6 @@ class App;
 namespace fp8lab::experiments::cli {
 
 void add_formats_command(CLI::App& app);  // formats: the element formats and their limits
+void add_explain_command(CLI::App& app);  // explain: recipe, TE-effective recipe, dropped fields
 
 }  // namespace fp8lab::experiments::cli
