@@ -9,79 +9,54 @@
 namespace fp8lab::sim::scaling {
 namespace {
 
-std::size_t index(std::int64_t row, std::int64_t cols, std::int64_t col) {
-  return static_cast<std::size_t>(row * cols + col);
-}
+// The walk: bands of block.rows rows. Pass 1 sweeps the band row by row (contiguous, so N x 1
+// blocks cost the same as 1 x N) and accumulates each block's amax and NaN count. The rule turns
+// them into scales. Pass 2 forms y = RN(x * s_block) per row and hands the row to
+// sim::quantize with scale 1.0: RN(y * 1) = y exactly (NaN, ±0, ±Inf and subnormals included), so
+// the codes are those of quantize(x_block, s_block). Two counts need the original x, not y:
+// the amax (max |x|), and underflow where x != 0 but y = RN(x * s) is already 0 (quantize sees a
+// zero there and does not count it).
+struct BandAccumulator {
+  std::vector<float> amax;         // per block of the band, NaN ignored (as fmaxf)
+  std::vector<std::uint32_t> nans; // per block of the band
 
-// out[c * rows + r] = in[r * cols + c], in 32x32 tiles so that both sides stay in cache.
-template <typename T>
-void transpose(std::span<const T> in, std::int64_t rows, std::int64_t cols, std::span<T> out) {
-  constexpr std::int64_t kTile = 32;
-  for (std::int64_t r0 = 0; r0 < rows; r0 += kTile) {
-    for (std::int64_t c0 = 0; c0 < cols; c0 += kTile) {
-      const std::int64_t r1 = std::min(rows, r0 + kTile);
-      const std::int64_t c1 = std::min(cols, c0 + kTile);
-      for (std::int64_t r = r0; r < r1; ++r) {
-        for (std::int64_t c = c0; c < c1; ++c) out[index(c, rows, r)] = in[index(r, cols, c)];
-      }
-    }
+  void reset(std::size_t blocks) {
+    amax.assign(blocks, 0.0f);
+    nans.assign(blocks, 0);
   }
-}
-
-// Blocks whose rows are contiguous runs of block.cols elements (every shape but N x 1).
-QuantizeResult quantize_row_runs(std::span<const float> x, std::int64_t rows, std::int64_t cols,
-                                 BlockShape block, Format format, bool store_e8m0,
-                                 const BlockScaleRule& rule) {
-  QuantizeResult result;
-  QuantizedTensor& t = result.tensor;
-  t.rows = rows;
-  t.cols = cols;
-  t.format = format;
-  t.block_rows = block.rows;
-  t.block_cols = block.cols;
-  t.data.resize(x.size());
-  const std::int64_t scale_rows = t.scale_rows();
-  const std::int64_t scale_cols = t.scale_cols();
-  const auto scale_count = static_cast<std::size_t>(scale_rows * scale_cols);
-  t.scale_inv.resize(scale_count);
-  t.scale.resize(scale_count);
-  if (store_e8m0) t.scale_e8m0.resize(scale_count);
-
-  const std::span<std::uint8_t> codes(t.data);
-  // A block that spans whole rows is one contiguous run: quantize it in one call.
-  const bool whole_rows = block.cols >= cols;
-  for (std::int64_t bi = 0; bi < scale_rows; ++bi) {
-    const std::int64_t r0 = bi * block.rows;
-    const std::int64_t r1 = std::min(rows, r0 + block.rows);
-    for (std::int64_t bj = 0; bj < scale_cols; ++bj) {
-      const std::int64_t c0 = bj * block.cols;
-      const std::int64_t width = std::min(cols, c0 + block.cols) - c0;
-      const std::int64_t run_count = whole_rows ? 1 : r1 - r0;
-      const std::int64_t run_length = whole_rows ? (r1 - r0) * cols : width;
-      auto run = [&](std::int64_t k) {
-        return index(r0 + k, cols, c0);
-      };
-
-      float block_amax = 0.0f;
-      bool has_nan = false;
-      for (std::int64_t k = 0; k < run_count; ++k) {
-        const auto seg = x.subspan(run(k), static_cast<std::size_t>(run_length));
-        block_amax = std::fmax(block_amax, amax(seg));
-        has_nan = has_nan || contains_nan(seg);
-      }
-      const BlockScale bs = rule(block_amax, has_nan);
-      const auto s = static_cast<std::size_t>(bi * scale_cols + bj);
-      t.scale[s] = bs.scale;
-      t.scale_inv[s] = bs.scale_inv;
-      if (store_e8m0) t.scale_e8m0[s] = bs.e8m0;
-      for (std::int64_t k = 0; k < run_count; ++k) {
-        const auto len = static_cast<std::size_t>(run_length);
-        result.stats.merge(quantize(x.subspan(run(k), len), bs.scale, format, Overflow::kSatFinite,
-                                    codes.subspan(run(k), len)));
-      }
+  // a > m ? a : m with a = |v| skips NaN exactly like fmaxf(m, a) for m >= 0, and vectorizes.
+  static void accumulate(const float* run, std::size_t n, float& m, std::uint32_t& nan_count) {
+    float local = m;
+    std::uint32_t local_nans = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const float a = std::fabs(run[k]);
+      local = a > local ? a : local;
+      local_nans += static_cast<std::uint32_t>(run[k] != run[k]);
     }
+    m = local;
+    nan_count += local_nans;
   }
-  return result;
+};
+
+// y[c] = RN(x[c] * s) over [c0, c1), s one multiplier (a block's) or one per column; returns how
+// many non-zero, non-NaN x gave y == 0.
+std::uint64_t scale_run(const float* x, float s, float* y, std::size_t c0, std::size_t c1) {
+  std::uint64_t zeros = 0;
+  for (std::size_t c = c0; c < c1; ++c) {
+    const float p = x[c] * s;
+    y[c] = p;
+    zeros += static_cast<std::uint64_t>((x[c] != 0.0f) & (x[c] == x[c]) & (p == 0.0f));
+  }
+  return zeros;
+}
+std::uint64_t scale_run(const float* x, const float* s, float* y, std::size_t c0, std::size_t c1) {
+  std::uint64_t zeros = 0;
+  for (std::size_t c = c0; c < c1; ++c) {
+    const float p = x[c] * s[c];
+    y[c] = p;
+    zeros += static_cast<std::uint64_t>((x[c] != 0.0f) & (x[c] == x[c]) & (p == 0.0f));
+  }
+  return zeros;
 }
 
 }  // namespace
@@ -94,37 +69,70 @@ QuantizeResult quantize_blocked(const char* function, std::span<const float> x, 
     throw std::invalid_argument(std::string(function) + ": block = " + std::to_string(block.rows) +
                                 " x " + std::to_string(block.cols) + "; both must be >= 1");
   }
-  if (block.cols > 1 || block.rows == 1) {
-    return quantize_row_runs(x, rows, cols, block, format, store_e8m0, rule);
-  }
-  // N x 1 blocks (columnwise scales) run down the columns: quantize the transpose with 1 x N
-  // blocks, where each block is a contiguous run, then transpose codes and scales back. Same
-  // elements per block, same scale, so the same bytes as a strided walk.
-  std::vector<float> xt(x.size());
-  transpose<float>(x, rows, cols, xt);
-  QuantizeResult rt =
-      quantize_row_runs(xt, cols, rows, BlockShape{1, block.rows}, format, store_e8m0, rule);
-
   QuantizeResult result;
-  result.stats = rt.stats;
   QuantizedTensor& t = result.tensor;
   t.rows = rows;
   t.cols = cols;
   t.format = format;
   t.block_rows = block.rows;
-  t.block_cols = 1;
+  t.block_cols = block.cols;
   t.data.resize(x.size());
-  transpose<std::uint8_t>(rt.tensor.data, cols, rows, t.data);
-  // rt's scales are [cols, ceil(rows / N)]; ours are [ceil(rows / N), cols].
   const std::int64_t scale_rows = t.scale_rows();
-  t.scale_inv.resize(rt.tensor.scale_inv.size());
-  t.scale.resize(rt.tensor.scale.size());
-  transpose<float>(rt.tensor.scale_inv, cols, scale_rows, t.scale_inv);
-  transpose<float>(rt.tensor.scale, cols, scale_rows, t.scale);
-  if (store_e8m0) {
-    t.scale_e8m0.resize(rt.tensor.scale_e8m0.size());
-    transpose<std::uint8_t>(rt.tensor.scale_e8m0, cols, scale_rows, t.scale_e8m0);
+  const auto scale_cols = static_cast<std::size_t>(t.scale_cols());
+  const std::size_t scale_count = static_cast<std::size_t>(scale_rows) * scale_cols;
+  t.scale_inv.resize(scale_count);
+  t.scale.resize(scale_count);
+  if (store_e8m0) t.scale_e8m0.resize(scale_count);
+
+  const auto ucols = static_cast<std::size_t>(cols);
+  const auto bc = static_cast<std::size_t>(block.cols);
+  BandAccumulator band;
+  std::vector<float> y(ucols);
+  float tensor_amax = 0.0f;
+  std::uint64_t zero_products = 0;  // x != 0, not NaN, RN(x * s) == 0
+
+  for (std::int64_t bi = 0; bi < scale_rows; ++bi) {
+    const std::int64_t r0 = bi * block.rows;
+    const std::int64_t r1 = std::min(rows, r0 + block.rows);
+    band.reset(scale_cols);
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const float* row = x.data() + static_cast<std::size_t>(r) * ucols;
+      if (bc == 1) {  // one block per column: accumulate across the row, element by element
+        for (std::size_t c = 0; c < ucols; ++c) {
+          const float a = std::fabs(row[c]);
+          band.amax[c] = a > band.amax[c] ? a : band.amax[c];
+          band.nans[c] += static_cast<std::uint32_t>(row[c] != row[c]);
+        }
+      } else {
+        for (std::size_t j = 0; j < scale_cols; ++j) {
+          const std::size_t c0 = j * bc;
+          BandAccumulator::accumulate(row + c0, std::min(bc, ucols - c0), band.amax[j], band.nans[j]);
+        }
+      }
+    }
+    const std::size_t first = static_cast<std::size_t>(bi) * scale_cols;
+    for (std::size_t j = 0; j < scale_cols; ++j) {
+      const BlockScale bs = rule(band.amax[j], band.nans[j] != 0);
+      t.scale[first + j] = bs.scale;
+      t.scale_inv[first + j] = bs.scale_inv;
+      if (store_e8m0) t.scale_e8m0[first + j] = bs.e8m0;
+      tensor_amax = std::fmax(tensor_amax, band.amax[j]);
+    }
+    const float* mult = t.scale.data() + first;
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const float* row = x.data() + static_cast<std::size_t>(r) * ucols;
+      for (std::size_t c0 = 0; c0 < ucols; c0 += bc) {
+        const std::size_t c1 = std::min(ucols, c0 + bc);
+        zero_products += bc == 1 ? scale_run(row, mult, y.data(), 0, ucols)
+                                 : scale_run(row, mult[c0 / bc], y.data(), c0, c1);
+        if (bc == 1) break;
+      }
+      const std::span<std::uint8_t> out(t.data.data() + static_cast<std::size_t>(r) * ucols, ucols);
+      result.stats.merge(quantize(y, 1.0f, format, Overflow::kSatFinite, out));
+    }
   }
+  result.stats.amax = tensor_amax;
+  result.stats.underflowed += zero_products;
   return result;
 }
 

@@ -1,0 +1,162 @@
+// Every scaling recipe of sim/scaling/ quantizing one 4096 x 4096 fp32 tensor (64 MiB), next to a
+// memcpy of the same 64 MiB measured in the same process. Each row reports GBps (input bytes over
+// the fastest iteration's wall clock), memcpy_GBps (the fastest of repeated memcpys, measured
+// once) and x_memcpy (the ratio). Single-threaded, like the recipes.
+//
+//   build-*/bench/scaling_bench --benchmark_min_time=0.5
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "sim/scaling/block.hpp"
+#include "sim/scaling/current.hpp"
+#include "sim/scaling/delayed.hpp"
+#include "sim/scaling/mx.hpp"
+#include "sim/scaling/rowwise.hpp"
+
+namespace {
+
+namespace sc = fp8lab::sim::scaling;
+using fp8lab::sim::Format;
+
+constexpr std::int64_t kRows = 4096;
+constexpr std::int64_t kCols = 4096;
+constexpr double kBytes = static_cast<double>(kRows * kCols) * sizeof(float);
+
+const std::vector<float>& input() {
+  static const std::vector<float> x = [] {
+    std::mt19937 gen(1);
+    std::normal_distribution<float> dist(0.0f, 3.0f);
+    std::vector<float> v(static_cast<std::size_t>(kRows * kCols));
+    for (float& e : v) e = dist(gen);
+    return v;
+  }();
+  return x;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// memcpy of the input, fastest of at least 5 runs and 0.3 s, measured once per process.
+double memcpy_bytes_per_second() {
+  static const double rate = [] {
+    const std::vector<float>& x = input();
+    std::vector<float> y(x.size());
+    double best = 1e30;
+    double spent = 0.0;
+    for (int rep = 0; rep < 5 || spent < 0.3; ++rep) {
+      const auto start = std::chrono::steady_clock::now();
+      std::memcpy(y.data(), x.data(), x.size() * sizeof(float));
+      benchmark::DoNotOptimize(y.data());
+      benchmark::ClobberMemory();
+      const double s = seconds_since(start);
+      best = std::min(best, s);
+      spent += s;
+    }
+    return kBytes / best;
+  }();
+  return rate;
+}
+
+using Recipe = std::function<sc::QuantizeResult(const std::vector<float>&)>;
+
+void run(benchmark::State& state, const Recipe& recipe) {
+  const std::vector<float>& x = input();
+  const double baseline = memcpy_bytes_per_second();
+  double best = 1e30;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    sc::QuantizeResult r = recipe(x);
+    benchmark::DoNotOptimize(r.tensor.data.data());
+    best = std::min(best, seconds_since(start));
+  }
+  const double rate = kBytes / best;
+  state.counters["GBps"] = rate / 1e9;
+  state.counters["memcpy_GBps"] = baseline / 1e9;
+  state.counters["x_memcpy"] = rate / baseline;
+}
+
+void BM_memcpy(benchmark::State& state) {
+  const std::vector<float>& x = input();
+  std::vector<float> y(x.size());
+  double best = 1e30;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    std::memcpy(y.data(), x.data(), x.size() * sizeof(float));
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+    best = std::min(best, seconds_since(start));
+  }
+  state.counters["GBps"] = kBytes / best / 1e9;
+  state.counters["x_memcpy"] = (kBytes / best) / memcpy_bytes_per_second();
+}
+
+void BM_delayed(benchmark::State& state) {
+  sc::DelayedScalingState delayed(1, Format::E4M3, sc::DelayedScalingConfig{});
+  run(state, [&](const std::vector<float>& x) { return delayed.quantize(0, x, kRows, kCols); });
+}
+
+void BM_current_te(benchmark::State& state) {
+  run(state, [](const std::vector<float>& x) { return sc::quantize_current_te(x, kRows, kCols, Format::E4M3); });
+}
+
+void BM_tensorwise_torchao(benchmark::State& state) {
+  run(state, [](const std::vector<float>& x) {
+    return sc::quantize_tensorwise_torchao(x, kRows, kCols, Format::E4M3);
+  });
+}
+
+void BM_axiswise_torchao(benchmark::State& state) {
+  const auto axis = state.range(0) == 0 ? sc::ScaleAxis::kRowwise : sc::ScaleAxis::kColumnwise;
+  state.SetLabel(sc::to_string(axis));
+  run(state, [axis](const std::vector<float>& x) {
+    return sc::quantize_axiswise_torchao(x, kRows, kCols, axis, Format::E4M3, true);
+  });
+}
+
+void BM_block_te(benchmark::State& state) {
+  const sc::BlockShape shapes[] = {sc::kBlock1x128, sc::kBlock128x1, sc::kBlock128x128};
+  sc::BlockScalingConfig config;
+  config.block = shapes[state.range(0)];
+  state.SetLabel(std::to_string(config.block.rows) + "x" + std::to_string(config.block.cols));
+  run(state, [config](const std::vector<float>& x) {
+    return sc::quantize_block_te(x, kRows, kCols, Format::E4M3, config);
+  });
+}
+
+void BM_mx(benchmark::State& state) {
+  const auto mode = static_cast<sc::E8M0Mode>(state.range(0));
+  const auto axis = state.range(1) == 0 ? sc::ScaleAxis::kRowwise : sc::ScaleAxis::kColumnwise;
+  state.SetLabel(std::string(sc::to_string(mode)) + " " + sc::to_string(axis));
+  run(state, [mode, axis](const std::vector<float>& x) {
+    return sc::quantize_mx(x, kRows, kCols, axis, Format::E4M3, mode);
+  });
+}
+
+void BM_mx_2d(benchmark::State& state) {
+  run(state, [](const std::vector<float>& x) { return sc::quantize_mx_2d(x, kRows, kCols, Format::E4M3); });
+}
+
+}  // namespace
+
+BENCHMARK(BM_memcpy)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_delayed)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_current_te)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_tensorwise_torchao)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_axiswise_torchao)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_block_te)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_mx)
+    ->Args({static_cast<int>(sc::E8M0Mode::kTe), 0})
+    ->Args({static_cast<int>(sc::E8M0Mode::kTe), 1})
+    ->Args({static_cast<int>(sc::E8M0Mode::kFloor), 0})
+    ->Args({static_cast<int>(sc::E8M0Mode::kRceil), 0})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_mx_2d)->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();
