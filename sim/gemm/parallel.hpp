@@ -1,32 +1,25 @@
-// Deterministic work splitting for sim/gemm/: units [0, count) are handed out to `threads`
-// std::threads through an atomic counter. Each unit must write disjoint outputs, so results never
-// depend on which thread ran which unit.
+// Deterministic work splitting for sim/gemm/: units [0, count) are handed out through an atomic
+// counter to the calling thread and up to threads - 1 workers of a persistent pool (GEMMs of a
+// training step are small: starting std::threads per call would cost as much as the GEMM). Each
+// unit must write disjoint outputs, so results never depend on which thread ran which unit.
 #pragma once
 
-#include <algorithm>
-#include <atomic>
 #include <cstdint>
-#include <thread>
-#include <vector>
+#include <functional>
 
 namespace fp8lab::sim::gemm_detail {
 
+// Runs body(u) for every u in [0, count); returns when all have finished. Calls from several
+// threads are served one at a time. body must not throw.
+void run_units(std::int64_t count, int threads, const std::function<void(std::int64_t)>& body);
+
 template <typename Body>
 void parallel_units(std::int64_t count, int threads, Body body) {
-  const std::int64_t workers = std::min<std::int64_t>(std::max(threads, 1), count);
-  if (workers <= 1) {
+  if (threads <= 1 || count <= 1) {
     for (std::int64_t u = 0; u < count; ++u) body(u);
     return;
   }
-  std::atomic<std::int64_t> next{0};
-  auto work = [&] {
-    for (std::int64_t u = next.fetch_add(1); u < count; u = next.fetch_add(1)) body(u);
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(static_cast<std::size_t>(workers - 1));
-  for (std::int64_t t = 1; t < workers; ++t) pool.emplace_back(work);
-  work();
-  for (auto& thread : pool) thread.join();
+  run_units(count, threads, body);
 }
 
 }  // namespace fp8lab::sim::gemm_detail

@@ -2,6 +2,7 @@
 #include "sim/gemm/plan.hpp"
 
 #include <array>
+#include <functional>
 #include <bit>
 #include <cmath>
 #include <stdexcept>
@@ -121,48 +122,46 @@ void pack_panel(std::int64_t panel, std::int64_t width, std::int64_t outer, std:
   }
 }
 
-gemm_detail::PackedOperand pack_quantized(const GemmOperand& op, std::int64_t width,
-                                          std::int64_t padded_k,
-                                          const std::vector<std::int64_t>& block_starts,
-                                          bool with_powers, int threads) {
-  gemm_detail::PackedOperand p;
+// Sizes `p` for the operand and returns the function that fills its panel `panel` (values,
+// powers when asked, block scales), so that both operands are packed in one parallel region.
+std::function<void(std::int64_t)> quantized_packer(const GemmOperand& op, std::int64_t width,
+                                                   std::int64_t padded_k,
+                                                   const std::vector<std::int64_t>& block_starts,
+                                                   bool with_powers, gemm_detail::PackedOperand& p) {
   p.outer = outer_of(op);
   p.width = width;
   p.panels = (p.outer + width - 1) / width;
   p.k = padded_k;
-  const std::int64_t k = k_of(op);
   const auto size = static_cast<std::size_t>(p.panels * padded_k * width);
   p.values.assign(size, 0.0f);
   if (with_powers) p.exponent_powers.assign(size, 0.0f);
   const std::int64_t blocks = static_cast<std::int64_t>(block_starts.size()) - 1;
   p.block_scales.assign(static_cast<std::size_t>(p.panels * blocks * width), 1.0f);
-
-  const QuantizedTensor& t = op.tensor;
-  const bool k_is_cols = op.k_dim == ReduceDim::kCols;
-  auto code = [&](std::int64_t o, std::int64_t kk) {
-    return k_is_cols ? t.data[static_cast<std::size_t>(o * t.cols + kk)]
-                     : t.data[static_cast<std::size_t>(kk * t.cols + o)];
-  };
-  const auto values = value_table(t.format);
-  const auto powers = exponent_power_table(t.format);
-  gemm_detail::parallel_units(p.panels, threads, [&](std::int64_t panel) {
-    pack_panel(panel, width, p.outer, k, padded_k, op.k_dim, p.values.data(),
+  return [&op, blocks, &p, &block_starts, with_powers, values = value_table(op.tensor.format),
+          powers = exponent_power_table(op.tensor.format)](std::int64_t panel) {
+    const QuantizedTensor& t = op.tensor;
+    const bool k_is_cols = op.k_dim == ReduceDim::kCols;
+    auto code = [&](std::int64_t o, std::int64_t kk) {
+      return k_is_cols ? t.data[static_cast<std::size_t>(o * t.cols + kk)]
+                       : t.data[static_cast<std::size_t>(kk * t.cols + o)];
+    };
+    const std::int64_t k = k_of(op);
+    pack_panel(panel, p.width, p.outer, k, p.k, op.k_dim, p.values.data(),
                [&](std::int64_t o, std::int64_t kk) { return values[code(o, kk)]; });
     if (with_powers) {
-      pack_panel(panel, width, p.outer, k, padded_k, op.k_dim, p.exponent_powers.data(),
+      pack_panel(panel, p.width, p.outer, k, p.k, op.k_dim, p.exponent_powers.data(),
                  [&](std::int64_t o, std::int64_t kk) { return powers[code(o, kk)]; });
     }
-    const std::int64_t valid = std::min(width, p.outer - panel * width);
+    const std::int64_t valid = std::min(p.width, p.outer - panel * p.width);
     for (std::int64_t j = 0; j < blocks; ++j) {
-      float* scales = p.block_scales.data() + (panel * blocks + j) * width;
+      float* scales = p.block_scales.data() + (panel * blocks + j) * p.width;
       const std::int64_t k0 = block_starts[static_cast<std::size_t>(j)];
       for (std::int64_t w = 0; w < valid; ++w) {
-        const std::int64_t o = panel * width + w;
+        const std::int64_t o = panel * p.width + w;
         scales[w] = k_is_cols ? t.scale_inv_at(o, k0) : t.scale_inv_at(k0, o);
       }
     }
-  });
-  return p;
+  };
 }
 
 void check_dense(const DenseOperand& op, char which) {
@@ -176,9 +175,19 @@ void check_dense(const DenseOperand& op, char which) {
   }
 }
 
-gemm_detail::PackedOperand pack_dense(const DenseOperand& op, std::int64_t width,
-                                      bool round_to_bf16, int threads) {
-  gemm_detail::PackedOperand p;
+// fp32 -> bf16 -> fp32 with round-to-nearest-even: sim::fp32_to_bf16 (cast.cpp) inlined for the
+// packing loop, where a call per element costs as much as the GEMM on small shapes.
+// 0x7FFF plus the lowest kept bit rounds exact ties to even; NaN becomes bf16's canonical quiet
+// NaN, whose value no output can show (NaN outputs are canonicalized). The high-precision test
+// compares against sim::fp32_to_bf16.
+inline float rounded_to_bf16(float x) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return bf16_to_fp32(fp32_to_bf16(x));
+  return std::bit_cast<float>((bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u);
+}
+
+std::function<void(std::int64_t)> dense_packer(const DenseOperand& op, std::int64_t width,
+                                               bool round_to_bf16, gemm_detail::PackedOperand& p) {
   const bool k_is_cols = op.k_dim == ReduceDim::kCols;
   p.outer = k_is_cols ? op.rows : op.cols;
   p.width = width;
@@ -186,15 +195,27 @@ gemm_detail::PackedOperand pack_dense(const DenseOperand& op, std::int64_t width
   p.k = k_is_cols ? op.cols : op.rows;
   p.values.assign(static_cast<std::size_t>(p.panels * p.k * width), 0.0f);
   p.block_scales.assign(static_cast<std::size_t>(p.panels * width), 1.0f);
-  auto value = [&](std::int64_t o, std::int64_t kk) {
-    const float x = k_is_cols ? op.data[static_cast<std::size_t>(o * op.cols + kk)]
-                              : op.data[static_cast<std::size_t>(kk * op.cols + o)];
-    return round_to_bf16 ? bf16_to_fp32(fp32_to_bf16(x)) : x;
+  return [&op, &p, k_is_cols, round_to_bf16](std::int64_t panel) {
+    pack_panel(panel, p.width, p.outer, p.k, p.k, op.k_dim, p.values.data(),
+               [&](std::int64_t o, std::int64_t kk) {
+                 const float x = k_is_cols ? op.data[static_cast<std::size_t>(o * op.cols + kk)]
+                                           : op.data[static_cast<std::size_t>(kk * op.cols + o)];
+                 return round_to_bf16 ? rounded_to_bf16(x) : x;
+               });
   };
-  gemm_detail::parallel_units(p.panels, threads, [&](std::int64_t panel) {
-    pack_panel(panel, width, p.outer, p.k, p.k, op.k_dim, p.values.data(), value);
+}
+
+// Fills both operands' panels in one parallel region.
+void pack_both(gemm_detail::GemmPlan& plan, const std::function<void(std::int64_t)>& fill_a,
+               const std::function<void(std::int64_t)>& fill_b, int threads) {
+  const std::int64_t a_panels = plan.a.panels;
+  gemm_detail::parallel_units(a_panels + plan.b.panels, threads, [&](std::int64_t u) {
+    if (u < a_panels) {
+      fill_a(u);
+    } else {
+      fill_b(u - a_panels);
+    }
   });
-  return p;
 }
 
 }  // namespace
@@ -272,8 +293,11 @@ GemmPlan make_quantized_plan(const GemmOperand& a, const GemmOperand& b, bool pa
   }
   plan.block_starts = gemm_detail::k_block_starts(a, b, k, plan.shape.k);
   plan.chunks = k_chunks(plan.block_starts);
-  plan.a = pack_quantized(a, kTileRows, plan.shape.k, plan.block_starts, with_powers, threads);
-  plan.b = pack_quantized(b, kTileCols, plan.shape.k, plan.block_starts, with_powers, threads);
+  const auto fill_a =
+      quantized_packer(a, kTileRows, plan.shape.k, plan.block_starts, with_powers, plan.a);
+  const auto fill_b =
+      quantized_packer(b, kTileCols, plan.shape.k, plan.block_starts, with_powers, plan.b);
+  pack_both(plan, fill_a, fill_b, threads);
   return plan;
 }
 
@@ -282,14 +306,16 @@ GemmPlan make_dense_plan(const DenseOperand& a, const DenseOperand& b, bool roun
   check_threads(threads);
   check_dense(a, 'A');
   check_dense(b, 'B');
-  GemmPlan plan;
-  plan.a = pack_dense(a, kTileRows, round_to_bf16, threads);
-  plan.b = pack_dense(b, kTileCols, round_to_bf16, threads);
-  if (plan.a.k != plan.b.k) {
-    throw std::invalid_argument("GEMM operands disagree on K: A has " +
-                                std::to_string(plan.a.k) + ", B has " +
-                                std::to_string(plan.b.k) + " (check each operand's k_dim)");
+  const std::int64_t k_a = a.k_dim == ReduceDim::kCols ? a.cols : a.rows;
+  const std::int64_t k_b = b.k_dim == ReduceDim::kCols ? b.cols : b.rows;
+  if (k_a != k_b) {
+    throw std::invalid_argument("GEMM operands disagree on K: A has " + std::to_string(k_a) +
+                                ", B has " + std::to_string(k_b) + " (check each operand's k_dim)");
   }
+  GemmPlan plan;
+  const auto fill_a = dense_packer(a, kTileRows, round_to_bf16, plan.a);
+  const auto fill_b = dense_packer(b, kTileCols, round_to_bf16, plan.b);
+  pack_both(plan, fill_a, fill_b, threads);
   plan.shape = {plan.a.outer, plan.b.outer, plan.a.k};
   plan.block_starts = {0, plan.shape.k};
   plan.chunks = k_chunks(plan.block_starts);
