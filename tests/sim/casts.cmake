@@ -28,3 +28,5 @@ endif()
 fp8lab_add_test(NAME sim_cast_trap_test SOURCES cast_trap_test.cpp LIBS fp8lab::sim LABELS fast)
 fp8lab_add_test(NAME sim_quantize_bulk_test SOURCES quantize_bulk_test.cpp
                 LIBS fp8lab::sim hwy::hwy LABELS fast)
+fp8lab_add_test(NAME sim_quantize_bulk_exhaustive_test SOURCES quantize_bulk_exhaustive_test.cpp
+                LIBS fp8lab::sim Threads::Threads LABELS exhaustive TIMEOUT 1800)
