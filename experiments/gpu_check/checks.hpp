@@ -18,4 +18,11 @@ namespace fp8lab::experiments::gpu_check {
 // the host; no device needed).
 std::vector<CheckResult> check_gemm_models(bool on_host = false);
 
+// cuBLASLt FP8 GEMM (a peer) against sim::gemm's hopper model with the matching accumulation
+// (fast_accum on: hopper_fast_accum; off: hopper_split_accumulator) and against fp32_seq:
+// tensorwise scales (power of 2, and TE current scaling's non-power-of-2 ones) and rowwise, fp32
+// output. Results are marked peer: bit-exact counts and ULP statistics, never a failure. A
+// combination cuBLASLt rejects on this device is reported as such (cases = 0, reason in `first`).
+std::vector<CheckResult> check_cublaslt_peer();
+
 }  // namespace fp8lab::experiments::gpu_check
