@@ -107,6 +107,9 @@ struct Fp8 {
   static constexpr std::uint32_t kMagnitudeMask = ~kSign & 0xFFu;            // 0b0'1111'111
   static constexpr std::uint32_t kMaxCode = spec().max_finite_code();        // E4M3 0x7E, E5M2 0x7B
   static constexpr float kMaxFinite = static_cast<float>(spec().max_finite());  // 448, 57344
+  static constexpr int kMaxExponent = spec().max_exponent();                    // 8, 15
+  // (float)(1.0 / max): E4M3 0x3B124925, E5M2 0x37924925 (te-accelerate.md §4.3).
+  static constexpr float kReciprocalOfMax = static_cast<float>(1.0 / spec().max_finite());
   // RNE leaves the finite range exactly when |y| passes max + half an ulp of max's binade
   // (E4M3: 448 + 16 = 464, E5M2: 57344 + 4096 = 61440). At the tie itself RNE goes to the even
   // neighbour: max when max's mantissa is even (E4M3 0b110), past max when it is odd (E5M2 0b11).

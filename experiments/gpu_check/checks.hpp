@@ -18,6 +18,12 @@ namespace fp8lab::experiments::gpu_check {
 // the host; no device needed).
 std::vector<CheckResult> check_gemm_models(bool on_host = false);
 
+// gpu::scaling quantizers against sim::scaling: current (TE, torchao; pow2 on/off), torchao
+// axiswise (rowwise/columnwise), TE block (1x128, 128x1, 128x128; pow2 and fp32 scales), MXFP8
+// (1x32, 32x1, 32x32; every E8M0 mode), both formats, on clean, special-laden and wide-range
+// inputs: codes, scale_inv, scale, E8M0 codes and statistics.
+std::vector<CheckResult> check_scaling_quantizers();
+
 // cuBLASLt FP8 GEMM (a peer) against sim::gemm's hopper model with the matching accumulation
 // (fast_accum on: hopper_fast_accum; off: hopper_split_accumulator) and against fp32_seq:
 // tensorwise scales (power of 2, and TE current scaling's non-power-of-2 ones) and rowwise, fp32

@@ -1,0 +1,178 @@
+// gpu::scaling quantizers against sim::scaling (experiments/gpu_check/checks.hpp): codes, scales,
+// scale_inv, E8M0 codes and statistics, bit for bit.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "experiments/gpu_check/checks.hpp"
+#include "gpu/cuda_check.hpp"
+#include "gpu/device_buffer.hpp"
+#include "gpu/scaling/blocked.hpp"
+#include "sim/scaling/block.hpp"
+#include "sim/scaling/current.hpp"
+#include "sim/scaling/mx.hpp"
+#include "sim/scaling/rowwise.hpp"
+
+namespace fp8lab::experiments::gpu_check {
+namespace {
+
+using sim::Format;
+
+struct Shape {
+  std::int64_t rows, cols;
+};
+// Odd sizes around 32- and 128-element blocks and the 8-warp grid.
+constexpr Shape kShapes[] = {{1, 1}, {7, 33}, {33, 130}, {128, 128}, {130, 257}, {256, 1000}};
+
+// Three input families: clean activations over a few binades; the same with rare specials (NaN,
+// ±Inf, zeros, fp32 denormals, huge values); and wide-range values (2^-40 .. 2^40).
+std::vector<float> input(std::size_t n, std::uint64_t seed, int family) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(n);
+  for (auto& v : x) {
+    v = family == 2 ? std::ldexp(normal(rng), static_cast<int>(rng() % 81) - 40)
+                    : std::ldexp(normal(rng), static_cast<int>(rng() % 6) - 3);
+  }
+  if (family == 1) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const float pick[] = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
+                          std::numeric_limits<float>::denorm_min(), 1e30f, -3e-30f};
+    for (std::size_t i = 0; i < n / 301 + 1; ++i) x[rng() % n] = pick[rng() % std::size(pick)];
+  }
+  return x;
+}
+
+struct Quantizer {
+  std::string name;
+  std::function<sim::scaling::QuantizeResult(const std::vector<float>&, std::int64_t, std::int64_t, Format)> sim;
+  std::function<void(const float*, std::int64_t, std::int64_t, Format, const gpu::scaling::BlockedOutputs&)> gpu;
+};
+
+std::vector<Quantizer> quantizers() {
+  namespace ss = sim::scaling;
+  namespace gs = gpu::scaling;
+  std::vector<Quantizer> q;
+  for (const bool pow2 : {false, true}) {
+    q.push_back({std::string("current te") + (pow2 ? " pow2" : ""),
+                 [pow2](const auto& x, auto r, auto c, Format f) { return ss::quantize_current_te(x, r, c, f, pow2); },
+                 [pow2](const float* x, auto r, auto c, Format f, const auto& o) { gs::quantize_current_te(x, r, c, f, pow2, 0.0f, o); }});
+    q.push_back({std::string("tensorwise torchao") + (pow2 ? " pow2" : ""),
+                 [pow2](const auto& x, auto r, auto c, Format f) { return ss::quantize_tensorwise_torchao(x, r, c, f, pow2); },
+                 [pow2](const float* x, auto r, auto c, Format f, const auto& o) { gs::quantize_tensorwise_torchao(x, r, c, f, pow2, o); }});
+  }
+  for (const bool rowwise : {true, false}) {
+    q.push_back({std::string("axiswise torchao ") + (rowwise ? "rowwise" : "columnwise"),
+                 [rowwise](const auto& x, auto r, auto c, Format f) {
+                   return ss::quantize_axiswise_torchao(x, r, c, rowwise ? ss::ScaleAxis::kRowwise : ss::ScaleAxis::kColumnwise, f, true);
+                 },
+                 [rowwise](const float* x, auto r, auto c, Format f, const auto& o) { gs::quantize_axiswise_torchao(x, r, c, rowwise, f, true, o); }});
+  }
+  for (const ss::BlockShape block : {ss::kBlock1x128, ss::kBlock128x1, ss::kBlock128x128}) {
+    for (const bool pow2 : {true, false}) {
+      const std::string name = "block te " + std::to_string(block.rows) + "x" + std::to_string(block.cols) +
+                               (pow2 ? " pow2" : " fp32-scales");
+      q.push_back({name,
+                   [block, pow2](const auto& x, auto r, auto c, Format f) {
+                     ss::BlockScalingConfig config;
+                     config.block = block;
+                     config.pow2 = pow2;
+                     return ss::quantize_block_te(x, r, c, f, config);
+                   },
+                   [block, pow2](const float* x, auto r, auto c, Format f, const auto& o) {
+                     gs::quantize_block_te(x, r, c, block.rows, block.cols, f, pow2, 0.0f,
+                                           ss::block_value_for_inf(Format::FP32), o);
+                   }});
+    }
+  }
+  const ss::E8M0Mode modes[] = {ss::E8M0Mode::kTe, ss::E8M0Mode::kFloor, ss::E8M0Mode::kCeil,
+                                ss::E8M0Mode::kEven, ss::E8M0Mode::kRceil};
+  for (const ss::E8M0Mode mode : modes) {
+    for (const int shape : {0, 1, 2}) {  // 1x32 rowwise, 32x1 columnwise, 32x32 2-D
+      const char* shape_name[] = {"1x32", "32x1", "32x32"};
+      q.push_back({std::string("mxfp8 ") + shape_name[shape] + " " + ss::to_string(mode),
+                   [mode, shape](const auto& x, auto r, auto c, Format f) {
+                     if (shape == 2) return ss::quantize_mx_2d(x, r, c, f, mode);
+                     return ss::quantize_mx(x, r, c, shape == 0 ? ss::ScaleAxis::kRowwise : ss::ScaleAxis::kColumnwise, f, mode);
+                   },
+                   [mode, shape](const float* x, auto r, auto c, Format f, const auto& o) {
+                     gs::quantize_mx(x, r, c, shape == 0 ? 1 : 32, shape == 1 ? 1 : 32, f,
+                                     static_cast<gs::MxMode>(mode), o);
+                   }});
+    }
+  }
+  return q;
+}
+
+void run_case(CheckResult& r, const Quantizer& q, const std::vector<float>& x, Shape s, Format format) {
+  const sim::scaling::QuantizeResult expected = q.sim(x, s.rows, s.cols, format);
+  const sim::QuantizedTensor& t = expected.tensor;
+  gpu::DeviceBuffer<float> dx(x), dscale_inv(t.scale_inv.size()), dscale(t.scale_inv.size());
+  gpu::DeviceBuffer<std::uint8_t> dcodes(x.size()), de8m0(t.scale_inv.size());
+  gpu::DeviceBuffer<gpu::DeviceQuantizeStats> dstats(1);
+  dstats.zero();
+  q.gpu(dx.get(), s.rows, s.cols, format, {dcodes.get(), dscale_inv.get(), dscale.get(), de8m0.get(), dstats.get()});
+  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  ++r.cases;
+  const std::string where = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " + sim::spec(format).name;
+  const std::vector<std::uint8_t> codes = dcodes.download(), e8m0 = de8m0.download();
+  const std::vector<float> scale_inv = dscale_inv.download(), scale = dscale.download();
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    ++r.compared;
+    if (t.data[i] != 0) ++r.nonzero;
+    if (codes[i] != t.data[i]) {
+      char text[160];
+      std::snprintf(text, sizeof text, " code[%zu]: x = %s, sim 0x%02X, gpu 0x%02X", i, bits_text(x[i]).c_str(),
+                    t.data[i], codes[i]);
+      r.add_mismatch(where + text, static_cast<std::uint64_t>(std::abs(int{codes[i]} - int{t.data[i]})));
+    }
+  }
+  for (std::size_t b = 0; b < t.scale_inv.size(); ++b) {
+    compare_float(r, where + " scale_inv[" + std::to_string(b) + "]", t.scale_inv[b], scale_inv[b]);
+    if (!t.scale.empty()) compare_float(r, where + " scale[" + std::to_string(b) + "]", t.scale[b], scale[b]);
+    if (!t.scale_e8m0.empty() && t.scale_e8m0[b] != e8m0[b]) {
+      r.add_mismatch(where + " e8m0[" + std::to_string(b) + "]: sim " + std::to_string(t.scale_e8m0[b]) +
+                         ", gpu " + std::to_string(e8m0[b]),
+                     static_cast<std::uint64_t>(std::abs(int{t.scale_e8m0[b]} - int{e8m0[b]})));
+    }
+  }
+  const gpu::DeviceQuantizeStats st = gpu::read_stats(dstats.get());
+  compare_float(r, where + " stats.amax", expected.stats.amax, st.amax);
+  const std::pair<const char*, std::pair<std::uint64_t, std::uint64_t>> counts[] = {
+      {"count", {expected.stats.count, st.count}},
+      {"saturated", {expected.stats.saturated, st.saturated}},
+      {"underflowed", {expected.stats.underflowed, st.underflowed}},
+      {"nan", {expected.stats.nan, st.nan}}};
+  for (const auto& [name, values] : counts) {
+    ++r.compared;
+    if (values.first != values.second) {
+      r.add_mismatch(where + " stats." + name + ": sim " + std::to_string(values.first) + ", gpu " +
+                         std::to_string(values.second), 0);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<CheckResult> check_scaling_quantizers() {
+  std::vector<CheckResult> results;
+  for (const Quantizer& q : quantizers()) {
+    CheckResult r;
+    r.kernel = "scaling " + q.name;
+    std::uint64_t seed = 100;
+    for (const Shape& s : kShapes) {
+      for (const int family : {0, 1, 2}) {
+        const std::vector<float> x = input(static_cast<std::size_t>(s.rows * s.cols), seed++, family);
+        for (const Format format : {Format::E4M3, Format::E5M2}) run_case(r, q, x, s, format);
+      }
+    }
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+}  // namespace fp8lab::experiments::gpu_check

@@ -1,0 +1,60 @@
+// Quantizers with one scale per block on the GPU (NUMERICS.md §2.2-2.5), twins of sim/scaling/:
+//
+//   gpu::scaling::quantize_block_te         must equal sim::scaling::quantize_block_te
+//   gpu::scaling::quantize_axiswise_torchao must equal sim::scaling::quantize_axiswise_torchao
+//   gpu::scaling::quantize_mx               must equal sim::scaling::quantize_mx / quantize_mx_2d
+//   gpu::scaling::quantize_current_te       must equal sim::scaling::quantize_current_te
+//   gpu::scaling::quantize_tensorwise_torchao must equal sim::scaling::quantize_tensorwise_torchao
+//
+// Contract per block (sim/scaling/blocked.hpp): amax = max |x| (NaN ignored), has_nan; the rule
+// gives {scale, scale_inv, e8m0}; q = cast_satfinite(RN(x * scale)). Statistics as sim's.
+// x is fp32 row-major [rows, cols]; partial edge blocks hold their valid elements only. Outputs
+// are device pointers: codes [rows * cols]; scale_inv, scale and e8m0 [ceil(rows/br) *
+// ceil(cols/bc)] row-major (scale, e8m0, amax and stats may be null).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "gpu/quantize.hpp"
+#include "sim/format.hpp"
+
+namespace fp8lab::gpu::scaling {
+
+struct BlockedOutputs {
+  std::uint8_t* codes = nullptr;
+  float* scale_inv = nullptr;
+  float* scale = nullptr;               // the multipliers, as QuantizedTensor::scale
+  std::uint8_t* e8m0 = nullptr;         // MX only
+  DeviceQuantizeStats* stats = nullptr;  // accumulated
+};
+
+// TE Float8BlockScaling: s = te_scale_from_amax(amax, fp8_max, pow2, eps, value_for_inf), where
+// value_for_inf = the input dtype's max finite (sim::scaling::block_value_for_inf).
+void quantize_block_te(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
+                       std::int64_t block_cols, sim::Format format, bool pow2, float eps,
+                       float value_for_inf, const BlockedOutputs& out, cudaStream_t stream = nullptr);
+
+// torchao axiswise: blocks 1 x cols (rowwise) or rows x 1; amax NaN-propagating,
+// s = torchao_scale_from_amax(amax, fp8_max, pow2).
+void quantize_axiswise_torchao(const float* x, std::int64_t rows, std::int64_t cols, bool rowwise,
+                               sim::Format format, bool pow2, const BlockedOutputs& out,
+                               cudaStream_t stream = nullptr);
+
+// MXFP8: blocks 1x32 (rowwise copy), 32x1 (columnwise copy) or 32x32 (2-D weights); mode as
+// sim::scaling::E8M0Mode (0 te, 1 floor, 2 ceil, 3 even, 4 rceil).
+enum class MxMode : std::uint8_t { kTe, kFloor, kCeil, kEven, kRceil };
+void quantize_mx(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
+                 std::int64_t block_cols, sim::Format format, MxMode mode, const BlockedOutputs& out,
+                 cudaStream_t stream = nullptr);
+
+// Per-tensor current scaling: amax over all of x, the rule, then gpu::quantize with that scale
+// (three stream-ordered launches, no host synchronization). out.scale_inv / out.scale hold 1 value.
+void quantize_current_te(const float* x, std::int64_t rows, std::int64_t cols, sim::Format format,
+                         bool pow2, float eps, const BlockedOutputs& out, cudaStream_t stream = nullptr);
+void quantize_tensorwise_torchao(const float* x, std::int64_t rows, std::int64_t cols,
+                                 sim::Format format, bool pow2, const BlockedOutputs& out,
+                                 cudaStream_t stream = nullptr);
+
+}  // namespace fp8lab::gpu::scaling

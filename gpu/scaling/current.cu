@@ -1,0 +1,94 @@
+// Per-tensor current scaling (gpu/scaling/blocked.hpp): amax of the whole tensor (NaN ignored,
+// and whether any NaN was seen), the recipe's rule on one thread, then gpu::quantize reading the
+// scale from device memory. Stream-ordered; the scratch lives in stream-ordered memory.
+#include <cfloat>
+#include <stdexcept>
+#include <string>
+
+#include "gpu/cuda_check.hpp"
+#include "gpu/quantize_common.cuh"
+#include "gpu/scaling/blocked.hpp"
+#include "gpu/scaling/rules.cuh"
+
+namespace fp8lab::gpu::scaling {
+namespace {
+
+constexpr int kThreads = 256;
+
+struct Scratch {
+  float amax;
+  std::uint32_t has_nan;
+  float scale;
+};
+
+__global__ void __launch_bounds__(kThreads) amax_kernel(const float* __restrict__ x, std::int64_t n,
+                                                        Scratch* scratch) {
+  float amax = 0.0f;
+  bool nan = false;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const float v = x[i];
+    amax = fmaxf(amax, fabsf(v));
+    nan |= isnan(v);
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, offset));
+  }
+  nan = __any_sync(0xFFFFFFFFu, nan);
+  if ((threadIdx.x & 31u) != 0) return;
+  if (amax > 0.0f) detail::atomic_max_nonnegative(&scratch->amax, amax);
+  if (nan) atomicOr(&scratch->has_nan, 1u);
+}
+
+// torchao: NaN-propagating amax; TE: NaN ignored, value_for_inf = FLT_MAX.
+__global__ void rule_kernel(Scratch* scratch, bool torchao, float fp8_max, bool pow2, float eps,
+                            float* scale_inv, float* scale) {
+  const float amax = (torchao && scratch->has_nan != 0) ? __uint_as_float(0x7FC0'0000u) : scratch->amax;
+  const float s = torchao ? torchao_scale_from_amax(amax, fp8_max, pow2)
+                          : te_scale_from_amax(amax, fp8_max, pow2, eps, FLT_MAX);
+  scratch->scale = s;
+  *scale_inv = __fdiv_rn(1.0f, s);
+  if (scale != nullptr) *scale = s;
+}
+
+void current(const char* function, const float* x, std::int64_t rows, std::int64_t cols,
+             sim::Format format, bool torchao, bool pow2, float eps, const BlockedOutputs& out,
+             cudaStream_t stream) {
+  detail::check_fp8(format, function);
+  if (rows < 1 || cols < 1) {
+    throw std::invalid_argument(std::string(function) + ": rows and cols must be >= 1, got " +
+                                std::to_string(rows) + ", " + std::to_string(cols));
+  }
+  if (x == nullptr || out.codes == nullptr || out.scale_inv == nullptr) {
+    throw std::invalid_argument(std::string(function) + ": x, out.codes and out.scale_inv must be device pointers, got null");
+  }
+  const std::int64_t n = rows * cols;
+  Scratch* scratch = nullptr;
+  FP8LAB_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&scratch), sizeof(Scratch), stream));
+  FP8LAB_CUDA_CHECK(cudaMemsetAsync(scratch, 0, sizeof(Scratch), stream));
+  amax_kernel<<<detail::grid_size(n, kThreads), kThreads, 0, stream>>>(x, n, scratch);
+  FP8LAB_CUDA_CHECK_LAUNCH();
+  rule_kernel<<<1, 1, 0, stream>>>(scratch, torchao, static_cast<float>(sim::spec(format).max_finite()),
+                                   pow2, eps, out.scale_inv, out.scale);
+  FP8LAB_CUDA_CHECK_LAUNCH();
+  QuantizeOutputs q;
+  q.codes = out.codes;
+  q.stats = out.stats;
+  quantize(x, n, &scratch->scale, format, Overflow::kSatFinite, q, stream);
+  FP8LAB_CUDA_CHECK(cudaFreeAsync(scratch, stream));
+}
+
+}  // namespace
+
+void quantize_current_te(const float* x, std::int64_t rows, std::int64_t cols, sim::Format format,
+                         bool pow2, float eps, const BlockedOutputs& out, cudaStream_t stream) {
+  current("gpu::scaling::quantize_current_te", x, rows, cols, format, false, pow2, eps, out, stream);
+}
+
+void quantize_tensorwise_torchao(const float* x, std::int64_t rows, std::int64_t cols,
+                                 sim::Format format, bool pow2, const BlockedOutputs& out,
+                                 cudaStream_t stream) {
+  current("gpu::scaling::quantize_tensorwise_torchao", x, rows, cols, format, true, pow2, 0.0f, out, stream);
+}
+
+}  // namespace fp8lab::gpu::scaling
