@@ -283,6 +283,9 @@ AccelerateFp8Settings parse_accelerate_config_text(const std::string& text,
   if (const YAML::Node mp = root["mixed_precision"]; mp && mp.IsScalar()) {
     s.mixed_precision = mp.Scalar();
   }
+  if (const YAML::Node dt = root["distributed_type"]; dt && dt.IsScalar()) {
+    s.distributed_type = dt.Scalar();
+  }
   if (const YAML::Node fp8 = root["fp8_config"]; fp8 && !fp8.IsNull()) {
     read_fp8_config(s, fp8, file);
   }

@@ -42,7 +42,8 @@ struct AccelerateFp8Settings {
   std::string origin;                   // the file, or "environment"
   std::optional<Fp8Backend> backend;    // empty: accelerate auto-detects (torchao > TE > MSAMP)
   Site backend_site{};
-  std::optional<std::string> mixed_precision;  // the config file's top-level key, if present
+  std::optional<std::string> mixed_precision;   // the config file's top-level key, if present
+  std::optional<std::string> distributed_type;  // likewise (DEEPSPEED changes the recipe)
   Setting<bool> use_autocast_during_eval{false};
   Setting<std::int64_t> margin{0};
   Setting<std::int64_t> interval{1};

@@ -34,7 +34,32 @@ std::vector<std::string> forwarded(const AccelerateFp8Settings& s) {
   return kwargs;
 }
 
+// Notes that hold for every TE recipe through accelerate.
+void te_conversion_notes(Compatibility& c) {
+  c.quirks.push_back({"module conversion", "every nn.Linear", "Linears with both dims % 16 == 0",
+                      "convert_model skips a Linear with a dim not divisible by 16 with a bare "
+                      "return, so its later siblings are neither converted nor visited",
+                      "te-accelerate.md §1.4"});
+  c.quirks.push_back({"reduce_amax, fp8_dpa, fp8_mha", "not settable", "TE defaults (true, false, "
+                      "false)",
+                      "accelerate exposes no kwarg for them; amax is reduced over the world group",
+                      "te-accelerate.md §1.2"});
+}
+
 void te_quirks(const AccelerateFp8Settings& s, Compatibility& c) {
+  if (s.distributed_type && *s.distributed_type == "DEEPSPEED") {
+    c.te_effective = Recipe{};
+    c.te_effective.amax_compute_algo = AmaxComputeAlgo::max;
+    c.forwarded_kwargs.clear();
+    c.te_recipe_class = "DelayedScaling";
+    c.quirks.push_back({"distributed_type", "DEEPSPEED",
+                        "DelayedScaling() with TE's defaults (HYBRID, margin 0, history 1024, max)",
+                        "_prepare_deepspeed passes fp8_recipe_handler, not te_recipe_handler, to "
+                        "apply_fp8_autowrap, so the TE settings are ignored (by code reading)",
+                        "te-accelerate.md §1.5"});
+    te_conversion_notes(c);
+    return;
+  }
   const bool mx = s.use_mxfp8_block_scaling.value;
   Recipe& te = c.te_effective;
   if (s.fp8_format.value == Fp8Format::E5M2) {
@@ -97,14 +122,14 @@ void te_quirks(const AccelerateFp8Settings& s, Compatibility& c) {
                         "raises \"MXFP8 block scaling is not available\" (fp8lab emulates it)",
                         "te-accelerate.md §4.1"});
   }
-  c.quirks.push_back({"module conversion", "every nn.Linear", "Linears with both dims % 16 == 0",
-                      "convert_model skips a Linear with a dim not divisible by 16 with a bare "
-                      "return, so its later siblings are neither converted nor visited",
-                      "te-accelerate.md §1.4"});
-  c.quirks.push_back({"reduce_amax, fp8_dpa, fp8_mha", "not settable", "TE defaults (true, false, "
-                      "false)",
-                      "accelerate exposes no kwarg for them; amax is reduced over the world group",
-                      "te-accelerate.md §1.2"});
+  if (s.use_autocast_during_eval.value) {
+    c.quirks.push_back({"use_autocast_during_eval", "true",
+                        "FP8 in eval, and eval amaxes merge into the next training step's scale",
+                        "under no_grad TE records the eval casts' amax in history row 0 but skips "
+                        "the scale update, so the next training step's update sees them",
+                        "te-accelerate.md §1.3"});
+  }
+  te_conversion_notes(c);
 }
 
 void ao_quirks(const AccelerateFp8Settings& s, Compatibility& c) {

@@ -233,6 +233,26 @@ TEST_CASE("quirk: fp8_config is ignored unless mixed_precision is fp8", "[recipe
   REQUIRE(find_quirk(c, "mixed_precision"));
 }
 
+TEST_CASE("quirk: eval autocast merges eval amaxes into training", "[recipes][accelerate]") {
+  CHECK(find_quirk(from_yaml("  backend: TE\n"), "use_autocast_during_eval") == nullptr);
+  const Compatibility c = from_yaml("  backend: TE\n  use_autocast_during_eval: true\n");
+  REQUIRE(find_quirk(c, "use_autocast_during_eval"));
+  CHECK(c.te_effective.use_autocast_during_eval);
+}
+
+TEST_CASE("quirk: DeepSpeed ignores the TE recipe settings", "[recipes][accelerate]") {
+  const Compatibility c = compatibility(parse_accelerate_config_text(
+      "distributed_type: DEEPSPEED\nmixed_precision: fp8\nfp8_config:\n  backend: TE\n"
+      "  amax_history_len: 16\n  fp8_format: E4M3\n",
+      "ds.yaml"));
+  CHECK(c.asked.amax_history_len == 16);
+  CHECK(c.te_effective.amax_history_len == 1024);
+  CHECK(c.te_effective.fp8_format == Fp8Format::HYBRID);
+  CHECK(c.te_effective.amax_compute_algo == AmaxComputeAlgo::max);
+  CHECK(c.forwarded_kwargs.empty());
+  REQUIRE(find_quirk(c, "distributed_type"));
+}
+
 TEST_CASE("quirk: convert_model's skip rule, as data", "[recipes][accelerate]") {
   const Compatibility te = from_yaml("  backend: TE\n");
   CHECK(te.asked.module_filter.require_dims_divisible_by_16);
