@@ -15,9 +15,8 @@
 //      normal, when it rounds up to it). Exact for fp32 subnormal y too (no FTZ/DAZ).
 //   3. Overflow: code > max finite code -> the mode's code for finite overflow, or for ±Inf
 //      (a == 0x7F80'0000); the sign bit is OR-ed in; NaN (a > 0x7F80'0000) -> 0x7F.
-// Statistics per lane (counts as -1 masks subtracted from lane counters, flushed to 64 bits every
-// kFlushVectors vectors); amax as an integer max of |x| bits with NaN lanes zeroed, which for
-// non-negative floats is amax_update (quantize.hpp).
+// Statistics: mask population counts per vector; amax as an integer max of |x| bits with NaN
+// lanes zeroed, which for non-negative floats is amax_update (quantize.hpp).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "sim/quantize.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -46,6 +45,7 @@ struct CastConstants {
   std::int32_t finite_overflow_code;  // code (no sign) of a finite value past max
   std::int32_t inf_code;              // code (no sign) of ±Inf
   std::int32_t nan_above;             // codes (no sign) above this are NaN
+  std::int32_t underflow_below;       // 1 + fp32 bits of half the smallest subnormal: a below -> ±0
 };
 
 inline CastConstants make_cast_constants(Format format, Overflow mode) {
@@ -64,11 +64,9 @@ inline CastConstants make_cast_constants(Format format, Overflow mode) {
   c.inf_code = cast_fp32_to_fp8(kInf, format, mode);
   const std::uint32_t top = f.max_exponent_field() << f.mantissa_bits;
   c.nan_above = static_cast<std::int32_t>(f.has_inf() ? top : f.max_finite_code());
+  c.underflow_below = ((f.min_subnormal_exponent() - 1 + 127) << 23) + 1;
   return c;
 }
-
-// Vectors between flushes of the 32-bit lane counters (each lane counts at most this many).
-inline constexpr std::size_t kFlushVectors = std::size_t{1} << 20;
 
 }  // namespace fp8lab::sim::bulk
 #endif
@@ -102,36 +100,23 @@ struct LoadBF16 {
 
 // Lane accumulators (no default member initializers: an implicit constructor would be compiled
 // without the target's instruction set).
-struct Accumulators {
-  VI amax_bits;
-  VI saturated;
-  VI underflowed;
-  VI nan;
-
-  void flush_counts(QuantizeStats& stats) {
-    const DI di;
-    stats.saturated += static_cast<std::uint64_t>(hn::GetLane(hn::SumOfLanes(di, saturated)));
-    stats.underflowed += static_cast<std::uint64_t>(hn::GetLane(hn::SumOfLanes(di, underflowed)));
-    stats.nan += static_cast<std::uint64_t>(hn::GetLane(hn::SumOfLanes(di, nan)));
-    saturated = underflowed = nan = hn::Zero(di);
-  }
-};
-
-// Counts are negative: a true mask lane is -1.
-HWY_INLINE VI count(VI counter, hn::Mask<DI> m) { return hn::Sub(counter, hn::VecFromMask(DI(), m)); }
-
-template <class Load>
+// One vector of the kernel; see the numbered steps at the top of this file. kInfDistinct: the
+// mode sends ±Inf somewhere other than finite overflow (sat_keep_inf), which costs a compare.
+template <bool kInfDistinct, class Load>
 QuantizeStats quantize_vectors(std::size_t n, Load load, float scale, const CastConstants& c,
                                std::uint8_t* HWY_RESTRICT out) {
   const DF df;
   const DI di;
   const std::size_t lanes = hn::Lanes(df);
+  const int shift = c.shift;
   const VF vscale = hn::Set(df, scale);
   const VI abs_mask = hn::Set(di, 0x7FFF'FFFF);
   const VI inf_bits = hn::Set(di, 0x7F80'0000);
+  const VI zero = hn::Zero(di);
   const VI one = hn::Set(di, 1);
-  const VI half_minus_one = hn::Set(di, c.half_minus_one);
-  const VI rebias = hn::Set(di, c.rebias);
+  // Step 1 with the rebias folded in: (a + 2^(shift-1) - 1 + lsb - (rebias << shift)) >> shift.
+  // For a below the normal range the sum may be negative; step 2 replaces those lanes.
+  const VI round_and_rebias = hn::Set(di, c.half_minus_one - (c.rebias << shift));
   const VI min_normal_bits = hn::Set(di, c.min_normal_bits);
   const VF magic = hn::Set(df, c.subnormal_magic);
   const VI magic_bits = hn::BitCast(di, magic);
@@ -140,59 +125,63 @@ QuantizeStats quantize_vectors(std::size_t n, Load load, float scale, const Cast
   const VI inf_code = hn::Set(di, c.inf_code);
   const VI nan_above = hn::Set(di, c.nan_above);
   const VI canonical_nan = hn::Set(di, kFp8CanonicalNan);
-  const VI magnitude_mask = hn::Set(di, 0x7F);
+  const VI underflow_below = hn::Set(di, c.underflow_below);
 
-  QuantizeStats stats;
-  Accumulators acc{hn::Zero(di), hn::Zero(di), hn::Zero(di), hn::Zero(di)};
+  VI amax_bits = zero;
+  std::size_t saturated = 0, underflowed = 0, nan = 0;
   std::size_t i = 0;
-  std::size_t since_flush = 0;
   for (; i + lanes <= n; i += lanes) {
     const VI x_bits = load(i);
     const VI x_abs = hn::And(x_bits, abs_mask);
-    const auto x_nan = x_abs > inf_bits;
-    acc.amax_bits = hn::Max(acc.amax_bits, hn::IfThenZeroElse(x_nan, x_abs));
+    amax_bits = hn::Max(amax_bits, hn::IfThenZeroElse(x_abs > inf_bits, x_abs));
 
     const VI y_bits = hn::BitCast(di, hn::Mul(hn::BitCast(df, x_bits), vscale));
     const VI a = hn::And(y_bits, abs_mask);
-    // fp32 sign bit 31 -> FP8 sign bit 7 (0x80), as an unsigned shift.
-    const VI sign = hn::BitCast(di, hn::ShiftRight<24>(hn::BitCast(DU32(), hn::AndNot(abs_mask, y_bits))));
     // 1. normal range
-    const VI lsb = hn::And(hn::ShiftRightSame(a, c.shift), one);
-    const VI normal = hn::Sub(hn::ShiftRightSame(hn::Add(a, hn::Add(half_minus_one, lsb)), c.shift), rebias);
+    const VI lsb = hn::And(hn::ShiftRightSame(a, shift), one);
+    const VI normal = hn::ShiftRightSame(hn::Add(hn::Add(a, round_and_rebias), lsb), shift);
     // 2. subnormal range
     const VI subnormal = hn::Sub(hn::BitCast(di, hn::Add(hn::BitCast(df, a), magic)), magic_bits);
     const VI code = hn::IfThenElse(a < min_normal_bits, subnormal, normal);
-    // 3. overflow, sign, NaN
+    // 3. overflow, sign, NaN. fp32 sign bit 31 -> FP8 sign bit 7 by an unsigned shift.
     const auto y_nan = a > inf_bits;
     const auto overflow = code > max_finite;
-    const VI overflow_code = hn::IfThenElse(a == inf_bits, inf_code, finite_overflow);
-    const VI magnitude = hn::IfThenElse(y_nan, canonical_nan, hn::IfThenElse(overflow, overflow_code, code));
+    VI overflow_code = finite_overflow;
+    if constexpr (kInfDistinct) overflow_code = hn::IfThenElse(a == inf_bits, inf_code, finite_overflow);
+    const VI magnitude = hn::IfThenElse(overflow, overflow_code, code);
+    const VI sign = hn::BitCast(di, hn::ShiftRight<24>(hn::BitCast(DU32(), hn::AndNot(abs_mask, y_bits))));
     const VI result = hn::IfThenElse(y_nan, canonical_nan, hn::Or(magnitude, sign));
-    hn::StoreU(hn::DemoteTo(DU8(), result), DU8(), out + i);
+    hn::StoreU(hn::U8FromU32(hn::BitCast(DU32(), result)), DU8(), out + i);
 
-    acc.saturated = count(acc.saturated, hn::AndNot(y_nan, overflow));
-    acc.nan = count(acc.nan, magnitude > nan_above);
-    const auto x_nonzero_number = hn::AndNot(x_nan, x_abs != hn::Zero(di));
-    acc.underflowed =
-        count(acc.underflowed, hn::And(x_nonzero_number, hn::And(result, magnitude_mask) == hn::Zero(di)));
-    if (++since_flush == kFlushVectors) {
-      acc.flush_counts(stats);
-      since_flush = 0;
-    }
+    // Statistics. Underflow: x is a non-zero number and |y| <= half the smallest subnormal (that
+    // tie goes to the even 0); a NaN x has a NaN y, which is above the threshold.
+    saturated += hn::CountTrue(di, hn::AndNot(y_nan, overflow));
+    nan += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
+    underflowed += hn::CountTrue(di, hn::AndNot(x_abs == zero, a < underflow_below));
   }
-  acc.flush_counts(stats);
-  stats.amax = std::bit_cast<float>(hn::GetLane(hn::MaxOfLanes(di, acc.amax_bits)));
+  QuantizeStats stats;
+  stats.amax = std::bit_cast<float>(hn::GetLane(hn::MaxOfLanes(di, amax_bits)));
   stats.count = i;
+  stats.saturated = saturated;
+  stats.underflowed = underflowed;
+  stats.nan = nan;
   return stats;
+}
+
+template <class Load>
+QuantizeStats quantize_any(std::size_t n, Load load, float scale, const CastConstants& c,
+                           std::uint8_t* HWY_RESTRICT out) {
+  if (c.inf_code != c.finite_overflow_code) return quantize_vectors<true>(n, load, scale, c, out);
+  return quantize_vectors<false>(n, load, scale, c, out);
 }
 
 QuantizeStats QuantizeF32(const float* x, std::size_t n, float scale, const CastConstants& c,
                           std::uint8_t* out) {
-  return quantize_vectors(n, LoadF32{x}, scale, c, out);
+  return quantize_any(n, LoadF32{x}, scale, c, out);
 }
 QuantizeStats QuantizeBF16(const std::uint16_t* x, std::size_t n, float scale,
                            const CastConstants& c, std::uint8_t* out) {
-  return quantize_vectors(n, LoadBF16{x}, scale, c, out);
+  return quantize_any(n, LoadBF16{x}, scale, c, out);
 }
 
 template <class Load>

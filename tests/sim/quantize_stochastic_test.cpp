@@ -1,0 +1,143 @@
+// Stochastic rounding (NUMERICS.md §1 `stochastic`, sim/quantize.hpp quantize_stochastic):
+// reproducibility for a seed, independence of how a tensor is split, equality with the scalar
+// definition (philox_random_word + cast_fp32_to_fp8_stochastic per element), and unbiasedness.
+#include <bit>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "sim/quantize.hpp"
+#include "sim/rng.hpp"
+
+using namespace fp8lab::sim;
+
+namespace {
+constexpr Format kFormats[] = {Format::E4M3, Format::E5M2};
+constexpr Overflow kModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow::kSatKeepInf};
+
+std::vector<float> random_values(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> exponent(-22.0f, 17.0f);
+  std::uniform_int_distribution<std::uint32_t> bits;
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    v[i] = i % 5 == 0 ? std::bit_cast<float>(bits(rng)) : std::exp2(exponent(rng)) * (i % 2 ? -1.0f : 1.0f);
+  }
+  return v;
+}
+}  // namespace
+
+TEST_CASE("quantize_stochastic equals the per-element definition on random data, every mode") {
+  const std::vector<float> x = random_values(4099, 3);
+  for (const Format format : kFormats) {
+    for (const Overflow mode : kModes) {
+      std::vector<std::uint8_t> q(x.size());
+      const std::uint64_t seed = 0x1234'5678'9ABC'DEF0ull, stream = 77, first = (1ull << 32) - 100;
+      const QuantizeStats s = quantize_stochastic(x, 0.75f, format, mode, seed, stream, first, q);
+      std::vector<std::uint8_t> r(x.size());
+      const QuantizeStats rs =
+          reference::quantize_stochastic(x, 0.75f, format, mode, seed, stream, first, r);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        const std::uint32_t word = philox_random_word(seed, stream, first + i);
+        const std::uint8_t want = cast_fp32_to_fp8_stochastic(x[i] * 0.75f, format, mode, word);
+        if (q[i] != want || r[i] != want) {
+          FAIL(spec(format).name << " " << to_string(mode) << " element " << i << " x bits 0x"
+                                 << std::hex << std::bit_cast<std::uint32_t>(x[i]) << ": bulk 0x"
+                                 << int{q[i]} << ", reference 0x" << int{r[i]} << ", definition 0x"
+                                 << int{want});
+        }
+      }
+      CHECK(s.saturated == rs.saturated);
+      CHECK(s.underflowed == rs.underflowed);
+      CHECK(s.nan == rs.nan);
+      CHECK(std::bit_cast<std::uint32_t>(s.amax) == std::bit_cast<std::uint32_t>(rs.amax));
+    }
+  }
+}
+
+TEST_CASE("quantize_stochastic is reproducible for a seed and independent of the split") {
+  const std::vector<float> x = random_values(10'000, 5);
+  std::vector<std::uint8_t> whole(x.size()), again(x.size()), parts(x.size()), other(x.size());
+  const std::span<const float> xs(x);
+  quantize_stochastic(xs, 1.0f, Format::E4M3, Overflow::kSatFinite, 42, 7, 0, whole);
+  quantize_stochastic(xs, 1.0f, Format::E4M3, Overflow::kSatFinite, 42, 7, 0, again);
+  CHECK(whole == again);
+  // Three uneven parts, each told where it starts in the tensor.
+  QuantizeStats merged;
+  for (const auto& [begin, end] : {std::pair<std::size_t, std::size_t>{0, 1}, {1, 4097}, {4097, 10'000}}) {
+    merged.merge(quantize_stochastic(xs.subspan(begin, end - begin), 1.0f, Format::E4M3,
+                                     Overflow::kSatFinite, 42, 7, begin,
+                                     std::span(parts).subspan(begin, end - begin)));
+  }
+  CHECK(parts == whole);
+  CHECK(merged.count == x.size());
+  // Guards: the seed and the stream each change the bytes (so the checks above can fail).
+  quantize_stochastic(xs, 1.0f, Format::E4M3, Overflow::kSatFinite, 43, 7, 0, other);
+  CHECK(other != whole);
+  quantize_stochastic(xs, 1.0f, Format::E4M3, Overflow::kSatFinite, 42, 8, 0, other);
+  CHECK(other != whole);
+}
+
+// Unbiasedness. For x strictly between neighbouring FP8 values lo < hi, stochastic rounding must
+// round up with probability p = (x - lo) / (hi - lo) exactly (the random value covers exactly the
+// dropped bits). We quantize N = 2^20 copies of x (each element draws its own Philox word) and
+// compare the observed frequency f of `hi` with p:
+//   |f - p| <= 6 * sqrt(p (1 - p) / N)      (6 sigma: a correct implementation fails with
+//                                            probability ~2e-9 per case; the seeds are fixed)
+// Why this discriminates, for the p values below (sigma <= 0.5 / 2^10 ~ 4.9e-4, so the bound is
+// at most 2.9e-3 and, for p = 2^-10, 1.9e-4):
+// - round-to-nearest gives f = 0 or 1: |f - p| >= min(p, 1 - p) >= 2^-10 ~ 9.8e-4 > 1.9e-4 for
+//   the smallest p, and >= 0.25 for the others;
+// - one random bit too many (r < 2^(k+1) added below k dropped bits) rounds up with probability
+//   (1 + p) / 2: off by (1 - p) / 2 >= 0.125;
+// - one bit too few (r < 2^(k-1)) rounds up with probability max(0, 2p - 1): off by p for
+//   p <= 1/2 and by 1 - p otherwise, >= 2^-10 (against a bound of 1.9e-4 at p = 2^-10);
+// - truncation (no random bits) gives f = 0.
+TEST_CASE("stochastic rounding is unbiased: P(round up) = distance fraction, within 6 sigma") {
+  constexpr std::size_t kN = std::size_t{1} << 20;
+  struct Case {
+    Format format;
+    std::uint8_t lo;  // code of the lower neighbour (positive)
+    double p;         // fraction of the way to the next code
+  };
+  const Case cases[] = {
+      {Format::E4M3, 0x38, 0.25},           // 1.0 .. 1.125, normal range
+      {Format::E4M3, 0x3F, 0.5},            // 1.875 .. 2.0: the step into the next binade
+      {Format::E4M3, 0x38, 1.0 / 1024.0},   // a small fraction: catches a missing low bit
+      {Format::E4M3, 0x03, 0.75},           // subnormals 3 * 2^-9 .. 4 * 2^-9 (more dropped bits)
+      {Format::E4M3, 0x07, 0.375},          // largest subnormal .. smallest normal
+      {Format::E4M3, 0x00, 0.5},            // 0 .. smallest subnormal
+      {Format::E5M2, 0x3C, 0.625},          // 1.0 .. 1.25
+      {Format::E5M2, 0x01, 0.25},           // subnormals
+      {Format::E5M2, 0x7A, 0.125},          // 49152 .. 57344, just below max
+  };
+  for (const Case& c : cases) {
+    const float lo = decode_fp8(c.lo, c.format);
+    const float hi = decode_fp8(static_cast<std::uint8_t>(c.lo + 1), c.format);
+    const float x = lo + static_cast<float>(c.p) * (hi - lo);  // exact: p has few bits
+    REQUIRE((static_cast<double>(x) - lo) / (static_cast<double>(hi) - lo) == c.p);
+    for (const float sign : {1.0f, -1.0f}) {
+      const std::vector<float> values(kN, sign * x);
+      std::vector<std::uint8_t> q(kN);
+      quantize_stochastic(values, 1.0f, c.format, Overflow::kSatFinite, 2026, c.lo, 0, q);
+      std::size_t up = 0, other = 0;
+      for (const std::uint8_t code : q) {
+        const float v = std::fabs(decode_fp8(code, c.format));
+        if (v == hi) {
+          ++up;
+        } else if (v != lo) {
+          ++other;
+        }
+      }
+      const double f = static_cast<double>(up) / kN;
+      const double bound = 6.0 * std::sqrt(c.p * (1.0 - c.p) / kN);
+      INFO(spec(c.format).name << " x = " << sign * x << " between " << lo << " and " << hi
+                               << ": P(up) expected " << c.p << ", observed " << f
+                               << ", bound " << bound);
+      CHECK(other == 0);
+      CHECK(std::fabs(f - c.p) <= bound);
+    }
+  }
+}
