@@ -154,6 +154,65 @@ TEST_CASE("torchao make_mxfp8_semantic_cases: 18 named blocks, fp32 and bf16, fl
   }
 }
 
+// torchao test/prototype/mx_formats/test_mx_tensor.py::test_to_mx_rceil: hard-coded 32-element
+// blocks with their ground-truth scale and E4M3 bytes (RCEIL). Only the blocks whose semantics
+// torchao's post-v0.18 change kept (torchao-mx.md §4.2-4.3): "fp32/bf16 some denorm", "zero",
+// "fp32/bf16 normal". Its NaN and all-denormal blocks encode the legacy rules (NaN -> only that
+// element NaN; tiny blocks -> 0), which HEAD replaced; the semantic cases above cover HEAD there.
+TEST_CASE("torchao test_to_mx_rceil ground-truth blocks (rules unchanged at HEAD)") {
+  struct Block {
+    const char* name;
+    bool bf16;
+    std::vector<std::uint32_t> bits;
+    int scale;
+    std::vector<int> fp8;
+  };
+  const Block blocks[] = {
+      {"fp32 some denorm", false,
+       {8388608, 1063716449, 1064039365, 1063568877, 1051091338, 1062185569, 1034449408, 1060813641,
+        1054893736, 1034907680, 1036660744, 1023639888, 1058536559, 1050896496, 1049237634, 1064950601,
+        1051852994, 1059794063, 1054011102, 1062023602, 1059467900, 1062276774, 1059155029, 1053287574,
+        1064378711, 1055768540, 1045266076, 1059575077, 1054928758, 1040468200, 1058061961, 1053066436},
+       119,
+       {0, 118, 119, 118, 106, 117, 91, 116, 110, 91, 93, 80, 113, 106, 105, 120,
+        107, 115, 109, 117, 114, 117, 114, 108, 119, 111, 101, 114, 110, 96, 113, 108}},
+      {"bf16 some denorm", true,
+       {128, 16118, 16143, 16074, 16187, 16002, 16193, 16217, 15680, 16183, 16092, 16158, 16251, 15876, 15896, 16194,
+        16135, 16214, 16205, 16110, 16122, 15960, 15824, 16106, 16220, 16230, 15952, 15896, 16000, 16144, 16232, 16157},
+       119,
+       {0, 111, 113, 109, 116, 104, 116, 118, 84, 115, 110, 114, 120, 96, 98, 116,
+        112, 117, 117, 111, 112, 102, 93, 111, 118, 118, 101, 98, 104, 113, 118, 114}},
+      {"zero", false, std::vector<std::uint32_t>(32, 0), 0, std::vector<int>(32, 0)},
+      {"fp32 normal", false,
+       {1037408064, 1058534842, 1053630662, 1063310394, 994704128, 1057245441, 1060663708, 1058053571,
+        1052395648, 1064831570, 1038427336, 1064777688, 1059248393, 1060959028, 1062878286, 1057799482,
+        1057854101, 1053562724, 1027482352, 1060498324, 1063238522, 1060472055, 1054346794, 1029092912,
+        1056687298, 1059146141, 1037992128, 1064097772, 1056522806, 1059255744, 1064364912, 1060606252},
+       119,
+       {93, 113, 109, 118, 53, 112, 116, 113, 108, 120, 94, 119, 114, 116, 118, 113,
+        113, 109, 84, 115, 118, 115, 110, 85, 112, 114, 94, 119, 112, 114, 119, 115}},
+      {"bf16 normal", true,
+       {15752, 16143, 16182, 15896, 16195, 16186, 16048, 16223, 15988, 16231, 16140, 16088, 16032, 16240, 16228, 16133,
+        16210, 16024, 16248, 16187, 16050, 15696, 16060, 15956, 16131, 16251, 15896, 16014, 15808, 16024, 16159, 16186},
+       119,
+       {88, 113, 115, 98, 116, 116, 107, 118, 103, 118, 113, 110, 106, 119, 118, 112,
+        117, 106, 120, 116, 107, 85, 108, 101, 112, 120, 98, 105, 92, 106, 114, 116}},
+  };
+  for (const Block& b : blocks) {
+    std::vector<float> x;
+    for (const std::uint32_t u : b.bits) {
+      x.push_back(b.bf16 ? bf16_to_fp32(static_cast<std::uint16_t>(u)) : from_bits(u));
+    }
+    const QuantizeResult r = quantize_mx(x, 1, 32, ScaleAxis::kRowwise, Format::E4M3, E8M0Mode::kRceil);
+    INFO(b.name);
+    CHECK(int(r.tensor.scale_e8m0[0]) == b.scale);
+    for (std::size_t i = 0; i < 32; ++i) {
+      INFO("element " << i << " input " << hex(b.bits[i]));
+      CHECK(int(r.tensor.data[i]) == b.fp8[i]);
+    }
+  }
+}
+
 TEST_CASE("torchao make_f32_to_e8m0_rceil_cases: 18 RCEIL boundaries") {
   const std::pair<std::uint32_t, int> cases[] = {
       {0x00000000, 0},   {0x00000001, 0},   {0x00400000, 0},   {0x00400001, 1},
