@@ -39,25 +39,35 @@ std::string qualified(const std::string& prefix, const std::string& name) {
   return prefix.empty() ? name : prefix + "." + name;
 }
 
+// A module to put in place of a Linear, also wrapped as its concrete type for Sequential (whose
+// AnyModule entries remember the type they were made from: ptr<Fp8LinearImpl>() checks it).
+struct Replacement {
+  std::shared_ptr<torch::nn::Module> module;
+  torch::nn::AnyModule any;
+};
+
+template <typename LinearType>
+Replacement replacement_of(std::shared_ptr<LinearType> linear) {
+  return {linear, torch::nn::AnyModule(linear)};
+}
+
 // Puts `replacement` where child `name` (the index-th child) of `parent` was, in the registry and
 // in the container's own list when the parent is a container that calls its entries.
 void replace_child(torch::nn::Module& parent, const std::string& name, std::size_t index,
-                   const std::shared_ptr<BackendLinearImpl>& replacement) {
+                   const Replacement& replacement) {
   if (auto* sequential = dynamic_cast<torch::nn::SequentialImpl*>(&parent)) {
-    *(sequential->begin() + static_cast<std::ptrdiff_t>(index)) =
-        torch::nn::AnyModule(replacement);
+    *(sequential->begin() + static_cast<std::ptrdiff_t>(index)) = replacement.any;
   } else if (auto* list = dynamic_cast<torch::nn::ModuleListImpl*>(&parent)) {
-    *(list->begin() + static_cast<std::ptrdiff_t>(index)) = replacement;
+    *(list->begin() + static_cast<std::ptrdiff_t>(index)) = replacement.module;
   } else if (auto* dict = dynamic_cast<torch::nn::ModuleDictImpl*>(&parent)) {
     dict->update(std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>>{
-        {name, replacement}});
+        {name, replacement.module}});
     return;  // ModuleDict::update re-registers the child itself
   }
-  parent.replace_module(name, std::static_pointer_cast<torch::nn::Module>(replacement));
+  parent.replace_module(name, replacement.module);
 }
 
-using MakeLinear =
-    std::function<std::shared_ptr<BackendLinearImpl>(const torch::nn::LinearImpl& linear)>;
+using MakeLinear = std::function<Replacement(const torch::nn::LinearImpl& linear)>;
 
 struct Visit {
   const recipes::ModuleFilter* filter = nullptr;  // null: convert every Linear
@@ -123,7 +133,8 @@ std::vector<std::string> convert_model(torch::nn::Module& model, const recipes::
     v.last_linear = item.key();
   }
   v.make = [&](const torch::nn::LinearImpl& linear) {
-    return std::make_shared<Fp8LinearImpl>(linear, recipe, backend, options.high_precision);
+    return replacement_of(
+        std::make_shared<Fp8LinearImpl>(linear, recipe, backend, options.high_precision));
   };
   convert_children(model, "", v);
   return v.converted;
@@ -135,7 +146,7 @@ std::vector<std::string> convert_model_to_high_precision(
   if (!backend) throw std::invalid_argument("convert_model_to_high_precision: no backend given");
   Visit v;
   v.make = [&](const torch::nn::LinearImpl& linear) {
-    return std::make_shared<HighPrecisionLinearImpl>(linear, backend, high_precision);
+    return replacement_of(std::make_shared<HighPrecisionLinearImpl>(linear, backend, high_precision));
   };
   convert_children(model, "", v);
   return v.converted;

@@ -72,7 +72,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
                             const at::Tensor& bias, const LinearExecution& e,
-                            bool backward_follows) {
+                            bool dgrad_follows, bool wgrad_follows) {
     const bool fp8 = e.state != nullptr;
     auto saved = c10::make_intrusive<SavedLinear>();
     saved->execution = e;
@@ -88,12 +88,12 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     if (bias.defined()) y.add_(bias);  // elementwise fp32 RN, independent of order
 
     // The backward GEMMs' FP8 copies of x and W come from forward, with the forward scales.
-    if (fp8 && backward_follows) {
-      if (e.quantized[role_index(GemmRole::wgrad)]) {
+    if (fp8) {
+      if (wgrad_follows && e.quantized[role_index(GemmRole::wgrad)]) {
         saved->input_for_wgrad =
             quantize_operand(e, LinearTensor::input, GemmRole::wgrad, x).tensor;
       }
-      if (e.quantized[role_index(GemmRole::dgrad)]) {
+      if (dgrad_follows && e.quantized[role_index(GemmRole::dgrad)]) {
         saved->weight_for_dgrad =
             quantize_operand(e, LinearTensor::weight, GemmRole::dgrad, weight).tensor;
       }
@@ -115,7 +115,8 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     at::Tensor dx, dw, db;
     if (ctx->needs_input_grad(0)) {
       dx = at::empty_like(x);
-      if (saved.weight_for_dgrad) {
+      if (e.state && e.quantized[role_index(GemmRole::dgrad)]) {
+        if (!saved.weight_for_dgrad) throw std::logic_error("Fp8Linear: no FP8 copy of W for dgrad");
         const auto qdy = quantize_operand(e, LinearTensor::grad_output, GemmRole::dgrad, dy);
         run_gemm(e, GemmRole::dgrad, &qdy.tensor, &*saved.weight_for_dgrad, dy, weight, dx);
       } else {
@@ -124,7 +125,8 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     }
     if (ctx->needs_input_grad(1)) {
       dw = at::empty_like(weight);
-      if (saved.input_for_wgrad) {
+      if (e.state && e.quantized[role_index(GemmRole::wgrad)]) {
+        if (!saved.input_for_wgrad) throw std::logic_error("Fp8Linear: no FP8 copy of x for wgrad");
         const auto qdy = quantize_operand(e, LinearTensor::grad_output, GemmRole::wgrad, dy);
         run_gemm(e, GemmRole::wgrad, &qdy.tensor, &*saved.input_for_wgrad, dy, x, dw);
       } else {
@@ -143,7 +145,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     // TE: the first FP8 module of the region, at the end of its backward (the last FP8 backward
     // of the step), updates every module's backward scales (te-accelerate.md §2.5 step 3).
     if (e.first_in_region && e.record) e.record->end_backward();
-    return {dx, dw, db, at::Tensor(), at::Tensor()};
+    return {dx, dw, db, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -171,12 +173,11 @@ at::Tensor run_linear(const at::Tensor& x, const at::Tensor& weight, const at::T
         (bias.defined() ? ", bias [" + std::to_string(bias.size(0)) + "]" : std::string()));
   }
   if (!execution.backend) throw std::invalid_argument("run_linear: no backend");
-  // Decided here: autograd runs Function::forward with grad mode off.
-  const bool backward_follows =
-      at::GradMode::is_enabled() &&
-      (x.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()));
+  // Decided here: autograd runs Function::forward with grad mode off. As TE, only the copies a
+  // backward GEMM will read are quantized (dgrad needs x's gradient, wgrad W's).
+  const bool grad = at::GradMode::is_enabled();
   return LinearFunction::apply(x.contiguous(), weight.contiguous(), bias, execution,
-                               backward_follows);
+                               grad && x.requires_grad(), grad && weight.requires_grad());
 }
 
 }  // namespace fp8lab::experiments
