@@ -1,9 +1,5 @@
-# GEMM models of sim/gemm/ (NUMERICS.md §3).
-fp8lab_add_test(NAME sim_gemm_fp32_seq_test SOURCES gemm_fp32_seq_test.cpp LIBS fp8lab::sim
-                LABELS fast)
-fp8lab_add_test(NAME sim_gemm_hopper_test SOURCES gemm_hopper_test.cpp LIBS fp8lab::sim
-                LABELS fast)
-fp8lab_add_test(NAME sim_gemm_high_precision_test SOURCES gemm_high_precision_test.cpp
-                LIBS fp8lab::sim LABELS fast)
-fp8lab_add_test(NAME sim_gemm_exact_test SOURCES gemm_exact_test.cpp LIBS fp8lab::sim
-                LABELS fast)
+# GEMM models of sim/gemm/ (NUMERICS.md §3). The tests force each SIMD target Highway built.
+foreach(area fp32_seq hopper exact high_precision)
+  fp8lab_add_test(NAME sim_gemm_${area}_test SOURCES gemm_${area}_test.cpp
+                  LIBS fp8lab::sim hwy::hwy LABELS fast)
+endforeach()

@@ -87,6 +87,7 @@ TEST_CASE("high-precision GEMM equals the naive multiply-then-add loop") {
         fma_differs = fma_differs || (std::bit_cast<std::uint32_t>(expected[i]) !=
                                       std::bit_cast<std::uint32_t>(fused[i]));
       }
+      for_each_simd_target([&](const std::string& target) {
       for (int threads : {1, 2, 3}) {
         HighPrecisionGemmOptions options;
         options.round_operands_to_bf16 = bf16_operands;
@@ -95,11 +96,12 @@ TEST_CASE("high-precision GEMM equals the naive multiply-then-add loop") {
         options.threads = threads;
         const std::string label = "high precision " + std::to_string(s[0]) + "x" +
                                   std::to_string(s[1]) + "x" + std::to_string(s[2]) +
-                                  (bf16_operands ? " bf16" : " fp32") + " threads " +
-                                  std::to_string(threads);
+                                  (bf16_operands ? " bf16 " : " fp32 ") + target +
+                                  " threads " + std::to_string(threads);
         require_same_bits(expected, sim::high_precision_gemm(a.view(), b.view(), options), s[1],
                           label);
       }
+      });
     }
   }
   REQUIRE(fma_differs);  // the data distinguishes mul-then-add from FMA

@@ -281,11 +281,14 @@ TEST_CASE("hopper kernel equals the integer reference on random operands") {
         REQUIRE(count_nonzero(expected) > 0);
         special_outputs += static_cast<std::size_t>(std::count_if(
             expected.begin(), expected.end(), [](float v) { return !std::isfinite(v); }));
-        for (int threads : {1, 2}) {
-          GemmOptions options = with(split ? kSplit : kFast);
-          options.threads = threads;
-          require_same_bits(expected, sim::gemm(a, b, options), s[1], label, &ta, &tb);
-        }
+        for_each_simd_target([&](const std::string& target) {
+          for (int threads : {1, 2}) {
+            GemmOptions options = with(split ? kSplit : kFast);
+            options.threads = threads;
+            require_same_bits(expected, sim::gemm(a, b, options), s[1], label + " " + target,
+                              &ta, &tb);
+          }
+        });
       }
     }
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <hwy/targets.h>
 
 #include "sim/cast.hpp"
 #include "sim/gemm/gemm.hpp"
@@ -147,6 +148,20 @@ inline void require_same_bits(const std::vector<float>& expected, const std::vec
     dump << "\n";
     FAIL(label << ": " << mismatches << " of " << expected.size() << " outputs differ (dumped to "
                << file << ")" << first.str());
+  }
+}
+
+// Runs body(target name) once per SIMD target this CPU supports and the library was built for
+// (AVX-512, AVX2, SSE4, ...), with the GEMM kernels' runtime dispatch forced to that target:
+// one test body for every backend (STYLE.md §9).
+template <typename Body>
+void for_each_simd_target(Body body) {
+  struct Restore {
+    ~Restore() { hwy::SetSupportedTargetsForTest(0); }
+  } restore;
+  for (std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    body(std::string(hwy::TargetName(target)));
   }
 }
 
