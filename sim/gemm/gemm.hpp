@@ -49,8 +49,9 @@
 //     is truncated toward zero to 13 fraction bits (fp32 with its low 10 mantissa bits zero); -0
 //     becomes +0. If any term is NaN or Inf, the group's result is the float64 sum of its terms
 //     (NaN, or an Inf). Promotion: P_j = +0.0f, then P_j = RN(P_j + c) and c = +0 after every
-//     group that ends 128 elements past the block start or a multiple of 128 beyond
-//     (split accumulator only) and after the block's last group.
+//     group whose end lies a multiple of 128 elements after the block start (split accumulator
+//     only), and after the block's last group (both: a block's scales apply to its sum only).
+//     So fast_accum differs from split only inside blocks longer than 128 (per-tensor, rowwise).
 //     Hopper has no MX hardware; for g = 32 this is a promotion after every wgmma, which is what
 //     an emulation of per-32 scales on sm_90 must do.
 //   kExact    P_j = the exact sum (integer arithmetic), rounded once to float64, and the blocks are
@@ -68,8 +69,9 @@
 // The option exists so that padded operands take the same path as in torchao; the tests prove the
 // bits equal.
 //
-// Threads: outputs are split over `threads` std::threads by output tiles; every output is
-// computed by one thread in the order above, so the bits do not depend on the thread count.
+// Threads: output tiles are shared among the caller and threads - 1 workers of a persistent pool;
+// every output is computed by one thread in the order above, so the bits do not depend on the
+// thread count (tests run 1, 2 and 3 threads on every SIMD target).
 #pragma once
 
 #include <cstdint>
