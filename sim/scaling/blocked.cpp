@@ -24,17 +24,31 @@ struct BandAccumulator {
     amax.assign(blocks, 0.0f);
     nans.assign(blocks, 0);
   }
-  // a > m ? a : m with a = |v| skips NaN exactly like fmaxf(m, a) for m >= 0, and vectorizes.
+  // a > m ? a : m with a = |v| skips NaN exactly like fmaxf(m, a) for m >= 0. Eight independent
+  // lanes (an elementwise loop the compiler vectorizes; a single running max it does not), folded
+  // at the end: the max of non-NaN values does not depend on the order.
   static void accumulate(const float* run, std::size_t n, float& m, std::uint32_t& nan_count) {
-    float local = m;
-    std::uint32_t local_nans = 0;
-    for (std::size_t k = 0; k < n; ++k) {
-      const float a = std::fabs(run[k]);
-      local = a > local ? a : local;
-      local_nans += static_cast<std::uint32_t>(run[k] != run[k]);
+    constexpr std::size_t kLanes = 8;
+    float lane[kLanes] = {};
+    std::uint32_t lane_nans[kLanes] = {};
+    std::size_t k = 0;
+    for (; k + kLanes <= n; k += kLanes) {
+      for (std::size_t l = 0; l < kLanes; ++l) {
+        const float v = run[k + l];
+        const float a = std::fabs(v);
+        lane[l] = a > lane[l] ? a : lane[l];
+        lane_nans[l] += static_cast<std::uint32_t>(v != v);
+      }
     }
-    m = local;
-    nan_count += local_nans;
+    for (; k < n; ++k) {
+      const float a = std::fabs(run[k]);
+      lane[0] = a > lane[0] ? a : lane[0];
+      lane_nans[0] += static_cast<std::uint32_t>(run[k] != run[k]);
+    }
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      m = lane[l] > m ? lane[l] : m;
+      nan_count += lane_nans[l];
+    }
   }
 };
 
