@@ -208,6 +208,23 @@ TEST_CASE("Delayed: a step without a cast (amax 0) neither rolls the history nor
   CHECK(state.scale(1) == 56.0f);   // still 448 / 8
 }
 
+// §2.4: every cast of a slot max-merges its amax into row 0 until the update zeroes it; §1.3: an
+// FP8 eval pass under no_grad casts without an update, so its amax lands in the next step's row 0.
+TEST_CASE("Delayed: casts of one slot accumulate into row 0 until the update") {
+  DelayedScalingConfig config;
+  config.amax_history_len = 2;
+  DelayedScalingLinear layer(config);
+  const auto small = filled(4, 2.0f);
+  const auto large = filled(4, 7.0f);
+  layer.quantize_input(large, 2, 2);  // eval-style cast: no update follows
+  layer.quantize_input(small, 2, 2);  // the training step's cast
+  CHECK(layer.forward().history(0, DelayedScalingLinear::kInput) == 7.0f);
+  layer.end_of_forward();
+  CHECK(layer.forward().history(0, DelayedScalingLinear::kInput) == 0.0f);
+  CHECK(layer.forward().history(1, DelayedScalingLinear::kInput) == 7.0f);
+  CHECK(layer.forward().scale(DelayedScalingLinear::kInput) == 64.0f);  // 448 / 7
+}
+
 // §2.6: `max` is taken over the len most recent step amaxes, including the one the roll drops.
 TEST_CASE("Delayed: max covers the len most recent amaxes, the window keeps len - 1") {
   DelayedScalingConfig config;
