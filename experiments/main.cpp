@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   fp8lab::experiments::cli::add_formats_command(app);
   fp8lab::experiments::cli::add_explain_command(app);
+  fp8lab::experiments::cli::add_check_command(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

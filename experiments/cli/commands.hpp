@@ -10,5 +10,6 @@ namespace fp8lab::experiments::cli {
 
 void add_formats_command(CLI::App& app);  // formats: the element formats and their limits
 void add_explain_command(CLI::App& app);  // explain: recipe, TE-effective recipe, dropped fields
+void add_check_command(CLI::App& app);    // check: every GPU kernel against sim/, as a table
 
 }  // namespace fp8lab::experiments::cli

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace fp8lab::experiments::gpu_check {
@@ -83,6 +84,23 @@ inline void compare_float(CheckResult& r, const std::string& where, float expect
     r.add_mismatch(where + ": sim " + bits_text(expected) + ", gpu " + bits_text(actual),
                    ulp_distance(expected, actual));
   }
+}
+
+// Runs body(lo, hi, local_result) over [0, count) split across the host's cores and merges the
+// per-thread results into `into` (for checks over billions of values).
+template <typename Body>
+void parallel_chunks(std::int64_t count, Body body, CheckResult& into) {
+  const unsigned threads = std::thread::hardware_concurrency() > 0 ? std::thread::hardware_concurrency() : 1;
+  std::vector<CheckResult> parts(threads);
+  std::vector<std::thread> pool;
+  const std::int64_t chunk = (count + threads - 1) / threads;
+  for (unsigned t = 0; t < threads; ++t) {
+    const std::int64_t lo = chunk * t, hi = lo + chunk < count ? lo + chunk : count;
+    if (lo >= hi) break;
+    pool.emplace_back([&, t, lo, hi] { body(lo, hi, parts[t]); });
+  }
+  for (auto& thread : pool) thread.join();
+  for (const auto& part : parts) into.merge(part);
 }
 
 }  // namespace fp8lab::experiments::gpu_check

@@ -11,6 +11,15 @@
 
 namespace fp8lab::experiments::gpu_check {
 
+// gpu::quantize (fp32), quantize_bf16, quantize_stochastic, quantize_transpose against
+// sim::quantize* (codes, transposed codes, statistics, scale_inv), in both formats and every
+// overflow mode, and gpu::scaling::delayed_update against sim's fused update over 10 steps.
+std::vector<CheckResult> check_quantize_kernels();
+
+// The device casts (gpu::cast_range) against sim's scalar casts on all 2^32 fp32 inputs, both
+// formats, every overflow mode; stochastic with the random word philox(seed, 0, bits).
+std::vector<CheckResult> check_casts_all_inputs(bool stochastic);
+
 // gpu::gemm (fp32_seq, hopper split accumulator, hopper fast accum) against sim::gemm for
 // per-tensor, rowwise, block 1x128 x 128x128, block 1x128 x 1x128 and MXFP8 operands, in the
 // fprop/dgrad/wgrad layouts, fp32 and bf16 outputs, with and without bias. One result per model

@@ -1,4 +1,6 @@
 // cuBLASLt FP8 GEMM measured against sim's models (experiments/gpu_check/checks.hpp).
+// Needs CUDA: compiled to nothing in a build without gpu/ (experiments/ globs every .cpp).
+#if FP8LAB_HAVE_CUDA
 #include <bit>
 #include <random>
 #include <stdexcept>
@@ -118,3 +120,5 @@ std::vector<CheckResult> check_cublaslt_peer() {
 }
 
 }  // namespace fp8lab::experiments::gpu_check
+
+#endif  // FP8LAB_HAVE_CUDA

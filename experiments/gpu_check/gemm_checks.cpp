@@ -1,6 +1,8 @@
 // gpu::gemm against sim::gemm (experiments/gpu_check/checks.hpp). Operands come from sim's own
 // scaling recipes (sim/scaling/), so each scaling kind is exercised with the block layouts the
 // recipes really produce, in the three layouts of a Linear (gemm.hpp: fprop, dgrad, wgrad).
+// Needs CUDA: compiled to nothing in a build without gpu/ (experiments/ globs every .cpp).
+#if FP8LAB_HAVE_CUDA
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -173,3 +175,5 @@ std::vector<CheckResult> check_gemm_models(bool on_host) {
 }
 
 }  // namespace fp8lab::experiments::gpu_check
+
+#endif  // FP8LAB_HAVE_CUDA

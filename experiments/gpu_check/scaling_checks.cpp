@@ -1,5 +1,7 @@
 // gpu::scaling quantizers against sim::scaling (experiments/gpu_check/checks.hpp): codes, scales,
 // scale_inv, E8M0 codes and statistics, bit for bit.
+// Needs CUDA: compiled to nothing in a build without gpu/ (experiments/ globs every .cpp).
+#if FP8LAB_HAVE_CUDA
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -176,3 +178,5 @@ std::vector<CheckResult> check_scaling_quantizers() {
 }
 
 }  // namespace fp8lab::experiments::gpu_check
+
+#endif  // FP8LAB_HAVE_CUDA
