@@ -24,6 +24,7 @@
 
 #include "sim/quantize.hpp"
 #include "sim/quantize_arguments.hpp"
+#include "sim/rng.hpp"
 
 #ifndef FP8LAB_SIM_QUANTIZE_CONSTANTS
 #define FP8LAB_SIM_QUANTIZE_CONSTANTS
@@ -83,6 +84,7 @@ using DU16 = hn::Rebind<std::uint16_t, DF>;
 using DU32 = hn::RebindToUnsigned<DF>;
 using VF = hn::Vec<DF>;
 using VI = hn::Vec<DI>;
+using VU = hn::Vec<DU32>;
 
 // Loads Lanes(DF) input elements as fp32 bits.
 struct LoadF32 {
@@ -184,6 +186,135 @@ QuantizeStats QuantizeBF16(const std::uint16_t* x, std::size_t n, float scale,
   return quantize_any(n, LoadBF16{x}, scale, c, out);
 }
 
+// ---- Stochastic rounding -------------------------------------------------------------------
+
+// Philox4x32-10 output word 0 for the elements first, first + 1, ... (sim/rng.hpp's mapping), one
+// lane each. The 32x32 -> 64-bit products come from MulEven on the even lanes and on the odd
+// lanes shifted down; OddEven puts the high halves back in lane order.
+HWY_INLINE VU philox_words(std::uint64_t seed, std::uint64_t stream, std::uint64_t first) {
+  const DU32 du;
+  const std::size_t lanes = hn::Lanes(du);
+  const auto first_lo = static_cast<std::uint32_t>(first);
+  if (HWY_TARGET == HWY_SCALAR || first_lo > 0xFFFF'FFFFu - (lanes - 1)) {
+    // One lane, or the index's low word wraps inside this vector: per element, as rng.hpp.
+    HWY_ALIGN std::uint32_t words[hn::MaxLanes(DU32())];
+    for (std::size_t j = 0; j < lanes; ++j) words[j] = philox_random_word(seed, stream, first + j);
+    return hn::Load(du, words);
+  }
+#if HWY_TARGET != HWY_SCALAR
+  const hn::Repartition<std::uint64_t, DU32> du64;
+  auto mul_hi_lo = [&](VU a, VU m, VU& hi, VU& lo) HWY_ATTR {
+    lo = hn::Mul(a, m);
+    const auto even = hn::MulEven(a, m);
+    const auto odd = hn::MulEven(hn::BitCast(du, hn::ShiftRight<32>(hn::BitCast(du64, a))), m);
+    hi = hn::OddEven(hn::BitCast(du, odd), hn::BitCast(du, hn::ShiftRight<32>(hn::BitCast(du64, even))));
+  };
+  VU c0 = hn::Add(hn::Set(du, first_lo), hn::Iota(du, 0));  // no wrap: checked above
+  VU c1 = hn::Set(du, static_cast<std::uint32_t>(first >> 32));
+  VU c2 = hn::Set(du, static_cast<std::uint32_t>(stream));
+  VU c3 = hn::Set(du, static_cast<std::uint32_t>(stream >> 32));
+  std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
+  const VU m0 = hn::Set(du, kPhiloxM0), m1 = hn::Set(du, kPhiloxM1);
+  for (int round = 0; round < kPhiloxRounds; ++round) {
+    if (round > 0) {
+      k0 += kPhiloxW0;
+      k1 += kPhiloxW1;
+    }
+    VU hi0, lo0, hi1, lo1;
+    mul_hi_lo(c0, m0, hi0, lo0);
+    mul_hi_lo(c2, m1, hi1, lo1);
+    c0 = hn::Xor(hn::Xor(hi1, c1), hn::Set(du, k0));
+    c1 = lo1;
+    c2 = hn::Xor(hn::Xor(hi0, c3), hn::Set(du, k1));
+    c3 = lo0;
+  }
+  return c0;
+#endif
+}
+
+// The stochastic cast of cast.cpp (round_magnitude with random bits) on the same bits: add the
+// low `dropped` bits of the random word below the kept bits, then truncate. dropped = shift in the
+// normal range; below it, the 24-bit significand is shifted by shift + (emin - exponent) (fp32
+// subnormals: no implicit bit, exponent field 0), and a shift of 32 or more gives 0.
+QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
+                                    const CastConstants& constants, std::uint64_t seed,
+                                    std::uint64_t stream, std::uint64_t first_index,
+                                    std::uint8_t* HWY_RESTRICT out) {
+  const CastConstants c = constants;  // a local copy: stores to `out` cannot alias it
+  const DF df;
+  const DI di;
+  const DU32 du;
+  const std::size_t lanes = hn::Lanes(df);
+  const int shift = c.shift;
+  const VF vscale = hn::Set(df, scale);
+  const VI abs_mask = hn::Set(di, 0x7FFF'FFFF);
+  const VI inf_bits = hn::Set(di, 0x7F80'0000);
+  const VI zero = hn::Zero(di);
+  const VU normal_random_mask = hn::Set(du, (1u << shift) - 1u);
+  const VI rebias_shifted = hn::Set(di, c.rebias << shift);
+  const VI min_normal_bits = hn::Set(di, c.min_normal_bits);
+  // total_shift = shift + (emin - (e_field - 127)) = subnormal_shift_base - e_field
+  const VI subnormal_shift_base = hn::Set(di, shift + (c.min_normal_bits >> 23));
+  const VU mantissa_mask = hn::Set(du, 0x7F'FFFFu);
+  const VU implicit_bit = hn::Set(du, 0x80'0000u);
+  const VI shift_limit = hn::Set(di, 32);
+  const VU one = hn::Set(du, 1u);
+  const VI max_finite = hn::Set(di, c.max_finite_code);
+  const VI finite_overflow = hn::Set(di, c.finite_overflow_code);
+  const VI inf_code = hn::Set(di, c.inf_code);
+  const VI nan_above = hn::Set(di, c.nan_above);
+  const VI canonical_nan = hn::Set(di, kFp8CanonicalNan);
+  const VI magnitude_mask = hn::Set(di, 0x7F);
+
+  VI amax_bits = zero;
+  std::size_t saturated = 0, underflowed = 0, nan = 0;
+  std::size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const VI x_bits = hn::BitCast(di, hn::LoadU(df, x + i));
+    const VI x_abs = hn::And(x_bits, abs_mask);
+    const auto x_nan = x_abs > inf_bits;
+    amax_bits = hn::Max(amax_bits, hn::IfThenZeroElse(x_nan, x_abs));
+
+    const VU random = philox_words(seed, stream, first_index + i);
+    const VI y_bits = hn::BitCast(di, hn::Mul(hn::BitCast(df, x_bits), vscale));
+    const VI a = hn::And(y_bits, abs_mask);
+    const VU au = hn::BitCast(du, a);
+    // normal range: (a + (r & (2^shift - 1)) - (rebias << shift)) >> shift
+    const VI normal = hn::ShiftRightSame(
+        hn::Sub(hn::BitCast(di, hn::Add(au, hn::And(random, normal_random_mask))), rebias_shifted), shift);
+    // below it: variable shift of the significand
+    const VU e_field = hn::ShiftRight<23>(au);
+    const VU significand = hn::Or(hn::And(au, mantissa_mask),
+                                  hn::IfThenElseZero(hn::BitCast(du, e_field) != hn::Zero(du), implicit_bit));
+    const VI total_shift = hn::Sub(subnormal_shift_base, hn::BitCast(di, e_field));
+    const auto too_far = hn::Not(total_shift < shift_limit);
+    const VU shift_u = hn::BitCast(du, hn::IfThenZeroElse(too_far, total_shift));  // in 0..31 where used
+    const VU random_low = hn::And(random, hn::Sub(one << shift_u, one));
+    const VI subnormal = hn::IfThenZeroElse(too_far, hn::BitCast(di, hn::Add(significand, random_low) >> shift_u));
+    const VI code = hn::IfThenElse(a < min_normal_bits, subnormal, normal);
+
+    const auto y_nan = a > inf_bits;
+    const auto overflow = code > max_finite;
+    const VI overflow_code = hn::IfThenElse(a == inf_bits, inf_code, finite_overflow);
+    const VI magnitude = hn::IfThenElse(overflow, overflow_code, code);
+    const VI sign = hn::BitCast(di, hn::ShiftRight<24>(hn::BitCast(DU32(), hn::AndNot(abs_mask, y_bits))));
+    const VI result = hn::IfThenElse(y_nan, canonical_nan, hn::Or(magnitude, sign));
+    hn::StoreU(hn::U8FromU32(hn::BitCast(DU32(), result)), DU8(), out + i);
+
+    saturated += hn::CountTrue(di, hn::AndNot(y_nan, overflow));
+    nan += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
+    const auto x_nonzero_number = hn::AndNot(x_nan, hn::Not(x_abs == zero));
+    underflowed += hn::CountTrue(di, hn::And(x_nonzero_number, hn::And(result, magnitude_mask) == zero));
+  }
+  QuantizeStats stats;
+  stats.amax = std::bit_cast<float>(hn::GetLane(hn::MaxOfLanes(di, amax_bits)));
+  stats.count = i;
+  stats.saturated = saturated;
+  stats.underflowed = underflowed;
+  stats.nan = nan;
+  return stats;
+}
+
 template <class Load>
 float amax_vectors(std::size_t n, Load load, std::size_t& done) {
   const DI di;
@@ -223,6 +354,7 @@ HWY_EXPORT(QuantizeBF16);
 HWY_EXPORT(AmaxF32);
 HWY_EXPORT(AmaxBF16);
 HWY_EXPORT(TargetName);
+HWY_EXPORT(QuantizeStochasticF32);
 }  // namespace bulk
 
 const char* bulk_target_name() { return HWY_DYNAMIC_DISPATCH(bulk::TargetName)(); }
@@ -261,7 +393,14 @@ QuantizeStats quantize_bf16(std::span<const std::uint16_t> x, float scale, Forma
 QuantizeStats quantize_stochastic(std::span<const float> x, float scale, Format format,
                                   Overflow mode, std::uint64_t seed, std::uint64_t stream,
                                   std::uint64_t first_index, std::span<std::uint8_t> out) {
-  return reference::quantize_stochastic(x, scale, format, mode, seed, stream, first_index, out);
+  check_quantize_arguments("quantize_stochastic", x.size(), out.size(), format);
+  const bulk::CastConstants c = bulk::make_cast_constants(format, mode);
+  QuantizeStats stats = HWY_DYNAMIC_DISPATCH(bulk::QuantizeStochasticF32)(
+      x.data(), x.size(), scale, c, seed, stream, first_index, out.data());
+  const std::size_t done = stats.count;
+  stats.merge(reference::quantize_stochastic(x.subspan(done), scale, format, mode, seed, stream,
+                                             first_index + done, out.subspan(done)));
+  return stats;
 }
 
 float amax(std::span<const float> x) {

@@ -4,8 +4,6 @@
 // every format x overflow mode x scale, fp32 and bf16 input, random and adversarial data (NaN,
 // ±Inf, ±0, fp32 subnormals, every FP8 value, every midpoint between neighbouring FP8 values and
 // the fp32 values next to it), and lengths that leave a scalar tail.
-#include <hwy/targets.h>
-
 #include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
@@ -17,6 +15,7 @@
 #include <vector>
 
 #include "sim/quantize.hpp"
+#include "tests/sim/quantize_targets.hpp"
 
 using namespace fp8lab::sim;
 
@@ -116,18 +115,6 @@ void check_equal(const std::vector<T>& x, const char* what, Bulk bulk, Reference
   }
 }
 
-// Runs `body` once per SIMD target that Highway compiled and this CPU supports.
-template <typename Body>
-void for_each_target(Body body) {
-  for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
-    INFO("target " << hwy::TargetName(target));
-    REQUIRE(std::string(bulk_target_name()) == hwy::TargetName(target));
-    body();
-  }
-  hwy::SetSupportedTargetsForTest(0);
-}
-
 const auto kBulkF32 = [](auto... args) { return quantize(args...); };
 const auto kReferenceF32 = [](auto... args) { return reference::quantize(args...); };
 const auto kBulkBF16 = [](auto... args) { return quantize_bf16(args...); };
@@ -139,11 +126,11 @@ TEST_CASE("bulk quantize (fp32) equals the scalar reference on adversarial input
   std::vector<float> x = adversarial_fp32();
   // Shuffle so that each special value meets every lane position.
   std::shuffle(x.begin(), x.end(), std::mt19937(20261130));
-  for_each_target([&] { check_equal(x, "adversarial fp32", kBulkF32, kReferenceF32); });
+  fp8lab::testing::for_each_simd_target([&] { check_equal(x, "adversarial fp32", kBulkF32, kReferenceF32); });
 }
 
 TEST_CASE("bulk quantize (fp32) equals the scalar reference on random inputs and odd lengths") {
-  for_each_target([&] {
+  fp8lab::testing::for_each_simd_target([&] {
     for (const std::size_t n : {0, 1, 7, 15, 16, 17, 33, 1000, 4099}) {
       const std::vector<float> x = random_fp32(n, static_cast<std::uint32_t>(n) + 1);
       check_equal(x, "random fp32", kBulkF32, kReferenceF32);
@@ -156,9 +143,9 @@ TEST_CASE("bulk quantize_bf16 equals the scalar reference on all 2^16 bf16 patte
   for (std::uint32_t b = 0; b < x.size(); ++b) x[b] = static_cast<std::uint16_t>(b);
   std::shuffle(x.begin(), x.end(), std::mt19937(16));
   x.resize(x.size() - 3);  // and a tail; the three missing patterns come back below
-  for_each_target([&] { check_equal(x, "all bf16", kBulkBF16, kReferenceBF16); });
+  fp8lab::testing::for_each_simd_target([&] { check_equal(x, "all bf16", kBulkBF16, kReferenceBF16); });
   const std::vector<std::uint16_t> rest(x.end() - 3, x.end());
-  for_each_target([&] { check_equal(rest, "bf16 tail", kBulkBF16, kReferenceBF16); });
+  fp8lab::testing::for_each_simd_target([&] { check_equal(rest, "bf16 tail", kBulkBF16, kReferenceBF16); });
 }
 
 TEST_CASE("bulk amax and amax_bf16 equal a NaN-skipping max loop, signalling NaNs included") {
@@ -177,7 +164,7 @@ TEST_CASE("bulk amax and amax_bf16 equal a NaN-skipping max loop, signalling NaN
     }
     return m;
   };
-  for_each_target([&] {
+  fp8lab::testing::for_each_simd_target([&] {
     CHECK(amax(x) == kInf);
     CHECK(amax(finite) == scalar(finite, [](float v) { return v; }));
     CHECK(amax(finite) == std::numeric_limits<float>::max());

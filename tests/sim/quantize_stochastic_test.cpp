@@ -10,6 +10,7 @@
 
 #include "sim/quantize.hpp"
 #include "sim/rng.hpp"
+#include "tests/sim/quantize_targets.hpp"
 
 using namespace fp8lab::sim;
 
@@ -31,6 +32,7 @@ std::vector<float> random_values(std::size_t n, std::uint32_t seed) {
 
 TEST_CASE("quantize_stochastic equals the per-element definition on random data, every mode") {
   const std::vector<float> x = random_values(4099, 3);
+  fp8lab::testing::for_each_simd_target([&] {
   for (const Format format : kFormats) {
     for (const Overflow mode : kModes) {
       std::vector<std::uint8_t> q(x.size());
@@ -55,6 +57,7 @@ TEST_CASE("quantize_stochastic equals the per-element definition on random data,
       CHECK(std::bit_cast<std::uint32_t>(s.amax) == std::bit_cast<std::uint32_t>(rs.amax));
     }
   }
+  });
 }
 
 TEST_CASE("quantize_stochastic is reproducible for a seed and independent of the split") {
