@@ -61,13 +61,13 @@
 //     sum of its products in k order (NaN or an Inf) as P_j.
 //
 // pad_inner_dim (torchao, torchao-mx.md §2.6): K is zero-padded to a multiple of 16 after
-// quantization, scales unchanged. The padding adds products +0 * +0 = +0 at the end of the last
-// block, which changes no model's result: fp32_seq adds +0 to an accumulator that is never -0
-// (it starts at +0, and RN(x + y) is -0 only when both are -0); hopper ignores zero products in
-// the alignment maximum and keeps group and promotion boundaries (padding is appended at the end);
-// the exact sum is unchanged. No block appears: 16 divides every block length (32, 128, K).
-// The option exists so that padded operands take the same path as in torchao; the tests prove the
-// bits equal.
+// quantization, scales unchanged; the padding belongs to the last block (no block is added).
+// It adds products +0 * +0 = +0 at the end, which changes no model's result: fp32_seq adds +0 to
+// an accumulator that is never -0 (it starts at +0, and RN(x + y) is -0 only when both are -0);
+// hopper ignores zero products in the alignment maximum, a group of only zero products returns c
+// unchanged (c is on its own e8m13 grid), and the promotion after the block's last group happens
+// either way; the exact sum is unchanged. So padding never changes a bit (tested for every model
+// and scaling kind); the option exists so that padded operands take torchao's path.
 //
 // Threads: output tiles are shared among the caller and threads - 1 workers of a persistent pool;
 // every output is computed by one thread in the order above, so the bits do not depend on the
