@@ -102,9 +102,12 @@ struct LoadBF16 {
 
 // Lane accumulators (no default member initializers: an implicit constructor would be compiled
 // without the target's instruction set).
-// One vector of the kernel; see the numbered steps at the top of this file. kInfDistinct: the
-// mode sends ±Inf somewhere other than finite overflow (sat_keep_inf), which costs a compare.
-template <bool kInfDistinct, class Load>
+// One vector of the kernel; see the numbered steps at the top of this file. Two mode properties
+// are template parameters because each costs instructions only when it holds:
+//   kInfDistinct:  ±Inf does not become what finite overflow becomes (sat_keep_inf);
+//   kOverflowNaN:  some overflow becomes NaN (E4M3 nosat and sat_keep_inf), so NaN codes are not
+//                  only those of NaN y.
+template <bool kInfDistinct, bool kOverflowNaN, class Load>
 QuantizeStats quantize_vectors(std::size_t n, Load load, float scale, const CastConstants& c,
                                std::uint8_t* HWY_RESTRICT out) {
   const DF df;
@@ -158,7 +161,11 @@ QuantizeStats quantize_vectors(std::size_t n, Load load, float scale, const Cast
     // Statistics. Underflow: x is a non-zero number and |y| <= half the smallest subnormal (that
     // tie goes to the even 0); a NaN x has a NaN y, which is above the threshold.
     saturated += hn::CountTrue(di, hn::AndNot(y_nan, overflow));
-    nan += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
+    if constexpr (kOverflowNaN) {
+      nan += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
+    } else {
+      nan += hn::CountTrue(di, y_nan);
+    }
     underflowed += hn::CountTrue(di, hn::AndNot(x_abs == zero, a < underflow_below));
   }
   QuantizeStats stats;
@@ -173,8 +180,14 @@ QuantizeStats quantize_vectors(std::size_t n, Load load, float scale, const Cast
 template <class Load>
 QuantizeStats quantize_any(std::size_t n, Load load, float scale, const CastConstants& c,
                            std::uint8_t* HWY_RESTRICT out) {
-  if (c.inf_code != c.finite_overflow_code) return quantize_vectors<true>(n, load, scale, c, out);
-  return quantize_vectors<false>(n, load, scale, c, out);
+  const bool inf_distinct = c.inf_code != c.finite_overflow_code;
+  const bool overflow_nan = c.inf_code > c.nan_above || c.finite_overflow_code > c.nan_above;
+  if (inf_distinct) {
+    return overflow_nan ? quantize_vectors<true, true>(n, load, scale, c, out)
+                        : quantize_vectors<true, false>(n, load, scale, c, out);
+  }
+  return overflow_nan ? quantize_vectors<false, true>(n, load, scale, c, out)
+                      : quantize_vectors<false, false>(n, load, scale, c, out);
 }
 
 QuantizeStats QuantizeF32(const float* x, std::size_t n, float scale, const CastConstants& c,
