@@ -1,0 +1,118 @@
+// Fused quantize + amax (sim/quantize.hpp, the Highway bulk path) on one core, in GB/s of input
+// read, next to memcpy of the same input measured in the same benchmark run.
+//   build-<you>/bench/quantize_bench [--benchmark_filter=...]
+// Counters: GB/s (input bytes read by quantize per second), memcpy_GB/s (memcpy of the same bytes
+// into a separate buffer, timed over the same number of iterations right after), ratio = the two
+// divided (goal >= 0.5), and the SIMD target the dispatcher chose.
+#include <benchmark/benchmark.h>
+
+#include <bit>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "sim/quantize.hpp"
+
+namespace {
+
+using fp8lab::sim::Format;
+using fp8lab::sim::Overflow;
+
+// 16 Mi elements: 64 MiB of fp32 or 32 MiB of bf16, beyond the last-level cache.
+constexpr std::size_t kElements = std::size_t{1} << 24;
+
+std::vector<float> make_input() {
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::vector<float> x(kElements);
+  for (float& v : x) v = normal(rng);
+  return x;
+}
+
+// Seconds per memcpy of `bytes`, averaged over `iterations` copies.
+double memcpy_seconds(const void* source, std::size_t bytes, std::int64_t iterations) {
+  std::vector<unsigned char> destination(bytes, 1);  // touched: no page faults in the timing
+  const auto start = std::chrono::steady_clock::now();
+  for (std::int64_t i = 0; i < iterations; ++i) {
+    std::memcpy(destination.data(), source, bytes);
+    benchmark::DoNotOptimize(destination.data());
+    benchmark::ClobberMemory();
+  }
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  return elapsed.count() / static_cast<double>(iterations);
+}
+
+void report(benchmark::State& state, const void* input, std::size_t input_bytes,
+            double quantize_seconds_per_iteration) {
+  const double memcpy_per_iteration = memcpy_seconds(input, input_bytes, state.iterations());
+  const double gb = static_cast<double>(input_bytes) * 1e-9;
+  state.counters["GB/s"] = gb / quantize_seconds_per_iteration;
+  state.counters["memcpy_GB/s"] = gb / memcpy_per_iteration;
+  state.counters["ratio"] = memcpy_per_iteration / quantize_seconds_per_iteration;
+  state.SetLabel(fp8lab::sim::bulk_target_name());
+}
+
+template <typename Run>
+double timed_loop(benchmark::State& state, Run run) {
+  double seconds = 0.0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    seconds += elapsed.count();
+  }
+  return seconds / static_cast<double>(state.iterations());
+}
+
+void BM_QuantizeF32(benchmark::State& state, Format format) {
+  const std::vector<float> x = make_input();
+  std::vector<std::uint8_t> q(x.size(), 0);
+  fp8lab::sim::QuantizeStats stats;
+  const double seconds = timed_loop(state, [&] {
+    stats = fp8lab::sim::quantize(x, 0.5f, format, Overflow::kSatFinite, q);
+    benchmark::DoNotOptimize(stats);
+    benchmark::ClobberMemory();
+  });
+  report(state, x.data(), x.size() * sizeof(float), seconds);
+}
+
+void BM_QuantizeBF16(benchmark::State& state, Format format) {
+  const std::vector<float> values = make_input();
+  std::vector<std::uint16_t> x(values.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = fp8lab::sim::fp32_to_bf16(values[i]);
+  std::vector<std::uint8_t> q(x.size(), 0);
+  fp8lab::sim::QuantizeStats stats;
+  const double seconds = timed_loop(state, [&] {
+    stats = fp8lab::sim::quantize_bf16(x, 0.5f, format, Overflow::kSatFinite, q);
+    benchmark::DoNotOptimize(stats);
+    benchmark::ClobberMemory();
+  });
+  report(state, x.data(), x.size() * sizeof(std::uint16_t), seconds);
+}
+
+// Stochastic rounding (Philox4x32-10 per element), for information: not a goal of issue 3.
+void BM_QuantizeStochasticF32(benchmark::State& state, Format format) {
+  const std::vector<float> x = make_input();
+  std::vector<std::uint8_t> q(x.size(), 0);
+  fp8lab::sim::QuantizeStats stats;
+  const double seconds = timed_loop(state, [&] {
+    stats = fp8lab::sim::quantize_stochastic(x, 0.5f, format, Overflow::kSatFinite, 1, 2, 0, q);
+    benchmark::DoNotOptimize(stats);
+    benchmark::ClobberMemory();
+  });
+  report(state, x.data(), x.size() * sizeof(float), seconds);
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(BM_QuantizeF32, e4m3, Format::E4M3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_QuantizeF32, e5m2, Format::E5M2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_QuantizeBF16, e4m3, Format::E4M3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_QuantizeBF16, e5m2, Format::E5M2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+BENCHMARK_CAPTURE(BM_QuantizeStochasticF32, e4m3, Format::E4M3)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+BENCHMARK_MAIN();
