@@ -1,4 +1,5 @@
-// GPU quantize kernels in GB/s next to a device-to-device copy moving the same number of bytes,
+// GPU quantize kernels (plain, bf16, stochastic, transpose, and the recipes' MXFP8 1x32, TE block
+// 1x128 and TE current scaling) in GB/s next to a device-to-device copy moving the same bytes,
 // measured in the same run (counter ratio_vs_copy; goal >= 0.8). Bytes = input read + codes
 // written (fp32: 5 per element, bf16: 3). 64 Mi elements: far beyond the 50 MiB L2 of an H200,
 // so every pass streams from HBM. Timing: cudaEvents around each call (UseManualTime).
@@ -7,6 +8,7 @@
 #include "bench/gpu_bench_util.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/quantize.hpp"
+#include "gpu/scaling/blocked.hpp"
 
 namespace fp8lab::bench {
 
@@ -46,7 +48,7 @@ double copy_gbps(std::size_t bytes) {
   return static_cast<double>(bytes) / device_seconds(copy, 20) * 1e-9;
 }
 
-enum class Kind { kFp32, kBf16, kStochastic, kTranspose };
+enum class Kind { kFp32, kBf16, kStochastic, kTranspose, kMxRowwise, kBlock1x128, kCurrentTe };
 
 void BM_Quantize(benchmark::State& state, Kind kind, sim::Format format, sim::Overflow mode) {
   if (!have_device(state)) return;
@@ -54,7 +56,8 @@ void BM_Quantize(benchmark::State& state, Kind kind, sim::Format format, sim::Ov
   gpu::DeviceBuffer<std::uint16_t> xb(kind == Kind::kBf16 ? kElements : 0);
   gpu::DeviceBuffer<std::uint8_t> codes(kElements), codes_t(kind == Kind::kTranspose ? kElements : 0);
   gpu::DeviceBuffer<gpu::DeviceQuantizeStats> stats(1);
-  gpu::DeviceBuffer<float> amax(1);
+  gpu::DeviceBuffer<float> amax(1), scale_inv(kElements / 32), scales(kElements / 32);
+  gpu::DeviceBuffer<std::uint8_t> e8m0(kElements / 32);
   fill_random(x.get(), kElements, 1);
   if (kind == Kind::kBf16) to_bf16_kernel<<<1024, 256>>>(x.get(), xb.get(), kElements);
   stats.zero();
@@ -70,11 +73,28 @@ void BM_Quantize(benchmark::State& state, Kind kind, sim::Format format, sim::Ov
       case Kind::kTranspose:
         gpu::quantize_transpose(x.get(), side, side, scale.get(), format, mode, out, codes_t.get());
         break;
+      case Kind::kMxRowwise:
+        gpu::scaling::quantize_mx(x.get(), side, side, 1, 32, format, gpu::scaling::MxMode::kTe,
+                                  {codes.get(), scale_inv.get(), nullptr, e8m0.get(), stats.get()});
+        break;
+      case Kind::kBlock1x128:
+        gpu::scaling::quantize_block_te(x.get(), side, side, 1, 128, format, true, 0.0f, 3.4028235e38f,
+                                        {codes.get(), scale_inv.get(), nullptr, nullptr, stats.get()});
+        break;
+      case Kind::kCurrentTe:
+        gpu::scaling::quantize_current_te(x.get(), side, side, format, false, 0.0f,
+                                          {codes.get(), scale_inv.get(), nullptr, nullptr, stats.get()});
+        break;
     }
   };
   const std::size_t in_bytes = kind == Kind::kBf16 ? 2 : 4;
   const std::size_t out_bytes = kind == Kind::kTranspose ? 2 : 1;
-  const std::size_t bytes = static_cast<std::size_t>(kElements) * (in_bytes + out_bytes);
+  // Block scales written: MX 4 + 1 bytes per 32 elements, 1x128 4 per 128 (current scaling reads
+  // x twice: amax, then the cast).
+  const std::size_t scale_bytes = kind == Kind::kMxRowwise ? kElements / 32 * 5
+                                  : kind == Kind::kBlock1x128 ? kElements / 128 * 4 : 0;
+  const std::size_t reread = kind == Kind::kCurrentTe ? static_cast<std::size_t>(kElements) * 4 : 0;
+  const std::size_t bytes = static_cast<std::size_t>(kElements) * (in_bytes + out_bytes) + scale_bytes + reread;
   run();  // warm-up
   FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
   const double copy = copy_gbps(bytes);
@@ -100,6 +120,12 @@ BENCHMARK_CAPTURE(BM_Quantize, fp32_e5m2_nosat, Kind::kFp32, Format::E5M2, Overf
 BENCHMARK_CAPTURE(BM_Quantize, bf16_e4m3_satfinite, Kind::kBf16, Format::E4M3, Overflow::kSatFinite)
     ->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Quantize, fp32_e4m3_stochastic, Kind::kStochastic, Format::E4M3, Overflow::kSatFinite)
+    ->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Quantize, mxfp8_1x32_te_e4m3, Kind::kMxRowwise, Format::E4M3, Overflow::kSatFinite)
+    ->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Quantize, block_1x128_te_e4m3, Kind::kBlock1x128, Format::E4M3, Overflow::kSatFinite)
+    ->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Quantize, current_te_e4m3, Kind::kCurrentTe, Format::E4M3, Overflow::kSatFinite)
     ->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Quantize, fp32_e4m3_transpose_8192x8192, Kind::kTranspose, Format::E4M3, Overflow::kSatFinite)
     ->UseManualTime()->Unit(benchmark::kMillisecond);

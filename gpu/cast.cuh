@@ -100,6 +100,8 @@ struct Fp8 {
   static constexpr int kMinNormalExponent = spec().min_normal_exponent();    // -6, -14
   static constexpr int kMinSubnormalExponent = spec().min_subnormal_exponent();  // -9, -16
   static constexpr float kMinSubnormal = static_cast<float>(pow2(kMinSubnormalExponent));
+  static constexpr std::uint32_t kHalfMinSubnormalBits =  // fp32 bits of 2^(min_subnormal - 1)
+      static_cast<std::uint32_t>(kMinSubnormalExponent - 1 + 127) << 23;
   static constexpr std::uint32_t kMantissaMask = spec().mantissa_mask();
   static constexpr std::uint32_t kMaxExponentField = spec().max_exponent_field();
   static constexpr bool kIeee = spec().special == sim::Special::kIeee;       // E5M2: Inf and NaNs
@@ -161,6 +163,10 @@ FP8LAB_HD inline std::uint32_t fix_rn(float y, std::uint32_t sat) {
   const std::uint32_t bits = float_bits(y);
   const std::uint32_t a = bits & kF32AbsMask;
   if (a > kF32Inf) return sim::kFp8CanonicalNan;
+  // At most half the smallest subnormal (E4M3 2^-10, E5M2 2^-17; the tie goes to even 0): ±0,
+  // decided here so that the result does not depend on how the conversion instruction treats
+  // fp32 denormal inputs (flushed or not, sign kept or not).
+  if (a <= T::kHalfMinSubnormalBits) return (bits >> 31) != 0 ? T::kSign : 0u;
   if (M != Overflow::kSatFinite && T::rn_overflows(y)) {
     return ((bits >> 31) != 0 ? T::kSign : 0u) | T::overflow_code(M, a == kF32Inf);
   }

@@ -17,8 +17,10 @@ namespace fp8lab::experiments::gpu_check {
 std::vector<CheckResult> check_quantize_kernels();
 
 // The device casts (gpu::cast_range) against sim's scalar casts on all 2^32 fp32 inputs, both
-// formats, every overflow mode; stochastic with the random word philox(seed, 0, bits).
-std::vector<CheckResult> check_casts_all_inputs(bool stochastic);
+// formats, every overflow mode (or satfinite only); stochastic with the random word
+// philox(seed, 0, bits). About 1-3 s per format and mode on 16 host cores (RNE), several times
+// that for stochastic (sim draws one Philox block per input).
+std::vector<CheckResult> check_casts_all_inputs(bool stochastic, bool every_mode = true);
 
 // gpu::gemm (fp32_seq, hopper split accumulator, hopper fast accum) against sim::gemm for
 // per-tensor, rowwise, block 1x128 x 128x128, block 1x128 x 1x128 and MXFP8 operands, in the

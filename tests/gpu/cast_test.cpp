@@ -1,7 +1,9 @@
 // The device casts (gpu/cast.cuh through gpu::cast_range) against sim/'s scalar casts on all 2^32
-// fp32 inputs: E4M3 and E5M2, every overflow mode, RNE and stochastic (random word of pattern b =
-// philox(seed, 0, b)); about 12 x 4 GiB of codes computed on the GPU in 1 GiB chunks and compared
-// on all host cores (experiments/gpu_check/quantize_checks.cpp). Also decode of all 256 codes.
+// fp32 inputs: E4M3 and E5M2, RNE in every overflow mode and stochastic (random word of pattern
+// b = philox(seed, 0, b)) with satfinite; 8 x 4 GiB of codes computed on the GPU in 1 GiB chunks
+// and compared on all host cores (experiments/gpu_check/quantize_checks.cpp). The stochastic
+// nosat / sat_keep_inf overflow paths are covered by gpu_quantize_test and gpu_cast_host_test.
+// Also decode of all 256 codes.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
@@ -16,7 +18,7 @@ using namespace fp8lab;
 
 TEST_CASE("device RNE and stochastic casts equal sim on all 2^32 fp32 inputs") {
   for (const bool stochastic : {false, true}) {
-    for (const auto& r : experiments::gpu_check::check_casts_all_inputs(stochastic)) {
+    for (const auto& r : experiments::gpu_check::check_casts_all_inputs(stochastic, !stochastic)) {
       std::printf("%s\n", r.report().c_str());
       INFO(r.report());
       CHECK(r.mismatches == 0);
