@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace fp8lab::sim::gemm_detail {
@@ -38,16 +40,25 @@ class WorkerPool {
     }
     wake_.notify_all();
     work();
-    // No worker may join once the caller is done; wait for those that did.
+    // No worker may join once the caller is done; wait for those that did, so that body (and what
+    // it references) outlives every use, even when a unit threw.
     std::unique_lock lock(mutex_);
     closed_ = true;
     done_.wait(lock, [this] { return finished_ == joined_; });
     body_ = nullptr;
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
   }
 
  private:
+  // Runs units until none are left; the first exception stops the job and is kept for the caller.
   void work() {
-    for (std::int64_t u = next_.fetch_add(1); u < count_; u = next_.fetch_add(1)) (*body_)(u);
+    try {
+      for (std::int64_t u = next_.fetch_add(1); u < count_; u = next_.fetch_add(1)) (*body_)(u);
+    } catch (...) {
+      next_.store(count_);
+      std::lock_guard lock(error_mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
   }
 
   void worker_loop() {
@@ -67,7 +78,9 @@ class WorkerPool {
     }
   }
 
-  std::mutex job_mutex_;  // one job at a time
+  std::mutex job_mutex_;    // one job at a time
+  std::mutex error_mutex_;  // guards error_ while units run
+  std::exception_ptr error_;
   std::mutex mutex_;      // guards everything below except next_
   std::condition_variable wake_, done_;
   std::vector<std::thread> workers_;

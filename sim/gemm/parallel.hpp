@@ -10,7 +10,8 @@
 namespace fp8lab::sim::gemm_detail {
 
 // Runs body(u) for every u in [0, count); returns when all have finished. Calls from several
-// threads are served one at a time. body must not throw.
+// threads are served one at a time. If a unit throws, the remaining units are skipped and the
+// first exception is rethrown to the caller once every thread has left body.
 void run_units(std::int64_t count, int threads, const std::function<void(std::int64_t)>& body);
 
 template <typename Body>
