@@ -58,7 +58,7 @@ void gemm_into(const GemmOperand& a, const GemmOperand& b, const GemmOptions& op
       break;
     }
   }
-  gemm_detail::finish_output(out, shape.n, options.bias, options.output);
+  gemm_detail::finish_output(out, shape.n, options.bias, options.output, options.threads);
 }
 
 std::vector<float> gemm(const GemmOperand& a, const GemmOperand& b, const GemmOptions& options) {

@@ -12,7 +12,8 @@ void high_precision_gemm_into(const DenseOperand& a, const DenseOperand& b,
                                                  options.threads);
   gemm_detail::check_output(plan.shape, options.bias, out.size());
   gemm_detail::for_each_tile(plan, options.threads, out.data(), gemm_detail::fp32_mul_add_tile);
-  gemm_detail::finish_output(out, plan.shape.n, options.bias, options.output);
+  gemm_detail::finish_output(out, plan.shape.n, options.bias, options.output,
+                             options.threads);
 }
 
 std::vector<float> high_precision_gemm(const DenseOperand& a, const DenseOperand& b,

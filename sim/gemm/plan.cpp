@@ -175,17 +175,6 @@ void check_dense(const DenseOperand& op, char which) {
   }
 }
 
-// fp32 -> bf16 -> fp32 with round-to-nearest-even: sim::fp32_to_bf16 (cast.cpp) inlined for the
-// packing loop, where a call per element costs as much as the GEMM on small shapes.
-// 0x7FFF plus the lowest kept bit rounds exact ties to even; NaN becomes bf16's canonical quiet
-// NaN, whose value no output can show (NaN outputs are canonicalized). The high-precision test
-// compares against sim::fp32_to_bf16.
-inline float rounded_to_bf16(float x) {
-  const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return bf16_to_fp32(fp32_to_bf16(x));
-  return std::bit_cast<float>((bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u);
-}
-
 std::function<void(std::int64_t)> dense_packer(const DenseOperand& op, std::int64_t width,
                                                bool round_to_bf16, gemm_detail::PackedOperand& p) {
   const bool k_is_cols = op.k_dim == ReduceDim::kCols;
@@ -200,7 +189,7 @@ std::function<void(std::int64_t)> dense_packer(const DenseOperand& op, std::int6
                [&](std::int64_t o, std::int64_t kk) {
                  const float x = k_is_cols ? op.data[static_cast<std::size_t>(o * op.cols + kk)]
                                            : op.data[static_cast<std::size_t>(kk * op.cols + o)];
-                 return round_to_bf16 ? rounded_to_bf16(x) : x;
+                 return round_to_bf16 ? gemm_detail::rounded_to_bf16(x) : x;
                });
   };
 }
@@ -331,18 +320,6 @@ void check_output(const GemmShape& shape, std::span<const float> bias, std::size
     throw std::invalid_argument("GEMM out has " + std::to_string(out_size) +
                                 " elements, expected M * N = " +
                                 std::to_string(shape.m * shape.n));
-  }
-}
-
-void finish_output(std::span<float> total, std::int64_t n, std::span<const float> bias,
-                   GemmOutputType output) {
-  const float canonical_nan = std::bit_cast<float>(0x7FFFFFFFu);
-  for (std::size_t i = 0; i < total.size(); ++i) {
-    float v = total[i];
-    if (!bias.empty()) v = v + bias[i % static_cast<std::size_t>(n)];
-    if (std::isnan(v)) v = canonical_nan;
-    if (output == GemmOutputType::kBf16) v = bf16_to_fp32(fp32_to_bf16(v));
-    total[i] = v;
   }
 }
 

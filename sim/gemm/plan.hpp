@@ -8,10 +8,12 @@
 // hold +0.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "sim/cast.hpp"
 #include "sim/gemm/gemm.hpp"
 
 namespace fp8lab::sim::gemm_detail {
@@ -99,8 +101,18 @@ void hopper_tile(const TileArgs& args, bool split_accumulator);
 void check_threads(int threads);
 void check_output(const GemmShape& shape, std::span<const float> bias, std::size_t out_size);
 
-// Applies bias, canonical NaN and the output type to total ([M, N]), in place.
+// Applies bias, canonical NaN and the output type to total ([M, N]), in place (output.cpp).
 void finish_output(std::span<float> total, std::int64_t n, std::span<const float> bias,
-                   GemmOutputType output);
+                   GemmOutputType output, int threads);
+
+// fp32 -> bf16 -> fp32 with round-to-nearest-even: sim::fp32_to_bf16 (cast.cpp) inlined for the
+// packing and output loops, where a call per element costs as much as a small GEMM. Adding
+// 0x7FFF plus the lowest kept bit rounds exact ties to even; NaN goes through fp32_to_bf16
+// (bf16's canonical quiet NaN). The tests compare against sim::fp32_to_bf16.
+inline float rounded_to_bf16(float x) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return bf16_to_fp32(fp32_to_bf16(x));
+  return std::bit_cast<float>((bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u);
+}
 
 }  // namespace fp8lab::sim::gemm_detail
