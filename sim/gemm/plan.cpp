@@ -2,9 +2,8 @@
 #include "sim/gemm/plan.hpp"
 
 #include <array>
-#include <functional>
-#include <bit>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
