@@ -3,3 +3,6 @@ foreach(area delayed current rowwise block mx properties)
   fp8lab_add_test(NAME sim_scaling_${area}_test SOURCES scaling_${area}_test.cpp
                   LIBS fp8lab::sim LABELS fast)
 endforeach()
+# Every positive fp32 scale through torchao's power-of-2 rule (about a minute on 2 cores).
+fp8lab_add_test(NAME sim_scaling_pow2_exhaustive_test SOURCES scaling_pow2_exhaustive_test.cpp
+                LIBS fp8lab::sim Threads::Threads LABELS exhaustive TIMEOUT 1800)
