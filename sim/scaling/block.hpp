@@ -10,6 +10,7 @@
 #include "sim/format.hpp"
 #include "sim/scaling/blocked.hpp"
 #include "sim/scaling/common.hpp"
+#include "sim/scaling/gemm_axes.hpp"
 
 namespace fp8lab::sim::scaling {
 
@@ -37,5 +38,13 @@ float block_value_for_inf(Format input_dtype);
 //   q = cast_satfinite(RN(x * s));  scale_inv = RN(1 / s) (exact for power-of-2 s)
 QuantizeResult quantize_block_te(std::span<const float> x, std::int64_t rows, std::int64_t cols,
                                  Format format, const BlockScalingConfig& config = {});
+
+// The block copy one GEMM reads (te-accelerate.md §5.3: x_block_scaling_dim = 1,
+// w_block_scaling_dim = 2, grad_block_scaling_dim = 1): the weight in 128 x 128 tiles in every
+// GEMM; input and grad_output in 1 x 128 or 128 x 1 blocks along the GEMM's K
+// (scale_axis(gemm, operand)). `config.block` is ignored; the other fields apply.
+QuantizeResult quantize_block_operand(std::span<const float> x, std::int64_t rows,
+                                      std::int64_t cols, Gemm gemm, Operand operand,
+                                      Format format, const BlockScalingConfig& config = {});
 
 }  // namespace fp8lab::sim::scaling

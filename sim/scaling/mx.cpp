@@ -121,4 +121,12 @@ MxCopies quantize_mx_copies(std::span<const float> x, std::int64_t rows, std::in
           quantize_mx(x, rows, cols, ScaleAxis::kColumnwise, format, mode)};
 }
 
+QuantizeResult quantize_mx_operand(std::span<const float> x, std::int64_t rows, std::int64_t cols,
+                                   Gemm gemm, Operand operand, Format format, E8M0Mode mode,
+                                   bool weight_2d) {
+  const ScaleAxis axis = scale_axis(gemm, operand);  // throws for an operand the GEMM lacks
+  if (weight_2d && operand == Operand::kWeight) return quantize_mx_2d(x, rows, cols, format, mode);
+  return quantize_mx(x, rows, cols, axis, format, mode);
+}
+
 }  // namespace fp8lab::sim::scaling

@@ -72,4 +72,11 @@ struct MxCopies {
 MxCopies quantize_mx_copies(std::span<const float> x, std::int64_t rows, std::int64_t cols,
                             Format format, E8M0Mode mode = E8M0Mode::kTe);
 
+// The MX copy one GEMM reads (te-accelerate.md §4.2 table; torchao-mx.md §4.4): blocks along
+// the GEMM's K, i.e. quantize_mx along scale_axis(gemm, operand). With `weight_2d` (TE
+// enable_2d_quantization) the weight uses 32 x 32 tiles in every GEMM.
+QuantizeResult quantize_mx_operand(std::span<const float> x, std::int64_t rows, std::int64_t cols,
+                                   Gemm gemm, Operand operand, Format format,
+                                   E8M0Mode mode = E8M0Mode::kTe, bool weight_2d = false);
+
 }  // namespace fp8lab::sim::scaling

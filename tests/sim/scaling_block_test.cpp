@@ -155,3 +155,22 @@ TEST_CASE("Block: zero, NaN and Inf blocks (TE amax ignores NaN; Inf and 0 give 
   CHECK(r.stats.nan == 1);
   CHECK(r.stats.saturated == 1);
 }
+
+// te-accelerate.md §5.3: x and dy in 1-D blocks along K (1 x 128 rowwise, 128 x 1 columnwise),
+// w in 128 x 128 tiles.
+TEST_CASE("Block operand copies per GEMM") {
+  const std::vector<float> x(256 * 256, 0.75f);
+  auto shape = [&](Gemm g, Operand o) {
+    const QuantizeResult r = quantize_block_operand(x, 256, 256, g, o, Format::E4M3);
+    return std::pair<std::int64_t, std::int64_t>{r.tensor.block_rows, r.tensor.block_cols};
+  };
+  using P = std::pair<std::int64_t, std::int64_t>;
+  CHECK(shape(Gemm::kFprop, Operand::kInput) == P{1, 128});
+  CHECK(shape(Gemm::kFprop, Operand::kWeight) == P{128, 128});
+  CHECK(shape(Gemm::kDgrad, Operand::kGradOutput) == P{1, 128});
+  CHECK(shape(Gemm::kDgrad, Operand::kWeight) == P{128, 128});
+  CHECK(shape(Gemm::kWgrad, Operand::kInput) == P{128, 1});
+  CHECK(shape(Gemm::kWgrad, Operand::kGradOutput) == P{128, 1});
+  CHECK_THROWS_WITH(shape(Gemm::kWgrad, Operand::kWeight),
+                    Catch::Contains("not an operand of gemm = wgrad"));
+}

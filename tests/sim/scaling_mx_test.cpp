@@ -422,3 +422,24 @@ TEST_CASE("MX layouts: columnwise runs down 32 rows, 2-D tiles share one scale, 
   CHECK(tile.tensor.scale_e8m0[3] == mx_scale_code(64.0f, Format::E4M3, E8M0Mode::kTe));
   CHECK(tile.tensor.scale_inv_at(40, 35) == decode_e8m0(tile.tensor.scale_e8m0[3]));
 }
+
+// te-accelerate.md §4.2: fprop X rowwise x W rowwise; dgrad dY rowwise x W columnwise; wgrad X
+// columnwise x dY columnwise; with enable_2d_quantization the weight is 32 x 32 everywhere.
+TEST_CASE("MX operand copies per GEMM") {
+  const std::vector<float> x(64 * 64, 1.5f);
+  auto shape = [&](Gemm g, Operand o, bool weight_2d) {
+    const QuantizeResult r = quantize_mx_operand(x, 64, 64, g, o, Format::E4M3, E8M0Mode::kTe, weight_2d);
+    return std::pair<std::int64_t, std::int64_t>{r.tensor.block_rows, r.tensor.block_cols};
+  };
+  using P = std::pair<std::int64_t, std::int64_t>;
+  CHECK(shape(Gemm::kFprop, Operand::kInput, false) == P{1, 32});
+  CHECK(shape(Gemm::kFprop, Operand::kWeight, false) == P{1, 32});
+  CHECK(shape(Gemm::kDgrad, Operand::kGradOutput, false) == P{1, 32});
+  CHECK(shape(Gemm::kDgrad, Operand::kWeight, false) == P{32, 1});
+  CHECK(shape(Gemm::kWgrad, Operand::kInput, false) == P{32, 1});
+  CHECK(shape(Gemm::kWgrad, Operand::kGradOutput, false) == P{32, 1});
+  CHECK(shape(Gemm::kDgrad, Operand::kWeight, true) == P{32, 32});
+  CHECK(shape(Gemm::kFprop, Operand::kInput, true) == P{1, 32});
+  CHECK_THROWS_WITH(shape(Gemm::kFprop, Operand::kGradOutput, false),
+                    Catch::Contains("not an operand of gemm = fprop"));
+}
