@@ -9,6 +9,8 @@
 //   has_nan_b = whether any element of the block is NaN
 //   {s, s_inv, e8m0} = rule(amax_b, has_nan_b)
 //   q_i       = cast_satfinite(RN(x_i * s)) for each element i of the block
+// and the returned stats are those of sim::quantize(x_block, s) merged over all blocks (amax of x,
+// saturated / underflowed / NaN counts of the elements).
 // The rule alone decides what NaN does to the scale (TE ignores it, torchao propagates it).
 #pragma once
 
