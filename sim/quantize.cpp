@@ -271,6 +271,7 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
   const VU mantissa_mask = hn::Set(du, 0x7F'FFFFu);
   const VU implicit_bit = hn::Set(du, 0x80'0000u);
   const VI shift_limit = hn::Set(di, 32);
+  const VI minus_one = hn::Set(di, -1);
   const VU one = hn::Set(du, 1u);
   const VI max_finite = hn::Set(di, c.max_finite_code);
   const VI finite_overflow = hn::Set(di, c.finite_overflow_code);
@@ -300,10 +301,12 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
     const VU significand = hn::Or(hn::And(au, mantissa_mask),
                                   hn::IfThenElseZero(hn::BitCast(du, e_field) != hn::Zero(du), implicit_bit));
     const VI total_shift = hn::Sub(subnormal_shift_base, hn::BitCast(di, e_field));
-    const auto too_far = hn::Not(total_shift < shift_limit);
-    const VU shift_u = hn::BitCast(du, hn::IfThenZeroElse(too_far, total_shift));  // in 0..31 where used
+    // Shifts of 32 or more give 0; negative ones occur only in normal-range lanes, which take the
+    // normal result. Both are zeroed first: a shift count outside 0..31 is undefined per lane.
+    const auto usable = hn::And(total_shift > minus_one, total_shift < shift_limit);
+    const VU shift_u = hn::BitCast(du, hn::IfThenElseZero(usable, total_shift));
     const VU random_low = hn::And(random, hn::Sub(one << shift_u, one));
-    const VI subnormal = hn::IfThenZeroElse(too_far, hn::BitCast(di, hn::Add(significand, random_low) >> shift_u));
+    const VI subnormal = hn::IfThenElseZero(usable, hn::BitCast(di, hn::Add(significand, random_low) >> shift_u));
     const VI code = hn::IfThenElse(a < min_normal_bits, subnormal, normal);
 
     const auto y_nan = a > inf_bits;
