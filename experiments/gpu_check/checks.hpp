@@ -24,8 +24,9 @@ std::vector<CheckResult> check_casts_all_inputs(bool stochastic, bool every_mode
 
 // gpu::gemm (fp32_seq, hopper split accumulator, hopper fast accum) against sim::gemm for
 // per-tensor, rowwise, block 1x128 x 128x128, block 1x128 x 1x128 and MXFP8 operands, in the
-// fprop/dgrad/wgrad layouts, fp32 and bf16 outputs, with and without bias. One result per model
-// and scaling kind. on_host: run gpu::host_twin::gemm instead (the kernels' per-output code on
+// fprop/dgrad/wgrad layouts, fp32 and bf16 outputs, with and without bias, and
+// gpu::high_precision_gemm against sim::high_precision_gemm (fp32 and bf16-rounded operands). One
+// result per model and scaling kind. on_host: run gpu::host_twin::gemm instead (the kernels' per-output code on
 // the host; no device needed).
 std::vector<CheckResult> check_gemm_models(bool on_host = false);
 

@@ -155,6 +155,50 @@ void run_case(CheckResult& result, gpu::GemmModel model, const ScalingKind& kind
   }
 }
 
+void run_dense_case(CheckResult& result, bool round_to_bf16, const Layout& layout, const Shape& s,
+                    std::uint64_t seed, bool on_host) {
+  const bool bf16 = (seed & 1) != 0, with_bias = (seed & 2) != 0;
+  const std::int64_t ar = layout.a_k_is_cols ? s.m : s.k, ac = layout.a_k_is_cols ? s.k : s.m;
+  const std::int64_t br = layout.b_k_is_cols ? s.n : s.k, bc = layout.b_k_is_cols ? s.k : s.n;
+  const std::vector<float> xa = operand_values(static_cast<std::size_t>(ar * ac), seed, true);
+  const std::vector<float> xb = operand_values(static_cast<std::size_t>(br * bc), seed + 1, s.k > 64);
+  std::vector<float> bias;
+  if (with_bias) bias = operand_values(static_cast<std::size_t>(s.n), seed + 2, false);
+  sim::HighPrecisionGemmOptions options;
+  options.round_operands_to_bf16 = round_to_bf16;
+  options.output = bf16 ? sim::GemmOutputType::kBf16 : sim::GemmOutputType::kFp32;
+  options.bias = bias;
+  options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto dim = [](bool k_is_cols) { return k_is_cols ? sim::ReduceDim::kCols : sim::ReduceDim::kRows; };
+  const std::vector<float> expected = sim::high_precision_gemm(
+      {xa, ar, ac, dim(layout.a_k_is_cols)}, {xb, br, bc, dim(layout.b_k_is_cols)}, options);
+  gpu::DenseGemmOptions gopt;
+  gopt.round_operands_to_bf16 = round_to_bf16;
+  gopt.bf16_output = bf16;
+  std::vector<float> actual(expected.size());
+  if (on_host) {
+    gopt.bias = with_bias ? bias.data() : nullptr;
+    gpu::host_twin::high_precision_gemm({xa.data(), ar, ac, layout.a_k_is_cols},
+                                        {xb.data(), br, bc, layout.b_k_is_cols}, gopt, actual.data());
+  } else {
+    gpu::DeviceBuffer<float> da(xa), db(xb), dbias(bias), dout(expected.size());
+    gopt.bias = with_bias ? dbias.get() : nullptr;
+    gpu::high_precision_gemm({da.get(), ar, ac, layout.a_k_is_cols}, {db.get(), br, bc, layout.b_k_is_cols},
+                             gopt, dout.get());
+    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    actual = dout.download();
+  }
+  ++result.cases;
+  const std::string where = std::string(layout.name) + " " + std::to_string(s.m) + "x" +
+                            std::to_string(s.n) + "x" + std::to_string(s.k) + (bf16 ? " bf16-out" : "") +
+                            (with_bias ? " bias" : "");
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    compare_float(result, where + " C[" + std::to_string(i / static_cast<std::size_t>(s.n)) + "," +
+                              std::to_string(i % static_cast<std::size_t>(s.n)) + "]",
+                  expected[i], actual[i]);
+  }
+}
+
 }  // namespace
 
 std::vector<CheckResult> check_gemm_models(bool on_host) {
@@ -170,6 +214,16 @@ std::vector<CheckResult> check_gemm_models(bool on_host) {
       }
       results.push_back(std::move(r));
     }
+  }
+  for (const bool round_to_bf16 : {false, true}) {
+    CheckResult r;
+    r.kernel = std::string(on_host ? "host twin " : "") + "high_precision_gemm " +
+               (round_to_bf16 ? "bf16 operands" : "fp32 operands");
+    std::uint64_t seed = 1;
+    for (const Layout& layout : kLayouts) {
+      for (const Shape& s : kShapes) run_dense_case(r, round_to_bf16, layout, s, seed++, on_host);
+    }
+    results.push_back(std::move(r));
   }
   return results;
 }

@@ -58,7 +58,34 @@ Problem resolve(const DeviceGemmOperand& a, const DeviceGemmOperand& b,
   return Problem{a, b, outer_of(a), outer_of(b), k, g, options, out};
 }
 
+DenseProblem resolve_dense(const DeviceDenseOperand& a, const DeviceDenseOperand& b,
+                           const DenseGemmOptions& options, float* out) {
+  for (const auto* op : {&a, &b}) {
+    const std::string which = std::string("gpu::high_precision_gemm operand ") + (op == &a ? 'A' : 'B');
+    if (op->rows < 1 || op->cols < 1) {
+      throw std::invalid_argument(which + ": rows and cols must be >= 1, got " + std::to_string(op->rows) +
+                                  " x " + std::to_string(op->cols));
+    }
+    if (op->data == nullptr) throw std::invalid_argument(which + ": data must be a device pointer, got null");
+  }
+  const std::int64_t k = a.k_is_cols ? a.cols : a.rows;
+  if ((b.k_is_cols ? b.cols : b.rows) != k) {
+    throw std::invalid_argument("gpu::high_precision_gemm: operands disagree on K (check k_is_cols)");
+  }
+  if (out == nullptr) throw std::invalid_argument("gpu::high_precision_gemm: out must be a device pointer, got null");
+  DeviceGemmOptions finish_options;
+  finish_options.bf16_output = options.bf16_output;
+  finish_options.bias = options.bias;
+  return DenseProblem{a, b, a.k_is_cols ? a.rows : a.cols, b.k_is_cols ? b.rows : b.cols, k,
+                      options.round_operands_to_bf16, finish_options, out};
+}
+
 }  // namespace gemm_detail
+
+void high_precision_gemm(const DeviceDenseOperand& a, const DeviceDenseOperand& b,
+                         const DenseGemmOptions& options, float* out, cudaStream_t stream) {
+  gemm_detail::launch_high_precision(gemm_detail::resolve_dense(a, b, options, out), stream);
+}
 
 const char* to_string(GemmModel model) {
   switch (model) {

@@ -5,6 +5,7 @@
 //   gpu::gemm with GemmModel::kFp32Seq                 must equal sim::gemm, Accumulation::kFp32Seq
 //   gpu::gemm with GemmModel::kHopperSplitAccumulator  must equal sim::gemm, kHopperSplitAccumulator
 //   gpu::gemm with GemmModel::kHopperFastAccum         must equal sim::gemm, kHopperFastAccum
+//   gpu::high_precision_gemm                            must equal sim::high_precision_gemm
 //
 // C[M, N] = sum over k of A(m, k) * B(n, k); each operand is a stored row-major tensor plus which
 // of its dimensions is K, exactly as sim::GemmOperand. K-blocks, the per-block epilogue
@@ -48,11 +49,32 @@ struct DeviceGemmOptions {
 void gemm(const DeviceGemmOperand& a, const DeviceGemmOperand& b, const DeviceGemmOptions& options,
           float* out, cudaStream_t stream = nullptr);
 
+// High-precision GEMM (sim::high_precision_gemm; baselines and GEMMs overridden to high
+// precision): fp32 operands, optionally rounded RN to bf16 first, acc = RN(acc + RN(a_k * b_k)) in
+// increasing k (no FMA: fp32 products are not exact), then bias, canonical NaN, output type.
+struct DeviceDenseOperand {
+  const float* data = nullptr;  // [rows, cols] row-major
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  bool k_is_cols = true;
+};
+
+struct DenseGemmOptions {
+  bool round_operands_to_bf16 = false;
+  bool bf16_output = false;
+  const float* bias = nullptr;
+};
+
+void high_precision_gemm(const DeviceDenseOperand& a, const DeviceDenseOperand& b,
+                         const DenseGemmOptions& options, float* out, cudaStream_t stream = nullptr);
+
 namespace host_twin {
 // The kernels' per-output code (gpu/gemm/gemm_common.cuh) compiled for the host and run over
 // operands, bias and out in HOST memory: checks the models' logic against sim/ without a GPU.
 void gemm(const DeviceGemmOperand& a, const DeviceGemmOperand& b, const DeviceGemmOptions& options,
           float* out);
+void high_precision_gemm(const DeviceDenseOperand& a, const DeviceDenseOperand& b,
+                         const DenseGemmOptions& options, float* out);
 }  // namespace host_twin
 
 }  // namespace fp8lab::gpu

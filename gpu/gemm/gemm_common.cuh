@@ -141,6 +141,39 @@ FP8LAB_HD inline float hopper_output(const Problem& p, const CodeTables& t, std:
   return finish(total, n, p.options);
 }
 
+// The high-precision GEMM's problem: dense operands, one K-block, unit scales (RN(P * 1) = P).
+struct DenseProblem {
+  DeviceDenseOperand a, b;
+  std::int64_t m, n, k;
+  bool round_to_bf16;
+  DeviceGemmOptions options;  // bias and output type; model unused
+  float* out;
+};
+
+DenseProblem resolve_dense(const DeviceDenseOperand& a, const DeviceDenseOperand& b,
+                           const DenseGemmOptions& options, float* out);
+
+FP8LAB_HD inline std::int64_t element_index(const DeviceDenseOperand& op, std::int64_t outer,
+                                            std::int64_t k) {
+  return op.k_is_cols ? outer * op.cols + k : k * op.cols + outer;
+}
+
+// An operand value as the high-precision GEMM sees it: optionally rounded RN to bf16.
+FP8LAB_HD inline float dense_value(const DenseProblem& p, const DeviceDenseOperand& op,
+                                   std::int64_t outer, std::int64_t k) {
+  const float v = op.data[element_index(op, outer, k)];
+  return p.round_to_bf16 ? round_to_bf16(v) : v;
+}
+
+// Output (m, n) of the high-precision GEMM: acc = RN(acc + RN(a * b)) in increasing k.
+FP8LAB_HD inline float high_precision_output(const DenseProblem& p, std::int64_t m, std::int64_t n) {
+  float acc = 0.0f;
+  for (std::int64_t k = 0; k < p.k; ++k) {
+    acc = add_rn(acc, mul_rn(dense_value(p, p.a, m, k), dense_value(p, p.b, n, k)));
+  }
+  return finish(add_block(0.0f, true, acc, 1.0f, 1.0f), n, p.options);
+}
+
 // Output (m, n) of the fp32_seq model, one element at a time: the order the tiled kernel keeps
 // (acc = RN(acc + a*b) as one fma per k, exact products; fold at each K-block end).
 FP8LAB_HD inline float fp32_seq_output(const Problem& p, const CodeTables& t, std::int64_t m,

@@ -1,4 +1,5 @@
-// gpu::host_twin::gemm: gemm_detail::hopper_output / fp32_seq_output on the host (gemm.hpp).
+// gpu::host_twin: gemm_detail::hopper_output / fp32_seq_output / high_precision_output on the host
+// (gemm.hpp).
 #include "gpu/gemm/gemm_common.cuh"
 
 namespace fp8lab::gpu::host_twin {
@@ -22,6 +23,14 @@ void gemm(const DeviceGemmOperand& a, const DeviceGemmOperand& b, const DeviceGe
               : gemm_detail::hopper_output(p, tables, m, n,
                                            options.model == GemmModel::kHopperSplitAccumulator);
     }
+  }
+}
+
+void high_precision_gemm(const DeviceDenseOperand& a, const DeviceDenseOperand& b,
+                         const DenseGemmOptions& options, float* out) {
+  const gemm_detail::DenseProblem p = gemm_detail::resolve_dense(a, b, options, out);
+  for (std::int64_t m = 0; m < p.m; ++m) {
+    for (std::int64_t n = 0; n < p.n; ++n) out[m * p.n + n] = gemm_detail::high_precision_output(p, m, n);
   }
 }
 
