@@ -46,6 +46,10 @@ class Fp8LinearImpl : public BackendLinearImpl {
   LinearScalingState& scaling_state() { return *state_; }
   const LinearScalingState& scaling_state() const { return *state_; }
 
+  // Declared here (not only inherited) so that torch::nn::AnyModule and Sequential::ptr<Fp8LinearImpl>
+  // see this class as the module's type.
+  torch::Tensor forward(const torch::Tensor& input) { return BackendLinearImpl::forward(input); }
+
   void pretty_print(std::ostream& stream) const override;
 
  protected:

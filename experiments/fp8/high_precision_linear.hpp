@@ -20,6 +20,10 @@ class HighPrecisionLinearImpl : public BackendLinearImpl {
                           std::shared_ptr<const LinearBackend> backend,
                           HighPrecision high_precision);
 
+  // Declared here (not only inherited) so that torch::nn::AnyModule and Sequential::ptr<HighPrecisionLinearImpl>
+  // see this class as the module's type.
+  torch::Tensor forward(const torch::Tensor& input) { return BackendLinearImpl::forward(input); }
+
   void pretty_print(std::ostream& stream) const override;
 
  protected:

@@ -72,7 +72,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
                             const at::Tensor& bias, const LinearExecution& e,
-                            bool dgrad_follows, bool wgrad_follows) {
+                            bool has_bias, bool dgrad_follows, bool wgrad_follows) {
     const bool fp8 = e.state != nullptr;
     auto saved = c10::make_intrusive<SavedLinear>();
     saved->execution = e;
@@ -85,7 +85,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     } else {
       run_gemm(e, GemmRole::fprop, nullptr, nullptr, x, weight, y);
     }
-    if (bias.defined()) y.add_(bias);  // elementwise fp32 RN, independent of order
+    if (has_bias) y.add_(bias);  // elementwise fp32 RN, independent of order
 
     // The backward GEMMs' FP8 copies of x and W come from forward, with the forward scales.
     if (fp8) {
@@ -145,7 +145,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     // TE: the first FP8 module of the region, at the end of its backward (the last FP8 backward
     // of the step), updates every module's backward scales (te-accelerate.md §2.5 step 3).
     if (e.first_in_region && e.record) e.record->end_backward();
-    return {dx, dw, db, at::Tensor(), at::Tensor(), at::Tensor()};
+    return {dx, dw, db, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -175,9 +175,12 @@ at::Tensor run_linear(const at::Tensor& x, const at::Tensor& weight, const at::T
   if (!execution.backend) throw std::invalid_argument("run_linear: no backend");
   // Decided here: autograd runs Function::forward with grad mode off. As TE, only the copies a
   // backward GEMM will read are quantized (dgrad needs x's gradient, wgrad W's).
+  // autograd::Function takes no undefined tensor: a Linear without bias passes an empty one.
   const bool grad = at::GradMode::is_enabled();
-  return LinearFunction::apply(x.contiguous(), weight.contiguous(), bias, execution,
-                               grad && x.requires_grad(), grad && weight.requires_grad());
+  const bool has_bias = bias.defined();
+  return LinearFunction::apply(x.contiguous(), weight.contiguous(),
+                               has_bias ? bias : at::empty({0}, weight.options()), execution,
+                               has_bias, grad && x.requires_grad(), grad && weight.requires_grad());
 }
 
 }  // namespace fp8lab::experiments

@@ -4,7 +4,7 @@
 // several training steps with weight updates. Both run the deterministic high-precision GEMM of
 // NUMERICS.md §3; the baseline itself is checked against a float64 GEMM so that two equally wrong
 // Linears cannot pass, and an FP8 Linear without overrides must differ (the comparison can fail).
-#include <catch2/catch.hpp>
+#include "linear_test_support.hpp"  // first: LibTorch, then Catch2
 
 #include <cmath>
 
@@ -12,7 +12,6 @@
 #include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/high_precision_linear.hpp"
 #include "experiments/fp8/sim_backend.hpp"
-#include "linear_test_support.hpp"
 #include "sim/cast.hpp"
 
 namespace fp8lab::experiments {

@@ -1,7 +1,7 @@
 // convert_model, convert_model_to_high_precision and has_fp8_layers (te-accelerate.md §1.4, §1.6):
 // which Linears are swapped under each filter rule, accelerate's bare-return quirk behind its
 // option, that containers call the new modules, and that the new modules hold the old parameters.
-#include <catch2/catch.hpp>
+#include "linear_test_support.hpp"  // first: LibTorch, then Catch2
 
 #include <algorithm>
 
@@ -10,7 +10,6 @@
 #include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/high_precision_linear.hpp"
 #include "experiments/fp8/sim_backend.hpp"
-#include "linear_test_support.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -31,6 +30,17 @@ struct Net : torch::nn::Module {
   }
 };
 
+// Every rule explicit (the member defaults are the recipes layer's business): dims % 16 on,
+// accelerate's bare-return quirk off, nothing else.
+recipes::ModuleFilter dims_filter() {
+  recipes::ModuleFilter f;
+  f.skip_names.clear();
+  f.skip_first_last_linear = false;
+  f.require_dims_divisible_by_16 = true;
+  f.skip_later_siblings_after_indivisible = false;
+  return f;
+}
+
 recipes::Recipe recipe_with(recipes::ModuleFilter filter) {
   recipes::Recipe r = test::fp32_seq_recipe(recipes::Scaling::delayed);
   r.module_filter = std::move(filter);
@@ -50,7 +60,7 @@ Names fp8_names(torch::nn::Module& model) {
 TEST_CASE("convert_model: accelerate's dims-divisible-by-16 rule, without and with its quirk",
           "[linear][convert]") {
   auto backend = std::make_shared<const SimBackend>();
-  recipes::ModuleFilter filter;  // defaults: dims % 16 on, quirk off
+  recipes::ModuleFilter filter = dims_filter();
   {
     Net net;
     CHECK_FALSE(has_fp8_layers(net));
@@ -71,7 +81,7 @@ TEST_CASE("convert_model: accelerate's dims-divisible-by-16 rule, without and wi
               net.named_modules("", false)["block.b0"].get()) != nullptr);
   }
   {
-    filter = {};
+    filter = dims_filter();
     filter.require_dims_divisible_by_16 = false;
     Net net;
     CHECK(convert_model(net, recipe_with(filter), backend) ==
@@ -82,19 +92,19 @@ TEST_CASE("convert_model: accelerate's dims-divisible-by-16 rule, without and wi
 TEST_CASE("convert_model: first/last Linear, name globs and the user predicate",
           "[linear][convert]") {
   auto backend = std::make_shared<const SimBackend>();
-  recipes::ModuleFilter filter;
+  recipes::ModuleFilter filter = dims_filter();
   filter.skip_first_last_linear = true;
   {
     Net net;  // first Linear in named_modules() order: a0; last: a3
     CHECK(convert_model(net, recipe_with(filter), backend) == Names{"a2", "block.b0"});
   }
-  filter = {};
+  filter = dims_filter();
   filter.skip_names = {"block.*", "a?x", "a2"};
   {
     Net net;
     CHECK(convert_model(net, recipe_with(filter), backend) == Names{"a0", "a3"});
   }
-  filter = {};
+  filter = dims_filter();
   {
     Net net;
     ConvertOptions options;
@@ -126,7 +136,7 @@ TEST_CASE("convert_model: containers call the new modules, which hold the old pa
   root->register_module("dict", dict);
 
   const auto parameters_before = root->named_parameters();
-  CHECK(convert_model(*root, recipe_with({}), backend) ==
+  CHECK(convert_model(*root, recipe_with(dims_filter()), backend) ==
         Names{"body.0", "body.2", "list.0", "dict.head"});
   const auto parameters_after = root->named_parameters();
   REQUIRE(parameters_after.size() == parameters_before.size());
@@ -159,14 +169,14 @@ TEST_CASE("convert_model: containers call the new modules, which hold the old pa
   CHECK(collect_linear_stats(*root)[0].stats.fp8_gemms[0] == 0);
 
   // Converting again changes nothing.
-  CHECK(convert_model(*root, recipe_with({}), backend).empty());
+  CHECK(convert_model(*root, recipe_with(dims_filter()), backend).empty());
 }
 
 TEST_CASE("convert_model_to_high_precision converts what convert_model skipped",
           "[linear][convert]") {
   auto backend = std::make_shared<const SimBackend>();
   Net net;
-  CHECK(convert_model(net, recipe_with({}), backend).size() == 4);
+  CHECK(convert_model(net, recipe_with(dims_filter()), backend).size() == 4);
   CHECK(convert_model_to_high_precision(net, backend, HighPrecision::bf16) == Names{"a1"});
   auto* a1 = dynamic_cast<HighPrecisionLinearImpl*>(net.named_children()["a1"].get());
   REQUIRE(a1 != nullptr);

@@ -20,7 +20,7 @@
 // with γ_n = n·u/(1-n·u), u = 2^-24. Term (1) is computed from the quantized G and W, so the bound
 // is tight: any misrouted operand, transpose, or scale applied twice breaks it (the test also
 // checks that the bound is well below the gradients' size, so it can fail).
-#include <catch2/catch.hpp>
+#include "linear_test_support.hpp"  // first: LibTorch, then Catch2
 
 #include <algorithm>
 #include <cmath>
@@ -29,7 +29,6 @@
 #include "experiments/fp8/autocast.hpp"
 #include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/sim_backend.hpp"
-#include "linear_test_support.hpp"
 #include "sim/cast.hpp"
 
 namespace fp8lab::experiments {

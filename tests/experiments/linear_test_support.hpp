@@ -1,8 +1,12 @@
 // Helpers shared by the tests of experiments/fp8/ (linear_*_test.cpp): deterministic tensors,
-// bitwise comparison with a report in bits, recipes for tests.
+// bitwise comparison with a report in bits, recipes for tests. Include it first: it brings in
+// LibTorch and then Catch2, because c10's logging defines a CHECK macro (a fatal glog-style check)
+// that would otherwise replace Catch's CHECK silently.
 #pragma once
 
 #include <torch/torch.h>
+#undef CHECK
+#include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <cstring>

@@ -8,7 +8,7 @@
 //   they cast and record, but nothing updates, and the amax merges into the next training step.
 // Every expected scale is computed here from the inputs' amaxes with TE's formula
 // RN(fp8_max / amax) (margin 0), independently of sim/scaling.
-#include <catch2/catch.hpp>
+#include "linear_test_support.hpp"  // first: LibTorch, then Catch2
 
 #include <cmath>
 #include <vector>
@@ -17,7 +17,6 @@
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/sim_backend.hpp"
-#include "linear_test_support.hpp"
 
 namespace fp8lab::experiments {
 namespace {
