@@ -9,6 +9,9 @@ int main(int argc, char** argv) {
   fp8lab::experiments::cli::add_formats_command(app);
   fp8lab::experiments::cli::add_explain_command(app);
   fp8lab::experiments::cli::add_check_command(app);
+  fp8lab::experiments::cli::add_run_command(app);
+  fp8lab::experiments::cli::add_sweep_command(app);
+  fp8lab::experiments::cli::add_report_command(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

@@ -11,5 +11,8 @@ namespace fp8lab::experiments::cli {
 void add_formats_command(CLI::App& app);  // formats: the element formats and their limits
 void add_explain_command(CLI::App& app);  // explain: recipe, TE-effective recipe, dropped fields
 void add_check_command(CLI::App& app);    // check: every GPU kernel against sim/, as a table
+void add_run_command(CLI::App& app);      // run: one workload x one recipe beside its baseline
+void add_sweep_command(CLI::App& app);    // sweep: every distinct run of a sweep file, then report
+void add_report_command(CLI::App& app);   // report: merge output directories, write the reports
 
 }  // namespace fp8lab::experiments::cli

@@ -1,0 +1,49 @@
+// fp8lab report DIR [DIR...]: merges the run records of one or more output directories (shards of
+// one sweep) and writes results.jsonl, summary.csv, report.md and report.html
+// (experiments/report/write_reports.hpp). A corrupt or truncated record file is an error naming
+// the file and line (exit 2), never skipped.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "experiments/cli/commands.hpp"
+#include "experiments/report/results_reader.hpp"
+#include "experiments/report/write_reports.hpp"
+
+namespace fp8lab::experiments::cli {
+
+void add_report_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "report", "Merge the results of output directories (sweep shards) and write the reports");
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  auto out = std::make_shared<std::string>();
+  auto axes = std::make_shared<std::vector<std::string>>();
+  command->add_option("DIR", *inputs, "output directories of fp8lab run / sweep")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  command->add_option("--out", *out, "where the reports go (default: the first DIR)");
+  command->add_option("--heatmap-axes", *axes,
+                      "two recipe fields for the heatmap (default: the two most varied)")
+      ->expected(2)
+      ->delimiter(',');
+  command->callback([inputs, out, axes] {
+    try {
+      ReportOptions options;
+      for (const auto& d : *inputs) options.inputs.emplace_back(d);
+      options.output = *out;
+      options.heatmap_axes = *axes;
+      const auto paths = write_reports(options);
+      std::fprintf(stderr, "fp8lab report: %zu records; %s, %s, %s\n", paths.records,
+                   paths.results_jsonl.c_str(), paths.summary_csv.c_str(),
+                   paths.report_md.c_str());
+      std::printf("%s\n", paths.report_html.string().c_str());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fp8lab report: %s\n", e.what());
+      throw CLI::RuntimeError(2);
+    }
+  });
+}
+
+}  // namespace fp8lab::experiments::cli

@@ -1,0 +1,165 @@
+// fp8lab run: one workload x one recipe, against the workload's high-precision baseline (run first
+// when the output directory has none), then the reports of the output directory.
+//
+//   fp8lab run --workload gpt-tiny --recipe my_recipe.yaml [--seed 0] [--out DIR]
+//   fp8lab run --workload mlp-outliers --set fp8_format=E4M3 --set margin=2
+//
+// The sweep runs each of its runs through this command in a child process (--sweep FILE --run-id
+// ID, and --baseline-only for baselines): see experiments/runner/sweep_driver.hpp.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "experiments/cli/commands.hpp"
+#include "experiments/report/results_reader.hpp"
+#include "experiments/report/write_reports.hpp"
+#include "experiments/runner/run_executor.hpp"
+#include "experiments/runner/run_ids.hpp"
+#include "recipes/error.hpp"
+#include "recipes/recipe_file.hpp"
+#include "recipes/sweep.hpp"
+
+namespace fp8lab::experiments::cli {
+namespace {
+
+struct RunArguments {
+  std::string workload;
+  std::string recipe_file;
+  std::vector<std::string> settings;
+  std::int64_t seed = 0;
+  std::string out = "fp8lab-out/run";
+  std::int64_t steps = 0;
+  std::string high_precision = "fp32";
+  std::string sweep_file;
+  std::string run_id;
+  bool baseline_only = false;
+};
+
+// --set key=value... as the YAML of a recipe file, so that values are parsed, checked and
+// reported exactly as in files; dotted keys (gemm.fprop) become nested mappings.
+std::string settings_as_yaml(const std::vector<std::string>& settings) {
+  std::string yaml;
+  std::map<std::string, std::string> nested;
+  for (const auto& s : settings) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw std::invalid_argument("--set '" + s + "': expected key=value, e.g. --set margin=2");
+    }
+    const auto key = s.substr(0, eq), value = s.substr(eq + 1);
+    if (const auto dot = key.find('.'); dot != std::string::npos) {
+      auto& map = nested[key.substr(0, dot)];
+      map.append(map.empty() ? "" : ", ").append(key.substr(dot + 1)).append(": ").append(value);
+    } else {
+      yaml.append(key).append(": ").append(value).append("\n");
+    }
+  }
+  for (const auto& [parent, fields] : nested) {
+    yaml.append(parent).append(": {").append(fields).append("}\n");
+  }
+  return yaml;
+}
+
+HighPrecision parse_high_precision(const std::string& text) {
+  if (text == "fp32") return HighPrecision::fp32;
+  if (text == "bf16") return HighPrecision::bf16;
+  throw std::invalid_argument("--baseline-precision '" + text + "': accepted fp32, bf16");
+}
+
+int run(const RunArguments& a) {
+  RunRequest request;
+  request.high_precision = parse_high_precision(a.high_precision);
+  if (a.steps > 0) request.steps = a.steps;
+  const ResultsDirectory directory(a.out);
+  use_one_torch_thread();
+
+  if (!a.sweep_file.empty()) {
+    // One distinct run of a sweep, by its id.
+    const auto expansion = recipes::expand(recipes::read_sweep(a.sweep_file));
+    const recipes::SweepRun* found = nullptr;
+    for (const auto& r : expansion.runs) {
+      if (r.id == a.run_id) found = &r;
+    }
+    if (found == nullptr) {
+      throw std::invalid_argument("run id " + a.run_id + " is not a run of " + a.sweep_file);
+    }
+    request.workload = found->workload;
+    request.seed = found->seed;
+    request.recipe = found->recipe;
+    request.run_id = found->id;
+    const auto record = execute_fp8_run(directory, request);
+    return record["status"] == "failed" ? 1 : 0;
+  }
+
+  request.workload = a.workload;
+  request.seed = a.seed;
+  if (a.baseline_only) {
+    const auto record = execute_baseline(directory, request);
+    return record["status"] == "failed" ? 1 : 0;
+  }
+  if (a.recipe_file.empty() == a.settings.empty()) {
+    throw std::invalid_argument("give the recipe as --recipe FILE or as --set key=value..., "
+                                "one of the two");
+  }
+  request.recipe = a.recipe_file.empty()
+                       ? recipes::parse_recipe_text(settings_as_yaml(a.settings), "--set")
+                       : recipes::read_recipe_file(a.recipe_file);
+  request.run_id = sweep_run_id(*request.recipe, request.workload, request.seed);
+  const auto record = execute_fp8_run(directory, request);
+  const auto status = record["status"].get<std::string>();
+  ReportOptions report;
+  report.inputs = {a.out};
+  const auto paths = write_reports(report);
+  std::printf("run %s: %s", request.run_id.c_str(), status.c_str());
+  if (status == "failed") std::printf(": %s", record.value("error", std::string()).c_str());
+  std::printf("\n%s\n", paths.report_html.string().c_str());
+  return status == "failed" ? 1 : 0;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "run", "Train one workload with one recipe beside its high-precision baseline and report");
+  auto a = std::make_shared<RunArguments>();
+  command->add_option("--workload", a->workload,
+                      "workload: mlp, mlp-outliers, gpt-tiny, gpt-small, user-example, or one "
+                      "your program registered");
+  auto* recipe = command->add_option("--recipe", a->recipe_file, "fp8lab recipe file (YAML)")
+                     ->check(CLI::ExistingFile);
+  auto* set = command->add_option("--set", a->settings,
+                                  "recipe field as key=value (repeatable), instead of --recipe");
+  recipe->excludes(set);
+  command->add_option("--seed", a->seed, "training seed (parameters and data)");
+  command->add_option("--out", a->out, "output directory")->capture_default_str();
+  command->add_option("--steps", a->steps, "override the workload's number of steps");
+  command->add_option("--baseline-precision", a->high_precision,
+                      "operands of the baseline's high-precision GEMMs: fp32 or bf16")
+      ->capture_default_str();
+  auto* sweep = command->add_option("--sweep", a->sweep_file,
+                                    "(used by fp8lab sweep) the sweep file of --run-id");
+  command->add_option("--run-id", a->run_id, "(used by fp8lab sweep) the run of --sweep")
+      ->needs(sweep);
+  command->add_flag("--baseline-only", a->baseline_only,
+                    "run only the baseline of --workload and --seed");
+  command->callback([a] {
+    int code = 0;
+    try {
+      if (a->sweep_file.empty() && a->workload.empty()) {
+        throw std::invalid_argument("--workload is required");
+      }
+      code = run(*a);
+    } catch (const recipes::RecipeError& e) {
+      std::fprintf(stderr, "fp8lab run: %s\n", e.what());
+      code = 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fp8lab run: %s\n", e.what());
+      code = 2;
+    }
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace fp8lab::experiments::cli

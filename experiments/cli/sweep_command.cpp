@@ -1,0 +1,98 @@
+// fp8lab sweep FILE: every distinct run of a sweep file beside its baselines, then the reports
+// (experiments/runner/sweep_driver.hpp). Ends by printing the path of report.html.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "experiments/cli/commands.hpp"
+#include "experiments/report/results_reader.hpp"
+#include "experiments/runner/sweep_driver.hpp"
+#include "recipes/error.hpp"
+
+namespace fp8lab::experiments::cli {
+namespace {
+
+struct SweepArguments {
+  std::string file;
+  std::string out;
+  bool resume = false;
+  int jobs = 1;
+  std::string shard = "0/1";
+  bool dry_run = false;
+  std::int64_t steps = 0;
+  std::string high_precision = "fp32";
+  std::vector<std::string> heatmap_axes;
+};
+
+int sweep(const SweepArguments& a) {
+  SweepOptions options;
+  options.sweep_file = a.file;
+  options.output = a.out.empty()
+                       ? std::filesystem::path("fp8lab-out") / std::filesystem::path(a.file).stem()
+                       : std::filesystem::path(a.out);
+  options.resume = a.resume;
+  options.jobs = a.jobs;
+  std::tie(options.shard_index, options.shard_count) = parse_shard(a.shard);
+  options.dry_run = a.dry_run;
+  if (a.steps > 0) options.steps = a.steps;
+  if (a.high_precision == "bf16") {
+    options.high_precision = HighPrecision::bf16;
+  } else if (a.high_precision != "fp32") {
+    throw std::invalid_argument("--baseline-precision '" + a.high_precision +
+                                "': accepted fp32, bf16");
+  }
+  options.heatmap_axes = a.heatmap_axes;
+  const auto outcome = run_sweep(options);
+  if (a.dry_run) return 0;
+  if (outcome.interrupted) {
+    std::fprintf(stderr, "fp8lab sweep: interrupted; %zu runs recorded this time. Continue with "
+                 "--resume.\n", outcome.executed);
+    return 130;
+  }
+  std::fprintf(stderr, "fp8lab sweep: %zu runs in this shard, %zu already recorded, %zu run now\n",
+               outcome.runs_in_shard, outcome.skipped, outcome.executed);
+  std::printf("%s\n", outcome.report_html.string().c_str());
+  return 0;
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "sweep", "Run every distinct recipe of a sweep file beside its baselines, then report");
+  auto a = std::make_shared<SweepArguments>();
+  command->add_option("FILE", a->file, "sweep file (recipes/sweep.hpp)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command->add_option("--out", a->out, "output directory (default fp8lab-out/<file stem>)");
+  command->add_flag("--resume", a->resume, "skip the runs already recorded in --out");
+  command->add_option("--jobs", a->jobs, "runs at once (each its own process, 1 torch thread)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--shard", a->shard,
+                      "i/n: run only the distinct runs whose index is i modulo n (0 <= i < n)");
+  command->add_flag("--dry-run", a->dry_run, "print the expansion and run nothing");
+  command->add_option("--steps", a->steps, "override every workload's number of steps");
+  command->add_option("--baseline-precision", a->high_precision,
+                      "operands of the baseline's high-precision GEMMs: fp32 or bf16");
+  command->add_option("--heatmap-axes", a->heatmap_axes,
+                      "two recipe fields for the report's heatmap (default: the two most varied)")
+      ->expected(2)
+      ->delimiter(',');
+  command->callback([a] {
+    int code = 0;
+    try {
+      code = sweep(*a);
+    } catch (const recipes::RecipeError& e) {
+      std::fprintf(stderr, "fp8lab sweep: %s\n", e.what());
+      code = 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fp8lab sweep: %s\n", e.what());
+      code = 2;
+    }
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace fp8lab::experiments::cli

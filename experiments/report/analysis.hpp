@@ -1,0 +1,48 @@
+// What the reports conclude from run records: a verdict per run, the ranking of recipes, and the
+// recipe axes a sweep varied. Shared by report.md, report.html and summary.csv so that they never
+// disagree. No LibTorch.
+//
+// Verdicts (docs/results-schema.md, "Verdicts"):
+//   error            the run threw (status failed)
+//   diverged         non-finite training loss (status diverged)
+//   failed to train  finished, but its eval loss fell by less than half of what the baseline's fell
+//                    over the same steps (e.g. gradients underflowing to zero)
+//   tracks baseline  final eval loss within kTracksBaselineTolerance of the baseline's (relative)
+//   degraded         anything else that finished
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fp8lab::experiments {
+
+// The 2% of issue 9's acceptance: the published result is that FP8 training tracks BF16.
+inline constexpr double kTracksBaselineTolerance = 0.02;
+inline constexpr double kFailedToTrainImprovement = 0.5;
+
+std::string run_verdict(const nlohmann::json& record);
+// Lower is better: verdict class first, then |final eval rel diff|.
+int verdict_rank(const std::string& verdict);
+
+// The final |relative eval-loss difference| of a finished run, if it has one.
+std::optional<double> final_eval_rel_diff(const nlohmann::json& record);
+// Eval-loss improvement of the run over the baseline's improvement (1 = as much as the baseline).
+std::optional<double> improvement_ratio(const nlohmann::json& record);
+
+// FP8 runs (kind != baseline), best first.
+std::vector<const nlohmann::json*> ranked_runs(const std::vector<nlohmann::json>& records);
+
+// Recipe fields whose values differ between the FP8 runs, most distinct values first (ties in
+// the order of the canonical string).
+std::vector<std::string> varied_recipe_axes(const std::vector<nlohmann::json>& records);
+
+// A record's recipe field as text ("" when absent).
+std::string recipe_value(const nlohmann::json& record, const std::string& axis);
+
+// A number from a JSON value that may be null (non-finite numbers are written as null).
+std::optional<double> number_or_null(const nlohmann::json& value);
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,376 @@
+#include "experiments/report/html_report.hpp"
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "experiments/report/analysis.hpp"
+#include "experiments/report/svg_chart.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+constexpr std::size_t kMaxCurves = 17;  // the legend shows 18 entries: baseline + 17 runs
+
+const char* kStyle = R"(
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#222;max-width:1500px}
+h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;font-size:13px;margin:8px 0}
+th,td{border:1px solid #ddd;padding:3px 7px;text-align:left}th{background:#f4f4f4}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.verdict-tracks{color:#1a7f37}.verdict-degraded{color:#9a6700}
+.verdict-failed,.verdict-diverged,.verdict-error{color:#cf222e;font-weight:bold}
+.charts{display:flex;flex-wrap:wrap;gap:12px}
+svg.chart{background:#fff;border:1px solid #e5e5e5}
+svg .title{font-size:13px;font-weight:600}svg .tick{font-size:10px;fill:#555}
+svg .axis{font-size:11px;fill:#333}svg .legend{font-size:10px}svg .celltext{font-size:10px}
+svg .grid{stroke:#eee}svg .frame{fill:none;stroke:#bbb}svg .empty{font-size:12px;fill:#999}
+code{font-size:12px}.note{color:#555;font-size:13px}
+)";
+
+// Checks that every chart drew something; a chart without marks is a console error, which the
+// headless-Chromium test of report.html fails on.
+const char* kCheckScript = R"(
+(function () {
+  var charts = document.querySelectorAll('svg.chart');
+  var bad = 0;
+  charts.forEach(function (c) {
+    var marks = c.querySelectorAll('path.series, rect.cell').length;
+    if (marks === 0 && !c.querySelector('.empty')) {
+      bad++;
+      console.error('fp8lab report: chart without marks: ' + c.getAttribute('aria-label'));
+    }
+  });
+  document.body.setAttribute('data-charts', String(charts.length));
+  document.body.setAttribute('data-check', bad === 0 ? 'ok' : 'failed');
+})();
+)";
+
+std::string verdict_class(const std::string& verdict) {
+  return "verdict-" + verdict.substr(0, verdict.find(' '));
+}
+
+std::vector<std::pair<double, double>> series_of(const nlohmann::json& rows, const char* x,
+                                                 const char* y) {
+  std::vector<std::pair<double, double>> points;
+  if (!rows.is_array()) return points;
+  for (const auto& row : rows) {
+    if (!row.contains(x) || !row[x].is_number()) continue;
+    const double yv = row.contains(y) && row[y].is_number() ? row[y].get<double>() : NAN;
+    points.emplace_back(row[x].get<double>(), yv);
+  }
+  return points;
+}
+
+std::vector<std::pair<double, double>> moving_average(
+    const std::vector<std::pair<double, double>>& points, std::size_t window) {
+  std::vector<std::pair<double, double>> out;
+  double sum = 0;
+  std::size_t finite = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (!std::isfinite(points[i].second)) {
+      out.emplace_back(points[i].first, NAN);
+      continue;
+    }
+    sum += points[i].second;
+    ++finite;
+    if (finite > window) {
+      // Drop the oldest finite point of the window.
+      std::size_t seen = 0;
+      for (std::size_t j = i + 1; j-- > 0;) {
+        if (std::isfinite(points[j].second) && ++seen == window + 1) {
+          sum -= points[j].second;
+          break;
+        }
+      }
+    }
+    out.emplace_back(points[i].first, sum / static_cast<double>(std::min(finite, window)));
+  }
+  return out;
+}
+
+// Baseline curves (black, thick) then up to kMaxCurves runs in ranked order.
+LineChart curves(const ReportInput& input, const std::vector<const nlohmann::json*>& ranked,
+                 const std::string& title, const std::string& y_label, bool log_y,
+                 const std::function<std::vector<std::pair<double, double>>(const nlohmann::json&)>&
+                     points,
+                 bool with_baselines) {
+  LineChart chart{title, "step", y_label, log_y, {}};
+  if (with_baselines) {
+    for (const auto& r : input.records) {
+      if (r["kind"] != "baseline") continue;
+      chart.series.push_back({"baseline " + r["workload"].get<std::string>() + " (" +
+                                  r.value("high_precision", std::string("?")) + ")",
+                              points(r), "#000000", 2.5, false});
+    }
+  }
+  for (std::size_t i = 0; i < ranked.size() && i < kMaxCurves; ++i) {
+    const auto& r = *ranked[i];
+    chart.series.push_back({run_label(r), points(r), series_color(i), 1.3,
+                            r["status"] != "finished"});
+  }
+  return chart;
+}
+
+// One operand row per (layer, tensor): input and weight as read by fprop, grad_output by dgrad.
+bool is_primary_operand(const nlohmann::json& row) {
+  const auto tensor = row.value("tensor", std::string());
+  const auto gemm = row.value("gemm", std::string());
+  return (tensor == "grad_output") ? gemm == "dgrad" : gemm == "fprop";
+}
+
+LineChart layer_chart(const nlohmann::json& record, const char* field, const std::string& title,
+                      const std::string& y_label) {
+  std::map<std::string, std::vector<std::pair<double, double>>> by_operand;
+  if (record.contains("layers") && record["layers"].is_array()) {
+    for (const auto& row : record["layers"]) {
+      if (!is_primary_operand(row)) continue;
+      const auto key = row.value("layer", std::string()) + "." + row.value("tensor", std::string());
+      const auto y = row.contains(field) ? number_or_null(row[field]) : std::nullopt;
+      by_operand[key].emplace_back(row.value("step", 0.0), y ? *y : NAN);
+    }
+  }
+  LineChart chart{title, "step", y_label, true, {}};
+  std::size_t i = 0;
+  for (auto& [key, points] : by_operand) {
+    chart.series.push_back({key, std::move(points), series_color(i++), 1.3, false});
+  }
+  return chart;
+}
+
+// Fraction of all quantized elements of a step that underflowed (or saturated), over every layer
+// and tensor of the run.
+std::vector<std::pair<double, double>> fraction_per_step(const nlohmann::json& record,
+                                                         const char* field,
+                                                         const std::string& only_tensor = "") {
+  std::map<double, std::pair<double, double>> sums;  // step -> (field, count)
+  if (record.contains("layers") && record["layers"].is_array()) {
+    for (const auto& row : record["layers"]) {
+      if (!only_tensor.empty() && row.value("tensor", std::string()) != only_tensor) continue;
+      auto& s = sums[row.value("step", 0.0)];
+      s.first += row.value(field, 0.0);
+      s.second += row.value("count", 0.0);
+    }
+  }
+  std::vector<std::pair<double, double>> points;
+  for (const auto& [step, s] : sums) {
+    points.emplace_back(step, s.second > 0 ? s.first / s.second : NAN);
+  }
+  return points;
+}
+
+HeatmapChart divergence_heatmap(const ReportInput& input, const std::vector<std::string>& axes) {
+  HeatmapChart chart;
+  chart.x_label = axes[0];
+  chart.y_label = axes[1];
+  chart.title = "final |eval-loss difference| vs baseline over " + axes[0] + " x " + axes[1] +
+                " (mean over the other axes)";
+  chart.value_label = "mean |relative eval-loss difference|";
+  std::set<std::string> xs, ys;
+  struct Cell {
+    double sum = 0;
+    int finished = 0;
+    int broken = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Cell> cells;
+  for (const auto* r : ranked_runs(input.records)) {
+    const auto x = recipe_value(*r, axes[0]), y = recipe_value(*r, axes[1]);
+    xs.insert(x);
+    ys.insert(y);
+    auto& c = cells[{x, y}];
+    const auto rel = final_eval_rel_diff(*r);
+    if ((*r)["status"] == "finished" && rel) {
+      c.sum += *rel;
+      ++c.finished;
+    } else {
+      ++c.broken;
+    }
+  }
+  chart.x_values.assign(xs.begin(), xs.end());
+  chart.y_values.assign(ys.begin(), ys.end());
+  for (const auto& y : chart.y_values) {
+    chart.values.emplace_back();
+    chart.texts.emplace_back();
+    for (const auto& x : chart.x_values) {
+      const auto it = cells.find({x, y});
+      if (it == cells.end()) {
+        chart.values.back().push_back(std::nullopt);
+        chart.texts.back().push_back("");
+      } else if (it->second.finished == 0) {
+        chart.values.back().push_back(INFINITY);
+        chart.texts.back().push_back(std::to_string(it->second.broken) + " failed");
+      } else {
+        const double mean = it->second.sum / it->second.finished;
+        chart.values.back().push_back(mean);
+        chart.texts.back().push_back(format_percent(mean) +
+                                     (it->second.broken ? " +" + std::to_string(it->second.broken) + "✗" : ""));
+      }
+    }
+  }
+  return chart;
+}
+
+std::string td(const std::string& text, bool numeric = false) {
+  return std::string(numeric ? "<td class=\"num\">" : "<td>") + escape_html(text) + "</td>";
+}
+
+}  // namespace
+
+std::string render_html_report(const ReportInput& input) {
+  const auto ranked = ranked_runs(input.records);
+  std::ostringstream html;
+  html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+       << "<title>fp8lab report</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
+  html << "<h1>fp8lab report</h1>\n<p class=\"note\">Results from";
+  for (const auto& s : input.sources) html << " <code>" << escape_html(s) << "</code>";
+  std::map<std::string, int> verdicts;
+  for (const auto* r : ranked) ++verdicts[run_verdict(*r)];
+  html << ". " << ranked.size() << " FP8 runs:";
+  for (const auto& [v, n] : verdicts) {
+    html << " <span class=\"" << verdict_class(v) << "\">" << n << ' ' << escape_html(v)
+         << "</span>;";
+  }
+  html << " <i>tracks baseline</i> = final eval loss within "
+       << format_percent(kTracksBaselineTolerance) << " of the baseline's; <i>failed to "
+       << "train</i> = eval loss fell by less than " << format_percent(kFailedToTrainImprovement)
+       << " of the baseline's fall.</p>\n";
+
+  html << "<h2>Loss against the baseline</h2>\n<div class=\"charts\">\n";
+  html << render_line_chart(curves(input, ranked, "eval loss", "eval loss", false,
+                                   [](const nlohmann::json& r) {
+                                     return series_of(r["eval"], "step", "loss");
+                                   },
+                                   true));
+  html << render_line_chart(curves(input, ranked, "train loss (moving average of 10 steps)",
+                                   "train loss", false,
+                                   [](const nlohmann::json& r) {
+                                     return moving_average(series_of(r["train"], "step", "loss"),
+                                                           10);
+                                   },
+                                   true));
+  html << render_line_chart(curves(input, ranked,
+                                   "|eval loss - baseline| / baseline (log scale)",
+                                   "relative difference", true,
+                                   [](const nlohmann::json& r) {
+                                     auto p = series_of(r["eval"], "step", "rel_diff");
+                                     for (auto& xy : p) xy.second = std::fabs(xy.second);
+                                     return p;
+                                   },
+                                   false));
+  html << render_line_chart(curves(input, ranked, "weight divergence vs baseline (relative L2)",
+                                   "||w - w_baseline|| / ||w_baseline||", true,
+                                   [](const nlohmann::json& r) {
+                                     return series_of(r["eval"], "step", "weight_rel_l2");
+                                   },
+                                   false));
+  html << "</div>\n";
+
+  const auto axes = heatmap_axes(input);
+  html << "<h2>Final divergence over two recipe axes</h2>\n";
+  if (axes.size() == 2) {
+    html << "<div class=\"charts\">" << render_heatmap(divergence_heatmap(input, axes))
+         << "</div>\n";
+  } else {
+    html << "<p class=\"note\">The runs vary fewer than two recipe fields: no heatmap.</p>\n";
+  }
+
+  html << "<h2>Scale and amax trajectories</h2>\n";
+  std::vector<const nlohmann::json*> focus;
+  if (!ranked.empty()) focus.push_back(ranked.front());
+  for (auto it = ranked.rbegin(); it != ranked.rend(); ++it) {
+    if ((*it)->contains("layers") && !(**it)["layers"].empty() && *it != ranked.front()) {
+      focus.push_back(*it);
+      break;
+    }
+  }
+  for (const auto* r : focus) {
+    const auto label = run_label(*r) + " [" + run_verdict(*r) + "]";
+    html << "<div class=\"charts\">\n"
+         << render_line_chart(layer_chart(*r, "amax", "amax per layer: " + label, "amax"))
+         << render_line_chart(layer_chart(*r, "scale_max", "scale per layer: " + label,
+                                          "scale (q = cast(x * scale))"))
+         << "</div>\n";
+  }
+
+  html << "<h2>Underflow and saturation over time</h2>\n<div class=\"charts\">\n";
+  html << render_line_chart(curves(input, ranked,
+                                   "underflowed fraction of grad_output elements (log scale)",
+                                   "fraction", true,
+                                   [](const nlohmann::json& r) {
+                                     return fraction_per_step(r, "underflowed", "grad_output");
+                                   },
+                                   false));
+  html << render_line_chart(curves(input, ranked,
+                                   "underflowed fraction, all quantized elements (log scale)",
+                                   "fraction", true,
+                                   [](const nlohmann::json& r) {
+                                     return fraction_per_step(r, "underflowed");
+                                   },
+                                   false));
+  html << render_line_chart(curves(input, ranked,
+                                   "saturated fraction, all quantized elements (log scale)",
+                                   "fraction", true,
+                                   [](const nlohmann::json& r) {
+                                     return fraction_per_step(r, "saturated");
+                                   },
+                                   false));
+  html << "</div>\n";
+
+  html << "<h2>Recipes ranked</h2>\n<table>\n<tr><th>#</th><th>recipe</th><th>run</th>"
+       << "<th>verdict</th><th>final eval loss</th><th>baseline</th><th>vs baseline</th>"
+       << "<th>weight rel L2</th><th>grad rel L2</th><th>compared with</th></tr>\n";
+  int rank = 0;
+  for (const auto* r : ranked) {
+    auto verdict = run_verdict(*r);
+    std::string shown = verdict;
+    if (verdict == "diverged") {
+      shown += " at step " + (*r)["diverged_at_step"].dump() + " (" +
+               r->value("divergence_reason", std::string()) + ")";
+    } else if (verdict == "error") {
+      shown += ": " + r->value("error", std::string());
+    } else if (verdict == "failed to train") {
+      shown += " (loss fell " + format_percent(improvement_ratio(*r)) + " of the baseline's)";
+    }
+    html << "<tr>" << td(std::to_string(++rank), true) << td(run_label(*r))
+         << "<td><code>" << escape_html((*r)["run_id"].get<std::string>()) << "</code></td>"
+         << "<td class=\"" << verdict_class(verdict) << "\">" << escape_html(shown) << "</td>"
+         << td(format_number(number_at(*r, "/final/eval_loss")), true)
+         << td(format_number(number_at(*r, "/final/baseline_eval_loss")), true)
+         << td(format_percent(number_at(*r, "/final/eval_rel_diff")), true)
+         << td(format_number(number_at(*r, "/final/weight_rel_l2"), "%.3g"), true)
+         << td(format_number(number_at(*r, "/final/grad_rel_l2"), "%.3g"), true)
+         << td(r->value("high_precision", std::string("?")) + " baseline " +
+               r->value("baseline_run_id", std::string("-")))
+         << "</tr>\n";
+  }
+  html << "</table>\n";
+
+  html << "<h2>Throughput</h2>\n<p class=\"note\">Measured in each run's own process: the run, "
+       << "the baseline's high-precision Linear and an unconverted FP32 LibTorch model, the "
+       << "latter two over a few timed steps (median).</p>\n<table>\n<tr><th>recipe</th>"
+       << "<th>steps/s</th><th>tokens/s</th><th>GEMM time share</th><th>step (s)</th>"
+       << "<th>baseline step (s)</th><th>FP32 LibTorch step (s)</th><th>step / FP32</th></tr>\n";
+  for (const auto* r : ranked) {
+    html << "<tr>" << td(run_label(*r))
+         << td(format_number(number_at(*r, "/throughput/steps_per_second")), true)
+         << td(format_number(number_at(*r, "/throughput/tokens_per_second"), "%.0f"), true)
+         << td(format_percent(number_at(*r, "/throughput/gemm_time_share")), true)
+         << td(format_number(number_at(*r, "/throughput/step_seconds")), true)
+         << td(format_number(number_at(*r, "/throughput/baseline_step_seconds")), true)
+         << td(format_number(number_at(*r, "/throughput/fp32_step_seconds")), true)
+         << td(format_number(number_at(*r, "/throughput/step_time_over_fp32"), "%.3g") + "x",
+               true)
+         << "</tr>\n";
+  }
+  html << "</table>\n";
+  if (!input.notes.empty()) {
+    html << "<h2>Notes</h2>\n<ul>\n";
+    for (const auto& n : input.notes) html << "<li>" << escape_html(n) << "</li>\n";
+    html << "</ul>\n";
+  }
+  html << "<script>" << kCheckScript << "</script>\n</body>\n</html>\n";
+  return html.str();
+}
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,113 @@
+#include "experiments/report/markdown_report.hpp"
+
+#include <map>
+#include <sstream>
+
+#include "experiments/report/analysis.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+std::string cell(std::string text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_markdown_report(const ReportInput& input) {
+  std::ostringstream md;
+  md << "# fp8lab report\n\n";
+  md << "Results from:";
+  for (const auto& s : input.sources) md << " `" << s << "`";
+  md << "\n\n";
+
+  const auto ranked = ranked_runs(input.records);
+  std::map<std::string, int> verdicts;
+  for (const auto* r : ranked) ++verdicts[run_verdict(*r)];
+  md << ranked.size() << " FP8 runs:";
+  for (const auto& [v, n] : verdicts) md << ' ' << n << ' ' << v << ';';
+  md << " \"tracks baseline\" = final eval loss within "
+     << format_percent(kTracksBaselineTolerance) << " of the baseline's; \"failed to train\" = "
+     << "eval loss fell by less than " << format_percent(kFailedToTrainImprovement)
+     << " of the baseline's fall.\n\n";
+
+  md << "## Baselines (high-precision Linear, deterministic GEMM)\n\n";
+  md << "| run | workload | seed | operands | steps | final train loss | final eval loss | step time (s) | FP32 LibTorch step (s) |\n";
+  md << "|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : input.records) {
+    if (r["kind"] != "baseline") continue;
+    md << "| `" << r["run_id"].get<std::string>() << "` | " << r["workload"].get<std::string>()
+       << " | " << r.value("seed", 0) << " | " << r.value("high_precision", std::string("?"))
+       << " | " << r.value("steps_completed", 0) << " | "
+       << format_number(number_at(r, "/final/train_loss")) << " | "
+       << format_number(number_at(r, "/final/eval_loss")) << " | "
+       << format_number(number_at(r, "/throughput/step_seconds")) << " | "
+       << format_number(number_at(r, "/throughput/fp32_step_seconds")) << " |\n";
+  }
+
+  md << "\n## Recipes ranked (best first)\n\n";
+  md << "| # | recipe | run | verdict | final eval loss | vs baseline | weight rel L2 | grad rel L2 | compared with |\n";
+  md << "|---|---|---|---|---|---|---|---|---|\n";
+  int rank = 0;
+  for (const auto* r : ranked) {
+    const auto verdict = run_verdict(*r);
+    std::string shown = verdict;
+    if (verdict == "diverged") {
+      shown += " at step " + (*r)["diverged_at_step"].dump();
+    }
+    md << "| " << ++rank << " | " << cell(run_label(*r)) << " | `"
+       << (*r)["run_id"].get<std::string>() << "` | " << shown << " | "
+       << format_number(number_at(*r, "/final/eval_loss")) << " | "
+       << format_percent(number_at(*r, "/final/eval_rel_diff")) << " | "
+       << format_number(number_at(*r, "/final/weight_rel_l2"), "%.3g") << " | "
+       << format_number(number_at(*r, "/final/grad_rel_l2"), "%.3g") << " | "
+       << r->value("high_precision", std::string("?")) << " baseline `"
+       << r->value("baseline_run_id", std::string("-")) << "` |\n";
+  }
+
+  bool any_problem = false;
+  for (const auto* r : ranked) {
+    const auto verdict = run_verdict(*r);
+    if (verdict != "diverged" && verdict != "error" && verdict != "failed to train") continue;
+    if (!any_problem) md << "\n## Diverged, failed and untrained runs\n\n";
+    any_problem = true;
+    md << "- **" << cell(run_label(*r)) << "** (`" << (*r)["run_id"].get<std::string>() << "`): "
+       << verdict;
+    if (verdict == "diverged") {
+      md << " at step " << (*r)["diverged_at_step"].dump() << ": "
+         << r->value("divergence_reason", std::string());
+    } else if (verdict == "error") {
+      md << ": " << cell(r->value("error", std::string()));
+    } else {
+      md << ": eval loss fell " << format_percent(improvement_ratio(*r))
+         << " of the baseline's fall; grad_output underflow at the end "
+         << format_percent(number_at(*r, "/final/grad_output_underflow_fraction"));
+    }
+    md << "\n";
+  }
+
+  md << "\n## Throughput (same process: FP8 run, baseline Linear, FP32 LibTorch Linear)\n\n";
+  md << "| recipe | run | steps/s | tokens/s | GEMM time share | step / FP32 LibTorch step | step / baseline step |\n";
+  md << "|---|---|---|---|---|---|---|\n";
+  for (const auto* r : ranked) {
+    md << "| " << cell(run_label(*r)) << " | `" << (*r)["run_id"].get<std::string>() << "` | "
+       << format_number(number_at(*r, "/throughput/steps_per_second")) << " | "
+       << format_number(number_at(*r, "/throughput/tokens_per_second"), "%.0f") << " | "
+       << format_percent(number_at(*r, "/throughput/gemm_time_share")) << " | "
+       << format_number(number_at(*r, "/throughput/step_time_over_fp32"), "%.3g") << "x | "
+       << format_number(number_at(*r, "/throughput/step_time_over_baseline"), "%.3g") << "x |\n";
+  }
+  if (!input.notes.empty()) {
+    md << "\n## Notes\n\n";
+    for (const auto& n : input.notes) md << "- " << n << "\n";
+  }
+  return md.str();
+}
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,54 @@
+#include "experiments/report/report_data.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "experiments/report/analysis.hpp"
+
+namespace fp8lab::experiments {
+
+std::string format_number(std::optional<double> value, const char* format) {
+  if (!value) return "-";
+  if (std::isnan(*value)) return "nan";
+  if (std::isinf(*value)) return *value > 0 ? "inf" : "-inf";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, *value);
+  return buffer;
+}
+
+std::string format_percent(std::optional<double> fraction) {
+  if (!fraction) return "-";
+  return format_number(*fraction * 100.0, "%.3g") + "%";
+}
+
+std::optional<double> number_at(const nlohmann::json& record, const char* pointer) {
+  const nlohmann::json::json_pointer p(pointer);
+  if (!record.contains(p)) return std::nullopt;
+  return number_or_null(record[p]);
+}
+
+const nlohmann::json* find_baseline(const std::vector<nlohmann::json>& records,
+                                    const nlohmann::json& run) {
+  if (!run.contains("baseline_run_id") || !run["baseline_run_id"].is_string()) return nullptr;
+  const auto id = run["baseline_run_id"].get<std::string>();
+  for (const auto& r : records) {
+    if (r["run_id"] == id) return &r;
+  }
+  return nullptr;
+}
+
+std::string run_label(const nlohmann::json& record) {
+  if (record.contains("recipe_label") && record["recipe_label"].is_string()) {
+    return record["recipe_label"].get<std::string>();
+  }
+  return record["run_id"].get<std::string>();
+}
+
+std::vector<std::string> heatmap_axes(const ReportInput& input) {
+  if (input.heatmap_axes.size() == 2) return input.heatmap_axes;
+  auto varied = varied_recipe_axes(input.records);
+  if (varied.size() > 2) varied.resize(2);
+  return varied;
+}
+
+}  // namespace fp8lab::experiments

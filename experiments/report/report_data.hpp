@@ -1,0 +1,38 @@
+// The inputs every report writer shares: the merged records, the sweep's requested combinations,
+// and small formatting helpers. No LibTorch.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fp8lab::experiments {
+
+struct ReportInput {
+  std::vector<nlohmann::json> records;    // baselines first (results_reader.hpp)
+  std::vector<nlohmann::json> requested;  // sweep.json "requested" rows of every shard, merged
+  std::vector<std::string> sources;       // the directories read
+  std::vector<std::string> notes;         // merge notes, shown in the reports
+  std::vector<std::string> heatmap_axes;  // two recipe fields, or empty to choose the two most varied
+};
+
+// "%.4g"-style text for a number, "-" when absent, "inf"/"nan" spelled out.
+std::string format_number(std::optional<double> value, const char* format = "%.4g");
+std::string format_percent(std::optional<double> fraction);  // 0.0123 -> "1.23%"
+
+// A record's value at a JSON pointer path like "/final/eval_loss", if it is a number.
+std::optional<double> number_at(const nlohmann::json& record, const char* pointer);
+
+// The baseline record a run was compared with, if present among the records.
+const nlohmann::json* find_baseline(const std::vector<nlohmann::json>& records,
+                                    const nlohmann::json& run);
+
+// A short name for a run in tables and legends: its recipe label, else its run id.
+std::string run_label(const nlohmann::json& record);
+
+// The two heatmap axes: input.heatmap_axes when given, else the two most varied recipe fields.
+std::vector<std::string> heatmap_axes(const ReportInput& input);
+
+}  // namespace fp8lab::experiments

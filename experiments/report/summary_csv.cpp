@@ -1,0 +1,83 @@
+#include "experiments/report/summary_csv.hpp"
+
+#include <map>
+#include <sstream>
+
+#include "experiments/report/analysis.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string text_at(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return "";
+  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
+std::string csv_number(std::optional<double> v) {
+  return v ? format_number(v, "%.9g") : std::string();
+}
+
+}  // namespace
+
+std::string render_summary_csv(const ReportInput& input) {
+  static const char* header =
+      "request_index,request_label,run_id,workload,seed,status,verdict,final_train_loss,"
+      "final_eval_loss,baseline_eval_loss,eval_abs_diff,eval_rel_diff,weight_rel_l2,grad_rel_l2,"
+      "diverged_at_step,steps_completed,steps_per_second,tokens_per_second,gemm_time_share,"
+      "step_time_over_fp32,step_time_over_baseline,high_precision,mapping_note,recipe,error\n";
+  std::map<std::string, const nlohmann::json*> by_id;
+  for (const auto& r : input.records) by_id[r["run_id"].get<std::string>()] = &r;
+
+  std::ostringstream csv;
+  csv << header;
+  auto row = [&](const std::string& index, const std::string& label, const std::string& run_id,
+                 const std::string& note) {
+    const auto it = by_id.find(run_id);
+    const nlohmann::json empty = nlohmann::json::object();
+    const auto& r = it != by_id.end() ? *it->second : empty;
+    const bool present = it != by_id.end();
+    csv << csv_field(index) << ',' << csv_field(label) << ',' << csv_field(run_id) << ','
+        << csv_field(text_at(r, "workload")) << ',' << text_at(r, "seed") << ','
+        << (present ? text_at(r, "status") : "missing") << ','
+        << csv_field(present ? run_verdict(r) : "not run") << ','
+        << csv_number(number_at(r, "/final/train_loss")) << ','
+        << csv_number(number_at(r, "/final/eval_loss")) << ','
+        << csv_number(number_at(r, "/final/baseline_eval_loss")) << ','
+        << csv_number(number_at(r, "/final/eval_abs_diff")) << ','
+        << csv_number(number_at(r, "/final/eval_rel_diff")) << ','
+        << csv_number(number_at(r, "/final/weight_rel_l2")) << ','
+        << csv_number(number_at(r, "/final/grad_rel_l2")) << ','
+        << text_at(r, "diverged_at_step") << ',' << text_at(r, "steps_completed") << ','
+        << csv_number(number_at(r, "/throughput/steps_per_second")) << ','
+        << csv_number(number_at(r, "/throughput/tokens_per_second")) << ','
+        << csv_number(number_at(r, "/throughput/gemm_time_share")) << ','
+        << csv_number(number_at(r, "/throughput/step_time_over_fp32")) << ','
+        << csv_number(number_at(r, "/throughput/step_time_over_baseline")) << ','
+        << text_at(r, "high_precision") << ',' << csv_field(note) << ','
+        << csv_field(text_at(r, "recipe_canonical")) << ',' << csv_field(text_at(r, "error"))
+        << '\n';
+  };
+  if (!input.requested.empty()) {
+    for (const auto& q : input.requested) {
+      row(text_at(q, "index"), text_at(q, "label"), text_at(q, "run_id"), text_at(q, "note"));
+    }
+  } else {
+    for (const auto& r : input.records) {
+      if (r["kind"] == "baseline") continue;
+      row("", run_label(r), r["run_id"].get<std::string>(), "");
+    }
+  }
+  return csv.str();
+}
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,50 @@
+// Inline SVG charts for report.html, drawn in C++ (no JavaScript library, no CDN: the report opens
+// offline). Every chart is an <svg class="chart" data-kind="..."> element; the report's small
+// self-check script counts them and their marks.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fp8lab::experiments {
+
+struct ChartSeries {
+  std::string label;
+  std::vector<std::pair<double, double>> points;  // (x, y); non-finite y break the line
+  std::string color;                              // CSS colour
+  double stroke_width = 1.5;
+  bool dashed = false;
+};
+
+struct LineChart {
+  std::string title;
+  std::string x_label;
+  std::string y_label;
+  bool log_y = false;  // points with y <= 0 are left out on a log axis
+  std::vector<ChartSeries> series;
+};
+
+struct HeatmapChart {
+  std::string title;
+  std::string x_label;  // the axis whose values are columns
+  std::string y_label;  // rows
+  std::vector<std::string> x_values;
+  std::vector<std::string> y_values;
+  // cells[row][column]: the value drawn as colour (empty: no run), and the text printed in it.
+  std::vector<std::vector<std::optional<double>>> values;
+  std::vector<std::vector<std::string>> texts;
+  std::string value_label;  // what the colour means, for the legend
+};
+
+std::string render_line_chart(const LineChart& chart, int width = 680, int height = 320);
+std::string render_heatmap(const HeatmapChart& chart, int cell_width = 90, int cell_height = 30);
+
+// A colour for series i of n, distinguishable and stable.
+std::string series_color(std::size_t i);
+
+// Text escaped for HTML and SVG content and attribute values.
+std::string escape_html(const std::string& text);
+
+}  // namespace fp8lab::experiments

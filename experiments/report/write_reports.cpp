@@ -1,0 +1,43 @@
+#include "experiments/report/write_reports.hpp"
+
+#include <sstream>
+
+#include "experiments/report/html_report.hpp"
+#include "experiments/report/markdown_report.hpp"
+#include "experiments/report/report_data.hpp"
+#include "experiments/report/results_reader.hpp"
+#include "experiments/report/summary_csv.hpp"
+#include "experiments/runner/results_store.hpp"
+
+namespace fp8lab::experiments {
+
+ReportPaths write_reports(const ReportOptions& options) {
+  if (options.inputs.empty()) throw std::invalid_argument("report: no input directory");
+  auto loaded = load_results(options.inputs);
+  ReportInput input;
+  input.records = std::move(loaded.records);
+  input.notes = std::move(loaded.notes);
+  input.heatmap_axes = options.heatmap_axes;
+  for (const auto& p : options.inputs) input.sources.push_back(p.string());
+  // Shards of one sweep each hold the same sweep.json: keep each request index once.
+  std::set<std::string> seen;
+  for (const auto& sweep : loaded.sweeps) {
+    if (!sweep.contains("requested")) continue;
+    for (const auto& q : sweep["requested"]) {
+      if (seen.insert(q.dump()).second) input.requested.push_back(q);
+    }
+  }
+
+  const auto out = options.output.empty() ? options.inputs.front() : options.output;
+  ReportPaths paths{out / "results.jsonl", out / "summary.csv", out / "report.md",
+                    out / "report.html", input.records.size()};
+  std::ostringstream jsonl;
+  for (const auto& r : input.records) jsonl << r.dump() << '\n';
+  write_file_atomically(paths.results_jsonl, jsonl.str());
+  write_file_atomically(paths.summary_csv, render_summary_csv(input));
+  write_file_atomically(paths.report_md, render_markdown_report(input));
+  write_file_atomically(paths.report_html, render_html_report(input));
+  return paths;
+}
+
+}  // namespace fp8lab::experiments

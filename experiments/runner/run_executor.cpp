@@ -1,0 +1,418 @@
+#include "experiments/runner/run_executor.hpp"
+
+#include <ATen/Parallel.h>
+#include <torch/serialize.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "experiments/fp8/convert_model.hpp"
+#include "experiments/fp8/sim_backend.hpp"
+#include "experiments/runner/run_ids.hpp"
+#include "experiments/runner/training.hpp"
+#include "experiments/workloads/registry.hpp"
+#include "recipes/fields.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+std::shared_ptr<const LinearBackend> sim_backend() {
+  return std::make_shared<const SimBackend>(SimBackendOptions{.threads = 1});
+}
+
+std::string now_utc() {
+  const auto t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+std::string host_name() {
+  char buffer[256] = {};
+  if (::gethostname(buffer, sizeof buffer - 1) != 0) return "";
+  return buffer;
+}
+
+// NaN and ±Inf have no JSON spelling: they are written as null (docs/results-schema.md).
+nlohmann::json finite_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+double relative_difference(double value, double reference) {
+  return (value - reference) / std::fabs(reference);
+}
+
+// After each step: per-layer rows for every operand an Fp8Linear quantized in that step, and the
+// GEMM seconds of every backend Linear (FP8 and high precision); then resets the statistics.
+StepMeasurements take_linear_measurements(TrainableModel& model, bool want_rows) {
+  StepMeasurements m;
+  for (const auto& linear : collect_linear_stats(model)) {
+    m.gemm_seconds += linear.stats.total_gemm_seconds();
+    if (!want_rows || !linear.fp8) continue;
+    for (auto tensor : {LinearTensor::input, LinearTensor::weight, LinearTensor::grad_output}) {
+      for (auto role : {GemmRole::fprop, GemmRole::dgrad, GemmRole::wgrad}) {
+        const auto& op = linear.stats.operand(tensor, role);
+        if (op.quantizations == 0) continue;
+        m.rows.push_back({{"layer", linear.name},
+                          {"tensor", std::string(name(tensor))},
+                          {"gemm", std::string(name(role))},
+                          {"amax", finite_or_null(op.amax)},
+                          {"scale_min", finite_or_null(op.scale_min)},
+                          {"scale_max", finite_or_null(op.scale_max)},
+                          {"count", op.count},
+                          {"saturated", op.saturated},
+                          {"underflowed", op.underflowed},
+                          {"nan", op.nan},
+                          {"sqnr_db", finite_or_null(op.sqnr_db())}});
+      }
+    }
+  }
+  reset_linear_stats(model);
+  return m;
+}
+
+ModelHooks baseline_hooks(HighPrecision precision) {
+  ModelHooks hooks;
+  hooks.convert = [precision](TrainableModel& model) {
+    convert_model_to_high_precision(model, sim_backend(), precision);
+  };
+  hooks.take_step_measurements = take_linear_measurements;
+  return hooks;
+}
+
+ModelHooks fp8_hooks(const recipes::Recipe& recipe, HighPrecision precision) {
+  ModelHooks hooks;
+  hooks.convert = [recipe, precision](TrainableModel& model) {
+    auto backend = sim_backend();
+    ConvertOptions options;
+    options.high_precision = precision;
+    convert_model(model, recipe, backend, options);
+    // Linears the filter skipped run the baseline's Linear, so that the runs differ only in the
+    // FP8 layers.
+    convert_model_to_high_precision(model, backend, precision);
+  };
+  hooks.take_step_measurements = take_linear_measurements;
+  hooks.use_autocast_during_eval = recipe.use_autocast_during_eval;
+  return hooks;
+}
+
+nlohmann::json recipe_json(const recipes::Recipe& recipe) {
+  nlohmann::json fields = nlohmann::json::object();
+  for (const auto& key : recipes::recipe_field_names()) {
+    fields[key] = recipes::field_text(recipe, key);
+  }
+  return fields;
+}
+
+nlohmann::json base_record(const RunRequest& request, const Workload& workload,
+                           const std::string& run_id, const char* kind) {
+  return {{"schema", "fp8lab.run"},
+          {"schema_version", kResultsSchemaVersion},
+          {"run_id", run_id},
+          {"kind", kind},
+          {"workload", request.workload},
+          {"workload_description", workload.description()},
+          {"seed", request.seed},
+          {"backend", "sim"},
+          {"high_precision", std::string(name(request.high_precision))},
+          {"started_at", now_utc()},
+          {"host", host_name()}};
+}
+
+nlohmann::json failed_record(const RunRequest& request, const std::string& run_id,
+                             const char* kind, const std::string& message) {
+  return {{"schema", "fp8lab.run"},
+          {"schema_version", kResultsSchemaVersion},
+          {"run_id", run_id},
+          {"kind", kind},
+          {"status", "failed"},
+          {"error", message},
+          {"workload", request.workload},
+          {"seed", request.seed},
+          {"backend", "sim"},
+          {"high_precision", std::string(name(request.high_precision))},
+          {"finished_at", now_utc()},
+          {"host", host_name()}};
+}
+
+// Losses, divergence, final figures and throughput of a finished training into the record.
+void add_training(nlohmann::json& record, const TrainingResult& t, const nlohmann::json* baseline) {
+  record["status"] = t.status;
+  record["steps_planned"] = t.steps_planned;
+  record["steps_completed"] = t.steps_completed;
+  record["diverged_at_step"] =
+      t.diverged_at_step ? nlohmann::json(*t.diverged_at_step) : nlohmann::json(nullptr);
+  record["divergence_reason"] =
+      t.diverged_at_step ? nlohmann::json(t.divergence_reason) : nlohmann::json(nullptr);
+  record["error"] = nullptr;
+
+  std::vector<double> baseline_train;
+  std::map<std::int64_t, double> baseline_eval;
+  if (baseline != nullptr) {
+    for (const auto& row : (*baseline)["train"]) {
+      baseline_train.push_back(row["loss"].is_number() ? row["loss"].get<double>() : NAN);
+    }
+    for (const auto& row : (*baseline)["eval"]) {
+      baseline_eval[row["step"].get<std::int64_t>()] =
+          row["loss"].is_number() ? row["loss"].get<double>() : NAN;
+    }
+  }
+  auto& train = record["train"] = nlohmann::json::array();
+  for (std::size_t step = 0; step < t.train_loss.size(); ++step) {
+    nlohmann::json row{{"step", step}, {"loss", finite_or_null(t.train_loss[step])}};
+    if (step < baseline_train.size()) {
+      const double b = baseline_train[step];
+      row["baseline_loss"] = finite_or_null(b);
+      row["abs_diff"] = finite_or_null(t.train_loss[step] - b);
+      row["rel_diff"] = finite_or_null(relative_difference(t.train_loss[step], b));
+    }
+    train.push_back(std::move(row));
+  }
+  std::map<std::int64_t, std::pair<double, double>> divergence;
+  for (const auto& [step, w, g] : t.divergence) divergence[step] = {w, g};
+  auto& eval = record["eval"] = nlohmann::json::array();
+  for (const auto& [step, loss] : t.eval) {
+    nlohmann::json row{{"step", step}, {"loss", finite_or_null(loss)}};
+    if (auto it = baseline_eval.find(step); it != baseline_eval.end()) {
+      row["baseline_loss"] = finite_or_null(it->second);
+      row["abs_diff"] = finite_or_null(loss - it->second);
+      row["rel_diff"] = finite_or_null(relative_difference(loss, it->second));
+    }
+    if (auto it = divergence.find(step); it != divergence.end()) {
+      row["weight_rel_l2"] = finite_or_null(it->second.first);
+      row["grad_rel_l2"] = finite_or_null(it->second.second);
+    }
+    eval.push_back(std::move(row));
+  }
+  record["layers"] = t.layer_statistics;
+
+  nlohmann::json final = nlohmann::json::object();
+  final["train_loss"] = t.train_loss.empty() ? nlohmann::json(nullptr)
+                                             : finite_or_null(t.train_loss.back());
+  if (!eval.empty()) {
+    const auto& first = eval.front();
+    const auto& last = eval.back();
+    final["eval_step"] = last["step"];
+    final["eval_loss"] = last["loss"];
+    final["initial_eval_loss"] = first["loss"];
+    for (const char* key : {"baseline_loss", "abs_diff", "rel_diff", "weight_rel_l2",
+                            "grad_rel_l2"}) {
+      static const std::map<std::string, std::string> renamed = {
+          {"baseline_loss", "baseline_eval_loss"}, {"abs_diff", "eval_abs_diff"},
+          {"rel_diff", "eval_rel_diff"}, {"weight_rel_l2", "weight_rel_l2"},
+          {"grad_rel_l2", "grad_rel_l2"}};
+      if (last.contains(key)) final[renamed.at(key)] = last[key];
+    }
+    if (first.contains("baseline_loss")) final["baseline_initial_eval_loss"] = first["baseline_loss"];
+  }
+  // Underflowed fraction of the gradients in the last logged step: the symptom of a margin or a
+  // format too narrow for them.
+  double under = 0, count = 0;
+  if (!t.layer_statistics.empty()) {
+    const auto last_step = t.layer_statistics.back()["step"];
+    for (const auto& row : t.layer_statistics) {
+      if (row["step"] != last_step || row["tensor"] != "grad_output") continue;
+      under += row["underflowed"].get<double>();
+      count += row["count"].get<double>();
+    }
+  }
+  final["grad_output_underflow_fraction"] = count > 0 ? nlohmann::json(under / count)
+                                                      : nlohmann::json(nullptr);
+  record["final"] = final;
+
+  const double steps = static_cast<double>(std::max<std::int64_t>(t.steps_completed, 1));
+  record["throughput"] = {
+      {"step_seconds", t.median_step_seconds},
+      {"steps_per_second", t.train_seconds > 0 ? steps / t.train_seconds : 0.0},
+      {"tokens_per_second",
+       t.train_seconds > 0 ? steps * static_cast<double>(t.tokens_per_step) / t.train_seconds
+                           : 0.0},
+      {"tokens_per_step", t.tokens_per_step},
+      {"train_seconds", t.train_seconds},
+      {"gemm_seconds", t.gemm_seconds},
+      {"gemm_time_share", t.train_seconds > 0 ? t.gemm_seconds / t.train_seconds : 0.0}};
+}
+
+std::string trajectory_key(const char* what, std::int64_t step) {
+  return std::string(what) + "_" + std::to_string(step);
+}
+
+BaselineReference load_reference(const ResultsDirectory& directory,
+                                 const nlohmann::json& baseline) {
+  BaselineReference reference;
+  reference.run_id = baseline["run_id"].get<std::string>();
+  reference.parameter_names = baseline["parameter_names"].get<std::vector<std::string>>();
+  torch::serialize::InputArchive archive;
+  archive.load_from(directory.baseline_trajectory_path(reference.run_id).string());
+  for (const auto& step : baseline["snapshot_steps"]) {
+    ModelSnapshot s;
+    s.step = step.get<std::int64_t>();
+    archive.read(trajectory_key("weights", s.step), s.weights);
+    archive.read(trajectory_key("gradients", s.step), s.gradients);
+    reference.snapshots.push_back(std::move(s));
+  }
+  return reference;
+}
+
+nlohmann::json read_record(const ResultsDirectory& directory, const std::string& run_id) {
+  std::ifstream in(directory.run_record_path(run_id));
+  return nlohmann::json::parse(in);
+}
+
+}  // namespace
+
+void use_one_torch_thread() {
+  at::set_num_threads(1);
+  try {
+    at::set_num_interop_threads(1);
+  } catch (const std::exception&) {
+    // Already set, or inter-op work has started in this process: intra-op is what matters here.
+  }
+}
+
+std::string baseline_run_id(const RunRequest& request) {
+  return baseline_run_id(request.workload, request.seed, request.high_precision, request.steps);
+}
+
+std::string recipe_label(const recipes::Recipe& r) {
+  using recipes::Scaling;
+  // Appends (not operator+ chains): GCC 12 warns falsely (-Wrestrict) on "literal" + string.
+  std::string label(recipes::name(r.scaling));
+  auto add = [&label](std::string_view word) { label.append(" ").append(word); };
+  auto add_number = [&label](const char* tag, std::int64_t v) {
+    label.append(" ").append(tag).append(std::to_string(v));
+  };
+  if (r.scaling == Scaling::mxfp8) add(recipes::name(r.mx_scale_mode));
+  add(recipes::name(r.fp8_format));
+  if (recipes::uses_amax_history(r.scaling)) {
+    add_number("m", r.margin);
+    add_number("h", r.amax_history_len);
+    add(recipes::name(r.amax_compute_algo));
+    if (r.interval != 1) add_number("i", r.interval);
+  }
+  if (!r.override_linear_precision.none()) {
+    std::string hp = "hp:";
+    if (r.override_linear_precision.fprop) hp.append("fprop,");
+    if (r.override_linear_precision.dgrad) hp.append("dgrad,");
+    if (r.override_linear_precision.wgrad) hp.append("wgrad,");
+    hp.pop_back();
+    add(hp);
+  }
+  if (!(r.gemm == recipes::default_gemm_accumulation(r.scaling))) {
+    std::string acc = "acc:";
+    acc.append(recipes::name(r.gemm.fprop)).append("/").append(recipes::name(r.gemm.dgrad));
+    acc.append("/").append(recipes::name(r.gemm.wgrad));
+    add(acc);
+  }
+  if (recipes::has_power_2_option(r.scaling) &&
+      r.power_2_scales != recipes::default_power_2_scales(r.scaling)) {
+    add(r.power_2_scales ? "pow2" : "no-pow2");
+  }
+  if (r.use_autocast_during_eval) add("fp8-eval");
+  return label;
+}
+
+nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequest& request) {
+  const auto run_id = baseline_run_id(request);
+  nlohmann::json record;
+  try {
+    const auto workload = make_workload(request.workload);
+    record = base_record(request, *workload, run_id, "baseline");
+    TrainingOptions options;
+    options.seed = static_cast<std::uint64_t>(request.seed);
+    options.steps = request.steps;
+    options.keep_snapshots = true;
+    const auto hooks = baseline_hooks(request.high_precision);
+    const auto result = train(*workload, hooks, options, nullptr);
+    add_training(record, result, nullptr);
+    const double fp32 = time_training_steps(*workload, ModelHooks{},
+                                            static_cast<std::uint64_t>(request.seed),
+                                            request.timing_steps);
+    record["throughput"]["baseline_step_seconds"] = result.median_step_seconds;
+    record["throughput"]["fp32_step_seconds"] = fp32;
+    record["throughput"]["step_time_over_fp32"] = fp32 > 0 ? result.median_step_seconds / fp32
+                                                             : 0.0;
+    record["parameter_names"] = result.parameter_names;
+    torch::serialize::OutputArchive archive;
+    auto& steps = record["snapshot_steps"] = nlohmann::json::array();
+    for (const auto& s : result.snapshots) {
+      archive.write(trajectory_key("weights", s.step), s.weights);
+      archive.write(trajectory_key("gradients", s.step), s.gradients);
+      steps.push_back(s.step);
+    }
+    std::ostringstream bytes;
+    archive.save_to(bytes);
+    write_file_atomically(directory.baseline_trajectory_path(run_id), bytes.str());
+    record["finished_at"] = now_utc();
+  } catch (const std::exception& e) {
+    record = failed_record(request, run_id, "baseline", e.what());
+  }
+  directory.write_run_record(record);
+  return record;
+}
+
+nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunRequest& request) {
+  const auto& recipe = request.recipe.value();
+  nlohmann::json record;
+  try {
+    const auto workload = make_workload(request.workload);
+    record = base_record(request, *workload, request.run_id, "fp8");
+    record["recipe"] = recipe_json(recipe);
+    record["recipe_fields"] = recipes::recipe_field_names();
+    record["recipe_canonical"] = recipes::canonical_string(recipe);
+    record["recipe_label"] = request.recipe_label.empty() ? recipe_label(recipe)
+                                                          : request.recipe_label;
+    const auto baseline_id = baseline_run_id(request);
+    record["baseline_run_id"] = baseline_id;
+    const auto baseline = directory.has_record(baseline_id)
+                              ? read_record(directory, baseline_id)
+                              : execute_baseline(directory, request);
+    if (baseline["status"] != "finished") {
+      throw std::runtime_error("the baseline " + baseline_id + " is " +
+                               baseline["status"].get<std::string>() + ": " +
+                               baseline.value("error", std::string("no error recorded")));
+    }
+    const auto reference = load_reference(directory, baseline);
+    TrainingOptions options;
+    options.seed = static_cast<std::uint64_t>(request.seed);
+    options.steps = request.steps;
+    const auto hooks = fp8_hooks(recipe, request.high_precision);
+    const auto result = train(*workload, hooks, options, &reference);
+    add_training(record, result, &baseline);
+    // Throughput probes in this process, under the same load as the run itself.
+    const auto seed = static_cast<std::uint64_t>(request.seed);
+    const double base = time_training_steps(*workload, baseline_hooks(request.high_precision),
+                                            seed, request.timing_steps);
+    const double fp32 = time_training_steps(*workload, ModelHooks{}, seed, request.timing_steps);
+    auto& tp = record["throughput"];
+    tp["baseline_step_seconds"] = base;
+    tp["fp32_step_seconds"] = fp32;
+    tp["step_time_over_baseline"] = base > 0 ? result.median_step_seconds / base : 0.0;
+    tp["step_time_over_fp32"] = fp32 > 0 ? result.median_step_seconds / fp32 : 0.0;
+    record["fp8_layers"] = nlohmann::json::array();
+    {
+      auto probe = workload->make_model(seed);
+      hooks.convert(*probe);
+      for (const auto& linear : collect_linear_stats(*probe)) {
+        if (linear.fp8) record["fp8_layers"].push_back(linear.name);
+      }
+    }
+    record["finished_at"] = now_utc();
+  } catch (const std::exception& e) {
+    auto failed = failed_record(request, request.run_id, "fp8", e.what());
+    for (const char* key : {"recipe", "recipe_fields", "recipe_canonical", "recipe_label",
+                            "baseline_run_id"}) {
+      if (record.contains(key)) failed[key] = record[key];
+    }
+    record = std::move(failed);
+  }
+  directory.write_run_record(record);
+  return record;
+}
+
+}  // namespace fp8lab::experiments

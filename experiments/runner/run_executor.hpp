@@ -1,0 +1,50 @@
+// Executes one run in this process and writes its record (results_store.hpp): the high-precision
+// baseline of a (workload, seed), or one FP8 recipe compared against that baseline. Both train
+// through train() (training.hpp) with the `sim` backend; the FP8 run also times a few steps of the
+// baseline's Linear and of the unconverted FP32 LibTorch model in the same process (throughput).
+//
+// Failures never escape: an exception becomes a record with status "failed" and the message.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "experiments/fp8/backend.hpp"
+#include "experiments/runner/results_store.hpp"
+#include "recipes/recipe.hpp"
+
+namespace fp8lab::experiments {
+
+struct RunRequest {
+  std::string workload;
+  std::int64_t seed = 0;
+  HighPrecision high_precision = HighPrecision::fp32;  // the baseline's GEMM operands
+  std::optional<std::int64_t> steps;                    // overrides the workload's schedule
+  int timing_steps = 3;  // steps timed for the baseline and FP32 throughput probes
+  // FP8 runs only:
+  std::optional<recipes::Recipe> recipe;  // nullopt: the baseline itself
+  std::string run_id;                     // the sweep's run id (recipes/sweep.hpp)
+  std::string recipe_label;               // short name for reports; empty: recipe_label(recipe)
+};
+
+// The baseline this request is compared with (run_ids.hpp).
+std::string baseline_run_id(const RunRequest& request);
+
+// The recipe as a short label: scaling, format and the fields that set it apart.
+std::string recipe_label(const recipes::Recipe& recipe);
+
+// Trains the baseline, writes its record and trajectory, returns the record.
+nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequest& request);
+
+// Trains the FP8 run against the baseline already in `directory` (running the baseline first
+// when its record is missing), writes the record, returns it.
+nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunRequest& request);
+
+// Torch's intra-op threads to 1 (runs are parallelised by processes, --jobs): call once per
+// process before any run.
+void use_one_torch_thread();
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,296 @@
+#include "experiments/runner/sweep_driver.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/report/write_reports.hpp"
+#include "experiments/runner/child_process.hpp"
+#include "experiments/runner/progress.hpp"
+#include "experiments/runner/results_store.hpp"
+#include "experiments/runner/run_ids.hpp"
+#include "experiments/workloads/registry.hpp"
+#include "recipes/fields.hpp"
+#include "recipes/sweep.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int signal) { g_stop_signal = signal; }
+
+std::string fnv1a_hex(const std::string& text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  char buffer[17];
+  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(h));
+  return buffer;
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string assignment_text(const recipes::Sweep& sweep, const recipes::RequestedCombination& r) {
+  std::string text;
+  for (std::size_t p = 0; p < sweep.parameters.size(); ++p) {
+    const auto& parameter = sweep.parameters[p];
+    if (!text.empty()) text.append(" ");
+    text.append(parameter.key).append("=").append(
+        recipes::field_text(parameter.values[r.value_index[p]].value));
+  }
+  return text.empty() ? "(base recipe)" : text;
+}
+
+nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExpansion& e,
+                            const std::string& text_hash) {
+  nlohmann::json requested = nlohmann::json::array();
+  for (std::size_t i = 0; i < e.requested.size(); ++i) {
+    const auto& r = e.requested[i];
+    std::string note;
+    for (const auto& reason : r.reasons) note.append(note.empty() ? "" : "; ").append(reason);
+    requested.push_back({{"index", i + 1},
+                         {"label", assignment_text(e.sweep, r)},
+                         {"workload", r.workload},
+                         {"seed", r.seed},
+                         {"run_id", e.runs[r.run].id},
+                         {"is_representative", r.is_representative},
+                         {"note", note}});
+  }
+  return {{"schema", "fp8lab.sweep"},
+          {"schema_version", kResultsSchemaVersion},
+          {"sweep_file", std::filesystem::absolute(options.sweep_file).string()},
+          {"sweep_name", e.sweep.name},
+          {"sweep_text_fnv1a", text_hash},
+          {"steps", options.steps ? nlohmann::json(*options.steps) : nlohmann::json(nullptr)},
+          {"high_precision", std::string(name(options.high_precision))},
+          {"grid_size", e.grid_size},
+          {"distinct_runs", e.runs.size()},
+          {"requested", requested}};
+}
+
+// Refuses a directory that holds another configuration's results (see sweep_driver.hpp).
+void check_directory(const SweepOptions& options, const ResultsDirectory& directory,
+                     const nlohmann::json& sweep) {
+  if (std::filesystem::exists(directory.sweep_path())) {
+    std::ifstream in(directory.sweep_path());
+    nlohmann::json existing;
+    try {
+      existing = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(directory.sweep_path().string() + ": not valid JSON (" + e.what() +
+                               ")");
+    }
+    for (const char* key : {"sweep_text_fnv1a", "steps", "high_precision"}) {
+      if (existing.value(key, nlohmann::json()) != sweep[key]) {
+        throw std::runtime_error(
+            directory.root().string() + " holds results of another sweep configuration (" +
+            key + " " + existing.value(key, nlohmann::json()).dump() + ", now " +
+            sweep[key].dump() + "): choose another --out");
+      }
+    }
+  }
+  if (!options.resume) {
+    const auto recorded = directory.recorded_run_ids();
+    if (!recorded.empty()) {
+      throw std::runtime_error(directory.root().string() + " already holds " +
+                               std::to_string(recorded.size()) +
+                               " run records: pass --resume to continue that sweep, or choose "
+                               "another --out");
+    }
+  }
+}
+
+struct Job {
+  std::string run_id;
+  std::string kind;  // baseline | fp8
+  std::string workload;
+  std::int64_t seed = 0;
+  std::vector<std::string> arguments;
+};
+
+std::vector<std::string> common_arguments(const SweepOptions& options) {
+  std::vector<std::string> a = {"--out", options.output.string(), "--baseline-precision",
+                                std::string(name(options.high_precision))};
+  if (options.steps) {
+    a.push_back("--steps");
+    a.push_back(std::to_string(*options.steps));
+  }
+  return a;
+}
+
+// Runs jobs, `jobs` at a time. Returns false when interrupted.
+bool run_jobs(const std::vector<Job>& todo, const SweepOptions& options,
+              const ResultsDirectory& directory, ProgressLine& progress, std::size_t& done) {
+  std::map<pid_t, const Job*> running;
+  std::size_t next = 0;
+  while (next < todo.size() || !running.empty()) {
+    while (g_stop_signal == 0 && next < todo.size() &&
+           running.size() < static_cast<std::size_t>(std::max(1, options.jobs))) {
+      const auto& job = todo[next++];
+      const auto log = directory.root() / "logs" / (job.run_id + ".log");
+      running[start_child(job.arguments, log)] = &job;
+      progress.update(done, running.size());
+    }
+    if (g_stop_signal != 0) {
+      for (const auto& [pid, job] : running) ::kill(pid, SIGTERM);
+      while (!running.empty()) {
+        if (auto exit = wait_for_child()) running.erase(exit->pid);
+      }
+      return false;
+    }
+    const auto exit = wait_for_child();
+    if (!exit) continue;  // EINTR: look at the stop flag
+    const auto it = running.find(exit->pid);
+    if (it == running.end()) continue;
+    const Job& job = *it->second;
+    running.erase(it);
+    if (g_stop_signal == 0 && !directory.has_record(job.run_id)) {
+      // The child died before writing its record: the run is recorded as failed, with the end of
+      // its log.
+      directory.write_run_record({{"schema", "fp8lab.run"},
+                                  {"schema_version", kResultsSchemaVersion},
+                                  {"run_id", job.run_id},
+                                  {"kind", job.kind},
+                                  {"status", "failed"},
+                                  {"workload", job.workload},
+                                  {"seed", job.seed},
+                                  {"error", "the run's process " + exit->describe() +
+                                                " without writing its record; log: " +
+                                                (directory.root() / "logs" /
+                                                 (job.run_id + ".log")).string()}});
+    }
+    ++done;
+    progress.update(done, running.size());
+  }
+  return g_stop_signal == 0;
+}
+
+}  // namespace
+
+std::pair<int, int> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  try {
+    if (slash != std::string::npos) {
+      std::size_t used_i = 0, used_n = 0;
+      const int i = std::stoi(text.substr(0, slash), &used_i);
+      const int n = std::stoi(text.substr(slash + 1), &used_n);
+      if (used_i == slash && used_n == text.size() - slash - 1 && n >= 1 && i >= 0 && i < n) {
+        return {i, n};
+      }
+    }
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument("--shard '" + text +
+                              "': expected i/n with 0 <= i < n, e.g. 0/4 (Slurm: "
+                              "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT)");
+}
+
+SweepOutcome run_sweep(const SweepOptions& options) {
+  const auto text = read_text(options.sweep_file);
+  const auto expansion = recipes::expand(recipes::read_sweep(options.sweep_file.string()));
+  const auto known = workload_names();
+  for (const auto& workload : expansion.sweep.workloads) {
+    if (std::find(known.begin(), known.end(), workload) == known.end()) {
+      make_workload(workload);  // throws, listing the known names
+    }
+  }
+  SweepOutcome outcome;
+  std::vector<const recipes::SweepRun*> shard;
+  for (std::size_t i = 0; i < expansion.runs.size(); ++i) {
+    if (static_cast<int>(i % static_cast<std::size_t>(options.shard_count)) ==
+        options.shard_index) {
+      shard.push_back(&expansion.runs[i]);
+    }
+  }
+  outcome.runs_in_shard = shard.size();
+  if (options.dry_run) {
+    std::fputs(recipes::format_dry_run(expansion).c_str(), stdout);
+    if (options.shard_count > 1) {
+      std::printf("shard %d/%d: %zu of the %zu distinct runs\n", options.shard_index,
+                  options.shard_count, shard.size(), expansion.runs.size());
+    }
+    return outcome;
+  }
+
+  const ResultsDirectory directory(options.output);
+  const auto sweep = sweep_record(options, expansion, fnv1a_hex(text));
+  check_directory(options, directory, sweep);
+  write_file_atomically(directory.sweep_path(), sweep.dump(2) + "\n");
+
+  const auto executable = current_executable().string();
+  const auto common = common_arguments(options);
+  std::vector<Job> baselines, runs;
+  std::set<std::pair<std::string, std::int64_t>> baseline_keys;
+  for (const auto* run : shard) {
+    if (baseline_keys.insert({run->workload, run->seed}).second) {
+      Job job;
+      job.kind = "baseline";
+      job.workload = run->workload;
+      job.seed = run->seed;
+      job.run_id = baseline_run_id(run->workload, run->seed, options.high_precision,
+                                   options.steps);
+      job.arguments = {executable, "run", "--baseline-only", "--workload", run->workload,
+                       "--seed", std::to_string(run->seed)};
+      job.arguments.insert(job.arguments.end(), common.begin(), common.end());
+      if (!directory.has_record(job.run_id)) baselines.push_back(std::move(job));
+    }
+    if (directory.has_record(run->id)) {
+      ++outcome.skipped;
+      continue;
+    }
+    Job job;
+    job.kind = "fp8";
+    job.workload = run->workload;
+    job.seed = run->seed;
+    job.run_id = run->id;
+    job.arguments = {executable, "run", "--sweep", std::filesystem::absolute(options.sweep_file).string(),
+                     "--run-id", run->id};
+    job.arguments.insert(job.arguments.end(), common.begin(), common.end());
+    runs.push_back(std::move(job));
+  }
+
+  // sigaction without SA_RESTART: a signal interrupts waitpid, so that the loop sees the flag.
+  g_stop_signal = 0;
+  struct sigaction stop {}, previous_int {}, previous_term {};
+  stop.sa_handler = on_stop_signal;
+  sigemptyset(&stop.sa_mask);
+  ::sigaction(SIGINT, &stop, &previous_int);
+  ::sigaction(SIGTERM, &stop, &previous_term);
+  ProgressLine progress(baselines.size() + runs.size());
+  std::size_t done = 0;
+  const bool completed = run_jobs(baselines, options, directory, progress, done) &&
+                         run_jobs(runs, options, directory, progress, done);
+  progress.finish();
+  ::sigaction(SIGINT, &previous_int, nullptr);
+  ::sigaction(SIGTERM, &previous_term, nullptr);
+  outcome.executed = done;
+  if (!completed) {
+    outcome.interrupted = true;
+    return outcome;
+  }
+  ReportOptions report;
+  report.inputs = {options.output};
+  report.heatmap_axes = options.heatmap_axes;
+  outcome.report_html = write_reports(report).report_html;
+  return outcome;
+}
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,55 @@
+// `fp8lab sweep FILE`: expands the sweep (recipes::expand), keeps this shard's distinct runs, skips
+// those already recorded (--resume), runs each needed baseline once per (workload, seed) and then
+// every run, N at a time, each in its own child process (child_process.hpp), and finally writes
+// the reports. No LibTorch.
+//
+// Output directory rules (results_store.hpp for the files):
+// - DIR/sweep.json records the sweep file, its text's hash, the step override and the baseline
+//   precision. Running into a DIR whose sweep.json says otherwise is refused: records of two
+//   configurations never mix.
+// - Without --resume a DIR that already holds run records is refused; with --resume, recorded runs
+//   (finished, diverged or failed) are skipped and nothing is repeated. Delete runs/<id>.json to
+//   run one again.
+// - A child that dies without writing its record gets a "failed" record naming how it died; a
+//   sweep interrupted by SIGINT/SIGTERM stops its children and records nothing for them.
+// - Shard i/n (0 <= i < n) takes the distinct runs whose index in the expansion is i modulo n;
+//   each shard runs the baselines its runs need. Shards may share DIR (one file per run) or use
+//   their own and be merged by `fp8lab report DIR1 DIR2 ...`.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "experiments/fp8/backend.hpp"
+
+namespace fp8lab::experiments {
+
+struct SweepOptions {
+  std::filesystem::path sweep_file;
+  std::filesystem::path output;
+  bool resume = false;
+  int jobs = 1;
+  int shard_index = 0;
+  int shard_count = 1;
+  bool dry_run = false;
+  std::optional<std::int64_t> steps;  // overrides every workload's step count (tests)
+  HighPrecision high_precision = HighPrecision::fp32;
+  std::vector<std::string> heatmap_axes;
+};
+
+struct SweepOutcome {
+  std::size_t runs_in_shard = 0;
+  std::size_t skipped = 0;  // already recorded
+  std::size_t executed = 0;
+  bool interrupted = false;
+  std::filesystem::path report_html;  // empty for a dry run or an interrupted sweep
+};
+
+// Parses "i/n"; std::invalid_argument names the text and the rule.
+std::pair<int, int> parse_shard(const std::string& text);
+
+// Throws recipes::RecipeError for a bad sweep file, std::runtime_error for a refused directory.
+SweepOutcome run_sweep(const SweepOptions& options);
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,195 @@
+#include "experiments/runner/training.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include "experiments/fp8/autocast.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::vector<std::string> sorted_parameter_names(TrainableModel& model) {
+  std::vector<std::string> names;
+  for (const auto& item : model.named_parameters()) names.push_back(item.key());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Flat weights and gradients in the order of `names`; a missing gradient counts as zero.
+ModelSnapshot snapshot(TrainableModel& model, const std::vector<std::string>& names,
+                       std::int64_t step) {
+  torch::NoGradGuard no_grad;
+  const auto parameters = model.named_parameters();
+  std::vector<torch::Tensor> weights, gradients;
+  for (const auto& name : names) {
+    const auto* p = parameters.find(name);
+    if (p == nullptr) {
+      throw std::runtime_error("model has no parameter '" + name +
+                               "' that the baseline has: convert_model renamed a parameter");
+    }
+    weights.push_back(p->detach().reshape({-1}).to(torch::kFloat));
+    const auto& grad = p->grad();
+    gradients.push_back(grad.defined() ? grad.detach().reshape({-1}).to(torch::kFloat)
+                                       : torch::zeros({p->numel()}));
+  }
+  return ModelSnapshot{step, torch::cat(weights), torch::cat(gradients)};
+}
+
+// The forward pass of a step, inside the seed API's contextual FP8 autocast: FP8 when training
+// (or when use_autocast_during_eval), forward scales updating on exit (autocast.hpp).
+torch::Tensor forward_loss(TrainableModel& model, const Batch& batch, bool autocast_during_eval) {
+  ContextualFp8Autocast fp8(model, autocast_during_eval);
+  return model.loss(batch);
+}
+
+double evaluate(TrainableModel& model, const std::vector<Batch>& batches,
+                bool autocast_during_eval) {
+  model.eval();
+  torch::NoGradGuard no_grad;
+  double sum = 0.0;
+  for (const auto& batch : batches) {
+    sum += forward_loss(model, batch, autocast_during_eval).item<double>();
+  }
+  model.train();
+  return batches.empty() ? 0.0 : sum / static_cast<double>(batches.size());
+}
+
+double learning_rate_at(const TrainingSchedule& s, std::int64_t step) {
+  if (s.warmup_steps <= 0 || step >= s.warmup_steps) return s.learning_rate;
+  return s.learning_rate * static_cast<double>(step + 1) / static_cast<double>(s.warmup_steps);
+}
+
+torch::optim::AdamW make_optimizer(TrainableModel& model, const TrainingSchedule& s) {
+  return torch::optim::AdamW(model.parameters(), torch::optim::AdamWOptions(s.learning_rate)
+                                                     .betas({s.beta1, s.beta2})
+                                                     .weight_decay(s.weight_decay));
+}
+
+void set_learning_rate(torch::optim::AdamW& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) {
+    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+  }
+}
+
+}  // namespace
+
+double relative_l2(const torch::Tensor& a, const torch::Tensor& b) {
+  const double denominator = b.to(torch::kDouble).norm().item<double>();
+  const double numerator = (a.to(torch::kDouble) - b.to(torch::kDouble)).norm().item<double>();
+  if (denominator == 0.0) return numerator == 0.0 ? 0.0 : INFINITY;
+  return numerator / denominator;
+}
+
+TrainingResult train(const Workload& workload, const ModelHooks& hooks,
+                     const TrainingOptions& options, const BaselineReference* reference) {
+  const auto schedule = workload.schedule();
+  TrainingResult result;
+  result.steps_planned = options.steps.value_or(schedule.steps);
+  result.tokens_per_step = schedule.tokens_per_batch;
+  const auto eval_every = std::max<std::int64_t>(1, schedule.eval_every);
+  const auto statistics_every =
+      options.statistics_every > 0 ? options.statistics_every : eval_every;
+
+  auto model = workload.make_model(options.seed);
+  if (hooks.convert) hooks.convert(*model);
+  model->train();
+  result.parameter_names = sorted_parameter_names(*model);
+  auto optimizer = make_optimizer(*model, schedule);
+  const auto eval_batches = workload.eval_batches();
+
+  std::map<std::int64_t, const ModelSnapshot*> reference_snapshots;
+  if (reference != nullptr) {
+    for (const auto& s : reference->snapshots) reference_snapshots[s.step] = &s;
+  }
+  if (hooks.take_step_measurements) hooks.take_step_measurements(*model, false);  // reset
+  std::vector<double> step_seconds;
+
+  for (std::int64_t step = 0; step < result.steps_planned; ++step) {
+    const auto batch = workload.train_batch(step, options.seed);
+    const auto start = Clock::now();
+    set_learning_rate(optimizer, learning_rate_at(schedule, step));
+    optimizer.zero_grad();
+    auto loss = forward_loss(*model, batch, hooks.use_autocast_during_eval);
+    const double loss_value = loss.item<double>();
+    result.train_loss.push_back(loss_value);
+    if (!std::isfinite(loss_value)) {
+      result.train_seconds += seconds_since(start);
+      step_seconds.push_back(seconds_since(start));
+      result.status = "diverged";
+      result.diverged_at_step = step;
+      result.divergence_reason = "training loss is " + std::to_string(loss_value);
+      break;
+    }
+    loss.backward();
+    optimizer.step();
+    const double seconds = seconds_since(start);
+    result.train_seconds += seconds;
+    step_seconds.push_back(seconds);
+    result.steps_completed = step + 1;
+
+    const bool last = step + 1 == result.steps_planned;
+    if (hooks.take_step_measurements) {
+      const bool want_rows = step % statistics_every == 0 || last;
+      auto measured = hooks.take_step_measurements(*model, want_rows);
+      result.gemm_seconds += measured.gemm_seconds;
+      for (auto& row : measured.rows) {
+        row["step"] = step;
+        result.layer_statistics.push_back(std::move(row));
+      }
+    }
+    if (step % eval_every == 0 || last) {
+      result.eval.emplace_back(step, evaluate(*model, eval_batches,
+                                              hooks.use_autocast_during_eval));
+      const auto it = reference_snapshots.find(step);
+      if (options.keep_snapshots || it != reference_snapshots.end()) {
+        auto s = snapshot(*model, reference != nullptr ? reference->parameter_names
+                                                       : result.parameter_names, step);
+        if (it != reference_snapshots.end()) {
+          result.divergence.emplace_back(step, relative_l2(s.weights, it->second->weights),
+                                         relative_l2(s.gradients, it->second->gradients));
+        }
+        if (options.keep_snapshots) result.snapshots.push_back(std::move(s));
+      }
+    }
+    if (options.on_step) options.on_step(step + 1, result.steps_planned);
+  }
+  if (!step_seconds.empty()) {
+    std::sort(step_seconds.begin(), step_seconds.end());
+    result.median_step_seconds = step_seconds[step_seconds.size() / 2];
+  }
+  return result;
+}
+
+double time_training_steps(const Workload& workload, const ModelHooks& hooks, std::uint64_t seed,
+                           int steps) {
+  const auto schedule = workload.schedule();
+  auto model = workload.make_model(seed);
+  if (hooks.convert) hooks.convert(*model);
+  model->train();
+  auto optimizer = make_optimizer(*model, schedule);
+  std::vector<double> times;
+  for (int step = 0; step <= steps; ++step) {
+    const auto batch = workload.train_batch(step, seed);
+    const auto start = Clock::now();
+    optimizer.zero_grad();
+    auto loss = forward_loss(*model, batch, hooks.use_autocast_during_eval);
+    loss.backward();
+    optimizer.step();
+    const double seconds = seconds_since(start);
+    if (hooks.take_step_measurements) hooks.take_step_measurements(*model, false);
+    if (step > 0) times.push_back(seconds);  // step 0 warms caches up
+  }
+  std::sort(times.begin(), times.end());
+  return times.empty() ? 0.0 : times[times.size() / 2];
+}
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,93 @@
+// One training run of a workload: the loop both the baseline and every FP8 run go through, so that
+// they see the same batches in the same order and differ only in the Linears convert_model put in
+// the model. Collects what results.jsonl records per step (docs/results-schema.md).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "experiments/workloads/workload.hpp"
+
+namespace fp8lab::experiments {
+
+// The flat parameters and gradients of a model at one step, in sorted parameter-name order.
+struct ModelSnapshot {
+  std::int64_t step = 0;
+  torch::Tensor weights;    // after the optimizer step of `step`
+  torch::Tensor gradients;  // of the loss of `step`
+};
+
+// What a run is compared against: the baseline's losses and snapshots, from its record and its
+// trajectory file (baseline_store.hpp).
+struct BaselineReference {
+  std::string run_id;
+  std::vector<double> train_loss;                     // per step
+  std::vector<std::pair<std::int64_t, double>> eval;  // (step, eval loss)
+  std::vector<ModelSnapshot> snapshots;               // at the eval steps
+  std::vector<std::string> parameter_names;
+};
+
+// What the Linears measured during one training step (read and reset after the step).
+struct StepMeasurements {
+  nlohmann::json rows = nlohmann::json::array();  // per layer and operand; the loop adds "step"
+  double gemm_seconds = 0.0;
+};
+
+// How the run changes the model and what it reads back from it. Empty functions are skipped.
+struct ModelHooks {
+  std::function<void(TrainableModel&)> convert;  // swaps the Linears (FP8 or high-precision)
+  // Called after every training step; `want_rows` says whether this step logs statistics rows.
+  // Must reset what it read, so that the next call sees the next step only.
+  std::function<StepMeasurements(TrainableModel&, bool want_rows)> take_step_measurements;
+  // The recipe's use_autocast_during_eval (the seed API's contextual autocast): eval passes run
+  // without FP8 unless true.
+  bool use_autocast_during_eval = false;
+};
+
+struct TrainingOptions {
+  std::uint64_t seed = 0;
+  std::optional<std::int64_t> steps;  // overrides the workload's schedule
+  std::int64_t statistics_every = 0;  // 0: at the eval steps
+  bool keep_snapshots = false;        // the baseline keeps them for the runs
+  // Called after each step with (completed steps, total): progress lines.
+  std::function<void(std::int64_t, std::int64_t)> on_step;
+};
+
+struct TrainingResult {
+  std::string status = "finished";  // finished | diverged
+  std::int64_t steps_planned = 0;
+  std::int64_t steps_completed = 0;
+  std::optional<std::int64_t> diverged_at_step;
+  std::string divergence_reason;
+  std::vector<double> train_loss;                     // per completed step
+  std::vector<std::pair<std::int64_t, double>> eval;  // (step, eval loss)
+  nlohmann::json layer_statistics = nlohmann::json::array();
+  std::vector<ModelSnapshot> snapshots;
+  std::vector<std::string> parameter_names;
+  // Divergence against the reference at its snapshot steps: (step, weight rel L2, grad rel L2).
+  std::vector<std::tuple<std::int64_t, double, double>> divergence;
+  double train_seconds = 0.0;  // wall time of the training steps (no eval)
+  double median_step_seconds = 0.0;
+  double gemm_seconds = 0.0;
+  std::int64_t tokens_per_step = 0;
+};
+
+// Trains workload's model for the schedule's steps. A non-finite training loss stops the run with
+// status "diverged" at that step (the loss of that step is recorded); exceptions propagate.
+TrainingResult train(const Workload& workload, const ModelHooks& hooks,
+                     const TrainingOptions& options, const BaselineReference* reference);
+
+// Seconds per training step of `hooks`' model, the median of `steps` steps after one warm-up step,
+// from a fresh model: the throughput probe run beside each run in the same process.
+double time_training_steps(const Workload& workload, const ModelHooks& hooks, std::uint64_t seed,
+                           int steps);
+
+// Relative L2 distance ||a - b|| / ||b|| in float64 (0 when both are zero, +Inf when only b is).
+double relative_l2(const torch::Tensor& a, const torch::Tensor& b);
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,65 @@
+// A workload: a LibTorch model, its deterministic data and its training schedule. The runner trains
+// it twice over: once with the deterministic high-precision Linear (the baseline) and once per FP8
+// recipe, on the same batches, so that every difference in loss, weights and gradients comes from
+// the recipe.
+//
+// Rules every workload follows (the runner relies on them):
+// - Every Linear is a plain torch::nn::Linear registered as a named child, and the model calls it
+//   through forward_linear() (linear_call.hpp), so that convert_model can swap it for an FP8 or
+//   high-precision Linear after construction.
+// - make_model(seed) and train_batch(step, seed) are pure functions of their arguments: parameters
+//   and data come from explicit generators, never from torch's global one.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fp8lab::experiments {
+
+struct Batch {
+  torch::Tensor input;
+  torch::Tensor target;
+};
+
+// A model the runner can train: loss(batch) is the scalar training objective.
+class TrainableModel : public torch::nn::Module {
+ public:
+  virtual torch::Tensor loss(const Batch& batch) = 0;
+};
+
+// AdamW with a constant learning rate after a linear warm-up; eval every eval_every steps (and at
+// the last step).
+struct TrainingSchedule {
+  std::int64_t steps = 100;
+  std::int64_t eval_every = 10;
+  std::int64_t warmup_steps = 0;
+  double learning_rate = 1e-3;
+  double weight_decay = 0.0;
+  double beta1 = 0.9;
+  double beta2 = 0.99;
+  // Elements of a batch that count as "tokens" for tokens/s (tokens for a language model,
+  // samples for the MLP).
+  std::int64_t tokens_per_batch = 1;
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;  // one line, for reports and `fp8lab run --help`
+  virtual TrainingSchedule schedule() const = 0;
+  virtual std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const = 0;
+  virtual Batch train_batch(std::int64_t step, std::uint64_t seed) const = 0;
+  // The fixed evaluation set: the same batches on every call, for every seed.
+  virtual std::vector<Batch> eval_batches() const = 0;
+};
+
+// A generator whose stream is a pure function of (seed, stream): used for parameters (stream 0)
+// and per-step data (stream = step + 1), so that reordering nothing else changes the draws.
+torch::Generator make_generator(std::uint64_t seed, std::uint64_t stream);
+
+}  // namespace fp8lab::experiments

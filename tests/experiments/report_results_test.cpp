@@ -1,0 +1,253 @@
+// The results store and the report writers, on hand-made records (no training): atomic writes,
+// corrupt and truncated files reported with path and line, shard merging, summary.csv rows per
+// requested combination, verdicts, and the charts of report.html.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "experiments/report/analysis.hpp"
+#include "experiments/report/html_report.hpp"
+#include "experiments/report/results_reader.hpp"
+#include "experiments/report/summary_csv.hpp"
+#include "experiments/report/svg_chart.hpp"
+#include "experiments/report/write_reports.hpp"
+#include "experiments/runner/results_store.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_directory(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("fp8lab-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+nlohmann::json baseline_record() {
+  return {{"schema_version", 1}, {"run_id", "baseline-w-seed0-fp32"}, {"kind", "baseline"},
+          {"status", "finished"}, {"workload", "w"}, {"seed", 0}, {"high_precision", "fp32"},
+          {"eval", {{{"step", 0}, {"loss", 4.0}}, {{"step", 10}, {"loss", 2.0}}}},
+          {"train", {{{"step", 0}, {"loss", 4.1}}, {{"step", 1}, {"loss", 3.9}}}},
+          {"final", {{"eval_loss", 2.0}, {"initial_eval_loss", 4.0}}}};
+}
+
+// An FP8 run whose eval loss went from 4.0 to `final_loss` against the baseline's 4.0 -> 2.0.
+nlohmann::json fp8_record(const std::string& id, const std::string& format, int margin,
+                          double final_loss, const std::string& status = "finished") {
+  const double rel = (final_loss - 2.0) / 2.0;
+  return {{"schema_version", 1}, {"run_id", id}, {"kind", "fp8"}, {"status", status},
+          {"workload", "w"}, {"seed", 0}, {"high_precision", "fp32"},
+          {"baseline_run_id", "baseline-w-seed0-fp32"},
+          {"recipe", {{"fp8_format", format}, {"margin", std::to_string(margin)}}},
+          {"recipe_fields", {"fp8_format", "margin"}},
+          {"recipe_label", format + " m" + std::to_string(margin)},
+          {"diverged_at_step", status == "diverged" ? nlohmann::json(7) : nlohmann::json()},
+          {"divergence_reason", status == "diverged" ? "training loss is nan" : ""},
+          {"eval", {{{"step", 0}, {"loss", 4.0}, {"rel_diff", 0.0}, {"weight_rel_l2", 0.0}},
+                    {{"step", 10}, {"loss", final_loss}, {"rel_diff", rel},
+                     {"weight_rel_l2", 0.01}}}},
+          {"train", {{{"step", 0}, {"loss", 4.1}}, {{"step", 1}, {"loss", 3.95}}}},
+          {"layers", {{{"step", 0}, {"layer", "fc1"}, {"tensor", "grad_output"},
+                       {"gemm", "dgrad"}, {"amax", 0.5}, {"scale_max", 800.0}, {"count", 100},
+                       {"underflowed", 3}, {"saturated", 0}},
+                      {{"step", 0}, {"layer", "fc1"}, {"tensor", "input"}, {"gemm", "fprop"},
+                       {"amax", 3.0}, {"scale_max", 149.0}, {"count", 100},
+                       {"underflowed", 1}, {"saturated", 1}}}},
+          {"final", {{"eval_loss", final_loss}, {"baseline_eval_loss", 2.0},
+                     {"initial_eval_loss", 4.0}, {"baseline_initial_eval_loss", 4.0},
+                     {"eval_rel_diff", rel}}},
+          {"throughput", {{"steps_per_second", 10.0}, {"step_time_over_fp32", 2.5}}}};
+}
+
+void write_lines(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+}  // namespace
+
+TEST_CASE("write_file_atomically leaves the whole text and no temp file", "[report][store]") {
+  const auto dir = fresh_directory("atomic");
+  write_file_atomically(dir / "sub" / "a.json", "first\n");
+  write_file_atomically(dir / "sub" / "a.json", "second\n");
+  CHECK(read(dir / "sub" / "a.json") == "second\n");
+  std::size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir / "sub")) {
+    ++files;
+    INFO(e.path());
+  }
+  CHECK(files == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("Run ids must be file names", "[report][store]") {
+  CHECK_NOTHROW(check_run_id("baseline-gpt-tiny-seed0-fp32"));
+  CHECK_THROWS_WITH(check_run_id("../x"), Catch::Contains("not a file name"));
+  CHECK_THROWS(check_run_id(""));
+  CHECK_THROWS(check_run_id(".hidden"));
+}
+
+TEST_CASE("A corrupt results file is reported with its path and line", "[report][reader]") {
+  const auto dir = fresh_directory("corrupt");
+  const auto good = baseline_record().dump();
+  SECTION("garbage on line 3 of results.jsonl") {
+    write_lines(dir / "results.jsonl", good + "\n" + fp8_record("a", "HYBRID", 0, 2.0).dump() +
+                                           "\n{\"run_id\": oops}\n");
+    try {
+      load_results({dir});
+      FAIL("no error for a corrupt line");
+    } catch (const ResultsFileError& e) {
+      CHECK(e.path() == dir / "results.jsonl");
+      CHECK(e.line() == 3);
+      CHECK_THAT(e.what(), Catch::Contains((dir / "results.jsonl").string() + ":3:"));
+    }
+  }
+  SECTION("a truncated last record (no final newline)") {
+    const auto record = fp8_record("a", "HYBRID", 0, 2.0).dump();
+    write_lines(dir / "results.jsonl", good + "\n" + record.substr(0, record.size() / 2));
+    try {
+      load_results({dir});
+      FAIL("no error for a truncated line");
+    } catch (const ResultsFileError& e) {
+      CHECK(e.line() == 2);
+      CHECK_THAT(e.what(), Catch::Contains("truncated"));
+    }
+  }
+  SECTION("a run file without a required field") {
+    auto record = fp8_record("a", "HYBRID", 0, 2.0);
+    record.erase("status");
+    write_lines(dir / "runs" / "a.json", record.dump() + "\n");
+    CHECK_THROWS_WITH(load_results({dir}),
+                      Catch::Contains((dir / "runs" / "a.json").string() + ":1:") &&
+                          Catch::Contains("'status'"));
+  }
+  SECTION("a schema version from the future") {
+    auto record = fp8_record("a", "HYBRID", 0, 2.0);
+    record["schema_version"] = kResultsSchemaVersion + 1;
+    write_lines(dir / "runs" / "a.json", record.dump() + "\n");
+    CHECK_THROWS_WITH(load_results({dir}), Catch::Contains("schema_version"));
+  }
+  SECTION("a directory without results") {
+    CHECK_THROWS_WITH(load_results({dir}), Catch::Contains("holds no results"));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("Shards merge into one record per run, baselines first", "[report][reader]") {
+  const auto a = fresh_directory("shard0"), b = fresh_directory("shard1");
+  ResultsDirectory(a).write_run_record(baseline_record());
+  ResultsDirectory(a).write_run_record(fp8_record("r1", "HYBRID", 0, 2.0));
+  ResultsDirectory(b).write_run_record(baseline_record());  // each shard ran the baseline
+  ResultsDirectory(b).write_run_record(fp8_record("r2", "E5M2", 0, 2.3));
+  const auto loaded = load_results({a, b});
+  REQUIRE(loaded.records.size() == 3);
+  CHECK(loaded.records[0]["kind"] == "baseline");
+  CHECK(loaded.notes.empty());
+  fs::remove_all(a);
+  fs::remove_all(b);
+}
+
+TEST_CASE("Verdicts: tracks baseline, degraded, failed to train, diverged, error",
+          "[report][analysis]") {
+  CHECK(run_verdict(fp8_record("a", "HYBRID", 0, 2.03)) == "tracks baseline");  // +1.5%
+  CHECK(run_verdict(fp8_record("a", "HYBRID", 0, 2.05)) == "degraded");         // +2.5%
+  CHECK(run_verdict(fp8_record("a", "HYBRID", 0, 3.2)) == "failed to train");   // fell 0.8 of 2
+  CHECK(run_verdict(fp8_record("a", "HYBRID", 0, 2.0, "diverged")) == "diverged");
+  CHECK(run_verdict(fp8_record("a", "HYBRID", 0, 2.0, "failed")) == "error");
+  CHECK(run_verdict(baseline_record()) == "baseline");
+
+  const std::vector<nlohmann::json> records = {
+      baseline_record(), fp8_record("worst", "E5M2", 4, 3.5), fp8_record("best", "HYBRID", 0, 2.01),
+      fp8_record("mid", "E4M3", 1, 2.2)};
+  const auto ranked = ranked_runs(records);
+  REQUIRE(ranked.size() == 3);
+  CHECK((*ranked[0])["run_id"] == "best");
+  CHECK((*ranked[1])["run_id"] == "mid");
+  CHECK((*ranked[2])["run_id"] == "worst");
+  CHECK(varied_recipe_axes(records) == std::vector<std::string>{"fp8_format", "margin"});
+}
+
+TEST_CASE("summary.csv has one row per requested combination", "[report][csv]") {
+  ReportInput input;
+  input.records = {baseline_record(), fp8_record("r1", "HYBRID", 0, 2.0)};
+  // Two requests share run r1 (canonicalization), a third was never run.
+  input.requested = {{{"index", 1}, {"label", "margin=0"}, {"run_id", "r1"}, {"note", ""}},
+                     {{"index", 2}, {"label", "margin=0, dup"}, {"run_id", "r1"},
+                      {"note", "same recipe as request #1"}},
+                     {{"index", 3}, {"label", "margin=9"}, {"run_id", "r9"}, {"note", ""}}};
+  const auto csv = render_summary_csv(input);
+  std::istringstream lines(csv);
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0].rfind("request_index,request_label,run_id,", 0) == 0);
+  CHECK(rows[1].rfind("1,margin=0,r1,w,0,finished,tracks baseline,", 0) == 0);
+  CHECK(rows[2].rfind("2,\"margin=0, dup\",r1,", 0) == 0);
+  CHECK_THAT(rows[2], Catch::Contains("same recipe as request #1"));
+  CHECK(rows[3].rfind("3,margin=9,r9,,,missing,not run,", 0) == 0);
+}
+
+TEST_CASE("Charts are inline SVG with one mark per series or cell", "[report][svg]") {
+  LineChart chart{"loss", "step", "loss", false,
+                  {{"a", {{0, 1.0}, {1, 0.5}, {2, NAN}, {3, 0.25}}, "#000", 1.0, false},
+                   {"b <&>", {{0, 2.0}, {3, 1.0}}, "#f00", 1.0, true}}};
+  const auto svg = render_line_chart(chart);
+  CHECK(svg.rfind("<svg class=\"chart\" data-kind=\"line\"", 0) == 0);
+  std::size_t paths = 0;
+  for (auto p = svg.find("class=\"series\""); p != std::string::npos;
+       p = svg.find("class=\"series\"", p + 1)) {
+    ++paths;
+  }
+  CHECK(paths == 2);
+  CHECK_THAT(svg, Catch::Contains("b &lt;&amp;&gt;"));
+  // The NaN point breaks the line: a second move-to in series a.
+  const auto first = svg.find("d=\" M");
+  CHECK(svg.find(" M", first + 5) < svg.find("</path>", first));
+
+  HeatmapChart heat{"h", "x", "y", {"1", "2"}, {"a"}, {{0.01, std::nullopt}}, {{"1%", ""}}, "v"};
+  const auto h = render_heatmap(heat);
+  CHECK(h.find("class=\"cell\"") != std::string::npos);
+  CHECK_THAT(h, Catch::Contains("fill=\"#eeeeee\""));  // the empty cell
+}
+
+TEST_CASE("write_reports writes all four files, and report.html is self-contained",
+          "[report]") {
+  const auto dir = fresh_directory("reports");
+  ResultsDirectory store(dir);
+  store.write_run_record(baseline_record());
+  store.write_run_record(fp8_record("hybrid", "HYBRID", 0, 2.01));
+  store.write_run_record(fp8_record("e5m2", "E5M2", 0, 2.2));
+  store.write_run_record(fp8_record("huge-margin", "HYBRID", 30, 3.9));
+  store.write_run_record(fp8_record("nan", "E4M3", 0, 2.0, "diverged"));
+  const auto paths = write_reports(ReportOptions{{dir}, {}, {}});
+  CHECK(paths.records == 5);
+  const auto jsonl = read(paths.results_jsonl);
+  CHECK(std::count(jsonl.begin(), jsonl.end(), '\n') == 5);
+  const auto html = read(paths.report_html);
+  CHECK(html.find("http://") == html.find("http://www.w3.org/2000/svg"));  // only the SVG xmlns
+  CHECK(html.find("https://") == std::string::npos);
+  CHECK(html.find("<script src") == std::string::npos);
+  CHECK_THAT(html, Catch::Contains("data-kind=\"heatmap\""));
+  CHECK_THAT(html, Catch::Contains("failed to train"));
+  CHECK_THAT(html, Catch::Contains("diverged at step 7"));
+  const auto md = read(paths.report_md);
+  CHECK_THAT(md, Catch::Contains("| 1 | HYBRID m0 | `hybrid` | tracks baseline |"));
+  CHECK_THAT(md, Catch::Contains("failed to train"));
+  fs::remove_all(dir);
+}
+
+}  // namespace fp8lab::experiments
