@@ -217,9 +217,13 @@ std::string format_compatibility(const Compatibility& c, const std::string& orig
                      describe(c.asked));
   std::string kwargs;
   for (const auto& k : c.forwarded_kwargs) kwargs += (kwargs.empty() ? "" : ", ") + k;
-  out += fmt::format("== what {} runs (run id {}; fp8lab runs this one on request)\n{}({})\n{}{}\n",
-                     c.runner,
-                     run_id(c.te_effective), c.te_recipe_class, kwargs, describe(c.te_effective),
+  // "DelayedScaling(margin=2)"; a class spelled as a call already ("...from_recipe_name(...)")
+  // takes no argument list.
+  const std::string call = c.te_recipe_class.find('(') == std::string::npos
+                               ? c.te_recipe_class + "(" + kwargs + ")"
+                               : c.te_recipe_class;
+  out += fmt::format("== what {} runs (run id {}; fp8lab runs this one on request)\n{}\n{}{}\n",
+                     c.runner, run_id(c.te_effective), call, describe(c.te_effective),
                      c.runnable ? "" : "NOT RUNNABLE through accelerate/TE as written (see below)\n");
   out += fmt::format("== dropped or changed on the way ({})\n", c.quirks.size());
   for (const auto& q : c.quirks) {

@@ -29,7 +29,15 @@ std::vector<FieldSetting> parse_recipe_mapping(const YAML::Node& mapping, const 
   for (const auto& entry : mapping) {
     const std::string key = entry.first.Scalar();
     const YAML::Node& value = entry.second;
-    if ((key == "gemm" || key == "module_filter") && value.IsMap()) {
+    if (key == "gemm" || key == "module_filter") {
+      if (!value.IsMap()) {
+        throw RecipeError(site_of(file, value.IsNull() ? entry.first : value), prefix + key,
+                          describe_node(value), "expected a mapping, got",
+                          key == "gemm" ? "fprop, dgrad, wgrad"
+                                        : "skip_names, skip_first_last_linear, "
+                                          "require_dims_divisible_by_16, "
+                                          "skip_later_siblings_after_indivisible");
+      }
       for (const auto& inner : value) {
         add(key + "." + inner.first.Scalar(), inner.first, inner.second);
       }

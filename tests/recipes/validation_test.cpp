@@ -114,6 +114,8 @@ TEST_CASE("recipe file errors", "[recipes][validation]") {
       {"torchao option with TE scaling", "pad_inner_dim: false\n",
        "r.yaml:1: pad_inner_dim: is a torchao option, not used by scaling 'delayed'; value "
        "'false'; accepted: tensorwise, rowwise, rowwise_with_gw_hp"},
+      {"gemm not a mapping", "gemm: fast\n",
+       "r.yaml:1: gemm: expected a mapping, got 'fast'; accepted: fprop, dgrad, wgrad"},
       {"module filter names not a list", "module_filter:\n  skip_names: lm_head\n",
        "r.yaml:2: module_filter.skip_names: wrong type: expected a list, got 'lm_head'; accepted: "
        "a list of name globs, e.g. [\"lm_head\", \"*.proj\"]"},
