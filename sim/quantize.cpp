@@ -132,13 +132,16 @@ QuantizeStats quantize_vectors(std::size_t n, Load load, float scale, const Cast
   const VI canonical_nan = hn::Set(di, kFp8CanonicalNan);
   const VI underflow_below = hn::Set(di, c.underflow_below);
 
+  const VI not_nan_below = hn::Set(di, 0x7F80'0001);
+  const VI sign_bit = hn::Set(di, 0x80);
+
   VI amax_bits = zero;
-  std::size_t saturated = 0, underflowed = 0, nan = 0;
+  std::size_t overflowed = 0, nan_y = 0, nan_codes = 0, below_half_subnormal = 0, zeros = 0;
   std::size_t i = 0;
   for (; i + lanes <= n; i += lanes) {
     const VI x_bits = load(i);
     const VI x_abs = hn::And(x_bits, abs_mask);
-    amax_bits = hn::Max(amax_bits, hn::IfThenZeroElse(x_abs > inf_bits, x_abs));
+    amax_bits = hn::IfThenElse(x_abs < not_nan_below, hn::Max(amax_bits, x_abs), amax_bits);
 
     const VI y_bits = hn::BitCast(di, hn::Mul(hn::BitCast(df, x_bits), vscale));
     const VI a = hn::And(y_bits, abs_mask);
@@ -154,26 +157,28 @@ QuantizeStats quantize_vectors(std::size_t n, Load load, float scale, const Cast
     VI overflow_code = finite_overflow;
     if constexpr (kInfDistinct) overflow_code = hn::IfThenElse(a == inf_bits, inf_code, finite_overflow);
     const VI magnitude = hn::IfThenElse(overflow, overflow_code, code);
-    const VI sign = hn::BitCast(di, hn::ShiftRight<24>(hn::BitCast(DU32(), hn::AndNot(abs_mask, y_bits))));
+    const VI sign = hn::And(hn::BitCast(di, hn::ShiftRight<24>(hn::BitCast(DU32(), y_bits))), sign_bit);
     const VI result = hn::IfThenElse(y_nan, canonical_nan, hn::Or(magnitude, sign));
     hn::StoreU(hn::U8FromU32(hn::BitCast(DU32(), result)), DU8(), out + i);
 
-    // Statistics. Underflow: x is a non-zero number and |y| <= half the smallest subnormal (that
-    // tie goes to the even 0); a NaN x has a NaN y, which is above the threshold.
-    saturated += hn::CountTrue(di, hn::AndNot(y_nan, overflow));
-    if constexpr (kOverflowNaN) {
-      nan += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
-    } else {
-      nan += hn::CountTrue(di, y_nan);
-    }
-    underflowed += hn::CountTrue(di, hn::AndNot(x_abs == zero, a < underflow_below));
+    // Statistics, as differences of counts that need no mask arithmetic:
+    // - a NaN y always takes the overflow branch of step 3 (a >= 0x7F80'0001 gives code >= 1080
+    //   for E4M3, >= 572 for E5M2), so saturated = overflow lanes - NaN y lanes;
+    // - with a finite scale (quantize() sends others to the scalar path), x = ±0 gives y = ±0,
+    //   so underflowed = lanes with |y| <= half the smallest subnormal (that tie goes to the even
+    //   0; a NaN y is above it) - lanes with x = ±0.
+    overflowed += hn::CountTrue(di, overflow);
+    nan_y += hn::CountTrue(di, y_nan);
+    if constexpr (kOverflowNaN) nan_codes += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
+    below_half_subnormal += hn::CountTrue(di, a < underflow_below);
+    zeros += hn::CountTrue(di, x_abs == zero);
   }
   QuantizeStats stats;
   stats.amax = std::bit_cast<float>(hn::GetLane(hn::MaxOfLanes(di, amax_bits)));
   stats.count = i;
-  stats.saturated = saturated;
-  stats.underflowed = underflowed;
-  stats.nan = nan;
+  stats.saturated = overflowed - nan_y;
+  stats.underflowed = below_half_subnormal - zeros;
+  stats.nan = kOverflowNaN ? nan_codes : nan_y;
   return stats;
 }
 
@@ -384,10 +389,13 @@ void QuantizeStats::merge(const QuantizeStats& other) {
 }
 
 // The whole vectors go through the dispatched kernel; the last x.size() % Lanes elements through
-// the scalar reference itself.
+// the scalar reference itself. A non-finite scale (no recipe makes one: NUMERICS.md §2 turns an
+// infinite scale into FLT_MAX) takes the scalar path for the whole span, which keeps the kernel's
+// statistics simple (see quantize_vectors).
 QuantizeStats quantize(std::span<const float> x, float scale, Format format, Overflow mode,
                        std::span<std::uint8_t> out) {
   check_quantize_arguments("quantize", x.size(), out.size(), format);
+  if (!std::isfinite(scale)) return reference::quantize(x, scale, format, mode, out);
   const bulk::CastConstants c = bulk::make_cast_constants(format, mode);
   QuantizeStats stats = HWY_DYNAMIC_DISPATCH(bulk::QuantizeF32)(x.data(), x.size(), scale, c, out.data());
   const std::size_t done = stats.count;
@@ -398,6 +406,7 @@ QuantizeStats quantize(std::span<const float> x, float scale, Format format, Ove
 QuantizeStats quantize_bf16(std::span<const std::uint16_t> x, float scale, Format format,
                             Overflow mode, std::span<std::uint8_t> out) {
   check_quantize_arguments("quantize_bf16", x.size(), out.size(), format);
+  if (!std::isfinite(scale)) return reference::quantize_bf16(x, scale, format, mode, out);
   const bulk::CastConstants c = bulk::make_cast_constants(format, mode);
   QuantizeStats stats =
       HWY_DYNAMIC_DISPATCH(bulk::QuantizeBF16)(x.data(), x.size(), scale, c, out.data());

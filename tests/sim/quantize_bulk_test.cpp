@@ -24,8 +24,11 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr Format kFormats[] = {Format::E4M3, Format::E5M2};
 constexpr Overflow kModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow::kSatKeepInf};
 // Exact power-of-two scales keep the boundaries of `adversarial_fp32` on the boundaries; the
-// others put x * scale through an inexact multiply, 0 makes ±Inf * 0 = NaN, 2^100 overflows.
-const float kScales[] = {1.0f, 0.125f, 4.0f, 0.7f, 3.0f, 0.0f, std::ldexp(1.0f, 100)};
+// others put x * scale through an inexact multiply, 0 makes ±Inf * 0 = NaN, 2^100 overflows,
+// -0.5 flips signs; ±Inf and NaN scales take the scalar path, which this checks too.
+const float kScales[] = {1.0f, 0.125f, 4.0f, 0.7f, 3.0f, 0.0f, std::ldexp(1.0f, 100), -0.5f,
+                         std::numeric_limits<float>::infinity(),
+                         std::numeric_limits<float>::quiet_NaN()};
 
 void push_both_signs(std::vector<float>& v, float x) {
   v.push_back(x);
