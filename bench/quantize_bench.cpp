@@ -19,7 +19,8 @@ namespace {
 using fp8lab::sim::Format;
 using fp8lab::sim::Overflow;
 
-// 16 Mi elements: 64 MiB of fp32 or 32 MiB of bf16, beyond the last-level cache.
+// 16 Mi elements: 64 MiB of fp32 or 32 MiB of bf16, far beyond L2 (Google Benchmark prints the
+// machine's cache sizes; a large L3 may still hold them).
 constexpr std::size_t kElements = std::size_t{1} << 24;
 
 std::vector<float> make_input() {
