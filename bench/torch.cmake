@@ -1,0 +1,4 @@
+# Benchmarks that need LibTorch (included from bench/CMakeLists.txt when FP8LAB_WITH_TORCH).
+# train_step_bench: an emulated FP8 training step over the FP32 LibTorch step of the same workload.
+add_executable(train_step_bench ${CMAKE_CURRENT_SOURCE_DIR}/train_step_bench.cpp)
+target_link_libraries(train_step_bench PRIVATE fp8lab_flags fp8lab_experiments benchmark::benchmark)

@@ -1,0 +1,157 @@
+// One training step (forward, backward, AdamW) of a workload with emulated FP8 Linears over the
+// same step with plain LibTorch FP32 Linears, measured in the same run (issue 9 benchmark note;
+// goal: at most 3x). Rows:
+//   torch_fp32              torch::nn::Linear (the reference the ratios divide by)
+//   baseline_<fp32|bf16>    HighPrecisionLinear: the sim backend's deterministic high-precision GEMM
+//   fp8_<recipe>            convert_model with the recipe on the sim backend (+ HighPrecisionLinear
+//                           for the Linears its filter skips), inside ContextualFp8Autocast
+// Counters: step_s (mean over the timed iterations), fp32_step_s (torch_fp32's mean step, measured
+// once per process before the first row that needs it), x_fp32 = step_s / fp32_step_s, gemm_share
+// (fraction of the step spent inside backend GEMMs, from LinearStats) and quantize_share.
+// One thread everywhere (torch::set_num_threads(1), SimBackend threads 1): a sweep runs one job
+// per core. The workload is FP8LAB_BENCH_WORKLOAD (default gpt-small, the default sweep's).
+//
+//   build-*/bench/train_step_bench --benchmark_min_time=2
+#include <benchmark/benchmark.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "experiments/fp8/autocast.hpp"
+#include "experiments/fp8/convert_model.hpp"
+#include "experiments/fp8/sim_backend.hpp"
+#include "experiments/workloads/registry.hpp"
+#include "recipes/recipe.hpp"
+
+namespace {
+
+namespace ex = fp8lab::experiments;
+namespace rc = fp8lab::recipes;
+
+std::string workload_name() {
+  const char* name = std::getenv("FP8LAB_BENCH_WORKLOAD");
+  return name != nullptr ? name : "gpt-small";
+}
+
+enum class Arm { torch_fp32, baseline_fp32, baseline_bf16, fp8 };
+
+// A model of the workload, converted for the arm, with its optimizer and one batch.
+struct Trainer {
+  std::unique_ptr<ex::Workload> workload = ex::make_workload(workload_name());
+  std::shared_ptr<ex::TrainableModel> model = workload->make_model(1);
+  ex::Batch batch = workload->train_batch(0, 1);
+  std::unique_ptr<torch::optim::AdamW> optimizer;
+
+  Trainer(Arm arm, const rc::Recipe& recipe) {
+    auto backend = std::make_shared<const ex::SimBackend>(ex::SimBackendOptions{.threads = 1});
+    if (arm == Arm::fp8) ex::convert_model(*model, recipe, backend);
+    if (arm != Arm::torch_fp32) {
+      ex::convert_model_to_high_precision(
+          *model, backend,
+          arm == Arm::baseline_bf16 ? ex::HighPrecision::bf16 : ex::HighPrecision::fp32);
+    }
+    const ex::TrainingSchedule s = workload->schedule();
+    optimizer = std::make_unique<torch::optim::AdamW>(
+        model->parameters(), torch::optim::AdamWOptions(s.learning_rate)
+                                 .betas({s.beta1, s.beta2})
+                                 .weight_decay(s.weight_decay));
+    model->train();
+  }
+
+  void step() {
+    torch::Tensor loss;
+    {
+      ex::ContextualFp8Autocast fp8(*model, false);
+      loss = model->loss(batch);
+    }
+    optimizer->zero_grad();
+    loss.backward();
+    optimizer->step();
+  }
+};
+
+double mean_step_seconds(Trainer& trainer, int steps) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < steps; ++i) trainer.step();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / steps;
+}
+
+double fp32_step_seconds() {
+  static const double seconds = [] {
+    Trainer trainer(Arm::torch_fp32, rc::Recipe{});
+    trainer.step();  // warm-up
+    return mean_step_seconds(trainer, 20);
+  }();
+  return seconds;
+}
+
+void run(benchmark::State& state, Arm arm, const rc::Recipe& recipe) {
+  torch::set_num_threads(1);
+  const double reference = fp32_step_seconds();
+  Trainer trainer(arm, recipe);
+  trainer.step();  // warm-up
+  ex::reset_linear_stats(*trainer.model);
+  double seconds = 0.0;
+  std::int64_t steps = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    trainer.step();
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++steps;
+  }
+  double gemm = 0.0, quantize = 0.0;
+  for (const auto& linear : ex::collect_linear_stats(*trainer.model)) {
+    gemm += linear.stats.total_gemm_seconds();
+    quantize += linear.stats.quantize_seconds;
+  }
+  const double step = seconds / static_cast<double>(steps);
+  state.counters["step_s"] = step;
+  state.counters["fp32_step_s"] = reference;
+  state.counters["x_fp32"] = step / reference;
+  state.counters["gemm_share"] = gemm / seconds;
+  state.counters["quantize_share"] = quantize / seconds;
+  state.SetLabel(workload_name());
+}
+
+rc::Recipe recipe_for(rc::Scaling scaling) {
+  rc::Recipe r;
+  r.scaling = scaling;
+  r.fp8_format = rc::default_fp8_format(scaling);
+  r.power_2_scales = rc::default_power_2_scales(scaling);
+  r.gemm = rc::default_gemm_accumulation(scaling);
+  return r;
+}
+
+void register_all() {
+  benchmark::RegisterBenchmark("train_step/torch_fp32", [](benchmark::State& s) {
+    run(s, Arm::torch_fp32, rc::Recipe{});
+  })->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("train_step/baseline_fp32", [](benchmark::State& s) {
+    run(s, Arm::baseline_fp32, rc::Recipe{});
+  })->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("train_step/baseline_bf16", [](benchmark::State& s) {
+    run(s, Arm::baseline_bf16, rc::Recipe{});
+  })->Unit(benchmark::kMillisecond);
+  for (const rc::Scaling scaling : {rc::Scaling::delayed, rc::Scaling::current,
+                                    rc::Scaling::mxfp8, rc::Scaling::block}) {
+    benchmark::RegisterBenchmark(("train_step/fp8_" + std::string(rc::name(scaling))).c_str(),
+                                 [scaling](benchmark::State& s) {
+                                   run(s, Arm::fp8, recipe_for(scaling));
+                                 })
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
