@@ -3,6 +3,7 @@
 // checks into their programs, so the command and the tests run the same cases with one body).
 #pragma once
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -25,11 +26,17 @@ struct CheckResult {
   // failure, because no model of it is claimed exact (NUMERICS.md §4).
   bool peer = false;
   std::vector<std::string> first;  // the first mismatches, described with bits and values
+  // Mismatches by std::bit_width of their ULP distance: [0] 0 ulp (+0 vs -0, NaN payloads),
+  // [1] 1 ulp, [2] 2-3, [k] 2^(k-1)..2^k-1, [32] up to UINT32_MAX (NaN against a number). The
+  // ULP histogram of `fp8lab check --json` (notebooks/gpu_vs_reference.ipynb).
+  std::array<std::uint64_t, 33> ulp_bit_width_counts{};
 
   static constexpr std::size_t kKeep = 6;
 
   void add_mismatch(std::string description, std::uint64_t ulp) {
     ++mismatches;
+    const auto width = static_cast<std::size_t>(std::bit_width(ulp));
+    ++ulp_bit_width_counts[width < 32 ? width : 32];
     if (ulp > max_ulp) max_ulp = ulp;
     sum_ulp += static_cast<double>(ulp);
     if (first.size() < kKeep) first.push_back(std::move(description));
@@ -41,6 +48,9 @@ struct CheckResult {
     mismatches += other.mismatches;
     if (other.max_ulp > max_ulp) max_ulp = other.max_ulp;
     sum_ulp += other.sum_ulp;
+    for (std::size_t b = 0; b < ulp_bit_width_counts.size(); ++b) {
+      ulp_bit_width_counts[b] += other.ulp_bit_width_counts[b];
+    }
     for (const auto& line : other.first) {
       if (first.size() < kKeep) first.push_back(line);
     }
