@@ -3,6 +3,7 @@
 // the dispatch from runtime (format, overflow mode) to a kernel instantiation.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -22,10 +23,10 @@ struct Counters {
   // The statistics of one element, as sim::reference::count_element defines them: x the input,
   // y = RN(x * scale), `overflowed` whether the cast's overflow rule applied to y.
   template <Format F>
-  __device__ void add(float x, float y, std::uint32_t code, bool overflowed) {
-    amax = fmaxf(amax, fabsf(x));
-    saturated += (overflowed && !isnan(y)) ? 1u : 0u;
-    underflowed += (x != 0.0f && !isnan(x) && (code & Fp8<F>::kMagnitudeMask) == 0) ? 1u : 0u;
+  FP8LAB_HD void add(float x, float y, std::uint32_t code, bool overflowed) {
+    amax = std::fmax(amax, std::fabs(x));
+    saturated += (overflowed && !std::isnan(y)) ? 1u : 0u;
+    underflowed += (x != 0.0f && !std::isnan(x) && (code & Fp8<F>::kMagnitudeMask) == 0) ? 1u : 0u;
     nan += Fp8<F>::is_nan_code(code) ? 1u : 0u;
   }
 };

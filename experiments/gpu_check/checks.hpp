@@ -33,8 +33,9 @@ std::vector<CheckResult> check_gemm_models(bool on_host = false);
 // gpu::scaling quantizers against sim::scaling: current (TE, torchao; pow2 on/off), torchao
 // axiswise (rowwise/columnwise), TE block (1x128, 128x1, 128x128; pow2 and fp32 scales), MXFP8
 // (1x32, 32x1, 32x32; every E8M0 mode), both formats, on clean, special-laden and wide-range
-// inputs: codes, scale_inv, scale, E8M0 codes and statistics.
-std::vector<CheckResult> check_scaling_quantizers();
+// inputs: codes, scale_inv, scale, E8M0 codes and statistics. on_host: run the host twins
+// (gpu::scaling::host_twin; no device needed).
+std::vector<CheckResult> check_scaling_quantizers(bool on_host = false);
 
 // cuBLASLt FP8 GEMM (a peer) against sim::gemm's hopper model with the matching accumulation
 // (fast_accum on: hopper_fast_accum; off: hopper_split_accumulator) and against fp32_seq:

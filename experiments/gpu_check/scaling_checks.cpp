@@ -52,7 +52,8 @@ std::vector<float> input(std::size_t n, std::uint64_t seed, int family) {
 struct Quantizer {
   std::string name;
   std::function<sim::scaling::QuantizeResult(const std::vector<float>&, std::int64_t, std::int64_t, Format)> sim;
-  std::function<void(const float*, std::int64_t, std::int64_t, Format, const gpu::scaling::BlockedOutputs&)> gpu;
+  // Runs the GPU quantizer (device pointers) or, with on_host, its host twin (host pointers).
+  std::function<void(const float*, std::int64_t, std::int64_t, Format, const gpu::scaling::BlockedOutputs&, bool on_host)> gpu;
 };
 
 std::vector<Quantizer> quantizers() {
@@ -62,17 +63,23 @@ std::vector<Quantizer> quantizers() {
   for (const bool pow2 : {false, true}) {
     q.push_back({std::string("current te") + (pow2 ? " pow2" : ""),
                  [pow2](const auto& x, auto r, auto c, Format f) { return ss::quantize_current_te(x, r, c, f, pow2); },
-                 [pow2](const float* x, auto r, auto c, Format f, const auto& o) { gs::quantize_current_te(x, r, c, f, pow2, 0.0f, o); }});
+                 [pow2](const float* x, auto r, auto c, Format f, const auto& o, bool h) {
+                   h ? gs::host_twin::quantize_current_te(x, r, c, f, pow2, 0.0f, o) : gs::quantize_current_te(x, r, c, f, pow2, 0.0f, o);
+                 }});
     q.push_back({std::string("tensorwise torchao") + (pow2 ? " pow2" : ""),
                  [pow2](const auto& x, auto r, auto c, Format f) { return ss::quantize_tensorwise_torchao(x, r, c, f, pow2); },
-                 [pow2](const float* x, auto r, auto c, Format f, const auto& o) { gs::quantize_tensorwise_torchao(x, r, c, f, pow2, o); }});
+                 [pow2](const float* x, auto r, auto c, Format f, const auto& o, bool h) {
+                   h ? gs::host_twin::quantize_tensorwise_torchao(x, r, c, f, pow2, o) : gs::quantize_tensorwise_torchao(x, r, c, f, pow2, o);
+                 }});
   }
   for (const bool rowwise : {true, false}) {
     q.push_back({std::string("axiswise torchao ") + (rowwise ? "rowwise" : "columnwise"),
                  [rowwise](const auto& x, auto r, auto c, Format f) {
                    return ss::quantize_axiswise_torchao(x, r, c, rowwise ? ss::ScaleAxis::kRowwise : ss::ScaleAxis::kColumnwise, f, true);
                  },
-                 [rowwise](const float* x, auto r, auto c, Format f, const auto& o) { gs::quantize_axiswise_torchao(x, r, c, rowwise, f, true, o); }});
+                 [rowwise](const float* x, auto r, auto c, Format f, const auto& o, bool h) {
+                   h ? gs::host_twin::quantize_axiswise_torchao(x, r, c, rowwise, f, true, o) : gs::quantize_axiswise_torchao(x, r, c, rowwise, f, true, o);
+                 }});
   }
   for (const ss::BlockShape block : {ss::kBlock1x128, ss::kBlock128x1, ss::kBlock128x128}) {
     for (const bool pow2 : {true, false}) {
@@ -85,9 +92,10 @@ std::vector<Quantizer> quantizers() {
                      config.pow2 = pow2;
                      return ss::quantize_block_te(x, r, c, f, config);
                    },
-                   [block, pow2](const float* x, auto r, auto c, Format f, const auto& o) {
-                     gs::quantize_block_te(x, r, c, block.rows, block.cols, f, pow2, 0.0f,
-                                           ss::block_value_for_inf(Format::FP32), o);
+                   [block, pow2](const float* x, auto r, auto c, Format f, const auto& o, bool h) {
+                     const float inf_value = ss::block_value_for_inf(Format::FP32);
+                     h ? gs::host_twin::quantize_block_te(x, r, c, block.rows, block.cols, f, pow2, 0.0f, inf_value, o)
+                       : gs::quantize_block_te(x, r, c, block.rows, block.cols, f, pow2, 0.0f, inf_value, o);
                    }});
     }
   }
@@ -101,28 +109,41 @@ std::vector<Quantizer> quantizers() {
                      if (shape == 2) return ss::quantize_mx_2d(x, r, c, f, mode);
                      return ss::quantize_mx(x, r, c, shape == 0 ? ss::ScaleAxis::kRowwise : ss::ScaleAxis::kColumnwise, f, mode);
                    },
-                   [mode, shape](const float* x, auto r, auto c, Format f, const auto& o) {
-                     gs::quantize_mx(x, r, c, shape == 0 ? 1 : 32, shape == 1 ? 1 : 32, f,
-                                     static_cast<gs::MxMode>(mode), o);
+                   [mode, shape](const float* x, auto r, auto c, Format f, const auto& o, bool h) {
+                     const std::int64_t br = shape == 0 ? 1 : 32, bc = shape == 1 ? 1 : 32;
+                     h ? gs::host_twin::quantize_mx(x, r, c, br, bc, f, static_cast<gs::MxMode>(mode), o)
+                       : gs::quantize_mx(x, r, c, br, bc, f, static_cast<gs::MxMode>(mode), o);
                    }});
     }
   }
   return q;
 }
 
-void run_case(CheckResult& r, const Quantizer& q, const std::vector<float>& x, Shape s, Format format) {
+void run_case(CheckResult& r, const Quantizer& q, const std::vector<float>& x, Shape s, Format format,
+              bool on_host) {
   const sim::scaling::QuantizeResult expected = q.sim(x, s.rows, s.cols, format);
   const sim::QuantizedTensor& t = expected.tensor;
-  gpu::DeviceBuffer<float> dx(x), dscale_inv(t.scale_inv.size()), dscale(t.scale_inv.size());
-  gpu::DeviceBuffer<std::uint8_t> dcodes(x.size()), de8m0(t.scale_inv.size());
-  gpu::DeviceBuffer<gpu::DeviceQuantizeStats> dstats(1);
-  dstats.zero();
-  q.gpu(dx.get(), s.rows, s.cols, format, {dcodes.get(), dscale_inv.get(), dscale.get(), de8m0.get(), dstats.get()});
-  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::size_t scales_n = t.scale_inv.size();
+  std::vector<std::uint8_t> codes(x.size()), e8m0(scales_n);
+  std::vector<float> scale_inv(scales_n), scale(scales_n);
+  gpu::DeviceQuantizeStats st{};
+  if (on_host) {
+    q.gpu(x.data(), s.rows, s.cols, format, {codes.data(), scale_inv.data(), scale.data(), e8m0.data(), &st}, true);
+  } else {
+    gpu::DeviceBuffer<float> dx(x), dscale_inv(scales_n), dscale(scales_n);
+    gpu::DeviceBuffer<std::uint8_t> dcodes(x.size()), de8m0(scales_n);
+    gpu::DeviceBuffer<gpu::DeviceQuantizeStats> dstats(1);
+    dstats.zero();
+    q.gpu(dx.get(), s.rows, s.cols, format, {dcodes.get(), dscale_inv.get(), dscale.get(), de8m0.get(), dstats.get()}, false);
+    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    codes = dcodes.download();
+    e8m0 = de8m0.download();
+    scale_inv = dscale_inv.download();
+    scale = dscale.download();
+    st = gpu::read_stats(dstats.get());
+  }
   ++r.cases;
   const std::string where = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " + sim::spec(format).name;
-  const std::vector<std::uint8_t> codes = dcodes.download(), e8m0 = de8m0.download();
-  const std::vector<float> scale_inv = dscale_inv.download(), scale = dscale.download();
   for (std::size_t i = 0; i < codes.size(); ++i) {
     ++r.compared;
     if (t.data[i] != 0) ++r.nonzero;
@@ -142,7 +163,6 @@ void run_case(CheckResult& r, const Quantizer& q, const std::vector<float>& x, S
                      static_cast<std::uint64_t>(std::abs(int{t.scale_e8m0[b]} - int{e8m0[b]})));
     }
   }
-  const gpu::DeviceQuantizeStats st = gpu::read_stats(dstats.get());
   compare_float(r, where + " stats.amax", expected.stats.amax, st.amax);
   const std::pair<const char*, std::pair<std::uint64_t, std::uint64_t>> counts[] = {
       {"count", {expected.stats.count, st.count}},
@@ -160,16 +180,16 @@ void run_case(CheckResult& r, const Quantizer& q, const std::vector<float>& x, S
 
 }  // namespace
 
-std::vector<CheckResult> check_scaling_quantizers() {
+std::vector<CheckResult> check_scaling_quantizers(bool on_host) {
   std::vector<CheckResult> results;
   for (const Quantizer& q : quantizers()) {
     CheckResult r;
-    r.kernel = "scaling " + q.name;
+    r.kernel = std::string(on_host ? "host twin " : "") + "scaling " + q.name;
     std::uint64_t seed = 100;
     for (const Shape& s : kShapes) {
       for (const int family : {0, 1, 2}) {
         const std::vector<float> x = input(static_cast<std::size_t>(s.rows * s.cols), seed++, family);
-        for (const Format format : {Format::E4M3, Format::E5M2}) run_case(r, q, x, s, format);
+        for (const Format format : {Format::E4M3, Format::E5M2}) run_case(r, q, x, s, format, on_host);
       }
     }
     results.push_back(std::move(r));

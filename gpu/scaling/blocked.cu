@@ -9,42 +9,12 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/quantize_common.cuh"
 #include "gpu/scaling/blocked.hpp"
-#include "gpu/scaling/rules.cuh"
+#include "gpu/scaling/block_rules.cuh"
 
 namespace fp8lab::gpu::scaling {
 namespace {
 
 constexpr int kWarps = 8;
-
-struct TeRule {
-  float fp8_max, eps, value_for_inf;
-  bool pow2;
-  template <Format F>
-  __device__ BlockScale operator()(float amax, bool) const {  // TE's fmaxf amax ignores NaN
-    const float s = te_scale_from_amax(amax, fp8_max, pow2, eps, value_for_inf);
-    return {s, __fdiv_rn(1.0f, s), 0};
-  }
-};
-
-struct TorchaoRule {
-  float fp8_max;
-  bool pow2;
-  template <Format F>
-  __device__ BlockScale operator()(float amax, bool has_nan) const {  // NaN propagates
-    const float s = torchao_scale_from_amax(has_nan ? __uint_as_float(0x7FC0'0000u) : amax, fp8_max, pow2);
-    return {s, __fdiv_rn(1.0f, s), 0};
-  }
-};
-
-struct MxRule {
-  E8M0Mode mode;
-  template <Format F>
-  __device__ BlockScale operator()(float amax, bool has_nan) const {  // te ignores NaN, torchao not
-    const float a = (has_nan && mode != E8M0Mode::kTe) ? __uint_as_float(0x7FC0'0000u) : amax;
-    const std::uint32_t e = mx_scale_code<F>(a, mode);
-    return {mx_multiplier(e), decode_e8m0(e), static_cast<std::uint8_t>(e)};
-  }
-};
 
 template <Format F, typename Rule>
 __global__ void __launch_bounds__(kWarps * 32)

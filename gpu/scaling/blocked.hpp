@@ -57,4 +57,21 @@ void quantize_tensorwise_torchao(const float* x, std::int64_t rows, std::int64_t
                                  sim::Format format, bool pow2, const BlockedOutputs& out,
                                  cudaStream_t stream = nullptr);
 
+// The same quantizers on the host, over HOST pointers (x, every output, stats), running the
+// kernels' per-element and per-block code (gpu/scaling/host_twin.cu): checks the rules and
+// statistics against sim/ without a GPU.
+namespace host_twin {
+void quantize_block_te(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
+                       std::int64_t block_cols, sim::Format format, bool pow2, float eps,
+                       float value_for_inf, const BlockedOutputs& out);
+void quantize_axiswise_torchao(const float* x, std::int64_t rows, std::int64_t cols, bool rowwise,
+                               sim::Format format, bool pow2, const BlockedOutputs& out);
+void quantize_mx(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
+                 std::int64_t block_cols, sim::Format format, MxMode mode, const BlockedOutputs& out);
+void quantize_current_te(const float* x, std::int64_t rows, std::int64_t cols, sim::Format format,
+                         bool pow2, float eps, const BlockedOutputs& out);
+void quantize_tensorwise_torchao(const float* x, std::int64_t rows, std::int64_t cols,
+                                 sim::Format format, bool pow2, const BlockedOutputs& out);
+}  // namespace host_twin
+
 }  // namespace fp8lab::gpu::scaling

@@ -3,10 +3,12 @@
 //   torchao_scale_from_amax      = sim::scaling::torchao_scale_from_amax   (torchao-mx.md §2.1)
 //   mx_scale_code / mx_multiplier = sim::scaling::mx_scale_code / mx_element_multiplier (§4.3)
 // Each returns what a block needs: the multiplier applied before the cast, the dequantization
-// factor stored with the tensor, and (MX) the E8M0 code.
+// factor stored with the tensor, and (MX) the E8M0 code. __host__ __device__: the host twin
+// (gpu/scaling/host_twin.cu) runs them against sim/ without a GPU.
 #pragma once
 
 #include <cfloat>
+#include <cmath>
 #include <cstdint>
 
 #include "gpu/cast.cuh"
@@ -21,13 +23,13 @@ struct BlockScale {
 
 // TE compute_scale_from_amax: eps clamp (NaN compares false), 1.0 for amax Inf/0/NaN,
 // RN(fp8_max / amax), +Inf -> value_for_inf, pow2: keep sign and exponent (round down).
-__device__ inline float te_scale_from_amax(float amax, float fp8_max, bool pow2, float eps,
+FP8LAB_HD inline float te_scale_from_amax(float amax, float fp8_max, bool pow2, float eps,
                                            float value_for_inf) {
   if (amax < eps) amax = eps;
-  if (isinf(amax) || amax == 0.0f || isnan(amax)) return 1.0f;
-  float s = __fdiv_rn(fp8_max, amax);
-  if (isinf(s)) s = value_for_inf;
-  if (pow2) s = __uint_as_float(__float_as_uint(s) & 0xFF80'0000u);
+  if (std::isinf(amax) || amax == 0.0f || std::isnan(amax)) return 1.0f;
+  float s = div_rn(fp8_max, amax);
+  if (std::isinf(s)) s = value_for_inf;
+  if (pow2) s = bits_float(float_bits(s) & 0xFF80'0000u);
   return s;
 }
 
@@ -37,13 +39,17 @@ __device__ inline float te_scale_from_amax(float amax, float fp8_max, bool pow2,
 // differ only if a double log2 lands within 1 ulp of an fp32 rounding boundary (never observed;
 // the gpu tests would report it as a mismatch). floor of a finite value is an integer, whose exp2
 // is built exactly with ldexpf; -Inf (s = 0) gives 0 and NaN stays NaN, as exp2 does.
-__device__ inline float torchao_scale_from_amax(float amax, float fp8_max, bool pow2) {
+FP8LAB_HD inline float torchao_scale_from_amax(float amax, float fp8_max, bool pow2) {
   const double a = static_cast<double>(amax);
-  const double clamped = isnan(a) ? a : fmax(a, 1e-12);
+  const double clamped = std::isnan(a) ? a : (a > 1e-12 ? a : 1e-12);
+#if defined(__CUDA_ARCH__)
   float s = __double2float_rn(__ddiv_rn(static_cast<double>(fp8_max), clamped));
+#else
+  float s = static_cast<float>(static_cast<double>(fp8_max) / clamped);
+#endif
   if (pow2) {
-    const float l = floorf(__double2float_rn(log2(static_cast<double>(s))));
-    s = isfinite(l) ? ldexpf(1.0f, static_cast<int>(l)) : exp2f(l);
+    const float l = std::floor(static_cast<float>(std::log2(static_cast<double>(s))));
+    s = std::isfinite(l) ? std::ldexp(1.0f, static_cast<int>(l)) : std::exp2(l);
   }
   return s;
 }
@@ -51,18 +57,18 @@ __device__ inline float torchao_scale_from_amax(float amax, float fp8_max, bool 
 enum class E8M0Mode : std::uint8_t { kTe, kFloor, kCeil, kEven, kRceil };  // as sim::scaling
 
 // 2^(code - 127) for code 0..254 (code 0: 2^-127, an fp32 subnormal), NaN for 0xFF.
-__device__ inline float decode_e8m0(std::uint32_t code) {
-  if (code == 0xFFu) return __uint_as_float(0x7FC0'0000u);
-  return code == 0 ? __uint_as_float(0x0040'0000u) : __uint_as_float(code << 23);
+FP8LAB_HD inline float decode_e8m0(std::uint32_t code) {
+  if (code == 0xFFu) return bits_float(0x7FC0'0000u);
+  return code == 0 ? bits_float(0x0040'0000u) : bits_float(code << 23);
 }
 
 // TE float_to_e8m0 (round up, satfinite): NaN 0xFF, Inf 0xFE, 0 -> 0; else exponent field E,
 // plus 1 when the mantissa M > 0, E != 0xFE and not (E == 0 and M <= 2^22).
-__device__ inline std::uint32_t te_float_to_e8m0(float v) {
-  if (isnan(v)) return 0xFFu;
-  if (isinf(v)) return 0xFEu;
+FP8LAB_HD inline std::uint32_t te_float_to_e8m0(float v) {
+  if (std::isnan(v)) return 0xFFu;
+  if (std::isinf(v)) return 0xFEu;
   if (v == 0.0f) return 0u;
-  const std::uint32_t u = __float_as_uint(v);
+  const std::uint32_t u = float_bits(v);
   std::uint32_t e = (u >> 23) & 0xFFu;  // v >= 0 in use (an amax product)
   const std::uint32_t m = u & 0x7F'FFFFu;
   if (m > 0 && e != 0xFEu && !(e == 0 && m <= 0x40'0000u)) ++e;
@@ -70,31 +76,31 @@ __device__ inline std::uint32_t te_float_to_e8m0(float v) {
 }
 
 // cvt.rp.ue8m0 without satfinite (torchao rceil): non-finite -> 0xFF; E + (E == 0 ? M > 2^22 : M != 0).
-__device__ inline std::uint32_t rceil_float_to_e8m0(float v) {
-  if (!isfinite(v)) return 0xFFu;
-  const std::uint32_t u = __float_as_uint(v);
+FP8LAB_HD inline std::uint32_t rceil_float_to_e8m0(float v) {
+  if (!std::isfinite(v)) return 0xFFu;
+  const std::uint32_t u = float_bits(v);
   const std::uint32_t e = (u >> 23) & 0xFFu, m = u & 0x7F'FFFFu;
   return (e + (e == 0 ? (m > 0x40'0000u ? 1u : 0u) : (m != 0 ? 1u : 0u))) & 0xFFu;
 }
 
 // The E8M0 code of a block with this amax (amax already follows the mode's NaN rule).
 template <Format F>
-__device__ inline std::uint32_t mx_scale_code(float amax, E8M0Mode mode) {
+FP8LAB_HD inline std::uint32_t mx_scale_code(float amax, E8M0Mode mode) {
   using T = Fp8<F>;
   switch (mode) {
-    case E8M0Mode::kTe: return te_float_to_e8m0(__fmul_rn(amax, T::kReciprocalOfMax));
-    case E8M0Mode::kRceil: return rceil_float_to_e8m0(__fmul_rn(amax, T::kReciprocalOfMax));
+    case E8M0Mode::kTe: return te_float_to_e8m0(mul_rn(amax, T::kReciprocalOfMax));
+    case E8M0Mode::kRceil: return rceil_float_to_e8m0(mul_rn(amax, T::kReciprocalOfMax));
     case E8M0Mode::kFloor:
     case E8M0Mode::kCeil:
     case E8M0Mode::kEven: break;
   }
   // OCP floor / torchao ceil and even (torchao-mx.md §4.2).
-  std::uint32_t u = __float_as_uint(amax);
+  std::uint32_t u = float_bits(amax);
   if (mode == E8M0Mode::kEven) {
     constexpr std::uint32_t kHalfUlp = 1u << (23 - T::kMantissaBits - 1);
     u = (u + kHalfUlp) & 0xFF80'0000u;
   }
-  if (!isfinite(amax) || !isfinite(__uint_as_float(u))) return 0xFFu;
+  if (!std::isfinite(amax) || !std::isfinite(bits_float(u))) return 0xFFu;
   int e = static_cast<int>((u >> 23) & 0xFFu) - 127;
   if (mode == E8M0Mode::kCeil && (u & 0x7F'FFFFu) != 0) e += 1;
   int s = e - T::kMaxExponent;
@@ -103,8 +109,8 @@ __device__ inline std::uint32_t mx_scale_code(float amax, E8M0Mode mode) {
 }
 
 // 2^(127 - e) as fp32: e = 255 -> NaN, else decode_e8m0(254 - e).
-__device__ inline float mx_multiplier(std::uint32_t e) {
-  return e == 0xFFu ? __uint_as_float(0x7FC0'0000u) : decode_e8m0(254u - e);
+FP8LAB_HD inline float mx_multiplier(std::uint32_t e) {
+  return e == 0xFFu ? bits_float(0x7FC0'0000u) : decode_e8m0(254u - e);
 }
 
 }  // namespace fp8lab::gpu::scaling
