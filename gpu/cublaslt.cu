@@ -28,7 +28,12 @@ constexpr std::size_t kWorkspaceBytes = 32u << 20;
 }  // namespace
 
 const char* to_string(CublasLtScaling scaling) {
-  return scaling == CublasLtScaling::kTensorwise ? "tensorwise" : "rowwise";
+  switch (scaling) {
+    case CublasLtScaling::kTensorwise: return "tensorwise";
+    case CublasLtScaling::kRowwise: return "rowwise";
+    case CublasLtScaling::kBlock: return "block 1x128 x 128x128";
+  }
+  return "?";
 }
 
 struct CublasLtFp8Gemm::State {
@@ -62,12 +67,16 @@ CublasLtFp8Gemm::CublasLtFp8Gemm(const CublasLtGemmShape& shape) : shape_(shape)
   check(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb), "set TRANSB", context);
   const std::int8_t fast = shape.fast_accum ? 1 : 0;
   check(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast), "set FAST_ACCUM", context);
-  const std::int32_t mode = shape.scaling == CublasLtScaling::kTensorwise
-                                ? CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F
-                                : CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
-  check(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode), "set A_SCALE_MODE", context);
-  check(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode), "set B_SCALE_MODE", context);
-  // Scale pointers are set per run; give the heuristic non-null placeholders of the right kind.
+  // cuBLASLt's A is our B (the weight), its B our A (see the file comment).
+  std::int32_t lt_a_mode = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, lt_b_mode = lt_a_mode;
+  if (shape.scaling == CublasLtScaling::kRowwise) {
+    lt_a_mode = lt_b_mode = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+  } else if (shape.scaling == CublasLtScaling::kBlock) {
+    lt_a_mode = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+    lt_b_mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+  }
+  check(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &lt_a_mode, sizeof lt_a_mode), "set A_SCALE_MODE", context);
+  check(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &lt_b_mode, sizeof lt_b_mode), "set B_SCALE_MODE", context);
   const auto k = static_cast<std::uint64_t>(shape.k);
   check(cublasLtMatrixLayoutCreate(&s.a, fp8_type(shape.b_format), k, static_cast<std::uint64_t>(shape.n), shape.k), "layout A'", context);
   check(cublasLtMatrixLayoutCreate(&s.b, fp8_type(shape.a_format), k, static_cast<std::uint64_t>(shape.m), shape.k), "layout B'", context);

@@ -8,6 +8,13 @@
 // Scales are dequantization factors (scale_inv), as cuBLASLt's A/B_SCALE_POINTER expect (§2.2):
 //   kTensorwise: one float per operand (CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F)
 //   kRowwise:    M floats for A, N for B (OUTER_VEC_32F, sm_90 with cuBLAS >= 12.9)
+//   kBlock:      DeepSeek-V3 / TE Float8BlockScaling: A (activations) 1x128 blocks (VEC128_32F),
+//                B (weights) 128x128 tiles (BLK128x128_32F); cuBLAS 12.9+, sm_90. Layouts as the
+//                cuBLAS documentation and torch._scaled_mm describe them (tensorcore-and-papers.md
+//                §2.3, §2.5): A's scales outer-dimension-major, [ceil(K/128)][M]; B's
+//                [ceil(N/128)][ceil(K/128)] with K contiguous (use K a multiple of 512 so that no
+//                row padding question arises). Not validated on a GPU when written: the peer
+//                check reports what it measures.
 // fast_accum = CUBLASLT_MATMUL_DESC_FAST_ACCUM (TE: use_split_accumulator = !fast_accum, §2.4).
 #pragma once
 
@@ -21,7 +28,7 @@
 
 namespace fp8lab::gpu {
 
-enum class CublasLtScaling : std::uint8_t { kTensorwise, kRowwise };
+enum class CublasLtScaling : std::uint8_t { kTensorwise, kRowwise, kBlock };
 const char* to_string(CublasLtScaling scaling);
 
 struct CublasLtGemmShape {

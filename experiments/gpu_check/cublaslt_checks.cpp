@@ -3,6 +3,7 @@
 #if FP8LAB_HAVE_CUDA
 #include <bit>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
 #include "sim/gemm/gemm.hpp"
+#include "sim/scaling/block.hpp"
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/rowwise.hpp"
 
@@ -24,6 +26,8 @@ struct Shape {
   std::int64_t m, n, k;
 };
 constexpr Shape kShapes[] = {{16, 16, 16}, {64, 48, 96}, {128, 256, 1024}, {256, 128, 4096}};
+// Block scaling: K a multiple of 512 (ceil(K/128) a multiple of 4, see gpu/cublaslt.hpp).
+constexpr Shape kBlockShapes[] = {{128, 128, 512}, {256, 384, 1024}, {128, 256, 4096}};
 
 std::vector<float> values(std::size_t n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -33,19 +37,25 @@ std::vector<float> values(std::size_t n, std::uint64_t seed) {
   return x;
 }
 
-enum class Scales { kPow2Tensorwise, kTeTensorwise, kRowwise };
+enum class Scales { kPow2Tensorwise, kTeTensorwise, kRowwise, kBlock };
 const char* name(Scales s) {
   switch (s) {
     case Scales::kPow2Tensorwise: return "tensorwise pow2";
     case Scales::kTeTensorwise: return "tensorwise te";
     case Scales::kRowwise: return "rowwise";
+    case Scales::kBlock: return "block 1x128 x 128x128";
   }
   return "?";
 }
 
 sim::QuantizedTensor quantize(const std::vector<float>& x, std::int64_t rows, std::int64_t cols,
-                              Format f, Scales s) {
+                              Format f, Scales s, bool weight) {
   switch (s) {
+    case Scales::kBlock: {
+      sim::scaling::BlockScalingConfig config;
+      config.block = weight ? sim::scaling::kBlock128x128 : sim::scaling::kBlock1x128;
+      return sim::scaling::quantize_block_te(x, rows, cols, f, config).tensor;
+    }
     case Scales::kPow2Tensorwise: return sim::scaling::quantize_current_te(x, rows, cols, f, true).tensor;
     case Scales::kTeTensorwise: return sim::scaling::quantize_current_te(x, rows, cols, f).tensor;
     case Scales::kRowwise:
@@ -59,7 +69,7 @@ sim::QuantizedTensor quantize(const std::vector<float>& x, std::int64_t rows, st
 std::vector<CheckResult> check_cublaslt_peer() {
   std::vector<CheckResult> results;
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (const Scales scales : {Scales::kPow2Tensorwise, Scales::kTeTensorwise, Scales::kRowwise}) {
+  for (const Scales scales : {Scales::kPow2Tensorwise, Scales::kTeTensorwise, Scales::kRowwise, Scales::kBlock}) {
     for (const bool fast : {false, true}) {
       for (const sim::Accumulation model :
            {fast ? sim::Accumulation::kHopperFastAccum : sim::Accumulation::kHopperSplitAccumulator,
@@ -69,12 +79,13 @@ std::vector<CheckResult> check_cublaslt_peer() {
         r.kernel = std::string("cublaslt ") + name(scales) + (fast ? " fast_accum" : " split_acc") +
                    " vs " + sim::to_string(model);
         std::uint64_t seed = 11;
-        for (const Shape& s : kShapes) {
+        const bool block = scales == Scales::kBlock;
+        for (const Shape& s : block ? std::span<const Shape>(kBlockShapes) : std::span<const Shape>(kShapes)) {
           for (const Format b_format : {Format::E4M3, Format::E5M2}) {
             const auto xa = values(static_cast<std::size_t>(s.m * s.k), seed++);
             const auto xb = values(static_cast<std::size_t>(s.n * s.k), seed++);
-            const sim::QuantizedTensor ta = quantize(xa, s.m, s.k, Format::E4M3, scales);
-            const sim::QuantizedTensor tb = quantize(xb, s.n, s.k, b_format, scales);
+            const sim::QuantizedTensor ta = quantize(xa, s.m, s.k, Format::E4M3, scales, false);
+            const sim::QuantizedTensor tb = quantize(xb, s.n, s.k, b_format, scales, true);
             sim::GemmOptions options;
             options.accumulation = model;
             options.threads = threads;
@@ -86,13 +97,23 @@ std::vector<CheckResult> check_cublaslt_peer() {
             shape.k = s.k;
             shape.a_format = Format::E4M3;
             shape.b_format = b_format;
-            shape.scaling = scales == Scales::kRowwise ? gpu::CublasLtScaling::kRowwise
-                                                       : gpu::CublasLtScaling::kTensorwise;
+            shape.scaling = block ? gpu::CublasLtScaling::kBlock
+                            : scales == Scales::kRowwise ? gpu::CublasLtScaling::kRowwise
+                                                         : gpu::CublasLtScaling::kTensorwise;
+            // A's 1x128 scales go outer-dimension-major ([K/128][M]); B's 128x128 stay
+            // [N/128][K/128] with K contiguous (gpu/cublaslt.hpp).
+            std::vector<float> a_scales = ta.scale_inv;
+            if (block) {
+              const std::size_t kb = static_cast<std::size_t>(ta.scale_cols()), m = static_cast<std::size_t>(s.m);
+              for (std::size_t i = 0; i < m; ++i) {
+                for (std::size_t j = 0; j < kb; ++j) a_scales[j * m + i] = ta.scale_inv[i * kb + j];
+              }
+            }
             shape.fast_accum = fast;
             try {
               gpu::CublasLtFp8Gemm gemm(shape);
               gpu::DeviceBuffer<std::uint8_t> da(ta.data), db(tb.data);
-              gpu::DeviceBuffer<float> dsa(ta.scale_inv), dsb(tb.scale_inv), dout(expected.size());
+              gpu::DeviceBuffer<float> dsa(a_scales), dsb(tb.scale_inv), dout(expected.size());
               gemm.run(da.get(), dsa.get(), db.get(), dsb.get(), dout.get());
               FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
               const std::vector<float> actual = dout.download();
