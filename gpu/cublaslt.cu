@@ -36,12 +36,22 @@ const char* to_string(CublasLtScaling scaling) {
   return "?";
 }
 
+// Owns every cuBLASLt object, so that a constructor that throws half way releases what it made.
 struct CublasLtFp8Gemm::State {
   cublasLtHandle_t handle = nullptr;
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algo{};
   void* workspace = nullptr;
+
+  ~State() {
+    if (workspace != nullptr) cudaFree(workspace);
+    if (d != nullptr) cublasLtMatrixLayoutDestroy(d);
+    if (b != nullptr) cublasLtMatrixLayoutDestroy(b);
+    if (a != nullptr) cublasLtMatrixLayoutDestroy(a);
+    if (desc != nullptr) cublasLtMatmulDescDestroy(desc);
+    if (handle != nullptr) cublasLtDestroy(handle);
+  }
 };
 
 std::string CublasLtFp8Gemm::describe() const {
@@ -67,6 +77,7 @@ CublasLtFp8Gemm::CublasLtFp8Gemm(const CublasLtGemmShape& shape) : shape_(shape)
   check(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb), "set TRANSB", context);
   const std::int8_t fast = shape.fast_accum ? 1 : 0;
   check(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast), "set FAST_ACCUM", context);
+#if CUBLAS_VERSION >= 120900
   // cuBLASLt's A is our B (the weight), its B our A (see the file comment).
   std::int32_t lt_a_mode = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, lt_b_mode = lt_a_mode;
   if (shape.scaling == CublasLtScaling::kRowwise) {
@@ -77,6 +88,13 @@ CublasLtFp8Gemm::CublasLtFp8Gemm(const CublasLtGemmShape& shape) : shape_(shape)
   }
   check(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &lt_a_mode, sizeof lt_a_mode), "set A_SCALE_MODE", context);
   check(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &lt_b_mode, sizeof lt_b_mode), "set B_SCALE_MODE", context);
+#else
+  // Older cuBLAS: tensorwise scales only (the scale-mode attributes arrived with 12.8/12.9).
+  if (shape.scaling != CublasLtScaling::kTensorwise) {
+    throw std::runtime_error("cuBLASLt " + std::to_string(CUBLAS_VERSION) + " has no " +
+                             to_string(shape.scaling) + " FP8 scaling (needs cuBLAS >= 12.9) for " + context);
+  }
+#endif
   const auto k = static_cast<std::uint64_t>(shape.k);
   check(cublasLtMatrixLayoutCreate(&s.a, fp8_type(shape.b_format), k, static_cast<std::uint64_t>(shape.n), shape.k), "layout A'", context);
   check(cublasLtMatrixLayoutCreate(&s.b, fp8_type(shape.a_format), k, static_cast<std::uint64_t>(shape.m), shape.k), "layout B'", context);
@@ -101,15 +119,7 @@ CublasLtFp8Gemm::CublasLtFp8Gemm(const CublasLtGemmShape& shape) : shape_(shape)
   FP8LAB_CUDA_CHECK(cudaMalloc(&s.workspace, kWorkspaceBytes));
 }
 
-CublasLtFp8Gemm::~CublasLtFp8Gemm() {
-  State& s = *state_;
-  if (s.workspace != nullptr) cudaFree(s.workspace);
-  if (s.d != nullptr) cublasLtMatrixLayoutDestroy(s.d);
-  if (s.b != nullptr) cublasLtMatrixLayoutDestroy(s.b);
-  if (s.a != nullptr) cublasLtMatrixLayoutDestroy(s.a);
-  if (s.desc != nullptr) cublasLtMatmulDescDestroy(s.desc);
-  if (s.handle != nullptr) cublasLtDestroy(s.handle);
-}
+CublasLtFp8Gemm::~CublasLtFp8Gemm() = default;
 
 void CublasLtFp8Gemm::run(const std::uint8_t* a, const float* a_scale_inv, const std::uint8_t* b,
                           const float* b_scale_inv, void* out, cudaStream_t stream) {
