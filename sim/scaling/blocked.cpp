@@ -10,44 +10,32 @@ namespace fp8lab::sim::scaling {
 namespace {
 
 // The walk: bands of block.rows rows. Pass 1 sweeps the band row by row (contiguous, so N x 1
-// blocks cost the same as 1 x N) and accumulates each block's amax and NaN count. The rule turns
-// them into scales. Pass 2 forms y = RN(x * s_block) per row and hands the row to
+// blocks cost the same as 1 x N) and accumulates each block's amax and whether it holds a NaN. The
+// rule turns them into scales. Pass 2 forms y = RN(x * s_block) per row and hands the row to
 // sim::quantize with scale 1.0: RN(y * 1) = y exactly (NaN, ±0, ±Inf and subnormals included), so
 // the codes are those of quantize(x_block, s_block). Two counts need the original x, not y:
 // the amax (max |x|), and underflow where x != 0 but y = RN(x * s) is already 0 (quantize sees a
 // zero there and does not count it).
 struct BandAccumulator {
-  std::vector<float> amax;         // per block of the band, NaN ignored (as fmaxf)
-  std::vector<std::uint32_t> nans; // per block of the band
+  std::vector<float> amax;           // per block of the band, NaN ignored (as fmaxf)
+  std::vector<std::uint8_t> has_nan; // per block of the band
 
   void reset(std::size_t blocks) {
     amax.assign(blocks, 0.0f);
-    nans.assign(blocks, 0);
+    has_nan.assign(blocks, 0);
   }
-  // a > m ? a : m with a = |v| skips NaN exactly like fmaxf(m, a) for m >= 0. Eight independent
-  // lanes (an elementwise loop the compiler vectorizes; a single running max it does not), folded
-  // at the end: the max of non-NaN values does not depend on the order.
-  static void accumulate(const float* run, std::size_t n, float& m, std::uint32_t& nan_count) {
-    constexpr std::size_t kLanes = 8;
-    float lane[kLanes] = {};
-    std::uint32_t lane_nans[kLanes] = {};
-    std::size_t k = 0;
-    for (; k + kLanes <= n; k += kLanes) {
-      for (std::size_t l = 0; l < kLanes; ++l) {
-        const float v = run[k + l];
-        const float a = std::fabs(v);
-        lane[l] = a > lane[l] ? a : lane[l];
-        lane_nans[l] += static_cast<std::uint32_t>(v != v);
-      }
-    }
-    for (; k < n; ++k) {
-      const float a = std::fabs(run[k]);
-      lane[0] = a > lane[0] ? a : lane[0];
-      lane_nans[0] += static_cast<std::uint32_t>(run[k] != run[k]);
-    }
-    for (std::size_t l = 0; l < kLanes; ++l) {
-      m = lane[l] > m ? lane[l] : m;
-      nan_count += lane_nans[l];
+  // One contiguous run of a block (sim::amax is the vectorized fmaxf reduction).
+  void add_run(std::size_t block, std::span<const float> run) {
+    amax[block] = std::fmax(amax[block], sim::amax(run));
+    has_nan[block] = static_cast<std::uint8_t>(has_nan[block] | (contains_nan(run) ? 1 : 0));
+  }
+  // One element per block (N x 1 blocks): elementwise over the row, which vectorizes. For
+  // m >= 0, a > m ? a : m skips a NaN a exactly like fmaxf(m, a).
+  void add_row_of_columns(const float* row, std::size_t n) {
+    for (std::size_t c = 0; c < n; ++c) {
+      const float a = std::fabs(row[c]);
+      amax[c] = a > amax[c] ? a : amax[c];
+      has_nan[c] = static_cast<std::uint8_t>(has_nan[c] | (row[c] != row[c] ? 1 : 0));
     }
   }
 };
@@ -111,22 +99,18 @@ QuantizeResult quantize_blocked(const char* function, std::span<const float> x, 
     band.reset(scale_cols);
     for (std::int64_t r = r0; r < r1; ++r) {
       const float* row = x.data() + static_cast<std::size_t>(r) * ucols;
-      if (bc == 1) {  // one block per column: accumulate across the row, element by element
-        for (std::size_t c = 0; c < ucols; ++c) {
-          const float a = std::fabs(row[c]);
-          band.amax[c] = a > band.amax[c] ? a : band.amax[c];
-          band.nans[c] += static_cast<std::uint32_t>(row[c] != row[c]);
-        }
+      if (bc == 1) {
+        band.add_row_of_columns(row, ucols);
       } else {
         for (std::size_t j = 0; j < scale_cols; ++j) {
           const std::size_t c0 = j * bc;
-          BandAccumulator::accumulate(row + c0, std::min(bc, ucols - c0), band.amax[j], band.nans[j]);
+          band.add_run(j, std::span<const float>(row + c0, std::min(bc, ucols - c0)));
         }
       }
     }
     const std::size_t first = static_cast<std::size_t>(bi) * scale_cols;
     for (std::size_t j = 0; j < scale_cols; ++j) {
-      const BlockScale bs = rule(band.amax[j], band.nans[j] != 0);
+      const BlockScale bs = rule(band.amax[j], band.has_nan[j] != 0);
       t.scale[first + j] = bs.scale;
       t.scale_inv[first + j] = bs.scale_inv;
       if (store_e8m0) t.scale_e8m0[first + j] = bs.e8m0;
