@@ -199,13 +199,29 @@ TEST_CASE("ACCELERATE_FP8_* environment errors", "[recipes][validation]") {
       {"unknown format", "ACCELERATE_FP8_FORMAT=e5m",
        "environment: ACCELERATE_FP8_FORMAT: unknown value 'e5m'; accepted: HYBRID, E4M3, E5M2 "
        "(did you mean 'E5M2'?)"},
+      {"MXFP8 with a history length",
+       "ACCELERATE_FP8_USE_MXFP8_BLOCK_SCALING=1 ACCELERATE_FP8_AMAX_HISTORY_LEN=16",
+       "environment: ACCELERATE_FP8_AMAX_HISTORY_LEN: is not supported for MXFP8 block scaling "
+       "(accelerate raises ValueError); value '16'; accepted: 1024 (accelerate's default, never "
+       "forwarded), or use_mxfp8_block_scaling: false"},
+      {"lowercase backend (what `accelerate launch --fp8_backend te` exports)",
+       "ACCELERATE_FP8_BACKEND=te",
+       "environment: ACCELERATE_FP8_BACKEND: unknown backend (accelerate's FP8BackendType is "
+       "case-sensitive) 'te'; accepted: TE, AO (did you mean 'TE'?)"},
       {"zero history", "ACCELERATE_FP8_AMAX_HISTORY_LEN=0",
        "environment: ACCELERATE_FP8_AMAX_HISTORY_LEN: must be at least 1, got '0'; accepted: an "
        "integer >= 1"},
   };
-  check_messages(cases, [](const std::string& assignment) {
-    const auto eq = assignment.find('=');
-    (void)read_accelerate_env({{assignment.substr(0, eq), assignment.substr(eq + 1)}});
+  check_messages(cases, [](const std::string& assignments) {
+    std::map<std::string, std::string> env;  // "K=V K=V"
+    std::size_t start = 0;
+    while (start < assignments.size()) {
+      const std::size_t end = std::min(assignments.find(' ', start), assignments.size());
+      const std::string one = assignments.substr(start, end - start);
+      env[one.substr(0, one.find('='))] = one.substr(one.find('=') + 1);
+      start = end + 1;
+    }
+    (void)read_accelerate_env(env);
   });
 }
 
