@@ -107,6 +107,11 @@ std::string stable_hash(const std::string& text) {
   return fmt::format("{:016x}", h);
 }
 
+std::string run_key(const std::string& canonical_text, const std::string& workload,
+                    std::int64_t seed) {
+  return fmt::format("{};workload={};seed={}", canonical_text, workload, seed);
+}
+
 std::string assignment_text(const Sweep& sweep, const RequestedCombination& r) {
   std::string out;
   for (std::size_t p = 0; p < sweep.parameters.size(); ++p) {
@@ -129,6 +134,10 @@ std::string run_text(const Sweep& sweep, const SweepRun& run) {
 }
 
 }  // namespace
+
+std::string sweep_run_id(const Recipe& recipe, const std::string& workload, std::int64_t seed) {
+  return stable_hash(run_key(canonical_string(canonicalize(recipe).recipe), workload, seed));
+}
 
 Sweep parse_sweep_text(const std::string& text, const std::string& file) {
   const YAML::Node root = detail::load_yaml_text(text, file);
@@ -281,7 +290,6 @@ SweepExpansion expand(const Sweep& sweep) {
   out.requested.reserve(static_cast<std::size_t>(total));
   for (const auto& workload : sweep.workloads) {
     for (const std::int64_t seed : sweep.seeds) {
-      const std::string suffix = fmt::format(";workload={};seed={}", workload, seed);
       for (const auto& c : combinations) {
         RequestedCombination request;
         request.value_index = c.value_index;
@@ -289,7 +297,7 @@ SweepExpansion expand(const Sweep& sweep) {
         request.seed = seed;
         request.recipe = c.requested;
         request.reasons = c.canonical.reasons;
-        const std::string key = c.canonical_text + suffix;
+        const std::string key = run_key(c.canonical_text, workload, seed);
         const auto [it, inserted] = run_of.try_emplace(key, out.runs.size());
         if (inserted) {
           out.runs.push_back({c.canonical.recipe, workload, seed, stable_hash(key), {}});

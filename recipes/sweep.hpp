@@ -84,6 +84,11 @@ struct SweepExpansion {
   std::vector<SweepRun> runs;
 };
 
+// The id expand() gives the run that stands for (recipe, workload, seed): FNV-1a 64 (16 hex
+// digits) of canonical_string(canonicalize(recipe).recipe) + ";workload=<w>;seed=<s>". For
+// `fp8lab run` of a single recipe, so that it files its result under the sweep's id.
+std::string sweep_run_id(const Recipe& recipe, const std::string& workload, std::int64_t seed);
+
 Sweep read_sweep(const std::string& path);
 Sweep parse_sweep_text(const std::string& text, const std::string& file);
 // Throws RecipeError when a combination is invalid (e.g. an unknown value reached through `base`).
