@@ -29,7 +29,9 @@ std::uint8_t cast_fp32_to_fp8(float x, Format format, Overflow mode);
 
 // fp32 -> E4M3 / E5M2 with stochastic rounding: add the low (23 - mantissa bits, more for target
 // subnormals) bits of `random_bits` below the kept mantissa of |x|, then truncate. Rounds up with
-// probability equal to the discarded fraction, so E[decode(q)] = x for in-range x.
+// probability equal to the discarded fraction, so E[decode(q)] = x for in-range x, with one
+// exception: when 32 or more bits would be dropped (|x| < 2^(emin_subnormal - 8), E4M3 2^-17,
+// E5M2 2^-24) the result is ±0, a bias below 2^-8 of the smallest subnormal.
 std::uint8_t cast_fp32_to_fp8_stochastic(float x, Format format, Overflow mode,
                                          std::uint32_t random_bits);
 

@@ -1,7 +1,8 @@
 // Bulk quantize: the hot loop of every scaling recipe. q[i] = cast(RN(x[i] * scale)), fused with
-// amax of the unscaled input (NaN ignored, as fmaxf) and the statistics reports need. Vectorized
-// with Highway (runtime dispatch: SSE4 / AVX2 / AVX-512); bit-identical to the scalar casts of
-// sim/cast.hpp, which the tests check.
+// amax of the unscaled input (NaN ignored, as CUDA's fmaxf: amax_update) and the statistics
+// reports need. Vectorized with Highway (runtime dispatch: SSSE3 / SSE4 / AVX2 / AVX-512);
+// bit-identical to the reference:: loops over the scalar casts of sim/cast.hpp, which
+// tests/sim/quantize_bulk_test.cpp (every target) and quantize_bulk_exhaustive_test (2^32) check.
 #pragma once
 
 #include <cmath>
@@ -32,7 +33,9 @@ struct QuantizeStats {
   // (E4M3: 448 < |y| <= 464) is an ordinary rounding, not counted.
   std::uint64_t saturated = 0;
   std::uint64_t underflowed = 0; // x != 0 and not NaN, but the code is ±0
-  std::uint64_t nan = 0;         // codes that are NaN (NaN inputs, and E4M3 nosat overflow)
+  // codes that are NaN: NaN y (NaN x, or ±Inf * 0), E4M3 overflow under nosat, E4M3 ±Inf under
+  // sat_keep_inf
+  std::uint64_t nan = 0;
 
   // Merges the statistics of another part of the same tensor (amax as amax_update, counts added).
   void merge(const QuantizeStats& other);
@@ -52,7 +55,7 @@ QuantizeStats quantize_stochastic(std::span<const float> x, float scale, Format 
                                   Overflow mode, std::uint64_t seed, std::uint64_t stream,
                                   std::uint64_t first_index, std::span<std::uint8_t> out);
 
-// max |x| over non-NaN elements (fmaxf semantics), 0 for an empty or all-NaN span.
+// max |x| over non-NaN elements (amax_update), 0 for an empty or all-NaN span.
 float amax(std::span<const float> x);
 float amax_bf16(std::span<const std::uint16_t> x);
 

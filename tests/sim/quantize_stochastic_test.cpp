@@ -144,3 +144,20 @@ TEST_CASE("stochastic rounding is unbiased: P(round up) = distance fraction, wit
     }
   }
 }
+
+TEST_CASE("stochastic cast: below 2^(emin_subnormal - 8) nothing rounds up (documented limit)") {
+  // cast.hpp: with 32 random bits, a value whose significand would be shifted by 32 or more has no
+  // random bit left to reach the smallest subnormal. 2^(emin_sub - 8) is the smallest power of two
+  // that can still round up (with all random bits set); half of it cannot.
+  for (const Format format : kFormats) {
+    const int emin_sub = spec(format).min_subnormal_exponent();
+    const float lowest_that_can = std::ldexp(1.0f, emin_sub - 8);
+    INFO(spec(format).name);
+    // Its significand 2^23 is shifted by 31: it rounds up exactly when the low 31 random bits are
+    // >= 2^31 - 2^23, i.e. with probability 2^-8 = its distance to 0 in smallest subnormals.
+    CHECK(cast_fp32_to_fp8_stochastic(lowest_that_can, format, Overflow::kSatFinite, 0x7F80'0000u) == 0x01);
+    CHECK(cast_fp32_to_fp8_stochastic(lowest_that_can, format, Overflow::kSatFinite, 0x7F7F'FFFFu) == 0x00);
+    CHECK(cast_fp32_to_fp8_stochastic(lowest_that_can / 2.0f, format, Overflow::kSatFinite, ~0u) == 0x00);
+    CHECK(cast_fp32_to_fp8_stochastic(-lowest_that_can / 2.0f, format, Overflow::kSatFinite, ~0u) == 0x80);
+  }
+}
