@@ -92,7 +92,12 @@ std::int64_t as_int(const YAML::Node& node, const Site& site, const std::string&
   }
   const auto value = parse_python_int(node.Scalar());
   if (!value) {
-    throw RecipeError(site, field, node.Scalar(), "wrong type: expected an integer, got",
+    const bool digits_only =
+        !node.Scalar().empty() &&
+        node.Scalar().find_first_not_of("+-0123456789_ ") == std::string::npos;
+    throw RecipeError(site, field, node.Scalar(),
+                      digits_only ? "out of the 64-bit integer range:"
+                                  : "wrong type: expected an integer, got",
                       accepted);
   }
   return *value;

@@ -310,6 +310,10 @@ TEST_CASE("explain prints the recipe, the TE-effective recipe and every quirk",
   CHECK(text.find("- interval: asked 2 -> 1 (the scale is recomputed every step)") !=
         std::string::npos);
   CHECK(text.find("- amax_compute_algo: asked most_recent -> max") != std::string::npos);
+  const std::string env = explain_environment(
+      {{"ACCELERATE_FP8_BACKEND", "TE"}, {"ACCELERATE_FP8_MARGIN", "2"}, {"PATH", "/bin"}});
+  CHECK(env.find("accelerate settings from the ACCELERATE_FP8_* environment") == 0);
+  CHECK(env.find("DelayedScaling(margin=2)") != std::string::npos);
   const std::string recipe = explain_text("scaling: current\n", "cur.yaml");
   CHECK(recipe.find("fp8lab recipe file cur.yaml") == 0);
   CHECK(recipe.find("Float8CurrentScaling") != std::string::npos);

@@ -62,6 +62,9 @@ TEST_CASE("recipe file errors", "[recipes][validation]") {
       {"missing value", "margin:\n",
        "r.yaml:1: margin: wrong type: expected an integer, got 'nothing (null)'; accepted: an "
        "integer >= 0"},
+      {"integer too large", "amax_history_len: 99999999999999999999\n",
+       "r.yaml:1: amax_history_len: out of the 64-bit integer range: '99999999999999999999'; "
+       "accepted: an integer >= 1"},
       {"negative margin", "margin: -1\n",
        "r.yaml:1: margin: must not be negative, got '-1'; accepted: an integer >= 0"},
       {"zero history length", "amax_history_len: 0\n",
