@@ -249,7 +249,11 @@ def ulp_histogram(check) -> pd.DataFrame:
     """Mismatches per kernel (rows) by ULP distance bucket (columns '0', '1', '2-3', ...), for
     the kernels that have any."""
     def bucket(width):
-        return str(width) if width <= 1 else f"{2 ** (width - 1)}..{2 ** width - 1}"
+        if width <= 1:
+            return str(width)
+        if width <= 4:
+            return f"{2 ** (width - 1)}..{2 ** width - 1}"
+        return f"2^{width - 1}..2^{width}-1"
     rows = {k["kernel"]: k["ulp_bit_width_counts"] for k in check["kernels"] if k["mismatches"]}
     frame = pd.DataFrame.from_dict(rows, orient="index",
                                    columns=[bucket(w) for w in range(33)])
