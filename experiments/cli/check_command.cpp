@@ -2,7 +2,8 @@
 // printed as a table (kernel, cases, values, mismatches, max ULP). Exit status: 0 when every
 // deterministic kernel matched bit for bit, 1 on any mismatch, 77 when there is no usable CUDA
 // device (or fp8lab was built without CUDA), with the reason printed. Peers (cuBLASLt) are
-// reported with their distance from the models and never fail the command.
+// reported with their distance from the models and never fail the command: cuBLASLt directly,
+// and torch._scaled_mm through LibTorch.
 //
 // --json FILE also writes the outcome as JSON (schema "fp8lab.check", notebooks/README.md) for
 // notebooks/gpu_vs_reference.ipynb, whatever the outcome: a run without a GPU is recorded as
@@ -20,6 +21,7 @@
 
 #if FP8LAB_HAVE_CUDA
 #include "experiments/gpu_check/checks.hpp"
+#include "experiments/gpu_check/torch_checks.hpp"
 #include "gpu/device.hpp"
 #endif
 
@@ -64,7 +66,10 @@ int run_check(bool exhaustive, bool peers, nlohmann::json& document) {
   add(gpu_check::check_scaling_quantizers());
   add(gpu_check::check_gemm_models());
   if (exhaustive) add(gpu_check::check_casts_all_inputs(false));
-  if (peers) add(gpu_check::check_cublaslt_peer());
+  if (peers) {
+    add(gpu_check::check_cublaslt_peer());
+    add(gpu_check::check_torch_scaled_mm_peer());
+  }
 
   std::printf("\n%-58s %7s %12s %11s %9s %10s  %s\n", "kernel", "cases", "values", "mismatches",
               "max ulp", "mean ulp", "status");
@@ -96,7 +101,8 @@ void add_check_command(CLI::App& app) {
       "check", "Run every GPU kernel against sim/ on random and adversarial tensors (exit 77 without a GPU)");
   static bool no_exhaustive = false, no_peers = false;
   command->add_flag("--no-exhaustive", no_exhaustive, "Skip the all-2^32-inputs cast check");
-  command->add_flag("--no-peers", no_peers, "Skip the cuBLASLt comparison with the models");
+  command->add_flag("--no-peers", no_peers,
+                    "Skip the cuBLASLt and torch._scaled_mm comparisons with the models");
   static std::string json_path;
   command->add_option("--json", json_path,
                       "Also write the outcome as JSON to this file (for notebooks/gpu_vs_reference.ipynb)");
