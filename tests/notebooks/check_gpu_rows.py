@@ -8,14 +8,11 @@ ULP histogram run here too, and checks what they print and draw.
 """
 import json
 import os
-import re
 import sys
 import tempfile
 from pathlib import Path
 
-import nbformat
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
+from execute_notebooks import execute_notebook
 
 
 def kernel(name, mismatches_by_width, peer=False):
@@ -52,13 +49,9 @@ def main():
         check.write_text(json.dumps(FIXTURE), encoding="utf-8")
         os.environ["FP8LAB_RESULTS_DIR"] = str(results.resolve())
         os.environ["FP8LAB_CHECK_JSON"] = str(check)
-        notebook = nbformat.read(path, as_version=4)
-        client = NotebookClient(notebook, timeout=300, kernel_name="python3",
-                                resources={"metadata": {"path": str(notebooks)}})
-        try:
-            client.execute()
-        except CellExecutionError as error:
-            sys.exit(f"FAIL {path.name} on the fixture:\n" + re.sub(r"\x1b\[[0-9;]*m", "", str(error)))
+        notebook, error = execute_notebook(path)
+        if error is not None:
+            sys.exit(f"FAIL {path.name} on the fixture:\n{error}")
     text = "".join(o.get("text", "") for c in notebook.cells if c.cell_type == "code"
                    for o in c.outputs)
     images = sum("image/png" in o.get("data", {}) for c in notebook.cells if c.cell_type == "code"

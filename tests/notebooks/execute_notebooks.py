@@ -2,7 +2,7 @@
 (FP8LAB_RESULTS_DIR for the kernel); exit status 1 if any cell of any notebook raised.
 
 The executed copies go to --executed (outputs included) for reading after a failure; the committed
-notebooks are not touched.
+notebooks are not touched. execute_notebook() is shared with the other notebook tests.
 """
 import argparse
 import os
@@ -15,26 +15,22 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+# The "python3" kernel of the Python running this script (its .venv), even where the user has a
+# kernel of that name of their own.
+os.environ.setdefault("JUPYTER_PREFER_ENV_PATH", "1")
 
-def execute(path, executed_dir):
+
+def execute_notebook(path):
+    """Runs the notebook at `path` in its own folder with the current environment. Returns the
+    executed notebook and the error's text (None when every cell ran)."""
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(notebook, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
-    start = time.monotonic()
+                            resources={"metadata": {"path": str(Path(path).parent)}})
     try:
         client.execute()
-        error = None
-    except CellExecutionError as failure:
-        error = failure
-    if executed_dir:
-        nbformat.write(notebook, executed_dir / path.name)
-    seconds = time.monotonic() - start
-    if error is not None:
-        text = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # the traceback's terminal colours
-        print(f"FAIL {path.name} ({seconds:.1f} s):\n{text}", flush=True)
-        return False
-    print(f"ok   {path.name}: {len(notebook.cells)} cells in {seconds:.1f} s", flush=True)
-    return True
+        return notebook, None
+    except CellExecutionError as error:
+        return notebook, re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # no terminal colours
 
 
 def main():
@@ -50,8 +46,19 @@ def main():
     if args.executed:
         args.executed.mkdir(parents=True, exist_ok=True)
     print(f"executing {len(paths)} notebooks against {args.results}", flush=True)
-    passed = [execute(path, args.executed) for path in paths]
-    sys.exit(0 if all(passed) else 1)
+    failed = 0
+    for path in paths:
+        start = time.monotonic()
+        notebook, error = execute_notebook(path)
+        seconds = time.monotonic() - start
+        if args.executed:
+            nbformat.write(notebook, args.executed / path.name)
+        if error is None:
+            print(f"ok   {path.name}: {len(notebook.cells)} cells in {seconds:.1f} s", flush=True)
+        else:
+            failed += 1
+            print(f"FAIL {path.name} ({seconds:.1f} s):\n{error}", flush=True)
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":
