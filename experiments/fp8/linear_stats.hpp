@@ -27,11 +27,12 @@ struct OperandStats {
   std::uint64_t nan = 0;
   // SQNR over elements whose input and dequantized value x̂ = RN(decode(q) * scale_inv) are
   // finite (as sim::scaling::tensor_stats): signal = Σ x², noise = Σ (x - x̂)², in float64.
+  std::uint64_t sqnr_elements = 0;
   double signal_energy = 0.0;
   double noise_energy = 0.0;
 
-  // 10 log10(signal / noise) in dB; +Inf when the quantization was exact, NaN when never run or
-  // the signal is 0.
+  // 10 log10(signal / noise) in dB; +Inf when the quantization was exact, NaN when no element
+  // counted (the same value as sim::scaling::tensor_stats for a single quantization).
   double sqnr_db() const;
   // amax as fmaxf, scale range as min/max, counts and energies added.
   void merge(const OperandStats& other);

@@ -1,0 +1,84 @@
+// The FP8 Linear's per-operand statistics (experiments/fp8/linear_stats.hpp) against the sim
+// layer's definition, sim::scaling::tensor_stats, on every blocked layout a Linear produces
+// (per-tensor, rowwise/columnwise, 1x128 / 128x1 / 128x128 with partial edge blocks, MX 1x32 /
+// 32x1), with NaN, Inf, zeros, saturation and underflow in the input; and the merge rules.
+#include "linear_test_support.hpp"  // first: LibTorch, then Catch2
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "experiments/fp8/linear_stats.hpp"
+#include "experiments/fp8/sim_backend.hpp"
+#include "sim/scaling/stats.hpp"
+
+namespace fp8lab::experiments {
+
+TEST_CASE("measure_quantization agrees with sim::scaling::tensor_stats", "[linear][stats]") {
+  const auto scaling = GENERATE(recipes::Scaling::delayed, recipes::Scaling::current,
+                                recipes::Scaling::rowwise, recipes::Scaling::block,
+                                recipes::Scaling::mxfp8);
+  const auto tensor = GENERATE(LinearTensor::input, LinearTensor::weight);
+  const auto role = GENERATE(GemmRole::fprop, GemmRole::dgrad, GemmRole::wgrad);
+  if ((tensor == LinearTensor::input && role == GemmRole::dgrad) ||
+      (tensor == LinearTensor::weight && role == GemmRole::wgrad)) {
+    return;  // not an operand of that GEMM
+  }
+  INFO(recipes::name(scaling) << " " << name(tensor) << " for " << name(role));
+  SimBackend backend;
+  auto state = backend.make_state(test::fp32_seq_recipe(scaling));
+  constexpr std::int64_t rows = 150, cols = 70;  // partial blocks of 32 and 128
+  torch::Tensor x = test::normal({rows, cols}, 5, 4.0);
+  x.index_put_({3, 5}, std::numeric_limits<float>::quiet_NaN());
+  x.index_put_({7, 1}, std::numeric_limits<float>::infinity());
+  x.index_put_({9, 9}, 0.0f);
+  x.index_put_({11, 2}, 1e-30f);   // underflows
+  x.index_put_({140, 60}, 1e6f);   // saturates with delayed scale 1
+  std::span<const float> values(x.const_data_ptr<float>(), static_cast<std::size_t>(x.numel()));
+  const auto result = backend.quantize(*state, tensor, role, {values, rows, cols});
+  const OperandStats mine = measure_quantization({values, rows, cols}, result);
+  const sim::scaling::TensorStats reference = sim::scaling::tensor_stats(values, result);
+  CHECK(mine.quantizations == 1);
+  CHECK(mine.amax == reference.amax);
+  CHECK(mine.scale_min == reference.scale_min);
+  CHECK(mine.scale_max == reference.scale_max);
+  CHECK(mine.count == reference.count);
+  CHECK(mine.saturated == reference.saturated);
+  CHECK(mine.underflowed == reference.underflowed);
+  CHECK(mine.nan == reference.nan);
+  CHECK(mine.underflowed > 0);
+  CHECK(mine.sqnr_db() == reference.sqnr_db);  // the same sums in the same order
+  CHECK(std::isfinite(mine.sqnr_db()));
+}
+
+TEST_CASE("OperandStats merge: fmax amax, scale range, added counts and energies",
+          "[linear][stats]") {
+  OperandStats a, b;
+  a.quantizations = 1;
+  a.amax = 2.0f;
+  a.scale_min = a.scale_max = 4.0f;
+  a.count = 10;
+  a.saturated = 1;
+  a.sqnr_elements = 10;
+  a.signal_energy = 100.0;
+  a.noise_energy = 1.0;
+  b = a;
+  b.amax = std::numeric_limits<float>::quiet_NaN();
+  b.scale_min = 0.5f;
+  b.scale_max = 0.5f;
+  b.noise_energy = 9.0;
+  OperandStats merged;
+  CHECK(std::isnan(merged.sqnr_db()));
+  merged.merge(a);
+  CHECK(merged.sqnr_db() == 20.0);
+  merged.merge(b);
+  CHECK(merged.quantizations == 2);
+  CHECK(merged.amax == 2.0f);  // NaN dropped, as fmaxf
+  CHECK(merged.scale_min == 0.5f);
+  CHECK(merged.scale_max == 4.0f);
+  CHECK(merged.count == 20);
+  CHECK(merged.saturated == 2);
+  CHECK(merged.sqnr_db() == Approx(10.0 * std::log10(200.0 / 10.0)).epsilon(1e-15));
+}
+
+}  // namespace fp8lab::experiments
