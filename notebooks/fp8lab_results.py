@@ -66,9 +66,8 @@ def results_directory(path) -> Path:
     directory = Path(path).expanduser().resolve()
     if not (directory / "results.jsonl").is_file():
         hint = ("run `fp8lab report DIR` on it first" if (directory / "runs").is_dir() else
-                "make one from the repository root with `fp8lab sweep "
-                "tests/notebooks/tiny_sweep.yaml --steps 20` (writes fp8lab-out/tiny_sweep), or "
-                "set FP8LAB_RESULTS_DIR")
+                "point FP8LAB_RESULTS_DIR (or results_dir) at the output directory of an fp8lab "
+                "sweep or run; the default is made by `scripts/test -L notebooks`")
         raise FileNotFoundError(f"{directory} holds no results.jsonl: {hint}")
     return directory
 
