@@ -16,6 +16,26 @@ namespace {
 
 constexpr int kWarps = 8;
 
+// Calls f(r, c) for every element of an nr x nc block, spread over the warp's lanes without
+// 64-bit divisions: wide blocks walk rows with the lanes along a row (coalesced), single columns
+// put the lanes on consecutive rows, other narrow blocks index with one 32-bit division.
+template <typename F>
+__device__ inline void for_each_in_block(std::int64_t nr, std::int64_t nc, int lane, F&& f) {
+  if (nc >= 32) {
+    for (std::int64_t r = 0; r < nr; ++r) {
+      for (std::int64_t c = lane; c < nc; c += 32) f(r, c);
+    }
+  } else if (nc == 1) {
+    for (std::int64_t r = lane; r < nr; r += 32) f(r, std::int64_t{0});
+  } else if (nr * nc <= 0xFFFF'FFFFll) {
+    const auto width = static_cast<std::uint32_t>(nc);
+    const auto count = static_cast<std::uint32_t>(nr * nc);
+    for (std::uint32_t e = static_cast<std::uint32_t>(lane); e < count; e += 32) f(e / width, e % width);
+  } else {
+    for (std::int64_t e = lane; e < nr * nc; e += 32) f(e / nc, e % nc);
+  }
+}
+
 template <Format F, typename Rule>
 __global__ void __launch_bounds__(kWarps * 32)
     blocked_kernel(const float* __restrict__ x, std::int64_t rows, std::int64_t cols, std::int64_t br,
@@ -28,14 +48,14 @@ __global__ void __launch_bounds__(kWarps * 32)
        b += static_cast<std::int64_t>(gridDim.x) * kWarps) {
     const std::int64_t r0 = (b / scale_cols) * br, c0 = (b % scale_cols) * bc;
     const std::int64_t nr = r0 + br < rows ? br : rows - r0, nc = c0 + bc < cols ? bc : cols - c0;
-    const std::int64_t count = nr * nc;
+    const float* block = x + r0 * cols + c0;
     float amax = 0.0f;
     bool has_nan = false;
-    for (std::int64_t e = lane; e < count; e += 32) {
-      const float v = x[(r0 + e / nc) * cols + c0 + e % nc];
+    for_each_in_block(nr, nc, lane, [&](std::int64_t r, std::int64_t col) {
+      const float v = block[r * cols + col];
       amax = fmaxf(amax, fabsf(v));
       has_nan |= isnan(v);
-    }
+    });
     for (int offset = 16; offset > 0; offset /= 2) {
       amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, offset));
     }
@@ -46,14 +66,14 @@ __global__ void __launch_bounds__(kWarps * 32)
       if (out.scale != nullptr) out.scale[b] = s.scale;
       if (out.e8m0 != nullptr) out.e8m0[b] = s.e8m0;
     }
-    for (std::int64_t e = lane; e < count; e += 32) {
-      const std::int64_t i = (r0 + e / nc) * cols + c0 + e % nc;
-      const float v = x[i];
+    std::uint8_t* codes = out.codes + r0 * cols + c0;
+    for_each_in_block(nr, nc, lane, [&](std::int64_t r, std::int64_t col) {
+      const float v = block[r * cols + col];
       const float y = __fmul_rn(v, s.scale);
       const std::uint32_t code = cast_rn<F, Overflow::kSatFinite>(y);
       c.add<F>(v, y, code, Fp8<F>::rn_overflows(y));
-      out.codes[i] = static_cast<std::uint8_t>(code);
-    }
+      codes[r * cols + col] = static_cast<std::uint8_t>(code);
+    });
   }
   detail::flush_counters(c, nullptr, out.stats);
   if (out.stats != nullptr && blockIdx.x == 0 && threadIdx.x == 0) {
