@@ -91,15 +91,20 @@ __global__ void __launch_bounds__(kThreads) tiled_kernel(const typename TiledPro
         }
       }
       if (k0 + kk + 1 == block_end) {  // same k for every thread: a uniform branch
+        float sa[kTM], sb[kTN];
         for (int i = 0; i < kTM; ++i) {
           const std::int64_t m = m0 + ty * kTM + i;
-          float sa = 1.0f;
-          if constexpr (!kDense) sa = m < p.m ? scale_at(p.a, m, block_start) : 1.0f;
+          sa[i] = 1.0f;
+          if constexpr (!kDense) sa[i] = m < p.m ? scale_at(p.a, m, block_start) : 1.0f;
+        }
+        for (int j = 0; j < kTN; ++j) {
+          const std::int64_t n = n0 + tx * kTN + j;
+          sb[j] = 1.0f;
+          if constexpr (!kDense) sb[j] = n < p.n ? scale_at(p.b, n, block_start) : 1.0f;
+        }
+        for (int i = 0; i < kTM; ++i) {
           for (int j = 0; j < kTN; ++j) {
-            const std::int64_t n = n0 + tx * kTN + j;
-            float sb = 1.0f;
-            if constexpr (!kDense) sb = n < p.n ? scale_at(p.b, n, block_start) : 1.0f;
-            total[i][j] = add_block(total[i][j], first_block, acc[i][j], sa, sb);
+            total[i][j] = add_block(total[i][j], first_block, acc[i][j], sa[i], sb[j]);
             acc[i][j] = 0.0f;
           }
         }
