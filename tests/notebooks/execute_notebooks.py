@@ -2,7 +2,9 @@
 (FP8LAB_RESULTS_DIR for the kernel); exit status 1 if any cell of any notebook raised.
 
 The executed copies go to --executed (outputs included) for reading after a failure; the committed
-notebooks are not touched. execute_notebook() is shared with the other notebook tests.
+notebooks are not touched. --images NAME=N also fails a notebook that ran but drew other than N
+figures (a plot that silently fell back to a "nothing to draw" message). execute_notebook() is
+shared with the other notebook tests.
 """
 import argparse
 import os
@@ -33,12 +35,20 @@ def execute_notebook(path):
         return notebook, re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # no terminal colours
 
 
+def count_images(notebook):
+    return sum("image/png" in output.get("data", {}) for cell in notebook.cells
+               if cell.cell_type == "code" for output in cell.outputs)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("notebooks", type=Path, help="folder of .ipynb files")
     parser.add_argument("--results", required=True, type=Path, help="fp8lab output directory")
     parser.add_argument("--executed", type=Path, help="folder for the executed copies")
+    parser.add_argument("--images", action="append", default=[], metavar="NAME=N",
+                        help="figures notebook NAME must draw (repeatable)")
     args = parser.parse_args()
+    expected_images = {name: int(n) for name, n in (e.split("=") for e in args.images)}
     paths = sorted(args.notebooks.glob("*.ipynb"))
     if not paths:
         sys.exit(f"no notebooks in {args.notebooks}")
@@ -53,8 +63,12 @@ def main():
         seconds = time.monotonic() - start
         if args.executed:
             nbformat.write(notebook, args.executed / path.name)
+        images = count_images(notebook)
+        if error is None and expected_images.get(path.name, images) != images:
+            error = f"drew {images} figures, expected {expected_images[path.name]}"
         if error is None:
-            print(f"ok   {path.name}: {len(notebook.cells)} cells in {seconds:.1f} s", flush=True)
+            print(f"ok   {path.name}: {len(notebook.cells)} cells, {images} figures in "
+                  f"{seconds:.1f} s", flush=True)
         else:
             failed += 1
             print(f"FAIL {path.name} ({seconds:.1f} s):\n{error}", flush=True)
