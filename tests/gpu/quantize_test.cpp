@@ -78,8 +78,10 @@ void run_case(Kind kind, const Case& c, const std::vector<float>& x, std::size_t
   gpu::DeviceBuffer<float> damax(1);
   dstats.zero();
   damax.zero();
-  FP8LAB_CUDA_CHECK(cudaMemcpy(dx.get() + x_offset, x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-  FP8LAB_CUDA_CHECK(cudaMemcpy(dxb.get() + x_offset, xb.data(), n * 2, cudaMemcpyHostToDevice));
+  if (n > 0) {  // (a zero-byte copy may still reject a null pointer)
+    FP8LAB_CUDA_CHECK(cudaMemcpy(dx.get() + x_offset, x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    FP8LAB_CUDA_CHECK(cudaMemcpy(dxb.get() + x_offset, xb.data(), n * 2, cudaMemcpyHostToDevice));
+  }
   const gpu::QuantizeOutputs out{dout.get() + out_offset, damax.get(), dstats.get()};
   switch (kind) {
     case Kind::kFp32: gpu::quantize(dx.get() + x_offset, static_cast<std::int64_t>(n), dscale.get(), c.format, c.mode, out); break;
@@ -90,7 +92,7 @@ void run_case(Kind kind, const Case& c, const std::vector<float>& x, std::size_t
   }
   FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<std::uint8_t> actual(n);
-  FP8LAB_CUDA_CHECK(cudaMemcpy(actual.data(), dout.get() + out_offset, n, cudaMemcpyDeviceToHost));
+  if (n > 0) FP8LAB_CUDA_CHECK(cudaMemcpy(actual.data(), dout.get() + out_offset, n, cudaMemcpyDeviceToHost));
   // bf16 inputs are compared as the values the kernel saw.
   std::vector<float> shown = x;
   if (kind == Kind::kBf16) for (std::size_t i = 0; i < n; ++i) shown[i] = sim::bf16_to_fp32(xb[i]);
