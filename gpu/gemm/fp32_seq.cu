@@ -48,7 +48,8 @@ struct TiledProblem<true> {
 };
 
 template <bool kDense>
-__global__ void __launch_bounds__(kThreads) tiled_kernel(const typename TiledProblem<kDense>::Type p) {
+__global__ void __launch_bounds__(kThreads)
+    tiled_kernel(const __grid_constant__ typename TiledProblem<kDense>::Type p) {
   __shared__ float table_a[256], table_b[256];
   __shared__ __align__(16) float tile_a[kBK][kBM];
   __shared__ __align__(16) float tile_b[kBK][kBN];
@@ -60,7 +61,9 @@ __global__ void __launch_bounds__(kThreads) tiled_kernel(const typename TiledPro
   const std::int64_t n0 = static_cast<std::int64_t>(blockIdx.x) * kBN;
   const int ty = threadIdx.x / (kBN / kTN), tx = threadIdx.x % (kBN / kTN);
   float acc[kTM][kTN], total[kTM][kTN];
+  #pragma unroll
   for (int i = 0; i < kTM; ++i) {
+    #pragma unroll
     for (int j = 0; j < kTN; ++j) acc[i][j] = total[i][j] = 0.0f;
   }
   std::int64_t g = p.k;
@@ -77,6 +80,7 @@ __global__ void __launch_bounds__(kThreads) tiled_kernel(const typename TiledPro
       stage(p.b, p.n, p.k, n0, k0, [&](std::int64_t o, std::int64_t k) { return table_b[p.b.codes[element_index(p.b, o, k)]]; }, tile_b);
     }
     __syncthreads();
+    #pragma unroll
     for (int kk = 0; kk < kBK; ++kk) {
       float a[kTM], b[kTN];
       const float4 a0 = *reinterpret_cast<const float4*>(&tile_a[kk][ty * kTM]);
@@ -85,24 +89,30 @@ __global__ void __launch_bounds__(kThreads) tiled_kernel(const typename TiledPro
       const float4 b1 = *reinterpret_cast<const float4*>(&tile_b[kk][tx * kTN + 4]);
       a[0] = a0.x; a[1] = a0.y; a[2] = a0.z; a[3] = a0.w; a[4] = a1.x; a[5] = a1.y; a[6] = a1.z; a[7] = a1.w;
       b[0] = b0.x; b[1] = b0.y; b[2] = b0.z; b[3] = b0.w; b[4] = b1.x; b[5] = b1.y; b[6] = b1.z; b[7] = b1.w;
+      #pragma unroll
       for (int i = 0; i < kTM; ++i) {
+        #pragma unroll
         for (int j = 0; j < kTN; ++j) {
           acc[i][j] = kDense ? add_rn(acc[i][j], mul_rn(a[i], b[j])) : fma_rn(a[i], b[j], acc[i][j]);
         }
       }
       if (k0 + kk + 1 == block_end) {  // same k for every thread: a uniform branch
         float sa[kTM], sb[kTN];
+        #pragma unroll
         for (int i = 0; i < kTM; ++i) {
           const std::int64_t m = m0 + ty * kTM + i;
           sa[i] = 1.0f;
           if constexpr (!kDense) sa[i] = m < p.m ? scale_at(p.a, m, block_start) : 1.0f;
         }
+        #pragma unroll
         for (int j = 0; j < kTN; ++j) {
           const std::int64_t n = n0 + tx * kTN + j;
           sb[j] = 1.0f;
           if constexpr (!kDense) sb[j] = n < p.n ? scale_at(p.b, n, block_start) : 1.0f;
         }
+        #pragma unroll
         for (int i = 0; i < kTM; ++i) {
+          #pragma unroll
           for (int j = 0; j < kTN; ++j) {
             total[i][j] = add_block(total[i][j], first_block, acc[i][j], sa[i], sb[j]);
             acc[i][j] = 0.0f;
@@ -114,9 +124,11 @@ __global__ void __launch_bounds__(kThreads) tiled_kernel(const typename TiledPro
       }
     }
   }
+  #pragma unroll
   for (int i = 0; i < kTM; ++i) {
     const std::int64_t m = m0 + ty * kTM + i;
     if (m >= p.m) continue;
+    #pragma unroll
     for (int j = 0; j < kTN; ++j) {
       const std::int64_t n = n0 + tx * kTN + j;
       if (n < p.n) p.out[m * p.n + n] = finish(total[i][j], n, p.options);

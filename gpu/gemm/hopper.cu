@@ -13,7 +13,7 @@ namespace {
 constexpr int kTile = 16;
 
 __global__ void __launch_bounds__(kTile * kTile)
-    hopper_kernel(const Problem p, bool split_accumulator) {
+    hopper_kernel(const __grid_constant__ Problem p, bool split_accumulator) {
   __shared__ float value_a[256], value_b[256], power_a[256], power_b[256];
   const int t = threadIdx.y * kTile + threadIdx.x;
   value_a[t] = decode_any(t, p.a.format);
