@@ -1,6 +1,7 @@
 // The worker pool behind the GEMMs' threads (sim/gemm/parallel.hpp): every unit runs exactly once
 // for any thread count, repeated and concurrent jobs work, and an exception reaches the caller.
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -24,6 +25,22 @@ TEST_CASE("parallel_units runs every unit exactly once") {
       for (const auto& r : runs) REQUIRE(r.load() == 3);
     }
   }
+}
+
+TEST_CASE("parallel_units runs units on two threads at once") {
+  // Each of the two units waits (up to 20 s) until both are inside the body: only possible when
+  // a pool worker runs one while the caller runs the other.
+  std::atomic<int> inside{0};
+  std::atomic<int> met{0};
+  parallel_units(2, 2, [&](std::int64_t) {
+    ++inside;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (inside.load() < 2 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    if (inside.load() == 2) ++met;
+  });
+  REQUIRE(met.load() == 2);
 }
 
 TEST_CASE("parallel_units serves concurrent callers") {
