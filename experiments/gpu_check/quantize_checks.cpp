@@ -128,10 +128,14 @@ CheckResult check_kind(Kind kind, const char* name) {
           compare_codes(r, where, seen, expected, dcodes.download());
           if (kind == Kind::kTranspose) {
             std::vector<std::uint8_t> expected_t(n);
+            std::vector<float> seen_t(n);  // inputs in the transposed order, for the messages
             for (std::int64_t i = 0; i < rows; ++i) {
-              for (std::int64_t j = 0; j < cols; ++j) expected_t[j * rows + i] = expected[i * cols + j];
+              for (std::int64_t j = 0; j < cols; ++j) {
+                expected_t[j * rows + i] = expected[i * cols + j];
+                seen_t[j * rows + i] = seen[i * cols + j];
+              }
             }
-            compare_codes(r, where + " transposed", seen, expected_t, dcodes_t.download());
+            compare_codes(r, where + " transposed", seen_t, expected_t, dcodes_t.download());
           }
           compare_stats(r, where, es, gpu::read_stats(dstats.get()));
           compare_float(r, where + " scale_inv", 1.0f / scale, dscale_inv.download()[0]);
