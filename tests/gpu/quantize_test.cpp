@@ -23,8 +23,10 @@ constexpr Format kFormats[] = {Format::E4M3, Format::E5M2};
 constexpr Overflow kModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow::kSatKeepInf};
 // Sizes around the kernel's 8-wide vectors and its grid, 0 and 1 included.
 constexpr std::size_t kSizes[] = {0, 1, 7, 8, 9, 31, 1000, 4099, (1u << 20) + 5};
-// Offsets in elements of x and of out from their allocations: aligned, and each misalignment.
-constexpr std::size_t kOffsets[][2] = {{0, 0}, {1, 0}, {0, 3}, {3, 5}};
+// Offsets in elements of x and of out from their allocations: aligned; misalignments that no
+// scalar head can fix (the whole call runs one element at a time); and misalignments a head of
+// 7 or 5 elements fixes (head, then 8-wide groups, then tail).
+constexpr std::size_t kOffsets[][2] = {{0, 0}, {1, 0}, {0, 3}, {3, 5}, {1, 1}, {3, 3}};
 const float kScales[] = {1.0f, 0.5f, 1.0f / 1024.0f, 3.0f, 448.0f / 3.1f, 65536.0f};
 
 struct Case {
