@@ -106,7 +106,7 @@ int run(const RunArguments& a) {
   request.recipe = a.recipe_file.empty()
                        ? recipes::parse_recipe_text(settings_as_yaml(a.settings), "--set")
                        : recipes::read_recipe_file(a.recipe_file);
-  request.run_id = sweep_run_id(*request.recipe, request.workload, request.seed);
+  request.run_id = recipes::sweep_run_id(*request.recipe, request.workload, request.seed);
   const auto record = execute_fp8_run(directory, request);
   const auto status = record["status"].get<std::string>();
   ReportOptions report;

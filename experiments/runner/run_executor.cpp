@@ -349,6 +349,8 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
     archive.save_to(bytes);
     write_file_atomically(directory.baseline_trajectory_path(run_id), bytes.str());
     record["finished_at"] = now_utc();
+  } catch (const c10::Error& e) {
+    record = failed_record(request, run_id, "baseline", e.what_without_backtrace());
   } catch (const std::exception& e) {
     record = failed_record(request, run_id, "baseline", e.what());
   }
@@ -404,7 +406,10 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     }
     record["finished_at"] = now_utc();
   } catch (const std::exception& e) {
-    auto failed = failed_record(request, request.run_id, "fp8", e.what());
+    // c10::Error's what() carries a backtrace: the record keeps the message only.
+    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
+    auto failed = failed_record(request, request.run_id, "fp8",
+                                torch_error ? torch_error->what_without_backtrace() : e.what());
     for (const char* key : {"recipe", "recipe_fields", "recipe_canonical", "recipe_label",
                             "baseline_run_id"}) {
       if (record.contains(key)) failed[key] = record[key];

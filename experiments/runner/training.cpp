@@ -63,9 +63,15 @@ double evaluate(TrainableModel& model, const std::vector<Batch>& batches,
   return batches.empty() ? 0.0 : sum / static_cast<double>(batches.size());
 }
 
-double learning_rate_at(const TrainingSchedule& s, std::int64_t step) {
-  if (s.warmup_steps <= 0 || step >= s.warmup_steps) return s.learning_rate;
-  return s.learning_rate * static_cast<double>(step + 1) / static_cast<double>(s.warmup_steps);
+double learning_rate_at(const TrainingSchedule& s, std::int64_t step, std::int64_t steps) {
+  if (step < s.warmup_steps) {
+    return s.learning_rate * static_cast<double>(step + 1) / static_cast<double>(s.warmup_steps);
+  }
+  const auto decay_steps = std::max<std::int64_t>(1, steps - 1 - s.warmup_steps);
+  const double progress =
+      std::min(1.0, static_cast<double>(step - s.warmup_steps) / static_cast<double>(decay_steps));
+  const double cosine = 0.5 * (1.0 + std::cos(3.14159265358979323846 * progress));
+  return s.learning_rate * (s.final_lr_fraction + (1.0 - s.final_lr_fraction) * cosine);
 }
 
 torch::optim::AdamW make_optimizer(TrainableModel& model, const TrainingSchedule& s) {
@@ -116,7 +122,7 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
   for (std::int64_t step = 0; step < result.steps_planned; ++step) {
     const auto batch = workload.train_batch(step, options.seed);
     const auto start = Clock::now();
-    set_learning_rate(optimizer, learning_rate_at(schedule, step));
+    set_learning_rate(optimizer, learning_rate_at(schedule, step, result.steps_planned));
     optimizer.zero_grad();
     auto loss = forward_loss(*model, batch, hooks.use_autocast_during_eval);
     const double loss_value = loss.item<double>();

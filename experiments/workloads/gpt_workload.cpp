@@ -183,10 +183,11 @@ GptOptions gpt_small_options() {
   o.layers = 2;
   o.heads = 4;
   o.batch_size = 16;
-  o.eval_batches = 4;
-  o.schedule.steps = 200;
+  o.eval_batches = 8;
+  o.schedule.steps = 400;
   o.schedule.eval_every = 25;
-  o.schedule.warmup_steps = 10;
+  o.schedule.warmup_steps = 20;
+  o.schedule.learning_rate = 2e-3;
   return o;
 }
 

@@ -18,8 +18,9 @@ struct MlpOptions {
   double outlier_scale = 1.0;
   std::int64_t eval_batches = 4;
   TrainingSchedule schedule{.steps = 200, .eval_every = 20, .warmup_steps = 10,
-                            .learning_rate = 2e-3, .weight_decay = 0.0, .beta1 = 0.9,
-                            .beta2 = 0.99, .tokens_per_batch = 64};
+                            .learning_rate = 2e-3, .final_lr_fraction = 0.1,
+                            .weight_decay = 0.0, .beta1 = 0.9, .beta2 = 0.99,
+                            .tokens_per_batch = 64};
 };
 
 std::unique_ptr<Workload> make_mlp_workload(const MlpOptions& options);

@@ -53,8 +53,9 @@ class SpiralWorkload : public Workload {
   }
   TrainingSchedule schedule() const override {
     return TrainingSchedule{.steps = 100, .eval_every = 20, .warmup_steps = 5,
-                            .learning_rate = 3e-3, .weight_decay = 0.0, .beta1 = 0.9,
-                            .beta2 = 0.99, .tokens_per_batch = kBatch};
+                            .learning_rate = 3e-3, .final_lr_fraction = 0.1,
+                            .weight_decay = 0.0, .beta1 = 0.9, .beta2 = 0.99,
+                            .tokens_per_batch = kBatch};
   }
   std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
     return std::make_shared<SpiralClassifier>(seed);

@@ -31,13 +31,16 @@ class TrainableModel : public torch::nn::Module {
   virtual torch::Tensor loss(const Batch& batch) = 0;
 };
 
-// AdamW with a constant learning rate after a linear warm-up; eval every eval_every steps (and at
-// the last step).
+// AdamW; the learning rate rises linearly over warmup_steps, then follows a cosine from
+// learning_rate down to learning_rate * final_lr_fraction at the last step (the decay makes the
+// final losses of nearby runs comparable instead of catching them at different points of a
+// plateau). Eval every eval_every steps and at the last step.
 struct TrainingSchedule {
   std::int64_t steps = 100;
   std::int64_t eval_every = 10;
   std::int64_t warmup_steps = 0;
   double learning_rate = 1e-3;
+  double final_lr_fraction = 1.0;  // 1: constant after warm-up
   double weight_decay = 0.0;
   double beta1 = 0.9;
   double beta2 = 0.99;
