@@ -177,13 +177,12 @@ sc::QuantizeResult SimBackend::quantize(LinearScalingState& state, LinearTensor 
     case recipes::Scaling::block: {
       sc::BlockScalingConfig config;
       config.pow2 = r.power_2_scales;
-      config.block = tensor == LinearTensor::weight       ? sc::kBlock128x128
-                     : axis == sc::ScaleAxis::kRowwise ? sc::kBlock1x128
-                                                          : sc::kBlock128x1;
-      return sc::quantize_block_te(x.data, x.rows, x.cols, format, config);
+      return sc::quantize_block_operand(x.data, x.rows, x.cols, to_sim(role), to_sim(tensor),
+                                        format, config);
     }
     case recipes::Scaling::mxfp8:
-      return sc::quantize_mx(x.data, x.rows, x.cols, axis, format, to_sim(r.mx_scale_mode));
+      return sc::quantize_mx_operand(x.data, x.rows, x.cols, to_sim(role), to_sim(tensor), format,
+                                     to_sim(r.mx_scale_mode));
   }
   throw std::invalid_argument("SimBackend: unknown scaling " +
                               std::to_string(static_cast<int>(r.scaling)));

@@ -8,8 +8,9 @@
 //   rowwise             quantize_axiswise_torchao (one scale per row/column along K)
 //   rowwise_with_gw_hp  as torchao's table (torchao_operand_cast): weight for dgrad tensorwise,
 //                       wgrad in high precision (Fp8Linear never asks for it)
-//   block               quantize_block_te: weight 128x128, input and grad_output 1x128 / 128x1
-//   mxfp8               quantize_mx: 1x32 / 32x1 along K, recipe.mx_scale_mode
+//   block               quantize_block_operand: weight 128x128, input and grad_output 1x128 /
+//                       128x1 along K
+//   mxfp8               quantize_mx_operand: 1x32 / 32x1 along K, recipe.mx_scale_mode
 //
 // Formats: input and weight get the forward format of recipe.fp8_format, grad_output the backward
 // one (HYBRID: E4M3 / E5M2); recipe.power_2_scales applies to current, torchao and block scaling.
