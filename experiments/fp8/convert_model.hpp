@@ -44,9 +44,10 @@ struct ConvertOptions {
 // Fp8Linear running `recipe` on `backend` (its own scaling state). Returns the converted Linears'
 // fully qualified names in visiting order. The filter, in order (recipe.module_filter):
 //   1. require_dims_divisible_by_16: skip a Linear whose in_features or out_features % 16 != 0
-//      (accelerate's convert_model rule). With skip_later_siblings_after_indivisible (default
-//      off) this reproduces accelerate's bare `return` (§1.4): the rest of that Linear's siblings
-//      are then neither converted nor visited. Off, only that Linear is skipped.
+//      (accelerate's convert_model rule). With skip_later_siblings_after_indivisible this
+//      reproduces accelerate's bare `return` (§1.4): the rest of that Linear's siblings are then
+//      neither converted nor visited. Off, only that Linear is skipped. (Which is the default is
+//      recipes::ModuleFilter's business; set the field explicitly when it matters.)
 //   2. skip_first_last_linear: skip the first and the last torch::nn::Linear of model.
 //      named_modules() (pre-order), accelerate's AO default (§1.6).
 //   3. skip_names: skip names matching any glob (* any run of characters, ? one character).
