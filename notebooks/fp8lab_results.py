@@ -129,7 +129,10 @@ def load_summary(directory) -> pd.DataFrame:
         if column not in summary.columns:
             raise ResultsSchemaError(path, 1, f"no column '{column}' (it has: "
                                      f"{', '.join(summary.columns)})")
-    unknown = set(summary["verdict"].dropna()) - set(VERDICT_ORDER)
+    empty = summary.index[summary["verdict"].isna()]
+    if len(empty):
+        raise ResultsSchemaError(path, int(empty[0]) + 2, "row without a verdict")
+    unknown = set(summary["verdict"]) - set(VERDICT_ORDER)
     if unknown:
         raise ResultsSchemaError(path, 0, f"verdicts {sorted(unknown)} are not among "
                                  f"{VERDICT_ORDER}")
