@@ -319,7 +319,8 @@ std::string render_html_report(const ReportInput& input) {
 
   html << "<h2>Recipes ranked</h2>\n<table>\n<tr><th>#</th><th>recipe</th><th>run</th>"
        << "<th>verdict</th><th>final eval loss</th><th>baseline</th><th>vs baseline</th>"
-       << "<th>weight rel L2</th><th>grad rel L2</th><th>compared with</th></tr>\n";
+       << "<th>weight rel L2</th><th>grad rel L2</th><th>forward SQNR (dB)</th>"
+       << "<th>gradient SQNR (dB)</th><th>compared with</th></tr>\n";
   int rank = 0;
   for (const auto* r : ranked) {
     auto verdict = run_verdict(*r);
@@ -330,7 +331,8 @@ std::string render_html_report(const ReportInput& input) {
     } else if (verdict == "error") {
       shown += ": " + r->value("error", std::string());
     } else if (verdict == "failed to train") {
-      shown += " (loss fell " + format_percent(improvement_ratio(*r)) + " of the baseline's)";
+      shown += " (loss fell " + format_percent(improvement_ratio(*r)) + " of the baseline's; " +
+               underflow_summary(*r) + ")";
     }
     html << "<tr>" << td(std::to_string(++rank), true) << td(run_label(*r))
          << "<td><code>" << escape_html((*r)["run_id"].get<std::string>()) << "</code></td>"
@@ -340,6 +342,8 @@ std::string render_html_report(const ReportInput& input) {
          << td(format_percent(number_at(*r, "/final/eval_rel_diff")), true)
          << td(format_number(number_at(*r, "/final/weight_rel_l2"), "%.3g"), true)
          << td(format_number(number_at(*r, "/final/grad_rel_l2"), "%.3g"), true)
+         << td(format_number(number_at(*r, "/final/forward_sqnr_db"), "%.1f"), true)
+         << td(format_number(number_at(*r, "/final/gradient_sqnr_db"), "%.1f"), true)
          << td(r->value("high_precision", std::string("?")) + " baseline " +
                r->value("baseline_run_id", std::string("-")))
          << "</tr>\n";

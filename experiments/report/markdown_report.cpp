@@ -52,8 +52,8 @@ std::string render_markdown_report(const ReportInput& input) {
   }
 
   md << "\n## Recipes ranked (best first)\n\n";
-  md << "| # | recipe | run | verdict | final eval loss | vs baseline | weight rel L2 | grad rel L2 | compared with |\n";
-  md << "|---|---|---|---|---|---|---|---|---|\n";
+  md << "| # | recipe | run | verdict | final eval loss | vs baseline | weight rel L2 | grad rel L2 | forward SQNR (dB) | gradient SQNR (dB) | compared with |\n";
+  md << "|---|---|---|---|---|---|---|---|---|---|---|\n";
   int rank = 0;
   for (const auto* r : ranked) {
     const auto verdict = run_verdict(*r);
@@ -67,6 +67,8 @@ std::string render_markdown_report(const ReportInput& input) {
        << format_percent(number_at(*r, "/final/eval_rel_diff")) << " | "
        << format_number(number_at(*r, "/final/weight_rel_l2"), "%.3g") << " | "
        << format_number(number_at(*r, "/final/grad_rel_l2"), "%.3g") << " | "
+       << format_number(number_at(*r, "/final/forward_sqnr_db"), "%.1f") << " | "
+       << format_number(number_at(*r, "/final/gradient_sqnr_db"), "%.1f") << " | "
        << r->value("high_precision", std::string("?")) << " baseline `"
        << r->value("baseline_run_id", std::string("-")) << "` |\n";
   }
@@ -86,8 +88,7 @@ std::string render_markdown_report(const ReportInput& input) {
       md << ": " << cell(r->value("error", std::string()));
     } else {
       md << ": eval loss fell " << format_percent(improvement_ratio(*r))
-         << " of the baseline's fall; grad_output underflow at the end "
-         << format_percent(number_at(*r, "/final/grad_output_underflow_fraction"));
+         << " of the baseline's fall; " << underflow_summary(*r);
     }
     md << "\n";
   }

@@ -44,6 +44,17 @@ std::string run_label(const nlohmann::json& record) {
   return record["run_id"].get<std::string>();
 }
 
+std::string underflow_summary(const nlohmann::json& record) {
+  std::string text;
+  for (const char* tensor : {"input", "weight", "grad_output"}) {
+    const auto pointer = std::string("/final/") + tensor + "_underflow_fraction";
+    const auto v = number_at(record, pointer.c_str());
+    if (!v) continue;
+    text.append(text.empty() ? "" : ", ").append(tensor).append(" ").append(format_percent(v));
+  }
+  return text.empty() ? text : "underflowed at the last logged step: " + text;
+}
+
 std::vector<std::string> heatmap_axes(const ReportInput& input) {
   if (input.heatmap_axes.size() == 2) return input.heatmap_axes;
   auto varied = varied_recipe_axes(input.records);

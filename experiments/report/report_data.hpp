@@ -32,6 +32,10 @@ const nlohmann::json* find_baseline(const std::vector<nlohmann::json>& records,
 // A short name for a run in tables and legends: its recipe label, else its run id.
 std::string run_label(const nlohmann::json& record);
 
+// "underflowed at the last logged step: input 98%, weight 100%, grad_output 0%" from the record's
+// final figures ("" when it has none).
+std::string underflow_summary(const nlohmann::json& record);
+
 // The two heatmap axes: input.heatmap_axes when given, else the two most varied recipe fields.
 std::vector<std::string> heatmap_axes(const ReportInput& input);
 

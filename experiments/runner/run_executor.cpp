@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <map>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -210,19 +211,39 @@ void add_training(nlohmann::json& record, const TrainingResult& t, const nlohman
     }
     if (first.contains("baseline_loss")) final["baseline_initial_eval_loss"] = first["baseline_loss"];
   }
-  // Underflowed fraction of the gradients in the last logged step: the symptom of a margin or a
-  // format too narrow for them.
-  double under = 0, count = 0;
-  if (!t.layer_statistics.empty()) {
-    const auto last_step = t.layer_statistics.back()["step"];
-    for (const auto& row : t.layer_statistics) {
-      if (row["step"] != last_step || row["tensor"] != "grad_output") continue;
-      under += row["underflowed"].get<double>();
-      count += row["count"].get<double>();
+  // Quantization quality over the run: mean SQNR of the forward operands (input and weight as
+  // fprop reads them) and of the gradients (grad_output as dgrad reads it), over every logged
+  // step and layer; and the underflowed fraction of each tensor in the last logged step (the
+  // symptom of a margin or a format too narrow for it).
+  double forward_db = 0, forward_n = 0, backward_db = 0, backward_n = 0;
+  std::map<std::string, std::pair<double, double>> underflow;  // tensor -> (underflowed, count)
+  const auto last_step = t.layer_statistics.empty() ? nlohmann::json()
+                                                    : t.layer_statistics.back()["step"];
+  for (const auto& row : t.layer_statistics) {
+    const auto tensor = row["tensor"].get<std::string>();
+    const auto gemm = row["gemm"].get<std::string>();
+    const bool primary = tensor == "grad_output" ? gemm == "dgrad" : gemm == "fprop";
+    if (!primary) continue;
+    if (row["sqnr_db"].is_number()) {
+      (tensor == "grad_output" ? backward_db : forward_db) += row["sqnr_db"].get<double>();
+      (tensor == "grad_output" ? backward_n : forward_n) += 1;
+    }
+    if (row["step"] == last_step) {
+      underflow[tensor].first += row["underflowed"].get<double>();
+      underflow[tensor].second += row["count"].get<double>();
     }
   }
-  final["grad_output_underflow_fraction"] = count > 0 ? nlohmann::json(under / count)
-                                                      : nlohmann::json(nullptr);
+  final["forward_sqnr_db"] = forward_n > 0 ? nlohmann::json(forward_db / forward_n)
+                                           : nlohmann::json(nullptr);
+  final["gradient_sqnr_db"] = backward_n > 0 ? nlohmann::json(backward_db / backward_n)
+                                             : nlohmann::json(nullptr);
+  for (const char* tensor : {"input", "weight", "grad_output"}) {
+    const auto it = underflow.find(tensor);
+    final[std::string(tensor) + "_underflow_fraction"] =
+        it != underflow.end() && it->second.second > 0
+            ? nlohmann::json(it->second.first / it->second.second)
+            : nlohmann::json(nullptr);
+  }
   record["final"] = final;
 
   const double steps = static_cast<double>(std::max<std::int64_t>(t.steps_completed, 1));
