@@ -89,6 +89,9 @@ int run(const RunArguments& a) {
     request.seed = found->seed;
     request.recipe = found->recipe;
     request.run_id = found->id;
+    // One line per execution in the run's log (the resume test counts them).
+    std::printf("fp8lab run %s: started\n", request.run_id.c_str());
+    std::fflush(stdout);
     const auto record = execute_fp8_run(directory, request);
     return record["status"] == "failed" ? 1 : 0;
   }

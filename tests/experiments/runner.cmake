@@ -4,3 +4,8 @@ fp8lab_add_test(NAME experiments_report_results_test SOURCES report_results_test
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 120)
 fp8lab_add_test(NAME experiments_runner_facts_test SOURCES runner_facts_test.cpp
                 LIBS fp8lab_experiments LABELS torch TIMEOUT 600)
+fp8lab_add_test(NAME experiments_runner_resume_test SOURCES runner_resume_test.cpp
+                LIBS fp8lab_experiments LABELS torch TIMEOUT 600)
+target_compile_definitions(experiments_runner_resume_test PRIVATE
+                           FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
+add_dependencies(experiments_runner_resume_test fp8lab)

@@ -1,0 +1,109 @@
+// Kill a sweep mid-run, rerun it with --resume: no finished run is lost (every distinct run ends
+// with one record) and none is repeated (records written before the kill are the same files,
+// byte for byte, and their runs started exactly once according to their logs). Runs the real
+// `fp8lab sweep` executable in child processes on a small gpt-tiny sweep.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "experiments/runner/child_process.hpp"
+#include "experiments/runner/results_store.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+int run_to_end(const std::vector<std::string>& arguments, const fs::path& log) {
+  const pid_t pid = start_child(arguments, log);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+TEST_CASE("A sweep killed mid-run resumes without losing or repeating a finished run",
+          "[runner][resume]") {
+  const auto dir = fs::temp_directory_path() / ("fp8lab-resume-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // 6 distinct runs of gpt-tiny.
+  std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [gpt-tiny]\nseeds: [0]\n"
+                                       "parameters:\n  fp8_format: {values: [HYBRID, E4M3, E5M2]}\n"
+                                       "  margin: {values: [0, 1]}\n";
+  const auto out = dir / "out";
+  const std::vector<std::string> sweep = {FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(),
+                                          "--out", out.string(), "--jobs", "2", "--steps", "40"};
+  const ResultsDirectory results(out);
+
+  // First attempt: killed (SIGKILL, no chance to clean up) once two FP8 runs are recorded.
+  const pid_t pid = start_child(sweep, dir / "first.log");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  std::size_t recorded = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    recorded = results.recorded_run_ids().size();
+    if (recorded >= 3) break;  // the baseline and two runs
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(recorded >= 3);
+  std::map<std::string, std::pair<std::string, fs::file_time_type>> before;
+  for (const auto& id : results.recorded_run_ids()) {
+    before[id] = {read(results.run_record_path(id)),
+                  fs::last_write_time(results.run_record_path(id))};
+  }
+  INFO("recorded before the kill: " << before.size());
+  REQUIRE(before.size() < 7);  // killed mid-sweep: something is left to do
+
+  // Without --resume the directory is refused; with it the sweep completes.
+  CHECK(run_to_end(sweep, dir / "refused.log") == 2);
+  CHECK_THAT(read(dir / "refused.log"), Catch::Contains("pass --resume"));
+  auto resume = sweep;
+  resume.push_back("--resume");
+  REQUIRE(run_to_end(resume, dir / "second.log") == 0);
+
+  const auto after = results.recorded_run_ids();
+  CHECK(after.size() == 7);  // 6 runs + the baseline
+  for (const auto& [id, record] : before) {
+    INFO("run " << id);
+    CHECK(read(results.run_record_path(id)) == record.first);
+    CHECK(fs::last_write_time(results.run_record_path(id)) == record.second);
+    if (id.rfind("baseline-", 0) != 0) {
+      CHECK(count(read(out / "logs" / (id + ".log")), "started") == 1);
+    }
+  }
+  for (const auto& id : after) {
+    const auto text = read(results.run_record_path(id));
+    INFO(id << ": " << text.substr(0, 300));
+    CHECK(text.find("\"status\":\"finished\"") != std::string::npos);
+  }
+  CHECK(fs::exists(out / "report.html"));
+  fs::remove_all(dir);
+}
+
+}  // namespace fp8lab::experiments
