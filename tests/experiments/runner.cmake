@@ -9,3 +9,8 @@ fp8lab_add_test(NAME experiments_runner_resume_test SOURCES runner_resume_test.c
 target_compile_definitions(experiments_runner_resume_test PRIVATE
                            FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
 add_dependencies(experiments_runner_resume_test fp8lab)
+# report.html in headless Chromium (a shell script: it drives the fp8lab command and chromium).
+add_test(NAME experiments_report_html_chromium_test
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/report_html_chromium_test.sh $<TARGET_FILE:fp8lab>)
+set_tests_properties(experiments_report_html_chromium_test PROPERTIES
+                     LABELS torch TIMEOUT 600 SKIP_RETURN_CODE 77)
