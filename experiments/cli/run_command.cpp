@@ -30,7 +30,7 @@ struct RunArguments {
   std::string recipe_file;
   std::vector<std::string> settings;
   std::int64_t seed = 0;
-  std::string out = "fp8lab-out/run";
+  std::string out = "runs/run";
   std::int64_t steps = 0;
   std::string high_precision = "fp32";
   std::string sweep_file;

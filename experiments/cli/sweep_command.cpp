@@ -30,7 +30,7 @@ int sweep(const SweepArguments& a) {
   SweepOptions options;
   options.sweep_file = a.file;
   options.output = a.out.empty()
-                       ? std::filesystem::path("fp8lab-out") / std::filesystem::path(a.file).stem()
+                       ? std::filesystem::path("runs") / std::filesystem::path(a.file).stem()
                        : std::filesystem::path(a.out);
   options.resume = a.resume;
   options.jobs = a.jobs;
@@ -66,7 +66,7 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("FILE", a->file, "sweep file (recipes/sweep.hpp)")
       ->required()
       ->check(CLI::ExistingFile);
-  command->add_option("--out", a->out, "output directory (default fp8lab-out/<file stem>)");
+  command->add_option("--out", a->out, "output directory (default runs/<file stem>)");
   command->add_flag("--resume", a->resume, "skip the runs already recorded in --out");
   command->add_option("--jobs", a->jobs, "runs at once (each its own process, 1 torch thread)")
       ->check(CLI::PositiveNumber);
