@@ -1,0 +1,73 @@
+// The `cuda` LinearBackend: the sim backend's contract (sim_backend.hpp) run on the GPU with gpu/
+// kernels, giving the same bits (NUMERICS.md §4). The interface hands operands and results over
+// as host buffers, so every call copies its operands to the device, runs there, and copies the
+// result back; the delayed-scaling state (scales, amax histories) lives on the device and is
+// updated by gpu::scaling::delayed_update (TE's fused kernel_bulk) at TE's moments.
+//
+//   scaling     GPU quantizer (gpu/scaling/blocked.hpp, gpu/quantize.hpp), twin of sim's
+//   delayed     gpu::quantize with the slot's device scale, amax into history row 0
+//   current     gpu::scaling::quantize_current_te
+//   tensorwise  gpu::scaling::quantize_tensorwise_torchao
+//   rowwise*    quantize_tensorwise_torchao / quantize_axiswise_torchao, torchao's table
+//   block       gpu::scaling::quantize_block_te, blocks as sim::scaling::quantize_block_operand
+//   mxfp8       gpu::scaling::quantize_mx, 1x32 / 32x1 along the GEMM's K
+//   GEMMs       gpu::gemm (fp32_seq, hopper_split, hopper_fast), gpu::high_precision_gemm
+//
+// Accumulation `exact` has no GPU kernel: gemm() throws std::invalid_argument naming it (never a
+// silent fall back to sim). Compiled only where CUDA is (FP8LAB_HAVE_CUDA).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "experiments/fp8/backend.hpp"
+#include "experiments/fp8/shadow_check.hpp"
+
+namespace fp8lab::experiments {
+
+// The backend a run asks for (fp8lab run/sweep --backend, --shadow-every).
+struct BackendChoice {
+  std::string name = "sim";      // "sim" or "cuda"
+  std::int64_t shadow_every = 0;  // cuda only: shadow-check every N-th step; 0 = off
+};
+
+// The backend of a choice: sim, cuda, or cuda wrapped in a ShadowCheckedBackend (shadow_check.hpp;
+// read its report through dynamic_cast). Throws std::invalid_argument naming the accepted values
+// for an unknown name, a negative shadow_every, or shadow_every with sim; std::runtime_error for
+// cuda in a build without CUDA or on a machine without a device.
+std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice);
+
+}  // namespace fp8lab::experiments
+
+#if FP8LAB_HAVE_CUDA
+
+namespace fp8lab::experiments {
+
+class CudaBackend final : public LinearBackend {
+ public:
+  // Throws std::runtime_error with gpu::query_device()'s reason when there is no usable device.
+  CudaBackend();
+
+  std::string_view name() const override { return "cuda"; }
+  std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& recipe) const override;
+  sim::scaling::QuantizeResult quantize(LinearScalingState& state, LinearTensor tensor,
+                                        GemmRole role, ConstMatrix x) const override;
+  void gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
+            recipes::Accumulation accumulation, MutableMatrix out) const override;
+  void high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
+                           MutableMatrix out) const override;
+  void end_forward(LinearScalingState& state) const override;
+  void end_backward(LinearScalingState& state) const override;
+
+  // The device state copied to the host (blocking), or a snapshot with history_len == 0 when the
+  // state's recipe is not delayed scaling. Throws
+  // std::invalid_argument for a state made by another backend.
+  static DelayedStateSnapshot delayed_snapshot(const LinearScalingState& state);
+  // The recipe a state made by this backend was made for.
+  static const recipes::Recipe& recipe_of(const LinearScalingState& state);
+};
+
+}  // namespace fp8lab::experiments
+
+#endif  // FP8LAB_HAVE_CUDA

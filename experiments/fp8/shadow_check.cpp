@@ -1,0 +1,312 @@
+#include "experiments/fp8/shadow_check.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+
+#include "sim/scaling/current.hpp"
+#include "sim/scaling/delayed.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+namespace sc = sim::scaling;
+
+class ShadowState final : public LinearScalingState {
+ public:
+  ShadowState(std::unique_ptr<LinearScalingState> w, std::unique_ptr<LinearScalingState> r,
+              const recipes::Recipe& rec, std::string l)
+      : watched(std::move(w)), reference(std::move(r)), recipe(rec), layer(std::move(l)) {}
+  std::unique_ptr<LinearScalingState> watched;
+  std::unique_ptr<LinearScalingState> reference;  // sim's state (stateless recipes only)
+  recipes::Recipe recipe;
+  std::string layer;
+  std::int64_t step = 0;  // end_backward calls so far
+};
+
+ShadowState& shadow_state(LinearScalingState& state) {
+  auto* s = dynamic_cast<ShadowState*>(&state);
+  if (s == nullptr) {
+    throw std::invalid_argument(
+        "ShadowCheckedBackend: the scaling state was made by another backend");
+  }
+  return *s;
+}
+
+std::string float_text(float v) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  char text[64];
+  std::snprintf(text, sizeof text, "0x%08X (%.9g)", bits, static_cast<double>(v));
+  return text;
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// Compares one call's values of the watched backend with sim's and counts into the report.
+class Comparison {
+ public:
+  Comparison(ShadowReport& report, std::size_t keep_first, std::string_view watched,
+             std::string layer, std::string tensor)
+      : report_(report),
+        keep_first_(keep_first),
+        watched_(watched),
+        layer_(std::move(layer)),
+        tensor_(std::move(tensor)) {
+    ++report_.operations;
+  }
+
+  void floats(const std::string& kind, std::span<const float> got, std::span<const float> want) {
+    if (!same_size(kind, got.size(), want.size())) return;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      ++report_.compared;
+      if (!same_bits(got[i], want[i])) {
+        mismatch(kind, kind + "[" + std::to_string(i) + "]: " + std::string(watched_) + " " +
+                           float_text(got[i]) + ", sim " + float_text(want[i]));
+      }
+    }
+  }
+  void bytes(const std::string& kind, std::span<const std::uint8_t> got,
+             std::span<const std::uint8_t> want) {
+    if (!same_size(kind, got.size(), want.size())) return;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      ++report_.compared;
+      if (got[i] != want[i]) {
+        char text[96];
+        std::snprintf(text, sizeof text, "[%zu]: %.*s 0x%02X, sim 0x%02X", i,
+                      static_cast<int>(watched_.size()), watched_.data(), got[i], want[i]);
+        mismatch(kind, kind + text);
+      }
+    }
+  }
+  void integer(const std::string& kind, const std::string& what, std::int64_t got,
+               std::int64_t want) {
+    ++report_.compared;
+    if (got != want) {
+      mismatch(kind, what + ": " + std::string(watched_) + " " + std::to_string(got) + ", sim " +
+                         std::to_string(want));
+    }
+  }
+
+  void quantized(const sc::QuantizeResult& got, const sc::QuantizeResult& want) {
+    const sim::QuantizedTensor& g = got.tensor;
+    const sim::QuantizedTensor& w = want.tensor;
+    integer("shape", "rows", g.rows, w.rows);
+    integer("shape", "cols", g.cols, w.cols);
+    integer("shape", "format", static_cast<int>(g.format), static_cast<int>(w.format));
+    integer("shape", "block_rows", g.block_rows, w.block_rows);
+    integer("shape", "block_cols", g.block_cols, w.block_cols);
+    bytes("code", g.data, w.data);
+    floats("scale_inv", g.scale_inv, w.scale_inv);
+    floats("scale", g.scale, w.scale);
+    bytes("e8m0", g.scale_e8m0, w.scale_e8m0);
+    floats("stats", std::span(&got.stats.amax, 1), std::span(&want.stats.amax, 1));
+    integer("stats", "stats.count", static_cast<std::int64_t>(got.stats.count),
+            static_cast<std::int64_t>(want.stats.count));
+    integer("stats", "stats.saturated", static_cast<std::int64_t>(got.stats.saturated),
+            static_cast<std::int64_t>(want.stats.saturated));
+    integer("stats", "stats.underflowed", static_cast<std::int64_t>(got.stats.underflowed),
+            static_cast<std::int64_t>(want.stats.underflowed));
+    integer("stats", "stats.nan", static_cast<std::int64_t>(got.stats.nan),
+            static_cast<std::int64_t>(want.stats.nan));
+  }
+
+  void state(const DelayedStateSnapshot& got, const DelayedStateSnapshot& want) {
+    integer("shape", "history_len", got.history_len, want.history_len);
+    floats("history", got.forward_history, want.forward_history);
+    floats("scale", got.forward_scale, want.forward_scale);
+    floats("history", got.backward_history, want.backward_history);
+    floats("scale", got.backward_scale, want.backward_scale);
+    integer("history", "forward_updates", got.forward_updates, want.forward_updates);
+    integer("history", "backward_updates", got.backward_updates, want.backward_updates);
+  }
+
+ private:
+  bool same_size(const std::string& kind, std::size_t got, std::size_t want) {
+    ++report_.compared;
+    if (got == want) return true;
+    mismatch("shape", kind + " holds " + std::to_string(got) + " values in " +
+                          std::string(watched_) + ", " + std::to_string(want) + " in sim");
+    return false;
+  }
+  void mismatch(const std::string& kind, const std::string& text) {
+    ++report_.mismatches;
+    ++report_.by_key[layer_ + "|" + tensor_ + "|" + kind];
+    if (report_.first.size() < keep_first_) {
+      report_.first.push_back(layer_ + " " + tensor_ + " " + text);
+    }
+  }
+
+  ShadowReport& report_;
+  std::size_t keep_first_;
+  std::string_view watched_;
+  std::string layer_;
+  std::string tensor_;
+};
+
+// The slot of a tensor in its pass (sim::scaling::DelayedScalingLinear's slots).
+std::int64_t delayed_slot(LinearTensor tensor) {
+  return tensor == LinearTensor::weight ? 1 : 0;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ShadowReport& report) {
+  nlohmann::json by_key = nlohmann::json::array();
+  for (const auto& [key, count] : report.by_key) {
+    const auto first_bar = key.find('|');
+    const auto second_bar = key.find('|', first_bar + 1);
+    by_key.push_back({{"layer", key.substr(0, first_bar)},
+                      {"tensor", key.substr(first_bar + 1, second_bar - first_bar - 1)},
+                      {"kind", key.substr(second_bar + 1)},
+                      {"mismatches", count}});
+  }
+  return {{"every", report.every},         {"operations", report.operations},
+          {"compared", report.compared},   {"mismatches", report.mismatches},
+          {"by_key", std::move(by_key)},   {"first", report.first}};
+}
+
+ShadowCheckedBackend::ShadowCheckedBackend(std::shared_ptr<const LinearBackend> watched,
+                                           DelayedSnapshotFn snapshot, ShadowOptions options)
+    : watched_(std::move(watched)), snapshot_(std::move(snapshot)), options_(options) {
+  if (!watched_ || !snapshot_) {
+    throw std::invalid_argument("ShadowCheckedBackend: needs a backend and its snapshot function");
+  }
+  if (options_.every < 1) {
+    throw std::invalid_argument("ShadowCheckedBackend: every = " + std::to_string(options_.every) +
+                                "; accepted: >= 1 (the shadow check runs every N-th step)");
+  }
+  report_.every = options_.every;
+}
+
+std::unique_ptr<LinearScalingState> ShadowCheckedBackend::make_state(
+    const recipes::Recipe& recipe) const {
+  std::string layer;
+  {
+    const std::lock_guard lock(mutex_);
+    layer = "linear#" + std::to_string(states_made_++);
+  }
+  return std::make_unique<ShadowState>(watched_->make_state(recipe), reference_.make_state(recipe),
+                                       recipe, std::move(layer));
+}
+
+sc::QuantizeResult ShadowCheckedBackend::quantize(LinearScalingState& state, LinearTensor tensor,
+                                                  GemmRole role, ConstMatrix x) const {
+  ShadowState& s = shadow_state(state);
+  {
+    const std::lock_guard lock(mutex_);
+    gemm_layer_ = s.layer;
+  }
+  if (s.step % options_.every != 0) return watched_->quantize(*s.watched, tensor, role, x);
+
+  const bool delayed = s.recipe.scaling == recipes::Scaling::delayed;
+  const DelayedStateSnapshot before = delayed ? snapshot_(*s.watched) : DelayedStateSnapshot{};
+  sc::QuantizeResult got = watched_->quantize(*s.watched, tensor, role, x);
+  sc::QuantizeResult want;
+  DelayedStateSnapshot expected_state = before;
+  if (delayed) {
+    // DelayedScalingState::quantize: the cast with the slot's current scale, then the fmax of the
+    // tensor's amax into history row 0 (NUMERICS.md §2.1).
+    const bool backward = tensor == LinearTensor::grad_output;
+    const std::vector<float>& scales = backward ? before.backward_scale : before.forward_scale;
+    const std::size_t slot = static_cast<std::size_t>(delayed_slot(tensor));
+    want = sc::quantize_per_tensor("shadow check", x.data, x.rows, x.cols,
+                                   element_format(s.recipe, tensor), scales.at(slot));
+    float& row0 = (backward ? expected_state.backward_history : expected_state.forward_history)
+                      .at(slot);
+    row0 = std::fmax(row0, want.stats.amax);
+  } else {
+    want = reference_.quantize(*s.reference, tensor, role, x);
+  }
+  const DelayedStateSnapshot after = delayed ? snapshot_(*s.watched) : DelayedStateSnapshot{};
+  const std::lock_guard lock(mutex_);
+  Comparison c(report_, options_.keep_first, watched_->name(), s.layer,
+               std::string(experiments::name(tensor)) + "/" + std::string(experiments::name(role)));
+  c.quantized(got, want);
+  if (delayed) c.state(after, expected_state);
+  return got;
+}
+
+void ShadowCheckedBackend::gemm(GemmRole role, const sim::QuantizedTensor& a,
+                                const sim::QuantizedTensor& b,
+                                recipes::Accumulation accumulation, MutableMatrix out) const {
+  watched_->gemm(role, a, b, accumulation, out);
+  std::string layer;
+  {
+    const std::lock_guard lock(mutex_);
+    if (step_ % options_.every != 0) return;
+    layer = gemm_layer_;
+  }
+  std::vector<float> want(out.data.size());
+  reference_.gemm(role, a, b, accumulation, {want, out.rows, out.cols});
+  const std::lock_guard lock(mutex_);
+  Comparison c(report_, options_.keep_first, watched_->name(), layer,
+               std::string(experiments::name(role)));
+  c.floats("output", out.data, want);
+}
+
+void ShadowCheckedBackend::high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix b,
+                                               HighPrecision precision, MutableMatrix out) const {
+  watched_->high_precision_gemm(role, a, b, precision, out);
+  {
+    const std::lock_guard lock(mutex_);
+    if (step_ % options_.every != 0) return;
+  }
+  std::vector<float> want(out.data.size());
+  reference_.high_precision_gemm(role, a, b, precision, {want, out.rows, out.cols});
+  const std::lock_guard lock(mutex_);
+  Comparison c(report_, options_.keep_first, watched_->name(), "high_precision",
+               std::string(experiments::name(role)));
+  c.floats("output", out.data, want);
+}
+
+void ShadowCheckedBackend::end_pass(LinearScalingState& state, bool forward) const {
+  ShadowState& s = shadow_state(state);
+  const bool shadowed = s.step % options_.every == 0 &&
+                        s.recipe.scaling == recipes::Scaling::delayed;
+  const DelayedStateSnapshot before = shadowed ? snapshot_(*s.watched) : DelayedStateSnapshot{};
+  if (forward) {
+    watched_->end_forward(*s.watched);
+  } else {
+    watched_->end_backward(*s.watched);
+  }
+  if (shadowed) {
+    // DelayedScalingState::update (single process: no reduction).
+    const sc::DelayedScalingConfig config = delayed_config(s.recipe);
+    const sim::Format format =
+        element_format(s.recipe, forward ? LinearTensor::input : LinearTensor::grad_output);
+    DelayedStateSnapshot want = before;
+    std::vector<float>& history = forward ? want.forward_history : want.backward_history;
+    std::vector<float>& scale = forward ? want.forward_scale : want.backward_scale;
+    std::int64_t& updates = forward ? want.forward_updates : want.backward_updates;
+    sc::fused_amax_and_scale_update(history, want.history_len, scale, {},
+                                    config.amax_compute_algo,
+                                    sc::delayed_scaled_max(sc::fp8_max(format), config.margin),
+                                    updates % config.interval == 0);
+    ++updates;
+    const DelayedStateSnapshot got = snapshot_(*s.watched);
+    const std::lock_guard lock(mutex_);
+    Comparison c(report_, options_.keep_first, watched_->name(), s.layer,
+                 forward ? "forward" : "backward");
+    c.state(got, want);
+  }
+  if (!forward) {
+    ++s.step;
+    const std::lock_guard lock(mutex_);
+    step_ = std::max(step_, s.step);
+  }
+}
+
+void ShadowCheckedBackend::end_forward(LinearScalingState& state) const { end_pass(state, true); }
+void ShadowCheckedBackend::end_backward(LinearScalingState& state) const {
+  end_pass(state, false);
+}
+
+ShadowReport ShadowCheckedBackend::report() const {
+  const std::lock_guard lock(mutex_);
+  return report_;
+}
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,15 @@
+# Tests of the cuda LinearBackend and the shadow check (experiments/fp8/cuda_backend.hpp,
+# shadow_check.hpp). Included from tests/experiments/CMakeLists.txt only with CUDA.
+# - experiments_cuda_backend_shadow_test (label torch;fast): the shadow check against a faulty
+#   sim backend; needs no GPU.
+# - experiments_cuda_backend_equality_test (label gpu): cuda vs sim bit for bit; the shared gpu
+#   main (tests/gpu/gpu_test_main.cpp) exits 77 without a device, which CTest shows as skipped.
+fp8lab_add_test(NAME experiments_cuda_backend_shadow_test SOURCES cuda_backend_shadow_test.cpp
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
+
+add_executable(experiments_cuda_backend_equality_test cuda_backend_equality_test.cpp)
+target_link_libraries(experiments_cuda_backend_equality_test PRIVATE fp8lab_gpu_test_main
+                      fp8lab_flags fp8lab_experiments)
+add_test(NAME experiments_cuda_backend_equality_test COMMAND experiments_cuda_backend_equality_test)
+set_tests_properties(experiments_cuda_backend_equality_test PROPERTIES LABELS gpu
+                     TIMEOUT 600 SKIP_RETURN_CODE 77)
