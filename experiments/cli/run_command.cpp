@@ -36,6 +36,8 @@ struct RunArguments {
   std::string sweep_file;
   std::string run_id;
   bool baseline_only = false;
+  std::string backend = "sim";
+  std::int64_t shadow_every = 0;
 };
 
 // --set key=value... as the YAML of a recipe file, so that values are parsed, checked and
@@ -72,6 +74,8 @@ int run(const RunArguments& a) {
   RunRequest request;
   request.high_precision = parse_high_precision(a.high_precision);
   if (a.steps > 0) request.steps = a.steps;
+  request.backend = {a.backend, a.shadow_every};
+  validate(request.backend);
   const ResultsDirectory directory(a.out);
   use_one_torch_thread();
 
@@ -147,6 +151,10 @@ void add_run_command(CLI::App& app) {
       ->needs(sweep);
   command->add_flag("--baseline-only", a->baseline_only,
                     "run only the baseline of --workload and --seed");
+  command->add_option("--backend", a->backend, "where the Linears run: sim or cuda")
+      ->capture_default_str();
+  command->add_option("--shadow-every", a->shadow_every,
+                      "cuda: replay every N-th step through sim and count mismatches (0: off)");
   command->callback([a] {
     int code = 0;
     try {

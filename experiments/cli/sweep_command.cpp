@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "experiments/cli/commands.hpp"
+#include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/report/results_reader.hpp"
 #include "experiments/runner/sweep_driver.hpp"
 #include "recipes/error.hpp"
@@ -24,6 +25,8 @@ struct SweepArguments {
   std::int64_t steps = 0;
   std::string high_precision = "fp32";
   std::vector<std::string> heatmap_axes;
+  std::string backend = "sim";
+  std::int64_t shadow_every = 0;
 };
 
 int sweep(const SweepArguments& a) {
@@ -44,6 +47,10 @@ int sweep(const SweepArguments& a) {
                                 "': accepted fp32, bf16");
   }
   options.heatmap_axes = a.heatmap_axes;
+  // Checked here, before any child starts (the same rules as each run's).
+  validate(BackendChoice{a.backend, a.shadow_every});
+  options.backend = a.backend;
+  options.shadow_every = a.shadow_every;
   const auto outcome = run_sweep(options);
   if (a.dry_run) return 0;
   if (outcome.interrupted) {
@@ -80,6 +87,10 @@ void add_sweep_command(CLI::App& app) {
                       "two recipe fields for the report's heatmap (default: the two most varied)")
       ->expected(2)
       ->delimiter(',');
+  command->add_option("--backend", a->backend, "where every run's Linears run: sim or cuda")
+      ->capture_default_str();
+  command->add_option("--shadow-every", a->shadow_every,
+                      "cuda: replay every N-th step through sim and count mismatches (0: off)");
   command->callback([a] {
     int code = 0;
     try {

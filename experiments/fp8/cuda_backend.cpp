@@ -6,7 +6,7 @@
 
 namespace fp8lab::experiments {
 
-std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice) {
+void validate(const BackendChoice& choice) {
   if (choice.shadow_every < 0) {
     throw std::invalid_argument("--shadow-every = " + std::to_string(choice.shadow_every) +
                                 "; accepted: 0 (off) or N >= 1");
@@ -16,10 +16,15 @@ std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice) {
       throw std::invalid_argument(
           "--shadow-every checks the cuda backend against sim; it needs --backend cuda");
     }
-    return std::make_shared<const SimBackend>(SimBackendOptions{.threads = 1});
-  }
-  if (choice.name != "cuda") {
+  } else if (choice.name != "cuda") {
     throw std::invalid_argument("--backend = '" + choice.name + "'; accepted: sim, cuda");
+  }
+}
+
+std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice) {
+  validate(choice);
+  if (choice.name == "sim") {
+    return std::make_shared<const SimBackend>(SimBackendOptions{.threads = 1});
   }
 #if FP8LAB_HAVE_CUDA
   auto cuda = std::make_shared<const CudaBackend>();
@@ -255,8 +260,8 @@ void update_pass(DevicePass& pass, const sc::DelayedScalingConfig& config, sim::
 CudaBackend::CudaBackend() {
   const gpu::DeviceInfo device = gpu::query_device();
   if (!device.available) {
-    throw std::runtime_error("CudaBackend: no usable CUDA device (" + device.reason +
-                             "); use --backend sim");
+    throw std::runtime_error("CudaBackend: " + device.reason +
+                             "; use --backend sim");
   }
 }
 

@@ -32,10 +32,13 @@ struct BackendChoice {
   std::int64_t shadow_every = 0;  // cuda only: shadow-check every N-th step; 0 = off
 };
 
-// The backend of a choice: sim, cuda, or cuda wrapped in a ShadowCheckedBackend (shadow_check.hpp;
-// read its report through dynamic_cast). Throws std::invalid_argument naming the accepted values
-// for an unknown name, a negative shadow_every, or shadow_every with sim; std::runtime_error for
-// cuda in a build without CUDA or on a machine without a device.
+// Throws std::invalid_argument naming the option and its accepted values: an unknown name, a
+// negative shadow_every, or shadow_every with sim. Needs no device.
+void validate(const BackendChoice& choice);
+
+// The backend of a choice (validate()d first): sim, cuda, or cuda wrapped in a ShadowCheckedBackend (shadow_check.hpp;
+// read its report through dynamic_cast). Throws std::runtime_error for cuda in a build without
+// CUDA or on a machine without a device.
 std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice);
 
 }  // namespace fp8lab::experiments

@@ -24,6 +24,13 @@ std::shared_ptr<const LinearBackend> sim_backend() {
   return std::make_shared<const SimBackend>(SimBackendOptions{.threads = 1});
 }
 
+// The shadow check's counts of a run's backend, when it has one (cuda_backend.hpp, shadow_check.hpp).
+void add_shadow_check(nlohmann::json& record, const LinearBackend& backend) {
+  if (const auto* shadowed = dynamic_cast<const ShadowCheckedBackend*>(&backend)) {
+    record["shadow_check"] = to_json(shadowed->report());
+  }
+}
+
 std::string now_utc() {
   const auto t = std::time(nullptr);
   std::tm tm{};
@@ -77,19 +84,20 @@ StepMeasurements take_linear_measurements(TrainableModel& model, bool want_rows)
   return m;
 }
 
-ModelHooks baseline_hooks(HighPrecision precision) {
+ModelHooks baseline_hooks(HighPrecision precision,
+                          std::shared_ptr<const LinearBackend> backend = sim_backend()) {
   ModelHooks hooks;
-  hooks.convert = [precision](TrainableModel& model) {
-    convert_model_to_high_precision(model, sim_backend(), precision);
+  hooks.convert = [precision, backend](TrainableModel& model) {
+    convert_model_to_high_precision(model, backend, precision);
   };
   hooks.take_step_measurements = take_linear_measurements;
   return hooks;
 }
 
-ModelHooks fp8_hooks(const recipes::Recipe& recipe, HighPrecision precision) {
+ModelHooks fp8_hooks(const recipes::Recipe& recipe, HighPrecision precision,
+                     std::shared_ptr<const LinearBackend> backend) {
   ModelHooks hooks;
-  hooks.convert = [recipe, precision](TrainableModel& model) {
-    auto backend = sim_backend();
+  hooks.convert = [recipe, precision, backend](TrainableModel& model) {
     ConvertOptions options;
     options.high_precision = precision;
     convert_model(model, recipe, backend, options);
@@ -119,7 +127,7 @@ nlohmann::json base_record(const RunRequest& request, const Workload& workload,
           {"workload", request.workload},
           {"workload_description", workload.description()},
           {"seed", request.seed},
-          {"backend", "sim"},
+          {"backend", request.backend.name},
           {"high_precision", std::string(name(request.high_precision))},
           {"started_at", now_utc()},
           {"host", host_name()}};
@@ -135,7 +143,7 @@ nlohmann::json failed_record(const RunRequest& request, const std::string& run_i
           {"error", message},
           {"workload", request.workload},
           {"seed", request.seed},
-          {"backend", "sim"},
+          {"backend", request.backend.name},
           {"high_precision", std::string(name(request.high_precision))},
           {"finished_at", now_utc()},
           {"host", host_name()}};
@@ -348,9 +356,11 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
     options.seed = static_cast<std::uint64_t>(request.seed);
     options.steps = request.steps;
     options.keep_snapshots = true;
-    const auto hooks = baseline_hooks(request.high_precision);
+    const auto backend = make_backend(request.backend);
+    const auto hooks = baseline_hooks(request.high_precision, backend);
     const auto result = train(*workload, hooks, options, nullptr);
     add_training(record, result, nullptr);
+    add_shadow_check(record, *backend);
     const double fp32 = time_training_steps(*workload, ModelHooks{},
                                             static_cast<std::uint64_t>(request.seed),
                                             request.timing_steps);
@@ -404,9 +414,11 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     TrainingOptions options;
     options.seed = static_cast<std::uint64_t>(request.seed);
     options.steps = request.steps;
-    const auto hooks = fp8_hooks(recipe, request.high_precision);
+    const auto backend = make_backend(request.backend);
+    const auto hooks = fp8_hooks(recipe, request.high_precision, backend);
     const auto result = train(*workload, hooks, options, &reference);
     add_training(record, result, &baseline);
+    add_shadow_check(record, *backend);
     // Throughput probes in this process, under the same load as the run itself.
     const auto seed = static_cast<std::uint64_t>(request.seed);
     const double base = time_training_steps(*workload, baseline_hooks(request.high_precision),

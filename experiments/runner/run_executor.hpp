@@ -1,7 +1,8 @@
 // Executes one run in this process and writes its record (results_store.hpp): the high-precision
 // baseline of a (workload, seed), or one FP8 recipe compared against that baseline. Both train
-// through train() (training.hpp) with the `sim` backend; the FP8 run also times a few steps of the
-// baseline's Linear and of the unconverted FP32 LibTorch model in the same process (throughput).
+// through train() (training.hpp) with the request's backend (sim unless --backend cuda); the FP8
+// run also times a few steps of the baseline's Linear (sim) and of the unconverted FP32 LibTorch
+// model in the same process (throughput).
 //
 // Failures never escape: an exception becomes a record with status "failed" and the message.
 #pragma once
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "experiments/fp8/backend.hpp"
+#include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/runner/results_store.hpp"
 #include "recipes/recipe.hpp"
 
@@ -24,6 +26,9 @@ struct RunRequest {
   HighPrecision high_precision = HighPrecision::fp32;  // the baseline's GEMM operands
   std::optional<std::int64_t> steps;                    // overrides the workload's schedule
   int timing_steps = 3;  // steps timed for the baseline and FP32 throughput probes
+  // Where the Linears run (--backend sim|cuda) and, on cuda, the shadow check (--shadow-every N;
+  // the record's "shadow_check", docs/results-schema.md).
+  BackendChoice backend;
   // FP8 runs only:
   std::optional<recipes::Recipe> recipe;  // nullopt: the baseline itself
   std::string run_id;                     // the sweep's run id (recipes/sweep.hpp)

@@ -133,6 +133,12 @@ std::vector<std::string> common_arguments(const SweepOptions& options) {
     a.push_back("--steps");
     a.push_back(std::to_string(*options.steps));
   }
+  a.push_back("--backend");
+  a.push_back(options.backend);
+  if (options.shadow_every > 0) {
+    a.push_back("--shadow-every");
+    a.push_back(std::to_string(options.shadow_every));
+  }
   return a;
 }
 

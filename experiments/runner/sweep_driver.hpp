@@ -36,6 +36,9 @@ struct SweepOptions {
   std::optional<std::int64_t> steps;  // overrides every workload's step count (tests)
   HighPrecision high_precision = HighPrecision::fp32;
   std::vector<std::string> heatmap_axes;
+  // Passed to every run (fp8lab run --backend, --shadow-every; cuda_backend.hpp).
+  std::string backend = "sim";
+  std::int64_t shadow_every = 0;
 };
 
 struct SweepOutcome {
