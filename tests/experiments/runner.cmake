@@ -14,3 +14,5 @@ add_test(NAME experiments_report_html_chromium_test
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/report_html_chromium_test.sh $<TARGET_FILE:fp8lab>)
 set_tests_properties(experiments_report_html_chromium_test PROPERTIES
                      LABELS torch TIMEOUT 600 SKIP_RETURN_CODE 77)
+fp8lab_add_test(NAME experiments_runner_workloads_test SOURCES runner_workloads_test.cpp
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)

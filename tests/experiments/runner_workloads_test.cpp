@@ -1,0 +1,140 @@
+// Workloads and the training loop: deterministic parameters, data and training (two runs of the
+// same thing give the same bits, so that every difference a report shows comes from the recipe),
+// the character corpus, the registry, and that convert_model reaches every Linear of the models.
+#include <torch/torch.h>
+#undef CHECK  // c10's CHECK would shadow Catch's (see linear_test_support.hpp)
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "experiments/fp8/autocast.hpp"
+#include "experiments/fp8/convert_model.hpp"
+#include "experiments/fp8/sim_backend.hpp"
+#include "experiments/runner/training.hpp"
+#include "experiments/workloads/registry.hpp"
+#include "experiments/workloads/text_corpus.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+bool same_bits(const torch::Tensor& a, const torch::Tensor& b) {
+  return a.sizes() == b.sizes() && a.dtype() == b.dtype() &&
+         std::memcmp(a.contiguous().data_ptr(), b.contiguous().data_ptr(), a.nbytes()) == 0;
+}
+
+bool same_parameters(TrainableModel& a, TrainableModel& b) {
+  const auto pa = a.named_parameters(), pb = b.named_parameters();
+  if (pa.size() != pb.size()) return false;
+  for (const auto& item : pa) {
+    const auto* other = pb.find(item.key());
+    if (other == nullptr || !same_bits(item.value(), *other)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("The corpus reads regular files in sorted order and splits 90/10", "[workloads]") {
+  namespace fs = std::filesystem;
+  const auto dir = fs::temp_directory_path() / ("fp8lab-corpus-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "b") << "bbbbbbbbb";
+  std::ofstream(dir / "a") << "aaaaaaaaa";
+  fs::create_symlink(dir / "a", dir / "link");  // skipped: would repeat a
+  const auto corpus = read_text_corpus(dir);
+  REQUIRE(corpus.files.size() == 2);
+  CHECK(fs::path(corpus.files[0]).filename() == "a");
+  CHECK(corpus.vocabulary == std::vector<unsigned char>{'\n', 'a', 'b'});
+  CHECK(corpus.vocabulary_size_padded == 16);
+  CHECK(corpus.train.size() == 18);  // 20 bytes ("aaaaaaaaa\nbbbbbbbbb\n"), 90%
+  CHECK(corpus.eval == std::vector<std::int64_t>{2, 0});
+  CHECK(corpus.train.front() == 1);
+  fs::remove_all(dir);
+  CHECK_THROWS_WITH(read_text_corpus(dir), Catch::Contains(dir.string()));
+}
+
+TEST_CASE("Workloads are pure functions of seed and step", "[workloads]") {
+  const auto name = GENERATE(as<std::string>{}, "gpt-tiny", "mlp-outliers", "user-example");
+  INFO(name);
+  const auto workload = make_workload(name);
+  auto a = workload->make_model(7), b = workload->make_model(7), c = workload->make_model(8);
+  CHECK(same_parameters(*a, *b));
+  CHECK_FALSE(same_parameters(*a, *c));
+  const auto x = workload->train_batch(3, 7), y = workload->train_batch(3, 7);
+  CHECK(same_bits(x.input, y.input));
+  CHECK(same_bits(x.target, y.target));
+  CHECK_FALSE(same_bits(x.input, workload->train_batch(4, 7).input));
+  const auto e1 = workload->eval_batches(), e2 = make_workload(name)->eval_batches();
+  REQUIRE(e1.size() == e2.size());
+  CHECK(same_bits(e1[0].input, e2[0].input));
+}
+
+TEST_CASE("gpt-tiny starts at the loss of a uniform guess", "[workloads]") {
+  const auto workload = make_workload("gpt-tiny");
+  auto model = workload->make_model(0);
+  torch::NoGradGuard no_grad;
+  const double loss = model->loss(workload->eval_batches()[0]).item<double>();
+  const double vocabulary = static_cast<double>(model->named_parameters()["head.weight"].size(0));
+  CHECK(std::fabs(loss - std::log(vocabulary)) < 0.1);
+}
+
+TEST_CASE("convert_model reaches every Linear the workloads call", "[workloads]") {
+  const auto name = GENERATE(as<std::string>{}, "gpt-tiny", "mlp", "user-example");
+  INFO(name);
+  const auto workload = make_workload(name);
+  auto model = workload->make_model(0);
+  std::size_t linears = 0;
+  for (const auto& m : model->modules()) {
+    if (dynamic_cast<torch::nn::LinearImpl*>(m.get()) != nullptr) ++linears;
+  }
+  recipes::Recipe recipe;
+  recipe.module_filter.require_dims_divisible_by_16 = false;
+  const auto backend = std::make_shared<const SimBackend>();
+  const auto converted = convert_model(*model, recipe, backend);
+  CHECK(converted.size() == linears);
+  CHECK(has_fp8_layers(*model));
+  // The forward now runs through the FP8 Linears: they record statistics.
+  {
+    Fp8Autocast fp8(true);
+    model->loss(workload->train_batch(0, 0)).backward();
+  }
+  for (const auto& linear : collect_linear_stats(*model)) {
+    INFO(linear.name);
+    CHECK(linear.stats.fp8_gemms[0] > 0);
+  }
+}
+
+TEST_CASE("Training is deterministic; a run compared with itself diverges by exactly 0",
+          "[workloads][training]") {
+  const auto workload = make_workload("gpt-tiny");
+  TrainingOptions options;
+  options.steps = 12;
+  options.keep_snapshots = true;
+  const auto first = train(*workload, ModelHooks{}, options, nullptr);
+  BaselineReference reference;
+  reference.parameter_names = first.parameter_names;
+  reference.snapshots = first.snapshots;
+  options.keep_snapshots = false;
+  const auto second = train(*workload, ModelHooks{}, options, &reference);
+  REQUIRE(first.train_loss.size() == 12);
+  CHECK(first.train_loss == second.train_loss);
+  CHECK(first.eval == second.eval);
+  REQUIRE(second.divergence.size() == first.snapshots.size());
+  for (const auto& [step, w, g] : second.divergence) {
+    INFO("step " << step);
+    CHECK(w == 0.0);
+    CHECK(g == 0.0);
+  }
+  CHECK(first.train_loss.back() < first.train_loss.front());
+}
+
+TEST_CASE("Unknown workloads are refused with the known names", "[workloads]") {
+  CHECK_THROWS_WITH(make_workload("gpt-huge"),
+                    Catch::Contains("unknown workload 'gpt-huge'") && Catch::Contains("gpt-tiny"));
+}
+
+}  // namespace fp8lab::experiments
