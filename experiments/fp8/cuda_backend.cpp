@@ -167,6 +167,18 @@ void check_matrix(const char* what, std::size_t size, std::int64_t rows, std::in
   }
 }
 
+// The kernels write M x N values (M, N: the operands' dimensions other than K): `out` must be
+// that shape, or they would write past it.
+void check_output_shape(MutableMatrix out, std::int64_t a_rows, std::int64_t a_cols, bool a_k,
+                        std::int64_t b_rows, std::int64_t b_cols, bool b_k) {
+  const std::int64_t m = a_k ? a_rows : a_cols, n = b_k ? b_rows : b_cols;
+  if (out.rows != m || out.cols != n) {
+    throw std::invalid_argument("CudaBackend: output is " + std::to_string(out.rows) + " x " +
+                                std::to_string(out.cols) + "; the GEMM's operands give " +
+                                std::to_string(m) + " x " + std::to_string(n));
+  }
+}
+
 template <typename T>
 std::vector<T> to_vector(std::span<const T> s) {
   return std::vector<T>(s.begin(), s.end());
@@ -356,6 +368,7 @@ void CudaBackend::gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::
   gpu::DeviceGemmOptions options;
   options.model = to_gpu(accumulation);
   const auto [a_k, b_k] = k_is_cols(role);
+  check_output_shape(out, a.rows, a.cols, a_k, b.rows, b.cols, b_k);
   const DeviceBuffer<std::uint8_t> a_codes(a.data), b_codes(b.data);
   const DeviceBuffer<float> a_scales(a.scale_inv), b_scales(b.scale_inv);
   const gpu::DeviceGemmOperand da{a_codes.get(), a_scales.get(), a.rows, a.cols,
@@ -366,10 +379,6 @@ void CudaBackend::gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::
   gpu::gemm(da, db, options, d_out.get());
   FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<float> host = d_out.download();
-  if (host.size() != out.data.size()) {
-    throw std::invalid_argument("CudaBackend: output holds " + std::to_string(out.data.size()) +
-                                " values; the GEMM gives " + std::to_string(host.size()));
-  }
   std::memcpy(out.data.data(), host.data(), host.size() * sizeof(float));
 }
 
@@ -379,6 +388,7 @@ void CudaBackend::high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix 
   check_matrix("operand b", b.data.size(), b.rows, b.cols);
   check_matrix("output", out.data.size(), out.rows, out.cols);
   const auto [a_k, b_k] = k_is_cols(role);
+  check_output_shape(out, a.rows, a.cols, a_k, b.rows, b.cols, b_k);
   const DeviceBuffer<float> da(to_vector(a.data)), db(to_vector(b.data));
   DeviceBuffer<float> d_out(out.data.size());
   gpu::DenseGemmOptions options;

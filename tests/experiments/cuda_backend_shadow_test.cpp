@@ -3,6 +3,7 @@
 // quantize, one GEMM output, one amax-history entry) and must report exactly that one mismatch,
 // with its layer, tensor and kind; the same run without corruption reports 0 mismatches over a
 // non-zero number of comparisons. Needs no GPU: the watched backend is SimBackend plus the fault.
+// Also: the --backend / --shadow-every choice (cuda_backend.hpp) is checked by name.
 #include "linear_test_support.hpp"  // first: LibTorch, then Catch2
 
 #include <memory>
@@ -10,6 +11,7 @@
 
 #include "cuda_backend_test_support.hpp"
 #include "experiments/fp8/autocast.hpp"
+#include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/shadow_check.hpp"
 #include "experiments/fp8/sim_backend.hpp"
@@ -160,6 +162,28 @@ TEST_CASE("Shadow check: --shadow-every 2 checks steps 0 and 2, not step 1", "[s
   INFO(describe(skipped));
   CHECK(skipped.mismatches == 0);
   CHECK(skipped.operations * 3 == every.operations * 2);
+}
+
+}  // namespace fp8lab::experiments
+
+namespace fp8lab::experiments {
+
+TEST_CASE("Backend choice: --backend and --shadow-every are checked by name", "[shadow]") {
+  CHECK_THROWS_WITH(validate({"gpu", 0}), Catch::Contains("accepted: sim, cuda"));
+  CHECK_THROWS_WITH(validate({"cuda", -1}), Catch::Contains("accepted: 0 (off) or N >= 1"));
+  CHECK_THROWS_WITH(validate({"sim", 1}), Catch::Contains("needs --backend cuda"));
+  CHECK_NOTHROW(validate({"cuda", 5}));
+  CHECK(make_backend({"sim", 0})->name() == "sim");
+  // On a machine without a device, cuda is refused with the driver's reason (never sim instead);
+  // with one, --shadow-every wraps it in the shadow check.
+  try {
+    const auto backend = make_backend({"cuda", 2});
+    CHECK(backend->name() == "cuda");
+    CHECK(dynamic_cast<const ShadowCheckedBackend*>(backend.get()) != nullptr);
+  } catch (const std::runtime_error& e) {
+    INFO(e.what());
+    CHECK(std::string(e.what()).find("use --backend sim") != std::string::npos);
+  }
 }
 
 }  // namespace fp8lab::experiments
