@@ -5,9 +5,11 @@
 //   baseline_<fp32|bf16>    HighPrecisionLinear: the sim backend's deterministic high-precision GEMM
 //   fp8_<recipe>            convert_model with the recipe on the sim backend (+ HighPrecisionLinear
 //                           for the Linears its filter skips), inside ContextualFp8Autocast
-// Counters: step_s (mean over the timed iterations), fp32_step_s (torch_fp32's mean step, measured
-// once per process before the first row that needs it), x_fp32 = step_s / fp32_step_s, gemm_share
-// (fraction of the step spent inside backend GEMMs, from LinearStats) and quantize_share.
+// Counters: step_s (mean wall-clock step over the timed iterations), fp32_step_s (torch_fp32's mean
+// step, measured once per process before the first row that needs it), x_fp32 = step_s /
+// fp32_step_s; the same from process CPU time (cpu_step_s, fp32_cpu_step_s, x_fp32_cpu), which a
+// machine shared with other jobs disturbs less (every arm runs on one thread); gemm_share
+// (fraction of the wall-clock step inside backend GEMMs, from LinearStats) and quantize_share.
 // One thread everywhere (torch::set_num_threads(1), SimBackend threads 1): a sweep runs one job
 // per core. The workload is FP8LAB_BENCH_WORKLOAD (default gpt-small, the default sweep's).
 //
@@ -16,6 +18,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <ctime>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -73,32 +76,48 @@ struct Trainer {
   }
 };
 
-double mean_step_seconds(Trainer& trainer, int steps) {
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < steps; ++i) trainer.step();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / steps;
+// Process CPU time in seconds (all threads; every arm here runs on one).
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-double fp32_step_seconds() {
-  static const double seconds = [] {
+struct StepTimes {
+  double wall = 0.0;
+  double cpu = 0.0;
+};
+
+StepTimes mean_step_times(Trainer& trainer, int steps) {
+  const auto start = std::chrono::steady_clock::now();
+  const double cpu_start = cpu_seconds();
+  for (int i = 0; i < steps; ++i) trainer.step();
+  return {std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / steps,
+          (cpu_seconds() - cpu_start) / steps};
+}
+
+StepTimes fp32_step_times() {
+  static const StepTimes times = [] {
     Trainer trainer(Arm::torch_fp32, rc::Recipe{});
     trainer.step();  // warm-up
-    return mean_step_seconds(trainer, 20);
+    return mean_step_times(trainer, 20);
   }();
-  return seconds;
+  return times;
 }
 
 void run(benchmark::State& state, Arm arm, const rc::Recipe& recipe) {
   torch::set_num_threads(1);
-  const double reference = fp32_step_seconds();
+  const StepTimes reference = fp32_step_times();
   Trainer trainer(arm, recipe);
   trainer.step();  // warm-up
   ex::reset_linear_stats(*trainer.model);
-  double seconds = 0.0;
+  double seconds = 0.0, cpu = 0.0;
   std::int64_t steps = 0;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
+    const double cpu_start = cpu_seconds();
     trainer.step();
+    cpu += cpu_seconds() - cpu_start;
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ++steps;
   }
@@ -109,8 +128,12 @@ void run(benchmark::State& state, Arm arm, const rc::Recipe& recipe) {
   }
   const double step = seconds / static_cast<double>(steps);
   state.counters["step_s"] = step;
-  state.counters["fp32_step_s"] = reference;
-  state.counters["x_fp32"] = step / reference;
+  const double cpu_step = cpu / static_cast<double>(steps);
+  state.counters["fp32_step_s"] = reference.wall;
+  state.counters["x_fp32"] = step / reference.wall;
+  state.counters["cpu_step_s"] = cpu_step;
+  state.counters["fp32_cpu_step_s"] = reference.cpu;
+  state.counters["x_fp32_cpu"] = cpu_step / reference.cpu;
   state.counters["gemm_share"] = gemm / seconds;
   state.counters["quantize_share"] = quantize / seconds;
   state.SetLabel(workload_name());
