@@ -1,6 +1,9 @@
 #include "experiments/report/html_report.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -160,6 +163,26 @@ std::vector<std::pair<double, double>> fraction_per_step(const nlohmann::json& r
   return points;
 }
 
+// Axis values in numeric order when they are all numbers (0, 4, 16, 1024), else as text.
+std::vector<std::string> in_natural_order(const std::set<std::string>& values) {
+  std::vector<std::string> out(values.begin(), values.end());
+  auto numeric = [](const std::string& v, double& x) {
+    char* end = nullptr;
+    x = std::strtod(v.c_str(), &end);
+    return !v.empty() && end == v.c_str() + v.size();
+  };
+  double unused = 0;
+  if (std::all_of(out.begin(), out.end(), [&](const std::string& v) { return numeric(v, unused); })) {
+    std::sort(out.begin(), out.end(), [&](const std::string& a, const std::string& b) {
+      double x = 0, y = 0;
+      numeric(a, x);
+      numeric(b, y);
+      return x < y;
+    });
+  }
+  return out;
+}
+
 HeatmapChart divergence_heatmap(const ReportInput& input, const std::vector<std::string>& axes) {
   HeatmapChart chart;
   chart.x_label = axes[0];
@@ -187,8 +210,8 @@ HeatmapChart divergence_heatmap(const ReportInput& input, const std::vector<std:
       ++c.broken;
     }
   }
-  chart.x_values.assign(xs.begin(), xs.end());
-  chart.y_values.assign(ys.begin(), ys.end());
+  chart.x_values = in_natural_order(xs);
+  chart.y_values = in_natural_order(ys);
   for (const auto& y : chart.y_values) {
     chart.values.emplace_back();
     chart.texts.emplace_back();

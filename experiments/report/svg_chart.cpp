@@ -82,7 +82,7 @@ std::string series_color(std::size_t i) {
 }
 
 std::string render_line_chart(const LineChart& chart, int width, int height) {
-  const double left = 64, right = 190, top = 28, bottom = 44;
+  const double left = 64, right = 250, top = 28, bottom = 44;
   const double plot_w = width - left - right, plot_h = height - top - bottom;
   auto y_of = [&](double y) { return chart.log_y ? std::log10(y) : y; };
   auto usable = [&](double y) { return std::isfinite(y) && (!chart.log_y || y > 0); };
@@ -171,7 +171,7 @@ std::string render_line_chart(const LineChart& chart, int width, int height) {
           << "\" stroke-width=\"" << std::max(2.0, s.stroke_width) << '"'
           << (s.dashed ? " stroke-dasharray=\"5 3\"" : "") << "/><text x=\""
           << width - right + 32 << "\" y=\"" << ly + 4 << "\" class=\"legend\">"
-          << escape_html(s.label.size() > 28 ? s.label.substr(0, 27) + "…" : s.label)
+          << escape_html(s.label.size() > 36 ? s.label.substr(0, 35) + "…" : s.label)
           << "</text>\n";
     } else if (i == 18) {
       svg << "<text x=\"" << width - right + 10 << "\" y=\"" << top + 6 + 18 * 14 + 4
@@ -186,7 +186,10 @@ std::string render_heatmap(const HeatmapChart& chart, int cell_width, int cell_h
   const int left = 150, top = 48, legend = 60;
   const int columns = static_cast<int>(chart.x_values.size());
   const int rows = static_cast<int>(chart.y_values.size());
-  const int width = left + columns * cell_width + 20;
+  // Wide enough for the title and the legend line (about 6.5 px per character at 11-13 px).
+  const int text_width = static_cast<int>(
+      6.5 * static_cast<double>(std::max(chart.title.size(), chart.value_label.size() + 90)));
+  const int width = std::max(left + columns * cell_width + 20, text_width + 16);
   const int height = top + rows * cell_height + legend;
   Range range;
   for (const auto& row : chart.values) {

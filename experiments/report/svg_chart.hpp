@@ -38,7 +38,7 @@ struct HeatmapChart {
   std::string value_label;  // what the colour means, for the legend
 };
 
-std::string render_line_chart(const LineChart& chart, int width = 680, int height = 320);
+std::string render_line_chart(const LineChart& chart, int width = 710, int height = 320);
 std::string render_heatmap(const HeatmapChart& chart, int cell_width = 90, int cell_height = 30);
 
 // A colour for series i of n, distinguishable and stable.
