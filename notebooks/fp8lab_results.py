@@ -33,12 +33,19 @@ FP8_FIELDS = ("recipe", "recipe_fields", "recipe_label", "baseline_run_id")
 FINAL_FIELDS = ("train_loss",)
 FP8_FINAL_FIELDS = ("eval_loss", "baseline_eval_loss", "eval_rel_diff", "weight_rel_l2",
                     "grad_rel_l2")
+# Added to 'final' within version 1 (docs/results-schema.md: fields are only added within a
+# version), so older version-1 records may lack them: the notebooks show what is there.
+FP8_FINAL_HEALTH_FIELDS = ("forward_sqnr_db", "gradient_sqnr_db", "input_underflow_fraction",
+                           "weight_underflow_fraction", "grad_output_underflow_fraction")
 THROUGHPUT_FIELDS = ("step_seconds", "steps_per_second", "tokens_per_second", "gemm_time_share")
 TRAIN_ROW_FIELDS = ("step", "loss")
 FP8_TRAIN_ROW_FIELDS = ("baseline_loss", "rel_diff")
 EVAL_ROW_FIELDS = ("step", "loss")
 LAYER_ROW_FIELDS = ("step", "layer", "tensor", "gemm", "amax", "scale_min", "scale_max", "count",
                     "saturated", "underflowed", "nan", "sqnr_db")
+# 'shadow_check' of runs on the cuda backend with --shadow-every N (experiments/fp8/shadow_check.hpp).
+SHADOW_FIELDS = ("every", "operations", "compared", "mismatches", "by_key", "first")
+SHADOW_KEY_FIELDS = ("layer", "tensor", "kind", "mismatches")
 
 SUMMARY_COLUMNS = ("request_index", "request_label", "run_id", "workload", "seed", "status",
                    "verdict", "final_eval_loss", "baseline_eval_loss", "eval_rel_diff",
@@ -88,6 +95,10 @@ def _check_record(record, path, line):
                                  f"notebooks read {RESULTS_SCHEMA_VERSIONS}: update "
                                  "notebooks/fp8lab_results.py with docs/results-schema.md")
     run = f"run {record['run_id']}"
+    if "shadow_check" in record:
+        _require(record["shadow_check"], SHADOW_FIELDS, path, line, f"{run}: 'shadow_check'")
+        for i, row in enumerate(record["shadow_check"]["by_key"]):
+            _require(row, SHADOW_KEY_FIELDS, path, line, f"{run}: 'shadow_check.by_key' row {i}")
     if record["status"] not in ("finished", "diverged"):
         return  # a failed run has its error and nothing else to plot
     fp8 = record["kind"] != "baseline"
@@ -262,7 +273,18 @@ def ulp_histogram(check) -> pd.DataFrame:
     return frame.loc[:, (frame != 0).any(axis=0)]
 
 
-def shadow_check_records(records) -> list[dict]:
-    """Runs whose record carries a 'shadow_check' entry (the cuda backend's replay of its layer
-    inputs through sim/, issue 7)."""
-    return [r for r in records if "shadow_check" in r]
+def shadow_checks(records) -> pd.DataFrame:
+    """One row per run whose record carries a 'shadow_check' (the cuda backend's steps replayed
+    through sim/): how often, how many calls and values were compared, how many differed."""
+    rows = [{"run_id": r["run_id"], "label": run_label(r), "backend": r["backend"],
+             **{k: r["shadow_check"][k] for k in ("every", "operations", "compared", "mismatches")}}
+            for r in records if "shadow_check" in r]
+    return pd.DataFrame(rows, columns=["run_id", "label", "backend", "every", "operations",
+                                       "compared", "mismatches"])
+
+
+def shadow_mismatches(records) -> pd.DataFrame:
+    """The shadow checks' mismatches by run, layer, tensor and kind (code, scale, history, ...)."""
+    rows = [{"run_id": r["run_id"], **row} for r in records if "shadow_check" in r
+            for row in r["shadow_check"]["by_key"]]
+    return pd.DataFrame(rows, columns=["run_id", *SHADOW_KEY_FIELDS])

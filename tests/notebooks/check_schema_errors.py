@@ -52,6 +52,14 @@ def rename_layer_field(record):
     return False
 
 
+def shadow_check_without_compared(record):
+    if record["kind"] == "fp8":
+        record["shadow_check"] = {"every": 1, "operations": 1, "mismatches": 0, "by_key": [],
+                                  "first": []}
+        return True
+    return False
+
+
 def bump_schema_version(record):
     record["schema_version"] = 2
     return True
@@ -83,6 +91,9 @@ def main():
         line = broken_copy(results, temp / "layers", rename_layer_field)
         expect_error("renamed layers[0].underflowed", lambda: fr.load_records(temp / "layers"),
                      f"results.jsonl:{line}:", "'layers' row 0 has no field 'underflowed'")
+        line = broken_copy(results, temp / "shadow", shadow_check_without_compared)
+        expect_error("shadow_check without compared", lambda: fr.load_records(temp / "shadow"),
+                     f"results.jsonl:{line}:", "'shadow_check' has no field 'compared'")
         line = broken_copy(results, temp / "version", bump_schema_version)
         expect_error("schema_version 2", lambda: fr.load_records(temp / "version"),
                      f"results.jsonl:{line}:", "schema_version 2 is not one")
