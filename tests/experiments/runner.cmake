@@ -16,3 +16,5 @@ set_tests_properties(experiments_report_html_chromium_test PROPERTIES
                      LABELS torch TIMEOUT 600 SKIP_RETURN_CODE 77)
 fp8lab_add_test(NAME experiments_runner_workloads_test SOURCES runner_workloads_test.cpp
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
+fp8lab_add_test(NAME experiments_runner_failures_test SOURCES runner_failures_test.cpp
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)

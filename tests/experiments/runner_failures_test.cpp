@@ -1,0 +1,117 @@
+// Runs that go wrong are recorded, never lost: a training loss that turns non-finite stops the run
+// with status "diverged" at that step; a run that throws is recorded as "failed" with the message.
+// Both leave a record that the reports read, and the process goes on (the sweep's next run).
+#include <torch/torch.h>
+#undef CHECK  // c10's CHECK would shadow Catch's (see linear_test_support.hpp)
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <limits>
+
+#include "experiments/fp8/convert_model.hpp"
+#include "experiments/report/analysis.hpp"
+#include "experiments/report/write_reports.hpp"
+#include "experiments/runner/run_executor.hpp"
+#include "experiments/workloads/mlp_workload.hpp"
+#include "experiments/workloads/registry.hpp"
+#include "recipes/sweep.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The MLP, except that with FP8 layers its 6th training loss (step 5) is NaN: a run that diverges
+// while its baseline does not.
+class NanAtStepFiveModel : public TrainableModel {
+ public:
+  explicit NanAtStepFiveModel(std::shared_ptr<TrainableModel> inner)
+      : inner_(register_module("inner", std::move(inner))) {}
+  torch::Tensor loss(const Batch& batch) override {
+    auto loss = inner_->loss(batch);
+    if (is_training() && has_fp8_layers(*this) && ++training_calls_ == 6) {
+      loss = loss * std::numeric_limits<float>::quiet_NaN();
+    }
+    return loss;
+  }
+
+ private:
+  std::shared_ptr<TrainableModel> inner_;
+  int training_calls_ = 0;
+};
+
+class NanAtStepFive : public Workload {
+ public:
+  std::string name() const override { return "nan-at-step-5"; }
+  std::string description() const override { return "mlp whose FP8 loss is NaN at step 5"; }
+  TrainingSchedule schedule() const override {
+    auto s = mlp_->schedule();
+    s.steps = 12;
+    s.eval_every = 4;
+    return s;
+  }
+  std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
+    return std::make_shared<NanAtStepFiveModel>(mlp_->make_model(seed));
+  }
+  Batch train_batch(std::int64_t step, std::uint64_t seed) const override {
+    return mlp_->train_batch(step, seed);
+  }
+  std::vector<Batch> eval_batches() const override { return mlp_->eval_batches(); }
+
+ private:
+  std::unique_ptr<Workload> mlp_ = make_mlp_workload(MlpOptions{});
+};
+
+}  // namespace
+
+TEST_CASE("A diverged run is recorded at its step; a throwing run is recorded as failed",
+          "[runner][failures]") {
+  use_one_torch_thread();
+  register_workload("nan-at-step-5", [] { return std::make_unique<NanAtStepFive>(); });
+  const auto dir = fs::temp_directory_path() / ("fp8lab-failures-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const ResultsDirectory directory(dir);
+
+  RunRequest diverging;
+  diverging.workload = "nan-at-step-5";
+  diverging.recipe = recipes::Recipe{};
+  diverging.run_id = recipes::sweep_run_id(*diverging.recipe, diverging.workload, 0);
+  const auto diverged = execute_fp8_run(directory, diverging);
+  INFO(diverged.dump().substr(0, 1500));
+  const auto baseline = nlohmann::json::parse(
+      read(directory.run_record_path("baseline-nan-at-step-5-seed0-fp32")));
+  CHECK(baseline["status"] == "finished");
+  CHECK(diverged["status"] == "diverged");
+  CHECK(diverged["diverged_at_step"] == 5);
+  CHECK(diverged["steps_completed"] == 5);
+  CHECK(diverged["train"].size() == 6);
+  CHECK(diverged["train"][5]["loss"].is_null());  // NaN/Inf are written as null
+  CHECK(run_verdict(diverged) == "diverged");
+
+  RunRequest throwing;
+  throwing.workload = "no-such-workload";
+  throwing.recipe = recipes::Recipe{};
+  throwing.run_id = "0123456789abcdef";
+  const auto failed = execute_fp8_run(directory, throwing);
+  CHECK(failed["status"] == "failed");
+  CHECK_THAT(failed["error"].get<std::string>(), Catch::Contains("unknown workload"));
+  CHECK(run_verdict(failed) == "error");
+
+  // The reports take all of them.
+  const auto paths = write_reports(ReportOptions{{dir}, {}, {}});
+  CHECK(paths.records == 3);  // the baseline, the diverged run, the failed run
+  fs::remove_all(dir);
+}
+
+}  // namespace fp8lab::experiments
