@@ -136,29 +136,6 @@ gpu::scaling::MxMode to_gpu(recipes::MxScaleMode mode) {
   return gpu::scaling::MxMode::kRceil;
 }
 
-gpu::GemmModel to_gpu(recipes::Accumulation accumulation) {
-  switch (accumulation) {
-    case recipes::Accumulation::fp32_seq: return gpu::GemmModel::kFp32Seq;
-    case recipes::Accumulation::hopper_split: return gpu::GemmModel::kHopperSplitAccumulator;
-    case recipes::Accumulation::hopper_fast: return gpu::GemmModel::kHopperFastAccum;
-    case recipes::Accumulation::exact: break;
-  }
-  throw std::invalid_argument(
-      "CudaBackend: accumulation `" + std::string(recipes::name(accumulation)) +
-      "` has no GPU kernel (gpu/gemm offers fp32_seq, hopper_split, hopper_fast); run this recipe "
-      "on the sim backend");
-}
-
-// Each GEMM's K as a stored dimension of its operands (backend.hpp's table): true = columns.
-std::pair<bool, bool> k_is_cols(GemmRole role) {
-  switch (role) {
-    case GemmRole::fprop: return {true, true};
-    case GemmRole::dgrad: return {true, false};
-    case GemmRole::wgrad: break;
-  }
-  return {false, false};
-}
-
 void check_matrix(const char* what, std::size_t size, std::int64_t rows, std::int64_t cols) {
   if (rows < 0 || cols < 0 || size != static_cast<std::size_t>(rows * cols)) {
     throw std::invalid_argument(std::string("CudaBackend: ") + what + " holds " +
@@ -269,6 +246,125 @@ void update_pass(DevicePass& pass, const sc::DelayedScalingConfig& config, sim::
 
 }  // namespace
 
+GpuQuantizePlan plan_quantize(const recipes::Recipe& r, LinearTensor tensor, GemmRole role,
+                              std::int64_t rows, std::int64_t cols) {
+  using Q = GpuQuantizePlan::Quantizer;
+  GpuQuantizePlan plan;
+  plan.format = element_format(r, tensor);
+  plan.pow2 = r.power_2_scales;
+  plan.block_rows = rows;  // per tensor unless a case below says otherwise
+  plan.block_cols = cols;
+  const sc::ScaleAxis axis = sc::scale_axis(to_sim(role), to_sim(tensor));
+  plan.rowwise = axis == sc::ScaleAxis::kRowwise;
+  switch (r.scaling) {
+    case recipes::Scaling::delayed:
+      throw std::invalid_argument("plan_quantize: delayed scaling keeps state on the device; "
+                                  "CudaBackend::quantize runs it");
+    case recipes::Scaling::current:
+      plan.quantizer = Q::current_te;
+      return plan;
+    case recipes::Scaling::tensorwise:
+    case recipes::Scaling::rowwise:
+    case recipes::Scaling::rowwise_with_gw_hp: {
+      // torchao's table picks the granularity; format and power-of-2 come from the recipe, as
+      // in SimBackend.
+      const sc::TorchaoRecipe recipe = r.scaling == recipes::Scaling::tensorwise
+                                           ? sc::TorchaoRecipe::kTensorwise
+                                       : r.scaling == recipes::Scaling::rowwise
+                                           ? sc::TorchaoRecipe::kRowwise
+                                           : sc::TorchaoRecipe::kRowwiseWithGwHp;
+      const sc::OperandCast cast = sc::torchao_operand_cast(recipe, to_sim(role), to_sim(tensor));
+      if (cast.scaling == sc::OperandScaling::kTensorwise) {
+        plan.quantizer = Q::tensorwise_torchao;
+        return plan;
+      }
+      if (cast.scaling == sc::OperandScaling::kAxiswise) {
+        plan.quantizer = Q::axiswise_torchao;
+        plan.block_rows = plan.rowwise ? 1 : rows;
+        plan.block_cols = plan.rowwise ? cols : 1;
+        return plan;
+      }
+      throw std::invalid_argument("CudaBackend: " + std::string(recipes::name(r.scaling)) +
+                                  " runs the " + std::string(experiments::name(role)) +
+                                  " GEMM in high precision; its operands are not quantized");
+    }
+    case recipes::Scaling::block: {
+      // As sim::scaling::quantize_block_operand: weight 128x128, the others 1x128 / 128x1 along
+      // the GEMM's K.
+      const sc::BlockShape b = tensor == LinearTensor::weight ? sc::kBlock128x128
+                               : plan.rowwise                 ? sc::kBlock1x128
+                                                              : sc::kBlock128x1;
+      plan.quantizer = Q::block_te;
+      plan.block_rows = b.rows;
+      plan.block_cols = b.cols;
+      return plan;
+    }
+    case recipes::Scaling::mxfp8:
+      // As sim::scaling::quantize_mx_operand without weight_2d: 1x32 / 32x1 along the GEMM's K.
+      plan.quantizer = Q::mx;
+      plan.block_rows = plan.rowwise ? 1 : 32;
+      plan.block_cols = plan.rowwise ? 32 : 1;
+      plan.mx_mode = to_gpu(r.mx_scale_mode);
+      return plan;
+  }
+  throw std::invalid_argument("CudaBackend: scaling " +
+                              std::to_string(static_cast<int>(r.scaling)) +
+                              " has no GPU quantizer");
+}
+
+void run_quantize_plan(const GpuQuantizePlan& p, const float* x, std::int64_t rows,
+                       std::int64_t cols, const gpu::scaling::BlockedOutputs& o, bool on_host) {
+  namespace gs = gpu::scaling;
+  namespace twin = gpu::scaling::host_twin;
+  using Q = GpuQuantizePlan::Quantizer;
+  // Block scaling: fp32 input (value_for_inf = FLT_MAX); amax_epsilon 0 everywhere, as SimBackend.
+  const float value_for_inf = sc::block_value_for_inf(sim::Format::FP32);
+  switch (p.quantizer) {
+    case Q::current_te:
+      return on_host ? twin::quantize_current_te(x, rows, cols, p.format, p.pow2, 0.0f, o)
+                     : gs::quantize_current_te(x, rows, cols, p.format, p.pow2, 0.0f, o);
+    case Q::tensorwise_torchao:
+      return on_host ? twin::quantize_tensorwise_torchao(x, rows, cols, p.format, p.pow2, o)
+                     : gs::quantize_tensorwise_torchao(x, rows, cols, p.format, p.pow2, o);
+    case Q::axiswise_torchao:
+      return on_host
+                 ? twin::quantize_axiswise_torchao(x, rows, cols, p.rowwise, p.format, p.pow2, o)
+                 : gs::quantize_axiswise_torchao(x, rows, cols, p.rowwise, p.format, p.pow2, o);
+    case Q::block_te:
+      return on_host ? twin::quantize_block_te(x, rows, cols, p.block_rows, p.block_cols,
+                                               p.format, p.pow2, 0.0f, value_for_inf, o)
+                     : gs::quantize_block_te(x, rows, cols, p.block_rows, p.block_cols, p.format,
+                                             p.pow2, 0.0f, value_for_inf, o);
+    case Q::mx:
+      return on_host ? twin::quantize_mx(x, rows, cols, p.block_rows, p.block_cols, p.format,
+                                         p.mx_mode, o)
+                     : gs::quantize_mx(x, rows, cols, p.block_rows, p.block_cols, p.format,
+                                       p.mx_mode, o);
+  }
+}
+
+gpu::GemmModel gemm_model(recipes::Accumulation accumulation) {
+  switch (accumulation) {
+    case recipes::Accumulation::fp32_seq: return gpu::GemmModel::kFp32Seq;
+    case recipes::Accumulation::hopper_split: return gpu::GemmModel::kHopperSplitAccumulator;
+    case recipes::Accumulation::hopper_fast: return gpu::GemmModel::kHopperFastAccum;
+    case recipes::Accumulation::exact: break;
+  }
+  throw std::invalid_argument(
+      "CudaBackend: accumulation `" + std::string(recipes::name(accumulation)) +
+      "` has no GPU kernel (gpu/gemm offers fp32_seq, hopper_split, hopper_fast); run this recipe "
+      "on the sim backend");
+}
+
+std::pair<bool, bool> gemm_k_is_cols(GemmRole role) {
+  switch (role) {
+    case GemmRole::fprop: return {true, true};
+    case GemmRole::dgrad: return {true, false};
+    case GemmRole::wgrad: break;
+  }
+  return {false, false};
+}
+
 CudaBackend::CudaBackend() {
   const gpu::DeviceInfo device = gpu::query_device();
   if (!device.available) {
@@ -289,85 +385,27 @@ sc::QuantizeResult CudaBackend::quantize(LinearScalingState& state, LinearTensor
   const sim::Format format = element_format(r, tensor);
   // sim's argument checks (rows, cols >= 1; E4M3 / E5M2), so both backends refuse the same input.
   sc::check_tensor_arguments("CudaBackend::quantize", x.data.size(), x.rows, x.cols, format);
-  const sc::ScaleAxis axis = sc::scale_axis(to_sim(role), to_sim(tensor));
   const DeviceBuffer<float> dx(to_vector(x.data));
-  const auto blocked = [&](std::int64_t br, std::int64_t bc, bool mx, auto&& launch) {
-    DeviceQuantized out(x.rows, x.cols, br, bc);
-    launch(out.outputs());
-    return out.download(x.rows, x.cols, format, br, bc, mx);
-  };
-  switch (r.scaling) {
-    case recipes::Scaling::delayed:
-      if (tensor == LinearTensor::grad_output) {
-        return quantize_delayed(*s.backward, 0, dx.get(), x.rows, x.cols, format);
-      }
-      return quantize_delayed(*s.forward, tensor == LinearTensor::input ? 0 : 1, dx.get(), x.rows,
-                              x.cols, format);
-    case recipes::Scaling::current:
-      return blocked(x.rows, x.cols, false, [&](const gpu::scaling::BlockedOutputs& o) {
-        gpu::scaling::quantize_current_te(dx.get(), x.rows, x.cols, format, r.power_2_scales,
-                                          0.0f, o);
-      });
-    case recipes::Scaling::tensorwise:
-    case recipes::Scaling::rowwise:
-    case recipes::Scaling::rowwise_with_gw_hp: {
-      const sc::TorchaoRecipe recipe = r.scaling == recipes::Scaling::tensorwise
-                                           ? sc::TorchaoRecipe::kTensorwise
-                                       : r.scaling == recipes::Scaling::rowwise
-                                           ? sc::TorchaoRecipe::kRowwise
-                                           : sc::TorchaoRecipe::kRowwiseWithGwHp;
-      const sc::OperandCast cast = sc::torchao_operand_cast(recipe, to_sim(role), to_sim(tensor));
-      if (cast.scaling == sc::OperandScaling::kTensorwise) {
-        return blocked(x.rows, x.cols, false, [&](const gpu::scaling::BlockedOutputs& o) {
-          gpu::scaling::quantize_tensorwise_torchao(dx.get(), x.rows, x.cols, format,
-                                                    r.power_2_scales, o);
-        });
-      }
-      if (cast.scaling == sc::OperandScaling::kAxiswise) {
-        const bool rowwise = axis == sc::ScaleAxis::kRowwise;
-        return blocked(rowwise ? 1 : x.rows, rowwise ? x.cols : 1, false,
-                       [&](const gpu::scaling::BlockedOutputs& o) {
-                         gpu::scaling::quantize_axiswise_torchao(dx.get(), x.rows, x.cols, rowwise,
-                                                                 format, r.power_2_scales, o);
-                       });
-      }
-      throw std::invalid_argument("CudaBackend: " + std::string(recipes::name(r.scaling)) +
-                                  " runs the " + std::string(experiments::name(role)) +
-                                  " GEMM in high precision; its operands are not quantized");
+  if (r.scaling == recipes::Scaling::delayed) {
+    if (tensor == LinearTensor::grad_output) {
+      return quantize_delayed(*s.backward, 0, dx.get(), x.rows, x.cols, format);
     }
-    case recipes::Scaling::block: {
-      // Blocks as sim::scaling::quantize_block_operand: weight 128x128, the others 1x128 / 128x1
-      // along the GEMM's K; fp32 input (value_for_inf = FLT_MAX), amax_epsilon 0.
-      const sc::BlockShape b = tensor == LinearTensor::weight ? sc::kBlock128x128
-                               : axis == sc::ScaleAxis::kRowwise ? sc::kBlock1x128
-                                                                 : sc::kBlock128x1;
-      const float value_for_inf = sc::block_value_for_inf(sim::Format::FP32);
-      return blocked(b.rows, b.cols, false, [&](const gpu::scaling::BlockedOutputs& o) {
-        gpu::scaling::quantize_block_te(dx.get(), x.rows, x.cols, b.rows, b.cols, format,
-                                        r.power_2_scales, 0.0f, value_for_inf, o);
-      });
-    }
-    case recipes::Scaling::mxfp8: {
-      // As sim::scaling::quantize_mx_operand without weight_2d: 1x32 / 32x1 along the GEMM's K.
-      const bool rowwise = axis == sc::ScaleAxis::kRowwise;
-      const std::int64_t br = rowwise ? 1 : 32, bc = rowwise ? 32 : 1;
-      return blocked(br, bc, true, [&](const gpu::scaling::BlockedOutputs& o) {
-        gpu::scaling::quantize_mx(dx.get(), x.rows, x.cols, br, bc, format,
-                                  to_gpu(r.mx_scale_mode), o);
-      });
-    }
+    return quantize_delayed(*s.forward, tensor == LinearTensor::input ? 0 : 1, dx.get(), x.rows,
+                            x.cols, format);
   }
-  throw std::invalid_argument("CudaBackend: scaling " +
-                              std::to_string(static_cast<int>(r.scaling)) +
-                              " has no GPU quantizer");
+  const GpuQuantizePlan plan = plan_quantize(r, tensor, role, x.rows, x.cols);
+  DeviceQuantized out(x.rows, x.cols, plan.block_rows, plan.block_cols);
+  run_quantize_plan(plan, dx.get(), x.rows, x.cols, out.outputs(), false);
+  return out.download(x.rows, x.cols, plan.format, plan.block_rows, plan.block_cols,
+                      plan.quantizer == GpuQuantizePlan::Quantizer::mx);
 }
 
 void CudaBackend::gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
                        recipes::Accumulation accumulation, MutableMatrix out) const {
   check_matrix("output", out.data.size(), out.rows, out.cols);
   gpu::DeviceGemmOptions options;
-  options.model = to_gpu(accumulation);
-  const auto [a_k, b_k] = k_is_cols(role);
+  options.model = gemm_model(accumulation);
+  const auto [a_k, b_k] = gemm_k_is_cols(role);
   check_output_shape(out, a.rows, a.cols, a_k, b.rows, b.cols, b_k);
   const DeviceBuffer<std::uint8_t> a_codes(a.data), b_codes(b.data);
   const DeviceBuffer<float> a_scales(a.scale_inv), b_scales(b.scale_inv);
@@ -387,7 +425,7 @@ void CudaBackend::high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix 
   check_matrix("operand a", a.data.size(), a.rows, a.cols);
   check_matrix("operand b", b.data.size(), b.rows, b.cols);
   check_matrix("output", out.data.size(), out.rows, out.cols);
-  const auto [a_k, b_k] = k_is_cols(role);
+  const auto [a_k, b_k] = gemm_k_is_cols(role);
   check_output_shape(out, a.rows, a.cols, a_k, b.rows, b.cols, b_k);
   const DeviceBuffer<float> da(to_vector(a.data)), db(to_vector(b.data));
   DeviceBuffer<float> d_out(out.data.size());

@@ -45,7 +45,39 @@ std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice);
 
 #if FP8LAB_HAVE_CUDA
 
+#include <utility>
+
+#include "gpu/gemm/gemm.hpp"
+#include "gpu/scaling/blocked.hpp"
+
 namespace fp8lab::experiments {
+
+// How one stateless quantize runs on the GPU: the gpu/scaling quantizer, its blocks and
+// parameters, chosen as SimBackend chooses sim's (sim_backend.hpp's table). Public so that tests
+// can run a plan through gpu/'s host twins and compare it with SimBackend without a device.
+struct GpuQuantizePlan {
+  enum class Quantizer : std::uint8_t { current_te, tensorwise_torchao, axiswise_torchao, block_te, mx };
+  Quantizer quantizer = Quantizer::current_te;
+  sim::Format format = sim::Format::E4M3;
+  std::int64_t block_rows = 0;  // of the result's scales
+  std::int64_t block_cols = 0;
+  bool rowwise = true;  // axiswise: one scale per row (else per column)
+  bool pow2 = false;
+  gpu::scaling::MxMode mx_mode = gpu::scaling::MxMode::kTe;
+};
+
+// Throws std::invalid_argument for delayed scaling (stateful: CudaBackend::quantize) and for an
+// operand a recipe keeps in high precision.
+GpuQuantizePlan plan_quantize(const recipes::Recipe& recipe, LinearTensor tensor, GemmRole role,
+                              std::int64_t rows, std::int64_t cols);
+// Runs a plan on x [rows, cols]: over device pointers, or with on_host through the host twins
+// (gpu/scaling/host_twin.cu) over host pointers.
+void run_quantize_plan(const GpuQuantizePlan& plan, const float* x, std::int64_t rows,
+                       std::int64_t cols, const gpu::scaling::BlockedOutputs& out, bool on_host);
+// The GEMM model of an accumulation (std::invalid_argument for `exact`: no GPU kernel), and
+// whether K is the columns of operands a and b of a GEMM role (backend.hpp's table).
+gpu::GemmModel gemm_model(recipes::Accumulation accumulation);
+std::pair<bool, bool> gemm_k_is_cols(GemmRole role);
 
 class CudaBackend final : public LinearBackend {
  public:

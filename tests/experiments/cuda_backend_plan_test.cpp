@@ -1,0 +1,273 @@
+// The cuda backend's choices, checked without a GPU: for every stateless recipe, Linear tensor and
+// GEMM role, the quantizer plan CudaBackend runs (plan_quantize) executed through gpu/'s host twins
+// (the kernels' per-block code compiled for the host) gives SimBackend::quantize's bits (codes,
+// scales, scale_inv, E8M0, statistics, block shape); and each GEMM role's K layout and model
+// (gemm_k_is_cols, gemm_model) through the GEMM host twin gives SimBackend::gemm's and
+// high_precision_gemm's bits. What this cannot see (device memory, the kernels' launch and
+// delayed scaling's device state) is cuda_backend_equality_test's, on a GPU.
+#include "linear_test_support.hpp"  // first: LibTorch, then Catch2
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/fp8/sim_backend.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+using recipes::Scaling;
+
+struct NamedRecipe {
+  std::string name;
+  recipes::Recipe recipe;
+};
+
+recipes::Recipe defaults(Scaling scaling) {
+  recipes::Recipe r;
+  r.scaling = scaling;
+  r.fp8_format = recipes::default_fp8_format(scaling);
+  r.power_2_scales = recipes::default_power_2_scales(scaling);
+  r.gemm = recipes::default_gemm_accumulation(scaling);
+  return r;
+}
+
+std::vector<NamedRecipe> stateless_recipes() {
+  std::vector<NamedRecipe> list;
+  for (const Scaling s : {Scaling::current, Scaling::tensorwise, Scaling::rowwise,
+                          Scaling::rowwise_with_gw_hp, Scaling::block}) {
+    for (const bool pow2 : {false, true}) {
+      recipes::Recipe r = defaults(s);
+      r.power_2_scales = pow2;
+      list.push_back({std::string(recipes::name(s)) + (pow2 ? " pow2" : ""), r});
+    }
+  }
+  for (const auto mode : {recipes::MxScaleMode::te, recipes::MxScaleMode::floor,
+                          recipes::MxScaleMode::ceil, recipes::MxScaleMode::even,
+                          recipes::MxScaleMode::rceil}) {
+    recipes::Recipe r = defaults(Scaling::mxfp8);
+    r.mx_scale_mode = mode;
+    list.push_back({"mxfp8 " + std::string(recipes::name(mode)), r});
+  }
+  for (const auto format : {recipes::Fp8Format::E4M3, recipes::Fp8Format::E5M2}) {
+    recipes::Recipe r = defaults(Scaling::current);
+    r.fp8_format = format;
+    list.push_back({"current " + std::string(recipes::name(format)), r});
+  }
+  return list;
+}
+
+// Activations over a few binades with rare specials (NaN, ±Inf, zeros, denormals, huge values).
+std::vector<float> input(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(n);
+  for (auto& v : x) v = std::ldexp(normal(rng), static_cast<int>(rng() % 6) - 3);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float pick[] = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
+                        std::numeric_limits<float>::denorm_min(), 1e30f, -3e-30f};
+  if (seed % 2 == 1) {
+    for (std::size_t i = 0; i < n / 301 + 1; ++i) x[rng() % n] = pick[rng() % std::size(pick)];
+  }
+  return x;
+}
+
+std::string bits(float f) {
+  char text[48];
+  std::snprintf(text, sizeof text, "0x%08X (%.9g)", test::bits_of(f), static_cast<double>(f));
+  return text;
+}
+
+void check_same(const sim::scaling::QuantizeResult& got, const sim::scaling::QuantizeResult& want,
+                const std::vector<float>& x) {
+  const sim::QuantizedTensor& g = got.tensor;
+  const sim::QuantizedTensor& w = want.tensor;
+  REQUIRE(g.block_rows == w.block_rows);
+  REQUIRE(g.block_cols == w.block_cols);
+  REQUIRE(g.format == w.format);
+  REQUIRE(g.data.size() == w.data.size());
+  for (std::size_t i = 0; i < g.data.size(); ++i) {
+    if (g.data[i] != w.data[i]) {
+      FAIL_CHECK("code[" << i << "]: x = " << bits(x[i]) << ", plan 0x" << std::hex
+                         << int{g.data[i]} << ", sim 0x" << int{w.data[i]});
+      break;
+    }
+  }
+  REQUIRE(g.scale_inv.size() == w.scale_inv.size());
+  REQUIRE(g.scale.size() == w.scale.size());
+  REQUIRE(g.scale_e8m0 == w.scale_e8m0);
+  for (std::size_t b = 0; b < g.scale_inv.size(); ++b) {
+    if (test::bits_of(g.scale_inv[b]) != test::bits_of(w.scale_inv[b]) ||
+        test::bits_of(g.scale[b]) != test::bits_of(w.scale[b])) {
+      FAIL_CHECK("block " << b << ": scale_inv plan " << bits(g.scale_inv[b]) << ", sim "
+                          << bits(w.scale_inv[b]) << "; scale plan " << bits(g.scale[b])
+                          << ", sim " << bits(w.scale[b]));
+      break;
+    }
+  }
+  CHECK(bits(got.stats.amax) == bits(want.stats.amax));
+  CHECK(got.stats.count == want.stats.count);
+  CHECK(got.stats.saturated == want.stats.saturated);
+  CHECK(got.stats.underflowed == want.stats.underflowed);
+  CHECK(got.stats.nan == want.stats.nan);
+}
+
+// The plan run through the host twins, assembled as CudaBackend assembles the device result.
+sim::scaling::QuantizeResult run_on_host(const GpuQuantizePlan& plan, const std::vector<float>& x,
+                                         std::int64_t rows, std::int64_t cols) {
+  const auto blocks = static_cast<std::size_t>(((rows + plan.block_rows - 1) / plan.block_rows) *
+                                               ((cols + plan.block_cols - 1) / plan.block_cols));
+  sim::scaling::QuantizeResult r;
+  sim::QuantizedTensor& t = r.tensor;
+  t.rows = rows;
+  t.cols = cols;
+  t.format = plan.format;
+  t.block_rows = plan.block_rows;
+  t.block_cols = plan.block_cols;
+  t.data.resize(x.size());
+  t.scale_inv.resize(blocks);
+  t.scale.resize(blocks);
+  std::vector<std::uint8_t> e8m0(blocks);
+  gpu::DeviceQuantizeStats stats{};
+  run_quantize_plan(plan, x.data(), rows, cols,
+                    {t.data.data(), t.scale_inv.data(), t.scale.data(), e8m0.data(), &stats},
+                    true);
+  if (plan.quantizer == GpuQuantizePlan::Quantizer::mx) t.scale_e8m0 = e8m0;
+  r.stats.amax = stats.amax;
+  r.stats.count = stats.count;
+  r.stats.saturated = stats.saturated;
+  r.stats.underflowed = stats.underflowed;
+  r.stats.nan = stats.nan;
+  return r;
+}
+
+struct Operand {
+  LinearTensor tensor;
+  GemmRole role;
+};
+constexpr Operand kOperands[] = {
+    {LinearTensor::input, GemmRole::fprop},         {LinearTensor::weight, GemmRole::fprop},
+    {LinearTensor::grad_output, GemmRole::dgrad},   {LinearTensor::weight, GemmRole::dgrad},
+    {LinearTensor::grad_output, GemmRole::wgrad},   {LinearTensor::input, GemmRole::wgrad}};
+
+}  // namespace
+
+TEST_CASE("cuda backend plan: every stateless quantize through the host twins equals SimBackend",
+          "[cuda_backend]") {
+  const SimBackend sim;
+  struct Shape {
+    std::int64_t rows, cols;
+  };
+  std::uint64_t seed = 1;
+  std::int64_t compared = 0;
+  for (const NamedRecipe& named : stateless_recipes()) {
+    const auto state = sim.make_state(named.recipe);
+    for (const Operand& op : kOperands) {
+      for (const Shape s : {Shape{1, 1}, Shape{7, 33}, Shape{33, 130}, Shape{130, 257}}) {
+        INFO(named.name << ", " << name(op.tensor) << " for " << name(op.role) << ", " << s.rows
+                        << " x " << s.cols);
+        const std::vector<float> x = input(static_cast<std::size_t>(s.rows * s.cols), seed++);
+        const ConstMatrix m{x, s.rows, s.cols};
+        const bool high_precision =
+            named.recipe.scaling == Scaling::rowwise_with_gw_hp && op.role == GemmRole::wgrad;
+        if (high_precision) {
+          CHECK_THROWS_AS(sim.quantize(*state, op.tensor, op.role, m), std::invalid_argument);
+          CHECK_THROWS_WITH(plan_quantize(named.recipe, op.tensor, op.role, s.rows, s.cols),
+                            Catch::Contains("in high precision"));
+          continue;
+        }
+        const auto want = sim.quantize(*state, op.tensor, op.role, m);
+        const auto plan = plan_quantize(named.recipe, op.tensor, op.role, s.rows, s.cols);
+        check_same(run_on_host(plan, x, s.rows, s.cols), want, x);
+        ++compared;
+      }
+    }
+  }
+  // 17 recipes x 6 operands x 4 shapes, less rowwise_with_gw_hp's 2 x 2 wgrad operands x 4.
+  CHECK(compared == 17 * 6 * 4 - 2 * 2 * 4);
+}
+
+TEST_CASE("cuda backend plan: each GEMM role's layout and model through the host twin equals "
+          "SimBackend",
+          "[cuda_backend]") {
+  const SimBackend sim;
+  // X [M, K], W [N, K], dY [M, N] with partial 32- and 128-element blocks along every K.
+  constexpr std::int64_t M = 40, K = 160, N = 72;
+  const std::vector<float> x = input(M * K, 2), w = input(N * K, 4), dy = input(M * N, 6);
+  for (const NamedRecipe& named : stateless_recipes()) {
+    const auto state = sim.make_state(named.recipe);
+    for (const auto acc : {recipes::Accumulation::fp32_seq, recipes::Accumulation::hopper_split,
+                           recipes::Accumulation::hopper_fast}) {
+      for (const GemmRole role : {GemmRole::fprop, GemmRole::dgrad, GemmRole::wgrad}) {
+        INFO(named.name << ", " << name(role) << ", " << recipes::name(acc));
+        if (named.recipe.scaling == Scaling::rowwise_with_gw_hp && role == GemmRole::wgrad) continue;
+        const auto operand = [&](LinearTensor t) {
+          const std::vector<float>& v = t == LinearTensor::input ? x
+                                        : t == LinearTensor::weight ? w : dy;
+          const std::int64_t rows = t == LinearTensor::weight ? N : M;
+          const std::int64_t cols = t == LinearTensor::grad_output ? N : K;
+          return sim.quantize(*state, t, role, {v, rows, cols}).tensor;
+        };
+        const sim::QuantizedTensor a =
+            operand(role == GemmRole::fprop ? LinearTensor::input : LinearTensor::grad_output);
+        const sim::QuantizedTensor b =
+            operand(role == GemmRole::wgrad ? LinearTensor::input : LinearTensor::weight);
+        const std::int64_t rows = role == GemmRole::wgrad ? N : M;
+        const std::int64_t cols = role == GemmRole::fprop ? N : K;
+        std::vector<float> want(static_cast<std::size_t>(rows * cols));
+        sim.gemm(role, a, b, acc, {want, rows, cols});
+        const auto [a_k, b_k] = gemm_k_is_cols(role);
+        gpu::DeviceGemmOptions options;
+        options.model = gemm_model(acc);
+        std::vector<float> got(want.size());
+        gpu::host_twin::gemm({a.data.data(), a.scale_inv.data(), a.rows, a.cols, a.block_rows,
+                              a.block_cols, a.format, a_k},
+                             {b.data.data(), b.scale_inv.data(), b.rows, b.cols, b.block_rows,
+                              b.block_cols, b.format, b_k},
+                             options, got.data());
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          if (test::bits_of(got[i]) != test::bits_of(want[i])) {
+            FAIL_CHECK("out[" << i << "]: host twin " << bits(got[i]) << ", sim " << bits(want[i]));
+            break;
+          }
+        }
+      }
+    }
+  }
+  CHECK_THROWS_WITH(gemm_model(recipes::Accumulation::exact), Catch::Contains("no GPU kernel"));
+}
+
+TEST_CASE("cuda backend plan: high-precision GEMM layouts through the host twin equal SimBackend",
+          "[cuda_backend]") {
+  const SimBackend sim;
+  constexpr std::int64_t M = 9, K = 37, N = 11;
+  const std::vector<float> x = input(M * K, 8), w = input(N * K, 10), dy = input(M * N, 12);
+  for (const auto precision : {HighPrecision::fp32, HighPrecision::bf16}) {
+    for (const GemmRole role : {GemmRole::fprop, GemmRole::dgrad, GemmRole::wgrad}) {
+      INFO(name(role) << ", " << name(precision));
+      const ConstMatrix a = role == GemmRole::fprop ? ConstMatrix{x, M, K} : ConstMatrix{dy, M, N};
+      const ConstMatrix b = role == GemmRole::wgrad ? ConstMatrix{x, M, K} : ConstMatrix{w, N, K};
+      const std::int64_t rows = role == GemmRole::wgrad ? N : M;
+      const std::int64_t cols = role == GemmRole::fprop ? N : K;
+      std::vector<float> want(static_cast<std::size_t>(rows * cols)), got(want.size());
+      sim.high_precision_gemm(role, a, b, precision, {want, rows, cols});
+      const auto [a_k, b_k] = gemm_k_is_cols(role);
+      gpu::DenseGemmOptions options;
+      options.round_operands_to_bf16 = precision == HighPrecision::bf16;
+      gpu::host_twin::high_precision_gemm({a.data.data(), a.rows, a.cols, a_k},
+                                          {b.data.data(), b.rows, b.cols, b_k}, options,
+                                          got.data());
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        if (test::bits_of(got[i]) != test::bits_of(want[i])) {
+          FAIL_CHECK("out[" << i << "]: host twin " << bits(got[i]) << ", sim " << bits(want[i]));
+          break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace fp8lab::experiments
