@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <ctime>
 #include <fstream>
@@ -27,7 +28,15 @@ std::shared_ptr<const LinearBackend> sim_backend() {
 // The shadow check's counts of a run's backend, when it has one (cuda_backend.hpp, shadow_check.hpp).
 void add_shadow_check(nlohmann::json& record, const LinearBackend& backend) {
   if (const auto* shadowed = dynamic_cast<const ShadowCheckedBackend*>(&backend)) {
-    record["shadow_check"] = to_json(shadowed->report());
+    const ShadowReport report = shadowed->report();
+    record["shadow_check"] = to_json(report);
+    // Also in the run's log, so that a mismatch is seen without opening the record.
+    std::fprintf(stderr, "shadow check (%s vs sim, every %lld steps): %lld mismatches in %lld "
+                 "values over %lld calls\n", std::string(backend.name()).c_str(),
+                 static_cast<long long>(report.every), static_cast<long long>(report.mismatches),
+                 static_cast<long long>(report.compared),
+                 static_cast<long long>(report.operations));
+    for (const auto& line : report.first) std::fprintf(stderr, "  %s\n", line.c_str());
   }
 }
 
