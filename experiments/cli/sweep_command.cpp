@@ -90,7 +90,7 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--backend", a->backend, "where every run's Linears run: sim or cuda")
       ->capture_default_str();
   command->add_option("--shadow-every", a->shadow_every,
-                      "cuda: replay every N-th step through sim and count mismatches (0: off)");
+                      "replay every N-th step through sim and count mismatches (0: off)");
   command->callback([a] {
     int code = 0;
     try {

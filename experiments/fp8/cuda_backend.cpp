@@ -11,12 +11,7 @@ void validate(const BackendChoice& choice) {
     throw std::invalid_argument("--shadow-every = " + std::to_string(choice.shadow_every) +
                                 "; accepted: 0 (off) or N >= 1");
   }
-  if (choice.name == "sim") {
-    if (choice.shadow_every != 0) {
-      throw std::invalid_argument(
-          "--shadow-every checks the cuda backend against sim; it needs --backend cuda");
-    }
-  } else if (choice.name != "cuda") {
+  if (choice.name != "sim" && choice.name != "cuda") {
     throw std::invalid_argument("--backend = '" + choice.name + "'; accepted: sim, cuda");
   }
 }
@@ -24,7 +19,11 @@ void validate(const BackendChoice& choice) {
 std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice) {
   validate(choice);
   if (choice.name == "sim") {
-    return std::make_shared<const SimBackend>(SimBackendOptions{.threads = 1});
+    auto sim = std::make_shared<const SimBackend>(SimBackendOptions{.threads = 1});
+    if (choice.shadow_every == 0) return sim;
+    // sim watched by sim: rehearses the check's plumbing (records, sweeps) without a GPU.
+    return std::make_shared<const ShadowCheckedBackend>(sim, &sim_delayed_snapshot,
+                                                        ShadowOptions{.every = choice.shadow_every});
   }
 #if FP8LAB_HAVE_CUDA
   auto cuda = std::make_shared<const CudaBackend>();

@@ -29,16 +29,17 @@ namespace fp8lab::experiments {
 // The backend a run asks for (fp8lab run/sweep --backend, --shadow-every).
 struct BackendChoice {
   std::string name = "sim";      // "sim" or "cuda"
-  std::int64_t shadow_every = 0;  // cuda only: shadow-check every N-th step; 0 = off
+  std::int64_t shadow_every = 0;  // shadow-check every N-th step against sim; 0 = off
 };
 
-// Throws std::invalid_argument naming the option and its accepted values: an unknown name, a
-// negative shadow_every, or shadow_every with sim. Needs no device.
+// Throws std::invalid_argument naming the option and its accepted values: an unknown name or a
+// negative shadow_every. Needs no device.
 void validate(const BackendChoice& choice);
 
-// The backend of a choice (validate()d first): sim, cuda, or cuda wrapped in a ShadowCheckedBackend (shadow_check.hpp;
-// read its report through dynamic_cast). Throws std::runtime_error for cuda in a build without
-// CUDA or on a machine without a device.
+// The backend of a choice (validate()d first): sim or cuda, wrapped in a ShadowCheckedBackend
+// (shadow_check.hpp; read its report through dynamic_cast) when shadow_every > 0. sim watched by
+// sim rehearses the check's plumbing without a GPU (0 mismatches by construction). Throws
+// std::runtime_error for cuda in a build without CUDA or on a machine without a device.
 std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice);
 
 }  // namespace fp8lab::experiments

@@ -153,6 +153,24 @@ std::int64_t delayed_slot(LinearTensor tensor) {
 
 }  // namespace
 
+DelayedStateSnapshot sim_delayed_snapshot(const LinearScalingState& state) {
+  DelayedStateSnapshot snap;
+  const sc::DelayedScalingLinear* d = SimBackend::delayed_state(state);
+  if (d == nullptr) return snap;
+  const auto pass = [](const sc::DelayedScalingState& p, std::vector<float>& history,
+                       std::vector<float>& scale, std::int64_t& updates) {
+    for (std::int64_t row = 0; row < p.history_len(); ++row) {
+      for (std::int64_t slot = 0; slot < p.slots(); ++slot) history.push_back(p.history(row, slot));
+    }
+    for (std::int64_t slot = 0; slot < p.slots(); ++slot) scale.push_back(p.scale(slot));
+    updates = p.update_count();
+  };
+  snap.history_len = d->forward().history_len();
+  pass(d->forward(), snap.forward_history, snap.forward_scale, snap.forward_updates);
+  pass(d->backward(), snap.backward_history, snap.backward_scale, snap.backward_updates);
+  return snap;
+}
+
 nlohmann::json to_json(const ShadowReport& report) {
   nlohmann::json by_key = nlohmann::json::array();
   for (const auto& [key, count] : report.by_key) {

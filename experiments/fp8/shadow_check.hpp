@@ -51,6 +51,10 @@ struct DelayedStateSnapshot {
 // The snapshot of a state made by the watched backend (CudaBackend::delayed_snapshot).
 using DelayedSnapshotFn = std::function<DelayedStateSnapshot(const LinearScalingState&)>;
 
+// The snapshot of a state made by SimBackend (the watched backend of `--backend sim
+// --shadow-every N`, a rehearsal of the check's plumbing that must count 0 mismatches).
+DelayedStateSnapshot sim_delayed_snapshot(const LinearScalingState& state);
+
 struct ShadowReport {
   std::int64_t every = 0;       // shadowed steps: step % every == 0
   std::int64_t operations = 0;  // calls replayed through sim

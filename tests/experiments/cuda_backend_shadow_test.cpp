@@ -171,9 +171,14 @@ namespace fp8lab::experiments {
 TEST_CASE("Backend choice: --backend and --shadow-every are checked by name", "[shadow]") {
   CHECK_THROWS_WITH(validate({"gpu", 0}), Catch::Contains("accepted: sim, cuda"));
   CHECK_THROWS_WITH(validate({"cuda", -1}), Catch::Contains("accepted: 0 (off) or N >= 1"));
-  CHECK_THROWS_WITH(validate({"sim", 1}), Catch::Contains("needs --backend cuda"));
   CHECK_NOTHROW(validate({"cuda", 5}));
   CHECK(make_backend({"sim", 0})->name() == "sim");
+  CHECK(dynamic_cast<const ShadowCheckedBackend*>(make_backend({"sim", 0}).get()) == nullptr);
+  const auto rehearsal = make_backend({"sim", 3});
+  CHECK(rehearsal->name() == "sim");
+  const auto* shadowed = dynamic_cast<const ShadowCheckedBackend*>(rehearsal.get());
+  REQUIRE(shadowed != nullptr);
+  CHECK(shadowed->report().every == 3);
   // On a machine without a device, cuda is refused with the driver's reason (never sim instead);
   // with one, --shadow-every wraps it in the shadow check.
   try {
