@@ -374,16 +374,18 @@ std::string render_html_report(const ReportInput& input) {
   html << "</table>\n";
 
   html << "<h2>Throughput</h2>\n<p class=\"note\">Measured in each run's own process: the run, "
-       << "the baseline's high-precision Linear and an unconverted FP32 LibTorch model, the "
-       << "latter two over a few timed steps (median).</p>\n<table>\n<tr><th>recipe</th>"
-       << "<th>steps/s</th><th>tokens/s</th><th>GEMM time share</th><th>step (s)</th>"
-       << "<th>baseline step (s)</th><th>FP32 LibTorch step (s)</th><th>step / FP32</th></tr>\n";
+       << "the baseline's high-precision Linear and an unconverted FP32 LibTorch model. steps/s, "
+       << "tokens/s and GEMM share are over the whole run; the three probe columns are medians "
+       << "of a few steps of the three models timed in turn (so that they share the machine's "
+       << "load), and give the ratio.</p>\n<table>\n<tr><th>recipe</th>"
+       << "<th>steps/s</th><th>tokens/s</th><th>GEMM time share</th><th>FP8 probe step (s)</th>"
+       << "<th>baseline step (s)</th><th>FP32 LibTorch step (s)</th><th>FP8 / FP32</th></tr>\n";
   for (const auto* r : ranked) {
     html << "<tr>" << td(run_label(*r))
          << td(format_number(number_at(*r, "/throughput/steps_per_second")), true)
          << td(format_number(number_at(*r, "/throughput/tokens_per_second"), "%.0f"), true)
          << td(format_percent(number_at(*r, "/throughput/gemm_time_share")), true)
-         << td(format_number(number_at(*r, "/throughput/step_seconds")), true)
+         << td(format_number(number_at(*r, "/throughput/probe_step_seconds")), true)
          << td(format_number(number_at(*r, "/throughput/baseline_step_seconds")), true)
          << td(format_number(number_at(*r, "/throughput/fp32_step_seconds")), true)
          << td(format_number(number_at(*r, "/throughput/step_time_over_fp32"), "%.3g") + "x",

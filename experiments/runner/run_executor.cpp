@@ -370,13 +370,14 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
     const auto result = train(*workload, hooks, options, nullptr);
     add_training(record, result, nullptr);
     add_shadow_check(record, *backend);
-    const double fp32 = time_training_steps(*workload, ModelHooks{},
-                                            static_cast<std::uint64_t>(request.seed),
-                                            request.timing_steps);
-    record["throughput"]["baseline_step_seconds"] = result.median_step_seconds;
+    const auto probe = time_training_steps(*workload, {baseline_hooks(request.high_precision),
+                                                       ModelHooks{}},
+                                           static_cast<std::uint64_t>(request.seed),
+                                           request.timing_steps);
+    const double fp32 = probe[1];
+    record["throughput"]["baseline_step_seconds"] = probe[0];
     record["throughput"]["fp32_step_seconds"] = fp32;
-    record["throughput"]["step_time_over_fp32"] = fp32 > 0 ? result.median_step_seconds / fp32
-                                                             : 0.0;
+    record["throughput"]["step_time_over_fp32"] = fp32 > 0 ? probe[0] / fp32 : 0.0;
     record["parameter_names"] = result.parameter_names;
     torch::serialize::OutputArchive archive;
     auto& steps = record["snapshot_steps"] = nlohmann::json::array();
@@ -430,19 +431,20 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     add_shadow_check(record, *backend);
     // Throughput probes in this process, under the same load as the run itself.
     const auto seed = static_cast<std::uint64_t>(request.seed);
-    const double base = time_training_steps(*workload, baseline_hooks(request.high_precision),
-                                            seed, request.timing_steps);
-    const double fp32 = time_training_steps(*workload, ModelHooks{}, seed, request.timing_steps);
+    const auto probe = time_training_steps(
+        *workload, {hooks, baseline_hooks(request.high_precision), ModelHooks{}}, seed,
+        request.timing_steps);
     auto& tp = record["throughput"];
-    tp["baseline_step_seconds"] = base;
-    tp["fp32_step_seconds"] = fp32;
-    tp["step_time_over_baseline"] = base > 0 ? result.median_step_seconds / base : 0.0;
-    tp["step_time_over_fp32"] = fp32 > 0 ? result.median_step_seconds / fp32 : 0.0;
+    tp["probe_step_seconds"] = probe[0];
+    tp["baseline_step_seconds"] = probe[1];
+    tp["fp32_step_seconds"] = probe[2];
+    tp["step_time_over_baseline"] = probe[1] > 0 ? probe[0] / probe[1] : 0.0;
+    tp["step_time_over_fp32"] = probe[2] > 0 ? probe[0] / probe[2] : 0.0;
     record["fp8_layers"] = nlohmann::json::array();
     {
-      auto probe = workload->make_model(seed);
-      hooks.convert(*probe);
-      for (const auto& linear : collect_linear_stats(*probe)) {
+      auto converted = workload->make_model(seed);
+      hooks.convert(*converted);
+      for (const auto& linear : collect_linear_stats(*converted)) {
         if (linear.fp8) record["fp8_layers"].push_back(linear.name);
       }
     }

@@ -25,7 +25,7 @@ struct RunRequest {
   std::int64_t seed = 0;
   HighPrecision high_precision = HighPrecision::fp32;  // the baseline's GEMM operands
   std::optional<std::int64_t> steps;                    // overrides the workload's schedule
-  int timing_steps = 3;  // steps timed for the baseline and FP32 throughput probes
+  int timing_steps = 5;  // steps timed (interleaved) by the FP8 / baseline / FP32 probe
   // Where the Linears run (--backend sim|cuda) and, on cuda, the shadow check (--shadow-every N;
   // the record's "shadow_check", docs/results-schema.md).
   BackendChoice backend;

@@ -175,27 +175,45 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
   return result;
 }
 
-double time_training_steps(const Workload& workload, const ModelHooks& hooks, std::uint64_t seed,
-                           int steps) {
+std::vector<double> time_training_steps(const Workload& workload,
+                                        const std::vector<ModelHooks>& variants,
+                                        std::uint64_t seed, int steps) {
   const auto schedule = workload.schedule();
-  auto model = workload.make_model(seed);
-  if (hooks.convert) hooks.convert(*model);
-  model->train();
-  auto optimizer = make_optimizer(*model, schedule);
-  std::vector<double> times;
+  struct Variant {
+    std::shared_ptr<TrainableModel> model;
+    std::unique_ptr<torch::optim::AdamW> optimizer;
+    std::vector<double> times;
+  };
+  std::vector<Variant> timed(variants.size());
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    timed[v].model = workload.make_model(seed);
+    if (variants[v].convert) variants[v].convert(*timed[v].model);
+    timed[v].model->train();
+    timed[v].optimizer =
+        std::make_unique<torch::optim::AdamW>(make_optimizer(*timed[v].model, schedule));
+  }
+  // Step i of every variant before step i + 1 of any: a change of machine load during the
+  // measurement falls on all variants alike.
   for (int step = 0; step <= steps; ++step) {
     const auto batch = workload.train_batch(step, seed);
-    const auto start = Clock::now();
-    optimizer.zero_grad();
-    auto loss = forward_loss(*model, batch, hooks.use_autocast_during_eval);
-    loss.backward();
-    optimizer.step();
-    const double seconds = seconds_since(start);
-    if (hooks.take_step_measurements) hooks.take_step_measurements(*model, false);
-    if (step > 0) times.push_back(seconds);  // step 0 warms caches up
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      auto& t = timed[v];
+      const auto start = Clock::now();
+      t.optimizer->zero_grad();
+      auto loss = forward_loss(*t.model, batch, variants[v].use_autocast_during_eval);
+      loss.backward();
+      t.optimizer->step();
+      const double seconds = seconds_since(start);
+      if (variants[v].take_step_measurements) variants[v].take_step_measurements(*t.model, false);
+      if (step > 0) t.times.push_back(seconds);  // step 0 warms caches up
+    }
   }
-  std::sort(times.begin(), times.end());
-  return times.empty() ? 0.0 : times[times.size() / 2];
+  std::vector<double> medians;
+  for (auto& t : timed) {
+    std::sort(t.times.begin(), t.times.end());
+    medians.push_back(t.times.empty() ? 0.0 : t.times[t.times.size() / 2]);
+  }
+  return medians;
 }
 
 }  // namespace fp8lab::experiments

@@ -82,10 +82,13 @@ struct TrainingResult {
 TrainingResult train(const Workload& workload, const ModelHooks& hooks,
                      const TrainingOptions& options, const BaselineReference* reference);
 
-// Seconds per training step of `hooks`' model, the median of `steps` steps after one warm-up step,
-// from a fresh model: the throughput probe run beside each run in the same process.
-double time_training_steps(const Workload& workload, const ModelHooks& hooks, std::uint64_t seed,
-                           int steps);
+// Seconds per training step of each variant's model (fresh, converted by its hooks): the median of
+// `steps` steps after one warm-up step, the variants' steps interleaved (step i of each, then
+// step i + 1 of each) so that they share the machine's load. The throughput probe run beside each
+// run in the same process: FP8 vs baseline Linear vs unconverted FP32 LibTorch Linear.
+std::vector<double> time_training_steps(const Workload& workload,
+                                        const std::vector<ModelHooks>& variants,
+                                        std::uint64_t seed, int steps);
 
 // Relative L2 distance ||a - b|| / ||b|| in float64 (0 when both are zero, +Inf when only b is).
 double relative_l2(const torch::Tensor& a, const torch::Tensor& b);
