@@ -58,8 +58,19 @@ int sweep(const SweepArguments& a) {
                  "--resume.\n", outcome.executed);
     return 130;
   }
-  std::fprintf(stderr, "fp8lab sweep: %zu runs in this shard, %zu already recorded, %zu run now\n",
+  std::fprintf(stderr,
+               "fp8lab sweep: %zu distinct runs in this shard, %zu already recorded; %zu processes "
+               "run now (baselines included)\n",
                outcome.runs_in_shard, outcome.skipped, outcome.executed);
+  if (a.shadow_every > 0) {
+    // The shadow check's verdict: exit 1 unless every record has one with 0 mismatches.
+    const ShadowSummary shadow = summarize_shadow_checks(options.output.string());
+    std::fputs(shadow.text.c_str(), stderr);
+    if (!shadow.clean()) {
+      std::printf("%s\n", outcome.report_html.string().c_str());
+      return 1;
+    }
+  }
   std::printf("%s\n", outcome.report_html.string().c_str());
   return 0;
 }
@@ -90,7 +101,8 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--backend", a->backend, "where every run's Linears run: sim or cuda")
       ->capture_default_str();
   command->add_option("--shadow-every", a->shadow_every,
-                      "replay every N-th step through sim and count mismatches (0: off)");
+                      "replay every N-th step through sim and count mismatches (0: off); exit 1 "
+                      "unless every run record has 0");
   command->callback([a] {
     int code = 0;
     try {

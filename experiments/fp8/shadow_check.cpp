@@ -1,8 +1,11 @@
 #include "experiments/fp8/shadow_check.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <span>
 #include <stdexcept>
 
@@ -184,6 +187,49 @@ nlohmann::json to_json(const ShadowReport& report) {
   return {{"every", report.every},         {"operations", report.operations},
           {"compared", report.compared},   {"mismatches", report.mismatches},
           {"by_key", std::move(by_key)},   {"first", report.first}};
+}
+
+ShadowSummary summarize_shadow_checks(const std::string& results_directory) {
+  ShadowSummary summary;
+  const std::filesystem::path runs = std::filesystem::path(results_directory) / "runs";
+  std::vector<std::filesystem::path> files;
+  if (std::filesystem::is_directory(runs)) {
+    for (const auto& entry : std::filesystem::directory_iterator(runs)) {
+      if (entry.path().extension() == ".json") files.push_back(entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    std::ifstream in(file);
+    const nlohmann::json record = nlohmann::json::parse(in, nullptr, false);
+    ++summary.records;
+    std::string line = "  " + file.stem().string() + ": ";
+    if (record.is_discarded() || !record.contains("shadow_check")) {
+      ++summary.without_check;
+      line += "no shadow check (status " +
+              (record.is_discarded() ? std::string("unreadable")
+                                     : record.value("status", std::string("?"))) +
+              (record.contains("error") && record["error"].is_string()
+                   ? ": " + record["error"].get<std::string>()
+                   : std::string()) +
+              ")";
+    } else {
+      const nlohmann::json& check = record["shadow_check"];
+      const auto mismatches = check.value("mismatches", std::int64_t{0});
+      summary.mismatches += mismatches;
+      line += record.value("backend", std::string("?")) + " vs sim, " +
+              std::to_string(mismatches) + " mismatches in " +
+              std::to_string(check.value("compared", std::int64_t{0})) + " values, " +
+              std::to_string(check.value("operations", std::int64_t{0})) + " calls (status " +
+              record.value("status", std::string("?")) + ")";
+    }
+    summary.text += line + "\n";
+  }
+  summary.text = "shadow check: " + std::to_string(summary.mismatches) + " mismatches, " +
+                 std::to_string(summary.without_check) + " of " +
+                 std::to_string(summary.records) + " records without a check (" +
+                 runs.string() + ")\n" + summary.text;
+  return summary;
 }
 
 ShadowCheckedBackend::ShadowCheckedBackend(std::shared_ptr<const LinearBackend> watched,

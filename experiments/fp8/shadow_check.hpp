@@ -70,6 +70,18 @@ struct ShadowReport {
 
 nlohmann::json to_json(const ShadowReport& report);
 
+// The shadow checks of a results directory's run records (<dir>/runs/*.json): one line per record
+// (run id, status, backend, mismatches over values compared, or why it has no check), then the
+// total. `clean` is true when every record carries a shadow_check with 0 mismatches.
+struct ShadowSummary {
+  std::string text;
+  std::int64_t records = 0;
+  std::int64_t mismatches = 0;
+  std::int64_t without_check = 0;  // failed runs, or runs made without --shadow-every
+  bool clean() const { return records > 0 && mismatches == 0 && without_check == 0; }
+};
+ShadowSummary summarize_shadow_checks(const std::string& results_directory);
+
 struct ShadowOptions {
   std::int64_t every = 1;      // >= 1
   std::size_t keep_first = 16;  // mismatches kept with bits and values
