@@ -464,10 +464,6 @@ DelayedStateSnapshot CudaBackend::delayed_snapshot(const LinearScalingState& sta
   return snap;
 }
 
-const recipes::Recipe& CudaBackend::recipe_of(const LinearScalingState& state) {
-  return cuda_state(state).recipe;
-}
-
 }  // namespace fp8lab::experiments
 
 #endif  // FP8LAB_HAVE_CUDA

@@ -100,8 +100,6 @@ class CudaBackend final : public LinearBackend {
   // state's recipe is not delayed scaling. Throws
   // std::invalid_argument for a state made by another backend.
   static DelayedStateSnapshot delayed_snapshot(const LinearScalingState& state);
-  // The recipe a state made by this backend was made for.
-  static const recipes::Recipe& recipe_of(const LinearScalingState& state);
 };
 
 }  // namespace fp8lab::experiments
