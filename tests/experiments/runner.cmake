@@ -18,3 +18,8 @@ fp8lab_add_test(NAME experiments_runner_workloads_test SOURCES runner_workloads_
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
 fp8lab_add_test(NAME experiments_runner_failures_test SOURCES runner_failures_test.cpp
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
+fp8lab_add_test(NAME experiments_runner_shard_test SOURCES runner_shard_test.cpp
+                LIBS fp8lab_experiments LABELS torch TIMEOUT 600)
+target_compile_definitions(experiments_runner_shard_test PRIVATE
+                           FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
+add_dependencies(experiments_runner_shard_test fp8lab)

@@ -1,0 +1,88 @@
+// A sweep split with --shard i/n into two output directories, merged by `fp8lab report DIR DIR
+// --out MERGED`: every distinct run is in exactly one shard, the baseline both shards ran is kept
+// once, and summary.csv has one row per requested combination, each pointing at a recorded run.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "experiments/report/results_reader.hpp"
+#include "experiments/runner/child_process.hpp"
+#include "experiments/runner/results_store.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+int run_to_end(const std::vector<std::string>& arguments, const fs::path& log) {
+  const pid_t pid = start_child(arguments, log);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("Shards split the distinct runs and report merges them", "[runner][shard]") {
+  const auto dir = fs::temp_directory_path() / ("fp8lab-shards-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // 8 requests, 6 distinct runs: amax_history_len 1 makes max equal most_recent.
+  std::ofstream(dir / "sweep.yaml")
+      << "method: grid\nworkloads: [gpt-tiny]\nseeds: [0]\nparameters:\n"
+         "  amax_history_len: {values: [1, 16]}\n"
+         "  amax_compute_algo: {values: [max, most_recent]}\n"
+         "  margin: {values: [0, 1]}\n";
+  std::set<std::string> ids[2];
+  for (int shard = 0; shard < 2; ++shard) {
+    const auto out = dir / ("shard" + std::to_string(shard));
+    REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
+                        out.string(), "--steps", "10", "--shard",
+                        std::to_string(shard) + "/2"},
+                       dir / ("shard" + std::to_string(shard) + ".log")) == 0);
+    for (const auto& id : ResultsDirectory(out).recorded_run_ids()) {
+      if (id.rfind("baseline-", 0) != 0) ids[shard].insert(id);
+    }
+  }
+  CHECK(ids[0].size() == 3);
+  CHECK(ids[1].size() == 3);
+  for (const auto& id : ids[0]) CHECK(ids[1].count(id) == 0);
+
+  CHECK(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--shard", "2/2"},
+                   dir / "bad-shard.log") == 2);
+  CHECK_THAT(read(dir / "bad-shard.log"), Catch::Contains("0 <= i < n"));
+
+  const auto merged = dir / "merged";
+  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "report", (dir / "shard0").string(),
+                      (dir / "shard1").string(), "--out", merged.string()},
+                     dir / "report.log") == 0);
+  const auto records = read_run_records(merged / "results.jsonl");
+  CHECK(records.size() == 7);  // 6 runs + 1 baseline (each shard ran it)
+  std::istringstream csv(read(merged / "summary.csv"));
+  std::string line;
+  std::getline(csv, line);  // header
+  int rows = 0;
+  while (std::getline(csv, line)) {
+    ++rows;
+    INFO(line);
+    CHECK(line.find(",finished,") != std::string::npos);
+  }
+  CHECK(rows == 8);
+  CHECK(fs::exists(merged / "report.html"));
+  fs::remove_all(dir);
+}
+
+}  // namespace fp8lab::experiments
