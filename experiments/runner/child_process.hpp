@@ -14,7 +14,9 @@
 
 namespace fp8lab::experiments {
 
-// The path of the running executable (/proc/self/exe).
+// The running executable, as a path that execv in a forked child resolves to this very binary:
+// "/proc/self/exe". Not the file name it resolves to, which a rebuild during a long sweep replaces
+// (the link then reads "... (deleted)"): every run of a sweep runs the binary that started it.
 std::filesystem::path current_executable();
 
 // Starts `arguments` (arguments[0] is the program path), stdout and stderr appended to log_path.
