@@ -13,6 +13,10 @@ if(FP8LAB_BENCH)
 endif()
 
 # --- CUDA: gpu/ is built whenever nvcc is found -------------------------------------------------
+# CMake 3.25 knows no CUDA20 dialect for nvcc; kernels and the headers they share with sim/
+# (format.hpp) are C++17. Set even when gpu/ is off: LibTorch's CMake config enables CUDA itself
+# and would otherwise inherit C++20 from CMAKE_CXX_STANDARD and fail.
+set(CMAKE_CUDA_STANDARD 17)
 set(FP8LAB_HAVE_CUDA OFF)
 if(FP8LAB_WITH_CUDA)
   include(CheckLanguage)
@@ -26,9 +30,6 @@ if(FP8LAB_WITH_CUDA)
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
       set(CMAKE_CUDA_ARCHITECTURES 90a-real 80-virtual)
     endif()
-    # CMake 3.25 knows no CUDA20 dialect for nvcc; kernels and the headers they share with sim/
-    # (format.hpp) are C++17.
-    set(CMAKE_CUDA_STANDARD 17)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
