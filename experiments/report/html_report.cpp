@@ -299,14 +299,17 @@ std::string render_html_report(const ReportInput& input) {
   }
 
   html << "<h2>Scale and amax trajectories</h2>\n";
-  std::vector<const nlohmann::json*> focus;
-  if (!ranked.empty()) focus.push_back(ranked.front());
-  for (auto it = ranked.rbegin(); it != ranked.rend(); ++it) {
-    if ((*it)->contains("layers") && !(**it)["layers"].empty() && *it != ranked.front()) {
-      focus.push_back(*it);
-      break;
+  // The best and the worst run that quantized anything (a run with every GEMM overridden has no
+  // FP8 operand to show).
+  std::vector<const nlohmann::json*> with_layers;
+  for (const auto* r : ranked) {
+    if (r->contains("layers") && (*r)["layers"].is_array() && !(*r)["layers"].empty()) {
+      with_layers.push_back(r);
     }
   }
+  std::vector<const nlohmann::json*> focus;
+  if (!with_layers.empty()) focus.push_back(with_layers.front());
+  if (with_layers.size() > 1) focus.push_back(with_layers.back());
   for (const auto* r : focus) {
     const auto label = run_label(*r) + " [" + run_verdict(*r) + "]";
     html << "<div class=\"charts\">\n"

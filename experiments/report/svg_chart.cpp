@@ -184,6 +184,10 @@ std::string render_line_chart(const LineChart& chart, int width, int height) {
 
 std::string render_heatmap(const HeatmapChart& chart, int cell_width, int cell_height) {
   const int left = 150, top = 48, legend = 60;
+  // Columns wide enough for their labels (about 6 px per character at 10 px).
+  for (const auto& x : chart.x_values) {
+    cell_width = std::max(cell_width, static_cast<int>(6 * x.size()) + 12);
+  }
   const int columns = static_cast<int>(chart.x_values.size());
   const int rows = static_cast<int>(chart.y_values.size());
   // Wide enough for the title and the legend line (about 6.5 px per character at 11-13 px).
