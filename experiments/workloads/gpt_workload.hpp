@@ -1,6 +1,7 @@
 // Workloads "gpt-tiny" and "gpt-small": a decoder-only transformer (token + position embeddings,
 // pre-LayerNorm blocks of causal self-attention and a GELU MLP, a final LayerNorm and an untied
-// output head), trained with AdamW on the character-level corpus of text_corpus.hpp.
+// output head with a bias), trained with AdamW and a cosine learning-rate decay on the
+// character-level corpus of text_corpus.hpp.
 // Every Linear (qkv, attention output, MLP in and out, head) is a torch::nn::Linear that
 // convert_model may swap; attention scores, softmax, LayerNorm and embeddings stay in fp32.
 #pragma once
