@@ -23,7 +23,7 @@ struct TorchaoRule {
   template <Format F>
   FP8LAB_HD BlockScale operator()(float amax, bool has_nan) const {  // NaN propagates
     const float s = torchao_scale_from_amax(has_nan ? bits_float(0x7FC0'0000u) : amax, fp8_max, pow2);
-    return {s, div_rn(1.0f, s), 0};
+    return {s, canonical_nan(div_rn(1.0f, s)), 0};
   }
 };
 

@@ -47,7 +47,7 @@ __global__ void rule_kernel(Scratch* scratch, bool torchao, float fp8_max, bool 
   const float s = torchao ? torchao_scale_from_amax(amax, fp8_max, pow2)
                           : te_scale_from_amax(amax, fp8_max, pow2, eps, FLT_MAX);
   scratch->scale = s;
-  *scale_inv = __fdiv_rn(1.0f, s);
+  *scale_inv = canonical_nan(__fdiv_rn(1.0f, s));
   if (scale != nullptr) *scale = s;
 }
 

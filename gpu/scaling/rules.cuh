@@ -33,6 +33,11 @@ FP8LAB_HD inline float te_scale_from_amax(float amax, float fp8_max, bool pow2, 
   return s;
 }
 
+// A NaN scale or scale_inv is written as 0x7FC00000, the quiet NaN sim produces (the NaN amax
+// sim feeds the division). Device arithmetic returns 0x7FFFFFFF for a NaN result instead, and
+// scales are compared bit for bit (seen on an H200: docs/device-log.md, run 1).
+FP8LAB_HD inline float canonical_nan(float x) { return std::isnan(x) ? bits_float(0x7FC0'0000u) : x; }
+
 // torchao amax_to_scale: one float64 division rounded once to fp32, amax clamped below at 1e-12
 // (NaN kept). pow2: exp2(floor(fp32(log2(double(s))))). The log2 is CUDA's double log2 (at most
 // 1 ulp from the correctly rounded value, which sim uses), then rounded to fp32: the two can
@@ -51,7 +56,7 @@ FP8LAB_HD inline float torchao_scale_from_amax(float amax, float fp8_max, bool p
     const float l = std::floor(static_cast<float>(std::log2(static_cast<double>(s))));
     s = std::isfinite(l) ? std::ldexp(1.0f, static_cast<int>(l)) : std::exp2(l);
   }
-  return s;
+  return canonical_nan(s);
 }
 
 enum class E8M0Mode : std::uint8_t { kTe, kFloor, kCeil, kEven, kRceil };  // as sim::scaling
