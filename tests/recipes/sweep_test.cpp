@@ -250,3 +250,24 @@ TEST_CASE("the shipped default sweep stays within ~40 runs", "[recipes][sweep]")
   CHECK(e.runs.size() <= 40);
   CHECK(e.runs.size() >= 20);
 }
+
+TEST_CASE("the shipped default sweep holds the recipes the report's three facts need",
+          "[recipes][sweep]") {
+  // Issue 9: the default report shows TE's default recipe tracking the baseline, E5M2 forward
+  // worse than HYBRID, and a recipe made to fail. recipes/sweeps/default.yaml draws at random, so
+  // a changed seed or value list must keep all three in the draw.
+  const SweepExpansion e =
+      expand(read_sweep(std::string(FP8LAB_SOURCE_DIR) + "/recipes/sweeps/default.yaml"));
+  const Recipe te_default;  // HYBRID, margin 0, history 1024, most_recent, no overrides
+  bool has_te_default = false, has_e5m2_forward = false, has_made_to_fail = false;
+  for (const auto& run : e.runs) {
+    const Recipe& r = run.recipe;
+    const bool delayed_fp8 = r.scaling == Scaling::delayed && !r.override_linear_precision.fprop;
+    has_te_default = has_te_default || r == te_default;
+    has_e5m2_forward = has_e5m2_forward || (delayed_fp8 && r.fp8_format == Fp8Format::E5M2);
+    has_made_to_fail = has_made_to_fail || (delayed_fp8 && r.margin >= 40);
+  }
+  CHECK(has_te_default);
+  CHECK(has_e5m2_forward);
+  CHECK(has_made_to_fail);
+}
