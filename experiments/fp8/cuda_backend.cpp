@@ -106,24 +106,6 @@ CudaLinearState& cuda_state(LinearScalingState& state) {
   return const_cast<CudaLinearState&>(cuda_state(std::as_const(state)));
 }
 
-sc::Gemm to_sim(GemmRole role) {
-  switch (role) {
-    case GemmRole::fprop: return sc::Gemm::kFprop;
-    case GemmRole::dgrad: return sc::Gemm::kDgrad;
-    case GemmRole::wgrad: break;
-  }
-  return sc::Gemm::kWgrad;
-}
-
-sc::Operand to_sim(LinearTensor tensor) {
-  switch (tensor) {
-    case LinearTensor::input: return sc::Operand::kInput;
-    case LinearTensor::weight: return sc::Operand::kWeight;
-    case LinearTensor::grad_output: break;
-  }
-  return sc::Operand::kGradOutput;
-}
-
 gpu::scaling::MxMode to_gpu(recipes::MxScaleMode mode) {
   switch (mode) {
     case recipes::MxScaleMode::te: return gpu::scaling::MxMode::kTe;
@@ -133,14 +115,6 @@ gpu::scaling::MxMode to_gpu(recipes::MxScaleMode mode) {
     case recipes::MxScaleMode::rceil: break;
   }
   return gpu::scaling::MxMode::kRceil;
-}
-
-void check_matrix(const char* what, std::size_t size, std::int64_t rows, std::int64_t cols) {
-  if (rows < 0 || cols < 0 || size != static_cast<std::size_t>(rows * cols)) {
-    throw std::invalid_argument(std::string("CudaBackend: ") + what + " holds " +
-                                std::to_string(size) + " values, not rows * cols = " +
-                                std::to_string(rows) + " * " + std::to_string(cols));
-  }
 }
 
 // The kernels write M x N values (M, N: the operands' dimensions other than K): `out` must be
@@ -253,7 +227,7 @@ GpuQuantizePlan plan_quantize(const recipes::Recipe& r, LinearTensor tensor, Gem
   plan.pow2 = r.power_2_scales;
   plan.block_rows = rows;  // per tensor unless a case below says otherwise
   plan.block_cols = cols;
-  const sc::ScaleAxis axis = sc::scale_axis(to_sim(role), to_sim(tensor));
+  const sc::ScaleAxis axis = sc::scale_axis(scaling_gemm(role), scaling_operand(tensor));
   plan.rowwise = axis == sc::ScaleAxis::kRowwise;
   switch (r.scaling) {
     case recipes::Scaling::delayed:
@@ -272,7 +246,8 @@ GpuQuantizePlan plan_quantize(const recipes::Recipe& r, LinearTensor tensor, Gem
                                        : r.scaling == recipes::Scaling::rowwise
                                            ? sc::TorchaoRecipe::kRowwise
                                            : sc::TorchaoRecipe::kRowwiseWithGwHp;
-      const sc::OperandCast cast = sc::torchao_operand_cast(recipe, to_sim(role), to_sim(tensor));
+      const sc::OperandCast cast =
+          sc::torchao_operand_cast(recipe, scaling_gemm(role), scaling_operand(tensor));
       if (cast.scaling == sc::OperandScaling::kTensorwise) {
         plan.quantizer = Q::tensorwise_torchao;
         return plan;
@@ -378,7 +353,7 @@ std::unique_ptr<LinearScalingState> CudaBackend::make_state(const recipes::Recip
 
 sc::QuantizeResult CudaBackend::quantize(LinearScalingState& state, LinearTensor tensor,
                                          GemmRole role, ConstMatrix x) const {
-  check_matrix("operand", x.data.size(), x.rows, x.cols);
+  check_matrix("CudaBackend", "operand", x.data.size(), x.rows, x.cols);
   CudaLinearState& s = cuda_state(state);
   const recipes::Recipe& r = s.recipe;
   const sim::Format format = element_format(r, tensor);
@@ -401,7 +376,7 @@ sc::QuantizeResult CudaBackend::quantize(LinearScalingState& state, LinearTensor
 
 void CudaBackend::gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
                        recipes::Accumulation accumulation, MutableMatrix out) const {
-  check_matrix("output", out.data.size(), out.rows, out.cols);
+  check_matrix("CudaBackend", "output", out.data.size(), out.rows, out.cols);
   gpu::DeviceGemmOptions options;
   options.model = gemm_model(accumulation);
   const auto [a_k, b_k] = gemm_k_is_cols(role);
@@ -421,9 +396,9 @@ void CudaBackend::gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::
 
 void CudaBackend::high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix b,
                                       HighPrecision precision, MutableMatrix out) const {
-  check_matrix("operand a", a.data.size(), a.rows, a.cols);
-  check_matrix("operand b", b.data.size(), b.rows, b.cols);
-  check_matrix("output", out.data.size(), out.rows, out.cols);
+  check_matrix("CudaBackend", "operand a", a.data.size(), a.rows, a.cols);
+  check_matrix("CudaBackend", "operand b", b.data.size(), b.rows, b.cols);
+  check_matrix("CudaBackend", "output", out.data.size(), out.rows, out.cols);
   const auto [a_k, b_k] = gemm_k_is_cols(role);
   check_output_shape(out, a.rows, a.cols, a_k, b.rows, b.cols, b_k);
   const DeviceBuffer<float> da(to_vector(a.data)), db(to_vector(b.data));

@@ -31,24 +31,6 @@ SimLinearState& sim_state(LinearScalingState& state) {
   return *s;
 }
 
-sc::Gemm to_sim(GemmRole role) {
-  switch (role) {
-    case GemmRole::fprop: return sc::Gemm::kFprop;
-    case GemmRole::dgrad: return sc::Gemm::kDgrad;
-    case GemmRole::wgrad: break;
-  }
-  return sc::Gemm::kWgrad;
-}
-
-sc::Operand to_sim(LinearTensor tensor) {
-  switch (tensor) {
-    case LinearTensor::input: return sc::Operand::kInput;
-    case LinearTensor::weight: return sc::Operand::kWeight;
-    case LinearTensor::grad_output: break;
-  }
-  return sc::Operand::kGradOutput;
-}
-
 sim::Accumulation to_sim(recipes::Accumulation accumulation) {
   switch (accumulation) {
     case recipes::Accumulation::fp32_seq: return sim::Accumulation::kFp32Seq;
@@ -98,15 +80,34 @@ std::pair<sim::ReduceDim, sim::ReduceDim> k_dims(GemmRole role) {
   return {sim::ReduceDim::kRows, sim::ReduceDim::kRows};
 }
 
-void check_matrix(const char* what, std::size_t size, std::int64_t rows, std::int64_t cols) {
+}  // namespace
+
+sc::Gemm scaling_gemm(GemmRole role) {
+  switch (role) {
+    case GemmRole::fprop: return sc::Gemm::kFprop;
+    case GemmRole::dgrad: return sc::Gemm::kDgrad;
+    case GemmRole::wgrad: break;
+  }
+  return sc::Gemm::kWgrad;
+}
+
+sc::Operand scaling_operand(LinearTensor tensor) {
+  switch (tensor) {
+    case LinearTensor::input: return sc::Operand::kInput;
+    case LinearTensor::weight: return sc::Operand::kWeight;
+    case LinearTensor::grad_output: break;
+  }
+  return sc::Operand::kGradOutput;
+}
+
+void check_matrix(const char* backend, const char* what, std::size_t size, std::int64_t rows,
+                  std::int64_t cols) {
   if (rows < 0 || cols < 0 || size != static_cast<std::size_t>(rows * cols)) {
-    throw std::invalid_argument(std::string("SimBackend: ") + what + " holds " +
+    throw std::invalid_argument(std::string(backend) + ": " + what + " holds " +
                                 std::to_string(size) + " values, not rows * cols = " +
                                 std::to_string(rows) + " * " + std::to_string(cols));
   }
 }
-
-}  // namespace
 
 sc::DelayedScalingConfig delayed_config(const recipes::Recipe& recipe) {
   sc::DelayedScalingConfig config;
@@ -140,11 +141,11 @@ std::unique_ptr<LinearScalingState> SimBackend::make_state(const recipes::Recipe
 
 sc::QuantizeResult SimBackend::quantize(LinearScalingState& state, LinearTensor tensor,
                                         GemmRole role, ConstMatrix x) const {
-  check_matrix("operand", x.data.size(), x.rows, x.cols);
+  check_matrix("SimBackend", "operand", x.data.size(), x.rows, x.cols);
   SimLinearState& s = sim_state(state);
   const recipes::Recipe& r = s.recipe;
   const sim::Format format = element_format(r, tensor);
-  const sc::ScaleAxis axis = sc::scale_axis(to_sim(role), to_sim(tensor));
+  const sc::ScaleAxis axis = sc::scale_axis(scaling_gemm(role), scaling_operand(tensor));
   switch (r.scaling) {
     case recipes::Scaling::delayed:
       switch (tensor) {
@@ -162,7 +163,8 @@ sc::QuantizeResult SimBackend::quantize(LinearScalingState& state, LinearTensor 
       // Granularity from torchao's table; format and power-of-2 from the recipe (whose defaults
       // are that table's, recipes::default_fp8_format / default_power_2_scales).
       const sc::OperandCast cast =
-          sc::torchao_operand_cast(torchao_recipe(r.scaling), to_sim(role), to_sim(tensor));
+          sc::torchao_operand_cast(torchao_recipe(r.scaling), scaling_gemm(role),
+                                   scaling_operand(tensor));
       if (cast.scaling == sc::OperandScaling::kTensorwise) {
         return sc::quantize_tensorwise_torchao(x.data, x.rows, x.cols, format, r.power_2_scales);
       }
@@ -177,12 +179,12 @@ sc::QuantizeResult SimBackend::quantize(LinearScalingState& state, LinearTensor 
     case recipes::Scaling::block: {
       sc::BlockScalingConfig config;
       config.pow2 = r.power_2_scales;
-      return sc::quantize_block_operand(x.data, x.rows, x.cols, to_sim(role), to_sim(tensor),
-                                        format, config);
+      return sc::quantize_block_operand(x.data, x.rows, x.cols, scaling_gemm(role),
+                                        scaling_operand(tensor), format, config);
     }
     case recipes::Scaling::mxfp8:
-      return sc::quantize_mx_operand(x.data, x.rows, x.cols, to_sim(role), to_sim(tensor), format,
-                                     to_sim(r.mx_scale_mode));
+      return sc::quantize_mx_operand(x.data, x.rows, x.cols, scaling_gemm(role),
+                                     scaling_operand(tensor), format, to_sim(r.mx_scale_mode));
   }
   throw std::invalid_argument("SimBackend: unknown scaling " +
                               std::to_string(static_cast<int>(r.scaling)));
@@ -190,7 +192,7 @@ sc::QuantizeResult SimBackend::quantize(LinearScalingState& state, LinearTensor 
 
 void SimBackend::gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
                       recipes::Accumulation accumulation, MutableMatrix out) const {
-  check_matrix("output", out.data.size(), out.rows, out.cols);
+  check_matrix("SimBackend", "output", out.data.size(), out.rows, out.cols);
   const auto [a_k, b_k] = k_dims(role);
   sim::GemmOptions options;
   options.accumulation = to_sim(accumulation);
@@ -200,9 +202,9 @@ void SimBackend::gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::Q
 
 void SimBackend::high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix b,
                                      HighPrecision precision, MutableMatrix out) const {
-  check_matrix("operand a", a.data.size(), a.rows, a.cols);
-  check_matrix("operand b", b.data.size(), b.rows, b.cols);
-  check_matrix("output", out.data.size(), out.rows, out.cols);
+  check_matrix("SimBackend", "operand a", a.data.size(), a.rows, a.cols);
+  check_matrix("SimBackend", "operand b", b.data.size(), b.rows, b.cols);
+  check_matrix("SimBackend", "output", out.data.size(), out.rows, out.cols);
   const auto [a_k, b_k] = k_dims(role);
   sim::HighPrecisionGemmOptions options;
   options.round_operands_to_bf16 = precision == HighPrecision::bf16;

@@ -20,6 +20,7 @@
 
 #include "experiments/fp8/backend.hpp"
 #include "sim/scaling/delayed.hpp"
+#include "sim/scaling/gemm_axes.hpp"
 
 namespace fp8lab::experiments {
 
@@ -54,5 +55,12 @@ class SimBackend final : public LinearBackend {
 // recipes -> sim::scaling translations (also for tests and the cuda backend).
 sim::scaling::DelayedScalingConfig delayed_config(const recipes::Recipe& recipe);
 sim::Format element_format(const recipes::Recipe& recipe, LinearTensor tensor);
+// The sim/scaling names of a GEMM role and of a Linear's tensor. The cuda backend uses these too,
+// so both backends choose the same scale axes and operand copies.
+sim::scaling::Gemm scaling_gemm(GemmRole role);
+sim::scaling::Operand scaling_operand(LinearTensor tensor);
+// Throws std::invalid_argument naming the backend and the matrix unless size == rows * cols.
+void check_matrix(const char* backend, const char* what, std::size_t size, std::int64_t rows,
+                  std::int64_t cols);
 
 }  // namespace fp8lab::experiments
