@@ -28,20 +28,11 @@ struct NamedRecipe {
   recipes::Recipe recipe;
 };
 
-recipes::Recipe defaults(Scaling scaling) {
-  recipes::Recipe r;
-  r.scaling = scaling;
-  r.fp8_format = recipes::default_fp8_format(scaling);
-  r.power_2_scales = recipes::default_power_2_scales(scaling);
-  r.gemm = recipes::default_gemm_accumulation(scaling);
-  return r;
-}
-
 std::vector<NamedRecipe> recipes_under_test() {
   std::vector<NamedRecipe> list;
-  list.push_back({"delayed HYBRID (defaults)", defaults(Scaling::delayed)});
+  list.push_back({"delayed HYBRID (defaults)", test::recipe_with_defaults(Scaling::delayed)});
   {
-    recipes::Recipe r = defaults(Scaling::delayed);
+    recipes::Recipe r = test::recipe_with_defaults(Scaling::delayed);
     r.amax_history_len = 2;
     r.amax_compute_algo = recipes::AmaxComputeAlgo::max;
     r.margin = 1;
@@ -49,26 +40,27 @@ std::vector<NamedRecipe> recipes_under_test() {
     r.gemm = {Accumulation::fp32_seq, Accumulation::fp32_seq, Accumulation::fp32_seq};
     list.push_back({"delayed max h2 m1 i2 fp32_seq", r});
   }
-  list.push_back({"current", defaults(Scaling::current)});
+  list.push_back({"current", test::recipe_with_defaults(Scaling::current)});
   {
-    recipes::Recipe r = defaults(Scaling::current);
+    recipes::Recipe r = test::recipe_with_defaults(Scaling::current);
     r.power_2_scales = true;
     r.fp8_format = recipes::Fp8Format::E4M3;
     list.push_back({"current pow2 E4M3", r});
   }
-  list.push_back({"tensorwise", defaults(Scaling::tensorwise)});
-  list.push_back({"rowwise", defaults(Scaling::rowwise)});
-  list.push_back({"rowwise_with_gw_hp", defaults(Scaling::rowwise_with_gw_hp)});
-  list.push_back({"block", defaults(Scaling::block)});
-  list.push_back({"mxfp8 te", defaults(Scaling::mxfp8)});
+  list.push_back({"tensorwise", test::recipe_with_defaults(Scaling::tensorwise)});
+  list.push_back({"rowwise", test::recipe_with_defaults(Scaling::rowwise)});
+  list.push_back(
+      {"rowwise_with_gw_hp", test::recipe_with_defaults(Scaling::rowwise_with_gw_hp)});
+  list.push_back({"block", test::recipe_with_defaults(Scaling::block)});
+  list.push_back({"mxfp8 te", test::recipe_with_defaults(Scaling::mxfp8)});
   {
-    recipes::Recipe r = defaults(Scaling::mxfp8);
+    recipes::Recipe r = test::recipe_with_defaults(Scaling::mxfp8);
     r.mx_scale_mode = recipes::MxScaleMode::rceil;
     r.gemm = {Accumulation::fp32_seq, Accumulation::hopper_fast, Accumulation::fp32_seq};
     list.push_back({"mxfp8 rceil mixed accumulation", r});
   }
   {
-    recipes::Recipe r = defaults(Scaling::delayed);
+    recipes::Recipe r = test::recipe_with_defaults(Scaling::delayed);
     r.override_linear_precision.dgrad = true;  // dgrad through the high-precision GEMM
     list.push_back({"delayed, dgrad in high precision", r});
   }

@@ -26,21 +26,12 @@ struct NamedRecipe {
   recipes::Recipe recipe;
 };
 
-recipes::Recipe defaults(Scaling scaling) {
-  recipes::Recipe r;
-  r.scaling = scaling;
-  r.fp8_format = recipes::default_fp8_format(scaling);
-  r.power_2_scales = recipes::default_power_2_scales(scaling);
-  r.gemm = recipes::default_gemm_accumulation(scaling);
-  return r;
-}
-
 std::vector<NamedRecipe> stateless_recipes() {
   std::vector<NamedRecipe> list;
   for (const Scaling s : {Scaling::current, Scaling::tensorwise, Scaling::rowwise,
                           Scaling::rowwise_with_gw_hp, Scaling::block}) {
     for (const bool pow2 : {false, true}) {
-      recipes::Recipe r = defaults(s);
+      recipes::Recipe r = test::recipe_with_defaults(s);
       r.power_2_scales = pow2;
       list.push_back({std::string(recipes::name(s)) + (pow2 ? " pow2" : ""), r});
     }
@@ -48,12 +39,12 @@ std::vector<NamedRecipe> stateless_recipes() {
   for (const auto mode : {recipes::MxScaleMode::te, recipes::MxScaleMode::floor,
                           recipes::MxScaleMode::ceil, recipes::MxScaleMode::even,
                           recipes::MxScaleMode::rceil}) {
-    recipes::Recipe r = defaults(Scaling::mxfp8);
+    recipes::Recipe r = test::recipe_with_defaults(Scaling::mxfp8);
     r.mx_scale_mode = mode;
     list.push_back({"mxfp8 " + std::string(recipes::name(mode)), r});
   }
   for (const auto format : {recipes::Fp8Format::E4M3, recipes::Fp8Format::E5M2}) {
-    recipes::Recipe r = defaults(Scaling::current);
+    recipes::Recipe r = test::recipe_with_defaults(Scaling::current);
     r.fp8_format = format;
     list.push_back({"current " + std::string(recipes::name(format)), r});
   }

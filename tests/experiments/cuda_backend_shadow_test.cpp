@@ -68,11 +68,7 @@ class FaultyBackend final : public LinearBackend {
 };
 
 recipes::Recipe recipe_of(recipes::Scaling scaling) {
-  recipes::Recipe r;
-  r.scaling = scaling;
-  r.fp8_format = recipes::default_fp8_format(scaling);
-  r.power_2_scales = recipes::default_power_2_scales(scaling);
-  r.gemm = recipes::default_gemm_accumulation(scaling);
+  recipes::Recipe r = test::recipe_with_defaults(scaling);
   r.amax_history_len = 4;
   return r;
 }

@@ -58,12 +58,20 @@ inline std::string bitwise_difference(const torch::Tensor& a, const torch::Tenso
   return s.str();
 }
 
-// A recipe whose GEMMs all use the fp32_seq reference accumulation (tests that bound errors).
-inline recipes::Recipe fp32_seq_recipe(recipes::Scaling scaling) {
+// A recipe of `scaling` with that scaling's default format, power-of-2 rule and GEMM
+// accumulation (recipes/recipe.hpp's default_* functions); every other field as Recipe{}.
+inline recipes::Recipe recipe_with_defaults(recipes::Scaling scaling) {
   recipes::Recipe r;
   r.scaling = scaling;
   r.fp8_format = recipes::default_fp8_format(scaling);
   r.power_2_scales = recipes::default_power_2_scales(scaling);
+  r.gemm = recipes::default_gemm_accumulation(scaling);
+  return r;
+}
+
+// A recipe whose GEMMs all use the fp32_seq reference accumulation (tests that bound errors).
+inline recipes::Recipe fp32_seq_recipe(recipes::Scaling scaling) {
+  recipes::Recipe r = recipe_with_defaults(scaling);
   r.gemm = {recipes::Accumulation::fp32_seq, recipes::Accumulation::fp32_seq,
             recipes::Accumulation::fp32_seq};
   return r;
