@@ -222,8 +222,8 @@ std::string format_compatibility(const Compatibility& c, const std::string& orig
   const std::string call = c.te_recipe_class.find('(') == std::string::npos
                                ? c.te_recipe_class + "(" + kwargs + ")"
                                : c.te_recipe_class;
-  out += fmt::format("== what {} runs (run id {}; to run it, save the field lines below as a recipe "
-                     "file: fp8lab run --recipe FILE)\n{}\n{}{}\n",
+  out += fmt::format("== what {} runs (run id {}; to run it: fp8lab run --recipe FILE --as "
+                     "upstream, or runs_as: upstream in a sweep)\n{}\n{}{}\n",
                      c.runner, run_id(c.te_effective), call, describe(c.te_effective),
                      c.runnable ? "" : "NOT RUNNABLE through accelerate/TE as written (see below)\n");
   out += fmt::format("== dropped or changed on the way ({})\n", c.quirks.size());

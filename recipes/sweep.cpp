@@ -22,7 +22,8 @@ constexpr std::uint64_t kMaxRequested = 10'000'000;
 const std::vector<std::string>& top_level_keys() {
   static const std::vector<std::string> keys = {"method", "count",      "seed",
                                                 "workloads", "seeds",  "base",
-                                                "parameters", "name", "description"};
+                                                "parameters", "name", "description",
+                                                "runs_as"};
   return keys;
 }
 std::string joined(const std::vector<std::string>& words) {
@@ -112,12 +113,12 @@ std::string run_key(const std::string& canonical_text, const std::string& worklo
   return fmt::format("{};workload={};seed={}", canonical_text, workload, seed);
 }
 
-std::string assignment_text(const Sweep& sweep, const RequestedCombination& r) {
+std::string assignment_text(const Sweep& sweep, const std::vector<std::size_t>& value_index) {
   std::string out;
   for (std::size_t p = 0; p < sweep.parameters.size(); ++p) {
     const auto& param = sweep.parameters[p];
     out += fmt::format("{}{}={}", out.empty() ? "" : " ", param.key,
-                       field_text(param.values[r.value_index[p]].value));
+                       field_text(param.values[value_index[p]].value));
   }
   return out.empty() ? "(base recipe)" : out;
 }
@@ -206,6 +207,9 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
         }
         sweep.parameters.push_back({field, parse_values(field, param.second, file)});
       }
+    } else if (key == "runs_as") {
+      sweep.runs_as = parse_runs_as(detail::as_scalar(v, site, key, "asked, upstream"), site, key);
+      sweep.runs_as_site = site;
     } else if (key == "name" || key == "description") {
       if (key == "name") sweep.name = detail::as_scalar(v, site, key, "a string");
     } else {
@@ -257,7 +261,7 @@ SweepExpansion expand(const Sweep& sweep) {
   struct Combination {
     std::vector<std::size_t> value_index;
     Recipe requested;
-    Canonical canonical;
+    Canonical canonical;  // of the recipe to run (runs_as), its reasons led by runs_as' changes
     std::string canonical_text;
   };
   std::vector<Combination> combinations;
@@ -278,7 +282,15 @@ SweepExpansion expand(const Sweep& sweep) {
       settings.push_back(sweep.parameters[p].values[c.value_index[p]]);
     }
     c.requested = resolve(settings, Strictness::sweep);
-    c.canonical = canonicalize(c.requested);
+    RecipeToRun to_run{c.requested, {}};
+    if (sweep.runs_as == RunsAs::upstream) {
+      to_run = recipe_to_run(compatibility(c.requested), sweep.runs_as, sweep.runs_as_site,
+                             "combination " + assignment_text(sweep, c.value_index) + ": ");
+    }
+    c.canonical = canonicalize(to_run.recipe);
+    for (auto& change : to_run.changes) change.insert(0, "runs_as upstream: ");
+    c.canonical.reasons.insert(c.canonical.reasons.begin(), to_run.changes.begin(),
+                               to_run.changes.end());
     c.canonical_text = canonical_string(c.canonical.recipe);
     combinations.push_back(std::move(c));
   }
@@ -329,6 +341,7 @@ std::string format_dry_run(const SweepExpansion& e) {
                                 s.name.empty() ? "" : " (" + s.name + ")",
                                 s.method == SweepMethod::grid ? "grid" : "random");
   if (s.method == SweepMethod::random) out += fmt::format(", count {}, seed {}", s.count, s.seed);
+  if (s.runs_as == RunsAs::upstream) out += "; runs as upstream (what accelerate + TE / torchao run)";
   out += fmt::format("\ngrid: {} parameters ({}) = {} combinations; workloads: {}; seeds: {}\n",
                      s.parameters.size(), sizes.empty() ? "none" : sizes, e.grid_size,
                      joined(s.workloads), fmt::join(s.seeds, ", "));
@@ -345,7 +358,7 @@ std::string format_dry_run(const SweepExpansion& e) {
   for (std::size_t i = 0; i < e.requested.size(); ++i) {
     const auto& r = e.requested[i];
     out += fmt::format("  #{:<5} {} seed {}  {}  -> run {}", i + 1, r.workload, r.seed,
-                       assignment_text(s, r), r.run + 1);
+                       assignment_text(s, r.value_index), r.run + 1);
     if (!r.reasons.empty()) out += fmt::format("  ({})", fmt::join(r.reasons, "; "));
     out += "\n";
   }

@@ -7,6 +7,8 @@
 //   workloads: [gpt-small]    # crossed with every combination (never sampled)
 //   seeds: [0]                # training seeds, crossed likewise
 //   base: {scaling: delayed}  # optional recipe fields shared by every combination
+//   runs_as: asked            # or upstream: run what accelerate + TE / torchao really run for
+//                             # each combination (runs_as.hpp); the changes become its reasons
 //   parameters:               # recipe fields (fields.hpp); file order = nesting order, first slowest
 //     fp8_format: {values: [HYBRID, E4M3, E5M2]}
 //     margin: {value: 0}      # one fixed value, as in W&B
@@ -37,6 +39,7 @@
 
 #include "recipes/fields.hpp"
 #include "recipes/recipe.hpp"
+#include "recipes/runs_as.hpp"
 
 namespace fp8lab::recipes {
 
@@ -57,6 +60,8 @@ struct Sweep {
   std::vector<std::int64_t> seeds;
   std::vector<FieldSetting> base;
   std::vector<SweepParameter> parameters;
+  RunsAs runs_as = RunsAs::asked;
+  Site runs_as_site;
 };
 
 struct RequestedCombination {

@@ -3,6 +3,10 @@
 //
 //   fp8lab run --workload gpt-tiny --recipe my_recipe.yaml [--seed 0] [--out DIR]
 //   fp8lab run --workload mlp-outliers --set fp8_format=E4M3 --set margin=2
+//   fp8lab run --workload gpt-small --recipe accelerate_config.yaml --as upstream
+//
+// --recipe takes an fp8lab recipe file or an accelerate config (as `fp8lab explain` does); --as
+// upstream runs what accelerate + TE / torchao really run for it (recipes/runs_as.hpp).
 //
 // The sweep runs each of its runs through this command in a child process (--sweep FILE --run-id
 // ID, and --baseline-only for baselines): see experiments/runner/sweep_driver.hpp.
@@ -20,6 +24,7 @@
 #include "experiments/runner/run_ids.hpp"
 #include "recipes/error.hpp"
 #include "recipes/recipe_file.hpp"
+#include "recipes/runs_as.hpp"
 #include "recipes/sweep.hpp"
 
 namespace fp8lab::experiments::cli {
@@ -38,6 +43,7 @@ struct RunArguments {
   bool baseline_only = false;
   std::string backend = "sim";
   std::int64_t shadow_every = 0;
+  std::string runs_as = "asked";
 };
 
 // --set key=value... as the YAML of a recipe file, so that values are parsed, checked and
@@ -110,9 +116,15 @@ int run(const RunArguments& a) {
     throw std::invalid_argument("give the recipe as --recipe FILE or as --set key=value..., "
                                 "one of the two");
   }
-  request.recipe = a.recipe_file.empty()
-                       ? recipes::parse_recipe_text(settings_as_yaml(a.settings), "--set")
-                       : recipes::read_recipe_file(a.recipe_file);
+  const recipes::RunsAs runs_as = recipes::parse_runs_as(a.runs_as, {"--as", 0}, "--as");
+  const recipes::RecipeToRun to_run =
+      a.recipe_file.empty()
+          ? recipes::recipe_to_run(
+                recipes::compatibility(recipes::parse_recipe_text(settings_as_yaml(a.settings), "--set")),
+                runs_as, {"--set", 0})
+          : recipes::read_recipe_to_run(a.recipe_file, runs_as);
+  for (const auto& change : to_run.changes) std::printf("runs as upstream: %s\n", change.c_str());
+  request.recipe = to_run.recipe;
   request.run_id = recipes::sweep_run_id(*request.recipe, request.workload, request.seed);
   const auto record = execute_fp8_run(directory, request);
   const auto status = record["status"].get<std::string>();
@@ -134,11 +146,17 @@ void add_run_command(CLI::App& app) {
   command->add_option("--workload", a->workload,
                       "workload: mlp, mlp-outliers, gpt-tiny, gpt-small, user-example, or one "
                       "your program registered");
-  auto* recipe = command->add_option("--recipe", a->recipe_file, "fp8lab recipe file (YAML)")
+  auto* recipe = command->add_option("--recipe", a->recipe_file,
+                                     "fp8lab recipe file or accelerate config (YAML)")
                      ->check(CLI::ExistingFile);
   auto* set = command->add_option("--set", a->settings,
                                   "recipe field as key=value (repeatable), instead of --recipe");
   recipe->excludes(set);
+  command->add_option("--as", a->runs_as,
+                      "asked: the recipe as written; upstream: what accelerate + TE / torchao "
+                      "really run for it (fp8lab explain lists the differences)")
+      ->check(CLI::IsMember({"asked", "upstream"}))
+      ->capture_default_str();
   command->add_option("--seed", a->seed, "training seed (parameters and data)");
   command->add_option("--out", a->out, "output directory")->capture_default_str();
   command->add_option("--steps", a->steps, "override the workload's number of steps");

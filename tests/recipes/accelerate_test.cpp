@@ -10,6 +10,7 @@
 #include "recipes/compatibility.hpp"
 #include "recipes/explain.hpp"
 #include "recipes/recipe_file.hpp"
+#include "recipes/runs_as.hpp"
 
 using namespace fp8lab::recipes;
 
@@ -329,4 +330,47 @@ TEST_CASE("every shipped example config and recipe file reads and explains",
     ++files;
   }
   CHECK(files >= 4);
+}
+
+TEST_CASE("runs_as upstream: the recipe accelerate + TE run, with every change listed",
+          "[recipes][accelerate][runs_as]") {
+  const std::string path = std::string(FP8LAB_SOURCE_DIR) + "/recipes/configs/accelerate-te-default.yaml";
+  const RecipeToRun asked = read_recipe_to_run(path, RunsAs::asked);
+  CHECK(asked.recipe.amax_compute_algo == AmaxComputeAlgo::most_recent);
+  CHECK(asked.changes.empty());
+  const RecipeToRun upstream = read_recipe_to_run(path, RunsAs::upstream);
+  CHECK(upstream.recipe.amax_compute_algo == AmaxComputeAlgo::max);
+  CHECK(upstream.recipe.amax_history_len == asked.recipe.amax_history_len);
+  REQUIRE(upstream.changes.size() == 1);
+  CHECK(upstream.changes[0].rfind("amax_compute_algo: most_recent -> max (", 0) == 0);
+
+  // An fp8lab recipe file: TE 2.x has no per-GEMM override, so upstream runs all three in FP8.
+  const Compatibility wgrad_hp = compatibility(
+      parse_recipe_text("scaling: current\noverride_linear_precision: [false, false, true]\n", "r.yaml"));
+  const RecipeToRun te = recipe_to_run(wgrad_hp, RunsAs::upstream, {"r.yaml", 0});
+  CHECK(te.recipe.override_linear_precision.none());
+  CHECK(recipe_to_run(wgrad_hp, RunsAs::asked, {"r.yaml", 0}).recipe == wgrad_hp.asked);
+}
+
+TEST_CASE("runs_as upstream refuses what the peer refuses, naming the quirk",
+          "[recipes][accelerate][runs_as]") {
+  const Compatibility e5m2 = from_yaml("  backend: TE\n  fp8_format: E5M2\n");
+  REQUIRE_FALSE(e5m2.runnable);
+  CHECK(recipe_to_run(e5m2, RunsAs::asked, {"a.yaml", 0}).recipe == e5m2.asked);
+  try {
+    (void)recipe_to_run(e5m2, RunsAs::upstream, {"a.yaml", 0}, "combination fp8_format=E5M2: ");
+    FAIL("expected a RecipeError");
+  } catch (const RecipeError& e) {
+    const std::string message = e.what();
+    INFO(message);
+    CHECK(e.field() == "runs_as");
+    CHECK(message.find("a.yaml") != std::string::npos);
+    CHECK(message.find("combination fp8_format=E5M2: ") != std::string::npos);
+    CHECK(message.find("fp8_format: E5M2 -> refused") != std::string::npos);
+    CHECK(message.find("Pure E5M2 training is not supported.") != std::string::npos);
+    CHECK(message.find("runs_as: asked") != std::string::npos);
+  }
+  CHECK_THROWS_WITH(parse_runs_as("upstrem", {"s.yaml", 3}, "runs_as"),
+                    Catch::Contains("s.yaml:3") && Catch::Contains("accepted: asked, upstream") &&
+                        Catch::Contains("did you mean 'upstream'"));
 }

@@ -271,3 +271,42 @@ TEST_CASE("the shipped default sweep holds the recipes the report's three facts 
   CHECK(has_e5m2_forward);
   CHECK(has_made_to_fail);
 }
+
+TEST_CASE("runs_as upstream: each combination runs as accelerate + TE would, with the reason",
+          "[recipes][sweep][runs_as]") {
+  const std::string grid = R"(
+workloads: [w]
+parameters:
+  amax_history_len: {value: 16}
+  amax_compute_algo: {values: [max, most_recent]}
+)";
+  const SweepExpansion asked = expand(parse_sweep_text(grid, "a.yaml"));
+  CHECK(asked.runs.size() == 2);
+  const SweepExpansion upstream = expand(parse_sweep_text("runs_as: upstream\n" + grid, "u.yaml"));
+  // TERecipeKwargs never forwards most_recent: both combinations run TE's max, one run.
+  REQUIRE(upstream.runs.size() == 1);
+  CHECK(upstream.runs[0].recipe.amax_compute_algo == AmaxComputeAlgo::max);
+  CHECK(upstream.runs[0].id == asked.runs[0].id);  // the same recipe, the same results
+  CHECK(upstream.requested[0].reasons.empty());
+  REQUIRE(upstream.requested[1].reasons.size() == 1);
+  CHECK(upstream.requested[1].reasons[0].rfind(
+            "runs_as upstream: amax_compute_algo: most_recent -> max (", 0) == 0);
+  CHECK(upstream.requested[1].recipe.amax_compute_algo == AmaxComputeAlgo::most_recent);
+  CHECK(format_dry_run(upstream).find("runs as upstream") != std::string::npos);
+  CHECK(format_dry_run(asked).find("runs as upstream") == std::string::npos);
+}
+
+TEST_CASE("runs_as upstream names the combination the peer refuses", "[recipes][sweep][runs_as]") {
+  const Sweep sweep = parse_sweep_text(R"(
+runs_as: upstream
+workloads: [w]
+parameters:
+  fp8_format: {values: [HYBRID, E5M2]}
+)",
+                                       "e.yaml");
+  CHECK_THROWS_WITH(expand(sweep), Catch::Contains("e.yaml:2") &&
+                                       Catch::Contains("combination fp8_format=E5M2: ") &&
+                                       Catch::Contains("Pure E5M2"));
+  CHECK_THROWS_WITH(parse_sweep_text("runs_as: te\nworkloads: [w]\n", "b.yaml"),
+                    Catch::Contains("b.yaml:1") && Catch::Contains("accepted: asked, upstream"));
+}

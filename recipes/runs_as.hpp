@@ -1,0 +1,46 @@
+// Which recipe a run executes: the one the settings ask for (fp8lab's default), or the one the
+// peer library really runs for them (accelerate + Transformer Engine, TE, torchao; the
+// "te_effective" recipe of compatibility.hpp, with every quirk applied).
+//
+//   fp8lab run --workload gpt-small --recipe accelerate_config.yaml --as upstream
+//   sweep file:  runs_as: upstream
+//
+// The upstream recipe of an accelerate config comes from the config's settings (accelerate's own
+// quirks included, te-accelerate.md §1); that of an fp8lab recipe from compatibility(Recipe).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "recipes/compatibility.hpp"
+#include "recipes/error.hpp"
+#include "recipes/recipe.hpp"
+
+namespace fp8lab::recipes {
+
+enum class RunsAs : std::uint8_t { asked, upstream };
+
+std::string_view name(RunsAs runs_as);
+// "asked" or "upstream"; anything else throws RecipeError at `site` naming `field`.
+RunsAs parse_runs_as(std::string_view text, const Site& site, const std::string& field);
+
+// A recipe to run and the lines that say how it differs from what was asked ("field: asked ->
+// runs (why; reference)"); empty for RunsAs::asked.
+struct RecipeToRun {
+  Recipe recipe;
+  std::vector<std::string> changes;
+};
+
+// Throws RecipeError at `site` when RunsAs::upstream and the peer refuses to run these settings
+// (Compatibility::runnable false), naming every quirk; `context` (e.g. "combination
+// fp8_format=E5M2: ") leads the problem.
+RecipeToRun recipe_to_run(const Compatibility& compatibility, RunsAs runs_as, const Site& site,
+                          const std::string& context = {});
+
+// An fp8lab recipe file or an accelerate config file (told apart as `fp8lab explain` does), as
+// the recipe to run.
+RecipeToRun read_recipe_to_run(const std::string& path, RunsAs runs_as);
+
+}  // namespace fp8lab::recipes
