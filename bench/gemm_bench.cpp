@@ -20,6 +20,7 @@
 #include <random>
 #include <tuple>
 
+#include "bench/best_iteration.hpp"
 #include "sim/cast.hpp"
 #include "sim/gemm/gemm.hpp"
 
@@ -65,21 +66,6 @@ double eigen_flops_per_second(const Shape& s, int threads) {
   return cache[key] = flops(s) / best;
 }
 
-// Runs body once per benchmark iteration and returns the fastest iteration's wall-clock seconds:
-// best-of, like the Eigen baseline, so that both sides see the same noise filter on a shared
-// machine, and independent of how Google Benchmark accounts CPU time of worker threads.
-template <typename Body>
-double best_iteration_seconds(benchmark::State& state, Body body) {
-  double best = 1e30;
-  for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
-    body();
-    best = std::min(
-        best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  return best;
-}
-
 void report(benchmark::State& state, const Shape& s, int threads, double best_seconds) {
   const double rate = flops(s) / best_seconds;
   const double eigen = eigen_flops_per_second(s, threads);
@@ -117,7 +103,7 @@ void BM_Model(benchmark::State& state, Accumulation model, std::int64_t block) {
   options.accumulation = model;
   options.threads = threads;
   std::vector<float> y(static_cast<std::size_t>(s.m * s.n));
-  const double best = best_iteration_seconds(state, [&] {
+  const double best = fp8lab::bench::best_iteration_seconds(state, [&] {
     fp8lab::sim::gemm_into({x, ReduceDim::kCols}, {w, ReduceDim::kCols}, options, y);
     benchmark::DoNotOptimize(y.data());
   });
@@ -136,7 +122,7 @@ void BM_HighPrecision(benchmark::State& state, bool bf16) {
   options.round_operands_to_bf16 = bf16;
   options.threads = threads;
   std::vector<float> y(static_cast<std::size_t>(s.m * s.n));
-  const double best = best_iteration_seconds(state, [&] {
+  const double best = fp8lab::bench::best_iteration_seconds(state, [&] {
     fp8lab::sim::high_precision_gemm_into({x, s.m, s.k, ReduceDim::kCols},
                                           {w, s.n, s.k, ReduceDim::kCols}, options, y);
     benchmark::DoNotOptimize(y.data());
@@ -150,7 +136,7 @@ void BM_Eigen(benchmark::State& state) {
   const Eigen::MatrixXf x = Eigen::MatrixXf::Random(s.m, s.k);
   const Eigen::MatrixXf w = Eigen::MatrixXf::Random(s.n, s.k);
   Eigen::MatrixXf y(s.m, s.n);
-  const double best = best_iteration_seconds(state, [&] {
+  const double best = fp8lab::bench::best_iteration_seconds(state, [&] {
     y.noalias() = x * w.transpose();
     benchmark::DoNotOptimize(y.data());
   });

@@ -12,7 +12,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
 #include <vector>
+
+#include "bench/best_iteration.hpp"
 
 #include "recipes/sweep.hpp"
 
@@ -20,30 +26,16 @@ namespace {
 
 using namespace fp8lab::recipes;
 
-const char* const kGrid = R"(
-workloads: [gpt-small]
-parameters:
-  fp8_format: {values: [HYBRID, E4M3, E5M2]}
-  margin: {values: [0, 1, 2, 3]}
-  interval: {values: [1, 2, 4]}
-  amax_history_len: {values: [1, 16, 128, 1024]}
-  amax_compute_algo: {values: [max, most_recent]}
-  override_linear_precision:
-    values: [[false, false, false], [false, false, true], [false, true, false], [false, true, true],
-             [true, false, false], [true, false, true], [true, true, false], [true, true, true]]
-  use_mxfp8_block_scaling: {values: [false, true]}
-)";
+// The shipped grid (FP8LAB_SOURCE_DIR from bench/CMakeLists.txt), read once: parsing is timed,
+// file I/O is not.
+const std::string kGridFile = std::string(FP8LAB_SOURCE_DIR) + "/recipes/sweeps/te-full-grid.yaml";
 
-template <typename Body>
-double best_seconds(benchmark::State& state, Body body) {
-  double best = 1e30;
-  for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
-    body();
-    best = std::min(
-        best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  return best;
+std::string grid_text() {
+  std::ifstream in(kGridFile);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in || text.str().empty()) throw std::runtime_error("cannot read " + kGridFile);
+  return text.str();
 }
 
 std::vector<Recipe> enumerate_plainly() {
@@ -100,9 +92,9 @@ void report(benchmark::State& state, double seconds, const SweepExpansion& e) {
 }
 
 void BM_expand_full_te_grid(benchmark::State& state) {
-  const Sweep sweep = parse_sweep_text(kGrid, "grid.yaml");
+  const Sweep sweep = parse_sweep_text(grid_text(), kGridFile);
   SweepExpansion e;
-  const double seconds = best_seconds(state, [&] {
+  const double seconds = fp8lab::bench::best_iteration_seconds(state, [&] {
     e = expand(sweep);
     benchmark::DoNotOptimize(e.runs.data());
   });
@@ -110,9 +102,10 @@ void BM_expand_full_te_grid(benchmark::State& state) {
 }
 
 void BM_parse_and_expand_full_te_grid(benchmark::State& state) {
+  const std::string text = grid_text();
   SweepExpansion e;
-  const double seconds = best_seconds(state, [&] {
-    e = expand(parse_sweep_text(kGrid, "grid.yaml"));
+  const double seconds = fp8lab::bench::best_iteration_seconds(state, [&] {
+    e = expand(parse_sweep_text(text, kGridFile));
     benchmark::DoNotOptimize(e.runs.data());
   });
   report(state, seconds, e);
@@ -120,7 +113,7 @@ void BM_parse_and_expand_full_te_grid(benchmark::State& state) {
 
 void BM_enumerate_baseline(benchmark::State& state) {
   std::size_t n = 0;
-  const double seconds = best_seconds(state, [&] {
+  const double seconds = fp8lab::bench::best_iteration_seconds(state, [&] {
     auto recipes = enumerate_plainly();
     n = recipes.size();
     benchmark::DoNotOptimize(recipes.data());

@@ -102,22 +102,9 @@ TEST_CASE("a canonical recipe is a fixed point", "[recipes][sweep]") {
 }
 
 TEST_CASE("the full TE grid of the seed's fields expands to the counted runs", "[recipes][sweep]") {
-  // 3 formats x 4 margins x 3 intervals x 4 history lengths x 2 algorithms x 8 override triples
-  // x MXFP8 on/off.
-  const Sweep sweep = parse_sweep_text(R"(
-workloads: [gpt-small]
-parameters:
-  fp8_format: {values: [HYBRID, E4M3, E5M2]}
-  margin: {values: [0, 1, 2, 3]}
-  interval: {values: [1, 2, 4]}
-  amax_history_len: {values: [1, 16, 128, 1024]}
-  amax_compute_algo: {values: [max, most_recent]}
-  override_linear_precision:
-    values: [[false, false, false], [false, false, true], [false, true, false], [false, true, true],
-             [true, false, false], [true, false, true], [true, true, false], [true, true, true]]
-  use_mxfp8_block_scaling: {values: [false, true]}
-)",
-                                       "grid.yaml");
+  // recipes/sweeps/te-full-grid.yaml: 3 formats x 4 margins x 3 intervals x 4 history lengths
+  // x 2 algorithms x 8 override triples x MXFP8 on/off.
+  const Sweep sweep = read_sweep(std::string(FP8LAB_SOURCE_DIR) + "/recipes/sweeps/te-full-grid.yaml");
   const SweepExpansion e = expand(sweep);
   CHECK(e.grid_size == 3u * 4 * 3 * 4 * 2 * 8 * 2);
   CHECK(e.requested.size() == 4608u);
