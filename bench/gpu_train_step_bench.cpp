@@ -1,0 +1,170 @@
+// Whole training steps (forward, backward, AdamW) on the `cuda` LinearBackend against the CPU
+// reference (the `sim` backend) for the same workload and recipe, measured in the same process
+// (issue 7). One row per workload x recipe:
+//   gpu_train_step/<workload>/<recipe>
+// Counters: step_s (mean wall-clock step on the cuda backend over the timed iterations, the device
+// synchronized at the end of each step), cpu_reference_step_s (mean wall-clock step of the same
+// workload, recipe and batch on the sim backend, measured in the row before the cuda steps), and
+// ratio_to_cpu_reference = step_s / cpu_reference_step_s (below 1: the GPU step is faster;
+// scripts/device-check's summary.json keeps counters named *ratio*); gemm_share
+// and quantize_share (fraction of the cuda step inside backend GEMM / quantize calls, as
+// LinearStats times them on the host).
+// The CPU reference is what `fp8lab run --backend sim` runs: SimBackend and LibTorch on one thread
+// each (a sweep runs one job per core). Without a CUDA device (or in a build without CUDA) every
+// row is skipped with the reason, visible in the output.
+// Iterations are fixed (20 cuda steps, 10 reference steps, one warm-up each) so that the whole
+// program stays well under a minute on a GPU machine (scripts/device-check runs it): the sim
+// reference takes about 2 ms (gpt-tiny) and 30 ms (gpt-small) per step on one core.
+//
+//   build-*/bench/gpu_train_step_bench
+#include <benchmark/benchmark.h>
+#include <torch/cuda.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "experiments/fp8/autocast.hpp"
+#include "experiments/fp8/convert_model.hpp"
+#include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/fp8/sim_backend.hpp"
+#include "experiments/workloads/registry.hpp"
+#include "recipes/recipe.hpp"
+
+namespace {
+
+namespace ex = fp8lab::experiments;
+namespace rc = fp8lab::recipes;
+
+constexpr int kCudaSteps = 20;
+constexpr int kReferenceSteps = 10;
+
+// A model of the workload converted to FP8 Linears over `backend`, with its optimizer and one
+// batch (the same for both backends: make_model and train_batch are pure functions of the seed).
+struct Trainer {
+  std::unique_ptr<ex::Workload> workload;
+  std::shared_ptr<ex::TrainableModel> model;
+  ex::Batch batch;
+  std::unique_ptr<torch::optim::AdamW> optimizer;
+  bool on_cuda = false;
+
+  Trainer(const std::string& workload_name, const rc::Recipe& recipe,
+          std::shared_ptr<const ex::LinearBackend> backend)
+      : workload(ex::make_workload(workload_name)),
+        model(workload->make_model(1)),
+        batch(workload->train_batch(0, 1)),
+        on_cuda(backend->name() == "cuda") {
+    ex::convert_model(*model, recipe, backend);
+    const ex::TrainingSchedule s = workload->schedule();
+    optimizer = std::make_unique<torch::optim::AdamW>(
+        model->parameters(), torch::optim::AdamWOptions(s.learning_rate)
+                                 .betas({s.beta1, s.beta2})
+                                 .weight_decay(s.weight_decay));
+    model->train();
+  }
+
+  void step() {
+    torch::Tensor loss;
+    {
+      ex::ContextualFp8Autocast fp8(*model, false);
+      loss = model->loss(batch);
+    }
+    optimizer->zero_grad();
+    loss.backward();
+    optimizer->step();
+    // Work still queued on the device belongs to this step.
+    if (on_cuda) torch::cuda::synchronize();
+  }
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double mean_step_seconds(Trainer& trainer, int steps) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < steps; ++i) trainer.step();
+  return seconds_since(start) / steps;
+}
+
+void run(benchmark::State& state, const std::string& workload, const rc::Recipe& recipe) {
+  torch::set_num_threads(1);
+  std::shared_ptr<const ex::LinearBackend> cuda;
+  try {
+    cuda = ex::make_backend(ex::BackendChoice{.name = "cuda"});
+  } catch (const std::runtime_error& error) {
+    state.SkipWithError(("no CUDA device: " + std::string(error.what())).c_str());
+    return;
+  }
+  Trainer reference(workload, recipe,
+                    std::make_shared<const ex::SimBackend>(ex::SimBackendOptions{.threads = 1}));
+  reference.step();  // warm-up
+  const double reference_step = mean_step_seconds(reference, kReferenceSteps);
+
+  Trainer trainer(workload, recipe, cuda);
+  trainer.step();  // warm-up (first kernel launches, allocations)
+  ex::reset_linear_stats(*trainer.model);
+  double seconds = 0.0;
+  std::int64_t steps = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    trainer.step();
+    seconds += seconds_since(start);
+    ++steps;
+  }
+  double gemm = 0.0, quantize = 0.0;
+  for (const auto& linear : ex::collect_linear_stats(*trainer.model)) {
+    gemm += linear.stats.total_gemm_seconds();
+    quantize += linear.stats.quantize_seconds;
+  }
+  const double step = seconds / static_cast<double>(steps);
+  state.counters["step_s"] = step;
+  state.counters["cpu_reference_step_s"] = reference_step;
+  state.counters["ratio_to_cpu_reference"] = step / reference_step;
+  state.counters["gemm_share"] = gemm / seconds;
+  state.counters["quantize_share"] = quantize / seconds;
+}
+
+struct NamedRecipe {
+  const char* name;
+  rc::Recipe recipe;
+};
+
+rc::Recipe recipe_for(rc::Scaling scaling) {
+  rc::Recipe r;
+  r.scaling = scaling;
+  r.fp8_format = rc::default_fp8_format(scaling);
+  r.power_2_scales = rc::default_power_2_scales(scaling);
+  r.gemm = rc::default_gemm_accumulation(scaling);
+  return r;
+}
+
+void register_all() {
+  // delayed: TE's default (HYBRID, history 1024, max); the others with their scaling's defaults.
+  const NamedRecipe recipes[] = {{"delayed_hybrid", recipe_for(rc::Scaling::delayed)},
+                                 {"current", recipe_for(rc::Scaling::current)},
+                                 {"block", recipe_for(rc::Scaling::block)},
+                                 {"mxfp8", recipe_for(rc::Scaling::mxfp8)}};
+  for (const std::string workload : {"gpt-tiny", "gpt-small"}) {
+    for (const NamedRecipe& named : recipes) {
+      benchmark::RegisterBenchmark(
+          ("gpu_train_step/" + workload + "/" + named.name).c_str(),
+          [workload, recipe = named.recipe](benchmark::State& s) { run(s, workload, recipe); })
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(kCudaSteps);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
