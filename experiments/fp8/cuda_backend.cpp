@@ -40,11 +40,15 @@ std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice) {
 // The backend itself needs CUDA: compiled to nothing in a build without gpu/.
 #if FP8LAB_HAVE_CUDA
 
+#include <array>
 #include <cstring>
+#include <mutex>
+#include <span>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "experiments/fp8/cuda_staging.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device.hpp"
 #include "gpu/device_buffer.hpp"
@@ -129,9 +133,30 @@ void check_output_shape(MutableMatrix out, std::int64_t a_rows, std::int64_t a_c
   }
 }
 
+// Every call runs on the legacy default stream: the stream DevicePass's buffers were made and
+// zeroed on, and torch's default current stream.
+constexpr cudaStream_t kStream = nullptr;
+
+// host -> pinned slice -> device slice, queued on kStream.
+void upload(void* device, std::byte* pinned, const void* host, std::size_t bytes) {
+  if (bytes == 0) return;
+  std::memcpy(pinned, host, bytes);
+  FP8LAB_CUDA_CHECK(cudaMemcpyAsync(device, pinned, bytes, cudaMemcpyHostToDevice, kStream));
+}
+// device slice -> pinned slice, queued on kStream; read it after the call's synchronization.
+void queue_download(std::byte* pinned, const void* device, std::size_t bytes) {
+  if (bytes == 0) return;
+  FP8LAB_CUDA_CHECK(cudaMemcpyAsync(pinned, device, bytes, cudaMemcpyDeviceToHost, kStream));
+}
 template <typename T>
-std::vector<T> to_vector(std::span<const T> s) {
-  return std::vector<T>(s.begin(), s.end());
+std::vector<T> from_pinned(const std::byte* pinned, std::size_t count) {
+  std::vector<T> host(count);
+  if (count > 0) std::memcpy(host.data(), pinned, count * sizeof(T));
+  return host;
+}
+template <typename T>
+std::size_t bytes_of(std::span<const T> s) {
+  return s.size() * sizeof(T);
 }
 
 sim::QuantizeStats to_host(const gpu::DeviceQuantizeStats& d) {
@@ -144,65 +169,98 @@ sim::QuantizeStats to_host(const gpu::DeviceQuantizeStats& d) {
   return s;
 }
 
-// Device outputs of one quantize: codes, one scale_inv / scale / e8m0 per block, statistics.
-struct DeviceQuantized {
-  DeviceQuantized(std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
-                  std::int64_t block_cols)
-      : codes(static_cast<std::size_t>(rows * cols)),
-        scale_inv(blocks(rows, cols, block_rows, block_cols)),
-        scale(blocks(rows, cols, block_rows, block_cols)),
-        e8m0(blocks(rows, cols, block_rows, block_cols)),
-        stats(1) {
-    stats.zero();
+// One quantize of x [rows, cols] into one scale per block_rows x block_cols block: x uploaded
+// into the device slice, the outputs' device slices (statistics zeroed) and their pinned
+// download slices. The caller holds staging.mutex from construction until finish() returns.
+class QuantizeCall {
+ public:
+  QuantizeCall(CudaStaging& staging, ConstMatrix x, std::int64_t block_rows,
+               std::int64_t block_cols)
+      : rows_(x.rows), cols_(x.cols), block_rows_(block_rows), block_cols_(block_cols) {
+    const std::size_t n = x.data.size();
+    const std::size_t blocks =
+        static_cast<std::size_t>(((rows_ + block_rows - 1) / block_rows) *
+                                 ((cols_ + block_cols - 1) / block_cols));
+    sizes_ = {n, blocks * sizeof(float), blocks * sizeof(float), blocks,
+              sizeof(gpu::DeviceQuantizeStats)};
+    const auto d = staging.device.slices(
+        {n * sizeof(float), sizes_[0], sizes_[1], sizes_[2], sizes_[3], sizes_[4]});
+    x_ = reinterpret_cast<const float*>(d[0]);
+    for (std::size_t i = 0; i < kOutputs; ++i) device_[i] = d[i + 1];
+    const auto pinned = staging.download.slices({sizes_[0], sizes_[1], sizes_[2], sizes_[3],
+                                                 sizes_[4]});
+    for (std::size_t i = 0; i < kOutputs; ++i) pinned_[i] = pinned[i];
+    upload(d[0], staging.upload.slices({n * sizeof(float)})[0], x.data.data(),
+           n * sizeof(float));
+    FP8LAB_CUDA_CHECK(cudaMemsetAsync(device_[kStats], 0, sizes_[kStats], kStream));
   }
-  static std::size_t blocks(std::int64_t rows, std::int64_t cols, std::int64_t br,
-                            std::int64_t bc) {
-    return static_cast<std::size_t>(((rows + br - 1) / br) * ((cols + bc - 1) / bc));
+
+  const float* x() const { return x_; }
+  std::uint8_t* codes() const { return reinterpret_cast<std::uint8_t*>(device_[kCodes]); }
+  float* scale_inv() const { return reinterpret_cast<float*>(device_[kScaleInv]); }
+  float* scale() const { return reinterpret_cast<float*>(device_[kScale]); }
+  gpu::DeviceQuantizeStats* stats() const {
+    return reinterpret_cast<gpu::DeviceQuantizeStats*>(device_[kStats]);
   }
-  gpu::scaling::BlockedOutputs outputs() {
-    return {codes.get(), scale_inv.get(), scale.get(), e8m0.get(), stats.get()};
+  gpu::scaling::BlockedOutputs outputs() const {
+    return {codes(), scale_inv(), scale(), reinterpret_cast<std::uint8_t*>(device_[kE8m0]),
+            stats()};
   }
-  // The host result in sim's layout; `with_e8m0` for MX (sim fills scale_e8m0 only there).
-  sc::QuantizeResult download(std::int64_t rows, std::int64_t cols, sim::Format format,
-                              std::int64_t br, std::int64_t bc, bool with_e8m0) const {
-    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+
+  // Queues the downloads, synchronizes the stream once, and returns the host result in sim's
+  // layout; `with_e8m0` for MX (sim fills scale_e8m0 only there).
+  sc::QuantizeResult finish(sim::Format format, bool with_e8m0) const {
+    for (std::size_t i = 0; i < kOutputs; ++i) {
+      if (i != kE8m0 || with_e8m0) queue_download(pinned_[i], device_[i], sizes_[i]);
+    }
+    FP8LAB_CUDA_CHECK(cudaStreamSynchronize(kStream));
     sc::QuantizeResult r;
     sim::QuantizedTensor& t = r.tensor;
-    t.rows = rows;
-    t.cols = cols;
+    t.rows = rows_;
+    t.cols = cols_;
     t.format = format;
-    t.block_rows = br;
-    t.block_cols = bc;
-    t.data = codes.download();
-    t.scale_inv = scale_inv.download();
-    t.scale = scale.download();
-    if (with_e8m0) t.scale_e8m0 = e8m0.download();
-    r.stats = to_host(gpu::read_stats(stats.get()));
+    t.block_rows = block_rows_;
+    t.block_cols = block_cols_;
+    t.data = from_pinned<std::uint8_t>(pinned_[kCodes], sizes_[kCodes]);
+    t.scale_inv = from_pinned<float>(pinned_[kScaleInv], sizes_[kScaleInv] / sizeof(float));
+    t.scale = from_pinned<float>(pinned_[kScale], sizes_[kScale] / sizeof(float));
+    if (with_e8m0) t.scale_e8m0 = from_pinned<std::uint8_t>(pinned_[kE8m0], sizes_[kE8m0]);
+    gpu::DeviceQuantizeStats stats;
+    std::memcpy(&stats, pinned_[kStats], sizeof stats);
+    r.stats = to_host(stats);
     return r;
   }
-  DeviceBuffer<std::uint8_t> codes;
-  DeviceBuffer<float> scale_inv;
-  DeviceBuffer<float> scale;
-  DeviceBuffer<std::uint8_t> e8m0;
-  DeviceBuffer<gpu::DeviceQuantizeStats> stats;
+
+ private:
+  // The outputs, in slice order.
+  static constexpr std::size_t kCodes = 0, kScaleInv = 1, kScale = 2, kE8m0 = 3, kStats = 4,
+                               kOutputs = 5;
+  std::int64_t rows_, cols_, block_rows_, block_cols_;
+  std::array<std::size_t, kOutputs> sizes_{};
+  const float* x_ = nullptr;
+  std::array<std::byte*, kOutputs> device_{};
+  std::array<std::byte*, kOutputs> pinned_{};
 };
 
 // Delayed scaling: the slot's device scale, amax fmax-accumulated into history row 0 by the
 // kernel (TE's atomicMaxFloat, te-accelerate.md §2.4); sim::scaling::quantize_per_tensor's layout.
-sc::QuantizeResult quantize_delayed(DevicePass& pass, std::int64_t slot, const float* x,
-                                    std::int64_t rows, std::int64_t cols, sim::Format format) {
-  DeviceQuantized out(rows, cols, rows, cols);
+sc::QuantizeResult quantize_delayed(CudaStaging& staging, DevicePass& pass, std::int64_t slot,
+                                    ConstMatrix x, sim::Format format) {
+  const QuantizeCall call(staging, x, x.rows, x.cols);
   gpu::QuantizeOutputs q;
-  q.codes = out.codes.get();
+  q.codes = call.codes();
   q.amax = pass.history.get() + slot;  // H[0][slot]
-  q.stats = out.stats.get();
-  q.scale_inv = out.scale_inv.get();
-  gpu::quantize(x, rows * cols, pass.scale.get() + slot, format, sim::Overflow::kSatFinite, q);
-  FP8LAB_CUDA_CHECK(cudaMemcpy(out.scale.get(), pass.scale.get() + slot, sizeof(float),
-                               cudaMemcpyDeviceToDevice));
-  return out.download(rows, cols, format, rows, cols, false);
+  q.stats = call.stats();
+  q.scale_inv = call.scale_inv();
+  gpu::quantize(call.x(), x.rows * x.cols, pass.scale.get() + slot, format,
+                sim::Overflow::kSatFinite, q, kStream);
+  FP8LAB_CUDA_CHECK(cudaMemcpyAsync(call.scale(), pass.scale.get() + slot, sizeof(float),
+                                    cudaMemcpyDeviceToDevice, kStream));
+  return call.finish(format, false);
 }
 
+// Queued on kStream, not waited for: the next quantize reads the scales in stream order, and
+// delayed_snapshot synchronizes before it reads the state.
 void update_pass(DevicePass& pass, const sc::DelayedScalingConfig& config, sim::Format format) {
   gpu::scaling::DelayedUpdateGroup g;
   g.history = pass.history.get();
@@ -212,9 +270,25 @@ void update_pass(DevicePass& pass, const sc::DelayedScalingConfig& config, sim::
   g.scaled_max = sc::delayed_scaled_max(sc::fp8_max(format), config.margin);
   g.most_recent = config.amax_compute_algo == sc::AmaxComputeAlgo::kMostRecent;
   g.recompute_scale = pass.updates % config.interval == 0;  // as DelayedScalingState::update
-  gpu::scaling::delayed_update({g});
-  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  gpu::scaling::delayed_update({g}, kStream);
   ++pass.updates;
+}
+
+// A GEMM operand's stored sizes must be what its shape says, or the kernel would read past them.
+void check_operand(const char* which, const sim::QuantizedTensor& t) {
+  const bool blocks_ok = t.block_rows >= 1 && t.block_cols >= 1;
+  if (t.rows < 1 || t.cols < 1 || !blocks_ok ||
+      t.data.size() != static_cast<std::size_t>(t.rows * t.cols) ||
+      t.scale_inv.size() != static_cast<std::size_t>(t.scale_rows() * t.scale_cols())) {
+    throw std::invalid_argument(
+        std::string("CudaBackend::gemm: operand ") + which + " [" + std::to_string(t.rows) +
+        ", " + std::to_string(t.cols) + "] in blocks " + std::to_string(t.block_rows) + " x " +
+        std::to_string(t.block_cols) + " holds " + std::to_string(t.data.size()) + " codes and " +
+        std::to_string(t.scale_inv.size()) + " scale_inv values" +
+        (blocks_ok ? "; its shape needs " + std::to_string(t.rows * t.cols) + " and " +
+                         std::to_string(t.scale_rows() * t.scale_cols())
+                   : std::string("; blocks must be >= 1 x 1")));
+  }
 }
 
 }  // namespace
@@ -345,7 +419,10 @@ CudaBackend::CudaBackend() {
     throw std::runtime_error("CudaBackend: " + device.reason +
                              "; use --backend sim");
   }
+  staging_ = std::make_unique<CudaStaging>();
 }
+
+CudaBackend::~CudaBackend() = default;
 
 std::unique_ptr<LinearScalingState> CudaBackend::make_state(const recipes::Recipe& recipe) const {
   return std::make_unique<CudaLinearState>(recipe);
@@ -359,19 +436,18 @@ sc::QuantizeResult CudaBackend::quantize(LinearScalingState& state, LinearTensor
   const sim::Format format = element_format(r, tensor);
   // sim's argument checks (rows, cols >= 1; E4M3 / E5M2), so both backends refuse the same input.
   sc::check_tensor_arguments("CudaBackend::quantize", x.data.size(), x.rows, x.cols, format);
-  const DeviceBuffer<float> dx(to_vector(x.data));
+  const std::lock_guard lock(staging_->mutex);
   if (r.scaling == recipes::Scaling::delayed) {
     if (tensor == LinearTensor::grad_output) {
-      return quantize_delayed(*s.backward, 0, dx.get(), x.rows, x.cols, format);
+      return quantize_delayed(*staging_, *s.backward, 0, x, format);
     }
-    return quantize_delayed(*s.forward, tensor == LinearTensor::input ? 0 : 1, dx.get(), x.rows,
-                            x.cols, format);
+    return quantize_delayed(*staging_, *s.forward, tensor == LinearTensor::input ? 0 : 1, x,
+                            format);
   }
   const GpuQuantizePlan plan = plan_quantize(r, tensor, role, x.rows, x.cols);
-  DeviceQuantized out(x.rows, x.cols, plan.block_rows, plan.block_cols);
-  run_quantize_plan(plan, dx.get(), x.rows, x.cols, out.outputs(), false);
-  return out.download(x.rows, x.cols, plan.format, plan.block_rows, plan.block_cols,
-                      plan.quantizer == GpuQuantizePlan::Quantizer::mx);
+  const QuantizeCall call(*staging_, x, plan.block_rows, plan.block_cols);
+  run_quantize_plan(plan, call.x(), x.rows, x.cols, call.outputs(), false);
+  return call.finish(plan.format, plan.quantizer == GpuQuantizePlan::Quantizer::mx);
 }
 
 void CudaBackend::gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
@@ -380,18 +456,35 @@ void CudaBackend::gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::
   gpu::DeviceGemmOptions options;
   options.model = gemm_model(accumulation);
   const auto [a_k, b_k] = gemm_k_is_cols(role);
+  check_operand("a", a);
+  check_operand("b", b);
   check_output_shape(out, a.rows, a.cols, a_k, b.rows, b.cols, b_k);
-  const DeviceBuffer<std::uint8_t> a_codes(a.data), b_codes(b.data);
-  const DeviceBuffer<float> a_scales(a.scale_inv), b_scales(b.scale_inv);
-  const gpu::DeviceGemmOperand da{a_codes.get(), a_scales.get(), a.rows, a.cols,
-                                  a.block_rows,  a.block_cols,   a.format, a_k};
-  const gpu::DeviceGemmOperand db{b_codes.get(), b_scales.get(), b.rows, b.cols,
-                                  b.block_rows,  b.block_cols,   b.format, b_k};
-  DeviceBuffer<float> d_out(out.data.size());
-  gpu::gemm(da, db, options, d_out.get());
-  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<float> host = d_out.download();
-  std::memcpy(out.data.data(), host.data(), host.size() * sizeof(float));
+  const std::span<const std::uint8_t> a_codes(a.data), b_codes(b.data);
+  const std::span<const float> a_scales(a.scale_inv), b_scales(b.scale_inv);
+  const std::size_t out_bytes = out.data.size() * sizeof(float);
+  const std::lock_guard lock(staging_->mutex);
+  CudaStaging& st = *staging_;
+  const auto d = st.device.slices({bytes_of(a_codes), bytes_of(a_scales), bytes_of(b_codes),
+                                   bytes_of(b_scales), out_bytes});
+  const auto up = st.upload.slices(
+      {bytes_of(a_codes), bytes_of(a_scales), bytes_of(b_codes), bytes_of(b_scales)});
+  upload(d[0], up[0], a_codes.data(), bytes_of(a_codes));
+  upload(d[1], up[1], a_scales.data(), bytes_of(a_scales));
+  upload(d[2], up[2], b_codes.data(), bytes_of(b_codes));
+  upload(d[3], up[3], b_scales.data(), bytes_of(b_scales));
+  const auto* da_codes = reinterpret_cast<const std::uint8_t*>(d[0]);
+  const auto* da_scales = reinterpret_cast<const float*>(d[1]);
+  const auto* db_codes = reinterpret_cast<const std::uint8_t*>(d[2]);
+  const auto* db_scales = reinterpret_cast<const float*>(d[3]);
+  const gpu::DeviceGemmOperand da{da_codes, da_scales,    a.rows,   a.cols,
+                                  a.block_rows, a.block_cols, a.format, a_k};
+  const gpu::DeviceGemmOperand db{db_codes, db_scales,    b.rows,   b.cols,
+                                  b.block_rows, b.block_cols, b.format, b_k};
+  gpu::gemm(da, db, options, reinterpret_cast<float*>(d[4]), kStream);
+  const auto down = st.download.slices({out_bytes});
+  queue_download(down[0], d[4], out_bytes);
+  FP8LAB_CUDA_CHECK(cudaStreamSynchronize(kStream));
+  if (out_bytes > 0) std::memcpy(out.data.data(), down[0], out_bytes);
 }
 
 void CudaBackend::high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix b,
@@ -401,15 +494,22 @@ void CudaBackend::high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix 
   check_matrix("CudaBackend", "output", out.data.size(), out.rows, out.cols);
   const auto [a_k, b_k] = gemm_k_is_cols(role);
   check_output_shape(out, a.rows, a.cols, a_k, b.rows, b.cols, b_k);
-  const DeviceBuffer<float> da(to_vector(a.data)), db(to_vector(b.data));
-  DeviceBuffer<float> d_out(out.data.size());
+  const std::size_t out_bytes = out.data.size() * sizeof(float);
+  const std::lock_guard lock(staging_->mutex);
+  CudaStaging& st = *staging_;
+  const auto d = st.device.slices({bytes_of(a.data), bytes_of(b.data), out_bytes});
+  const auto up = st.upload.slices({bytes_of(a.data), bytes_of(b.data)});
+  upload(d[0], up[0], a.data.data(), bytes_of(a.data));
+  upload(d[1], up[1], b.data.data(), bytes_of(b.data));
   gpu::DenseGemmOptions options;
   options.round_operands_to_bf16 = precision == HighPrecision::bf16;
-  gpu::high_precision_gemm({da.get(), a.rows, a.cols, a_k}, {db.get(), b.rows, b.cols, b_k},
-                           options, d_out.get());
-  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<float> host = d_out.download();
-  std::memcpy(out.data.data(), host.data(), host.size() * sizeof(float));
+  gpu::high_precision_gemm({reinterpret_cast<const float*>(d[0]), a.rows, a.cols, a_k},
+                           {reinterpret_cast<const float*>(d[1]), b.rows, b.cols, b_k}, options,
+                           reinterpret_cast<float*>(d[2]), kStream);
+  const auto down = st.download.slices({out_bytes});
+  queue_download(down[0], d[2], out_bytes);
+  FP8LAB_CUDA_CHECK(cudaStreamSynchronize(kStream));
+  if (out_bytes > 0) std::memcpy(out.data.data(), down[0], out_bytes);
 }
 
 void CudaBackend::end_forward(LinearScalingState& state) const {
@@ -428,7 +528,7 @@ DelayedStateSnapshot CudaBackend::delayed_snapshot(const LinearScalingState& sta
   const CudaLinearState& s = cuda_state(state);
   DelayedStateSnapshot snap;
   if (!s.forward) return snap;
-  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  FP8LAB_CUDA_CHECK(cudaStreamSynchronize(kStream));
   snap.history_len = s.config.amax_history_len;
   snap.forward_history = s.forward->history.download();
   snap.forward_scale = s.forward->scale.download();

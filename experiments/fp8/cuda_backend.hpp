@@ -1,8 +1,11 @@
 // The `cuda` LinearBackend: the sim backend's contract (sim_backend.hpp) run on the GPU with gpu/
 // kernels, giving the same bits (NUMERICS.md §4). The interface hands operands and results over
-// as host buffers, so every call copies its operands to the device, runs there, and copies the
-// result back; the delayed-scaling state (scales, amax histories) lives on the device and is
-// updated by gpu::scaling::delayed_update (TE's fused kernel_bulk) at TE's moments.
+// as host buffers, so every quantize and GEMM call copies its operands to the device through
+// reused pinned memory, runs there, copies its results back and synchronizes once
+// (cuda_staging.hpp: nothing allocated per call); the delayed-scaling state (scales, amax
+// histories) lives on the device and is updated by gpu::scaling::delayed_update (TE's fused
+// kernel_bulk) at TE's moments, queued without a synchronization. What keeping operands on the
+// device across calls would take: docs/architecture.md, "The cuda backend".
 //
 //   scaling     GPU quantizer (gpu/scaling/blocked.hpp, gpu/quantize.hpp), twin of sim's
 //   delayed     gpu::quantize with the slot's device scale, amax into history row 0
@@ -80,10 +83,13 @@ void run_quantize_plan(const GpuQuantizePlan& plan, const float* x, std::int64_t
 gpu::GemmModel gemm_model(recipes::Accumulation accumulation);
 std::pair<bool, bool> gemm_k_is_cols(GemmRole role);
 
+struct CudaStaging;  // cuda_staging.hpp
+
 class CudaBackend final : public LinearBackend {
  public:
   // Throws std::runtime_error with gpu::query_device()'s reason when there is no usable device.
   CudaBackend();
+  ~CudaBackend() override;
 
   std::string_view name() const override { return "cuda"; }
   std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& recipe) const override;
@@ -100,6 +106,10 @@ class CudaBackend final : public LinearBackend {
   // state's recipe is not delayed scaling. Throws
   // std::invalid_argument for a state made by another backend.
   static DelayedStateSnapshot delayed_snapshot(const LinearScalingState& state);
+
+ private:
+  // Reused device and pinned host memory; one call at a time (cuda_staging.hpp).
+  std::unique_ptr<CudaStaging> staging_;
 };
 
 }  // namespace fp8lab::experiments
