@@ -1,7 +1,14 @@
-// Fused quantize + amax + statistics kernels (gpu/quantize.hpp). Each thread takes 8 consecutive
-// elements per step (fp32: two 16-byte loads, bf16: one; one 8-byte store of codes) in a
-// grid-stride loop; the unaligned head of a misaligned pointer pair and the tail run one element
-// per step through the same per-element code.
+// Fused quantize + amax + statistics kernels (gpu/quantize.hpp). Work is split into warp chunks:
+// per step, a warp takes 32 x kLoads 16-byte loads (fp32: 512 elements, bf16: 1024), load j of
+// lane l covering the elements (j * 32 + l) * per_load ... + per_load - 1 of the chunk, so that each
+// load and each store instruction of the warp touches one contiguous range. All kLoads loads of a
+// step are issued before any arithmetic (64 bytes in flight per thread). RNE steps take a fast
+// path (quantize_rn_four_in_range) when no element is NaN or overflows, else the per-element code;
+// the unaligned head of a misaligned pointer pair and the tail (less than one chunk) run one
+// element per thread through the per-element code.
+//
+// Instructions per element of the steady-state loop (issue #7): scripts/sass-per-element on
+// quantize.cu.o; figures in bench/gpu_quantize_bench.cu.
 #include <cuda_runtime.h>
 
 #include <stdexcept>
@@ -13,7 +20,7 @@
 namespace fp8lab::gpu {
 namespace detail {
 
-int grid_size(std::int64_t work_items, int threads_per_block) {
+int grid_size(std::int64_t work_items, int threads_per_block, int blocks_per_sm) {
   static const int sm_count = [] {
     int device = 0, count = 0;
     FP8LAB_CUDA_CHECK(cudaGetDevice(&device));
@@ -21,7 +28,7 @@ int grid_size(std::int64_t work_items, int threads_per_block) {
     return count;
   }();
   const std::int64_t needed = (work_items + threads_per_block - 1) / threads_per_block;
-  const std::int64_t cap = static_cast<std::int64_t>(sm_count) * 8;
+  const std::int64_t cap = static_cast<std::int64_t>(sm_count) * blocks_per_sm;
   return static_cast<int>(needed < 1 ? 1 : (needed < cap ? needed : cap));
 }
 
@@ -30,26 +37,53 @@ namespace {
 
 using detail::Counters;
 constexpr int kThreads = 256;
-constexpr int kVector = 8;
+constexpr int kLoads = 4;  // 16-byte loads per thread and step
 
-__device__ inline void load8(const float* x, std::int64_t i, float v[kVector]) {
-  const float4 a = *reinterpret_cast<const float4*>(x + i);
-  const float4 b = *reinterpret_cast<const float4*>(x + i + 4);
-  v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
-  v[4] = b.x; v[5] = b.y; v[6] = b.z; v[7] = b.w;
-}
-__device__ inline void load8(const std::uint16_t* x, std::int64_t i, float v[kVector]) {
-  const uint4 a = *reinterpret_cast<const uint4*>(x + i);
-  const std::uint32_t words[4] = {a.x, a.y, a.z, a.w};
-  for (int k = 0; k < 4; ++k) {
-    v[2 * k] = __uint_as_float(words[k] << 16);
-    v[2 * k + 1] = __uint_as_float(words[k] & 0xFFFF'0000u);
+// Elements per 16-byte load, per step of a thread, per step of a warp (a chunk).
+template <typename In>
+constexpr int kPerLoad = 16 / static_cast<int>(sizeof(In));
+template <typename In>
+constexpr int kPerStep = kPerLoad<In> * kLoads;
+template <typename In>
+constexpr int kChunk = 32 * kPerStep<In>;
+
+// One thread's step: kLoads 16-byte loads kept as loaded (fp32: 16 values, bf16: 32 in half the
+// registers), each value widened to fp32 where it is used.
+template <typename In>
+struct StepValues {
+  uint4 raw[kLoads];
+
+  __device__ void load(const In* p) {
+#pragma unroll
+    for (int j = 0; j < kLoads; ++j) raw[j] = *reinterpret_cast<const uint4*>(p + j * 32 * kPerLoad<In>);
+  }
+  __device__ std::uint32_t word(int w) const {
+    const uint4& r = raw[w / 4];
+    return w % 4 == 0 ? r.x : w % 4 == 1 ? r.y : w % 4 == 2 ? r.z : r.w;
+  }
+  __device__ float operator[](int k) const {
+    if constexpr (sizeof(In) == 4) {
+      return __uint_as_float(word(k));
+    } else {  // bf16: the top half of the fp32 pattern
+      const std::uint32_t w = word(k / 2);
+      return __uint_as_float(k % 2 == 0 ? w << 16 : w & 0xFFFF'0000u);
+    }
+  }
+};
+
+// The codes of one load: 4 (fp32) in one 4-byte store, 8 (bf16) in one 8-byte store.
+__device__ inline void store_codes(std::uint8_t* p, const std::uint32_t* words, int count) {
+  if (count == 1) {
+    *reinterpret_cast<std::uint32_t*>(p) = words[0];
+  } else {
+    *reinterpret_cast<uint2*>(p) = make_uint2(words[0], words[1]);
   }
 }
 __device__ inline float load1(const float* x, std::int64_t i) { return x[i]; }
 __device__ inline float load1(const std::uint16_t* x, std::int64_t i) { return bf16_to_float(x[i]); }
 
-// RNE or stochastic, one element at a time or eight.
+// RNE or stochastic, one element at a time or a group of N (a multiple of 4). `index(k)` is the
+// position in x of value k of the step (the stochastic stream's index).
 template <Format F, Overflow M, bool kStochastic>
 struct ElementQuantizer {
   float scale;
@@ -68,30 +102,35 @@ struct ElementQuantizer {
       return detail::quantize_rn_one<F, M>(x, scale, c);
     }
   }
-  // Eight codes packed little-endian into two words.
-  __device__ uint2 eight(const float v[kVector], std::int64_t i, Counters& c) const {
-    std::uint32_t words[2] = {0, 0};
-    for (int k = 0; k < kVector; k += 2) {
-      std::uint32_t pair;
-      if constexpr (kStochastic) {
-        pair = one(v[k], i + k, c) | (one(v[k + 1], i + k + 1, c) << 8);
-      } else {
-        pair = detail::quantize_rn_two<F, M>(v[k], v[k + 1], scale, c);
+
+  // The codes of the N values v[first], ..., v[first + N - 1] (one load's), as N / 4 words.
+  template <int N, typename Values, typename Index>
+  __device__ void group(const Values& v, int first, Index index, std::uint32_t (&words)[N / 4],
+                        Counters& c) const {
+    if constexpr (kStochastic) {
+#pragma unroll
+      for (int k = 0; k < N; k += 4) {
+        std::uint32_t word = 0;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) word |= one(v[first + k + e], index(first + k + e), c) << (8 * e);
+        words[k / 4] = word;
       }
-      words[k / 4] |= pair << (8 * (k % 4));
+    } else {
+      (void)index;
+      detail::quantize_rn_group<F, M, N>(v, first, scale, words, c);
     }
-    return make_uint2(words[0], words[1]);
   }
 };
 
-// `head` elements one by one (so that x + head and out + head are aligned), then groups of 8,
-// then the tail one by one. head = n makes the whole call scalar.
+// `head` elements one by one (so that x + head and out + head are aligned), then whole chunks,
+// one per warp and step, then the tail one by one. head = n makes the whole call scalar.
 template <typename In, typename Quantizer>
 __global__ void __launch_bounds__(kThreads)
     quantize_kernel(const In* __restrict__ x, std::int64_t n, std::int64_t head,
                     const float* __restrict__ scale, Quantizer quantizer,
                     std::uint8_t* __restrict__ out, float* amax, DeviceQuantizeStats* stats,
                     float* scale_inv) {
+  constexpr int kLoad = kPerLoad<In>;
   quantizer.scale = *scale;
   Counters c;
   const std::int64_t thread = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -99,28 +138,38 @@ __global__ void __launch_bounds__(kThreads)
   for (std::int64_t i = thread; i < head; i += threads) {
     out[i] = static_cast<std::uint8_t>(quantizer.one(load1(x, i), i, c));
   }
-  const std::int64_t groups = (n - head) / kVector;
-  for (std::int64_t g = thread; g < groups; g += threads) {
-    const std::int64_t i = head + g * kVector;
-    float v[kVector];
-    load8(x, i, v);
-    *reinterpret_cast<uint2*>(out + i) = quantizer.eight(v, i, c);
+  const std::int64_t chunks = (n - head) / kChunk<In>;
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  for (std::int64_t chunk = thread / 32; chunk < chunks; chunk += threads / 32) {
+    // Element offset of this lane's first load; load j adds j * 32 * kLoad (a constant).
+    const std::int64_t first = head + chunk * kChunk<In> + lane * kLoad;
+    StepValues<In> v;
+    v.load(x + first);
+    const auto index = [first](int k) {
+      return first + (k / kLoad) * 32 * kLoad + k % kLoad;
+    };
+#pragma unroll
+    for (int j = 0; j < kLoads; ++j) {
+      std::uint32_t words[kLoad / 4];
+      quantizer.template group<kLoad>(v, j * kLoad, index, words, c);
+      store_codes(out + first + j * 32 * kLoad, words, kLoad / 4);
+    }
   }
-  for (std::int64_t i = head + groups * kVector + thread; i < n; i += threads) {
+  for (std::int64_t i = head + chunks * kChunk<In> + thread; i < n; i += threads) {
     out[i] = static_cast<std::uint8_t>(quantizer.one(load1(x, i), i, c));
   }
   detail::flush_counters(c, amax, stats);
   if (thread == 0) detail::finish_per_tensor(n, quantizer.scale, stats, scale_inv);
 }
 
-// Elements to take one by one so that both x + head (16-byte loads) and out + head (8-byte
-// stores) are aligned; n when no such head exists.
+// Elements to take one by one so that both x + head (16-byte loads) and out + head (stores of
+// one load's codes) are aligned; n when no such head exists.
 template <typename In>
 std::int64_t aligned_head(const In* x, const std::uint8_t* out, std::int64_t n) {
   const auto xa = reinterpret_cast<std::uintptr_t>(x);
   const auto oa = reinterpret_cast<std::uintptr_t>(out);
-  for (std::int64_t h = 0; h < kVector && h <= n; ++h) {
-    if ((xa + h * sizeof(In)) % 16 == 0 && (oa + h) % 8 == 0) return h;
+  for (std::int64_t h = 0; h < kPerLoad<In> && h <= n; ++h) {
+    if ((xa + h * sizeof(In)) % 16 == 0 && (oa + h) % kPerLoad<In> == 0) return h;
   }
   return n;
 }
@@ -136,11 +185,15 @@ struct Launch {
 
   template <Format F, Overflow M>
   void operator()() const {
+    using Quantizer = ElementQuantizer<F, M, kStochastic>;
+    const auto kernel = quantize_kernel<In, Quantizer>;
+    static const int resident = detail::resident_blocks(kernel, kThreads);
     const std::int64_t head = aligned_head(x, out.codes, n);
-    const int blocks = detail::grid_size(head + (n - head) / kVector, kThreads);
-    const ElementQuantizer<F, M, kStochastic> quantizer{0.0f, random};
-    quantize_kernel<<<blocks, kThreads, 0, stream>>>(x, n, head, scale, quantizer, out.codes,
-                                                    out.amax, out.stats, out.scale_inv);
+    const std::int64_t chunks = (n - head) / kChunk<In>;
+    const std::int64_t leftover = head + (n - head - chunks * kChunk<In>);
+    const int blocks = detail::grid_size(chunks * 32 + leftover, kThreads, resident);
+    kernel<<<blocks, kThreads, 0, stream>>>(x, n, head, scale, Quantizer{0.0f, random}, out.codes,
+                                            out.amax, out.stats, out.scale_inv);
     FP8LAB_CUDA_CHECK_LAUNCH();
   }
 };

@@ -1,0 +1,49 @@
+// gpu/quantize_host_twin.hpp: detail::quantize_rn_group compiled for the host. On the host the
+// satfinite conversion is cuda_fp8.h's software path (proven equal to sim on all 2^32 inputs by
+// tests/sim/cast_cuda_oracle_test.cpp); everything else is the code the kernels run.
+#include <stdexcept>
+#include <string>
+
+#include "gpu/quantize_common.cuh"
+#include "gpu/quantize_host_twin.hpp"
+
+namespace fp8lab::gpu::host_twin {
+namespace {
+
+struct Groups {
+  const float* x;
+  std::int64_t n;
+  float scale;
+  std::uint8_t* codes;
+  detail::Counters* c;
+  template <Format F, Overflow M>
+  void operator()() const {
+    for (std::int64_t i = 0; i < n; i += 4) {
+      std::uint32_t word[1];
+      detail::quantize_rn_group<F, M, 4>(x + i, 0, scale, word, *c);
+      for (int k = 0; k < 4; ++k) codes[i + k] = static_cast<std::uint8_t>(word[0] >> (8 * k));
+    }
+  }
+};
+
+}  // namespace
+
+QuantizeCounts quantize_rn_groups(const float* x, std::int64_t n, float scale,
+                                  sim::Format format, sim::Overflow mode, std::uint8_t* codes) {
+  if (n < 0 || n % 4 != 0) {
+    throw std::invalid_argument("host_twin::quantize_rn_groups: n = " + std::to_string(n) +
+                                "; accepted: a multiple of 4, >= 0");
+  }
+  detail::Counters c;
+  detail::dispatch_format_mode(format, mode, "host_twin::quantize_rn_groups",
+                               Groups{x, n, scale, codes, &c});
+  QuantizeCounts stats;
+  stats.amax = c.amax;
+  stats.count = static_cast<std::uint64_t>(n);
+  stats.saturated = c.saturated;
+  stats.underflowed = c.underflowed;
+  stats.nan = c.nan;
+  return stats;
+}
+
+}  // namespace fp8lab::gpu::host_twin
