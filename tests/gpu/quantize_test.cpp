@@ -2,7 +2,10 @@
 // code and every statistic, on mixed random/adversarial tensors of awkward sizes, at aligned and
 // misaligned addresses, in both formats and every overflow mode.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <random>
 #include <span>
 #include <vector>
 
@@ -21,11 +24,14 @@ namespace {
 
 constexpr Format kFormats[] = {Format::E4M3, Format::E5M2};
 constexpr Overflow kModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow::kSatKeepInf};
-// Sizes around the kernel's 8-wide vectors and its grid, 0 and 1 included.
-constexpr std::size_t kSizes[] = {0, 1, 7, 8, 9, 31, 1000, 4099, (1u << 20) + 5};
+// Sizes around the kernel's 16-byte loads (4 fp32 or 8 bf16 values), its warp chunks (512 fp32,
+// 1024 bf16 values) and its grid, 0 and 1 included.
+constexpr std::size_t kSizes[] = {0, 1, 7, 8, 9, 31, 511, 512, 513, 1000, 1025, 4099, (1u << 20) + 5};
+// In-range tensors (the kernels' fast path): sizes around a chunk and a few chunks plus a tail.
+constexpr std::size_t kInRangeSizes[] = {5, 511, 512, 513, 1024, 1025, 2051, 16384 + 515};
 // Offsets in elements of x and of out from their allocations: aligned; misalignments that no
-// scalar head can fix (the whole call runs one element at a time); and misalignments a head of
-// 7 or 5 elements fixes (head, then 8-wide groups, then tail).
+// scalar head can fix (the whole call runs one element at a time); and misalignments a head
+// fixes (fp32: 3 or 1 elements, bf16: 7 or 5; then whole chunks, then the tail).
 constexpr std::size_t kOffsets[][2] = {{0, 0}, {1, 0}, {0, 3}, {3, 5}, {1, 1}, {3, 3}};
 const float kScales[] = {1.0f, 0.5f, 1.0f / 1024.0f, 3.0f, 448.0f / 3.1f, 65536.0f};
 
@@ -104,10 +110,38 @@ void run_case(Kind kind, const Case& c, const std::vector<float>& x, std::size_t
   CHECK(testing::same_bits(es.amax, amax));
 }
 
-void run_all(Kind kind, const char* name) {
+// Values whose groups mostly take the kernels' fast path (no NaN, no overflow at scales up to
+// 448 / 3.1): magnitudes 2^-30 .. 2^4 (E4M3 and E5M2 subnormals and underflows included), zeros
+// of both signs and fp32 denormals; one value in 2048 is NaN, ±Inf or huge, so that a warp mixes
+// fast and per-element groups.
+std::vector<float> in_range_tensor(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> exponent(-30, 4);
+  std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
+  const float rare[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                        -std::numeric_limits<float>::infinity(), 1e30f, -70000.0f};
+  std::vector<float> x(n);
+  for (auto& v : x) {
+    const std::uint64_t r = rng();
+    const float sign = (r & 1) != 0 ? -1.0f : 1.0f;
+    if (r % 2048 == 1) {
+      v = rare[(r >> 12) % std::size(rare)];
+    } else if (r % 32 == 2) {
+      v = sign * 0.0f;
+    } else if (r % 64 == 4) {
+      v = sign * std::numeric_limits<float>::denorm_min() * static_cast<float>((r >> 20) % 1000 + 1);
+    } else {
+      v = sign * std::ldexp(mantissa(rng), exponent(rng));
+    }
+  }
+  return x;
+}
+
+void run_sizes(Kind kind, const char* name, bool in_range) {
   const std::uint64_t seed = testing::seed_from(name);
-  for (const std::size_t n : kSizes) {
-    const std::vector<float> x = testing::mixed_tensor(n, seed + n);
+  for (const std::size_t n : in_range ? std::span<const std::size_t>(kInRangeSizes)
+                                      : std::span<const std::size_t>(kSizes)) {
+    const std::vector<float> x = in_range ? in_range_tensor(n, seed + n) : testing::mixed_tensor(n, seed + n);
     for (const Format format : kFormats) {
       for (const Overflow mode : kModes) {
         for (const float scale : kScales) {
@@ -122,6 +156,11 @@ void run_all(Kind kind, const char* name) {
   }
 }
 
+void run_all(Kind kind, const char* name) {
+  run_sizes(kind, name, false);
+  run_sizes(kind, name, true);
+}
+
 }  // namespace
 
 TEST_CASE("gpu::quantize (fp32) equals sim::quantize: codes, amax, statistics") {
@@ -134,6 +173,24 @@ TEST_CASE("gpu::quantize_bf16 equals sim::quantize_bf16") {
 
 TEST_CASE("gpu::quantize_stochastic equals sim::quantize_stochastic (same Philox words)") {
   run_all(Kind::kStochastic, "gpu::quantize_stochastic");
+}
+
+TEST_CASE("gpu::quantize in-range tensors mostly take the fast path, and not only") {
+  // Counted as the fast path's condition (gpu/quantize_common.cuh, rn_in_range) over groups of 4
+  // at scale 1 in E4M3: most groups in range, some not, and underflows and zeros among them.
+  const std::vector<float> x = in_range_tensor(1u << 16, 11);
+  std::size_t in_range_groups = 0;
+  for (std::size_t g = 0; g + 4 <= x.size(); g += 4) {
+    bool ok = true;
+    for (std::size_t k = g; k < g + 4; ++k) ok = ok && std::fabs(x[k]) <= 464.0f;  // false for NaN
+    in_range_groups += ok ? 1 : 0;
+  }
+  CHECK(in_range_groups > x.size() / 4 * 9 / 10);
+  CHECK(in_range_groups < x.size() / 4);
+  std::vector<std::uint8_t> codes(x.size());
+  const sim::QuantizeStats s = sim::quantize(x, 1.0f, Format::E4M3, Overflow::kSatFinite, codes);
+  CHECK(s.underflowed > 0);
+  CHECK(s.nan > 0);
 }
 
 TEST_CASE("gpu::quantize statistics cannot pass vacuously") {
