@@ -1,6 +1,7 @@
 // TE's fused delayed-scaling update (gpu/scaling/delayed.hpp): one block per slot of every group.
-// The block stages the slot's rolled history in shared memory, so that every read of H happens
-// before any write (the roll moves each entry one row up), reduces the window's max with fmaxf
+// The block rolls the slot's history in place, one chunk of blockDim.x rows at a time, each thread
+// holding its new entry in a register between the chunk's reads and its writes (so the history
+// length has no limit: nothing is staged in shared memory), reduces the window's max with fmaxf
 // (exact, so the order of the reduction cannot matter), and thread 0 updates the scale with one
 // IEEE division, as sim::scaling::fused_amax_and_scale_update spells it:
 //   last = (R && R[j] != 0) ? R[j] : H[0][j]
@@ -27,7 +28,6 @@ struct GroupTable {
 };
 
 __global__ void __launch_bounds__(kThreads) delayed_update_kernel(const GroupTable table) {
-  extern __shared__ float rolled[];
   __shared__ float warp_max[kThreads / 32];
   int g = 0;
   while (static_cast<std::int64_t>(blockIdx.x) >= table.first_block[g + 1]) ++g;
@@ -38,14 +38,21 @@ __global__ void __launch_bounds__(kThreads) delayed_update_kernel(const GroupTab
   const float reduced = group.reduced != nullptr ? group.reduced[j] : 0.0f;
   const float last = reduced != 0.0f ? reduced : h[j];
   float amax = 0.0f;
-  if (last != 0.0f) {  // NaN != 0: a NaN amax rolls in, as in TE
-    for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) {
-      const float a = i < len - 1 ? h[(i + 1) * n + j] : last;
-      rolled[i] = a;
-      amax = fmaxf(amax, a);
+  if (last != 0.0f) {  // NaN != 0: a NaN amax rolls in, as in TE. Uniform over the block.
+    // Chunk [c, c + blockDim.x) reads rows c+1 .. c+blockDim.x and, after the barrier, writes rows
+    // c .. c+blockDim.x-1; later chunks read only rows above c+blockDim.x, and row c+blockDim.x is
+    // written by the next chunk after its barrier, which every reader of it has passed. So every
+    // read sees the history before the update (row 0 included: `last` is read before any barrier).
+    for (std::int64_t c = 0; c < len; c += blockDim.x) {
+      const std::int64_t i = c + threadIdx.x;
+      float a = 0.0f;
+      if (i < len) {
+        a = i < len - 1 ? h[(i + 1) * n + j] : last;
+        amax = fmaxf(amax, a);
+      }
+      __syncthreads();
+      if (i < len) h[i * n + j] = i > 0 ? a : 0.0f;
     }
-    __syncthreads();
-    for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) h[i * n + j] = i > 0 ? rolled[i] : 0.0f;
   }
   for (int offset = 16; offset > 0; offset /= 2) {
     amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, offset));
@@ -67,9 +74,8 @@ void check_group(const DelayedUpdateGroup& g, std::size_t index) {
     throw std::invalid_argument(where + "history and .scale must be device pointers, got null");
   }
   if (g.slots < 1) throw std::invalid_argument(where + "slots = " + std::to_string(g.slots) + "; accepted: >= 1");
-  if (g.len < 1 || g.len > kMaxDelayedHistoryLen) {
-    throw std::invalid_argument(where + "len = " + std::to_string(g.len) + "; accepted: 1 .. " +
-                                std::to_string(kMaxDelayedHistoryLen));
+  if (g.len < 1) {
+    throw std::invalid_argument(where + "len = " + std::to_string(g.len) + "; accepted: >= 1");
   }
 }
 
@@ -79,13 +85,11 @@ void delayed_update(const std::vector<DelayedUpdateGroup>& groups, cudaStream_t 
   for (std::size_t i = 0; i < groups.size(); ++i) check_group(groups[i], i);
   for (std::size_t first = 0; first < groups.size(); first += kMaxDelayedGroupsPerLaunch) {
     GroupTable table{};
-    std::int64_t max_len = 1;
     table.count = 0;
     table.first_block[0] = 0;
     for (std::size_t i = first; i < groups.size() && table.count < kMaxDelayedGroupsPerLaunch; ++i) {
       table.group[table.count] = groups[i];
       table.first_block[table.count + 1] = table.first_block[table.count] + groups[i].slots;
-      max_len = groups[i].len > max_len ? groups[i].len : max_len;
       ++table.count;
     }
     // Unused entries repeat the end, so the group search stops at table.count.
@@ -93,9 +97,7 @@ void delayed_update(const std::vector<DelayedUpdateGroup>& groups, cudaStream_t 
       table.first_block[k] = table.first_block[table.count];
     }
     const auto blocks = static_cast<unsigned>(table.first_block[table.count]);
-    // At most kMaxDelayedHistoryLen * 4 = 48 KiB, the default dynamic shared memory limit.
-    const auto shared = static_cast<std::size_t>(max_len) * sizeof(float);
-    delayed_update_kernel<<<blocks, kThreads, shared, stream>>>(table);
+    delayed_update_kernel<<<blocks, kThreads, 0, stream>>>(table);
     FP8LAB_CUDA_CHECK_LAUNCH();
   }
 }

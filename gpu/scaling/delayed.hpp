@@ -21,18 +21,14 @@ struct DelayedUpdateGroup {
   float* scale = nullptr;          // [slots]
   const float* reduced = nullptr;  // [slots] row 0 after the distributed MAX (TE's R), or null
   std::int64_t slots = 0;          // >= 1
-  std::int64_t len = 0;            // amax_history_len, 1 .. kMaxDelayedHistoryLen
+  std::int64_t len = 0;            // amax_history_len, >= 1 (no upper limit)
   float scaled_max = 0.0f;         // sim::scaling::delayed_scaled_max(fp8_max, margin)
   bool most_recent = false;        // amax_compute_algo: most_recent (true) or max (false)
   bool recompute_scale = true;     // the `interval` rule; TE always recomputes
 };
 
-// The history of one slot is staged in shared memory for the roll (4 bytes per entry).
-inline constexpr std::int64_t kMaxDelayedHistoryLen = 12288;
-
 // Updates every group; one kernel launch per kMaxDelayedGroupsPerLaunch groups. Throws
-// std::invalid_argument naming the group and field for a null pointer, slots < 1 or a len outside
-// 1 .. kMaxDelayedHistoryLen.
+// std::invalid_argument naming the group and field for a null pointer, slots < 1 or len < 1.
 inline constexpr int kMaxDelayedGroupsPerLaunch = 48;
 void delayed_update(const std::vector<DelayedUpdateGroup>& groups, cudaStream_t stream = nullptr);
 

@@ -40,6 +40,12 @@ std::vector<NamedRecipe> recipes_under_test() {
     r.gemm = {Accumulation::fp32_seq, Accumulation::fp32_seq, Accumulation::fp32_seq};
     list.push_back({"delayed max h2 m1 i2 fp32_seq", r});
   }
+  {
+    // Longer than the 12288 entries gpu::scaling::delayed_update once staged in shared memory.
+    recipes::Recipe r = test::recipe_with_defaults(Scaling::delayed);
+    r.amax_history_len = 20000;
+    list.push_back({"delayed history 20000", r});
+  }
   list.push_back({"current", test::recipe_with_defaults(Scaling::current)});
   {
     recipes::Recipe r = test::recipe_with_defaults(Scaling::current);
