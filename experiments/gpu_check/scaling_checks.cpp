@@ -27,8 +27,9 @@ using sim::Format;
 struct Shape {
   std::int64_t rows, cols;
 };
-// Odd sizes around 32- and 128-element blocks and the 8-warp grid.
-constexpr Shape kShapes[] = {{1, 1}, {7, 33}, {33, 130}, {128, 128}, {130, 257}, {256, 1000}};
+// Odd sizes around 32- and 128-element blocks and the 8-warp grid; {3, 32} and {5, 384} end in a
+// partial 512-value step of the row-block kernels (gpu/scaling/blocked.cu: 1x32, 1x128).
+constexpr Shape kShapes[] = {{1, 1}, {7, 33}, {33, 130}, {128, 128}, {130, 257}, {256, 1000}, {3, 32}, {5, 384}};
 
 // Three input families: clean activations over a few binades; the same with rare specials (NaN,
 // ±Inf, zeros, fp32 denormals, huge values); and wide-range values (2^-40 .. 2^40).
