@@ -21,21 +21,56 @@ struct Scratch {
   float scale;
 };
 
+constexpr int kAmaxLoads = 4;                  // 16-byte loads per lane and step, all in flight
+constexpr int kAmaxStep = 32 * 4 * kAmaxLoads;  // values per warp step
+
+// max |x| (NaN ignored) and NaN presence of x[0..n). `head` values one by one (so that x + head
+// is 16-byte aligned), then warp steps of 512 values (load j of lane l: values j * 128 + l * 4
+// .. + 3 of the step, whole 512-byte runs per load instruction), then the tail one by one.
+// One atomic per thread block and result.
 __global__ void __launch_bounds__(kThreads) amax_kernel(const float* __restrict__ x, std::int64_t n,
-                                                        Scratch* scratch) {
+                                                        std::int64_t head, Scratch* scratch) {
   float amax = 0.0f;
   bool nan = false;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const float v = x[i];
+  const std::int64_t thread = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const auto fold = [&](float v) {
     amax = fmaxf(amax, fabsf(v));
     nan |= isnan(v);
+  };
+  for (std::int64_t i = thread; i < head; i += threads) fold(x[i]);
+  const std::int64_t steps = (n - head) / kAmaxStep;
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  for (std::int64_t step = thread / 32; step < steps; step += threads / 32) {
+    const float* p = x + head + step * kAmaxStep + lane * 4;
+    float4 v[kAmaxLoads];
+#pragma unroll
+    for (int j = 0; j < kAmaxLoads; ++j) v[j] = *reinterpret_cast<const float4*>(p + j * 128);
+#pragma unroll
+    for (int j = 0; j < kAmaxLoads; ++j) {
+      fold(v[j].x);
+      fold(v[j].y);
+      fold(v[j].z);
+      fold(v[j].w);
+    }
   }
+  for (std::int64_t i = head + steps * kAmaxStep + thread; i < n; i += threads) fold(x[i]);
+  __shared__ float warp_amax[kThreads / 32];
+  __shared__ bool warp_nan[kThreads / 32];
   for (int offset = 16; offset > 0; offset /= 2) {
     amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, offset));
   }
   nan = __any_sync(0xFFFFFFFFu, nan);
-  if ((threadIdx.x & 31u) != 0) return;
+  if (lane == 0) {
+    warp_amax[threadIdx.x / 32] = amax;
+    warp_nan[threadIdx.x / 32] = nan;
+  }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  for (int w = 1; w < kThreads / 32; ++w) {
+    amax = fmaxf(amax, warp_amax[w]);
+    nan |= warp_nan[w];
+  }
   if (amax > 0.0f) detail::atomic_max_nonnegative(&scratch->amax, amax);
   if (nan) atomicOr(&scratch->has_nan, 1u);
 }
@@ -66,7 +101,11 @@ void current(const char* function, const float* x, std::int64_t rows, std::int64
   Scratch* scratch = nullptr;
   FP8LAB_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&scratch), sizeof(Scratch), stream));
   FP8LAB_CUDA_CHECK(cudaMemsetAsync(scratch, 0, sizeof(Scratch), stream));
-  amax_kernel<<<detail::grid_size(n, kThreads), kThreads, 0, stream>>>(x, n, scratch);
+  std::int64_t head = 0;  // values before the first 16-byte boundary (fp32 x is 4-byte aligned)
+  while (head < n && (reinterpret_cast<std::uintptr_t>(x + head) % 16) != 0) ++head;
+  static const int resident = detail::resident_blocks(amax_kernel, kThreads);
+  const std::int64_t work = (n - head) / kAmaxStep * 32 + head + (n - head) % kAmaxStep;
+  amax_kernel<<<detail::grid_size(work, kThreads, resident), kThreads, 0, stream>>>(x, n, head, scratch);
   FP8LAB_CUDA_CHECK_LAUNCH();
   rule_kernel<<<1, 1, 0, stream>>>(scratch, torchao, static_cast<float>(sim::spec(format).max_finite()),
                                    pow2, eps, out.scale_inv, out.scale);
