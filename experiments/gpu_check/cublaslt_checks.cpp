@@ -2,20 +2,18 @@
 // Needs CUDA: compiled to nothing in a build without gpu/ (experiments/ globs every .cpp).
 #if FP8LAB_HAVE_CUDA
 #include <bit>
-#include <random>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
 #include "experiments/gpu_check/checks.hpp"
+#include "experiments/gpu_check/peer_cases.hpp"
 #include "gpu/cublaslt.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
+#include "sim/cast.hpp"
 #include "sim/gemm/gemm.hpp"
-#include "sim/scaling/block.hpp"
-#include "sim/scaling/current.hpp"
-#include "sim/scaling/rowwise.hpp"
 
 namespace fp8lab::experiments::gpu_check {
 namespace {
@@ -26,42 +24,77 @@ struct Shape {
   std::int64_t m, n, k;
 };
 constexpr Shape kShapes[] = {{16, 16, 16}, {64, 48, 96}, {128, 256, 1024}, {256, 128, 4096}};
-// Block scaling: K a multiple of 512 (ceil(K/128) a multiple of 4, see gpu/cublaslt.hpp).
-constexpr Shape kBlockShapes[] = {{128, 128, 512}, {256, 384, 1024}, {128, 256, 4096}};
+// Block scaling: K below one block, a partial last K block (384 = 3 blocks: BLK128x128's row
+// stride pads 3 to 4), M and N not multiples of 128 (partial 128x128 tiles), long K.
+constexpr Shape kBlockShapes[] = {{64, 48, 96}, {128, 128, 512}, {320, 336, 384}, {256, 384, 1040}, {128, 256, 4096}};
 
-std::vector<float> values(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (auto& v : x) v = std::ldexp(normal(rng), static_cast<int>(rng() % 8) - 4);
-  return x;
-}
-
-enum class Scales { kPow2Tensorwise, kTeTensorwise, kRowwise, kBlock };
-const char* name(Scales s) {
+gpu::CublasLtScaling cublaslt_scaling(PeerScales s) {
   switch (s) {
-    case Scales::kPow2Tensorwise: return "tensorwise pow2";
-    case Scales::kTeTensorwise: return "tensorwise te";
-    case Scales::kRowwise: return "rowwise";
-    case Scales::kBlock: return "block 1x128 x 128x128";
+    case PeerScales::kPow2Tensorwise:
+    case PeerScales::kTeTensorwise: return gpu::CublasLtScaling::kTensorwise;
+    case PeerScales::kRowwise: return gpu::CublasLtScaling::kRowwise;
+    case PeerScales::kBlock: return gpu::CublasLtScaling::kBlock;
+    case PeerScales::kBlock1x128: return gpu::CublasLtScaling::kBlock1x128;
   }
-  return "?";
+  throw std::logic_error("unknown PeerScales");
 }
 
-sim::QuantizedTensor quantize(const std::vector<float>& x, std::int64_t rows, std::int64_t cols,
-                              Format f, Scales s, bool weight) {
-  switch (s) {
-    case Scales::kBlock: {
-      sim::scaling::BlockScalingConfig config;
-      config.block = weight ? sim::scaling::kBlock128x128 : sim::scaling::kBlock1x128;
-      return sim::scaling::quantize_block_te(x, rows, cols, f, config).tensor;
+// One GEMM through cuBLASLt, its output compared bit for bit with sim's (fp32 or bf16 output).
+void run_case(CheckResult& r, const Shape& s, Format b_format, PeerScales scales, bool fast, bool bf16,
+              sim::Accumulation model, std::uint64_t seed, int threads) {
+  const auto xa = peer_values(static_cast<std::size_t>(s.m * s.k), seed);
+  const auto xb = peer_values(static_cast<std::size_t>(s.n * s.k), seed + 1000);
+  const sim::QuantizedTensor ta = quantize_peer_operand(xa, s.m, s.k, Format::E4M3, scales, false);
+  const sim::QuantizedTensor tb = quantize_peer_operand(xb, s.n, s.k, b_format, scales, true);
+  sim::GemmOptions options;
+  options.accumulation = model;
+  options.output = bf16 ? sim::GemmOutputType::kBf16 : sim::GemmOutputType::kFp32;
+  options.threads = threads;
+  const std::vector<float> expected = sim::gemm({ta, sim::ReduceDim::kCols}, {tb, sim::ReduceDim::kCols}, options);
+  gpu::CublasLtGemmShape shape;
+  shape.m = s.m;
+  shape.n = s.n;
+  shape.k = s.k;
+  shape.a_format = Format::E4M3;
+  shape.b_format = b_format;
+  shape.scaling = cublaslt_scaling(scales);
+  shape.fast_accum = fast;
+  shape.bf16_output = bf16;
+  std::string where = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " B " +
+                      sim::spec(b_format).name + (bf16 ? " bf16-out" : " fp32-out");
+  try {
+    gpu::CublasLtFp8Gemm gemm(shape);
+    // sim's scale_inv relaid as cuBLASLt reads it (1x128: transposed; 128x128: row stride padded to 4).
+    const gpu::DeviceBuffer<float> dsa(gpu::cublaslt_scale_layout(ta, gpu::a_scale_mode(shape.scaling)));
+    const gpu::DeviceBuffer<float> dsb(gpu::cublaslt_scale_layout(tb, gpu::b_scale_mode(shape.scaling)));
+    const gpu::DeviceBuffer<std::uint8_t> da(ta.data), db(tb.data);
+    gpu::DeviceBuffer<float> dout32(bf16 ? 0 : expected.size());
+    gpu::DeviceBuffer<std::uint16_t> dout16(bf16 ? expected.size() : 0);
+    gemm.run({da.get(), dsa.get(), db.get(), dsb.get(), bf16 ? static_cast<void*>(dout16.get()) : dout32.get()});
+    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    where = gemm.describe();
+    std::vector<float> actual;
+    if (bf16) {
+      const std::vector<std::uint16_t> bits = dout16.download();
+      actual.reserve(bits.size());
+      for (const std::uint16_t b : bits) actual.push_back(sim::bf16_to_fp32(b));
+    } else {
+      actual = dout32.download();
     }
-    case Scales::kPow2Tensorwise: return sim::scaling::quantize_current_te(x, rows, cols, f, true).tensor;
-    case Scales::kTeTensorwise: return sim::scaling::quantize_current_te(x, rows, cols, f).tensor;
-    case Scales::kRowwise:
-      return sim::scaling::quantize_axiswise_torchao(x, rows, cols, sim::scaling::ScaleAxis::kRowwise, f, true).tensor;
+    ++r.cases;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      ++r.compared;
+      if (expected[i] != 0.0f) ++r.nonzero;
+      if (std::bit_cast<std::uint32_t>(expected[i]) != std::bit_cast<std::uint32_t>(actual[i])) {
+        r.add_mismatch(where + " C[" + std::to_string(i / static_cast<std::size_t>(s.n)) + "," +
+                           std::to_string(i % static_cast<std::size_t>(s.n)) + "]: model " +
+                           bits_text(expected[i]) + ", cublaslt " + bits_text(actual[i]),
+                       ulp_distance(expected[i], actual[i]));
+      }
+    }
+  } catch (const std::exception& error) {
+    if (r.first.size() < CheckResult::kKeep) r.first.push_back("not run: " + where + ": " + error.what());
   }
-  throw std::logic_error("unknown Scales");
 }
 
 }  // namespace
@@ -69,68 +102,21 @@ sim::QuantizedTensor quantize(const std::vector<float>& x, std::int64_t rows, st
 std::vector<CheckResult> check_cublaslt_peer() {
   std::vector<CheckResult> results;
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (const Scales scales : {Scales::kPow2Tensorwise, Scales::kTeTensorwise, Scales::kRowwise, Scales::kBlock}) {
+  for (const PeerScales scales : {PeerScales::kPow2Tensorwise, PeerScales::kTeTensorwise, PeerScales::kRowwise,
+                                  PeerScales::kBlock, PeerScales::kBlock1x128}) {
+    const bool block = scales == PeerScales::kBlock || scales == PeerScales::kBlock1x128;
     for (const bool fast : {false, true}) {
       for (const sim::Accumulation model :
            {fast ? sim::Accumulation::kHopperFastAccum : sim::Accumulation::kHopperSplitAccumulator,
             sim::Accumulation::kFp32Seq}) {
         CheckResult r;
         r.peer = true;
-        r.kernel = std::string("cublaslt ") + name(scales) + (fast ? " fast_accum" : " split_acc") +
-                   " vs " + sim::to_string(model);
+        r.kernel = std::string("cublaslt ") + to_string(scales) + (fast ? " fast_accum" : " split_acc") + " vs " +
+                   sim::to_string(model);
         std::uint64_t seed = 11;
-        const bool block = scales == Scales::kBlock;
         for (const Shape& s : block ? std::span<const Shape>(kBlockShapes) : std::span<const Shape>(kShapes)) {
           for (const Format b_format : {Format::E4M3, Format::E5M2}) {
-            const auto xa = values(static_cast<std::size_t>(s.m * s.k), seed++);
-            const auto xb = values(static_cast<std::size_t>(s.n * s.k), seed++);
-            const sim::QuantizedTensor ta = quantize(xa, s.m, s.k, Format::E4M3, scales, false);
-            const sim::QuantizedTensor tb = quantize(xb, s.n, s.k, b_format, scales, true);
-            sim::GemmOptions options;
-            options.accumulation = model;
-            options.threads = threads;
-            const std::vector<float> expected =
-                sim::gemm({ta, sim::ReduceDim::kCols}, {tb, sim::ReduceDim::kCols}, options);
-            gpu::CublasLtGemmShape shape;
-            shape.m = s.m;
-            shape.n = s.n;
-            shape.k = s.k;
-            shape.a_format = Format::E4M3;
-            shape.b_format = b_format;
-            shape.scaling = block ? gpu::CublasLtScaling::kBlock
-                            : scales == Scales::kRowwise ? gpu::CublasLtScaling::kRowwise
-                                                         : gpu::CublasLtScaling::kTensorwise;
-            // A's 1x128 scales go outer-dimension-major ([K/128][M]); B's 128x128 stay
-            // [N/128][K/128] with K contiguous (gpu/cublaslt.hpp).
-            std::vector<float> a_scales = ta.scale_inv;
-            if (block) {
-              const std::size_t kb = static_cast<std::size_t>(ta.scale_cols()), m = static_cast<std::size_t>(s.m);
-              for (std::size_t i = 0; i < m; ++i) {
-                for (std::size_t j = 0; j < kb; ++j) a_scales[j * m + i] = ta.scale_inv[i * kb + j];
-              }
-            }
-            shape.fast_accum = fast;
-            try {
-              gpu::CublasLtFp8Gemm gemm(shape);
-              gpu::DeviceBuffer<std::uint8_t> da(ta.data), db(tb.data);
-              gpu::DeviceBuffer<float> dsa(a_scales), dsb(tb.scale_inv), dout(expected.size());
-              gemm.run(da.get(), dsa.get(), db.get(), dsb.get(), dout.get());
-              FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
-              const std::vector<float> actual = dout.download();
-              ++r.cases;
-              for (std::size_t i = 0; i < expected.size(); ++i) {
-                ++r.compared;
-                if (expected[i] != 0.0f) ++r.nonzero;
-                if (std::bit_cast<std::uint32_t>(expected[i]) != std::bit_cast<std::uint32_t>(actual[i])) {
-                  r.add_mismatch(gemm.describe() + " C[" + std::to_string(i / static_cast<std::size_t>(s.n)) +
-                                     "," + std::to_string(i % static_cast<std::size_t>(s.n)) + "]: model " +
-                                     bits_text(expected[i]) + ", cublaslt " + bits_text(actual[i]),
-                                 ulp_distance(expected[i], actual[i]));
-                }
-              }
-            } catch (const std::exception& error) {
-              if (r.first.size() < CheckResult::kKeep) r.first.push_back(std::string("not run: ") + error.what());
-            }
+            for (const bool bf16 : {false, true}) run_case(r, s, b_format, scales, fast, bf16, model, seed++, threads);
           }
         }
         results.push_back(std::move(r));
