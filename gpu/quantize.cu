@@ -84,12 +84,13 @@ __device__ inline float load1(const std::uint16_t* x, std::int64_t i) { return b
 
 // RNE or stochastic, one element at a time or a group of N (a multiple of 4). `index(k)` is the
 // position in x of value k of the step (the stochastic stream's index).
+// The quantizer is a kernel parameter never written, so that the stream's seed (the Philox key)
+// and the key schedule derived from it can live in uniform registers.
 template <Format F, Overflow M, bool kStochastic>
 struct ElementQuantizer {
-  float scale;
   StochasticStream random;
 
-  __device__ std::uint32_t one(float x, std::int64_t i, Counters& c) const {
+  __device__ std::uint32_t one(float x, std::int64_t i, float scale, Counters& c) const {
     if constexpr (kStochastic) {
       const float y = mul_rn(x, scale);
       const std::uint32_t word = sim::philox_random_word(
@@ -105,14 +106,14 @@ struct ElementQuantizer {
 
   // The codes of the N values v[first], ..., v[first + N - 1] (one load's), as N / 4 words.
   template <int N, typename Values, typename Index>
-  __device__ void group(const Values& v, int first, Index index, std::uint32_t (&words)[N / 4],
-                        Counters& c) const {
+  __device__ void group(const Values& v, int first, Index index, float scale,
+                        std::uint32_t (&words)[N / 4], Counters& c) const {
     if constexpr (kStochastic) {
 #pragma unroll
       for (int k = 0; k < N; k += 4) {
         std::uint32_t word = 0;
 #pragma unroll
-        for (int e = 0; e < 4; ++e) word |= one(v[first + k + e], index(first + k + e), c) << (8 * e);
+        for (int e = 0; e < 4; ++e) word |= one(v[first + k + e], index(first + k + e), scale, c) << (8 * e);
         words[k / 4] = word;
       }
     } else {
@@ -127,16 +128,16 @@ struct ElementQuantizer {
 template <typename In, typename Quantizer>
 __global__ void __launch_bounds__(kThreads)
     quantize_kernel(const In* __restrict__ x, std::int64_t n, std::int64_t head,
-                    const float* __restrict__ scale, Quantizer quantizer,
+                    const float* __restrict__ scale_ptr, const Quantizer quantizer,
                     std::uint8_t* __restrict__ out, float* amax, DeviceQuantizeStats* stats,
                     float* scale_inv) {
   constexpr int kLoad = kPerLoad<In>;
-  quantizer.scale = *scale;
+  const float scale = *scale_ptr;
   Counters c;
   const std::int64_t thread = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = thread; i < head; i += threads) {
-    out[i] = static_cast<std::uint8_t>(quantizer.one(load1(x, i), i, c));
+    out[i] = static_cast<std::uint8_t>(quantizer.one(load1(x, i), i, scale, c));
   }
   const std::int64_t chunks = (n - head) / kChunk<In>;
   const int lane = static_cast<int>(threadIdx.x & 31u);
@@ -151,15 +152,15 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int j = 0; j < kLoads; ++j) {
       std::uint32_t words[kLoad / 4];
-      quantizer.template group<kLoad>(v, j * kLoad, index, words, c);
+      quantizer.template group<kLoad>(v, j * kLoad, index, scale, words, c);
       store_codes(out + first + j * 32 * kLoad, words, kLoad / 4);
     }
   }
   for (std::int64_t i = head + chunks * kChunk<In> + thread; i < n; i += threads) {
-    out[i] = static_cast<std::uint8_t>(quantizer.one(load1(x, i), i, c));
+    out[i] = static_cast<std::uint8_t>(quantizer.one(load1(x, i), i, scale, c));
   }
   detail::flush_counters(c, amax, stats);
-  if (thread == 0) detail::finish_per_tensor(n, quantizer.scale, stats, scale_inv);
+  if (thread == 0) detail::finish_per_tensor(n, scale, stats, scale_inv);
 }
 
 // Elements to take one by one so that both x + head (16-byte loads) and out + head (stores of
@@ -192,7 +193,7 @@ struct Launch {
     const std::int64_t chunks = (n - head) / kChunk<In>;
     const std::int64_t leftover = head + (n - head - chunks * kChunk<In>);
     const int blocks = detail::grid_size(chunks * 32 + leftover, kThreads, resident);
-    kernel<<<blocks, kThreads, 0, stream>>>(x, n, head, scale, Quantizer{0.0f, random}, out.codes,
+    kernel<<<blocks, kThreads, 0, stream>>>(x, n, head, scale, Quantizer{random}, out.codes,
                                             out.amax, out.stats, out.scale_inv);
     FP8LAB_CUDA_CHECK_LAUNCH();
   }
