@@ -3,6 +3,28 @@
 // measured in the same run (counter ratio_vs_copy; goal >= 0.8). Bytes = input read + codes
 // written (fp32: 5 per element, bf16: 3). 64 Mi elements: far beyond the 50 MiB L2 of an H200,
 // so every pass streams from HBM. Timing: cudaEvents around each call (UseManualTime).
+//
+// Instruction budget (issue #7): an H200 issues 128 thread-instructions per clock per SM (132 SMs,
+// ~1.98 GHz); at 0.8 of ~4.1 TB/s, fp32 -> fp8 (5 bytes per element) needs ~2.5 elements per
+// SM-clock, i.e. at most ~50 SASS instructions per element at perfect issue (~35 realistically),
+// bf16 (3 bytes) ~30 (~21). Measured on the sm_90a cubin with
+//   scripts/sass-per-element <build>/gpu/CMakeFiles/fp8lab_gpu.dir/<file>.cu.o [kernel regex]
+// (fast path of the steady-state loop / values per iteration; registers from cuobjdump -res-usage):
+//
+//   kernel (E4M3 unless said)        before (7ef1732)                  after
+//   fp32 satfinite                   219-251 / 8 = 27-31, 32 regs      202 / 16 = 12.6, 42 regs
+//   fp32 E5M2 nosat                  204-292 / 8 = 26-37, 32 regs      202 / 16 = 12.6, 42 regs
+//   bf16 satfinite                   227-259 / 8 = 28-32, 30 regs      410 / 32 = 12.8, 52 regs
+//   stochastic                       702-949 / 8 = 88-119, 61 regs     1082 / 16 = 67.6, 122 regs
+//   current TE: amax pass            106 / 16 = 6.6 (4-byte loads)     47 / 16 = 2.9 (16-byte)
+//   block 1x128 TE                   ~60 (two passes, 64-bit indices)  292 / 16 = 18.3, 47 regs
+//   MXFP8 1x32 TE                    more (one value per lane/block)   301 / 16 = 18.8, 48 regs
+//   quantize + transpose             365-626 / 4 = 90-155, 29-31 regs  267 / 16 = 16.7, 43 regs
+//
+// "before" ranges: shortest to longest path (the old fix-ups branched per element); "after": the
+// fast path (no NaN or overflow in a 16-byte group), whose fallback is the per-element code.
+// Stochastic stays above the budget: one Philox4x32-10 per element (sim/rng.hpp) is ~40 integer
+// multiply and xor instructions by itself.
 #include <cstdint>
 
 #include "bench/gpu_bench_util.hpp"
