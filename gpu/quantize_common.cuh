@@ -1,6 +1,8 @@
 // Pieces every quantize kernel shares: the per-element step that mirrors sim's
-// reference::count_element, the per-thread counters and their reduction into device memory, and
-// the dispatch from runtime (format, overflow mode) to a kernel instantiation.
+// reference::count_element, the branch-free step for a group of four in-range values (the fast
+// path, proven against sim on the host by tests/gpu/quantize_host_test.cpp), the per-thread
+// counters and their block-level reduction into device memory, and the dispatch from runtime
+// (format, overflow mode) to a kernel instantiation.
 #pragma once
 
 #include <cmath>

@@ -1,9 +1,10 @@
 // Block-scaled quantizers (gpu/scaling/blocked.hpp). Row blocks 1x32 and 1x128 that tile every
 // row (the MXFP8 rowwise and TE 1x128 layouts) run row_blocks_kernel below. Every other shape runs
-// blocked_kernel: one warp per scale block, eight per thread block, grid-stride over the blocks. Pass 1: each lane folds max |x| and NaN presence over its
-// share of the block, a butterfly leaves the block's values in every lane, and every lane derives
-// the same scale from the rule; lane 0 stores it. Pass 2: q = cast_satfinite(RN(x * s)) with the
-// statistics of gpu::quantize (x the input, y = RN(x * s)), which equal sim's blocked counts.
+// blocked_kernel: one warp per scale block, eight per thread block, grid-stride over the blocks.
+// Pass 1: each lane folds max |x| and NaN presence over its share of the block, a butterfly leaves
+// the block's values in every lane, and every lane derives the same scale from the rule; lane 0
+// stores it. Pass 2: q = cast_satfinite(RN(x * s)) with the statistics of gpu::quantize (x the
+// input, y = RN(x * s)), which equal sim's blocked counts.
 #include <stdexcept>
 #include <string>
 
