@@ -18,7 +18,7 @@ void check(cublasStatus_t status, const char* call, const std::string& context) 
   if (status != CUBLAS_STATUS_SUCCESS) {
     throw std::runtime_error(std::string("cuBLASLt ") + call + " failed: " +
                              cublasLtGetStatusName(status) + " (" + cublasLtGetStatusString(status) +
-                             ") for " + context);
+                             ") for " + context + " (CUBLASLT_LOG_LEVEL=1 prints cuBLASLt's reason)");
   }
 }
 

@@ -25,8 +25,13 @@
 //   - the scale pointers are set on the descriptor before cublasLtMatmulAlgoGetHeuristic, as
 //     torch and TE both do. The first version queried with them unset (NULL) and the H200 run
 //     (docs/device-log.md, cuBLAS 13.0) got CUBLAS_STATUS_INVALID_VALUE from the heuristic for
-//     every vector and block mode while tensorwise (where NULL means 1) worked: so the algorithm
-//     is chosen by run() or autotune(), which know the operands, not by the constructor.
+//     every vector and block mode while tensorwise (where NULL means 1) worked. cuBLASLt's log
+//     names this refusal: "[cublasLtMatmulAlgoGetHeuristic] The scaling mode for A scale
+//     (VEC16_UE4M3) requires a custom pointer for A scale", status 7 = INVALID_VALUE
+//     (NVIDIA/CUDALibrarySamples issue #274). So the algorithm is chosen by run() or autotune(),
+//     which know the operands, not by the constructor;
+//   - VEC128 / BLK128x128 arrived in cuBLAS 12.9 and run on sm_90 only (docs table "9.0";
+//     NVIDIA/CUDALibrarySamples issue #310, where 12.9.1 is recommended for the 128x128 speed).
 // fast_accum = CUBLASLT_MATMUL_DESC_FAST_ACCUM (TE: use_split_accumulator = !fast_accum, §2.4).
 #pragma once
 

@@ -40,8 +40,10 @@ std::vector<CheckResult> check_scaling_quantizers(bool on_host = false);
 // cuBLASLt FP8 GEMM (a peer) against sim::gemm's hopper model with the matching accumulation
 // (fast_accum on: hopper_fast_accum; off: hopper_split_accumulator) and against fp32_seq:
 // tensorwise scales (power of 2, and TE current scaling's non-power-of-2 ones), rowwise and block
-// (1x128 activations x 128x128 weights), fp32 output. Results are marked peer: bit-exact counts and ULP statistics, never a failure. A
-// combination cuBLASLt rejects on this device is reported as such (cases = 0, reason in `first`).
+// (1x128 activations x 128x128 weights; 1x128 x 1x128), fp32 and bf16 outputs (scales relaid by
+// gpu::cublaslt_scale_layout). Results are marked peer: bit-exact counts and ULP statistics, never
+// a failure. A combination cuBLASLt (or gpu::CublasLtFp8Gemm, for what cuBLAS documents as
+// refused: block scaling with fast accumulation) rejects is reported as "not run: <reason>".
 std::vector<CheckResult> check_cublaslt_peer();
 
 }  // namespace fp8lab::experiments::gpu_check

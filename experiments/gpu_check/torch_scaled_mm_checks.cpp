@@ -4,14 +4,12 @@
 #include <torch/torch.h>
 
 #include <bit>
-#include <random>
 #include <string>
 #include <thread>
 
+#include "experiments/gpu_check/peer_cases.hpp"
 #include "experiments/gpu_check/torch_checks.hpp"
 #include "sim/gemm/gemm.hpp"
-#include "sim/scaling/current.hpp"
-#include "sim/scaling/rowwise.hpp"
 
 namespace fp8lab::experiments::gpu_check {
 namespace {
@@ -22,14 +20,6 @@ struct Shape {
   std::int64_t m, n, k;
 };
 constexpr Shape kShapes[] = {{16, 16, 32}, {64, 48, 96}, {128, 256, 1024}, {256, 128, 4096}};
-
-std::vector<float> values(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (auto& v : x) v = std::ldexp(normal(rng), static_cast<int>(rng() % 8) - 4);
-  return x;
-}
 
 // FP8 codes as a CUDA float8 tensor of the given shape.
 torch::Tensor fp8_tensor(const sim::QuantizedTensor& t) {
@@ -67,13 +57,11 @@ std::vector<CheckResult> check_torch_scaled_mm_peer() {
         // torch rejects e5m2 x e5m2 and, for rowwise, anything but e4m3 x e4m3 on some builds:
         // try both B formats and report what it refused.
         for (const Format b_format : {Format::E4M3, Format::E5M2}) {
-          const auto xa = values(static_cast<std::size_t>(s.m * s.k), seed++);
-          const auto xb = values(static_cast<std::size_t>(s.n * s.k), seed++);
-          const auto quantize = [&](const std::vector<float>& x, std::int64_t rows, Format f) {
-            return rowwise ? sim::scaling::quantize_axiswise_torchao(x, rows, s.k, sim::scaling::ScaleAxis::kRowwise, f, true).tensor
-                           : sim::scaling::quantize_current_te(x, rows, s.k, f, true).tensor;
-          };
-          const sim::QuantizedTensor ta = quantize(xa, s.m, Format::E4M3), tb = quantize(xb, s.n, b_format);
+          const auto xa = peer_values(static_cast<std::size_t>(s.m * s.k), seed++);
+          const auto xb = peer_values(static_cast<std::size_t>(s.n * s.k), seed++);
+          const PeerScales kind = rowwise ? PeerScales::kRowwise : PeerScales::kPow2Tensorwise;
+          const sim::QuantizedTensor ta = quantize_peer_operand(xa, s.m, s.k, Format::E4M3, kind, false);
+          const sim::QuantizedTensor tb = quantize_peer_operand(xb, s.n, s.k, b_format, kind, true);
           sim::GemmOptions options;
           options.accumulation = model;
           options.threads = threads;
