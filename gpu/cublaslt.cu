@@ -247,9 +247,11 @@ std::vector<CublasLtCandidate> CublasLtFp8Gemm::autotune(const CublasLtOperands&
     c.index = static_cast<int>(i);
     c.workspace_bytes = results[i].workspaceSize;
     c.milliseconds = -1.0;
-    const cublasStatus_t warm = s.matmul(results[i].algo, operands, shape_.workspace_bytes, nullptr);
-    if (results[i].state != CUBLAS_STATUS_SUCCESS || warm != CUBLAS_STATUS_SUCCESS) {
-      c.failure = cublasLtGetStatusName(results[i].state != CUBLAS_STATUS_SUCCESS ? results[i].state : warm);
+    const cublasStatus_t status = results[i].state != CUBLAS_STATUS_SUCCESS
+                                      ? results[i].state
+                                      : s.matmul(results[i].algo, operands, shape_.workspace_bytes, nullptr);
+    if (status != CUBLAS_STATUS_SUCCESS) {  // the heuristic's own verdict, or the warm-up call's
+      c.failure = cublasLtGetStatusName(status);
       candidates.push_back(c);
       continue;
     }
