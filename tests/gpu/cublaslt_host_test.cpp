@@ -1,10 +1,14 @@
-// gpu::cublaslt_scale_layout (host step, no device): sim's row-major per-block scale_inv relaid the
-// way cuBLAS documents for sm_90 FP8 scaling (§3.1.4.3, §3.1.4.5.1; gpu/cublaslt_scale_layout.hpp).
-// Each scale_inv[i] = i + 1, so every expected position below names the source block.
+// The host side of the cuBLASLt peer (no device needed):
+// - gpu::cublaslt_scale_layout: sim's row-major per-block scale_inv relaid the way cuBLAS documents
+//   for sm_90 FP8 scaling (§3.1.4.3, §3.1.4.5.1; gpu/cublaslt_scale_layout.hpp). Each
+//   scale_inv[i] = i + 1, so every expected position below names the source block;
+// - the scale modes per scaling kind, and the combinations CublasLtFp8Gemm refuses before touching
+//   cuBLASLt or the device (gpu/cublaslt.hpp), each error naming what is accepted.
 #include <catch2/catch.hpp>
 #include <stdexcept>
 #include <vector>
 
+#include "gpu/cublaslt.hpp"
 #include "gpu/cublaslt_scale_layout.hpp"
 
 namespace {
@@ -67,4 +71,39 @@ TEST_CASE("block shapes without a cuBLASLt mode are refused, naming the blocks")
   // cuBLAS: M and N multiples of 4 for the 1D block mode.
   CHECK_THROWS_WITH(cublaslt_scale_layout(scaled(6, 256, 1, 128), CublasLtScaleMode::kVec128),
                     Catch::Contains("multiple of 4") && Catch::Contains("1x128 blocks of a 6x256 operand"));
+}
+
+TEST_CASE("scale modes per scaling kind: our A is the activation, our B the weight") {
+  using fp8lab::gpu::CublasLtScaling;
+  CHECK(fp8lab::gpu::a_scale_mode(CublasLtScaling::kTensorwise) == CublasLtScaleMode::kScalar);
+  CHECK(fp8lab::gpu::b_scale_mode(CublasLtScaling::kTensorwise) == CublasLtScaleMode::kScalar);
+  CHECK(fp8lab::gpu::a_scale_mode(CublasLtScaling::kRowwise) == CublasLtScaleMode::kOuterVector);
+  CHECK(fp8lab::gpu::b_scale_mode(CublasLtScaling::kRowwise) == CublasLtScaleMode::kOuterVector);
+  CHECK(fp8lab::gpu::a_scale_mode(CublasLtScaling::kBlock) == CublasLtScaleMode::kVec128);
+  CHECK(fp8lab::gpu::b_scale_mode(CublasLtScaling::kBlock) == CublasLtScaleMode::kBlock128x128);
+  CHECK(fp8lab::gpu::a_scale_mode(CublasLtScaling::kBlock1x128) == CublasLtScaleMode::kVec128);
+  CHECK(fp8lab::gpu::b_scale_mode(CublasLtScaling::kBlock1x128) == CublasLtScaleMode::kVec128);
+}
+
+TEST_CASE("CublasLtFp8Gemm refuses what cuBLAS documents as refused, before any device call") {
+  using fp8lab::gpu::CublasLtFp8Gemm;
+  using fp8lab::gpu::CublasLtScaling;
+  fp8lab::gpu::CublasLtGemmShape shape;
+  shape.m = shape.n = shape.k = 256;
+  SECTION("block scaling with fast accumulation") {
+    for (const auto scaling : {CublasLtScaling::kBlock, CublasLtScaling::kBlock1x128}) {
+      shape.scaling = scaling;
+      shape.fast_accum = true;
+      CHECK_THROWS_WITH(CublasLtFp8Gemm(shape), Catch::Contains("split accumulator") &&
+                                                    Catch::Contains("fast_accum = false"));
+    }
+  }
+  SECTION("e5m2 x e5m2") {
+    shape.a_format = shape.b_format = fp8lab::sim::Format::E5M2;
+    CHECK_THROWS_WITH(CublasLtFp8Gemm(shape), Catch::Contains("accepted: e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3"));
+  }
+  SECTION("dimensions that are not multiples of 16") {
+    shape.n = 40;
+    CHECK_THROWS_WITH(CublasLtFp8Gemm(shape), Catch::Contains("multiples of 16") && Catch::Contains("256x40x256"));
+  }
 }
