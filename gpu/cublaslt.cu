@@ -201,11 +201,12 @@ CublasLtFp8Gemm::~CublasLtFp8Gemm() = default;
 
 int CublasLtFp8Gemm::algorithm_index() const { return state_->have_algo ? state_->algo_index : -1; }
 
-void CublasLtFp8Gemm::set_scale_pointers(const CublasLtOperands& o) {
+void CublasLtFp8Gemm::check_and_set_scales(const CublasLtOperands& o) {
   State& s = *state_;
   const std::string context = describe();
-  if (!aligned(o.a, kDataAlignment) || !aligned(o.b, kDataAlignment) || !aligned(o.out, kDataAlignment)) {
-    throw std::invalid_argument("CublasLtFp8Gemm: a, b and out must be 256-byte aligned device pointers "
+  if (o.a == nullptr || o.b == nullptr || o.out == nullptr || !aligned(o.a, kDataAlignment) ||
+      !aligned(o.b, kDataAlignment) || !aligned(o.out, kDataAlignment)) {
+    throw std::invalid_argument("CublasLtFp8Gemm: a, b and out must be non-null, 256-byte aligned device pointers "
                                 "(cuBLASLt's default minimum alignment preference) for " + context);
   }
   if (o.a_scale_inv == nullptr || o.b_scale_inv == nullptr || !aligned(o.a_scale_inv, kScaleAlignment) ||
@@ -220,7 +221,7 @@ void CublasLtFp8Gemm::set_scale_pointers(const CublasLtOperands& o) {
 
 void CublasLtFp8Gemm::run(const CublasLtOperands& operands, cudaStream_t stream) {
   State& s = *state_;
-  set_scale_pointers(operands);
+  check_and_set_scales(operands);
   if (!s.have_algo) {
     s.algo = s.heuristic(1, shape_.workspace_bytes, describe()).front().algo;
     s.have_algo = true;
@@ -235,7 +236,7 @@ std::vector<CublasLtCandidate> CublasLtFp8Gemm::autotune(const CublasLtOperands&
   if (max_candidates < 1 || repeats < 1) {
     throw std::invalid_argument("CublasLtFp8Gemm::autotune: max_candidates and repeats must be >= 1");
   }
-  set_scale_pointers(operands);
+  check_and_set_scales(operands);
   const auto results = s.heuristic(max_candidates, shape_.workspace_bytes, describe());
   cudaEvent_t start = nullptr, stop = nullptr;
   FP8LAB_CUDA_CHECK(cudaEventCreate(&start));

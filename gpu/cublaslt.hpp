@@ -112,7 +112,9 @@ class CublasLtFp8Gemm {
 
  private:
   struct State;
-  void set_scale_pointers(const CublasLtOperands& operands);
+  // Checks the operands' pointers (non-null; data 256-, scales 16-byte aligned) and sets the scale
+  // pointers on the descriptor, where the heuristic query and the matmul read them.
+  void check_and_set_scales(const CublasLtOperands& operands);
   CublasLtGemmShape shape_;
   std::unique_ptr<State> state_;
 };
