@@ -15,6 +15,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/quantize_common.cuh"
+#include "gpu/quantize_layout.hpp"
 #include "sim/rng.hpp"
 
 namespace fp8lab::gpu {
@@ -37,15 +38,13 @@ namespace {
 
 using detail::Counters;
 constexpr int kThreads = 256;
-constexpr int kLoads = 4;  // 16-byte loads per thread and step
+using layout::kLoads;
 
-// Elements per 16-byte load, per step of a thread, per step of a warp (a chunk).
+// Elements per 16-byte load and per step of a thread (gpu/quantize_layout.hpp).
 template <typename In>
-constexpr int kPerLoad = 16 / static_cast<int>(sizeof(In));
+constexpr int kPerLoad = layout::per_load(sizeof(In));
 template <typename In>
 constexpr int kPerStep = kPerLoad<In> * kLoads;
-template <typename In>
-constexpr int kChunk = 32 * kPerStep<In>;
 
 // One thread's step: kLoads 16-byte loads kept as loaded (fp32: 16 values, bf16: 32 in half the
 // registers), each value widened to fp32 where it is used.
@@ -139,15 +138,15 @@ __global__ void __launch_bounds__(kThreads)
   for (std::int64_t i = thread; i < head; i += threads) {
     out[i] = static_cast<std::uint8_t>(quantizer.one(load1(x, i), i, scale, c));
   }
-  const std::int64_t chunks = (n - head) / kChunk<In>;
+  const std::int64_t chunks = (n - head) / layout::chunk_values(sizeof(In));
   const int lane = static_cast<int>(threadIdx.x & 31u);
   for (std::int64_t chunk = thread / 32; chunk < chunks; chunk += threads / 32) {
-    // Element offset of this lane's first load; load j adds j * 32 * kLoad (a constant).
-    const std::int64_t first = head + chunk * kChunk<In> + lane * kLoad;
+    // This lane's first value; value k is index(k) = first + a constant (load j: j * 32 * kLoad).
+    const std::int64_t first = layout::chunk_value(head, chunk, lane, 0, sizeof(In));
     StepValues<In> v;
     v.load(x + first);
-    const auto index = [first](int k) {
-      return first + (k / kLoad) * 32 * kLoad + k % kLoad;
+    const auto index = [head, chunk, lane](int k) {
+      return layout::chunk_value(head, chunk, lane, k, sizeof(In));
     };
 #pragma unroll
     for (int j = 0; j < kLoads; ++j) {
@@ -156,23 +155,11 @@ __global__ void __launch_bounds__(kThreads)
       store_codes(out + first + j * 32 * kLoad, words, kLoad / 4);
     }
   }
-  for (std::int64_t i = head + chunks * kChunk<In> + thread; i < n; i += threads) {
+  for (std::int64_t i = head + chunks * layout::chunk_values(sizeof(In)) + thread; i < n; i += threads) {
     out[i] = static_cast<std::uint8_t>(quantizer.one(load1(x, i), i, scale, c));
   }
   detail::flush_counters(c, amax, stats);
   if (thread == 0) detail::finish_per_tensor(n, scale, stats, scale_inv);
-}
-
-// Elements to take one by one so that both x + head (16-byte loads) and out + head (stores of
-// one load's codes) are aligned; n when no such head exists.
-template <typename In>
-std::int64_t aligned_head(const In* x, const std::uint8_t* out, std::int64_t n) {
-  const auto xa = reinterpret_cast<std::uintptr_t>(x);
-  const auto oa = reinterpret_cast<std::uintptr_t>(out);
-  for (std::int64_t h = 0; h < kPerLoad<In> && h <= n; ++h) {
-    if ((xa + h * sizeof(In)) % 16 == 0 && (oa + h) % kPerLoad<In> == 0) return h;
-  }
-  return n;
 }
 
 template <typename In, bool kStochastic>
@@ -189,11 +176,11 @@ struct Launch {
     using Quantizer = ElementQuantizer<F, M, kStochastic>;
     const auto kernel = quantize_kernel<In, Quantizer>;
     static const int resident = detail::resident_blocks(kernel, kThreads);
-    const std::int64_t head = aligned_head(x, out.codes, n);
-    const std::int64_t chunks = (n - head) / kChunk<In>;
-    const std::int64_t leftover = head + (n - head - chunks * kChunk<In>);
-    const int blocks = detail::grid_size(chunks * 32 + leftover, kThreads, resident);
-    kernel<<<blocks, kThreads, 0, stream>>>(x, n, head, scale, Quantizer{random}, out.codes,
+    const layout::Partition p = layout::partition(reinterpret_cast<std::uintptr_t>(x),
+                                                  reinterpret_cast<std::uintptr_t>(out.codes), n, sizeof(In));
+    const std::int64_t leftover = p.head + (n - p.tail_begin);
+    const int blocks = detail::grid_size(p.chunks * 32 + leftover, kThreads, resident);
+    kernel<<<blocks, kThreads, 0, stream>>>(x, n, p.head, scale, Quantizer{random}, out.codes,
                                             out.amax, out.stats, out.scale_inv);
     FP8LAB_CUDA_CHECK_LAUNCH();
   }

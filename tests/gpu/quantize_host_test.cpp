@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gpu/quantize_host_twin.hpp"
+#include "gpu/quantize_layout.hpp"
 #include "sim/quantize.hpp"
 #include "tests/gpu/describe.hpp"
 #include "tests/gpu/inputs.hpp"
@@ -104,4 +105,66 @@ TEST_CASE("host twin of the quantize groups rejects a count that is not a multip
   std::uint8_t codes[3];
   CHECK_THROWS_WITH(gpu::host_twin::quantize_rn_groups(x, 3, 1.0f, Format::E4M3, Overflow::kSatFinite, codes),
                     Catch::Contains("n = 3") && Catch::Contains("multiple of 4"));
+}
+
+TEST_CASE("quantize kernels' layout: head, chunks and tail cover each element once, aligned") {
+  namespace layout = gpu::layout;
+  // Addresses as the tests and callers make them: an aligned allocation plus an element offset.
+  constexpr std::uintptr_t kBase = 0x7f00'0000'0000u;
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t n = 0; n <= 2100; ++n) sizes.push_back(n);
+  for (const std::int64_t n : {4095, 4096, 4097, 65536 + 1023}) sizes.push_back(n);
+  for (const int in_bytes : {4, 2}) {
+    const int load = layout::per_load(in_bytes);
+    const int step = layout::kLoads * load;
+    for (int x_offset = 0; x_offset < 8; ++x_offset) {
+      for (int out_offset = 0; out_offset < 8; ++out_offset) {
+        const std::uintptr_t x = kBase + static_cast<std::uintptr_t>(x_offset * in_bytes);
+        const std::uintptr_t out = kBase + static_cast<std::uintptr_t>(out_offset);
+        for (const std::int64_t n : sizes) {
+          const layout::Partition p = layout::partition(x, out, n, in_bytes);
+          INFO("in_bytes " << in_bytes << " x offset " << x_offset << " out offset " << out_offset
+                           << " n " << n << ": head " << p.head << " chunks " << p.chunks
+                           << " tail from " << p.tail_begin);
+          REQUIRE((p.head >= 0 && p.head <= n && p.tail_begin <= n));
+          REQUIRE(n - p.tail_begin < layout::chunk_values(in_bytes));
+          // All scalar (head = n) only when no head below `load` aligns both pointers.
+          if (p.head == n && n >= load) {
+            for (int h = 0; h < load; ++h) {
+              const bool both = (x + static_cast<std::uintptr_t>(h * in_bytes)) % 16 == 0 &&
+                                (out + static_cast<std::uintptr_t>(h)) % static_cast<std::uintptr_t>(load) == 0;
+              REQUIRE_FALSE(both);
+            }
+          }
+          std::vector<int> seen(static_cast<std::size_t>(n), 0);
+          for (std::int64_t i = 0; i < p.head; ++i) ++seen[static_cast<std::size_t>(i)];
+          for (std::int64_t i = p.tail_begin; i < n; ++i) ++seen[static_cast<std::size_t>(i)];
+          for (std::int64_t chunk = 0; chunk < p.chunks; ++chunk) {
+            for (int lane = 0; lane < 32; ++lane) {
+              for (int k = 0; k < step; ++k) {
+                const std::int64_t i = layout::chunk_value(p.head, chunk, lane, k, in_bytes);
+                if (i < p.head || i >= p.tail_begin) {
+                  FAIL("chunk " << chunk << " lane " << lane << " value " << k << " -> " << i);
+                }
+                ++seen[static_cast<std::size_t>(i)];
+                // A 16-byte load (and its code store) starts aligned and holds consecutive values.
+                const bool starts_aligned =
+                    (x + static_cast<std::uintptr_t>(i * in_bytes)) % 16 == 0 &&
+                    (out + static_cast<std::uintptr_t>(i)) % static_cast<std::uintptr_t>(load) == 0;
+                const bool consecutive =
+                    k % load == 0 || layout::chunk_value(p.head, chunk, lane, k - 1, in_bytes) == i - 1;
+                if ((k % load == 0 && !starts_aligned) || !consecutive) {
+                  FAIL("chunk " << chunk << " lane " << lane << " value " << k << " at " << i
+                                << ": aligned " << starts_aligned << ", consecutive " << consecutive);
+                }
+              }
+            }
+          }
+          std::int64_t wrong = 0;
+          for (const int count : seen) wrong += count == 1 ? 0 : 1;
+          REQUIRE(wrong == 0);  // every element quantized exactly once
+        }
+      }
+    }
+  }
 }
