@@ -11,15 +11,15 @@
 //   scripts/sass-per-element <build>/gpu/CMakeFiles/fp8lab_gpu.dir/<file>.cu.o [kernel regex]
 // (fast path of the steady-state loop / values per iteration; registers from cuobjdump -res-usage):
 //
-//   kernel (E4M3 unless said)        before (7ef1732)                  after
-//   fp32 satfinite                   219-251 / 8 = 27-31, 32 regs      202 / 16 = 12.6, 42 regs
-//   fp32 E5M2 nosat                  204-292 / 8 = 26-37, 32 regs      202 / 16 = 12.6, 42 regs
-//   bf16 satfinite                   227-259 / 8 = 28-32, 30 regs      410 / 32 = 12.8, 52 regs
-//   stochastic                       702-949 / 8 = 88-119, 61 regs     1082 / 16 = 67.6, 122 regs
-//   current TE: amax pass            106 / 16 = 6.6 (4-byte loads)     47 / 16 = 2.9 (16-byte)
-//   block 1x128 TE                   ~60 (two passes, 64-bit indices)  292 / 16 = 18.3, 47 regs
-//   MXFP8 1x32 TE                    more (one value per lane/block)   301 / 16 = 18.8, 48 regs
-//   quantize + transpose             365-626 / 4 = 90-155, 29-31 regs  267 / 16 = 16.7, 43 regs
+//   kernel (E4M3 unless said)   before (7ef1732)                       after
+//   fp32 satfinite              204-236 / 8 = 25.5-29.5, 32 regs       199 / 16 = 12.4, 40 regs
+//   fp32 E5M2 nosat             220-284 / 8 = 27.5-35.5, 32 regs       202 / 16 = 12.6, 42 regs
+//   bf16 satfinite              209-241 / 8 = 26-30, 31 regs           410 / 32 = 12.8, 52 regs
+//   stochastic satfinite        688-935 / 8 = 86-117, 61 regs          1050 / 16 = 65.6, 103 regs
+//   current TE: amax pass       106 / 16 = 6.6 (4-byte loads), 32      47 / 16 = 2.9 (16-byte), 32
+//   block 1x128 TE              ~61 (2 passes: 134 / 4 + ~110 / 4), 62  292 / 16 = 18.3, 47 regs
+//   MXFP8 1x32 TE               more: one value per lane and block, 64  301 / 16 = 18.8, 48 regs
+//   quantize + transpose        618-668 / 4 = 155-167, 31 regs         267 / 16 = 16.7, 43 regs
 //
 // "before" ranges: shortest to longest path (the old fix-ups branched per element); "after": the
 // fast path (no NaN or overflow in a 16-byte group), whose fallback is the per-element code.
