@@ -82,9 +82,7 @@ __device__ inline float load1(const float* x, std::int64_t i) { return x[i]; }
 __device__ inline float load1(const std::uint16_t* x, std::int64_t i) { return bf16_to_float(x[i]); }
 
 // RNE or stochastic, one element at a time or a group of N (a multiple of 4). `index(k)` is the
-// position in x of value k of the step (the stochastic stream's index).
-// The quantizer is a kernel parameter never written, so that the stream's seed (the Philox key)
-// and the key schedule derived from it can live in uniform registers.
+// position in x of value k of the step (the stochastic stream's index). A const kernel parameter.
 template <Format F, Overflow M, bool kStochastic>
 struct ElementQuantizer {
   StochasticStream random;
@@ -108,13 +106,7 @@ struct ElementQuantizer {
   __device__ void group(const Values& v, int first, Index index, float scale,
                         std::uint32_t (&words)[N / 4], Counters& c) const {
     if constexpr (kStochastic) {
-#pragma unroll
-      for (int k = 0; k < N; k += 4) {
-        std::uint32_t word = 0;
-#pragma unroll
-        for (int e = 0; e < 4; ++e) word |= one(v[first + k + e], index(first + k + e), scale, c) << (8 * e);
-        words[k / 4] = word;
-      }
+      detail::quantize_stochastic_group<F, M, N>(v, first, index, scale, random, words, c);
     } else {
       (void)index;
       detail::quantize_rn_group<F, M, N>(v, first, scale, words, c);

@@ -13,6 +13,7 @@
 #include "gpu/cast.cuh"
 #include "gpu/cuda_check.hpp"
 #include "gpu/quantize.hpp"
+#include "sim/rng.hpp"
 
 namespace fp8lab::gpu::detail {
 
@@ -130,6 +131,43 @@ FP8LAB_HD inline void quantize_rn_group(const Values& v, int first, float scale,
     words[k / 4] = in_range ? quantize_rn_four_in_range<F>(x4, scale, c)
                             : quantize_rn_two<F, M>(x4[0], x4[1], scale, c) |
                                   (quantize_rn_two<F, M>(x4[2], x4[3], scale, c) << 16);
+  }
+}
+
+// The stochastic codes of v[first], ..., v[first + N - 1] (N a multiple of 4), value k drawing
+// the random word philox(seed, stream, first_index + index(first + k)) (sim/rng.hpp), as N / 4
+// little-endian words, counted as Counters::add counts them. When no value of the group overflows
+// and no y is NaN ("plain", the common case) the counting is shorter: saturated and nan gain
+// nothing (a code that did not overflow is a finite code of a non-NaN y), x is not NaN (y would
+// be), so underflowed is x != 0 with a code of magnitude 0, and amax as always.
+template <Format F, Overflow M, int N, typename Values, typename Index>
+FP8LAB_HD inline void quantize_stochastic_group(const Values& v, int first, Index index, float scale,
+                                                const StochasticStream& random,
+                                                std::uint32_t (&words)[N / 4], Counters& c) {
+  std::uint32_t codes[N];
+  std::uint32_t overflowed = 0;  // bit k: value k hit the overflow rule
+  bool plain = true;
+  for (int k = 0; k < N; ++k) {
+    const float y = mul_rn(v[first + k], scale);
+    const std::uint32_t word = sim::philox_random_word(
+        random.seed, random.stream,
+        random.first_index + static_cast<std::uint64_t>(index(first + k)));
+    const StochasticCode q = cast_stochastic_with_flag<F, M>(y, word);
+    codes[k] = q.code;
+    overflowed |= q.overflowed ? 1u << k : 0u;
+    plain = plain && !q.overflowed && !std::isnan(y);
+  }
+  for (int k = 0; k < N; ++k) {
+    const float x = v[first + k];
+    if (plain) {
+      c.amax = amax_update(c.amax, x);
+      c.underflowed += (x != 0.0f && (codes[k] & Fp8<F>::kMagnitudeMask) == 0) ? 1u : 0u;
+    } else {
+      c.add<F>(x, mul_rn(x, scale), codes[k], ((overflowed >> k) & 1u) != 0);
+    }
+  }
+  for (int k = 0; k < N; k += 4) {
+    words[k / 4] = codes[k] | (codes[k + 1] << 8) | (codes[k + 2] << 16) | (codes[k + 3] << 24);
   }
 }
 

@@ -1,4 +1,5 @@
-// gpu/quantize_host_twin.hpp: detail::quantize_rn_group compiled for the host. On the host the
+// gpu/quantize_host_twin.hpp: detail::quantize_rn_group and quantize_stochastic_group compiled
+// for the host. On the host the
 // satfinite conversion is cuda_fp8.h's software path (proven equal to sim on all 2^32 inputs by
 // tests/sim/cast_cuda_oracle_test.cpp); everything else is the code the kernels run.
 #include <stdexcept>
@@ -26,17 +27,37 @@ struct Groups {
   }
 };
 
-}  // namespace
+// Value k of the group starting at `start` is element start + k.
+struct GroupIndex {
+  std::int64_t start;
+  FP8LAB_HD std::int64_t operator()(int k) const { return start + k; }
+};
 
-QuantizeCounts quantize_rn_groups(const float* x, std::int64_t n, float scale,
-                                  sim::Format format, sim::Overflow mode, std::uint8_t* codes) {
+struct StochasticGroups {
+  const float* x;
+  std::int64_t n;
+  float scale;
+  StochasticStream random;
+  std::uint8_t* codes;
+  detail::Counters* c;
+  template <Format F, Overflow M>
+  void operator()() const {
+    for (std::int64_t i = 0; i < n; i += 4) {
+      std::uint32_t word[1];
+      detail::quantize_stochastic_group<F, M, 4>(x + i, 0, GroupIndex{i}, scale, random, word, *c);
+      for (int k = 0; k < 4; ++k) codes[i + k] = static_cast<std::uint8_t>(word[0] >> (8 * k));
+    }
+  }
+};
+
+void check_groups(const char* function, std::int64_t n) {
   if (n < 0 || n % 4 != 0) {
-    throw std::invalid_argument("host_twin::quantize_rn_groups: n = " + std::to_string(n) +
+    throw std::invalid_argument(std::string(function) + ": n = " + std::to_string(n) +
                                 "; accepted: a multiple of 4, >= 0");
   }
-  detail::Counters c;
-  detail::dispatch_format_mode(format, mode, "host_twin::quantize_rn_groups",
-                               Groups{x, n, scale, codes, &c});
+}
+
+QuantizeCounts counts(const detail::Counters& c, std::int64_t n) {
   QuantizeCounts stats;
   stats.amax = c.amax;
   stats.count = static_cast<std::uint64_t>(n);
@@ -44,6 +65,28 @@ QuantizeCounts quantize_rn_groups(const float* x, std::int64_t n, float scale,
   stats.underflowed = c.underflowed;
   stats.nan = c.nan;
   return stats;
+}
+
+}  // namespace
+
+QuantizeCounts quantize_stochastic_groups(const float* x, std::int64_t n, float scale,
+                                          sim::Format format, sim::Overflow mode, std::uint64_t seed,
+                                          std::uint64_t stream, std::uint64_t first_index,
+                                          std::uint8_t* codes) {
+  check_groups("host_twin::quantize_stochastic_groups", n);
+  detail::Counters c;
+  detail::dispatch_format_mode(format, mode, "host_twin::quantize_stochastic_groups",
+                               StochasticGroups{x, n, scale, {seed, stream, first_index}, codes, &c});
+  return counts(c, n);
+}
+
+QuantizeCounts quantize_rn_groups(const float* x, std::int64_t n, float scale,
+                                  sim::Format format, sim::Overflow mode, std::uint8_t* codes) {
+  check_groups("host_twin::quantize_rn_groups", n);
+  detail::Counters c;
+  detail::dispatch_format_mode(format, mode, "host_twin::quantize_rn_groups",
+                               Groups{x, n, scale, codes, &c});
+  return counts(c, n);
 }
 
 }  // namespace fp8lab::gpu::host_twin

@@ -1,6 +1,6 @@
 // The per-group code of the quantize kernels (detail::quantize_rn_group: the fast path of
-// quantize_rn_four_in_range and its per-element fallback), compiled for the host, against
-// sim::quantize: codes and statistics. Runs without a GPU (label fast); gpu_quantize_test runs the
+// quantize_rn_four_in_range and its per-element fallback; detail::quantize_stochastic_group),
+// compiled for the host, against sim::quantize and sim::quantize_stochastic: codes and statistics. Runs without a GPU (label fast); gpu_quantize_test runs the
 // kernels themselves on a device.
 //
 // Every pattern of a stride through all 2^32 and all patterns near the adversarial values is put
@@ -84,6 +84,49 @@ TEST_CASE("host twin of the quantize kernels' groups equals sim::quantize") {
           for (std::size_t k = 0; k < 4; ++k) {
             if (expected[k] != actual[k]) {
               log.add(testing::code_mismatch("group code", i * 4 + k, x[k], expected[k], actual[k], format));
+            }
+          }
+          if (!same_stats(want, got)) {
+            log.add("group " + std::to_string(i) + " (x[" + std::to_string(i % 4) + "] = " +
+                    testing::float_text(x[i % 4]) + "): sim " + stats_text(want) + ", gpu " +
+                    stats_text(got));
+          }
+        });
+        INFO(sim::spec(format).name << " " << sim::to_string(mode) << " scale " << scale << " over "
+                                    << bits.size() << " groups: " << log.report());
+        CHECK(log.count == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("host twin of the stochastic quantize groups equals sim::quantize_stochastic") {
+  // Fewer patterns than the RNE case (two Philox blocks per value): a stride through all 2^32 and
+  // the neighbourhoods of the adversarial values; the random words differ from group to group.
+  std::vector<std::uint32_t> bits;
+  for (std::uint64_t b = 0; b < (1ull << 32); b += 9973) bits.push_back(static_cast<std::uint32_t>(b));
+  for (const float v : testing::adversarial_values()) {
+    for (std::uint32_t d = 0; d < 256; ++d) {
+      bits.push_back(std::bit_cast<std::uint32_t>(v) + d);
+      bits.push_back(std::bit_cast<std::uint32_t>(v) - d);
+    }
+  }
+  constexpr std::uint64_t kSeed = 0x5EED'0000'1234ull, kStream = 9;
+  for (const float scale : {1.0f, 0.75f}) {
+    for (const Format format : kFormats) {
+      for (const Overflow mode : kModes) {
+        testing::MismatchLog log;
+        testing::parallel_for_u64(0, bits.size(), [&](std::uint64_t i) {
+          const std::array<float, 4> x = group(bits[i], i);
+          const std::uint64_t first_index = 4 * i + (1ull << 32) - 64;  // crosses 2^32 on the way
+          std::array<std::uint8_t, 4> expected{}, actual{};
+          const sim::QuantizeStats want =
+              sim::quantize_stochastic(x, scale, format, mode, kSeed, kStream, first_index, expected);
+          const gpu::host_twin::QuantizeCounts got = gpu::host_twin::quantize_stochastic_groups(
+              x.data(), 4, scale, format, mode, kSeed, kStream, first_index, actual.data());
+          for (std::size_t k = 0; k < 4; ++k) {
+            if (expected[k] != actual[k]) {
+              log.add(testing::code_mismatch("stochastic code", i * 4 + k, x[k], expected[k], actual[k], format));
             }
           }
           if (!same_stats(want, got)) {
