@@ -15,7 +15,7 @@
 //   fp32 satfinite              204-236 / 8 = 25.5-29.5, 32 regs       199 / 16 = 12.4, 40 regs
 //   fp32 E5M2 nosat             220-284 / 8 = 27.5-35.5, 32 regs       202 / 16 = 12.6, 42 regs
 //   bf16 satfinite              209-241 / 8 = 26-30, 31 regs           410 / 32 = 12.8, 52 regs
-//   stochastic satfinite        688-935 / 8 = 86-117, 61 regs          1050 / 16 = 65.6, 103 regs
+//   stochastic satfinite        688-935 / 8 = 86-117, 61 regs          986 / 16 = 61.6, 108 regs
 //   current TE: amax pass       106 / 16 = 6.6 (4-byte loads), 32      47 / 16 = 2.9 (16-byte), 32
 //   block 1x128 TE              ~61 (2 passes: 134 / 4 + ~110 / 4), 62  292 / 16 = 18.3, 47 regs
 //   MXFP8 1x32 TE               more: one value per lane and block, 64  301 / 16 = 18.8, 48 regs
