@@ -1,10 +1,17 @@
 // Whole training steps (forward, backward, AdamW) on the `cuda` LinearBackend against the CPU
 // reference (the `sim` backend) for the same workload and recipe, measured in the same process
-// (issue 7). One row per workload x recipe:
-//   gpu_train_step/<workload>/<recipe>
+// (issue 7). One row per workload x recipe x placement:
+//   gpu_train_step/<workload>/<recipe>/host_model   model and batch on the CPU: every backend call
+//                                                   stages its operands to the device and back
+//   gpu_train_step/<workload>/<recipe>/cuda_model   model and batch on CUDA: the backend's resident
+//                                                   path (operands read, kept and written on the
+//                                                   device; LibTorch's CUDA kernels elsewhere)
+// Both placements keep every Linear's operand statistics, as the runner does (on CUDA each
+// quantize then copies x and its codes to the host for the SQNR).
 // Counters: step_s (mean wall-clock step on the cuda backend over the timed iterations, the device
 // synchronized at the end of each step), cpu_reference_step_s (mean wall-clock step of the same
-// workload, recipe and batch on the sim backend, measured in the row before the cuda steps), and
+// workload, recipe and batch on the sim backend, measured once per workload and recipe before
+// its first row), and
 // ratio_to_cpu_reference = step_s / cpu_reference_step_s (below 1: the GPU step is faster;
 // scripts/device-check's summary.json keeps counters named *ratio*); gemm_share
 // and quantize_share (fraction of the cuda step inside backend GEMM / quantize calls, as
@@ -22,6 +29,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -51,12 +59,17 @@ struct Trainer {
   bool on_cuda = false;
 
   Trainer(const std::string& workload_name, const rc::Recipe& recipe,
-          std::shared_ptr<const ex::LinearBackend> backend)
+          std::shared_ptr<const ex::LinearBackend> backend, bool model_on_cuda)
       : workload(ex::make_workload(workload_name)),
         model(workload->make_model(1)),
         batch(workload->train_batch(0, 1)),
         on_cuda(backend->name() == "cuda") {
     ex::convert_model(*model, recipe, backend);
+    if (model_on_cuda) {  // after conversion, so that the FP8 Linears' parameters move too
+      model->to(torch::kCUDA);
+      batch.input = batch.input.to(torch::kCUDA);
+      batch.target = batch.target.to(torch::kCUDA);
+    }
     const ex::TrainingSchedule s = workload->schedule();
     optimizer = std::make_unique<torch::optim::AdamW>(
         model->parameters(), torch::optim::AdamWOptions(s.learning_rate)
@@ -89,7 +102,21 @@ double mean_step_seconds(Trainer& trainer, int steps) {
   return seconds_since(start) / steps;
 }
 
-void run(benchmark::State& state, const std::string& workload, const rc::Recipe& recipe) {
+// The sim backend's mean step for a workload and recipe, measured on its first use.
+double cpu_reference_step(const std::string& workload, const std::string& recipe_name,
+                          const rc::Recipe& recipe) {
+  static std::map<std::string, double> measured;
+  const std::string key = workload + "/" + recipe_name;
+  if (const auto it = measured.find(key); it != measured.end()) return it->second;
+  Trainer reference(workload, recipe,
+                    std::make_shared<const ex::SimBackend>(ex::SimBackendOptions{.threads = 1}),
+                    false);
+  reference.step();  // warm-up
+  return measured[key] = mean_step_seconds(reference, kReferenceSteps);
+}
+
+void run(benchmark::State& state, const std::string& workload, const std::string& recipe_name,
+         const rc::Recipe& recipe, bool model_on_cuda) {
   torch::set_num_threads(1);
   std::shared_ptr<const ex::LinearBackend> cuda;
   try {
@@ -98,24 +125,42 @@ void run(benchmark::State& state, const std::string& workload, const rc::Recipe&
     state.SkipWithError(("no CUDA device: " + std::string(error.what())).c_str());
     return;
   }
-  Trainer reference(workload, recipe,
-                    std::make_shared<const ex::SimBackend>(ex::SimBackendOptions{.threads = 1}));
-  reference.step();  // warm-up
-  const double reference_step = mean_step_seconds(reference, kReferenceSteps);
+  if (model_on_cuda && !torch::cuda::is_available()) {
+    state.SkipWithError("LibTorch sees no CUDA device (a CPU-only LibTorch?): cannot place the "
+                        "model on CUDA");
+    return;
+  }
+  const double reference_step = cpu_reference_step(workload, recipe_name, recipe);
 
-  Trainer trainer(workload, recipe, cuda);
-  trainer.step();  // warm-up (first kernel launches, allocations)
-  ex::reset_linear_stats(*trainer.model);
+  // A failure on the device ends this row with its message, not the whole program.
+  const auto fail = [&state](const std::exception& error) {
+    state.SkipWithError(("failed: " + std::string(error.what())).c_str());
+  };
+  std::unique_ptr<Trainer> trainer;
+  try {
+    trainer = std::make_unique<Trainer>(workload, recipe, cuda, model_on_cuda);
+    trainer->step();  // warm-up (first kernel launches, allocations)
+  } catch (const std::exception& error) {
+    fail(error);
+    return;
+  }
+  ex::reset_linear_stats(*trainer->model);
   double seconds = 0.0;
   std::int64_t steps = 0;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    trainer.step();
+    try {
+      trainer->step();
+    } catch (const std::exception& error) {
+      fail(error);
+      break;  // as Google Benchmark asks after SkipWithError inside the loop
+    }
     seconds += seconds_since(start);
     ++steps;
   }
+  if (state.error_occurred()) return;
   double gemm = 0.0, quantize = 0.0;
-  for (const auto& linear : ex::collect_linear_stats(*trainer.model)) {
+  for (const auto& linear : ex::collect_linear_stats(*trainer->model)) {
     gemm += linear.stats.total_gemm_seconds();
     quantize += linear.stats.quantize_seconds;
   }
@@ -149,11 +194,16 @@ void register_all() {
                                  {"mxfp8", recipe_for(rc::Scaling::mxfp8)}};
   for (const std::string workload : {"gpt-tiny", "gpt-small"}) {
     for (const NamedRecipe& named : recipes) {
-      benchmark::RegisterBenchmark(
-          ("gpu_train_step/" + workload + "/" + named.name).c_str(),
-          [workload, recipe = named.recipe](benchmark::State& s) { run(s, workload, recipe); })
-          ->Unit(benchmark::kMillisecond)
-          ->Iterations(kCudaSteps);
+      for (const bool model_on_cuda : {false, true}) {
+        benchmark::RegisterBenchmark(
+            ("gpu_train_step/" + workload + "/" + named.name +
+             (model_on_cuda ? "/cuda_model" : "/host_model"))
+                .c_str(),
+            [workload, name = std::string(named.name), recipe = named.recipe,
+             model_on_cuda](benchmark::State& s) { run(s, workload, name, recipe, model_on_cuda); })
+            ->Unit(benchmark::kMillisecond)
+            ->Iterations(kCudaSteps);
+      }
     }
   }
 }

@@ -19,7 +19,10 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "recipes/recipe.hpp"
 #include "sim/scaling/common.hpp"
@@ -40,16 +43,32 @@ std::string_view name(GemmRole role);
 std::string_view name(LinearTensor tensor);
 std::string_view name(HighPrecision precision);
 
+// Where a matrix's elements live. `cuda`: memory of the current CUDA device, whose span host code
+// never dereferences; only a backend with accepts(MemorySpace::cuda) takes such matrices.
+enum class MemorySpace : std::uint8_t { host, cuda };
+
 // A row-major [rows, cols] fp32 matrix; data.size() == rows * cols.
 struct ConstMatrix {
   std::span<const float> data;
   std::int64_t rows = 0;
   std::int64_t cols = 0;
+  MemorySpace memory = MemorySpace::host;
 };
 struct MutableMatrix {
   std::span<float> data;
   std::int64_t rows = 0;
   std::int64_t cols = 0;
+  MemorySpace memory = MemorySpace::host;
+};
+
+// An operand quantized by LinearBackend::quantize_resident and kept in the backend's own (device)
+// memory until gemm_resident reads it; only the backend that made it reads it.
+class ResidentOperand {
+ public:
+  virtual ~ResidentOperand() = default;
+  // The operand and its statistics on the host in sim's layout (blocking): what quantize() would
+  // have returned. For statistics and the shadow check only.
+  virtual sim::scaling::QuantizeResult to_host() const = 0;
 };
 
 // One Linear's scaling state (delayed scaling: scales and amax histories of its three tensors;
@@ -87,6 +106,35 @@ class LinearBackend {
   // backward pass. A stateless scaling does nothing.
   virtual void end_forward(LinearScalingState& state) const = 0;
   virtual void end_backward(LinearScalingState& state) const = 0;
+
+  // The resident path, for a Linear whose tensors live in `cuda` memory: operands read and
+  // results written in place, quantized operands kept on the device from quantize to GEMM, nothing
+  // copied to the host unless asked (to_host). high_precision_gemm takes cuda matrices too when
+  // accepts(cuda). A backend without the path (sim) keeps these defaults, which refuse by name.
+  virtual bool accepts(MemorySpace memory) const { return memory == MemorySpace::host; }
+  // As quantize(), with x in cuda memory.
+  virtual std::shared_ptr<const ResidentOperand> quantize_resident(LinearScalingState& /*state*/,
+                                                                   LinearTensor /*tensor*/,
+                                                                   GemmRole /*role*/,
+                                                                   ConstMatrix /*x*/) const {
+    throw std::logic_error(no_resident_path("quantize_resident"));
+  }
+  // As gemm(), on operands this backend's quantize_resident made, out in cuda memory.
+  virtual void gemm_resident(GemmRole /*role*/, const ResidentOperand& /*a*/,
+                             const ResidentOperand& /*b*/, recipes::Accumulation /*accumulation*/,
+                             MutableMatrix /*out*/) const {
+    throw std::logic_error(no_resident_path("gemm_resident"));
+  }
+  // A cuda matrix's elements on the host (blocking): the shadow check's replay.
+  virtual std::vector<float> to_host(ConstMatrix /*x*/) const {
+    throw std::logic_error(no_resident_path("to_host"));
+  }
+
+ private:
+  std::string no_resident_path(const char* call) const {
+    return "LinearBackend " + std::string(name()) + ": " + call +
+           ": this backend takes host memory only (accepts(MemorySpace::cuda) is false)";
+  }
 };
 
 }  // namespace fp8lab::experiments

@@ -48,6 +48,10 @@ std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice) {
 #include <string>
 #include <utility>
 
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAStream.h>
+
 #include "experiments/fp8/cuda_staging.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device.hpp"
@@ -91,6 +95,8 @@ class CudaLinearState final : public LinearScalingState {
       config = delayed_config(r);  // validates
       forward.emplace(2, config.amax_history_len);
       backward.emplace(1, config.amax_history_len);
+      // Made on the legacy default stream; every later use is on torch's current stream.
+      FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
     }
   }
   recipes::Recipe recipe;
@@ -133,20 +139,21 @@ void check_output_shape(MutableMatrix out, std::int64_t a_rows, std::int64_t a_c
   }
 }
 
-// Every call runs on the legacy default stream: the stream DevicePass's buffers were made and
-// zeroed on, and torch's default current stream.
-constexpr cudaStream_t kStream = nullptr;
+// Every call runs on torch's current CUDA stream (the legacy default stream unless the caller
+// set another), in order with the LibTorch kernels around it.
+cudaStream_t current_stream() { return c10::cuda::getCurrentCUDAStream().stream(); }
 
-// host -> pinned slice -> device slice, queued on kStream.
-void upload(void* device, std::byte* pinned, const void* host, std::size_t bytes) {
+// host -> pinned slice -> device slice, queued on `stream`.
+void upload(void* device, std::byte* pinned, const void* host, std::size_t bytes,
+            cudaStream_t stream) {
   if (bytes == 0) return;
   std::memcpy(pinned, host, bytes);
-  FP8LAB_CUDA_CHECK(cudaMemcpyAsync(device, pinned, bytes, cudaMemcpyHostToDevice, kStream));
+  FP8LAB_CUDA_CHECK(cudaMemcpyAsync(device, pinned, bytes, cudaMemcpyHostToDevice, stream));
 }
-// device slice -> pinned slice, queued on kStream; read it after the call's synchronization.
-void queue_download(std::byte* pinned, const void* device, std::size_t bytes) {
+// device -> host, queued on `stream`; read it after the stream's synchronization.
+void queue_download(void* host, const void* device, std::size_t bytes, cudaStream_t stream) {
   if (bytes == 0) return;
-  FP8LAB_CUDA_CHECK(cudaMemcpyAsync(pinned, device, bytes, cudaMemcpyDeviceToHost, kStream));
+  FP8LAB_CUDA_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream));
 }
 template <typename T>
 std::vector<T> from_pinned(const std::byte* pinned, std::size_t count) {
@@ -159,7 +166,7 @@ std::size_t bytes_of(std::span<const T> s) {
   return s.size() * sizeof(T);
 }
 
-sim::QuantizeStats to_host(const gpu::DeviceQuantizeStats& d) {
+sim::QuantizeStats host_stats(const gpu::DeviceQuantizeStats& d) {
   sim::QuantizeStats s;
   s.amax = d.amax;
   s.count = d.count;
@@ -175,8 +182,9 @@ sim::QuantizeStats to_host(const gpu::DeviceQuantizeStats& d) {
 class QuantizeCall {
  public:
   QuantizeCall(CudaStaging& staging, ConstMatrix x, std::int64_t block_rows,
-               std::int64_t block_cols)
-      : rows_(x.rows), cols_(x.cols), block_rows_(block_rows), block_cols_(block_cols) {
+               std::int64_t block_cols, cudaStream_t stream)
+      : stream_(stream), rows_(x.rows), cols_(x.cols), block_rows_(block_rows),
+        block_cols_(block_cols) {
     const std::size_t n = x.data.size();
     const std::size_t blocks =
         static_cast<std::size_t>(((rows_ + block_rows - 1) / block_rows) *
@@ -191,8 +199,8 @@ class QuantizeCall {
                                                  sizes_[4]});
     for (std::size_t i = 0; i < kOutputs; ++i) pinned_[i] = pinned[i];
     upload(d[0], staging.upload.slices({n * sizeof(float)})[0], x.data.data(),
-           n * sizeof(float));
-    FP8LAB_CUDA_CHECK(cudaMemsetAsync(device_[kStats], 0, sizes_[kStats], kStream));
+           n * sizeof(float), stream);
+    FP8LAB_CUDA_CHECK(cudaMemsetAsync(device_[kStats], 0, sizes_[kStats], stream));
   }
 
   const float* x() const { return x_; }
@@ -211,9 +219,9 @@ class QuantizeCall {
   // layout; `with_e8m0` for MX (sim fills scale_e8m0 only there).
   sc::QuantizeResult finish(sim::Format format, bool with_e8m0) const {
     for (std::size_t i = 0; i < kOutputs; ++i) {
-      if (i != kE8m0 || with_e8m0) queue_download(pinned_[i], device_[i], sizes_[i]);
+      if (i != kE8m0 || with_e8m0) queue_download(pinned_[i], device_[i], sizes_[i], stream_);
     }
-    FP8LAB_CUDA_CHECK(cudaStreamSynchronize(kStream));
+    FP8LAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
     sc::QuantizeResult r;
     sim::QuantizedTensor& t = r.tensor;
     t.rows = rows_;
@@ -227,7 +235,7 @@ class QuantizeCall {
     if (with_e8m0) t.scale_e8m0 = from_pinned<std::uint8_t>(pinned_[kE8m0], sizes_[kE8m0]);
     gpu::DeviceQuantizeStats stats;
     std::memcpy(&stats, pinned_[kStats], sizeof stats);
-    r.stats = to_host(stats);
+    r.stats = host_stats(stats);
     return r;
   }
 
@@ -235,6 +243,7 @@ class QuantizeCall {
   // The outputs, in slice order.
   static constexpr std::size_t kCodes = 0, kScaleInv = 1, kScale = 2, kE8m0 = 3, kStats = 4,
                                kOutputs = 5;
+  cudaStream_t stream_;
   std::int64_t rows_, cols_, block_rows_, block_cols_;
   std::array<std::size_t, kOutputs> sizes_{};
   const float* x_ = nullptr;
@@ -242,25 +251,117 @@ class QuantizeCall {
   std::array<std::byte*, kOutputs> pinned_{};
 };
 
-// Delayed scaling: the slot's device scale, amax fmax-accumulated into history row 0 by the
-// kernel (TE's atomicMaxFloat, te-accelerate.md §2.4); sim::scaling::quantize_per_tensor's layout.
-sc::QuantizeResult quantize_delayed(CudaStaging& staging, DevicePass& pass, std::int64_t slot,
-                                    ConstMatrix x, sim::Format format) {
-  const QuantizeCall call(staging, x, x.rows, x.cols);
-  gpu::QuantizeOutputs q;
-  q.codes = call.codes();
-  q.amax = pass.history.get() + slot;  // H[0][slot]
-  q.stats = call.stats();
-  q.scale_inv = call.scale_inv();
-  gpu::quantize(call.x(), x.rows * x.cols, pass.scale.get() + slot, format,
-                sim::Overflow::kSatFinite, q, kStream);
-  FP8LAB_CUDA_CHECK(cudaMemcpyAsync(call.scale(), pass.scale.get() + slot, sizeof(float),
-                                    cudaMemcpyDeviceToDevice, kStream));
-  return call.finish(format, false);
+// A quantize's outputs kept on the device (LinearBackend::quantize_resident) in memory from
+// LibTorch's caching allocator, on the stream they were made on: no cudaMalloc, and no cudaFree
+// (which synchronizes the device) when the operand dies.
+class CudaResidentOperand final : public ResidentOperand {
+ public:
+  CudaResidentOperand(std::int64_t rows, std::int64_t cols, sim::Format format,
+                      std::int64_t block_rows, std::int64_t block_cols, bool with_e8m0,
+                      cudaStream_t stream)
+      : stream_(stream), with_e8m0_(with_e8m0) {
+    shape_.rows = rows;
+    shape_.cols = cols;
+    shape_.format = format;
+    shape_.block_rows = block_rows;
+    shape_.block_cols = block_cols;
+    const auto bytes = at::TensorOptions().device(at::kCUDA).dtype(at::kByte);
+    const auto floats = bytes.dtype(at::kFloat);
+    codes_ = at::empty({rows * cols}, bytes);
+    scale_inv_ = at::empty({blocks()}, floats);
+    scale_ = at::empty({blocks()}, floats);
+    e8m0_ = at::empty({blocks()}, bytes);
+    stats_ = at::empty({static_cast<std::int64_t>(sizeof(gpu::DeviceQuantizeStats))}, bytes);
+    FP8LAB_CUDA_CHECK(cudaMemsetAsync(stats_.data_ptr(), 0, sizeof(gpu::DeviceQuantizeStats),
+                                      stream_));
+  }
+
+  // Shape, format and blocks (the vectors stay empty).
+  const sim::QuantizedTensor& shape() const { return shape_; }
+  gpu::scaling::BlockedOutputs outputs() const {
+    return {codes_.data_ptr<std::uint8_t>(), scale_inv_.data_ptr<float>(),
+            scale_.data_ptr<float>(), e8m0_.data_ptr<std::uint8_t>(),
+            static_cast<gpu::DeviceQuantizeStats*>(stats_.data_ptr())};
+  }
+  gpu::DeviceGemmOperand gemm_operand(bool k_is_cols) const {
+    return {codes_.data_ptr<std::uint8_t>(), scale_inv_.data_ptr<float>(), shape_.rows,
+            shape_.cols, shape_.block_rows, shape_.block_cols, shape_.format, k_is_cols};
+  }
+
+  sc::QuantizeResult to_host() const override {
+    sc::QuantizeResult r;
+    r.tensor = shape_;
+    sim::QuantizedTensor& t = r.tensor;
+    t.data.resize(static_cast<std::size_t>(shape_.rows * shape_.cols));
+    t.scale_inv.resize(static_cast<std::size_t>(blocks()));
+    t.scale.resize(static_cast<std::size_t>(blocks()));
+    if (with_e8m0_) t.scale_e8m0.resize(static_cast<std::size_t>(blocks()));
+    gpu::DeviceQuantizeStats stats{};
+    queue_download(t.data.data(), codes_.data_ptr(), t.data.size(), stream_);
+    queue_download(t.scale_inv.data(), scale_inv_.data_ptr(), t.scale_inv.size() * sizeof(float),
+                   stream_);
+    queue_download(t.scale.data(), scale_.data_ptr(), t.scale.size() * sizeof(float), stream_);
+    queue_download(t.scale_e8m0.data(), e8m0_.data_ptr(), t.scale_e8m0.size(), stream_);
+    queue_download(&stats, stats_.data_ptr(), sizeof stats, stream_);
+    FP8LAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    r.stats = host_stats(stats);
+    return r;
+  }
+
+ private:
+  std::int64_t blocks() const { return shape_.scale_rows() * shape_.scale_cols(); }
+
+  cudaStream_t stream_;
+  bool with_e8m0_;  // MX: sim fills scale_e8m0 only there
+  sim::QuantizedTensor shape_;
+  at::Tensor codes_, scale_inv_, scale_, e8m0_, stats_;
+};
+
+const CudaResidentOperand& cuda_operand(const ResidentOperand& operand, const char* which) {
+  const auto* o = dynamic_cast<const CudaResidentOperand*>(&operand);
+  if (o == nullptr) {
+    throw std::invalid_argument(std::string("CudaBackend::gemm_resident: operand ") + which +
+                                " was not made by CudaBackend::quantize_resident");
+  }
+  return *o;
 }
 
-// Queued on kStream, not waited for: the next quantize reads the scales in stream order, and
-// delayed_snapshot synchronizes before it reads the state.
+// Refuses a matrix in the other memory space than a call takes, naming the call and the matrix.
+void check_memory(const char* call, const char* matrix, MemorySpace got, MemorySpace want) {
+  if (got == want) return;
+  const auto text = [](MemorySpace m) { return m == MemorySpace::host ? "host" : "cuda"; };
+  throw std::invalid_argument(std::string("CudaBackend::") + call + ": " + matrix + " is in " +
+                              text(got) + " memory; this call takes " + text(want) +
+                              " memory (" +
+                              (want == MemorySpace::host ? "quantize / gemm" : "the *_resident calls") +
+                              ")");
+}
+
+// Delayed scaling: the slot's device scale, amax fmax-accumulated into history row 0 by the
+// kernel (TE's atomicMaxFloat, te-accelerate.md §2.4); sim::scaling::quantize_per_tensor's layout
+// (one block; `out` has room for one scale_inv and scale).
+void quantize_delayed(const DevicePass& pass, std::int64_t slot, const float* x, std::int64_t n,
+                      sim::Format format, const gpu::scaling::BlockedOutputs& out,
+                      cudaStream_t stream) {
+  gpu::QuantizeOutputs q;
+  q.codes = out.codes;
+  q.amax = pass.history.get() + slot;  // H[0][slot]
+  q.stats = out.stats;
+  q.scale_inv = out.scale_inv;
+  gpu::quantize(x, n, pass.scale.get() + slot, format, sim::Overflow::kSatFinite, q, stream);
+  FP8LAB_CUDA_CHECK(cudaMemcpyAsync(out.scale, pass.scale.get() + slot, sizeof(float),
+                                    cudaMemcpyDeviceToDevice, stream));
+}
+
+// How one quantize of a state runs: delayed (the pass and slot of the tensor) or a plan.
+struct QuantizeRoute {
+  const DevicePass* pass = nullptr;  // delayed scaling
+  std::int64_t slot = 0;
+  GpuQuantizePlan plan;  // otherwise; format and blocks in either case
+};
+
+// Queued on the current stream, not waited for: the next quantize reads the scales in stream
+// order, and delayed_snapshot synchronizes before it reads the state.
 void update_pass(DevicePass& pass, const sc::DelayedScalingConfig& config, sim::Format format) {
   gpu::scaling::DelayedUpdateGroup g;
   g.history = pass.history.get();
@@ -270,8 +371,36 @@ void update_pass(DevicePass& pass, const sc::DelayedScalingConfig& config, sim::
   g.scaled_max = sc::delayed_scaled_max(sc::fp8_max(format), config.margin);
   g.most_recent = config.amax_compute_algo == sc::AmaxComputeAlgo::kMostRecent;
   g.recompute_scale = pass.updates % config.interval == 0;  // as DelayedScalingState::update
-  gpu::scaling::delayed_update({g}, kStream);
+  gpu::scaling::delayed_update({g}, current_stream());
   ++pass.updates;
+}
+
+QuantizeRoute route_of(const CudaLinearState& s, LinearTensor tensor, GemmRole role,
+                       std::int64_t rows, std::int64_t cols) {
+  QuantizeRoute route;
+  if (s.recipe.scaling == recipes::Scaling::delayed) {
+    route.pass = tensor == LinearTensor::grad_output ? &*s.backward : &*s.forward;
+    route.slot = tensor == LinearTensor::weight ? 1 : 0;  // forward slots: input 0, weight 1
+    route.plan.format = element_format(s.recipe, tensor);
+    route.plan.block_rows = rows;
+    route.plan.block_cols = cols;
+    return route;
+  }
+  route.plan = plan_quantize(s.recipe, tensor, role, rows, cols);
+  return route;
+}
+
+bool with_e8m0(const QuantizeRoute& route) {
+  return route.pass == nullptr && route.plan.quantizer == GpuQuantizePlan::Quantizer::mx;
+}
+
+void run_route(const QuantizeRoute& route, const float* x, std::int64_t rows, std::int64_t cols,
+               const gpu::scaling::BlockedOutputs& out, cudaStream_t stream) {
+  if (route.pass != nullptr) {
+    quantize_delayed(*route.pass, route.slot, x, rows * cols, route.plan.format, out, stream);
+  } else {
+    run_quantize_plan(route.plan, x, rows, cols, out, false, stream);
+  }
 }
 
 // A GEMM operand's stored sizes must be what its shape says, or the kernel would read past them.
@@ -361,7 +490,8 @@ GpuQuantizePlan plan_quantize(const recipes::Recipe& r, LinearTensor tensor, Gem
 }
 
 void run_quantize_plan(const GpuQuantizePlan& p, const float* x, std::int64_t rows,
-                       std::int64_t cols, const gpu::scaling::BlockedOutputs& o, bool on_host) {
+                       std::int64_t cols, const gpu::scaling::BlockedOutputs& o, bool on_host,
+                       cudaStream_t stream) {
   namespace gs = gpu::scaling;
   namespace twin = gpu::scaling::host_twin;
   using Q = GpuQuantizePlan::Quantizer;
@@ -370,24 +500,25 @@ void run_quantize_plan(const GpuQuantizePlan& p, const float* x, std::int64_t ro
   switch (p.quantizer) {
     case Q::current_te:
       return on_host ? twin::quantize_current_te(x, rows, cols, p.format, p.pow2, 0.0f, o)
-                     : gs::quantize_current_te(x, rows, cols, p.format, p.pow2, 0.0f, o);
+                     : gs::quantize_current_te(x, rows, cols, p.format, p.pow2, 0.0f, o, stream);
     case Q::tensorwise_torchao:
       return on_host ? twin::quantize_tensorwise_torchao(x, rows, cols, p.format, p.pow2, o)
-                     : gs::quantize_tensorwise_torchao(x, rows, cols, p.format, p.pow2, o);
+                     : gs::quantize_tensorwise_torchao(x, rows, cols, p.format, p.pow2, o, stream);
     case Q::axiswise_torchao:
       return on_host
                  ? twin::quantize_axiswise_torchao(x, rows, cols, p.rowwise, p.format, p.pow2, o)
-                 : gs::quantize_axiswise_torchao(x, rows, cols, p.rowwise, p.format, p.pow2, o);
+                 : gs::quantize_axiswise_torchao(x, rows, cols, p.rowwise, p.format, p.pow2, o,
+                                                  stream);
     case Q::block_te:
       return on_host ? twin::quantize_block_te(x, rows, cols, p.block_rows, p.block_cols,
                                                p.format, p.pow2, 0.0f, value_for_inf, o)
                      : gs::quantize_block_te(x, rows, cols, p.block_rows, p.block_cols, p.format,
-                                             p.pow2, 0.0f, value_for_inf, o);
+                                             p.pow2, 0.0f, value_for_inf, o, stream);
     case Q::mx:
       return on_host ? twin::quantize_mx(x, rows, cols, p.block_rows, p.block_cols, p.format,
                                          p.mx_mode, o)
                      : gs::quantize_mx(x, rows, cols, p.block_rows, p.block_cols, p.format,
-                                       p.mx_mode, o);
+                                       p.mx_mode, o, stream);
   }
 }
 
@@ -431,28 +562,41 @@ std::unique_ptr<LinearScalingState> CudaBackend::make_state(const recipes::Recip
 sc::QuantizeResult CudaBackend::quantize(LinearScalingState& state, LinearTensor tensor,
                                          GemmRole role, ConstMatrix x) const {
   check_matrix("CudaBackend", "operand", x.data.size(), x.rows, x.cols);
-  CudaLinearState& s = cuda_state(state);
-  const recipes::Recipe& r = s.recipe;
-  const sim::Format format = element_format(r, tensor);
+  check_memory("quantize", "x", x.memory, MemorySpace::host);
+  const CudaLinearState& s = cuda_state(state);
   // sim's argument checks (rows, cols >= 1; E4M3 / E5M2), so both backends refuse the same input.
-  sc::check_tensor_arguments("CudaBackend::quantize", x.data.size(), x.rows, x.cols, format);
+  sc::check_tensor_arguments("CudaBackend::quantize", x.data.size(), x.rows, x.cols,
+                             element_format(s.recipe, tensor));
+  const QuantizeRoute route = route_of(s, tensor, role, x.rows, x.cols);
+  const cudaStream_t stream = current_stream();
   const std::lock_guard lock(staging_->mutex);
-  if (r.scaling == recipes::Scaling::delayed) {
-    if (tensor == LinearTensor::grad_output) {
-      return quantize_delayed(*staging_, *s.backward, 0, x, format);
-    }
-    return quantize_delayed(*staging_, *s.forward, tensor == LinearTensor::input ? 0 : 1, x,
-                            format);
-  }
-  const GpuQuantizePlan plan = plan_quantize(r, tensor, role, x.rows, x.cols);
-  const QuantizeCall call(*staging_, x, plan.block_rows, plan.block_cols);
-  run_quantize_plan(plan, call.x(), x.rows, x.cols, call.outputs(), false);
-  return call.finish(plan.format, plan.quantizer == GpuQuantizePlan::Quantizer::mx);
+  const QuantizeCall call(*staging_, x, route.plan.block_rows, route.plan.block_cols, stream);
+  run_route(route, call.x(), x.rows, x.cols, call.outputs(), stream);
+  return call.finish(route.plan.format, with_e8m0(route));
+}
+
+std::shared_ptr<const ResidentOperand> CudaBackend::quantize_resident(LinearScalingState& state,
+                                                                      LinearTensor tensor,
+                                                                      GemmRole role,
+                                                                      ConstMatrix x) const {
+  check_matrix("CudaBackend", "operand", x.data.size(), x.rows, x.cols);
+  check_memory("quantize_resident", "x", x.memory, MemorySpace::cuda);
+  const CudaLinearState& s = cuda_state(state);
+  sc::check_tensor_arguments("CudaBackend::quantize_resident", x.data.size(), x.rows, x.cols,
+                             element_format(s.recipe, tensor));
+  const QuantizeRoute route = route_of(s, tensor, role, x.rows, x.cols);
+  const cudaStream_t stream = current_stream();
+  auto operand = std::make_shared<const CudaResidentOperand>(
+      x.rows, x.cols, route.plan.format, route.plan.block_rows, route.plan.block_cols,
+      with_e8m0(route), stream);
+  run_route(route, x.data.data(), x.rows, x.cols, operand->outputs(), stream);
+  return operand;
 }
 
 void CudaBackend::gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
                        recipes::Accumulation accumulation, MutableMatrix out) const {
   check_matrix("CudaBackend", "output", out.data.size(), out.rows, out.cols);
+  check_memory("gemm", "out", out.memory, MemorySpace::host);
   gpu::DeviceGemmOptions options;
   options.model = gemm_model(accumulation);
   const auto [a_k, b_k] = gemm_k_is_cols(role);
@@ -462,29 +606,45 @@ void CudaBackend::gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::
   const std::span<const std::uint8_t> a_codes(a.data), b_codes(b.data);
   const std::span<const float> a_scales(a.scale_inv), b_scales(b.scale_inv);
   const std::size_t out_bytes = out.data.size() * sizeof(float);
+  const cudaStream_t stream = current_stream();
   const std::lock_guard lock(staging_->mutex);
   CudaStaging& st = *staging_;
   const auto d = st.device.slices({bytes_of(a_codes), bytes_of(a_scales), bytes_of(b_codes),
                                    bytes_of(b_scales), out_bytes});
   const auto up = st.upload.slices(
       {bytes_of(a_codes), bytes_of(a_scales), bytes_of(b_codes), bytes_of(b_scales)});
-  upload(d[0], up[0], a_codes.data(), bytes_of(a_codes));
-  upload(d[1], up[1], a_scales.data(), bytes_of(a_scales));
-  upload(d[2], up[2], b_codes.data(), bytes_of(b_codes));
-  upload(d[3], up[3], b_scales.data(), bytes_of(b_scales));
+  upload(d[0], up[0], a_codes.data(), bytes_of(a_codes), stream);
+  upload(d[1], up[1], a_scales.data(), bytes_of(a_scales), stream);
+  upload(d[2], up[2], b_codes.data(), bytes_of(b_codes), stream);
+  upload(d[3], up[3], b_scales.data(), bytes_of(b_scales), stream);
   const auto* da_codes = reinterpret_cast<const std::uint8_t*>(d[0]);
   const auto* da_scales = reinterpret_cast<const float*>(d[1]);
   const auto* db_codes = reinterpret_cast<const std::uint8_t*>(d[2]);
   const auto* db_scales = reinterpret_cast<const float*>(d[3]);
-  const gpu::DeviceGemmOperand da{da_codes, da_scales,    a.rows,   a.cols,
+  const gpu::DeviceGemmOperand da{da_codes,     da_scales,    a.rows,   a.cols,
                                   a.block_rows, a.block_cols, a.format, a_k};
-  const gpu::DeviceGemmOperand db{db_codes, db_scales,    b.rows,   b.cols,
+  const gpu::DeviceGemmOperand db{db_codes,     db_scales,    b.rows,   b.cols,
                                   b.block_rows, b.block_cols, b.format, b_k};
-  gpu::gemm(da, db, options, reinterpret_cast<float*>(d[4]), kStream);
+  gpu::gemm(da, db, options, reinterpret_cast<float*>(d[4]), stream);
   const auto down = st.download.slices({out_bytes});
-  queue_download(down[0], d[4], out_bytes);
-  FP8LAB_CUDA_CHECK(cudaStreamSynchronize(kStream));
+  queue_download(down[0], d[4], out_bytes, stream);
+  FP8LAB_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (out_bytes > 0) std::memcpy(out.data.data(), down[0], out_bytes);
+}
+
+void CudaBackend::gemm_resident(GemmRole role, const ResidentOperand& a, const ResidentOperand& b,
+                                recipes::Accumulation accumulation, MutableMatrix out) const {
+  check_matrix("CudaBackend", "output", out.data.size(), out.rows, out.cols);
+  check_memory("gemm_resident", "out", out.memory, MemorySpace::cuda);
+  gpu::DeviceGemmOptions options;
+  options.model = gemm_model(accumulation);
+  const auto [a_k, b_k] = gemm_k_is_cols(role);
+  const CudaResidentOperand& ra = cuda_operand(a, "a");
+  const CudaResidentOperand& rb = cuda_operand(b, "b");
+  check_output_shape(out, ra.shape().rows, ra.shape().cols, a_k, rb.shape().rows,
+                     rb.shape().cols, b_k);
+  gpu::gemm(ra.gemm_operand(a_k), rb.gemm_operand(b_k), options, out.data.data(),
+            current_stream());
 }
 
 void CudaBackend::high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix b,
@@ -492,24 +652,44 @@ void CudaBackend::high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix 
   check_matrix("CudaBackend", "operand a", a.data.size(), a.rows, a.cols);
   check_matrix("CudaBackend", "operand b", b.data.size(), b.rows, b.cols);
   check_matrix("CudaBackend", "output", out.data.size(), out.rows, out.cols);
+  // All three in one memory: cuda runs in place, host goes through the staging memory.
+  check_memory("high_precision_gemm", "operand b", b.memory, a.memory);
+  check_memory("high_precision_gemm", "out", out.memory, a.memory);
   const auto [a_k, b_k] = gemm_k_is_cols(role);
   check_output_shape(out, a.rows, a.cols, a_k, b.rows, b.cols, b_k);
+  gpu::DenseGemmOptions options;
+  options.round_operands_to_bf16 = precision == HighPrecision::bf16;
+  const cudaStream_t stream = current_stream();
+  if (a.memory == MemorySpace::cuda) {
+    gpu::high_precision_gemm({a.data.data(), a.rows, a.cols, a_k},
+                             {b.data.data(), b.rows, b.cols, b_k}, options, out.data.data(),
+                             stream);
+    return;
+  }
   const std::size_t out_bytes = out.data.size() * sizeof(float);
   const std::lock_guard lock(staging_->mutex);
   CudaStaging& st = *staging_;
   const auto d = st.device.slices({bytes_of(a.data), bytes_of(b.data), out_bytes});
   const auto up = st.upload.slices({bytes_of(a.data), bytes_of(b.data)});
-  upload(d[0], up[0], a.data.data(), bytes_of(a.data));
-  upload(d[1], up[1], b.data.data(), bytes_of(b.data));
-  gpu::DenseGemmOptions options;
-  options.round_operands_to_bf16 = precision == HighPrecision::bf16;
+  upload(d[0], up[0], a.data.data(), bytes_of(a.data), stream);
+  upload(d[1], up[1], b.data.data(), bytes_of(b.data), stream);
   gpu::high_precision_gemm({reinterpret_cast<const float*>(d[0]), a.rows, a.cols, a_k},
                            {reinterpret_cast<const float*>(d[1]), b.rows, b.cols, b_k}, options,
-                           reinterpret_cast<float*>(d[2]), kStream);
+                           reinterpret_cast<float*>(d[2]), stream);
   const auto down = st.download.slices({out_bytes});
-  queue_download(down[0], d[2], out_bytes);
-  FP8LAB_CUDA_CHECK(cudaStreamSynchronize(kStream));
+  queue_download(down[0], d[2], out_bytes, stream);
+  FP8LAB_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (out_bytes > 0) std::memcpy(out.data.data(), down[0], out_bytes);
+}
+
+std::vector<float> CudaBackend::to_host(ConstMatrix x) const {
+  check_matrix("CudaBackend", "matrix", x.data.size(), x.rows, x.cols);
+  check_memory("to_host", "x", x.memory, MemorySpace::cuda);
+  std::vector<float> host(x.data.size());
+  const cudaStream_t stream = current_stream();
+  queue_download(host.data(), x.data.data(), host.size() * sizeof(float), stream);
+  FP8LAB_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return host;
 }
 
 void CudaBackend::end_forward(LinearScalingState& state) const {
@@ -528,7 +708,8 @@ DelayedStateSnapshot CudaBackend::delayed_snapshot(const LinearScalingState& sta
   const CudaLinearState& s = cuda_state(state);
   DelayedStateSnapshot snap;
   if (!s.forward) return snap;
-  FP8LAB_CUDA_CHECK(cudaStreamSynchronize(kStream));
+  // Whichever stream the updates were queued on (the caller may be on another thread).
+  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
   snap.history_len = s.config.amax_history_len;
   snap.forward_history = s.forward->history.download();
   snap.forward_scale = s.forward->scale.download();

@@ -1,11 +1,14 @@
 // The `cuda` LinearBackend: the sim backend's contract (sim_backend.hpp) run on the GPU with gpu/
-// kernels, giving the same bits (NUMERICS.md §4). The interface hands operands and results over
-// as host buffers, so every quantize and GEMM call copies its operands to the device through
-// reused pinned memory, runs there, copies its results back and synchronizes once
-// (cuda_staging.hpp: nothing allocated per call); the delayed-scaling state (scales, amax
-// histories) lives on the device and is updated by gpu::scaling::delayed_update (TE's fused
-// kernel_bulk) at TE's moments, queued without a synchronization. What keeping operands on the
-// device across calls would take: docs/architecture.md, "The cuda backend".
+// kernels, giving the same bits (NUMERICS.md §4), on torch's current CUDA stream. Two paths:
+// - host tensors (quantize, gemm, high_precision_gemm on host matrices): each call copies its
+//   operands to the device through reused pinned memory, runs, copies its results back and
+//   synchronizes once (cuda_staging.hpp: nothing allocated per call);
+// - CUDA tensors (the resident path of backend.hpp): operands read and results written in place,
+//   quantized operands kept on the device from quantize_resident to gemm_resident, no
+//   synchronization; only statistics and the shadow check copy to the host.
+// The delayed-scaling state (scales, amax histories) lives on the device and is updated by
+// gpu::scaling::delayed_update (TE's fused kernel_bulk) at TE's moments, queued without a
+// synchronization. docs/architecture.md, "The cuda backend's memory".
 //
 //   scaling     GPU quantizer (gpu/scaling/blocked.hpp, gpu/quantize.hpp), twin of sim's
 //   delayed     gpu::quantize with the slot's device scale, amax into history row 0
@@ -77,7 +80,8 @@ GpuQuantizePlan plan_quantize(const recipes::Recipe& recipe, LinearTensor tensor
 // Runs a plan on x [rows, cols]: over device pointers, or with on_host through the host twins
 // (gpu/scaling/host_twin.cu) over host pointers.
 void run_quantize_plan(const GpuQuantizePlan& plan, const float* x, std::int64_t rows,
-                       std::int64_t cols, const gpu::scaling::BlockedOutputs& out, bool on_host);
+                       std::int64_t cols, const gpu::scaling::BlockedOutputs& out, bool on_host,
+                       cudaStream_t stream = nullptr);
 // The GEMM model of an accumulation (std::invalid_argument for `exact`: no GPU kernel), and
 // whether K is the columns of operands a and b of a GEMM role (backend.hpp's table).
 gpu::GemmModel gemm_model(recipes::Accumulation accumulation);
@@ -101,6 +105,17 @@ class CudaBackend final : public LinearBackend {
                            MutableMatrix out) const override;
   void end_forward(LinearScalingState& state) const override;
   void end_backward(LinearScalingState& state) const override;
+
+  // The resident path (backend.hpp): x, out and high-precision operands in cuda memory, read and
+  // written in place on torch's current CUDA stream with no synchronization; quantized operands
+  // in LibTorch's caching allocator until their last user lets go.
+  bool accepts(MemorySpace) const override { return true; }
+  std::shared_ptr<const ResidentOperand> quantize_resident(LinearScalingState& state,
+                                                           LinearTensor tensor, GemmRole role,
+                                                           ConstMatrix x) const override;
+  void gemm_resident(GemmRole role, const ResidentOperand& a, const ResidentOperand& b,
+                     recipes::Accumulation accumulation, MutableMatrix out) const override;
+  std::vector<float> to_host(ConstMatrix x) const override;
 
   // The device state copied to the host (blocking), or a snapshot with history_len == 0 when the
   // state's recipe is not delayed scaling. Throws

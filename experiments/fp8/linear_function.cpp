@@ -16,40 +16,70 @@ using torch::autograd::variable_list;
 
 std::size_t role_index(GemmRole role) { return static_cast<std::size_t>(role); }
 
+// A CUDA tensor's view is in cuda memory: only the backend's resident path reads it.
+MemorySpace memory_of(const at::Tensor& t) {
+  return t.is_cuda() ? MemorySpace::cuda : MemorySpace::host;
+}
 ConstMatrix const_view(const at::Tensor& t) {
-  return {{t.const_data_ptr<float>(), static_cast<std::size_t>(t.numel())}, t.size(0), t.size(1)};
+  return {{t.const_data_ptr<float>(), static_cast<std::size_t>(t.numel())},
+          t.size(0),
+          t.size(1),
+          memory_of(t)};
 }
 MutableMatrix mutable_view(at::Tensor& t) {
-  return {{t.mutable_data_ptr<float>(), static_cast<std::size_t>(t.numel())}, t.size(0), t.size(1)};
+  return {{t.mutable_data_ptr<float>(), static_cast<std::size_t>(t.numel())},
+          t.size(0),
+          t.size(1),
+          memory_of(t)};
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Quantizes one operand and merges its statistics.
-sim::scaling::QuantizeResult quantize_operand(const LinearExecution& e, LinearTensor tensor,
-                                              GemmRole role, const at::Tensor& x) {
+// One quantized operand: on the host, or kept on the device by the backend (tensors on CUDA).
+struct Operand {
+  std::optional<sim::QuantizedTensor> host;
+  std::shared_ptr<const ResidentOperand> resident;
+};
+
+// Quantizes one operand and merges its statistics. On CUDA the statistics need x and the
+// operand on the host: two blocking copies, only when statistics are kept.
+Operand quantize_operand(const LinearExecution& e, LinearTensor tensor, GemmRole role,
+                         const at::Tensor& x) {
   const auto start = std::chrono::steady_clock::now();
-  auto result = e.backend->quantize(*e.state, tensor, role, const_view(x));
-  if (e.stats) {
-    e.stats->operand(tensor, role).merge(measure_quantization(const_view(x), result));
-    e.stats->quantize_seconds += seconds_since(start);
+  Operand operand;
+  if (x.is_cuda()) {
+    operand.resident = e.backend->quantize_resident(*e.state, tensor, role, const_view(x));
+    if (e.stats) {
+      const at::Tensor host_x = x.cpu();
+      e.stats->operand(tensor, role).merge(
+          measure_quantization(const_view(host_x), operand.resident->to_host()));
+    }
+  } else {
+    auto result = e.backend->quantize(*e.state, tensor, role, const_view(x));
+    if (e.stats) e.stats->operand(tensor, role).merge(measure_quantization(const_view(x), result));
+    operand.host = std::move(result.tensor);
   }
-  return result;
+  if (e.stats) e.stats->quantize_seconds += seconds_since(start);
+  return operand;
 }
 
 // out = GEMM `role`: FP8 on the quantized operands qa, qb when given, else high precision on a, b.
-void run_gemm(const LinearExecution& e, GemmRole role, const sim::QuantizedTensor* qa,
-              const sim::QuantizedTensor* qb, const at::Tensor& a, const at::Tensor& b,
-              at::Tensor& out) {
+void run_gemm(const LinearExecution& e, GemmRole role, const Operand* qa, const Operand* qb,
+              const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
   const auto start = std::chrono::steady_clock::now();
   const std::size_t r = role_index(role);
   if (qa != nullptr) {
     const recipes::Accumulation accumulation = role == GemmRole::fprop   ? e.accumulation.fprop
                                                : role == GemmRole::dgrad ? e.accumulation.dgrad
                                                                          : e.accumulation.wgrad;
-    e.backend->gemm(role, *qa, *qb, accumulation, mutable_view(out));
+    if (qa->resident) {
+      e.backend->gemm_resident(role, *qa->resident, *qb->resident, accumulation,
+                               mutable_view(out));
+    } else {
+      e.backend->gemm(role, *qa->host, *qb->host, accumulation, mutable_view(out));
+    }
   } else {
     e.backend->high_precision_gemm(role, const_view(a), const_view(b), e.high_precision,
                                    mutable_view(out));
@@ -64,8 +94,8 @@ void run_gemm(const LinearExecution& e, GemmRole role, const sim::QuantizedTenso
 // quantized in forward with the forward scales (TE keeps them, te-accelerate.md §2.5 step 3).
 struct SavedLinear : torch::CustomClassHolder {
   LinearExecution execution;
-  std::optional<sim::QuantizedTensor> input_for_wgrad;
-  std::optional<sim::QuantizedTensor> weight_for_dgrad;
+  std::optional<Operand> input_for_wgrad;
+  std::optional<Operand> weight_for_dgrad;
 };
 
 class LinearFunction : public torch::autograd::Function<LinearFunction> {
@@ -81,7 +111,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     if (fp8 && e.quantized[role_index(GemmRole::fprop)]) {
       const auto qx = quantize_operand(e, LinearTensor::input, GemmRole::fprop, x);
       const auto qw = quantize_operand(e, LinearTensor::weight, GemmRole::fprop, weight);
-      run_gemm(e, GemmRole::fprop, &qx.tensor, &qw.tensor, x, weight, y);
+      run_gemm(e, GemmRole::fprop, &qx, &qw, x, weight, y);
     } else {
       run_gemm(e, GemmRole::fprop, nullptr, nullptr, x, weight, y);
     }
@@ -90,12 +120,11 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     // The backward GEMMs' FP8 copies of x and W come from forward, with the forward scales.
     if (fp8) {
       if (wgrad_follows && e.quantized[role_index(GemmRole::wgrad)]) {
-        saved->input_for_wgrad =
-            quantize_operand(e, LinearTensor::input, GemmRole::wgrad, x).tensor;
+        saved->input_for_wgrad = quantize_operand(e, LinearTensor::input, GemmRole::wgrad, x);
       }
       if (dgrad_follows && e.quantized[role_index(GemmRole::dgrad)]) {
         saved->weight_for_dgrad =
-            quantize_operand(e, LinearTensor::weight, GemmRole::dgrad, weight).tensor;
+            quantize_operand(e, LinearTensor::weight, GemmRole::dgrad, weight);
       }
     }
     ctx->save_for_backward({x, weight});
@@ -118,7 +147,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
       if (e.state && e.quantized[role_index(GemmRole::dgrad)]) {
         if (!saved.weight_for_dgrad) throw std::logic_error("Fp8Linear: no FP8 copy of W for dgrad");
         const auto qdy = quantize_operand(e, LinearTensor::grad_output, GemmRole::dgrad, dy);
-        run_gemm(e, GemmRole::dgrad, &qdy.tensor, &*saved.weight_for_dgrad, dy, weight, dx);
+        run_gemm(e, GemmRole::dgrad, &qdy, &*saved.weight_for_dgrad, dy, weight, dx);
       } else {
         run_gemm(e, GemmRole::dgrad, nullptr, nullptr, dy, weight, dx);
       }
@@ -128,19 +157,23 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
       if (e.state && e.quantized[role_index(GemmRole::wgrad)]) {
         if (!saved.input_for_wgrad) throw std::logic_error("Fp8Linear: no FP8 copy of x for wgrad");
         const auto qdy = quantize_operand(e, LinearTensor::grad_output, GemmRole::wgrad, dy);
-        run_gemm(e, GemmRole::wgrad, &qdy.tensor, &*saved.input_for_wgrad, dy, x, dw);
+        run_gemm(e, GemmRole::wgrad, &qdy, &*saved.input_for_wgrad, dy, x, dw);
       } else {
         run_gemm(e, GemmRole::wgrad, nullptr, nullptr, dy, x, dw);
       }
     }
     if (ctx->needs_input_grad(2)) {
       // Σ over rows in increasing order, fp32: the same bits for every backend and thread count.
-      db = at::zeros({dy.size(1)}, dy.options());
-      const float* g = dy.const_data_ptr<float>();
+      // On the host: a CUDA dy is copied over and the sum copied back (LibTorch's CUDA sum
+      // reduces in another order).
+      const at::Tensor dy_host = dy.is_cuda() ? dy.cpu() : dy;
+      db = at::zeros({dy.size(1)}, dy_host.options());
+      const float* g = dy_host.const_data_ptr<float>();
       float* out = db.mutable_data_ptr<float>();
       for (std::int64_t m = 0; m < dy.size(0); ++m) {
         for (std::int64_t n = 0; n < dy.size(1); ++n) out[n] += g[m * dy.size(1) + n];
       }
+      if (dy.is_cuda()) db = db.to(dy.device());
     }
     // TE: the first FP8 module of the region, at the end of its backward (the last FP8 backward
     // of the step), updates every module's backward scales (te-accelerate.md §2.5 step 3).
@@ -173,6 +206,18 @@ at::Tensor run_linear(const at::Tensor& x, const at::Tensor& weight, const at::T
         (bias.defined() ? ", bias [" + std::to_string(bias.size(0)) + "]" : std::string()));
   }
   if (!execution.backend) throw std::invalid_argument("run_linear: no backend");
+  if (weight.device() != x.device() || (bias.defined() && bias.device() != x.device())) {
+    throw std::invalid_argument("run_linear: input on " + x.device().str() + ", weight on " +
+                                weight.device().str() +
+                                (bias.defined() ? ", bias on " + bias.device().str() : "") +
+                                "; all must be on one device");
+  }
+  if (x.is_cuda() && !execution.backend->accepts(MemorySpace::cuda)) {
+    throw std::invalid_argument("run_linear: tensors on " + x.device().str() + ", but backend " +
+                                std::string(execution.backend->name()) +
+                                " takes host memory only; keep the model on the CPU or use the "
+                                "cuda backend");
+  }
   // Decided here: autograd runs Function::forward with grad mode off. As TE, only the copies a
   // backward GEMM will read are quantized (dgrad needs x's gradient, wgrad W's).
   // autograd::Function takes no undefined tensor: a Linear without bias passes an empty one.

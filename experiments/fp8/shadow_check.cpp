@@ -256,18 +256,25 @@ std::unique_ptr<LinearScalingState> ShadowCheckedBackend::make_state(
                                        recipe, std::move(layer));
 }
 
-sc::QuantizeResult ShadowCheckedBackend::quantize(LinearScalingState& state, LinearTensor tensor,
-                                                  GemmRole role, ConstMatrix x) const {
+bool ShadowCheckedBackend::begin_quantize(LinearScalingState& state) const {
   ShadowState& s = shadow_state(state);
-  {
-    const std::lock_guard lock(mutex_);
-    gemm_layer_ = s.layer;
-  }
-  if (s.step % options_.every != 0) return watched_->quantize(*s.watched, tensor, role, x);
+  const std::lock_guard lock(mutex_);
+  gemm_layer_ = s.layer;
+  return s.step % options_.every == 0;
+}
 
+DelayedStateSnapshot ShadowCheckedBackend::delayed_before(LinearScalingState& state) const {
+  ShadowState& s = shadow_state(state);
+  return s.recipe.scaling == recipes::Scaling::delayed ? snapshot_(*s.watched)
+                                                       : DelayedStateSnapshot{};
+}
+
+void ShadowCheckedBackend::check_quantize(LinearScalingState& state, LinearTensor tensor,
+                                          GemmRole role, ConstMatrix host_x,
+                                          const sc::QuantizeResult& got,
+                                          const DelayedStateSnapshot& before) const {
+  ShadowState& s = shadow_state(state);
   const bool delayed = s.recipe.scaling == recipes::Scaling::delayed;
-  const DelayedStateSnapshot before = delayed ? snapshot_(*s.watched) : DelayedStateSnapshot{};
-  sc::QuantizeResult got = watched_->quantize(*s.watched, tensor, role, x);
   sc::QuantizeResult want;
   DelayedStateSnapshot expected_state = before;
   if (delayed) {
@@ -276,13 +283,13 @@ sc::QuantizeResult ShadowCheckedBackend::quantize(LinearScalingState& state, Lin
     const bool backward = tensor == LinearTensor::grad_output;
     const std::vector<float>& scales = backward ? before.backward_scale : before.forward_scale;
     const std::size_t slot = static_cast<std::size_t>(delayed_slot(tensor));
-    want = sc::quantize_per_tensor("shadow check", x.data, x.rows, x.cols,
+    want = sc::quantize_per_tensor("shadow check", host_x.data, host_x.rows, host_x.cols,
                                    element_format(s.recipe, tensor), scales.at(slot));
     float& row0 = (backward ? expected_state.backward_history : expected_state.forward_history)
                       .at(slot);
     row0 = std::fmax(row0, want.stats.amax);
   } else {
-    want = reference_.quantize(*s.reference, tensor, role, x);
+    want = reference_.quantize(*s.reference, tensor, role, host_x);
   }
   const DelayedStateSnapshot after = delayed ? snapshot_(*s.watched) : DelayedStateSnapshot{};
   const std::lock_guard lock(mutex_);
@@ -290,7 +297,43 @@ sc::QuantizeResult ShadowCheckedBackend::quantize(LinearScalingState& state, Lin
                std::string(experiments::name(tensor)) + "/" + std::string(experiments::name(role)));
   c.quantized(got, want);
   if (delayed) c.state(after, expected_state);
+}
+
+sc::QuantizeResult ShadowCheckedBackend::quantize(LinearScalingState& state, LinearTensor tensor,
+                                                  GemmRole role, ConstMatrix x) const {
+  ShadowState& s = shadow_state(state);
+  if (!begin_quantize(state)) return watched_->quantize(*s.watched, tensor, role, x);
+  const DelayedStateSnapshot before = delayed_before(state);
+  sc::QuantizeResult got = watched_->quantize(*s.watched, tensor, role, x);
+  check_quantize(state, tensor, role, x, got, before);
   return got;
+}
+
+std::shared_ptr<const ResidentOperand> ShadowCheckedBackend::quantize_resident(
+    LinearScalingState& state, LinearTensor tensor, GemmRole role, ConstMatrix x) const {
+  ShadowState& s = shadow_state(state);
+  if (!begin_quantize(state)) return watched_->quantize_resident(*s.watched, tensor, role, x);
+  const DelayedStateSnapshot before = delayed_before(state);
+  auto got = watched_->quantize_resident(*s.watched, tensor, role, x);
+  // Only shadowed steps copy x and the operand to the host.
+  const std::vector<float> host_x = watched_->to_host(x);
+  check_quantize(state, tensor, role, {host_x, x.rows, x.cols}, got->to_host(), before);
+  return got;
+}
+
+bool ShadowCheckedBackend::shadowed_gemm(std::string& layer) const {
+  const std::lock_guard lock(mutex_);
+  layer = gemm_layer_;
+  return step_ % options_.every == 0;
+}
+
+void ShadowCheckedBackend::compare_output(const std::string& layer, GemmRole role,
+                                          std::span<const float> got,
+                                          std::span<const float> want) const {
+  const std::lock_guard lock(mutex_);
+  Comparison c(report_, options_.keep_first, watched_->name(), layer,
+               std::string(experiments::name(role)));
+  c.floats("output", got, want);
 }
 
 void ShadowCheckedBackend::gemm(GemmRole role, const sim::QuantizedTensor& a,
@@ -298,32 +341,43 @@ void ShadowCheckedBackend::gemm(GemmRole role, const sim::QuantizedTensor& a,
                                 recipes::Accumulation accumulation, MutableMatrix out) const {
   watched_->gemm(role, a, b, accumulation, out);
   std::string layer;
-  {
-    const std::lock_guard lock(mutex_);
-    if (step_ % options_.every != 0) return;
-    layer = gemm_layer_;
-  }
+  if (!shadowed_gemm(layer)) return;
   std::vector<float> want(out.data.size());
   reference_.gemm(role, a, b, accumulation, {want, out.rows, out.cols});
-  const std::lock_guard lock(mutex_);
-  Comparison c(report_, options_.keep_first, watched_->name(), layer,
-               std::string(experiments::name(role)));
-  c.floats("output", out.data, want);
+  compare_output(layer, role, out.data, want);
+}
+
+void ShadowCheckedBackend::gemm_resident(GemmRole role, const ResidentOperand& a,
+                                         const ResidentOperand& b,
+                                         recipes::Accumulation accumulation,
+                                         MutableMatrix out) const {
+  watched_->gemm_resident(role, a, b, accumulation, out);
+  std::string layer;
+  if (!shadowed_gemm(layer)) return;
+  const sc::QuantizeResult host_a = a.to_host(), host_b = b.to_host();
+  const std::vector<float> got = watched_->to_host({out.data, out.rows, out.cols, out.memory});
+  std::vector<float> want(out.data.size());
+  reference_.gemm(role, host_a.tensor, host_b.tensor, accumulation, {want, out.rows, out.cols});
+  compare_output(layer, role, got, want);
 }
 
 void ShadowCheckedBackend::high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix b,
                                                HighPrecision precision, MutableMatrix out) const {
   watched_->high_precision_gemm(role, a, b, precision, out);
-  {
-    const std::lock_guard lock(mutex_);
-    if (step_ % options_.every != 0) return;
-  }
+  std::string layer;
+  if (!shadowed_gemm(layer)) return;
   std::vector<float> want(out.data.size());
+  if (a.memory == MemorySpace::cuda) {
+    // The watched backend took all three in cuda memory; sim replays host copies.
+    const std::vector<float> host_a = watched_->to_host(a), host_b = watched_->to_host(b);
+    const std::vector<float> got = watched_->to_host({out.data, out.rows, out.cols, out.memory});
+    reference_.high_precision_gemm(role, {host_a, a.rows, a.cols}, {host_b, b.rows, b.cols},
+                                   precision, {want, out.rows, out.cols});
+    compare_output("high_precision", role, got, want);
+    return;
+  }
   reference_.high_precision_gemm(role, a, b, precision, {want, out.rows, out.cols});
-  const std::lock_guard lock(mutex_);
-  Comparison c(report_, options_.keep_first, watched_->name(), "high_precision",
-               std::string(experiments::name(role)));
-  c.floats("output", out.data, want);
+  compare_output("high_precision", role, out.data, want);
 }
 
 void ShadowCheckedBackend::end_pass(LinearScalingState& state, bool forward) const {

@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -104,10 +105,31 @@ class ShadowCheckedBackend final : public LinearBackend {
   void end_forward(LinearScalingState& state) const override;
   void end_backward(LinearScalingState& state) const override;
 
+  // The resident path when the watched backend has one; shadowed steps copy the operands and
+  // results to the host (watched to_host / ResidentOperand::to_host) and replay them as above.
+  bool accepts(MemorySpace memory) const override { return watched_->accepts(memory); }
+  std::shared_ptr<const ResidentOperand> quantize_resident(LinearScalingState& state,
+                                                           LinearTensor tensor, GemmRole role,
+                                                           ConstMatrix x) const override;
+  void gemm_resident(GemmRole role, const ResidentOperand& a, const ResidentOperand& b,
+                     recipes::Accumulation accumulation, MutableMatrix out) const override;
+  std::vector<float> to_host(ConstMatrix x) const override { return watched_->to_host(x); }
+
   ShadowReport report() const;
 
  private:
   void end_pass(LinearScalingState& state, bool forward) const;
+  // Notes the layer whose GEMMs follow; true when the state's step is shadowed.
+  bool begin_quantize(LinearScalingState& state) const;
+  DelayedStateSnapshot delayed_before(LinearScalingState& state) const;
+  // Replays one quantize of host_x through sim and compares result and state with `got`.
+  void check_quantize(LinearScalingState& state, LinearTensor tensor, GemmRole role,
+                      ConstMatrix host_x, const sim::scaling::QuantizeResult& got,
+                      const DelayedStateSnapshot& before) const;
+  // The latest quantize's layer; true when GEMMs of the current step are shadowed.
+  bool shadowed_gemm(std::string& layer) const;
+  void compare_output(const std::string& layer, GemmRole role, std::span<const float> got,
+                      std::span<const float> want) const;
 
   std::shared_ptr<const LinearBackend> watched_;
   DelayedSnapshotFn snapshot_;

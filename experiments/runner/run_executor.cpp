@@ -1,6 +1,7 @@
 #include "experiments/runner/run_executor.hpp"
 
 #include <ATen/Parallel.h>
+#include <torch/cuda.h>
 #include <torch/serialize.h>
 #include <unistd.h>
 
@@ -93,9 +94,17 @@ StepMeasurements take_linear_measurements(TrainableModel& model, bool want_rows)
   return m;
 }
 
+// A backend with a resident path (cuda) trains a model on the device, when LibTorch sees one (a
+// CPU-only LibTorch keeps the model on the CPU: the backend then stages every operand).
+torch::Device device_for(const LinearBackend& backend) {
+  return backend.accepts(MemorySpace::cuda) && torch::cuda::is_available() ? torch::kCUDA
+                                                                           : torch::kCPU;
+}
+
 ModelHooks baseline_hooks(HighPrecision precision,
                           std::shared_ptr<const LinearBackend> backend = sim_backend()) {
   ModelHooks hooks;
+  hooks.device = device_for(*backend);
   hooks.convert = [precision, backend](TrainableModel& model) {
     convert_model_to_high_precision(model, backend, precision);
   };
@@ -106,6 +115,7 @@ ModelHooks baseline_hooks(HighPrecision precision,
 ModelHooks fp8_hooks(const recipes::Recipe& recipe, HighPrecision precision,
                      std::shared_ptr<const LinearBackend> backend) {
   ModelHooks hooks;
+  hooks.device = device_for(*backend);
   hooks.convert = [recipe, precision, backend](TrainableModel& model) {
     ConvertOptions options;
     options.high_precision = precision;

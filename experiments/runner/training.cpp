@@ -6,6 +6,8 @@
 #include <map>
 #include <stdexcept>
 
+#include <torch/cuda.h>
+
 #include "experiments/fp8/autocast.hpp"
 
 namespace fp8lab::experiments {
@@ -36,12 +38,21 @@ ModelSnapshot snapshot(TrainableModel& model, const std::vector<std::string>& na
       throw std::runtime_error("model has no parameter '" + name +
                                "' that the baseline has: convert_model renamed a parameter");
     }
-    weights.push_back(p->detach().reshape({-1}).to(torch::kFloat));
+    weights.push_back(p->detach().reshape({-1}).to(torch::kFloat).cpu());
     const auto& grad = p->grad();
-    gradients.push_back(grad.defined() ? grad.detach().reshape({-1}).to(torch::kFloat)
+    gradients.push_back(grad.defined() ? grad.detach().reshape({-1}).to(torch::kFloat).cpu()
                                        : torch::zeros({p->numel()}));
   }
   return ModelSnapshot{step, torch::cat(weights), torch::cat(gradients)};
+}
+
+// The model on its hooks' device (after convert, so that converted Linears move too).
+void place(TrainableModel& model, const ModelHooks& hooks) {
+  if (!hooks.device.is_cpu()) model.to(hooks.device);
+}
+Batch on_device(Batch batch, torch::Device device) {
+  if (device.is_cpu()) return batch;
+  return Batch{batch.input.to(device), batch.target.to(device)};
 }
 
 // The forward pass of a step, inside the seed API's contextual FP8 autocast: FP8 when training
@@ -107,10 +118,14 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
 
   auto model = workload.make_model(options.seed);
   if (hooks.convert) hooks.convert(*model);
+  place(*model, hooks);
   model->train();
   result.parameter_names = sorted_parameter_names(*model);
   auto optimizer = make_optimizer(*model, schedule);
-  const auto eval_batches = workload.eval_batches();
+  std::vector<Batch> eval_batches;
+  for (auto& batch : workload.eval_batches()) {
+    eval_batches.push_back(on_device(std::move(batch), hooks.device));
+  }
 
   std::map<std::int64_t, const ModelSnapshot*> reference_snapshots;
   if (reference != nullptr) {
@@ -120,7 +135,7 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
   std::vector<double> step_seconds;
 
   for (std::int64_t step = 0; step < result.steps_planned; ++step) {
-    const auto batch = workload.train_batch(step, options.seed);
+    const auto batch = on_device(workload.train_batch(step, options.seed), hooks.device);
     const auto start = Clock::now();
     set_learning_rate(optimizer, learning_rate_at(schedule, step, result.steps_planned));
     optimizer.zero_grad();
@@ -188,6 +203,7 @@ std::vector<double> time_training_steps(const Workload& workload,
   for (std::size_t v = 0; v < variants.size(); ++v) {
     timed[v].model = workload.make_model(seed);
     if (variants[v].convert) variants[v].convert(*timed[v].model);
+    place(*timed[v].model, variants[v]);
     timed[v].model->train();
     timed[v].optimizer =
         std::make_unique<torch::optim::AdamW>(make_optimizer(*timed[v].model, schedule));
@@ -198,11 +214,13 @@ std::vector<double> time_training_steps(const Workload& workload,
     const auto batch = workload.train_batch(step, seed);
     for (std::size_t v = 0; v < variants.size(); ++v) {
       auto& t = timed[v];
+      const auto device_batch = on_device(batch, variants[v].device);
       const auto start = Clock::now();
       t.optimizer->zero_grad();
-      auto loss = forward_loss(*t.model, batch, variants[v].use_autocast_during_eval);
+      auto loss = forward_loss(*t.model, device_batch, variants[v].use_autocast_during_eval);
       loss.backward();
       t.optimizer->step();
+      if (variants[v].device.is_cuda()) torch::cuda::synchronize();  // the step's queued work
       const double seconds = seconds_since(start);
       if (variants[v].take_step_measurements) variants[v].take_step_measurements(*t.model, false);
       if (step > 0) t.times.push_back(seconds);  // step 0 warms caches up

@@ -47,6 +47,10 @@ struct ModelHooks {
   // The recipe's use_autocast_during_eval (the seed API's contextual autocast): eval passes run
   // without FP8 unless true.
   bool use_autocast_during_eval = false;
+  // Where the model and its batches live: CUDA for a backend with a resident path (--backend
+  // cuda; docs/architecture.md, "The cuda backend's memory"), else the CPU. The model moves after
+  // convert; snapshots are copied back to the CPU.
+  torch::Device device = torch::kCPU;
 };
 
 struct TrainingOptions {

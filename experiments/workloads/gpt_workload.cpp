@@ -88,9 +88,11 @@ class GptModel : public TrainableModel {
 
   torch::Tensor loss(const Batch& batch) override {
     const auto time = batch.input.size(1);
-    auto positions = torch::arange(time, torch::kLong);
+    // On the batch's device (a model and batch moved to CUDA; a no-op on the CPU).
+    const auto device = batch.input.device();
+    auto positions = torch::arange(time, torch::TensorOptions().dtype(torch::kLong).device(device));
     auto x = token_embedding_->forward(batch.input) + position_embedding_->forward(positions);
-    const auto mask = causal_mask_.slice(0, 0, time).slice(1, 0, time);
+    const auto mask = causal_mask_.slice(0, 0, time).slice(1, 0, time).to(device);
     for (auto& block : blocks_) x = block->forward(x, mask);
     auto logits = forward_linear(*this, "head", ln_final_->forward(x));
     return torch::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}),

@@ -30,7 +30,7 @@ class SpiralClassifier : public TrainableModel {
   }
   torch::Tensor loss(const Batch& batch) override {
     // Fourier features of the 2-D point make the 16 inputs of the first Linear.
-    auto angles = torch::matmul(batch.input, frequencies());
+    auto angles = torch::matmul(batch.input, frequencies().to(batch.input.device()));
     auto features = torch::cat({torch::sin(angles), torch::cos(angles)}, 1);
     auto h = torch::relu(forward_linear(*this, "embed", features));
     h = h + torch::relu(forward_linear(*this, "residual", h));

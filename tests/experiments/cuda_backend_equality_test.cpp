@@ -3,8 +3,12 @@
 // weight / bias gradient and delayed-scaling state (every scale and amax-history entry) must be
 // bitwise equal. The cuda stack runs under the shadow check with every step replayed, which must
 // count 0 mismatches over every quantize (codes, scales, E8M0, statistics), GEMM and update.
+// The same holds for a stack whose tensors live on the device (the backend's resident path:
+// operands read, kept and written in device memory).
 // Label gpu: without a device the shared main prints why and exits 77 (skipped).
 #include "linear_test_support.hpp"  // first: LibTorch, then Catch2
+
+#include <torch/cuda.h>
 
 #include <memory>
 #include <string>
@@ -86,13 +90,14 @@ struct Stack {
   Fp8Linear second{nullptr};
 };
 
-Stack make_stack(const recipes::Recipe& r, std::shared_ptr<const LinearBackend> backend) {
+Stack make_stack(const recipes::Recipe& r, std::shared_ptr<const LinearBackend> backend,
+                 torch::Device device = torch::kCPU) {
   // Partial 32- and 128-element blocks along every K (in 160, hidden 96, rows 72).
-  return {Fp8Linear(test::normal({96, 160}, 1, 0.05).requires_grad_(true),
-                    test::normal({96}, 2, 0.01).requires_grad_(true), r, backend,
+  return {Fp8Linear(test::normal({96, 160}, 1, 0.05).to(device).requires_grad_(true),
+                    test::normal({96}, 2, 0.01).to(device).requires_grad_(true), r, backend,
                     HighPrecision::fp32),
-          Fp8Linear(test::normal({48, 96}, 3, 0.05).requires_grad_(true), torch::Tensor(), r,
-                    backend, HighPrecision::fp32)};
+          Fp8Linear(test::normal({48, 96}, 3, 0.05).to(device).requires_grad_(true),
+                    torch::Tensor(), r, backend, HighPrecision::fp32)};
 }
 
 struct StepResult {
@@ -100,21 +105,23 @@ struct StepResult {
   std::vector<torch::Tensor> grads;
 };
 
-StepResult step(Stack& s, int index) {
+// One step of a stack whose tensors are on `device`; the results copied to the CPU.
+StepResult step(Stack& s, int index, torch::Device device = torch::kCPU) {
   for (auto* layer : {s.first.get(), s.second.get()}) {
     for (auto& p : layer->parameters()) p.mutable_grad() = torch::Tensor();
   }
-  const torch::Tensor x =
-      activations({72, 160}, 10 + static_cast<std::uint64_t>(index)).requires_grad_(true);
+  const torch::Tensor x = activations({72, 160}, 10 + static_cast<std::uint64_t>(index))
+                              .to(device)
+                              .requires_grad_(true);
   torch::Tensor y;
   {
     Fp8Autocast fp8(true);
     y = s.second->forward(s.first->forward(x));
   }
-  y.backward(test::normal({72, 48}, 20 + static_cast<std::uint64_t>(index), 1e-3));
-  StepResult r{y.detach(), x.grad(), {}};
+  y.backward(test::normal({72, 48}, 20 + static_cast<std::uint64_t>(index), 1e-3).to(device));
+  StepResult r{y.detach().cpu(), x.grad().cpu(), {}};
   for (auto* layer : {s.first.get(), s.second.get()}) {
-    for (auto& p : layer->parameters()) r.grads.push_back(p.grad());
+    for (auto& p : layer->parameters()) r.grads.push_back(p.grad().cpu());
   }
   return r;
 }
@@ -176,6 +183,48 @@ TEST_CASE("cuda backend: Fp8Linear forward and backward equal the sim backend bi
   INFO(to_json(report).dump(1));
   CHECK(report.mismatches == 0);
   CHECK(report.operations > 100);
+}
+
+TEST_CASE("cuda backend: a stack whose tensors live on the device (resident operands) equals the "
+          "sim backend bit for bit, and the shadow check counts 0 mismatches",
+          "[cuda_backend][gpu]") {
+  REQUIRE(torch::cuda::is_available());  // LibTorch must see the device the backend found
+  const torch::Device cuda_device(torch::kCUDA);
+  auto cuda = std::make_shared<const CudaBackend>();
+  auto shadowed = std::make_shared<const ShadowCheckedBackend>(cuda, &CudaBackend::delayed_snapshot,
+                                                               ShadowOptions{.every = 1});
+  auto sim = std::make_shared<const SimBackend>();
+  for (const NamedRecipe& named : recipes_under_test()) {
+    INFO("recipe " << named.name);
+    Stack on_cuda = make_stack(named.recipe, shadowed, cuda_device);
+    Stack on_sim = make_stack(named.recipe, sim);
+    for (int i = 0; i < 3; ++i) {
+      INFO("step " << i);
+      const StepResult c = step(on_cuda, i, cuda_device);
+      const StepResult s = step(on_sim, i);
+      CHECK(test::bitwise_difference(c.y, s.y) == "");
+      CHECK(test::bitwise_difference(c.dx, s.dx) == "");
+      REQUIRE(c.grads.size() == s.grads.size());
+      for (std::size_t g = 0; g < c.grads.size(); ++g) {
+        INFO("parameter gradient " << g);
+        CHECK(test::bitwise_difference(c.grads[g], s.grads[g]) == "");
+      }
+    }
+  }
+  const ShadowReport report = shadowed->report();
+  INFO(to_json(report).dump(1));
+  CHECK(report.mismatches == 0);
+  CHECK(report.operations > 100);
+}
+
+TEST_CASE("sim backend: a Linear whose tensors live on the device is refused by name",
+          "[cuda_backend][gpu]") {
+  REQUIRE(torch::cuda::is_available());
+  Stack on_sim = make_stack(test::recipe_with_defaults(Scaling::current),
+                            std::make_shared<const SimBackend>(), torch::Device(torch::kCUDA));
+  Fp8Autocast fp8(true);
+  CHECK_THROWS_WITH(on_sim.first->forward(activations({72, 160}, 1).to(torch::kCUDA)),
+                    Catch::Contains("backend sim takes host memory only"));
 }
 
 TEST_CASE("cuda backend: delayed-scaling states equal sim's after every step",

@@ -160,6 +160,120 @@ TEST_CASE("Shadow check: --shadow-every 2 checks steps 0 and 2, not step 1", "[s
   CHECK(skipped.operations * 3 == every.operations * 2);
 }
 
+namespace {
+
+// SimBackend with a resident path whose "device" memory is host memory: cuda matrices are host
+// spans here, so the shadow check's resident replay (quantize_resident, gemm_resident,
+// high_precision_gemm on cuda matrices, to_host) runs without a GPU. `corrupt_code` flips a code
+// byte of every resident quantize.
+class HostResidentBackend final : public LinearBackend {
+ public:
+  explicit HostResidentBackend(bool corrupt_code) : corrupt_code_(corrupt_code) {}
+  std::string_view name() const override { return "resident"; }
+  std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& r) const override {
+    return sim_.make_state(r);
+  }
+  sim::scaling::QuantizeResult quantize(LinearScalingState& state, LinearTensor tensor,
+                                        GemmRole role, ConstMatrix x) const override {
+    return sim_.quantize(state, tensor, role, x);
+  }
+  void gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
+            recipes::Accumulation accumulation, MutableMatrix out) const override {
+    sim_.gemm(role, a, b, accumulation, out);
+  }
+  void high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
+                           MutableMatrix out) const override {
+    sim_.high_precision_gemm(role, host(a), host(b), precision, {out.data, out.rows, out.cols});
+  }
+  void end_forward(LinearScalingState& state) const override { sim_.end_forward(state); }
+  void end_backward(LinearScalingState& state) const override { sim_.end_backward(state); }
+
+  bool accepts(MemorySpace) const override { return true; }
+  std::shared_ptr<const ResidentOperand> quantize_resident(LinearScalingState& state,
+                                                           LinearTensor tensor, GemmRole role,
+                                                           ConstMatrix x) const override {
+    auto result = sim_.quantize(state, tensor, role, host(x));
+    if (corrupt_code_) result.tensor.data[5] ^= 0x01;
+    return std::make_shared<const Kept>(std::move(result));
+  }
+  void gemm_resident(GemmRole role, const ResidentOperand& a, const ResidentOperand& b,
+                     recipes::Accumulation accumulation, MutableMatrix out) const override {
+    sim_.gemm(role, a.to_host().tensor, b.to_host().tensor, accumulation,
+              {out.data, out.rows, out.cols});
+  }
+  std::vector<float> to_host(ConstMatrix x) const override {
+    return std::vector<float>(x.data.begin(), x.data.end());
+  }
+
+ private:
+  struct Kept final : ResidentOperand {
+    explicit Kept(sim::scaling::QuantizeResult r) : result(std::move(r)) {}
+    sim::scaling::QuantizeResult to_host() const override { return result; }
+    sim::scaling::QuantizeResult result;
+  };
+  static ConstMatrix host(ConstMatrix x) { return {x.data, x.rows, x.cols}; }
+
+  SimBackend sim_;
+  bool corrupt_code_;
+};
+
+// One training step of one Linear (x [48, 96], W [64, 96]) through the resident calls of the
+// shadow-checked backend, its "device" matrices in host memory.
+ShadowReport resident_linear_step(bool corrupt_code, recipes::Scaling scaling) {
+  auto watched = std::make_shared<const HostResidentBackend>(corrupt_code);
+  const ShadowCheckedBackend shadowed(watched, &sim_delayed_snapshot, ShadowOptions{.every = 1});
+  const auto state = shadowed.make_state(recipe_of(scaling));
+  const auto values = [](std::vector<std::int64_t> shape, std::uint64_t seed) {
+    const torch::Tensor t = test::normal(shape, seed);
+    return std::vector<float>(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+  };
+  const std::vector<float> x = values({48, 96}, 1), w = values({64, 96}, 2),
+                           dy = values({48, 64}, 3);
+  const auto on_device = [](const std::vector<float>& v, std::int64_t rows, std::int64_t cols) {
+    return ConstMatrix{v, rows, cols, MemorySpace::cuda};
+  };
+  std::vector<float> y(48 * 64), dx(48 * 96), dw(64 * 96);
+  const auto qx = shadowed.quantize_resident(*state, LinearTensor::input, GemmRole::fprop,
+                                             on_device(x, 48, 96));
+  const auto qw = shadowed.quantize_resident(*state, LinearTensor::weight, GemmRole::fprop,
+                                             on_device(w, 64, 96));
+  shadowed.gemm_resident(GemmRole::fprop, *qx, *qw, recipes::Accumulation::fp32_seq,
+                         {y, 48, 64, MemorySpace::cuda});
+  shadowed.end_forward(*state);
+  const auto qdy = shadowed.quantize_resident(*state, LinearTensor::grad_output, GemmRole::wgrad,
+                                              on_device(dy, 48, 64));
+  const auto qx_wgrad = shadowed.quantize_resident(*state, LinearTensor::input, GemmRole::wgrad,
+                                                   on_device(x, 48, 96));
+  shadowed.gemm_resident(GemmRole::wgrad, *qdy, *qx_wgrad, recipes::Accumulation::fp32_seq,
+                         {dw, 64, 96, MemorySpace::cuda});
+  shadowed.high_precision_gemm(GemmRole::dgrad, on_device(dy, 48, 64), on_device(w, 64, 96),
+                               HighPrecision::fp32, {dx, 48, 96, MemorySpace::cuda});
+  shadowed.end_backward(*state);
+  return shadowed.report();
+}
+
+}  // namespace
+
+TEST_CASE("Shadow check: the resident path is replayed through sim like the host path",
+          "[shadow]") {
+  const auto scaling = GENERATE(recipes::Scaling::delayed, recipes::Scaling::mxfp8);
+  INFO("scaling " << recipes::name(scaling));
+  const ShadowReport clean = resident_linear_step(false, scaling);
+  INFO(describe(clean));
+  CHECK(clean.mismatches == 0);
+  // 4 quantizes, 2 FP8 GEMMs, 1 high-precision GEMM, and for delayed scaling the 2 updates.
+  CHECK(clean.operations == (scaling == recipes::Scaling::delayed ? 9 : 7));
+  CHECK(clean.compared > 2 * 48 * 96 + 64 * 96 + 48 * 64);
+  // A code byte corrupted in every resident quantize: one mismatch per quantize, each a code.
+  const ShadowReport corrupt = resident_linear_step(true, scaling);
+  INFO(describe(corrupt));
+  CHECK(corrupt.by_key.size() == 4);
+  for (const auto& [key, count] : corrupt.by_key) {
+    CHECK(key.ends_with("|code"));
+    CHECK(count == 1);
+  }
+}
+
 }  // namespace fp8lab::experiments
 
 namespace fp8lab::experiments {
