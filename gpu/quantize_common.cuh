@@ -97,7 +97,8 @@ FP8LAB_HD inline std::uint32_t pick_bytes(std::uint32_t w0, std::uint32_t w1, st
 // finite: E4M3 at most 448 = 0x7E, E5M2 at most 57344 = 0x7B); a code has magnitude 0 exactly
 // when y is tiny (above it RNE reaches the smallest subnormal), so underflowed counts tiny y with
 // x != 0 (x is not NaN: y would be).
-template <Format F>
+// kCountAmax = false leaves amax to the caller (who folds it once for many groups).
+template <Format F, bool kCountAmax = true>
 FP8LAB_HD inline std::uint32_t quantize_rn_four_in_range(const float x[4], float scale, Counters& c) {
   using T = Fp8<F>;
   const float y[4] = {mul_rn(x[0], scale), mul_rn(x[1], scale), mul_rn(x[2], scale), mul_rn(x[3], scale)};
@@ -109,7 +110,7 @@ FP8LAB_HD inline std::uint32_t quantize_rn_four_in_range(const float x[4], float
     const bool tiny = std::fabs(y[k]) <= kTiny;
     tiny_bytes |= tiny ? 0xFFu << (8 * k) : 0u;
     c.underflowed += (tiny && x[k] != 0.0f) ? 1u : 0u;
-    c.amax = amax_update(c.amax, x[k]);
+    if (kCountAmax) c.amax = amax_update(c.amax, x[k]);
   }
   // The sign bit of each y moved to bit 7 of its byte: the code of a tiny y.
   const std::uint32_t signs = pick_bytes(float_bits(y[0]), float_bits(y[1]), float_bits(y[2]),
@@ -169,6 +170,16 @@ FP8LAB_HD inline void quantize_stochastic_group(const Values& v, int first, Inde
   for (int k = 0; k < N; k += 4) {
     words[k / 4] = codes[k] | (codes[k + 1] << 8) | (codes[k + 2] << 16) | (codes[k + 3] << 24);
   }
+}
+
+// Whether every y = RN(x * scale) of some values is rn_in_range, given their amax (max |x|, NaN
+// ignored) and whether one is NaN: for scale >= 0, |x1| <= |x2| gives |RN(x1 * scale)| <=
+// |RN(x2 * scale)| (rounding is monotonic), and the in-range magnitudes are closed downwards, so
+// all are in range exactly when the largest is (a NaN scale or Inf * 0 makes that y NaN: false).
+// One test for a block instead of one per value (tests/gpu/quantize_host_test.cpp checks it).
+template <Format F>
+FP8LAB_HD inline bool all_rn_in_range(float amax, bool has_nan, float scale) {
+  return !has_nan && !(scale < 0.0f) && rn_in_range<F>(mul_rn(amax, scale));
 }
 
 // Atomic fmax for non-negative floats (+Inf included): their bit patterns order like integers.

@@ -2,6 +2,7 @@
 // for the host. On the host the
 // satfinite conversion is cuda_fp8.h's software path (proven equal to sim on all 2^32 inputs by
 // tests/sim/cast_cuda_oracle_test.cpp); everything else is the code the kernels run.
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -78,6 +79,23 @@ QuantizeCounts quantize_stochastic_groups(const float* x, std::int64_t n, float 
   detail::dispatch_format_mode(format, mode, "host_twin::quantize_stochastic_groups",
                                StochasticGroups{x, n, scale, {seed, stream, first_index}, codes, &c});
   return counts(c, n);
+}
+
+bool rn_in_range(float y, sim::Format format) {
+  detail::check_fp8(format, "host_twin::rn_in_range");
+  return format == Format::E4M3 ? detail::rn_in_range<Format::E4M3>(y) : detail::rn_in_range<Format::E5M2>(y);
+}
+
+bool all_rn_in_range(const float* x, int n, float scale, sim::Format format) {
+  detail::check_fp8(format, "host_twin::all_rn_in_range");
+  float amax = 0.0f;
+  bool has_nan = false;
+  for (int i = 0; i < n; ++i) {
+    amax = detail::amax_update(amax, x[i]);
+    has_nan = has_nan || std::isnan(x[i]);
+  }
+  return format == Format::E4M3 ? detail::all_rn_in_range<Format::E4M3>(amax, has_nan, scale)
+                                : detail::all_rn_in_range<Format::E5M2>(amax, has_nan, scale);
 }
 
 QuantizeCounts quantize_rn_groups(const float* x, std::int64_t n, float scale,

@@ -28,4 +28,9 @@ QuantizeCounts quantize_stochastic_groups(const float* x, std::int64_t n, float 
                                           std::uint64_t stream, std::uint64_t first_index,
                                           std::uint8_t* codes);
 
+// detail::rn_in_range (one y) and detail::all_rn_in_range (x[0..n) at `scale`, from their amax
+// and NaN presence), the fast-path tests of the kernels.
+bool rn_in_range(float y, sim::Format format);
+bool all_rn_in_range(const float* x, int n, float scale, sim::Format format);
+
 }  // namespace fp8lab::gpu::host_twin

@@ -91,8 +91,8 @@ __global__ void __launch_bounds__(kWarps * 32)
 // (each load instruction reads whole 32-byte sectors). A lane folds max |x| and NaN presence over
 // its 16 values, a butterfly over the block's lanes gives the block amax (NaN ignored by fmaxf),
 // a ballot NaN presence; every lane derives the scale (once per 16 values), the block's first lane
-// stores it, and the lane's codes go through quantize_rn_group (gpu::quantize's fast path,
-// satfinite) in four 4-byte stores.
+// stores it, and the lane's codes take gpu::quantize's fast path (satfinite) when its largest value
+// does (all_rn_in_range), else the per-element code, in four 4-byte stores.
 constexpr int kRowLoads = 4;
 constexpr int kRowStep = 32 * 4 * kRowLoads;  // values per warp step
 
@@ -117,13 +117,14 @@ __global__ void __launch_bounds__(kWarps * 32)
       v[j] = valid ? *reinterpret_cast<const float4*>(x + first + j * 4 * kLanes)
                    : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
-    float amax = 0.0f;
+    float lane_amax = 0.0f;
     bool nan = false;
 #pragma unroll
     for (int j = 0; j < kRowLoads; ++j) {
-      amax = fmaxf(amax, fmaxf(fmaxf(fabsf(v[j].x), fabsf(v[j].y)), fmaxf(fabsf(v[j].z), fabsf(v[j].w))));
+      lane_amax = fmaxf(lane_amax, fmaxf(fmaxf(fabsf(v[j].x), fabsf(v[j].y)), fmaxf(fabsf(v[j].z), fabsf(v[j].w))));
       nan |= isnan(v[j].x) || isnan(v[j].y) || isnan(v[j].z) || isnan(v[j].w);
     }
+    float amax = lane_amax;
 #pragma unroll
     for (int offset = kLanes / 2; offset > 0; offset /= 2) {
       amax = fmaxf(amax, __shfl_xor_sync(0xFFFF'FFFFu, amax, offset));
@@ -137,12 +138,18 @@ __global__ void __launch_bounds__(kWarps * 32)
       if (out.scale != nullptr) out.scale[b] = s.scale;
       if (out.e8m0 != nullptr) out.e8m0[b] = s.e8m0;
     }
+    // The lane's 16 values take the fast path together when the largest does (all_rn_in_range);
+    // amax is folded once (the fallback's Counters::add folds it again: max is idempotent).
+    const bool in_range = detail::all_rn_in_range<F>(lane_amax, nan, s.scale);
+    c.amax = detail::amax_update(c.amax, lane_amax);
 #pragma unroll
     for (int j = 0; j < kRowLoads; ++j) {
       const float x4[4] = {v[j].x, v[j].y, v[j].z, v[j].w};
-      std::uint32_t word[1];
-      detail::quantize_rn_group<F, Overflow::kSatFinite, 4>(x4, 0, s.scale, word, c);
-      *reinterpret_cast<std::uint32_t*>(out.codes + first + j * 4 * kLanes) = word[0];
+      const std::uint32_t word =
+          in_range ? detail::quantize_rn_four_in_range<F, false>(x4, s.scale, c)
+                   : detail::quantize_rn_two<F, Overflow::kSatFinite>(x4[0], x4[1], s.scale, c) |
+                         (detail::quantize_rn_two<F, Overflow::kSatFinite>(x4[2], x4[3], s.scale, c) << 16);
+      *reinterpret_cast<std::uint32_t*>(out.codes + first + j * 4 * kLanes) = word;
     }
   }
   detail::flush_counters(c, nullptr, out.stats);

@@ -12,6 +12,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -140,6 +142,50 @@ TEST_CASE("host twin of the stochastic quantize groups equals sim::quantize_stoc
         CHECK(log.count == 0);
       }
     }
+  }
+}
+
+TEST_CASE("all_rn_in_range of a block (amax, NaN) equals rn_in_range of every scaled value") {
+  // The row-block kernels decide the fast path for 16 values from their amax alone
+  // (gpu/quantize_common.cuh, all_rn_in_range). Blocks of 16 from random patterns, adversarial
+  // values and moderate values, at scales from 0 to Inf and NaN: equal to testing every value for
+  // scale >= 0, never true when a value is out of range for any scale.
+  std::mt19937_64 rng(testing::seed_from("all_rn_in_range"));
+  const std::vector<float> special = testing::adversarial_values();
+  const float inf = std::numeric_limits<float>::infinity();
+  const float scales[] = {0.0f, 1.0f, 0.75f, 3.0f, 448.0f / 3.1f, 65536.0f, std::ldexp(1.0f, -30),
+                          std::ldexp(1.0f, 40), std::numeric_limits<float>::denorm_min(), inf,
+                          std::numeric_limits<float>::quiet_NaN(), -1.0f};
+  std::uniform_int_distribution<int> exponent(-30, 12);
+  for (const Format format : kFormats) {
+    std::uint64_t mismatches = 0, fast = 0, slow = 0;
+    std::string first;
+    for (int b = 0; b < 200000; ++b) {
+      std::array<float, 16> x{};
+      const int kind = b % 3;  // moderate values; with a special; random bit patterns
+      for (auto& v : x) {
+        v = kind == 2 ? std::bit_cast<float>(static_cast<std::uint32_t>(rng()))
+                      : std::ldexp(1.0f + static_cast<float>(rng() % 1024) / 1024.0f, exponent(rng)) *
+                            ((rng() & 1) != 0 ? -1.0f : 1.0f);
+      }
+      if (kind == 1) x[rng() % 16] = special[rng() % special.size()];
+      for (const float scale : scales) {
+        bool every = true;
+        for (const float v : x) every = every && gpu::host_twin::rn_in_range(v * scale, format);
+        const bool block = gpu::host_twin::all_rn_in_range(x.data(), 16, scale, format);
+        (block ? fast : slow) += 1;
+        const bool ok = scale < 0.0f ? (!block || every) : block == every;
+        if (!ok && mismatches++ == 0) {
+          first = "block " + std::to_string(b) + " scale " + testing::float_text(scale) +
+                  ": every " + std::to_string(every) + ", block " + std::to_string(block);
+        }
+      }
+    }
+    INFO(sim::spec(format).name << ": " << mismatches << " mismatches " << first << " (fast " << fast
+                                << ", slow " << slow << ")");
+    CHECK(mismatches == 0);
+    CHECK(fast > 100000);
+    CHECK(slow > 100000);
   }
 }
 
