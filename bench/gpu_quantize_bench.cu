@@ -17,8 +17,8 @@
 //   bf16 satfinite              209-241 / 8 = 26-30, 31 regs           410 / 32 = 12.8, 52 regs
 //   stochastic satfinite        688-935 / 8 = 86-117, 61 regs          986 / 16 = 61.6, 108 regs
 //   current TE: amax pass       106 / 16 = 6.6 (4-byte loads), 32      47 / 16 = 2.9 (16-byte), 32
-//   block 1x128 TE              ~61 (2 passes: 134 / 4 + ~110 / 4), 62  292 / 16 = 18.3, 47 regs
-//   MXFP8 1x32 TE               more: one value per lane and block, 64  301 / 16 = 18.8, 48 regs
+//   block 1x128 TE              ~61 (2 passes: 134 / 4 + ~110 / 4), 62  290 / 16 = 18.1, 47 regs
+//   MXFP8 1x32 TE               more: one value per lane and block, 64  281 / 16 = 17.6, 46 regs
 //   quantize + transpose        618-668 / 4 = 155-167, 31 regs         267 / 16 = 16.7, 43 regs
 //
 // "before" ranges: shortest to longest path (the old fix-ups branched per element); "after": the
