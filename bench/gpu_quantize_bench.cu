@@ -15,7 +15,7 @@
 //   fp32 satfinite              204-236 / 8 = 25.5-29.5, 32 regs       199 / 16 = 12.4, 40 regs
 //   fp32 E5M2 nosat             220-284 / 8 = 27.5-35.5, 32 regs       202 / 16 = 12.6, 42 regs
 //   bf16 satfinite              209-241 / 8 = 26-30, 31 regs           410 / 32 = 12.8, 52 regs
-//   stochastic satfinite        688-935 / 8 = 86-117, 61 regs          986 / 16 = 61.6, 108 regs
+//   stochastic satfinite        688-935 / 8 = 86-117, 61 regs          1004 / 16 = 62.8, 128 regs
 //   current TE: amax pass       106 / 16 = 6.6 (4-byte loads), 32      47 / 16 = 2.9 (16-byte), 32
 //   block 1x128 TE              ~61 (2 passes: 134 / 4 + ~110 / 4), 62  290 / 16 = 18.1, 47 regs
 //   MXFP8 1x32 TE               more: one value per lane and block, 64  281 / 16 = 17.6, 46 regs
@@ -24,7 +24,7 @@
 // "before" ranges: shortest to longest path (the old fix-ups branched per element); "after": the
 // fast path (no NaN or overflow in a 16-byte group), whose fallback is the per-element code.
 // Stochastic stays above the budget: one Philox4x32-10 per element (sim/rng.hpp) is ~40 integer
-// multiply and xor instructions by itself.
+// multiply and xor instructions by itself; it prefetches the next step (2 blocks of 256 per SM).
 #include <cstdint>
 
 #include "bench/gpu_bench_util.hpp"

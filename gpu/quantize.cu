@@ -85,6 +85,7 @@ __device__ inline float load1(const std::uint16_t* x, std::int64_t i) { return b
 // position in x of value k of the step (the stochastic stream's index). A const kernel parameter.
 template <Format F, Overflow M, bool kStochastic>
 struct ElementQuantizer {
+  static constexpr bool kComputeBound = kStochastic;
   StochasticStream random;
 
   __device__ std::uint32_t one(float x, std::int64_t i, float scale, Counters& c) const {
@@ -132,11 +133,22 @@ __global__ void __launch_bounds__(kThreads)
   }
   const std::int64_t chunks = (n - head) / layout::chunk_values(sizeof(In));
   const int lane = static_cast<int>(threadIdx.x & 31u);
+  // Quantizers with much arithmetic per value (stochastic: a Philox block each) load the next
+  // step while they compute this one, so that its memory latency hides behind the arithmetic.
+  constexpr bool kPrefetch = Quantizer::kComputeBound;
+  StepValues<In> next;
+  if (kPrefetch && thread / 32 < chunks) next.load(x + layout::chunk_value(head, thread / 32, lane, 0, sizeof(In)));
   for (std::int64_t chunk = thread / 32; chunk < chunks; chunk += threads / 32) {
     // This lane's first value; value k is index(k) = first + a constant (load j: j * 32 * kLoad).
     const std::int64_t first = layout::chunk_value(head, chunk, lane, 0, sizeof(In));
     StepValues<In> v;
-    v.load(x + first);
+    if constexpr (kPrefetch) {
+      v = next;
+      const std::int64_t following = chunk + threads / 32;
+      if (following < chunks) next.load(x + layout::chunk_value(head, following, lane, 0, sizeof(In)));
+    } else {
+      v.load(x + first);
+    }
     const auto index = [head, chunk, lane](int k) {
       return layout::chunk_value(head, chunk, lane, k, sizeof(In));
     };
