@@ -1,6 +1,7 @@
 // gpu::quantize, quantize_bf16, quantize_stochastic against sim::quantize* (NUMERICS.md §4): every
 // code and every statistic, on mixed random/adversarial tensors of awkward sizes, at aligned and
 // misaligned addresses, in both formats and every overflow mode.
+#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -173,6 +174,19 @@ TEST_CASE("gpu::quantize_bf16 equals sim::quantize_bf16") {
 
 TEST_CASE("gpu::quantize_stochastic equals sim::quantize_stochastic (same Philox words)") {
   run_all(Kind::kStochastic, "gpu::quantize_stochastic");
+}
+
+TEST_CASE("gpu::quantize on tensors larger than one grid pass (each warp takes several steps)") {
+  // The grid holds what fits on the device at once (an H200: about 5400 warps of 512 fp32 values
+  // for RNE, 2100 for stochastic), so only a tensor of several million values makes each warp loop,
+  // and the stochastic kernel use the step it loaded ahead.
+  const std::size_t n = (std::size_t{1} << 23) + 517;
+  const std::vector<float> x = in_range_tensor(n, testing::seed_from("large"));
+  for (const Kind kind : {Kind::kFp32, Kind::kBf16, Kind::kStochastic}) {
+    for (const auto& offsets : {std::array<std::size_t, 2>{0, 0}, std::array<std::size_t, 2>{1, 1}}) {
+      run_case(kind, {"large", Format::E4M3, Overflow::kSatFinite, 1.0f}, x, offsets[0], offsets[1]);
+    }
+  }
 }
 
 TEST_CASE("gpu::quantize in-range tensors mostly take the fast path, and not only") {

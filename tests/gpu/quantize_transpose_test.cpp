@@ -17,13 +17,14 @@ using sim::Format;
 using sim::Overflow;
 
 TEST_CASE("gpu::quantize_transpose equals sim, codes transposed exactly") {
-  // Whole 64 x 64 tiles ({64, 64}, {128, 192}, {192, 128}, {320, 256}) run the tiled kernel, the
-  // others the general one; each on mixed values (mostly per-element fallback) and on activations
-  // (mostly the fast path).
+  // Whole 64 x 64 tiles ({64, 64}, {128, 192}, {192, 128}, {320, 256}, {1024, 3072}) run the
+  // tiled kernel, the others the general one; each on mixed values (mostly per-element fallback)
+  // and on activations (mostly the fast path). {1024, 3072} has more tiles than an H200 holds
+  // blocks at once (768 against about 660): blocks loop.
   const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},     {7, 33},    {32, 32},
                                                           {33, 65},   {100, 3},   {513, 257},
                                                           {64, 1000}, {64, 64},   {128, 192},
-                                                          {192, 128}, {320, 256}};
+                                                          {192, 128}, {320, 256}, {1024, 3072}};
   for (const auto& [rows, cols] : shapes) {
     for (const bool activations : {false, true}) {
       const std::size_t n = static_cast<std::size_t>(rows * cols);
