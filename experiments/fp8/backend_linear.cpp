@@ -34,7 +34,9 @@ torch::Tensor BackendLinearImpl::forward(const torch::Tensor& input) {
                                 c10::str(input.sizes()));
   }
   const torch::Tensor rows = input.reshape({-1, in_features()});
-  torch::Tensor y = run_linear(rows, weight, bias, execution());
+  LinearExecution e = execution();
+  e.measure_operands = measure_operands_;
+  torch::Tensor y = run_linear(rows, weight, bias, std::move(e));
   auto shape = input.sizes().vec();
   shape.back() = out_features();
   return y.reshape(shape);

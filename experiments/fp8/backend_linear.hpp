@@ -33,6 +33,9 @@ class BackendLinearImpl : public torch::nn::Module {
   // Statistics merged over every forward and backward since the last reset (linear_stats.hpp).
   const LinearStats& stats() const { return *stats_; }
   void reset_stats() { *stats_ = LinearStats{}; }
+  // Whether quantizations measure their operands into stats() (LinearExecution::
+  // measure_operands; default true). A runner turns it off on steps whose statistics it skips.
+  void set_measure_operands(bool on) { measure_operands_ = on; }
 
   torch::Tensor weight;
   torch::Tensor bias;  // undefined when the Linear has none
@@ -49,6 +52,7 @@ class BackendLinearImpl : public torch::nn::Module {
   std::shared_ptr<const LinearBackend> backend_;
   HighPrecision high_precision_;
   std::shared_ptr<LinearStats> stats_ = std::make_shared<LinearStats>();
+  bool measure_operands_ = true;
 };
 
 }  // namespace fp8lab::experiments

@@ -51,14 +51,16 @@ Operand quantize_operand(const LinearExecution& e, LinearTensor tensor, GemmRole
   Operand operand;
   if (x.is_cuda()) {
     operand.resident = e.backend->quantize_resident(*e.state, tensor, role, const_view(x));
-    if (e.stats) {
+    if (e.stats && e.measure_operands) {
       const at::Tensor host_x = x.cpu();
       e.stats->operand(tensor, role).merge(
           measure_quantization(const_view(host_x), operand.resident->to_host()));
     }
   } else {
     auto result = e.backend->quantize(*e.state, tensor, role, const_view(x));
-    if (e.stats) e.stats->operand(tensor, role).merge(measure_quantization(const_view(x), result));
+    if (e.stats && e.measure_operands) {
+      e.stats->operand(tensor, role).merge(measure_quantization(const_view(x), result));
+    }
     operand.host = std::move(result.tensor);
   }
   if (e.stats) e.stats->quantize_seconds += seconds_since(start);

@@ -30,6 +30,10 @@ struct LinearExecution {
   std::shared_ptr<Fp8AutocastRecord> record;  // the region this call registered with
   bool first_in_region = false;               // its backward runs the backward scale update
   std::shared_ptr<LinearStats> stats;         // merged into by forward and backward; may be null
+  // Whether quantizations measure their operands into `stats` (amax, scales, counts, SQNR); off
+  // on steps whose statistics nobody reads (tensors on CUDA then copy nothing back for them).
+  // GEMM counts and timers are kept either way.
+  bool measure_operands = true;
 };
 
 // y = x · weightᵀ + bias for x [rows, in_features] fp32, weight [out_features, in_features] fp32

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "experiments/fp8/backend_linear.hpp"
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/fp8/sim_backend.hpp"
 #include "experiments/runner/run_ids.hpp"
@@ -101,10 +102,20 @@ torch::Device device_for(const LinearBackend& backend) {
                                                                            : torch::kCPU;
 }
 
+// ModelHooks::measure_operands: every backend Linear of the model.
+void measure_operands(TrainableModel& model, bool on) {
+  for (const auto& module : model.modules(/*include_self=*/false)) {
+    if (auto* linear = dynamic_cast<BackendLinearImpl*>(module.get())) {
+      linear->set_measure_operands(on);
+    }
+  }
+}
+
 ModelHooks baseline_hooks(HighPrecision precision,
                           std::shared_ptr<const LinearBackend> backend = sim_backend()) {
   ModelHooks hooks;
   hooks.device = device_for(*backend);
+  hooks.measure_operands = measure_operands;
   hooks.convert = [precision, backend](TrainableModel& model) {
     convert_model_to_high_precision(model, backend, precision);
   };
@@ -116,6 +127,7 @@ ModelHooks fp8_hooks(const recipes::Recipe& recipe, HighPrecision precision,
                      std::shared_ptr<const LinearBackend> backend) {
   ModelHooks hooks;
   hooks.device = device_for(*backend);
+  hooks.measure_operands = measure_operands;
   hooks.convert = [recipe, precision, backend](TrainableModel& model) {
     ConvertOptions options;
     options.high_precision = precision;

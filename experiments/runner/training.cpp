@@ -133,9 +133,13 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
   }
   if (hooks.take_step_measurements) hooks.take_step_measurements(*model, false);  // reset
   std::vector<double> step_seconds;
+  const auto wants_rows = [&](std::int64_t step) {
+    return step % statistics_every == 0 || step + 1 == result.steps_planned;
+  };
 
   for (std::int64_t step = 0; step < result.steps_planned; ++step) {
     const auto batch = on_device(workload.train_batch(step, options.seed), hooks.device);
+    if (hooks.measure_operands) hooks.measure_operands(*model, wants_rows(step));
     const auto start = Clock::now();
     set_learning_rate(optimizer, learning_rate_at(schedule, step, result.steps_planned));
     optimizer.zero_grad();
@@ -159,8 +163,7 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
 
     const bool last = step + 1 == result.steps_planned;
     if (hooks.take_step_measurements) {
-      const bool want_rows = step % statistics_every == 0 || last;
-      auto measured = hooks.take_step_measurements(*model, want_rows);
+      auto measured = hooks.take_step_measurements(*model, wants_rows(step));
       result.gemm_seconds += measured.gemm_seconds;
       for (auto& row : measured.rows) {
         row["step"] = step;
@@ -168,6 +171,7 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
       }
     }
     if (step % eval_every == 0 || last) {
+      if (hooks.measure_operands) hooks.measure_operands(*model, wants_rows(step + 1));
       result.eval.emplace_back(step, evaluate(*model, eval_batches,
                                               hooks.use_autocast_during_eval));
       const auto it = reference_snapshots.find(step);
@@ -204,6 +208,8 @@ std::vector<double> time_training_steps(const Workload& workload,
     timed[v].model = workload.make_model(seed);
     if (variants[v].convert) variants[v].convert(*timed[v].model);
     place(*timed[v].model, variants[v]);
+    // The probe reads no statistics rows.
+    if (variants[v].measure_operands) variants[v].measure_operands(*timed[v].model, false);
     timed[v].model->train();
     timed[v].optimizer =
         std::make_unique<torch::optim::AdamW>(make_optimizer(*timed[v].model, schedule));

@@ -47,6 +47,10 @@ struct ModelHooks {
   // The recipe's use_autocast_during_eval (the seed API's contextual autocast): eval passes run
   // without FP8 unless true.
   bool use_autocast_during_eval = false;
+  // Called before each training step (and before the eval passes after it, whose quantizations
+  // count into the next step's figures) with whether those figures are logged, as
+  // take_step_measurements's want_rows: Linears measure their operands only then.
+  std::function<void(TrainableModel&, bool want_rows)> measure_operands;
   // Where the model and its batches live: CUDA for a backend with a resident path (--backend
   // cuda; docs/architecture.md, "The cuda backend's memory"), else the CPU. The model moves after
   // convert; snapshots are copied back to the CPU.

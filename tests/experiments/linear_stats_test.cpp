@@ -8,6 +8,8 @@
 #include <limits>
 #include <vector>
 
+#include "experiments/fp8/autocast.hpp"
+#include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/linear_stats.hpp"
 #include "experiments/fp8/sim_backend.hpp"
 #include "sim/scaling/stats.hpp"
@@ -79,6 +81,39 @@ TEST_CASE("OperandStats merge: fmax amax, scale range, added counts and energies
   CHECK(merged.count == 20);
   CHECK(merged.saturated == 2);
   CHECK(merged.sqnr_db() == Approx(10.0 * std::log10(200.0 / 10.0)).epsilon(1e-15));
+}
+
+TEST_CASE("set_measure_operands(false) keeps GEMM counts and timers, measures no operand",
+          "[linear][stats]") {
+  Fp8Linear fc(test::normal({32, 64}, 1, 0.1).requires_grad_(true), torch::Tensor(),
+               test::fp32_seq_recipe(recipes::Scaling::current),
+               std::make_shared<const SimBackend>(), HighPrecision::fp32);
+  const torch::Tensor x = test::normal({16, 64}, 2).requires_grad_(true);
+  const auto step = [&] {
+    torch::Tensor y;
+    {
+      Fp8Autocast fp8(true);
+      y = fc->forward(x);
+    }
+    y.sum().backward();
+  };
+  const auto quantizations = [&] {
+    std::uint64_t n = 0;
+    for (const auto& per_tensor : fc->stats().operands) {
+      for (const OperandStats& op : per_tensor) n += op.quantizations;
+    }
+    return n;
+  };
+  fc->set_measure_operands(false);
+  step();
+  CHECK(fc->stats().fp8_gemms == std::array<std::uint64_t, 3>{1, 1, 1});
+  CHECK(fc->stats().quantize_seconds > 0.0);
+  CHECK(quantizations() == 0);
+  fc->set_measure_operands(true);
+  step();
+  // x and W for fprop, their dgrad / wgrad copies, dY for dgrad and wgrad.
+  CHECK(quantizations() == 6);
+  CHECK(fc->stats().operand(LinearTensor::input, GemmRole::fprop).count == 16 * 64);
 }
 
 }  // namespace fp8lab::experiments
