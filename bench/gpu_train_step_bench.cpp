@@ -6,8 +6,8 @@
 //   gpu_train_step/<workload>/<recipe>/cuda_model   model and batch on CUDA: the backend's resident
 //                                                   path (operands read, kept and written on the
 //                                                   device; LibTorch's CUDA kernels elsewhere)
-// Both placements keep every Linear's operand statistics, as the runner does (on CUDA each
-// quantize then copies x and its codes to the host for the SQNR).
+// No Linear measures its operands (set_measure_operands(false)), as on the runner's steps between
+// statistics steps, for the cuda rows and the CPU reference alike.
 // Counters: step_s (mean wall-clock step on the cuda backend over the timed iterations, the device
 // synchronized at the end of each step), cpu_reference_step_s (mean wall-clock step of the same
 // workload, recipe and batch on the sim backend, measured once per workload and recipe before
@@ -35,6 +35,7 @@
 #include <string>
 
 #include "experiments/fp8/autocast.hpp"
+#include "experiments/fp8/backend_linear.hpp"
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/fp8/sim_backend.hpp"
@@ -65,6 +66,11 @@ struct Trainer {
         batch(workload->train_batch(0, 1)),
         on_cuda(backend->name() == "cuda") {
     ex::convert_model(*model, recipe, backend);
+    for (const auto& module : model->modules(/*include_self=*/false)) {
+      if (auto* linear = dynamic_cast<ex::BackendLinearImpl*>(module.get())) {
+        linear->set_measure_operands(false);
+      }
+    }
     if (model_on_cuda) {  // after conversion, so that the FP8 Linears' parameters move too
       model->to(torch::kCUDA);
       batch.input = batch.input.to(torch::kCUDA);
