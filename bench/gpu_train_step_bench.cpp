@@ -15,7 +15,7 @@
 // ratio_to_cpu_reference = step_s / cpu_reference_step_s (below 1: the GPU step is faster;
 // scripts/device-check's summary.json keeps counters named *ratio*); gemm_share
 // and quantize_share (fraction of the cuda step inside backend GEMM / quantize calls, as
-// LinearStats times them on the host).
+// LinearStats times them on the host: on cuda_model rows that is launch time, not kernel time).
 // The CPU reference is what `fp8lab run --backend sim` runs: SimBackend and LibTorch on one thread
 // each (a sweep runs one job per core). Without a CUDA device (or in a build without CUDA) every
 // row is skipped with the reason, visible in the output.
