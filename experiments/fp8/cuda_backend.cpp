@@ -331,10 +331,7 @@ void check_memory(const char* call, const char* matrix, MemorySpace got, MemoryS
   if (got == want) return;
   const auto text = [](MemorySpace m) { return m == MemorySpace::host ? "host" : "cuda"; };
   throw std::invalid_argument(std::string("CudaBackend::") + call + ": " + matrix + " is in " +
-                              text(got) + " memory; this call takes " + text(want) +
-                              " memory (" +
-                              (want == MemorySpace::host ? "quantize / gemm" : "the *_resident calls") +
-                              ")");
+                              text(got) + " memory; this call takes " + text(want) + " memory");
 }
 
 // Delayed scaling: the slot's device scale, amax fmax-accumulated into history row 0 by the
