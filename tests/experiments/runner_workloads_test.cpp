@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "experiments/fp8/autocast.hpp"
+#include "experiments/fp8/backend_linear.hpp"
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/fp8/sim_backend.hpp"
 #include "experiments/runner/training.hpp"
+#include "experiments/workloads/gpt_workload.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "experiments/workloads/text_corpus.hpp"
 
@@ -130,6 +132,61 @@ TEST_CASE("Training is deterministic; a run compared with itself diverges by exa
     CHECK(g == 0.0);
   }
   CHECK(first.train_loss.back() < first.train_loss.front());
+}
+
+TEST_CASE("Operand statistics measured only on logged steps give the same rows",
+          "[workloads][training]") {
+  // ModelHooks::measure_operands turns operand measurement off on steps whose statistics are not
+  // logged (and for the eval passes before them, which count into the next step): the logged
+  // rows, losses and GEMM counts must not change. FP8 eval passes every 2 steps and statistics
+  // every 3: the eval after step 2 counts into step 3's rows, the one after step 4 into none.
+  GptOptions options_eval_2 = gpt_tiny_options();
+  options_eval_2.schedule.eval_every = 2;
+  const auto workload = make_gpt_workload(options_eval_2);
+  recipes::Recipe recipe;
+  recipe.scaling = recipes::Scaling::current;
+  recipe.use_autocast_during_eval = true;
+  const auto hooks_with = [&](bool gate) {
+    ModelHooks hooks;
+    hooks.convert = [recipe](TrainableModel& model) {
+      convert_model(model, recipe, std::make_shared<const SimBackend>());
+    };
+    hooks.use_autocast_during_eval = true;
+    hooks.take_step_measurements = [](TrainableModel& model, bool want_rows) {
+      StepMeasurements m;
+      for (const auto& linear : collect_linear_stats(model)) {
+        m.gemm_seconds += static_cast<double>(linear.stats.fp8_gemms[0]);  // a count, not time
+        if (!want_rows) continue;
+        const OperandStats& op = linear.stats.operand(LinearTensor::input, GemmRole::fprop);
+        m.rows.push_back({{"layer", linear.name},
+                          {"quantizations", op.quantizations},
+                          {"amax", op.amax},
+                          {"sqnr_db", op.sqnr_db()}});
+      }
+      reset_linear_stats(model);
+      return m;
+    };
+    if (gate) {
+      hooks.measure_operands = [](TrainableModel& model, bool on) {
+        for (const auto& module : model.modules(false)) {
+          if (auto* linear = dynamic_cast<BackendLinearImpl*>(module.get())) {
+            linear->set_measure_operands(on);
+          }
+        }
+      };
+    }
+    return hooks;
+  };
+  TrainingOptions options;
+  options.steps = 7;
+  options.statistics_every = 3;
+  const auto every_call = train(*workload, hooks_with(false), options, nullptr);
+  const auto gated = train(*workload, hooks_with(true), options, nullptr);
+  CHECK(gated.train_loss == every_call.train_loss);
+  CHECK(gated.eval == every_call.eval);
+  CHECK(gated.gemm_seconds == every_call.gemm_seconds);
+  REQUIRE(!every_call.layer_statistics.empty());
+  CHECK(gated.layer_statistics.dump() == every_call.layer_statistics.dump());
 }
 
 TEST_CASE("Unknown workloads are refused with the known names", "[workloads]") {
