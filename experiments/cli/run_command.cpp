@@ -90,7 +90,7 @@ int run(const RunArguments& a) {
     const auto expansion = recipes::expand(recipes::read_sweep(a.sweep_file));
     const recipes::SweepRun* found = nullptr;
     for (const auto& r : expansion.runs) {
-      if (r.id == a.run_id) found = &r;
+      if (placed_run_id(r.id, request.backend) == a.run_id) found = &r;
     }
     if (found == nullptr) {
       throw std::invalid_argument("run id " + a.run_id + " is not a run of " + a.sweep_file);
@@ -98,7 +98,7 @@ int run(const RunArguments& a) {
     request.workload = found->workload;
     request.seed = found->seed;
     request.recipe = found->recipe;
-    request.run_id = found->id;
+    request.run_id = a.run_id;
     // One line per execution in the run's log (the resume test counts them).
     std::printf("fp8lab run %s: started\n", request.run_id.c_str());
     std::fflush(stdout);
@@ -125,7 +125,8 @@ int run(const RunArguments& a) {
           : recipes::read_recipe_to_run(a.recipe_file, runs_as);
   for (const auto& change : to_run.changes) std::printf("runs as upstream: %s\n", change.c_str());
   request.recipe = to_run.recipe;
-  request.run_id = recipes::sweep_run_id(*request.recipe, request.workload, request.seed);
+  request.run_id = placed_run_id(
+      recipes::sweep_run_id(*request.recipe, request.workload, request.seed), request.backend);
   const auto record = execute_fp8_run(directory, request);
   const auto status = record["status"].get<std::string>();
   ReportOptions report;
@@ -169,7 +170,9 @@ void add_run_command(CLI::App& app) {
       ->needs(sweep);
   command->add_flag("--baseline-only", a->baseline_only,
                     "run only the baseline of --workload and --seed");
-  command->add_option("--backend", a->backend, "where the Linears run: sim or cuda")
+  command->add_option("--backend", a->backend,
+                      "sim (CPU reference), cuda (Linears, model and batches on the GPU) or "
+                      "cuda-staged (Linears on the GPU, model on the CPU: bit-identical to sim)")
       ->capture_default_str();
   command->add_option("--shadow-every", a->shadow_every,
                       "replay every N-th step through sim and count mismatches (0: off)");

@@ -98,7 +98,9 @@ void add_sweep_command(CLI::App& app) {
                       "two recipe fields for the report's heatmap (default: the two most varied)")
       ->expected(2)
       ->delimiter(',');
-  command->add_option("--backend", a->backend, "where every run's Linears run: sim or cuda")
+  command->add_option("--backend", a->backend,
+                      "sim (CPU reference), cuda (Linears, model and batches on the GPU) or "
+                      "cuda-staged (Linears on the GPU, model on the CPU: bit-identical to sim)")
       ->capture_default_str();
   command->add_option("--shadow-every", a->shadow_every,
                       "replay every N-th step through sim and count mismatches (0: off); exit 1 "

@@ -11,8 +11,9 @@ void validate(const BackendChoice& choice) {
     throw std::invalid_argument("--shadow-every = " + std::to_string(choice.shadow_every) +
                                 "; accepted: 0 (off) or N >= 1");
   }
-  if (choice.name != "sim" && choice.name != "cuda") {
-    throw std::invalid_argument("--backend = '" + choice.name + "'; accepted: sim, cuda");
+  if (choice.name != "sim" && choice.name != "cuda" && choice.name != "cuda-staged") {
+    throw std::invalid_argument("--backend = '" + choice.name +
+                                "'; accepted: sim, cuda, cuda-staged");
   }
 }
 
@@ -31,7 +32,8 @@ std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice) {
   return std::make_shared<const ShadowCheckedBackend>(cuda, &CudaBackend::delayed_snapshot,
                                                       ShadowOptions{.every = choice.shadow_every});
 #else
-  throw std::runtime_error("--backend cuda: this fp8lab was built without CUDA (FP8LAB_WITH_CUDA)");
+  throw std::runtime_error("--backend " + choice.name +
+                           ": this fp8lab was built without CUDA (FP8LAB_WITH_CUDA)");
 #endif
 }
 

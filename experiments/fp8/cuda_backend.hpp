@@ -32,10 +32,20 @@
 
 namespace fp8lab::experiments {
 
-// The backend a run asks for (fp8lab run/sweep --backend, --shadow-every).
+// The backend a run asks for (fp8lab run/sweep --backend, --shadow-every):
+//   sim          the CPU reference
+//   cuda         Linears on the GPU, and the model and batches too (resident operands): fast; the
+//                non-Linear ops run in LibTorch's CUDA kernels, so losses differ from sim's in
+//                their last bits while every Linear call stays bit-exact (the shadow check)
+//   cuda-staged  Linears on the GPU, model on the CPU (operands copied per call): slow, and the
+//                whole run is bit-identical to sim's
 struct BackendChoice {
-  std::string name = "sim";      // "sim" or "cuda"
+  std::string name = "sim";
   std::int64_t shadow_every = 0;  // shadow-check every N-th step against sim; 0 = off
+
+  // Whether the model and its batches live on the GPU ("cuda"). Such runs are numerically
+  // distinct from CPU-trained ones and are filed under their own ids (run_ids.hpp).
+  bool trains_on_cuda() const { return name == "cuda"; }
 };
 
 // Throws std::invalid_argument naming the option and its accepted values: an unknown name or a

@@ -95,11 +95,15 @@ StepMeasurements take_linear_measurements(TrainableModel& model, bool want_rows)
   return m;
 }
 
-// A backend with a resident path (cuda) trains a model on the device, when LibTorch sees one (a
-// CPU-only LibTorch keeps the model on the CPU: the backend then stages every operand).
-torch::Device device_for(const LinearBackend& backend) {
-  return backend.accepts(MemorySpace::cuda) && torch::cuda::is_available() ? torch::kCUDA
-                                                                           : torch::kCPU;
+// Where the model and its batches live (BackendChoice::trains_on_cuda): --backend cuda trains
+// on the GPU (the backend's resident path); sim and cuda-staged on the CPU.
+torch::Device device_for(const BackendChoice& choice) {
+  if (!choice.trains_on_cuda()) return torch::kCPU;
+  if (!torch::cuda::is_available()) {
+    throw std::runtime_error("--backend cuda trains the model on the GPU, but LibTorch sees no "
+                             "CUDA device; accepted here: sim, or cuda-staged (model on the CPU)");
+  }
+  return torch::kCUDA;
 }
 
 // ModelHooks::measure_operands: every backend Linear of the model.
@@ -112,9 +116,10 @@ void measure_operands(TrainableModel& model, bool on) {
 }
 
 ModelHooks baseline_hooks(HighPrecision precision,
-                          std::shared_ptr<const LinearBackend> backend = sim_backend()) {
+                          std::shared_ptr<const LinearBackend> backend = sim_backend(),
+                          torch::Device device = torch::kCPU) {
   ModelHooks hooks;
-  hooks.device = device_for(*backend);
+  hooks.device = device;
   hooks.measure_operands = measure_operands;
   hooks.convert = [precision, backend](TrainableModel& model) {
     convert_model_to_high_precision(model, backend, precision);
@@ -124,9 +129,9 @@ ModelHooks baseline_hooks(HighPrecision precision,
 }
 
 ModelHooks fp8_hooks(const recipes::Recipe& recipe, HighPrecision precision,
-                     std::shared_ptr<const LinearBackend> backend) {
+                     std::shared_ptr<const LinearBackend> backend, torch::Device device) {
   ModelHooks hooks;
-  hooks.device = device_for(*backend);
+  hooks.device = device;
   hooks.measure_operands = measure_operands;
   hooks.convert = [recipe, precision, backend](TrainableModel& model) {
     ConvertOptions options;
@@ -336,7 +341,9 @@ void use_one_torch_thread() {
 }
 
 std::string baseline_run_id(const RunRequest& request) {
-  return baseline_run_id(request.workload, request.seed, request.high_precision, request.steps);
+  return placed_run_id(
+      baseline_run_id(request.workload, request.seed, request.high_precision, request.steps),
+      request.backend);
 }
 
 std::string recipe_label(const recipes::Recipe& r) {
@@ -388,7 +395,7 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
     options.steps = request.steps;
     options.keep_snapshots = true;
     const auto backend = make_backend(request.backend);
-    const auto hooks = baseline_hooks(request.high_precision, backend);
+    const auto hooks = baseline_hooks(request.high_precision, backend, device_for(request.backend));
     const auto result = train(*workload, hooks, options, nullptr);
     add_training(record, result, nullptr);
     add_shadow_check(record, *backend);
@@ -447,7 +454,7 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     options.seed = static_cast<std::uint64_t>(request.seed);
     options.steps = request.steps;
     const auto backend = make_backend(request.backend);
-    const auto hooks = fp8_hooks(recipe, request.high_precision, backend);
+    const auto hooks = fp8_hooks(recipe, request.high_precision, backend, device_for(request.backend));
     const auto result = train(*workload, hooks, options, &reference);
     add_training(record, result, &baseline);
     add_shadow_check(record, *backend);

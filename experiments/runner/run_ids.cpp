@@ -15,4 +15,8 @@ std::string baseline_run_id(const std::string& workload, std::int64_t seed,
   return id;
 }
 
+std::string placed_run_id(const std::string& id, const BackendChoice& backend) {
+  return backend.trains_on_cuda() ? id + "-cuda" : id;
+}
+
 }  // namespace fp8lab::experiments

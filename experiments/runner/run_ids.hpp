@@ -7,11 +7,18 @@
 #include <string>
 
 #include "experiments/fp8/backend.hpp"
+#include "experiments/fp8/cuda_backend.hpp"
 
 namespace fp8lab::experiments {
 
 // "baseline-<workload>-seed<seed>-<fp32|bf16>[-steps<n>]": one per (workload, seed) and options.
 std::string baseline_run_id(const std::string& workload, std::int64_t seed,
                             HighPrecision high_precision, std::optional<std::int64_t> steps);
+
+// The id a run (FP8 or baseline) is filed under for a backend choice: `id` itself when the model
+// trains on the CPU (sim, cuda-staged: the same bits, so their results are shared), `id` + "-cuda"
+// when it trains on the GPU (its non-Linear ops give other bits), so that a results directory
+// never mixes the two under one id.
+std::string placed_run_id(const std::string& id, const BackendChoice& backend);
 
 }  // namespace fp8lab::experiments

@@ -211,7 +211,9 @@ std::pair<int, int> parse_shard(const std::string& text) {
 
 SweepOutcome run_sweep(const SweepOptions& options) {
   const auto text = read_text(options.sweep_file);
-  const auto expansion = recipes::expand(recipes::read_sweep(options.sweep_file.string()));
+  auto expansion = recipes::expand(recipes::read_sweep(options.sweep_file.string()));
+  // Runs trained on the GPU are filed apart from CPU-trained ones (run_ids.hpp).
+  for (auto& run : expansion.runs) run.id = placed_run_id(run.id, {options.backend, options.shadow_every});
   const auto known = workload_names();
   for (const auto& workload : expansion.sweep.workloads) {
     if (std::find(known.begin(), known.end(), workload) == known.end()) {
@@ -251,8 +253,9 @@ SweepOutcome run_sweep(const SweepOptions& options) {
       job.kind = "baseline";
       job.workload = run->workload;
       job.seed = run->seed;
-      job.run_id = baseline_run_id(run->workload, run->seed, options.high_precision,
-                                   options.steps);
+      job.run_id = placed_run_id(
+          baseline_run_id(run->workload, run->seed, options.high_precision, options.steps),
+          {options.backend, options.shadow_every});
       job.arguments = {executable, "run", "--baseline-only", "--workload", run->workload,
                        "--seed", std::to_string(run->seed)};
       job.arguments.insert(job.arguments.end(), common.begin(), common.end());

@@ -15,6 +15,7 @@
 #include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/shadow_check.hpp"
 #include "experiments/fp8/sim_backend.hpp"
+#include "experiments/runner/run_ids.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -279,9 +280,15 @@ TEST_CASE("Shadow check: the resident path is replayed through sim like the host
 namespace fp8lab::experiments {
 
 TEST_CASE("Backend choice: --backend and --shadow-every are checked by name", "[shadow]") {
-  CHECK_THROWS_WITH(validate({"gpu", 0}), Catch::Contains("accepted: sim, cuda"));
+  CHECK_THROWS_WITH(validate({"gpu", 0}), Catch::Contains("accepted: sim, cuda, cuda-staged"));
   CHECK_THROWS_WITH(validate({"cuda", -1}), Catch::Contains("accepted: 0 (off) or N >= 1"));
   CHECK_NOTHROW(validate({"cuda", 5}));
+  CHECK_NOTHROW(validate({"cuda-staged", 0}));
+  // Only a model trained on the GPU gets ids of its own: sim and cuda-staged give the same bits.
+  CHECK(placed_run_id("0f0e68dece316888", {"sim", 0}) == "0f0e68dece316888");
+  CHECK(placed_run_id("0f0e68dece316888", {"cuda-staged", 1}) == "0f0e68dece316888");
+  CHECK(placed_run_id("0f0e68dece316888", {"cuda", 0}) == "0f0e68dece316888-cuda");
+  CHECK(placed_run_id("baseline-mlp-seed0-fp32", {"cuda", 1}) == "baseline-mlp-seed0-fp32-cuda");
   CHECK(make_backend({"sim", 0})->name() == "sim");
   CHECK(dynamic_cast<const ShadowCheckedBackend*>(make_backend({"sim", 0}).get()) == nullptr);
   const auto rehearsal = make_backend({"sim", 3});
@@ -291,13 +298,15 @@ TEST_CASE("Backend choice: --backend and --shadow-every are checked by name", "[
   CHECK(shadowed->report().every == 3);
   // On a machine without a device, cuda is refused with the driver's reason (never sim instead);
   // with one, --shadow-every wraps it in the shadow check.
-  try {
-    const auto backend = make_backend({"cuda", 2});
-    CHECK(backend->name() == "cuda");
-    CHECK(dynamic_cast<const ShadowCheckedBackend*>(backend.get()) != nullptr);
-  } catch (const std::runtime_error& e) {
-    INFO(e.what());
-    CHECK(std::string(e.what()).find("use --backend sim") != std::string::npos);
+  for (const std::string name : {"cuda", "cuda-staged"}) {
+    try {
+      const auto backend = make_backend({name, 2});
+      CHECK(backend->name() == "cuda");
+      CHECK(dynamic_cast<const ShadowCheckedBackend*>(backend.get()) != nullptr);
+    } catch (const std::runtime_error& e) {
+      INFO(e.what());
+      CHECK(std::string(e.what()).find("use --backend sim") != std::string::npos);
+    }
   }
 }
 
