@@ -1,5 +1,5 @@
 // libFuzzer target over every YAML reader of recipes/: recipe files, accelerate configs, sweep
-// files (and their expansion), explain, and the ACCELERATE_FP8_* reader (input lines "K=V").
+// files (and their expansion, runs_as included), the upstream recipe to run, explain, and the ACCELERATE_FP8_* reader (input lines "K=V").
 // The contract under test: any input either parses or throws RecipeError; nothing else escapes,
 // nothing crashes, leaks or trips UBSan. Built and run by scripts/fuzz-recipes (CTest: label fuzz).
 #include <cstddef>
@@ -13,6 +13,7 @@
 #include "recipes/error.hpp"
 #include "recipes/explain.hpp"
 #include "recipes/recipe_file.hpp"
+#include "recipes/runs_as.hpp"
 #include "recipes/sweep.hpp"
 
 namespace {
@@ -51,6 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const Recipe r = parse_recipe_text(text, "fuzz.yaml");
     (void)run_id(canonicalize(r).recipe);
     (void)format_compatibility(compatibility(r), "fuzz");
+    (void)recipe_to_run(compatibility(r), RunsAs::upstream, {"fuzz.yaml", 0});
   } catch (const RecipeError&) {
   }
   try {
