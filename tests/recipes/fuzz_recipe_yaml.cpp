@@ -1,5 +1,6 @@
 // libFuzzer target over every YAML reader of recipes/: recipe files, accelerate configs, sweep
-// files (and their expansion, runs_as included), the upstream recipe to run, explain, and the ACCELERATE_FP8_* reader (input lines "K=V").
+// files (and their expansion, runs_as included), the upstream recipe to run, explain, and the
+// ACCELERATE_FP8_* reader (input lines "K=V").
 // The contract under test: any input either parses or throws RecipeError; nothing else escapes,
 // nothing crashes, leaks or trips UBSan. Built and run by scripts/fuzz-recipes (CTest: label fuzz).
 #include <cstddef>
