@@ -34,7 +34,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "experiments/fp8/autocast.hpp"
+#include "bench/step_trainer.hpp"
 #include "experiments/fp8/backend_linear.hpp"
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
@@ -46,63 +46,36 @@ namespace {
 
 namespace ex = fp8lab::experiments;
 namespace rc = fp8lab::recipes;
+using fp8lab::bench::recipe_for;
+using fp8lab::bench::StepTrainer;
 
 constexpr int kCudaSteps = 20;
 constexpr int kReferenceSteps = 10;
 
-// A model of the workload converted to FP8 Linears over `backend`, with its optimizer and one
-// batch (the same for both backends: make_model and train_batch are pure functions of the seed).
-struct Trainer {
-  std::unique_ptr<ex::Workload> workload;
-  std::shared_ptr<ex::TrainableModel> model;
-  ex::Batch batch;
-  std::unique_ptr<torch::optim::AdamW> optimizer;
-  bool on_cuda = false;
-
-  Trainer(const std::string& workload_name, const rc::Recipe& recipe,
-          std::shared_ptr<const ex::LinearBackend> backend, bool model_on_cuda)
-      : workload(ex::make_workload(workload_name)),
-        model(workload->make_model(1)),
-        batch(workload->train_batch(0, 1)),
-        on_cuda(backend->name() == "cuda") {
-    ex::convert_model(*model, recipe, backend);
-    for (const auto& module : model->modules(/*include_self=*/false)) {
-      if (auto* linear = dynamic_cast<ex::BackendLinearImpl*>(module.get())) {
-        linear->set_measure_operands(false);
-      }
-    }
-    if (model_on_cuda) {  // after conversion, so that the FP8 Linears' parameters move too
-      model->to(torch::kCUDA);
-      batch.input = batch.input.to(torch::kCUDA);
-      batch.target = batch.target.to(torch::kCUDA);
-    }
-    const ex::TrainingSchedule s = workload->schedule();
-    optimizer = std::make_unique<torch::optim::AdamW>(
-        model->parameters(), torch::optim::AdamWOptions(s.learning_rate)
-                                 .betas({s.beta1, s.beta2})
-                                 .weight_decay(s.weight_decay));
-    model->train();
-  }
-
-  void step() {
-    torch::Tensor loss;
-    {
-      ex::ContextualFp8Autocast fp8(*model, false);
-      loss = model->loss(batch);
-    }
-    optimizer->zero_grad();
-    loss.backward();
-    optimizer->step();
-    // Work still queued on the device belongs to this step.
-    if (on_cuda) torch::cuda::synchronize();
-  }
-};
+// The workload's model with FP8 Linears over `backend` (the same model and batch for both
+// backends: make_model and train_batch are pure functions of the seed), measuring no operand.
+StepTrainer make_trainer(const std::string& workload, const rc::Recipe& recipe,
+                                        std::shared_ptr<const ex::LinearBackend> backend,
+                                        bool model_on_cuda) {
+  const bool cuda_backend = backend->name() == "cuda";
+  return StepTrainer(
+      workload,
+      [&recipe, backend](ex::TrainableModel& model) {
+        ex::convert_model(model, recipe, backend);
+        for (const auto& module : model.modules(/*include_self=*/false)) {
+          if (auto* linear = dynamic_cast<ex::BackendLinearImpl*>(module.get())) {
+            linear->set_measure_operands(false);
+          }
+        }
+      },
+      model_on_cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU), cuda_backend);
+}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-double mean_step_seconds(Trainer& trainer, int steps) {
+double mean_step_seconds(StepTrainer& trainer, int steps) {
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < steps; ++i) trainer.step();
   return seconds_since(start) / steps;
@@ -114,9 +87,9 @@ double cpu_reference_step(const std::string& workload, const std::string& recipe
   static std::map<std::string, double> measured;
   const std::string key = workload + "/" + recipe_name;
   if (const auto it = measured.find(key); it != measured.end()) return it->second;
-  Trainer reference(workload, recipe,
-                    std::make_shared<const ex::SimBackend>(ex::SimBackendOptions{.threads = 1}),
-                    false);
+  auto reference = make_trainer(
+      workload, recipe, std::make_shared<const ex::SimBackend>(ex::SimBackendOptions{.threads = 1}),
+      false);
   reference.step();  // warm-up
   return measured[key] = mean_step_seconds(reference, kReferenceSteps);
 }
@@ -142,9 +115,10 @@ void run(benchmark::State& state, const std::string& workload, const std::string
   const auto fail = [&state](const std::exception& error) {
     state.SkipWithError(("failed: " + std::string(error.what())).c_str());
   };
-  std::unique_ptr<Trainer> trainer;
+  std::unique_ptr<StepTrainer> trainer;
   try {
-    trainer = std::make_unique<Trainer>(workload, recipe, cuda, model_on_cuda);
+    trainer = std::make_unique<StepTrainer>(
+        make_trainer(workload, recipe, cuda, model_on_cuda));
     trainer->step();  // warm-up (first kernel launches, allocations)
   } catch (const std::exception& error) {
     fail(error);
@@ -182,15 +156,6 @@ struct NamedRecipe {
   const char* name;
   rc::Recipe recipe;
 };
-
-rc::Recipe recipe_for(rc::Scaling scaling) {
-  rc::Recipe r;
-  r.scaling = scaling;
-  r.fp8_format = rc::default_fp8_format(scaling);
-  r.power_2_scales = rc::default_power_2_scales(scaling);
-  r.gemm = rc::default_gemm_accumulation(scaling);
-  return r;
-}
 
 void register_all() {
   // delayed: TE's default (HYBRID, history 1024, max); the others with their scaling's defaults.

@@ -23,7 +23,7 @@
 #include <memory>
 #include <string>
 
-#include "experiments/fp8/autocast.hpp"
+#include "bench/step_trainer.hpp"
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/fp8/sim_backend.hpp"
 #include "experiments/workloads/registry.hpp"
@@ -33,6 +33,8 @@ namespace {
 
 namespace ex = fp8lab::experiments;
 namespace rc = fp8lab::recipes;
+using fp8lab::bench::recipe_for;
+using fp8lab::bench::StepTrainer;
 
 std::string workload_name() {
   const char* name = std::getenv("FP8LAB_BENCH_WORKLOAD");
@@ -41,40 +43,19 @@ std::string workload_name() {
 
 enum class Arm { torch_fp32, baseline_fp32, baseline_bf16, fp8 };
 
-// A model of the workload, converted for the arm, with its optimizer and one batch.
-struct Trainer {
-  std::unique_ptr<ex::Workload> workload = ex::make_workload(workload_name());
-  std::shared_ptr<ex::TrainableModel> model = workload->make_model(1);
-  ex::Batch batch = workload->train_batch(0, 1);
-  std::unique_ptr<torch::optim::AdamW> optimizer;
-
-  Trainer(Arm arm, const rc::Recipe& recipe) {
+// A model of the workload converted for the arm (FP8 Linears; the baseline's high-precision Linear
+// for the rest, or for every Linear in the baseline arms; plain LibTorch for torch_fp32).
+StepTrainer make_trainer(Arm arm, const rc::Recipe& recipe) {
+  return StepTrainer(workload_name(), [arm, &recipe](ex::TrainableModel& model) {
     auto backend = std::make_shared<const ex::SimBackend>(ex::SimBackendOptions{.threads = 1});
-    if (arm == Arm::fp8) ex::convert_model(*model, recipe, backend);
+    if (arm == Arm::fp8) ex::convert_model(model, recipe, backend);
     if (arm != Arm::torch_fp32) {
       ex::convert_model_to_high_precision(
-          *model, backend,
+          model, backend,
           arm == Arm::baseline_bf16 ? ex::HighPrecision::bf16 : ex::HighPrecision::fp32);
     }
-    const ex::TrainingSchedule s = workload->schedule();
-    optimizer = std::make_unique<torch::optim::AdamW>(
-        model->parameters(), torch::optim::AdamWOptions(s.learning_rate)
-                                 .betas({s.beta1, s.beta2})
-                                 .weight_decay(s.weight_decay));
-    model->train();
-  }
-
-  void step() {
-    torch::Tensor loss;
-    {
-      ex::ContextualFp8Autocast fp8(*model, false);
-      loss = model->loss(batch);
-    }
-    optimizer->zero_grad();
-    loss.backward();
-    optimizer->step();
-  }
-};
+  });
+}
 
 // Process CPU time in seconds (all threads; every arm here runs on one).
 double cpu_seconds() {
@@ -88,7 +69,7 @@ struct StepTimes {
   double cpu = 0.0;
 };
 
-StepTimes mean_step_times(Trainer& trainer, int steps) {
+StepTimes mean_step_times(StepTrainer& trainer, int steps) {
   const auto start = std::chrono::steady_clock::now();
   const double cpu_start = cpu_seconds();
   for (int i = 0; i < steps; ++i) trainer.step();
@@ -98,7 +79,7 @@ StepTimes mean_step_times(Trainer& trainer, int steps) {
 
 StepTimes fp32_step_times() {
   static const StepTimes times = [] {
-    Trainer trainer(Arm::torch_fp32, rc::Recipe{});
+    auto trainer = make_trainer(Arm::torch_fp32, rc::Recipe{});
     trainer.step();  // warm-up
     return mean_step_times(trainer, 20);
   }();
@@ -108,7 +89,7 @@ StepTimes fp32_step_times() {
 void run(benchmark::State& state, Arm arm, const rc::Recipe& recipe) {
   torch::set_num_threads(1);
   const StepTimes reference = fp32_step_times();
-  Trainer trainer(arm, recipe);
+  auto trainer = make_trainer(arm, recipe);
   trainer.step();  // warm-up
   ex::reset_linear_stats(*trainer.model);
   double seconds = 0.0, cpu = 0.0;
@@ -137,15 +118,6 @@ void run(benchmark::State& state, Arm arm, const rc::Recipe& recipe) {
   state.counters["gemm_share"] = gemm / seconds;
   state.counters["quantize_share"] = quantize / seconds;
   state.SetLabel(workload_name());
-}
-
-rc::Recipe recipe_for(rc::Scaling scaling) {
-  rc::Recipe r;
-  r.scaling = scaling;
-  r.fp8_format = rc::default_fp8_format(scaling);
-  r.power_2_scales = rc::default_power_2_scales(scaling);
-  r.gemm = rc::default_gemm_accumulation(scaling);
-  return r;
 }
 
 void register_all() {

@@ -1,0 +1,75 @@
+// One model of a workload with its AdamW optimizer and one training batch, for the training-step
+// benchmarks (train_step_bench, gpu_train_step_bench): step() is one forward (inside the FP8
+// autocast), backward and optimizer step, as the runner trains (experiments/runner/training.cpp).
+#pragma once
+
+#include <torch/cuda.h>
+#include <torch/torch.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "experiments/fp8/autocast.hpp"
+#include "experiments/workloads/registry.hpp"
+#include "recipes/recipe.hpp"
+
+namespace fp8lab::bench {
+
+struct StepTrainer {
+  std::unique_ptr<experiments::Workload> workload;
+  std::shared_ptr<experiments::TrainableModel> model;
+  experiments::Batch batch;
+  std::unique_ptr<torch::optim::AdamW> optimizer;
+  bool synchronize_cuda;
+
+  // `convert` swaps the model's Linears (FP8, baseline; nothing for plain LibTorch) before the
+  // model and batch move to `device`, so that the new modules' parameters move too.
+  // `synchronize_cuda`: end each step with a device synchronization, so that work the step queued
+  // on the GPU (kernels, the cuda backend's queued scaling updates) is timed with it.
+  StepTrainer(const std::string& workload_name,
+              const std::function<void(experiments::TrainableModel&)>& convert,
+              torch::Device device = torch::kCPU, bool synchronize_cuda_ = false)
+      : workload(experiments::make_workload(workload_name)),
+        model(workload->make_model(1)),
+        batch(workload->train_batch(0, 1)),
+        synchronize_cuda(synchronize_cuda_ || device.is_cuda()) {
+    if (convert) convert(*model);
+    if (device.is_cuda()) {
+      model->to(device);
+      batch.input = batch.input.to(device);
+      batch.target = batch.target.to(device);
+    }
+    const experiments::TrainingSchedule s = workload->schedule();
+    optimizer = std::make_unique<torch::optim::AdamW>(
+        model->parameters(), torch::optim::AdamWOptions(s.learning_rate)
+                                 .betas({s.beta1, s.beta2})
+                                 .weight_decay(s.weight_decay));
+    model->train();
+  }
+
+  void step() {
+    torch::Tensor loss;
+    {
+      experiments::ContextualFp8Autocast fp8(*model, false);
+      loss = model->loss(batch);
+    }
+    optimizer->zero_grad();
+    loss.backward();
+    optimizer->step();
+    if (synchronize_cuda) torch::cuda::synchronize();
+  }
+};
+
+// A recipe of `scaling` with that scaling's default format, power-of-2 choice and GEMM
+// accumulation (recipes/recipe.hpp), as the benchmarks' rows name them.
+inline recipes::Recipe recipe_for(recipes::Scaling scaling) {
+  recipes::Recipe r;
+  r.scaling = scaling;
+  r.fp8_format = recipes::default_fp8_format(scaling);
+  r.power_2_scales = recipes::default_power_2_scales(scaling);
+  r.gemm = recipes::default_gemm_accumulation(scaling);
+  return r;
+}
+
+}  // namespace fp8lab::bench
