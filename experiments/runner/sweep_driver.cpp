@@ -59,6 +59,11 @@ std::string assignment_text(const recipes::Sweep& sweep, const recipes::Requeste
   return text.empty() ? "(base recipe)" : text;
 }
 
+// Where the sweep's models train (BackendChoice::trains_on_cuda): "cpu" or "cuda".
+std::string model_device(const SweepOptions& options) {
+  return BackendChoice{options.backend, options.shadow_every}.trains_on_cuda() ? "cuda" : "cpu";
+}
+
 nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExpansion& e,
                             const std::string& text_hash) {
   nlohmann::json requested = nlohmann::json::array();
@@ -81,6 +86,7 @@ nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExp
           {"sweep_text_fnv1a", text_hash},
           {"steps", options.steps ? nlohmann::json(*options.steps) : nlohmann::json(nullptr)},
           {"high_precision", std::string(name(options.high_precision))},
+          {"model_device", model_device(options)},
           {"grid_size", e.grid_size},
           {"distinct_runs", e.runs.size()},
           {"requested", requested}};
@@ -98,7 +104,9 @@ void check_directory(const SweepOptions& options, const ResultsDirectory& direct
       throw std::runtime_error(directory.sweep_path().string() + ": not valid JSON (" + e.what() +
                                ")");
     }
-    for (const char* key : {"sweep_text_fnv1a", "steps", "high_precision"}) {
+    // A sweep.json from before model_device existed was trained on the CPU.
+    if (!existing.contains("model_device")) existing["model_device"] = "cpu";
+    for (const char* key : {"sweep_text_fnv1a", "steps", "high_precision", "model_device"}) {
       if (existing.value(key, nlohmann::json()) != sweep[key]) {
         throw std::runtime_error(
             directory.root().string() + " holds results of another sweep configuration (" +

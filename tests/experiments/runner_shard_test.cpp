@@ -10,6 +10,8 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "experiments/report/results_reader.hpp"
 #include "experiments/runner/child_process.hpp"
@@ -82,6 +84,39 @@ TEST_CASE("Shards split the distinct runs and report merges them", "[runner][sha
   }
   CHECK(rows == 8);
   CHECK(fs::exists(merged / "report.html"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("A results directory keeps one model device: CPU-trained runs never resume as GPU ones",
+          "[runner][resume]") {
+  const auto dir = fs::temp_directory_path() / ("fp8lab-device-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "sweep.yaml") << "workloads: [mlp]\nparameters:\n  margin: {value: 0}\n";
+  const auto out = (dir / "out").string();
+  const std::vector<std::string> sweep = {FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(),
+                                          "--out", out, "--steps", "2"};
+  REQUIRE(run_to_end(sweep, dir / "sim.log") == 0);
+  CHECK_THAT(read(dir / "out" / "sweep.json"), Catch::Contains("\"model_device\": \"cpu\""));
+
+  // --backend cuda trains on the GPU: refused here before anything runs, naming the field (the
+  // runs would be filed under other ids, and the report would mix the two).
+  auto cuda = sweep;
+  cuda.insert(cuda.end(), {"--resume", "--backend", "cuda"});
+  CHECK(run_to_end(cuda, dir / "cuda.log") != 0);
+  CHECK_THAT(read(dir / "cuda.log"),
+             Catch::Contains("another sweep configuration (model_device \"cpu\", now \"cuda\")"));
+
+  // cuda-staged trains on the CPU, as does a sweep.json written before model_device existed.
+  std::string json = read(dir / "out" / "sweep.json");
+  const auto at = json.find("\"model_device\": \"cpu\",");
+  REQUIRE(at != std::string::npos);
+  json.erase(at, std::string("\"model_device\": \"cpu\",").size());
+  std::ofstream(dir / "out" / "sweep.json") << json;
+  auto resume = sweep;
+  resume.push_back("--resume");
+  CHECK(run_to_end(resume, dir / "resume.log") == 0);
+  CHECK_THAT(read(dir / "resume.log"), !Catch::Contains("another sweep configuration"));
   fs::remove_all(dir);
 }
 
