@@ -43,8 +43,8 @@ RecipeToRun recipe_to_run(const Compatibility& c, RunsAs runs_as, const Site& si
                                      q.runs.empty() ? "refused" : q.runs, q.why, q.reference));
     }
     throw RecipeError(site, "runs_as", "upstream",
-                      fmt::format("{}{} does not run these settings: {};", context, c.runner,
-                                  fmt::join(refusals, "; ")),
+                      fmt::format("{}{} refuses these settings ({}), so they cannot run as", context,
+                                  c.runner, fmt::join(refusals, "; ")),
                       "settings the peer accepts, or runs_as: asked");
   }
   // One line per recipe field that differs; quirks that change no field (e.g. TE defaults

@@ -153,7 +153,7 @@ void add_run_command(CLI::App& app) {
   auto* set = command->add_option("--set", a->settings,
                                   "recipe field as key=value (repeatable), instead of --recipe");
   recipe->excludes(set);
-  command->add_option("--as", a->runs_as,
+  auto* runs_as = command->add_option("--as", a->runs_as,
                       "asked: the recipe as written; upstream: what accelerate + TE / torchao "
                       "really run for it (fp8lab explain lists the differences)")
       ->check(CLI::IsMember({"asked", "upstream"}))
@@ -168,6 +168,7 @@ void add_run_command(CLI::App& app) {
                                     "(used by fp8lab sweep) the sweep file of --run-id");
   command->add_option("--run-id", a->run_id, "(used by fp8lab sweep) the run of --sweep")
       ->needs(sweep);
+  runs_as->excludes(sweep);  // a sweep file says it with runs_as:
   command->add_flag("--baseline-only", a->baseline_only,
                     "run only the baseline of --workload and --seed");
   command->add_option("--backend", a->backend,
