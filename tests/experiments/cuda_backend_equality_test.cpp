@@ -217,6 +217,41 @@ TEST_CASE("cuda backend: a stack whose tensors live on the device (resident oper
   CHECK(report.operations > 100);
 }
 
+// The resident path as training runs it: no shadow check, so nothing synchronizes between calls
+// (the shadow check's host copies synchronize every call and would hide a stream-order or
+// lifetime race); the delayed states, whose updates are queued unsynchronized, are read after
+// every step.
+TEST_CASE("cuda backend: a resident stack without the shadow check equals the sim backend bit for "
+          "bit, delayed-scaling states included",
+          "[cuda_backend][gpu]") {
+  REQUIRE(torch::cuda::is_available());
+  const torch::Device cuda_device(torch::kCUDA);
+  auto cuda = std::make_shared<const CudaBackend>();
+  auto sim = std::make_shared<const SimBackend>();
+  for (const NamedRecipe& named : recipes_under_test()) {
+    INFO("recipe " << named.name);
+    Stack on_cuda = make_stack(named.recipe, cuda, cuda_device);
+    Stack on_sim = make_stack(named.recipe, sim);
+    for (int i = 0; i < 4; ++i) {
+      INFO("step " << i);
+      const StepResult c = step(on_cuda, i, cuda_device);
+      const StepResult s = step(on_sim, i);
+      CHECK(test::bitwise_difference(c.y, s.y) == "");
+      CHECK(test::bitwise_difference(c.dx, s.dx) == "");
+      REQUIRE(c.grads.size() == s.grads.size());
+      for (std::size_t g = 0; g < c.grads.size(); ++g) {
+        INFO("parameter gradient " << g);
+        CHECK(test::bitwise_difference(c.grads[g], s.grads[g]) == "");
+      }
+      if (named.recipe.scaling == Scaling::delayed) {
+        check_same_state("first", on_cuda.first->scaling_state(), on_sim.first->scaling_state());
+        check_same_state("second", on_cuda.second->scaling_state(),
+                         on_sim.second->scaling_state());
+      }
+    }
+  }
+}
+
 TEST_CASE("sim backend: a Linear whose tensors live on the device is refused by name",
           "[cuda_backend][gpu]") {
   REQUIRE(torch::cuda::is_available());
