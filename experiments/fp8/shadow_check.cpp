@@ -213,6 +213,11 @@ ShadowSummary summarize_shadow_checks(const std::string& results_directory) {
                    ? ": " + record["error"].get<std::string>()
                    : std::string()) +
               ")";
+    } else if (record["shadow_check"].value("compared", std::int64_t{0}) == 0) {
+      // A check that compared nothing (no call replayed) could not have failed: not clean.
+      ++summary.without_check;
+      line += "shadow check compared no value (status " +
+              record.value("status", std::string("?")) + ")";
     } else {
       const nlohmann::json& check = record["shadow_check"];
       const auto mismatches = check.value("mismatches", std::int64_t{0});

@@ -78,7 +78,8 @@ struct ShadowSummary {
   std::string text;
   std::int64_t records = 0;
   std::int64_t mismatches = 0;
-  std::int64_t without_check = 0;  // failed runs, or runs made without --shadow-every
+  // Failed runs, runs made without --shadow-every, and checks that compared no value.
+  std::int64_t without_check = 0;
   bool clean() const { return records > 0 && mismatches == 0 && without_check == 0; }
 };
 ShadowSummary summarize_shadow_checks(const std::string& results_directory);

@@ -3,10 +3,16 @@
 // quantize, one GEMM output, one amax-history entry) and must report exactly that one mismatch,
 // with its layer, tensor and kind; the same run without corruption reports 0 mismatches over a
 // non-zero number of comparisons. Needs no GPU: the watched backend is SimBackend plus the fault.
-// Also: the --backend / --shadow-every choice (cuda_backend.hpp) is checked by name.
+// Also: the --backend / --shadow-every choice (cuda_backend.hpp) is checked by name, and the
+// sweep's summary does not count a check that compared no value as clean.
 #include "linear_test_support.hpp"  // first: LibTorch, then Catch2
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cuda_backend_test_support.hpp"
@@ -308,6 +314,33 @@ TEST_CASE("Backend choice: --backend and --shadow-every are checked by name", "[
       CHECK(std::string(e.what()).find("use --backend sim") != std::string::npos);
     }
   }
+}
+
+}  // namespace fp8lab::experiments
+
+namespace fp8lab::experiments {
+
+TEST_CASE("Shadow summary: a record whose check compared no value is not clean", "[shadow]") {
+  const auto root = std::filesystem::temp_directory_path() /
+                    ("fp8lab-shadow-summary-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "runs");
+  const auto write_record = [&](std::int64_t compared) {
+    nlohmann::json record = {{"status", "finished"}, {"backend", "cuda"}};
+    record["shadow_check"] = {{"mismatches", 0}, {"compared", compared}, {"operations", 0}};
+    std::ofstream(root / "runs" / "a.json") << record.dump();
+  };
+  write_record(12);
+  const ShadowSummary checked = summarize_shadow_checks(root.string());
+  INFO(checked.text);
+  CHECK(checked.clean());
+  write_record(0);
+  const ShadowSummary empty = summarize_shadow_checks(root.string());
+  INFO(empty.text);
+  CHECK(empty.without_check == 1);
+  CHECK_FALSE(empty.clean());
+  CHECK(empty.text.find("compared no value") != std::string::npos);
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace fp8lab::experiments
