@@ -156,6 +156,8 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
     }
     loss.backward();
     optimizer.step();
+    // The step's queued GPU work (as time_training_steps), not only its launches.
+    if (hooks.device.is_cuda()) torch::cuda::synchronize();
     const double seconds = seconds_since(start);
     result.train_seconds += seconds;
     step_seconds.push_back(seconds);
