@@ -14,7 +14,6 @@
 
 #include "experiments/fp8/backend_linear.hpp"
 #include "experiments/fp8/convert_model.hpp"
-#include "experiments/fp8/sim_backend.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/training.hpp"
 #include "experiments/workloads/registry.hpp"
@@ -22,10 +21,6 @@
 
 namespace fp8lab::experiments {
 namespace {
-
-std::shared_ptr<const LinearBackend> sim_backend() {
-  return std::make_shared<const SimBackend>(SimBackendOptions{.threads = 1});
-}
 
 // The shadow check's counts of a run's backend, when it has one (cuda_backend.hpp, shadow_check.hpp).
 void add_shadow_check(nlohmann::json& record, const LinearBackend& backend) {
@@ -115,9 +110,8 @@ void measure_operands(TrainableModel& model, bool on) {
   }
 }
 
-ModelHooks baseline_hooks(HighPrecision precision,
-                          std::shared_ptr<const LinearBackend> backend = sim_backend(),
-                          torch::Device device = torch::kCPU) {
+ModelHooks baseline_hooks(HighPrecision precision, std::shared_ptr<const LinearBackend> backend,
+                          torch::Device device) {
   ModelHooks hooks;
   hooks.device = device;
   hooks.measure_operands = measure_operands;
@@ -126,6 +120,19 @@ ModelHooks baseline_hooks(HighPrecision precision,
   };
   hooks.take_step_measurements = take_linear_measurements;
   return hooks;
+}
+
+// Plain LibTorch Linears (the FP32 throughput reference) on `device`.
+ModelHooks plain_torch_hooks(torch::Device device) {
+  ModelHooks hooks;
+  hooks.device = device;
+  return hooks;
+}
+
+// The backend the throughput probes time: the run's, without the shadow check (its replays are
+// not the step's cost), so that every arm of a probe runs on the same device and backend.
+std::shared_ptr<const LinearBackend> timing_backend(const BackendChoice& choice) {
+  return make_backend({choice.name, 0});
 }
 
 ModelHooks fp8_hooks(const recipes::Recipe& recipe, HighPrecision precision,
@@ -399,10 +406,12 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
     const auto result = train(*workload, hooks, options, nullptr);
     add_training(record, result, nullptr);
     add_shadow_check(record, *backend);
-    const auto probe = time_training_steps(*workload, {baseline_hooks(request.high_precision),
-                                                       ModelHooks{}},
-                                           static_cast<std::uint64_t>(request.seed),
-                                           request.timing_steps);
+    const auto device = device_for(request.backend);
+    const auto probe = time_training_steps(
+        *workload,
+        {baseline_hooks(request.high_precision, timing_backend(request.backend), device),
+         plain_torch_hooks(device)},
+        static_cast<std::uint64_t>(request.seed), request.timing_steps);
     const double fp32 = probe[1];
     record["throughput"]["baseline_step_seconds"] = probe[0];
     record["throughput"]["fp32_step_seconds"] = fp32;
@@ -458,11 +467,16 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     const auto result = train(*workload, hooks, options, &reference);
     add_training(record, result, &baseline);
     add_shadow_check(record, *backend);
-    // Throughput probes in this process, under the same load as the run itself.
+    // Throughput probes in this process, under the same load as the run itself; every arm on the
+    // run's device (a GPU step over a GPU baseline step, never over a CPU one).
     const auto seed = static_cast<std::uint64_t>(request.seed);
+    const auto device = device_for(request.backend);
+    const auto timed = timing_backend(request.backend);
     const auto probe = time_training_steps(
-        *workload, {hooks, baseline_hooks(request.high_precision), ModelHooks{}}, seed,
-        request.timing_steps);
+        *workload,
+        {fp8_hooks(recipe, request.high_precision, timed, device),
+         baseline_hooks(request.high_precision, timed, device), plain_torch_hooks(device)},
+        seed, request.timing_steps);
     auto& tp = record["throughput"];
     tp["probe_step_seconds"] = probe[0];
     tp["baseline_step_seconds"] = probe[1];
