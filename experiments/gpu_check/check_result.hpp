@@ -86,13 +86,40 @@ inline std::string bits_text(float v) {
   return text;
 }
 
-// Records one float comparison: bit equality is the contract (NUMERICS.md §4).
-inline void compare_float(CheckResult& r, const std::string& where, float expected, float actual) {
+// The names of the two sides in a mismatch line: sim against a gpu/ kernel, or a model against a
+// peer library ("model", "cublaslt").
+struct Sides {
+  const char* expected = "sim";
+  const char* actual = "gpu";
+};
+
+// Records one float comparison: bit equality is the contract (NUMERICS.md §4). `where()` names
+// the value; it is called only for a mismatch, so loops over millions of values build no text.
+template <typename Where>
+void compare_float_at(CheckResult& r, Where where, float expected, float actual, Sides sides = {}) {
   ++r.compared;
   if (expected != 0.0f) ++r.nonzero;
   if (std::bit_cast<std::uint32_t>(expected) != std::bit_cast<std::uint32_t>(actual)) {
-    r.add_mismatch(where + ": sim " + bits_text(expected) + ", gpu " + bits_text(actual),
+    r.add_mismatch(where() + ": " + sides.expected + " " + bits_text(expected) + ", " +
+                       sides.actual + " " + bits_text(actual),
                    ulp_distance(expected, actual));
+  }
+}
+
+inline void compare_float(CheckResult& r, const std::string& where, float expected, float actual) {
+  compare_float_at(r, [&] { return where; }, expected, actual);
+}
+
+// Every element of a row-major matrix with `cols` columns; a mismatch names `where` C[row,col].
+inline void compare_matrix(CheckResult& r, const std::string& where,
+                           const std::vector<float>& expected, const float* actual,
+                           std::int64_t cols, Sides sides = {}) {
+  const auto n = static_cast<std::size_t>(cols);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    compare_float_at(
+        r,
+        [&] { return where + " C[" + std::to_string(i / n) + "," + std::to_string(i % n) + "]"; },
+        expected[i], actual[i], sides);
   }
 }
 

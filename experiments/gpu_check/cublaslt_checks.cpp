@@ -1,7 +1,6 @@
 // cuBLASLt FP8 GEMM measured against sim's models (experiments/gpu_check/checks.hpp).
 // Needs CUDA: compiled to nothing in a build without gpu/ (experiments/ globs every .cpp).
 #if FP8LAB_HAVE_CUDA
-#include <bit>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -82,16 +81,7 @@ void run_case(CheckResult& r, const Shape& s, Format b_format, PeerScales scales
       actual = dout32.download();
     }
     ++r.cases;
-    for (std::size_t i = 0; i < expected.size(); ++i) {
-      ++r.compared;
-      if (expected[i] != 0.0f) ++r.nonzero;
-      if (std::bit_cast<std::uint32_t>(expected[i]) != std::bit_cast<std::uint32_t>(actual[i])) {
-        r.add_mismatch(where + " C[" + std::to_string(i / static_cast<std::size_t>(s.n)) + "," +
-                           std::to_string(i % static_cast<std::size_t>(s.n)) + "]: model " +
-                           bits_text(expected[i]) + ", cublaslt " + bits_text(actual[i]),
-                       ulp_distance(expected[i], actual[i]));
-      }
-    }
+    compare_matrix(r, where, expected, actual.data(), s.n, {"model", "cublaslt"});
   } catch (const std::exception& error) {
     if (r.first.size() < CheckResult::kKeep) r.first.push_back("not run: " + where + ": " + error.what());
   }

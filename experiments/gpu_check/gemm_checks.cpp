@@ -148,11 +148,7 @@ void run_case(CheckResult& result, gpu::GemmModel model, const ScalingKind& kind
                             std::to_string(s.n) + "x" + std::to_string(s.k) + " B " +
                             sim::spec(b_format).name + (bf16 ? " bf16-out" : "") +
                             (with_bias ? " bias" : "");
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    compare_float(result, where + " C[" + std::to_string(i / static_cast<std::size_t>(s.n)) + "," +
-                              std::to_string(i % static_cast<std::size_t>(s.n)) + "]",
-                  expected[i], actual[i]);
-  }
+  compare_matrix(result, where, expected, actual.data(), s.n);
 }
 
 void run_dense_case(CheckResult& result, bool round_to_bf16, const Layout& layout, const Shape& s,
@@ -192,11 +188,7 @@ void run_dense_case(CheckResult& result, bool round_to_bf16, const Layout& layou
   const std::string where = std::string(layout.name) + " " + std::to_string(s.m) + "x" +
                             std::to_string(s.n) + "x" + std::to_string(s.k) + (bf16 ? " bf16-out" : "") +
                             (with_bias ? " bias" : "");
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    compare_float(result, where + " C[" + std::to_string(i / static_cast<std::size_t>(s.n)) + "," +
-                              std::to_string(i % static_cast<std::size_t>(s.n)) + "]",
-                  expected[i], actual[i]);
-  }
+  compare_matrix(result, where, expected, actual.data(), s.n);
 }
 
 }  // namespace

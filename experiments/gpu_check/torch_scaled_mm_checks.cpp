@@ -3,7 +3,6 @@
 #if FP8LAB_HAVE_CUDA
 #include <torch/torch.h>
 
-#include <bit>
 #include <string>
 #include <thread>
 
@@ -78,16 +77,7 @@ std::vector<CheckResult> check_torch_scaled_mm_peer() {
                                           .contiguous();
             const float* actual = out.data_ptr<float>();
             ++r.cases;
-            for (std::size_t i = 0; i < expected.size(); ++i) {
-              ++r.compared;
-              if (expected[i] != 0.0f) ++r.nonzero;
-              if (std::bit_cast<std::uint32_t>(expected[i]) != std::bit_cast<std::uint32_t>(actual[i])) {
-                r.add_mismatch(where + " C[" + std::to_string(i / static_cast<std::size_t>(s.n)) + "," +
-                                   std::to_string(i % static_cast<std::size_t>(s.n)) + "]: model " +
-                                   bits_text(expected[i]) + ", torch " + bits_text(actual[i]),
-                               ulp_distance(expected[i], actual[i]));
-              }
-            }
+            compare_matrix(r, where, expected, actual, s.n, {"model", "torch"});
           } catch (const std::exception& error) {
             if (r.first.size() < CheckResult::kKeep) {
               r.first.push_back("not run: " + where + ": " + std::string(error.what()).substr(0, 200));
