@@ -153,6 +153,17 @@ void check_same_state(const std::string& layer, const LinearScalingState& cuda,
   CHECK(c.backward_updates == s.backward_updates);
 }
 
+// One training step of the two stacks: output, input gradient and every parameter gradient.
+void check_same_step(const StepResult& c, const StepResult& s) {
+  CHECK(test::bitwise_difference(c.y, s.y) == "");
+  CHECK(test::bitwise_difference(c.dx, s.dx) == "");
+  REQUIRE(c.grads.size() == s.grads.size());
+  for (std::size_t g = 0; g < c.grads.size(); ++g) {
+    INFO("parameter gradient " << g);
+    CHECK(test::bitwise_difference(c.grads[g], s.grads[g]) == "");
+  }
+}
+
 }  // namespace
 
 TEST_CASE("cuda backend: Fp8Linear forward and backward equal the sim backend bit for bit, and "
@@ -170,13 +181,7 @@ TEST_CASE("cuda backend: Fp8Linear forward and backward equal the sim backend bi
       INFO("step " << i);
       const StepResult c = step(on_cuda, i);
       const StepResult s = step(on_sim, i);
-      CHECK(test::bitwise_difference(c.y, s.y) == "");
-      CHECK(test::bitwise_difference(c.dx, s.dx) == "");
-      REQUIRE(c.grads.size() == s.grads.size());
-      for (std::size_t g = 0; g < c.grads.size(); ++g) {
-        INFO("parameter gradient " << g);
-        CHECK(test::bitwise_difference(c.grads[g], s.grads[g]) == "");
-      }
+      check_same_step(c, s);
     }
   }
   const ShadowReport report = shadowed->report();
@@ -202,13 +207,7 @@ TEST_CASE("cuda backend: a stack whose tensors live on the device (resident oper
       INFO("step " << i);
       const StepResult c = step(on_cuda, i, cuda_device);
       const StepResult s = step(on_sim, i);
-      CHECK(test::bitwise_difference(c.y, s.y) == "");
-      CHECK(test::bitwise_difference(c.dx, s.dx) == "");
-      REQUIRE(c.grads.size() == s.grads.size());
-      for (std::size_t g = 0; g < c.grads.size(); ++g) {
-        INFO("parameter gradient " << g);
-        CHECK(test::bitwise_difference(c.grads[g], s.grads[g]) == "");
-      }
+      check_same_step(c, s);
     }
   }
   const ShadowReport report = shadowed->report();
@@ -236,13 +235,7 @@ TEST_CASE("cuda backend: a resident stack without the shadow check equals the si
       INFO("step " << i);
       const StepResult c = step(on_cuda, i, cuda_device);
       const StepResult s = step(on_sim, i);
-      CHECK(test::bitwise_difference(c.y, s.y) == "");
-      CHECK(test::bitwise_difference(c.dx, s.dx) == "");
-      REQUIRE(c.grads.size() == s.grads.size());
-      for (std::size_t g = 0; g < c.grads.size(); ++g) {
-        INFO("parameter gradient " << g);
-        CHECK(test::bitwise_difference(c.grads[g], s.grads[g]) == "");
-      }
+      check_same_step(c, s);
       if (named.recipe.scaling == Scaling::delayed) {
         check_same_state("first", on_cuda.first->scaling_state(), on_sim.first->scaling_state());
         check_same_state("second", on_cuda.second->scaling_state(),
