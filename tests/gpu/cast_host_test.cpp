@@ -25,18 +25,7 @@ constexpr Overflow kModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow:
 
 // Bit patterns to check: a stride through all 2^32, plus 4096 patterns around each adversarial
 // value (both signs), which covers every tie and overflow boundary of both formats.
-std::vector<std::uint32_t> patterns() {
-  std::vector<std::uint32_t> p;
-  for (std::uint64_t b = 0; b < (1ull << 32); b += 97) p.push_back(static_cast<std::uint32_t>(b));
-  for (const float v : testing::adversarial_values()) {
-    const std::uint32_t center = std::bit_cast<std::uint32_t>(v);
-    for (std::uint32_t d = 0; d < 2048; ++d) {
-      p.push_back(center + d);
-      p.push_back(center - d);
-    }
-  }
-  return p;
-}
+std::vector<std::uint32_t> patterns() { return testing::stride_and_adversarial_patterns(97, 2048); }
 
 }  // namespace
 

@@ -46,6 +46,22 @@ inline std::vector<float> adversarial_values() {
   return v;
 }
 
+// fp32 bit patterns for the host-twin tests: every `stride`-th of all 2^32, plus the `radius`
+// patterns on each side of every adversarial value (its ties and overflow boundaries).
+inline std::vector<std::uint32_t> stride_and_adversarial_patterns(std::uint64_t stride,
+                                                                  std::uint32_t radius) {
+  std::vector<std::uint32_t> p;
+  for (std::uint64_t b = 0; b < (1ull << 32); b += stride) p.push_back(static_cast<std::uint32_t>(b));
+  for (const float v : adversarial_values()) {
+    const std::uint32_t center = std::bit_cast<std::uint32_t>(v);
+    for (std::uint32_t d = 0; d < radius; ++d) {
+      p.push_back(center + d);
+      p.push_back(center - d);
+    }
+  }
+  return p;
+}
+
 // n values: adversarial ones scattered among random ones whose magnitudes span 2^-40 .. 2^40
 // (random mantissa and sign), so that every binade of both FP8 formats is hit.
 inline std::vector<float> mixed_tensor(std::size_t n, std::uint64_t seed) {

@@ -33,18 +33,7 @@ namespace {
 constexpr Format kFormats[] = {Format::E4M3, Format::E5M2};
 constexpr Overflow kModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow::kSatKeepInf};
 
-std::vector<std::uint32_t> patterns() {
-  std::vector<std::uint32_t> p;
-  for (std::uint64_t b = 0; b < (1ull << 32); b += 997) p.push_back(static_cast<std::uint32_t>(b));
-  for (const float v : testing::adversarial_values()) {
-    const std::uint32_t center = std::bit_cast<std::uint32_t>(v);
-    for (std::uint32_t d = 0; d < 1024; ++d) {
-      p.push_back(center + d);
-      p.push_back(center - d);
-    }
-  }
-  return p;
-}
+std::vector<std::uint32_t> patterns() { return testing::stride_and_adversarial_patterns(997, 1024); }
 
 // Group i: pattern i at position i % 4, companions (in range for both formats at the scales
 // below) around it, rotating so that each companion meets each position.
@@ -69,6 +58,23 @@ bool same_stats(const sim::QuantizeStats& a, const gpu::host_twin::QuantizeCount
          a.underflowed == b.underflowed && a.nan == b.nan;
 }
 
+// Logs every code of group i that differs from sim's, and the group's statistics if they differ.
+void log_group_differences(testing::MismatchLog& log, const char* what, std::uint64_t i,
+                           const std::array<float, 4>& x, const std::array<std::uint8_t, 4>& expected,
+                           const std::array<std::uint8_t, 4>& actual, const sim::QuantizeStats& want,
+                           const gpu::host_twin::QuantizeCounts& got, Format format) {
+  for (std::size_t k = 0; k < 4; ++k) {
+    if (expected[k] != actual[k]) {
+      log.add(testing::code_mismatch(what, i * 4 + k, x[k], expected[k], actual[k], format));
+    }
+  }
+  if (!same_stats(want, got)) {
+    log.add("group " + std::to_string(i) + " (x[" + std::to_string(i % 4) + "] = " +
+            testing::float_text(x[i % 4]) + "): sim " + stats_text(want) + ", gpu " +
+            stats_text(got));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("host twin of the quantize kernels' groups equals sim::quantize") {
@@ -83,16 +89,7 @@ TEST_CASE("host twin of the quantize kernels' groups equals sim::quantize") {
           const sim::QuantizeStats want = sim::quantize(x, scale, format, mode, expected);
           const gpu::host_twin::QuantizeCounts got =
               gpu::host_twin::quantize_rn_groups(x.data(), 4, scale, format, mode, actual.data());
-          for (std::size_t k = 0; k < 4; ++k) {
-            if (expected[k] != actual[k]) {
-              log.add(testing::code_mismatch("group code", i * 4 + k, x[k], expected[k], actual[k], format));
-            }
-          }
-          if (!same_stats(want, got)) {
-            log.add("group " + std::to_string(i) + " (x[" + std::to_string(i % 4) + "] = " +
-                    testing::float_text(x[i % 4]) + "): sim " + stats_text(want) + ", gpu " +
-                    stats_text(got));
-          }
+          log_group_differences(log, "group code", i, x, expected, actual, want, got, format);
         });
         INFO(sim::spec(format).name << " " << sim::to_string(mode) << " scale " << scale << " over "
                                     << bits.size() << " groups: " << log.report());
@@ -105,14 +102,7 @@ TEST_CASE("host twin of the quantize kernels' groups equals sim::quantize") {
 TEST_CASE("host twin of the stochastic quantize groups equals sim::quantize_stochastic") {
   // Fewer patterns than the RNE case (two Philox blocks per value): a stride through all 2^32 and
   // the neighbourhoods of the adversarial values; the random words differ from group to group.
-  std::vector<std::uint32_t> bits;
-  for (std::uint64_t b = 0; b < (1ull << 32); b += 9973) bits.push_back(static_cast<std::uint32_t>(b));
-  for (const float v : testing::adversarial_values()) {
-    for (std::uint32_t d = 0; d < 256; ++d) {
-      bits.push_back(std::bit_cast<std::uint32_t>(v) + d);
-      bits.push_back(std::bit_cast<std::uint32_t>(v) - d);
-    }
-  }
+  const std::vector<std::uint32_t> bits = testing::stride_and_adversarial_patterns(9973, 256);
   constexpr std::uint64_t kSeed = 0x5EED'0000'1234ull, kStream = 9;
   for (const float scale : {1.0f, 0.75f}) {
     for (const Format format : kFormats) {
@@ -126,16 +116,7 @@ TEST_CASE("host twin of the stochastic quantize groups equals sim::quantize_stoc
               sim::quantize_stochastic(x, scale, format, mode, kSeed, kStream, first_index, expected);
           const gpu::host_twin::QuantizeCounts got = gpu::host_twin::quantize_stochastic_groups(
               x.data(), 4, scale, format, mode, kSeed, kStream, first_index, actual.data());
-          for (std::size_t k = 0; k < 4; ++k) {
-            if (expected[k] != actual[k]) {
-              log.add(testing::code_mismatch("stochastic code", i * 4 + k, x[k], expected[k], actual[k], format));
-            }
-          }
-          if (!same_stats(want, got)) {
-            log.add("group " + std::to_string(i) + " (x[" + std::to_string(i % 4) + "] = " +
-                    testing::float_text(x[i % 4]) + "): sim " + stats_text(want) + ", gpu " +
-                    stats_text(got));
-          }
+          log_group_differences(log, "stochastic code", i, x, expected, actual, want, got, format);
         });
         INFO(sim::spec(format).name << " " << sim::to_string(mode) << " scale " << scale << " over "
                                     << bits.size() << " groups: " << log.report());
