@@ -389,6 +389,19 @@ QuantizeRoute route_of(const CudaLinearState& s, LinearTensor tensor, GemmRole r
   return route;
 }
 
+// The route of x through `call` ("quantize": x in host memory, "quantize_resident": in cuda
+// memory), after the argument checks both share: sim's own, so both backends refuse the same input
+// (rows, cols >= 1; E4M3 / E5M2).
+QuantizeRoute checked_route(const char* call, const LinearScalingState& state, LinearTensor tensor,
+                            GemmRole role, const ConstMatrix& x, MemorySpace memory) {
+  check_matrix("CudaBackend", "operand", x.data.size(), x.rows, x.cols);
+  check_memory(call, "x", x.memory, memory);
+  const CudaLinearState& s = cuda_state(state);
+  sc::check_tensor_arguments((std::string("CudaBackend::") + call).c_str(), x.data.size(), x.rows,
+                             x.cols, element_format(s.recipe, tensor));
+  return route_of(s, tensor, role, x.rows, x.cols);
+}
+
 bool with_e8m0(const QuantizeRoute& route) {
   return route.pass == nullptr && route.plan.quantizer == GpuQuantizePlan::Quantizer::mx;
 }
@@ -560,13 +573,7 @@ std::unique_ptr<LinearScalingState> CudaBackend::make_state(const recipes::Recip
 
 sc::QuantizeResult CudaBackend::quantize(LinearScalingState& state, LinearTensor tensor,
                                          GemmRole role, ConstMatrix x) const {
-  check_matrix("CudaBackend", "operand", x.data.size(), x.rows, x.cols);
-  check_memory("quantize", "x", x.memory, MemorySpace::host);
-  const CudaLinearState& s = cuda_state(state);
-  // sim's argument checks (rows, cols >= 1; E4M3 / E5M2), so both backends refuse the same input.
-  sc::check_tensor_arguments("CudaBackend::quantize", x.data.size(), x.rows, x.cols,
-                             element_format(s.recipe, tensor));
-  const QuantizeRoute route = route_of(s, tensor, role, x.rows, x.cols);
+  const QuantizeRoute route = checked_route("quantize", state, tensor, role, x, MemorySpace::host);
   const cudaStream_t stream = current_stream();
   const std::lock_guard lock(staging_->mutex);
   const QuantizeCall call(*staging_, x, route.plan.block_rows, route.plan.block_cols, stream);
@@ -578,12 +585,8 @@ std::shared_ptr<const ResidentOperand> CudaBackend::quantize_resident(LinearScal
                                                                       LinearTensor tensor,
                                                                       GemmRole role,
                                                                       ConstMatrix x) const {
-  check_matrix("CudaBackend", "operand", x.data.size(), x.rows, x.cols);
-  check_memory("quantize_resident", "x", x.memory, MemorySpace::cuda);
-  const CudaLinearState& s = cuda_state(state);
-  sc::check_tensor_arguments("CudaBackend::quantize_resident", x.data.size(), x.rows, x.cols,
-                             element_format(s.recipe, tensor));
-  const QuantizeRoute route = route_of(s, tensor, role, x.rows, x.cols);
+  const QuantizeRoute route =
+      checked_route("quantize_resident", state, tensor, role, x, MemorySpace::cuda);
   const cudaStream_t stream = current_stream();
   auto operand = std::make_shared<const CudaResidentOperand>(
       x.rows, x.cols, route.plan.format, route.plan.block_rows, route.plan.block_cols,
