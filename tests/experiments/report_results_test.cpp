@@ -17,6 +17,7 @@
 #include "experiments/report/svg_chart.hpp"
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/results_store.hpp"
+#include "tests/support/read_text.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -30,12 +31,7 @@ fs::path fresh_directory(const std::string& name) {
   return dir;
 }
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::read_text;
 
 nlohmann::json baseline_record() {
   return {{"schema_version", 1}, {"run_id", "baseline-w-seed0-fp32"}, {"kind", "baseline"},
@@ -84,7 +80,7 @@ TEST_CASE("write_file_atomically leaves the whole text and no temp file", "[repo
   const auto dir = fresh_directory("atomic");
   write_file_atomically(dir / "sub" / "a.json", "first\n");
   write_file_atomically(dir / "sub" / "a.json", "second\n");
-  CHECK(read(dir / "sub" / "a.json") == "second\n");
+  CHECK(read_text(dir / "sub" / "a.json") == "second\n");
   std::size_t files = 0;
   for (const auto& e : fs::directory_iterator(dir / "sub")) {
     ++files;
@@ -235,16 +231,16 @@ TEST_CASE("write_reports writes all four files, and report.html is self-containe
   store.write_run_record(fp8_record("nan", "E4M3", 0, 2.0, "diverged"));
   const auto paths = write_reports(ReportOptions{{dir}, {}, {}});
   CHECK(paths.records == 5);
-  const auto jsonl = read(paths.results_jsonl);
+  const auto jsonl = read_text(paths.results_jsonl);
   CHECK(std::count(jsonl.begin(), jsonl.end(), '\n') == 5);
-  const auto html = read(paths.report_html);
+  const auto html = read_text(paths.report_html);
   CHECK(html.find("http://") == html.find("http://www.w3.org/2000/svg"));  // only the SVG xmlns
   CHECK(html.find("https://") == std::string::npos);
   CHECK(html.find("<script src") == std::string::npos);
   CHECK_THAT(html, Catch::Contains("data-kind=\"heatmap\""));
   CHECK_THAT(html, Catch::Contains("failed to train"));
   CHECK_THAT(html, Catch::Contains("diverged at step 7"));
-  const auto md = read(paths.report_md);
+  const auto md = read_text(paths.report_md);
   CHECK_THAT(md, Catch::Contains("| 1 | HYBRID m0 | `hybrid` | tracks baseline |"));
   CHECK_THAT(md, Catch::Contains("failed to train"));
   fs::remove_all(dir);

@@ -23,6 +23,7 @@
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/run_executor.hpp"
 #include "recipes/sweep.hpp"
+#include "tests/support/read_text.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -49,12 +50,7 @@ double final_number(const nlohmann::json& record, const char* field) {
   return record["final"][field].get<double>();
 }
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::read_text;
 
 }  // namespace
 
@@ -98,7 +94,7 @@ TEST_CASE("The report shows the three facts on gpt-tiny", "[runner][facts]") {
   CHECK(final_number(hybrid, "weight_underflow_fraction") < 0.01);
 
   const auto paths = write_reports(ReportOptions{{dir}, {}, {}});
-  const auto md = read(paths.report_md);
+  const auto md = read_text(paths.report_md);
   INFO(md);
   CHECK_THAT(md, Catch::Contains("| delayed HYBRID m0 h1024 most_recent | `" +
                                  hybrid["run_id"].get<std::string>() + "` | tracks baseline |"));
@@ -108,7 +104,7 @@ TEST_CASE("The report shows the three facts on gpt-tiny", "[runner][facts]") {
   char sqnr_text[64];
   std::snprintf(sqnr_text, sizeof sqnr_text, "| %.1f |", sqnr_e5m2);
   CHECK_THAT(md, Catch::Contains(sqnr_text));
-  const auto html = read(paths.report_html);
+  const auto html = read_text(paths.report_html);
   CHECK_THAT(html, Catch::Contains("failed to train"));
 
   // The benchmark note (not asserted: speed is measured, never a test verdict).

@@ -19,18 +19,14 @@
 #include "experiments/workloads/mlp_workload.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/sweep.hpp"
+#include "tests/support/read_text.hpp"
 
 namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::read_text;
 
 // The MLP, except that with FP8 layers its 6th training loss (step 5) is NaN: a run that diverges
 // while its baseline does not.
@@ -90,7 +86,7 @@ TEST_CASE("A diverged run is recorded at its step; a throwing run is recorded as
   const auto diverged = execute_fp8_run(directory, diverging);
   INFO(diverged.dump().substr(0, 1500));
   const auto baseline = nlohmann::json::parse(
-      read(directory.run_record_path("baseline-nan-at-step-5-seed0-fp32")));
+      read_text(directory.run_record_path("baseline-nan-at-step-5-seed0-fp32")));
   CHECK(baseline["status"] == "finished");
   CHECK(diverged["status"] == "diverged");
   CHECK(diverged["diverged_at_step"] == 5);

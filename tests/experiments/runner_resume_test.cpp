@@ -17,18 +17,14 @@
 
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/results_store.hpp"
+#include "tests/support/read_text.hpp"
 
 namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::read_text;
 
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
@@ -74,7 +70,7 @@ TEST_CASE("A sweep killed mid-run resumes without losing or repeating a finished
   REQUIRE(recorded >= 3);
   std::map<std::string, std::pair<std::string, fs::file_time_type>> before;
   for (const auto& id : results.recorded_run_ids()) {
-    before[id] = {read(results.run_record_path(id)),
+    before[id] = {read_text(results.run_record_path(id)),
                   fs::last_write_time(results.run_record_path(id))};
   }
   INFO("recorded before the kill: " << before.size());
@@ -82,7 +78,7 @@ TEST_CASE("A sweep killed mid-run resumes without losing or repeating a finished
 
   // Without --resume the directory is refused; with it the sweep completes.
   CHECK(run_to_end(sweep, dir / "refused.log") == 2);
-  CHECK_THAT(read(dir / "refused.log"), Catch::Contains("pass --resume"));
+  CHECK_THAT(read_text(dir / "refused.log"), Catch::Contains("pass --resume"));
   auto resume = sweep;
   resume.push_back("--resume");
   REQUIRE(run_to_end(resume, dir / "second.log") == 0);
@@ -91,14 +87,14 @@ TEST_CASE("A sweep killed mid-run resumes without losing or repeating a finished
   CHECK(after.size() == 7);  // 6 runs + the baseline
   for (const auto& [id, record] : before) {
     INFO("run " << id);
-    CHECK(read(results.run_record_path(id)) == record.first);
+    CHECK(read_text(results.run_record_path(id)) == record.first);
     CHECK(fs::last_write_time(results.run_record_path(id)) == record.second);
     if (id.rfind("baseline-", 0) != 0) {
-      CHECK(count(read(out / "logs" / (id + ".log")), "started") == 1);
+      CHECK(count(read_text(out / "logs" / (id + ".log")), "started") == 1);
     }
   }
   for (const auto& id : after) {
-    const auto text = read(results.run_record_path(id));
+    const auto text = read_text(results.run_record_path(id));
     INFO(id << ": " << text.substr(0, 300));
     CHECK(text.find("\"status\":\"finished\"") != std::string::npos);
   }

@@ -16,6 +16,7 @@
 #include "experiments/report/results_reader.hpp"
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/results_store.hpp"
+#include "tests/support/read_text.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -29,12 +30,7 @@ int run_to_end(const std::vector<std::string>& arguments, const fs::path& log) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::read_text;
 
 }  // namespace
 
@@ -65,7 +61,7 @@ TEST_CASE("Shards split the distinct runs and report merges them", "[runner][sha
 
   CHECK(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--shard", "2/2"},
                    dir / "bad-shard.log") == 2);
-  CHECK_THAT(read(dir / "bad-shard.log"), Catch::Contains("0 <= i < n"));
+  CHECK_THAT(read_text(dir / "bad-shard.log"), Catch::Contains("0 <= i < n"));
 
   const auto merged = dir / "merged";
   REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "report", (dir / "shard0").string(),
@@ -73,7 +69,7 @@ TEST_CASE("Shards split the distinct runs and report merges them", "[runner][sha
                      dir / "report.log") == 0);
   const auto records = read_run_records(merged / "results.jsonl");
   CHECK(records.size() == 7);  // 6 runs + 1 baseline (each shard ran it)
-  std::istringstream csv(read(merged / "summary.csv"));
+  std::istringstream csv(read_text(merged / "summary.csv"));
   std::string line;
   std::getline(csv, line);  // header
   int rows = 0;
@@ -97,18 +93,18 @@ TEST_CASE("A results directory keeps one model device: CPU-trained runs never re
   const std::vector<std::string> sweep = {FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(),
                                           "--out", out, "--steps", "2"};
   REQUIRE(run_to_end(sweep, dir / "sim.log") == 0);
-  CHECK_THAT(read(dir / "out" / "sweep.json"), Catch::Contains("\"model_device\": \"cpu\""));
+  CHECK_THAT(read_text(dir / "out" / "sweep.json"), Catch::Contains("\"model_device\": \"cpu\""));
 
   // --backend cuda trains on the GPU: refused here before anything runs, naming the field (the
   // runs would be filed under other ids, and the report would mix the two).
   auto cuda = sweep;
   cuda.insert(cuda.end(), {"--resume", "--backend", "cuda"});
   CHECK(run_to_end(cuda, dir / "cuda.log") != 0);
-  CHECK_THAT(read(dir / "cuda.log"),
+  CHECK_THAT(read_text(dir / "cuda.log"),
              Catch::Contains("another sweep configuration (model_device \"cpu\", now \"cuda\")"));
 
   // cuda-staged trains on the CPU, as does a sweep.json written before model_device existed.
-  std::string json = read(dir / "out" / "sweep.json");
+  std::string json = read_text(dir / "out" / "sweep.json");
   const auto at = json.find("\"model_device\": \"cpu\",");
   REQUIRE(at != std::string::npos);
   json.erase(at, std::string("\"model_device\": \"cpu\",").size());
@@ -116,7 +112,7 @@ TEST_CASE("A results directory keeps one model device: CPU-trained runs never re
   auto resume = sweep;
   resume.push_back("--resume");
   CHECK(run_to_end(resume, dir / "resume.log") == 0);
-  CHECK_THAT(read(dir / "resume.log"), !Catch::Contains("another sweep configuration"));
+  CHECK_THAT(read_text(dir / "resume.log"), !Catch::Contains("another sweep configuration"));
   fs::remove_all(dir);
 }
 
