@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "bench/best_iteration.hpp"
 #include "sim/scaling/block.hpp"
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/delayed.hpp"
@@ -69,13 +70,10 @@ using Recipe = std::function<sc::QuantizeResult(const std::vector<float>&)>;
 void run(benchmark::State& state, const Recipe& recipe) {
   const std::vector<float>& x = input();
   const double baseline = memcpy_bytes_per_second();
-  double best = 1e30;
-  for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
+  const double best = fp8lab::bench::best_iteration_seconds(state, [&] {
     sc::QuantizeResult r = recipe(x);
     benchmark::DoNotOptimize(r.tensor.data.data());
-    best = std::min(best, seconds_since(start));
-  }
+  });
   const double rate = kBytes / best;
   state.counters["GBps"] = rate / 1e9;
   state.counters["memcpy_GBps"] = baseline / 1e9;
@@ -85,14 +83,11 @@ void run(benchmark::State& state, const Recipe& recipe) {
 void BM_memcpy(benchmark::State& state) {
   const std::vector<float>& x = input();
   std::vector<float> y(x.size());
-  double best = 1e30;
-  for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
+  const double best = fp8lab::bench::best_iteration_seconds(state, [&] {
     std::memcpy(y.data(), x.data(), x.size() * sizeof(float));
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
-    best = std::min(best, seconds_since(start));
-  }
+  });
   state.counters["GBps"] = kBytes / best / 1e9;
   state.counters["x_memcpy"] = (kBytes / best) / memcpy_bytes_per_second();
 }
