@@ -48,9 +48,8 @@ int sweep(const SweepArguments& a) {
   }
   options.heatmap_axes = a.heatmap_axes;
   // Checked here, before any child starts (the same rules as each run's).
-  validate(BackendChoice{a.backend, a.shadow_every});
-  options.backend = a.backend;
-  options.shadow_every = a.shadow_every;
+  options.backend = {a.backend, a.shadow_every};
+  validate(options.backend);
   const auto outcome = run_sweep(options);
   if (a.dry_run) return 0;
   if (outcome.interrupted) {

@@ -61,7 +61,7 @@ std::string assignment_text(const recipes::Sweep& sweep, const recipes::Requeste
 
 // Where the sweep's models train (BackendChoice::trains_on_cuda): "cpu" or "cuda".
 std::string model_device(const SweepOptions& options) {
-  return BackendChoice{options.backend, options.shadow_every}.trains_on_cuda() ? "cuda" : "cpu";
+  return options.backend.trains_on_cuda() ? "cuda" : "cpu";
 }
 
 nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExpansion& e,
@@ -142,10 +142,10 @@ std::vector<std::string> common_arguments(const SweepOptions& options) {
     a.push_back(std::to_string(*options.steps));
   }
   a.push_back("--backend");
-  a.push_back(options.backend);
-  if (options.shadow_every > 0) {
+  a.push_back(options.backend.name);
+  if (options.backend.shadow_every > 0) {
     a.push_back("--shadow-every");
-    a.push_back(std::to_string(options.shadow_every));
+    a.push_back(std::to_string(options.backend.shadow_every));
   }
   return a;
 }
@@ -221,7 +221,7 @@ SweepOutcome run_sweep(const SweepOptions& options) {
   const auto text = read_text(options.sweep_file);
   auto expansion = recipes::expand(recipes::read_sweep(options.sweep_file.string()));
   // Runs trained on the GPU are filed apart from CPU-trained ones (run_ids.hpp).
-  for (auto& run : expansion.runs) run.id = placed_run_id(run.id, {options.backend, options.shadow_every});
+  for (auto& run : expansion.runs) run.id = placed_run_id(run.id, options.backend);
   const auto known = workload_names();
   for (const auto& workload : expansion.sweep.workloads) {
     if (std::find(known.begin(), known.end(), workload) == known.end()) {
@@ -263,7 +263,7 @@ SweepOutcome run_sweep(const SweepOptions& options) {
       job.seed = run->seed;
       job.run_id = placed_run_id(
           baseline_run_id(run->workload, run->seed, options.high_precision, options.steps),
-          {options.backend, options.shadow_every});
+          options.backend);
       job.arguments = {executable, "run", "--baseline-only", "--workload", run->workload,
                        "--seed", std::to_string(run->seed)};
       job.arguments.insert(job.arguments.end(), common.begin(), common.end());

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "experiments/fp8/backend.hpp"
+#include "experiments/fp8/cuda_backend.hpp"
 
 namespace fp8lab::experiments {
 
@@ -37,8 +38,7 @@ struct SweepOptions {
   HighPrecision high_precision = HighPrecision::fp32;
   std::vector<std::string> heatmap_axes;
   // Passed to every run (fp8lab run --backend, --shadow-every; cuda_backend.hpp).
-  std::string backend = "sim";
-  std::int64_t shadow_every = 0;
+  BackendChoice backend;
 };
 
 struct SweepOutcome {
