@@ -129,10 +129,12 @@ ModelHooks plain_torch_hooks(torch::Device device) {
   return hooks;
 }
 
-// The backend the throughput probes time: the run's, without the shadow check (its replays are
-// not the step's cost), so that every arm of a probe runs on the same device and backend.
-std::shared_ptr<const LinearBackend> timing_backend(const BackendChoice& choice) {
-  return make_backend({choice.name, 0});
+// The backend the throughput probes time: the run's `backend`, or without the shadow check when
+// it has one (its replays are not the step's cost), so that every arm of a probe runs on the
+// same device and backend.
+std::shared_ptr<const LinearBackend> timing_backend(const BackendChoice& choice,
+                                                    std::shared_ptr<const LinearBackend> backend) {
+  return choice.shadow_every == 0 ? backend : make_backend({choice.name, 0});
 }
 
 ModelHooks fp8_hooks(const recipes::Recipe& recipe, HighPrecision precision,
@@ -402,14 +404,14 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
     options.steps = request.steps;
     options.keep_snapshots = true;
     const auto backend = make_backend(request.backend);
-    const auto hooks = baseline_hooks(request.high_precision, backend, device_for(request.backend));
+    const auto device = device_for(request.backend);
+    const auto hooks = baseline_hooks(request.high_precision, backend, device);
     const auto result = train(*workload, hooks, options, nullptr);
     add_training(record, result, nullptr);
     add_shadow_check(record, *backend);
-    const auto device = device_for(request.backend);
     const auto probe = time_training_steps(
         *workload,
-        {baseline_hooks(request.high_precision, timing_backend(request.backend), device),
+        {baseline_hooks(request.high_precision, timing_backend(request.backend, backend), device),
          plain_torch_hooks(device)},
         static_cast<std::uint64_t>(request.seed), request.timing_steps);
     const double fp32 = probe[1];
@@ -463,15 +465,15 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     options.seed = static_cast<std::uint64_t>(request.seed);
     options.steps = request.steps;
     const auto backend = make_backend(request.backend);
-    const auto hooks = fp8_hooks(recipe, request.high_precision, backend, device_for(request.backend));
+    const auto device = device_for(request.backend);
+    const auto hooks = fp8_hooks(recipe, request.high_precision, backend, device);
     const auto result = train(*workload, hooks, options, &reference);
     add_training(record, result, &baseline);
     add_shadow_check(record, *backend);
     // Throughput probes in this process, under the same load as the run itself; every arm on the
     // run's device (a GPU step over a GPU baseline step, never over a CPU one).
     const auto seed = static_cast<std::uint64_t>(request.seed);
-    const auto device = device_for(request.backend);
-    const auto timed = timing_backend(request.backend);
+    const auto timed = timing_backend(request.backend, backend);
     const auto probe = time_training_steps(
         *workload,
         {fp8_hooks(recipe, request.high_precision, timed, device),
