@@ -297,6 +297,8 @@ AccelerateFp8Settings read_accelerate_config(const std::string& path) {
   return parse_accelerate_config_text(detail::read_text_file(path), path);
 }
 
+std::vector<std::string> accelerate_env_variables() { return reader_names(); }
+
 AccelerateFp8Settings read_accelerate_env(const std::map<std::string, std::string>& env) {
   AccelerateFp8Settings s;
   s.origin = "environment";

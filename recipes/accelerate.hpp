@@ -68,6 +68,8 @@ AccelerateFp8Settings read_accelerate_config(const std::string& path);
 AccelerateFp8Settings parse_accelerate_config_text(const std::string& text, const std::string& file);
 // Only keys starting with ACCELERATE_FP8_ are looked at; the others are not accelerate's FP8 inputs.
 AccelerateFp8Settings read_accelerate_env(const std::map<std::string, std::string>& env);
+// Every ACCELERATE_FP8_* variable accelerate reads, sorted (for messages and --help).
+std::vector<std::string> accelerate_env_variables();
 
 // True when a YAML document looks like an accelerate config (fp8_config, mixed_precision,
 // compute_environment or distributed_type at the top level) rather than an fp8lab recipe file.

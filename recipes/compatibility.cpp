@@ -179,6 +179,7 @@ Compatibility compatibility(const AccelerateFp8Settings& s) {
   }
   if (s.mixed_precision && *s.mixed_precision != "fp8") {
     c.runnable = false;
+    c.trains_without_fp8 = *s.mixed_precision;
     c.quirks.push_back({"mixed_precision", *s.mixed_precision, "no FP8 at all",
                         "accelerate launch exports fp8_config only when mixed_precision is fp8",
                         "te-accelerate.md §1.7"});
@@ -222,10 +223,22 @@ std::string format_compatibility(const Compatibility& c, const std::string& orig
   const std::string call = c.te_recipe_class.find('(') == std::string::npos
                                ? c.te_recipe_class + "(" + kwargs + ")"
                                : c.te_recipe_class;
-  out += fmt::format("== what {} runs (run id {}; to run it: fp8lab run --recipe FILE --as "
-                     "upstream, or runs_as: upstream in a sweep)\n{}\n{}{}\n",
-                     c.runner, run_id(c.te_effective), call, describe(c.te_effective),
-                     c.runnable ? "" : "NOT RUNNABLE through accelerate/TE as written (see below)\n");
+  if (c.trains_without_fp8) {
+    // No FP8 recipe to show: what runs is the model in that precision (fp8lab's baseline).
+    const std::string& mixed = *c.trains_without_fp8;
+    out += fmt::format("== what {} runs: NO FP8 (mixed_precision: {}; the fp8_config section is "
+                       "never read)\nthe model in {} without FP8: fp8lab's high-precision "
+                       "baseline (fp8lab run --workload W --baseline-only --baseline-precision "
+                       "{}); fp8lab run --as upstream refuses this config\n\n",
+                       c.runner, mixed, mixed == "no" ? "fp32" : mixed,
+                       mixed == "bf16" || mixed == "fp16" ? "bf16" : "fp32");
+  } else {
+    out += fmt::format("== what {} runs (run id {}; to run it: fp8lab run --recipe FILE --as "
+                       "upstream, or runs_as: upstream in a sweep)\n{}\n{}{}\n",
+                       c.runner, run_id(c.te_effective), call, describe(c.te_effective),
+                       c.runnable ? "" : "NOT RUNNABLE through accelerate/TE as written (see "
+                                         "below)\n");
+  }
   out += fmt::format("== dropped or changed on the way ({})\n", c.quirks.size());
   for (const auto& q : c.quirks) {
     out += fmt::format("- {}: asked {} -> {}\n    {} [{}]\n", q.field, q.asked,

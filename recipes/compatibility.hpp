@@ -5,6 +5,7 @@
 // fp8lab runs `asked` by default; `te_effective` is what a run "as TE would" uses.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ struct Compatibility {
   std::string te_recipe_class;                // DelayedScaling, MXFP8BlockScaling, Float8LinearConfig
   std::vector<std::string> forwarded_kwargs;  // what accelerate passes to that class, "name=value"
   bool runnable = true;  // false: accelerate or TE refuses to start with these settings
+  // Set when the peer trains without FP8 at all, to the precision it trains in instead: an
+  // accelerate config whose mixed_precision is not fp8 ("bf16", "fp16", "no") never exports its
+  // fp8_config (te-accelerate.md §1.7). runnable is false then too, and te_effective means nothing.
+  std::optional<std::string> trains_without_fp8;
   std::vector<Quirk> quirks;
 };
 

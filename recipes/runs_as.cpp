@@ -2,10 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "recipes/accelerate.hpp"
-#include "recipes/detail/yaml_values.hpp"
 #include "recipes/fields.hpp"
-#include "recipes/recipe_file.hpp"
+#include "recipes/run_source.hpp"
 
 namespace fp8lab::recipes {
 
@@ -33,40 +31,69 @@ const Quirk* quirk_for(const Compatibility& c, const std::string& field) {
 
 }  // namespace
 
-RecipeToRun recipe_to_run(const Compatibility& c, RunsAs runs_as, const Site& site,
-                          const std::string& context) {
-  if (runs_as == RunsAs::asked) return {c.asked, {}};
-  if (!c.runnable) {
-    std::vector<std::string> refusals;
-    for (const Quirk& q : c.quirks) {
-      refusals.push_back(fmt::format("{}: {} -> {} ({}; {})", q.field, q.asked,
-                                     q.runs.empty() ? "refused" : q.runs, q.why, q.reference));
-    }
-    throw RecipeError(site, "runs_as", "upstream",
-                      fmt::format("{}{} refuses these settings ({}), so they cannot run as", context,
-                                  c.runner, fmt::join(refusals, "; ")),
-                      "settings the peer accepts, or runs_as: asked");
-  }
-  // One line per recipe field that differs; quirks that change no field (e.g. TE defaults
-  // accelerate cannot set) are for `fp8lab explain`, not for the run.
-  RecipeToRun out{c.te_effective, {}};
+std::vector<Quirk> field_changes(const Compatibility& c) {
+  std::vector<Quirk> changes;
   for (const std::string& field : recipe_field_names()) {
     const std::string asked = field_text(c.asked, field), runs = field_text(c.te_effective, field);
     if (asked == runs) continue;
     const Quirk* q = quirk_for(c, field);
-    out.changes.push_back(q == nullptr ? fmt::format("{}: {} -> {}", field, asked, runs)
-                                       : fmt::format("{}: {} -> {} ({}; {})", field, asked, runs,
-                                                     q->why, q->reference));
+    changes.push_back({field, asked, runs, q == nullptr ? "" : q->why,
+                       q == nullptr ? "" : q->reference});
   }
+  return changes;
+}
+
+std::string change_text(const Quirk& q) {
+  return q.why.empty() ? fmt::format("{}: {} -> {}", q.field, q.asked, q.runs)
+                       : fmt::format("{}: {} -> {} ({}; {})", q.field, q.asked, q.runs, q.why,
+                                     q.reference);
+}
+
+std::string refusal(const Compatibility& c) {
+  if (c.trains_without_fp8) {
+    return fmt::format("{} runs no FP8 for mixed_precision {} (accelerate launch exports "
+                       "fp8_config only when mixed_precision is fp8; te-accelerate.md §1.7)",
+                       c.runner, *c.trains_without_fp8);
+  }
+  if (c.runnable) return {};
+  std::vector<std::string> refusals;
+  for (const Quirk& q : c.quirks) {
+    refusals.push_back(fmt::format("{}: {} -> {} ({}; {})", q.field, q.asked,
+                                   q.runs.empty() ? "refused" : q.runs, q.why, q.reference));
+  }
+  return fmt::format("{} refuses these settings ({})", c.runner, fmt::join(refusals, "; "));
+}
+
+RecipeToRun recipe_to_run(const Compatibility& c, RunsAs runs_as, const Site& site,
+                          const std::string& context) {
+  if (runs_as == RunsAs::asked) return {c.asked, {}, {}};
+  if (c.trains_without_fp8) {
+    // What accelerate trains is the high-precision model: fp8lab's baseline, not an FP8 run.
+    const std::string& mixed = *c.trains_without_fp8;
+    const char* precision = mixed == "bf16"   ? "bf16"
+                            : mixed == "fp16" ? "bf16 (the closest: fp8lab has no fp16 baseline)"
+                                              : "fp32";
+    throw RecipeError(site, "mixed_precision", *c.trains_without_fp8,
+                      context + refusal(c) + ", so there is no FP8 recipe to run as upstream; got",
+                      fmt::format("mixed_precision: fp8, or --as asked (the fp8_config as written), "
+                                  "or what accelerate trains: fp8lab run --workload W "
+                                  "--baseline-only --baseline-precision {}",
+                                  precision));
+  }
+  if (!c.runnable) {
+    throw RecipeError(site, "runs_as", "upstream",
+                      fmt::format("{}{}, so they cannot run as", context, refusal(c)),
+                      "settings the peer accepts, or runs_as: asked");
+  }
+  // One change per recipe field that differs; quirks that change no field (e.g. TE defaults
+  // accelerate cannot set) are for `fp8lab explain`, not for the run.
+  RecipeToRun out{c.te_effective, {}, field_changes(c)};
+  for (const Quirk& change : out.changed_fields) out.changes.push_back(change_text(change));
   return out;
 }
 
 RecipeToRun read_recipe_to_run(const std::string& path, RunsAs runs_as) {
-  const std::string text = detail::read_text_file(path);
-  const Compatibility c = looks_like_accelerate_config(text)
-                              ? compatibility(parse_accelerate_config_text(text, path))
-                              : compatibility(parse_recipe_text(text, path));
-  return recipe_to_run(c, runs_as, {path, 0});
+  return recipe_to_run(read_source_file(path).compatibility, runs_as, {path, 0});
 }
 
 }  // namespace fp8lab::recipes

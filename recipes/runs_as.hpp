@@ -26,16 +26,32 @@ std::string_view name(RunsAs runs_as);
 // "asked" or "upstream"; anything else throws RecipeError at `site` naming `field`.
 RunsAs parse_runs_as(std::string_view text, const Site& site, const std::string& field);
 
-// A recipe to run and the lines that say how it differs from what was asked ("field: asked ->
-// runs (why; reference)"); empty for RunsAs::asked.
+// A recipe to run and how it differs from what was asked, field by field: `changed_fields` as
+// data (one per recipe field: field, asked and runs as recipe-file values, the quirk's why and
+// reference, empty when no quirk explains it), and `changes` as the same lines of text ("field:
+// asked -> runs (why; reference)"). Both empty for RunsAs::asked.
 struct RecipeToRun {
   Recipe recipe;
   std::vector<std::string> changes;
+  std::vector<Quirk> changed_fields;
 };
 
+// The recipe fields the peer runs differently from what was asked (te_effective vs asked), each
+// with the quirk that explains it; what RecipeToRun::changed_fields holds for RunsAs::upstream.
+// Quirks that change no recipe field (e.g. TE defaults accelerate cannot set) are not in it.
+std::vector<Quirk> field_changes(const Compatibility& compatibility);
+// One change as a line: "field: asked -> runs (why; reference)".
+std::string change_text(const Quirk& change);
+// Why the peer will not run these settings as FP8: "<runner> refuses these settings (...)" naming
+// every quirk, or that it trains without FP8 at all (Compatibility::trains_without_fp8); empty
+// when it runs them.
+std::string refusal(const Compatibility& compatibility);
+
 // Throws RecipeError at `site` when RunsAs::upstream and the peer refuses to run these settings
-// (Compatibility::runnable false), naming every quirk; `context` (e.g. "combination
-// fp8_format=E5M2: ") leads the problem.
+// (Compatibility::runnable false), naming every quirk, or runs no FP8 for them (accelerate's
+// mixed_precision other than fp8: the error says how to run the high-precision baseline alone,
+// which is what accelerate trains); `context` (e.g. "combination fp8_format=E5M2: ") leads the
+// problem.
 RecipeToRun recipe_to_run(const Compatibility& compatibility, RunsAs runs_as, const Site& site,
                           const std::string& context = {});
 

@@ -113,16 +113,6 @@ std::string run_key(const std::string& canonical_text, const std::string& worklo
   return fmt::format("{};workload={};seed={}", canonical_text, workload, seed);
 }
 
-std::string assignment_text(const Sweep& sweep, const std::vector<std::size_t>& value_index) {
-  std::string out;
-  for (std::size_t p = 0; p < sweep.parameters.size(); ++p) {
-    const auto& param = sweep.parameters[p];
-    out += fmt::format("{}{}={}", out.empty() ? "" : " ", param.key,
-                       field_text(param.values[value_index[p]].value));
-  }
-  return out.empty() ? "(base recipe)" : out;
-}
-
 std::string run_text(const Sweep& sweep, const SweepRun& run) {
   std::string out;
   bool scaling_shown = false;
@@ -262,6 +252,7 @@ SweepExpansion expand(const Sweep& sweep) {
     std::vector<std::size_t> value_index;
     Recipe requested;
     Canonical canonical;  // of the recipe to run (runs_as), its reasons led by runs_as' changes
+    std::vector<Quirk> changed_fields;  // runs_as upstream: RecipeToRun::changed_fields
     std::string canonical_text;
   };
   std::vector<Combination> combinations;
@@ -282,12 +273,13 @@ SweepExpansion expand(const Sweep& sweep) {
       settings.push_back(sweep.parameters[p].values[c.value_index[p]]);
     }
     c.requested = resolve(settings, Strictness::sweep);
-    RecipeToRun to_run{c.requested, {}};
+    RecipeToRun to_run{c.requested, {}, {}};
     if (sweep.runs_as == RunsAs::upstream) {
       to_run = recipe_to_run(compatibility(c.requested), sweep.runs_as, sweep.runs_as_site,
                              "combination " + assignment_text(sweep, c.value_index) + ": ");
     }
     c.canonical = canonicalize(to_run.recipe);
+    c.changed_fields = std::move(to_run.changed_fields);
     for (auto& change : to_run.changes) change.insert(0, "runs_as upstream: ");
     c.canonical.reasons.insert(c.canonical.reasons.begin(), to_run.changes.begin(),
                                to_run.changes.end());
@@ -309,6 +301,7 @@ SweepExpansion expand(const Sweep& sweep) {
         request.seed = seed;
         request.recipe = c.requested;
         request.reasons = c.canonical.reasons;
+        request.changed_fields = c.changed_fields;
         const std::string key = run_key(c.canonical_text, workload, seed);
         const auto [it, inserted] = run_of.try_emplace(key, out.runs.size());
         if (inserted) {
@@ -331,6 +324,16 @@ SweepExpansion expand(const Sweep& sweep) {
     }
   }
   return out;
+}
+
+std::string assignment_text(const Sweep& sweep, const std::vector<std::size_t>& value_index) {
+  std::string out;
+  for (std::size_t p = 0; p < sweep.parameters.size(); ++p) {
+    const auto& param = sweep.parameters[p];
+    out += fmt::format("{}{}={}", out.empty() ? "" : " ", param.key,
+                       field_text(param.values[value_index[p]].value));
+  }
+  return out.empty() ? "(base recipe)" : out;
 }
 
 std::string format_dry_run(const SweepExpansion& e) {

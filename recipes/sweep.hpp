@@ -72,6 +72,9 @@ struct RequestedCombination {
   std::size_t run = 0;               // index into SweepExpansion::runs
   bool is_representative = false;    // true for the request the run was first created from
   std::vector<std::string> reasons;  // why it maps to a run that differs from it, or duplicates
+  // runs_as upstream: the fields its run executes differently from the request because the peer
+  // does (RecipeToRun::changed_fields; also the first reasons, as text). Empty for runs_as asked.
+  std::vector<Quirk> changed_fields;
 };
 
 struct SweepRun {
@@ -98,6 +101,9 @@ Sweep read_sweep(const std::string& path);
 Sweep parse_sweep_text(const std::string& text, const std::string& file);
 // Throws RecipeError when a combination is invalid (e.g. an unknown value reached through `base`).
 SweepExpansion expand(const Sweep& sweep);
+// A request's label: its parameter assignment, "fp8_format=HYBRID margin=0" ("(base recipe)" for
+// a sweep without parameters), as --dry-run and sweep.json print it.
+std::string assignment_text(const Sweep& sweep, const std::vector<std::size_t>& value_index);
 // What `fp8lab sweep FILE --dry-run` prints: counts, the distinct runs, and every requested
 // combination with the run that stands for it and why.
 std::string format_dry_run(const SweepExpansion& expansion);

@@ -1,0 +1,65 @@
+#include "recipes/run_source.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "recipes/accelerate.hpp"
+#include "recipes/detail/yaml_values.hpp"
+#include "recipes/recipe_file.hpp"
+
+namespace fp8lab::recipes {
+
+std::string_view name(SourceKind kind) {
+  switch (kind) {
+    case SourceKind::recipe_file: return "recipe_file";
+    case SourceKind::accelerate_config: return "accelerate_config";
+    case SourceKind::accelerate_env: return "accelerate_env";
+    case SourceKind::settings: return "settings";
+  }
+  return "settings";
+}
+
+RunSource read_source_file(const std::string& path) {
+  RunSource source;
+  source.text = detail::read_text_file(path);
+  source.path = std::filesystem::absolute(path).lexically_normal().string();
+  source.site = {path, 0};
+  if (looks_like_accelerate_config(source.text)) {
+    source.kind = SourceKind::accelerate_config;
+    source.compatibility = compatibility(parse_accelerate_config_text(source.text, path));
+  } else {
+    source.kind = SourceKind::recipe_file;
+    source.compatibility = compatibility(parse_recipe_text(source.text, path));
+  }
+  return source;
+}
+
+RunSource settings_source(const std::string& yaml, const std::string& origin) {
+  RunSource source;
+  source.kind = SourceKind::settings;
+  source.text = yaml;
+  source.site = {origin, 0};
+  source.compatibility = compatibility(parse_recipe_text(yaml, origin));
+  return source;
+}
+
+RunSource environment_source(const std::map<std::string, std::string>& env) {
+  RunSource source;
+  source.kind = SourceKind::accelerate_env;
+  source.site = {"environment", 0};
+  std::map<std::string, std::string> fp8;
+  for (const auto& [var, value] : env) {
+    if (var.rfind("ACCELERATE_FP8_", 0) == 0) fp8.emplace(var, value);
+  }
+  if (fp8.empty()) {
+    throw RecipeError(source.site, "ACCELERATE_FP8_*", "",
+                      "no variable is set, so there are no accelerate FP8 settings to run",
+                      fmt::format("{}", fmt::join(accelerate_env_variables(), ", ")));
+  }
+  for (const auto& [var, value] : fp8) source.text += var + "=" + value + "\n";
+  source.compatibility = compatibility(read_accelerate_env(fp8));
+  return source;
+}
+
+}  // namespace fp8lab::recipes

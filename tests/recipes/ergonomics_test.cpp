@@ -1,0 +1,118 @@
+// Issue #13 item 5 at the recipes level: accelerate settings from the environment as a run source
+// (fp8lab run --env), and an accelerate config that trains without FP8 (mixed_precision bf16 plus
+// an fp8_config section) said and done the same way by explain and by runs_as upstream.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <string>
+
+#include "recipes/accelerate.hpp"
+#include "recipes/explain.hpp"
+#include "recipes/run_source.hpp"
+#include "recipes/runs_as.hpp"
+
+using namespace fp8lab::recipes;
+
+namespace {
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("the environment as a run source: only ACCELERATE_FP8_*, read as accelerate reads it",
+          "[recipes][ergonomics]") {
+  const std::map<std::string, std::string> env = {{"PATH", "/usr/bin"},
+                                                  {"ACCELERATE_MIXED_PRECISION", "fp8"},
+                                                  {"ACCELERATE_FP8_MARGIN", "2"},
+                                                  {"ACCELERATE_FP8_FORMAT", "E4M3"}};
+  const RunSource source = environment_source(env);
+  CHECK(source.kind == SourceKind::accelerate_env);
+  CHECK(name(source.kind) == "accelerate_env");
+  CHECK(source.path.empty());
+  // The record's text: the variables that made the recipe, sorted, one NAME=value line each.
+  CHECK(source.text == "ACCELERATE_FP8_FORMAT=E4M3\nACCELERATE_FP8_MARGIN=2\n");
+  CHECK(source.compatibility.asked.fp8_format == Fp8Format::E4M3);
+  CHECK(source.compatibility.asked.margin == 2);
+  // The same settings explain --env reads: the upstream recipe follows TE's defaults.
+  CHECK(source.compatibility.te_effective.amax_compute_algo == AmaxComputeAlgo::max);
+  const RecipeToRun upstream = recipe_to_run(source.compatibility, RunsAs::upstream, source.site);
+  CHECK(upstream.recipe.amax_compute_algo == AmaxComputeAlgo::max);
+  CHECK(upstream.recipe.fp8_format == Fp8Format::E4M3);
+
+  // A bad value names the variable, as explain --env does.
+  CHECK_THROWS_WITH(environment_source({{"ACCELERATE_FP8_FORMAT", "E4M4"}}),
+                    Catch::Contains("ACCELERATE_FP8_FORMAT") && Catch::Contains("E4M4"));
+}
+
+TEST_CASE("no ACCELERATE_FP8_* variable: an error naming every variable accepted",
+          "[recipes][ergonomics]") {
+  const std::vector<std::string> accepted = accelerate_env_variables();
+  REQUIRE(accepted.size() >= 10);
+  CHECK(std::find(accepted.begin(), accepted.end(), "ACCELERATE_FP8_AMAX_HISTORY_LEN") !=
+        accepted.end());
+  try {
+    environment_source({{"PATH", "/usr/bin"}, {"ACCELERATE_MIXED_PRECISION", "fp8"}});
+    FAIL("no error");
+  } catch (const RecipeError& e) {
+    const std::string message = e.what();
+    INFO(message);
+    CHECK(message.rfind("environment: ACCELERATE_FP8_*: no variable is set", 0) == 0);
+    for (const auto& var : accepted) CHECK(message.find(var) != std::string::npos);
+  }
+}
+
+TEST_CASE("mixed_precision bf16 with an fp8_config: no FP8, in explain and in runs_as upstream",
+          "[recipes][ergonomics]") {
+  const std::string config =
+      "mixed_precision: bf16\nfp8_config:\n  backend: TE\n  fp8_format: E4M3\n  margin: 1\n";
+  const Compatibility c = compatibility(parse_accelerate_config_text(config, "bf16.yaml"));
+  REQUIRE(c.trains_without_fp8);
+  CHECK(*c.trains_without_fp8 == "bf16");
+  CHECK_FALSE(c.runnable);
+
+  // explain shows no FP8 recipe as what accelerate runs, and says what upstream mode does.
+  const std::string text = explain_text(config, "bf16.yaml");
+  INFO(text);
+  CHECK(text.find("== what accelerate + Transformer Engine runs: NO FP8 (mixed_precision: bf16") !=
+        std::string::npos);
+  CHECK(text.find("DelayedScaling(") == std::string::npos);
+  CHECK(text.find("fp8lab run --as upstream refuses this config") != std::string::npos);
+  CHECK(text.find("--baseline-only --baseline-precision bf16") != std::string::npos);
+  // fp8lab still runs the fp8_config as asked.
+  CHECK(text.find("== recipe fp8lab runs (as asked") != std::string::npos);
+  CHECK(recipe_to_run(c, RunsAs::asked, {"bf16.yaml", 0}).recipe.fp8_format == Fp8Format::E4M3);
+
+  // runs_as upstream refuses with the same words, naming the field, value and what to do.
+  CHECK(lower(refusal(c)).find("runs no fp8 for mixed_precision bf16") != std::string::npos);
+  try {
+    recipe_to_run(c, RunsAs::upstream, {"bf16.yaml", 0});
+    FAIL("no error");
+  } catch (const RecipeError& e) {
+    const std::string message = e.what();
+    INFO(message);
+    CHECK(e.field() == "mixed_precision");
+    CHECK(e.value() == "bf16");
+    CHECK(message.rfind("bf16.yaml: mixed_precision: accelerate + Transformer Engine runs no FP8", 0) ==
+          0);
+    CHECK(message.find("--baseline-only --baseline-precision bf16") != std::string::npos);
+    CHECK(message.find("--as asked") != std::string::npos);
+  }
+  // mixed_precision "no" trains in fp32: the suggested baseline follows.
+  const Compatibility none = compatibility(parse_accelerate_config_text(
+      "mixed_precision: 'no'\nfp8_config:\n  backend: TE\n", "no.yaml"));
+  REQUIRE(none.trains_without_fp8);
+  CHECK_THROWS_WITH(recipe_to_run(none, RunsAs::upstream, {"no.yaml", 0}),
+                    Catch::Contains("--baseline-precision fp32"));
+  CHECK(explain_text("mixed_precision: 'no'\nfp8_config:\n  backend: TE\n", "no.yaml")
+            .find("the model in fp32 without FP8") != std::string::npos);
+  // mixed_precision fp8 trains FP8 as before.
+  CHECK_FALSE(compatibility(parse_accelerate_config_text(
+                                "mixed_precision: fp8\nfp8_config:\n  backend: TE\n", "fp8.yaml"))
+                  .trains_without_fp8);
+}
