@@ -1,11 +1,14 @@
 // The fp8lab command: subcommands are registered from experiments/cli/.
 #include <CLI/CLI.hpp>
 
+#include "experiments/build_info.hpp"
 #include "experiments/cli/commands.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"fp8lab: FP8 training numerics, a bit-exact CPU reference and its CUDA twin"};
   app.require_subcommand(1);
+  // "fp8lab 0.1.0 (git <commit>[, dirty])": what every run record stores (build_info.hpp).
+  app.set_version_flag("--version", fp8lab::experiments::version_text());
   fp8lab::experiments::cli::add_formats_command(app);
   fp8lab::experiments::cli::add_explain_command(app);
   fp8lab::experiments::cli::add_check_command(app);

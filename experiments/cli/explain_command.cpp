@@ -3,29 +3,14 @@
 // every field dropped or changed on the way (recipes/explain.hpp).
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <map>
 #include <string>
 
 #include "experiments/cli/commands.hpp"
+#include "experiments/cli/process_environment.hpp"
 #include "recipes/error.hpp"
 #include "recipes/explain.hpp"
 
-extern char** environ;
-
 namespace fp8lab::experiments::cli {
-namespace {
-
-std::map<std::string, std::string> process_environment() {
-  std::map<std::string, std::string> env;
-  for (char** entry = environ; entry && *entry; ++entry) {
-    const std::string assignment(*entry);
-    const auto eq = assignment.find('=');
-    if (eq != std::string::npos) env[assignment.substr(0, eq)] = assignment.substr(eq + 1);
-  }
-  return env;
-}
-
-}  // namespace
 
 void add_explain_command(CLI::App& app) {
   auto* command = app.add_subcommand(

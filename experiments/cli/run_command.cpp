@@ -4,26 +4,33 @@
 //   fp8lab run --workload gpt-tiny --recipe my_recipe.yaml [--seed 0] [--out DIR]
 //   fp8lab run --workload mlp-outliers --set fp8_format=E4M3 --set margin=2
 //   fp8lab run --workload gpt-small --recipe accelerate_config.yaml --as upstream
+//   ACCELERATE_FP8_FORMAT=E4M3 fp8lab run --workload gpt-tiny --env [--as upstream]
 //
-// --recipe takes an fp8lab recipe file or an accelerate config (as `fp8lab explain` does); --as
-// upstream runs what accelerate + TE / torchao really run for it (recipes/runs_as.hpp).
+// --recipe takes an fp8lab recipe file or an accelerate config (as `fp8lab explain` does); --env
+// reads accelerate's ACCELERATE_FP8_* variables (as `fp8lab explain --env` does); --as upstream
+// runs what accelerate + TE / torchao really run for them (recipes/runs_as.hpp). The run record
+// stores the source, its text and what upstream mode changed (experiments/runner/provenance.hpp).
 //
 // The sweep runs each of its runs through this command in a child process (--sweep FILE --run-id
 // ID, and --baseline-only for baselines): see experiments/runner/sweep_driver.hpp.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "experiments/cli/commands.hpp"
+#include "experiments/cli/process_environment.hpp"
 #include "experiments/report/results_reader.hpp"
 #include "experiments/report/write_reports.hpp"
+#include "experiments/runner/provenance.hpp"
 #include "experiments/runner/run_executor.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "recipes/error.hpp"
-#include "recipes/recipe_file.hpp"
+#include "recipes/run_source.hpp"
 #include "recipes/runs_as.hpp"
 #include "recipes/sweep.hpp"
 
@@ -34,6 +41,7 @@ struct RunArguments {
   std::string workload;
   std::string recipe_file;
   std::vector<std::string> settings;
+  bool from_environment = false;
   std::int64_t seed = 0;
   std::string out = "runs/run";
   std::int64_t steps = 0;
@@ -70,6 +78,14 @@ std::string settings_as_yaml(const std::vector<std::string>& settings) {
   return yaml;
 }
 
+// The sweep file's text, for the records of its runs (read_sweep read and checked it just before).
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 HighPrecision parse_high_precision(const std::string& text) {
   if (text == "fp32") return HighPrecision::fp32;
   if (text == "bf16") return HighPrecision::bf16;
@@ -88,6 +104,7 @@ int run(const RunArguments& a) {
   if (!a.sweep_file.empty()) {
     // One distinct run of a sweep, by its id.
     const auto expansion = recipes::expand(recipes::read_sweep(a.sweep_file));
+    const std::string sweep_text = read_text(a.sweep_file);
     const recipes::SweepRun* found = nullptr;
     for (const auto& r : expansion.runs) {
       if (placed_run_id(r.id, request.backend) == a.run_id) found = &r;
@@ -99,6 +116,7 @@ int run(const RunArguments& a) {
     request.seed = found->seed;
     request.recipe = found->recipe;
     request.run_id = a.run_id;
+    request.provenance = sweep_run_provenance(expansion, *found, sweep_text);
     // One line per execution in the run's log (the resume test counts them).
     std::printf("fp8lab run %s: started\n", request.run_id.c_str());
     std::fflush(stdout);
@@ -112,18 +130,19 @@ int run(const RunArguments& a) {
     const auto record = execute_baseline(directory, request);
     return record["status"] == "failed" ? 1 : 0;
   }
-  if (a.recipe_file.empty() == a.settings.empty()) {
-    throw std::invalid_argument("give the recipe as --recipe FILE or as --set key=value..., "
-                                "one of the two");
+  if (!a.recipe_file.empty() + !a.settings.empty() + a.from_environment != 1) {
+    throw std::invalid_argument("give the recipe as --recipe FILE, as --set key=value... or as "
+                                "--env (the ACCELERATE_FP8_* variables), one of the three");
   }
   const recipes::RunsAs runs_as = recipes::parse_runs_as(a.runs_as, {"--as", 0}, "--as");
-  const recipes::RecipeToRun to_run =
-      a.recipe_file.empty()
-          ? recipes::recipe_to_run(
-                recipes::compatibility(recipes::parse_recipe_text(settings_as_yaml(a.settings), "--set")),
-                runs_as, {"--set", 0})
-          : recipes::read_recipe_to_run(a.recipe_file, runs_as);
+  const recipes::RunSource source =
+      !a.recipe_file.empty() ? recipes::read_source_file(a.recipe_file)
+      : a.from_environment   ? recipes::environment_source(process_environment())
+                             : recipes::settings_source(settings_as_yaml(a.settings), "--set");
+  const recipes::RecipeToRun to_run = recipes::recipe_to_run(source.compatibility, runs_as,
+                                                             source.site);
   for (const auto& change : to_run.changes) std::printf("runs as upstream: %s\n", change.c_str());
+  request.provenance = single_run_provenance(source, runs_as, to_run);
   request.recipe = to_run.recipe;
   request.run_id = placed_run_id(
       recipes::sweep_run_id(*request.recipe, request.workload, request.seed), request.backend);
@@ -152,7 +171,12 @@ void add_run_command(CLI::App& app) {
                      ->check(CLI::ExistingFile);
   auto* set = command->add_option("--set", a->settings,
                                   "recipe field as key=value (repeatable), instead of --recipe");
+  auto* environment = command->add_flag(
+      "--env", a->from_environment,
+      "read the recipe from accelerate's ACCELERATE_FP8_* variables of this process (no config "
+      "file needed), instead of --recipe; fp8lab explain --env shows what they mean");
   recipe->excludes(set);
+  environment->excludes(recipe)->excludes(set);
   auto* runs_as = command->add_option("--as", a->runs_as,
                       "asked: the recipe as written; upstream: what accelerate + TE / torchao "
                       "really run for it (fp8lab explain lists the differences)")

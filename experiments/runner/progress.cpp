@@ -3,17 +3,43 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 namespace fp8lab::experiments {
+namespace {
 
-ProgressLine::ProgressLine(std::size_t total)
-    : total_(total), start_(std::chrono::steady_clock::now()) {
+ProgressLine::Form form_of_stderr() {
   const char* ci = std::getenv("CI");
-  enabled_ = ::isatty(STDERR_FILENO) && !(ci != nullptr && std::strcmp(ci, "true") == 0);
+  const bool in_ci = ci != nullptr && std::strcmp(ci, "true") == 0;
+  return ::isatty(STDERR_FILENO) && !in_ci ? ProgressLine::Form::redrawn
+                                           : ProgressLine::Form::one_line_per_run;
 }
+
+// The record a run wrote, or null when it wrote none (or an unreadable one: the report says so).
+nlohmann::json read_record(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return nullptr;
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    return nullptr;
+  }
+}
+
+std::string printed(const char* format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, value);
+  return buffer;
+}
+
+}  // namespace
+
+ProgressLine::ProgressLine(std::size_t total) : ProgressLine(total, form_of_stderr(), stderr) {}
+
+ProgressLine::ProgressLine(std::size_t total, Form form, std::FILE* out)
+    : total_(total), form_(form), out_(out), start_(std::chrono::steady_clock::now()) {}
 
 std::string ProgressLine::format_duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "?";
@@ -21,28 +47,110 @@ std::string ProgressLine::format_duration(double seconds) {
   char buffer[32];
   if (s >= 3600) {
     std::snprintf(buffer, sizeof buffer, "%ldh%02ldm", s / 3600, (s % 3600) / 60);
-  } else {
+  } else if (s >= 60) {
     std::snprintf(buffer, sizeof buffer, "%ldm%02lds", s / 60, s % 60);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%lds", s);
   }
   return buffer;
 }
 
-void ProgressLine::update(std::size_t done, std::size_t running) {
-  if (!enabled_) return;
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  // Runs take about the same time each: remaining = elapsed per finished run x runs left.
-  const double eta = done == 0 ? NAN
-                               : elapsed / static_cast<double>(done) *
-                                     static_cast<double>(total_ - done);
-  std::fprintf(stderr, "\r[%zu/%zu runs] %zu running, %s elapsed, ETA %s   ", done, total_,
-               running, format_duration(elapsed).c_str(), format_duration(eta).c_str());
-  std::fflush(stderr);
+double ProgressLine::remaining_seconds(double elapsed, std::size_t done, std::size_t total) {
+  if (done == 0) return NAN;
+  // Runs take about the same time each: elapsed per finished run x runs left.
+  return elapsed / static_cast<double>(done) * static_cast<double>(total > done ? total - done : 0);
+}
+
+// Strings are built by append: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string.
+std::string ProgressLine::outcome_text(const nlohmann::json& record, double seconds) {
+  std::string in = " in ";
+  in.append(format_duration(seconds));
+  std::string text;
+  if (!record.is_object()) return text.append("ended").append(in).append(" without a record");
+  const std::string status = record.value("status", std::string("?"));
+  if (status == "diverged" && record.value("diverged_at_step", nlohmann::json()).is_number()) {
+    return text.append("diverged at step ")
+        .append(std::to_string(record["diverged_at_step"].get<long long>()))
+        .append(in);
+  }
+  if (status == "failed") {
+    std::string error = record.value("error", nlohmann::json()).is_string()
+                            ? record["error"].get<std::string>()
+                            : std::string("no message");
+    error = error.substr(0, error.find('\n'));
+    if (error.size() > 120) error = error.substr(0, 117).append("...");
+    return text.append("failed").append(in).append(" (").append(error).append(")");
+  }
+  text.append(status).append(in);
+  const auto final = record.value("final", nlohmann::json::object());
+  if (final.value("eval_rel_diff", nlohmann::json()).is_number()) {
+    return text.append(" (eval rel diff ")
+        .append(printed("%+.2f%%", 100 * final["eval_rel_diff"].get<double>()))
+        .append(")");
+  }
+  if (final.value("eval_loss", nlohmann::json()).is_number()) {
+    return text.append(" (eval loss ")
+        .append(printed("%.4g", final["eval_loss"].get<double>()))
+        .append(")");
+  }
+  return text;
+}
+
+std::string ProgressLine::finished_line(std::size_t done, std::size_t total,
+                                        const std::string& run_id, const nlohmann::json& record,
+                                        double seconds, std::size_t running, double elapsed) {
+  std::string label;
+  if (record.is_object()) {
+    label = record.value("kind", std::string()) == "baseline"
+                ? "baseline"
+                : record.value("recipe_label", std::string());
+  }
+  std::string line = "[";
+  line.append(std::to_string(done)).append("/").append(std::to_string(total)).append("] ");
+  line.append(run_id);
+  if (!label.empty()) line.append(" ").append(label);
+  line.append(" ").append(outcome_text(record, seconds)).append(" | ");
+  if (done >= total) return line.append("all done in ").append(format_duration(elapsed));
+  return line.append(std::to_string(running))
+      .append(" running, ETA ")
+      .append(format_duration(remaining_seconds(elapsed, done, total)));
+}
+
+double ProgressLine::since(std::chrono::steady_clock::time_point start) const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void ProgressLine::started(const std::string& run_id, std::size_t done, std::size_t running) {
+  run_started_[run_id] = std::chrono::steady_clock::now();
+  if (form_ == Form::redrawn) redraw(done, running);
+}
+
+void ProgressLine::finished(const std::string& run_id, const std::filesystem::path& record,
+                            std::size_t done, std::size_t running) {
+  if (form_ == Form::redrawn) {
+    redraw(done, running);
+    return;
+  }
+  const auto it = run_started_.find(run_id);
+  const double seconds = it == run_started_.end() ? NAN : since(it->second);
+  if (it != run_started_.end()) run_started_.erase(it);
+  const auto line =
+      finished_line(done, total_, run_id, read_record(record), seconds, running, since(start_));
+  std::fprintf(out_, "%s\n", line.c_str());
+  std::fflush(out_);
+}
+
+void ProgressLine::redraw(std::size_t done, std::size_t running) {
+  const double elapsed = since(start_);
+  std::fprintf(out_, "\r[%zu/%zu runs] %zu running, %s elapsed, ETA %s   ", done, total_,
+               running, format_duration(elapsed).c_str(),
+               format_duration(remaining_seconds(elapsed, done, total_)).c_str());
+  std::fflush(out_);
   drawn_ = true;
 }
 
 void ProgressLine::finish() {
-  if (drawn_) std::fputc('\n', stderr);
+  if (drawn_) std::fputc('\n', out_);
   drawn_ = false;
 }
 

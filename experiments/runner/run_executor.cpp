@@ -11,9 +11,11 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "experiments/fp8/backend_linear.hpp"
 #include "experiments/fp8/convert_model.hpp"
+#include "experiments/runner/provenance.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/training.hpp"
 #include "experiments/workloads/registry.hpp"
@@ -163,35 +165,50 @@ nlohmann::json recipe_json(const recipes::Recipe& recipe) {
   return fields;
 }
 
+// The build, and the provenance of the request's recipe (or of a baseline), into the record.
+void add_provenance(nlohmann::json& record, const RunRequest& request, const char* kind) {
+  record.update(build_provenance());
+  if (std::string_view(kind) == "baseline") {
+    record.update(baseline_provenance());
+  } else {
+    record.update(request.provenance.is_null() ? recipe_provenance(request.recipe.value())
+                                               : request.provenance);
+  }
+}
+
 nlohmann::json base_record(const RunRequest& request, const Workload& workload,
                            const std::string& run_id, const char* kind) {
-  return {{"schema", "fp8lab.run"},
-          {"schema_version", kResultsSchemaVersion},
-          {"run_id", run_id},
-          {"kind", kind},
-          {"workload", request.workload},
-          {"workload_description", workload.description()},
-          {"seed", request.seed},
-          {"backend", request.backend.name},
-          {"high_precision", std::string(name(request.high_precision))},
-          {"started_at", now_utc()},
-          {"host", host_name()}};
+  nlohmann::json record{{"schema", "fp8lab.run"},
+                        {"schema_version", kResultsSchemaVersion},
+                        {"run_id", run_id},
+                        {"kind", kind},
+                        {"workload", request.workload},
+                        {"workload_description", workload.description()},
+                        {"seed", request.seed},
+                        {"backend", request.backend.name},
+                        {"high_precision", std::string(name(request.high_precision))},
+                        {"started_at", now_utc()},
+                        {"host", host_name()}};
+  add_provenance(record, request, kind);
+  return record;
 }
 
 nlohmann::json failed_record(const RunRequest& request, const std::string& run_id,
                              const char* kind, const std::string& message) {
-  return {{"schema", "fp8lab.run"},
-          {"schema_version", kResultsSchemaVersion},
-          {"run_id", run_id},
-          {"kind", kind},
-          {"status", "failed"},
-          {"error", message},
-          {"workload", request.workload},
-          {"seed", request.seed},
-          {"backend", request.backend.name},
-          {"high_precision", std::string(name(request.high_precision))},
-          {"finished_at", now_utc()},
-          {"host", host_name()}};
+  nlohmann::json record{{"schema", "fp8lab.run"},
+                        {"schema_version", kResultsSchemaVersion},
+                        {"run_id", run_id},
+                        {"kind", kind},
+                        {"status", "failed"},
+                        {"error", message},
+                        {"workload", request.workload},
+                        {"seed", request.seed},
+                        {"backend", request.backend.name},
+                        {"high_precision", std::string(name(request.high_precision))},
+                        {"finished_at", now_utc()},
+                        {"host", host_name()}};
+  add_provenance(record, request, kind);
+  return record;
 }
 
 // Losses, divergence, final figures and throughput of a finished training into the record.

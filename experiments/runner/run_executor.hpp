@@ -4,6 +4,9 @@
 // run also times a few steps of the baseline's Linear (sim) and of the unconverted FP32 LibTorch
 // model in the same process (throughput).
 //
+// Every record, failed ones too, carries its provenance (provenance.hpp): the fp8lab build, the
+// source of its settings, asked or upstream, the changed fields and the peer's view.
+//
 // Failures never escape: an exception becomes a record with status "failed" and the message.
 #pragma once
 
@@ -33,6 +36,9 @@ struct RunRequest {
   std::optional<recipes::Recipe> recipe;  // nullopt: the baseline itself
   std::string run_id;                     // the sweep's run id (recipes/sweep.hpp)
   std::string recipe_label;               // short name for reports; empty: recipe_label(recipe)
+  // Where the recipe came from and how it ran (provenance.hpp: "source", "runs_as",
+  // "changed_fields", "upstream"); null: recipe_provenance(recipe), the recipe as given.
+  nlohmann::json provenance;
 };
 
 // The baseline this request is compared with (run_ids.hpp).

@@ -161,7 +161,7 @@ bool run_jobs(const std::vector<Job>& todo, const SweepOptions& options,
       const auto& job = todo[next++];
       const auto log = directory.root() / "logs" / (job.run_id + ".log");
       running[start_child(job.arguments, log)] = &job;
-      progress.update(done, running.size());
+      progress.started(job.run_id, done, running.size());
     }
     if (g_stop_signal != 0) {
       for (const auto& [pid, job] : running) ::kill(pid, SIGTERM);
@@ -192,7 +192,7 @@ bool run_jobs(const std::vector<Job>& todo, const SweepOptions& options,
                                                  (job.run_id + ".log")).string()}});
     }
     ++done;
-    progress.update(done, running.size());
+    progress.finished(job.run_id, directory.run_record_path(job.run_id), done, running.size());
   }
   return g_stop_signal == 0;
 }

@@ -48,6 +48,8 @@ TEST_CASE("the refusal of an asked run names the runner and every quirk", "[reci
   const std::string why = refusal(e5m2);
   CHECK(why.rfind(e5m2.runner + " refuses these settings (", 0) == 0);
   CHECK(why.find("fp8_format: E5M2 -> refused") != std::string::npos);
+  // Only what refuses: the changes the peer would also make are not reasons to refuse.
+  CHECK(why.find("amax_compute_algo") == std::string::npos);
   CHECK_THROWS_WITH(recipe_to_run(e5m2, RunsAs::upstream, {"e.yaml", 0}),
                     Catch::Contains(why + ", so they cannot run as"));
 }

@@ -1,0 +1,14 @@
+# Issue #13 items 3 and 5 (provenance helper): run records' provenance, --version, --env runs and
+# the no-FP8 accelerate config through the fp8lab command (provenance_test: tiny mlp runs); the
+# sweep's progress lines (progress_test); scripts/main's --jobs (main_script_test.sh).
+fp8lab_add_test(NAME experiments_provenance_test SOURCES provenance_test.cpp
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
+target_compile_definitions(experiments_provenance_test PRIVATE
+                           FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>"
+                           FP8LAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+add_dependencies(experiments_provenance_test fp8lab)
+fp8lab_add_test(NAME experiments_progress_test SOURCES progress_test.cpp
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 60)
+add_test(NAME experiments_main_script_test
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/main_script_test.sh $<TARGET_FILE:fp8lab>)
+set_tests_properties(experiments_main_script_test PROPERTIES LABELS "torch;fast" TIMEOUT 60)
