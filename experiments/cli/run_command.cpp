@@ -141,7 +141,19 @@ int run(const RunArguments& a) {
                              : recipes::settings_source(settings_as_yaml(a.settings), "--set");
   const recipes::RecipeToRun to_run = recipes::recipe_to_run(source.compatibility, runs_as,
                                                              source.site);
+  // Inputs the peer never reads (a misspelt variable, accelerate's amax_history_length key): the
+  // run goes on as the peer would, but a careful user wants to know before reading results.
+  for (const auto& q : source.compatibility.quirks) {
+    if (q.runs == "ignored") {
+      std::fprintf(stderr, "fp8lab run: note: %s '%s' is ignored: %s\n", q.field.c_str(),
+                   q.asked.c_str(), q.why.c_str());
+    }
+  }
   for (const auto& change : to_run.changes) std::printf("runs as upstream: %s\n", change.c_str());
+  if (const auto refused = recipes::refusal(source.compatibility);
+      runs_as == recipes::RunsAs::asked && !refused.empty()) {
+    std::fprintf(stderr, "fp8lab run: note: runs as asked, but %s\n", refused.c_str());
+  }
   request.provenance = single_run_provenance(source, runs_as, to_run);
   request.recipe = to_run.recipe;
   request.run_id = placed_run_id(

@@ -129,6 +129,9 @@ TEST_CASE("Runs from an accelerate config record source, mode, changes and the p
     key_bug = key_bug || (q["field"] == "fp8_config.amax_history_length" && q["runs"] == "ignored");
   }
   CHECK(key_bug);
+  // ... and the run says so in its output.
+  CHECK_THAT(read_text(dir / "asked.log"),
+             Catch::Contains("fp8lab run: note: fp8_config.amax_history_length '16' is ignored: "));
 
   const auto baseline = record_of_kind(asked, "baseline");
   check_build_fields(baseline, commit);
@@ -218,6 +221,9 @@ TEST_CASE("mixed_precision bf16 + fp8_config: explain says no FP8, run --as upst
   REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "run", "--workload", "mlp", "--steps", "2", "--recipe",
                       (dir / "bf16.yaml").string(), "--out", (dir / "asked").string()},
                      dir / "asked.log") == 0);
+  CHECK_THAT(read_text(dir / "asked.log"),
+             Catch::Contains("fp8lab run: note: runs as asked, but accelerate + Transformer Engine "
+                             "runs no FP8 for mixed_precision bf16"));
   const auto record = record_of_kind(dir / "asked", "fp8");
   CHECK(record["upstream"]["trains_fp8"] == false);
   CHECK(record["upstream"]["runnable"] == false);
