@@ -1,6 +1,7 @@
 # Issue #13 items 3 and 5 (provenance helper): run records' provenance, --version, --env runs and
 # the no-FP8 accelerate config through the fp8lab command (provenance_test: tiny mlp runs); the
-# sweep's progress lines (progress_test); scripts/main's --jobs (main_script_test.sh).
+# sweep's progress lines (progress_test); scripts/main's --jobs (main_script_test.sh); the
+# generated build info (build_info_test.sh, on scratch git repositories).
 fp8lab_add_test(NAME experiments_provenance_test SOURCES provenance_test.cpp
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
 target_compile_definitions(experiments_provenance_test PRIVATE
@@ -12,3 +13,7 @@ fp8lab_add_test(NAME experiments_progress_test SOURCES progress_test.cpp
 add_test(NAME experiments_main_script_test
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/main_script_test.sh $<TARGET_FILE:fp8lab>)
 set_tests_properties(experiments_main_script_test PROPERTIES LABELS "torch;fast" TIMEOUT 60)
+add_test(NAME experiments_build_info_test
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/build_info_test.sh
+                 ${PROJECT_SOURCE_DIR}/cmake/fp8lab_build_info.cmake)
+set_tests_properties(experiments_build_info_test PROPERTIES LABELS fast TIMEOUT 60)
