@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <string>
 
@@ -14,16 +13,6 @@
 #include "recipes/runs_as.hpp"
 
 using namespace fp8lab::recipes;
-
-namespace {
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-}  // namespace
 
 TEST_CASE("the environment as a run source: only ACCELERATE_FP8_*, read as accelerate reads it",
           "[recipes][ergonomics]") {
@@ -89,7 +78,7 @@ TEST_CASE("mixed_precision bf16 with an fp8_config: no FP8, in explain and in ru
   CHECK(recipe_to_run(c, RunsAs::asked, {"bf16.yaml", 0}).recipe.fp8_format == Fp8Format::E4M3);
 
   // runs_as upstream refuses with the same words, naming the field, value and what to do.
-  CHECK(lower(refusal(c)).find("runs no fp8 for mixed_precision bf16") != std::string::npos);
+  CHECK(refusal(c).find("runs no FP8 for mixed_precision bf16") != std::string::npos);
   try {
     recipe_to_run(c, RunsAs::upstream, {"bf16.yaml", 0});
     FAIL("no error");
