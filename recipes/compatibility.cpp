@@ -212,6 +212,12 @@ Compatibility compatibility(const AccelerateFp8Settings& s) {
   return c;
 }
 
+std::string no_fp8_baseline_command(const Compatibility& c) {
+  const std::string mixed = c.trains_without_fp8.value_or("");
+  return fmt::format("fp8lab run --workload W --baseline-only --baseline-precision {}",
+                     mixed == "bf16" || mixed == "fp16" ? "bf16" : "fp32");
+}
+
 std::string format_compatibility(const Compatibility& c, const std::string& origin) {
   std::string out = fmt::format("{}\n\n", origin);
   out += fmt::format("== recipe fp8lab runs (as asked; run id {})\n{}\n", run_id(c.asked),
@@ -228,10 +234,9 @@ std::string format_compatibility(const Compatibility& c, const std::string& orig
     const std::string& mixed = *c.trains_without_fp8;
     out += fmt::format("== what {} runs: NO FP8 (mixed_precision: {}; the fp8_config section is "
                        "never read)\nthe model in {} without FP8: fp8lab's high-precision "
-                       "baseline (fp8lab run --workload W --baseline-only --baseline-precision "
-                       "{}); fp8lab run --as upstream refuses this config\n\n",
+                       "baseline ({}); fp8lab run --as upstream refuses this config\n\n",
                        c.runner, mixed, mixed == "no" ? "fp32" : mixed,
-                       mixed == "bf16" || mixed == "fp16" ? "bf16" : "fp32");
+                       no_fp8_baseline_command(c));
   } else {
     out += fmt::format("== what {} runs (run id {}; to run it: fp8lab run --recipe FILE --as "
                        "upstream, or runs_as: upstream in a sweep)\n{}\n{}{}\n",

@@ -43,6 +43,11 @@ Compatibility compatibility(const AccelerateFp8Settings& settings);
 // accumulation models, MX scale modes).
 Compatibility compatibility(const Recipe& recipe);
 
+// For a peer that trains without FP8 (trains_without_fp8): the fp8lab command that trains what it
+// trains, the high-precision baseline alone ("fp8lab run --workload W --baseline-only
+// --baseline-precision bf16"; bf16 for fp16 too, the closest: fp8lab has no fp16 baseline).
+std::string no_fp8_baseline_command(const Compatibility& compatibility);
+
 // The text `fp8lab explain` prints for accelerate settings: the recipe fp8lab runs, the
 // TE-effective recipe, and every quirk.
 // `origin` is the first line, e.g. "accelerate config run.yaml".

@@ -72,16 +72,11 @@ RecipeToRun recipe_to_run(const Compatibility& c, RunsAs runs_as, const Site& si
   if (runs_as == RunsAs::asked) return {c.asked, {}, {}};
   if (c.trains_without_fp8) {
     // What accelerate trains is the high-precision model: fp8lab's baseline, not an FP8 run.
-    const std::string& mixed = *c.trains_without_fp8;
-    const char* precision = mixed == "bf16"   ? "bf16"
-                            : mixed == "fp16" ? "bf16 (the closest: fp8lab has no fp16 baseline)"
-                                              : "fp32";
     throw RecipeError(site, "mixed_precision", *c.trains_without_fp8,
                       context + refusal(c) + ", so there is no FP8 recipe to run as upstream; got",
                       fmt::format("mixed_precision: fp8, or --as asked (the fp8_config as written), "
-                                  "or what accelerate trains: fp8lab run --workload W "
-                                  "--baseline-only --baseline-precision {}",
-                                  precision));
+                                  "or what accelerate trains: {}",
+                                  no_fp8_baseline_command(c)));
   }
   if (!c.runnable) {
     throw RecipeError(site, "runs_as", "upstream",

@@ -100,6 +100,13 @@ TEST_CASE("mixed_precision bf16 with an fp8_config: no FP8, in explain and in ru
                     Catch::Contains("--baseline-precision fp32"));
   CHECK(explain_text("mixed_precision: 'no'\nfp8_config:\n  backend: TE\n", "no.yaml")
             .find("the model in fp32 without FP8") != std::string::npos);
+  // fp16: fp8lab has no fp16 baseline; bf16 is the closest.
+  const Compatibility fp16 = compatibility(parse_accelerate_config_text(
+      "mixed_precision: fp16\nfp8_config:\n  backend: TE\n", "fp16.yaml"));
+  CHECK(no_fp8_baseline_command(fp16) ==
+        "fp8lab run --workload W --baseline-only --baseline-precision bf16");
+  CHECK_THROWS_WITH(recipe_to_run(fp16, RunsAs::upstream, {"fp16.yaml", 0}),
+                    Catch::Contains("--baseline-precision bf16"));
   // mixed_precision fp8 trains FP8 as before.
   CHECK_FALSE(compatibility(parse_accelerate_config_text(
                                 "mixed_precision: fp8\nfp8_config:\n  backend: TE\n", "fp8.yaml"))
