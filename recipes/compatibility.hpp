@@ -31,7 +31,7 @@ struct Compatibility {
   bool runnable = true;  // false: accelerate or TE refuses to start with these settings
   // Set when the peer trains without FP8 at all, to the precision it trains in instead: an
   // accelerate config whose mixed_precision is not fp8 ("bf16", "fp16", "no") never exports its
-  // fp8_config (te-accelerate.md §1.7). runnable is false then too, and te_effective means nothing.
+  // fp8_config (te-accelerate.md §1.7). runnable is false then too; te_effective means nothing.
   std::optional<std::string> trains_without_fp8;
   std::vector<Quirk> quirks;
 };

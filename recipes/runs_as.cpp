@@ -74,8 +74,8 @@ RecipeToRun recipe_to_run(const Compatibility& c, RunsAs runs_as, const Site& si
     // What accelerate trains is the high-precision model: fp8lab's baseline, not an FP8 run.
     throw RecipeError(site, "mixed_precision", *c.trains_without_fp8,
                       context + refusal(c) + ", so there is no FP8 recipe to run as upstream; got",
-                      fmt::format("mixed_precision: fp8, or --as asked (the fp8_config as written), "
-                                  "or what accelerate trains: {}",
+                      fmt::format("mixed_precision: fp8, or --as asked (the fp8_config as "
+                                  "written), or what accelerate trains: {}",
                                   no_fp8_baseline_command(c)));
   }
   if (!c.runnable) {

@@ -43,15 +43,14 @@ std::vector<Quirk> field_changes(const Compatibility& compatibility);
 // One change as a line: "field: asked -> runs (why; reference)".
 std::string change_text(const Quirk& change);
 // Why the peer will not run these settings as FP8: "<runner> refuses these settings (...)" naming
-// every quirk that refuses (Quirk::runs empty), or that it trains without FP8 at all (Compatibility::trains_without_fp8); empty
-// when it runs them.
+// every quirk that refuses (Quirk::runs empty), or that it trains without FP8 at all
+// (Compatibility::trains_without_fp8); empty when it runs them.
 std::string refusal(const Compatibility& compatibility);
 
 // Throws RecipeError at `site` when RunsAs::upstream and the peer refuses to run these settings
-// (Compatibility::runnable false), naming every quirk that refuses, or runs no FP8 for them (accelerate's
-// mixed_precision other than fp8: the error says how to run the high-precision baseline alone,
-// which is what accelerate trains); `context` (e.g. "combination fp8_format=E5M2: ") leads the
-// problem.
+// (Compatibility::runnable false), naming every quirk that refuses, or runs no FP8 for them
+// (accelerate's mixed_precision other than fp8: the error gives no_fp8_baseline_command, what
+// accelerate trains); `context` (e.g. "combination fp8_format=E5M2: ") leads the problem.
 RecipeToRun recipe_to_run(const Compatibility& compatibility, RunsAs runs_as, const Site& site,
                           const std::string& context = {});
 

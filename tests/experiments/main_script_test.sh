@@ -46,7 +46,9 @@ dry_run <<<"$equals" || fail "--jobs=5: fp8lab refused it: $(cat "$scratch/dry-r
 
 # The check can fail: the command as scripts/main used to build it (--jobs twice) is refused.
 twice=$(printf '%s\n' "$default" --jobs 3)
-if dry_run <<<"$twice"; then fail "fp8lab accepted --jobs twice: the dry-run check proves nothing"; fi
+if dry_run <<<"$twice"; then
+  fail "fp8lab accepted --jobs twice: the dry-run check proves nothing"
+fi
 
 [[ $failures == 0 ]] && echo "scripts/main: the user's --jobs and --out win (4 cases)"
 exit $((failures > 0))

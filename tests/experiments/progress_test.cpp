@@ -80,7 +80,8 @@ TEST_CASE("One line per finished run, flushed, for logs; one redrawn line on a t
   const auto dir = fs::temp_directory_path() / ("fp8lab-progress-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  std::ofstream(dir / "a.json") << R"({"kind":"fp8","status":"finished","recipe_label":"current E4M3",)"
+  std::ofstream(dir / "a.json") << R"({"kind":"fp8","status":"finished",)"
+                                << R"("recipe_label":"current E4M3",)"
                                 << R"("final":{"eval_rel_diff":-0.015}})";
 
   std::FILE* log = std::tmpfile();

@@ -55,14 +55,17 @@ void clear_accelerate_env() {
   std::vector<std::string> names;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string assignment(*entry);
-    if (assignment.rfind("ACCELERATE_FP8_", 0) == 0) names.push_back(assignment.substr(0, assignment.find('=')));
+    if (assignment.rfind("ACCELERATE_FP8_", 0) == 0) {
+      names.push_back(assignment.substr(0, assignment.find('=')));
+    }
   }
   for (const auto& name : names) ::unsetenv(name.c_str());
 }
 
 // A fresh directory per test case.
 fs::path scratch(const std::string& name) {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-" + name + "-" + std::to_string(::getpid()));
+  const auto dir =
+      fs::temp_directory_path() / ("fp8lab-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -72,15 +75,16 @@ std::string version_commit(const fs::path& dir) {
   REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "--version"}, dir / "version.log") == 0);
   const std::string text = read_text(dir / "version.log");
   std::smatch m;
-  REQUIRE(std::regex_match(text, m,
-                           std::regex(R"(fp8lab 0\.1\.0 \(git ([0-9a-f]{40}|unknown)(, dirty)?\)\n)")));
+  const std::regex version(R"(fp8lab 0\.1\.0 \(git ([0-9a-f]{40}|unknown)(, dirty)?\)\n)");
+  REQUIRE(std::regex_match(text, m, version));
   return m[1];
 }
 
 void check_build_fields(const nlohmann::json& record, const std::string& commit) {
   CHECK(record["fp8lab_version"] == "0.1.0");
   CHECK(record["git_commit"] == commit);
-  CHECK((record["git_dirty"].is_boolean() || (commit == "unknown" && record["git_dirty"].is_null())));
+  CHECK((record["git_dirty"].is_boolean() ||
+         (commit == "unknown" && record["git_dirty"].is_null())));
 }
 
 }  // namespace
@@ -250,8 +254,9 @@ TEST_CASE("Sweep runs record the sweep, their combinations and upstream's change
   CHECK(source["kind"] == "sweep");
   CHECK(source["path"] == (dir / "sweep.yaml").string());
   CHECK(source["text"] == text);
-  CHECK(source["combinations"] == nlohmann::json::array({"amax_history_len=16 amax_compute_algo=max",
-                                                         "amax_history_len=16 amax_compute_algo=most_recent"}));
+  CHECK(source["combinations"] ==
+        nlohmann::json::array({"amax_history_len=16 amax_compute_algo=max",
+                               "amax_history_len=16 amax_compute_algo=most_recent"}));
   CHECK(source["request_indices"] == nlohmann::json::array({1, 2}));
   // The labels are sweep.json's.
   const auto sweep = read_json(out / "sweep.json");

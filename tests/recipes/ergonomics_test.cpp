@@ -87,8 +87,9 @@ TEST_CASE("mixed_precision bf16 with an fp8_config: no FP8, in explain and in ru
     INFO(message);
     CHECK(e.field() == "mixed_precision");
     CHECK(e.value() == "bf16");
-    CHECK(message.rfind("bf16.yaml: mixed_precision: accelerate + Transformer Engine runs no FP8", 0) ==
-          0);
+    CHECK(message.rfind("bf16.yaml: mixed_precision: accelerate + Transformer Engine runs no "
+                        "FP8",
+                        0) == 0);
     CHECK(message.find("--baseline-only --baseline-precision bf16") != std::string::npos);
     CHECK(message.find("--as asked") != std::string::npos);
   }
