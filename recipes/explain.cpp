@@ -1,5 +1,7 @@
 #include "recipes/explain.hpp"
 
+#include <algorithm>
+
 #include "recipes/accelerate.hpp"
 #include "recipes/compatibility.hpp"
 #include "recipes/detail/yaml_values.hpp"
@@ -17,8 +19,14 @@ std::string explain_text(const std::string& text, const std::string& file) {
 }
 
 std::string explain_environment(const std::map<std::string, std::string>& env) {
+  // With none set, the text explains accelerate's defaults; say so (fp8lab run --env refuses).
+  const bool none = std::none_of(env.begin(), env.end(), [](const auto& entry) {
+    return entry.first.rfind("ACCELERATE_FP8_", 0) == 0;
+  });
   return format_compatibility(compatibility(read_accelerate_env(env)),
-                              "accelerate settings from the ACCELERATE_FP8_* environment");
+                              none ? "accelerate settings from the ACCELERATE_FP8_* environment "
+                                     "(none is set: these are accelerate's defaults)"
+                                   : "accelerate settings from the ACCELERATE_FP8_* environment");
 }
 
 std::string explain_file(const std::string& path) {

@@ -54,6 +54,13 @@ TEST_CASE("no ACCELERATE_FP8_* variable: an error naming every variable accepted
     CHECK(message.rfind("environment: ACCELERATE_FP8_*: no variable is set", 0) == 0);
     for (const auto& var : accepted) CHECK(message.find(var) != std::string::npos);
   }
+  // explain --env still explains them, as accelerate's defaults, and says so.
+  CHECK(explain_environment({{"PATH", "/usr/bin"}})
+            .rfind("accelerate settings from the ACCELERATE_FP8_* environment (none is set: these "
+                   "are accelerate's defaults)\n",
+                   0) == 0);
+  CHECK(explain_environment({{"ACCELERATE_FP8_MARGIN", "1"}}).find("none is set") ==
+        std::string::npos);
 }
 
 TEST_CASE("mixed_precision bf16 with an fp8_config: no FP8, in explain and in runs_as upstream",
