@@ -140,15 +140,22 @@ LineChart curves(const ReportInput& input, const std::vector<const nlohmann::jso
                                   ")"});
     }
   }
+  // With runs on several seeds a label names the seed too ("s1 HYBRID m0").
+  std::set<std::string> seeds;
+  for (const auto* r : ranked) seeds.insert(r->value("seed", nlohmann::json(0)).dump());
   std::string group;
   std::size_t in_group = 0;
   for (const auto* r : ranked) {
     const auto verdict = run_verdict(*r, floors.of(*r).tolerance);
+    // The seed first, so that a long label cut in the legend keeps it.
+    const auto label = seeds.size() > 1
+                           ? "s" + r->value("seed", nlohmann::json(0)).dump() + " " + run_label(*r)
+                           : run_label(*r);
     if (verdict != group) in_group = 0;
     group = verdict;
     const auto colors = verdict_colors(verdict);
     const bool named = in_group < kNamedPerGroup;
-    chart.series.push_back({run_label(*r), points(*r), named ? colors.named[in_group] : colors.rest,
+    chart.series.push_back({label, points(*r), named ? colors.named[in_group] : colors.rest,
                             named ? 1.6 : 1.0, (*r)["status"] != "finished", verdict, named,
                             curve_hover(*r, verdict)});
     ++in_group;
@@ -243,6 +250,7 @@ HeatmapChart divergence_heatmap(const ReportInput& input, const std::vector<std:
   chart.title = "final |eval-loss difference| vs baseline over " + axes[0] + " x " + axes[1] +
                 ": median over the other axes and seeds, with n";
   chart.value_label = "median |relative eval-loss difference|";
+  chart.format_value = [](double v) { return format_percent(v); };
   chart.broken_label = "dark red: the median run diverged or failed (such runs count as the "
                        "worst in a cell's median; \u2717 = how many)";
   std::set<std::string> xs, ys;
@@ -442,7 +450,7 @@ std::string render_html_report(const ReportInput& input) {
     html << "<div class=\"charts\">" << render_heatmap(divergence_heatmap(input, axes))
          << "</div>\n";
   } else {
-    html << "<p class=\"note\">The runs vary fewer than two recipe fields: no heatmap.</p>\n";
+    html << "<p class=\"note\">The runs vary fewer than two independent recipe fields: no heatmap.</p>\n";
   }
 
   html << "<h2>Scale and amax trajectories</h2>\n";
@@ -494,11 +502,11 @@ std::string render_html_report(const ReportInput& input) {
        << "the baseline's high-precision Linear and an unconverted FP32 LibTorch model. steps/s, "
        << "tokens/s and GEMM share are over the whole run; the three probe columns are medians "
        << "of a few steps of the three models timed in turn (so that they share the machine's "
-       << "load), and give the ratio.</p>\n<table>\n<tr><th>recipe</th>"
+       << "load), and give the ratio.</p>\n<table>\n<tr><th>recipe</th><th>seed</th>"
        << "<th>steps/s</th><th>tokens/s</th><th>GEMM time share</th><th>FP8 probe step (s)</th>"
        << "<th>baseline step (s)</th><th>FP32 LibTorch step (s)</th><th>FP8 / FP32</th></tr>\n";
   for (const auto* r : ranked) {
-    html << "<tr>" << td(run_label(*r))
+    html << "<tr>" << td(run_label(*r)) << td(r->value("seed", nlohmann::json(0)).dump(), true)
          << td(format_number(number_at(*r, "/throughput/steps_per_second")), true)
          << td(format_number(number_at(*r, "/throughput/tokens_per_second"), "%.0f"), true)
          << td(format_percent(number_at(*r, "/throughput/gemm_time_share")), true)

@@ -115,10 +115,11 @@ std::string render_markdown_report(const ReportInput& input) {
   }
 
   md << "\n## Throughput (same process: FP8 run, baseline Linear, FP32 LibTorch Linear)\n\n";
-  md << "| recipe | run | steps/s | tokens/s | GEMM time share | step / FP32 LibTorch step | step / baseline step |\n";
-  md << "|---|---|---|---|---|---|---|\n";
+  md << "| recipe | seed | run | steps/s | tokens/s | GEMM time share | step / FP32 LibTorch step | step / baseline step |\n";
+  md << "|---|---|---|---|---|---|---|---|\n";
   for (const auto* r : ranked) {
-    md << "| " << cell(run_label(*r)) << " | `" << (*r)["run_id"].get<std::string>() << "` | "
+    md << "| " << cell(run_label(*r)) << " | " << r->value("seed", nlohmann::json(0)).dump()
+       << " | `" << (*r)["run_id"].get<std::string>() << "` | "
        << format_number(number_at(*r, "/throughput/steps_per_second")) << " | "
        << format_number(number_at(*r, "/throughput/tokens_per_second"), "%.0f") << " | "
        << format_percent(number_at(*r, "/throughput/gemm_time_share")) << " | "

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <stdexcept>
 
 #include "experiments/report/analysis.hpp"
@@ -58,11 +59,34 @@ std::string underflow_summary(const nlohmann::json& record) {
   return text.empty() ? text : "underflowed at the last logged step: " + text;
 }
 
+namespace {
+
+// Whether two recipe fields split the FP8 runs the same way (each value of one goes with one value
+// of the other, e.g. scaling and use_mxfp8_block_scaling): a heatmap over both is a diagonal.
+bool same_split(const std::vector<nlohmann::json>& records, const std::string& a,
+                const std::string& b) {
+  std::set<std::string> as, bs;
+  std::set<std::pair<std::string, std::string>> pairs;
+  for (const auto& r : records) {
+    if (r.value("kind", std::string()) == "baseline") continue;
+    as.insert(recipe_value(r, a));
+    bs.insert(recipe_value(r, b));
+    pairs.insert({recipe_value(r, a), recipe_value(r, b)});
+  }
+  return pairs.size() == as.size() && pairs.size() == bs.size();
+}
+
+}  // namespace
+
 std::vector<std::string> heatmap_axes(const ReportInput& input) {
   if (input.heatmap_axes.size() == 2) return input.heatmap_axes;
-  auto varied = varied_recipe_axes(input.records);
-  if (varied.size() > 2) varied.resize(2);
-  return varied;
+  const auto varied = varied_recipe_axes(input.records);
+  std::vector<std::string> axes;
+  for (const auto& field : varied) {
+    if (axes.size() == 2) break;
+    if (axes.empty() || !same_split(input.records, axes[0], field)) axes.push_back(field);
+  }
+  return axes;
 }
 
 std::string record_link(const ReportInput& input, const nlohmann::json& record) {

@@ -43,7 +43,9 @@ std::string run_label(const nlohmann::json& record);
 // final figures ("" when it has none).
 std::string underflow_summary(const nlohmann::json& record);
 
-// The two heatmap axes: input.heatmap_axes when given, else the two most varied recipe fields.
+// The two heatmap axes: input.heatmap_axes when given, else the two most varied recipe fields,
+// skipping a field that splits the runs exactly as the first does (scaling and
+// use_mxfp8_block_scaling): its heatmap would be a diagonal.
 std::vector<std::string> heatmap_axes(const ReportInput& input);
 
 // Throws std::invalid_argument naming --heatmap-axes, the value and the accepted fields unless

@@ -213,8 +213,11 @@ std::string render_line_chart(const LineChart& chart, int width, int height) {
       y_ticks.push_back(std::pow(10.0, e));
     }
     if (y_ticks.size() < 2) {
+      // Less than a decade: round values of the range itself (0.2, 0.22, 0.24), not 10^-0.7.
       y_ticks.clear();
-      for (double t : linear_ticks(yr.low, yr.high, 4)) y_ticks.push_back(std::pow(10.0, t));
+      for (double t : linear_ticks(std::pow(10.0, yr.low), std::pow(10.0, yr.high), 4)) {
+        if (t > 0) y_ticks.push_back(t);
+      }
     }
   } else {
     y_ticks = linear_ticks(yr.low, yr.high, 5);
@@ -287,17 +290,21 @@ std::string render_line_chart(const LineChart& chart, int width, int height) {
 }
 
 std::string render_heatmap(const HeatmapChart& chart, int cell_width, int cell_height) {
-  const int left = 150, top = 48, legend = 60;
+  const int left = 150, top = 48, legend = 72;
   // Columns wide enough for their labels (about 6 px per character at 10 px).
   for (const auto& x : chart.x_values) {
     cell_width = std::max(cell_width, static_cast<int>(6 * x.size()) + 12);
   }
   const int columns = static_cast<int>(chart.x_values.size());
   const int rows = static_cast<int>(chart.y_values.size());
-  // Wide enough for the title and the legend line (about 6.5 px per character at 11-13 px).
-  const int text_width = static_cast<int>(
-      6.5 * static_cast<double>(std::max(chart.title.size(), chart.value_label.size() + 90)));
-  const int width = std::max(left + columns * cell_width + 20, text_width + 16);
+  // Wide enough for the title (about 7.3 px per character at 13 px bold) and the two legend lines
+  // (about 5.6 px per character at 10 px).
+  const std::string no_run = "grey: no run; " + chart.broken_label;
+  const int text_width = std::max(
+      static_cast<int>(7.3 * static_cast<double>(chart.title.size())) + 16,
+      left + static_cast<int>(5.6 * static_cast<double>(
+                                        std::max(chart.value_label.size() + 60, no_run.size()))));
+  const int width = std::max(left + columns * cell_width + 20, text_width);
   const int height = top + rows * cell_height + legend;
   Range range;
   for (const auto& row : chart.values) {
@@ -365,10 +372,12 @@ std::string render_heatmap(const HeatmapChart& chart, int cell_width, int cell_h
   }
   svg << "\n<text x=\"" << left << "\" y=\"" << ly + 24 << "\" class=\"tick\">"
       << escape_html(chart.value_label)
-      << (range.empty() ? std::string() : ": " + tick_label(range.low) + " (white) to " +
-                                               tick_label(range.high) + " (red)" +
-                                               (log_scale ? ", log scale" : ""))
-      << "; grey: no run; " << escape_html(chart.broken_label) << "</text>\n</svg>\n";
+      << (range.empty() ? std::string()
+                        : ": " + chart.format_value(range.low) + " (white) to " +
+                              chart.format_value(range.high) + " (red)" +
+                              (log_scale ? ", log scale" : ""))
+      << "</text>\n<text x=\"" << left << "\" y=\"" << ly + 38 << "\" class=\"tick\">"
+      << escape_html(no_run) << "</text>\n</svg>\n";
   return svg.str();
 }
 

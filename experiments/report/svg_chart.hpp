@@ -3,6 +3,7 @@
 // self-check script counts them and their marks.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -49,9 +50,11 @@ struct HeatmapChart {
   std::string broken_label = "dark red: diverged or failed";  // what a non-finite value means
   // Hover (<title>) of each cell, [row][column]; empty: "row / column: text".
   std::vector<std::vector<std::string>> hovers{};
+  // How the legend writes the lowest and highest value (as the cells do).
+  std::function<std::string(double)> format_value = [](double v) { return std::to_string(v); };
 };
 
-std::string render_line_chart(const LineChart& chart, int width = 710, int height = 320);
+std::string render_line_chart(const LineChart& chart, int width = 660, int height = 320);
 std::string render_heatmap(const HeatmapChart& chart, int cell_width = 90, int cell_height = 30);
 
 // A colour for series i of n, distinguishable and stable.
