@@ -320,4 +320,26 @@ TEST_CASE("Legends group curves by verdict, name the top 3 of each and count the
   CHECK(md.find("## Recipes ranked") < md.find("## Baselines"));
 }
 
+TEST_CASE("The default heatmap axes skip a field that splits the runs as the first one does",
+          "[report][heatmap]") {
+  // scaling and use_mxfp8_block_scaling say the same thing: a heatmap over both is a diagonal.
+  ReportInput input;
+  input.records = {baseline_record()};
+  int i = 0;
+  for (const bool mx : {false, true}) {
+    for (const char* format : {"HYBRID", "E5M2"}) {
+      auto r = fp8_record(std::string("r").append(std::to_string(i++)), format, 0, 2.01);
+      r["recipe"]["scaling"] = mx ? "mxfp8" : "delayed";
+      r["recipe"]["use_mxfp8_block_scaling"] = mx ? "true" : "false";
+      r["recipe_fields"] = {"scaling", "use_mxfp8_block_scaling", "fp8_format", "margin"};
+      input.records.push_back(r);
+    }
+  }
+  CHECK(varied_recipe_axes(input.records) ==
+        std::vector<std::string>{"scaling", "use_mxfp8_block_scaling", "fp8_format"});
+  CHECK(heatmap_axes(input) == std::vector<std::string>{"scaling", "fp8_format"});
+  input.heatmap_axes = {"use_mxfp8_block_scaling", "scaling"};  // asked for: kept
+  CHECK(heatmap_axes(input) == input.heatmap_axes);
+}
+
 }  // namespace fp8lab::experiments
