@@ -294,10 +294,20 @@ HeatmapChart divergence_heatmap(const ReportInput& input, const std::vector<std:
       chart.texts.back().push_back(
           (std::isfinite(middle) ? format_percent(middle) : std::string("broken")) + " n=" + n +
           broken);
+      // The spread of the finished runs: a median of runs that disagree (other axes mixed in)
+      // is a value no run had, and the hover says so.
+      std::vector<double> finished;
+      for (const double v : c.values) {
+        if (std::isfinite(v)) finished.push_back(v);
+      }
+      const auto [low, high] = std::minmax_element(finished.begin(), finished.end());
       chart.hovers.back().push_back(
           axes[0] + "=" + x + ", " + axes[1] + "=" + y + ": median " +
           (std::isfinite(middle) ? format_percent(middle) : std::string("a diverged or failed run")) +
           " over n=" + n + " runs" +
+          (finished.size() > 1 ? " (finished runs from " + format_percent(*low) + " to " +
+                                     format_percent(*high) + ")"
+                               : std::string()) +
           (c.broken ? ", of which " + std::to_string(c.broken) +
                           " diverged or failed (counted as the worst)"
                     : std::string()));

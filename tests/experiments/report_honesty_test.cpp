@@ -159,8 +159,8 @@ TEST_CASE("Heatmap cells are medians with n; a diverged run counts as the worst,
   CHECK_THAT(html, Catch::Contains(">1.2% n=3 1\u2717</text>"));
   CHECK_THAT(html, Catch::Contains(">broken n=1 1\u2717</text>"));
   CHECK_THAT(html, Catch::Contains("<title>fp8_format=HYBRID, margin=0: median 1.2% over n=3 "
-                                   "runs, of which 1 diverged or failed (counted as the "
-                                   "worst)</title>"));
+                                   "runs (finished runs from 1% to 1.2%), of which 1 diverged or "
+                                   "failed (counted as the worst)</title>"));
   CHECK_THAT(html, Catch::Contains("median over the other axes and seeds, with n"));
 }
 
