@@ -154,10 +154,10 @@ def load_summary(directory) -> pd.DataFrame:
 
 
 def tracks_tolerance(summary: pd.DataFrame, workload=None) -> float:
-    """The |final eval rel diff| under which the report called a run "tracks baseline": summary.csv's
-    tracks_tolerance (the seed-to-seed noise floor of the baseline, or the fixed fallback), of one
-    workload or the largest over all; TRACKS_BASELINE_TOLERANCE for a summary.csv from before the
-    column (the report then used the fixed tolerance)."""
+    """The |final eval rel diff| under which the report called a run "tracks baseline":
+    summary.csv's tracks_tolerance (the seed-to-seed noise floor of the baseline, or the fixed
+    fallback), of one workload or the largest over all; TRACKS_BASELINE_TOLERANCE for a
+    summary.csv from before the column (the report then used the fixed tolerance)."""
     if "tracks_tolerance" not in summary.columns:
         return TRACKS_BASELINE_TOLERANCE
     rows = summary if workload is None else summary[summary["workload"] == workload]
@@ -168,7 +168,8 @@ def tracks_tolerance(summary: pd.DataFrame, workload=None) -> float:
 def tolerance_source(summary: pd.DataFrame) -> str:
     """What the report's verdicts compared with, in its words (summary.csv tolerance_source)."""
     if "tolerance_source" not in summary.columns:
-        return f"fixed {TRACKS_BASELINE_TOLERANCE:.0%} tolerance (summary.csv from before the noise floor)"
+        return (f"fixed {TRACKS_BASELINE_TOLERANCE:.0%} tolerance (a summary.csv from before "
+                "the noise floor)")
     return "; ".join(sorted(set(summary["tolerance_source"].dropna())))
 
 

@@ -70,7 +70,8 @@ std::vector<std::int64_t> parse_baseline_seeds(const YAML::Node& v, const Site& 
                                                const std::string& file) {
   const std::string key = "baseline_seeds";
   if (!v.IsSequence() || v.size() == 0) {
-    throw RecipeError(site, key, detail::describe_node(v), "expected a non-empty list, got",
+    throw RecipeError(site, key, v.IsSequence() ? "[]" : detail::describe_node(v),
+                      "expected a non-empty list, got",
                       "a list of distinct integers, e.g. [0, 1, 2]");
   }
   std::vector<std::int64_t> seeds;

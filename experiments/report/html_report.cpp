@@ -303,7 +303,8 @@ HeatmapChart divergence_heatmap(const ReportInput& input, const std::vector<std:
       const auto [low, high] = std::minmax_element(finished.begin(), finished.end());
       chart.hovers.back().push_back(
           axes[0] + "=" + x + ", " + axes[1] + "=" + y + ": median " +
-          (std::isfinite(middle) ? format_percent(middle) : std::string("a diverged or failed run")) +
+          (std::isfinite(middle) ? format_percent(middle)
+                                 : std::string("a diverged or failed run")) +
           " over n=" + n + " runs" +
           (finished.size() > 1 ? " (finished runs from " + format_percent(*low) + " to " +
                                      format_percent(*high) + ")"
@@ -446,7 +447,8 @@ std::string render_html_report(const ReportInput& input) {
                                      return p;
                                    },
                                    false));
-  html << render_line_chart(curves(input, ranked, floors, "weight divergence vs baseline (relative L2)",
+  html << render_line_chart(curves(input, ranked, floors,
+                                   "weight divergence vs baseline (relative L2)",
                                    "||w - w_baseline|| / ||w_baseline||", true,
                                    [](const nlohmann::json& r) {
                                      return series_of(r["eval"], "step", "weight_rel_l2");
@@ -460,7 +462,8 @@ std::string render_html_report(const ReportInput& input) {
     html << "<div class=\"charts\">" << render_heatmap(divergence_heatmap(input, axes))
          << "</div>\n";
   } else {
-    html << "<p class=\"note\">The runs vary fewer than two independent recipe fields: no heatmap.</p>\n";
+    html << "<p class=\"note\">The runs vary fewer than two independent recipe fields: no "
+         << "heatmap.</p>\n";
   }
 
   html << "<h2>Scale and amax trajectories</h2>\n";

@@ -230,7 +230,8 @@ std::string render_line_chart(const LineChart& chart, int width, int height) {
   }
   // A cut axis: a zigzag break on the cut edge and the value beyond it.
   auto mark_cut = [&](double y_edge, double value, const char* arrow) {
-    svg << "<path class=\"axis-break\" d=\"M" << left - 6 << ' ' << number(y_edge - 3) << " l4 6 l4 -6 l4 6\" "
+    svg << "<path class=\"axis-break\" d=\"M" << left - 6 << ' ' << number(y_edge - 3)
+        << " l4 6 l4 -6 l4 6\" "
         << "fill=\"none\" stroke=\"#cf222e\" stroke-width=\"1.5\"/><line x1=\"" << left
         << "\" x2=\"" << left + plot_w << "\" y1=\"" << number(y_edge) << "\" y2=\""
         << number(y_edge) << "\" stroke=\"#cf222e\" stroke-dasharray=\"2 3\"/><text x=\""

@@ -37,8 +37,8 @@ ReportPaths write_reports(const ReportOptions& options) {
   const auto out = options.output.empty() ? options.inputs.front() : options.output;
   const auto out_absolute = std::filesystem::absolute(out).lexically_normal();
   for (const auto& [id, file] : loaded.files) {
-    input.record_files[id] =
-        std::filesystem::absolute(file).lexically_normal().lexically_relative(out_absolute).string();
+    const auto absolute = std::filesystem::absolute(file).lexically_normal();
+    input.record_files[id] = absolute.lexically_relative(out_absolute).string();
   }
   ReportPaths paths{out / "results.jsonl", out / "summary.csv", out / "report.md",
                     out / "report.html", input.records.size()};

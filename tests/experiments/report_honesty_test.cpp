@@ -215,7 +215,8 @@ TEST_CASE("Every row says how it ran and what accelerate + TE would change or re
   CHECK_THAT(csv, Catch::Contains(",not recorded,not recorded,false,runs/old.json,"));
 }
 
-TEST_CASE("Each row links to its run record, relative to where the reports are", "[report][links]") {
+TEST_CASE("Each row links to its run record, relative to where the reports are",
+          "[report][links]") {
   const auto dir = fresh_directory("links");
   ResultsDirectory store(dir / "sweep");
   store.write_run_record(baseline_record());

@@ -47,7 +47,11 @@ TEST_CASE("baseline_seeds: a non-empty list of distinct integers, else a clear e
                     "s.yaml:2: baseline_seeds: expected a non-empty list, got '3'; accepted: a "
                     "list of distinct integers, e.g. [0, 1, 2]");
   CHECK_THROWS_WITH(sweep_text("baseline_seeds: []"),
-                    Catch::StartsWith("s.yaml:2: baseline_seeds: expected a non-empty list"));
+                    "s.yaml:2: baseline_seeds: expected a non-empty list, got '[]'; accepted: a "
+                    "list of distinct integers, e.g. [0, 1, 2]");
+  CHECK_THROWS_WITH(sweep_text("baseline_seeds: [1.5]"),
+                    "s.yaml:2: baseline_seeds[0]: wrong type: expected an integer, got '1.5'; "
+                    "accepted: integers");
   CHECK_THROWS_WITH(sweep_text("baseline_seeds: [0, one]"),
                     Catch::StartsWith("s.yaml:2: baseline_seeds[1]: ") &&
                         Catch::Contains("'one'") && Catch::Contains("accepted: integers"));
@@ -92,7 +96,8 @@ TEST_CASE("A sweep with baseline_seeds runs the baseline per seed and reports th
   fs::remove_all(dir);
 }
 
-TEST_CASE("fp8lab sweep and fp8lab report name the bad --heatmap-axes value and the accepted fields",
+TEST_CASE("fp8lab sweep and fp8lab report name the bad --heatmap-axes value and the accepted "
+          "fields",
           "[report][heatmap]") {
   const auto dir = testing::fresh_directory("axes-cli");
   std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nparameters:\n"
