@@ -421,6 +421,10 @@ std::string render_html_report(const ReportInput& input) {
   for (const auto* floor : floors.all()) {
     html << "<li>" << escape_html(floor->workload + ": " + floor->describe()) << "</li>\n";
   }
+  if (floors.all().empty()) {
+    html << "<li>no baseline record: fixed " << format_percent(kTracksBaselineTolerance)
+         << " tolerance used</li>\n";
+  }
   html << "</ul>\n";
   ranked_table(html, input, rows);
   noise_floor_table(html, input, floors);

@@ -110,6 +110,12 @@ TEST_CASE("Fewer than 3 finished baseline seeds: the floor is unmeasured, the fi
     CHECK_FALSE(floor.floor);
     CHECK(floor.tolerance == kTracksBaselineTolerance);
     CHECK_THAT(floor.describe(), Catch::Contains("0 finished baseline seeds;"));
+    ReportInput input;
+    input.records = records;
+    CHECK_THAT(render_html_report(input),
+               Catch::Contains("<li>no baseline record: fixed 2% tolerance used</li>"));
+    CHECK_THAT(render_markdown_report(input),
+               Catch::Contains("- no baseline record: fixed 2% tolerance used"));
   }
 }
 
