@@ -19,7 +19,10 @@ import pandas as pd
 RESULTS_SCHEMA_VERSIONS = (1,)
 CHECK_SCHEMA_VERSIONS = (1,)
 
-# The report's verdicts, best first (experiments/report/analysis.hpp), and its tolerance.
+# The report's verdicts, best first (experiments/report/analysis.hpp), and the tolerance of
+# "tracks baseline" when the noise floor is unmeasured (fewer than 3 baseline seeds). Each verdict's
+# own tolerance (the noise floor of its baseline's seeds, or this) is summary.csv's
+# tracks_tolerance column: tracks_tolerance() reads it.
 VERDICT_ORDER = ("tracks baseline", "degraded", "failed to train", "diverged", "error", "not run")
 TRACKS_BASELINE_TOLERANCE = 0.02
 
@@ -148,6 +151,26 @@ def load_summary(directory) -> pd.DataFrame:
         raise ResultsSchemaError(path, 0, f"verdicts {sorted(unknown)} are not among "
                                  f"{VERDICT_ORDER}")
     return summary
+
+
+def tracks_tolerance(summary: pd.DataFrame, workload=None) -> float:
+    """The |final eval rel diff| under which the report called a run "tracks baseline":
+    summary.csv's tracks_tolerance (the seed-to-seed noise floor of the baseline, or the fixed
+    fallback), of one workload or the largest over all; TRACKS_BASELINE_TOLERANCE for a
+    summary.csv from before the column (the report then used the fixed tolerance)."""
+    if "tracks_tolerance" not in summary.columns:
+        return TRACKS_BASELINE_TOLERANCE
+    rows = summary if workload is None else summary[summary["workload"] == workload]
+    values = rows["tracks_tolerance"].dropna()
+    return float(values.max()) if len(values) else TRACKS_BASELINE_TOLERANCE
+
+
+def tolerance_source(summary: pd.DataFrame) -> str:
+    """What the report's verdicts compared with, in its words (summary.csv tolerance_source)."""
+    if "tolerance_source" not in summary.columns:
+        return (f"fixed {TRACKS_BASELINE_TOLERANCE:.0%} tolerance (a summary.csv from before "
+                "the noise floor)")
+    return "; ".join(sorted(set(summary["tolerance_source"].dropna())))
 
 
 def rank_summary(summary: pd.DataFrame) -> pd.DataFrame:

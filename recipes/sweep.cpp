@@ -23,7 +23,7 @@ const std::vector<std::string>& top_level_keys() {
   static const std::vector<std::string> keys = {"method", "count",      "seed",
                                                 "workloads", "seeds",  "base",
                                                 "parameters", "name", "description",
-                                                "runs_as"};
+                                                "runs_as", "baseline_seeds"};
   return keys;
 }
 std::string joined(const std::vector<std::string>& words) {
@@ -63,6 +63,29 @@ std::vector<FieldSetting> parse_values(const std::string& key, const YAML::Node&
     throw RecipeError(detail::site_of(file, spec), field, "", "has no values", "values, value");
   }
   return values;
+}
+
+// baseline_seeds: [0, 1, 2]: a non-empty list of distinct integers.
+std::vector<std::int64_t> parse_baseline_seeds(const YAML::Node& v, const Site& site,
+                                               const std::string& file) {
+  const std::string key = "baseline_seeds";
+  if (!v.IsSequence() || v.size() == 0) {
+    throw RecipeError(site, key, v.IsSequence() ? "[]" : detail::describe_node(v),
+                      "expected a non-empty list, got",
+                      "a list of distinct integers, e.g. [0, 1, 2]");
+  }
+  std::vector<std::int64_t> seeds;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const Site item_site = detail::site_of(file, v[i]);
+    const std::string field = fmt::format("{}[{}]", key, i);
+    const std::int64_t seed = detail::as_int(v[i], item_site, field, "integers");
+    if (std::find(seeds.begin(), seeds.end(), seed) != seeds.end()) {
+      throw RecipeError(item_site, field, std::to_string(seed), "is given twice:",
+                        "distinct integers, e.g. [0, 1, 2]");
+    }
+    seeds.push_back(seed);
+  }
+  return seeds;
 }
 
 std::uint64_t splitmix64(std::uint64_t& state) {
@@ -176,6 +199,8 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
           sweep.seeds.push_back(detail::as_int(item, item_site, key, "integers"));
         }
       }
+    } else if (key == "baseline_seeds") {
+      sweep.baseline_seeds = parse_baseline_seeds(v, site, file);
     } else if (key == "base") {
       sweep.base = detail::parse_recipe_mapping(v, file, "base.");
     } else if (key == "parameters") {
@@ -351,6 +376,11 @@ std::string format_dry_run(const SweepExpansion& e) {
   out += fmt::format("requested: {}   distinct runs: {}   (plus the high-precision baseline for "
                      "each workload and seed, which the runner always runs)\n\n",
                      e.requested.size(), e.runs.size());
+  if (!s.baseline_seeds.empty()) {
+    out += fmt::format("baseline_seeds: {}: the baseline also runs on these seeds for each "
+                       "workload (the report's seed-to-seed noise floor)\n\n",
+                       fmt::join(s.baseline_seeds, ", "));
+  }
   out += "distinct runs:\n";
   for (std::size_t i = 0; i < e.runs.size(); ++i) {
     const auto& run = e.runs[i];
@@ -366,6 +396,16 @@ std::string format_dry_run(const SweepExpansion& e) {
     out += "\n";
   }
   return out;
+}
+
+std::vector<std::string> varied_fields(const SweepExpansion& expansion) {
+  std::vector<std::string> varied;
+  for (const auto& key : recipe_field_names()) {
+    std::set<std::string> values;
+    for (const auto& run : expansion.runs) values.insert(field_text(run.recipe, key));
+    if (values.size() > 1) varied.push_back(key);
+  }
+  return varied;
 }
 
 }  // namespace fp8lab::recipes

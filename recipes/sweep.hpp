@@ -6,6 +6,11 @@
 //   seed: 2026                # random only: the sampler's seed (splitmix64; same file, same draw)
 //   workloads: [gpt-small]    # crossed with every combination (never sampled)
 //   seeds: [0]                # training seeds, crossed likewise
+//   baseline_seeds: [0, 1, 2] # optional: the high-precision baseline also runs on these seeds
+//                             # for every workload (besides `seeds`), so that the report can
+//                             # measure the seed-to-seed noise floor its verdicts compare with
+//                             # (experiments/report/noise_floor.hpp; at least 3 seeds). Distinct
+//                             # integers; recorded in sweep.json
 //   base: {scaling: delayed}  # optional recipe fields shared by every combination
 //   runs_as: asked            # or upstream: run what accelerate + TE / torchao really run for
 //                             # each combination (runs_as.hpp); the changes become its reasons
@@ -17,7 +22,7 @@
 // Expansion canonicalizes each requested combination (canonical.hpp) and keeps one run per
 // numerically distinct (recipe, workload, seed); every request points at its run with the reasons.
 // The high-precision baseline is not part of the expansion: the runner runs it once per
-// (workload, seed).
+// (workload, seed) of `seeds` and of `baseline_seeds`.
 //
 // For the `fp8lab sweep FILE [--dry-run]` command (experiments/cli/sweep_command.cpp):
 //
@@ -58,6 +63,7 @@ struct Sweep {
   std::uint64_t seed = 0;   // random only
   std::vector<std::string> workloads;
   std::vector<std::int64_t> seeds;
+  std::vector<std::int64_t> baseline_seeds;  // empty: the baseline runs on `seeds` only
   std::vector<FieldSetting> base;
   std::vector<SweepParameter> parameters;
   RunsAs runs_as = RunsAs::asked;
@@ -107,5 +113,8 @@ std::string assignment_text(const Sweep& sweep, const std::vector<std::size_t>& 
 // What `fp8lab sweep FILE --dry-run` prints: counts, the distinct runs, and every requested
 // combination with the run that stands for it and why.
 std::string format_dry_run(const SweepExpansion& expansion);
+// The recipe fields whose value differs between the expansion's runs (after canonicalization), in
+// recipe_field_names() order: what a report's heatmap can be drawn over.
+std::vector<std::string> varied_fields(const SweepExpansion& expansion);
 
 }  // namespace fp8lab::recipes

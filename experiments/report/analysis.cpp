@@ -5,6 +5,9 @@
 #include <map>
 #include <set>
 
+#include "experiments/report/noise_floor.hpp"
+#include "experiments/report/report_data.hpp"
+
 namespace fp8lab::experiments {
 
 std::optional<double> number_or_null(const nlohmann::json& value) {
@@ -40,7 +43,7 @@ std::optional<double> improvement_ratio(const nlohmann::json& record) {
   return (*initial - *final) / baseline_gain;
 }
 
-std::string run_verdict(const nlohmann::json& record) {
+std::string run_verdict(const nlohmann::json& record, double tolerance) {
   const auto status = record.value("status", std::string());
   if (status == "failed") return "error";
   if (status == "diverged") return "diverged";
@@ -49,8 +52,20 @@ std::string run_verdict(const nlohmann::json& record) {
     return "failed to train";
   }
   const auto rel = final_eval_rel_diff(record);
-  if (rel && *rel <= kTracksBaselineTolerance) return "tracks baseline";
+  if (rel && *rel <= tolerance) return "tracks baseline";
   return "degraded";
+}
+
+std::string verdict_rules() {
+  return "\"tracks baseline\" = |final eval-loss difference| from the baseline on the same seed "
+         "within the noise floor of that workload's baseline (the largest difference between "
+         "two of its seeds, relative to their median: a recipe no further from the baseline than "
+         "one seed from another), or within the fixed " +
+         format_percent(kTracksBaselineTolerance) +
+         " where fewer than 3 baseline seeds ran; \"failed to train\" = eval loss fell by less "
+         "than " + format_percent(kFailedToTrainImprovement) +
+         " of the baseline's fall. A recipe run on several seeds is one row: medians over its "
+         "seeds (n), and the worst seed's verdict if a seed diverged or threw.";
 }
 
 int verdict_rank(const std::string& verdict) {
@@ -66,8 +81,10 @@ std::vector<const nlohmann::json*> ranked_runs(const std::vector<nlohmann::json>
   for (const auto& r : records) {
     if (r.value("kind", std::string()) != "baseline") runs.push_back(&r);
   }
-  std::stable_sort(runs.begin(), runs.end(), [](const nlohmann::json* a, const nlohmann::json* b) {
-    const int ra = verdict_rank(run_verdict(*a)), rb = verdict_rank(run_verdict(*b));
+  const NoiseFloors floors(records);
+  std::stable_sort(runs.begin(), runs.end(), [&](const nlohmann::json* a, const nlohmann::json* b) {
+    const int ra = verdict_rank(run_verdict(*a, floors.of(*a).tolerance));
+    const int rb = verdict_rank(run_verdict(*b, floors.of(*b).tolerance));
     if (ra != rb) return ra < rb;
     const double da = final_eval_rel_diff(*a).value_or(INFINITY);
     const double db = final_eval_rel_diff(*b).value_or(INFINITY);

@@ -1,6 +1,7 @@
 #include "experiments/report/html_report.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -9,12 +10,17 @@
 #include <sstream>
 
 #include "experiments/report/analysis.hpp"
+#include "experiments/report/noise_floor.hpp"
+#include "experiments/report/recipe_rows.hpp"
+#include "experiments/report/run_provenance.hpp"
 #include "experiments/report/svg_chart.hpp"
 
 namespace fp8lab::experiments {
 namespace {
 
-constexpr std::size_t kMaxCurves = 17;  // the legend shows 18 entries: baseline + 17 runs
+// Curves are grouped by verdict; each group's legend names its best kNamedPerGroup runs and counts
+// the others ("+N more"), whose curves are drawn thinner in a lighter shade, each with its hover.
+constexpr std::size_t kNamedPerGroup = 3;
 
 const char* kStyle = R"(
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#222;max-width:1500px}
@@ -29,7 +35,8 @@ svg.chart{background:#fff;border:1px solid #e5e5e5}
 svg .title{font-size:13px;font-weight:600}svg .tick{font-size:10px;fill:#555}
 svg .axis{font-size:11px;fill:#333}svg .legend{font-size:10px}svg .celltext{font-size:10px}
 svg .grid{stroke:#eee}svg .frame{fill:none;stroke:#bbb}svg .empty{font-size:12px;fill:#999}
-code{font-size:12px}.note{color:#555;font-size:13px}
+code{font-size:12px}.note{color:#555;font-size:13px}svg .legend-group{font-weight:600}
+tr.upstream-differs td.upstream{background:#fff8c5}
 )";
 
 // Checks that every chart drew something; a chart without marks is a console error, which the
@@ -93,9 +100,31 @@ std::vector<std::pair<double, double>> moving_average(
   return out;
 }
 
-// Baseline curves (black, thick) then up to kMaxCurves runs in ranked order.
+// Shades of a verdict's colour: the named runs of its group, then the rest.
+struct GroupColors {
+  std::array<const char*, kNamedPerGroup> named;
+  const char* rest;
+};
+
+GroupColors verdict_colors(const std::string& verdict) {
+  if (verdict == "tracks baseline") return {{"#1a7f37", "#54aeff", "#2da44e"}, "#a7d8b5"};
+  if (verdict == "degraded") return {{"#9a6700", "#e16f24", "#d4a72c"}, "#f0d58c"};
+  if (verdict == "failed to train") return {{"#8250df", "#bf3989", "#a475f9"}, "#d8c7f7"};
+  if (verdict == "diverged") return {{"#cf222e", "#fa4549", "#82071e"}, "#ffb3b0"};
+  return {{"#57606a", "#8c959f", "#24292f"}, "#c9d1d9"};
+}
+
+// "HYBRID m0, seed 0: tracks baseline, final eval-loss difference +0.42% (run 1a2b...)".
+std::string curve_hover(const nlohmann::json& r, const std::string& verdict) {
+  return run_label(r) + ", seed " + r.value("seed", nlohmann::json(0)).dump() + ": " + verdict +
+         ", final eval-loss difference " + format_percent(number_at(r, "/final/eval_rel_diff")) +
+         " (run " + r["run_id"].get<std::string>() + ")";
+}
+
+// Baseline curves (black, thick), then every run in ranked order, grouped by verdict.
 LineChart curves(const ReportInput& input, const std::vector<const nlohmann::json*>& ranked,
-                 const std::string& title, const std::string& y_label, bool log_y,
+                 const NoiseFloors& floors, const std::string& title, const std::string& y_label,
+                 bool log_y,
                  const std::function<std::vector<std::pair<double, double>>(const nlohmann::json&)>&
                      points,
                  bool with_baselines) {
@@ -103,15 +132,33 @@ LineChart curves(const ReportInput& input, const std::vector<const nlohmann::jso
   if (with_baselines) {
     for (const auto& r : input.records) {
       if (r["kind"] != "baseline") continue;
-      chart.series.push_back({"baseline " + r["workload"].get<std::string>() + " (" +
-                                  r.value("high_precision", std::string("?")) + ")",
-                              points(r), "#000000", 2.5, false});
+      const auto label = "seed " + r.value("seed", nlohmann::json(0)).dump() + " " +
+                         r["workload"].get<std::string>() + " (" +
+                         r.value("high_precision", std::string("?")) + ")";
+      chart.series.push_back({label, points(r), "#000000", 2.5, false, "baseline", true,
+                              "baseline " + label + " (run " + r["run_id"].get<std::string>() +
+                                  ")"});
     }
   }
-  for (std::size_t i = 0; i < ranked.size() && i < kMaxCurves; ++i) {
-    const auto& r = *ranked[i];
-    chart.series.push_back({run_label(r), points(r), series_color(i), 1.3,
-                            r["status"] != "finished"});
+  // With runs on several seeds a label names the seed too ("s1 HYBRID m0").
+  std::set<std::string> seeds;
+  for (const auto* r : ranked) seeds.insert(r->value("seed", nlohmann::json(0)).dump());
+  std::string group;
+  std::size_t in_group = 0;
+  for (const auto* r : ranked) {
+    const auto verdict = run_verdict(*r, floors.of(*r).tolerance);
+    // The seed first, so that a long label cut in the legend keeps it.
+    const auto label = seeds.size() > 1
+                           ? "s" + r->value("seed", nlohmann::json(0)).dump() + " " + run_label(*r)
+                           : run_label(*r);
+    if (verdict != group) in_group = 0;
+    group = verdict;
+    const auto colors = verdict_colors(verdict);
+    const bool named = in_group < kNamedPerGroup;
+    chart.series.push_back({label, points(*r), named ? colors.named[in_group] : colors.rest,
+                            named ? 1.6 : 1.0, (*r)["status"] != "finished", verdict, named,
+                            curve_hover(*r, verdict)});
+    ++in_group;
   }
   return chart;
 }
@@ -134,10 +181,19 @@ LineChart layer_chart(const nlohmann::json& record, const char* field, const std
       by_operand[key].emplace_back(row.value("step", 0.0), y ? *y : NAN);
     }
   }
+  // Grouped by tensor (input, weight, grad_output), kNamedPerGroup layers of each named.
   LineChart chart{title, "step", y_label, true, {}};
-  std::size_t i = 0;
-  for (auto& [key, points] : by_operand) {
-    chart.series.push_back({key, std::move(points), series_color(i++), 1.3, false});
+  std::size_t t = 0;
+  for (const char* tensor : {"input", "weight", "grad_output"}) {
+    std::size_t i = 0;
+    for (auto& [key, points] : by_operand) {
+      if (key.substr(key.rfind('.') + 1) != tensor) continue;
+      const bool named = i < kNamedPerGroup;
+      chart.series.push_back({key, std::move(points), series_color(t * 4 + (named ? i : 3)),
+                              named ? 1.4 : 0.8, false, tensor, named, key});
+      ++i;
+    }
+    ++t;
   }
   return chart;
 }
@@ -183,17 +239,23 @@ std::vector<std::string> in_natural_order(const std::set<std::string>& values) {
   return out;
 }
 
+// Each cell: the median of |final eval-loss difference| over its runs (the other axes and the
+// seeds), with n. A diverged or failed run counts as worse than any finished one (+inf in the
+// median), so one bad run moves the median by one rank and no more, and a cell whose median is
+// such a run shows as broken.
 HeatmapChart divergence_heatmap(const ReportInput& input, const std::vector<std::string>& axes) {
   HeatmapChart chart;
   chart.x_label = axes[0];
   chart.y_label = axes[1];
   chart.title = "final |eval-loss difference| vs baseline over " + axes[0] + " x " + axes[1] +
-                " (mean over the other axes)";
-  chart.value_label = "mean |relative eval-loss difference|";
+                ": median over the other axes and seeds, with n";
+  chart.value_label = "median |relative eval-loss difference|";
+  chart.format_value = [](double v) { return format_percent(v); };
+  chart.broken_label = "dark red: the median run diverged or failed (such runs count as the "
+                       "worst in a cell's median; \u2717 = how many)";
   std::set<std::string> xs, ys;
   struct Cell {
-    double sum = 0;
-    int finished = 0;
+    std::vector<double> values;  // +inf for a run that did not finish
     int broken = 0;
   };
   std::map<std::pair<std::string, std::string>, Cell> cells;
@@ -204,9 +266,9 @@ HeatmapChart divergence_heatmap(const ReportInput& input, const std::vector<std:
     auto& c = cells[{x, y}];
     const auto rel = final_eval_rel_diff(*r);
     if ((*r)["status"] == "finished" && rel) {
-      c.sum += *rel;
-      ++c.finished;
+      c.values.push_back(*rel);
     } else {
+      c.values.push_back(INFINITY);
       ++c.broken;
     }
   }
@@ -215,20 +277,41 @@ HeatmapChart divergence_heatmap(const ReportInput& input, const std::vector<std:
   for (const auto& y : chart.y_values) {
     chart.values.emplace_back();
     chart.texts.emplace_back();
+    chart.hovers.emplace_back();
     for (const auto& x : chart.x_values) {
       const auto it = cells.find({x, y});
       if (it == cells.end()) {
         chart.values.back().push_back(std::nullopt);
         chart.texts.back().push_back("");
-      } else if (it->second.finished == 0) {
-        chart.values.back().push_back(INFINITY);
-        chart.texts.back().push_back(std::to_string(it->second.broken) + " failed");
-      } else {
-        const double mean = it->second.sum / it->second.finished;
-        chart.values.back().push_back(mean);
-        chart.texts.back().push_back(format_percent(mean) +
-                                     (it->second.broken ? " +" + std::to_string(it->second.broken) + "✗" : ""));
+        chart.hovers.back().push_back(axes[0] + "=" + x + ", " + axes[1] + "=" + y + ": no run");
+        continue;
       }
+      const auto& c = it->second;
+      const double middle = *median(c.values);
+      const auto n = std::to_string(c.values.size());
+      const auto broken = c.broken ? " " + std::to_string(c.broken) + "\u2717" : std::string();
+      chart.values.back().push_back(middle);
+      chart.texts.back().push_back(
+          (std::isfinite(middle) ? format_percent(middle) : std::string("broken")) + " n=" + n +
+          broken);
+      // The spread of the finished runs: a median of runs that disagree (other axes mixed in)
+      // is a value no run had, and the hover says so.
+      std::vector<double> finished;
+      for (const double v : c.values) {
+        if (std::isfinite(v)) finished.push_back(v);
+      }
+      const auto [low, high] = std::minmax_element(finished.begin(), finished.end());
+      chart.hovers.back().push_back(
+          axes[0] + "=" + x + ", " + axes[1] + "=" + y + ": median " +
+          (std::isfinite(middle) ? format_percent(middle)
+                                 : std::string("a diverged or failed run")) +
+          " over n=" + n + " runs" +
+          (finished.size() > 1 ? " (finished runs from " + format_percent(*low) + " to " +
+                                     format_percent(*high) + ")"
+                               : std::string()) +
+          (c.broken ? ", of which " + std::to_string(c.broken) +
+                          " diverged or failed (counted as the worst)"
+                    : std::string()));
     }
   }
   return chart;
@@ -238,9 +321,89 @@ std::string td(const std::string& text, bool numeric = false) {
   return std::string(numeric ? "<td class=\"num\">" : "<td>") + escape_html(text) + "</td>";
 }
 
+// The ranked table: one row per recipe (recipe_rows.hpp), how it ran, what the peer would do,
+// and links to its records.
+void ranked_table(std::ostringstream& html, const ReportInput& input,
+                  const std::vector<RecipeRow>& rows) {
+  html << "<h2>Recipes ranked</h2>\n<p class=\"note\">One row per recipe; a recipe run on "
+       << "several seeds shows medians over them (n). <i>runs as</i>: whether fp8lab ran the "
+       << "settings as asked or as accelerate + TE / torchao run them (upstream); the next "
+       << "column, highlighted where it differs, is what that peer would change or refuse. "
+       << "<i>not recorded</i>: a record from before these fields.</p>\n<table>\n<tr><th>#</th>"
+       << "<th>recipe</th><th>seeds</th><th>verdict</th><th>final eval loss</th><th>baseline</th>"
+       << "<th>vs baseline</th><th>weight rel L2</th><th>grad rel L2</th>"
+       << "<th>forward SQNR (dB)</th><th>gradient SQNR (dB)</th><th>runs as</th>"
+       << "<th>accelerate + TE / torchao</th><th>record</th></tr>\n";
+  int rank = 0;
+  for (const auto& row : rows) {
+    const auto& r = row.first();
+    std::string shown = row.verdict_text();
+    if (row.runs.size() == 1) {
+      if (row.verdict == "diverged") {
+        shown += " at step " + r["diverged_at_step"].dump() + " (" +
+                 r.value("divergence_reason", std::string()) + ")";
+      } else if (row.verdict == "error") {
+        shown += ": " + r.value("error", std::string());
+      } else if (row.verdict == "failed to train") {
+        shown += " (loss fell " + format_percent(improvement_ratio(r)) + " of the baseline's; " +
+                 underflow_summary(r) + ")";
+      }
+    }
+    const auto mark = upstream_mark(r);
+    html << "<tr" << (mark.differs ? " class=\"upstream-differs\"" : "") << ">"
+         << td(std::to_string(++rank), true) << td(run_label(r)) << td(row.seeds_text())
+         << "<td class=\"" << verdict_class(row.verdict) << "\">" << escape_html(shown) << "</td>"
+         << td(format_number(row.median_at("/final/eval_loss")), true)
+         << td(format_number(row.median_at("/final/baseline_eval_loss")), true)
+         << td(format_percent(row.median_at("/final/eval_rel_diff")), true)
+         << td(format_number(row.median_at("/final/weight_rel_l2"), "%.3g"), true)
+         << td(format_number(row.median_at("/final/grad_rel_l2"), "%.3g"), true)
+         << td(format_number(row.median_at("/final/forward_sqnr_db"), "%.1f"), true)
+         << td(format_number(row.median_at("/final/gradient_sqnr_db"), "%.1f"), true)
+         << td(runs_as_text(r)) << "<td class=\"upstream\">"
+         << (mark.differs ? "\u26a0 " : "") << escape_html(mark.text) << "</td><td>";
+    for (const auto* run : row.runs) {
+      html << "<a href=\"" << escape_html(record_link(input, *run)) << "\"><code>"
+           << escape_html((*run)["run_id"].get<std::string>()) << "</code></a> ";
+    }
+    html << "</td></tr>\n";
+  }
+  html << "</table>\n";
+}
+
+// The baselines per family: seeds, final eval losses, the noise floor and what verdicts used.
+void noise_floor_table(std::ostringstream& html, const ReportInput& input,
+                       const NoiseFloors& floors) {
+  html << "<h2>Baselines and the noise floor</h2>\n<table>\n<tr><th>workload</th>"
+       << "<th>baseline runs</th><th>final eval loss per seed</th><th>noise floor</th>"
+       << "<th>verdicts compare with</th></tr>\n";
+  for (const auto* floor : floors.all()) {
+    std::string losses;
+    for (std::size_t i = 0; i < floor->seeds.size(); ++i) {
+      losses += (losses.empty() ? "" : ", ") + std::string("seed ") +
+                std::to_string(floor->seeds[i]) + ": " + format_number(floor->losses[i]);
+    }
+    html << "<tr>" << td(floor->workload) << "<td>";
+    for (const auto& r : input.records) {
+      if (r["kind"] != "baseline" || &floors.of(r) != floor) continue;
+      html << "<a href=\"" << escape_html(record_link(input, r)) << "\"><code>"
+           << escape_html(r["run_id"].get<std::string>()) << "</code></a>"
+           << (r["status"] != "finished" ? " (" + escape_html(r["status"].get<std::string>()) + ")"
+                                          : std::string())
+           << "<br>";
+    }
+    html << "</td>" << td(losses.empty() ? "-" : losses)
+         << td(floor->floor ? format_percent(floor->floor) : "unmeasured", true)
+         << td(floor->describe()) << "</tr>\n";
+  }
+  html << "</table>\n";
+}
+
 }  // namespace
 
 std::string render_html_report(const ReportInput& input) {
+  const NoiseFloors floors(input.records);
+  const auto rows = ranked_recipe_rows(input.records, floors);
   const auto ranked = ranked_runs(input.records);
   std::ostringstream html;
   html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -248,31 +411,38 @@ std::string render_html_report(const ReportInput& input) {
   html << "<h1>fp8lab report</h1>\n<p class=\"note\">Results from";
   for (const auto& s : input.sources) html << " <code>" << escape_html(s) << "</code>";
   std::map<std::string, int> verdicts;
-  for (const auto* r : ranked) ++verdicts[run_verdict(*r)];
-  html << ". " << ranked.size() << " FP8 runs:";
+  for (const auto& row : rows) ++verdicts[row.verdict];
+  html << ". " << ranked.size() << " FP8 runs in " << rows.size() << " recipe rows:";
   for (const auto& [v, n] : verdicts) {
     html << " <span class=\"" << verdict_class(v) << "\">" << n << ' ' << escape_html(v)
          << "</span>;";
   }
-  html << " <i>tracks baseline</i> = final eval loss within "
-       << format_percent(kTracksBaselineTolerance) << " of the baseline's; <i>failed to "
-       << "train</i> = eval loss fell by less than " << format_percent(kFailedToTrainImprovement)
-       << " of the baseline's fall.</p>\n";
+  html << ' ' << escape_html(verdict_rules()) << "</p>\n<ul class=\"note\">\n";
+  for (const auto* floor : floors.all()) {
+    html << "<li>" << escape_html(floor->workload + ": " + floor->describe()) << "</li>\n";
+  }
+  if (floors.all().empty()) {
+    html << "<li>no baseline record: fixed " << format_percent(kTracksBaselineTolerance)
+         << " tolerance used</li>\n";
+  }
+  html << "</ul>\n";
+  ranked_table(html, input, rows);
+  noise_floor_table(html, input, floors);
 
   html << "<h2>Loss against the baseline</h2>\n<div class=\"charts\">\n";
-  html << render_line_chart(curves(input, ranked, "eval loss", "eval loss", false,
+  html << render_line_chart(curves(input, ranked, floors, "eval loss", "eval loss", false,
                                    [](const nlohmann::json& r) {
                                      return series_of(r["eval"], "step", "loss");
                                    },
                                    true));
-  html << render_line_chart(curves(input, ranked, "train loss (moving average of 10 steps)",
+  html << render_line_chart(curves(input, ranked, floors, "train loss (moving average of 10 steps)",
                                    "train loss", false,
                                    [](const nlohmann::json& r) {
                                      return moving_average(series_of(r["train"], "step", "loss"),
                                                            10);
                                    },
                                    true));
-  html << render_line_chart(curves(input, ranked,
+  html << render_line_chart(curves(input, ranked, floors,
                                    "|eval loss - baseline| / baseline (log scale)",
                                    "relative difference", true,
                                    [](const nlohmann::json& r) {
@@ -281,7 +451,8 @@ std::string render_html_report(const ReportInput& input) {
                                      return p;
                                    },
                                    false));
-  html << render_line_chart(curves(input, ranked, "weight divergence vs baseline (relative L2)",
+  html << render_line_chart(curves(input, ranked, floors,
+                                   "weight divergence vs baseline (relative L2)",
                                    "||w - w_baseline|| / ||w_baseline||", true,
                                    [](const nlohmann::json& r) {
                                      return series_of(r["eval"], "step", "weight_rel_l2");
@@ -295,7 +466,8 @@ std::string render_html_report(const ReportInput& input) {
     html << "<div class=\"charts\">" << render_heatmap(divergence_heatmap(input, axes))
          << "</div>\n";
   } else {
-    html << "<p class=\"note\">The runs vary fewer than two recipe fields: no heatmap.</p>\n";
+    html << "<p class=\"note\">The runs vary fewer than two independent recipe fields: no "
+         << "heatmap.</p>\n";
   }
 
   html << "<h2>Scale and amax trajectories</h2>\n";
@@ -311,7 +483,7 @@ std::string render_html_report(const ReportInput& input) {
   if (!with_layers.empty()) focus.push_back(with_layers.front());
   if (with_layers.size() > 1) focus.push_back(with_layers.back());
   for (const auto* r : focus) {
-    const auto label = run_label(*r) + " [" + run_verdict(*r) + "]";
+    const auto label = run_label(*r) + " [" + run_verdict(*r, floors.of(*r).tolerance) + "]";
     html << "<div class=\"charts\">\n"
          << render_line_chart(layer_chart(*r, "amax", "amax per layer: " + label, "amax"))
          << render_line_chart(layer_chart(*r, "scale_max", "scale per layer: " + label,
@@ -320,21 +492,21 @@ std::string render_html_report(const ReportInput& input) {
   }
 
   html << "<h2>Underflow and saturation over time</h2>\n<div class=\"charts\">\n";
-  html << render_line_chart(curves(input, ranked,
+  html << render_line_chart(curves(input, ranked, floors,
                                    "underflowed fraction of grad_output elements (log scale)",
                                    "fraction", true,
                                    [](const nlohmann::json& r) {
                                      return fraction_per_step(r, "underflowed", "grad_output");
                                    },
                                    false));
-  html << render_line_chart(curves(input, ranked,
+  html << render_line_chart(curves(input, ranked, floors,
                                    "underflowed fraction, all quantized elements (log scale)",
                                    "fraction", true,
                                    [](const nlohmann::json& r) {
                                      return fraction_per_step(r, "underflowed");
                                    },
                                    false));
-  html << render_line_chart(curves(input, ranked,
+  html << render_line_chart(curves(input, ranked, floors,
                                    "saturated fraction, all quantized elements (log scale)",
                                    "fraction", true,
                                    [](const nlohmann::json& r) {
@@ -343,48 +515,15 @@ std::string render_html_report(const ReportInput& input) {
                                    false));
   html << "</div>\n";
 
-  html << "<h2>Recipes ranked</h2>\n<table>\n<tr><th>#</th><th>recipe</th><th>run</th>"
-       << "<th>verdict</th><th>final eval loss</th><th>baseline</th><th>vs baseline</th>"
-       << "<th>weight rel L2</th><th>grad rel L2</th><th>forward SQNR (dB)</th>"
-       << "<th>gradient SQNR (dB)</th><th>compared with</th></tr>\n";
-  int rank = 0;
-  for (const auto* r : ranked) {
-    auto verdict = run_verdict(*r);
-    std::string shown = verdict;
-    if (verdict == "diverged") {
-      shown += " at step " + (*r)["diverged_at_step"].dump() + " (" +
-               r->value("divergence_reason", std::string()) + ")";
-    } else if (verdict == "error") {
-      shown += ": " + r->value("error", std::string());
-    } else if (verdict == "failed to train") {
-      shown += " (loss fell " + format_percent(improvement_ratio(*r)) + " of the baseline's; " +
-               underflow_summary(*r) + ")";
-    }
-    html << "<tr>" << td(std::to_string(++rank), true) << td(run_label(*r))
-         << "<td><code>" << escape_html((*r)["run_id"].get<std::string>()) << "</code></td>"
-         << "<td class=\"" << verdict_class(verdict) << "\">" << escape_html(shown) << "</td>"
-         << td(format_number(number_at(*r, "/final/eval_loss")), true)
-         << td(format_number(number_at(*r, "/final/baseline_eval_loss")), true)
-         << td(format_percent(number_at(*r, "/final/eval_rel_diff")), true)
-         << td(format_number(number_at(*r, "/final/weight_rel_l2"), "%.3g"), true)
-         << td(format_number(number_at(*r, "/final/grad_rel_l2"), "%.3g"), true)
-         << td(format_number(number_at(*r, "/final/forward_sqnr_db"), "%.1f"), true)
-         << td(format_number(number_at(*r, "/final/gradient_sqnr_db"), "%.1f"), true)
-         << td(r->value("high_precision", std::string("?")) + " baseline " +
-               r->value("baseline_run_id", std::string("-")))
-         << "</tr>\n";
-  }
-  html << "</table>\n";
-
   html << "<h2>Throughput</h2>\n<p class=\"note\">Measured in each run's own process: the run, "
        << "the baseline's high-precision Linear and an unconverted FP32 LibTorch model. steps/s, "
        << "tokens/s and GEMM share are over the whole run; the three probe columns are medians "
        << "of a few steps of the three models timed in turn (so that they share the machine's "
-       << "load), and give the ratio.</p>\n<table>\n<tr><th>recipe</th>"
+       << "load), and give the ratio.</p>\n<table>\n<tr><th>recipe</th><th>seed</th>"
        << "<th>steps/s</th><th>tokens/s</th><th>GEMM time share</th><th>FP8 probe step (s)</th>"
        << "<th>baseline step (s)</th><th>FP32 LibTorch step (s)</th><th>FP8 / FP32</th></tr>\n";
   for (const auto* r : ranked) {
-    html << "<tr>" << td(run_label(*r))
+    html << "<tr>" << td(run_label(*r)) << td(r->value("seed", nlohmann::json(0)).dump(), true)
          << td(format_number(number_at(*r, "/throughput/steps_per_second")), true)
          << td(format_number(number_at(*r, "/throughput/tokens_per_second"), "%.0f"), true)
          << td(format_percent(number_at(*r, "/throughput/gemm_time_share")), true)

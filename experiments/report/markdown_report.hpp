@@ -1,5 +1,6 @@
-// report.md: the sweep in a terminal or a pull request: baselines, the recipes ranked with their
-// verdicts, what diverged or failed and where, and the throughput table.
+// report.md: the sweep in a terminal or a pull request: the noise floor, the recipes ranked with
+// their verdicts (how each ran, what the peer would change or refuse, links to the records), the
+// baselines, what diverged or failed and where, and the throughput table.
 #pragma once
 
 #include <string>

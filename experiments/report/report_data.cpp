@@ -1,9 +1,13 @@
 #include "experiments/report/report_data.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
+#include <stdexcept>
 
 #include "experiments/report/analysis.hpp"
+#include "recipes/fields.hpp"
 
 namespace fp8lab::experiments {
 
@@ -55,11 +59,68 @@ std::string underflow_summary(const nlohmann::json& record) {
   return text.empty() ? text : "underflowed at the last logged step: " + text;
 }
 
+namespace {
+
+// Whether two recipe fields split the FP8 runs the same way (each value of one goes with one value
+// of the other, e.g. scaling and use_mxfp8_block_scaling): a heatmap over both is a diagonal.
+bool same_split(const std::vector<nlohmann::json>& records, const std::string& a,
+                const std::string& b) {
+  std::set<std::string> as, bs;
+  std::set<std::pair<std::string, std::string>> pairs;
+  for (const auto& r : records) {
+    if (r.value("kind", std::string()) == "baseline") continue;
+    as.insert(recipe_value(r, a));
+    bs.insert(recipe_value(r, b));
+    pairs.insert({recipe_value(r, a), recipe_value(r, b)});
+  }
+  return pairs.size() == as.size() && pairs.size() == bs.size();
+}
+
+}  // namespace
+
 std::vector<std::string> heatmap_axes(const ReportInput& input) {
   if (input.heatmap_axes.size() == 2) return input.heatmap_axes;
-  auto varied = varied_recipe_axes(input.records);
-  if (varied.size() > 2) varied.resize(2);
-  return varied;
+  const auto varied = varied_recipe_axes(input.records);
+  std::vector<std::string> axes;
+  for (const auto& field : varied) {
+    if (axes.size() == 2) break;
+    if (axes.empty() || !same_split(input.records, axes[0], field)) axes.push_back(field);
+  }
+  return axes;
+}
+
+std::string record_link(const ReportInput& input, const nlohmann::json& record) {
+  const auto id = record["run_id"].get<std::string>();
+  const auto it = input.record_files.find(id);
+  return it != input.record_files.end() ? it->second : "runs/" + id + ".json";
+}
+
+void check_heatmap_axes(const std::vector<std::string>& axes,
+                        const std::vector<std::string>& varied) {
+  std::string given, accepted;
+  for (const auto& a : axes) given += (given.empty() ? "" : ",") + a;
+  for (const auto& v : varied) accepted += (accepted.empty() ? "" : ", ") + v;
+  const std::string options =
+      varied.size() >= 2
+          ? "; accepted: two different recipe fields these runs vary: " + accepted
+          : "; accepted: none, these runs vary " +
+                (varied.empty() ? std::string("no recipe field") : "only " + accepted) +
+                " (a heatmap needs two): drop --heatmap-axes";
+  const std::string flag = "--heatmap-axes '" + given + "': ";
+  if (axes.size() != 2) throw std::invalid_argument(flag + "expected two fields" + options);
+  if (axes[0] == axes[1]) {
+    throw std::invalid_argument(flag + "names '" + axes[0] + "' twice" + options);
+  }
+  for (const auto& axis : axes) {
+    if (!recipes::is_recipe_field(axis)) {
+      throw std::invalid_argument(flag + "'" + axis + "' is not a recipe field" + options);
+    }
+    if (std::find(varied.begin(), varied.end(), axis) == varied.end()) {
+      throw std::invalid_argument(flag + "'" + axis +
+                                  "' is a recipe field these runs do not vary (one value)" +
+                                  options);
+    }
+  }
 }
 
 }  // namespace fp8lab::experiments

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,7 +17,13 @@ struct ReportInput {
   std::vector<std::string> sources;       // the directories read
   std::vector<std::string> notes;         // merge notes, shown in the reports
   std::vector<std::string> heatmap_axes;  // two recipe fields, or empty to choose the two most varied
+  // run id -> the file holding its record, relative to where the reports are written
+  // ("runs/<id>.json"; "results.jsonl" for a directory read from its results.jsonl).
+  std::map<std::string, std::string> record_files;
 };
+
+// The link from a report to a run's record: input.record_files, else "runs/<run_id>.json".
+std::string record_link(const ReportInput& input, const nlohmann::json& record);
 
 // "%.4g"-style text for a number, "-" when absent, "inf"/"nan" spelled out.
 std::string format_number(std::optional<double> value, const char* format = "%.4g");
@@ -36,7 +43,14 @@ std::string run_label(const nlohmann::json& record);
 // final figures ("" when it has none).
 std::string underflow_summary(const nlohmann::json& record);
 
-// The two heatmap axes: input.heatmap_axes when given, else the two most varied recipe fields.
+// The two heatmap axes: input.heatmap_axes when given, else the two most varied recipe fields,
+// skipping a field that splits the runs exactly as the first does (scaling and
+// use_mxfp8_block_scaling): its heatmap would be a diagonal.
 std::vector<std::string> heatmap_axes(const ReportInput& input);
+
+// Throws std::invalid_argument naming --heatmap-axes, the value and the accepted fields unless
+// `axes` are two different recipe fields among `varied` (the fields the runs vary).
+void check_heatmap_axes(const std::vector<std::string>& axes,
+                        const std::vector<std::string>& varied);
 
 }  // namespace fp8lab::experiments

@@ -109,6 +109,7 @@ LoadedResults load_results(const std::vector<std::filesystem::path>& directories
           continue;
         }
         source_of[id] = file.string();
+        loaded.files[id] = file;
         by_id.emplace(id, std::move(record));
       }
     }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -35,6 +36,7 @@ struct LoadedResults {
   std::vector<nlohmann::json> records;  // unique by run_id, baselines first, then by run_id
   std::vector<nlohmann::json> sweeps;   // each directory's sweep.json, when present
   std::vector<std::string> notes;       // e.g. a run found in two shards (kept once)
+  std::map<std::string, std::filesystem::path> files;  // run id -> the file it was read from
 };
 
 // Reads and merges the given directories (shards of one sweep, or one directory). Throws

@@ -4,6 +4,8 @@
 #include <sstream>
 
 #include "experiments/report/analysis.hpp"
+#include "experiments/report/noise_floor.hpp"
+#include "experiments/report/run_provenance.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -34,10 +36,12 @@ std::string render_summary_csv(const ReportInput& input) {
       "request_index,request_label,run_id,workload,seed,status,verdict,final_train_loss,"
       "final_eval_loss,baseline_eval_loss,eval_abs_diff,eval_rel_diff,weight_rel_l2,grad_rel_l2,"
       "diverged_at_step,steps_completed,steps_per_second,tokens_per_second,gemm_time_share,"
-      "step_time_over_fp32,step_time_over_baseline,high_precision,mapping_note,recipe,error\n";
+      "step_time_over_fp32,step_time_over_baseline,high_precision,mapping_note,recipe,error,"
+      "runs_as,upstream,upstream_differs,record,noise_floor,tracks_tolerance,tolerance_source\n";
   std::map<std::string, const nlohmann::json*> by_id;
   for (const auto& r : input.records) by_id[r["run_id"].get<std::string>()] = &r;
 
+  const NoiseFloors floors(input.records);
   std::ostringstream csv;
   csv << header;
   auto row = [&](const std::string& index, const std::string& label, const std::string& run_id,
@@ -49,7 +53,7 @@ std::string render_summary_csv(const ReportInput& input) {
     csv << csv_field(index) << ',' << csv_field(label) << ',' << csv_field(run_id) << ','
         << csv_field(text_at(r, "workload")) << ',' << text_at(r, "seed") << ','
         << (present ? text_at(r, "status") : "missing") << ','
-        << csv_field(present ? run_verdict(r) : "not run") << ','
+        << csv_field(present ? run_verdict(r, floors.of(r).tolerance) : "not run") << ','
         << csv_number(number_at(r, "/final/train_loss")) << ','
         << csv_number(number_at(r, "/final/eval_loss")) << ','
         << csv_number(number_at(r, "/final/baseline_eval_loss")) << ','
@@ -64,8 +68,17 @@ std::string render_summary_csv(const ReportInput& input) {
         << csv_number(number_at(r, "/throughput/step_time_over_fp32")) << ','
         << csv_number(number_at(r, "/throughput/step_time_over_baseline")) << ','
         << text_at(r, "high_precision") << ',' << csv_field(note) << ','
-        << csv_field(text_at(r, "recipe_canonical")) << ',' << csv_field(text_at(r, "error"))
-        << '\n';
+        << csv_field(text_at(r, "recipe_canonical")) << ',' << csv_field(text_at(r, "error"));
+    if (!present) {
+      csv << ",,,,,,,\n";
+      return;
+    }
+    const auto mark = upstream_mark(r);
+    const auto& floor = floors.of(r);
+    csv << ',' << csv_field(runs_as_text(r)) << ',' << csv_field(mark.text) << ','
+        << (mark.differs ? "true" : "false") << ',' << csv_field(record_link(input, r)) << ','
+        << csv_number(floor.floor) << ',' << csv_number(floor.tolerance) << ','
+        << csv_field(floor.describe()) << '\n';
   };
   if (!input.requested.empty()) {
     for (const auto& q : input.requested) {

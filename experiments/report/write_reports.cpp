@@ -1,7 +1,9 @@
 #include "experiments/report/write_reports.hpp"
 
+#include <set>
 #include <sstream>
 
+#include "experiments/report/analysis.hpp"
 #include "experiments/report/html_report.hpp"
 #include "experiments/report/markdown_report.hpp"
 #include "experiments/report/report_data.hpp"
@@ -28,7 +30,16 @@ ReportPaths write_reports(const ReportOptions& options) {
     }
   }
 
+  if (!options.heatmap_axes.empty()) {
+    check_heatmap_axes(options.heatmap_axes, varied_recipe_axes(input.records));
+  }
+
   const auto out = options.output.empty() ? options.inputs.front() : options.output;
+  const auto out_absolute = std::filesystem::absolute(out).lexically_normal();
+  for (const auto& [id, file] : loaded.files) {
+    const auto absolute = std::filesystem::absolute(file).lexically_normal();
+    input.record_files[id] = absolute.lexically_relative(out_absolute).string();
+  }
   ReportPaths paths{out / "results.jsonl", out / "summary.csv", out / "report.md",
                     out / "report.html", input.records.size()};
   std::ostringstream jsonl;

@@ -87,6 +87,7 @@ nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExp
           {"steps", options.steps ? nlohmann::json(*options.steps) : nlohmann::json(nullptr)},
           {"high_precision", std::string(name(options.high_precision))},
           {"model_device", model_device(options)},
+          {"baseline_seeds", e.sweep.baseline_seeds},
           {"grid_size", e.grid_size},
           {"distinct_runs", e.runs.size()},
           {"requested", requested}};
@@ -255,20 +256,28 @@ SweepOutcome run_sweep(const SweepOptions& options) {
   const auto common = common_arguments(options);
   std::vector<Job> baselines, runs;
   std::set<std::pair<std::string, std::int64_t>> baseline_keys;
-  for (const auto* run : shard) {
-    if (baseline_keys.insert({run->workload, run->seed}).second) {
-      Job job;
-      job.kind = "baseline";
-      job.workload = run->workload;
-      job.seed = run->seed;
-      job.run_id = placed_run_id(
-          baseline_run_id(run->workload, run->seed, options.high_precision, options.steps),
-          options.backend);
-      job.arguments = {executable, "run", "--baseline-only", "--workload", run->workload,
-                       "--seed", std::to_string(run->seed)};
-      job.arguments.insert(job.arguments.end(), common.begin(), common.end());
-      if (!directory.has_record(job.run_id)) baselines.push_back(std::move(job));
+  auto need_baseline = [&](const std::string& workload, std::int64_t seed) {
+    if (!baseline_keys.insert({workload, seed}).second) return;
+    Job job;
+    job.kind = "baseline";
+    job.workload = workload;
+    job.seed = seed;
+    job.run_id = placed_run_id(
+        baseline_run_id(workload, seed, options.high_precision, options.steps), options.backend);
+    job.arguments = {executable, "run", "--baseline-only", "--workload", workload,
+                     "--seed", std::to_string(seed)};
+    job.arguments.insert(job.arguments.end(), common.begin(), common.end());
+    if (!directory.has_record(job.run_id)) baselines.push_back(std::move(job));
+  };
+  // The noise floor's extra baseline seeds (sweep.hpp: baseline_seeds) run in shard 0 only, so
+  // that shards sharing a directory do not run them twice.
+  if (options.shard_index == 0) {
+    for (const auto& workload : expansion.sweep.workloads) {
+      for (const auto seed : expansion.sweep.baseline_seeds) need_baseline(workload, seed);
     }
+  }
+  for (const auto* run : shard) {
+    need_baseline(run->workload, run->seed);
     if (directory.has_record(run->id)) {
       ++outcome.skipped;
       continue;

@@ -1,5 +1,6 @@
 // `fp8lab sweep FILE`: expands the sweep (recipes::expand), keeps this shard's distinct runs, skips
-// those already recorded (--resume), runs each needed baseline once per (workload, seed) and then
+// those already recorded (--resume), runs each needed baseline once per (workload, seed) (the
+// seeds of its runs, and in shard 0 also the sweep's baseline_seeds) and then
 // every run, N at a time, each in its own child process (child_process.hpp), and finally writes
 // the reports. No LibTorch.
 //

@@ -3,8 +3,6 @@
 // requested combination, verdicts, and the charts of report.html.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -18,61 +16,18 @@
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/results_store.hpp"
 #include "tests/support/read_text.hpp"
+#include "tests/support/report_records.hpp"
 
 namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path fresh_directory(const std::string& name) {
-  auto dir = fs::temp_directory_path() / ("fp8lab-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
+using testing::baseline_record;
+using testing::fp8_record;
+using testing::fresh_directory;
 using testing::read_text;
-
-nlohmann::json baseline_record() {
-  return {{"schema_version", 1}, {"run_id", "baseline-w-seed0-fp32"}, {"kind", "baseline"},
-          {"status", "finished"}, {"workload", "w"}, {"seed", 0}, {"high_precision", "fp32"},
-          {"eval", {{{"step", 0}, {"loss", 4.0}}, {{"step", 10}, {"loss", 2.0}}}},
-          {"train", {{{"step", 0}, {"loss", 4.1}}, {{"step", 1}, {"loss", 3.9}}}},
-          {"final", {{"eval_loss", 2.0}, {"initial_eval_loss", 4.0}}}};
-}
-
-// An FP8 run whose eval loss went from 4.0 to `final_loss` against the baseline's 4.0 -> 2.0.
-nlohmann::json fp8_record(const std::string& id, const std::string& format, int margin,
-                          double final_loss, const std::string& status = "finished") {
-  const double rel = (final_loss - 2.0) / 2.0;
-  return {{"schema_version", 1}, {"run_id", id}, {"kind", "fp8"}, {"status", status},
-          {"workload", "w"}, {"seed", 0}, {"high_precision", "fp32"},
-          {"baseline_run_id", "baseline-w-seed0-fp32"},
-          {"recipe", {{"fp8_format", format}, {"margin", std::to_string(margin)}}},
-          {"recipe_fields", {"fp8_format", "margin"}},
-          {"recipe_label", format + " m" + std::to_string(margin)},
-          {"diverged_at_step", status == "diverged" ? nlohmann::json(7) : nlohmann::json()},
-          {"divergence_reason", status == "diverged" ? "training loss is nan" : ""},
-          {"eval", {{{"step", 0}, {"loss", 4.0}, {"rel_diff", 0.0}, {"weight_rel_l2", 0.0}},
-                    {{"step", 10}, {"loss", final_loss}, {"rel_diff", rel},
-                     {"weight_rel_l2", 0.01}}}},
-          {"train", {{{"step", 0}, {"loss", 4.1}}, {{"step", 1}, {"loss", 3.95}}}},
-          {"layers", {{{"step", 0}, {"layer", "fc1"}, {"tensor", "grad_output"},
-                       {"gemm", "dgrad"}, {"amax", 0.5}, {"scale_max", 800.0}, {"count", 100},
-                       {"underflowed", 3}, {"saturated", 0}},
-                      {{"step", 0}, {"layer", "fc1"}, {"tensor", "input"}, {"gemm", "fprop"},
-                       {"amax", 3.0}, {"scale_max", 149.0}, {"count", 100},
-                       {"underflowed", 1}, {"saturated", 1}}}},
-          {"final", {{"eval_loss", final_loss}, {"baseline_eval_loss", 2.0},
-                     {"initial_eval_loss", 4.0}, {"baseline_initial_eval_loss", 4.0},
-                     {"eval_rel_diff", rel}}},
-          {"throughput", {{"steps_per_second", 10.0}, {"step_time_over_fp32", 2.5}}}};
-}
-
-void write_lines(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path) << text;
-}
+using testing::write_lines;
 
 }  // namespace
 
@@ -241,7 +196,7 @@ TEST_CASE("write_reports writes all four files, and report.html is self-containe
   CHECK_THAT(html, Catch::Contains("failed to train"));
   CHECK_THAT(html, Catch::Contains("diverged at step 7"));
   const auto md = read_text(paths.report_md);
-  CHECK_THAT(md, Catch::Contains("| 1 | HYBRID m0 | `hybrid` | tracks baseline |"));
+  CHECK_THAT(md, Catch::Contains("| 1 | HYBRID m0 | 0 | tracks baseline |"));
   CHECK_THAT(md, Catch::Contains("failed to train"));
   fs::remove_all(dir);
 }

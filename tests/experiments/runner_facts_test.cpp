@@ -96,10 +96,15 @@ TEST_CASE("The report shows the three facts on gpt-tiny", "[runner][facts]") {
   const auto paths = write_reports(ReportOptions{{dir}, {}, {}});
   const auto md = read_text(paths.report_md);
   INFO(md);
-  CHECK_THAT(md, Catch::Contains("| delayed HYBRID m0 h1024 most_recent | `" +
-                                 hybrid["run_id"].get<std::string>() + "` | tracks baseline |"));
-  CHECK_THAT(md, Catch::Contains("**delayed HYBRID m40 h1024 most_recent** (`" +
-                                 failing["run_id"].get<std::string>() + "`): failed to train"));
+  // One baseline seed: the noise floor is unmeasured and the verdicts use the fixed 2%.
+  CHECK_THAT(md, Catch::Contains("- gpt-tiny: noise floor unmeasured (1 finished baseline seed"));
+  CHECK_THAT(md, Catch::Contains("| delayed HYBRID m0 h1024 most_recent | 0 | tracks baseline |"));
+  CHECK_THAT(md, Catch::Contains("[`" + hybrid["run_id"].get<std::string>() + "`](runs/" +
+                                 hybrid["run_id"].get<std::string>() + ".json)"));
+  CHECK_THAT(md, Catch::Contains("**delayed HYBRID m40 h1024 most_recent** seed 0 (`" +
+                                 failing["run_id"].get<std::string>() + "`, runs/" +
+                                 failing["run_id"].get<std::string>() +
+                                 ".json): failed to train"));
   CHECK_THAT(md, Catch::Contains("underflowed at the last logged step: input "));
   char sqnr_text[64];
   std::snprintf(sqnr_text, sizeof sqnr_text, "| %.1f |", sqnr_e5m2);

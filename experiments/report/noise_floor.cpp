@@ -1,0 +1,90 @@
+#include "experiments/report/noise_floor.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "experiments/report/analysis.hpp"
+#include "experiments/report/report_data.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+// Baselines comparable seed to seed: everything of the baseline's identity but its seed.
+std::string family_key(const nlohmann::json& record) {
+  auto text = [&](const char* key) {
+    return record.contains(key) && !record[key].is_null() ? record[key].dump() : std::string("-");
+  };
+  return record.value("workload", std::string()) + "|" + text("high_precision") + "|" +
+         text("steps_planned") + "|" + text("backend");
+}
+
+}  // namespace
+
+std::optional<double> median(std::vector<double> values) {
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+std::string NoiseFloor::describe() const {
+  std::string seed_list;
+  for (const auto seed : seeds) seed_list += (seed_list.empty() ? "" : ", ") + std::to_string(seed);
+  if (floor) {
+    return "noise floor " + format_percent(floor) +
+           " (range / median of the final eval loss over baseline seeds " + seed_list + ")";
+  }
+  return "noise floor unmeasured (" + std::to_string(seeds.size()) + " finished baseline seed" +
+         (seeds.size() == 1 ? "" : "s") + (seeds.empty() ? "" : ": " + seed_list) + "; needs " +
+         std::to_string(kMinNoiseSeeds) +
+         ", e.g. baseline_seeds: [0, 1, 2] in the sweep file): fixed " +
+         format_percent(tolerance) + " tolerance used";
+}
+
+NoiseFloors::NoiseFloors(const std::vector<nlohmann::json>& records) {
+  unmeasured_.tolerance = kTracksBaselineTolerance;
+  std::map<std::string, std::vector<std::pair<std::int64_t, double>>> by_family;
+  for (const auto& r : records) {
+    if (r.value("kind", std::string()) != "baseline") continue;
+    family_of_baseline_[r.value("run_id", std::string())] = family_key(r);
+    auto& family = families_[family_key(r)];
+    family.workload = r.value("workload", std::string());
+    const auto loss = number_at(r, "/final/eval_loss");
+    if (r.value("status", std::string()) == "finished" && loss && std::isfinite(*loss)) {
+      by_family[family_key(r)].emplace_back(r.value("seed", std::int64_t{0}), *loss);
+    }
+  }
+  for (auto& [key, family] : families_) {
+    auto& seeds = by_family[key];
+    std::sort(seeds.begin(), seeds.end());
+    for (const auto& [seed, loss] : seeds) {
+      family.seeds.push_back(seed);
+      family.losses.push_back(loss);
+    }
+    family.tolerance = kTracksBaselineTolerance;
+    const auto middle = median(family.losses);
+    if (family.seeds.size() >= kMinNoiseSeeds && middle && *middle > 0) {
+      const auto [low, high] = std::minmax_element(family.losses.begin(), family.losses.end());
+      family.floor = (*high - *low) / *middle;
+      family.tolerance = *family.floor;
+    }
+  }
+}
+
+const NoiseFloor& NoiseFloors::of(const nlohmann::json& record) const {
+  const bool fp8 = record.value("kind", std::string()) != "baseline";
+  const auto id = record.value(fp8 ? "baseline_run_id" : "run_id", nlohmann::json()).is_string()
+                      ? record[fp8 ? "baseline_run_id" : "run_id"].get<std::string>()
+                      : std::string();
+  const auto key = family_of_baseline_.find(id);
+  if (key == family_of_baseline_.end()) return unmeasured_;
+  return families_.at(key->second);
+}
+
+std::vector<const NoiseFloor*> NoiseFloors::all() const {
+  std::vector<const NoiseFloor*> out;
+  for (const auto& [key, family] : families_) out.push_back(&family);
+  return out;
+}
+
+}  // namespace fp8lab::experiments

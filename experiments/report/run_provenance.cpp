@@ -1,0 +1,63 @@
+#include "experiments/report/run_provenance.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+std::string value_text(const nlohmann::json& object, const char* key) {
+  if (!object.is_object() || !object.contains(key) || object[key].is_null()) return "?";
+  return object[key].is_string() ? object[key].get<std::string>() : object[key].dump();
+}
+
+// "amax_compute_algo most_recent -> max (TE's recipe has no most_recent)" for each change.
+std::string changes_text(const nlohmann::json& changes, bool with_why) {
+  std::string text;
+  if (!changes.is_array()) return text;
+  for (const auto& c : changes) {
+    text += (text.empty() ? "" : "; ") + value_text(c, "field") + " " + value_text(c, "asked") +
+            " -> " + value_text(c, "runs");
+    if (with_why && c.is_object() && c.contains("why") && c["why"].is_string()) {
+      text += " (" + c["why"].get<std::string>() + ")";
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string runs_as_text(const nlohmann::json& record) {
+  if (record.value("kind", std::string()) == "baseline") return "baseline";
+  if (!record.contains("runs_as") || !record["runs_as"].is_string()) return "not recorded";
+  const auto mode = record["runs_as"].get<std::string>();
+  if (mode == "asked") return "as asked";
+  if (mode != "upstream") return "unknown runs_as '" + mode + "'";
+  const auto changed = changes_text(record.value("changed_fields", nlohmann::json()), false);
+  return changed.empty() ? "upstream" : "upstream (" + changed + ")";
+}
+
+UpstreamMark upstream_mark(const nlohmann::json& record) {
+  if (record.value("kind", std::string()) == "baseline") return {false, "-"};
+  if (!record.contains("upstream")) return {false, "not recorded"};
+  const auto& upstream = record["upstream"];
+  if (!upstream.is_object()) return {false, "-"};
+  const auto runner = upstream.contains("runner") && upstream["runner"].is_string()
+                          ? upstream["runner"].get<std::string>()
+                          : std::string("the peer");
+  UpstreamMark mark;
+  if (upstream.contains("refusal") && upstream["refusal"].is_string()) {
+    mark.differs = true;
+    mark.text = runner + " refuses: " + upstream["refusal"].get<std::string>();
+  } else if (upstream.contains("runnable") && upstream["runnable"].is_boolean() &&
+             !upstream["runnable"].get<bool>()) {
+    mark.differs = true;
+    mark.text = runner + " cannot run it";
+  }
+  const auto changes = changes_text(upstream.value("would_change", nlohmann::json()), true);
+  if (!changes.empty()) {
+    mark.differs = true;
+    mark.text += (mark.text.empty() ? "" : "; ") + runner + " would change: " + changes;
+  }
+  if (mark.text.empty()) mark.text = runner + " runs it the same";
+  return mark;
+}
+
+}  // namespace fp8lab::experiments

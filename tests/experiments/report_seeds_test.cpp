@@ -1,0 +1,135 @@
+// The sweep file's baseline_seeds key (its errors, the shipped default sweep, the dry run), a real
+// tiny sweep that runs the baseline on three seeds and reports the measured noise floor, and the
+// --heatmap-axes errors of `fp8lab sweep` and `fp8lab report` as a user sees them.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/runner/child_process.hpp"
+#include "experiments/runner/results_store.hpp"
+#include "recipes/error.hpp"
+#include "recipes/sweep.hpp"
+#include "tests/support/read_text.hpp"
+#include "tests/support/report_records.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::read_text;
+
+int run_to_end(const std::vector<std::string>& arguments, const fs::path& log) {
+  const pid_t pid = start_child(arguments, log);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+recipes::Sweep sweep_text(const std::string& line) {
+  return recipes::parse_sweep_text("workloads: [w]\n" + line + "\n", "s.yaml");
+}
+
+}  // namespace
+
+TEST_CASE("baseline_seeds: a non-empty list of distinct integers, else a clear error",
+          "[report][seeds]") {
+  CHECK(sweep_text("baseline_seeds: [0, 1, 2]").baseline_seeds ==
+        std::vector<std::int64_t>{0, 1, 2});
+  CHECK(sweep_text("seeds: [4]").baseline_seeds.empty());
+  CHECK_THROWS_WITH(sweep_text("baseline_seeds: 3"),
+                    "s.yaml:2: baseline_seeds: expected a non-empty list, got '3'; accepted: a "
+                    "list of distinct integers, e.g. [0, 1, 2]");
+  CHECK_THROWS_WITH(sweep_text("baseline_seeds: []"),
+                    "s.yaml:2: baseline_seeds: expected a non-empty list, got '[]'; accepted: a "
+                    "list of distinct integers, e.g. [0, 1, 2]");
+  CHECK_THROWS_WITH(sweep_text("baseline_seeds: [1.5]"),
+                    "s.yaml:2: baseline_seeds[0]: wrong type: expected an integer, got '1.5'; "
+                    "accepted: integers");
+  CHECK_THROWS_WITH(sweep_text("baseline_seeds: [0, one]"),
+                    Catch::StartsWith("s.yaml:2: baseline_seeds[1]: ") &&
+                        Catch::Contains("'one'") && Catch::Contains("accepted: integers"));
+  CHECK_THROWS_WITH(sweep_text("baseline_seeds: [0, 1, 0]"),
+                    "s.yaml:2: baseline_seeds[2]: is given twice: '0'; accepted: distinct "
+                    "integers, e.g. [0, 1, 2]");
+  CHECK_THROWS_WITH(sweep_text("baseline_seed: [0]"),
+                    Catch::Contains("unknown sweep key") &&
+                        Catch::Contains("did you mean 'baseline_seeds'?"));
+}
+
+TEST_CASE("The default sweep runs its baseline on three seeds; the dry run says so",
+          "[report][seeds]") {
+  const auto sweep = recipes::read_sweep(std::string(FP8LAB_SOURCE_DIR) +
+                                         "/recipes/sweeps/default.yaml");
+  CHECK(sweep.baseline_seeds == std::vector<std::int64_t>{0, 1, 2});
+  CHECK_THAT(recipes::format_dry_run(recipes::expand(sweep)),
+             Catch::Contains("baseline_seeds: 0, 1, 2: the baseline also runs on these seeds for "
+                             "each workload (the report's seed-to-seed noise floor)"));
+}
+
+TEST_CASE("A sweep with baseline_seeds runs the baseline per seed and reports the noise floor",
+          "[report][seeds]") {
+  const auto dir = testing::fresh_directory("seeds-sweep");
+  std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
+                                       "baseline_seeds: [0, 1, 2]\nparameters:\n"
+                                       "  fp8_format: {values: [HYBRID, E4M3]}\n";
+  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
+                      (dir / "out").string(), "--steps", "4", "--jobs", "2"},
+                     dir / "sweep.log") == 0);
+  const auto sweep = nlohmann::json::parse(read_text(dir / "out" / "sweep.json"));
+  CHECK(sweep["baseline_seeds"] == nlohmann::json({0, 1, 2}));
+  for (int seed = 0; seed < 3; ++seed) {
+    INFO("seed " << seed);
+    CHECK(fs::exists(dir / "out" / "runs" /
+                     ("baseline-mlp-seed" + std::to_string(seed) + "-fp32-steps4.json")));
+  }
+  const auto md = read_text(dir / "out" / "report.md");
+  CHECK_THAT(md, Catch::Contains("- mlp: noise floor ") &&
+                     Catch::Contains("over baseline seeds 0, 1, 2)"));
+  CHECK(md.find("unmeasured") == std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("fp8lab sweep and fp8lab report name the bad --heatmap-axes value and the accepted "
+          "fields",
+          "[report][heatmap]") {
+  const auto dir = testing::fresh_directory("axes-cli");
+  std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nparameters:\n"
+                                       "  fp8_format: {values: [HYBRID, E4M3]}\n"
+                                       "  margin: {values: [0, 4]}\n  interval: {value: 1}\n";
+  // Checked before any run: a dry run fails the same way, and nothing is written.
+  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--dry-run",
+                      "--heatmap-axes", "fp8_format,marign"},
+                     dir / "sweep.log") == 2);
+  CHECK_THAT(read_text(dir / "sweep.log"),
+             Catch::Contains("fp8lab sweep: --heatmap-axes 'fp8_format,marign': 'marign' is not a "
+                             "recipe field; accepted: two different recipe fields these runs vary: "
+                             "fp8_format, margin"));
+  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
+                      (dir / "out").string(), "--heatmap-axes", "interval,margin"},
+                     dir / "sweep2.log") == 2);
+  CHECK_THAT(read_text(dir / "sweep2.log"),
+             Catch::Contains("'interval' is a recipe field these runs do not vary (one value)"));
+  CHECK_FALSE(fs::exists(dir / "out"));
+
+  ResultsDirectory store(dir / "results");
+  store.write_run_record(testing::baseline_record());
+  store.write_run_record(testing::fp8_record("a", "HYBRID", 0, 2.01));
+  store.write_run_record(testing::fp8_record("b", "E5M2", 4, 2.2));
+  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "report", (dir / "results").string(), "--heatmap-axes",
+                      "fp8_format,scaling"},
+                     dir / "report.log") == 2);
+  CHECK_THAT(read_text(dir / "report.log"),
+             Catch::Contains("fp8lab report: --heatmap-axes 'fp8_format,scaling': 'scaling' is a "
+                             "recipe field these runs do not vary (one value); accepted: two "
+                             "different recipe fields these runs vary: fp8_format, margin"));
+  fs::remove_all(dir);
+}
+
+}  // namespace fp8lab::experiments
