@@ -242,9 +242,10 @@ TEST_CASE("torchao-0.18 division by the clamped float scale equals the block mul
     for (const float x : inputs) {
       const float divided = x / scale_fp32;
       const float multiplied = x * mult;
-      INFO("e " << e << " x " << hex(bits(x)) << ": x / s " << hex(bits(divided)) << ", x * m "
-                << hex(bits(multiplied)));
-      REQUIRE(same_bits(divided, multiplied));
+      if (!same_bits(divided, multiplied)) {
+        FAIL("e " << e << " x " << hex(bits(x)) << ": x / s " << hex(bits(divided)) << ", x * m "
+                  << hex(bits(multiplied)));
+      }
       ++compared;
     }
   }
@@ -333,7 +334,8 @@ std::vector<float> adversarial_blocks(std::int64_t rows, Format f, std::uint32_t
 }
 
 TEST_CASE("torchao-0.18 quantize_mx equals a transcription of v0.18.0's to_mx (division form)") {
-  constexpr std::int64_t kRows = 3000;
+  constexpr std::int64_t kRows = 2000;
+  std::int64_t blocks_equal = 0;
   for (const Format f : {Format::E4M3, Format::E5M2}) {
     const std::vector<float> x = adversarial_blocks(kRows, f, f == Format::E4M3 ? 1u : 2u);
     for (const E8M0Mode mode : kTorchaoModes) {
@@ -341,15 +343,22 @@ TEST_CASE("torchao-0.18 quantize_mx equals a transcription of v0.18.0's to_mx (d
       for (std::int64_t b = 0; b < kRows; ++b) {
         const std::span<const float> block(x.data() + b * 32, 32);
         const Block ref = to_mx_v0_18(block, f, mode);
+        const std::uint8_t* codes = r.tensor.data.data() + static_cast<std::size_t>(b) * 32;
+        if (r.tensor.scale_e8m0[static_cast<std::size_t>(b)] == ref.scale &&
+            std::equal(ref.data.begin(), ref.data.end(), codes)) {
+          ++blocks_equal;
+          continue;
+        }
         INFO(spec(f).name << " " << to_string(mode) << " block " << b << " x[0] " << hex(bits(block[0])));
         REQUIRE(int(r.tensor.scale_e8m0[static_cast<std::size_t>(b)]) == int(ref.scale));
         for (std::size_t i = 0; i < 32; ++i) {
           INFO("element " << i << " x " << hex(bits(block[i])));
-          REQUIRE(hex(r.tensor.data[static_cast<std::size_t>(b) * 32 + i]) == hex(ref.data[i]));
+          REQUIRE(hex(codes[i]) == hex(ref.data[i]));
         }
       }
     }
   }
+  CHECK(blocks_equal == 2 * 4 * kRows);
 }
 
 // ---- which blocks differ between the versions, and why --------------------------------------
@@ -420,7 +429,7 @@ std::string classify(std::span<const float> block, Format f, E8M0Mode mode, std:
 }
 
 TEST_CASE("torchao-0.18 vs torchao-main over random blocks: every difference has a documented cause") {
-  constexpr std::int64_t kRows = 20000;
+  constexpr std::int64_t kRows = 10000;
   std::map<std::string, std::uint64_t> causes;
   std::uint64_t same = 0;
   for (const Format f : {Format::E4M3, Format::E5M2}) {
@@ -439,9 +448,11 @@ TEST_CASE("torchao-0.18 vs torchao-main over random blocks: every difference has
         }
         const std::span<const float> block(x.data() + b * 32, 32);
         const std::string cause = classify(block, f, mode, ba, qa, bm, qm);
-        INFO(spec(f).name << " " << to_string(mode) << " block " << b << ": bytes " << int{ba}
-                          << " (0.18) vs " << int{bm} << " (main)");
-        CHECK(cause != "unexplained");
+        if (cause == "unexplained") {
+          FAIL_CHECK(spec(f).name << " " << to_string(mode) << " block " << b << ": bytes "
+                                  << int{ba} << " (0.18) vs " << int{bm} << " (main), x[0] "
+                                  << hex(bits(block[0])) << ": no documented cause");
+        }
         ++causes[std::string(to_string(mode)) + ": " + cause];
       }
     }

@@ -89,6 +89,8 @@ std::vector<Recipe> all_recipes() {
                                return quantize_mx(x, r, c, axis, f, m, v);
                              }});
         }
+        // The version changes the scale rule only, not the block walk: one 2-D layout suffices.
+        if (v == TorchaoVersion::kMain) continue;
         recipes.push_back({"mx 2d " + mode + " " + fn, f, poisons,
                            [f, m, v](std::span<const float> x, std::int64_t r, std::int64_t c) {
                              return quantize_mx_2d(x, r, c, f, m, v);
