@@ -41,7 +41,11 @@ std::vector<NamedRecipe> stateless_recipes() {
                           recipes::MxScaleMode::rceil}) {
     recipes::Recipe r = test::recipe_with_defaults(Scaling::mxfp8);
     r.mx_scale_mode = mode;
-    list.push_back({"mxfp8 " + std::string(recipes::name(mode)), r});
+    list.push_back({"mxfp8 " + std::string(recipes::name(mode)), r});  // torchao-0.18
+    if (recipes::uses_torchao_version(r)) {
+      r.torchao_version = recipes::TorchaoVersion::main;
+      list.push_back({"mxfp8 " + std::string(recipes::name(mode)) + " torchao-main", r});
+    }
   }
   for (const auto format : {recipes::Fp8Format::E4M3, recipes::Fp8Format::E5M2}) {
     recipes::Recipe r = test::recipe_with_defaults(Scaling::current);

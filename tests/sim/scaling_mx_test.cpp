@@ -1,6 +1,6 @@
 // MXFP8 (sim/scaling/mx.hpp) against torchao's MX test utilities and TE's CPU reference:
 //   torchao/testing/_mxfp8_test_utils.py (pytorch/ao 5d73a0c10): make_mxfp8_semantic_cases (18
-//     named blocks x {fp32, bf16} x {floor, rceil}, exact bytes; mx_semantic_cases.hpp) and
+//     named blocks x {fp32, bf16} x {floor, rceil}, exact bytes; mx_cases.hpp) and
 //     make_f32_to_e8m0_rceil_cases (18 fp32 bit patterns around the RCEIL boundaries), which
 //     encode torchao main: they run with TorchaoVersion::kMain (torchao-0.18, the default, has
 //     its own table in scaling_mx_versions_test.cpp);
@@ -20,7 +20,7 @@
 
 #include "sim/cast.hpp"
 #include "sim/scaling/mx.hpp"
-#include "tests/sim/mx_semantic_cases.hpp"
+#include "tests/sim/mx_cases.hpp"
 
 using namespace fp8lab::sim;
 using namespace fp8lab::sim::scaling;
@@ -79,7 +79,7 @@ TEST_CASE("torchao-main make_mxfp8_semantic_cases: 18 named blocks, fp32 and bf1
   }
 }
 
-// torchao test/prototype/mx_formats/test_mx_tensor.py::test_to_mx_rceil (mx_semantic_cases.hpp):
+// torchao test/prototype/mx_formats/test_mx_tensor.py::test_to_mx_rceil (mx_cases.hpp):
 // the blocks whose ground truth main's rules keep (its denormal blocks encode v0.18's b == 0 -> 1.0
 // reciprocal, which main replaced; scaling_mx_versions_test.cpp runs all of them at v0.18).
 TEST_CASE("torchao-main test_to_mx_rceil ground-truth blocks (rules unchanged at main)") {

@@ -24,7 +24,7 @@
 
 #include "sim/cast.hpp"
 #include "sim/scaling/mx.hpp"
-#include "tests/sim/mx_semantic_cases.hpp"
+#include "tests/sim/mx_cases.hpp"
 
 using namespace fp8lab::sim;
 using namespace fp8lab::sim::scaling;
@@ -302,35 +302,6 @@ Block to_mx_v0_18(std::span<const float> x, Format f, E8M0Mode mode) {
   const float scale_fp32 = std::max(from_bits(static_cast<std::uint32_t>(out.scale) << 23), 0x1p-126f);
   for (const float v : x) out.data.push_back(cast_after_clamp(v / scale_fp32, max_pos, f));
   return out;
-}
-
-// Random [rows, 32] blocks with every kind of amax the versions treat differently: any binade,
-// d = amax / fp8_max just above a power of two, tiny blocks, NaN, Inf, amax near FLT_MAX.
-std::vector<float> adversarial_blocks(std::int64_t rows, Format f, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
-  std::uniform_int_distribution<int> kind(0, 19), binade(-149, 127), ulps(0, 12), slot(0, 31);
-  const auto fp8max = static_cast<float>(spec(f).max_finite());
-  std::vector<float> x(static_cast<std::size_t>(rows * 32));
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const int k = kind(gen);
-    float amax = std::ldexp(1.0f + std::fabs(unit(gen)), binade(gen));
-    if (k < 4) {  // d just above 2^j: fp8_max * 2^j plus a few ulps
-      const int j = std::uniform_int_distribution<int>(-135, 100)(gen);
-      amax = from_bits(bits(fp8max * std::ldexp(1.0f, j)) + static_cast<std::uint32_t>(ulps(gen)));
-    } else if (k < 6) {  // tiny: byte 0 in every mode
-      amax = std::ldexp(1.0f + std::fabs(unit(gen)), std::uniform_int_distribution<int>(-149, -119)(gen));
-    } else if (k == 6) {
-      amax = from_bits(0x7F7F'FFFFu - static_cast<std::uint32_t>(ulps(gen)) * 0x1'0000u);
-    }
-    if (!std::isfinite(amax)) amax = std::numeric_limits<float>::max();
-    float* row = x.data() + r * 32;
-    for (int i = 0; i < 32; ++i) row[i] = amax * unit(gen);
-    row[slot(gen)] = unit(gen) < 0 ? -amax : amax;
-    if (k == 7) row[slot(gen)] = kNaN;
-    if (k == 8) row[slot(gen)] = unit(gen) < 0 ? -kInf : kInf;
-  }
-  return x;
 }
 
 TEST_CASE("torchao-0.18 quantize_mx equals a transcription of v0.18.0's to_mx (division form)") {

@@ -1,9 +1,11 @@
-// torchao's MXFP8 ground truth, shared by tests/sim/scaling_mx_test.cpp (torchao main) and
-// scaling_mx_versions_test.cpp (torchao 0.18), with the bit helpers both use:
+// torchao's MXFP8 ground truth and test blocks, shared by tests/sim/scaling_mx_test.cpp (torchao
+// main), scaling_mx_versions_test.cpp (both versions) and tests/gpu/scaling_host_test.cpp (the
+// host twin), with the bit helpers they use:
 //   make_mxfp8_semantic_cases (torchao/testing/_mxfp8_test_utils.py, pytorch/ao 5d73a0c10): 18
 //     named blocks x {fp32, bf16} x {floor, rceil}, exact bytes at main (the versions test
 //     recomputes each for 0.18 and says why it differs or not);
-//   test_to_mx_rceil's blocks (test/prototype/mx_formats/test_mx_tensor.py at v0.18.0).
+//   test_to_mx_rceil's blocks (test/prototype/mx_formats/test_mx_tensor.py at v0.18.0);
+//   adversarial_blocks: random blocks aimed at every difference between the versions.
 #pragma once
 
 #include <bit>
@@ -11,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -166,6 +169,37 @@ inline std::vector<float> block_values(const RceilBlock& b) {
   std::vector<float> x;
   for (const std::uint32_t u : b.bits) {
     x.push_back(b.bf16 ? sim::bf16_to_fp32(static_cast<std::uint16_t>(u)) : from_bits(u));
+  }
+  return x;
+}
+
+// Random [rows, 32] blocks (row-major, one MX block per row) with every kind of amax the torchao
+// versions treat differently: any binade, d = amax / fp8_max just above a power of two, tiny
+// blocks, NaN, Inf, amax near FLT_MAX (tests/sim/scaling_mx_versions_test.cpp, and the GPU host
+// twin test).
+inline std::vector<float> adversarial_blocks(std::int64_t rows, sim::Format f, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> kind(0, 19), binade(-149, 127), ulps(0, 12), slot(0, 31);
+  const auto fp8max = static_cast<float>(sim::spec(f).max_finite());
+  std::vector<float> x(static_cast<std::size_t>(rows * 32));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const int k = kind(gen);
+    float amax = std::ldexp(1.0f + std::fabs(unit(gen)), binade(gen));
+    if (k < 4) {  // d just above 2^j: fp8_max * 2^j plus a few ulps
+      const int j = std::uniform_int_distribution<int>(-135, 100)(gen);
+      amax = from_bits(bits(fp8max * std::ldexp(1.0f, j)) + static_cast<std::uint32_t>(ulps(gen)));
+    } else if (k < 6) {  // tiny: byte 0 in every mode
+      amax = std::ldexp(1.0f + std::fabs(unit(gen)), std::uniform_int_distribution<int>(-149, -119)(gen));
+    } else if (k == 6) {
+      amax = from_bits(0x7F7F'FFFFu - static_cast<std::uint32_t>(ulps(gen)) * 0x1'0000u);
+    }
+    if (!std::isfinite(amax)) amax = std::numeric_limits<float>::max();
+    float* row = x.data() + r * 32;
+    for (int i = 0; i < 32; ++i) row[i] = amax * unit(gen);
+    row[slot(gen)] = unit(gen) < 0 ? -amax : amax;
+    if (k == 7) row[slot(gen)] = kNaN;
+    if (k == 8) row[slot(gen)] = unit(gen) < 0 ? -kInf : kInf;
   }
   return x;
 }
