@@ -97,6 +97,7 @@ void BM_Quantize(benchmark::State& state, Kind kind, sim::Format format, sim::Ov
         break;
       case Kind::kMxRowwise:
         gpu::scaling::quantize_mx(x.get(), side, side, 1, 32, format, gpu::scaling::MxMode::kTe,
+                                  gpu::scaling::MxTorchao::kV0_18,
                                   {codes.get(), scale_inv.get(), nullptr, e8m0.get(), stats.get()});
         break;
       case Kind::kBlock1x128:

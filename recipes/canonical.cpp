@@ -103,6 +103,13 @@ Canonical canonicalize(const Recipe& input) {
     r.mx_scale_mode = defaults.mx_scale_mode;
     reasons.push_back(fmt::format("mx_scale_mode applies to mxfp8 only, not {}", name(r.scaling)));
   }
+  if (!uses_torchao_version(r) && r.torchao_version != defaults.torchao_version) {
+    r.torchao_version = defaults.torchao_version;
+    reasons.push_back(fmt::format(
+        "torchao_version applies to mxfp8's torchao scale modes (floor, ceil, even, rceil) only, "
+        "not {}",
+        r.scaling == Scaling::mxfp8 ? "mx_scale_mode te" : std::string(name(r.scaling))));
+  }
   if (!is_torchao_scaling(r.scaling) &&
       (r.pad_inner_dim != defaults.pad_inner_dim ||
        r.enable_fsdp_float8_all_gather != defaults.enable_fsdp_float8_all_gather)) {

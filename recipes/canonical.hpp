@@ -12,7 +12,8 @@
 //   5. rowwise_with_gw_hp already runs wgrad in high precision: a wgrad override changes nothing.
 //   6. An overridden (high-precision) GEMM uses no accumulation model of its own (fp32_seq).
 //   7. Options of other scalings: power_2_scales, mx_scale_mode, pad_inner_dim,
-//      enable_fsdp_float8_all_gather take their defaults where the scaling has no such option.
+//      enable_fsdp_float8_all_gather take their defaults where the scaling has no such option;
+//      torchao_version too, except for mxfp8 with a torchao scale mode (uses_torchao_version).
 #pragma once
 
 #include <string>

@@ -125,6 +125,12 @@ const std::vector<FieldSpec>& specs() {
                    d.fixed.mx_scale_mode = *parse_mx_scale_mode(as_w(v));
                  },
                  [](const Recipe& r) { return std::string(name(r.mx_scale_mode)); }});
+    t.push_back({"torchao_version", Kind::word, accepted_torchao_versions(), 0,
+                 enum_normalizer(&parse_torchao_version, &lower),
+                 [](Draft& d, const FieldValue& v) {
+                   d.fixed.torchao_version = *parse_torchao_version(as_w(v));
+                 },
+                 [](const Recipe& r) { return std::string(name(r.torchao_version)); }});
     t.push_back({"pad_inner_dim", Kind::boolean, "true, false", 0, {},
                  [](Draft& d, const FieldValue& v) { d.fixed.pad_inner_dim = as_b(v); },
                  [](const Recipe& r) { return bool_text(r.pad_inner_dim); }});
@@ -215,6 +221,16 @@ void reject_unused(const Draft& d, Scaling scaling) {
   if (scaling != Scaling::mxfp8) {
     fail("mx_scale_mode", fmt::format("applies to mxfp8 only, not '{}'; value", name(scaling)),
          "scaling: mxfp8");
+  }
+  if (!uses_torchao_version(scaling, d.fixed.mx_scale_mode)) {
+    const std::string used_by =
+        scaling == Scaling::mxfp8
+            ? fmt::format("mx_scale_mode '{}' (TE's rule, no torchao version)",
+                          name(d.fixed.mx_scale_mode))
+            : fmt::format("scaling '{}'", name(scaling));
+    fail("torchao_version",
+         fmt::format("applies to mxfp8's torchao scale modes only, not to {}; value", used_by),
+         "scaling: mxfp8 with mx_scale_mode: floor, ceil, even or rceil");
   }
   if (!is_torchao_scaling(scaling)) {
     for (std::string_view key : {"pad_inner_dim", "enable_fsdp_float8_all_gather"}) {

@@ -27,6 +27,8 @@ constexpr NameTable<MxScaleMode, 5> kMxNames{{{MxScaleMode::te, "te"},
                                               {MxScaleMode::ceil, "ceil"},
                                               {MxScaleMode::even, "even"},
                                               {MxScaleMode::rceil, "rceil"}}};
+constexpr NameTable<TorchaoVersion, 2> kTorchaoVersionNames{
+    {{TorchaoVersion::v0_18, "torchao-0.18"}, {TorchaoVersion::main, "torchao-main"}}};
 constexpr NameTable<Accumulation, 4> kAccumulationNames{{{Accumulation::fp32_seq, "fp32_seq"},
                                                          {Accumulation::hopper_split, "hopper_split"},
                                                          {Accumulation::hopper_fast, "hopper_fast"},
@@ -85,6 +87,7 @@ std::string_view name(Scaling v) { return lookup_name(kScalingNames, v); }
 std::string_view name(Fp8Format v) { return lookup_name(kFormatNames, v); }
 std::string_view name(AmaxComputeAlgo v) { return lookup_name(kAlgoNames, v); }
 std::string_view name(MxScaleMode v) { return lookup_name(kMxNames, v); }
+std::string_view name(TorchaoVersion v) { return lookup_name(kTorchaoVersionNames, v); }
 std::string_view name(Accumulation v) { return lookup_name(kAccumulationNames, v); }
 std::optional<Scaling> parse_scaling(std::string_view t) { return lookup_value(kScalingNames, t); }
 std::optional<Fp8Format> parse_fp8_format(std::string_view t) {
@@ -96,6 +99,9 @@ std::optional<AmaxComputeAlgo> parse_amax_compute_algo(std::string_view t) {
 std::optional<MxScaleMode> parse_mx_scale_mode(std::string_view t) {
   return lookup_value(kMxNames, t);
 }
+std::optional<TorchaoVersion> parse_torchao_version(std::string_view t) {
+  return lookup_value(kTorchaoVersionNames, t);
+}
 std::optional<Accumulation> parse_accumulation(std::string_view t) {
   return lookup_value(kAccumulationNames, t);
 }
@@ -103,6 +109,7 @@ std::string accepted_scalings() { return join_names(kScalingNames); }
 std::string accepted_fp8_formats() { return join_names(kFormatNames); }
 std::string accepted_amax_compute_algos() { return join_names(kAlgoNames); }
 std::string accepted_mx_scale_modes() { return join_names(kMxNames); }
+std::string accepted_torchao_versions() { return join_names(kTorchaoVersionNames); }
 std::string accepted_accumulations() { return join_names(kAccumulationNames); }
 
 bool is_torchao_scaling(Scaling s) {
@@ -110,6 +117,10 @@ bool is_torchao_scaling(Scaling s) {
 }
 bool uses_amax_history(Scaling s) { return s == Scaling::delayed; }
 bool has_power_2_option(Scaling s) { return s != Scaling::delayed && s != Scaling::mxfp8; }
+bool uses_torchao_version(Scaling s, MxScaleMode m) {
+  return s == Scaling::mxfp8 && m != MxScaleMode::te;
+}
+bool uses_torchao_version(const Recipe& r) { return uses_torchao_version(r.scaling, r.mx_scale_mode); }
 
 GemmAccumulation default_gemm_accumulation(Scaling s) {
   if (s == Scaling::block) {
@@ -143,14 +154,16 @@ ModuleFilter default_module_filter(Scaling s) {
 }
 
 std::string canonical_string(const Recipe& r) {
+  const std::string torchao_version =
+      uses_torchao_version(r) ? fmt::format(";torchao_version={}", name(r.torchao_version)) : "";
   return fmt::format(
       "scaling={};fp8_format={};margin={};interval={};amax_history_len={};amax_compute_algo={};"
       "override_linear_precision={};use_autocast_during_eval={};gemm={};power_2_scales={};"
-      "mx_scale_mode={};pad_inner_dim={};enable_fsdp_float8_all_gather={};module_filter={}",
+      "mx_scale_mode={}{};pad_inner_dim={};enable_fsdp_float8_all_gather={};module_filter={}",
       name(r.scaling), name(r.fp8_format), r.margin, r.interval, r.amax_history_len,
       name(r.amax_compute_algo), override_text(r.override_linear_precision),
       bool_name(r.use_autocast_during_eval), gemm_text(r.gemm), bool_name(r.power_2_scales),
-      name(r.mx_scale_mode), bool_name(r.pad_inner_dim),
+      name(r.mx_scale_mode), torchao_version, bool_name(r.pad_inner_dim),
       bool_name(r.enable_fsdp_float8_all_gather), filter_text(r.module_filter));
 }
 
@@ -171,6 +184,11 @@ std::string describe(const Recipe& r) {
                        r.margin, r.interval, r.amax_history_len, name(r.amax_compute_algo));
   }
   if (r.scaling == Scaling::mxfp8) out += fmt::format("mx_scale_mode: {}\n", name(r.mx_scale_mode));
+  if (uses_torchao_version(r)) {
+    out += fmt::format("torchao_version: {} ({}'s to_mx)\n", name(r.torchao_version),
+                       r.torchao_version == TorchaoVersion::v0_18 ? "torchao v0.18.0"
+                                                                  : "torchao main after PR #4725");
+  }
   if (has_power_2_option(r.scaling)) {
     out += fmt::format("power_2_scales: {}\n", bool_name(r.power_2_scales));
   }

@@ -35,6 +35,12 @@ enum class AmaxComputeAlgo : std::uint8_t { max, most_recent };
 // NUMERICS.md §2.5: how an MXFP8 block's E8M0 scale is chosen.
 enum class MxScaleMode : std::uint8_t { te, floor, ceil, even, rceil };
 
+// Which torchao `to_mx` the torchao MX scale modes (floor, ceil, even, rceil) follow
+// (torchao-mx.md §4.2-4.3; sim::scaling::TorchaoVersion). Names "torchao-0.18" and "torchao-main".
+//   v0_18: torchao v0.18.0, the release users install (pinned; the default);
+//   main:  torchao main after PR #4725 (5d73a0c10), which changed NaN/Inf, tiny blocks and rceil.
+enum class TorchaoVersion : std::uint8_t { v0_18, main };
+
 // NUMERICS.md §3: the summation model of one GEMM.
 //   hopper_split = sm_90 model with promotion every 128 K (TE use_split_accumulator=True);
 //   hopper_fast  = sm_90 model, never promoted (TE's fast accumulation, use_split_accumulator=False).
@@ -87,6 +93,8 @@ struct Recipe {
   bool power_2_scales = false;
   // mxfp8 only.
   MxScaleMode mx_scale_mode = MxScaleMode::te;
+  // mxfp8 with a torchao scale mode only (uses_torchao_version).
+  TorchaoVersion torchao_version = TorchaoVersion::v0_18;
   // torchao scalings only (AORecipeKwargs; accelerate's defaults are true, torchao-mx.md §1.1).
   bool pad_inner_dim = true;
   bool enable_fsdp_float8_all_gather = true;
@@ -100,23 +108,29 @@ std::string_view name(Scaling);
 std::string_view name(Fp8Format);
 std::string_view name(AmaxComputeAlgo);
 std::string_view name(MxScaleMode);
+std::string_view name(TorchaoVersion);
 std::string_view name(Accumulation);
 std::optional<Scaling> parse_scaling(std::string_view);
 std::optional<Fp8Format> parse_fp8_format(std::string_view);
 std::optional<AmaxComputeAlgo> parse_amax_compute_algo(std::string_view);
 std::optional<MxScaleMode> parse_mx_scale_mode(std::string_view);
+std::optional<TorchaoVersion> parse_torchao_version(std::string_view);
 std::optional<Accumulation> parse_accumulation(std::string_view);
 // All accepted names, comma-separated, for error messages.
 std::string accepted_scalings();
 std::string accepted_fp8_formats();
 std::string accepted_amax_compute_algos();
 std::string accepted_mx_scale_modes();
+std::string accepted_torchao_versions();
 std::string accepted_accumulations();
 
 // ---- per-scaling defaults and applicability --------------------------------------------------
 bool is_torchao_scaling(Scaling);      // tensorwise, rowwise, rowwise_with_gw_hp
 bool uses_amax_history(Scaling);       // delayed only: margin, interval, history, algorithm
 bool has_power_2_option(Scaling);      // current, tensorwise, rowwise, rowwise_with_gw_hp, block
+// mxfp8 with mx_scale_mode floor, ceil, even or rceil: the only recipes torchao_version changes.
+bool uses_torchao_version(Scaling, MxScaleMode);
+bool uses_torchao_version(const Recipe&);
 // te-accelerate.md §6 (TE) and torchao-mx.md §1.2 (use_fast_accum T/F/F): block scaling enforces
 // split accumulation everywhere; every other recipe uses fast accumulation for fprop only.
 GemmAccumulation default_gemm_accumulation(Scaling);
@@ -129,7 +143,9 @@ ModuleFilter default_module_filter(Scaling);
 
 // ---- identity ---------------------------------------------------------------------------------
 // Every field in a fixed order, "key=value;..." (fields the scaling does not use included, so that
-// the string alone reconstructs the recipe). Stable across runs, builds and machines.
+// the string alone reconstructs the recipe). Stable across runs, builds and machines. The one
+// exception, torchao_version, is written (after mx_scale_mode) only where uses_torchao_version:
+// added later, it leaves the string and run id of every other recipe as it was.
 std::string canonical_string(const Recipe&);
 // 16 hex digits: FNV-1a 64 of canonical_string. The run id of a recipe.
 std::string run_id(const Recipe&);

@@ -100,11 +100,21 @@ Compatibility compatibility(const Recipe& r) {
     const Recipe te_from_kwargs = c.te_effective;
     c.asked = r;
     c.te_effective = te_from_kwargs;
-    if (r.scaling == Scaling::mxfp8 && r.mx_scale_mode != MxScaleMode::te) {
-      c.quirks.push_back({"mx_scale_mode", std::string(name(r.mx_scale_mode)), "te",
-                          "TE rounds the E8M0 scale up from RN(amax * RN(1/fp8_max)); the other "
-                          "modes are OCP/torchao choices",
-                          "te-accelerate.md §4.3, NUMERICS.md §2.5"});
+    // TE has no torchao version; keeping the asked one makes runs_as report no change for it.
+    c.te_effective.torchao_version = r.torchao_version;
+    if (uses_torchao_version(r)) {
+      c.quirks.push_back(
+          {"mx_scale_mode", std::string(name(r.mx_scale_mode)), "te",
+           fmt::format("TE rounds the E8M0 scale up from RN(amax * RN(1/fp8_max)); {} is a "
+                       "torchao choice, computed as {}'s to_mx (torchao_version: {}{})",
+                       name(r.mx_scale_mode),
+                       r.torchao_version == TorchaoVersion::v0_18 ? "torchao v0.18.0"
+                                                                  : "torchao main",
+                       name(r.torchao_version),
+                       r.torchao_version == TorchaoVersion::v0_18 ? ", the pinned release" : ""),
+           r.torchao_version == TorchaoVersion::v0_18
+               ? "te-accelerate.md §4.3, torchao-mx.md §4.3"
+               : "te-accelerate.md §4.3, torchao-mx.md §4.2"});
     }
     gemm_quirks(r, c, false);
     return c;

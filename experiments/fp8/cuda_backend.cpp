@@ -129,6 +129,11 @@ gpu::scaling::MxMode to_gpu(recipes::MxScaleMode mode) {
   return gpu::scaling::MxMode::kRceil;
 }
 
+gpu::scaling::MxTorchao to_gpu(recipes::TorchaoVersion version) {
+  return version == recipes::TorchaoVersion::v0_18 ? gpu::scaling::MxTorchao::kV0_18
+                                                    : gpu::scaling::MxTorchao::kMain;
+}
+
 // The kernels write M x N values (M, N: the operands' dimensions other than K): `out` must be
 // that shape, or they would write past it.
 void check_output_shape(MutableMatrix out, std::int64_t a_rows, std::int64_t a_cols, bool a_k,
@@ -494,6 +499,7 @@ GpuQuantizePlan plan_quantize(const recipes::Recipe& r, LinearTensor tensor, Gem
       plan.block_rows = plan.rowwise ? 1 : 32;
       plan.block_cols = plan.rowwise ? 32 : 1;
       plan.mx_mode = to_gpu(r.mx_scale_mode);
+      plan.mx_torchao = to_gpu(r.torchao_version);
       return plan;
   }
   throw std::invalid_argument("CudaBackend: scaling " +
@@ -528,9 +534,9 @@ void run_quantize_plan(const GpuQuantizePlan& p, const float* x, std::int64_t ro
                                              p.pow2, 0.0f, value_for_inf, o, stream);
     case Q::mx:
       return on_host ? twin::quantize_mx(x, rows, cols, p.block_rows, p.block_cols, p.format,
-                                         p.mx_mode, o)
+                                         p.mx_mode, p.mx_torchao, o)
                      : gs::quantize_mx(x, rows, cols, p.block_rows, p.block_cols, p.format,
-                                       p.mx_mode, o, stream);
+                                       p.mx_mode, p.mx_torchao, o, stream);
   }
 }
 

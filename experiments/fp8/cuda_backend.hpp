@@ -16,7 +16,7 @@
 //   tensorwise  gpu::scaling::quantize_tensorwise_torchao
 //   rowwise*    quantize_tensorwise_torchao / quantize_axiswise_torchao, torchao's table
 //   block       gpu::scaling::quantize_block_te, blocks as sim::scaling::quantize_block_operand
-//   mxfp8       gpu::scaling::quantize_mx, 1x32 / 32x1 along the GEMM's K
+//   mxfp8       gpu::scaling::quantize_mx, 1x32 / 32x1 along the GEMM's K, mode and torchao version
 //   GEMMs       gpu::gemm (fp32_seq, hopper_split, hopper_fast), gpu::high_precision_gemm
 //
 // Accumulation `exact` has no GPU kernel: gemm() throws std::invalid_argument naming it (never a
@@ -81,6 +81,7 @@ struct GpuQuantizePlan {
   bool rowwise = true;  // axiswise: one scale per row (else per column)
   bool pow2 = false;
   gpu::scaling::MxMode mx_mode = gpu::scaling::MxMode::kTe;
+  gpu::scaling::MxTorchao mx_torchao = gpu::scaling::MxTorchao::kV0_18;
 };
 
 // Throws std::invalid_argument for delayed scaling (stateful: CudaBackend::quantize) and for an

@@ -52,6 +52,11 @@ sc::E8M0Mode to_sim(recipes::MxScaleMode mode) {
   return sc::E8M0Mode::kRceil;
 }
 
+sc::TorchaoVersion to_sim(recipes::TorchaoVersion version) {
+  return version == recipes::TorchaoVersion::v0_18 ? sc::TorchaoVersion::kV0_18
+                                                    : sc::TorchaoVersion::kMain;
+}
+
 sc::Fp8Format to_sim(recipes::Fp8Format format) {
   switch (format) {
     case recipes::Fp8Format::HYBRID: return sc::Fp8Format::kHybrid;
@@ -184,7 +189,8 @@ sc::QuantizeResult SimBackend::quantize(LinearScalingState& state, LinearTensor 
     }
     case recipes::Scaling::mxfp8:
       return sc::quantize_mx_operand(x.data, x.rows, x.cols, scaling_gemm(role),
-                                     scaling_operand(tensor), format, to_sim(r.mx_scale_mode));
+                                     scaling_operand(tensor), format, to_sim(r.mx_scale_mode),
+                                     to_sim(r.torchao_version));
   }
   throw std::invalid_argument("SimBackend: unknown scaling " +
                               std::to_string(static_cast<int>(r.scaling)));

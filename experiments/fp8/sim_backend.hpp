@@ -10,7 +10,8 @@
 //                       wgrad in high precision (Fp8Linear never asks for it)
 //   block               quantize_block_operand: weight 128x128, input and grad_output 1x128 /
 //                       128x1 along K
-//   mxfp8               quantize_mx_operand: 1x32 / 32x1 along K, recipe.mx_scale_mode
+//   mxfp8               quantize_mx_operand: 1x32 / 32x1 along K, recipe.mx_scale_mode and
+//                       recipe.torchao_version
 //
 // Formats: input and weight get the forward format of recipe.fp8_format, grad_output the backward
 // one (HYBRID: E4M3 / E5M2); recipe.power_2_scales applies to current, torchao and block scaling.

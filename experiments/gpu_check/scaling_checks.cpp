@@ -103,18 +103,25 @@ std::vector<Quantizer> quantizers() {
   const ss::E8M0Mode modes[] = {ss::E8M0Mode::kTe, ss::E8M0Mode::kFloor, ss::E8M0Mode::kCeil,
                                 ss::E8M0Mode::kEven, ss::E8M0Mode::kRceil};
   for (const ss::E8M0Mode mode : modes) {
-    for (const int shape : {0, 1, 2}) {  // 1x32 rowwise, 32x1 columnwise, 32x32 2-D
-      const char* shape_name[] = {"1x32", "32x1", "32x32"};
-      q.push_back({std::string("mxfp8 ") + shape_name[shape] + " " + ss::to_string(mode),
-                   [mode, shape](const auto& x, auto r, auto c, Format f) {
-                     if (shape == 2) return ss::quantize_mx_2d(x, r, c, f, mode);
-                     return ss::quantize_mx(x, r, c, shape == 0 ? ss::ScaleAxis::kRowwise : ss::ScaleAxis::kColumnwise, f, mode);
-                   },
-                   [mode, shape](const float* x, auto r, auto c, Format f, const auto& o, bool h) {
-                     const std::int64_t br = shape == 0 ? 1 : 32, bc = shape == 1 ? 1 : 32;
-                     h ? gs::host_twin::quantize_mx(x, r, c, br, bc, f, static_cast<gs::MxMode>(mode), o)
-                       : gs::quantize_mx(x, r, c, br, bc, f, static_cast<gs::MxMode>(mode), o);
-                   }});
+    for (const ss::TorchaoVersion v : {ss::TorchaoVersion::kV0_18, ss::TorchaoVersion::kMain}) {
+      if (mode == ss::E8M0Mode::kTe && v == ss::TorchaoVersion::kMain) continue;  // no version
+      const std::string name = std::string(ss::to_string(mode)) +
+                               (mode == ss::E8M0Mode::kTe ? "" : std::string(" ") + ss::to_string(v));
+      for (const int shape : {0, 1, 2}) {  // 1x32 rowwise, 32x1 columnwise, 32x32 2-D
+        const char* shape_name[] = {"1x32", "32x1", "32x32"};
+        q.push_back({std::string("mxfp8 ") + shape_name[shape] + " " + name,
+                     [mode, v, shape](const auto& x, auto r, auto c, Format f) {
+                       if (shape == 2) return ss::quantize_mx_2d(x, r, c, f, mode, v);
+                       return ss::quantize_mx(x, r, c, shape == 0 ? ss::ScaleAxis::kRowwise : ss::ScaleAxis::kColumnwise, f, mode, v);
+                     },
+                     [mode, v, shape](const float* x, auto r, auto c, Format f, const auto& o, bool h) {
+                       const std::int64_t br = shape == 0 ? 1 : 32, bc = shape == 1 ? 1 : 32;
+                       const auto m = static_cast<gs::MxMode>(mode);
+                       const auto t = static_cast<gs::MxTorchao>(v);
+                       h ? gs::host_twin::quantize_mx(x, r, c, br, bc, f, m, t, o)
+                         : gs::quantize_mx(x, r, c, br, bc, f, m, t, o);
+                     }});
+      }
     }
   }
   return q;

@@ -29,11 +29,12 @@ struct TorchaoRule {
 
 struct MxRule {
   E8M0Mode mode;
+  TorchaoVersion torchao;  // which torchao to_mx the torchao modes follow
   template <Format F>
   FP8LAB_HD BlockScale operator()(float amax, bool has_nan) const {  // te ignores NaN, torchao not
     const float a = (has_nan && mode != E8M0Mode::kTe) ? bits_float(0x7FC0'0000u) : amax;
-    const std::uint32_t e = mx_scale_code<F>(a, mode);
-    return {mx_multiplier(e), decode_e8m0(e), static_cast<std::uint8_t>(e)};
+    const std::uint32_t e = mx_scale_code<F>(a, mode, torchao);
+    return {mx_block_multiplier(e, mode, torchao), decode_e8m0(e), static_cast<std::uint8_t>(e)};
   }
 };
 

@@ -237,10 +237,11 @@ void quantize_axiswise_torchao(const float* x, std::int64_t rows, std::int64_t c
 }
 
 void quantize_mx(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
-                 std::int64_t block_cols, sim::Format format, MxMode mode, const BlockedOutputs& out,
-                 cudaStream_t stream) {
+                 std::int64_t block_cols, sim::Format format, MxMode mode, MxTorchao torchao,
+                 const BlockedOutputs& out, cudaStream_t stream) {
   check("gpu::scaling::quantize_mx", x, rows, cols, block_rows, block_cols, format, out);
-  launch(x, rows, cols, block_rows, block_cols, format, MxRule{static_cast<E8M0Mode>(mode)}, out, stream);
+  launch(x, rows, cols, block_rows, block_cols, format,
+         MxRule{static_cast<E8M0Mode>(mode), static_cast<TorchaoVersion>(torchao)}, out, stream);
 }
 
 }  // namespace fp8lab::gpu::scaling

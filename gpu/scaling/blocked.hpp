@@ -43,11 +43,13 @@ void quantize_axiswise_torchao(const float* x, std::int64_t rows, std::int64_t c
                                cudaStream_t stream = nullptr);
 
 // MXFP8: blocks 1x32 (rowwise copy), 32x1 (columnwise copy) or 32x32 (2-D weights); mode as
-// sim::scaling::E8M0Mode (0 te, 1 floor, 2 ceil, 3 even, 4 rceil).
+// sim::scaling::E8M0Mode (0 te, 1 floor, 2 ceil, 3 even, 4 rceil), torchao as
+// sim::scaling::TorchaoVersion (0 torchao-0.18, 1 torchao-main; te ignores it).
 enum class MxMode : std::uint8_t { kTe, kFloor, kCeil, kEven, kRceil };
+enum class MxTorchao : std::uint8_t { kV0_18, kMain };
 void quantize_mx(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
-                 std::int64_t block_cols, sim::Format format, MxMode mode, const BlockedOutputs& out,
-                 cudaStream_t stream = nullptr);
+                 std::int64_t block_cols, sim::Format format, MxMode mode, MxTorchao torchao,
+                 const BlockedOutputs& out, cudaStream_t stream = nullptr);
 
 // Per-tensor current scaling: amax over all of x, the rule, then gpu::quantize with that scale
 // (three stream-ordered launches, no host synchronization). out.scale_inv / out.scale hold 1 value.
@@ -67,7 +69,8 @@ void quantize_block_te(const float* x, std::int64_t rows, std::int64_t cols, std
 void quantize_axiswise_torchao(const float* x, std::int64_t rows, std::int64_t cols, bool rowwise,
                                sim::Format format, bool pow2, const BlockedOutputs& out);
 void quantize_mx(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
-                 std::int64_t block_cols, sim::Format format, MxMode mode, const BlockedOutputs& out);
+                 std::int64_t block_cols, sim::Format format, MxMode mode, MxTorchao torchao,
+                 const BlockedOutputs& out);
 void quantize_current_te(const float* x, std::int64_t rows, std::int64_t cols, sim::Format format,
                          bool pow2, float eps, const BlockedOutputs& out);
 void quantize_tensorwise_torchao(const float* x, std::int64_t rows, std::int64_t cols,

@@ -55,4 +55,6 @@ float amax_nan_propagating(std::span<const float> x) {
   return contains_nan(x) ? std::numeric_limits<float>::quiet_NaN() : amax(x);
 }
 
+float torch_log2_f32(float x) { return static_cast<float>(std::log2(static_cast<double>(x))); }
+
 }  // namespace fp8lab::sim::scaling

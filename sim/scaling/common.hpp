@@ -51,4 +51,10 @@ float amax_nan_propagating(std::span<const float> x);
 // Whether any element is NaN.
 bool contains_nan(std::span<const float> x);
 
+// torch.log2 of an fp32 value as fp8lab models it: the correctly rounded fp32 log2, computed as
+// log2 in double rounded once to float (torchao-mx.md §2.2). Rounding to fp32 is the point: just
+// above 2^k the result is exactly k (so ceil/floor of it misfire), which torchao's pow2 scales
+// (§2.2) and v0.18's RCEIL (§4.3) both inherit.
+float torch_log2_f32(float x);
+
 }  // namespace fp8lab::sim::scaling

@@ -21,8 +21,7 @@ float te_scale_from_amax(float amax, float fp8_max, bool pow2, float eps, float 
 }
 
 float torchao_round_scale_down_to_power_of_2(float scale) {
-  const auto log2_rn = static_cast<float>(std::log2(static_cast<double>(scale)));
-  return std::exp2(std::floor(log2_rn));
+  return std::exp2(std::floor(torch_log2_f32(scale)));
 }
 
 float torchao_scale_from_amax(float amax, float fp8_max, bool pow2) {

@@ -22,33 +22,54 @@ float reciprocal_of_max(Format element) {
   return static_cast<float>(1.0 / spec(element).max_finite());
 }
 
-// OCP/torchao floor, ceil, even (torchao-mx.md §4.2 table).
-std::uint8_t torchao_exponent_mode(float amax, Format element, E8M0Mode mode) {
+// OCP/torchao floor, ceil, even (torchao-mx.md §4.2 table, §4.3). Both versions compute the byte
+// from amax's bit pattern alike; they differ in which amax gives 255 (NaN):
+//   main:  `isfinite(max_abs) ? b : 255` (the rounded amax for even): NaN and Inf;
+//   v0.18: `torch.where(torch.isnan(max_abs), 255, b)` only: an Inf amax keeps its exponent field
+//          255 (e = 128), clamped to e - emax <= 128, so Inf gives 247 (E4M3), 240 (E5M2).
+std::uint8_t torchao_exponent_mode(float amax, Format element, E8M0Mode mode,
+                                   TorchaoVersion torchao) {
   const FormatSpec& es = spec(element);
   std::uint32_t u = std::bit_cast<std::uint32_t>(amax);
   if (mode == E8M0Mode::kEven) {
     // Round the significand at the element's precision: adding half an element ulp carries into
-    // the exponent exactly when the significand is >= 2 - 2^-(mbits+1).
+    // the exponent exactly when the significand is >= 2 - 2^-(mbits+1) (an Inf stays Inf).
     const std::uint32_t half_ulp = 1u << (23 - es.mantissa_bits - 1);
     u = (u + half_ulp) & 0xFF80'0000u;
   }
-  if (!std::isfinite(amax) || !std::isfinite(std::bit_cast<float>(u))) return 0xFF;
+  if (std::isnan(amax)) return 0xFF;
+  if (torchao == TorchaoVersion::kMain && !std::isfinite(std::bit_cast<float>(u))) return 0xFF;
   int e = static_cast<int>(exponent_field(u)) - 127;
   if (mode == E8M0Mode::kCeil && (u & kF32MantissaMask) != 0) e += 1;
   const int s = std::clamp(e - es.max_exponent(), -127, 128);
   return static_cast<std::uint8_t>(s + 127);
 }
 
+// torchao v0.18.0 _to_mx_rceil, eager fallback (torchao-mx.md §4.3):
+//   descale = max_abs / max_pos          fp32 division (torch on CPU; PyTorch's CUDA kernel
+//                                        divides by a Python scalar as x * RN(1/max_pos),
+//                                        BinaryDivTrueKernel.cu, which is main's product)
+//   e = isnan ? 255 : isinf ? 254 : uint8(clamp(ceil(log2(descale)), -127, 127) + 127)
+// log2 of 0 is -Inf, clamped to -127: e = 0.
+std::uint8_t torchao_0_18_rceil(float amax, Format element) {
+  const float descale = amax / fp8_max(element);
+  if (std::isnan(descale)) return 0xFF;
+  if (std::isinf(descale)) return 0xFE;
+  const float e = std::clamp(std::ceil(torch_log2_f32(descale)), -127.0f, 127.0f);
+  return static_cast<std::uint8_t>(e + 127.0f);
+}
+
 QuantizeResult quantize_mx_blocks(const char* function, std::span<const float> x,
                                   std::int64_t rows, std::int64_t cols, BlockShape block,
-                                  Format format, E8M0Mode mode) {
+                                  Format format, E8M0Mode mode, TorchaoVersion torchao) {
   return quantize_blocked(function, x, rows, cols, block, format, true,
-                          [format, mode](float amax, bool has_nan) {
+                          [format, mode, torchao](float amax, bool has_nan) {
                             const float a = (has_nan && mode != E8M0Mode::kTe)
                                                 ? std::numeric_limits<float>::quiet_NaN()
                                                 : amax;
-                            const std::uint8_t e = mx_scale_code(a, format, mode);
-                            return BlockScale{mx_element_multiplier(e), decode_e8m0(e), e};
+                            const std::uint8_t e = mx_scale_code(a, format, mode, torchao);
+                            return BlockScale{mx_block_multiplier(e, mode, torchao),
+                                              decode_e8m0(e), e};
                           });
 }
 
@@ -63,6 +84,10 @@ const char* to_string(E8M0Mode mode) {
     case E8M0Mode::kRceil: return "rceil";
   }
   return "?";
+}
+
+const char* to_string(TorchaoVersion version) {
+  return version == TorchaoVersion::kV0_18 ? "torchao-0.18" : "torchao-main";
 }
 
 std::uint8_t te_float_to_e8m0(float v) {
@@ -86,13 +111,16 @@ std::uint8_t rceil_float_to_e8m0(float v) {
   return static_cast<std::uint8_t>(e + up);  // 254 + 1 = 255: no saturation
 }
 
-std::uint8_t mx_scale_code(float amax, Format element, E8M0Mode mode) {
+std::uint8_t mx_scale_code(float amax, Format element, E8M0Mode mode, TorchaoVersion torchao) {
   switch (mode) {
     case E8M0Mode::kTe: return te_float_to_e8m0(amax * reciprocal_of_max(element));
-    case E8M0Mode::kRceil: return rceil_float_to_e8m0(amax * reciprocal_of_max(element));
+    case E8M0Mode::kRceil:
+      return torchao == TorchaoVersion::kV0_18
+                 ? torchao_0_18_rceil(amax, element)
+                 : rceil_float_to_e8m0(amax * reciprocal_of_max(element));
     case E8M0Mode::kFloor:
     case E8M0Mode::kCeil:
-    case E8M0Mode::kEven: return torchao_exponent_mode(amax, element, mode);
+    case E8M0Mode::kEven: return torchao_exponent_mode(amax, element, mode, torchao);
   }
   return 0xFF;
 }
@@ -102,31 +130,48 @@ float mx_element_multiplier(std::uint8_t e) {
   return decode_e8m0(static_cast<std::uint8_t>(254 - e));
 }
 
+float mx_block_multiplier(std::uint8_t e, E8M0Mode mode, TorchaoVersion torchao) {
+  if (mode == E8M0Mode::kTe || torchao == TorchaoVersion::kMain) return mx_element_multiplier(e);
+  if (mode == E8M0Mode::kRceil) {
+    // v0.18 rcp_fp32: where(e == 255, descale (NaN), where(e == 254, 2^-127, where(e == 0, 1.0,
+    // exp2(127 - e)))): only e = 0 differs from 2^(127 - e) (TE's exp2f_rcp special case).
+    return e == 0 ? 1.0f : mx_element_multiplier(e);
+  }
+  // v0.18 floor/ceil/even: data_hp / clamp(bitcast<float>(e << 23), min=2^-126). e = 255 is +Inf
+  // (x / Inf: multiplier 0, see the header), e = 0 is +0 clamped to 2^-126 (multiplier 2^126),
+  // every other e is 2^(e - 127) exactly.
+  if (e == 0xFF) return 0.0f;
+  return mx_element_multiplier(std::max<std::uint8_t>(e, 1));
+}
+
 QuantizeResult quantize_mx(std::span<const float> x, std::int64_t rows, std::int64_t cols,
-                           ScaleAxis axis, Format format, E8M0Mode mode) {
+                           ScaleAxis axis, Format format, E8M0Mode mode,
+                           TorchaoVersion torchao) {
   const BlockShape block = axis == ScaleAxis::kRowwise ? BlockShape{1, kMxBlockSize}
                                                        : BlockShape{kMxBlockSize, 1};
-  return quantize_mx_blocks("quantize_mx", x, rows, cols, block, format, mode);
+  return quantize_mx_blocks("quantize_mx", x, rows, cols, block, format, mode, torchao);
 }
 
 QuantizeResult quantize_mx_2d(std::span<const float> x, std::int64_t rows, std::int64_t cols,
-                              Format format, E8M0Mode mode) {
+                              Format format, E8M0Mode mode, TorchaoVersion torchao) {
   return quantize_mx_blocks("quantize_mx_2d", x, rows, cols, BlockShape{kMxBlockSize, kMxBlockSize},
-                            format, mode);
+                            format, mode, torchao);
 }
 
 MxCopies quantize_mx_copies(std::span<const float> x, std::int64_t rows, std::int64_t cols,
-                            Format format, E8M0Mode mode) {
-  return {quantize_mx(x, rows, cols, ScaleAxis::kRowwise, format, mode),
-          quantize_mx(x, rows, cols, ScaleAxis::kColumnwise, format, mode)};
+                            Format format, E8M0Mode mode, TorchaoVersion torchao) {
+  return {quantize_mx(x, rows, cols, ScaleAxis::kRowwise, format, mode, torchao),
+          quantize_mx(x, rows, cols, ScaleAxis::kColumnwise, format, mode, torchao)};
 }
 
 QuantizeResult quantize_mx_operand(std::span<const float> x, std::int64_t rows, std::int64_t cols,
                                    Gemm gemm, Operand operand, Format format, E8M0Mode mode,
-                                   bool weight_2d) {
+                                   TorchaoVersion torchao, bool weight_2d) {
   const ScaleAxis axis = scale_axis(gemm, operand);  // throws for an operand the GEMM lacks
-  if (weight_2d && operand == Operand::kWeight) return quantize_mx_2d(x, rows, cols, format, mode);
-  return quantize_mx(x, rows, cols, axis, format, mode);
+  if (weight_2d && operand == Operand::kWeight) {
+    return quantize_mx_2d(x, rows, cols, format, mode, torchao);
+  }
+  return quantize_mx(x, rows, cols, axis, format, mode, torchao);
 }
 
 }  // namespace fp8lab::sim::scaling

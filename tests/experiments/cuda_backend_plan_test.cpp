@@ -41,7 +41,11 @@ std::vector<NamedRecipe> stateless_recipes() {
                           recipes::MxScaleMode::rceil}) {
     recipes::Recipe r = test::recipe_with_defaults(Scaling::mxfp8);
     r.mx_scale_mode = mode;
-    list.push_back({"mxfp8 " + std::string(recipes::name(mode)), r});
+    list.push_back({"mxfp8 " + std::string(recipes::name(mode)), r});  // torchao-0.18
+    if (recipes::uses_torchao_version(r)) {
+      r.torchao_version = recipes::TorchaoVersion::main;
+      list.push_back({"mxfp8 " + std::string(recipes::name(mode)) + " torchao-main", r});
+    }
   }
   for (const auto format : {recipes::Fp8Format::E4M3, recipes::Fp8Format::E5M2}) {
     recipes::Recipe r = test::recipe_with_defaults(Scaling::current);
@@ -177,8 +181,28 @@ TEST_CASE("cuda backend plan: every stateless quantize through the host twins eq
       }
     }
   }
-  // 17 recipes x 6 operands x 4 shapes, less rowwise_with_gw_hp's 2 x 2 wgrad operands x 4.
-  CHECK(compared == 17 * 6 * 4 - 2 * 2 * 4);
+  // 21 recipes (10 current/torchao/block, mxfp8 te + 4 torchao modes x 2 torchao versions, 2
+  // current formats) x 6 operands x 4 shapes, less rowwise_with_gw_hp's 2 x 2 wgrad operands x 4.
+  CHECK(compared == 21 * 6 * 4 - 2 * 2 * 4);
+}
+
+// recipe.torchao_version reaches both backends: an MXFP8 floor block of 2^-126 (scale byte 0) is
+// 2.0 (0x40) at torchao main and 1.0 (0x38) at torchao 0.18 (its FLT_MIN clamp).
+TEST_CASE("cuda backend plan: torchao_version reaches SimBackend and the GPU plan", "[cuda_backend]") {
+  const SimBackend sim;
+  const std::vector<float> x(32, std::ldexp(1.0f, -126));
+  const ConstMatrix m{x, 1, 32};
+  for (const auto version : {recipes::TorchaoVersion::v0_18, recipes::TorchaoVersion::main}) {
+    recipes::Recipe r = test::recipe_with_defaults(Scaling::mxfp8);
+    r.mx_scale_mode = recipes::MxScaleMode::floor;
+    r.torchao_version = version;
+    INFO(recipes::name(version));
+    const auto want = sim.quantize(*sim.make_state(r), LinearTensor::input, GemmRole::fprop, m);
+    const std::uint8_t code = version == recipes::TorchaoVersion::v0_18 ? 0x38 : 0x40;
+    CHECK(want.tensor.data == std::vector<std::uint8_t>(32, code));
+    const auto plan = plan_quantize(r, LinearTensor::input, GemmRole::fprop, 1, 32);
+    check_same(run_on_host(plan, x, 1, 32), want, x);
+  }
 }
 
 TEST_CASE("cuda backend plan: each GEMM role's layout and model through the host twin equals "

@@ -1,7 +1,9 @@
 // MXFP8 (sim/scaling/mx.hpp) against torchao's MX test utilities and TE's CPU reference:
 //   torchao/testing/_mxfp8_test_utils.py (pytorch/ao 5d73a0c10): make_mxfp8_semantic_cases (18
-//     named blocks x {fp32, bf16} x {floor, rceil}, exact bytes) and make_f32_to_e8m0_rceil_cases
-//     (18 fp32 bit patterns around the RCEIL boundaries);
+//     named blocks x {fp32, bf16} x {floor, rceil}, exact bytes; mx_cases.hpp) and
+//     make_f32_to_e8m0_rceil_cases (18 fp32 bit patterns around the RCEIL boundaries), which
+//     encode torchao main: they run with TorchaoVersion::kMain (torchao-0.18, the default, has
+//     its own table in scaling_mx_versions_test.cpp);
 //   TransformerEngine tests/cpp/test_common.h (float_to_e8m0, exp2f_rcp) and
 //     tests/cpp/operator/test_cast_mxfp8.cu compute_ref: the TE formula on random blocks;
 // plus the OCP property for `floor` and the layout of the two copies and the 2-D mode.
@@ -18,91 +20,13 @@
 
 #include "sim/cast.hpp"
 #include "sim/scaling/mx.hpp"
+#include "tests/sim/mx_cases.hpp"
 
 using namespace fp8lab::sim;
 using namespace fp8lab::sim::scaling;
+using namespace fp8lab::test::mx;
 
 namespace {
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-std::uint32_t bits(float v) { return std::bit_cast<std::uint32_t>(v); }
-float from_bits(std::uint32_t u) { return std::bit_cast<float>(u); }
-
-// torch .to(bfloat16) (RNE) and back: the value a bf16 input tensor holds.
-float as_bf16(float v) { return bf16_to_fp32(fp32_to_bf16(v)); }
-
-struct SemanticCase {
-  std::string name;
-  std::vector<float> inputs;  // 32
-  std::uint8_t scale;
-  std::vector<std::uint8_t> data;  // 32
-};
-
-// make_mxfp8_semantic_cases(input_dtype, scaling_mode), transcribed case by case.
-std::vector<SemanticCase> mxfp8_semantic_cases(bool bf16, bool is_floor) {
-  auto hp = [bf16](float v) { return bf16 ? as_bf16(v) : v; };
-  const float dtype_max = bf16 ? from_bits(0x7F7F'0000) : std::numeric_limits<float>::max();
-  const float dtype_tiny = std::ldexp(1.0f, -126);
-  const float smallest_subnormal_hp = bf16 ? from_bits(0x0001'0000) : from_bits(0x0000'0001);
-  const std::uint8_t smallest_subnormal_data = bf16 ? 0x08 : 0x00;  // 2^-133/2^-127 = 2^-6, or 0
-  const std::uint8_t max_scale = is_floor ? 246 : 247;              // 2^119 or 2^120
-  const std::uint8_t max_data = is_floor ? 0x7E : 0x78;             // 448.0 or 256.0
-  const float satfinite_hp = 480.0f;
-  const std::uint8_t satfinite_scale = is_floor ? 127 : 128;
-  const std::uint8_t satfinite_data = is_floor ? 0x7E : 0x77;  // 448.0 or 240.0
-
-  std::vector<SemanticCase> cases;
-  auto add = [&](const char* name, float fill, std::uint8_t scale, std::uint8_t data) {
-    cases.push_back({name, std::vector<float>(32, fill), scale, std::vector<std::uint8_t>(32, data)});
-    return &cases.back();
-  };
-  add("zero", 0.0f, 0, 0x00);
-  add("smallest_normal", dtype_tiny, 0, 0x40);
-  add("mixed_inf", 1.0f, 255, 0x7F)->inputs[0] = kInf;
-  add("mixed_nan", 1.0f, 255, 0x7F)->inputs[0] = kNaN;
-  add("positive_fp8_max", 448.0f, 127, 0x7E);
-  add("negative_fp8_max", -448.0f, 127, 0xFE);
-  add("positive_dtype_max", dtype_max, max_scale, max_data);
-  add("negative_dtype_max", -dtype_max, max_scale, max_data | 0x80);
-  add("positive_smallest_subnormal", smallest_subnormal_hp, 0, smallest_subnormal_data);
-  add("negative_smallest_subnormal", -smallest_subnormal_hp, 0, smallest_subnormal_data | 0x80);
-  {
-    SemanticCase* c = add("mixed_positive_underflow", 1.0f, 119, 0x78);
-    c->inputs[0] = smallest_subnormal_hp;
-    c->data[0] = 0x00;
-  }
-  {
-    SemanticCase* c = add("mixed_negative_underflow", 1.0f, 119, 0x78);
-    c->inputs[0] = -smallest_subnormal_hp;
-    c->data[0] = 0x80;
-  }
-  {
-    SemanticCase* c = add("mixed_saturation_and_underflow", 1.0f, max_scale, 0x00);
-    c->inputs[0] = dtype_max;
-    c->data[0] = max_data;
-  }
-  {
-    const bool high = !is_floor && !bf16;
-    add("rceil_premature_bf16_lowers_scale", hp(from_bits(0x4060'0001)), high ? 121 : 120,
-        high ? 0x76 : 0x7E);
-  }
-  {
-    const bool low = is_floor && !bf16;
-    add("floor_premature_bf16_raises_scale", hp(from_bits(0x43FF'FFFF)), low ? 127 : 128,
-        low ? 0x7E : 0x78);
-  }
-  add("all_nan", kNaN, 255, 0x7F);
-  add("positive_satfinite", satfinite_hp, satfinite_scale, satfinite_data);
-  add("negative_satfinite", -satfinite_hp, satfinite_scale, satfinite_data | 0x80);
-  return cases;
-}
-
-std::string hex(std::uint32_t v) {
-  char text[16];
-  std::snprintf(text, sizeof text, "0x%X", v);
-  return text;
-}
 
 // TE tests/cpp/test_common.h float_to_e8m0 and exp2f_rcp, written out from the quoted upstream
 // source as the oracle (independent of sim/scaling/mx.cpp).
@@ -133,12 +57,13 @@ float te_ref_exp2f_rcp(std::uint8_t biased_exp) {
 
 }  // namespace
 
-TEST_CASE("torchao make_mxfp8_semantic_cases: 18 named blocks, fp32 and bf16, floor and rceil") {
+TEST_CASE("torchao-main make_mxfp8_semantic_cases: 18 named blocks, fp32 and bf16, floor and rceil") {
   for (const bool bf16 : {false, true}) {
     for (const bool is_floor : {true, false}) {
       const E8M0Mode mode = is_floor ? E8M0Mode::kFloor : E8M0Mode::kRceil;
       for (const SemanticCase& c : mxfp8_semantic_cases(bf16, is_floor)) {
-        const QuantizeResult r = quantize_mx(c.inputs, 1, 32, ScaleAxis::kRowwise, Format::E4M3, mode);
+        const QuantizeResult r = quantize_mx(c.inputs, 1, 32, ScaleAxis::kRowwise, Format::E4M3,
+                                             mode, TorchaoVersion::kMain);
         INFO(c.name << (bf16 ? " bf16 " : " fp32 ") << to_string(mode) << ": scale "
                     << int(r.tensor.scale_e8m0[0]) << " expected " << int(c.scale)
                     << "; input[1] " << hex(bits(c.inputs[1])));
@@ -154,56 +79,14 @@ TEST_CASE("torchao make_mxfp8_semantic_cases: 18 named blocks, fp32 and bf16, fl
   }
 }
 
-// torchao test/prototype/mx_formats/test_mx_tensor.py::test_to_mx_rceil: hard-coded 32-element
-// blocks with their ground-truth scale and E4M3 bytes (RCEIL). Only the blocks whose semantics
-// torchao's post-v0.18 change kept (torchao-mx.md §4.2-4.3): "fp32/bf16 some denorm", "zero",
-// "fp32/bf16 normal". Its NaN and all-denormal blocks encode the legacy rules (NaN -> only that
-// element NaN; tiny blocks -> 0), which HEAD replaced; the semantic cases above cover HEAD there.
-TEST_CASE("torchao test_to_mx_rceil ground-truth blocks (rules unchanged at HEAD)") {
-  struct Block {
-    const char* name;
-    bool bf16;
-    std::vector<std::uint32_t> bits;
-    int scale;
-    std::vector<int> fp8;
-  };
-  const Block blocks[] = {
-      {"fp32 some denorm", false,
-       {8388608, 1063716449, 1064039365, 1063568877, 1051091338, 1062185569, 1034449408, 1060813641,
-        1054893736, 1034907680, 1036660744, 1023639888, 1058536559, 1050896496, 1049237634, 1064950601,
-        1051852994, 1059794063, 1054011102, 1062023602, 1059467900, 1062276774, 1059155029, 1053287574,
-        1064378711, 1055768540, 1045266076, 1059575077, 1054928758, 1040468200, 1058061961, 1053066436},
-       119,
-       {0, 118, 119, 118, 106, 117, 91, 116, 110, 91, 93, 80, 113, 106, 105, 120,
-        107, 115, 109, 117, 114, 117, 114, 108, 119, 111, 101, 114, 110, 96, 113, 108}},
-      {"bf16 some denorm", true,
-       {128, 16118, 16143, 16074, 16187, 16002, 16193, 16217, 15680, 16183, 16092, 16158, 16251, 15876, 15896, 16194,
-        16135, 16214, 16205, 16110, 16122, 15960, 15824, 16106, 16220, 16230, 15952, 15896, 16000, 16144, 16232, 16157},
-       119,
-       {0, 111, 113, 109, 116, 104, 116, 118, 84, 115, 110, 114, 120, 96, 98, 116,
-        112, 117, 117, 111, 112, 102, 93, 111, 118, 118, 101, 98, 104, 113, 118, 114}},
-      {"zero", false, std::vector<std::uint32_t>(32, 0), 0, std::vector<int>(32, 0)},
-      {"fp32 normal", false,
-       {1037408064, 1058534842, 1053630662, 1063310394, 994704128, 1057245441, 1060663708, 1058053571,
-        1052395648, 1064831570, 1038427336, 1064777688, 1059248393, 1060959028, 1062878286, 1057799482,
-        1057854101, 1053562724, 1027482352, 1060498324, 1063238522, 1060472055, 1054346794, 1029092912,
-        1056687298, 1059146141, 1037992128, 1064097772, 1056522806, 1059255744, 1064364912, 1060606252},
-       119,
-       {93, 113, 109, 118, 53, 112, 116, 113, 108, 120, 94, 119, 114, 116, 118, 113,
-        113, 109, 84, 115, 118, 115, 110, 85, 112, 114, 94, 119, 112, 114, 119, 115}},
-      {"bf16 normal", true,
-       {15752, 16143, 16182, 15896, 16195, 16186, 16048, 16223, 15988, 16231, 16140, 16088, 16032, 16240, 16228, 16133,
-        16210, 16024, 16248, 16187, 16050, 15696, 16060, 15956, 16131, 16251, 15896, 16014, 15808, 16024, 16159, 16186},
-       119,
-       {88, 113, 115, 98, 116, 116, 107, 118, 103, 118, 113, 110, 106, 119, 118, 112,
-        117, 106, 120, 116, 107, 85, 108, 101, 112, 120, 98, 105, 92, 106, 114, 116}},
-  };
-  for (const Block& b : blocks) {
-    std::vector<float> x;
-    for (const std::uint32_t u : b.bits) {
-      x.push_back(b.bf16 ? bf16_to_fp32(static_cast<std::uint16_t>(u)) : from_bits(u));
-    }
-    const QuantizeResult r = quantize_mx(x, 1, 32, ScaleAxis::kRowwise, Format::E4M3, E8M0Mode::kRceil);
+// torchao test/prototype/mx_formats/test_mx_tensor.py::test_to_mx_rceil (mx_cases.hpp):
+// the blocks whose ground truth main's rules keep (its denormal blocks encode v0.18's b == 0 -> 1.0
+// reciprocal, which main replaced; scaling_mx_versions_test.cpp runs all of them at v0.18).
+TEST_CASE("torchao-main test_to_mx_rceil ground-truth blocks (rules unchanged at main)") {
+  for (const RceilBlock& b : to_mx_rceil_blocks()) {
+    if (!b.at_main) continue;
+    const QuantizeResult r = quantize_mx(block_values(b), 1, 32, ScaleAxis::kRowwise, Format::E4M3,
+                                         E8M0Mode::kRceil, TorchaoVersion::kMain);
     INFO(b.name);
     CHECK(int(r.tensor.scale_e8m0[0]) == b.scale);
     for (std::size_t i = 0; i < 32; ++i) {
@@ -343,24 +226,27 @@ TEST_CASE("TE MXFP8 CPU reference formula on random blocks, E4M3 and E5M2, both 
 }
 
 // OCP MX v1.0 (torchao-mx.md §4.1): X = 2^(floor(log2 amax) - emax_elem), clamped to the E8M0
-// range. `floor` must be exactly that, and every other mode scales at least as much.
+// range. `floor` must be exactly that, and every other mode scales at least as much, in both
+// torchao versions (they differ on finite amax only in rceil's arithmetic).
 TEST_CASE("MX property: floor is the OCP scale and never exceeds the other modes") {
   std::mt19937 gen(5);
   std::uniform_int_distribution<std::uint32_t> pattern(0x0000'0001u, 0x7F7F'FFFFu);
   for (const Format format : {Format::E4M3, Format::E5M2}) {
     const int emax = format == Format::E4M3 ? 8 : 15;  // 448 = 1.75 * 2^8, 57344 = 1.75 * 2^15
-    for (int i = 0; i < 200000; ++i) {
+    for (int i = 0; i < 100000; ++i) {
       const float amax = from_bits(pattern(gen));
       int e2 = 0;
       std::frexp(amax, &e2);  // amax = f * 2^e2, f in [0.5, 1): floor(log2 amax) = e2 - 1
       const int ocp = std::clamp(e2 - 1 - emax, -127, 127);
-      const std::uint8_t floor_code = mx_scale_code(amax, format, E8M0Mode::kFloor);
-      INFO(spec(format).name << " amax " << hex(bits(amax)));
-      REQUIRE(int(floor_code) == ocp + 127);
-      for (const E8M0Mode other :
-           {E8M0Mode::kTe, E8M0Mode::kCeil, E8M0Mode::kEven, E8M0Mode::kRceil}) {
-        INFO("mode " << to_string(other));
-        REQUIRE(mx_scale_code(amax, format, other) >= floor_code);
+      for (const TorchaoVersion v : {TorchaoVersion::kV0_18, TorchaoVersion::kMain}) {
+        const std::uint8_t floor_code = mx_scale_code(amax, format, E8M0Mode::kFloor, v);
+        INFO(spec(format).name << " amax " << hex(bits(amax)) << " " << to_string(v));
+        REQUIRE(int(floor_code) == ocp + 127);
+        for (const E8M0Mode other :
+             {E8M0Mode::kTe, E8M0Mode::kCeil, E8M0Mode::kEven, E8M0Mode::kRceil}) {
+          INFO("mode " << to_string(other));
+          REQUIRE(mx_scale_code(amax, format, other, v) >= floor_code);
+        }
       }
     }
   }
@@ -376,14 +262,15 @@ TEST_CASE("MX modes ceil and even at their boundaries (torchao-mx.md §4.2)") {
   // E5M2 (mbits 2): the threshold is 2 - 2^-3 = 1.875.
   CHECK(mx_scale_code(1.875f, Format::E5M2, E8M0Mode::kEven) == 127 + 1 - 15);
   CHECK(mx_scale_code(1.87f, Format::E5M2, E8M0Mode::kEven) == 127 - 15);
-  // NaN and Inf give 255 in floor, ceil and even at torchao HEAD; amax that `even` rounds to Inf
-  // too.
+  // NaN and Inf give 255 in floor, ceil and even at torchao main; amax that `even` rounds to Inf
+  // too (torchao-0.18: scaling_mx_versions_test.cpp).
+  constexpr TorchaoVersion kMain = TorchaoVersion::kMain;
   for (const E8M0Mode m : {E8M0Mode::kFloor, E8M0Mode::kCeil, E8M0Mode::kEven}) {
-    CHECK(mx_scale_code(kNaN, Format::E4M3, m) == 255);
-    CHECK(mx_scale_code(kInf, Format::E4M3, m) == 255);
+    CHECK(mx_scale_code(kNaN, Format::E4M3, m, kMain) == 255);
+    CHECK(mx_scale_code(kInf, Format::E4M3, m, kMain) == 255);
   }
-  CHECK(mx_scale_code(std::numeric_limits<float>::max(), Format::E4M3, E8M0Mode::kEven) == 255);
-  CHECK(mx_scale_code(std::numeric_limits<float>::max(), Format::E4M3, E8M0Mode::kCeil) == 247);
+  CHECK(mx_scale_code(std::numeric_limits<float>::max(), Format::E4M3, E8M0Mode::kEven, kMain) == 255);
+  CHECK(mx_scale_code(std::numeric_limits<float>::max(), Format::E4M3, E8M0Mode::kCeil, kMain) == 247);
 }
 
 TEST_CASE("MX layouts: columnwise runs down 32 rows, 2-D tiles share one scale, edges clip") {
@@ -428,7 +315,8 @@ TEST_CASE("MX layouts: columnwise runs down 32 rows, 2-D tiles share one scale, 
 TEST_CASE("MX operand copies per GEMM") {
   const std::vector<float> x(64 * 64, 1.5f);
   auto shape = [&](Gemm g, Operand o, bool weight_2d) {
-    const QuantizeResult r = quantize_mx_operand(x, 64, 64, g, o, Format::E4M3, E8M0Mode::kTe, weight_2d);
+    const QuantizeResult r = quantize_mx_operand(x, 64, 64, g, o, Format::E4M3, E8M0Mode::kTe,
+                                                 TorchaoVersion::kV0_18, weight_2d);
     return std::pair<std::int64_t, std::int64_t>{r.tensor.block_rows, r.tensor.block_cols};
   };
   using P = std::pair<std::int64_t, std::int64_t>;

@@ -80,16 +80,22 @@ std::vector<Recipe> all_recipes() {
     for (const E8M0Mode m : {E8M0Mode::kTe, E8M0Mode::kFloor, E8M0Mode::kCeil, E8M0Mode::kEven,
                              E8M0Mode::kRceil}) {
       const bool poisons = m != E8M0Mode::kTe;
-      for (const ScaleAxis axis : {ScaleAxis::kRowwise, ScaleAxis::kColumnwise}) {
-        recipes.push_back({std::string("mx ") + to_string(m) + " " + to_string(axis) + " " + fn, f, poisons,
-                           [f, m, axis](std::span<const float> x, std::int64_t r, std::int64_t c) {
-                             return quantize_mx(x, r, c, axis, f, m);
+      for (const TorchaoVersion v : {TorchaoVersion::kV0_18, TorchaoVersion::kMain}) {
+        if (m == E8M0Mode::kTe && v == TorchaoVersion::kMain) continue;  // te has no version
+        const std::string mode = std::string(to_string(m)) + (poisons ? std::string(" ") + to_string(v) : "");
+        for (const ScaleAxis axis : {ScaleAxis::kRowwise, ScaleAxis::kColumnwise}) {
+          recipes.push_back({"mx " + mode + " " + to_string(axis) + " " + fn, f, poisons,
+                             [f, m, v, axis](std::span<const float> x, std::int64_t r, std::int64_t c) {
+                               return quantize_mx(x, r, c, axis, f, m, v);
+                             }});
+        }
+        // The version changes the scale rule only, not the block walk: one 2-D layout suffices.
+        if (v == TorchaoVersion::kMain) continue;
+        recipes.push_back({"mx 2d " + mode + " " + fn, f, poisons,
+                           [f, m, v](std::span<const float> x, std::int64_t r, std::int64_t c) {
+                             return quantize_mx_2d(x, r, c, f, m, v);
                            }});
       }
-      recipes.push_back({std::string("mx 2d ") + to_string(m) + " " + fn, f, poisons,
-                         [f, m](std::span<const float> x, std::int64_t r, std::int64_t c) {
-                           return quantize_mx_2d(x, r, c, f, m);
-                         }});
     }
   }
   return recipes;
