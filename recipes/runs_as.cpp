@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "recipes/accelerate.hpp"
-#include "recipes/detail/yaml_values.hpp"
 #include "recipes/fields.hpp"
 #include "recipes/recipe_file.hpp"
 
@@ -62,7 +61,7 @@ RecipeToRun recipe_to_run(const Compatibility& c, RunsAs runs_as, const Site& si
 }
 
 RecipeToRun read_recipe_to_run(const std::string& path, RunsAs runs_as) {
-  const std::string text = detail::read_text_file(path);
+  const std::string text = read_recipe_text(path);
   const Compatibility c = looks_like_accelerate_config(text)
                               ? compatibility(parse_accelerate_config_text(text, path))
                               : compatibility(parse_recipe_text(text, path));
