@@ -109,6 +109,8 @@ int run(const RunArguments& a) {
   request.workload = a.workload;
   request.seed = a.seed;
   if (a.baseline_only) {
+    std::printf("fp8lab run %s: started\n", baseline_run_id(request).c_str());
+    std::fflush(stdout);
     const auto record = execute_baseline(directory, request);
     return record["status"] == "failed" ? 1 : 0;
   }

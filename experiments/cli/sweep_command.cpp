@@ -58,9 +58,10 @@ int sweep(const SweepArguments& a) {
     return 130;
   }
   std::fprintf(stderr,
-               "fp8lab sweep: %zu distinct runs in this shard, %zu already recorded; %zu processes "
-               "run now (baselines included)\n",
-               outcome.runs_in_shard, outcome.skipped, outcome.executed);
+               "fp8lab sweep: %zu distinct runs in this shard, %zu already recorded, %zu left to "
+               "another sweep on this --out; %zu processes run now (baselines included)\n",
+               outcome.runs_in_shard, outcome.skipped, outcome.running_elsewhere,
+               outcome.executed);
   if (a.shadow_every > 0) {
     // The shadow check's verdict: exit 1 unless every record has one with 0 mismatches.
     const ShadowSummary shadow = summarize_shadow_checks(options.output.string());

@@ -34,7 +34,8 @@ fs::path fresh_directory(const std::string& name) {
 using testing::read_text;
 
 nlohmann::json baseline_record() {
-  return {{"schema_version", 1}, {"run_id", "baseline-w-seed0-fp32"}, {"kind", "baseline"},
+  return {{"schema", "fp8lab.run"}, {"schema_version", 1}, {"run_id", "baseline-w-seed0-fp32"},
+          {"kind", "baseline"},
           {"status", "finished"}, {"workload", "w"}, {"seed", 0}, {"high_precision", "fp32"},
           {"eval", {{{"step", 0}, {"loss", 4.0}}, {{"step", 10}, {"loss", 2.0}}}},
           {"train", {{{"step", 0}, {"loss", 4.1}}, {{"step", 1}, {"loss", 3.9}}}},
@@ -45,7 +46,8 @@ nlohmann::json baseline_record() {
 nlohmann::json fp8_record(const std::string& id, const std::string& format, int margin,
                           double final_loss, const std::string& status = "finished") {
   const double rel = (final_loss - 2.0) / 2.0;
-  return {{"schema_version", 1}, {"run_id", id}, {"kind", "fp8"}, {"status", status},
+  return {{"schema", "fp8lab.run"}, {"schema_version", 1}, {"run_id", id}, {"kind", "fp8"},
+          {"status", status},
           {"workload", "w"}, {"seed", 0}, {"high_precision", "fp32"},
           {"baseline_run_id", "baseline-w-seed0-fp32"},
           {"recipe", {{"fp8_format", format}, {"margin", std::to_string(margin)}}},
