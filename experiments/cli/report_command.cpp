@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "experiments/cli/commands.hpp"
+#include "experiments/cli/option_checks.hpp"
 #include "experiments/report/results_reader.hpp"
 #include "experiments/report/write_reports.hpp"
 
@@ -26,6 +27,7 @@ void add_report_command(CLI::App& app) {
   command->add_option("--out", *out, "where the reports go (default: the first DIR)");
   command->add_option("--heatmap-axes", *axes,
                       "two recipe fields for the heatmap (default: the two most varied)")
+      ->check(recipe_field_name())
       ->expected(2)
       ->delimiter(',');
   command->callback([inputs, out, axes] {

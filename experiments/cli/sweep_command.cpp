@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "experiments/cli/commands.hpp"
+#include "experiments/cli/option_checks.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/report/results_reader.hpp"
 #include "experiments/runner/sweep_driver.hpp"
@@ -84,18 +85,21 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("FILE", a->file, "sweep file (recipes/sweep.hpp)")
       ->required()
       ->check(CLI::ExistingFile);
-  command->add_option("--out", a->out, "output directory (default runs/<file stem>)");
+  command->add_option("--out", a->out, "output directory (default runs/<file stem>)")
+      ->check(output_directory());
   command->add_flag("--resume", a->resume, "skip the runs already recorded in --out");
   command->add_option("--jobs", a->jobs, "runs at once (each its own process, 1 torch thread)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_at_least(1));
   command->add_option("--shard", a->shard,
                       "i/n: run only the distinct runs whose index is i modulo n (0 <= i < n)");
   command->add_flag("--dry-run", a->dry_run, "print the expansion and run nothing");
-  command->add_option("--steps", a->steps, "override every workload's number of steps");
+  command->add_option("--steps", a->steps, "override every workload's number of steps")
+      ->check(whole_number_at_least(1));
   command->add_option("--baseline-precision", a->high_precision,
                       "operands of the baseline's high-precision GEMMs: fp32 or bf16");
   command->add_option("--heatmap-axes", a->heatmap_axes,
                       "two recipe fields for the report's heatmap (default: the two most varied)")
+      ->check(recipe_field_name())
       ->expected(2)
       ->delimiter(',');
   command->add_option("--backend", a->backend,
