@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <optional>
+#include <vector>
 
 #include "experiments/workloads/registry.hpp"
 #include "recipes/error.hpp"
@@ -31,6 +33,25 @@ CLI::Validator whole_number_check(std::int64_t minimum, const std::string& accep
       accepted);
 }
 
+// A value from names() (read when the option is parsed: workloads register at start-up).
+CLI::Validator one_of(std::function<std::vector<std::string>()> names, const std::string& what,
+                      const std::string& label) {
+  return CLI::Validator(
+      [names, what](std::string& text) -> std::string {
+        const auto accepted = names();
+        if (std::find(accepted.begin(), accepted.end(), text) != accepted.end()) return {};
+        std::string message = "'" + text + "' is not " + what + "; accepted:";
+        for (std::size_t i = 0; i < accepted.size(); ++i) {
+          message.append(i == 0 ? " " : ", ").append(accepted[i]);
+        }
+        if (const auto near = recipes::did_you_mean(text, accepted); !near.empty()) {
+          message += " (did you mean '" + near + "'?)";
+        }
+        return message;
+      },
+      label);
+}
+
 }  // namespace
 
 CLI::Validator whole_number_at_least(std::int64_t minimum) {
@@ -43,33 +64,11 @@ CLI::Validator whole_number() {
 }
 
 CLI::Validator recipe_field_name() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        const auto fields = recipes::recipe_field_names();
-        if (std::find(fields.begin(), fields.end(), text) != fields.end()) return {};
-        std::string message = "'" + text + "' is not a recipe field; accepted: " +
-                              recipes::all_field_names();
-        if (const auto near = recipes::did_you_mean(text, fields); !near.empty()) {
-          message += " (did you mean '" + near + "'?)";
-        }
-        return message;
-      },
-      "FIELD");
+  return one_of([] { return recipes::recipe_field_names(); }, "a recipe field", "FIELD");
 }
 
 CLI::Validator workload_name() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        const auto names = workload_names();
-        if (std::find(names.begin(), names.end(), text) != names.end()) return {};
-        std::string message = "unknown workload '" + text + "'; accepted:";
-        for (const auto& name : names) message.append(" ").append(name);
-        if (const auto near = recipes::did_you_mean(text, names); !near.empty()) {
-          message += " (did you mean '" + near + "'?)";
-        }
-        return message;
-      },
-      "WORKLOAD");
+  return one_of(workload_names, "a known workload", "WORKLOAD");
 }
 
 CLI::Validator output_directory() {

@@ -1,6 +1,5 @@
 #include "experiments/report/results_reader.hpp"
 
-#include <algorithm>
 #include <fstream>
 #include <map>
 

@@ -59,7 +59,7 @@ TEST_CASE("Bad command-line inputs get errors naming the flag or file, value and
       {plus(run, {"--seed", "text"}), {"--seed", "'text'", "whole number"}},
       {plus(run, {"--seed", "99999999999999999999"}), {"--seed", "2^63 - 1"}},
       {{"run", "--workload", "mpl", "--set", "scaling=current", "--out", out},
-       {"--workload", "unknown workload 'mpl'", "gpt-tiny", "did you mean 'mlp'?"}},
+       {"--workload", "'mpl' is not a known workload; accepted: gpt-small, gpt-tiny", "did you mean 'mlp'?"}},
       {{"run", "--workload", "mlp", "--recipe", empty, "--out", out},
        {empty, "the file is empty (no text, or only comments)", "accepted: scaling"}},
       {{"run", "--workload", "mlp", "--recipe", comments, "--out", out},
