@@ -74,6 +74,7 @@ CLI::Validator workload_name() {
 CLI::Validator output_directory() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
+        if (text.empty()) return "'' is empty; expected a directory (created when absent)";
         std::error_code error;
         if (!std::filesystem::exists(text, error) || std::filesystem::is_directory(text, error)) {
           return {};

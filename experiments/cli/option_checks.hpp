@@ -20,7 +20,7 @@ CLI::Validator recipe_field_name();
 // A registered workload (experiments/workloads/registry.hpp), checked before anything runs: an
 // unknown name would otherwise become a "failed" run record in --out.
 CLI::Validator workload_name();
-// --out: absent (created later) or a directory; not an existing file.
+// --out: absent (created later) or a directory; not an existing file, not empty.
 CLI::Validator output_directory();
 
 }  // namespace fp8lab::experiments::cli

@@ -184,7 +184,8 @@ void add_run_command(CLI::App& app) {
                       "cuda-staged (Linears on the GPU, model on the CPU: bit-identical to sim)")
       ->capture_default_str();
   command->add_option("--shadow-every", a->shadow_every,
-                      "replay every N-th step through sim and count mismatches (0: off)");
+                      "replay every N-th step through sim and count mismatches (0: off)")
+      ->check(whole_number_at_least(0));
   command->callback([a] {
     int code = 0;
     try {

@@ -108,7 +108,8 @@ void add_sweep_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--shadow-every", a->shadow_every,
                       "replay every N-th step through sim and count mismatches (0: off); exit 1 "
-                      "unless every run record has 0");
+                      "unless every run record has 0")
+      ->check(whole_number_at_least(0));
   command->callback([a] {
     int code = 0;
     try {
