@@ -9,10 +9,11 @@
 //   DIR/baselines/<run_id>.pt     the baseline's weights and gradients at its eval steps
 //   DIR/sweep.json                the sweep's requested combinations and the run standing for each
 //   DIR/results.jsonl, summary.csv, report.md, report.html   written by `fp8lab report DIR`
+//   DIR/.lock-<i>-of-<n>, DIR/claims/<run_id>   sweep locks (directory_lock.hpp)
 //
 // One file per run, not appends to one shared file: parallel jobs and Slurm array tasks on a
 // shared file system never write the same file, a killed process leaves at most a temp file
-// (ignored), and --resume only has to look at file names. The report merges them.
+// (ignored), and --resume only has to read each run's own file. The report merges them.
 #pragma once
 
 #include <nlohmann/json.hpp>
