@@ -10,6 +10,7 @@
 
 #include "gpu/cublaslt.hpp"
 #include "gpu/cuda_check.hpp"
+#include "sim/element_count.hpp"
 
 namespace fp8lab::gpu {
 namespace {
@@ -154,6 +155,9 @@ CublasLtFp8Gemm::CublasLtFp8Gemm(const CublasLtGemmShape& shape) : shape_(shape)
   if (shape.m % 16 != 0 || shape.n % 16 != 0 || shape.k % 16 != 0 || shape.m <= 0 || shape.n <= 0 || shape.k <= 0) {
     throw std::invalid_argument("CublasLtFp8Gemm: M, N, K must be positive multiples of 16 (" + context + ")");
   }
+  sim::checked_element_count("CublasLtFp8Gemm A (M x K)", shape.m, shape.k);
+  sim::checked_element_count("CublasLtFp8Gemm B (N x K)", shape.n, shape.k);
+  sim::checked_element_count("CublasLtFp8Gemm D (M x N)", shape.m, shape.n);
   const bool block = shape.scaling == CublasLtScaling::kBlock || shape.scaling == CublasLtScaling::kBlock1x128;
   if (block && shape.fast_accum) {
     throw std::invalid_argument("CublasLtFp8Gemm: cuBLASLt block scaling (VEC128 / BLK128x128) runs only with "

@@ -8,6 +8,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/quantize_common.cuh"
+#include "sim/element_count.hpp"
 
 namespace fp8lab::gpu {
 namespace {
@@ -147,11 +148,7 @@ struct Launch {
 void quantize_transpose(const float* x, std::int64_t rows, std::int64_t cols, const float* scale,
                         sim::Format format, sim::Overflow mode, const QuantizeOutputs& out,
                         std::uint8_t* codes_transposed, cudaStream_t stream) {
-  if (rows < 0 || cols < 0) {
-    throw std::invalid_argument("gpu::quantize_transpose: rows = " + std::to_string(rows) +
-                                ", cols = " + std::to_string(cols) + "; both must be >= 0");
-  }
-  if (rows == 0 || cols == 0) return;
+  if (sim::checked_element_count("gpu::quantize_transpose", rows, cols) == 0) return;
   if (x == nullptr || scale == nullptr || out.codes == nullptr || codes_transposed == nullptr) {
     throw std::invalid_argument("gpu::quantize_transpose: x, scale, out.codes and codes_transposed must be device pointers, got null");
   }

@@ -4,7 +4,6 @@
 
 #include "recipes/accelerate.hpp"
 #include "recipes/compatibility.hpp"
-#include "recipes/detail/yaml_values.hpp"
 #include "recipes/recipe_file.hpp"
 
 namespace fp8lab::recipes {
@@ -30,7 +29,7 @@ std::string explain_environment(const std::map<std::string, std::string>& env) {
 }
 
 std::string explain_file(const std::string& path) {
-  return explain_text(detail::read_text_file(path), path);
+  return explain_text(read_recipe_text(path), path);
 }
 
 }  // namespace fp8lab::recipes

@@ -56,10 +56,15 @@ Recipe parse_recipe_text(const std::string& text, const std::string& file) {
   return resolve(detail::parse_recipe_mapping(root, file, ""), Strictness::file);
 }
 
+std::string read_recipe_text(const std::string& path) {
+  std::string text = detail::read_text_file(path);
+  detail::reject_empty_document(detail::load_yaml_text(text, path), path, "recipe",
+                                all_field_names() + " (or an accelerate config)");
+  return text;
+}
+
 Recipe read_recipe_file(const std::string& path) {
-  const YAML::Node root = detail::load_yaml_file(path);
-  if (root.IsNull()) return resolve({}, Strictness::file);
-  return resolve(detail::parse_recipe_mapping(root, path, ""), Strictness::file);
+  return parse_recipe_text(read_recipe_text(path), path);
 }
 
 }  // namespace fp8lab::recipes

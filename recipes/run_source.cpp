@@ -22,7 +22,7 @@ std::string_view name(SourceKind kind) {
 
 RunSource read_source_file(const std::string& path) {
   RunSource source;
-  source.text = detail::read_text_file(path);
+  source.text = read_recipe_text(path);  // refuses a directory or an empty file
   source.path = std::filesystem::absolute(path).lexically_normal().string();
   source.site = {path, 0};
   if (looks_like_accelerate_config(source.text)) {

@@ -155,6 +155,7 @@ std::string sweep_run_id(const Recipe& recipe, const std::string& workload, std:
 
 Sweep parse_sweep_text(const std::string& text, const std::string& file) {
   const YAML::Node root = detail::load_yaml_text(text, file);
+  detail::reject_empty_document(root, file, "sweep", joined(top_level_keys()));
   if (!root.IsMap()) {
     throw RecipeError({file, detail::line_of(root)}, "sweep", detail::describe_node(root),
                       "expected a mapping, got", joined(top_level_keys()));

@@ -12,8 +12,11 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "sim/element_count.hpp"
 #include "sim/format.hpp"
 
 namespace fp8lab::sim {
@@ -36,8 +39,27 @@ struct QuantizedTensor {
   // torchao dequantizes by dividing by s (torchao-mx.md §2.3, §2.7). Filled by sim/scaling/.
   std::vector<float> scale;
 
-  std::int64_t scale_rows() const { return (rows + block_rows - 1) / block_rows; }
-  std::int64_t scale_cols() const { return (cols + block_cols - 1) / block_cols; }
+  // Valid once check_shape() passed (block sizes >= 1).
+  std::int64_t scale_rows() const { return ceil_div(rows, block_rows); }
+  std::int64_t scale_cols() const { return ceil_div(cols, block_cols); }
+  // Throws std::invalid_argument naming `function` unless rows * cols fits int64 and equals
+  // data.size(), the blocks are >= 1 x 1 and scale_inv holds one value per block: what every
+  // reader of a QuantizedTensor it did not make must check before indexing it.
+  void check_shape(const char* function) const {
+    checked_element_count(function, rows, cols, data.size(), "data.size()");
+    if (block_rows < 1 || block_cols < 1) {
+      throw std::invalid_argument(std::string(function) + ": block_rows and block_cols must be " +
+                                  ">= 1, got " + std::to_string(block_rows) + " x " +
+                                  std::to_string(block_cols));
+    }
+    // At most rows * cols blocks, so this product fits.
+    if (static_cast<std::int64_t>(scale_inv.size()) != scale_rows() * scale_cols()) {
+      throw std::invalid_argument(std::string(function) + ": scale_inv has " +
+                                  std::to_string(scale_inv.size()) +
+                                  " values, expected ceil(rows / block_rows) * ceil(cols / "
+                                  "block_cols) = " + std::to_string(scale_rows() * scale_cols()));
+    }
+  }
   // The dequantization factor of element (r, c).
   float scale_inv_at(std::int64_t r, std::int64_t c) const {
     return scale_inv[static_cast<std::size_t>((r / block_rows) * scale_cols() + c / block_cols)];

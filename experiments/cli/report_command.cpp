@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "experiments/cli/commands.hpp"
+#include "experiments/cli/option_checks.hpp"
 #include "experiments/report/results_reader.hpp"
 #include "experiments/report/write_reports.hpp"
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "experiments/cli/commands.hpp"
+#include "experiments/cli/option_checks.hpp"
 #include "experiments/cli/process_environment.hpp"
 #include "experiments/report/results_reader.hpp"
 #include "experiments/report/write_reports.hpp"
@@ -127,6 +128,8 @@ int run(const RunArguments& a) {
   request.workload = a.workload;
   request.seed = a.seed;
   if (a.baseline_only) {
+    std::printf("fp8lab run %s: started\n", baseline_run_id(request).c_str());
+    std::fflush(stdout);
     const auto record = execute_baseline(directory, request);
     return record["status"] == "failed" ? 1 : 0;
   }
@@ -177,7 +180,8 @@ void add_run_command(CLI::App& app) {
   auto a = std::make_shared<RunArguments>();
   command->add_option("--workload", a->workload,
                       "workload: mlp, mlp-outliers, gpt-tiny, gpt-small, user-example, or one "
-                      "your program registered");
+                      "your program registered")
+      ->check(workload_name());
   auto* recipe = command->add_option("--recipe", a->recipe_file,
                                      "fp8lab recipe file or accelerate config (YAML)")
                      ->check(CLI::ExistingFile);
@@ -194,9 +198,13 @@ void add_run_command(CLI::App& app) {
                       "really run for it (fp8lab explain lists the differences)")
       ->check(CLI::IsMember({"asked", "upstream"}))
       ->capture_default_str();
-  command->add_option("--seed", a->seed, "training seed (parameters and data)");
-  command->add_option("--out", a->out, "output directory")->capture_default_str();
-  command->add_option("--steps", a->steps, "override the workload's number of steps");
+  command->add_option("--seed", a->seed, "training seed (parameters and data)")
+      ->check(whole_number());
+  command->add_option("--out", a->out, "output directory")
+      ->check(output_directory())
+      ->capture_default_str();
+  command->add_option("--steps", a->steps, "override the workload's number of steps")
+      ->check(whole_number_at_least(1));
   command->add_option("--baseline-precision", a->high_precision,
                       "operands of the baseline's high-precision GEMMs: fp32 or bf16")
       ->capture_default_str();
@@ -212,7 +220,8 @@ void add_run_command(CLI::App& app) {
                       "cuda-staged (Linears on the GPU, model on the CPU: bit-identical to sim)")
       ->capture_default_str();
   command->add_option("--shadow-every", a->shadow_every,
-                      "replay every N-th step through sim and count mismatches (0: off)");
+                      "replay every N-th step through sim and count mismatches (0: off)")
+      ->check(whole_number_at_least(0));
   command->callback([a] {
     int code = 0;
     try {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "experiments/cli/commands.hpp"
+#include "experiments/cli/option_checks.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/report/report_data.hpp"
 #include "experiments/report/results_reader.hpp"
@@ -65,9 +66,10 @@ int sweep(const SweepArguments& a) {
     return 130;
   }
   std::fprintf(stderr,
-               "fp8lab sweep: %zu distinct runs in this shard, %zu already recorded; %zu processes "
-               "run now (baselines included)\n",
-               outcome.runs_in_shard, outcome.skipped, outcome.executed);
+               "fp8lab sweep: %zu distinct runs in this shard, %zu already recorded, %zu left to "
+               "another sweep on this --out; %zu processes run now (baselines included)\n",
+               outcome.runs_in_shard, outcome.skipped, outcome.running_elsewhere,
+               outcome.executed);
   if (a.shadow_every > 0) {
     // The shadow check's verdict: exit 1 unless every record has one with 0 mismatches.
     const ShadowSummary shadow = summarize_shadow_checks(options.output.string());
@@ -90,14 +92,16 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("FILE", a->file, "sweep file (recipes/sweep.hpp)")
       ->required()
       ->check(CLI::ExistingFile);
-  command->add_option("--out", a->out, "output directory (default runs/<file stem>)");
+  command->add_option("--out", a->out, "output directory (default runs/<file stem>)")
+      ->check(output_directory());
   command->add_flag("--resume", a->resume, "skip the runs already recorded in --out");
   command->add_option("--jobs", a->jobs, "runs at once (each its own process, 1 torch thread)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_at_least(1));
   command->add_option("--shard", a->shard,
                       "i/n: run only the distinct runs whose index is i modulo n (0 <= i < n)");
   command->add_flag("--dry-run", a->dry_run, "print the expansion and run nothing");
-  command->add_option("--steps", a->steps, "override every workload's number of steps");
+  command->add_option("--steps", a->steps, "override every workload's number of steps")
+      ->check(whole_number_at_least(1));
   command->add_option("--baseline-precision", a->high_precision,
                       "operands of the baseline's high-precision GEMMs: fp32 or bf16");
   command->add_option("--heatmap-axes", a->heatmap_axes,
@@ -110,7 +114,8 @@ void add_sweep_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--shadow-every", a->shadow_every,
                       "replay every N-th step through sim and count mismatches (0: off); exit 1 "
-                      "unless every run record has 0");
+                      "unless every run record has 0")
+      ->check(whole_number_at_least(0));
   command->callback([a] {
     int code = 0;
     try {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "experiments/report/analysis.hpp"
+#include "recipes/error.hpp"
 #include "recipes/fields.hpp"
 
 namespace fp8lab::experiments {
@@ -113,7 +114,10 @@ void check_heatmap_axes(const std::vector<std::string>& axes,
   }
   for (const auto& axis : axes) {
     if (!recipes::is_recipe_field(axis)) {
-      throw std::invalid_argument(flag + "'" + axis + "' is not a recipe field" + options);
+      const auto guess = recipes::did_you_mean(axis, recipes::recipe_field_names());
+      throw std::invalid_argument(flag + "'" + axis + "' is not a recipe field" +
+                                  (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
+                                  options);
     }
     if (std::find(varied.begin(), varied.end(), axis) == varied.end()) {
       throw std::invalid_argument(flag + "'" + axis +

@@ -1,6 +1,5 @@
 #include "experiments/report/results_reader.hpp"
 
-#include <algorithm>
 #include <fstream>
 #include <map>
 
@@ -15,28 +14,6 @@ ResultsFileError::ResultsFileError(std::filesystem::path path, std::size_t line,
       line_(line) {}
 
 namespace {
-
-void check_record(const nlohmann::json& record, const std::filesystem::path& path,
-                  std::size_t line) {
-  if (!record.is_object()) throw ResultsFileError(path, line, "a record must be a JSON object");
-  for (const char* field : {"schema_version", "run_id", "kind", "status", "workload"}) {
-    if (!record.contains(field)) {
-      throw ResultsFileError(path, line, std::string("record has no field '") + field + "'");
-    }
-  }
-  const auto& version = record["schema_version"];
-  if (!version.is_number_integer() || version.get<int>() < 1 ||
-      version.get<int>() > kResultsSchemaVersion) {
-    throw ResultsFileError(path, line,
-                           "schema_version " + version.dump() + " is not one this fp8lab reads "
-                           "(1.." + std::to_string(kResultsSchemaVersion) + ")");
-  }
-  const auto status = record["status"].get<std::string>();
-  if (status != "finished" && status != "diverged" && status != "failed") {
-    throw ResultsFileError(path, line, "status '" + status +
-                                           "' is not one of finished, diverged, failed");
-  }
-}
 
 std::optional<nlohmann::json> read_json_file(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -70,7 +47,7 @@ std::vector<nlohmann::json> read_run_records(const std::filesystem::path& path) 
                                                                    "newline): ") +
                                  "not valid JSON: " + e.what());
     }
-    check_record(record, path, line);
+    if (auto problem = run_record_problem(record)) throw ResultsFileError(path, line, *problem);
     records.push_back(std::move(record));
   }
   return records;
@@ -82,22 +59,27 @@ LoadedResults load_results(const std::vector<std::filesystem::path>& directories
   std::map<std::string, std::string> source_of;
   for (const auto& directory : directories) {
     ResultsDirectory results(directory);
-    std::vector<std::filesystem::path> files;
+    // (file, its records): one per runs/*.json file, or every line of results.jsonl.
+    std::vector<std::pair<std::filesystem::path, std::vector<nlohmann::json>>> files;
     if (std::filesystem::is_directory(results.runs_directory())) {
-      for (const auto& entry : std::filesystem::directory_iterator(results.runs_directory())) {
-        const auto name = entry.path().filename().string();
-        if (name.starts_with(".") || entry.path().extension() != ".json") continue;
-        files.push_back(entry.path());
+      for (auto& file : results.run_record_files()) {
+        // A run record file that is not a finished run's record (results_store.hpp) is an
+        // unfinished or damaged run: reporting without it would hide that.
+        if (!file.record) {
+          throw ResultsFileError(file.path, 1,
+                                 file.problem + "; not a finished run's record (rerun it with "
+                                 "fp8lab sweep --resume, which sets the file aside)");
+        }
+        files.push_back({file.path, {std::move(*file.record)}});
       }
-      std::sort(files.begin(), files.end());
     } else if (std::filesystem::exists(results.results_path())) {
-      files.push_back(results.results_path());
+      files.push_back({results.results_path(), read_run_records(results.results_path())});
     } else {
       throw std::runtime_error(directory.string() + " holds no results: neither runs/ nor "
                                "results.jsonl (is it an fp8lab run or sweep output directory?)");
     }
-    for (const auto& file : files) {
-      for (auto& record : read_run_records(file)) {
+    for (auto& [file, records] : files) {
+      for (auto& record : records) {
         const auto id = record["run_id"].get<std::string>();
         if (auto it = by_id.find(id); it != by_id.end()) {
           if (it->second["status"] != record["status"]) {

@@ -2,9 +2,10 @@
 // DIR/runs/*.json, or DIR/results.jsonl when a directory has no runs/ (a merged or copied
 // report), plus DIR/sweep.json. No LibTorch.
 //
-// Nothing is skipped silently: a line that is not a JSON object, a record without the fields
-// every record has, or a schema version this build does not know throws ResultsFileError naming
-// the file and the line.
+// Nothing is skipped silently: a runs/*.json file that is not a finished run's record (empty,
+// truncated, a stub: results_store.hpp read_run_record_file), a results.jsonl line that is not a
+// run record (run_record_problem), or a schema version this build does not know throws
+// ResultsFileError naming the file, the line and what is wrong.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -3,9 +3,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace fp8lab::experiments {
@@ -85,19 +88,108 @@ void ResultsDirectory::write_run_record(const nlohmann::json& record) const {
   write_file_atomically(run_record_path(run_id), record.dump() + "\n");
 }
 
-std::set<std::string> ResultsDirectory::recorded_run_ids() const {
-  std::set<std::string> ids;
+std::optional<std::string> run_record_problem(const nlohmann::json& record) {
+  if (!record.is_object()) return "a record must be a JSON object, got " + record.dump();
+  if (record.value("schema", nlohmann::json()) != "fp8lab.run") {
+    return "field 'schema' is " + record.value("schema", nlohmann::json()).dump() +
+           ", expected \"fp8lab.run\"";
+  }
+  for (const char* field : {"schema_version", "run_id", "kind", "status", "workload"}) {
+    if (!record.contains(field)) return std::string("record has no field '") + field + "'";
+  }
+  const auto& version = record["schema_version"];
+  if (!version.is_number_integer() || version.get<std::int64_t>() < 1 ||
+      version.get<std::int64_t>() > kResultsSchemaVersion) {
+    return "schema_version " + version.dump() + " is not one this fp8lab reads (1.." +
+           std::to_string(kResultsSchemaVersion) + ")";
+  }
+  for (const char* field : {"run_id", "kind", "workload"}) {
+    if (!record[field].is_string()) {
+      return std::string("field '") + field + "' is " + record[field].dump() + ", not a string";
+    }
+  }
+  if (record["kind"] != "fp8" && record["kind"] != "baseline") {
+    return "kind " + record["kind"].dump() + " is not one of fp8, baseline";
+  }
+  const auto& status = record["status"];
+  if (status != "finished" && status != "diverged" && status != "failed") {
+    return "status " + status.dump() + " is not one of finished, diverged, failed";
+  }
+  return std::nullopt;
+}
+
+RunRecordFile read_run_record_file(const std::filesystem::path& path) {
+  RunRecordFile file;
+  file.path = path;
+  std::ifstream in(path, std::ios::binary);
+  file.exists = static_cast<bool>(in);
+  if (!file.exists) {
+    file.problem = std::filesystem::exists(path) ? "cannot be read" : "does not exist";
+    return file;
+  }
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  const std::string text = bytes.str();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    file.problem = text.empty() ? "empty file (0 bytes)" : "holds only white space";
+    return file;
+  }
+  nlohmann::json record;
+  try {
+    record = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // Records end with a newline (write_run_record): without one the file was cut short.
+    file.problem = std::string(text.back() == '\n' ? "" : "truncated (no final newline): ") +
+                   "not one JSON object: " + e.what();
+    return file;
+  }
+  if (auto problem = run_record_problem(record)) {
+    file.problem = *problem;
+    return file;
+  }
+  if (record["run_id"] != path.stem().string()) {
+    file.problem = "run_id " + record["run_id"].dump() + " is not the file's name (" +
+                   path.stem().string() + ")";
+    return file;
+  }
+  file.record = std::move(record);
+  return file;
+}
+
+std::vector<RunRecordFile> ResultsDirectory::run_record_files() const {
+  std::vector<std::filesystem::path> paths;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(runs_directory(), error)) {
     const auto name = entry.path().filename().string();
     if (name.starts_with(".") || entry.path().extension() != ".json") continue;
-    ids.insert(entry.path().stem().string());
+    paths.push_back(entry.path());
+  }
+  std::sort(paths.begin(), paths.end());
+  std::vector<RunRecordFile> files;
+  for (const auto& path : paths) files.push_back(read_run_record_file(path));
+  return files;
+}
+
+std::set<std::string> ResultsDirectory::recorded_run_ids() const {
+  std::set<std::string> ids;
+  for (const auto& file : run_record_files()) {
+    if (file.record) ids.insert(file.path.stem().string());
   }
   return ids;
 }
 
 bool ResultsDirectory::has_record(const std::string& run_id) const {
-  return std::filesystem::exists(run_record_path(run_id));
+  return read_run_record_file(run_record_path(run_id)).record.has_value();
+}
+
+std::filesystem::path ResultsDirectory::set_aside(const RunRecordFile& file) const {
+  for (int n = 1;; ++n) {
+    const auto aside = file.path.parent_path() /
+                       ("." + file.path.filename().string() + ".invalid-" + std::to_string(n));
+    if (std::filesystem::exists(aside)) continue;
+    std::filesystem::rename(file.path, aside);
+    return aside;
+  }
 }
 
 }  // namespace fp8lab::experiments

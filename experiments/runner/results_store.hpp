@@ -2,21 +2,27 @@
 //
 //   DIR/runs/<run_id>.json        one record per run (baselines too), a single JSON line, written
 //                                 atomically: temp file in the same directory, fsync, rename,
-//                                 fsync of the directory. A file here means the run is done.
+//                                 fsync of the directory. A valid record here means the run is
+//                                 done; a file that is not one (0 bytes, truncated, a stub: see
+//                                 run_record_problem) is not, and --resume sets it aside as
+//                                 runs/.<run_id>.json.invalid-<n> and runs the run again.
 //   DIR/baselines/<run_id>.pt     the baseline's weights and gradients at its eval steps
 //   DIR/sweep.json                the sweep's requested combinations and the run standing for each
 //   DIR/results.jsonl, summary.csv, report.md, report.html   written by `fp8lab report DIR`
+//   DIR/.lock-<i>-of-<n>, DIR/claims/<run_id>   sweep locks (directory_lock.hpp)
 //
 // One file per run, not appends to one shared file: parallel jobs and Slurm array tasks on a
 // shared file system never write the same file, a killed process leaves at most a temp file
-// (ignored), and --resume only has to look at file names. The report merges them.
+// (ignored), and --resume only has to read each run's own file. The report merges them.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace fp8lab::experiments {
 
@@ -25,6 +31,21 @@ inline constexpr int kResultsSchemaVersion = 1;  // docs/results-schema.md
 // Writes `text` to `path` atomically (see above); creates the parent directory. Throws
 // std::runtime_error naming the path and errno's message on failure.
 void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
+// Why `record` is not a run record this fp8lab reads, or nullopt when it is one: a JSON object with
+// schema "fp8lab.run", an integer schema_version in 1..kResultsSchemaVersion, string run_id, kind
+// ("fp8" | "baseline") and workload, and status "finished" | "diverged" | "failed".
+std::optional<std::string> run_record_problem(const nlohmann::json& record);
+
+// One runs/<run_id>.json file as read back.
+struct RunRecordFile {
+  std::filesystem::path path;
+  bool exists = false;
+  std::optional<nlohmann::json> record;  // set when the file is a valid record of its run
+  std::string problem;  // otherwise why not: empty file, not one JSON object (truncated),
+                        // run_record_problem, or a run_id that is not the file's name
+};
+RunRecordFile read_run_record_file(const std::filesystem::path& path);
 
 class ResultsDirectory {
  public:
@@ -39,9 +60,14 @@ class ResultsDirectory {
 
   // Writes a run's record (one JSON line) atomically.
   void write_run_record(const nlohmann::json& record) const;
-  // Run ids that have a record file (done: finished, diverged or failed).
+  // Run ids that have a valid record (done: finished, diverged or failed).
   std::set<std::string> recorded_run_ids() const;
   bool has_record(const std::string& run_id) const;
+  // Every runs/*.json file (names starting with '.' are temp or set-aside files), sorted, read.
+  std::vector<RunRecordFile> run_record_files() const;
+  // Renames an invalid record file to runs/.<name>.invalid-<n> (the smallest free n), so that its
+  // run runs again while its bytes stay for a post-mortem; returns the new path.
+  std::filesystem::path set_aside(const RunRecordFile& file) const;
 
  private:
   std::filesystem::path root_;

@@ -15,6 +15,7 @@
 
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/child_process.hpp"
+#include "experiments/runner/directory_lock.hpp"
 #include "experiments/runner/progress.hpp"
 #include "experiments/runner/results_store.hpp"
 #include "experiments/runner/run_ids.hpp"
@@ -117,7 +118,8 @@ void check_directory(const SweepOptions& options, const ResultsDirectory& direct
     }
   }
   if (!options.resume) {
-    const auto recorded = directory.recorded_run_ids();
+    // Invalid record files count too: they are runs of that sweep left unfinished.
+    const auto recorded = directory.run_record_files();
     if (!recorded.empty()) {
       throw std::runtime_error(directory.root().string() + " already holds " +
                                std::to_string(recorded.size()) +
@@ -151,17 +153,54 @@ std::vector<std::string> common_arguments(const SweepOptions& options) {
   return a;
 }
 
-// Runs jobs, `jobs` at a time. Returns false when interrupted.
+// Whether a claimed job still has to run: not when its record appeared meanwhile (another
+// process ran it). A record file that is not a finished run's record is set aside, and it runs.
+bool needs_running(const Job& job, const ResultsDirectory& directory) {
+  const auto file = read_run_record_file(directory.run_record_path(job.run_id));
+  if (file.record) return false;
+  if (file.exists) {
+    const auto aside = directory.set_aside(file);
+    std::fprintf(stderr, "fp8lab sweep: %s is not a finished run's record (%s); kept as %s, the "
+                 "run runs again\n", file.path.c_str(), file.problem.c_str(), aside.c_str());
+  }
+  return true;
+}
+
+struct HeldElsewhere {
+  Job job;
+  std::string holder;  // lock_holder of its claim when it was found held
+};
+
+struct RunningJob {
+  const Job* job;
+  HeldLock claim;  // released after the run's record is written
+};
+
+// Runs jobs, `jobs` at a time, each under its run's claim (directory_lock.hpp). A job another
+// process holds the claim of is not run: it goes to `held_elsewhere`. Returns false when
+// interrupted.
 bool run_jobs(const std::vector<Job>& todo, const SweepOptions& options,
-              const ResultsDirectory& directory, ProgressLine& progress, std::size_t& done) {
-  std::map<pid_t, const Job*> running;
+              const ResultsDirectory& directory, ProgressLine& progress, std::size_t& done,
+              SweepOutcome& outcome, std::vector<HeldElsewhere>& held_elsewhere) {
+  std::map<pid_t, RunningJob> running;
   std::size_t next = 0;
   while (next < todo.size() || !running.empty()) {
     while (g_stop_signal == 0 && next < todo.size() &&
            running.size() < static_cast<std::size_t>(std::max(1, options.jobs))) {
       const auto& job = todo[next++];
+      auto claim = try_claim_run(directory, job.run_id);
+      if (!claim) {
+        held_elsewhere.push_back({job, lock_holder(claim_path(directory, job.run_id))});
+        continue;
+      }
+      if (!needs_running(job, directory)) {
+        ++done;  // another process ran it meanwhile: its record says how
+        progress.finished(job.run_id, directory.run_record_path(job.run_id), done, running.size());
+        continue;
+      }
       const auto log = directory.root() / "logs" / (job.run_id + ".log");
-      running[start_child(job.arguments, log)] = &job;
+      running.emplace(start_child(job.arguments, log), RunningJob{&job, std::move(*claim)});
+      ++outcome.executed;
       progress.started(job.run_id, done, running.size());
     }
     if (g_stop_signal != 0) {
@@ -175,8 +214,7 @@ bool run_jobs(const std::vector<Job>& todo, const SweepOptions& options,
     if (!exit) continue;  // EINTR: look at the stop flag
     const auto it = running.find(exit->pid);
     if (it == running.end()) continue;
-    const Job& job = *it->second;
-    running.erase(it);
+    const Job& job = *it->second.job;
     if (g_stop_signal == 0 && !directory.has_record(job.run_id)) {
       // The child died before writing its record: the run is recorded as failed, with the end of
       // its log.
@@ -192,10 +230,52 @@ bool run_jobs(const std::vector<Job>& todo, const SweepOptions& options,
                                                 (directory.root() / "logs" /
                                                  (job.run_id + ".log")).string()}});
     }
+    running.erase(it);  // releases the claim: the record is written
     ++done;
     progress.finished(job.run_id, directory.run_record_path(job.run_id), done, running.size());
   }
   return g_stop_signal == 0;
+}
+
+// The baselines, each once: one another process is running (an overlapping shard) is waited for,
+// since this shard's runs compare with it, and run here only if that process left no record.
+bool run_baselines(const std::vector<Job>& baselines, const SweepOptions& options,
+                   const ResultsDirectory& directory, ProgressLine& progress, std::size_t& done,
+                   SweepOutcome& outcome) {
+  std::vector<HeldElsewhere> held_elsewhere;
+  if (!run_jobs(baselines, options, directory, progress, done, outcome, held_elsewhere)) {
+    return false;
+  }
+  while (!held_elsewhere.empty()) {
+    std::vector<Job> waited;
+    for (const auto& [job, holder] : held_elsewhere) {
+      std::fprintf(stderr, "fp8lab sweep: waiting for baseline %s, which %s is running\n",
+                   job.run_id.c_str(), holder.c_str());
+      if (!wait_for_claim(directory, job.run_id)) return false;
+      waited.push_back(job);
+    }
+    held_elsewhere.clear();
+    if (!run_jobs(waited, options, directory, progress, done, outcome, held_elsewhere)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The runs: one another process is running is left to it (it writes the record).
+bool run_runs(const std::vector<Job>& runs, const SweepOptions& options,
+              const ResultsDirectory& directory, ProgressLine& progress, std::size_t& done,
+              SweepOutcome& outcome) {
+  std::vector<HeldElsewhere> held_elsewhere;
+  const bool completed =
+      run_jobs(runs, options, directory, progress, done, outcome, held_elsewhere);
+  for (const auto& [job, holder] : held_elsewhere) {
+    std::fprintf(stderr, "fp8lab sweep: run %s is left to %s, which was running it\n",
+                 job.run_id.c_str(), holder.c_str());
+  }
+  outcome.running_elsewhere += held_elsewhere.size();
+  done += held_elsewhere.size();
+  return completed;
 }
 
 }  // namespace
@@ -248,6 +328,8 @@ SweepOutcome run_sweep(const SweepOptions& options) {
   }
 
   const ResultsDirectory directory(options.output);
+  // Held until the sweep returns: a second sweep of this shard into DIR is refused.
+  const HeldLock shard_lock = lock_shard(directory, options.shard_index, options.shard_count);
   const auto sweep = sweep_record(options, expansion, fnv1a_hex(text));
   check_directory(options, directory, sweep);
   write_file_atomically(directory.sweep_path(), sweep.dump(2) + "\n");
@@ -302,12 +384,11 @@ SweepOutcome run_sweep(const SweepOptions& options) {
   ::sigaction(SIGTERM, &stop, &previous_term);
   ProgressLine progress(baselines.size() + runs.size());
   std::size_t done = 0;
-  const bool completed = run_jobs(baselines, options, directory, progress, done) &&
-                         run_jobs(runs, options, directory, progress, done);
+  const bool completed = run_baselines(baselines, options, directory, progress, done, outcome) &&
+                         run_runs(runs, options, directory, progress, done, outcome);
   progress.finish();
   ::sigaction(SIGINT, &previous_int, nullptr);
   ::sigaction(SIGTERM, &previous_term, nullptr);
-  outcome.executed = done;
   if (!completed) {
     outcome.interrupted = true;
     return outcome;

@@ -16,6 +16,10 @@
 // - Shard i/n (0 <= i < n) takes the distinct runs whose index in the expansion is i modulo n;
 //   each shard runs the baselines its runs need. Shards may share DIR (one file per run) or use
 //   their own and be merged by `fp8lab report DIR1 DIR2 ...`.
+// - Two sweeps on one DIR never run a run twice (directory_lock.hpp): a second sweep of the same
+//   shard is refused while the first runs; a run or baseline another sweep has claimed is left to
+//   it (a baseline is waited for: this shard's runs need it). With --resume, a record file that
+//   is not a finished run's record (empty, truncated, a stub) is set aside and its run runs again.
 #pragma once
 
 #include <filesystem>
@@ -45,7 +49,8 @@ struct SweepOptions {
 struct SweepOutcome {
   std::size_t runs_in_shard = 0;
   std::size_t skipped = 0;  // already recorded
-  std::size_t executed = 0;
+  std::size_t executed = 0;  // processes started (baselines included)
+  std::size_t running_elsewhere = 0;  // runs another sweep on DIR had claimed (left to it)
   bool interrupted = false;
   std::filesystem::path report_html;  // empty for a dry run or an interrupted sweep
 };

@@ -4,6 +4,7 @@
 
 #include "gpu/gemm/gemm_common.cuh"
 #include "gpu/gemm/kernels.hpp"
+#include "sim/element_count.hpp"
 
 namespace fp8lab::gpu {
 namespace gemm_detail {
@@ -19,6 +20,7 @@ void check(const DeviceGemmOperand& op, char which) {
     throw std::invalid_argument(name(which) + ": rows and cols must be >= 1, got " +
                                 std::to_string(op.rows) + " x " + std::to_string(op.cols));
   }
+  sim::checked_element_count(name(which).c_str(), op.rows, op.cols);
   if (op.block_rows < 1 || op.block_cols < 1) {
     throw std::invalid_argument(name(which) + ": block_rows and block_cols must be >= 1, got " +
                                 std::to_string(op.block_rows) + " x " + std::to_string(op.block_cols));
@@ -44,6 +46,7 @@ Problem resolve(const DeviceGemmOperand& a, const DeviceGemmOperand& b,
                                 ", B has " + std::to_string(k_of(b)) + " (check k_is_cols)");
   }
   if (out == nullptr) throw std::invalid_argument("gpu::gemm: out must be a device pointer, got null");
+  sim::checked_element_count("gpu::gemm output C (M x N)", outer_of(a), outer_of(b));
   std::int64_t g = k;
   if (run_of(a) < k) g = run_of(a);
   if (run_of(b) < k && run_of(b) < g) g = run_of(b);
@@ -66,6 +69,7 @@ DenseProblem resolve_dense(const DeviceDenseOperand& a, const DeviceDenseOperand
       throw std::invalid_argument(which + ": rows and cols must be >= 1, got " + std::to_string(op->rows) +
                                   " x " + std::to_string(op->cols));
     }
+    sim::checked_element_count(which.c_str(), op->rows, op->cols);
     if (op->data == nullptr) throw std::invalid_argument(which + ": data must be a device pointer, got null");
   }
   const std::int64_t k = a.k_is_cols ? a.cols : a.rows;
@@ -73,6 +77,8 @@ DenseProblem resolve_dense(const DeviceDenseOperand& a, const DeviceDenseOperand
     throw std::invalid_argument("gpu::high_precision_gemm: operands disagree on K (check k_is_cols)");
   }
   if (out == nullptr) throw std::invalid_argument("gpu::high_precision_gemm: out must be a device pointer, got null");
+  sim::checked_element_count("gpu::high_precision_gemm output C (M x N)", a.k_is_cols ? a.rows : a.cols,
+                             b.k_is_cols ? b.rows : b.cols);
   DeviceGemmOptions finish_options;
   finish_options.bf16_output = options.bf16_output;
   finish_options.bias = options.bias;

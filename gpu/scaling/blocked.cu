@@ -12,6 +12,7 @@
 #include "gpu/quantize_common.cuh"
 #include "gpu/scaling/blocked.hpp"
 #include "gpu/scaling/block_rules.cuh"
+#include "sim/element_count.hpp"
 
 namespace fp8lab::gpu::scaling {
 namespace {
@@ -166,6 +167,7 @@ void check(const char* function, const float* x, std::int64_t rows, std::int64_t
                                 std::to_string(rows) + ", " + std::to_string(cols) + ", " +
                                 std::to_string(br) + ", " + std::to_string(bc));
   }
+  sim::checked_element_count(function, rows, cols);  // the kernels index up to rows * cols
   if (x == nullptr || out.codes == nullptr || out.scale_inv == nullptr) {
     throw std::invalid_argument(std::string(function) + ": x, out.codes and out.scale_inv must be device pointers, got null");
   }

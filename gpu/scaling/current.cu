@@ -9,6 +9,7 @@
 #include "gpu/quantize_common.cuh"
 #include "gpu/scaling/blocked.hpp"
 #include "gpu/scaling/rules.cuh"
+#include "sim/element_count.hpp"
 
 namespace fp8lab::gpu::scaling {
 namespace {
@@ -97,7 +98,7 @@ void current(const char* function, const float* x, std::int64_t rows, std::int64
   if (x == nullptr || out.codes == nullptr || out.scale_inv == nullptr) {
     throw std::invalid_argument(std::string(function) + ": x, out.codes and out.scale_inv must be device pointers, got null");
   }
-  const std::int64_t n = rows * cols;
+  const std::int64_t n = sim::checked_element_count(function, rows, cols);
   Scratch* scratch = nullptr;
   FP8LAB_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&scratch), sizeof(Scratch), stream));
   FP8LAB_CUDA_CHECK(cudaMemsetAsync(scratch, 0, sizeof(Scratch), stream));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -41,11 +42,24 @@ YAML::Node load_yaml_text(const std::string& text, const std::string& file) {
 }
 
 std::string read_text_file(const std::string& path) {
+  // An ifstream opens a directory and reads nothing from it: that would pass for an empty file.
+  if (std::filesystem::is_directory(path)) {
+    throw RecipeError({path, 0}, "file", path, "is a directory, not", "a YAML file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw RecipeError({path, 0}, "file", path, "cannot open", "a readable YAML file");
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+void reject_empty_document(const YAML::Node& root, const std::string& file,
+                           const std::string& what, const std::string& accepted) {
+  if (root.IsDefined() && !root.IsNull()) return;
+  throw RecipeError({file, 0}, what, "",
+                    "the file is empty (no text, or only comments); expected a YAML mapping of "
+                    "its keys",
+                    accepted);
 }
 
 YAML::Node load_yaml_file(const std::string& path) {

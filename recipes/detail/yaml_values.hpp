@@ -22,8 +22,13 @@ std::string describe_node(const YAML::Node& node);
 // Parse a whole document; a syntax error becomes a RecipeError at the parser's line.
 YAML::Node load_yaml_text(const std::string& text, const std::string& file);
 YAML::Node load_yaml_file(const std::string& path);
-// The whole file; RecipeError naming the path when it cannot be read.
+// The whole file; RecipeError naming the path when it is a directory or cannot be read.
 std::string read_text_file(const std::string& path);
+// An empty document (no text, or only comments and blank lines) is a mistake in any fp8lab file,
+// not "all defaults": RecipeError naming `file`, what it should hold (`what`, e.g. "a recipe")
+// and the keys it accepts.
+void reject_empty_document(const YAML::Node& root, const std::string& file,
+                           const std::string& what, const std::string& accepted);
 
 // Python's int(str): optional surrounding whitespace, sign, decimal digits with single '_'
 // between digits. Empty when the text is not such an integer or does not fit in 64 bits.

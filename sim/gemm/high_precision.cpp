@@ -1,5 +1,6 @@
 // The high-precision GEMM (gemm.hpp): fp32 or bf16-rounded operands, acc = RN(acc + RN(a * b))
 // in increasing k, through the fp32_seq tile loop with one block of unit scales (RN(P * 1) = P).
+#include "sim/element_count.hpp"
 #include "sim/gemm/gemm.hpp"
 #include "sim/gemm/plan.hpp"
 #include "sim/gemm/tile_loop.hpp"
@@ -20,8 +21,8 @@ std::vector<float> high_precision_gemm(const DenseOperand& a, const DenseOperand
                                        const HighPrecisionGemmOptions& options) {
   const std::int64_t m = a.k_dim == ReduceDim::kCols ? a.rows : a.cols;
   const std::int64_t n = b.k_dim == ReduceDim::kCols ? b.rows : b.cols;
-  std::vector<float> out(static_cast<std::size_t>(std::max<std::int64_t>(m, 0) *
-                                                  std::max<std::int64_t>(n, 0)));
+  std::vector<float> out(static_cast<std::size_t>(
+      checked_element_count("high_precision_gemm: output C (M x N)", m, n)));
   high_precision_gemm_into(a, b, options, out);
   return out;
 }

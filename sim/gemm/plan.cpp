@@ -8,6 +8,7 @@
 #include <string>
 
 #include "sim/cast.hpp"
+#include "sim/element_count.hpp"
 #include "sim/gemm/parallel.hpp"
 
 namespace fp8lab::sim {
@@ -22,22 +23,7 @@ void check_tensor(const QuantizedTensor& t, char which) {
     throw std::invalid_argument(name + ": format must be e4m3 or e5m2, got " +
                                 spec(t.format).name);
   }
-  if (t.rows < 0 || t.cols < 0) throw std::invalid_argument(name + ": negative rows or cols");
-  if (static_cast<std::int64_t>(t.data.size()) != t.rows * t.cols) {
-    throw std::invalid_argument(name + ": data has " + std::to_string(t.data.size()) +
-                                " codes, rows * cols = " + std::to_string(t.rows * t.cols));
-  }
-  if (t.block_rows < 1 || t.block_cols < 1) {
-    throw std::invalid_argument(name + ": block_rows and block_cols must be >= 1, got " +
-                                std::to_string(t.block_rows) + " x " +
-                                std::to_string(t.block_cols));
-  }
-  if (static_cast<std::int64_t>(t.scale_inv.size()) != t.scale_rows() * t.scale_cols()) {
-    throw std::invalid_argument(name + ": scale_inv has " + std::to_string(t.scale_inv.size()) +
-                                " values, expected ceil(rows / block_rows) * ceil(cols / "
-                                "block_cols) = " +
-                                std::to_string(t.scale_rows() * t.scale_cols()));
-  }
+  t.check_shape(name.c_str());
 }
 
 std::int64_t k_of(const GemmOperand& op) {
@@ -164,14 +150,8 @@ std::function<void(std::int64_t)> quantized_packer(const GemmOperand& op, std::i
 }
 
 void check_dense(const DenseOperand& op, char which) {
-  if (op.rows < 0 || op.cols < 0) {
-    throw std::invalid_argument(operand_name(which) + ": negative rows or cols");
-  }
-  if (static_cast<std::int64_t>(op.data.size()) != op.rows * op.cols) {
-    throw std::invalid_argument(operand_name(which) + ": data has " +
-                                std::to_string(op.data.size()) + " values, rows * cols = " +
-                                std::to_string(op.rows * op.cols));
-  }
+  checked_element_count(operand_name(which).c_str(), op.rows, op.cols, op.data.size(),
+                        "data.size()");
 }
 
 std::function<void(std::int64_t)> dense_packer(const DenseOperand& op, std::int64_t width,
@@ -218,6 +198,8 @@ GemmShape gemm_shape(const GemmOperand& a, const GemmOperand& b) {
                                 " (check each operand's k_dim)");
   }
   if (k < 1) throw std::invalid_argument("GEMM K must be >= 1, got " + std::to_string(k));
+  // C is M x N: sized from this shape by every caller, so its count must not overflow either.
+  checked_element_count("GEMM output C", outer_of(a), outer_of(b));
   return {outer_of(a), outer_of(b), k};
 }
 
@@ -315,11 +297,7 @@ void check_output(const GemmShape& shape, std::span<const float> bias, std::size
     throw std::invalid_argument("GEMM bias has " + std::to_string(bias.size()) +
                                 " values, expected N = " + std::to_string(shape.n));
   }
-  if (static_cast<std::int64_t>(out_size) != shape.m * shape.n) {
-    throw std::invalid_argument("GEMM out has " + std::to_string(out_size) +
-                                " elements, expected M * N = " +
-                                std::to_string(shape.m * shape.n));
-  }
+  checked_element_count("GEMM output C (M x N)", shape.m, shape.n, out_size, "out.size()");
 }
 
 }  // namespace gemm_detail

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/element_count.hpp"
+
 namespace fp8lab::sim::scaling {
 
 const char* to_string(Fp8Format format) {
@@ -33,11 +35,7 @@ void check_tensor_arguments(const char* function, std::size_t size, std::int64_t
     throw std::invalid_argument(where + ": rows = " + std::to_string(rows) + ", cols = " +
                                 std::to_string(cols) + "; both must be >= 1");
   }
-  if (static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols) != size) {
-    throw std::invalid_argument(where + ": x.size() = " + std::to_string(size) +
-                                " but rows * cols = " + std::to_string(rows) + " * " +
-                                std::to_string(cols));
-  }
+  checked_element_count(function, rows, cols, size, "x.size()");
   if (!is_fp8(format)) {
     throw std::invalid_argument(where + ": format = " + spec(format).name +
                                 "; accepted: e4m3, e5m2");

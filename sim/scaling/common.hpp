@@ -40,8 +40,8 @@ struct QuantizeResult {
   QuantizeStats stats;
 };
 
-// Throws std::invalid_argument naming `function` and the field when x.size() != rows * cols,
-// rows or cols < 1, or `format` is not E4M3 / E5M2.
+// Throws std::invalid_argument naming `function` and the field when rows or cols < 1, rows * cols
+// overflows int64 or differs from x.size() (checked_element_count), or `format` is not E4M3 / E5M2.
 void check_tensor_arguments(const char* function, std::size_t size, std::int64_t rows,
                             std::int64_t cols, Format format);
 

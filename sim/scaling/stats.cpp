@@ -11,6 +11,7 @@
 namespace fp8lab::sim::scaling {
 
 std::vector<float> dequantize(const QuantizedTensor& t) {
+  t.check_shape("dequantize");
   std::vector<float> out(t.data.size());
   for (std::int64_t r = 0; r < t.rows; ++r) {
     for (std::int64_t c = 0; c < t.cols; ++c) {

@@ -32,7 +32,8 @@ inline std::string baseline_id(int seed) {
 
 inline nlohmann::json baseline_record(int seed = 0, double final_loss = 2.0,
                                       const std::string& status = "finished") {
-  return {{"schema_version", 1}, {"run_id", baseline_id(seed)}, {"kind", "baseline"},
+  return {{"schema", "fp8lab.run"}, {"schema_version", 1}, {"run_id", baseline_id(seed)},
+          {"kind", "baseline"},
           {"status", status}, {"workload", "w"}, {"seed", seed}, {"high_precision", "fp32"},
           {"backend", "sim"}, {"steps_planned", 10}, {"upstream", nullptr},
           {"eval", {{{"step", 0}, {"loss", 4.0}}, {{"step", 10}, {"loss", final_loss}}}},
@@ -46,7 +47,8 @@ inline nlohmann::json fp8_record(const std::string& id, const std::string& forma
                                  double final_loss, const std::string& status = "finished",
                                  int seed = 0) {
   const double rel = (final_loss - 2.0) / 2.0;
-  return {{"schema_version", 1}, {"run_id", id}, {"kind", "fp8"}, {"status", status},
+  return {{"schema", "fp8lab.run"}, {"schema_version", 1}, {"run_id", id}, {"kind", "fp8"},
+          {"status", status},
           {"workload", "w"}, {"seed", seed}, {"high_precision", "fp32"}, {"backend", "sim"},
           {"steps_planned", 10}, {"baseline_run_id", baseline_id(seed)},
           {"recipe", {{"fp8_format", format}, {"margin", std::to_string(margin)}}},

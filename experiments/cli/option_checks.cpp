@@ -1,0 +1,83 @@
+#include "experiments/cli/option_checks.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "experiments/workloads/registry.hpp"
+#include "recipes/error.hpp"
+
+namespace fp8lab::experiments::cli {
+namespace {
+
+std::optional<std::int64_t> parse_whole_number(const std::string& text) {
+  std::int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (error != std::errc() || stop != end) return std::nullopt;
+  return value;
+}
+
+CLI::Validator whole_number_check(std::int64_t minimum, const std::string& accepted) {
+  return CLI::Validator(
+      [minimum, accepted](std::string& text) -> std::string {
+        const auto value = parse_whole_number(text);
+        if (value && *value >= minimum) return {};
+        return "'" + text + "' is not accepted; expected " + accepted;
+      },
+      accepted);
+}
+
+// A value from names() (read when the option is parsed: workloads register at start-up).
+CLI::Validator one_of(std::function<std::vector<std::string>()> names, const std::string& what,
+                      const std::string& label) {
+  return CLI::Validator(
+      [names, what](std::string& text) -> std::string {
+        const auto accepted = names();
+        if (std::find(accepted.begin(), accepted.end(), text) != accepted.end()) return {};
+        std::string message = "'" + text + "' is not " + what + "; accepted:";
+        for (std::size_t i = 0; i < accepted.size(); ++i) {
+          message.append(i == 0 ? " " : ", ").append(accepted[i]);
+        }
+        if (const auto near = recipes::did_you_mean(text, accepted); !near.empty()) {
+          message += " (did you mean '" + near + "'?)";
+        }
+        return message;
+      },
+      label);
+}
+
+}  // namespace
+
+CLI::Validator whole_number_at_least(std::int64_t minimum) {
+  return whole_number_check(minimum, "a whole number >= " + std::to_string(minimum));
+}
+
+CLI::Validator whole_number() {
+  return whole_number_check(std::numeric_limits<std::int64_t>::min(),
+                            "a whole number from -2^63 to 2^63 - 1");
+}
+
+CLI::Validator workload_name() {
+  return one_of(workload_names, "a known workload", "WORKLOAD");
+}
+
+CLI::Validator output_directory() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.empty()) return "'' is empty; expected a directory (created when absent)";
+        std::error_code error;
+        if (!std::filesystem::exists(text, error) || std::filesystem::is_directory(text, error)) {
+          return {};
+        }
+        return "'" + text + "' exists and is not a directory; expected a directory (created "
+               "when absent)";
+      },
+      "DIR");
+}
+
+}  // namespace fp8lab::experiments::cli

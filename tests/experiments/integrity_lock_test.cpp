@@ -1,0 +1,128 @@
+// Two `fp8lab sweep` processes on one --out (issue 13, data integrity; directory_lock.hpp):
+// overlapping shard specs run every run exactly once between them, a second sweep of the same
+// shard is refused naming the holder, and a holder killed with SIGKILL leaves no lock behind.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "experiments/runner/child_process.hpp"
+#include "experiments/runner/results_store.hpp"
+#include "tests/support/read_text.hpp"
+#include "tests/support/run_to_end.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::read_text;
+using testing::run_to_end;
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Waits (up to a minute) until `done` holds; false on timeout.
+template <typename Condition>
+bool eventually(Condition done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+struct Setup {
+  fs::path dir, out;
+  std::vector<std::string> sweep;  // fp8lab sweep FILE --out OUT --steps 2
+};
+
+Setup setup(const std::string& name) {
+  Setup s;
+  s.dir = fs::temp_directory_path() / ("fp8lab-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(s.dir);
+  fs::create_directories(s.dir);
+  // 4 distinct runs of mlp beside one baseline.
+  std::ofstream(s.dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
+                                         "parameters:\n  margin: {values: [0, 1, 2, 3]}\n";
+  s.out = s.dir / "out";
+  s.sweep = {FP8LAB_EXECUTABLE, "sweep", (s.dir / "sweep.yaml").string(), "--out", s.out.string(),
+             "--steps", "2"};
+  return s;
+}
+
+std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& more) {
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+// Every run's log says it started exactly once, and every run has a valid record.
+void check_each_run_ran_once(const fs::path& out) {
+  const auto ids = ResultsDirectory(out).recorded_run_ids();
+  CHECK(ids.size() == 5);
+  for (const auto& id : ids) {
+    INFO(id);
+    CHECK(count(read_text(out / "logs" / (id + ".log")), "fp8lab run " + id + ": started") == 1);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Overlapping shards on one --out run every run exactly once", "[integrity][lock]") {
+  const auto s = setup("lock-overlap");
+  // Started together: 0/1 takes every run, 0/2 every other one; both need the one baseline.
+  const pid_t all = start_child(plus(s.sweep, {"--resume", "--jobs", "2"}), s.dir / "all.log");
+  const pid_t half = start_child(plus(s.sweep, {"--resume", "--shard", "0/2"}), s.dir / "half.log");
+  CHECK(wait_exit(all) == 0);
+  CHECK(wait_exit(half) == 0);
+  const auto all_log = read_text(s.dir / "all.log"), half_log = read_text(s.dir / "half.log");
+  INFO("0/1:\n" << all_log << "\n0/2:\n" << half_log);
+  check_each_run_ran_once(s.out);
+  CHECK(fs::is_empty(s.out / "claims"));  // every claim released and removed
+  fs::remove_all(s.dir);
+}
+
+TEST_CASE("A second sweep of the same shard is refused while the first runs; kill -9 frees it",
+          "[integrity][lock]") {
+  const auto s = setup("lock-refused");
+  const auto lock = s.out / ".lock-0-of-1";
+  const pid_t first = start_child(s.sweep, s.dir / "first.log");
+  const std::string holder = "pid " + std::to_string(first) + " on host ";
+  REQUIRE(eventually([&] { return read_text(lock).find(holder) != std::string::npos; }));
+
+  CHECK(run_to_end(plus(s.sweep, {"--resume"}), s.dir / "second.log") == 2);
+  const auto second = read_text(s.dir / "second.log");
+  CHECK_THAT(second, Catch::Contains(s.out.string() + " is already being swept as shard 0/1 by " +
+                                     holder) &&
+                         Catch::Contains("fp8lab sweep shard 0/1") &&
+                         Catch::Contains("lock " + lock.string()));
+
+  // SIGKILL: no chance to clean up. The kernel drops its flocks; its children die with it.
+  ::kill(first, SIGKILL);
+  CHECK(wait_exit(first) == 128 + SIGKILL);
+  CHECK(read_text(lock).find(holder) != std::string::npos);  // the stale text stays...
+  REQUIRE(run_to_end(plus(s.sweep, {"--resume"}), s.dir / "resumed.log") == 0);  // ...harmless
+  CHECK_THAT(read_text(lock), !Catch::Contains(holder));
+  const auto ids = ResultsDirectory(s.out).recorded_run_ids();
+  CHECK(ids.size() == 5);
+  fs::remove_all(s.dir);
+}
+
+}  // namespace fp8lab::experiments
