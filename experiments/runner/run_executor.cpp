@@ -381,6 +381,8 @@ std::string recipe_label(const recipes::Recipe& r) {
     label.append(" ").append(tag).append(std::to_string(v));
   };
   if (r.scaling == Scaling::mxfp8) add(recipes::name(r.mx_scale_mode));
+  // torchao-0.18 and torchao-main rows of one mode would otherwise read the same.
+  if (recipes::uses_torchao_version(r)) add(recipes::name(r.torchao_version));
   add(recipes::name(r.fp8_format));
   if (recipes::uses_amax_history(r.scaling)) {
     add_number("m", r.margin);

@@ -17,6 +17,7 @@
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/directory_lock.hpp"
 #include "experiments/runner/progress.hpp"
+#include "experiments/runner/provenance.hpp"
 #include "experiments/runner/results_store.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/workloads/registry.hpp"
@@ -49,17 +50,6 @@ std::string read_text(const std::filesystem::path& path) {
   return text.str();
 }
 
-std::string assignment_text(const recipes::Sweep& sweep, const recipes::RequestedCombination& r) {
-  std::string text;
-  for (std::size_t p = 0; p < sweep.parameters.size(); ++p) {
-    const auto& parameter = sweep.parameters[p];
-    if (!text.empty()) text.append(" ");
-    text.append(parameter.key).append("=").append(
-        recipes::field_text(parameter.values[r.value_index[p]].value));
-  }
-  return text.empty() ? "(base recipe)" : text;
-}
-
 // Where the sweep's models train (BackendChoice::trains_on_cuda): "cpu" or "cuda".
 std::string model_device(const SweepOptions& options) {
   return options.backend.trains_on_cuda() ? "cuda" : "cpu";
@@ -73,7 +63,7 @@ nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExp
     std::string note;
     for (const auto& reason : r.reasons) note.append(note.empty() ? "" : "; ").append(reason);
     requested.push_back({{"index", i + 1},
-                         {"label", assignment_text(e.sweep, r)},
+                         {"label", recipes::assignment_text(e.sweep, r.value_index)},
                          {"workload", r.workload},
                          {"seed", r.seed},
                          {"run_id", e.runs[r.run].id},
@@ -135,6 +125,9 @@ struct Job {
   std::string workload;
   std::int64_t seed = 0;
   std::vector<std::string> arguments;
+  // The provenance the run's own record would carry (provenance.hpp), for the record written
+  // when its process dies without one.
+  nlohmann::json provenance;
 };
 
 std::vector<std::string> common_arguments(const SweepOptions& options) {
@@ -218,17 +211,20 @@ bool run_jobs(const std::vector<Job>& todo, const SweepOptions& options,
     if (g_stop_signal == 0 && !directory.has_record(job.run_id)) {
       // The child died before writing its record: the run is recorded as failed, with the end of
       // its log.
-      directory.write_run_record({{"schema", "fp8lab.run"},
-                                  {"schema_version", kResultsSchemaVersion},
-                                  {"run_id", job.run_id},
-                                  {"kind", job.kind},
-                                  {"status", "failed"},
-                                  {"workload", job.workload},
-                                  {"seed", job.seed},
-                                  {"error", "the run's process " + exit->describe() +
-                                                " without writing its record; log: " +
-                                                (directory.root() / "logs" /
-                                                 (job.run_id + ".log")).string()}});
+      nlohmann::json record = {{"schema", "fp8lab.run"},
+                               {"schema_version", kResultsSchemaVersion},
+                               {"run_id", job.run_id},
+                               {"kind", job.kind},
+                               {"status", "failed"},
+                               {"workload", job.workload},
+                               {"seed", job.seed},
+                               {"error", "the run's process " + exit->describe() +
+                                             " without writing its record; log: " +
+                                             (directory.root() / "logs" /
+                                              (job.run_id + ".log")).string()}};
+      record.update(build_provenance());
+      record.update(job.provenance);
+      directory.write_run_record(record);
     }
     running.erase(it);  // releases the claim: the record is written
     ++done;
@@ -349,6 +345,7 @@ SweepOutcome run_sweep(const SweepOptions& options) {
     job.arguments = {executable, "run", "--baseline-only", "--workload", workload,
                      "--seed", std::to_string(seed)};
     job.arguments.insert(job.arguments.end(), common.begin(), common.end());
+    job.provenance = baseline_provenance();
     if (!directory.has_record(job.run_id)) baselines.push_back(std::move(job));
   };
   // The noise floor's extra baseline seeds (sweep.hpp: baseline_seeds) run in shard 0 only, so
@@ -372,6 +369,7 @@ SweepOutcome run_sweep(const SweepOptions& options) {
     job.arguments = {executable, "run", "--sweep", std::filesystem::absolute(options.sweep_file).string(),
                      "--run-id", run->id};
     job.arguments.insert(job.arguments.end(), common.begin(), common.end());
+    job.provenance = sweep_run_provenance(expansion, *run, text);
     runs.push_back(std::move(job));
   }
 

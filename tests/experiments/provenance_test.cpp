@@ -8,11 +8,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -282,6 +286,63 @@ TEST_CASE("Sweep runs record the sweep, their combinations and upstream's change
                                           R"(finished in \d+s \(eval rel diff [+-]\d+\.\d\d%\) )"
                                           R"(\| all done in \d+)")));
   CHECK(log.find('\r') == std::string::npos);
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// The pid of a running `fp8lab run ... --run-id ID` (a sweep's child), or 0.
+pid_t pid_of_run(const std::string& run_id) {
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string command((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (command.find(std::string("--run-id") + '\0' + run_id + '\0') != std::string::npos) {
+      return static_cast<pid_t>(std::stol(name));
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("A sweep run whose process is killed gets a failed record with its provenance",
+          "[provenance]") {
+  const auto dir = scratch("provenance-killed");
+  std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [gpt-tiny]\nseeds: [0]\n"
+                                       "parameters:\n  fp8_format: {values: [E4M3]}\n";
+  const auto out = dir / "out";
+  const pid_t sweep = start_child({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(),
+                                   "--out", out.string(), "--steps", "2000"},
+                                  dir / "sweep.log");
+  // The FP8 run starts after the baseline (2000 steps of gpt-tiny: long enough to be caught).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(4);
+  std::string run_id;
+  pid_t child = 0;
+  while (child == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!fs::exists(out / "logs")) continue;
+    for (const auto& log : fs::directory_iterator(out / "logs")) {
+      const std::string id = log.path().stem();
+      if (id.rfind("baseline-", 0) == 0) continue;
+      run_id = id;
+      child = pid_of_run(id);
+    }
+  }
+  REQUIRE(child != 0);
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(sweep, &status, 0);
+  const auto record = read_json(out / "runs" / (run_id + ".json"));
+  INFO(record.dump());
+  CHECK(record["status"] == "failed");
+  CHECK_THAT(record["error"].get<std::string>(), Catch::Contains("without writing its record"));
+  CHECK(record["git_commit"] == version_commit(dir));
+  CHECK(record["source"]["kind"] == "sweep");
+  CHECK(record["source"]["combinations"] == nlohmann::json::array({"fp8_format=E4M3"}));
+  CHECK(record["runs_as"] == "asked");
+  CHECK(record["upstream"].is_object());
   fs::remove_all(dir);
 }
 
