@@ -17,6 +17,7 @@
 #include "recipes/error.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/read_text.hpp"
+#include "tests/support/run_to_end.hpp"
 #include "tests/support/report_records.hpp"
 
 namespace fp8lab::experiments {
@@ -24,13 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::read_text;
-
-int run_to_end(const std::vector<std::string>& arguments, const fs::path& log) {
-  const pid_t pid = start_child(arguments, log);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+using testing::run_to_end;
 
 recipes::Sweep sweep_text(const std::string& line) {
   return recipes::parse_sweep_text("workloads: [w]\n" + line + "\n", "s.yaml");
@@ -109,8 +104,8 @@ TEST_CASE("fp8lab sweep and fp8lab report name the bad --heatmap-axes value and 
                      dir / "sweep.log") == 2);
   CHECK_THAT(read_text(dir / "sweep.log"),
              Catch::Contains("fp8lab sweep: --heatmap-axes 'fp8_format,marign': 'marign' is not a "
-                             "recipe field; accepted: two different recipe fields these runs vary: "
-                             "fp8_format, margin"));
+                             "recipe field (did you mean 'margin'?); accepted: two different recipe "
+                             "fields these runs vary: fp8_format, margin"));
   REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
                       (dir / "out").string(), "--heatmap-axes", "interval,margin"},
                      dir / "sweep2.log") == 2);

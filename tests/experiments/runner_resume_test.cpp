@@ -18,6 +18,7 @@
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/results_store.hpp"
 #include "tests/support/read_text.hpp"
+#include "tests/support/run_to_end.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -25,18 +26,12 @@ namespace {
 namespace fs = std::filesystem;
 
 using testing::read_text;
+using testing::run_to_end;
 
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
   return n;
-}
-
-int run_to_end(const std::vector<std::string>& arguments, const fs::path& log) {
-  const pid_t pid = start_child(arguments, log);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace

@@ -17,20 +17,15 @@
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/results_store.hpp"
 #include "tests/support/read_text.hpp"
+#include "tests/support/run_to_end.hpp"
 
 namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
 
-int run_to_end(const std::vector<std::string>& arguments, const fs::path& log) {
-  const pid_t pid = start_child(arguments, log);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 using testing::read_text;
+using testing::run_to_end;
 
 }  // namespace
 
