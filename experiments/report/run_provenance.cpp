@@ -45,7 +45,9 @@ UpstreamMark upstream_mark(const nlohmann::json& record) {
   UpstreamMark mark;
   if (upstream.contains("refusal") && upstream["refusal"].is_string()) {
     mark.differs = true;
-    mark.text = runner + " refuses: " + upstream["refusal"].get<std::string>();
+    // fp8lab's refusals already name the runner ("accelerate + TE refuses these settings (..)").
+    const auto refusal = upstream["refusal"].get<std::string>();
+    mark.text = refusal.rfind(runner, 0) == 0 ? refusal : runner + " refuses: " + refusal;
   } else if (upstream.contains("runnable") && upstream["runnable"].is_boolean() &&
              !upstream["runnable"].get<bool>()) {
     mark.differs = true;

@@ -191,6 +191,11 @@ TEST_CASE("Every row says how it ran and what accelerate + TE would change or re
   CHECK(upstream_mark(refused).differs);
   CHECK(upstream_mark(refused).text ==
         "accelerate + TE refuses: Pure E5M2 training is not supported by Transformer Engine");
+  // A refusal as fp8lab writes it names the runner itself: not said twice.
+  auto refused_by_name = refused;
+  refused_by_name["upstream"]["refusal"] = "accelerate + TE refuses these settings (fp8_format)";
+  CHECK(upstream_mark(refused_by_name).text ==
+        "accelerate + TE refuses these settings (fp8_format)");
   CHECK(upstream_mark(changed).differs);
   CHECK(upstream_mark(changed).text == "accelerate + TE would change: amax_compute_algo "
                                        "most_recent -> max (TERecipeKwargs never forwards it)");
