@@ -15,6 +15,14 @@ int main(int argc, char** argv) {
   fp8lab::experiments::cli::add_run_command(app);
   fp8lab::experiments::cli::add_sweep_command(app);
   fp8lab::experiments::cli::add_report_command(app);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // app.exit prints the message. A subcommand's own failure (CLI::RuntimeError) keeps its code;
+    // a usage error (unknown flag, a value an option check refuses, --a excludes --b) exits 2,
+    // as every other bad input does, instead of CLI11's 1xx codes.
+    const int code = app.exit(e);
+    return code == 0 || dynamic_cast<const CLI::RuntimeError*>(&e) != nullptr ? code : 2;
+  }
   return 0;
 }
