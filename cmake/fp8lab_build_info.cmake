@@ -23,8 +23,9 @@ if(GIT_EXECUTABLE)
                     OUTPUT_VARIABLE head RESULT_VARIABLE head_failed
                     OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
     # Tracked files only: an untracked scratch file does not make the build differ from the
-    # commit, an edited source does.
-    execute_process(COMMAND ${GIT_EXECUTABLE} -C ${SOURCE_DIR} status --porcelain
+    # commit, an edited source does. --no-optional-locks: this runs at every build, and a status
+    # that refreshed the index would take index.lock and could fail the user's own git command.
+    execute_process(COMMAND ${GIT_EXECUTABLE} --no-optional-locks -C ${SOURCE_DIR} status --porcelain
                             --untracked-files=no
                     OUTPUT_VARIABLE changes RESULT_VARIABLE status_failed ERROR_QUIET)
     if(NOT head_failed AND head MATCHES "^[0-9a-f]+$")
