@@ -3,6 +3,7 @@
 // computation, so the two never disagree.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 
 #include "recipes/compatibility.hpp"
@@ -48,7 +49,13 @@ TEST_CASE("the refusal of an asked run names the runner and every quirk", "[reci
   const std::string why = refusal(e5m2);
   CHECK(why.rfind(e5m2.runner + " refuses these settings (", 0) == 0);
   CHECK(why.find("fp8_format: E5M2 -> refused") != std::string::npos);
-  // Only what refuses: the changes the peer would also make are not reasons to refuse.
+  // Only what refuses: the changes the peer would also make are not reasons to refuse. The
+  // recipe has one (fp8lab's default most_recent runs as DelayedScaling's max), so the absence
+  // below is a real test.
+  const auto amax = std::find_if(e5m2.quirks.begin(), e5m2.quirks.end(),
+                                 [](const Quirk& q) { return q.field == "amax_compute_algo"; });
+  REQUIRE(amax != e5m2.quirks.end());
+  CHECK(amax->runs == "max");
   CHECK(why.find("amax_compute_algo") == std::string::npos);
   CHECK_THROWS_WITH(recipe_to_run(e5m2, RunsAs::upstream, {"e.yaml", 0}),
                     Catch::Contains(why + ", so they cannot run as"));
