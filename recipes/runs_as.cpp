@@ -69,7 +69,7 @@ std::string refusal(const Compatibility& c) {
 
 RecipeToRun recipe_to_run(const Compatibility& c, RunsAs runs_as, const Site& site,
                           const std::string& context) {
-  if (runs_as == RunsAs::asked) return {c.asked, {}, {}};
+  if (runs_as == RunsAs::asked) return {c.asked, {}};
   if (c.trains_without_fp8) {
     // What accelerate trains is the high-precision model: fp8lab's baseline, not an FP8 run.
     throw RecipeError(site, "mixed_precision", *c.trains_without_fp8,
@@ -85,9 +85,7 @@ RecipeToRun recipe_to_run(const Compatibility& c, RunsAs runs_as, const Site& si
   }
   // One change per recipe field that differs; quirks that change no field (e.g. TE defaults
   // accelerate cannot set) are for `fp8lab explain`, not for the run.
-  RecipeToRun out{c.te_effective, {}, field_changes(c)};
-  for (const Quirk& change : out.changed_fields) out.changes.push_back(change_text(change));
-  return out;
+  return {c.te_effective, field_changes(c)};
 }
 
 RecipeToRun read_recipe_to_run(const std::string& path, RunsAs runs_as) {

@@ -28,11 +28,10 @@ RunsAs parse_runs_as(std::string_view text, const Site& site, const std::string&
 
 // A recipe to run and how it differs from what was asked, field by field: `changed_fields` as
 // data (one per recipe field: field, asked and runs as recipe-file values, the quirk's why and
-// reference, empty when no quirk explains it), and `changes` as the same lines of text ("field:
-// asked -> runs (why; reference)"). Both empty for RunsAs::asked.
+// reference, empty when no quirk explains it; change_text makes each a line). Empty for
+// RunsAs::asked.
 struct RecipeToRun {
   Recipe recipe;
-  std::vector<std::string> changes;
   std::vector<Quirk> changed_fields;
 };
 

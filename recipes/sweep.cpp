@@ -299,16 +299,18 @@ SweepExpansion expand(const Sweep& sweep) {
       settings.push_back(sweep.parameters[p].values[c.value_index[p]]);
     }
     c.requested = resolve(settings, Strictness::sweep);
-    RecipeToRun to_run{c.requested, {}, {}};
+    RecipeToRun to_run{c.requested, {}};
     if (sweep.runs_as == RunsAs::upstream) {
       to_run = recipe_to_run(compatibility(c.requested), sweep.runs_as, sweep.runs_as_site,
                              "combination " + assignment_text(sweep, c.value_index) + ": ");
     }
     c.canonical = canonicalize(to_run.recipe);
+    std::vector<std::string> changes;
+    for (const Quirk& change : to_run.changed_fields) {
+      changes.push_back("runs_as upstream: " + change_text(change));
+    }
+    c.canonical.reasons.insert(c.canonical.reasons.begin(), changes.begin(), changes.end());
     c.changed_fields = std::move(to_run.changed_fields);
-    for (auto& change : to_run.changes) change.insert(0, "runs_as upstream: ");
-    c.canonical.reasons.insert(c.canonical.reasons.begin(), to_run.changes.begin(),
-                               to_run.changes.end());
     c.canonical_text = canonical_string(c.canonical.recipe);
     combinations.push_back(std::move(c));
   }
