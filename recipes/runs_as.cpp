@@ -34,6 +34,10 @@ const Quirk* quirk_for(const Compatibility& c, const std::string& field) {
 std::vector<Quirk> field_changes(const Compatibility& c) {
   std::vector<Quirk> changes;
   for (const std::string& field : recipe_field_names()) {
+    // A field the run recipe does not use is no change: TE's mx_scale_mode te has no torchao
+    // version (te_effective keeps the canonical default); the mx_scale_mode quirk names the asked
+    // torchao_version.
+    if (field == "torchao_version" && !uses_torchao_version(c.te_effective)) continue;
     const std::string asked = field_text(c.asked, field), runs = field_text(c.te_effective, field);
     if (asked == runs) continue;
     const Quirk* q = quirk_for(c, field);

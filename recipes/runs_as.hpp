@@ -37,7 +37,8 @@ struct RecipeToRun {
 
 // The recipe fields the peer runs differently from what was asked (te_effective vs asked), each
 // with the quirk that explains it; what RecipeToRun::changed_fields holds for RunsAs::upstream.
-// Quirks that change no recipe field (e.g. TE defaults accelerate cannot set) are not in it.
+// Quirks that change no recipe field (e.g. TE defaults accelerate cannot set) are not in it, nor
+// is a field the run recipe does not use (torchao_version when !uses_torchao_version(te_effective)).
 std::vector<Quirk> field_changes(const Compatibility& compatibility);
 // One change as a line: "field: asked -> runs (why; reference)".
 std::string change_text(const Quirk& change);

@@ -87,3 +87,43 @@ parameters:
       "workloads: [w]\nparameters:\n  amax_compute_algo: {values: [most_recent]}\n", "a.yaml"));
   CHECK(asked.requested[0].changed_fields.empty());
 }
+
+TEST_CASE("runs_as upstream over mx_scale_mode floor: one change, a canonical TE recipe",
+          "[recipes][sweep][runs_as]") {
+  // E4M3, so that the mode is the only field TE changes. TE runs mx_scale_mode te, which has no
+  // torchao version: the run recipe keeps the canonical
+  // default, torchao_version is not a change of its own (the mx_scale_mode quirk names it), and
+  // canonicalization finds nothing to add.
+  const SweepExpansion e = expand(parse_sweep_text(R"(
+runs_as: upstream
+workloads: [w]
+base:
+  scaling: mxfp8
+  fp8_format: E4M3
+  torchao_version: torchao-main
+parameters:
+  mx_scale_mode: {values: [floor]}
+)",
+                                                   "m.yaml"));
+  REQUIRE(e.requested.size() == 1);
+  REQUIRE(e.runs.size() == 1);
+  const RequestedCombination& request = e.requested[0];
+  CHECK(request.recipe.torchao_version == TorchaoVersion::main);
+  std::string texts;  // every change and reason, for a failure's message
+  for (const Quirk& q : request.changed_fields) texts += change_text(q) + "\n";
+  for (const std::string& reason : request.reasons) texts += reason + "\n";
+  INFO(texts);
+  REQUIRE(request.changed_fields.size() == 1);
+  const Quirk& change = request.changed_fields[0];
+  CHECK(change.field == "mx_scale_mode");
+  CHECK(change.asked == "floor");
+  CHECK(change.runs == "te");
+  CHECK(change.why.find("torchao_version: torchao-main") != std::string::npos);
+  REQUIRE(request.reasons.size() == 1);
+  CHECK(request.reasons[0] == "runs_as upstream: " + change_text(change));
+  CHECK(e.runs[0].recipe.mx_scale_mode == MxScaleMode::te);
+  CHECK(e.runs[0].recipe.torchao_version == Recipe{}.torchao_version);
+  const Compatibility c = compatibility(request.recipe);
+  CHECK(c.te_effective.torchao_version == Recipe{}.torchao_version);
+  CHECK(field_changes(c).size() == 1);
+}
