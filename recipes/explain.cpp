@@ -1,7 +1,5 @@
 #include "recipes/explain.hpp"
 
-#include <algorithm>
-
 #include "recipes/accelerate.hpp"
 #include "recipes/compatibility.hpp"
 #include "recipes/recipe_file.hpp"
@@ -19,9 +17,7 @@ std::string explain_text(const std::string& text, const std::string& file) {
 
 std::string explain_environment(const std::map<std::string, std::string>& env) {
   // With none set, the text explains accelerate's defaults; say so (fp8lab run --env refuses).
-  const bool none = std::none_of(env.begin(), env.end(), [](const auto& entry) {
-    return entry.first.rfind("ACCELERATE_FP8_", 0) == 0;
-  });
+  const bool none = accelerate_fp8_variables(env).empty();
   return format_compatibility(compatibility(read_accelerate_env(env)),
                               none ? "accelerate settings from the ACCELERATE_FP8_* environment "
                                      "(none is set: these are accelerate's defaults)"

@@ -48,10 +48,7 @@ RunSource environment_source(const std::map<std::string, std::string>& env) {
   RunSource source;
   source.kind = SourceKind::accelerate_env;
   source.site = {"environment", 0};
-  std::map<std::string, std::string> fp8;
-  for (const auto& [var, value] : env) {
-    if (var.rfind("ACCELERATE_FP8_", 0) == 0) fp8.emplace(var, value);
-  }
+  const std::map<std::string, std::string> fp8 = accelerate_fp8_variables(env);
   if (fp8.empty()) {
     throw RecipeError(source.site, "ACCELERATE_FP8_*", "",
                       "no variable is set, so there are no accelerate FP8 settings to run",

@@ -34,6 +34,13 @@ TEST_CASE("the environment as a run source: only ACCELERATE_FP8_*, read as accel
   CHECK(upstream.recipe.amax_compute_algo == AmaxComputeAlgo::max);
   CHECK(upstream.recipe.fp8_format == Fp8Format::E4M3);
 
+  // The one filter all three readers use (run --env, explain --env, read_accelerate_env):
+  // ACCELERATE_MIXED_PRECISION shares the ACCELERATE_ prefix but is not an FP8 input.
+  CHECK(accelerate_fp8_variables(env) ==
+        std::map<std::string, std::string>{{"ACCELERATE_FP8_FORMAT", "E4M3"},
+                                           {"ACCELERATE_FP8_MARGIN", "2"}});
+  CHECK(accelerate_fp8_variables({{"ACCELERATE_FP8", "x"}, {"accelerate_fp8_margin", "1"}}).empty());
+
   // A bad value names the variable, as explain --env does.
   CHECK_THROWS_WITH(environment_source({{"ACCELERATE_FP8_FORMAT", "E4M4"}}),
                     Catch::Contains("ACCELERATE_FP8_FORMAT") && Catch::Contains("E4M4"));
