@@ -3,16 +3,16 @@
 #include "recipes/accelerate.hpp"
 #include "recipes/compatibility.hpp"
 #include "recipes/recipe_file.hpp"
+#include "recipes/run_source.hpp"
 
 namespace fp8lab::recipes {
 
 std::string explain_text(const std::string& text, const std::string& file) {
-  if (looks_like_accelerate_config(text)) {
-    return format_compatibility(compatibility(parse_accelerate_config_text(text, file)),
-                                "accelerate config " + file);
-  }
-  return format_compatibility(compatibility(parse_recipe_text(text, file)),
-                              "fp8lab recipe file " + file);
+  const RunSource source = source_from_text(text, file);
+  return format_compatibility(source.compatibility,
+                              (source.kind == SourceKind::accelerate_config ? "accelerate config "
+                                                                            : "fp8lab recipe file ") +
+                                  file);
 }
 
 std::string explain_environment(const std::map<std::string, std::string>& env) {

@@ -70,6 +70,25 @@ TEST_CASE("no ACCELERATE_FP8_* variable: an error naming every variable accepted
         std::string::npos);
 }
 
+TEST_CASE("run and explain tell an accelerate config from a recipe file the same way",
+          "[recipes][ergonomics]") {
+  // source_from_text is the one dispatch: read_source_file and explain_text both use it.
+  const std::string config = "mixed_precision: fp8\nfp8_config:\n  backend: TE\n  margin: 1\n";
+  const RunSource accel = source_from_text(config, "a.yaml");
+  CHECK(accel.kind == SourceKind::accelerate_config);
+  CHECK(accel.text == config);
+  CHECK(accel.path.empty());
+  CHECK(accel.site.file == "a.yaml");
+  CHECK(accel.compatibility.asked.margin == 1);
+  CHECK(explain_text(config, "a.yaml").rfind("accelerate config a.yaml\n", 0) == 0);
+  const RunSource recipe = source_from_text("margin: 2\n", "r.yaml");
+  CHECK(recipe.kind == SourceKind::recipe_file);
+  CHECK(recipe.compatibility.asked.margin == 2);
+  CHECK(explain_text("margin: 2\n", "r.yaml").rfind("fp8lab recipe file r.yaml\n", 0) == 0);
+  CHECK_THROWS_WITH(source_from_text("margin: x\n", "r.yaml"),
+                    Catch::Contains("r.yaml") && Catch::Contains("margin"));
+}
+
 TEST_CASE("mixed_precision bf16 with an fp8_config: no FP8, in explain and in runs_as upstream",
           "[recipes][ergonomics]") {
   const std::string config =
