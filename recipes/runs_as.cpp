@@ -55,9 +55,10 @@ std::string change_text(const Quirk& q) {
 
 std::string refusal(const Compatibility& c) {
   if (c.trains_without_fp8) {
-    return fmt::format("{} runs no FP8 for mixed_precision {} (accelerate launch exports "
-                       "fp8_config only when mixed_precision is fp8; te-accelerate.md §1.7)",
-                       c.runner, *c.trains_without_fp8);
+    // Why, from the mixed_precision quirk compatibility() records with trains_without_fp8.
+    const Quirk* q = quirk_for(c, "mixed_precision");
+    return fmt::format("{} runs no FP8 for mixed_precision {}{}", c.runner, *c.trains_without_fp8,
+                       q == nullptr ? "" : fmt::format(" ({}; {})", q->why, q->reference));
   }
   if (c.runnable) return {};
   // The quirks that refuse (runs ""); the others are changes, listed by explain.

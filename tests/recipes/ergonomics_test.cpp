@@ -112,6 +112,15 @@ TEST_CASE("mixed_precision bf16 with an fp8_config: no FP8, in explain and in ru
 
   // runs_as upstream refuses with the same words, naming the field, value and what to do.
   CHECK(refusal(c).find("runs no FP8 for mixed_precision bf16") != std::string::npos);
+  // Its reason is the mixed_precision quirk's why and reference, word for word.
+  const auto quirk = std::find_if(c.quirks.begin(), c.quirks.end(),
+                                  [](const Quirk& q) { return q.field == "mixed_precision"; });
+  REQUIRE(quirk != c.quirks.end());
+  CHECK(refusal(c) == c.runner + " runs no FP8 for mixed_precision bf16 (" + quirk->why + "; " +
+                          quirk->reference + ")");
+  CHECK(refusal(c) == "accelerate + Transformer Engine runs no FP8 for mixed_precision bf16 "
+                      "(accelerate launch exports fp8_config only when mixed_precision is fp8; "
+                      "te-accelerate.md §1.7)");
   try {
     recipe_to_run(c, RunsAs::upstream, {"bf16.yaml", 0});
     FAIL("no error");
