@@ -13,6 +13,7 @@
 #include "gpu/cast.cuh"
 #include "gpu/cuda_check.hpp"
 #include "gpu/quantize.hpp"
+#include "sim/element_count.hpp"
 #include "sim/rng.hpp"
 
 namespace fp8lab::gpu::detail {
@@ -232,6 +233,24 @@ inline void check_fp8(sim::Format format, const char* function) {
     throw std::invalid_argument(std::string(function) + ": format = " + sim::spec(format).name +
                                 "; accepted: e4m3, e5m2");
   }
+}
+
+// The shape rules of every gpu/scaling quantizer, device entry point and host twin alike
+// (blocked.cu, current.cu, scaling/host_twin.cu): rows, cols, block_rows, block_cols >= 1 (a
+// per-tensor scaling's one block is rows x cols), and rows * cols within int64, since the kernels
+// index up to it. Returns rows * cols. Null pointers are each caller's own check.
+inline std::int64_t check_blocked_shape(const char* function, std::int64_t rows, std::int64_t cols,
+                                        std::int64_t block_rows, std::int64_t block_cols) {
+  if (rows < 1 || cols < 1) {
+    throw std::invalid_argument(std::string(function) + ": rows and cols must be >= 1, got " +
+                                std::to_string(rows) + ", " + std::to_string(cols));
+  }
+  if (block_rows < 1 || block_cols < 1) {
+    throw std::invalid_argument(std::string(function) +
+                                ": block_rows and block_cols must be >= 1, got " +
+                                std::to_string(block_rows) + ", " + std::to_string(block_cols));
+  }
+  return sim::checked_element_count(function, rows, cols);
 }
 
 // Calls launch.template operator()<F, M>() for the runtime format and overflow mode.

@@ -299,11 +299,19 @@ AccelerateFp8Settings read_accelerate_config(const std::string& path) {
 
 std::vector<std::string> accelerate_env_variables() { return reader_names(); }
 
+std::map<std::string, std::string> accelerate_fp8_variables(
+    const std::map<std::string, std::string>& env) {
+  std::map<std::string, std::string> fp8;
+  for (const auto& [var, value] : env) {
+    if (var.rfind(kPrefix, 0) == 0) fp8.emplace(var, value);
+  }
+  return fp8;
+}
+
 AccelerateFp8Settings read_accelerate_env(const std::map<std::string, std::string>& env) {
   AccelerateFp8Settings s;
   s.origin = "environment";
-  for (const auto& [var, text] : env) {
-    if (var.rfind(kPrefix, 0) != 0) continue;
+  for (const auto& [var, text] : accelerate_fp8_variables(env)) {
     const Site site{"environment", 0};
     const auto reader = readers().find(var);
     if (reader == readers().end()) {

@@ -66,7 +66,11 @@ std::optional<bool> accelerate_str_to_bool(std::string_view text);
 
 AccelerateFp8Settings read_accelerate_config(const std::string& path);
 AccelerateFp8Settings parse_accelerate_config_text(const std::string& text, const std::string& file);
-// Only keys starting with ACCELERATE_FP8_ are looked at; the others are not accelerate's FP8 inputs.
+// The entries of `env` whose names start with ACCELERATE_FP8_: accelerate's FP8 inputs, the only
+// ones read_accelerate_env looks at (the others, ACCELERATE_MIXED_PRECISION included, are not).
+std::map<std::string, std::string> accelerate_fp8_variables(
+    const std::map<std::string, std::string>& env);
+// Reads accelerate_fp8_variables(env).
 AccelerateFp8Settings read_accelerate_env(const std::map<std::string, std::string>& env);
 // Every ACCELERATE_FP8_* variable accelerate reads, sorted (for messages and --help).
 std::vector<std::string> accelerate_env_variables();

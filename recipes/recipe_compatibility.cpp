@@ -99,9 +99,7 @@ Compatibility compatibility(const Recipe& r) {
     c.runner = "accelerate TERecipeKwargs + Transformer Engine";
     const Recipe te_from_kwargs = c.te_effective;
     c.asked = r;
-    c.te_effective = te_from_kwargs;
-    // TE has no torchao version; keeping the asked one makes runs_as report no change for it.
-    c.te_effective.torchao_version = r.torchao_version;
+    c.te_effective = te_from_kwargs;  // canonical: TE has no torchao version (field_changes)
     if (uses_torchao_version(r)) {
       c.quirks.push_back(
           {"mx_scale_mode", std::string(name(r.mx_scale_mode)), "te",

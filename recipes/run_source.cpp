@@ -20,18 +20,24 @@ std::string_view name(SourceKind kind) {
   return "settings";
 }
 
-RunSource read_source_file(const std::string& path) {
+RunSource source_from_text(const std::string& text, const std::string& file) {
   RunSource source;
-  source.text = read_recipe_text(path);  // refuses a directory or an empty file
-  source.path = std::filesystem::absolute(path).lexically_normal().string();
-  source.site = {path, 0};
-  if (looks_like_accelerate_config(source.text)) {
+  source.text = text;
+  source.site = {file, 0};
+  if (looks_like_accelerate_config(text)) {
     source.kind = SourceKind::accelerate_config;
-    source.compatibility = compatibility(parse_accelerate_config_text(source.text, path));
+    source.compatibility = compatibility(parse_accelerate_config_text(text, file));
   } else {
     source.kind = SourceKind::recipe_file;
-    source.compatibility = compatibility(parse_recipe_text(source.text, path));
+    source.compatibility = compatibility(parse_recipe_text(text, file));
   }
+  return source;
+}
+
+RunSource read_source_file(const std::string& path) {
+  // read_recipe_text refuses a directory or an empty file.
+  RunSource source = source_from_text(read_recipe_text(path), path);
+  source.path = std::filesystem::absolute(path).lexically_normal().string();
   return source;
 }
 
@@ -48,10 +54,7 @@ RunSource environment_source(const std::map<std::string, std::string>& env) {
   RunSource source;
   source.kind = SourceKind::accelerate_env;
   source.site = {"environment", 0};
-  std::map<std::string, std::string> fp8;
-  for (const auto& [var, value] : env) {
-    if (var.rfind("ACCELERATE_FP8_", 0) == 0) fp8.emplace(var, value);
-  }
+  const std::map<std::string, std::string> fp8 = accelerate_fp8_variables(env);
   if (fp8.empty()) {
     throw RecipeError(source.site, "ACCELERATE_FP8_*", "",
                       "no variable is set, so there are no accelerate FP8 settings to run",

@@ -30,7 +30,12 @@ struct RunSource {
   Compatibility compatibility;
 };
 
-// An fp8lab recipe file or an accelerate config file. Throws RecipeError naming file and line.
+// The text of an fp8lab recipe file or of an accelerate config (told apart by
+// looks_like_accelerate_config), parsed as its kind; `file` names it in messages and is the site.
+// path stays empty. Throws RecipeError naming file and line. Used by read_source_file and by
+// `fp8lab explain` (explain_text), so the two never tell a file apart differently.
+RunSource source_from_text(const std::string& text, const std::string& file);
+// The same for a file on disk (refused when empty or a directory), with its absolute path.
 RunSource read_source_file(const std::string& path);
 // The YAML of --set flags; `origin` names it in messages ("--set").
 RunSource settings_source(const std::string& yaml, const std::string& origin);

@@ -34,6 +34,10 @@ const Quirk* quirk_for(const Compatibility& c, const std::string& field) {
 std::vector<Quirk> field_changes(const Compatibility& c) {
   std::vector<Quirk> changes;
   for (const std::string& field : recipe_field_names()) {
+    // A field the run recipe does not use is no change: TE's mx_scale_mode te has no torchao
+    // version (te_effective keeps the canonical default); the mx_scale_mode quirk names the asked
+    // torchao_version.
+    if (field == "torchao_version" && !uses_torchao_version(c.te_effective)) continue;
     const std::string asked = field_text(c.asked, field), runs = field_text(c.te_effective, field);
     if (asked == runs) continue;
     const Quirk* q = quirk_for(c, field);
@@ -51,9 +55,10 @@ std::string change_text(const Quirk& q) {
 
 std::string refusal(const Compatibility& c) {
   if (c.trains_without_fp8) {
-    return fmt::format("{} runs no FP8 for mixed_precision {} (accelerate launch exports "
-                       "fp8_config only when mixed_precision is fp8; te-accelerate.md §1.7)",
-                       c.runner, *c.trains_without_fp8);
+    // Why, from the mixed_precision quirk compatibility() records with trains_without_fp8.
+    const Quirk* q = quirk_for(c, "mixed_precision");
+    return fmt::format("{} runs no FP8 for mixed_precision {}{}", c.runner, *c.trains_without_fp8,
+                       q == nullptr ? "" : fmt::format(" ({}; {})", q->why, q->reference));
   }
   if (c.runnable) return {};
   // The quirks that refuse (runs ""); the others are changes, listed by explain.
@@ -69,7 +74,7 @@ std::string refusal(const Compatibility& c) {
 
 RecipeToRun recipe_to_run(const Compatibility& c, RunsAs runs_as, const Site& site,
                           const std::string& context) {
-  if (runs_as == RunsAs::asked) return {c.asked, {}, {}};
+  if (runs_as == RunsAs::asked) return {c.asked, {}};
   if (c.trains_without_fp8) {
     // What accelerate trains is the high-precision model: fp8lab's baseline, not an FP8 run.
     throw RecipeError(site, "mixed_precision", *c.trains_without_fp8,
@@ -85,9 +90,7 @@ RecipeToRun recipe_to_run(const Compatibility& c, RunsAs runs_as, const Site& si
   }
   // One change per recipe field that differs; quirks that change no field (e.g. TE defaults
   // accelerate cannot set) are for `fp8lab explain`, not for the run.
-  RecipeToRun out{c.te_effective, {}, field_changes(c)};
-  for (const Quirk& change : out.changed_fields) out.changes.push_back(change_text(change));
-  return out;
+  return {c.te_effective, field_changes(c)};
 }
 
 RecipeToRun read_recipe_to_run(const std::string& path, RunsAs runs_as) {

@@ -28,17 +28,17 @@ RunsAs parse_runs_as(std::string_view text, const Site& site, const std::string&
 
 // A recipe to run and how it differs from what was asked, field by field: `changed_fields` as
 // data (one per recipe field: field, asked and runs as recipe-file values, the quirk's why and
-// reference, empty when no quirk explains it), and `changes` as the same lines of text ("field:
-// asked -> runs (why; reference)"). Both empty for RunsAs::asked.
+// reference, empty when no quirk explains it; change_text makes each a line). Empty for
+// RunsAs::asked.
 struct RecipeToRun {
   Recipe recipe;
-  std::vector<std::string> changes;
   std::vector<Quirk> changed_fields;
 };
 
 // The recipe fields the peer runs differently from what was asked (te_effective vs asked), each
 // with the quirk that explains it; what RecipeToRun::changed_fields holds for RunsAs::upstream.
-// Quirks that change no recipe field (e.g. TE defaults accelerate cannot set) are not in it.
+// Quirks that change no recipe field (e.g. TE defaults accelerate cannot set) are not in it, nor
+// is a field the run recipe does not use (torchao_version when !uses_torchao_version(te_effective)).
 std::vector<Quirk> field_changes(const Compatibility& compatibility);
 // One change as a line: "field: asked -> runs (why; reference)".
 std::string change_text(const Quirk& change);

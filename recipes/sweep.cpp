@@ -65,27 +65,30 @@ std::vector<FieldSetting> parse_values(const std::string& key, const YAML::Node&
   return values;
 }
 
-// baseline_seeds: [0, 1, 2]: a non-empty list of distinct integers.
-std::vector<std::int64_t> parse_baseline_seeds(const YAML::Node& v, const Site& site,
-                                               const std::string& file) {
-  const std::string key = "baseline_seeds";
+// seeds: [0, 1] and baseline_seeds: [0, 1, 2]: a non-empty list of integers, each named as
+// key[i] in messages; `distinct` refuses one given twice (baseline_seeds: a repeated seed would
+// count its noise twice).
+std::vector<std::int64_t> parse_int_list(const std::string& key, const YAML::Node& v,
+                                         const Site& site, const std::string& file,
+                                         bool distinct) {
   if (!v.IsSequence() || v.size() == 0) {
     throw RecipeError(site, key, v.IsSequence() ? "[]" : detail::describe_node(v),
                       "expected a non-empty list, got",
-                      "a list of distinct integers, e.g. [0, 1, 2]");
+                      distinct ? "a list of distinct integers, e.g. [0, 1, 2]"
+                               : "a list of integers, e.g. [0, 1]");
   }
-  std::vector<std::int64_t> seeds;
+  std::vector<std::int64_t> values;
   for (std::size_t i = 0; i < v.size(); ++i) {
     const Site item_site = detail::site_of(file, v[i]);
     const std::string field = fmt::format("{}[{}]", key, i);
-    const std::int64_t seed = detail::as_int(v[i], item_site, field, "integers");
-    if (std::find(seeds.begin(), seeds.end(), seed) != seeds.end()) {
-      throw RecipeError(item_site, field, std::to_string(seed), "is given twice:",
+    const std::int64_t value = detail::as_int(v[i], item_site, field, "integers");
+    if (distinct && std::find(values.begin(), values.end(), value) != values.end()) {
+      throw RecipeError(item_site, field, std::to_string(value), "is given twice:",
                         "distinct integers, e.g. [0, 1, 2]");
     }
-    seeds.push_back(seed);
+    values.push_back(value);
   }
-  return seeds;
+  return values;
 }
 
 std::uint64_t splitmix64(std::uint64_t& state) {
@@ -186,22 +189,19 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
     } else if (key == "seed") {
       has_seed = true;
       sweep.seed = static_cast<std::uint64_t>(detail::as_int(v, site, key, "an integer"));
-    } else if (key == "workloads" || key == "seeds") {
+    } else if (key == "workloads") {
       if (!v.IsSequence() || v.size() == 0) {
         throw RecipeError(site, key, detail::describe_node(v), "expected a non-empty list, got",
-                          key == "workloads" ? "a list of workload names, e.g. [gpt-small]"
-                                             : "a list of integers, e.g. [0, 1]");
+                          "a list of workload names, e.g. [gpt-small]");
       }
       for (const auto& item : v) {
         const Site item_site = detail::site_of(file, item);
-        if (key == "workloads") {
-          sweep.workloads.push_back(detail::as_scalar(item, item_site, key, "workload names"));
-        } else {
-          sweep.seeds.push_back(detail::as_int(item, item_site, key, "integers"));
-        }
+        sweep.workloads.push_back(detail::as_scalar(item, item_site, key, "workload names"));
       }
+    } else if (key == "seeds") {
+      sweep.seeds = parse_int_list(key, v, site, file, false);
     } else if (key == "baseline_seeds") {
-      sweep.baseline_seeds = parse_baseline_seeds(v, site, file);
+      sweep.baseline_seeds = parse_int_list(key, v, site, file, true);
     } else if (key == "base") {
       sweep.base = detail::parse_recipe_mapping(v, file, "base.");
     } else if (key == "parameters") {
@@ -299,16 +299,18 @@ SweepExpansion expand(const Sweep& sweep) {
       settings.push_back(sweep.parameters[p].values[c.value_index[p]]);
     }
     c.requested = resolve(settings, Strictness::sweep);
-    RecipeToRun to_run{c.requested, {}, {}};
+    RecipeToRun to_run{c.requested, {}};
     if (sweep.runs_as == RunsAs::upstream) {
       to_run = recipe_to_run(compatibility(c.requested), sweep.runs_as, sweep.runs_as_site,
                              "combination " + assignment_text(sweep, c.value_index) + ": ");
     }
     c.canonical = canonicalize(to_run.recipe);
+    std::vector<std::string> changes;
+    for (const Quirk& change : to_run.changed_fields) {
+      changes.push_back("runs_as upstream: " + change_text(change));
+    }
+    c.canonical.reasons.insert(c.canonical.reasons.begin(), changes.begin(), changes.end());
     c.changed_fields = std::move(to_run.changed_fields);
-    for (auto& change : to_run.changes) change.insert(0, "runs_as upstream: ");
-    c.canonical.reasons.insert(c.canonical.reasons.begin(), to_run.changes.begin(),
-                               to_run.changes.end());
     c.canonical_text = canonical_string(c.canonical.recipe);
     combinations.push_back(std::move(c));
   }

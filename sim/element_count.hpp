@@ -17,13 +17,17 @@ inline constexpr std::int64_t kMaxElementCount = std::numeric_limits<std::int64_
 
 // rows * cols. Throws std::invalid_argument naming `function`, both sizes and the limit when a
 // size is negative or the product exceeds kMaxElementCount (2^63 - 1).
+// The message is built in the throw branches only: this runs on every quantize, GEMM operand and
+// GPU launch.
 inline std::int64_t checked_element_count(const char* function, std::int64_t rows,
                                           std::int64_t cols) {
-  const std::string sizes = std::string(function) + ": rows = " + std::to_string(rows) +
-                            ", cols = " + std::to_string(cols);
-  if (rows < 0 || cols < 0) throw std::invalid_argument(sizes + "; sizes must be >= 0");
+  const auto sizes = [&] {
+    return std::string(function) + ": rows = " + std::to_string(rows) +
+           ", cols = " + std::to_string(cols);
+  };
+  if (rows < 0 || cols < 0) throw std::invalid_argument(sizes() + "; sizes must be >= 0");
   if (cols != 0 && rows > kMaxElementCount / cols) {
-    throw std::invalid_argument(sizes + ": rows * cols exceeds " +
+    throw std::invalid_argument(sizes() + ": rows * cols exceeds " +
                                 std::to_string(kMaxElementCount) + " (int64 max)");
   }
   return rows * cols;

@@ -152,7 +152,9 @@ int run(const RunArguments& a) {
                    q.asked.c_str(), q.why.c_str());
     }
   }
-  for (const auto& change : to_run.changes) std::printf("runs as upstream: %s\n", change.c_str());
+  for (const auto& change : to_run.changed_fields) {
+    std::printf("runs as upstream: %s\n", recipes::change_text(change).c_str());
+  }
   if (const auto refused = recipes::refusal(source.compatibility);
       runs_as == recipes::RunsAs::asked && !refused.empty()) {
     std::fprintf(stderr, "fp8lab run: note: runs as asked, but %s\n", refused.c_str());

@@ -12,7 +12,6 @@
 #include "gpu/quantize_common.cuh"
 #include "gpu/scaling/blocked.hpp"
 #include "gpu/scaling/block_rules.cuh"
-#include "sim/element_count.hpp"
 
 namespace fp8lab::gpu::scaling {
 namespace {
@@ -162,12 +161,7 @@ __global__ void __launch_bounds__(kWarps * 32)
 void check(const char* function, const float* x, std::int64_t rows, std::int64_t cols,
            std::int64_t br, std::int64_t bc, sim::Format format, const BlockedOutputs& out) {
   detail::check_fp8(format, function);
-  if (rows < 1 || cols < 1 || br < 1 || bc < 1) {
-    throw std::invalid_argument(std::string(function) + ": rows, cols, block_rows, block_cols must be >= 1, got " +
-                                std::to_string(rows) + ", " + std::to_string(cols) + ", " +
-                                std::to_string(br) + ", " + std::to_string(bc));
-  }
-  sim::checked_element_count(function, rows, cols);  // the kernels index up to rows * cols
+  detail::check_blocked_shape(function, rows, cols, br, bc);
   if (x == nullptr || out.codes == nullptr || out.scale_inv == nullptr) {
     throw std::invalid_argument(std::string(function) + ": x, out.codes and out.scale_inv must be device pointers, got null");
   }

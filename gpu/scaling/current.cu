@@ -9,7 +9,6 @@
 #include "gpu/quantize_common.cuh"
 #include "gpu/scaling/blocked.hpp"
 #include "gpu/scaling/rules.cuh"
-#include "sim/element_count.hpp"
 
 namespace fp8lab::gpu::scaling {
 namespace {
@@ -91,14 +90,10 @@ void current(const char* function, const float* x, std::int64_t rows, std::int64
              sim::Format format, bool torchao, bool pow2, float eps, const BlockedOutputs& out,
              cudaStream_t stream) {
   detail::check_fp8(format, function);
-  if (rows < 1 || cols < 1) {
-    throw std::invalid_argument(std::string(function) + ": rows and cols must be >= 1, got " +
-                                std::to_string(rows) + ", " + std::to_string(cols));
-  }
+  const std::int64_t n = detail::check_blocked_shape(function, rows, cols, rows, cols);
   if (x == nullptr || out.codes == nullptr || out.scale_inv == nullptr) {
     throw std::invalid_argument(std::string(function) + ": x, out.codes and out.scale_inv must be device pointers, got null");
   }
-  const std::int64_t n = sim::checked_element_count(function, rows, cols);
   Scratch* scratch = nullptr;
   FP8LAB_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&scratch), sizeof(Scratch), stream));
   FP8LAB_CUDA_CHECK(cudaMemsetAsync(scratch, 0, sizeof(Scratch), stream));

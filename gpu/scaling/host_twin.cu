@@ -4,13 +4,10 @@
 // current-scaling rule (value_for_inf = FLT_MAX), which is what its three launches compute.
 #include <cfloat>
 #include <cmath>
-#include <stdexcept>
-#include <string>
 
 #include "gpu/quantize_common.cuh"
 #include "gpu/scaling/block_rules.cuh"
 #include "gpu/scaling/blocked.hpp"
-#include "sim/element_count.hpp"
 
 namespace fp8lab::gpu::scaling::host_twin {
 namespace {
@@ -60,13 +57,7 @@ template <typename Rule>
 void run(const char* function, const float* x, std::int64_t rows, std::int64_t cols, std::int64_t br,
          std::int64_t bc, sim::Format format, const Rule& rule, const BlockedOutputs& out) {
   detail::check_fp8(format, function);
-  // The same shape rules as the device entry points (blocked.cu, current.cu).
-  if (rows < 1 || cols < 1 || br < 1 || bc < 1) {
-    throw std::invalid_argument(std::string(function) + ": rows, cols, block_rows, block_cols must be >= 1, got " +
-                                std::to_string(rows) + ", " + std::to_string(cols) + ", " +
-                                std::to_string(br) + ", " + std::to_string(bc));
-  }
-  sim::checked_element_count(function, rows, cols);
+  detail::check_blocked_shape(function, rows, cols, br, bc);  // as the device entry points
   if (format == Format::E4M3) {
     blocked<Format::E4M3>(x, rows, cols, br, bc, rule, out);
   } else {

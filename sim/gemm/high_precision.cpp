@@ -1,6 +1,5 @@
 // The high-precision GEMM (gemm.hpp): fp32 or bf16-rounded operands, acc = RN(acc + RN(a * b))
 // in increasing k, through the fp32_seq tile loop with one block of unit scales (RN(P * 1) = P).
-#include "sim/element_count.hpp"
 #include "sim/gemm/gemm.hpp"
 #include "sim/gemm/plan.hpp"
 #include "sim/gemm/tile_loop.hpp"
@@ -19,10 +18,8 @@ void high_precision_gemm_into(const DenseOperand& a, const DenseOperand& b,
 
 std::vector<float> high_precision_gemm(const DenseOperand& a, const DenseOperand& b,
                                        const HighPrecisionGemmOptions& options) {
-  const std::int64_t m = a.k_dim == ReduceDim::kCols ? a.rows : a.cols;
-  const std::int64_t n = b.k_dim == ReduceDim::kCols ? b.rows : b.cols;
-  std::vector<float> out(static_cast<std::size_t>(
-      checked_element_count("high_precision_gemm: output C (M x N)", m, n)));
+  const GemmShape shape = gemm_detail::dense_gemm_shape(a, b);  // M * N checked
+  std::vector<float> out(static_cast<std::size_t>(shape.m * shape.n));
   high_precision_gemm_into(a, b, options, out);
   return out;
 }

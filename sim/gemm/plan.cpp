@@ -271,9 +271,7 @@ GemmPlan make_quantized_plan(const GemmOperand& a, const GemmOperand& b, bool pa
   return plan;
 }
 
-GemmPlan make_dense_plan(const DenseOperand& a, const DenseOperand& b, bool round_to_bf16,
-                         int threads) {
-  check_threads(threads);
+GemmShape dense_gemm_shape(const DenseOperand& a, const DenseOperand& b) {
   check_dense(a, 'A');
   check_dense(b, 'B');
   const std::int64_t k_a = a.k_dim == ReduceDim::kCols ? a.cols : a.rows;
@@ -282,11 +280,21 @@ GemmPlan make_dense_plan(const DenseOperand& a, const DenseOperand& b, bool roun
     throw std::invalid_argument("GEMM operands disagree on K: A has " + std::to_string(k_a) +
                                 ", B has " + std::to_string(k_b) + " (check each operand's k_dim)");
   }
+  const std::int64_t m = a.k_dim == ReduceDim::kCols ? a.rows : a.cols;
+  const std::int64_t n = b.k_dim == ReduceDim::kCols ? b.rows : b.cols;
+  // As in gemm_shape: C is sized from this shape, so its count must not overflow either.
+  checked_element_count("GEMM output C", m, n);
+  return {m, n, k_a};
+}
+
+GemmPlan make_dense_plan(const DenseOperand& a, const DenseOperand& b, bool round_to_bf16,
+                         int threads) {
+  check_threads(threads);
   GemmPlan plan;
+  plan.shape = dense_gemm_shape(a, b);
   const auto fill_a = dense_packer(a, kTileRows, round_to_bf16, plan.a);
   const auto fill_b = dense_packer(b, kTileCols, round_to_bf16, plan.b);
   pack_both(plan, fill_a, fill_b, threads);
-  plan.shape = {plan.a.outer, plan.b.outer, plan.a.k};
   plan.block_starts = {0, plan.shape.k};
   plan.chunks = k_chunks(plan.block_starts);
   return plan;

@@ -88,6 +88,9 @@ std::vector<std::int64_t> k_block_starts(const GemmOperand& a, const GemmOperand
 // panels). with_powers: also fill exponent_powers (hopper models).
 GemmPlan make_quantized_plan(const GemmOperand& a, const GemmOperand& b, bool pad_inner_dim,
                              bool with_powers, int threads);
+// gemm_shape's twin for dense operands: checks A's and B's sizes against their data, then K, then
+// that C's M * N fits in int64 (in this order, so a malformed operand is named as itself).
+GemmShape dense_gemm_shape(const DenseOperand& a, const DenseOperand& b);
 // The high-precision GEMM's plan: one block, unit scales.
 GemmPlan make_dense_plan(const DenseOperand& a, const DenseOperand& b, bool round_to_bf16,
                          int threads);

@@ -75,6 +75,37 @@ TEST_CASE("gpu quantizers reject overflowing and negative sizes before launching
   }
 }
 
+TEST_CASE("gpu quantizers and their host twins apply one shape check (rows, cols, blocks)") {
+  namespace sc = gpu::scaling;
+  const auto out = outputs();
+  // detail::check_blocked_shape: the device entry point and its host twin give the same message.
+  for (const std::string prefix : {"gpu::scaling::", "host_twin::"}) {
+    INFO(prefix);
+    const bool twin = prefix == "host_twin::";
+    auto block_te = [&](std::int64_t rows, std::int64_t br) {
+      if (twin) {
+        sc::host_twin::quantize_block_te(g_x, rows, 4, br, 32, Format::E4M3, false, 0, FLT_MAX, out);
+      } else {
+        sc::quantize_block_te(g_x, rows, 4, br, 32, Format::E4M3, false, 0, FLT_MAX, out);
+      }
+    };
+    CHECK_THROWS_WITH(block_te(1, 0), prefix + "quantize_block_te: block_rows and block_cols "
+                                               "must be >= 1, got 0, 32");
+    CHECK_THROWS_WITH(block_te(0, 1),
+                      prefix + "quantize_block_te: rows and cols must be >= 1, got 0, 4");
+    auto current = [&](std::int64_t cols) {
+      if (twin) {
+        sc::host_twin::quantize_current_te(g_x, 1, cols, Format::E4M3, false, 0, out);
+      } else {
+        sc::quantize_current_te(g_x, 1, cols, Format::E4M3, false, 0, out);
+      }
+    };
+    // Per-tensor: its one block is the tensor, so only rows and cols are ever named.
+    CHECK_THROWS_WITH(current(0),
+                      prefix + "quantize_current_te: rows and cols must be >= 1, got 1, 0");
+  }
+}
+
 TEST_CASE("gpu GEMMs reject overflowing operand and output sizes before launching") {
   gpu::DeviceGemmOperand a;
   a.codes = g_codes;

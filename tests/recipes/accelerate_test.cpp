@@ -337,12 +337,13 @@ TEST_CASE("runs_as upstream: the recipe accelerate + TE run, with every change l
   const std::string path = std::string(FP8LAB_SOURCE_DIR) + "/recipes/configs/accelerate-te-default.yaml";
   const RecipeToRun asked = read_recipe_to_run(path, RunsAs::asked);
   CHECK(asked.recipe.amax_compute_algo == AmaxComputeAlgo::most_recent);
-  CHECK(asked.changes.empty());
+  CHECK(asked.changed_fields.empty());
   const RecipeToRun upstream = read_recipe_to_run(path, RunsAs::upstream);
   CHECK(upstream.recipe.amax_compute_algo == AmaxComputeAlgo::max);
   CHECK(upstream.recipe.amax_history_len == asked.recipe.amax_history_len);
-  REQUIRE(upstream.changes.size() == 1);
-  CHECK(upstream.changes[0].rfind("amax_compute_algo: most_recent -> max (", 0) == 0);
+  REQUIRE(upstream.changed_fields.size() == 1);
+  CHECK(change_text(upstream.changed_fields[0]).rfind("amax_compute_algo: most_recent -> max (",
+                                                      0) == 0);
 
   // An fp8lab recipe file: TE 2.x has no per-GEMM override, so upstream runs all three in FP8.
   const Compatibility wgrad_hp = compatibility(

@@ -3,6 +3,7 @@
 // computation, so the two never disagree.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 
 #include "recipes/compatibility.hpp"
@@ -28,14 +29,12 @@ TEST_CASE("upstream changes as data: field, asked and run values, why, reference
   CHECK(change.runs == "max");
   CHECK(change.why.find("DelayedScaling's default is max") != std::string::npos);
   CHECK(change.reference == "te-accelerate.md §1.2");
-  REQUIRE(upstream.changes.size() == 1);
-  CHECK(upstream.changes[0] == change_text(change));
-  CHECK(upstream.changes[0].rfind("amax_compute_algo: most_recent -> max (", 0) == 0);
+  CHECK(change_text(change) == "amax_compute_algo: most_recent -> max (" + change.why + "; " +
+                                   change.reference + ")");
   // The same changes, not applied, for an asked run (the record's upstream.would_change).
   CHECK(field_changes(source.compatibility).size() == 1);
   const RecipeToRun asked = recipe_to_run(source.compatibility, RunsAs::asked, source.site);
   CHECK(asked.changed_fields.empty());
-  CHECK(asked.changes.empty());
   CHECK(refusal(source.compatibility).empty());
 
   // A change no quirk explains keeps its values and leaves why empty; its text has no "(...)".
@@ -48,7 +47,13 @@ TEST_CASE("the refusal of an asked run names the runner and every quirk", "[reci
   const std::string why = refusal(e5m2);
   CHECK(why.rfind(e5m2.runner + " refuses these settings (", 0) == 0);
   CHECK(why.find("fp8_format: E5M2 -> refused") != std::string::npos);
-  // Only what refuses: the changes the peer would also make are not reasons to refuse.
+  // Only what refuses: the changes the peer would also make are not reasons to refuse. The
+  // recipe has one (fp8lab's default most_recent runs as DelayedScaling's max), so the absence
+  // below is a real test.
+  const auto amax = std::find_if(e5m2.quirks.begin(), e5m2.quirks.end(),
+                                 [](const Quirk& q) { return q.field == "amax_compute_algo"; });
+  REQUIRE(amax != e5m2.quirks.end());
+  CHECK(amax->runs == "max");
   CHECK(why.find("amax_compute_algo") == std::string::npos);
   CHECK_THROWS_WITH(recipe_to_run(e5m2, RunsAs::upstream, {"e.yaml", 0}),
                     Catch::Contains(why + ", so they cannot run as"));
@@ -81,4 +86,44 @@ parameters:
   const SweepExpansion asked = expand(parse_sweep_text(
       "workloads: [w]\nparameters:\n  amax_compute_algo: {values: [most_recent]}\n", "a.yaml"));
   CHECK(asked.requested[0].changed_fields.empty());
+}
+
+TEST_CASE("runs_as upstream over mx_scale_mode floor: one change, a canonical TE recipe",
+          "[recipes][sweep][runs_as]") {
+  // E4M3, so that the mode is the only field TE changes. TE runs mx_scale_mode te, which has no
+  // torchao version: the run recipe keeps the canonical
+  // default, torchao_version is not a change of its own (the mx_scale_mode quirk names it), and
+  // canonicalization finds nothing to add.
+  const SweepExpansion e = expand(parse_sweep_text(R"(
+runs_as: upstream
+workloads: [w]
+base:
+  scaling: mxfp8
+  fp8_format: E4M3
+  torchao_version: torchao-main
+parameters:
+  mx_scale_mode: {values: [floor]}
+)",
+                                                   "m.yaml"));
+  REQUIRE(e.requested.size() == 1);
+  REQUIRE(e.runs.size() == 1);
+  const RequestedCombination& request = e.requested[0];
+  CHECK(request.recipe.torchao_version == TorchaoVersion::main);
+  std::string texts;  // every change and reason, for a failure's message
+  for (const Quirk& q : request.changed_fields) texts += change_text(q) + "\n";
+  for (const std::string& reason : request.reasons) texts += reason + "\n";
+  INFO(texts);
+  REQUIRE(request.changed_fields.size() == 1);
+  const Quirk& change = request.changed_fields[0];
+  CHECK(change.field == "mx_scale_mode");
+  CHECK(change.asked == "floor");
+  CHECK(change.runs == "te");
+  CHECK(change.why.find("torchao_version: torchao-main") != std::string::npos);
+  REQUIRE(request.reasons.size() == 1);
+  CHECK(request.reasons[0] == "runs_as upstream: " + change_text(change));
+  CHECK(e.runs[0].recipe.mx_scale_mode == MxScaleMode::te);
+  CHECK(e.runs[0].recipe.torchao_version == Recipe{}.torchao_version);
+  const Compatibility c = compatibility(request.recipe);
+  CHECK(c.te_effective.torchao_version == Recipe{}.torchao_version);
+  CHECK(field_changes(c).size() == 1);
 }

@@ -34,6 +34,13 @@ TEST_CASE("the environment as a run source: only ACCELERATE_FP8_*, read as accel
   CHECK(upstream.recipe.amax_compute_algo == AmaxComputeAlgo::max);
   CHECK(upstream.recipe.fp8_format == Fp8Format::E4M3);
 
+  // The one filter all three readers use (run --env, explain --env, read_accelerate_env):
+  // ACCELERATE_MIXED_PRECISION shares the ACCELERATE_ prefix but is not an FP8 input.
+  CHECK(accelerate_fp8_variables(env) ==
+        std::map<std::string, std::string>{{"ACCELERATE_FP8_FORMAT", "E4M3"},
+                                           {"ACCELERATE_FP8_MARGIN", "2"}});
+  CHECK(accelerate_fp8_variables({{"ACCELERATE_FP8", "x"}, {"accelerate_fp8_margin", "1"}}).empty());
+
   // A bad value names the variable, as explain --env does.
   CHECK_THROWS_WITH(environment_source({{"ACCELERATE_FP8_FORMAT", "E4M4"}}),
                     Catch::Contains("ACCELERATE_FP8_FORMAT") && Catch::Contains("E4M4"));
@@ -63,6 +70,25 @@ TEST_CASE("no ACCELERATE_FP8_* variable: an error naming every variable accepted
         std::string::npos);
 }
 
+TEST_CASE("run and explain tell an accelerate config from a recipe file the same way",
+          "[recipes][ergonomics]") {
+  // source_from_text is the one dispatch: read_source_file and explain_text both use it.
+  const std::string config = "mixed_precision: fp8\nfp8_config:\n  backend: TE\n  margin: 1\n";
+  const RunSource accel = source_from_text(config, "a.yaml");
+  CHECK(accel.kind == SourceKind::accelerate_config);
+  CHECK(accel.text == config);
+  CHECK(accel.path.empty());
+  CHECK(accel.site.file == "a.yaml");
+  CHECK(accel.compatibility.asked.margin == 1);
+  CHECK(explain_text(config, "a.yaml").rfind("accelerate config a.yaml\n", 0) == 0);
+  const RunSource recipe = source_from_text("margin: 2\n", "r.yaml");
+  CHECK(recipe.kind == SourceKind::recipe_file);
+  CHECK(recipe.compatibility.asked.margin == 2);
+  CHECK(explain_text("margin: 2\n", "r.yaml").rfind("fp8lab recipe file r.yaml\n", 0) == 0);
+  CHECK_THROWS_WITH(source_from_text("margin: x\n", "r.yaml"),
+                    Catch::Contains("r.yaml") && Catch::Contains("margin"));
+}
+
 TEST_CASE("mixed_precision bf16 with an fp8_config: no FP8, in explain and in runs_as upstream",
           "[recipes][ergonomics]") {
   const std::string config =
@@ -86,6 +112,15 @@ TEST_CASE("mixed_precision bf16 with an fp8_config: no FP8, in explain and in ru
 
   // runs_as upstream refuses with the same words, naming the field, value and what to do.
   CHECK(refusal(c).find("runs no FP8 for mixed_precision bf16") != std::string::npos);
+  // Its reason is the mixed_precision quirk's why and reference, word for word.
+  const auto quirk = std::find_if(c.quirks.begin(), c.quirks.end(),
+                                  [](const Quirk& q) { return q.field == "mixed_precision"; });
+  REQUIRE(quirk != c.quirks.end());
+  CHECK(refusal(c) == c.runner + " runs no FP8 for mixed_precision bf16 (" + quirk->why + "; " +
+                          quirk->reference + ")");
+  CHECK(refusal(c) == "accelerate + Transformer Engine runs no FP8 for mixed_precision bf16 "
+                      "(accelerate launch exports fp8_config only when mixed_precision is fp8; "
+                      "te-accelerate.md §1.7)");
   try {
     recipe_to_run(c, RunsAs::upstream, {"bf16.yaml", 0});
     FAIL("no error");

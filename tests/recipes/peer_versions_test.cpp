@@ -187,7 +187,8 @@ TEST_CASE("explain and runs_as name the torchao version an MX mode follows",
   CHECK(up.recipe.mx_scale_mode == MxScaleMode::te);
   CHECK_FALSE(uses_torchao_version(up.recipe));
   bool mode_changed = false;
-  for (const auto& change : up.changes) {
+  for (const auto& field : up.changed_fields) {
+    const std::string change = change_text(field);
     INFO(change);
     CHECK(change.rfind("torchao_version", 0) == std::string::npos);
     mode_changed = mode_changed || change.rfind("mx_scale_mode: floor -> te (", 0) == 0;

@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <set>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "recipes/canonical.hpp"
 #include "recipes/recipe_file.hpp"
@@ -296,4 +298,25 @@ parameters:
                                        Catch::Contains("Pure E5M2"));
   CHECK_THROWS_WITH(parse_sweep_text("runs_as: te\nworkloads: [w]\n", "b.yaml"),
                     Catch::Contains("b.yaml:1") && Catch::Contains("accepted: asked, upstream"));
+}
+
+TEST_CASE("seeds: a non-empty list of integers, read like baseline_seeds but repeats allowed",
+          "[recipes][sweep]") {
+  // parse_int_list reads both keys: the same messages, each item named by its index.
+  auto sweep = [](const std::string& line) {
+    return parse_sweep_text("workloads: [w]\n" + line + "\n", "s.yaml");
+  };
+  CHECK(sweep("seeds: [3, 1, 3]").seeds == std::vector<std::int64_t>{3, 1, 3});
+  CHECK_THROWS_WITH(sweep("seeds: 3"),
+                    "s.yaml:2: seeds: expected a non-empty list, got '3'; accepted: a list of "
+                    "integers, e.g. [0, 1]");
+  CHECK_THROWS_WITH(sweep("seeds: []"),
+                    "s.yaml:2: seeds: expected a non-empty list, got '[]'; accepted: a list of "
+                    "integers, e.g. [0, 1]");
+  CHECK_THROWS_WITH(sweep("seeds: [0, 1.5]"),
+                    "s.yaml:2: seeds[1]: wrong type: expected an integer, got '1.5'; accepted: "
+                    "integers");
+  CHECK_THROWS_WITH(sweep("baseline_seeds: [0, 1, 0]"),
+                    "s.yaml:2: baseline_seeds[2]: is given twice: '0'; accepted: distinct "
+                    "integers, e.g. [0, 1, 2]");
 }

@@ -165,11 +165,16 @@ TEST_CASE("QuantizedTensor readers check its shape before indexing it") {
 TEST_CASE("high-precision GEMM checks operand and output sizes before allocating") {
   const std::vector<float> empty;
   const std::vector<float> one(1, 1.0f);
-  // C would be 2^40 x 2^40: rejected before its (wrapped) size is allocated.
+  // A claims 2^40 x 1 but holds one value: A is named, before C (2^40 x 2^40) is sized from it.
   const DenseOperand a{one, std::int64_t{1} << 40, 1, ReduceDim::kCols};
   CHECK_THROWS_WITH(high_precision_gemm(a, a, {}),
-                    Catch::Contains("high_precision_gemm: output C") &&
-                        Catch::Contains("int64 max"));
+                    Catch::Contains("GEMM operand A") &&
+                        Catch::Contains("data.size() = 1 but rows * cols"));
+  // Well-formed operands with K = 0 (empty data) whose C would be 2^40 x 2^40: rejected before
+  // its (wrapped) size is allocated.
+  const DenseOperand no_k{empty, std::int64_t{1} << 40, 0, ReduceDim::kCols};
+  CHECK_THROWS_WITH(high_precision_gemm(no_k, no_k, {}),
+                    Catch::Contains("GEMM output C") && Catch::Contains("int64 max"));
   const DenseOperand huge{empty, kHuge, 4, ReduceDim::kCols};
   const DenseOperand ok{one, 1, 1, ReduceDim::kCols};
   std::vector<float> out(1);
