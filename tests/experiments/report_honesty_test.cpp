@@ -149,6 +149,25 @@ TEST_CASE("A recipe run on several seeds is one row: medians with n, a diverged 
   CHECK_THAT(md, Catch::Contains("| 2 | E5M2 m0 | 0, 1, 2 (n=3) | diverged (1 of 3 seeds) |"));
 }
 
+TEST_CASE("A seed that threw (no steps_planned) stays in its recipe's row; a failed baseline "
+          "seed stays in its family", "[report][noise]") {
+  auto records = three_baselines();
+  records.push_back(baseline_record(3, 0, "failed"));
+  records.push_back(fp8_record("h0", "HYBRID", 0, 2.01, "finished", 0));
+  records.push_back(fp8_record("h1", "HYBRID", 0, 2.0, "failed", 1));
+  records.push_back(fp8_record("h2", "HYBRID", 0, 2.02, "finished", 2));
+  REQUIRE_FALSE(records[5].contains("steps_planned"));
+  const NoiseFloors floors(records);
+  CHECK(floors.all().size() == 1);
+  CHECK(floors.of(records[3]).seeds == std::vector<std::int64_t>{0, 1, 2});
+  const auto rows = ranked_recipe_rows(records, floors);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].runs.size() == 3);
+  CHECK(rows[0].verdict_text() == "error (1 of 3 seeds)");
+  CHECK(baseline_family("baseline-w-seed12-bf16-steps40-cuda") == "baseline-w-bf16-steps40-cuda");
+  CHECK(baseline_family("baseline-a-seed-x-seed3-fp32") == "baseline-a-seed-x-fp32");
+}
+
 TEST_CASE("Heatmap cells are medians with n; a diverged run counts as the worst, not the mean",
           "[report][heatmap]") {
   std::vector<nlohmann::json> records = {baseline_record()};
