@@ -19,6 +19,7 @@
 #include "experiments/runner/progress.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/results_store.hpp"
+#include "experiments/runner/run_executor.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/fields.hpp"
@@ -122,12 +123,12 @@ void check_directory(const SweepOptions& options, const ResultsDirectory& direct
 struct Job {
   std::string run_id;
   std::string kind;  // baseline | fp8
-  std::string workload;
-  std::int64_t seed = 0;
   std::vector<std::string> arguments;
-  // The provenance the run's own record would carry (provenance.hpp), for the record written
-  // when its process dies without one.
-  nlohmann::json provenance;
+  // What the run's own record would say of it (run_executor.hpp: the request with its
+  // provenance, an FP8 run's recipe_identity), for the record written when its process dies
+  // without one.
+  RunRequest request;
+  nlohmann::json identity;
 };
 
 std::vector<std::string> common_arguments(const SweepOptions& options) {
@@ -211,20 +212,11 @@ bool run_jobs(const std::vector<Job>& todo, const SweepOptions& options,
     if (g_stop_signal == 0 && !directory.has_record(job.run_id)) {
       // The child died before writing its record: the run is recorded as failed, with the end of
       // its log.
-      nlohmann::json record = {{"schema", "fp8lab.run"},
-                               {"schema_version", kResultsSchemaVersion},
-                               {"run_id", job.run_id},
-                               {"kind", job.kind},
-                               {"status", "failed"},
-                               {"workload", job.workload},
-                               {"seed", job.seed},
-                               {"error", "the run's process " + exit->describe() +
-                                             " without writing its record; log: " +
-                                             (directory.root() / "logs" /
-                                              (job.run_id + ".log")).string()}};
-      record.update(build_provenance());
-      record.update(job.provenance);
-      directory.write_run_record(record);
+      const auto message = "the run's process " + exit->describe() +
+                           " without writing its record; log: " +
+                           (directory.root() / "logs" / (job.run_id + ".log")).string();
+      directory.write_run_record(
+          failed_record(job.request, job.run_id, job.kind, message, job.identity));
     }
     running.erase(it);  // releases the claim: the record is written
     ++done;
@@ -332,20 +324,24 @@ SweepOutcome run_sweep(const SweepOptions& options) {
 
   const auto executable = current_executable().string();
   const auto common = common_arguments(options);
+  RunRequest common_request;
+  common_request.high_precision = options.high_precision;
+  common_request.steps = options.steps;
+  common_request.backend = options.backend;
   std::vector<Job> baselines, runs;
   std::set<std::pair<std::string, std::int64_t>> baseline_keys;
   auto need_baseline = [&](const std::string& workload, std::int64_t seed) {
     if (!baseline_keys.insert({workload, seed}).second) return;
     Job job;
     job.kind = "baseline";
-    job.workload = workload;
-    job.seed = seed;
+    job.request = common_request;
+    job.request.workload = workload;
+    job.request.seed = seed;
     job.run_id = placed_run_id(
         baseline_run_id(workload, seed, options.high_precision, options.steps), options.backend);
     job.arguments = {executable, "run", "--baseline-only", "--workload", workload,
                      "--seed", std::to_string(seed)};
     job.arguments.insert(job.arguments.end(), common.begin(), common.end());
-    job.provenance = baseline_provenance();
     if (!directory.has_record(job.run_id)) baselines.push_back(std::move(job));
   };
   // The noise floor's extra baseline seeds (sweep.hpp: baseline_seeds) run in shard 0 only, so
@@ -363,13 +359,17 @@ SweepOutcome run_sweep(const SweepOptions& options) {
     }
     Job job;
     job.kind = "fp8";
-    job.workload = run->workload;
-    job.seed = run->seed;
     job.run_id = run->id;
+    job.request = common_request;
+    job.request.workload = run->workload;
+    job.request.seed = run->seed;
+    job.request.recipe = run->recipe;
+    job.request.run_id = run->id;
+    job.request.provenance = sweep_run_provenance(expansion, *run, text);
+    job.identity = recipe_identity(job.request);
     job.arguments = {executable, "run", "--sweep", std::filesystem::absolute(options.sweep_file).string(),
                      "--run-id", run->id};
     job.arguments.insert(job.arguments.end(), common.begin(), common.end());
-    job.provenance = sweep_run_provenance(expansion, *run, text);
     runs.push_back(std::move(job));
   }
 

@@ -338,6 +338,15 @@ TEST_CASE("A sweep run whose process is killed gets a failed record with its pro
   CHECK(record["source"]["combinations"] == nlohmann::json::array({"fp8_format=E4M3"}));
   CHECK(record["runs_as"] == "asked");
   CHECK(record["upstream"].is_object());
+  // What the run's own record would say of its recipe and baseline, so that the reports group it
+  // with its recipe's other seeds.
+  CHECK(record["recipe_canonical"].is_string());
+  CHECK(record["recipe_label"].is_string());
+  CHECK(record["recipe"]["fp8_format"] == "E4M3");
+  CHECK(record["recipe_fields"].is_array());
+  CHECK(record["baseline_run_id"] == "baseline-gpt-tiny-seed0-fp32-steps2000");
+  CHECK(record["backend"] == "sim");
+  CHECK(record["high_precision"] == "fp32");
   fs::remove_all(dir);
 }
 
