@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/report/report_data.hpp"
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/directory_lock.hpp"
@@ -297,6 +298,10 @@ SweepOutcome run_sweep(const SweepOptions& options) {
       make_workload(workload);  // throws, listing the known names
     }
   }
+  if (!options.heatmap_axes.empty()) {
+    // Before any run starts, against the fields the whole sweep varies (not this shard's runs).
+    check_heatmap_axes(options.heatmap_axes, recipes::varied_fields(expansion));
+  }
   SweepOutcome outcome;
   std::vector<const recipes::SweepRun*> shard;
   for (std::size_t i = 0; i < expansion.runs.size(); ++i) {
@@ -394,6 +399,7 @@ SweepOutcome run_sweep(const SweepOptions& options) {
   ReportOptions report;
   report.inputs = {options.output};
   report.heatmap_axes = options.heatmap_axes;
+  report.default_axes_when_not_varied = true;  // a shard's directory may not vary them
   outcome.report_html = write_reports(report).report_html;
   return outcome;
 }
