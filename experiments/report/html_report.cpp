@@ -331,7 +331,8 @@ void ranked_table(std::ostringstream& html, const ReportInput& input,
        << "column, highlighted where it differs, is what that peer would change or refuse. "
        << "<i>not recorded</i>: a record from before these fields.</p>\n<table>\n<tr><th>#</th>"
        << "<th>recipe</th><th>seeds</th><th>verdict</th><th>final eval loss</th><th>baseline</th>"
-       << "<th>vs baseline</th><th>weight rel L2</th><th>grad rel L2</th>"
+       << "<th>|vs baseline| (median of finished seeds; the verdict's)</th>"
+       << "<th>weight rel L2</th><th>grad rel L2</th>"
        << "<th>forward SQNR (dB)</th><th>gradient SQNR (dB)</th><th>runs as</th>"
        << "<th>accelerate + TE / torchao</th><th>record</th></tr>\n";
   int rank = 0;
@@ -355,7 +356,7 @@ void ranked_table(std::ostringstream& html, const ReportInput& input,
          << "<td class=\"" << verdict_class(row.verdict) << "\">" << escape_html(shown) << "</td>"
          << td(format_number(row.median_at("/final/eval_loss")), true)
          << td(format_number(row.median_at("/final/baseline_eval_loss")), true)
-         << td(format_percent(row.median_at("/final/eval_rel_diff")), true)
+         << td(format_percent(row.median_abs_rel_diff), true)
          << td(format_number(row.median_at("/final/weight_rel_l2"), "%.3g"), true)
          << td(format_number(row.median_at("/final/grad_rel_l2"), "%.3g"), true)
          << td(format_number(row.median_at("/final/forward_sqnr_db"), "%.1f"), true)

@@ -168,6 +168,26 @@ TEST_CASE("A seed that threw (no steps_planned) stays in its recipe's row; a fai
   CHECK(baseline_family("baseline-a-seed-x-seed3-fp32") == "baseline-a-seed-x-fp32");
 }
 
+TEST_CASE("The vs-baseline column shows what the verdict uses: median |rel diff| of finished "
+          "seeds", "[report][noise]") {
+  auto records = three_baselines();
+  // -2%, +0.5%, +1% and a failed seed: the signed median over all seeds would be 0.5% (or
+  // include the failed one); the verdict compares the median |rel diff| of the finished ones, 1%.
+  records.push_back(fp8_record("h0", "HYBRID", 0, 1.96, "finished", 0));
+  records.push_back(fp8_record("h1", "HYBRID", 0, 2.01, "finished", 1));
+  records.push_back(fp8_record("h2", "HYBRID", 0, 2.02, "finished", 2));
+  records.push_back(fp8_record("h3", "HYBRID", 0, 2.3, "failed", 3));
+  ReportInput input;
+  input.records = records;
+  const auto md = render_markdown_report(input);
+  CHECK_THAT(md, Catch::Contains(
+                     "| \\|vs baseline\\| (median of finished seeds; the verdict's) |"));
+  CHECK_THAT(md, Catch::Contains("| HYBRID m0 | 0, 1, 2, 3 (n=4) | error (1 of 4 seeds) | 2.015 | "
+                                 "1% |"));
+  const auto html = render_html_report(input);
+  CHECK_THAT(html, Catch::Contains("<th>|vs baseline| (median of finished seeds; the verdict's)"));
+}
+
 TEST_CASE("Heatmap cells are medians with n; a diverged run counts as the worst, not the mean",
           "[report][heatmap]") {
   std::vector<nlohmann::json> records = {baseline_record()};
