@@ -171,13 +171,20 @@ struct RunningJob {
   HeldLock claim;  // released after the run's record is written
 };
 
-// Runs jobs, `jobs` at a time, each under its run's claim (directory_lock.hpp). A job another
-// process holds the claim of is not run: it goes to `held_elsewhere`. Returns false when
-// interrupted.
-bool run_jobs(const std::vector<Job>& todo, const SweepOptions& options,
-              const ResultsDirectory& directory, ProgressLine& progress, std::size_t& done,
-              SweepOutcome& outcome, std::vector<HeldElsewhere>& held_elsewhere) {
-  std::map<pid_t, RunningJob> running;
+// SIGTERM to every running child, then waits for each: their claims are released (with
+// `running`) only once no child runs.
+void stop_children(std::map<pid_t, RunningJob>& running) {
+  for (const auto& [pid, job] : running) ::kill(pid, SIGTERM);
+  while (!running.empty()) {
+    if (auto exit = wait_for_child()) running.erase(exit->pid);
+  }
+}
+
+// run_jobs' loop; `running` is the caller's, so that it can stop the children on an exception.
+bool run_jobs_in(const std::vector<Job>& todo, const SweepOptions& options,
+                 const ResultsDirectory& directory, ProgressLine& progress, std::size_t& done,
+                 SweepOutcome& outcome, std::vector<HeldElsewhere>& held_elsewhere,
+                 std::map<pid_t, RunningJob>& running) {
   std::size_t next = 0;
   while (next < todo.size() || !running.empty()) {
     while (g_stop_signal == 0 && next < todo.size() &&
@@ -199,17 +206,17 @@ bool run_jobs(const std::vector<Job>& todo, const SweepOptions& options,
       progress.started(job.run_id, done, running.size());
     }
     if (g_stop_signal != 0) {
-      for (const auto& [pid, job] : running) ::kill(pid, SIGTERM);
-      while (!running.empty()) {
-        if (auto exit = wait_for_child()) running.erase(exit->pid);
-      }
+      stop_children(running);
       return false;
     }
     const auto exit = wait_for_child();
     if (!exit) continue;  // EINTR: look at the stop flag
     const auto it = running.find(exit->pid);
     if (it == running.end()) continue;
-    const Job& job = *it->second.job;
+    // Out of `running` at once (the child is reaped), its claim held until the record is written.
+    const RunningJob ended = std::move(it->second);
+    running.erase(it);
+    const Job& job = *ended.job;
     if (g_stop_signal == 0 && !directory.has_record(job.run_id)) {
       // The child died before writing its record: the run is recorded as failed, with the end of
       // its log.
@@ -219,11 +226,27 @@ bool run_jobs(const std::vector<Job>& todo, const SweepOptions& options,
       directory.write_run_record(
           failed_record(job.request, job.run_id, job.kind, message, job.identity));
     }
-    running.erase(it);  // releases the claim: the record is written
     ++done;
     progress.finished(job.run_id, directory.run_record_path(job.run_id), done, running.size());
   }
   return g_stop_signal == 0;
+}
+
+// Runs jobs, `jobs` at a time, each under its run's claim (directory_lock.hpp). A job another
+// process holds the claim of is not run: it goes to `held_elsewhere`. Returns false when
+// interrupted. An exception (a record that cannot be written, a fork that fails) stops the
+// running children first, as an interruption does, and is rethrown.
+bool run_jobs(const std::vector<Job>& todo, const SweepOptions& options,
+              const ResultsDirectory& directory, ProgressLine& progress, std::size_t& done,
+              SweepOutcome& outcome, std::vector<HeldElsewhere>& held_elsewhere) {
+  std::map<pid_t, RunningJob> running;
+  try {
+    return run_jobs_in(todo, options, directory, progress, done, outcome, held_elsewhere,
+                       running);
+  } catch (...) {
+    stop_children(running);
+    throw;
+  }
 }
 
 // The baselines, each once: one another process is running (an overlapping shard) is waited for,
