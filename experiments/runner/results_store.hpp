@@ -9,7 +9,8 @@
 //   DIR/baselines/<run_id>.pt     the baseline's weights and gradients at its eval steps
 //   DIR/sweep.json                the sweep's requested combinations and the run standing for each
 //   DIR/results.jsonl, summary.csv, report.md, report.html   written by `fp8lab report DIR`
-//   DIR/.lock-<i>-of-<n>, DIR/claims/<run_id>   sweep locks (directory_lock.hpp)
+//   DIR/.lock-<i>-of-<n>, DIR/.lock-sweep, DIR/claims/<run_id>
+//                                 sweep locks (directory_lock.hpp)
 //
 // One file per run, not appends to one shared file: parallel jobs and Slurm array tasks on a
 // shared file system never write the same file, a killed process leaves at most a temp file

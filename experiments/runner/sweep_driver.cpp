@@ -347,8 +347,12 @@ SweepOutcome run_sweep(const SweepOptions& options) {
   // Held until the sweep returns: a second sweep of this shard into DIR is refused.
   const HeldLock shard_lock = lock_shard(directory, options.shard_index, options.shard_count);
   const auto sweep = sweep_record(options, expansion, fnv1a_hex(text));
-  check_directory(options, directory, sweep);
-  write_file_atomically(directory.sweep_path(), sweep.dump(2) + "\n");
+  {
+    // Another sweep (another shard, maybe another configuration) may be checking DIR now.
+    const HeldLock sweep_file_lock = lock_sweep_file(directory);
+    check_directory(options, directory, sweep);
+    write_file_atomically(directory.sweep_path(), sweep.dump(2) + "\n");
+  }
 
   const auto executable = current_executable().string();
   const auto common = common_arguments(options);

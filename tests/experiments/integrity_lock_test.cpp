@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -167,6 +169,27 @@ TEST_CASE("A sweep that fails while runs are running stops and reaps them before
   CHECK(errno == ECHILD);
   ::prctl(PR_SET_CHILD_SUBREAPER, 0);
   fs::remove_all(dir);
+}
+
+TEST_CASE("A sweep checks and writes sweep.json under DIR/.lock-sweep, waiting for its holder",
+          "[integrity][lock]") {
+  const auto s = setup("lock-sweep-file");
+  fs::create_directories(s.out);
+  // This test holds the lock, as another sweep checking sweep.json would.
+  const int fd = ::open((s.out / ".lock-sweep").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX) == 0);
+  const pid_t sweep = start_child(s.sweep, s.dir / "sweep.log");
+  const std::string holder = "pid " + std::to_string(sweep) + " on host ";
+  // The shard lock is taken just before: from then on the sweep waits for .lock-sweep.
+  REQUIRE(eventually(
+      [&] { return read_text(s.out / ".lock-0-of-1").find(holder) != std::string::npos; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK_FALSE(fs::exists(s.out / "sweep.json"));
+  ::close(fd);
+  CHECK(wait_exit(sweep) == 0);
+  CHECK(fs::exists(s.out / "sweep.json"));
+  fs::remove_all(s.dir);
 }
 
 }  // namespace fp8lab::experiments
