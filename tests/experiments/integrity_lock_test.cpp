@@ -108,6 +108,14 @@ TEST_CASE("A second sweep of the same shard is refused while the first runs; kil
           "[integrity][lock]") {
   const auto s = setup("lock-refused");
   const auto lock = s.out / ".lock-0-of-1";
+  // This test holds the baseline's claim, as an overlapping sweep running it would: the first
+  // sweep waits for it, so it is still running at the refusal and at the kill (its five two-step
+  // runs could otherwise all finish first).
+  const auto claim = s.out / "claims" / "baseline-mlp-seed0-fp32-steps2";
+  fs::create_directories(claim.parent_path());
+  const int claim_fd = ::open(claim.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  REQUIRE(claim_fd >= 0);
+  REQUIRE(::flock(claim_fd, LOCK_EX) == 0);
   const pid_t first = start_child(s.sweep, s.dir / "first.log");
   const std::string holder = "pid " + std::to_string(first) + " on host ";
   REQUIRE(eventually([&] { return read_text(lock).find(holder) != std::string::npos; }));
@@ -122,6 +130,7 @@ TEST_CASE("A second sweep of the same shard is refused while the first runs; kil
   // SIGKILL: no chance to clean up. The kernel drops its flocks; its children die with it.
   ::kill(first, SIGKILL);
   CHECK(wait_exit(first) == 128 + SIGKILL);
+  ::close(claim_fd);
   CHECK(read_text(lock).find(holder) != std::string::npos);  // the stale text stays...
   REQUIRE(run_to_end(plus(s.sweep, {"--resume"}), s.dir / "resumed.log") == 0);  // ...harmless
   CHECK_THAT(read_text(lock), !Catch::Contains(holder));
