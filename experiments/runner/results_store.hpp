@@ -64,7 +64,9 @@ class ResultsDirectory {
   // Run ids that have a valid record (done: finished, diverged or failed).
   std::set<std::string> recorded_run_ids() const;
   bool has_record(const std::string& run_id) const;
-  // Every runs/*.json file (names starting with '.' are temp or set-aside files), sorted, read.
+  // Every runs/*.json file (names starting with '.' are temp or set-aside files), sorted.
+  std::vector<std::filesystem::path> run_record_paths() const;
+  // The same files, read.
   std::vector<RunRecordFile> run_record_files() const;
   // Renames an invalid record file to runs/.<name>.invalid-<n> (the smallest free n), so that its
   // run runs again while its bytes stay for a post-mortem; returns the new path.

@@ -332,11 +332,6 @@ BaselineReference load_reference(const ResultsDirectory& directory,
   return reference;
 }
 
-nlohmann::json read_record(const ResultsDirectory& directory, const std::string& run_id) {
-  std::ifstream in(directory.run_record_path(run_id));
-  return nlohmann::json::parse(in);
-}
-
 }  // namespace
 
 void use_one_torch_thread() {
@@ -480,9 +475,8 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     record = base_record(request, *workload, request.run_id, "fp8");
     record.update(identity);
     const auto baseline_id = identity["baseline_run_id"].get<std::string>();
-    const auto baseline = directory.has_record(baseline_id)
-                              ? read_record(directory, baseline_id)
-                              : execute_baseline(directory, request);
+    auto recorded = read_run_record_file(directory.run_record_path(baseline_id)).record;
+    const auto baseline = recorded ? std::move(*recorded) : execute_baseline(directory, request);
     if (baseline["status"] != "finished") {
       throw std::runtime_error("the baseline " + baseline_id + " is " +
                                baseline["status"].get<std::string>() + ": " +

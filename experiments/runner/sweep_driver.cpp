@@ -22,6 +22,7 @@
 #include "experiments/runner/results_store.hpp"
 #include "experiments/runner/run_executor.hpp"
 #include "experiments/runner/run_ids.hpp"
+#include "experiments/runner/text_file.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/fields.hpp"
 #include "recipes/sweep.hpp"
@@ -42,14 +43,6 @@ std::string fnv1a_hex(const std::string& text) {
   char buffer[17];
   std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(h));
   return buffer;
-}
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // Where the sweep's models train (BackendChoice::trains_on_cuda): "cpu" or "cuda".
@@ -111,7 +104,7 @@ void check_directory(const SweepOptions& options, const ResultsDirectory& direct
   }
   if (!options.resume) {
     // Invalid record files count too: they are runs of that sweep left unfinished.
-    const auto recorded = directory.run_record_files();
+    const auto recorded = directory.run_record_paths();
     if (!recorded.empty()) {
       throw std::runtime_error(directory.root().string() + " already holds " +
                                std::to_string(recorded.size()) +
@@ -148,17 +141,19 @@ std::vector<std::string> common_arguments(const SweepOptions& options) {
   return a;
 }
 
-// Whether a claimed job still has to run: not when its record appeared meanwhile (another
-// process ran it). A record file that is not a finished run's record is set aside, and it runs.
-bool needs_running(const Job& job, const ResultsDirectory& directory) {
-  const auto file = read_run_record_file(directory.run_record_path(job.run_id));
-  if (file.record) return false;
+// The record of a claimed job that appeared meanwhile (another process ran it), or nullopt when
+// the job still has to run. A record file that is not a finished run's record is set aside, and
+// the job runs.
+std::optional<nlohmann::json> record_written_meanwhile(const Job& job,
+                                                       const ResultsDirectory& directory) {
+  auto file = read_run_record_file(directory.run_record_path(job.run_id));
+  if (file.record) return std::move(file.record);
   if (file.exists) {
     const auto aside = directory.set_aside(file);
     std::fprintf(stderr, "fp8lab sweep: %s is not a finished run's record (%s); kept as %s, the "
                  "run runs again\n", file.path.c_str(), file.problem.c_str(), aside.c_str());
   }
-  return true;
+  return std::nullopt;
 }
 
 struct HeldElsewhere {
@@ -195,9 +190,9 @@ bool run_jobs_in(const std::vector<Job>& todo, const SweepOptions& options,
         held_elsewhere.push_back({job, lock_holder(claim_path(directory, job.run_id))});
         continue;
       }
-      if (!needs_running(job, directory)) {
+      if (const auto record = record_written_meanwhile(job, directory)) {
         ++done;  // another process ran it meanwhile: its record says how
-        progress.finished(job.run_id, directory.run_record_path(job.run_id), done, running.size());
+        progress.finished(job.run_id, *record, done, running.size());
         continue;
       }
       const auto log = directory.root() / "logs" / (job.run_id + ".log");
@@ -217,17 +212,19 @@ bool run_jobs_in(const std::vector<Job>& todo, const SweepOptions& options,
     const RunningJob ended = std::move(it->second);
     running.erase(it);
     const Job& job = *ended.job;
-    if (g_stop_signal == 0 && !directory.has_record(job.run_id)) {
+    // Read once: whether the run wrote its record, and what the progress line says of it.
+    auto record = read_run_record_file(directory.run_record_path(job.run_id)).record;
+    if (g_stop_signal == 0 && !record) {
       // The child died before writing its record: the run is recorded as failed, with the end of
       // its log.
       const auto message = "the run's process " + exit->describe() +
                            " without writing its record; log: " +
                            (directory.root() / "logs" / (job.run_id + ".log")).string();
-      directory.write_run_record(
-          failed_record(job.request, job.run_id, job.kind, message, job.identity));
+      record = failed_record(job.request, job.run_id, job.kind, message, job.identity);
+      directory.write_run_record(*record);
     }
     ++done;
-    progress.finished(job.run_id, directory.run_record_path(job.run_id), done, running.size());
+    progress.finished(job.run_id, record.value_or(nullptr), done, running.size());
   }
   return g_stop_signal == 0;
 }
@@ -311,8 +308,10 @@ std::pair<int, int> parse_shard(const std::string& text) {
 }
 
 SweepOutcome run_sweep(const SweepOptions& options) {
-  const auto text = read_text(options.sweep_file);
-  auto expansion = recipes::expand(recipes::read_sweep(options.sweep_file.string()));
+  // Read once: the text is parsed, hashed into sweep.json and stored in every run's record.
+  const auto text = read_text_file(options.sweep_file);
+  auto expansion =
+      recipes::expand(recipes::parse_sweep_text(text, options.sweep_file.string()));
   // Runs trained on the GPU are filed apart from CPU-trained ones (run_ids.hpp).
   for (auto& run : expansion.runs) run.id = placed_run_id(run.id, options.backend);
   const auto known = workload_names();
