@@ -43,7 +43,7 @@ std::string render_markdown_report(const ReportInput& input) {
 
   const NoiseFloors floors(input.records);
   const auto rows = ranked_recipe_rows(input.records, floors);
-  const auto ranked = ranked_runs(input.records);
+  const auto ranked = ranked_runs(input.records, floors);
   std::map<std::string, int> verdicts;
   for (const auto& row : rows) ++verdicts[row.verdict];
   md << ranked.size() << " FP8 runs, " << rows.size() << " recipe rows:";

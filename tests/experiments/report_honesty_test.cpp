@@ -65,7 +65,7 @@ TEST_CASE("Three baseline seeds measure the noise floor the verdicts compare wit
   CHECK(run_verdict(records[4], floor.tolerance) == "degraded");
   // The fixed 2% would have called the second one tracking: the floor, not 2%, decides.
   CHECK(run_verdict(records[4]) == "tracks baseline");
-  const auto ranked = ranked_runs(records);
+  const auto ranked = ranked_runs(records, NoiseFloors(records));
   REQUIRE(ranked.size() == 2);
   CHECK((*ranked[0])["run_id"] == "near");
 
