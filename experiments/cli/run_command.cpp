@@ -28,6 +28,7 @@
 #include "experiments/report/results_reader.hpp"
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/provenance.hpp"
+#include "experiments/runner/text_file.hpp"
 #include "experiments/runner/run_executor.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "recipes/error.hpp"
@@ -79,14 +80,6 @@ std::string settings_as_yaml(const std::vector<std::string>& settings) {
   return yaml;
 }
 
-// The sweep file's text, for the records of its runs (read_sweep read and checked it just before).
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 HighPrecision parse_high_precision(const std::string& text) {
   if (text == "fp32") return HighPrecision::fp32;
   if (text == "bf16") return HighPrecision::bf16;
@@ -104,8 +97,9 @@ int run(const RunArguments& a) {
 
   if (!a.sweep_file.empty()) {
     // One distinct run of a sweep, by its id.
-    const auto expansion = recipes::expand(recipes::read_sweep(a.sweep_file));
-    const std::string sweep_text = read_text(a.sweep_file);
+    // Read once: parsed here and stored in the run's record (provenance.hpp).
+    const std::string sweep_text = read_text_file(a.sweep_file);
+    const auto expansion = recipes::expand(recipes::parse_sweep_text(sweep_text, a.sweep_file));
     const recipes::SweepRun* found = nullptr;
     for (const auto& r : expansion.runs) {
       if (placed_run_id(r.id, request.backend) == a.run_id) found = &r;

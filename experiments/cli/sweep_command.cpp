@@ -9,11 +9,9 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/option_checks.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
-#include "experiments/report/report_data.hpp"
 #include "experiments/report/results_reader.hpp"
 #include "experiments/runner/sweep_driver.hpp"
 #include "recipes/error.hpp"
-#include "recipes/sweep.hpp"
 
 namespace fp8lab::experiments::cli {
 namespace {
@@ -49,12 +47,7 @@ int sweep(const SweepArguments& a) {
     throw std::invalid_argument("--baseline-precision '" + a.high_precision +
                                 "': accepted fp32, bf16");
   }
-  options.heatmap_axes = a.heatmap_axes;
-  if (!a.heatmap_axes.empty()) {
-    // Checked before any run starts, against the fields the sweep's distinct runs vary.
-    check_heatmap_axes(a.heatmap_axes,
-                       recipes::varied_fields(recipes::expand(recipes::read_sweep(a.file))));
-  }
+  options.heatmap_axes = a.heatmap_axes;  // checked by run_sweep before any run starts
   // Checked here, before any child starts (the same rules as each run's).
   options.backend = {a.backend, a.shadow_every};
   validate(options.backend);

@@ -76,21 +76,26 @@ int verdict_rank(const std::string& verdict) {
   return 4;
 }
 
-std::vector<const nlohmann::json*> ranked_runs(const std::vector<nlohmann::json>& records) {
-  std::vector<const nlohmann::json*> runs;
+std::vector<const nlohmann::json*> ranked_runs(const std::vector<nlohmann::json>& records,
+                                               const NoiseFloors& floors) {
+  struct Judged {
+    const nlohmann::json* run;
+    int rank;     // of its verdict
+    double diff;  // final eval rel diff, +inf without one
+  };
+  std::vector<Judged> judged;
   for (const auto& r : records) {
-    if (r.value("kind", std::string()) != "baseline") runs.push_back(&r);
+    if (r.value("kind", std::string()) == "baseline") continue;
+    judged.push_back({&r, verdict_rank(run_verdict(r, floors.of(r).tolerance)),
+                      final_eval_rel_diff(r).value_or(INFINITY)});
   }
-  const NoiseFloors floors(records);
-  std::stable_sort(runs.begin(), runs.end(), [&](const nlohmann::json* a, const nlohmann::json* b) {
-    const int ra = verdict_rank(run_verdict(*a, floors.of(*a).tolerance));
-    const int rb = verdict_rank(run_verdict(*b, floors.of(*b).tolerance));
-    if (ra != rb) return ra < rb;
-    const double da = final_eval_rel_diff(*a).value_or(INFINITY);
-    const double db = final_eval_rel_diff(*b).value_or(INFINITY);
-    if (da != db) return da < db;
-    return (*a)["run_id"].get<std::string>() < (*b)["run_id"].get<std::string>();
+  std::stable_sort(judged.begin(), judged.end(), [](const Judged& a, const Judged& b) {
+    if (a.rank != b.rank) return a.rank < b.rank;
+    if (a.diff != b.diff) return a.diff < b.diff;
+    return (*a.run)["run_id"].get<std::string>() < (*b.run)["run_id"].get<std::string>();
   });
+  std::vector<const nlohmann::json*> runs;
+  for (const auto& j : judged) runs.push_back(j.run);
   return runs;
 }
 

@@ -40,8 +40,12 @@ std::optional<double> improvement_ratio(const nlohmann::json& record);
 // The verdict rules in one paragraph of plain text, for the head of every report.
 std::string verdict_rules();
 
-// FP8 runs (kind != baseline), best first, each judged against its noise floor (noise_floor.hpp).
-std::vector<const nlohmann::json*> ranked_runs(const std::vector<nlohmann::json>& records);
+class NoiseFloors;  // noise_floor.hpp
+
+// FP8 runs (kind != baseline), best first, each judged against its noise floor (once per run,
+// before sorting).
+std::vector<const nlohmann::json*> ranked_runs(const std::vector<nlohmann::json>& records,
+                                               const NoiseFloors& floors);
 
 // Recipe fields whose values differ between the FP8 runs, most distinct values first (ties in
 // the order of the canonical string).

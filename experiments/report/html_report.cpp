@@ -243,7 +243,8 @@ std::vector<std::string> in_natural_order(const std::set<std::string>& values) {
 // seeds), with n. A diverged or failed run counts as worse than any finished one (+inf in the
 // median), so one bad run moves the median by one rank and no more, and a cell whose median is
 // such a run shows as broken.
-HeatmapChart divergence_heatmap(const ReportInput& input, const std::vector<std::string>& axes) {
+HeatmapChart divergence_heatmap(const std::vector<const nlohmann::json*>& ranked,
+                                const std::vector<std::string>& axes) {
   HeatmapChart chart;
   chart.x_label = axes[0];
   chart.y_label = axes[1];
@@ -259,7 +260,7 @@ HeatmapChart divergence_heatmap(const ReportInput& input, const std::vector<std:
     int broken = 0;
   };
   std::map<std::pair<std::string, std::string>, Cell> cells;
-  for (const auto* r : ranked_runs(input.records)) {
+  for (const auto* r : ranked) {
     const auto x = recipe_value(*r, axes[0]), y = recipe_value(*r, axes[1]);
     xs.insert(x);
     ys.insert(y);
@@ -331,7 +332,8 @@ void ranked_table(std::ostringstream& html, const ReportInput& input,
        << "column, highlighted where it differs, is what that peer would change or refuse. "
        << "<i>not recorded</i>: a record from before these fields.</p>\n<table>\n<tr><th>#</th>"
        << "<th>recipe</th><th>seeds</th><th>verdict</th><th>final eval loss</th><th>baseline</th>"
-       << "<th>vs baseline</th><th>weight rel L2</th><th>grad rel L2</th>"
+       << "<th>|vs baseline| (median of finished seeds; the verdict's)</th>"
+       << "<th>weight rel L2</th><th>grad rel L2</th>"
        << "<th>forward SQNR (dB)</th><th>gradient SQNR (dB)</th><th>runs as</th>"
        << "<th>accelerate + TE / torchao</th><th>record</th></tr>\n";
   int rank = 0;
@@ -355,7 +357,7 @@ void ranked_table(std::ostringstream& html, const ReportInput& input,
          << "<td class=\"" << verdict_class(row.verdict) << "\">" << escape_html(shown) << "</td>"
          << td(format_number(row.median_at("/final/eval_loss")), true)
          << td(format_number(row.median_at("/final/baseline_eval_loss")), true)
-         << td(format_percent(row.median_at("/final/eval_rel_diff")), true)
+         << td(format_percent(row.median_abs_rel_diff), true)
          << td(format_number(row.median_at("/final/weight_rel_l2"), "%.3g"), true)
          << td(format_number(row.median_at("/final/grad_rel_l2"), "%.3g"), true)
          << td(format_number(row.median_at("/final/forward_sqnr_db"), "%.1f"), true)
@@ -404,7 +406,7 @@ void noise_floor_table(std::ostringstream& html, const ReportInput& input,
 std::string render_html_report(const ReportInput& input) {
   const NoiseFloors floors(input.records);
   const auto rows = ranked_recipe_rows(input.records, floors);
-  const auto ranked = ranked_runs(input.records);
+  const auto ranked = ranked_runs(input.records, floors);
   std::ostringstream html;
   html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
        << "<title>fp8lab report</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
@@ -463,7 +465,7 @@ std::string render_html_report(const ReportInput& input) {
   const auto axes = heatmap_axes(input);
   html << "<h2>Final divergence over two recipe axes</h2>\n";
   if (axes.size() == 2) {
-    html << "<div class=\"charts\">" << render_heatmap(divergence_heatmap(input, axes))
+    html << "<div class=\"charts\">" << render_heatmap(divergence_heatmap(ranked, axes))
          << "</div>\n";
   } else {
     html << "<p class=\"note\">The runs vary fewer than two independent recipe fields: no "

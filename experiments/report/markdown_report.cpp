@@ -43,7 +43,7 @@ std::string render_markdown_report(const ReportInput& input) {
 
   const NoiseFloors floors(input.records);
   const auto rows = ranked_recipe_rows(input.records, floors);
-  const auto ranked = ranked_runs(input.records);
+  const auto ranked = ranked_runs(input.records, floors);
   std::map<std::string, int> verdicts;
   for (const auto& row : rows) ++verdicts[row.verdict];
   md << ranked.size() << " FP8 runs, " << rows.size() << " recipe rows:";
@@ -58,7 +58,7 @@ std::string render_markdown_report(const ReportInput& input) {
   }
 
   md << "\n## Recipes ranked (best first)\n\n";
-  md << "| # | recipe | seeds | verdict | final eval loss | vs baseline | weight rel L2 | grad rel L2 | forward SQNR (dB) | gradient SQNR (dB) | runs as | accelerate + TE / torchao | record |\n";
+  md << "| # | recipe | seeds | verdict | final eval loss | \\|vs baseline\\| (median of finished seeds; the verdict's) | weight rel L2 | grad rel L2 | forward SQNR (dB) | gradient SQNR (dB) | runs as | accelerate + TE / torchao | record |\n";
   md << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   int rank = 0;
   for (const auto& row : rows) {
@@ -69,7 +69,7 @@ std::string render_markdown_report(const ReportInput& input) {
     const auto mark = upstream_mark(row.first());
     md << "| " << ++rank << " | " << cell(run_label(row.first())) << " | " << row.seeds_text()
        << " | " << shown << " | " << format_number(row.median_at("/final/eval_loss")) << " | "
-       << format_percent(row.median_at("/final/eval_rel_diff")) << " | "
+       << format_percent(row.median_abs_rel_diff) << " | "
        << format_number(row.median_at("/final/weight_rel_l2"), "%.3g") << " | "
        << format_number(row.median_at("/final/grad_rel_l2"), "%.3g") << " | "
        << format_number(row.median_at("/final/forward_sqnr_db"), "%.1f") << " | "

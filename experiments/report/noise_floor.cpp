@@ -7,15 +7,20 @@
 #include "experiments/report/report_data.hpp"
 
 namespace fp8lab::experiments {
+std::string baseline_family(const std::string& baseline_run_id) {
+  // The last "-seed": the seed follows the workload name, which may itself contain "-seed".
+  const auto at = baseline_run_id.rfind("-seed");
+  if (at == std::string::npos) return baseline_run_id;
+  const auto end = baseline_run_id.find_first_not_of("0123456789", at + 5);
+  return baseline_run_id.substr(0, at) +
+         (end == std::string::npos ? std::string() : baseline_run_id.substr(end));
+}
+
 namespace {
 
 // Baselines comparable seed to seed: everything of the baseline's identity but its seed.
 std::string family_key(const nlohmann::json& record) {
-  auto text = [&](const char* key) {
-    return record.contains(key) && !record[key].is_null() ? record[key].dump() : std::string("-");
-  };
-  return record.value("workload", std::string()) + "|" + text("high_precision") + "|" +
-         text("steps_planned") + "|" + text("backend");
+  return baseline_family(record.value("run_id", std::string()));
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // run's final eval-loss difference with (analysis.hpp). No LibTorch.
 //
 // Statistic: over the finished baselines of one family (same workload, baseline precision, steps
-// and backend; one per seed), noise floor = (max - min) / median of their final eval losses, i.e.
+// and placement: the run id but its seed, baseline_family; one per seed), noise floor = (max - min) / median of their final eval losses, i.e.
 // the largest relative distance between two seeds. Why this one: an FP8 run's
 // final_eval_rel_diff is the distance between two training runs (the FP8 run and its baseline on
 // the same seed), so the comparable seed-to-seed figure is also a distance between two runs, and
@@ -38,6 +38,11 @@ struct NoiseFloor {
   // sweep file): fixed 2% tolerance used".
   std::string describe() const;
 };
+
+// A baseline run id without its "-seed<N>" ("baseline-w-seed1-fp32-cuda" -> "baseline-w-fp32-cuda"):
+// the family of baselines comparable seed to seed. The id names the workload, precision, steps
+// and placement (run_ids.hpp), and every record has it (a failed one too, unlike steps_planned).
+std::string baseline_family(const std::string& baseline_run_id);
 
 // The median of the values (the mean of the two middle ones for an even count); empty for none.
 std::optional<double> median(std::vector<double> values);

@@ -10,14 +10,16 @@
 namespace fp8lab::experiments {
 namespace {
 
+// One row per recipe and baseline family (noise_floor.hpp): fields every record has, a failed
+// one too (a run that threw has no steps_planned).
 std::string group_key(const nlohmann::json& r) {
   // A record without a recipe (a run whose process died before writing one) is its own row.
   if (!r.contains("recipe_canonical") || !r["recipe_canonical"].is_string()) {
     return "run " + r["run_id"].get<std::string>();
   }
-  auto text = [&](const char* key) { return r.contains(key) ? r[key].dump() : std::string("-"); };
-  return r["recipe_canonical"].get<std::string>() + "|" + text("workload") + "|" +
-         text("high_precision") + "|" + text("backend") + "|" + text("steps_planned");
+  const auto& baseline = r.value("baseline_run_id", nlohmann::json());
+  return r["recipe_canonical"].get<std::string>() + "|" +
+         (baseline.is_string() ? baseline_family(baseline.get<std::string>()) : "-");
 }
 
 std::string row_verdict(const RecipeRow& row) {

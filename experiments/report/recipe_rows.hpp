@@ -34,8 +34,9 @@ struct RecipeRow {
   std::string verdict_text() const;
 };
 
-// FP8 runs grouped by (workload, canonical recipe, baseline precision, backend), best first:
-// verdict class, then median |final eval rel diff|, then label.
+// FP8 runs grouped by (canonical recipe, baseline family: workload, baseline precision, steps and
+// placement, from baseline_run_id; noise_floor.hpp), best first: verdict class, then median
+// |final eval rel diff|, then label.
 std::vector<RecipeRow> ranked_recipe_rows(const std::vector<nlohmann::json>& records,
                                           const NoiseFloors& floors);
 

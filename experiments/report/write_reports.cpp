@@ -1,6 +1,7 @@
 #include "experiments/report/write_reports.hpp"
 
 #include <set>
+#include <stdexcept>
 #include <sstream>
 
 #include "experiments/report/analysis.hpp"
@@ -31,7 +32,16 @@ ReportPaths write_reports(const ReportOptions& options) {
   }
 
   if (!options.heatmap_axes.empty()) {
-    check_heatmap_axes(options.heatmap_axes, varied_recipe_axes(input.records));
+    try {
+      check_heatmap_axes(options.heatmap_axes, varied_recipe_axes(input.records));
+    } catch (const std::invalid_argument& e) {
+      if (!options.default_axes_when_not_varied) throw;
+      input.notes.push_back(std::string(e.what()) +
+                            ". The heatmap here uses the default axes (the two most varied "
+                            "fields); `fp8lab report` over every shard's directory can use the "
+                            "chosen ones");
+      input.heatmap_axes.clear();
+    }
   }
 
   const auto out = options.output.empty() ? options.inputs.front() : options.output;

@@ -13,6 +13,11 @@ struct ReportOptions {
   std::vector<std::filesystem::path> inputs;  // directories to merge
   std::filesystem::path output;               // where the reports go (default: inputs[0])
   std::vector<std::string> heatmap_axes;      // two recipe fields, or empty
+  // heatmap_axes the records do not both vary: false (`fp8lab report`) throws the
+  // check_heatmap_axes error; true (a sweep's own report, whose axes were checked against the
+  // whole sweep, while its directory may hold one shard's runs) uses the default axes and says so
+  // in a note.
+  bool default_axes_when_not_varied = false;
 };
 
 struct ReportPaths {

@@ -102,6 +102,14 @@ HeldLock lock_shard(const ResultsDirectory& directory, int shard_index, int shar
                            "away with its process, kill -9 included)");
 }
 
+HeldLock lock_sweep_file(const ResultsDirectory& directory) {
+  const auto path = directory.root() / ".lock-sweep";
+  if (auto held = lock_file(path, true, false, "fp8lab sweep, checking sweep.json")) {
+    return std::move(*held);
+  }
+  throw std::runtime_error("interrupted while waiting for the lock " + path.string());
+}
+
 std::optional<HeldLock> try_claim_run(const ResultsDirectory& directory,
                                       const std::string& run_id) {
   return lock_file(claim_path(directory, run_id), false, true, "fp8lab sweep, run " + run_id);

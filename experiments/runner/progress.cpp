@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 namespace fp8lab::experiments {
 namespace {
@@ -15,17 +14,6 @@ ProgressLine::Form form_of_stderr() {
   const bool in_ci = ci != nullptr && std::strcmp(ci, "true") == 0;
   return ::isatty(STDERR_FILENO) && !in_ci ? ProgressLine::Form::redrawn
                                            : ProgressLine::Form::one_line_per_run;
-}
-
-// The record a run wrote, or null when it wrote none (or an unreadable one: the report says so).
-nlohmann::json read_record(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return nullptr;
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception&) {
-    return nullptr;
-  }
 }
 
 std::string printed(const char* format, double value) {
@@ -125,7 +113,7 @@ void ProgressLine::started(const std::string& run_id, std::size_t done, std::siz
   if (form_ == Form::redrawn) redraw(done, running);
 }
 
-void ProgressLine::finished(const std::string& run_id, const std::filesystem::path& record,
+void ProgressLine::finished(const std::string& run_id, const nlohmann::json& record,
                             std::size_t done, std::size_t running) {
   if (form_ == Form::redrawn) {
     redraw(done, running);
@@ -135,7 +123,7 @@ void ProgressLine::finished(const std::string& run_id, const std::filesystem::pa
   const double seconds = it == run_started_.end() ? NAN : since(it->second);
   if (it != run_started_.end()) run_started_.erase(it);
   const auto line =
-      finished_line(done, total_, run_id, read_record(record), seconds, running, since(start_));
+      finished_line(done, total_, run_id, record, seconds, running, since(start_));
   std::fprintf(out_, "%s\n", line.c_str());
   std::fflush(out_);
 }

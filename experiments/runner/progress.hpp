@@ -27,8 +27,9 @@ class ProgressLine {
 
   // A run's process started; `done` runs have finished, `running` are running now.
   void started(const std::string& run_id, std::size_t done, std::size_t running);
-  // A run ended; its record (if it wrote one) says how, for the one-line-per-run form.
-  void finished(const std::string& run_id, const std::filesystem::path& record, std::size_t done,
+  // A run ended; its record (null when it wrote none; the caller has read it already) says how,
+  // for the one-line-per-run form.
+  void finished(const std::string& run_id, const nlohmann::json& record, std::size_t done,
                 std::size_t running);
   // Ends the redrawn line (newline) if anything was drawn.
   void finish();

@@ -156,7 +156,7 @@ RunRecordFile read_run_record_file(const std::filesystem::path& path) {
   return file;
 }
 
-std::vector<RunRecordFile> ResultsDirectory::run_record_files() const {
+std::vector<std::filesystem::path> ResultsDirectory::run_record_paths() const {
   std::vector<std::filesystem::path> paths;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(runs_directory(), error)) {
@@ -165,8 +165,12 @@ std::vector<RunRecordFile> ResultsDirectory::run_record_files() const {
     paths.push_back(entry.path());
   }
   std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+std::vector<RunRecordFile> ResultsDirectory::run_record_files() const {
   std::vector<RunRecordFile> files;
-  for (const auto& path : paths) files.push_back(read_run_record_file(path));
+  for (const auto& path : run_record_paths()) files.push_back(read_run_record_file(path));
   return files;
 }
 

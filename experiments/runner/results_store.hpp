@@ -9,7 +9,8 @@
 //   DIR/baselines/<run_id>.pt     the baseline's weights and gradients at its eval steps
 //   DIR/sweep.json                the sweep's requested combinations and the run standing for each
 //   DIR/results.jsonl, summary.csv, report.md, report.html   written by `fp8lab report DIR`
-//   DIR/.lock-<i>-of-<n>, DIR/claims/<run_id>   sweep locks (directory_lock.hpp)
+//   DIR/.lock-<i>-of-<n>, DIR/.lock-sweep, DIR/claims/<run_id>
+//                                 sweep locks (directory_lock.hpp)
 //
 // One file per run, not appends to one shared file: parallel jobs and Slurm array tasks on a
 // shared file system never write the same file, a killed process leaves at most a temp file
@@ -63,7 +64,9 @@ class ResultsDirectory {
   // Run ids that have a valid record (done: finished, diverged or failed).
   std::set<std::string> recorded_run_ids() const;
   bool has_record(const std::string& run_id) const;
-  // Every runs/*.json file (names starting with '.' are temp or set-aside files), sorted, read.
+  // Every runs/*.json file (names starting with '.' are temp or set-aside files), sorted.
+  std::vector<std::filesystem::path> run_record_paths() const;
+  // The same files, read.
   std::vector<RunRecordFile> run_record_files() const;
   // Renames an invalid record file to runs/.<name>.invalid-<n> (the smallest free n), so that its
   // run runs again while its bytes stay for a post-mortem; returns the new path.

@@ -193,24 +193,6 @@ nlohmann::json base_record(const RunRequest& request, const Workload& workload,
   return record;
 }
 
-nlohmann::json failed_record(const RunRequest& request, const std::string& run_id,
-                             const char* kind, const std::string& message) {
-  nlohmann::json record{{"schema", "fp8lab.run"},
-                        {"schema_version", kResultsSchemaVersion},
-                        {"run_id", run_id},
-                        {"kind", kind},
-                        {"status", "failed"},
-                        {"error", message},
-                        {"workload", request.workload},
-                        {"seed", request.seed},
-                        {"backend", request.backend.name},
-                        {"high_precision", std::string(name(request.high_precision))},
-                        {"finished_at", now_utc()},
-                        {"host", host_name()}};
-  add_provenance(record, request, kind);
-  return record;
-}
-
 // Losses, divergence, final figures and throughput of a finished training into the record.
 void add_training(nlohmann::json& record, const TrainingResult& t, const nlohmann::json* baseline) {
   record["status"] = t.status;
@@ -350,11 +332,6 @@ BaselineReference load_reference(const ResultsDirectory& directory,
   return reference;
 }
 
-nlohmann::json read_record(const ResultsDirectory& directory, const std::string& run_id) {
-  std::ifstream in(directory.run_record_path(run_id));
-  return nlohmann::json::parse(in);
-}
-
 }  // namespace
 
 void use_one_torch_thread() {
@@ -412,6 +389,36 @@ std::string recipe_label(const recipes::Recipe& r) {
   return label;
 }
 
+nlohmann::json recipe_identity(const RunRequest& request) {
+  const auto& recipe = request.recipe.value();
+  return {{"recipe", recipe_json(recipe)},
+          {"recipe_fields", recipes::recipe_field_names()},
+          {"recipe_canonical", recipes::canonical_string(recipe)},
+          {"recipe_label",
+           request.recipe_label.empty() ? recipe_label(recipe) : request.recipe_label},
+          {"baseline_run_id", baseline_run_id(request)}};
+}
+
+nlohmann::json failed_record(const RunRequest& request, const std::string& run_id,
+                             const std::string& kind, const std::string& message,
+                             const nlohmann::json& identity) {
+  nlohmann::json record{{"schema", "fp8lab.run"},
+                        {"schema_version", kResultsSchemaVersion},
+                        {"run_id", run_id},
+                        {"kind", kind},
+                        {"status", "failed"},
+                        {"error", message},
+                        {"workload", request.workload},
+                        {"seed", request.seed},
+                        {"backend", request.backend.name},
+                        {"high_precision", std::string(name(request.high_precision))},
+                        {"finished_at", now_utc()},
+                        {"host", host_name()}};
+  add_provenance(record, request, kind.c_str());
+  if (identity.is_object()) record.update(identity);
+  return record;
+}
+
 nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequest& request) {
   const auto run_id = baseline_run_id(request);
   nlohmann::json record;
@@ -461,19 +468,15 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
 nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunRequest& request) {
   const auto& recipe = request.recipe.value();
   nlohmann::json record;
+  nlohmann::json identity;  // the recipe fields, kept by a failed record once known
   try {
+    identity = recipe_identity(request);
     const auto workload = make_workload(request.workload);
     record = base_record(request, *workload, request.run_id, "fp8");
-    record["recipe"] = recipe_json(recipe);
-    record["recipe_fields"] = recipes::recipe_field_names();
-    record["recipe_canonical"] = recipes::canonical_string(recipe);
-    record["recipe_label"] = request.recipe_label.empty() ? recipe_label(recipe)
-                                                          : request.recipe_label;
-    const auto baseline_id = baseline_run_id(request);
-    record["baseline_run_id"] = baseline_id;
-    const auto baseline = directory.has_record(baseline_id)
-                              ? read_record(directory, baseline_id)
-                              : execute_baseline(directory, request);
+    record.update(identity);
+    const auto baseline_id = identity["baseline_run_id"].get<std::string>();
+    auto recorded = read_run_record_file(directory.run_record_path(baseline_id)).record;
+    const auto baseline = recorded ? std::move(*recorded) : execute_baseline(directory, request);
     if (baseline["status"] != "finished") {
       throw std::runtime_error("the baseline " + baseline_id + " is " +
                                baseline["status"].get<std::string>() + ": " +
@@ -516,13 +519,9 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
   } catch (const std::exception& e) {
     // c10::Error's what() carries a backtrace: the record keeps the message only.
     const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
-    auto failed = failed_record(request, request.run_id, "fp8",
-                                torch_error ? torch_error->what_without_backtrace() : e.what());
-    for (const char* key : {"recipe", "recipe_fields", "recipe_canonical", "recipe_label",
-                            "baseline_run_id"}) {
-      if (record.contains(key)) failed[key] = record[key];
-    }
-    record = std::move(failed);
+    record = failed_record(request, request.run_id, "fp8",
+                           torch_error ? torch_error->what_without_backtrace() : e.what(),
+                           identity);
   }
   directory.write_run_record(record);
   return record;

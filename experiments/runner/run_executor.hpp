@@ -47,6 +47,18 @@ std::string baseline_run_id(const RunRequest& request);
 // The recipe as a short label: scaling, format and the fields that set it apart.
 std::string recipe_label(const recipes::Recipe& recipe);
 
+// The fields an FP8 run's record names its recipe and baseline with: recipe, recipe_fields,
+// recipe_canonical, recipe_label, baseline_run_id.
+nlohmann::json recipe_identity(const RunRequest& request);
+
+// The record of a run that failed before training finished (status "failed", the message): its
+// identity (run id, kind, workload, seed, backend, baseline precision), its provenance and, for an
+// FP8 run, `identity` (recipe_identity) when known, so that the reports group it with its
+// recipe's other seeds. Also the record the sweep writes for a run whose process died.
+nlohmann::json failed_record(const RunRequest& request, const std::string& run_id,
+                             const std::string& kind, const std::string& message,
+                             const nlohmann::json& identity = nullptr);
+
 // Trains the baseline, writes its record and trajectory, returns the record.
 nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequest& request);
 

@@ -13,13 +13,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/report/report_data.hpp"
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/directory_lock.hpp"
 #include "experiments/runner/progress.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/results_store.hpp"
+#include "experiments/runner/run_executor.hpp"
 #include "experiments/runner/run_ids.hpp"
+#include "experiments/runner/text_file.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/fields.hpp"
 #include "recipes/sweep.hpp"
@@ -40,14 +43,6 @@ std::string fnv1a_hex(const std::string& text) {
   char buffer[17];
   std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(h));
   return buffer;
-}
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // Where the sweep's models train (BackendChoice::trains_on_cuda): "cpu" or "cuda".
@@ -109,7 +104,7 @@ void check_directory(const SweepOptions& options, const ResultsDirectory& direct
   }
   if (!options.resume) {
     // Invalid record files count too: they are runs of that sweep left unfinished.
-    const auto recorded = directory.run_record_files();
+    const auto recorded = directory.run_record_paths();
     if (!recorded.empty()) {
       throw std::runtime_error(directory.root().string() + " already holds " +
                                std::to_string(recorded.size()) +
@@ -122,12 +117,12 @@ void check_directory(const SweepOptions& options, const ResultsDirectory& direct
 struct Job {
   std::string run_id;
   std::string kind;  // baseline | fp8
-  std::string workload;
-  std::int64_t seed = 0;
   std::vector<std::string> arguments;
-  // The provenance the run's own record would carry (provenance.hpp), for the record written
-  // when its process dies without one.
-  nlohmann::json provenance;
+  // What the run's own record would say of it (run_executor.hpp: the request with its
+  // provenance, an FP8 run's recipe_identity), for the record written when its process dies
+  // without one.
+  RunRequest request;
+  nlohmann::json identity;
 };
 
 std::vector<std::string> common_arguments(const SweepOptions& options) {
@@ -146,17 +141,19 @@ std::vector<std::string> common_arguments(const SweepOptions& options) {
   return a;
 }
 
-// Whether a claimed job still has to run: not when its record appeared meanwhile (another
-// process ran it). A record file that is not a finished run's record is set aside, and it runs.
-bool needs_running(const Job& job, const ResultsDirectory& directory) {
-  const auto file = read_run_record_file(directory.run_record_path(job.run_id));
-  if (file.record) return false;
+// The record of a claimed job that appeared meanwhile (another process ran it), or nullopt when
+// the job still has to run. A record file that is not a finished run's record is set aside, and
+// the job runs.
+std::optional<nlohmann::json> record_written_meanwhile(const Job& job,
+                                                       const ResultsDirectory& directory) {
+  auto file = read_run_record_file(directory.run_record_path(job.run_id));
+  if (file.record) return std::move(file.record);
   if (file.exists) {
     const auto aside = directory.set_aside(file);
     std::fprintf(stderr, "fp8lab sweep: %s is not a finished run's record (%s); kept as %s, the "
                  "run runs again\n", file.path.c_str(), file.problem.c_str(), aside.c_str());
   }
-  return true;
+  return std::nullopt;
 }
 
 struct HeldElsewhere {
@@ -169,13 +166,20 @@ struct RunningJob {
   HeldLock claim;  // released after the run's record is written
 };
 
-// Runs jobs, `jobs` at a time, each under its run's claim (directory_lock.hpp). A job another
-// process holds the claim of is not run: it goes to `held_elsewhere`. Returns false when
-// interrupted.
-bool run_jobs(const std::vector<Job>& todo, const SweepOptions& options,
-              const ResultsDirectory& directory, ProgressLine& progress, std::size_t& done,
-              SweepOutcome& outcome, std::vector<HeldElsewhere>& held_elsewhere) {
-  std::map<pid_t, RunningJob> running;
+// SIGTERM to every running child, then waits for each: their claims are released (with
+// `running`) only once no child runs.
+void stop_children(std::map<pid_t, RunningJob>& running) {
+  for (const auto& [pid, job] : running) ::kill(pid, SIGTERM);
+  while (!running.empty()) {
+    if (auto exit = wait_for_child()) running.erase(exit->pid);
+  }
+}
+
+// run_jobs' loop; `running` is the caller's, so that it can stop the children on an exception.
+bool run_jobs_in(const std::vector<Job>& todo, const SweepOptions& options,
+                 const ResultsDirectory& directory, ProgressLine& progress, std::size_t& done,
+                 SweepOutcome& outcome, std::vector<HeldElsewhere>& held_elsewhere,
+                 std::map<pid_t, RunningJob>& running) {
   std::size_t next = 0;
   while (next < todo.size() || !running.empty()) {
     while (g_stop_signal == 0 && next < todo.size() &&
@@ -186,9 +190,9 @@ bool run_jobs(const std::vector<Job>& todo, const SweepOptions& options,
         held_elsewhere.push_back({job, lock_holder(claim_path(directory, job.run_id))});
         continue;
       }
-      if (!needs_running(job, directory)) {
+      if (const auto record = record_written_meanwhile(job, directory)) {
         ++done;  // another process ran it meanwhile: its record says how
-        progress.finished(job.run_id, directory.run_record_path(job.run_id), done, running.size());
+        progress.finished(job.run_id, *record, done, running.size());
         continue;
       }
       const auto log = directory.root() / "logs" / (job.run_id + ".log");
@@ -197,40 +201,49 @@ bool run_jobs(const std::vector<Job>& todo, const SweepOptions& options,
       progress.started(job.run_id, done, running.size());
     }
     if (g_stop_signal != 0) {
-      for (const auto& [pid, job] : running) ::kill(pid, SIGTERM);
-      while (!running.empty()) {
-        if (auto exit = wait_for_child()) running.erase(exit->pid);
-      }
+      stop_children(running);
       return false;
     }
     const auto exit = wait_for_child();
     if (!exit) continue;  // EINTR: look at the stop flag
     const auto it = running.find(exit->pid);
     if (it == running.end()) continue;
-    const Job& job = *it->second.job;
-    if (g_stop_signal == 0 && !directory.has_record(job.run_id)) {
+    // Out of `running` at once (the child is reaped), its claim held until the record is written.
+    const RunningJob ended = std::move(it->second);
+    running.erase(it);
+    const Job& job = *ended.job;
+    // Read once: whether the run wrote its record, and what the progress line says of it.
+    auto record = read_run_record_file(directory.run_record_path(job.run_id)).record;
+    if (g_stop_signal == 0 && !record) {
       // The child died before writing its record: the run is recorded as failed, with the end of
       // its log.
-      nlohmann::json record = {{"schema", "fp8lab.run"},
-                               {"schema_version", kResultsSchemaVersion},
-                               {"run_id", job.run_id},
-                               {"kind", job.kind},
-                               {"status", "failed"},
-                               {"workload", job.workload},
-                               {"seed", job.seed},
-                               {"error", "the run's process " + exit->describe() +
-                                             " without writing its record; log: " +
-                                             (directory.root() / "logs" /
-                                              (job.run_id + ".log")).string()}};
-      record.update(build_provenance());
-      record.update(job.provenance);
-      directory.write_run_record(record);
+      const auto message = "the run's process " + exit->describe() +
+                           " without writing its record; log: " +
+                           (directory.root() / "logs" / (job.run_id + ".log")).string();
+      record = failed_record(job.request, job.run_id, job.kind, message, job.identity);
+      directory.write_run_record(*record);
     }
-    running.erase(it);  // releases the claim: the record is written
     ++done;
-    progress.finished(job.run_id, directory.run_record_path(job.run_id), done, running.size());
+    progress.finished(job.run_id, record.value_or(nullptr), done, running.size());
   }
   return g_stop_signal == 0;
+}
+
+// Runs jobs, `jobs` at a time, each under its run's claim (directory_lock.hpp). A job another
+// process holds the claim of is not run: it goes to `held_elsewhere`. Returns false when
+// interrupted. An exception (a record that cannot be written, a fork that fails) stops the
+// running children first, as an interruption does, and is rethrown.
+bool run_jobs(const std::vector<Job>& todo, const SweepOptions& options,
+              const ResultsDirectory& directory, ProgressLine& progress, std::size_t& done,
+              SweepOutcome& outcome, std::vector<HeldElsewhere>& held_elsewhere) {
+  std::map<pid_t, RunningJob> running;
+  try {
+    return run_jobs_in(todo, options, directory, progress, done, outcome, held_elsewhere,
+                       running);
+  } catch (...) {
+    stop_children(running);
+    throw;
+  }
 }
 
 // The baselines, each once: one another process is running (an overlapping shard) is waited for,
@@ -295,8 +308,10 @@ std::pair<int, int> parse_shard(const std::string& text) {
 }
 
 SweepOutcome run_sweep(const SweepOptions& options) {
-  const auto text = read_text(options.sweep_file);
-  auto expansion = recipes::expand(recipes::read_sweep(options.sweep_file.string()));
+  // Read once: the text is parsed, hashed into sweep.json and stored in every run's record.
+  const auto text = read_text_file(options.sweep_file);
+  auto expansion =
+      recipes::expand(recipes::parse_sweep_text(text, options.sweep_file.string()));
   // Runs trained on the GPU are filed apart from CPU-trained ones (run_ids.hpp).
   for (auto& run : expansion.runs) run.id = placed_run_id(run.id, options.backend);
   const auto known = workload_names();
@@ -304,6 +319,10 @@ SweepOutcome run_sweep(const SweepOptions& options) {
     if (std::find(known.begin(), known.end(), workload) == known.end()) {
       make_workload(workload);  // throws, listing the known names
     }
+  }
+  if (!options.heatmap_axes.empty()) {
+    // Before any run starts, against the fields the whole sweep varies (not this shard's runs).
+    check_heatmap_axes(options.heatmap_axes, recipes::varied_fields(expansion));
   }
   SweepOutcome outcome;
   std::vector<const recipes::SweepRun*> shard;
@@ -327,25 +346,33 @@ SweepOutcome run_sweep(const SweepOptions& options) {
   // Held until the sweep returns: a second sweep of this shard into DIR is refused.
   const HeldLock shard_lock = lock_shard(directory, options.shard_index, options.shard_count);
   const auto sweep = sweep_record(options, expansion, fnv1a_hex(text));
-  check_directory(options, directory, sweep);
-  write_file_atomically(directory.sweep_path(), sweep.dump(2) + "\n");
+  {
+    // Another sweep (another shard, maybe another configuration) may be checking DIR now.
+    const HeldLock sweep_file_lock = lock_sweep_file(directory);
+    check_directory(options, directory, sweep);
+    write_file_atomically(directory.sweep_path(), sweep.dump(2) + "\n");
+  }
 
   const auto executable = current_executable().string();
   const auto common = common_arguments(options);
+  RunRequest common_request;
+  common_request.high_precision = options.high_precision;
+  common_request.steps = options.steps;
+  common_request.backend = options.backend;
   std::vector<Job> baselines, runs;
   std::set<std::pair<std::string, std::int64_t>> baseline_keys;
   auto need_baseline = [&](const std::string& workload, std::int64_t seed) {
     if (!baseline_keys.insert({workload, seed}).second) return;
     Job job;
     job.kind = "baseline";
-    job.workload = workload;
-    job.seed = seed;
+    job.request = common_request;
+    job.request.workload = workload;
+    job.request.seed = seed;
     job.run_id = placed_run_id(
         baseline_run_id(workload, seed, options.high_precision, options.steps), options.backend);
     job.arguments = {executable, "run", "--baseline-only", "--workload", workload,
                      "--seed", std::to_string(seed)};
     job.arguments.insert(job.arguments.end(), common.begin(), common.end());
-    job.provenance = baseline_provenance();
     if (!directory.has_record(job.run_id)) baselines.push_back(std::move(job));
   };
   // The noise floor's extra baseline seeds (sweep.hpp: baseline_seeds) run in shard 0 only, so
@@ -363,13 +390,17 @@ SweepOutcome run_sweep(const SweepOptions& options) {
     }
     Job job;
     job.kind = "fp8";
-    job.workload = run->workload;
-    job.seed = run->seed;
     job.run_id = run->id;
+    job.request = common_request;
+    job.request.workload = run->workload;
+    job.request.seed = run->seed;
+    job.request.recipe = run->recipe;
+    job.request.run_id = run->id;
+    job.request.provenance = sweep_run_provenance(expansion, *run, text);
+    job.identity = recipe_identity(job.request);
     job.arguments = {executable, "run", "--sweep", std::filesystem::absolute(options.sweep_file).string(),
                      "--run-id", run->id};
     job.arguments.insert(job.arguments.end(), common.begin(), common.end());
-    job.provenance = sweep_run_provenance(expansion, *run, text);
     runs.push_back(std::move(job));
   }
 
@@ -394,6 +425,7 @@ SweepOutcome run_sweep(const SweepOptions& options) {
   ReportOptions report;
   report.inputs = {options.output};
   report.heatmap_axes = options.heatmap_axes;
+  report.default_axes_when_not_varied = true;  // a shard's directory may not vary them
   outcome.report_html = write_reports(report).report_html;
   return outcome;
 }

@@ -3,20 +3,14 @@
 // for logs (Slurm, nohup, CI).
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "experiments/runner/progress.hpp"
 
 namespace fp8lab::experiments {
 namespace {
-
-namespace fs = std::filesystem;
 
 // What `out` received since it was opened.
 std::string contents(std::FILE* out) {
@@ -77,12 +71,9 @@ TEST_CASE("A finished run's line says what ran, how it ended, what is left", "[p
 
 TEST_CASE("One line per finished run, flushed, for logs; one redrawn line on a terminal",
           "[progress]") {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-progress-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  std::ofstream(dir / "a.json") << R"({"kind":"fp8","status":"finished",)"
-                                << R"("recipe_label":"current E4M3",)"
-                                << R"("final":{"eval_rel_diff":-0.015}})";
+  const auto a = nlohmann::json::parse(R"({"kind":"fp8","status":"finished",)"
+                                       R"("recipe_label":"current E4M3",)"
+                                       R"("final":{"eval_rel_diff":-0.015}})");
 
   std::FILE* log = std::tmpfile();
   REQUIRE(log != nullptr);
@@ -90,12 +81,12 @@ TEST_CASE("One line per finished run, flushed, for logs; one redrawn line on a t
   lines.started("a", 0, 1);
   lines.started("b", 0, 2);
   CHECK(contents(log).empty());  // nothing until a run ends
-  lines.finished("a", dir / "a.json", 1, 1);
+  lines.finished("a", a, 1, 1);
   const std::string first = contents(log);
   CHECK_THAT(first, Catch::StartsWith("[1/2] a current E4M3 finished in 0s (eval rel diff -1.50%) "
                                       "| 1 running, ETA ") &&
                         Catch::EndsWith("\n"));
-  lines.finished("b", dir / "missing.json", 2, 0);
+  lines.finished("b", nullptr, 2, 0);  // no record
   lines.finish();
   const std::string both = contents(log);
   CHECK_THAT(both, Catch::EndsWith("[2/2] b ended in 0s without a record | all done in 0s\n"));
@@ -106,7 +97,7 @@ TEST_CASE("One line per finished run, flushed, for logs; one redrawn line on a t
   REQUIRE(terminal != nullptr);
   ProgressLine redrawn(2, ProgressLine::Form::redrawn, terminal);
   redrawn.started("a", 0, 1);
-  redrawn.finished("a", dir / "a.json", 1, 0);
+  redrawn.finished("a", a, 1, 0);
   const std::string drawn = contents(terminal);
   CHECK_THAT(drawn, Catch::StartsWith("\r[0/2 runs] 1 running, 0s elapsed, ETA ?") &&
                         Catch::Contains("\r[1/2 runs] 0 running, 0s elapsed, ETA 0s"));
@@ -114,7 +105,6 @@ TEST_CASE("One line per finished run, flushed, for logs; one redrawn line on a t
   redrawn.finish();
   CHECK_THAT(contents(terminal), Catch::EndsWith("\n"));
   std::fclose(terminal);
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

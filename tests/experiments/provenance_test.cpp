@@ -24,6 +24,7 @@
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/results_store.hpp"
 #include "tests/support/read_text.hpp"
+#include "tests/support/run_processes.hpp"
 #include "tests/support/run_to_end.hpp"
 
 namespace fp8lab::experiments {
@@ -284,24 +285,6 @@ TEST_CASE("Sweep runs record the sweep, their combinations and upstream's change
   fs::remove_all(dir);
 }
 
-namespace {
-
-// The pid of a running `fp8lab run ... --run-id ID` (a sweep's child), or 0.
-pid_t pid_of_run(const std::string& run_id) {
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    std::string command((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (command.find(std::string("--run-id") + '\0' + run_id + '\0') != std::string::npos) {
-      return static_cast<pid_t>(std::stol(name));
-    }
-  }
-  return 0;
-}
-
-}  // namespace
-
 TEST_CASE("A sweep run whose process is killed gets a failed record with its provenance",
           "[provenance]") {
   const auto dir = scratch("provenance-killed");
@@ -322,7 +305,7 @@ TEST_CASE("A sweep run whose process is killed gets a failed record with its pro
       const std::string id = log.path().stem();
       if (id.rfind("baseline-", 0) == 0) continue;
       run_id = id;
-      child = pid_of_run(id);
+      child = testing::pid_of_run(id);
     }
   }
   REQUIRE(child != 0);
@@ -338,6 +321,15 @@ TEST_CASE("A sweep run whose process is killed gets a failed record with its pro
   CHECK(record["source"]["combinations"] == nlohmann::json::array({"fp8_format=E4M3"}));
   CHECK(record["runs_as"] == "asked");
   CHECK(record["upstream"].is_object());
+  // What the run's own record would say of its recipe and baseline, so that the reports group it
+  // with its recipe's other seeds.
+  CHECK(record["recipe_canonical"].is_string());
+  CHECK(record["recipe_label"].is_string());
+  CHECK(record["recipe"]["fp8_format"] == "E4M3");
+  CHECK(record["recipe_fields"].is_array());
+  CHECK(record["baseline_run_id"] == "baseline-gpt-tiny-seed0-fp32-steps2000");
+  CHECK(record["backend"] == "sim");
+  CHECK(record["high_precision"] == "fp32");
   fs::remove_all(dir);
 }
 

@@ -65,7 +65,7 @@ TEST_CASE("Three baseline seeds measure the noise floor the verdicts compare wit
   CHECK(run_verdict(records[4], floor.tolerance) == "degraded");
   // The fixed 2% would have called the second one tracking: the floor, not 2%, decides.
   CHECK(run_verdict(records[4]) == "tracks baseline");
-  const auto ranked = ranked_runs(records);
+  const auto ranked = ranked_runs(records, NoiseFloors(records));
   REQUIRE(ranked.size() == 2);
   CHECK((*ranked[0])["run_id"] == "near");
 
@@ -147,6 +147,45 @@ TEST_CASE("A recipe run on several seeds is one row: medians with n, a diverged 
   const auto md = render_markdown_report(input);
   CHECK_THAT(md, Catch::Contains("| 1 | HYBRID m0 | 0, 1, 2 (n=3) | tracks baseline | 2.02 |"));
   CHECK_THAT(md, Catch::Contains("| 2 | E5M2 m0 | 0, 1, 2 (n=3) | diverged (1 of 3 seeds) |"));
+}
+
+TEST_CASE("A seed that threw (no steps_planned) stays in its recipe's row; a failed baseline "
+          "seed stays in its family", "[report][noise]") {
+  auto records = three_baselines();
+  records.push_back(baseline_record(3, 0, "failed"));
+  records.push_back(fp8_record("h0", "HYBRID", 0, 2.01, "finished", 0));
+  records.push_back(fp8_record("h1", "HYBRID", 0, 2.0, "failed", 1));
+  records.push_back(fp8_record("h2", "HYBRID", 0, 2.02, "finished", 2));
+  REQUIRE_FALSE(records[5].contains("steps_planned"));
+  const NoiseFloors floors(records);
+  CHECK(floors.all().size() == 1);
+  CHECK(floors.of(records[3]).seeds == std::vector<std::int64_t>{0, 1, 2});
+  const auto rows = ranked_recipe_rows(records, floors);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].runs.size() == 3);
+  CHECK(rows[0].verdict_text() == "error (1 of 3 seeds)");
+  CHECK(baseline_family("baseline-w-seed12-bf16-steps40-cuda") == "baseline-w-bf16-steps40-cuda");
+  CHECK(baseline_family("baseline-a-seed-x-seed3-fp32") == "baseline-a-seed-x-fp32");
+}
+
+TEST_CASE("The vs-baseline column shows what the verdict uses: median |rel diff| of finished "
+          "seeds", "[report][noise]") {
+  auto records = three_baselines();
+  // -2%, +0.5%, +1% and a failed seed: the signed median over all seeds would be 0.5% (or
+  // include the failed one); the verdict compares the median |rel diff| of the finished ones, 1%.
+  records.push_back(fp8_record("h0", "HYBRID", 0, 1.96, "finished", 0));
+  records.push_back(fp8_record("h1", "HYBRID", 0, 2.01, "finished", 1));
+  records.push_back(fp8_record("h2", "HYBRID", 0, 2.02, "finished", 2));
+  records.push_back(fp8_record("h3", "HYBRID", 0, 2.3, "failed", 3));
+  ReportInput input;
+  input.records = records;
+  const auto md = render_markdown_report(input);
+  CHECK_THAT(md, Catch::Contains(
+                     "| \\|vs baseline\\| (median of finished seeds; the verdict's) |"));
+  CHECK_THAT(md, Catch::Contains("| HYBRID m0 | 0, 1, 2, 3 (n=4) | error (1 of 4 seeds) | 2.015 | "
+                                 "1% |"));
+  const auto html = render_html_report(input);
+  CHECK_THAT(html, Catch::Contains("<th>|vs baseline| (median of finished seeds; the verdict's)"));
 }
 
 TEST_CASE("Heatmap cells are medians with n; a diverged run counts as the worst, not the mean",

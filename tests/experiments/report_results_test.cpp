@@ -9,6 +9,7 @@
 #include <string>
 
 #include "experiments/report/analysis.hpp"
+#include "experiments/report/noise_floor.hpp"
 #include "experiments/report/html_report.hpp"
 #include "experiments/report/results_reader.hpp"
 #include "experiments/report/summary_csv.hpp"
@@ -124,7 +125,7 @@ TEST_CASE("Verdicts: tracks baseline, degraded, failed to train, diverged, error
   const std::vector<nlohmann::json> records = {
       baseline_record(), fp8_record("worst", "E5M2", 4, 3.5), fp8_record("best", "HYBRID", 0, 2.01),
       fp8_record("mid", "E4M3", 1, 2.2)};
-  const auto ranked = ranked_runs(records);
+  const auto ranked = ranked_runs(records, NoiseFloors(records));
   REQUIRE(ranked.size() == 3);
   CHECK((*ranked[0])["run_id"] == "best");
   CHECK((*ranked[1])["run_id"] == "mid");

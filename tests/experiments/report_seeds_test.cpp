@@ -127,4 +127,28 @@ TEST_CASE("fp8lab sweep and fp8lab report name the bad --heatmap-axes value and 
   fs::remove_all(dir);
 }
 
+TEST_CASE("sweep --shard with --heatmap-axes the shard does not vary finishes with the default axes "
+          "and a note", "[report][heatmap]") {
+  const auto dir = testing::fresh_directory("axes-shard");
+  // Shard 0/2 takes runs 1 and 3: HYBRID and E4M3 at margin 0 (margin does not vary there).
+  std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nparameters:\n"
+                                       "  fp8_format: {values: [HYBRID, E4M3]}\n"
+                                       "  margin: {values: [0, 4]}\n";
+  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
+                      (dir / "out").string(), "--steps", "2", "--shard", "0/2",
+                      "--heatmap-axes", "fp8_format,margin"},
+                     dir / "sweep.log") == 0);
+  CHECK_THAT(read_text(dir / "out" / "report.md"),
+             Catch::Contains("'margin' is a recipe field these runs do not vary (one value)") &&
+                 Catch::Contains("The heatmap here uses the default axes"));
+  // `fp8lab report` on that directory alone still refuses the axes.
+  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "report", (dir / "out").string(), "--heatmap-axes",
+                      "fp8_format,margin"},
+                     dir / "report.log") == 2);
+  CHECK_THAT(read_text(dir / "report.log"),
+             Catch::Contains("fp8lab report: --heatmap-axes 'fp8_format,margin': 'margin' is a "
+                             "recipe field these runs do not vary"));
+  fs::remove_all(dir);
+}
+
 }  // namespace fp8lab::experiments

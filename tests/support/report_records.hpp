@@ -30,15 +30,21 @@ inline std::string baseline_id(int seed) {
   return "baseline-w-seed" + std::to_string(seed) + "-fp32";
 }
 
+// A failed record has no steps_planned (run_executor's failed_record): training never reported it.
+inline nlohmann::json without_steps_if_failed(nlohmann::json record) {
+  if (record["status"] == "failed") record.erase("steps_planned");
+  return record;
+}
+
 inline nlohmann::json baseline_record(int seed = 0, double final_loss = 2.0,
                                       const std::string& status = "finished") {
-  return {{"schema", "fp8lab.run"}, {"schema_version", 1}, {"run_id", baseline_id(seed)},
+  return without_steps_if_failed({{"schema", "fp8lab.run"}, {"schema_version", 1}, {"run_id", baseline_id(seed)},
           {"kind", "baseline"},
           {"status", status}, {"workload", "w"}, {"seed", seed}, {"high_precision", "fp32"},
           {"backend", "sim"}, {"steps_planned", 10}, {"upstream", nullptr},
           {"eval", {{{"step", 0}, {"loss", 4.0}}, {{"step", 10}, {"loss", final_loss}}}},
           {"train", {{{"step", 0}, {"loss", 4.1}}, {{"step", 1}, {"loss", 3.9}}}},
-          {"final", {{"eval_loss", final_loss}, {"initial_eval_loss", 4.0}}}};
+          {"final", {{"eval_loss", final_loss}, {"initial_eval_loss", 4.0}}}});
 }
 
 // An FP8 run on `seed` whose eval loss went from 4.0 to `final_loss` against its baseline's
@@ -47,7 +53,7 @@ inline nlohmann::json fp8_record(const std::string& id, const std::string& forma
                                  double final_loss, const std::string& status = "finished",
                                  int seed = 0) {
   const double rel = (final_loss - 2.0) / 2.0;
-  return {{"schema", "fp8lab.run"}, {"schema_version", 1}, {"run_id", id}, {"kind", "fp8"},
+  return without_steps_if_failed({{"schema", "fp8lab.run"}, {"schema_version", 1}, {"run_id", id}, {"kind", "fp8"},
           {"status", status},
           {"workload", "w"}, {"seed", seed}, {"high_precision", "fp32"}, {"backend", "sim"},
           {"steps_planned", 10}, {"baseline_run_id", baseline_id(seed)},
@@ -70,7 +76,7 @@ inline nlohmann::json fp8_record(const std::string& id, const std::string& forma
           {"final", {{"eval_loss", final_loss}, {"baseline_eval_loss", 2.0},
                      {"initial_eval_loss", 4.0}, {"baseline_initial_eval_loss", 4.0},
                      {"eval_rel_diff", rel}}},
-          {"throughput", {{"steps_per_second", 10.0}, {"step_time_over_fp32", 2.5}}}};
+          {"throughput", {{"steps_per_second", 10.0}, {"step_time_over_fp32", 2.5}}}});
 }
 
 // The provenance fields of a run fp8lab ran as asked, which accelerate + TE would change or refuse.
