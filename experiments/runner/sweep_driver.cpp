@@ -287,6 +287,192 @@ bool run_runs(const std::vector<Job>& runs, const SweepOptions& options,
   return completed;
 }
 
+// The sweep's distinct runs, filed under this backend's ids (run_ids.hpp: runs trained on the GPU
+// are filed apart from CPU-trained ones), after checking its workloads and --heatmap axes.
+recipes::SweepExpansion expand_sweep(const SweepOptions& options, const std::string& text) {
+  auto expansion =
+      recipes::expand(recipes::parse_sweep_text(text, options.sweep_file.string()));
+  for (auto& run : expansion.runs) run.id = placed_run_id(run.id, options.backend);
+  const auto known = workload_names();
+  for (const auto& workload : expansion.sweep.workloads) {
+    if (std::find(known.begin(), known.end(), workload) == known.end()) {
+      make_workload(workload);  // throws, listing the known names
+    }
+  }
+  if (!options.heatmap_axes.empty()) {
+    // Before any run starts, against the fields the whole sweep varies (not this shard's runs).
+    check_heatmap_axes(options.heatmap_axes, recipes::varied_fields(expansion));
+  }
+  return expansion;
+}
+
+// This shard's runs: those whose index in the expansion is shard_index modulo shard_count.
+std::vector<const recipes::SweepRun*> shard_runs(const recipes::SweepExpansion& expansion,
+                                                 const SweepOptions& options) {
+  std::vector<const recipes::SweepRun*> shard;
+  for (std::size_t i = 0; i < expansion.runs.size(); ++i) {
+    if (static_cast<int>(i % static_cast<std::size_t>(options.shard_count)) ==
+        options.shard_index) {
+      shard.push_back(&expansion.runs[i]);
+    }
+  }
+  return shard;
+}
+
+void print_dry_run(const recipes::SweepExpansion& expansion, std::size_t shard_size,
+                   const SweepOptions& options) {
+  std::fputs(recipes::format_dry_run(expansion).c_str(), stdout);
+  if (options.shard_count > 1) {
+    std::printf("shard %d/%d: %zu of the %zu distinct runs\n", options.shard_index,
+                options.shard_count, shard_size, expansion.runs.size());
+  }
+}
+
+// Checks that DIR holds this configuration's results only and writes its sweep.json.
+void record_sweep(const SweepOptions& options, const ResultsDirectory& directory,
+                  const recipes::SweepExpansion& expansion, const std::string& text) {
+  const auto sweep = sweep_record(options, expansion, fnv1a_hex(text));
+  // Another sweep (another shard, maybe another configuration) may be checking DIR now.
+  const HeldLock sweep_file_lock = lock_sweep_file(directory);
+  check_directory(options, directory, sweep);
+  write_file_atomically(directory.sweep_path(), sweep.dump(2) + "\n");
+}
+
+// What still has to run in this shard: each needed baseline once, then the unrecorded runs.
+struct Jobs {
+  std::vector<Job> baselines;
+  std::vector<Job> runs;
+};
+
+// Builds the jobs of one shard; the arguments, request and identity of each job are decided here.
+class JobPlanner {
+ public:
+  JobPlanner(const SweepOptions& options, const ResultsDirectory& directory)
+      : options_(options),
+        directory_(directory),
+        executable_(current_executable().string()),
+        common_(common_arguments(options)) {
+    common_request_.high_precision = options.high_precision;
+    common_request_.steps = options.steps;
+    common_request_.backend = options.backend;
+  }
+
+  // The baseline of (workload, seed), unless already planned or recorded.
+  void need_baseline(const std::string& workload, std::int64_t seed) {
+    if (!baseline_keys_.insert({workload, seed}).second) return;
+    Job job;
+    job.kind = "baseline";
+    job.request = common_request_;
+    job.request.workload = workload;
+    job.request.seed = seed;
+    job.run_id = placed_run_id(
+        baseline_run_id(workload, seed, options_.high_precision, options_.steps),
+        options_.backend);
+    job.arguments = {executable_, "run", "--baseline-only", "--workload", workload,
+                     "--seed", std::to_string(seed)};
+    job.arguments.insert(job.arguments.end(), common_.begin(), common_.end());
+    if (!directory_.has_record(job.run_id)) jobs_.baselines.push_back(std::move(job));
+  }
+
+  // The FP8 run `run` of the sweep read from `text`.
+  void add_run(const recipes::SweepExpansion& expansion, const recipes::SweepRun& run,
+               const std::string& text) {
+    Job job;
+    job.kind = "fp8";
+    job.run_id = run.id;
+    job.request = common_request_;
+    job.request.workload = run.workload;
+    job.request.seed = run.seed;
+    job.request.recipe = run.recipe;
+    job.request.run_id = run.id;
+    job.request.provenance = sweep_run_provenance(expansion, run, text);
+    job.identity = recipe_identity(job.request);
+    job.arguments = {executable_, "run", "--sweep",
+                     std::filesystem::absolute(options_.sweep_file).string(), "--run-id", run.id};
+    job.arguments.insert(job.arguments.end(), common_.begin(), common_.end());
+    jobs_.runs.push_back(std::move(job));
+  }
+
+  Jobs take() { return std::move(jobs_); }
+
+ private:
+  const SweepOptions& options_;
+  const ResultsDirectory& directory_;
+  const std::string executable_;
+  const std::vector<std::string> common_;
+  RunRequest common_request_;
+  std::set<std::pair<std::string, std::int64_t>> baseline_keys_;
+  Jobs jobs_;
+};
+
+// The jobs of this shard; runs already recorded are counted in outcome.skipped.
+Jobs plan_jobs(const SweepOptions& options, const ResultsDirectory& directory,
+               const recipes::SweepExpansion& expansion,
+               const std::vector<const recipes::SweepRun*>& shard, const std::string& text,
+               SweepOutcome& outcome) {
+  JobPlanner planner(options, directory);
+  // The noise floor's extra baseline seeds (sweep.hpp: baseline_seeds) run in shard 0 only, so
+  // that shards sharing a directory do not run them twice.
+  if (options.shard_index == 0) {
+    for (const auto& workload : expansion.sweep.workloads) {
+      for (const auto seed : expansion.sweep.baseline_seeds) planner.need_baseline(workload, seed);
+    }
+  }
+  for (const auto* run : shard) {
+    planner.need_baseline(run->workload, run->seed);
+    if (directory.has_record(run->id)) {
+      ++outcome.skipped;
+      continue;
+    }
+    planner.add_run(expansion, *run, text);
+  }
+  return planner.take();
+}
+
+// SIGINT and SIGTERM set g_stop_signal while this lives; the previous handlers come back after.
+// sigaction without SA_RESTART: a signal interrupts waitpid, so that the loop sees the flag.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction stop {};
+    stop.sa_handler = on_stop_signal;
+    sigemptyset(&stop.sa_mask);
+    ::sigaction(SIGINT, &stop, &previous_int_);
+    ::sigaction(SIGTERM, &stop, &previous_term_);
+  }
+  ~StopSignals() {
+    ::sigaction(SIGINT, &previous_int_, nullptr);
+    ::sigaction(SIGTERM, &previous_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction previous_int_ {}, previous_term_ {};
+};
+
+// The baselines, then the runs; false when interrupted.
+bool run_all_jobs(const Jobs& jobs, const SweepOptions& options,
+                  const ResultsDirectory& directory, SweepOutcome& outcome) {
+  const StopSignals stop_signals;
+  ProgressLine progress(jobs.baselines.size() + jobs.runs.size());
+  std::size_t done = 0;
+  const bool completed =
+      run_baselines(jobs.baselines, options, directory, progress, done, outcome) &&
+      run_runs(jobs.runs, options, directory, progress, done, outcome);
+  progress.finish();
+  return completed;
+}
+
+std::filesystem::path write_sweep_reports(const SweepOptions& options) {
+  ReportOptions report;
+  report.inputs = {options.output};
+  report.heatmap_axes = options.heatmap_axes;
+  report.default_axes_when_not_varied = true;  // a shard's directory may not vary them
+  return write_reports(report).report_html;
+}
+
 }  // namespace
 
 std::pair<int, int> parse_shard(const std::string& text) {
@@ -310,123 +496,25 @@ std::pair<int, int> parse_shard(const std::string& text) {
 SweepOutcome run_sweep(const SweepOptions& options) {
   // Read once: the text is parsed, hashed into sweep.json and stored in every run's record.
   const auto text = read_text_file(options.sweep_file);
-  auto expansion =
-      recipes::expand(recipes::parse_sweep_text(text, options.sweep_file.string()));
-  // Runs trained on the GPU are filed apart from CPU-trained ones (run_ids.hpp).
-  for (auto& run : expansion.runs) run.id = placed_run_id(run.id, options.backend);
-  const auto known = workload_names();
-  for (const auto& workload : expansion.sweep.workloads) {
-    if (std::find(known.begin(), known.end(), workload) == known.end()) {
-      make_workload(workload);  // throws, listing the known names
-    }
-  }
-  if (!options.heatmap_axes.empty()) {
-    // Before any run starts, against the fields the whole sweep varies (not this shard's runs).
-    check_heatmap_axes(options.heatmap_axes, recipes::varied_fields(expansion));
-  }
+  const auto expansion = expand_sweep(options, text);
+  const auto shard = shard_runs(expansion, options);
   SweepOutcome outcome;
-  std::vector<const recipes::SweepRun*> shard;
-  for (std::size_t i = 0; i < expansion.runs.size(); ++i) {
-    if (static_cast<int>(i % static_cast<std::size_t>(options.shard_count)) ==
-        options.shard_index) {
-      shard.push_back(&expansion.runs[i]);
-    }
-  }
   outcome.runs_in_shard = shard.size();
   if (options.dry_run) {
-    std::fputs(recipes::format_dry_run(expansion).c_str(), stdout);
-    if (options.shard_count > 1) {
-      std::printf("shard %d/%d: %zu of the %zu distinct runs\n", options.shard_index,
-                  options.shard_count, shard.size(), expansion.runs.size());
-    }
+    print_dry_run(expansion, shard.size(), options);
     return outcome;
   }
 
   const ResultsDirectory directory(options.output);
   // Held until the sweep returns: a second sweep of this shard into DIR is refused.
   const HeldLock shard_lock = lock_shard(directory, options.shard_index, options.shard_count);
-  const auto sweep = sweep_record(options, expansion, fnv1a_hex(text));
-  {
-    // Another sweep (another shard, maybe another configuration) may be checking DIR now.
-    const HeldLock sweep_file_lock = lock_sweep_file(directory);
-    check_directory(options, directory, sweep);
-    write_file_atomically(directory.sweep_path(), sweep.dump(2) + "\n");
-  }
-
-  const auto executable = current_executable().string();
-  const auto common = common_arguments(options);
-  RunRequest common_request;
-  common_request.high_precision = options.high_precision;
-  common_request.steps = options.steps;
-  common_request.backend = options.backend;
-  std::vector<Job> baselines, runs;
-  std::set<std::pair<std::string, std::int64_t>> baseline_keys;
-  auto need_baseline = [&](const std::string& workload, std::int64_t seed) {
-    if (!baseline_keys.insert({workload, seed}).second) return;
-    Job job;
-    job.kind = "baseline";
-    job.request = common_request;
-    job.request.workload = workload;
-    job.request.seed = seed;
-    job.run_id = placed_run_id(
-        baseline_run_id(workload, seed, options.high_precision, options.steps), options.backend);
-    job.arguments = {executable, "run", "--baseline-only", "--workload", workload,
-                     "--seed", std::to_string(seed)};
-    job.arguments.insert(job.arguments.end(), common.begin(), common.end());
-    if (!directory.has_record(job.run_id)) baselines.push_back(std::move(job));
-  };
-  // The noise floor's extra baseline seeds (sweep.hpp: baseline_seeds) run in shard 0 only, so
-  // that shards sharing a directory do not run them twice.
-  if (options.shard_index == 0) {
-    for (const auto& workload : expansion.sweep.workloads) {
-      for (const auto seed : expansion.sweep.baseline_seeds) need_baseline(workload, seed);
-    }
-  }
-  for (const auto* run : shard) {
-    need_baseline(run->workload, run->seed);
-    if (directory.has_record(run->id)) {
-      ++outcome.skipped;
-      continue;
-    }
-    Job job;
-    job.kind = "fp8";
-    job.run_id = run->id;
-    job.request = common_request;
-    job.request.workload = run->workload;
-    job.request.seed = run->seed;
-    job.request.recipe = run->recipe;
-    job.request.run_id = run->id;
-    job.request.provenance = sweep_run_provenance(expansion, *run, text);
-    job.identity = recipe_identity(job.request);
-    job.arguments = {executable, "run", "--sweep", std::filesystem::absolute(options.sweep_file).string(),
-                     "--run-id", run->id};
-    job.arguments.insert(job.arguments.end(), common.begin(), common.end());
-    runs.push_back(std::move(job));
-  }
-
-  // sigaction without SA_RESTART: a signal interrupts waitpid, so that the loop sees the flag.
-  g_stop_signal = 0;
-  struct sigaction stop {}, previous_int {}, previous_term {};
-  stop.sa_handler = on_stop_signal;
-  sigemptyset(&stop.sa_mask);
-  ::sigaction(SIGINT, &stop, &previous_int);
-  ::sigaction(SIGTERM, &stop, &previous_term);
-  ProgressLine progress(baselines.size() + runs.size());
-  std::size_t done = 0;
-  const bool completed = run_baselines(baselines, options, directory, progress, done, outcome) &&
-                         run_runs(runs, options, directory, progress, done, outcome);
-  progress.finish();
-  ::sigaction(SIGINT, &previous_int, nullptr);
-  ::sigaction(SIGTERM, &previous_term, nullptr);
-  if (!completed) {
+  record_sweep(options, directory, expansion, text);
+  const Jobs jobs = plan_jobs(options, directory, expansion, shard, text, outcome);
+  if (!run_all_jobs(jobs, options, directory, outcome)) {
     outcome.interrupted = true;
     return outcome;
   }
-  ReportOptions report;
-  report.inputs = {options.output};
-  report.heatmap_axes = options.heatmap_axes;
-  report.default_axes_when_not_varied = true;  // a shard's directory may not vary them
-  outcome.report_html = write_reports(report).report_html;
+  outcome.report_html = write_sweep_reports(options);
   return outcome;
 }
 
