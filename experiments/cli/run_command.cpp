@@ -11,8 +11,9 @@
 // runs what accelerate + TE / torchao really run for them (recipes/runs_as.hpp). The run record
 // stores the source, its text and what upstream mode changed (experiments/runner/provenance.hpp).
 //
-// The sweep runs each of its runs through this command in a child process (--sweep FILE --run-id
-// ID, and --baseline-only for baselines): see experiments/runner/sweep_driver.hpp.
+// The sweep runs each of its runs through this command in a child process (--job FILE --run-id
+// ID, the run as the sweep hands it over: experiments/runner/run_job.hpp; --baseline-only for
+// baselines): see experiments/runner/sweep_driver.hpp.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -28,9 +29,9 @@
 #include "experiments/report/results_reader.hpp"
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/provenance.hpp"
-#include "experiments/runner/text_file.hpp"
 #include "experiments/runner/run_executor.hpp"
 #include "experiments/runner/run_ids.hpp"
+#include "experiments/runner/run_job.hpp"
 #include "recipes/error.hpp"
 #include "recipes/run_source.hpp"
 #include "recipes/runs_as.hpp"
@@ -48,7 +49,7 @@ struct RunArguments {
   std::string out = "runs/run";
   std::int64_t steps = 0;
   std::string high_precision = "fp32";
-  std::string sweep_file;
+  std::string job_file;
   std::string run_id;
   bool baseline_only = false;
   std::string backend = "sim";
@@ -95,23 +96,13 @@ int run(const RunArguments& a) {
   const ResultsDirectory directory(a.out);
   use_one_torch_thread();
 
-  if (!a.sweep_file.empty()) {
-    // One distinct run of a sweep, by its id.
-    // Read once: parsed here and stored in the run's record (provenance.hpp).
-    const std::string sweep_text = read_text_file(a.sweep_file);
-    const auto expansion = recipes::expand(recipes::parse_sweep_text(sweep_text, a.sweep_file));
-    const recipes::SweepRun* found = nullptr;
-    for (const auto& r : expansion.runs) {
-      if (placed_run_id(r.id, request.backend) == a.run_id) found = &r;
+  if (!a.job_file.empty()) {
+    // One distinct run of a sweep, as the sweep handed it over (run_job.hpp).
+    read_run_job(a.job_file, request);
+    if (request.run_id != a.run_id) {
+      throw std::invalid_argument("--job " + a.job_file + " holds run " + request.run_id +
+                                  ", not --run-id " + a.run_id);
     }
-    if (found == nullptr) {
-      throw std::invalid_argument("run id " + a.run_id + " is not a run of " + a.sweep_file);
-    }
-    request.workload = found->workload;
-    request.seed = found->seed;
-    request.recipe = found->recipe;
-    request.run_id = a.run_id;
-    request.provenance = sweep_run_provenance(expansion, *found, sweep_text);
     // One line per execution in the run's log (the resume test counts them).
     std::printf("fp8lab run %s: started\n", request.run_id.c_str());
     std::fflush(stdout);
@@ -204,11 +195,11 @@ void add_run_command(CLI::App& app) {
   command->add_option("--baseline-precision", a->high_precision,
                       "operands of the baseline's high-precision GEMMs: fp32 or bf16")
       ->capture_default_str();
-  auto* sweep = command->add_option("--sweep", a->sweep_file,
-                                    "(used by fp8lab sweep) the sweep file of --run-id");
-  command->add_option("--run-id", a->run_id, "(used by fp8lab sweep) the run of --sweep")
-      ->needs(sweep);
-  runs_as->excludes(sweep);  // a sweep file says it with runs_as:
+  auto* job = command->add_option("--job", a->job_file,
+                                  "(used by fp8lab sweep) the job file of --run-id");
+  command->add_option("--run-id", a->run_id, "(used by fp8lab sweep) the run of --job")
+      ->needs(job);
+  runs_as->excludes(job);  // a sweep's run has it from the sweep file's runs_as:
   command->add_flag("--baseline-only", a->baseline_only,
                     "run only the baseline of --workload and --seed");
   command->add_option("--backend", a->backend,
@@ -221,7 +212,7 @@ void add_run_command(CLI::App& app) {
   command->callback([a] {
     int code = 0;
     try {
-      if (a->sweep_file.empty() && a->workload.empty()) {
+      if (a->job_file.empty() && a->workload.empty()) {
         throw std::invalid_argument("--workload is required");
       }
       code = run(*a);

@@ -22,6 +22,7 @@
 #include "experiments/runner/results_store.hpp"
 #include "experiments/runner/run_executor.hpp"
 #include "experiments/runner/run_ids.hpp"
+#include "experiments/runner/run_job.hpp"
 #include "experiments/runner/text_file.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/fields.hpp"
@@ -166,6 +167,12 @@ struct RunningJob {
   HeldLock claim;  // released after the run's record is written
 };
 
+// An FP8 job's file (run_job.hpp), once its process has exited.
+void remove_run_job(const ResultsDirectory& directory, const Job& job) {
+  std::error_code ignored;  // a baseline has none
+  if (job.kind == "fp8") std::filesystem::remove(run_job_path(directory, job.run_id), ignored);
+}
+
 // SIGTERM to every running child, then waits for each: their claims are released (with
 // `running`) only once no child runs.
 void stop_children(std::map<pid_t, RunningJob>& running) {
@@ -196,6 +203,7 @@ bool run_jobs_in(const std::vector<Job>& todo, const SweepOptions& options,
         continue;
       }
       const auto log = directory.root() / "logs" / (job.run_id + ".log");
+      if (job.kind == "fp8") write_run_job(run_job_path(directory, job.run_id), job.request);
       running.emplace(start_child(job.arguments, log), RunningJob{&job, std::move(*claim)});
       ++outcome.executed;
       progress.started(job.run_id, done, running.size());
@@ -212,6 +220,7 @@ bool run_jobs_in(const std::vector<Job>& todo, const SweepOptions& options,
     const RunningJob ended = std::move(it->second);
     running.erase(it);
     const Job& job = *ended.job;
+    remove_run_job(directory, job);
     // Read once: whether the run wrote its record, and what the progress line says of it.
     auto record = read_run_record_file(directory.run_record_path(job.run_id)).record;
     if (g_stop_signal == 0 && !record) {
@@ -387,8 +396,10 @@ class JobPlanner {
     job.request.run_id = run.id;
     job.request.provenance = sweep_run_provenance(expansion, run, text);
     job.identity = recipe_identity(job.request);
-    job.arguments = {executable_, "run", "--sweep",
-                     std::filesystem::absolute(options_.sweep_file).string(), "--run-id", run.id};
+    // The process reads its run from the job file (run_job.hpp), not from the sweep file.
+    job.arguments = {executable_, "run", "--job",
+                     std::filesystem::absolute(run_job_path(directory_, run.id)).string(),
+                     "--run-id", run.id};
     job.arguments.insert(job.arguments.end(), common_.begin(), common_.end());
     jobs_.runs.push_back(std::move(job));
   }

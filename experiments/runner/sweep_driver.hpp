@@ -2,7 +2,8 @@
 // those already recorded (--resume), runs each needed baseline once per (workload, seed) (the
 // seeds of its runs, and in shard 0 also the sweep's baseline_seeds) and then
 // every run, N at a time, each in its own child process (child_process.hpp), and finally writes
-// the reports. No LibTorch.
+// the reports. The sweep file is read once, here: each run's process gets its run (canonical
+// recipe, provenance) from a job file the sweep writes (run_job.hpp). No LibTorch.
 //
 // Output directory rules (results_store.hpp for the files):
 // - DIR/sweep.json records the sweep file, its text's hash, the step override and the baseline

@@ -2,7 +2,8 @@
 // single run from an accelerate config, from --env, as asked and as upstream, a baseline, a
 // sweep's runs) says which build ran it, where its settings came from with their text, how it ran
 // them and what the peer would change; --version prints the build; a sweep whose stderr is a file
-// logs one progress line per finished run. Tiny runs: the mlp workload, 2 steps.
+// logs one progress line per finished run; a sweep's run reads its job, not the sweep file (issue
+// 17). Tiny runs: the mlp workload, 2 steps.
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -22,7 +23,11 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/runner/child_process.hpp"
+#include "experiments/runner/provenance.hpp"
 #include "experiments/runner/results_store.hpp"
+#include "experiments/runner/run_executor.hpp"
+#include "experiments/runner/run_job.hpp"
+#include "recipes/sweep.hpp"
 #include "tests/support/read_text.hpp"
 #include "tests/support/run_processes.hpp"
 #include "tests/support/run_to_end.hpp"
@@ -330,6 +335,62 @@ TEST_CASE("A sweep run whose process is killed gets a failed record with its pro
   CHECK(record["baseline_run_id"] == "baseline-gpt-tiny-seed0-fp32-steps2000");
   CHECK(record["backend"] == "sim");
   CHECK(record["high_precision"] == "fp32");
+  fs::remove_all(dir);
+}
+
+// Issue 17 item 4: the process of a sweep's run gets its run from the sweep (run_job.hpp), and
+// never reads the sweep file: handed the same job with the sweep file deleted, it writes the record
+// the sweep's own run wrote (same id, recipe, provenance).
+TEST_CASE("A sweep run's process runs the job the sweep hands it, without the sweep file",
+          "[provenance][job]") {
+  const auto dir = scratch("provenance-job");
+  const std::string text =
+      "runs_as: upstream\nworkloads: [mlp]\nseeds: [0]\nparameters:\n"
+      "  amax_history_len: {value: 16}\n  amax_compute_algo: {values: [max, most_recent]}\n";
+  const auto sweep_file = dir / "sweep.yaml";
+  std::ofstream(sweep_file) << text;
+  const auto swept = dir / "swept";
+  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", sweep_file.string(), "--out", swept.string(),
+                      "--steps", "2"},
+                     dir / "sweep.log") == 0);
+  const auto reference = record_of_kind(swept, "fp8");
+  // Each job file goes once its process has exited.
+  CHECK((!fs::exists(swept / "jobs") || fs::is_empty(swept / "jobs")));
+
+  // The job as the sweep writes it (sweep_driver.cpp), then no sweep file at all.
+  const auto expansion = recipes::expand(recipes::parse_sweep_text(text, sweep_file.string()));
+  REQUIRE(expansion.runs.size() == 1);
+  const auto& run = expansion.runs[0];
+  RunRequest request;
+  request.workload = run.workload;
+  request.seed = run.seed;
+  request.recipe = run.recipe;
+  request.run_id = run.id;
+  request.provenance = sweep_run_provenance(expansion, run, text);
+  const auto out = dir / "job";
+  const auto job = run_job_path(ResultsDirectory(out), run.id);
+  write_run_job(job, request);
+  fs::remove(sweep_file);
+  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "run", "--job", job.string(), "--run-id", run.id, "--out",
+                      out.string(), "--steps", "2"},
+                     dir / "job.log") == 0);
+  const auto record = record_of_kind(out, "fp8");
+  INFO(record.dump());
+  CHECK(record["status"] == "finished");
+  for (const char* key : {"run_id", "workload", "seed", "recipe", "recipe_fields",
+                          "recipe_canonical", "recipe_label", "baseline_run_id", "source",
+                          "runs_as", "changed_fields", "upstream"}) {
+    INFO(key);
+    CHECK(record[key] == reference[key]);
+  }
+  CHECK(record["source"]["text"] == text);
+
+  // A job that is not the run asked for is refused, naming both.
+  CHECK(run_to_end({FP8LAB_EXECUTABLE, "run", "--job", job.string(), "--run-id", "0123abcd",
+                    "--out", out.string(), "--steps", "2"},
+                   dir / "wrong.log") == 2);
+  CHECK_THAT(read_text(dir / "wrong.log"), Catch::Contains("holds run " + run.id) &&
+                                               Catch::Contains("not --run-id 0123abcd"));
   fs::remove_all(dir);
 }
 

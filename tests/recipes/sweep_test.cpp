@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "recipes/canonical.hpp"
+#include "recipes/complete_recipe.hpp"
 #include "recipes/recipe_file.hpp"
 #include "recipes/sweep.hpp"
 
@@ -319,4 +320,44 @@ TEST_CASE("seeds: a non-empty list of integers, read like baseline_seeds but rep
   CHECK_THROWS_WITH(sweep("baseline_seeds: [0, 1, 0]"),
                     "s.yaml:2: baseline_seeds[2]: is given twice: '0'; accepted: distinct "
                     "integers, e.g. [0, 1, 2]");
+}
+
+// What a sweep hands the process of each run (recipes/complete_recipe.hpp) must be the very recipe:
+// every run of the shipped sweeps, and a recipe whose every field is away from its default (glob
+// names YAML would misread unquoted included).
+TEST_CASE("complete_recipe_text reads back to an equal recipe", "[recipes][sweep]") {
+  std::vector<Recipe> cases;
+  for (const char* name : {"default", "gpu-shadow", "te-full-grid", "te-upstream"}) {
+    const auto expansion = expand(read_sweep(std::string(FP8LAB_SOURCE_DIR) + "/recipes/sweeps/" +
+                                             name + ".yaml"));
+    for (const auto& run : expansion.runs) cases.push_back(run.recipe);
+  }
+  Recipe unusual;
+  unusual.scaling = Scaling::mxfp8;
+  unusual.fp8_format = Fp8Format::E5M2;
+  unusual.margin = 3;
+  unusual.interval = 7;
+  unusual.amax_history_len = 16;
+  unusual.amax_compute_algo = AmaxComputeAlgo::max;
+  unusual.override_linear_precision = {true, false, true};
+  unusual.use_autocast_during_eval = true;
+  unusual.gemm = {Accumulation::exact, Accumulation::fp32_seq, Accumulation::hopper_fast};
+  unusual.power_2_scales = true;
+  unusual.mx_scale_mode = MxScaleMode::rceil;
+  unusual.torchao_version = TorchaoVersion::main;
+  unusual.pad_inner_dim = false;
+  unusual.enable_fsdp_float8_all_gather = false;
+  unusual.module_filter = {{"*.proj", "lm_head", "a: b", "[x]", "'q'", "&y", "-", "true"},
+                           true, false, false};
+  cases.push_back(unusual);
+  unusual.scaling = Scaling::block;
+  cases.push_back(unusual);
+  REQUIRE(cases.size() > 100);
+  for (const auto& r : cases) {
+    const std::string text = complete_recipe_text(r);
+    INFO(text);
+    const Recipe back = parse_complete_recipe_text(text, "job.json");
+    CHECK(canonical_string(back) == canonical_string(r));
+    CHECK(back == r);
+  }
 }

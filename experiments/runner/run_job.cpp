@@ -1,0 +1,59 @@
+#include "experiments/runner/run_job.hpp"
+
+#include <fstream>
+#include <stdexcept>
+
+#include "recipes/complete_recipe.hpp"
+#include "recipes/error.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+[[noreturn]] void bad_job(const std::filesystem::path& path, const std::string& problem) {
+  throw std::runtime_error(path.string() + ": not a job file of fp8lab sweep (" + problem + ")");
+}
+
+}  // namespace
+
+std::filesystem::path run_job_path(const ResultsDirectory& directory, const std::string& run_id) {
+  check_run_id(run_id);
+  return directory.root() / "jobs" / (run_id + ".json");
+}
+
+void write_run_job(const std::filesystem::path& path, const RunRequest& request) {
+  const auto& recipe = request.recipe.value();
+  const nlohmann::json job{{"schema", "fp8lab.job"},
+                           {"run_id", request.run_id},
+                           {"workload", request.workload},
+                           {"seed", request.seed},
+                           {"recipe", recipes::complete_recipe_text(recipe)},
+                           {"recipe_canonical", recipes::canonical_string(recipe)},
+                           {"provenance", request.provenance}};
+  write_file_atomically(path, job.dump() + "\n");
+}
+
+void read_run_job(const std::filesystem::path& path, RunRequest& request) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  nlohmann::json job;
+  try {
+    job = nlohmann::json::parse(in);
+    if (job.value("schema", "") != "fp8lab.job") bad_job(path, "schema is not fp8lab.job");
+    request.run_id = job.at("run_id").get<std::string>();
+    request.workload = job.at("workload").get<std::string>();
+    request.seed = job.at("seed").get<std::int64_t>();
+    request.recipe = recipes::parse_complete_recipe_text(job.at("recipe").get<std::string>(),
+                                                         path.string());
+    request.provenance = job.at("provenance");
+  } catch (const nlohmann::json::exception& e) {
+    bad_job(path, e.what());
+  } catch (const recipes::RecipeError& e) {
+    bad_job(path, e.what());
+  }
+  if (recipes::canonical_string(*request.recipe) != job["recipe_canonical"]) {
+    bad_job(path, "its recipe reads back as " + recipes::canonical_string(*request.recipe) +
+                      ", not as the canonical recipe " + job["recipe_canonical"].dump());
+  }
+}
+
+}  // namespace fp8lab::experiments
