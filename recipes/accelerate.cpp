@@ -7,24 +7,18 @@
 #include <functional>
 
 #include "recipes/detail/field_parse.hpp"
+#include "recipes/detail/text_case.hpp"
 #include "recipes/detail/yaml_values.hpp"
+#include "recipes/text_file.hpp"
 
 namespace fp8lab::recipes {
 namespace {
 
+using detail::lower;
+using detail::upper;
+
 constexpr std::string_view kPrefix = "ACCELERATE_FP8_";
 const std::string kTruthWords = "y, yes, t, true, on, 1, n, no, f, false, off, 0";
-
-std::string upper(std::string_view t) {
-  std::string out(t);
-  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-std::string lower(std::string_view t) {
-  std::string out(t);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // One input as accelerate sees it after `accelerate launch` (§1.7): the text of the value (what
 // str(value) gives), where it came from, and the name to use in messages.
@@ -294,7 +288,7 @@ AccelerateFp8Settings parse_accelerate_config_text(const std::string& text,
 }
 
 AccelerateFp8Settings read_accelerate_config(const std::string& path) {
-  return parse_accelerate_config_text(detail::read_text_file(path), path);
+  return parse_accelerate_config_text(read_text_file(path), path);
 }
 
 std::vector<std::string> accelerate_env_variables() { return reader_names(); }

@@ -9,10 +9,14 @@
 #include <optional>
 
 #include "recipes/detail/field_parse.hpp"
+#include "recipes/detail/text_case.hpp"
 #include "recipes/detail/yaml_values.hpp"
 
 namespace fp8lab::recipes {
 namespace {
+
+using detail::lower;
+using detail::upper;
 
 // A recipe under construction: fields whose default depends on the scaling stay empty until
 // resolve() knows the scaling.
@@ -40,16 +44,6 @@ struct FieldSpec {
   std::function<std::string(const Recipe&)> get;
 };
 
-std::string upper(std::string_view t) {
-  std::string out(t);
-  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-std::string lower(std::string_view t) {
-  std::string out(t);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 std::string bool_text(bool b) { return b ? "true" : "false"; }
 std::string override_text(const OverrideLinearPrecision& o) {
   return fmt::format("[{}, {}, {}]", bool_text(o.fprop), bool_text(o.dgrad), bool_text(o.wgrad));

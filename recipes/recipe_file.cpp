@@ -5,6 +5,7 @@
 #include "recipes/detail/field_parse.hpp"
 #include "recipes/detail/recipe_mapping.hpp"
 #include "recipes/detail/yaml_values.hpp"
+#include "recipes/text_file.hpp"
 
 namespace fp8lab::recipes {
 namespace detail {
@@ -57,7 +58,7 @@ Recipe parse_recipe_text(const std::string& text, const std::string& file) {
 }
 
 std::string read_recipe_text(const std::string& path) {
-  std::string text = detail::read_text_file(path);
+  std::string text = read_text_file(path);
   detail::reject_empty_document(detail::load_yaml_text(text, path), path, "recipe",
                                 all_field_names() + " (or an accelerate config)");
   return text;

@@ -11,6 +11,7 @@
 #include "recipes/detail/field_parse.hpp"
 #include "recipes/detail/recipe_mapping.hpp"
 #include "recipes/detail/yaml_values.hpp"
+#include "recipes/text_file.hpp"
 
 namespace fp8lab::recipes {
 namespace {
@@ -249,7 +250,7 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
 }
 
 Sweep read_sweep(const std::string& path) {
-  return parse_sweep_text(detail::read_text_file(path), path);
+  return parse_sweep_text(read_text_file(path), path);
 }
 
 SweepExpansion expand(const Sweep& sweep) {

@@ -23,10 +23,10 @@
 #include "experiments/runner/run_executor.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/run_job.hpp"
-#include "experiments/runner/text_file.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/fields.hpp"
 #include "recipes/sweep.hpp"
+#include "recipes/text_file.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -506,7 +506,7 @@ std::pair<int, int> parse_shard(const std::string& text) {
 
 SweepOutcome run_sweep(const SweepOptions& options) {
   // Read once: the text is parsed, hashed into sweep.json and stored in every run's record.
-  const auto text = read_text_file(options.sweep_file);
+  const auto text = recipes::read_text_file(options.sweep_file.string());
   const auto expansion = expand_sweep(options, text);
   const auto shard = shard_runs(expansion, options);
   SweepOutcome outcome;

@@ -1,22 +1,12 @@
 #include "recipes/detail/yaml_values.hpp"
 
-#include <algorithm>
 #include <cctype>
-#include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
+
+#include "recipes/detail/text_case.hpp"
+#include "recipes/text_file.hpp"
 
 namespace fp8lab::recipes::detail {
-namespace {
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-}  // namespace
 
 int line_of(const YAML::Node& node) {
   const int line = node.Mark().line;
@@ -41,18 +31,6 @@ YAML::Node load_yaml_text(const std::string& text, const std::string& file) {
   }
 }
 
-std::string read_text_file(const std::string& path) {
-  // An ifstream opens a directory and reads nothing from it: that would pass for an empty file.
-  if (std::filesystem::is_directory(path)) {
-    throw RecipeError({path, 0}, "file", path, "is a directory, not", "a YAML file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw RecipeError({path, 0}, "file", path, "cannot open", "a readable YAML file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 void reject_empty_document(const YAML::Node& root, const std::string& file,
                            const std::string& what, const std::string& accepted) {
   if (root.IsDefined() && !root.IsNull()) return;
@@ -63,7 +41,7 @@ void reject_empty_document(const YAML::Node& root, const std::string& file,
 }
 
 YAML::Node load_yaml_file(const std::string& path) {
-  return load_yaml_text(read_text_file(path), path);
+  return load_yaml_text(recipes::read_text_file(path), path);
 }
 
 std::optional<std::int64_t> parse_python_int(std::string_view text) {

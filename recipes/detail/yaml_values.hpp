@@ -22,8 +22,6 @@ std::string describe_node(const YAML::Node& node);
 // Parse a whole document; a syntax error becomes a RecipeError at the parser's line.
 YAML::Node load_yaml_text(const std::string& text, const std::string& file);
 YAML::Node load_yaml_file(const std::string& path);
-// The whole file; RecipeError naming the path when it is a directory or cannot be read.
-std::string read_text_file(const std::string& path);
 // An empty document (no text, or only comments and blank lines) is a mistake in any fp8lab file,
 // not "all defaults": RecipeError naming `file`, what it should hold (`what`, e.g. "a recipe")
 // and the keys it accepts.
