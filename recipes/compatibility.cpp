@@ -46,20 +46,22 @@ void te_conversion_notes(Compatibility& c) {
                       "te-accelerate.md §1.2"});
 }
 
-void te_quirks(const AccelerateFp8Settings& s, Compatibility& c) {
-  if (s.distributed_type && *s.distributed_type == "DEEPSPEED") {
-    c.te_effective = Recipe{};
-    c.te_effective.amax_compute_algo = AmaxComputeAlgo::max;
-    c.forwarded_kwargs.clear();
-    c.te_recipe_class = "DelayedScaling";
-    c.quirks.push_back({"distributed_type", "DEEPSPEED",
-                        "DelayedScaling() with TE's defaults (HYBRID, margin 0, history 1024, max)",
-                        "_prepare_deepspeed passes fp8_recipe_handler, not te_recipe_handler, to "
-                        "apply_fp8_autowrap, so the TE settings are ignored (by code reading)",
-                        "te-accelerate.md §1.5"});
-    te_conversion_notes(c);
-    return;
-  }
+// Under DeepSpeed TE runs its own defaults, whatever the settings say.
+void deepspeed_quirks(Compatibility& c) {
+  c.te_effective = Recipe{};
+  c.te_effective.amax_compute_algo = AmaxComputeAlgo::max;
+  c.forwarded_kwargs.clear();
+  c.te_recipe_class = "DelayedScaling";
+  c.quirks.push_back({"distributed_type", "DEEPSPEED",
+                      "DelayedScaling() with TE's defaults (HYBRID, margin 0, history 1024, max)",
+                      "_prepare_deepspeed passes fp8_recipe_handler, not te_recipe_handler, to "
+                      "apply_fp8_autowrap, so the TE settings are ignored (by code reading)",
+                      "te-accelerate.md §1.5"});
+}
+
+// What happens to the settings between accelerate and TE's recipe: refused, replaced by TE's
+// defaults, or dropped.
+void te_forwarding_quirks(const AccelerateFp8Settings& s, Compatibility& c) {
   const bool mx = s.use_mxfp8_block_scaling.value;
   Recipe& te = c.te_effective;
   if (s.fp8_format.value == Fp8Format::E5M2) {
@@ -109,6 +111,12 @@ void te_quirks(const AccelerateFp8Settings& s, Compatibility& c) {
                         "true))",
                         "te-accelerate.md §1.2, §2.1"});
   }
+}
+
+// Settings TE takes but that do not do what they say: an unread margin, MXFP8's hardware, FP8 in
+// eval.
+void te_runtime_quirks(const AccelerateFp8Settings& s, Compatibility& c) {
+  const bool mx = s.use_mxfp8_block_scaling.value;
   if (mx && s.margin.value != 0) {
     c.quirks.push_back({"margin", std::to_string(s.margin.value), "unused",
                         "forwarded to MXFP8BlockScaling, which has a margin field that nothing "
@@ -128,6 +136,15 @@ void te_quirks(const AccelerateFp8Settings& s, Compatibility& c) {
                         "under no_grad TE records the eval casts' amax in history row 0 but skips "
                         "the scale update, so the next training step's update sees them",
                         "te-accelerate.md §1.3"});
+  }
+}
+
+void te_quirks(const AccelerateFp8Settings& s, Compatibility& c) {
+  if (s.distributed_type && *s.distributed_type == "DEEPSPEED") {
+    deepspeed_quirks(c);
+  } else {
+    te_forwarding_quirks(s, c);
+    te_runtime_quirks(s, c);
   }
   te_conversion_notes(c);
 }

@@ -92,6 +92,76 @@ std::vector<std::int64_t> parse_int_list(const std::string& key, const YAML::Nod
   return values;
 }
 
+SweepMethod parse_method(const YAML::Node& v, const Site& site, const std::string& key) {
+  const std::string m = detail::as_scalar(v, site, key, "grid, random");
+  if (m != "grid" && m != "random") {
+    throw RecipeError(site, key, m, "unknown value", "grid, random",
+                      did_you_mean(m, {"grid", "random"}));
+  }
+  return m == "grid" ? SweepMethod::grid : SweepMethod::random;
+}
+
+std::int64_t parse_count(const YAML::Node& v, const Site& site, const std::string& key) {
+  const std::int64_t count = detail::as_int(v, site, key, "an integer >= 1");
+  if (count < 1 || static_cast<std::uint64_t>(count) > kMaxRequested) {
+    throw RecipeError(site, key, std::to_string(count), "out of range:",
+                      fmt::format("an integer from 1 to {}", kMaxRequested));
+  }
+  return count;
+}
+
+std::vector<std::string> parse_workloads(const YAML::Node& v, const Site& site,
+                                         const std::string& file, const std::string& key) {
+  if (!v.IsSequence() || v.size() == 0) {
+    throw RecipeError(site, key, detail::describe_node(v), "expected a non-empty list, got",
+                      "a list of workload names, e.g. [gpt-small]");
+  }
+  std::vector<std::string> workloads;
+  for (const auto& item : v) {
+    const Site item_site = detail::site_of(file, item);
+    workloads.push_back(detail::as_scalar(item, item_site, key, "workload names"));
+  }
+  return workloads;
+}
+
+// parameters: each a recipe field, once, with its values (parse_values).
+std::vector<SweepParameter> parse_parameters(const YAML::Node& v, const Site& site,
+                                             const std::string& file, const std::string& key) {
+  if (!v.IsMap()) {
+    throw RecipeError(site, key, detail::describe_node(v), "expected a mapping, got",
+                      "recipe fields, each with values: [...]");
+  }
+  std::vector<SweepParameter> parameters;
+  std::set<std::string> seen;
+  for (const auto& param : v) {
+    const std::string field = param.first.Scalar();
+    if (!is_recipe_field(field)) {
+      throw RecipeError(detail::site_of(file, param.first), "parameters." + field, "",
+                        "unknown recipe field", all_field_names(),
+                        did_you_mean(field, recipe_field_names()));
+    }
+    if (!seen.insert(field).second) {
+      throw RecipeError(detail::site_of(file, param.first), "parameters." + field, "",
+                        "is given twice", "one entry per field");
+    }
+    parameters.push_back({field, parse_values(field, param.second, file)});
+  }
+  return parameters;
+}
+
+// count and seed belong to method: random, which needs a count.
+void check_method_keys(const Sweep& sweep, bool has_count, bool has_seed,
+                       const Site& method_site) {
+  if (sweep.method == SweepMethod::random && !has_count) {
+    throw RecipeError(method_site, "count", "", "is required by method: random",
+                      "an integer >= 1");
+  }
+  if (sweep.method == SweepMethod::grid && (has_count || has_seed)) {
+    throw RecipeError(method_site, has_count ? "count" : "seed", "",
+                      "applies to method: random only", "method: random, or remove it");
+  }
+}
+
 std::uint64_t splitmix64(std::uint64_t& state) {
   std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -151,111 +221,8 @@ std::string run_text(const Sweep& sweep, const SweepRun& run) {
   return out;
 }
 
-}  // namespace
-
-std::string sweep_run_id(const Recipe& recipe, const std::string& workload, std::int64_t seed) {
-  return stable_hash(run_key(canonical_string(canonicalize(recipe).recipe), workload, seed));
-}
-
-Sweep parse_sweep_text(const std::string& text, const std::string& file) {
-  const YAML::Node root = detail::load_yaml_text(text, file);
-  detail::reject_empty_document(root, file, "sweep", joined(top_level_keys()));
-  if (!root.IsMap()) {
-    throw RecipeError({file, detail::line_of(root)}, "sweep", detail::describe_node(root),
-                      "expected a mapping, got", joined(top_level_keys()));
-  }
-  Sweep sweep;
-  sweep.file = file;
-  bool has_count = false, has_seed = false;
-  Site method_site{file, 0};
-  for (const auto& entry : root) {
-    const std::string key = entry.first.Scalar();
-    const YAML::Node& v = entry.second;
-    const Site site = detail::site_of(file, v.IsNull() ? entry.first : v);
-    if (key == "method") {
-      method_site = site;
-      const std::string m = detail::as_scalar(v, site, key, "grid, random");
-      if (m != "grid" && m != "random") {
-        throw RecipeError(site, key, m, "unknown value", "grid, random",
-                          did_you_mean(m, {"grid", "random"}));
-      }
-      sweep.method = m == "grid" ? SweepMethod::grid : SweepMethod::random;
-    } else if (key == "count") {
-      has_count = true;
-      sweep.count = detail::as_int(v, site, key, "an integer >= 1");
-      if (sweep.count < 1 || static_cast<std::uint64_t>(sweep.count) > kMaxRequested) {
-        throw RecipeError(site, key, std::to_string(sweep.count), "out of range:",
-                          fmt::format("an integer from 1 to {}", kMaxRequested));
-      }
-    } else if (key == "seed") {
-      has_seed = true;
-      sweep.seed = static_cast<std::uint64_t>(detail::as_int(v, site, key, "an integer"));
-    } else if (key == "workloads") {
-      if (!v.IsSequence() || v.size() == 0) {
-        throw RecipeError(site, key, detail::describe_node(v), "expected a non-empty list, got",
-                          "a list of workload names, e.g. [gpt-small]");
-      }
-      for (const auto& item : v) {
-        const Site item_site = detail::site_of(file, item);
-        sweep.workloads.push_back(detail::as_scalar(item, item_site, key, "workload names"));
-      }
-    } else if (key == "seeds") {
-      sweep.seeds = parse_int_list(key, v, site, file, false);
-    } else if (key == "baseline_seeds") {
-      sweep.baseline_seeds = parse_int_list(key, v, site, file, true);
-    } else if (key == "base") {
-      sweep.base = detail::parse_recipe_mapping(v, file, "base.");
-    } else if (key == "parameters") {
-      if (!v.IsMap()) {
-        throw RecipeError(site, key, detail::describe_node(v), "expected a mapping, got",
-                          "recipe fields, each with values: [...]");
-      }
-      std::set<std::string> seen;
-      for (const auto& param : v) {
-        const std::string field = param.first.Scalar();
-        if (!is_recipe_field(field)) {
-          throw RecipeError(detail::site_of(file, param.first), "parameters." + field, "",
-                            "unknown recipe field", all_field_names(),
-                            did_you_mean(field, recipe_field_names()));
-        }
-        if (!seen.insert(field).second) {
-          throw RecipeError(detail::site_of(file, param.first), "parameters." + field, "",
-                            "is given twice", "one entry per field");
-        }
-        sweep.parameters.push_back({field, parse_values(field, param.second, file)});
-      }
-    } else if (key == "runs_as") {
-      sweep.runs_as = parse_runs_as(detail::as_scalar(v, site, key, "asked, upstream"), site, key);
-      sweep.runs_as_site = site;
-    } else if (key == "name" || key == "description") {
-      if (key == "name") sweep.name = detail::as_scalar(v, site, key, "a string");
-    } else {
-      throw RecipeError(detail::site_of(file, entry.first), key, "", "unknown sweep key",
-                        joined(top_level_keys()), did_you_mean(key, top_level_keys()));
-    }
-  }
-  if (sweep.method == SweepMethod::random && !has_count) {
-    throw RecipeError(method_site, "count", "", "is required by method: random",
-                      "an integer >= 1");
-  }
-  if (sweep.method == SweepMethod::grid && (has_count || has_seed)) {
-    throw RecipeError(method_site, has_count ? "count" : "seed", "",
-                      "applies to method: random only", "method: random, or remove it");
-  }
-  if (sweep.workloads.empty()) {
-    throw RecipeError({file, 0}, "workloads", "", "is required", "a list of workload names");
-  }
-  if (sweep.seeds.empty()) sweep.seeds = {0};
-  return sweep;
-}
-
-Sweep read_sweep(const std::string& path) {
-  return parse_sweep_text(read_text_file(path), path);
-}
-
-SweepExpansion expand(const Sweep& sweep) {
-  SweepExpansion out;
-  out.sweep = sweep;
+// The number of parameter combinations; RecipeError when it passes kMaxRequested.
+std::uint64_t grid_size(const Sweep& sweep) {
   std::uint64_t grid = 1;
   for (const auto& p : sweep.parameters) {
     grid *= p.values.size();
@@ -265,64 +232,61 @@ SweepExpansion expand(const Sweep& sweep) {
                         "fewer values, or method: random with a count");
     }
   }
-  out.grid_size = grid;
-  const std::vector<std::uint64_t> indices = combination_indices(sweep, grid);
-  const std::uint64_t total = indices.size() * sweep.workloads.size() * sweep.seeds.size();
-  if (total > kMaxRequested) {
-    throw RecipeError({sweep.file, 0}, "sweep", std::to_string(total),
-                      "requests too many combinations:",
-                      fmt::format("at most {}", kMaxRequested));
-  }
+  return grid;
+}
 
-  // Canonicalize each parameter combination once; workloads and seeds do not change the recipe.
-  struct Combination {
-    std::vector<std::size_t> value_index;
-    Recipe requested;
-    Canonical canonical;  // of the recipe to run (runs_as), its reasons led by runs_as' changes
-    std::vector<Quirk> changed_fields;  // runs_as upstream: RecipeToRun::changed_fields
-    std::string canonical_text;
-  };
-  std::vector<Combination> combinations;
-  combinations.reserve(indices.size());
-  std::vector<FieldSetting> settings = sweep.base;
-  const std::size_t base_size = settings.size();
-  for (std::uint64_t index : indices) {
-    Combination c;
-    c.value_index.resize(sweep.parameters.size());
-    settings.resize(base_size);
-    // Mixed radix, last parameter fastest.
-    for (std::size_t p = sweep.parameters.size(); p-- > 0;) {
-      const std::size_t n = sweep.parameters[p].values.size();
-      c.value_index[p] = static_cast<std::size_t>(index % n);
-      index /= n;
-    }
-    for (std::size_t p = 0; p < sweep.parameters.size(); ++p) {
-      settings.push_back(sweep.parameters[p].values[c.value_index[p]]);
-    }
-    c.requested = resolve(settings, Strictness::sweep);
-    RecipeToRun to_run{c.requested, {}};
-    if (sweep.runs_as == RunsAs::upstream) {
-      to_run = recipe_to_run(compatibility(c.requested), sweep.runs_as, sweep.runs_as_site,
-                             "combination " + assignment_text(sweep, c.value_index) + ": ");
-    }
-    c.canonical = canonicalize(to_run.recipe);
-    std::vector<std::string> changes;
-    for (const Quirk& change : to_run.changed_fields) {
-      changes.push_back("runs_as upstream: " + change_text(change));
-    }
-    c.canonical.reasons.insert(c.canonical.reasons.begin(), changes.begin(), changes.end());
-    c.changed_fields = std::move(to_run.changed_fields);
-    c.canonical_text = canonical_string(c.canonical.recipe);
-    combinations.push_back(std::move(c));
-  }
+// One parameter combination, canonicalized once: workloads and seeds do not change the recipe.
+struct Combination {
+  std::vector<std::size_t> value_index;
+  Recipe requested;
+  Canonical canonical;  // of the recipe to run (runs_as), its reasons led by runs_as' changes
+  std::vector<Quirk> changed_fields;  // runs_as upstream: RecipeToRun::changed_fields
+  std::string canonical_text;
+};
 
+// The combination at grid index `index`; `settings` holds the sweep's base settings on entry and
+// is reused (the parameters' settings are appended after them).
+Combination combination_at(const Sweep& sweep, std::uint64_t index,
+                           std::vector<FieldSetting>& settings) {
+  Combination c;
+  c.value_index.resize(sweep.parameters.size());
+  settings.resize(sweep.base.size());
+  // Mixed radix, last parameter fastest.
+  for (std::size_t p = sweep.parameters.size(); p-- > 0;) {
+    const std::size_t n = sweep.parameters[p].values.size();
+    c.value_index[p] = static_cast<std::size_t>(index % n);
+    index /= n;
+  }
+  for (std::size_t p = 0; p < sweep.parameters.size(); ++p) {
+    settings.push_back(sweep.parameters[p].values[c.value_index[p]]);
+  }
+  c.requested = resolve(settings, Strictness::sweep);
+  RecipeToRun to_run{c.requested, {}};
+  if (sweep.runs_as == RunsAs::upstream) {
+    to_run = recipe_to_run(compatibility(c.requested), sweep.runs_as, sweep.runs_as_site,
+                           "combination " + assignment_text(sweep, c.value_index) + ": ");
+  }
+  c.canonical = canonicalize(to_run.recipe);
+  std::vector<std::string> changes;
+  for (const Quirk& change : to_run.changed_fields) {
+    changes.push_back("runs_as upstream: " + change_text(change));
+  }
+  c.canonical.reasons.insert(c.canonical.reasons.begin(), changes.begin(), changes.end());
+  c.changed_fields = std::move(to_run.changed_fields);
+  c.canonical_text = canonical_string(c.canonical.recipe);
+  return c;
+}
+
+// Every (workload, seed, combination) as a request, mapped to its distinct run (created by the
+// first request that needs it); a request that asks for exactly a run another request already
+// asked for says so.
+void add_requests(SweepExpansion& out, const std::vector<Combination>& combinations) {
   std::unordered_map<std::string, std::size_t> run_of;
   // Per run: the first request that asked for exactly the run's canonical recipe (npos: none yet).
   constexpr std::size_t kNone = ~std::size_t{0};
   std::vector<std::size_t> first_exact;
-  out.requested.reserve(static_cast<std::size_t>(total));
-  for (const auto& workload : sweep.workloads) {
-    for (const std::int64_t seed : sweep.seeds) {
+  for (const auto& workload : out.sweep.workloads) {
+    for (const std::int64_t seed : out.sweep.seeds) {
       for (const auto& c : combinations) {
         RequestedCombination request;
         request.value_index = c.value_index;
@@ -352,6 +316,94 @@ SweepExpansion expand(const Sweep& sweep) {
       }
     }
   }
+}
+
+}  // namespace
+
+std::string sweep_run_id(const Recipe& recipe, const std::string& workload, std::int64_t seed) {
+  return stable_hash(run_key(canonical_string(canonicalize(recipe).recipe), workload, seed));
+}
+
+Sweep parse_sweep_text(const std::string& text, const std::string& file) {
+  const YAML::Node root = detail::load_yaml_text(text, file);
+  detail::reject_empty_document(root, file, "sweep", joined(top_level_keys()));
+  if (!root.IsMap()) {
+    throw RecipeError({file, detail::line_of(root)}, "sweep", detail::describe_node(root),
+                      "expected a mapping, got", joined(top_level_keys()));
+  }
+  Sweep sweep;
+  sweep.file = file;
+  bool has_count = false, has_seed = false;
+  Site method_site{file, 0};
+  for (const auto& entry : root) {
+    const std::string key = entry.first.Scalar();
+    const YAML::Node& v = entry.second;
+    const Site site = detail::site_of(file, v.IsNull() ? entry.first : v);
+    if (key == "method") {
+      method_site = site;
+      sweep.method = parse_method(v, site, key);
+    } else if (key == "count") {
+      has_count = true;
+      sweep.count = parse_count(v, site, key);
+    } else if (key == "seed") {
+      has_seed = true;
+      sweep.seed = static_cast<std::uint64_t>(detail::as_int(v, site, key, "an integer"));
+    } else if (key == "workloads") {
+      for (auto& workload : parse_workloads(v, site, file, key)) {
+        sweep.workloads.push_back(std::move(workload));
+      }
+    } else if (key == "seeds") {
+      sweep.seeds = parse_int_list(key, v, site, file, false);
+    } else if (key == "baseline_seeds") {
+      sweep.baseline_seeds = parse_int_list(key, v, site, file, true);
+    } else if (key == "base") {
+      sweep.base = detail::parse_recipe_mapping(v, file, "base.");
+    } else if (key == "parameters") {
+      for (auto& parameter : parse_parameters(v, site, file, key)) {
+        sweep.parameters.push_back(std::move(parameter));
+      }
+    } else if (key == "runs_as") {
+      sweep.runs_as = parse_runs_as(detail::as_scalar(v, site, key, "asked, upstream"), site, key);
+      sweep.runs_as_site = site;
+    } else if (key == "name" || key == "description") {
+      if (key == "name") sweep.name = detail::as_scalar(v, site, key, "a string");
+    } else {
+      throw RecipeError(detail::site_of(file, entry.first), key, "", "unknown sweep key",
+                        joined(top_level_keys()), did_you_mean(key, top_level_keys()));
+    }
+  }
+  check_method_keys(sweep, has_count, has_seed, method_site);
+  if (sweep.workloads.empty()) {
+    throw RecipeError({file, 0}, "workloads", "", "is required", "a list of workload names");
+  }
+  if (sweep.seeds.empty()) sweep.seeds = {0};
+  return sweep;
+}
+
+Sweep read_sweep(const std::string& path) {
+  return parse_sweep_text(read_text_file(path), path);
+}
+
+SweepExpansion expand(const Sweep& sweep) {
+  SweepExpansion out;
+  out.sweep = sweep;
+  const std::uint64_t grid = grid_size(sweep);
+  out.grid_size = grid;
+  const std::vector<std::uint64_t> indices = combination_indices(sweep, grid);
+  const std::uint64_t total = indices.size() * sweep.workloads.size() * sweep.seeds.size();
+  if (total > kMaxRequested) {
+    throw RecipeError({sweep.file, 0}, "sweep", std::to_string(total),
+                      "requests too many combinations:",
+                      fmt::format("at most {}", kMaxRequested));
+  }
+  std::vector<Combination> combinations;
+  combinations.reserve(indices.size());
+  std::vector<FieldSetting> settings = sweep.base;
+  for (const std::uint64_t index : indices) {
+    combinations.push_back(combination_at(sweep, index, settings));
+  }
+  out.requested.reserve(static_cast<std::size_t>(total));
+  add_requests(out, combinations);
   return out;
 }
 

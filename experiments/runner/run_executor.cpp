@@ -193,8 +193,8 @@ nlohmann::json base_record(const RunRequest& request, const Workload& workload,
   return record;
 }
 
-// Losses, divergence, final figures and throughput of a finished training into the record.
-void add_training(nlohmann::json& record, const TrainingResult& t, const nlohmann::json* baseline) {
+// Status, steps and divergence of a finished training.
+void add_status(nlohmann::json& record, const TrainingResult& t) {
   record["status"] = t.status;
   record["steps_planned"] = t.steps_planned;
   record["steps_completed"] = t.steps_completed;
@@ -203,35 +203,52 @@ void add_training(nlohmann::json& record, const TrainingResult& t, const nlohman
   record["divergence_reason"] =
       t.diverged_at_step ? nlohmann::json(t.divergence_reason) : nlohmann::json(nullptr);
   record["error"] = nullptr;
+}
 
-  std::vector<double> baseline_train;
-  std::map<std::int64_t, double> baseline_eval;
-  if (baseline != nullptr) {
-    for (const auto& row : (*baseline)["train"]) {
-      baseline_train.push_back(row["loss"].is_number() ? row["loss"].get<double>() : NAN);
-    }
-    for (const auto& row : (*baseline)["eval"]) {
-      baseline_eval[row["step"].get<std::int64_t>()] =
-          row["loss"].is_number() ? row["loss"].get<double>() : NAN;
-    }
+// The baseline record's losses, NaN where it logged none: train by step, eval by step.
+struct BaselineLosses {
+  std::vector<double> train;
+  std::map<std::int64_t, double> eval;
+};
+
+BaselineLosses baseline_losses(const nlohmann::json* baseline) {
+  BaselineLosses losses;
+  if (baseline == nullptr) return losses;
+  for (const auto& row : (*baseline)["train"]) {
+    losses.train.push_back(row["loss"].is_number() ? row["loss"].get<double>() : NAN);
   }
-  auto& train = record["train"] = nlohmann::json::array();
+  for (const auto& row : (*baseline)["eval"]) {
+    losses.eval[row["step"].get<std::int64_t>()] =
+        row["loss"].is_number() ? row["loss"].get<double>() : NAN;
+  }
+  return losses;
+}
+
+// One row per train step: the loss and, with a baseline, its differences from the baseline's.
+nlohmann::json train_rows(const TrainingResult& t, const BaselineLosses& baseline) {
+  auto train = nlohmann::json::array();
   for (std::size_t step = 0; step < t.train_loss.size(); ++step) {
     nlohmann::json row{{"step", step}, {"loss", finite_or_null(t.train_loss[step])}};
-    if (step < baseline_train.size()) {
-      const double b = baseline_train[step];
+    if (step < baseline.train.size()) {
+      const double b = baseline.train[step];
       row["baseline_loss"] = finite_or_null(b);
       row["abs_diff"] = finite_or_null(t.train_loss[step] - b);
       row["rel_diff"] = finite_or_null(relative_difference(t.train_loss[step], b));
     }
     train.push_back(std::move(row));
   }
+  return train;
+}
+
+// One row per eval step: the loss, its differences from the baseline's and the weight and
+// gradient divergence from the baseline's trajectory where measured.
+nlohmann::json eval_rows(const TrainingResult& t, const BaselineLosses& baseline) {
   std::map<std::int64_t, std::pair<double, double>> divergence;
   for (const auto& [step, w, g] : t.divergence) divergence[step] = {w, g};
-  auto& eval = record["eval"] = nlohmann::json::array();
+  auto eval = nlohmann::json::array();
   for (const auto& [step, loss] : t.eval) {
     nlohmann::json row{{"step", step}, {"loss", finite_or_null(loss)}};
-    if (auto it = baseline_eval.find(step); it != baseline_eval.end()) {
+    if (auto it = baseline.eval.find(step); it != baseline.eval.end()) {
       row["baseline_loss"] = finite_or_null(it->second);
       row["abs_diff"] = finite_or_null(loss - it->second);
       row["rel_diff"] = finite_or_null(relative_difference(loss, it->second));
@@ -242,36 +259,40 @@ void add_training(nlohmann::json& record, const TrainingResult& t, const nlohman
     }
     eval.push_back(std::move(row));
   }
-  record["layers"] = t.layer_statistics;
+  return eval;
+}
 
-  nlohmann::json final = nlohmann::json::object();
+// The last train loss, and the first and last eval rows' figures under their "final" names.
+void add_final_losses(nlohmann::json& final, const TrainingResult& t, const nlohmann::json& eval) {
   final["train_loss"] = t.train_loss.empty() ? nlohmann::json(nullptr)
                                              : finite_or_null(t.train_loss.back());
-  if (!eval.empty()) {
-    const auto& first = eval.front();
-    const auto& last = eval.back();
-    final["eval_step"] = last["step"];
-    final["eval_loss"] = last["loss"];
-    final["initial_eval_loss"] = first["loss"];
-    for (const char* key : {"baseline_loss", "abs_diff", "rel_diff", "weight_rel_l2",
-                            "grad_rel_l2"}) {
-      static const std::map<std::string, std::string> renamed = {
-          {"baseline_loss", "baseline_eval_loss"}, {"abs_diff", "eval_abs_diff"},
-          {"rel_diff", "eval_rel_diff"}, {"weight_rel_l2", "weight_rel_l2"},
-          {"grad_rel_l2", "grad_rel_l2"}};
-      if (last.contains(key)) final[renamed.at(key)] = last[key];
-    }
-    if (first.contains("baseline_loss")) final["baseline_initial_eval_loss"] = first["baseline_loss"];
+  if (eval.empty()) return;
+  const auto& first = eval.front();
+  const auto& last = eval.back();
+  final["eval_step"] = last["step"];
+  final["eval_loss"] = last["loss"];
+  final["initial_eval_loss"] = first["loss"];
+  for (const char* key : {"baseline_loss", "abs_diff", "rel_diff", "weight_rel_l2",
+                          "grad_rel_l2"}) {
+    static const std::map<std::string, std::string> renamed = {
+        {"baseline_loss", "baseline_eval_loss"}, {"abs_diff", "eval_abs_diff"},
+        {"rel_diff", "eval_rel_diff"}, {"weight_rel_l2", "weight_rel_l2"},
+        {"grad_rel_l2", "grad_rel_l2"}};
+    if (last.contains(key)) final[renamed.at(key)] = last[key];
   }
-  // Quantization quality over the run: mean SQNR of the forward operands (input and weight as
-  // fprop reads them) and of the gradients (grad_output as dgrad reads it), over every logged
-  // step and layer; and the underflowed fraction of each tensor in the last logged step (the
-  // symptom of a margin or a format too narrow for it).
+  if (first.contains("baseline_loss")) final["baseline_initial_eval_loss"] = first["baseline_loss"];
+}
+
+// Quantization quality over the run: mean SQNR of the forward operands (input and weight as
+// fprop reads them) and of the gradients (grad_output as dgrad reads it), over every logged
+// step and layer; and the underflowed fraction of each tensor in the last logged step (the
+// symptom of a margin or a format too narrow for it).
+void add_quantization_quality(nlohmann::json& final, const nlohmann::json& layer_statistics) {
   double forward_db = 0, forward_n = 0, backward_db = 0, backward_n = 0;
   std::map<std::string, std::pair<double, double>> underflow;  // tensor -> (underflowed, count)
-  const auto last_step = t.layer_statistics.empty() ? nlohmann::json()
-                                                    : t.layer_statistics.back()["step"];
-  for (const auto& row : t.layer_statistics) {
+  const auto last_step = layer_statistics.empty() ? nlohmann::json()
+                                                  : layer_statistics.back()["step"];
+  for (const auto& row : layer_statistics) {
     const auto tensor = row["tensor"].get<std::string>();
     const auto gemm = row["gemm"].get<std::string>();
     const bool primary = tensor == "grad_output" ? gemm == "dgrad" : gemm == "fprop";
@@ -296,19 +317,33 @@ void add_training(nlohmann::json& record, const TrainingResult& t, const nlohman
             ? nlohmann::json(it->second.first / it->second.second)
             : nlohmann::json(nullptr);
   }
-  record["final"] = final;
+}
 
+nlohmann::json throughput(const TrainingResult& t) {
   const double steps = static_cast<double>(std::max<std::int64_t>(t.steps_completed, 1));
-  record["throughput"] = {
-      {"step_seconds", t.median_step_seconds},
-      {"steps_per_second", t.train_seconds > 0 ? steps / t.train_seconds : 0.0},
-      {"tokens_per_second",
-       t.train_seconds > 0 ? steps * static_cast<double>(t.tokens_per_step) / t.train_seconds
-                           : 0.0},
-      {"tokens_per_step", t.tokens_per_step},
-      {"train_seconds", t.train_seconds},
-      {"gemm_seconds", t.gemm_seconds},
-      {"gemm_time_share", t.train_seconds > 0 ? t.gemm_seconds / t.train_seconds : 0.0}};
+  return {{"step_seconds", t.median_step_seconds},
+          {"steps_per_second", t.train_seconds > 0 ? steps / t.train_seconds : 0.0},
+          {"tokens_per_second",
+           t.train_seconds > 0 ? steps * static_cast<double>(t.tokens_per_step) / t.train_seconds
+                               : 0.0},
+          {"tokens_per_step", t.tokens_per_step},
+          {"train_seconds", t.train_seconds},
+          {"gemm_seconds", t.gemm_seconds},
+          {"gemm_time_share", t.train_seconds > 0 ? t.gemm_seconds / t.train_seconds : 0.0}};
+}
+
+// Losses, divergence, final figures and throughput of a finished training into the record.
+void add_training(nlohmann::json& record, const TrainingResult& t, const nlohmann::json* baseline) {
+  add_status(record, t);
+  const BaselineLosses baseline_loss = baseline_losses(baseline);
+  record["train"] = train_rows(t, baseline_loss);
+  record["eval"] = eval_rows(t, baseline_loss);
+  record["layers"] = t.layer_statistics;
+  nlohmann::json final = nlohmann::json::object();
+  add_final_losses(final, t, record["eval"]);
+  add_quantization_quality(final, t.layer_statistics);
+  record["final"] = final;
+  record["throughput"] = throughput(t);
 }
 
 std::string trajectory_key(const char* what, std::int64_t step) {
