@@ -11,6 +11,7 @@
 #include "recipes/detail/field_parse.hpp"
 #include "recipes/detail/recipe_mapping.hpp"
 #include "recipes/detail/yaml_values.hpp"
+#include "recipes/utf8.hpp"
 
 namespace fp8lab::recipes {
 namespace {
@@ -18,6 +19,10 @@ namespace {
 // Grids larger than this are refused: a sweep that size is a typo, and expansion stores every
 // requested combination.
 constexpr std::uint64_t kMaxRequested = 10'000'000;
+// What expanding one requested combination costs in memory, measured (a dry run's peak resident
+// size over its requested combinations; sweep.hpp, "Limits"), and the budget expansion may use.
+constexpr std::uint64_t kBytesPerRequest = 2300;  // 900,000 combinations: 2.04 GB peak
+constexpr std::uint64_t kExpansionBudget = 2'000'000'000;
 
 const std::vector<std::string>& top_level_keys() {
   static const std::vector<std::string> keys = {"method", "count",      "seed",
@@ -159,6 +164,7 @@ std::string sweep_run_id(const Recipe& recipe, const std::string& workload, std:
 Sweep parse_sweep_text(const std::string& text, const std::string& file) {
   const YAML::Node root = detail::load_yaml_text(text, file);
   detail::reject_empty_document(root, file, "sweep", joined(top_level_keys()));
+  detail::reject_duplicate_keys(root, file);
   if (!root.IsMap()) {
     throw RecipeError({file, detail::line_of(root)}, "sweep", detail::describe_node(root),
                       "expected a mapping, got", joined(top_level_keys()));
@@ -272,6 +278,19 @@ SweepExpansion expand(const Sweep& sweep) {
                       "requests too many combinations:",
                       fmt::format("at most {}", kMaxRequested));
   }
+  // Memory estimate: expansion keeps every requested combination with its recipe (and a dry run
+  // two lines of text for each); refused above the budget instead of paging a machine to death.
+  const std::uint64_t estimate = total * kBytesPerRequest;
+  if (estimate > kExpansionBudget) {
+    throw RecipeError(
+        {sweep.file, 0}, "sweep", std::to_string(total),
+        fmt::format("requests too many combinations to expand: about {:.1f} GB at about {} bytes "
+                    "each (measured), above the {:.1f} GB limit;",
+                    static_cast<double>(estimate) / 1e9, kBytesPerRequest,
+                    static_cast<double>(kExpansionBudget) / 1e9),
+        fmt::format("at most {} combinations (fewer values, or method: random with a count)",
+                    kExpansionBudget / kBytesPerRequest));
+  }
 
   // Canonicalize each parameter combination once; workloads and seeds do not change the recipe.
   struct Combination {
@@ -368,8 +387,9 @@ std::string format_dry_run(const SweepExpansion& e) {
   const Sweep& s = e.sweep;
   std::string sizes;
   for (const auto& p : s.parameters) sizes += fmt::format("{}{}", sizes.empty() ? "" : " x ", p.values.size());
-  std::string out = fmt::format("sweep {}{}: method {}", s.file,
-                                s.name.empty() ? "" : " (" + s.name + ")",
+  // The file name and name: as the user wrote them, but never raw terminal escapes (utf8.hpp).
+  std::string out = fmt::format("sweep {}{}: method {}", printable(s.file),
+                                s.name.empty() ? "" : " (" + printable(s.name) + ")",
                                 s.method == SweepMethod::grid ? "grid" : "random");
   if (s.method == SweepMethod::random) out += fmt::format(", count {}, seed {}", s.count, s.seed);
   if (s.runs_as == RunsAs::upstream) out += "; runs as upstream (what accelerate + TE / torchao run)";
