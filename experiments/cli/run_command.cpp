@@ -102,7 +102,7 @@ int run(const RunArguments& a) {
     const auto expansion = recipes::expand(recipes::parse_sweep_text(sweep_text, a.sweep_file));
     const recipes::SweepRun* found = nullptr;
     for (const auto& r : expansion.runs) {
-      if (placed_run_id(r.id, request.backend) == a.run_id) found = &r;
+      if (fp8_run_id(r.id, request.steps, request.backend) == a.run_id) found = &r;
     }
     if (found == nullptr) {
       throw std::invalid_argument("run id " + a.run_id + " is not a run of " + a.sweep_file);
@@ -155,8 +155,9 @@ int run(const RunArguments& a) {
   }
   request.provenance = single_run_provenance(source, runs_as, to_run);
   request.recipe = to_run.recipe;
-  request.run_id = placed_run_id(
-      recipes::sweep_run_id(*request.recipe, request.workload, request.seed), request.backend);
+  request.run_id = fp8_run_id(
+      recipes::sweep_run_id(*request.recipe, request.workload, request.seed), request.steps,
+      request.backend);
   const auto record = execute_fp8_run(directory, request);
   const auto status = record["status"].get<std::string>();
   ReportOptions report;

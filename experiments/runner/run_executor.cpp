@@ -15,6 +15,7 @@
 
 #include "experiments/fp8/backend_linear.hpp"
 #include "experiments/fp8/convert_model.hpp"
+#include "experiments/runner/baseline_archive.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/training.hpp"
@@ -204,11 +205,12 @@ void add_training(nlohmann::json& record, const TrainingResult& t, const nlohman
       t.diverged_at_step ? nlohmann::json(t.divergence_reason) : nlohmann::json(nullptr);
   record["error"] = nullptr;
 
-  std::vector<double> baseline_train;
+  std::map<std::int64_t, double> baseline_train;  // by step: long runs log every k-th step
   std::map<std::int64_t, double> baseline_eval;
   if (baseline != nullptr) {
     for (const auto& row : (*baseline)["train"]) {
-      baseline_train.push_back(row["loss"].is_number() ? row["loss"].get<double>() : NAN);
+      baseline_train[row["step"].get<std::int64_t>()] =
+          row["loss"].is_number() ? row["loss"].get<double>() : NAN;
     }
     for (const auto& row : (*baseline)["eval"]) {
       baseline_eval[row["step"].get<std::int64_t>()] =
@@ -216,13 +218,14 @@ void add_training(nlohmann::json& record, const TrainingResult& t, const nlohman
     }
   }
   auto& train = record["train"] = nlohmann::json::array();
-  for (std::size_t step = 0; step < t.train_loss.size(); ++step) {
-    nlohmann::json row{{"step", step}, {"loss", finite_or_null(t.train_loss[step])}};
-    if (step < baseline_train.size()) {
-      const double b = baseline_train[step];
+  for (std::size_t i = 0; i < t.train_loss.size(); ++i) {
+    const auto step = t.train_steps[i];
+    nlohmann::json row{{"step", step}, {"loss", finite_or_null(t.train_loss[i])}};
+    if (const auto it = baseline_train.find(step); it != baseline_train.end()) {
+      const double b = it->second;
       row["baseline_loss"] = finite_or_null(b);
-      row["abs_diff"] = finite_or_null(t.train_loss[step] - b);
-      row["rel_diff"] = finite_or_null(relative_difference(t.train_loss[step], b));
+      row["abs_diff"] = finite_or_null(t.train_loss[i] - b);
+      row["rel_diff"] = finite_or_null(relative_difference(t.train_loss[i], b));
     }
     train.push_back(std::move(row));
   }
@@ -455,6 +458,7 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
     std::ostringstream bytes;
     archive.save_to(bytes);
     write_file_atomically(directory.baseline_trajectory_path(run_id), bytes.str());
+    record["baseline_archive"] = archive_fingerprint(bytes.str());  // baseline_archive.hpp
     record["finished_at"] = now_utc();
   } catch (const c10::Error& e) {
     record = failed_record(request, run_id, "baseline", e.what_without_backtrace());
@@ -475,7 +479,12 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     record = base_record(request, *workload, request.run_id, "fp8");
     record.update(identity);
     const auto baseline_id = identity["baseline_run_id"].get<std::string>();
-    auto recorded = read_run_record_file(directory.run_record_path(baseline_id)).record;
+    auto baseline_file = read_run_record_file(directory.run_record_path(baseline_id));
+    if (const auto aside = set_aside_bad_baseline(directory, baseline_file)) {
+      std::fprintf(stderr, "fp8lab run: %s\n", aside->c_str());
+      baseline_file.record.reset();
+    }
+    auto recorded = std::move(baseline_file.record);
     const auto baseline = recorded ? std::move(*recorded) : execute_baseline(directory, request);
     if (baseline["status"] != "finished") {
       throw std::runtime_error("the baseline " + baseline_id + " is " +

@@ -15,6 +15,7 @@
 
 #include "experiments/report/report_data.hpp"
 #include "experiments/report/write_reports.hpp"
+#include "experiments/runner/baseline_archive.hpp"
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/directory_lock.hpp"
 #include "experiments/runner/progress.hpp"
@@ -201,7 +202,11 @@ bool run_jobs_in(const std::vector<Job>& todo, const SweepOptions& options,
       progress.started(job.run_id, done, running.size());
     }
     if (g_stop_signal != 0) {
+      std::vector<std::string> stopped;
+      for (const auto& [pid, job] : running) stopped.push_back(job.job->run_id);
       stop_children(running);
+      // A run that wrote its record before the signal reached it counts as recorded.
+      for (const auto& id : stopped) outcome.recorded += directory.has_record(id) ? 1 : 0;
       return false;
     }
     const auto exit = wait_for_child();
@@ -223,6 +228,7 @@ bool run_jobs_in(const std::vector<Job>& todo, const SweepOptions& options,
       record = failed_record(job.request, job.run_id, job.kind, message, job.identity);
       directory.write_run_record(*record);
     }
+    if (record) ++outcome.recorded;
     ++done;
     progress.finished(job.run_id, record.value_or(nullptr), done, running.size());
   }
@@ -287,6 +293,25 @@ bool run_runs(const std::vector<Job>& runs, const SweepOptions& options,
   return completed;
 }
 
+// FP8 run ids name --steps since issue 19; a directory swept with --steps before holds its FP8
+// records under the id without them. --resume renames such a record to the new id when it is a
+// record of these steps (sweep.json already holds the directory to one --steps; steps_planned is
+// checked too), so that the run is not run again; any other record stays as it is.
+void adopt_record_without_steps(const ResultsDirectory& directory, const std::string& old_id,
+                                const std::string& id, std::int64_t steps) {
+  if (old_id == id || directory.has_record(id)) return;
+  auto old = read_run_record_file(directory.run_record_path(old_id));
+  if (!old.record || (*old.record)["kind"] != "fp8" ||
+      old.record->value("steps_planned", nlohmann::json()) != steps) {
+    return;
+  }
+  (*old.record)["run_id"] = id;
+  directory.write_run_record(*old.record);
+  std::filesystem::remove(old.path);
+  std::fprintf(stderr, "fp8lab sweep: %s was filed under %s before run ids named --steps; now "
+               "%s\n", old.path.c_str(), old_id.c_str(), directory.run_record_path(id).c_str());
+}
+
 }  // namespace
 
 std::pair<int, int> parse_shard(const std::string& text) {
@@ -312,8 +337,14 @@ SweepOutcome run_sweep(const SweepOptions& options) {
   const auto text = read_text_file(options.sweep_file);
   auto expansion =
       recipes::expand(recipes::parse_sweep_text(text, options.sweep_file.string()));
-  // Runs trained on the GPU are filed apart from CPU-trained ones (run_ids.hpp).
-  for (auto& run : expansion.runs) run.id = placed_run_id(run.id, options.backend);
+  // Runs trained on the GPU are filed apart from CPU-trained ones, and runs of a --steps override
+  // apart from the workload's own steps (run_ids.hpp).
+  std::map<std::string, std::string> id_without_steps;  // for adopt_record_without_steps
+  for (auto& run : expansion.runs) {
+    const auto id = fp8_run_id(run.id, options.steps, options.backend);
+    id_without_steps[id] = placed_run_id(run.id, options.backend);
+    run.id = id;
+  }
   const auto known = workload_names();
   for (const auto& workload : expansion.sweep.workloads) {
     if (std::find(known.begin(), known.end(), workload) == known.end()) {
@@ -351,6 +382,10 @@ SweepOutcome run_sweep(const SweepOptions& options) {
     const HeldLock sweep_file_lock = lock_sweep_file(directory);
     check_directory(options, directory, sweep);
     write_file_atomically(directory.sweep_path(), sweep.dump(2) + "\n");
+    if (const auto removed = directory.remove_stale_temp_files(); !removed.empty()) {
+      std::fprintf(stderr, "fp8lab sweep: removed %zu temp files left by processes that died "
+                   "(killed, or a full disk), e.g. %s\n", removed.size(), removed[0].c_str());
+    }
   }
 
   const auto executable = current_executable().string();
@@ -373,7 +408,14 @@ SweepOutcome run_sweep(const SweepOptions& options) {
     job.arguments = {executable, "run", "--baseline-only", "--workload", workload,
                      "--seed", std::to_string(seed)};
     job.arguments.insert(job.arguments.end(), common.begin(), common.end());
-    if (!directory.has_record(job.run_id)) baselines.push_back(std::move(job));
+    // A finished baseline whose archive is bad is set aside and runs again (baseline_archive.hpp).
+    const auto file = read_run_record_file(directory.run_record_path(job.run_id));
+    if (const auto aside = set_aside_bad_baseline(directory, file)) {
+      std::fprintf(stderr, "fp8lab sweep: %s\n", aside->c_str());
+    } else if (file.record) {
+      return;
+    }
+    baselines.push_back(std::move(job));
   };
   // The noise floor's extra baseline seeds (sweep.hpp: baseline_seeds) run in shard 0 only, so
   // that shards sharing a directory do not run them twice.
@@ -384,6 +426,9 @@ SweepOutcome run_sweep(const SweepOptions& options) {
   }
   for (const auto* run : shard) {
     need_baseline(run->workload, run->seed);
+    if (options.resume && options.steps) {
+      adopt_record_without_steps(directory, id_without_steps[run->id], run->id, *options.steps);
+    }
     if (directory.has_record(run->id)) {
       ++outcome.skipped;
       continue;
