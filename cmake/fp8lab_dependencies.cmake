@@ -7,6 +7,7 @@ find_package(yaml-cpp REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(Catch2 2 REQUIRED)
+find_package(ZLIB REQUIRED)          # CRC-32 and inflate: the baseline archive check
 if(FP8LAB_BENCH)
   find_package(benchmark REQUIRED)
   find_package(Eigen3 3.3 REQUIRED NO_MODULE)

@@ -9,7 +9,9 @@
 #include "recipes/detail/field_parse.hpp"
 #include "recipes/detail/text_case.hpp"
 #include "recipes/detail/yaml_values.hpp"
+#include "recipes/limits.hpp"
 #include "recipes/text_file.hpp"
+#include "recipes/utf8.hpp"
 
 namespace fp8lab::recipes {
 namespace {
@@ -41,15 +43,25 @@ bool parse_flag(const Input& in) {
                     kTruthWords);
 }
 
-std::int64_t parse_int(const Input& in, std::int64_t min, const std::string& accepted) {
+// An integer within `limit` (limits.hpp). Python's int() takes any size; fp8lab refuses what it
+// cannot run as asked.
+std::int64_t parse_int(const Input& in, const IntegerLimit& limit) {
   const auto value = detail::parse_python_int(in.text);
   if (!value) {
+    const bool digits_only = !in.text.empty() &&
+                             in.text.find_first_not_of("+-0123456789_ ") == std::string::npos;
     throw RecipeError(in.site, in.field, in.text,
-                      "invalid literal for int() (accelerate raises ValueError)", accepted);
+                      digits_only ? "out of range, got"
+                                  : "invalid literal for int() (accelerate raises ValueError)",
+                      limit.accepted());
   }
-  if (*value < min) {
+  if (*value < limit.min) {
     throw RecipeError(in.site, in.field, in.text,
-                      min == 0 ? "must not be negative, got" : "must be at least 1, got", accepted);
+                      limit.min == 0 ? "must not be negative, got" : "must be at least 1, got",
+                      limit.accepted());
+  }
+  if (*value > limit.max) {
+    throw RecipeError(in.site, in.field, in.text, "out of range, got", limit.accepted());
   }
   return *value;
 }
@@ -83,11 +95,11 @@ const std::map<std::string, Reader, std::less<>>& readers() {
        }},
       {"ACCELERATE_FP8_MARGIN",
        [](AccelerateFp8Settings& s, const Input& in) {
-         set(s.margin, parse_int(in, 0, "an integer >= 0"), in);
+         set(s.margin, parse_int(in, margin_limit()), in);
        }},
       {"ACCELERATE_FP8_INTERVAL",
        [](AccelerateFp8Settings& s, const Input& in) {
-         set(s.interval, parse_int(in, 1, "an integer >= 1"), in);
+         set(s.interval, parse_int(in, interval_limit()), in);
        }},
       {"ACCELERATE_FP8_FORMAT",
        [](AccelerateFp8Settings& s, const Input& in) {
@@ -101,7 +113,7 @@ const std::map<std::string, Reader, std::less<>>& readers() {
        }},
       {"ACCELERATE_FP8_AMAX_HISTORY_LEN",
        [](AccelerateFp8Settings& s, const Input& in) {
-         set(s.amax_history_len, parse_int(in, 1, "an integer >= 1"), in);
+         set(s.amax_history_len, parse_int(in, amax_history_len_limit()), in);
        }},
       {"ACCELERATE_FP8_AMAX_COMPUTE_ALGO",
        [](AccelerateFp8Settings& s, const Input& in) {
@@ -267,6 +279,7 @@ std::optional<bool> accelerate_str_to_bool(std::string_view text) {
 AccelerateFp8Settings parse_accelerate_config_text(const std::string& text,
                                                    const std::string& file) {
   const YAML::Node root = detail::load_yaml_text(text, file);
+  detail::reject_duplicate_keys(root, file);
   if (!root.IsMap()) {
     throw RecipeError({file, detail::line_of(root)}, "accelerate config",
                       detail::describe_node(root), "expected a mapping, got",
@@ -307,6 +320,9 @@ AccelerateFp8Settings read_accelerate_env(const std::map<std::string, std::strin
   s.origin = "environment";
   for (const auto& [var, text] : accelerate_fp8_variables(env)) {
     const Site site{"environment", 0};
+    // Run records keep the variables (run_source.hpp): UTF-8 only, as files (utf8.hpp).
+    require_utf8(var, "environment", "variable name");
+    require_utf8(text, "environment", var);
     const auto reader = readers().find(var);
     if (reader == readers().end()) {
       const std::string guess = did_you_mean(var, reader_names());

@@ -11,6 +11,7 @@
 #include "recipes/detail/field_parse.hpp"
 #include "recipes/detail/text_case.hpp"
 #include "recipes/detail/yaml_values.hpp"
+#include "recipes/limits.hpp"
 
 namespace fp8lab::recipes {
 namespace {
@@ -71,8 +72,6 @@ const std::string& as_w(const FieldValue& v) { return std::get<std::string>(v); 
 
 const std::vector<FieldSpec>& specs() {
   static const std::vector<FieldSpec> table = [] {
-    const std::string non_negative = "an integer >= 0";
-    const std::string positive = "an integer >= 1";
     std::vector<FieldSpec> t;
     t.push_back({"scaling", Kind::word, accepted_scalings(), 0,
                  enum_normalizer(&parse_scaling, &keep),
@@ -86,13 +85,13 @@ const std::vector<FieldSpec>& specs() {
                  enum_normalizer(&parse_fp8_format, &upper),
                  [](Draft& d, const FieldValue& v) { d.fp8_format = parse_fp8_format(as_w(v)); },
                  [](const Recipe& r) { return std::string(name(r.fp8_format)); }});
-    t.push_back({"margin", Kind::integer, non_negative, 0, {},
+    t.push_back({"margin", Kind::integer, margin_limit().accepted(), 0, {},
                  [](Draft& d, const FieldValue& v) { d.fixed.margin = as_i(v); },
                  [](const Recipe& r) { return std::to_string(r.margin); }});
-    t.push_back({"interval", Kind::integer, positive, 1, {},
+    t.push_back({"interval", Kind::integer, interval_limit().accepted(), 1, {},
                  [](Draft& d, const FieldValue& v) { d.fixed.interval = as_i(v); },
                  [](const Recipe& r) { return std::to_string(r.interval); }});
-    t.push_back({"amax_history_len", Kind::integer, positive, 1, {},
+    t.push_back({"amax_history_len", Kind::integer, amax_history_len_limit().accepted(), 1, {},
                  [](Draft& d, const FieldValue& v) { d.fixed.amax_history_len = as_i(v); },
                  [](const Recipe& r) { return std::to_string(r.amax_history_len); }});
     t.push_back({"amax_compute_algo", Kind::word, accepted_amax_compute_algos(), 0,
@@ -362,6 +361,9 @@ FieldSetting parse_field(const std::string& key, const YAML::Node& value, const 
         const std::string problem =
             spec->min_int == 0 ? "must not be negative, got" : "must be at least 1, got";
         throw RecipeError(site, display, std::to_string(i), problem, spec->accepted);
+      }
+      if (const auto* limit = integer_limit(key); limit && !limit->contains(i)) {
+        throw RecipeError(site, display, std::to_string(i), "out of range, got", spec->accepted);
       }
       return {key, i, site};
     }

@@ -11,6 +11,7 @@
 #include "recipes/detail/field_parse.hpp"
 #include "recipes/detail/recipe_mapping.hpp"
 #include "recipes/detail/yaml_values.hpp"
+#include "recipes/utf8.hpp"
 #include "recipes/text_file.hpp"
 
 namespace fp8lab::recipes {
@@ -19,6 +20,10 @@ namespace {
 // Grids larger than this are refused: a sweep that size is a typo, and expansion stores every
 // requested combination.
 constexpr std::uint64_t kMaxRequested = 10'000'000;
+// What expanding one requested combination costs in memory, measured (a dry run's peak resident
+// size over its requested combinations; sweep.hpp, "Limits"), and the budget expansion may use.
+constexpr std::uint64_t kBytesPerRequest = 2300;  // 900,000 combinations: 2.04 GB peak
+constexpr std::uint64_t kExpansionBudget = 2'000'000'000;
 
 const std::vector<std::string>& top_level_keys() {
   static const std::vector<std::string> keys = {"method", "count",      "seed",
@@ -327,6 +332,7 @@ std::string sweep_run_id(const Recipe& recipe, const std::string& workload, std:
 Sweep parse_sweep_text(const std::string& text, const std::string& file) {
   const YAML::Node root = detail::load_yaml_text(text, file);
   detail::reject_empty_document(root, file, "sweep", joined(top_level_keys()));
+  detail::reject_duplicate_keys(root, file);
   if (!root.IsMap()) {
     throw RecipeError({file, detail::line_of(root)}, "sweep", detail::describe_node(root),
                       "expected a mapping, got", joined(top_level_keys()));
@@ -421,8 +427,9 @@ std::string format_dry_run(const SweepExpansion& e) {
   const Sweep& s = e.sweep;
   std::string sizes;
   for (const auto& p : s.parameters) sizes += fmt::format("{}{}", sizes.empty() ? "" : " x ", p.values.size());
-  std::string out = fmt::format("sweep {}{}: method {}", s.file,
-                                s.name.empty() ? "" : " (" + s.name + ")",
+  // The file name and name: as the user wrote them, but never raw terminal escapes (utf8.hpp).
+  std::string out = fmt::format("sweep {}{}: method {}", printable(s.file),
+                                s.name.empty() ? "" : " (" + printable(s.name) + ")",
                                 s.method == SweepMethod::grid ? "grid" : "random");
   if (s.method == SweepMethod::random) out += fmt::format(", count {}, seed {}", s.count, s.seed);
   if (s.runs_as == RunsAs::upstream) out += "; runs as upstream (what accelerate + TE / torchao run)";
@@ -440,6 +447,19 @@ std::string format_dry_run(const SweepExpansion& e) {
   out += "distinct runs:\n";
   for (std::size_t i = 0; i < e.runs.size(); ++i) {
     const auto& run = e.runs[i];
+  // Memory estimate: expansion keeps every requested combination with its recipe (and a dry run
+  // two lines of text for each); refused above the budget instead of paging a machine to death.
+  const std::uint64_t estimate = total * kBytesPerRequest;
+  if (estimate > kExpansionBudget) {
+    throw RecipeError(
+        {sweep.file, 0}, "sweep", std::to_string(total),
+        fmt::format("requests too many combinations to expand: about {:.1f} GB at about {} bytes "
+                    "each (measured), above the {:.1f} GB limit;",
+                    static_cast<double>(estimate) / 1e9, kBytesPerRequest,
+                    static_cast<double>(kExpansionBudget) / 1e9),
+        fmt::format("at most {} combinations (fewer values, or method: random with a count)",
+                    kExpansionBudget / kBytesPerRequest));
+  }
     out += fmt::format("  run {:>4}  {}  {} seed {}  stands for {} request(s):{}\n", i + 1, run.id,
                        run.workload, run.seed, run.requests.size(), run_text(s, run));
   }

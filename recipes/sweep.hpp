@@ -24,6 +24,12 @@
 // The high-precision baseline is not part of the expansion: the runner runs it once per
 // (workload, seed) of `seeds` and of `baseline_seeds`.
 //
+// Limits: a grid above 10^7 combinations is refused as a typo; below that, a sweep whose requested
+// combinations would take more than 2 GB to expand (about 2300 bytes each, measured as a dry run's
+// peak resident size per combination: 2.04 GB for 900,000) is refused naming the estimate. Every key of the file, at
+// any depth, is given once (a repeated key is refused: PyYAML keeps the last, yaml-cpp the first),
+// and the file is UTF-8 (recipes/utf8.hpp).
+//
 // For the `fp8lab sweep FILE [--dry-run]` command (experiments/cli/sweep_command.cpp):
 //
 //   const recipes::Sweep sweep = recipes::read_sweep(path);          // throws recipes::RecipeError

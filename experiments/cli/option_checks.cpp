@@ -22,11 +22,12 @@ std::optional<std::int64_t> parse_whole_number(const std::string& text) {
   return value;
 }
 
-CLI::Validator whole_number_check(std::int64_t minimum, const std::string& accepted) {
+CLI::Validator whole_number_check(std::int64_t minimum, const std::string& accepted,
+                                  std::int64_t maximum = std::numeric_limits<std::int64_t>::max()) {
   return CLI::Validator(
-      [minimum, accepted](std::string& text) -> std::string {
+      [minimum, maximum, accepted](std::string& text) -> std::string {
         const auto value = parse_whole_number(text);
-        if (value && *value >= minimum) return {};
+        if (value && *value >= minimum && *value <= maximum) return {};
         return "'" + text + "' is not accepted; expected " + accepted;
       },
       accepted);
@@ -55,6 +56,14 @@ CLI::Validator one_of(std::function<std::vector<std::string>()> names, const std
 
 CLI::Validator whole_number_at_least(std::int64_t minimum) {
   return whole_number_check(minimum, "a whole number >= " + std::to_string(minimum));
+}
+
+CLI::Validator whole_number_between(std::int64_t minimum, std::int64_t maximum,
+                                    const std::string& why) {
+  return whole_number_check(minimum,
+                            "a whole number from " + std::to_string(minimum) + " to " +
+                                std::to_string(maximum) + " (" + why + ")",
+                            maximum);
 }
 
 CLI::Validator whole_number() {

@@ -13,6 +13,9 @@ namespace fp8lab::experiments::cli {
 
 // A whole number that fits int64 and is >= minimum, e.g. --steps, --jobs (minimum 1).
 CLI::Validator whole_number_at_least(std::int64_t minimum);
+// A whole number from minimum to maximum (--jobs: an int).
+CLI::Validator whole_number_between(std::int64_t minimum, std::int64_t maximum,
+                                    const std::string& why);
 // Any whole number that fits int64 (--seed).
 CLI::Validator whole_number();
 // A registered workload (experiments/workloads/registry.hpp), checked before anything runs: an

@@ -21,6 +21,7 @@ void add_report_command(CLI::App& app) {
   auto inputs = std::make_shared<std::vector<std::string>>();
   auto out = std::make_shared<std::string>();
   auto axes = std::make_shared<std::vector<std::string>>();
+  auto prefer = std::make_shared<std::string>();
   command->add_option("DIR", *inputs, "output directories of fp8lab run / sweep")
       ->required()
       ->check(CLI::ExistingDirectory);
@@ -29,13 +30,21 @@ void add_report_command(CLI::App& app) {
                       "two recipe fields for the heatmap (default: the two most varied)")
       ->expected(2)
       ->delimiter(',');
-  command->callback([inputs, out, axes] {
+  command->add_option("--prefer", *prefer,
+                      "newest: of two different records of one run id, keep the newer (by "
+                      "finished_at) and say which; without it they are refused")
+      ->check(CLI::IsMember({"newest"}));
+  command->callback([inputs, out, axes, prefer] {
     try {
       ReportOptions options;
       for (const auto& d : *inputs) options.inputs.emplace_back(d);
       options.output = *out;
       options.heatmap_axes = *axes;
+      if (*prefer == "newest") options.conflicts = ConflictChoice::newest;
       const auto paths = write_reports(options);
+      for (const auto& chosen : paths.chosen) {
+        std::fprintf(stderr, "fp8lab report: %s\n", chosen.c_str());
+      }
       std::fprintf(stderr, "fp8lab report: %zu records; %s, %s, %s\n", paths.records,
                    paths.results_jsonl.c_str(), paths.summary_csv.c_str(),
                    paths.report_md.c_str());

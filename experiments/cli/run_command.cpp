@@ -146,8 +146,9 @@ int run(const RunArguments& a) {
   }
   request.provenance = single_run_provenance(source, runs_as, to_run);
   request.recipe = to_run.recipe;
-  request.run_id = placed_run_id(
-      recipes::sweep_run_id(*request.recipe, request.workload, request.seed), request.backend);
+  request.run_id = fp8_run_id(
+      recipes::sweep_run_id(*request.recipe, request.workload, request.seed), request.steps,
+      request.backend);
   const auto record = execute_fp8_run(directory, request);
   const auto status = record["status"].get<std::string>();
   ReportOptions report;

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "experiments/cli/commands.hpp"
@@ -30,6 +31,17 @@ struct SweepArguments {
   std::int64_t shadow_every = 0;
 };
 
+constexpr int kMaxJobs = 4096;
+
+// --jobs above the core count is allowed (a run may wait on I/O) but said: the runs share cores,
+// and each run's timings (step seconds, the speed probe) are slower than alone.
+void note_jobs_above_cores(int jobs) {
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (cores == 0 || static_cast<unsigned>(jobs) <= cores) return;
+  std::fprintf(stderr, "fp8lab sweep: --jobs %d is above the %u cores of this machine: runs share "
+               "cores, and their timings are slower than alone\n", jobs, cores);
+}
+
 int sweep(const SweepArguments& a) {
   SweepOptions options;
   options.sweep_file = a.file;
@@ -51,11 +63,12 @@ int sweep(const SweepArguments& a) {
   // Checked here, before any child starts (the same rules as each run's).
   options.backend = {a.backend, a.shadow_every};
   validate(options.backend);
+  note_jobs_above_cores(a.jobs);
   const auto outcome = run_sweep(options);
   if (a.dry_run) return 0;
   if (outcome.interrupted) {
     std::fprintf(stderr, "fp8lab sweep: interrupted; %zu runs recorded this time. Continue with "
-                 "--resume.\n", outcome.executed);
+                 "--resume.\n", outcome.recorded);
     return 130;
   }
   std::fprintf(stderr,
@@ -89,7 +102,8 @@ void add_sweep_command(CLI::App& app) {
       ->check(output_directory());
   command->add_flag("--resume", a->resume, "skip the runs already recorded in --out");
   command->add_option("--jobs", a->jobs, "runs at once (each its own process, 1 torch thread)")
-      ->check(whole_number_at_least(1));
+      ->check(whole_number_between(1, kMaxJobs, "processes at once; above the core count they "
+                                                "share cores"));
   command->add_option("--shard", a->shard,
                       "i/n: run only the distinct runs whose index is i modulo n (0 <= i < n)");
   command->add_flag("--dry-run", a->dry_run, "print the expansion and run nothing");

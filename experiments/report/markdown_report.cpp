@@ -11,11 +11,14 @@
 namespace fp8lab::experiments {
 namespace {
 
+// Text from records in a table cell or a list item: Markdown renders raw HTML, which starts with
+// '<', so '<' from a sweep's name or a file name is escaped (a <script> stays text; "->" stays).
 std::string cell(std::string text) {
   std::string out;
   for (char c : text) {
     if (c == '|') out += "\\|";
     else if (c == '\n') out += ' ';
+    else if (c == '<') out += "&lt;";
     else out += c;
   }
   return out;
@@ -104,7 +107,7 @@ std::string render_markdown_report(const ReportInput& input) {
        << "): " << verdict;
     if (verdict == "diverged") {
       md << " at step " << (*r)["diverged_at_step"].dump() << ": "
-         << r->value("divergence_reason", std::string());
+         << cell(r->value("divergence_reason", std::string()));
     } else if (verdict == "error") {
       md << ": " << cell(r->value("error", std::string()));
     } else {
@@ -128,7 +131,7 @@ std::string render_markdown_report(const ReportInput& input) {
   }
   if (!input.notes.empty()) {
     md << "\n## Notes\n\n";
-    for (const auto& n : input.notes) md << "- " << n << "\n";
+    for (const auto& n : input.notes) md << "- " << cell(n) << "\n";
   }
   return md.str();
 }

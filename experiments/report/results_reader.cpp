@@ -2,7 +2,10 @@
 
 #include <fstream>
 #include <map>
+#include <sstream>
+#include <stdexcept>
 
+#include "experiments/runner/baseline_archive.hpp"
 #include "experiments/runner/results_store.hpp"
 
 namespace fp8lab::experiments {
@@ -28,9 +31,24 @@ std::optional<nlohmann::json> read_json_file(const std::filesystem::path& path) 
 }  // namespace
 
 std::vector<nlohmann::json> read_run_records(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw ResultsFileError(path, 0, "cannot open");
   std::vector<nlohmann::json> records;
+  for (auto& [line, record] : read_numbered_run_records(path)) records.push_back(std::move(record));
+  return records;
+}
+
+std::vector<std::pair<std::size_t, nlohmann::json>> read_numbered_run_records(
+    const std::filesystem::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw ResultsFileError(path, 0, "cannot open");
+  std::ostringstream text;
+  text << file.rdbuf();
+  return run_records_from_text(path, text.str());
+}
+
+std::vector<std::pair<std::size_t, nlohmann::json>> run_records_from_text(
+    const std::filesystem::path& path, const std::string& jsonl) {
+  std::istringstream in(jsonl);
+  std::vector<std::pair<std::size_t, nlohmann::json>> records;
   std::string text;
   std::size_t line = 0;
   bool ended_with_newline = true;
@@ -48,19 +66,50 @@ std::vector<nlohmann::json> read_run_records(const std::filesystem::path& path) 
                                  "not valid JSON: " + e.what());
     }
     if (auto problem = run_record_problem(record)) throw ResultsFileError(path, line, *problem);
-    records.push_back(std::move(record));
+    records.emplace_back(line, std::move(record));
   }
   return records;
 }
 
-LoadedResults load_results(const std::vector<std::filesystem::path>& directories) {
+std::optional<std::string> record_conflict(const nlohmann::json& a, const nlohmann::json& b) {
+  for (const char* field : {"status", "steps_planned", "steps_completed", "final", "eval"}) {
+    const auto x = a.value(field, nlohmann::json()), y = b.value(field, nlohmann::json());
+    if (x == y) continue;
+    const auto shown = [](const nlohmann::json& v) {
+      const auto text = v.dump();
+      return text.size() > 120 ? text.substr(0, 117) + "..." : text;
+    };
+    return std::string(field) + " " + shown(x) + " vs " + shown(y);
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// finished_at, else started_at ("YYYY-MM-DDTHH:MM:SSZ" compare as text); "" when neither.
+std::string record_time(const nlohmann::json& record) {
+  for (const char* field : {"finished_at", "started_at"}) {
+    if (record.contains(field) && record[field].is_string()) return record[field];
+  }
+  return "";
+}
+
+}  // namespace
+
+LoadedResults load_results(const std::vector<std::filesystem::path>& directories,
+                           ConflictChoice conflicts) {
   LoadedResults loaded;
   std::map<std::string, nlohmann::json> by_id;
-  std::map<std::string, std::string> source_of;
+  std::map<std::string, std::string> source_of;  // "file" or "file:line"
   for (const auto& directory : directories) {
     ResultsDirectory results(directory);
-    // (file, its records): one per runs/*.json file, or every line of results.jsonl.
-    std::vector<std::pair<std::filesystem::path, std::vector<nlohmann::json>>> files;
+    struct Source {
+      std::filesystem::path file;
+      std::string where;  // the file, with ":line" for a line of results.jsonl
+      nlohmann::json record;
+    };
+    // One per runs/*.json file, or per line of results.jsonl.
+    std::vector<Source> sources;
     if (std::filesystem::is_directory(results.runs_directory())) {
       for (auto& file : results.run_record_files()) {
         // A run record file that is not a finished run's record (results_store.hpp) is an
@@ -70,30 +119,58 @@ LoadedResults load_results(const std::vector<std::filesystem::path>& directories
                                  file.problem + "; not a finished run's record (rerun it with "
                                  "fp8lab sweep --resume, which sets the file aside)");
         }
-        files.push_back({file.path, {std::move(*file.record)}});
+        // A finished baseline's archive too, when it is there (a copied runs/ may lack it).
+        const auto& record = *file.record;
+        if (record["kind"] == "baseline" && record["status"] == "finished") {
+          const auto archive = results.baseline_trajectory_path(record["run_id"]);
+          if (std::filesystem::exists(archive)) {
+            if (const auto problem = baseline_archive_problem(archive, record)) {
+              throw std::runtime_error(archive.string() + ": " + *problem + "; not the archive "
+                                       "of the finished baseline " + file.path.string() +
+                                       " (rerun it with fp8lab sweep --resume, which sets both "
+                                       "aside)");
+            }
+          }
+        }
+        sources.push_back({file.path, file.path.string(), std::move(*file.record)});
       }
     } else if (std::filesystem::exists(results.results_path())) {
-      files.push_back({results.results_path(), read_run_records(results.results_path())});
+      const auto path = results.results_path();
+      for (auto& [line, record] : read_numbered_run_records(path)) {
+        sources.push_back({path, path.string() + ":" + std::to_string(line), std::move(record)});
+      }
     } else {
       throw std::runtime_error(directory.string() + " holds no results: neither runs/ nor "
                                "results.jsonl (is it an fp8lab run or sweep output directory?)");
     }
-    for (auto& [file, records] : files) {
-      for (auto& record : records) {
-        const auto id = record["run_id"].get<std::string>();
-        if (auto it = by_id.find(id); it != by_id.end()) {
-          if (it->second["status"] != record["status"]) {
-            loaded.notes.push_back("run " + id + " is " + it->second["status"].get<std::string>() +
-                                   " in " + source_of[id] + " but " +
-                                   record["status"].get<std::string>() + " in " + file.string() +
-                                   "; the first is kept");
-          }
-          continue;
+    for (auto& [file, where, record] : sources) {
+      const auto id = record["run_id"].get<std::string>();
+      if (auto it = by_id.find(id); it != by_id.end()) {
+        // Nothing is dropped silently: the same run twice is kept once, two different results
+        // under one id are refused or resolved as asked, and said.
+        const auto conflict = record_conflict(it->second, record);
+        if (!conflict) continue;
+        const std::string both = source_of[id] + " and " + where;
+        if (conflicts == ConflictChoice::refuse) {
+          throw std::runtime_error("run " + id + " has two different records, in " + both +
+                                   " (" + *conflict + "). Remove the one that is wrong, or pass "
+                                   "--prefer newest to keep the newer by finished_at");
         }
-        source_of[id] = file.string();
+        const bool newer = record_time(record) > record_time(it->second);
+        const std::string kept = newer ? where : source_of[id];
+        loaded.chosen.push_back("run " + id + " has two different records, in " + both + " (" +
+                                *conflict + "); --prefer newest kept " + kept + " (finished " +
+                                record_time(newer ? record : it->second) + ")");
+        loaded.notes.push_back(loaded.chosen.back());
+        if (!newer) continue;
+        it->second = std::move(record);
+        source_of[id] = where;
         loaded.files[id] = file;
-        by_id.emplace(id, std::move(record));
+        continue;
       }
+      source_of[id] = where;
+      loaded.files[id] = file;
+      by_id.emplace(id, std::move(record));
     }
     if (auto sweep = read_json_file(results.sweep_path())) loaded.sweeps.push_back(*sweep);
   }

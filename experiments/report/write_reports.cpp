@@ -16,7 +16,7 @@ namespace fp8lab::experiments {
 
 ReportPaths write_reports(const ReportOptions& options) {
   if (options.inputs.empty()) throw std::invalid_argument("report: no input directory");
-  auto loaded = load_results(options.inputs);
+  auto loaded = load_results(options.inputs, options.conflicts);
   ReportInput input;
   input.records = std::move(loaded.records);
   input.notes = std::move(loaded.notes);
@@ -51,7 +51,7 @@ ReportPaths write_reports(const ReportOptions& options) {
     input.record_files[id] = absolute.lexically_relative(out_absolute).string();
   }
   ReportPaths paths{out / "results.jsonl", out / "summary.csv", out / "report.md",
-                    out / "report.html", input.records.size()};
+                    out / "report.html", input.records.size(), loaded.chosen};
   std::ostringstream jsonl;
   for (const auto& r : input.records) jsonl << r.dump() << '\n';
   write_file_atomically(paths.results_jsonl, jsonl.str());

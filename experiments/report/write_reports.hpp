@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "experiments/report/results_reader.hpp"
+
 namespace fp8lab::experiments {
 
 struct ReportOptions {
@@ -18,11 +20,14 @@ struct ReportOptions {
   // whole sweep, while its directory may hold one shard's runs) uses the default axes and says so
   // in a note.
   bool default_axes_when_not_varied = false;
+  // Two different records of one run id (results_reader.hpp): refused, or the newest kept.
+  ConflictChoice conflicts = ConflictChoice::refuse;
 };
 
 struct ReportPaths {
   std::filesystem::path results_jsonl, summary_csv, report_md, report_html;
   std::size_t records = 0;
+  std::vector<std::string> chosen;  // --prefer newest: which record of each conflict was kept
 };
 
 // Throws ResultsFileError (results_reader.hpp) for a corrupt or truncated record file.

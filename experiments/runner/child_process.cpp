@@ -10,33 +10,38 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "experiments/runner/no_follow.hpp"
+
 namespace fp8lab::experiments {
 
 std::filesystem::path current_executable() { return "/proc/self/exe"; }
 
 pid_t start_child(const std::vector<std::string>& arguments,
                   const std::filesystem::path& log_path) {
-  std::filesystem::create_directories(log_path.parent_path());
+  create_real_directory(log_path.parent_path());
+  // Opened here, not in the child: a planted link is refused with a message (no_follow.hpp), and
+  // the child only has to dup2 it. O_CLOEXEC keeps it out of other children; dup2 clears it.
+  const int log_fd = open_no_follow(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
   // Everything the child needs is prepared before fork: after fork only async-signal-safe calls.
   std::vector<char*> argv;
   for (const auto& a : arguments) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  const std::string log = log_path.string();
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid < 0) {
+    const int error = errno;
+    ::close(log_fd);
+    throw std::runtime_error(std::string("fork failed: ") + std::strerror(error));
+  }
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(125);  // the parent died before prctl took effect
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-      ::close(fd);
-    }
+    ::dup2(log_fd, STDOUT_FILENO);
+    ::dup2(log_fd, STDERR_FILENO);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
+  ::close(log_fd);
   return pid;
 }
 

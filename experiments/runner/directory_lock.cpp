@@ -11,6 +11,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "experiments/runner/no_follow.hpp"
+
 namespace fp8lab::experiments {
 namespace {
 
@@ -32,11 +34,8 @@ std::optional<HeldLock> lock_file(const std::filesystem::path& path, bool wait,
                                   bool remove_on_release, const std::string& what) {
   std::filesystem::create_directories(path.parent_path());
   for (;;) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      throw std::runtime_error("cannot open lock file " + path.string() + ": " +
-                               std::strerror(errno));
-    }
+    // A planted link is refused (no_follow.hpp): the holder text below would overwrite its target.
+    const int fd = open_no_follow(path, O_RDWR | O_CREAT, 0644);
     if (::flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
       const int error = errno;
       ::close(fd);
@@ -47,7 +46,7 @@ std::optional<HeldLock> lock_file(const std::filesystem::path& path, bool wait,
     // that, our lock is on a file no longer at `path`, and a newcomer could lock a fresh file
     // there. Only a lock on the file `path` names now counts.
     struct stat locked {}, named {};
-    if (::fstat(fd, &locked) != 0 || ::stat(path.c_str(), &named) != 0 ||
+    if (::fstat(fd, &locked) != 0 || ::lstat(path.c_str(), &named) != 0 ||
         locked.st_ino != named.st_ino || locked.st_dev != named.st_dev) {
       ::close(fd);
       continue;
@@ -89,6 +88,18 @@ std::filesystem::path claim_path(const ResultsDirectory& directory, const std::s
   return directory.root() / "claims" / run_id;
 }
 
+namespace {
+
+// claims/ itself must not be a link (no_follow.hpp); DIR may be one the user chose.
+std::filesystem::path checked_claim_path(const ResultsDirectory& directory,
+                                         const std::string& run_id) {
+  auto path = claim_path(directory, run_id);
+  create_real_directory(path.parent_path());
+  return path;
+}
+
+}  // namespace
+
 HeldLock lock_shard(const ResultsDirectory& directory, int shard_index, int shard_count) {
   const std::string shard = std::to_string(shard_index) + "/" + std::to_string(shard_count);
   const auto path = directory.root() / (".lock-" + std::to_string(shard_index) + "-of-" +
@@ -112,11 +123,12 @@ HeldLock lock_sweep_file(const ResultsDirectory& directory) {
 
 std::optional<HeldLock> try_claim_run(const ResultsDirectory& directory,
                                       const std::string& run_id) {
-  return lock_file(claim_path(directory, run_id), false, true, "fp8lab sweep, run " + run_id);
+  return lock_file(checked_claim_path(directory, run_id), false, true,
+                   "fp8lab sweep, run " + run_id);
 }
 
 bool wait_for_claim(const ResultsDirectory& directory, const std::string& run_id) {
-  return lock_file(claim_path(directory, run_id), true, true, "waiting for run " + run_id)
+  return lock_file(checked_claim_path(directory, run_id), true, true, "waiting for run " + run_id)
       .has_value();
 }
 

@@ -1,6 +1,7 @@
 #include "experiments/runner/results_store.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,38 +26,60 @@ void fsync_directory(const std::filesystem::path& directory) {
   ::close(fd);
 }
 
+std::string this_host() {
+  char host[256] = "unknown";
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
 }  // namespace
 
 void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
   const auto directory = path.parent_path().empty() ? std::filesystem::path(".")
                                                     : path.parent_path();
   std::filesystem::create_directories(directory);
-  // A temp name unique across processes (pid) and threads (counter), in the same directory so
-  // that rename() is atomic. Readers ignore names starting with '.'.
+  // A temp name unique across hosts sharing the directory, processes (pid) and threads (counter),
+  // in the same directory so that rename() is atomic: .<name>.tmp.<host>.<pid>.<n>. Readers
+  // ignore names starting with '.'; remove_stale_temp_files removes those of dead processes.
   static std::atomic<unsigned> counter{0};
-  // Appends, not a "literal" + string chain: GCC 12 warns falsely (-Wrestrict) on the latter.
-  std::string name = ".";
-  name.append(path.filename().string()).append(".tmp.").append(std::to_string(::getpid()));
-  name.append(".").append(std::to_string(counter++));
-  const auto temp = directory / name;
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("cannot create", temp);
+  std::filesystem::path temp;
+  int fd = -1;
+  // O_EXCL|O_NOFOLLOW: a name someone planted (a link, a leftover of a process that had this pid)
+  // is never written through; the next name is tried.
+  for (int attempt = 0; fd < 0; ++attempt) {
+    // Appends, not a "literal" + string chain: GCC 12 warns falsely (-Wrestrict) on the latter.
+    std::string name = ".";
+    name.append(path.filename().string()).append(".tmp.").append(this_host()).append(".");
+    name.append(std::to_string(::getpid())).append(".").append(std::to_string(counter++));
+    temp = directory / name;
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && (errno != EEXIST || attempt == 100)) fail("cannot create", temp);
+  }
+  // On a failure (a full disk) the temp file goes: nothing is left behind for --resume to sweep.
+  auto fail_removing = [&temp](const std::string& what, int open_fd) {
+    const int error = errno;
+    if (open_fd >= 0) ::close(open_fd);
+    ::unlink(temp.c_str());
+    errno = error;
+    fail(what, temp);
+  };
   std::size_t written = 0;
   while (written < text.size()) {
     const auto n = ::write(fd, text.data() + written, text.size() - written);
     if (n < 0) {
       if (errno == EINTR) continue;
-      ::close(fd);
-      fail("cannot write", temp);
+      fail_removing("cannot write", fd);
     }
     written += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    fail("cannot fsync", temp);
+  if (::fsync(fd) != 0) fail_removing("cannot fsync", fd);
+  if (::close(fd) != 0) fail_removing("cannot close", -1);
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temp.c_str());
+    errno = error;
+    fail("cannot rename into place", path);
   }
-  if (::close(fd) != 0) fail("cannot close", temp);
-  if (::rename(temp.c_str(), path.c_str()) != 0) fail("cannot rename into place", path);
   fsync_directory(directory);
 }
 
@@ -89,7 +112,10 @@ void ResultsDirectory::write_run_record(const nlohmann::json& record) const {
 }
 
 std::optional<std::string> run_record_problem(const nlohmann::json& record) {
-  if (!record.is_object()) return "a record must be a JSON object, got " + record.dump();
+  // The type, not the value: a 50 MB array nested 10^7 deep would overflow dump()'s recursion.
+  if (!record.is_object()) {
+    return std::string("a record must be a JSON object, got a JSON ") + record.type_name();
+  }
   if (record.value("schema", nlohmann::json()) != "fp8lab.run") {
     return "field 'schema' is " + record.value("schema", nlohmann::json()).dump() +
            ", expected \"fp8lab.run\"";
@@ -129,7 +155,13 @@ RunRecordFile read_run_record_file(const std::filesystem::path& path) {
   }
   std::ostringstream bytes;
   bytes << in.rdbuf();
-  const std::string text = bytes.str();
+  return run_record_from_text(path, bytes.str());
+}
+
+RunRecordFile run_record_from_text(const std::filesystem::path& path, const std::string& text) {
+  RunRecordFile file;
+  file.path = path;
+  file.exists = true;
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
     file.problem = text.empty() ? "empty file (0 bytes)" : "holds only white space";
     return file;
@@ -154,6 +186,34 @@ RunRecordFile read_run_record_file(const std::filesystem::path& path) {
   }
   file.record = std::move(record);
   return file;
+}
+
+std::vector<std::filesystem::path> ResultsDirectory::remove_stale_temp_files() const {
+  std::vector<std::filesystem::path> removed;
+  const std::string host = this_host();
+  for (const auto& directory : {root_, runs_directory(), root_ / "baselines"}) {
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+      const auto name = entry.path().filename().string();
+      // .<name>.tmp.<host>.<pid>.<n>: the host, then the pid, between the last dots.
+      const auto tmp = name.rfind(".tmp.");
+      if (name.empty() || name[0] != '.' || tmp == std::string::npos) continue;
+      const auto last = name.rfind('.');
+      const auto before = last == std::string::npos || last == 0 ? std::string::npos
+                                                                 : name.rfind('.', last - 1);
+      if (before == std::string::npos || before <= tmp + 4) continue;
+      if (name.substr(tmp + 5, before - tmp - 5) != host) continue;  // another host's process
+      const auto pid_text = name.substr(before + 1, last - before - 1);
+      if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos ||
+          pid_text.size() > 9) {
+        continue;
+      }
+      const auto pid = static_cast<pid_t>(std::stol(pid_text));
+      if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to probe)
+      if (std::filesystem::remove(entry.path(), error)) removed.push_back(entry.path());
+    }
+  }
+  return removed;
 }
 
 std::vector<std::filesystem::path> ResultsDirectory::run_record_paths() const {
@@ -187,11 +247,16 @@ bool ResultsDirectory::has_record(const std::string& run_id) const {
 }
 
 std::filesystem::path ResultsDirectory::set_aside(const RunRecordFile& file) const {
+  return set_aside(file.path);
+}
+
+std::filesystem::path ResultsDirectory::set_aside(const std::filesystem::path& path) const {
   for (int n = 1;; ++n) {
-    const auto aside = file.path.parent_path() /
-                       ("." + file.path.filename().string() + ".invalid-" + std::to_string(n));
-    if (std::filesystem::exists(aside)) continue;
-    std::filesystem::rename(file.path, aside);
+    const auto aside =
+        path.parent_path() / ("." + path.filename().string() + ".invalid-" + std::to_string(n));
+    // symlink_status: a name held by a link (dangling or not) counts as taken too.
+    if (std::filesystem::exists(std::filesystem::symlink_status(aside))) continue;
+    std::filesystem::rename(path, aside);
     return aside;
   }
 }

@@ -47,6 +47,8 @@ struct RunRecordFile {
                         // run_record_problem, or a run_id that is not the file's name
 };
 RunRecordFile read_run_record_file(const std::filesystem::path& path);
+// The same for the text of an existing file (the fuzz target drives this).
+RunRecordFile run_record_from_text(const std::filesystem::path& path, const std::string& text);
 
 class ResultsDirectory {
  public:
@@ -71,6 +73,11 @@ class ResultsDirectory {
   // Renames an invalid record file to runs/.<name>.invalid-<n> (the smallest free n), so that its
   // run runs again while its bytes stay for a post-mortem; returns the new path.
   std::filesystem::path set_aside(const RunRecordFile& file) const;
+  // The same for any file of the directory (a baseline's archive: .<name>.invalid-<n> beside it).
+  std::filesystem::path set_aside(const std::filesystem::path& path) const;
+  // Removes the temp files (see write_file_atomically) of processes of this host that died before
+  // renaming them (killed, or a full disk), in DIR, runs/ and baselines/; returns their paths.
+  std::vector<std::filesystem::path> remove_stale_temp_files() const;
 
  private:
   std::filesystem::path root_;

@@ -15,6 +15,7 @@
 
 #include "experiments/fp8/backend_linear.hpp"
 #include "experiments/fp8/convert_model.hpp"
+#include "experiments/runner/baseline_archive.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/training.hpp"
@@ -207,7 +208,7 @@ void add_status(nlohmann::json& record, const TrainingResult& t) {
 
 // The baseline record's losses, NaN where it logged none: train by step, eval by step.
 struct BaselineLosses {
-  std::vector<double> train;
+  std::map<std::int64_t, double> train;  // by step: long runs log every k-th step
   std::map<std::int64_t, double> eval;
 };
 
@@ -215,7 +216,8 @@ BaselineLosses baseline_losses(const nlohmann::json* baseline) {
   BaselineLosses losses;
   if (baseline == nullptr) return losses;
   for (const auto& row : (*baseline)["train"]) {
-    losses.train.push_back(row["loss"].is_number() ? row["loss"].get<double>() : NAN);
+    losses.train[row["step"].get<std::int64_t>()] =
+        row["loss"].is_number() ? row["loss"].get<double>() : NAN;
   }
   for (const auto& row : (*baseline)["eval"]) {
     losses.eval[row["step"].get<std::int64_t>()] =
@@ -227,13 +229,14 @@ BaselineLosses baseline_losses(const nlohmann::json* baseline) {
 // One row per train step: the loss and, with a baseline, its differences from the baseline's.
 nlohmann::json train_rows(const TrainingResult& t, const BaselineLosses& baseline) {
   auto train = nlohmann::json::array();
-  for (std::size_t step = 0; step < t.train_loss.size(); ++step) {
-    nlohmann::json row{{"step", step}, {"loss", finite_or_null(t.train_loss[step])}};
-    if (step < baseline.train.size()) {
-      const double b = baseline.train[step];
+  for (std::size_t i = 0; i < t.train_loss.size(); ++i) {
+    const auto step = t.train_steps[i];
+    nlohmann::json row{{"step", step}, {"loss", finite_or_null(t.train_loss[i])}};
+    if (const auto it = baseline.train.find(step); it != baseline.train.end()) {
+      const double b = it->second;
       row["baseline_loss"] = finite_or_null(b);
-      row["abs_diff"] = finite_or_null(t.train_loss[step] - b);
-      row["rel_diff"] = finite_or_null(relative_difference(t.train_loss[step], b));
+      row["abs_diff"] = finite_or_null(t.train_loss[i] - b);
+      row["rel_diff"] = finite_or_null(relative_difference(t.train_loss[i], b));
     }
     train.push_back(std::move(row));
   }
@@ -490,6 +493,7 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
     std::ostringstream bytes;
     archive.save_to(bytes);
     write_file_atomically(directory.baseline_trajectory_path(run_id), bytes.str());
+    record["baseline_archive"] = archive_fingerprint(bytes.str());  // baseline_archive.hpp
     record["finished_at"] = now_utc();
   } catch (const c10::Error& e) {
     record = failed_record(request, run_id, "baseline", e.what_without_backtrace());
@@ -510,7 +514,12 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     record = base_record(request, *workload, request.run_id, "fp8");
     record.update(identity);
     const auto baseline_id = identity["baseline_run_id"].get<std::string>();
-    auto recorded = read_run_record_file(directory.run_record_path(baseline_id)).record;
+    auto baseline_file = read_run_record_file(directory.run_record_path(baseline_id));
+    if (const auto aside = set_aside_bad_baseline(directory, baseline_file)) {
+      std::fprintf(stderr, "fp8lab run: %s\n", aside->c_str());
+      baseline_file.record.reset();
+    }
+    auto recorded = std::move(baseline_file.record);
     const auto baseline = recorded ? std::move(*recorded) : execute_baseline(directory, request);
     if (baseline["status"] != "finished") {
       throw std::runtime_error("the baseline " + baseline_id + " is " +

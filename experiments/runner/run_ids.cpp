@@ -15,6 +15,14 @@ std::string baseline_run_id(const std::string& workload, std::int64_t seed,
   return id;
 }
 
+std::string fp8_run_id(const std::string& recipe_id, std::optional<std::int64_t> steps,
+                       const BackendChoice& backend) {
+  std::string id = recipe_id;
+  if (steps) id.append("-steps").append(std::to_string(*steps));
+  check_run_id(id);
+  return placed_run_id(id, backend);
+}
+
 std::string placed_run_id(const std::string& id, const BackendChoice& backend) {
   return backend.trains_on_cuda() ? id + "-cuda" : id;
 }

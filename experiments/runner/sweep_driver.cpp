@@ -15,6 +15,7 @@
 
 #include "experiments/report/report_data.hpp"
 #include "experiments/report/write_reports.hpp"
+#include "experiments/runner/baseline_archive.hpp"
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/directory_lock.hpp"
 #include "experiments/runner/progress.hpp"
@@ -209,7 +210,11 @@ bool run_jobs_in(const std::vector<Job>& todo, const SweepOptions& options,
       progress.started(job.run_id, done, running.size());
     }
     if (g_stop_signal != 0) {
+      std::vector<std::string> stopped;
+      for (const auto& [pid, job] : running) stopped.push_back(job.job->run_id);
       stop_children(running);
+      // A run that wrote its record before the signal reached it counts as recorded.
+      for (const auto& id : stopped) outcome.recorded += directory.has_record(id) ? 1 : 0;
       return false;
     }
     const auto exit = wait_for_child();
@@ -232,6 +237,7 @@ bool run_jobs_in(const std::vector<Job>& todo, const SweepOptions& options,
       record = failed_record(job.request, job.run_id, job.kind, message, job.identity);
       directory.write_run_record(*record);
     }
+    if (record) ++outcome.recorded;
     ++done;
     progress.finished(job.run_id, record.value_or(nullptr), done, running.size());
   }
@@ -296,12 +302,19 @@ bool run_runs(const std::vector<Job>& runs, const SweepOptions& options,
   return completed;
 }
 
-// The sweep's distinct runs, filed under this backend's ids (run_ids.hpp: runs trained on the GPU
-// are filed apart from CPU-trained ones), after checking its workloads and --heatmap axes.
-recipes::SweepExpansion expand_sweep(const SweepOptions& options, const std::string& text) {
+// The sweep's distinct runs, filed under this backend's and these steps' ids (run_ids.hpp: runs
+// trained on the GPU are filed apart from CPU-trained ones, and runs of a --steps override apart
+// from the workload's own steps), after checking its workloads and --heatmap axes.
+// id_without_steps maps each id to the one it had before run ids named --steps.
+recipes::SweepExpansion expand_sweep(const SweepOptions& options, const std::string& text,
+                                     std::map<std::string, std::string>& id_without_steps) {
   auto expansion =
       recipes::expand(recipes::parse_sweep_text(text, options.sweep_file.string()));
-  for (auto& run : expansion.runs) run.id = placed_run_id(run.id, options.backend);
+  for (auto& run : expansion.runs) {
+    const auto id = fp8_run_id(run.id, options.steps, options.backend);
+    id_without_steps[id] = placed_run_id(run.id, options.backend);
+    run.id = id;
+  }
   const auto known = workload_names();
   for (const auto& workload : expansion.sweep.workloads) {
     if (std::find(known.begin(), known.end(), workload) == known.end()) {
@@ -345,6 +358,29 @@ void record_sweep(const SweepOptions& options, const ResultsDirectory& directory
   const HeldLock sweep_file_lock = lock_sweep_file(directory);
   check_directory(options, directory, sweep);
   write_file_atomically(directory.sweep_path(), sweep.dump(2) + "\n");
+  if (const auto removed = directory.remove_stale_temp_files(); !removed.empty()) {
+    std::fprintf(stderr, "fp8lab sweep: removed %zu temp files left by processes that died "
+                 "(killed, or a full disk), e.g. %s\n", removed.size(), removed[0].c_str());
+  }
+}
+
+// FP8 run ids name --steps since issue 19; a directory swept with --steps before holds its FP8
+// records under the id without them. --resume renames such a record to the new id when it is a
+// record of these steps (sweep.json already holds the directory to one --steps; steps_planned is
+// checked too), so that the run is not run again; any other record stays as it is.
+void adopt_record_without_steps(const ResultsDirectory& directory, const std::string& old_id,
+                                const std::string& id, std::int64_t steps) {
+  if (old_id == id || directory.has_record(id)) return;
+  auto old = read_run_record_file(directory.run_record_path(old_id));
+  if (!old.record || (*old.record)["kind"] != "fp8" ||
+      old.record->value("steps_planned", nlohmann::json()) != steps) {
+    return;
+  }
+  (*old.record)["run_id"] = id;
+  directory.write_run_record(*old.record);
+  std::filesystem::remove(old.path);
+  std::fprintf(stderr, "fp8lab sweep: %s was filed under %s before run ids named --steps; now "
+               "%s\n", old.path.c_str(), old_id.c_str(), directory.run_record_path(id).c_str());
 }
 
 // What still has to run in this shard: each needed baseline once, then the unrecorded runs.
@@ -380,7 +416,14 @@ class JobPlanner {
     job.arguments = {executable_, "run", "--baseline-only", "--workload", workload,
                      "--seed", std::to_string(seed)};
     job.arguments.insert(job.arguments.end(), common_.begin(), common_.end());
-    if (!directory_.has_record(job.run_id)) jobs_.baselines.push_back(std::move(job));
+    // A finished baseline whose archive is bad is set aside and runs again (baseline_archive.hpp).
+    const auto file = read_run_record_file(directory_.run_record_path(job.run_id));
+    if (const auto aside = set_aside_bad_baseline(directory_, file)) {
+      std::fprintf(stderr, "fp8lab sweep: %s\n", aside->c_str());
+    } else if (file.record) {
+      return;
+    }
+    jobs_.baselines.push_back(std::move(job));
   }
 
   // The FP8 run `run` of the sweep read from `text`.
@@ -420,6 +463,7 @@ class JobPlanner {
 Jobs plan_jobs(const SweepOptions& options, const ResultsDirectory& directory,
                const recipes::SweepExpansion& expansion,
                const std::vector<const recipes::SweepRun*>& shard, const std::string& text,
+               const std::map<std::string, std::string>& id_without_steps,
                SweepOutcome& outcome) {
   JobPlanner planner(options, directory);
   // The noise floor's extra baseline seeds (sweep.hpp: baseline_seeds) run in shard 0 only, so
@@ -431,6 +475,10 @@ Jobs plan_jobs(const SweepOptions& options, const ResultsDirectory& directory,
   }
   for (const auto* run : shard) {
     planner.need_baseline(run->workload, run->seed);
+    if (options.resume && options.steps) {
+      adopt_record_without_steps(directory, id_without_steps.at(run->id), run->id,
+                                 *options.steps);
+    }
     if (directory.has_record(run->id)) {
       ++outcome.skipped;
       continue;
@@ -507,7 +555,8 @@ std::pair<int, int> parse_shard(const std::string& text) {
 SweepOutcome run_sweep(const SweepOptions& options) {
   // Read once: the text is parsed, hashed into sweep.json and stored in every run's record.
   const auto text = recipes::read_text_file(options.sweep_file.string());
-  const auto expansion = expand_sweep(options, text);
+  std::map<std::string, std::string> id_without_steps;  // for adopt_record_without_steps
+  const auto expansion = expand_sweep(options, text, id_without_steps);
   const auto shard = shard_runs(expansion, options);
   SweepOutcome outcome;
   outcome.runs_in_shard = shard.size();
@@ -520,7 +569,8 @@ SweepOutcome run_sweep(const SweepOptions& options) {
   // Held until the sweep returns: a second sweep of this shard into DIR is refused.
   const HeldLock shard_lock = lock_shard(directory, options.shard_index, options.shard_count);
   record_sweep(options, directory, expansion, text);
-  const Jobs jobs = plan_jobs(options, directory, expansion, shard, text, outcome);
+  const Jobs jobs =
+      plan_jobs(options, directory, expansion, shard, text, id_without_steps, outcome);
   if (!run_all_jobs(jobs, options, directory, outcome)) {
     outcome.interrupted = true;
     return outcome;

@@ -51,6 +51,7 @@ struct SweepOutcome {
   std::size_t runs_in_shard = 0;
   std::size_t skipped = 0;  // already recorded
   std::size_t executed = 0;  // processes started (baselines included)
+  std::size_t recorded = 0;  // records written by those processes (or for them, when one died)
   std::size_t running_elsewhere = 0;  // runs another sweep on DIR had claimed (left to it)
   bool interrupted = false;
   std::filesystem::path report_html;  // empty for a dry run or an interrupted sweep

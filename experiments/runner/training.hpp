@@ -57,6 +57,15 @@ struct ModelHooks {
   torch::Device device = torch::kCPU;
 };
 
+// What one run keeps in memory and in its record, whatever its length (a run of 10^8 steps used to
+// grow without bound): at most kMaxTrainRows training-loss rows, and kMaxEvalPoints evaluations
+// with their snapshots (baselines), divergence and statistics rows. A longer run logs every k-th
+// step (k = ceil(steps / kMaxTrainRows)) and evaluates every m-th multiple of the schedule's
+// eval_every (m = ceil(evaluations / kMaxEvalPoints)); the last step is always logged and
+// evaluated; a diverging step is always logged. Every workload's default schedule is within both.
+inline constexpr std::int64_t kMaxTrainRows = 4096;
+inline constexpr std::int64_t kMaxEvalPoints = 256;
+
 struct TrainingOptions {
   std::uint64_t seed = 0;
   std::optional<std::int64_t> steps;  // overrides the workload's schedule
@@ -72,7 +81,8 @@ struct TrainingResult {
   std::int64_t steps_completed = 0;
   std::optional<std::int64_t> diverged_at_step;
   std::string divergence_reason;
-  std::vector<double> train_loss;                     // per completed step
+  std::vector<std::int64_t> train_steps;              // the logged steps (kMaxTrainRows)
+  std::vector<double> train_loss;                     // their training losses
   std::vector<std::pair<std::int64_t, double>> eval;  // (step, eval loss)
   nlohmann::json layer_statistics = nlohmann::json::array();
   std::vector<ModelSnapshot> snapshots;

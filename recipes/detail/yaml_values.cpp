@@ -2,9 +2,15 @@
 
 #include <cctype>
 #include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <utility>
+#include <vector>
 
 #include "recipes/detail/text_case.hpp"
 #include "recipes/text_file.hpp"
+#include "recipes/utf8.hpp"
 
 namespace fp8lab::recipes::detail {
 
@@ -23,6 +29,9 @@ std::string describe_node(const YAML::Node& node) {
 }
 
 YAML::Node load_yaml_text(const std::string& text, const std::string& file) {
+  // Before parsing: a byte in a comment counts too, as the text is stored in every run record.
+  require_utf8(file, file, "file name");
+  require_utf8(text, file, "file text");
   try {
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {
@@ -42,6 +51,41 @@ void reject_empty_document(const YAML::Node& root, const std::string& file,
 
 YAML::Node load_yaml_file(const std::string& path) {
   return load_yaml_text(recipes::read_text_file(path), path);
+}
+
+void reject_duplicate_keys(const YAML::Node& root, const std::string& file) {
+  std::vector<std::pair<YAML::Node, std::string>> pending{{root, ""}};  // node, its key path
+  std::set<std::size_t> visited;  // Mark().pos: aliases of one anchor share their node
+  while (!pending.empty()) {
+    auto [node, path] = std::move(pending.back());
+    pending.pop_back();
+    if (!node.IsMap() && !node.IsSequence()) continue;
+    if (node.Mark().pos >= 0 && !visited.insert(static_cast<std::size_t>(node.Mark().pos)).second) {
+      continue;
+    }
+    if (node.IsSequence()) {
+      std::size_t i = 0;
+      for (const auto& item : node) {
+        pending.emplace_back(item, path + "[" + std::to_string(i++) + "]");
+      }
+      continue;
+    }
+    std::map<std::string, int> line_of_key;
+    for (const auto& entry : node) {
+      const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
+      const std::string key_path = path.empty() ? key : path + "." + key;
+      if (entry.first.IsScalar()) {
+        const auto [it, first] = line_of_key.emplace(key, line_of(entry.first));
+        if (!first) {
+          throw RecipeError(site_of(file, entry.first), key_path, "",
+                            "is given twice (first on line " + std::to_string(it->second) +
+                                "; PyYAML would keep this one, yaml-cpp the first)",
+                            "each key once per mapping");
+        }
+      }
+      pending.emplace_back(entry.second, key_path);
+    }
+  }
 }
 
 std::optional<std::int64_t> parse_python_int(std::string_view text) {

@@ -28,6 +28,12 @@ YAML::Node load_yaml_file(const std::string& path);
 void reject_empty_document(const YAML::Node& root, const std::string& file,
                            const std::string& what, const std::string& accepted);
 
+// Refuses (RecipeError naming the key path and both lines) a mapping anywhere in `root` that holds
+// one key twice. yaml-cpp keeps both entries and a lookup finds the first, while PyYAML (what
+// accelerate reads configs with) keeps the last: refused, fp8lab and the peer cannot disagree on
+// a file. Each distinct node is visited once (an alias bomb stays cheap), without recursion.
+void reject_duplicate_keys(const YAML::Node& root, const std::string& file);
+
 // Python's int(str): optional surrounding whitespace, sign, decimal digits with single '_'
 // between digits. Empty when the text is not such an integer or does not fit in 64 bits.
 std::optional<std::int64_t> parse_python_int(std::string_view text);

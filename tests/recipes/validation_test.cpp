@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "recipes/accelerate.hpp"
 #include "recipes/error.hpp"
 #include "recipes/fields.hpp"
+#include "recipes/limits.hpp"
 #include "recipes/recipe_file.hpp"
 #include "recipes/sweep.hpp"
 
@@ -38,8 +40,23 @@ void check_messages(const std::vector<Case>& cases,
 }
 
 const std::string kFields = all_field_names();
+const std::string kMargin = margin_limit().accepted();
+const std::string kHistory = amax_history_len_limit().accepted();
+const std::string kInterval = interval_limit().accepted();
 
 }  // namespace
+
+TEST_CASE("integer recipe fields have ranges that say why", "[recipes][validation]") {
+  CHECK(kMargin ==
+        "an integer from 0 to 149 (TE computes fp8_max * 2^-margin in fp32; above 149, 2^-margin "
+        "is below the smallest fp32 and every scale would be 0)");
+  CHECK_THAT(kHistory, Catch::StartsWith("an integer from 1 to 1048576 (memory estimate: "));
+  CHECK_THAT(kInterval, Catch::StartsWith("an integer from 1 to 2147483647 ("));
+  // The narrowest consumer: sim's delayed scaling state holds the margin as an int.
+  CHECK(margin_limit().max <= std::numeric_limits<int>::max());
+  CHECK(integer_limit("margin") == &margin_limit());
+  CHECK(integer_limit("seed") == nullptr);
+}
 
 TEST_CASE("recipe file errors", "[recipes][validation]") {
   const std::vector<Case> cases = {
@@ -49,28 +66,43 @@ TEST_CASE("recipe file errors", "[recipes][validation]") {
       {"unknown key, nothing close", "colour: red\n",
        "r.yaml:1: colour: unknown field; accepted: " + kFields},
       {"wrong type: word for an integer", "margin: two\n",
-       "r.yaml:1: margin: wrong type: expected an integer, got 'two'; accepted: an integer >= 0"},
+       "r.yaml:1: margin: wrong type: expected an integer, got 'two'; accepted: " +
+           kMargin},
       {"wrong type: float for an integer", "amax_history_len: 16.5\n",
-       "r.yaml:1: amax_history_len: wrong type: expected an integer, got '16.5'; accepted: an "
-       "integer >= 1"},
+       "r.yaml:1: amax_history_len: wrong type: expected an integer, got '16.5'; accepted: " +
+           kHistory},
       {"wrong type: list for an integer", "margin: [1, 2]\n",
-       "r.yaml:1: margin: wrong type: expected an integer, got 'a sequence'; accepted: an integer "
-       ">= 0"},
+       "r.yaml:1: margin: wrong type: expected an integer, got 'a sequence'; accepted: " +
+           kMargin},
       {"wrong type: boolean", "use_autocast_during_eval: maybe\n",
        "r.yaml:1: use_autocast_during_eval: wrong type: expected a boolean, got 'maybe'; "
        "accepted: true, false"},
       {"missing value", "margin:\n",
-       "r.yaml:1: margin: wrong type: expected an integer, got 'nothing (null)'; accepted: an "
-       "integer >= 0"},
+       "r.yaml:1: margin: wrong type: expected an integer, got 'nothing (null)'; accepted: " +
+           kMargin},
       {"integer too large", "amax_history_len: 99999999999999999999\n",
        "r.yaml:1: amax_history_len: out of the 64-bit integer range: '99999999999999999999'; "
-       "accepted: an integer >= 1"},
+       "accepted: " +
+           kHistory},
       {"negative margin", "margin: -1\n",
-       "r.yaml:1: margin: must not be negative, got '-1'; accepted: an integer >= 0"},
+       "r.yaml:1: margin: must not be negative, got '-1'; accepted: " +
+           kMargin},
       {"zero history length", "amax_history_len: 0\n",
-       "r.yaml:1: amax_history_len: must be at least 1, got '0'; accepted: an integer >= 1"},
+       "r.yaml:1: amax_history_len: must be at least 1, got '0'; accepted: " +
+           kHistory},
+      {"margin 2^32 (trained as margin 0 before the range check)", "margin: 4294967296\n",
+       "r.yaml:1: margin: out of range, got '4294967296'; accepted: " + kMargin},
+      {"margin 2^63 - 1", "margin: 9223372036854775807\n",
+       "r.yaml:1: margin: out of range, got '9223372036854775807'; accepted: " + kMargin},
+      {"margin 150", "margin: 150\n", "r.yaml:1: margin: out of range, got '150'; accepted: " +
+                                          kMargin},
+      {"history of 10^9 (bad_alloc before)", "amax_history_len: 1000000000\n",
+       "r.yaml:1: amax_history_len: out of range, got '1000000000'; accepted: " + kHistory},
+      {"interval 2^31", "interval: 2147483648\n",
+       "r.yaml:1: interval: out of range, got '2147483648'; accepted: " + kInterval},
       {"zero interval", "interval: 0\n",
-       "r.yaml:1: interval: must be at least 1, got '0'; accepted: an integer >= 1"},
+       "r.yaml:1: interval: must be at least 1, got '0'; accepted: " +
+           kInterval},
       {"unknown format", "fp8_format: HYBRD\n",
        "r.yaml:1: fp8_format: unknown value 'HYBRD'; accepted: HYBRID, E4M3, E5M2 (did you mean "
        "'HYBRID'?)"},
@@ -142,13 +174,24 @@ TEST_CASE("accelerate config errors", "[recipes][validation]") {
        "pad_inner_dim, use_autocast_during_eval, use_mxfp8_block_scaling, "
        "override_linear_precision (did you mean 'amax_history_len'?)"},
       {"negative margin", "fp8_config:\n  margin: -2\n",
-       "a.yaml:2: fp8_config.margin: must not be negative, got '-2'; accepted: an integer >= 0"},
+       "a.yaml:2: fp8_config.margin: must not be negative, got '-2'; accepted: " +
+           kMargin},
       {"zero history length", "fp8_config:\n  amax_history_len: 0\n",
-       "a.yaml:2: fp8_config.amax_history_len: must be at least 1, got '0'; accepted: an integer "
-       ">= 1"},
+       "a.yaml:2: fp8_config.amax_history_len: must be at least 1, got '0'; accepted: " +
+           kHistory},
+      {"margin 2^32", "fp8_config:\n  margin: 4294967296\n",
+       "a.yaml:2: fp8_config.margin: out of range, got '4294967296'; accepted: " + kMargin},
+      {"margin beyond int64 (Python's int() takes it)",
+       "fp8_config:\n  margin: 99999999999999999999\n",
+       "a.yaml:2: fp8_config.margin: out of range, got '99999999999999999999'; accepted: " +
+           kMargin},
+      {"history of 10^9", "fp8_config:\n  amax_history_len: 1000000000\n",
+       "a.yaml:2: fp8_config.amax_history_len: out of range, got '1000000000'; accepted: " +
+           kHistory},
       {"not an int()", "fp8_config:\n  margin: 1.5\n",
        "a.yaml:2: fp8_config.margin: invalid literal for int() (accelerate raises ValueError) "
-       "'1.5'; accepted: an integer >= 0"},
+       "'1.5'; accepted: " +
+           kMargin},
       {"unknown format", "fp8_config:\n  fp8_format: E3M4\n",
        "a.yaml:2: fp8_config.fp8_format: unknown value 'E3M4'; accepted: HYBRID, E4M3, E5M2 "
        "(did you mean 'E4M3'?)"},
@@ -194,7 +237,8 @@ TEST_CASE("ACCELERATE_FP8_* environment errors", "[recipes][validation]") {
   const std::vector<Case> cases = {
       {"not an int()", "ACCELERATE_FP8_MARGIN=abc",
        "environment: ACCELERATE_FP8_MARGIN: invalid literal for int() (accelerate raises "
-       "ValueError) 'abc'; accepted: an integer >= 0"},
+       "ValueError) 'abc'; accepted: " +
+           kMargin},
       {"not a truth value", "ACCELERATE_FP8_OVERRIDE_WGRAD=maybe",
        "environment: ACCELERATE_FP8_OVERRIDE_WGRAD: invalid truth value (accelerate's "
        "str_to_bool raises ValueError) 'maybe'; accepted: y, yes, t, true, on, 1, n, no, f, "
@@ -211,9 +255,12 @@ TEST_CASE("ACCELERATE_FP8_* environment errors", "[recipes][validation]") {
        "ACCELERATE_FP8_BACKEND=te",
        "environment: ACCELERATE_FP8_BACKEND: unknown backend (accelerate's FP8BackendType is "
        "case-sensitive) 'te'; accepted: TE, AO (did you mean 'TE'?)"},
+      {"margin 2^32", "ACCELERATE_FP8_MARGIN=4294967296",
+       "environment: ACCELERATE_FP8_MARGIN: out of range, got '4294967296'; accepted: " +
+           kMargin},
       {"zero history", "ACCELERATE_FP8_AMAX_HISTORY_LEN=0",
-       "environment: ACCELERATE_FP8_AMAX_HISTORY_LEN: must be at least 1, got '0'; accepted: an "
-       "integer >= 1"},
+       "environment: ACCELERATE_FP8_AMAX_HISTORY_LEN: must be at least 1, got '0'; accepted: " +
+           kHistory},
   };
   check_messages(cases, [](const std::string& assignments) {
     std::map<std::string, std::string> env;  // "K=V K=V"

@@ -1,0 +1,183 @@
+// Integrity, the rest (issue 19, items 6 and 7), through the fp8lab executable: a baseline archive
+// that is truncated or garbage is named, set aside and run again by --resume, and refused by
+// report (it used to fail the FP8 runs with a miniz message while the sweep exited 0); temp files
+// of dead processes are removed; an interrupted sweep counts only the records it wrote; a long
+// run's record stays bounded (kMaxTrainRows).
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "experiments/runner/child_process.hpp"
+#include "experiments/runner/results_store.hpp"
+#include "tests/support/read_text.hpp"
+#include "tests/support/run_to_end.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::read_text;
+using testing::run_to_end;
+
+const std::string kBaseline = "baseline-mlp-seed0-fp32-steps2";
+
+struct Swept {
+  fs::path dir, out;
+  std::vector<std::string> sweep;  // fp8lab sweep FILE --out OUT --steps 2
+};
+
+Swept swept(const std::string& name) {
+  Swept s;
+  s.dir = fs::temp_directory_path() / ("fp8lab-integrity-" + name + "-" +
+                                       std::to_string(::getpid()));
+  fs::remove_all(s.dir);
+  fs::create_directories(s.dir);
+  std::ofstream(s.dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
+                                         "parameters:\n  margin: {values: [0, 1]}\n";
+  s.out = s.dir / "out";
+  s.sweep = {FP8LAB_EXECUTABLE, "sweep", (s.dir / "sweep.yaml").string(), "--out", s.out.string(),
+             "--steps", "2"};
+  return s;
+}
+
+std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& more) {
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+std::string host() {
+  char name[256] = "unknown";
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+}  // namespace
+
+TEST_CASE("A truncated or garbage baseline archive is named, set aside and run again",
+          "[hardening][integrity]") {
+  for (const std::string damage : {"truncated", "garbage", "another run's"}) {
+    INFO(damage);
+    const auto s = swept("archive");
+    REQUIRE(run_to_end(s.sweep, s.dir / "first.log") == 0);
+    const auto archive = s.out / "baselines" / (kBaseline + ".pt");
+    const auto good = read_text(archive);
+    REQUIRE(good.size() > 100);
+    if (damage == "truncated") {
+      std::ofstream(archive, std::ios::binary | std::ios::trunc) << good.substr(0, good.size() / 2);
+    } else if (damage == "garbage") {
+      std::ofstream(archive, std::ios::binary | std::ios::trunc) << std::string(good.size(), 'x');
+    } else {
+      // A whole archive, but not the one the record was written with (its fingerprint).
+      // A one-byte zip comment keeps the archive whole and changes its bytes.
+      std::string other = good;
+      other[other.size() - 2] = 1;
+      other += "!";
+      std::ofstream(archive, std::ios::binary | std::ios::trunc) << other;
+    }
+    // report names the archive and refuses.
+    CHECK(run_to_end({FP8LAB_EXECUTABLE, "report", s.out.string()}, s.dir / "report.log") == 2);
+    CHECK_THAT(read_text(s.dir / "report.log"),
+               Catch::Contains(archive.string() + ": ") &&
+                   Catch::Contains("not the archive of the finished baseline"));
+    // --resume sets record and archive aside, reruns the baseline, and every run finishes.
+    for (const auto& path : ResultsDirectory(s.out).run_record_paths()) {
+      if (path.stem().string().rfind("baseline-", 0) != 0) {
+        fs::remove(path);  // one FP8 run to redo against the rerun baseline
+        break;
+      }
+    }
+    CHECK(run_to_end(plus(s.sweep, {"--resume"}), s.dir / "resume.log") == 0);
+    const auto log = read_text(s.dir / "resume.log");
+    INFO(log);
+    CHECK_THAT(log, Catch::Contains(archive.string() + ": ") &&
+                        Catch::Contains("the baseline runs again"));
+    CHECK(fs::exists(s.out / "baselines" / ("." + kBaseline + ".pt.invalid-1")));
+    CHECK(fs::exists(s.out / "runs" / ("." + kBaseline + ".json.invalid-1")));
+    for (const auto& file : ResultsDirectory(s.out).run_record_files()) {
+      REQUIRE(file.record);
+      CHECK((*file.record)["status"] == "finished");
+    }
+    CHECK(run_to_end({FP8LAB_EXECUTABLE, "report", s.out.string()}, s.dir / "report.log") == 0);
+    fs::remove_all(s.dir);
+  }
+}
+
+TEST_CASE("--resume removes temp files of dead processes of this host, and only those",
+          "[hardening][integrity]") {
+  const auto s = swept("temps");
+  REQUIRE(run_to_end(s.sweep, s.dir / "first.log") == 0);
+  // A pid that is not running: a child of ours, reaped.
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  const auto stale = s.out / "runs" / (".x.json.tmp." + host() + "." + std::to_string(dead) + ".0");
+  const auto alive = s.out / "runs" / (".x.json.tmp." + host() + "." + std::to_string(::getpid()) +
+                                       ".0");
+  const auto other_host = s.out / "runs" / (".x.json.tmp.elsewhere." + std::to_string(dead) + ".0");
+  for (const auto& p : {stale, alive, other_host}) std::ofstream(p) << "{\"partial";
+  CHECK(run_to_end(plus(s.sweep, {"--resume"}), s.dir / "resume.log") == 0);
+  CHECK_THAT(read_text(s.dir / "resume.log"),
+             Catch::Contains("removed 1 temp files left by processes that died"));
+  CHECK_FALSE(fs::exists(stale));
+  CHECK(fs::exists(alive));
+  CHECK(fs::exists(other_host));
+  fs::remove_all(s.dir);
+}
+
+TEST_CASE("An interrupted sweep counts the records it wrote", "[hardening][integrity]") {
+  const auto s = swept("sigint");
+  // Long FP8 runs, two at a time, so that SIGINT finds them running.
+  std::ofstream(s.dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
+                                         "parameters:\n  margin: {values: [0, 1, 2]}\n";
+  auto sweep = s.sweep;
+  sweep.back() = "20000";
+  const pid_t pid = start_child(plus(sweep, {"--jobs", "2"}), s.dir / "sweep.log");
+  // Wait for the baseline's record, then for the FP8 runs to start.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+  while (std::chrono::steady_clock::now() < deadline &&
+         ResultsDirectory(s.out).recorded_run_ids().empty()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CHECK(WEXITSTATUS(status) == 130);
+  const auto recorded = ResultsDirectory(s.out).recorded_run_ids().size();
+  const auto log = read_text(s.dir / "sweep.log");
+  INFO(log);
+  CHECK_THAT(log, Catch::Contains("interrupted; " + std::to_string(recorded) +
+                                  " runs recorded this time"));
+  fs::remove_all(s.dir);
+}
+
+TEST_CASE("A long run's record keeps at most kMaxTrainRows training rows, the last included",
+          "[hardening][integrity]") {
+  const auto s = swept("long");
+  const auto log = s.dir / "run.log";
+  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "run", "--workload", "mlp", "--baseline-only",
+                      "--steps", "9000", "--out", s.out.string()},
+                     log) == 0);
+  const auto file = read_run_record_file(s.out / "runs" / "baseline-mlp-seed0-fp32-steps9000.json");
+  REQUIRE(file.record);
+  const auto& train = (*file.record)["train"];
+  CHECK(train.size() == 3000 + 1);  // every 3rd step (ceil(9000 / 4096)), and step 8999
+  CHECK(train[1]["step"] == 3);
+  CHECK(train.back()["step"] == 8999);
+  const auto& eval = (*file.record)["eval"];
+  CHECK(eval.size() <= 257);
+  CHECK(eval.back()["step"] == 8999);
+  CHECK((*file.record)["steps_completed"] == 9000);
+  fs::remove_all(s.dir);
+}
+
+}  // namespace fp8lab::experiments
