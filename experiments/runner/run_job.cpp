@@ -42,8 +42,8 @@ void read_run_job(const std::filesystem::path& path, RunRequest& request) {
     request.run_id = job.at("run_id").get<std::string>();
     request.workload = job.at("workload").get<std::string>();
     request.seed = job.at("seed").get<std::int64_t>();
-    request.recipe = recipes::parse_complete_recipe_text(job.at("recipe").get<std::string>(),
-                                                         path.string());
+    request.recipe =
+        recipes::parse_complete_recipe_text(job.at("recipe").get<std::string>(), path.string());
     request.provenance = job.at("provenance");
   } catch (const nlohmann::json::exception& e) {
     bad_job(path, e.what());

@@ -1,9 +1,10 @@
 // The FP8 run a sweep hands to the process it starts for it (sweep_driver.hpp):
 // DIR/jobs/<run_id>.json, written by the sweep before it starts `fp8lab run --job FILE --run-id ID`
-// and removed once that process has exited. It holds what the sweep already knows of the run (its id, workload, seed,
-// canonical recipe and provenance), so that the process never reads, parses or expands the sweep
-// file again: an edit of the sweep file during a sweep changes none of its runs. The options every
-// run of the sweep shares (--steps, --backend, ...) stay on the command line. No LibTorch.
+// and removed once that process has exited. It holds what the sweep already knows of the run (its
+// id, workload, seed, canonical recipe and provenance), so that the process never reads, parses or
+// expands the sweep file again: an edit of the sweep file during a sweep changes none of its runs.
+// The options every run of the sweep shares (--steps, --backend, ...) stay on the command line.
+// No LibTorch.
 #pragma once
 
 #include <filesystem>
