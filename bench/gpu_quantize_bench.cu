@@ -96,8 +96,8 @@ void BM_Quantize(benchmark::State& state, Kind kind, sim::Format format, sim::Ov
         gpu::quantize_transpose(x.get(), side, side, scale.get(), format, mode, out, codes_t.get());
         break;
       case Kind::kMxRowwise:
-        gpu::scaling::quantize_mx(x.get(), side, side, 1, 32, format, gpu::scaling::MxMode::kTe,
-                                  gpu::scaling::MxTorchao::kV0_18,
+        gpu::scaling::quantize_mx(x.get(), side, side, 1, 32, format, gpu::scaling::E8M0Mode::kTe,
+                                  gpu::scaling::TorchaoVersion::kV0_18,
                                   {codes.get(), scale_inv.get(), nullptr, e8m0.get(), stats.get()});
         break;
       case Kind::kBlock1x128:

@@ -41,11 +41,11 @@ std::string grid_text() {
 std::vector<Recipe> enumerate_plainly() {
   std::vector<Recipe> out;
   out.reserve(4608);
-  for (Fp8Format f : {Fp8Format::HYBRID, Fp8Format::E4M3, Fp8Format::E5M2}) {
+  for (Fp8Format f : {Fp8Format::kHybrid, Fp8Format::kE4M3, Fp8Format::kE5M2}) {
     for (std::int64_t margin : {0, 1, 2, 3}) {
       for (std::int64_t interval : {1, 2, 4}) {
         for (std::int64_t history : {1, 16, 128, 1024}) {
-          for (AmaxComputeAlgo algo : {AmaxComputeAlgo::max, AmaxComputeAlgo::most_recent}) {
+          for (AmaxComputeAlgo algo : {AmaxComputeAlgo::kMax, AmaxComputeAlgo::kMostRecent}) {
             for (int triple = 0; triple < 8; ++triple) {
               for (bool mx : {false, true}) {
                 Recipe r;

@@ -174,7 +174,7 @@ std::vector<std::string> reader_names() {
 // from its defaults (only those are forwarded).
 void check_mxfp8_history(const AccelerateFp8Settings& s) {
   if (!s.use_mxfp8_block_scaling.value) return;
-  if (s.amax_compute_algo.value != AmaxComputeAlgo::most_recent) {
+  if (s.amax_compute_algo.value != AmaxComputeAlgo::kMostRecent) {
     throw RecipeError(s.amax_compute_algo.site,
                       s.origin == "environment" ? "ACCELERATE_FP8_AMAX_COMPUTE_ALGO"
                                                 : "fp8_config.amax_compute_algo",

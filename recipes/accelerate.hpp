@@ -47,9 +47,9 @@ struct AccelerateFp8Settings {
   Setting<bool> use_autocast_during_eval{false};
   Setting<std::int64_t> margin{0};
   Setting<std::int64_t> interval{1};
-  Setting<Fp8Format> fp8_format{Fp8Format::HYBRID};
+  Setting<Fp8Format> fp8_format{Fp8Format::kHybrid};
   Setting<std::int64_t> amax_history_len{1024};
-  Setting<AmaxComputeAlgo> amax_compute_algo{AmaxComputeAlgo::most_recent};
+  Setting<AmaxComputeAlgo> amax_compute_algo{AmaxComputeAlgo::kMostRecent};
   Setting<OverrideLinearPrecision> override_linear_precision{{}};
   // The documented YAML form `(false, false, true)` is a string to YAML; accelerate launch splits
   // it into characters and its str_to_bool("(") raises (te-accelerate.md §1.7). fp8lab reads it.

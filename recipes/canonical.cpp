@@ -9,7 +9,7 @@ namespace {
 Recipe all_high_precision() {
   Recipe c;
   c.override_linear_precision = {true, true, true};
-  c.gemm = {Accumulation::fp32_seq, Accumulation::fp32_seq, Accumulation::fp32_seq};
+  c.gemm = {Accumulation::kFp32Seq, Accumulation::kFp32Seq, Accumulation::kFp32Seq};
   c.power_2_scales = false;
   c.module_filter = default_module_filter(Scaling::delayed);
   c.use_autocast_during_eval = false;
@@ -61,8 +61,8 @@ Canonical canonicalize(const Recipe& input) {
   }
   if (!uses_amax_history(r.scaling)) reset_history(r, reasons);  // rule 2
   if (r.scaling == Scaling::delayed && r.amax_history_len == 1 &&
-      r.amax_compute_algo == AmaxComputeAlgo::max) {  // rule 3
-    r.amax_compute_algo = AmaxComputeAlgo::most_recent;
+      r.amax_compute_algo == AmaxComputeAlgo::kMax) {  // rule 3
+    r.amax_compute_algo = AmaxComputeAlgo::kMostRecent;
     reasons.push_back("amax_history_len 1: max over one step's amax equals most_recent");
   }
   if (r.scaling == Scaling::rowwise_with_gw_hp && r.override_linear_precision.wgrad) {  // rule 5
@@ -70,8 +70,8 @@ Canonical canonicalize(const Recipe& input) {
     reasons.push_back("rowwise_with_gw_hp already runs wgrad in high precision: the wgrad "
                       "override changes nothing");
   }
-  if (!gradients_quantized(r) && r.fp8_format == Fp8Format::HYBRID) {  // rule 4
-    r.fp8_format = Fp8Format::E4M3;
+  if (!gradients_quantized(r) && r.fp8_format == Fp8Format::kHybrid) {  // rule 4
+    r.fp8_format = Fp8Format::kE4M3;
     reasons.push_back("gradients are never quantized (dgrad and wgrad in high precision): "
                       "HYBRID equals E4M3");
   }
@@ -81,12 +81,12 @@ Canonical canonicalize(const Recipe& input) {
   const auto hp_gemm = [&](bool overridden, Accumulation GemmAccumulation::*gemm,
                            const char* gemm_name) {
     Accumulation& a = r.gemm.*gemm;
-    if (!overridden || a == Accumulation::fp32_seq) return;
+    if (!overridden || a == Accumulation::kFp32Seq) return;
     if (a != defaults_of_scaling.*gemm) {
       reasons.push_back(fmt::format("{} runs in high precision: gemm.{}={} is unused", gemm_name,
                                     gemm_name, name(a)));
     }
-    a = Accumulation::fp32_seq;
+    a = Accumulation::kFp32Seq;
   };
   const bool wgrad_hp =
       r.override_linear_precision.wgrad || r.scaling == Scaling::rowwise_with_gw_hp;

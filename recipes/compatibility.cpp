@@ -14,7 +14,7 @@ std::string override_text(const OverrideLinearPrecision& o) {
 // the TE recipe constructor (te-accelerate.md §1.2 step 1).
 std::vector<std::string> forwarded(const AccelerateFp8Settings& s) {
   std::vector<std::string> kwargs;
-  if (s.fp8_format.value != Fp8Format::HYBRID) {
+  if (s.fp8_format.value != Fp8Format::kHybrid) {
     kwargs.push_back(fmt::format("fp8_format=Format.{}", name(s.fp8_format.value)));
   }
   if (s.margin.value != 0) kwargs.push_back(fmt::format("margin={}", s.margin.value));
@@ -22,7 +22,7 @@ std::vector<std::string> forwarded(const AccelerateFp8Settings& s) {
   if (s.amax_history_len.value != 1024) {
     kwargs.push_back(fmt::format("amax_history_len={}", s.amax_history_len.value));
   }
-  if (s.amax_compute_algo.value != AmaxComputeAlgo::most_recent) {
+  if (s.amax_compute_algo.value != AmaxComputeAlgo::kMostRecent) {
     kwargs.push_back(fmt::format("amax_compute_algo=\"{}\"", name(s.amax_compute_algo.value)));
   }
   if (!s.override_linear_precision.value.none()) {
@@ -49,7 +49,7 @@ void te_conversion_notes(Compatibility& c) {
 // Under DeepSpeed TE runs its own defaults, whatever the settings say.
 void deepspeed_quirks(Compatibility& c) {
   c.te_effective = Recipe{};
-  c.te_effective.amax_compute_algo = AmaxComputeAlgo::max;
+  c.te_effective.amax_compute_algo = AmaxComputeAlgo::kMax;
   c.forwarded_kwargs.clear();
   c.te_recipe_class = "DelayedScaling";
   c.quirks.push_back({"distributed_type", "DEEPSPEED",
@@ -64,7 +64,7 @@ void deepspeed_quirks(Compatibility& c) {
 void te_forwarding_quirks(const AccelerateFp8Settings& s, Compatibility& c) {
   const bool mx = s.use_mxfp8_block_scaling.value;
   Recipe& te = c.te_effective;
-  if (s.fp8_format.value == Fp8Format::E5M2) {
+  if (s.fp8_format.value == Fp8Format::kE5M2) {
     c.runnable = false;
     c.quirks.push_back({"fp8_format", "E5M2", "",
                         fmt::format("forwarded to {} whose __post_init__ asserts \"Pure E5M2 "
@@ -72,15 +72,15 @@ void te_forwarding_quirks(const AccelerateFp8Settings& s, Compatibility& c) {
                                     c.te_recipe_class),
                         "te-accelerate.md §1.2, §2.1"});
   }
-  if (mx && s.fp8_format.value == Fp8Format::HYBRID) {
-    te.fp8_format = Fp8Format::E4M3;
+  if (mx && s.fp8_format.value == Fp8Format::kHybrid) {
+    te.fp8_format = Fp8Format::kE4M3;
     c.quirks.push_back({"fp8_format", "HYBRID", "E4M3 (forward and gradients)",
                         "HYBRID is accelerate's default, so it is not forwarded, and "
                         "MXFP8BlockScaling's own default is E4M3",
                         "te-accelerate.md §1.2, §4.1"});
   }
-  if (!mx && s.amax_compute_algo.value == AmaxComputeAlgo::most_recent) {
-    te.amax_compute_algo = AmaxComputeAlgo::max;
+  if (!mx && s.amax_compute_algo.value == AmaxComputeAlgo::kMostRecent) {
+    te.amax_compute_algo = AmaxComputeAlgo::kMax;
     c.quirks.push_back(
         {"amax_compute_algo", "most_recent", "max",
          std::string("most_recent is accelerate's default, so it is never forwarded, and "

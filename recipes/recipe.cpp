@@ -19,20 +19,21 @@ constexpr NameTable<Scaling, 7> kScalingNames{{{Scaling::delayed, "delayed"},
                                                {Scaling::block, "block"},
                                                {Scaling::mxfp8, "mxfp8"}}};
 constexpr NameTable<Fp8Format, 3> kFormatNames{
-    {{Fp8Format::HYBRID, "HYBRID"}, {Fp8Format::E4M3, "E4M3"}, {Fp8Format::E5M2, "E5M2"}}};
+    {{Fp8Format::kHybrid, "HYBRID"}, {Fp8Format::kE4M3, "E4M3"}, {Fp8Format::kE5M2, "E5M2"}}};
 constexpr NameTable<AmaxComputeAlgo, 2> kAlgoNames{
-    {{AmaxComputeAlgo::max, "max"}, {AmaxComputeAlgo::most_recent, "most_recent"}}};
-constexpr NameTable<MxScaleMode, 5> kMxNames{{{MxScaleMode::te, "te"},
-                                              {MxScaleMode::floor, "floor"},
-                                              {MxScaleMode::ceil, "ceil"},
-                                              {MxScaleMode::even, "even"},
-                                              {MxScaleMode::rceil, "rceil"}}};
+    {{AmaxComputeAlgo::kMax, "max"}, {AmaxComputeAlgo::kMostRecent, "most_recent"}}};
+constexpr NameTable<E8M0Mode, 5> kMxNames{{{E8M0Mode::kTe, "te"},
+                                              {E8M0Mode::kFloor, "floor"},
+                                              {E8M0Mode::kCeil, "ceil"},
+                                              {E8M0Mode::kEven, "even"},
+                                              {E8M0Mode::kRceil, "rceil"}}};
 constexpr NameTable<TorchaoVersion, 2> kTorchaoVersionNames{
-    {{TorchaoVersion::v0_18, "torchao-0.18"}, {TorchaoVersion::main, "torchao-main"}}};
-constexpr NameTable<Accumulation, 4> kAccumulationNames{{{Accumulation::fp32_seq, "fp32_seq"},
-                                                         {Accumulation::hopper_split, "hopper_split"},
-                                                         {Accumulation::hopper_fast, "hopper_fast"},
-                                                         {Accumulation::exact, "exact"}}};
+    {{TorchaoVersion::kV0_18, "torchao-0.18"}, {TorchaoVersion::kMain, "torchao-main"}}};
+constexpr NameTable<Accumulation, 4> kAccumulationNames{
+    {{Accumulation::kFp32Seq, "fp32_seq"},
+     {Accumulation::kHopperSplitAccumulator, "hopper_split"},
+     {Accumulation::kHopperFastAccum, "hopper_fast"},
+     {Accumulation::kExact, "exact"}}};
 
 template <class Enum, std::size_t N>
 std::string_view lookup_name(const NameTable<Enum, N>& table, Enum value) {
@@ -86,7 +87,7 @@ std::string filter_text(const ModuleFilter& f) {
 std::string_view name(Scaling v) { return lookup_name(kScalingNames, v); }
 std::string_view name(Fp8Format v) { return lookup_name(kFormatNames, v); }
 std::string_view name(AmaxComputeAlgo v) { return lookup_name(kAlgoNames, v); }
-std::string_view name(MxScaleMode v) { return lookup_name(kMxNames, v); }
+std::string_view name(E8M0Mode v) { return lookup_name(kMxNames, v); }
 std::string_view name(TorchaoVersion v) { return lookup_name(kTorchaoVersionNames, v); }
 std::string_view name(Accumulation v) { return lookup_name(kAccumulationNames, v); }
 std::optional<Scaling> parse_scaling(std::string_view t) { return lookup_value(kScalingNames, t); }
@@ -96,7 +97,7 @@ std::optional<Fp8Format> parse_fp8_format(std::string_view t) {
 std::optional<AmaxComputeAlgo> parse_amax_compute_algo(std::string_view t) {
   return lookup_value(kAlgoNames, t);
 }
-std::optional<MxScaleMode> parse_mx_scale_mode(std::string_view t) {
+std::optional<E8M0Mode> parse_mx_scale_mode(std::string_view t) {
   return lookup_value(kMxNames, t);
 }
 std::optional<TorchaoVersion> parse_torchao_version(std::string_view t) {
@@ -117,24 +118,26 @@ bool is_torchao_scaling(Scaling s) {
 }
 bool uses_amax_history(Scaling s) { return s == Scaling::delayed; }
 bool has_power_2_option(Scaling s) { return s != Scaling::delayed && s != Scaling::mxfp8; }
-bool uses_torchao_version(Scaling s, MxScaleMode m) {
-  return s == Scaling::mxfp8 && m != MxScaleMode::te;
+bool uses_torchao_version(Scaling s, E8M0Mode m) {
+  return s == Scaling::mxfp8 && m != E8M0Mode::kTe;
 }
 bool uses_torchao_version(const Recipe& r) { return uses_torchao_version(r.scaling, r.mx_scale_mode); }
 
 GemmAccumulation default_gemm_accumulation(Scaling s) {
   if (s == Scaling::block) {
-    return {Accumulation::hopper_split, Accumulation::hopper_split, Accumulation::hopper_split};
+    return {Accumulation::kHopperSplitAccumulator, Accumulation::kHopperSplitAccumulator,
+            Accumulation::kHopperSplitAccumulator};
   }
-  return {Accumulation::hopper_fast, Accumulation::hopper_split, Accumulation::hopper_split};
+  return {Accumulation::kHopperFastAccum, Accumulation::kHopperSplitAccumulator,
+          Accumulation::kHopperSplitAccumulator};
 }
 
 Fp8Format default_fp8_format(Scaling s) {
   switch (s) {
     case Scaling::rowwise:
     case Scaling::rowwise_with_gw_hp:
-    case Scaling::block: return Fp8Format::E4M3;
-    default: return Fp8Format::HYBRID;
+    case Scaling::block: return Fp8Format::kE4M3;
+    default: return Fp8Format::kHybrid;
   }
 }
 
@@ -186,7 +189,7 @@ std::string describe(const Recipe& r) {
   if (r.scaling == Scaling::mxfp8) out += fmt::format("mx_scale_mode: {}\n", name(r.mx_scale_mode));
   if (uses_torchao_version(r)) {
     out += fmt::format("torchao_version: {} ({}'s to_mx)\n", name(r.torchao_version),
-                       r.torchao_version == TorchaoVersion::v0_18 ? "torchao v0.18.0"
+                       r.torchao_version == TorchaoVersion::kV0_18 ? "torchao v0.18.0"
                                                                   : "torchao main after PR #4725");
   }
   if (has_power_2_option(r.scaling)) {

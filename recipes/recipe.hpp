@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/settings.hpp"
+
 namespace fp8lab::recipes {
 
 // NUMERICS.md §2: which scaling turns a tensor into FP8 bytes plus scales.
@@ -27,24 +29,22 @@ enum class Scaling : std::uint8_t {
   mxfp8,               // TE MXFP8BlockScaling (use_mxfp8_block_scaling): 32-element E8M0 blocks
 };
 
-// accelerate's FP8Format literal. HYBRID = E4M3 forward, E5M2 gradients (te-accelerate.md §2.2).
-enum class Fp8Format : std::uint8_t { HYBRID, E4M3, E5M2 };
-
-enum class AmaxComputeAlgo : std::uint8_t { max, most_recent };
-
-// NUMERICS.md §2.5: how an MXFP8 block's E8M0 scale is chosen.
-enum class MxScaleMode : std::uint8_t { te, floor, ceil, even, rceil };
-
-// Which torchao `to_mx` the torchao MX scale modes (floor, ceil, even, rceil) follow
-// (torchao-mx.md §4.2-4.3; sim::scaling::TorchaoVersion). Names "torchao-0.18" and "torchao-main".
-//   v0_18: torchao v0.18.0, the release users install (pinned; the default);
-//   main:  torchao main after PR #4725 (5d73a0c10), which changed NaN/Inf, tiny blocks and rceil.
-enum class TorchaoVersion : std::uint8_t { v0_18, main };
-
-// NUMERICS.md §3: the summation model of one GEMM.
-//   hopper_split = sm_90 model with promotion every 128 K (TE use_split_accumulator=True);
-//   hopper_fast  = sm_90 model, never promoted (TE's fast accumulation, use_split_accumulator=False).
-enum class Accumulation : std::uint8_t { fp32_seq, hopper_split, hopper_fast, exact };
+// The settings a recipe chooses are sim's own types (sim/settings.hpp), imported by name;
+// recipes/ adds only their spellings in files (name / parse below):
+//   Fp8Format        accelerate's FP8Format literal: HYBRID (E4M3 forward, E5M2 gradients;
+//                    te-accelerate.md §2.2), E4M3, E5M2
+//   AmaxComputeAlgo  max, most_recent
+//   E8M0Mode         mx_scale_mode (NUMERICS.md §2.5): te, floor, ceil, even, rceil
+//   TorchaoVersion   torchao_version (torchao-mx.md §4.2-4.3): torchao-0.18 (the default),
+//                    torchao-main
+//   Accumulation     NUMERICS.md §3: fp32_seq, hopper_split (sm_90 model promoted every 128 K,
+//                    TE use_split_accumulator=True), hopper_fast (never promoted, TE's fast
+//                    accumulation), exact
+using sim::Accumulation;
+using sim::scaling::AmaxComputeAlgo;
+using sim::scaling::E8M0Mode;
+using sim::scaling::Fp8Format;
+using sim::scaling::TorchaoVersion;
 
 struct GemmAccumulation {
   Accumulation fprop;
@@ -78,23 +78,23 @@ struct ModuleFilter {
 
 struct Recipe {
   Scaling scaling = Scaling::delayed;
-  Fp8Format fp8_format = Fp8Format::HYBRID;
+  Fp8Format fp8_format = Fp8Format::kHybrid;
   // Delayed scaling only (te-accelerate.md §2, NUMERICS.md §2.1).
   std::int64_t margin = 0;
   std::int64_t interval = 1;
   std::int64_t amax_history_len = 1024;
-  AmaxComputeAlgo amax_compute_algo = AmaxComputeAlgo::most_recent;
+  AmaxComputeAlgo amax_compute_algo = AmaxComputeAlgo::kMostRecent;
   // Every scaling.
   OverrideLinearPrecision override_linear_precision{};
   bool use_autocast_during_eval = false;
-  GemmAccumulation gemm{Accumulation::hopper_fast, Accumulation::hopper_split,
-                        Accumulation::hopper_split};
+  GemmAccumulation gemm{Accumulation::kHopperFastAccum, Accumulation::kHopperSplitAccumulator,
+                        Accumulation::kHopperSplitAccumulator};
   // current, tensorwise, rowwise, rowwise_with_gw_hp, block.
   bool power_2_scales = false;
   // mxfp8 only.
-  MxScaleMode mx_scale_mode = MxScaleMode::te;
+  E8M0Mode mx_scale_mode = E8M0Mode::kTe;
   // mxfp8 with a torchao scale mode only (uses_torchao_version).
-  TorchaoVersion torchao_version = TorchaoVersion::v0_18;
+  TorchaoVersion torchao_version = TorchaoVersion::kV0_18;
   // torchao scalings only (AORecipeKwargs; accelerate's defaults are true, torchao-mx.md §1.1).
   bool pad_inner_dim = true;
   bool enable_fsdp_float8_all_gather = true;
@@ -107,13 +107,13 @@ struct Recipe {
 std::string_view name(Scaling);
 std::string_view name(Fp8Format);
 std::string_view name(AmaxComputeAlgo);
-std::string_view name(MxScaleMode);
+std::string_view name(E8M0Mode);
 std::string_view name(TorchaoVersion);
 std::string_view name(Accumulation);
 std::optional<Scaling> parse_scaling(std::string_view);
 std::optional<Fp8Format> parse_fp8_format(std::string_view);
 std::optional<AmaxComputeAlgo> parse_amax_compute_algo(std::string_view);
-std::optional<MxScaleMode> parse_mx_scale_mode(std::string_view);
+std::optional<E8M0Mode> parse_mx_scale_mode(std::string_view);
 std::optional<TorchaoVersion> parse_torchao_version(std::string_view);
 std::optional<Accumulation> parse_accumulation(std::string_view);
 // All accepted names, comma-separated, for error messages.
@@ -129,7 +129,7 @@ bool is_torchao_scaling(Scaling);      // tensorwise, rowwise, rowwise_with_gw_h
 bool uses_amax_history(Scaling);       // delayed only: margin, interval, history, algorithm
 bool has_power_2_option(Scaling);      // current, tensorwise, rowwise, rowwise_with_gw_hp, block
 // mxfp8 with mx_scale_mode floor, ceil, even or rceil: the only recipes torchao_version changes.
-bool uses_torchao_version(Scaling, MxScaleMode);
+bool uses_torchao_version(Scaling, E8M0Mode);
 bool uses_torchao_version(const Recipe&);
 // te-accelerate.md §6 (TE) and torchao-mx.md §1.2 (use_fast_accum T/F/F): block scaling enforces
 // split accumulation everywhere; every other recipe uses fast accumulation for fprop only.

@@ -26,7 +26,7 @@ AccelerateFp8Settings as_te_recipe_kwargs(const Recipe& r) {
 }
 
 bool is_hardware_accumulation(Accumulation a) {
-  return a == Accumulation::hopper_fast || a == Accumulation::hopper_split;
+  return a == Accumulation::kHopperFastAccum || a == Accumulation::kHopperSplitAccumulator;
 }
 
 // GEMM accumulation: TE/torchao choose between split (promoted) and fast accumulation only; the
@@ -54,7 +54,7 @@ void gemm_quirks(const Recipe& asked, Compatibility& c, bool peer_can_choose) {
 }
 
 void te_direct_quirks(const Recipe& r, Compatibility& c) {
-  if (r.fp8_format == Fp8Format::E5M2) {
+  if (r.fp8_format == Fp8Format::kE5M2) {
     c.runnable = false;
     c.quirks.push_back({"fp8_format", "E5M2", "",
                         fmt::format("{} asserts \"Pure E5M2 training is not supported.\"",
@@ -106,11 +106,11 @@ Compatibility compatibility(const Recipe& r) {
            fmt::format("TE rounds the E8M0 scale up from RN(amax * RN(1/fp8_max)); {} is a "
                        "torchao choice, computed as {}'s to_mx (torchao_version: {}{})",
                        name(r.mx_scale_mode),
-                       r.torchao_version == TorchaoVersion::v0_18 ? "torchao v0.18.0"
+                       r.torchao_version == TorchaoVersion::kV0_18 ? "torchao v0.18.0"
                                                                   : "torchao main",
                        name(r.torchao_version),
-                       r.torchao_version == TorchaoVersion::v0_18 ? ", the pinned release" : ""),
-           r.torchao_version == TorchaoVersion::v0_18
+                       r.torchao_version == TorchaoVersion::kV0_18 ? ", the pinned release" : ""),
+           r.torchao_version == TorchaoVersion::kV0_18
                ? "te-accelerate.md §4.3, torchao-mx.md §4.3"
                : "te-accelerate.md §4.3, torchao-mx.md §4.2"});
     }

@@ -402,6 +402,19 @@ SweepExpansion expand(const Sweep& sweep) {
                       "requests too many combinations:",
                       fmt::format("at most {}", kMaxRequested));
   }
+  // Memory estimate: expansion keeps every requested combination with its recipe (and a dry run
+  // two lines of text for each); refused above the budget instead of paging a machine to death.
+  const std::uint64_t estimate = total * kBytesPerRequest;
+  if (estimate > kExpansionBudget) {
+    throw RecipeError(
+        {sweep.file, 0}, "sweep", std::to_string(total),
+        fmt::format("requests too many combinations to expand: about {:.1f} GB at about {} bytes "
+                    "each (measured), above the {:.1f} GB limit;",
+                    static_cast<double>(estimate) / 1e9, kBytesPerRequest,
+                    static_cast<double>(kExpansionBudget) / 1e9),
+        fmt::format("at most {} combinations (fewer values, or method: random with a count)",
+                    kExpansionBudget / kBytesPerRequest));
+  }
   std::vector<Combination> combinations;
   combinations.reserve(indices.size());
   std::vector<FieldSetting> settings = sweep.base;
@@ -447,19 +460,6 @@ std::string format_dry_run(const SweepExpansion& e) {
   out += "distinct runs:\n";
   for (std::size_t i = 0; i < e.runs.size(); ++i) {
     const auto& run = e.runs[i];
-  // Memory estimate: expansion keeps every requested combination with its recipe (and a dry run
-  // two lines of text for each); refused above the budget instead of paging a machine to death.
-  const std::uint64_t estimate = total * kBytesPerRequest;
-  if (estimate > kExpansionBudget) {
-    throw RecipeError(
-        {sweep.file, 0}, "sweep", std::to_string(total),
-        fmt::format("requests too many combinations to expand: about {:.1f} GB at about {} bytes "
-                    "each (measured), above the {:.1f} GB limit;",
-                    static_cast<double>(estimate) / 1e9, kBytesPerRequest,
-                    static_cast<double>(kExpansionBudget) / 1e9),
-        fmt::format("at most {} combinations (fewer values, or method: random with a count)",
-                    kExpansionBudget / kBytesPerRequest));
-  }
     out += fmt::format("  run {:>4}  {}  {} seed {}  stands for {} request(s):{}\n", i + 1, run.id,
                        run.workload, run.seed, run.requests.size(), run_text(s, run));
   }

@@ -26,21 +26,23 @@
 
 #include "recipes/recipe.hpp"
 #include "sim/scaling/common.hpp"
+#include "sim/settings.hpp"
 #include "sim/tensor.hpp"
 
 namespace fp8lab::experiments {
 
-enum class GemmRole : std::uint8_t { fprop, dgrad, wgrad };
-// The three tensors of a Linear that scaling recipes quantize (TE's slots: forward input and
-// weight, backward grad_output; te-accelerate.md §2.3).
-enum class LinearTensor : std::uint8_t { input, weight, grad_output };
+// The GEMMs of a Linear and the three tensors that scaling recipes quantize (TE's slots: forward
+// input and weight, backward grad_output; te-accelerate.md §2.3) are sim's types
+// (sim/settings.hpp), imported by name.
+using sim::scaling::Gemm;
+using sim::scaling::Operand;
 // Operand precision of the high-precision GEMM (NUMERICS.md §3): fp32 as given, or each operand
 // rounded RN to bf16 first; fp32 accumulation in the fp32_seq order either way. The baseline's
 // choice, a workload option.
 enum class HighPrecision : std::uint8_t { fp32, bf16 };
 
-std::string_view name(GemmRole role);
-std::string_view name(LinearTensor tensor);
+inline std::string_view name(Gemm role) { return sim::scaling::to_string(role); }
+inline std::string_view name(Operand tensor) { return sim::scaling::to_string(tensor); }
 std::string_view name(HighPrecision precision);
 
 // Where a matrix's elements live. `cuda`: memory of the current CUDA device, whose span host code
@@ -88,17 +90,17 @@ class LinearBackend {
 
   // Quantizes `x` (the Linear's `tensor`) as operand of `role`, with the state's current scale
   // (delayed: and records its amax into the state's current-step slot, TE's history row 0).
-  virtual sim::scaling::QuantizeResult quantize(LinearScalingState& state, LinearTensor tensor,
-                                                GemmRole role, ConstMatrix x) const = 0;
+  virtual sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor,
+                                                Gemm role, ConstMatrix x) const = 0;
 
   // out = the `role` GEMM of two operands quantized for that role (table above), summed with the
   // accumulation model `accumulation`. out must have the output shape of the table.
-  virtual void gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
+  virtual void gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
                     recipes::Accumulation accumulation, MutableMatrix out) const = 0;
 
   // The same GEMM on unquantized operands: the deterministic high-precision GEMM of NUMERICS.md §3
   // (baseline Linears, overridden GEMMs, FP8 Linears outside an FP8 autocast region).
-  virtual void high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix b,
+  virtual void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b,
                                    HighPrecision precision, MutableMatrix out) const = 0;
 
   // TE's update moments (te-accelerate.md §2.5-2.6, NUMERICS.md §2.1): forward scales (input,
@@ -114,13 +116,13 @@ class LinearBackend {
   virtual bool accepts(MemorySpace memory) const { return memory == MemorySpace::host; }
   // As quantize(), with x in cuda memory.
   virtual std::shared_ptr<const ResidentOperand> quantize_resident(LinearScalingState& /*state*/,
-                                                                   LinearTensor /*tensor*/,
-                                                                   GemmRole /*role*/,
+                                                                   Operand /*tensor*/,
+                                                                   Gemm /*role*/,
                                                                    ConstMatrix /*x*/) const {
     throw std::logic_error(no_resident_path("quantize_resident"));
   }
   // As gemm(), on operands this backend's quantize_resident made, out in cuda memory.
-  virtual void gemm_resident(GemmRole /*role*/, const ResidentOperand& /*a*/,
+  virtual void gemm_resident(Gemm /*role*/, const ResidentOperand& /*a*/,
                              const ResidentOperand& /*b*/, recipes::Accumulation /*accumulation*/,
                              MutableMatrix /*out*/) const {
     throw std::logic_error(no_resident_path("gemm_resident"));

@@ -62,10 +62,8 @@ std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice) {
 #include "gpu/quantize.hpp"
 #include "gpu/scaling/blocked.hpp"
 #include "gpu/scaling/delayed.hpp"
-#include "sim/scaling/block.hpp"
+#include "recipes/lowering.hpp"
 #include "sim/scaling/delayed.hpp"
-#include "sim/scaling/gemm_axes.hpp"
-#include "sim/scaling/rowwise.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -93,8 +91,8 @@ struct DevicePass {
 class CudaLinearState final : public LinearScalingState {
  public:
   explicit CudaLinearState(const recipes::Recipe& r) : recipe(r) {
-    if (r.scaling == recipes::Scaling::delayed) {
-      config = delayed_config(r);  // validates
+    if (const auto delayed = recipes::delayed_scaling(r)) {  // validated
+      config = *delayed;
       forward.emplace(2, config.amax_history_len);
       backward.emplace(1, config.amax_history_len);
       // Made on the legacy default stream; every later use is on torch's current stream.
@@ -116,22 +114,6 @@ const CudaLinearState& cuda_state(const LinearScalingState& state) {
 }
 CudaLinearState& cuda_state(LinearScalingState& state) {
   return const_cast<CudaLinearState&>(cuda_state(std::as_const(state)));
-}
-
-gpu::scaling::MxMode to_gpu(recipes::MxScaleMode mode) {
-  switch (mode) {
-    case recipes::MxScaleMode::te: return gpu::scaling::MxMode::kTe;
-    case recipes::MxScaleMode::floor: return gpu::scaling::MxMode::kFloor;
-    case recipes::MxScaleMode::ceil: return gpu::scaling::MxMode::kCeil;
-    case recipes::MxScaleMode::even: return gpu::scaling::MxMode::kEven;
-    case recipes::MxScaleMode::rceil: break;
-  }
-  return gpu::scaling::MxMode::kRceil;
-}
-
-gpu::scaling::MxTorchao to_gpu(recipes::TorchaoVersion version) {
-  return version == recipes::TorchaoVersion::v0_18 ? gpu::scaling::MxTorchao::kV0_18
-                                                    : gpu::scaling::MxTorchao::kMain;
 }
 
 // The kernels write M x N values (M, N: the operands' dimensions other than K): `out` must be
@@ -357,66 +339,69 @@ void quantize_delayed(const DevicePass& pass, std::int64_t slot, const float* x,
                                     cudaMemcpyDeviceToDevice, stream));
 }
 
-// How one quantize of a state runs: delayed (the pass and slot of the tensor) or a plan.
+// How one quantize of a state runs: its plan, and for kDelayed the pass and slot of the tensor.
 struct QuantizeRoute {
   const DevicePass* pass = nullptr;  // delayed scaling
   std::int64_t slot = 0;
-  GpuQuantizePlan plan;  // otherwise; format and blocks in either case
+  sc::QuantizePlan plan;
+  sc::BlockShape blocks;  // plan.blocks(rows, cols)
 };
 
 // Queued on the current stream, not waited for: the next quantize reads the scales in stream
 // order, and delayed_snapshot synchronizes before it reads the state.
 void update_pass(DevicePass& pass, const sc::DelayedScalingConfig& config, sim::Format format) {
+  // The update rule of sim's DelayedScalingState::update (sim/scaling/plan.hpp).
   gpu::scaling::DelayedUpdateGroup g;
   g.history = pass.history.get();
   g.scale = pass.scale.get();
   g.slots = pass.slots;
   g.len = pass.len;
-  g.scaled_max = sc::delayed_scaled_max(sc::fp8_max(format), config.margin);
+  g.scaled_max = sc::delayed_scaled_max(config, format);
   g.most_recent = config.amax_compute_algo == sc::AmaxComputeAlgo::kMostRecent;
-  g.recompute_scale = pass.updates % config.interval == 0;  // as DelayedScalingState::update
+  g.recompute_scale = config.recomputes_scale(pass.updates);
   gpu::scaling::delayed_update({g}, current_stream());
   ++pass.updates;
 }
 
-QuantizeRoute route_of(const CudaLinearState& s, LinearTensor tensor, GemmRole role,
-                       std::int64_t rows, std::int64_t cols) {
+// The lowering's plan of `tensor` for `role`, with the delayed pass and slot where it is stateful.
+QuantizeRoute route_of(const CudaLinearState& s, const sc::QuantizePlan& plan, Operand tensor,
+                       Gemm role, std::int64_t rows, std::int64_t cols) {
   QuantizeRoute route;
-  if (s.recipe.scaling == recipes::Scaling::delayed) {
-    route.pass = tensor == LinearTensor::grad_output ? &*s.backward : &*s.forward;
-    route.slot = tensor == LinearTensor::weight ? 1 : 0;  // forward slots: input 0, weight 1
-    route.plan.format = element_format(s.recipe, tensor);
-    route.plan.block_rows = rows;
-    route.plan.block_cols = cols;
-    return route;
+  route.plan = plan;
+  route.blocks = route.plan.blocks(rows, cols);
+  if (route.plan.kind == sc::QuantizeKind::kDelayed) {
+    route.pass = tensor == Operand::kGradOutput ? &*s.backward : &*s.forward;
+    route.slot = tensor == Operand::kWeight ? 1 : 0;  // forward slots: input 0, weight 1
+  } else if (route.plan.kind == sc::QuantizeKind::kHighPrecision) {
+    throw std::invalid_argument("CudaBackend: " + std::string(recipes::name(s.recipe.scaling)) +
+                                " runs the " + std::string(experiments::name(role)) +
+                                " GEMM in high precision; its operands are not quantized");
   }
-  route.plan = plan_quantize(s.recipe, tensor, role, rows, cols);
   return route;
 }
 
 // The route of x through `call` ("quantize": x in host memory, "quantize_resident": in cuda
 // memory), after the argument checks both share: sim's own, so both backends refuse the same input
 // (rows, cols >= 1; E4M3 / E5M2).
-QuantizeRoute checked_route(const char* call, const LinearScalingState& state, LinearTensor tensor,
-                            GemmRole role, const ConstMatrix& x, MemorySpace memory) {
+QuantizeRoute checked_route(const char* call, const LinearScalingState& state, Operand tensor,
+                            Gemm role, const ConstMatrix& x, MemorySpace memory) {
   check_matrix("CudaBackend", "operand", x.data.size(), x.rows, x.cols);
   check_memory(call, "x", x.memory, memory);
   const CudaLinearState& s = cuda_state(state);
+  const sc::QuantizePlan plan = recipes::plan(s.recipe, tensor, role);
   sc::check_tensor_arguments((std::string("CudaBackend::") + call).c_str(), x.data.size(), x.rows,
-                             x.cols, element_format(s.recipe, tensor));
-  return route_of(s, tensor, role, x.rows, x.cols);
+                             x.cols, plan.format);
+  return route_of(s, plan, tensor, role, x.rows, x.cols);
 }
 
-bool with_e8m0(const QuantizeRoute& route) {
-  return route.pass == nullptr && route.plan.quantizer == GpuQuantizePlan::Quantizer::mx;
-}
+bool with_e8m0(const QuantizeRoute& route) { return route.plan.stores_e8m0(); }
 
 void run_route(const QuantizeRoute& route, const float* x, std::int64_t rows, std::int64_t cols,
                const gpu::scaling::BlockedOutputs& out, cudaStream_t stream) {
   if (route.pass != nullptr) {
     quantize_delayed(*route.pass, route.slot, x, rows * cols, route.plan.format, out, stream);
   } else {
-    run_quantize_plan(route.plan, x, rows, cols, out, false, stream);
+    gpu::scaling::quantize(route.plan, x, rows, cols, out, stream);
   }
 }
 
@@ -437,130 +422,13 @@ void check_operand(const char* which, const sim::QuantizedTensor& t) {
   }
 }
 
+// Whether K is the stored columns of a GEMM's operands a and b (sim/settings.hpp's table).
+std::pair<bool, bool> k_is_cols(Gemm role) {
+  const sc::GemmOperands o = sc::gemm_operands(role);
+  return {sc::k_is_cols(role, o.a), sc::k_is_cols(role, o.b)};
+}
+
 }  // namespace
-
-GpuQuantizePlan plan_quantize(const recipes::Recipe& r, LinearTensor tensor, GemmRole role,
-                              std::int64_t rows, std::int64_t cols) {
-  using Q = GpuQuantizePlan::Quantizer;
-  GpuQuantizePlan plan;
-  plan.format = element_format(r, tensor);
-  plan.pow2 = r.power_2_scales;
-  plan.block_rows = rows;  // per tensor unless a case below says otherwise
-  plan.block_cols = cols;
-  const sc::ScaleAxis axis = sc::scale_axis(scaling_gemm(role), scaling_operand(tensor));
-  plan.rowwise = axis == sc::ScaleAxis::kRowwise;
-  switch (r.scaling) {
-    case recipes::Scaling::delayed:
-      throw std::invalid_argument("plan_quantize: delayed scaling keeps state on the device; "
-                                  "CudaBackend::quantize runs it");
-    case recipes::Scaling::current:
-      plan.quantizer = Q::current_te;
-      return plan;
-    case recipes::Scaling::tensorwise:
-    case recipes::Scaling::rowwise:
-    case recipes::Scaling::rowwise_with_gw_hp: {
-      // torchao's table picks the granularity; format and power-of-2 come from the recipe, as
-      // in SimBackend.
-      const sc::TorchaoRecipe recipe = r.scaling == recipes::Scaling::tensorwise
-                                           ? sc::TorchaoRecipe::kTensorwise
-                                       : r.scaling == recipes::Scaling::rowwise
-                                           ? sc::TorchaoRecipe::kRowwise
-                                           : sc::TorchaoRecipe::kRowwiseWithGwHp;
-      const sc::OperandCast cast =
-          sc::torchao_operand_cast(recipe, scaling_gemm(role), scaling_operand(tensor));
-      if (cast.scaling == sc::OperandScaling::kTensorwise) {
-        plan.quantizer = Q::tensorwise_torchao;
-        return plan;
-      }
-      if (cast.scaling == sc::OperandScaling::kAxiswise) {
-        plan.quantizer = Q::axiswise_torchao;
-        plan.block_rows = plan.rowwise ? 1 : rows;
-        plan.block_cols = plan.rowwise ? cols : 1;
-        return plan;
-      }
-      throw std::invalid_argument("CudaBackend: " + std::string(recipes::name(r.scaling)) +
-                                  " runs the " + std::string(experiments::name(role)) +
-                                  " GEMM in high precision; its operands are not quantized");
-    }
-    case recipes::Scaling::block: {
-      // As sim::scaling::quantize_block_operand: weight 128x128, the others 1x128 / 128x1 along
-      // the GEMM's K.
-      const sc::BlockShape b = tensor == LinearTensor::weight ? sc::kBlock128x128
-                               : plan.rowwise                 ? sc::kBlock1x128
-                                                              : sc::kBlock128x1;
-      plan.quantizer = Q::block_te;
-      plan.block_rows = b.rows;
-      plan.block_cols = b.cols;
-      return plan;
-    }
-    case recipes::Scaling::mxfp8:
-      // As sim::scaling::quantize_mx_operand without weight_2d: 1x32 / 32x1 along the GEMM's K.
-      plan.quantizer = Q::mx;
-      plan.block_rows = plan.rowwise ? 1 : 32;
-      plan.block_cols = plan.rowwise ? 32 : 1;
-      plan.mx_mode = to_gpu(r.mx_scale_mode);
-      plan.mx_torchao = to_gpu(r.torchao_version);
-      return plan;
-  }
-  throw std::invalid_argument("CudaBackend: scaling " +
-                              std::to_string(static_cast<int>(r.scaling)) +
-                              " has no GPU quantizer");
-}
-
-void run_quantize_plan(const GpuQuantizePlan& p, const float* x, std::int64_t rows,
-                       std::int64_t cols, const gpu::scaling::BlockedOutputs& o, bool on_host,
-                       cudaStream_t stream) {
-  namespace gs = gpu::scaling;
-  namespace twin = gpu::scaling::host_twin;
-  using Q = GpuQuantizePlan::Quantizer;
-  // Block scaling: fp32 input (value_for_inf = FLT_MAX); amax_epsilon 0 everywhere, as SimBackend.
-  const float value_for_inf = sc::block_value_for_inf(sim::Format::FP32);
-  switch (p.quantizer) {
-    case Q::current_te:
-      return on_host ? twin::quantize_current_te(x, rows, cols, p.format, p.pow2, 0.0f, o)
-                     : gs::quantize_current_te(x, rows, cols, p.format, p.pow2, 0.0f, o, stream);
-    case Q::tensorwise_torchao:
-      return on_host ? twin::quantize_tensorwise_torchao(x, rows, cols, p.format, p.pow2, o)
-                     : gs::quantize_tensorwise_torchao(x, rows, cols, p.format, p.pow2, o, stream);
-    case Q::axiswise_torchao:
-      return on_host
-                 ? twin::quantize_axiswise_torchao(x, rows, cols, p.rowwise, p.format, p.pow2, o)
-                 : gs::quantize_axiswise_torchao(x, rows, cols, p.rowwise, p.format, p.pow2, o,
-                                                  stream);
-    case Q::block_te:
-      return on_host ? twin::quantize_block_te(x, rows, cols, p.block_rows, p.block_cols,
-                                               p.format, p.pow2, 0.0f, value_for_inf, o)
-                     : gs::quantize_block_te(x, rows, cols, p.block_rows, p.block_cols, p.format,
-                                             p.pow2, 0.0f, value_for_inf, o, stream);
-    case Q::mx:
-      return on_host ? twin::quantize_mx(x, rows, cols, p.block_rows, p.block_cols, p.format,
-                                         p.mx_mode, p.mx_torchao, o)
-                     : gs::quantize_mx(x, rows, cols, p.block_rows, p.block_cols, p.format,
-                                       p.mx_mode, p.mx_torchao, o, stream);
-  }
-}
-
-gpu::GemmModel gemm_model(recipes::Accumulation accumulation) {
-  switch (accumulation) {
-    case recipes::Accumulation::fp32_seq: return gpu::GemmModel::kFp32Seq;
-    case recipes::Accumulation::hopper_split: return gpu::GemmModel::kHopperSplitAccumulator;
-    case recipes::Accumulation::hopper_fast: return gpu::GemmModel::kHopperFastAccum;
-    case recipes::Accumulation::exact: break;
-  }
-  throw std::invalid_argument(
-      "CudaBackend: accumulation `" + std::string(recipes::name(accumulation)) +
-      "` has no GPU kernel (gpu/gemm offers fp32_seq, hopper_split, hopper_fast); run this recipe "
-      "on the sim backend");
-}
-
-std::pair<bool, bool> gemm_k_is_cols(GemmRole role) {
-  switch (role) {
-    case GemmRole::fprop: return {true, true};
-    case GemmRole::dgrad: return {true, false};
-    case GemmRole::wgrad: break;
-  }
-  return {false, false};
-}
 
 CudaBackend::CudaBackend() {
   const gpu::DeviceInfo device = gpu::query_device();
@@ -577,37 +445,38 @@ std::unique_ptr<LinearScalingState> CudaBackend::make_state(const recipes::Recip
   return std::make_unique<CudaLinearState>(recipe);
 }
 
-sc::QuantizeResult CudaBackend::quantize(LinearScalingState& state, LinearTensor tensor,
-                                         GemmRole role, ConstMatrix x) const {
+sc::QuantizeResult CudaBackend::quantize(LinearScalingState& state, Operand tensor,
+                                         Gemm role, ConstMatrix x) const {
   const QuantizeRoute route = checked_route("quantize", state, tensor, role, x, MemorySpace::host);
   const cudaStream_t stream = current_stream();
   const std::lock_guard lock(staging_->mutex);
-  const QuantizeCall call(*staging_, x, route.plan.block_rows, route.plan.block_cols, stream);
+  const QuantizeCall call(*staging_, x, route.blocks.rows, route.blocks.cols, stream);
   run_route(route, call.x(), x.rows, x.cols, call.outputs(), stream);
   return call.finish(route.plan.format, with_e8m0(route));
 }
 
 std::shared_ptr<const ResidentOperand> CudaBackend::quantize_resident(LinearScalingState& state,
-                                                                      LinearTensor tensor,
-                                                                      GemmRole role,
+                                                                      Operand tensor,
+                                                                      Gemm role,
                                                                       ConstMatrix x) const {
   const QuantizeRoute route =
       checked_route("quantize_resident", state, tensor, role, x, MemorySpace::cuda);
   const cudaStream_t stream = current_stream();
   auto operand = std::make_shared<const CudaResidentOperand>(
-      x.rows, x.cols, route.plan.format, route.plan.block_rows, route.plan.block_cols,
+      x.rows, x.cols, route.plan.format, route.blocks.rows, route.blocks.cols,
       with_e8m0(route), stream);
   run_route(route, x.data.data(), x.rows, x.cols, operand->outputs(), stream);
   return operand;
 }
 
-void CudaBackend::gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
+void CudaBackend::gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
                        recipes::Accumulation accumulation, MutableMatrix out) const {
   check_matrix("CudaBackend", "output", out.data.size(), out.rows, out.cols);
   check_memory("gemm", "out", out.memory, MemorySpace::host);
+  gpu::require_kernel(accumulation);
   gpu::DeviceGemmOptions options;
-  options.model = gemm_model(accumulation);
-  const auto [a_k, b_k] = gemm_k_is_cols(role);
+  options.model = accumulation;
+  const auto [a_k, b_k] = k_is_cols(role);
   check_operand("a", a);
   check_operand("b", b);
   check_output_shape(out, a.rows, a.cols, a_k, b.rows, b.cols, b_k);
@@ -640,13 +509,14 @@ void CudaBackend::gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::
   if (out_bytes > 0) std::memcpy(out.data.data(), down[0], out_bytes);
 }
 
-void CudaBackend::gemm_resident(GemmRole role, const ResidentOperand& a, const ResidentOperand& b,
+void CudaBackend::gemm_resident(Gemm role, const ResidentOperand& a, const ResidentOperand& b,
                                 recipes::Accumulation accumulation, MutableMatrix out) const {
   check_matrix("CudaBackend", "output", out.data.size(), out.rows, out.cols);
   check_memory("gemm_resident", "out", out.memory, MemorySpace::cuda);
+  gpu::require_kernel(accumulation);
   gpu::DeviceGemmOptions options;
-  options.model = gemm_model(accumulation);
-  const auto [a_k, b_k] = gemm_k_is_cols(role);
+  options.model = accumulation;
+  const auto [a_k, b_k] = k_is_cols(role);
   const CudaResidentOperand& ra = cuda_operand(a, "a");
   const CudaResidentOperand& rb = cuda_operand(b, "b");
   check_output_shape(out, ra.shape().rows, ra.shape().cols, a_k, rb.shape().rows,
@@ -655,7 +525,7 @@ void CudaBackend::gemm_resident(GemmRole role, const ResidentOperand& a, const R
             current_stream());
 }
 
-void CudaBackend::high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix b,
+void CudaBackend::high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b,
                                       HighPrecision precision, MutableMatrix out) const {
   check_matrix("CudaBackend", "operand a", a.data.size(), a.rows, a.cols);
   check_matrix("CudaBackend", "operand b", b.data.size(), b.rows, b.cols);
@@ -663,7 +533,7 @@ void CudaBackend::high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix 
   // All three in one memory: cuda runs in place, host goes through the staging memory.
   check_memory("high_precision_gemm", "operand b", b.memory, a.memory);
   check_memory("high_precision_gemm", "out", out.memory, a.memory);
-  const auto [a_k, b_k] = gemm_k_is_cols(role);
+  const auto [a_k, b_k] = k_is_cols(role);
   check_output_shape(out, a.rows, a.cols, a_k, b.rows, b.cols, b_k);
   gpu::DenseGemmOptions options;
   options.round_operands_to_bf16 = precision == HighPrecision::bf16;
@@ -702,13 +572,13 @@ std::vector<float> CudaBackend::to_host(ConstMatrix x) const {
 
 void CudaBackend::end_forward(LinearScalingState& state) const {
   CudaLinearState& s = cuda_state(state);
-  if (s.forward) update_pass(*s.forward, s.config, element_format(s.recipe, LinearTensor::input));
+  if (s.forward) update_pass(*s.forward, s.config, sc::forward_format(s.config.fp8_format));
 }
 
 void CudaBackend::end_backward(LinearScalingState& state) const {
   CudaLinearState& s = cuda_state(state);
   if (s.backward) {
-    update_pass(*s.backward, s.config, element_format(s.recipe, LinearTensor::grad_output));
+    update_pass(*s.backward, s.config, sc::backward_format(s.config.fp8_format));
   }
 }
 

@@ -10,17 +10,15 @@
 // gpu::scaling::delayed_update (TE's fused kernel_bulk) at TE's moments, queued without a
 // synchronization. docs/architecture.md, "The cuda backend's memory".
 //
-//   scaling     GPU quantizer (gpu/scaling/blocked.hpp, gpu/quantize.hpp), twin of sim's
-//   delayed     gpu::quantize with the slot's device scale, amax into history row 0
-//   current     gpu::scaling::quantize_current_te
-//   tensorwise  gpu::scaling::quantize_tensorwise_torchao
-//   rowwise*    quantize_tensorwise_torchao / quantize_axiswise_torchao, torchao's table
-//   block       gpu::scaling::quantize_block_te, blocks as sim::scaling::quantize_block_operand
-//   mxfp8       gpu::scaling::quantize_mx, 1x32 / 32x1 along the GEMM's K, mode and torchao version
+// Like sim's, it executes the plans of the recipe's lowering (recipes/lowering.hpp):
+//   kDelayed    gpu::quantize with the slot's device scale, amax into history row 0
+//   otherwise   gpu::scaling::quantize(plan, ...) (gpu/scaling/blocked.hpp), twin of
+//               sim::scaling::quantize(plan, ...)
 //   GEMMs       gpu::gemm (fp32_seq, hopper_split, hopper_fast), gpu::high_precision_gemm
 //
-// Accumulation `exact` has no GPU kernel: gemm() throws std::invalid_argument naming it (never a
-// silent fall back to sim). Compiled only where CUDA is (FP8LAB_HAVE_CUDA).
+// Accumulation `exact` has no GPU kernel: gemm() throws std::invalid_argument naming it
+// (gpu::require_kernel; never a silent fall back to sim). Compiled only where CUDA is
+// (FP8LAB_HAVE_CUDA).
 #pragma once
 
 #include <cstdint>
@@ -62,41 +60,7 @@ std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice);
 
 #if FP8LAB_HAVE_CUDA
 
-#include <utility>
-
-#include "gpu/gemm/gemm.hpp"
-#include "gpu/scaling/blocked.hpp"
-
 namespace fp8lab::experiments {
-
-// How one stateless quantize runs on the GPU: the gpu/scaling quantizer, its blocks and
-// parameters, chosen as SimBackend chooses sim's (sim_backend.hpp's table). Public so that tests
-// can run a plan through gpu/'s host twins and compare it with SimBackend without a device.
-struct GpuQuantizePlan {
-  enum class Quantizer : std::uint8_t { current_te, tensorwise_torchao, axiswise_torchao, block_te, mx };
-  Quantizer quantizer = Quantizer::current_te;
-  sim::Format format = sim::Format::E4M3;
-  std::int64_t block_rows = 0;  // of the result's scales
-  std::int64_t block_cols = 0;
-  bool rowwise = true;  // axiswise: one scale per row (else per column)
-  bool pow2 = false;
-  gpu::scaling::MxMode mx_mode = gpu::scaling::MxMode::kTe;
-  gpu::scaling::MxTorchao mx_torchao = gpu::scaling::MxTorchao::kV0_18;
-};
-
-// Throws std::invalid_argument for delayed scaling (stateful: CudaBackend::quantize) and for an
-// operand a recipe keeps in high precision.
-GpuQuantizePlan plan_quantize(const recipes::Recipe& recipe, LinearTensor tensor, GemmRole role,
-                              std::int64_t rows, std::int64_t cols);
-// Runs a plan on x [rows, cols]: over device pointers, or with on_host through the host twins
-// (gpu/scaling/host_twin.cu) over host pointers.
-void run_quantize_plan(const GpuQuantizePlan& plan, const float* x, std::int64_t rows,
-                       std::int64_t cols, const gpu::scaling::BlockedOutputs& out, bool on_host,
-                       cudaStream_t stream = nullptr);
-// The GEMM model of an accumulation (std::invalid_argument for `exact`: no GPU kernel), and
-// whether K is the columns of operands a and b of a GEMM role (backend.hpp's table).
-gpu::GemmModel gemm_model(recipes::Accumulation accumulation);
-std::pair<bool, bool> gemm_k_is_cols(GemmRole role);
 
 struct CudaStaging;  // cuda_staging.hpp
 
@@ -108,11 +72,11 @@ class CudaBackend final : public LinearBackend {
 
   std::string_view name() const override { return "cuda"; }
   std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& recipe) const override;
-  sim::scaling::QuantizeResult quantize(LinearScalingState& state, LinearTensor tensor,
-                                        GemmRole role, ConstMatrix x) const override;
-  void gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
+  sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor,
+                                        Gemm role, ConstMatrix x) const override;
+  void gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
             recipes::Accumulation accumulation, MutableMatrix out) const override;
-  void high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
+  void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
                            MutableMatrix out) const override;
   void end_forward(LinearScalingState& state) const override;
   void end_backward(LinearScalingState& state) const override;
@@ -122,9 +86,9 @@ class CudaBackend final : public LinearBackend {
   // in LibTorch's caching allocator until their last user lets go.
   bool accepts(MemorySpace) const override { return true; }
   std::shared_ptr<const ResidentOperand> quantize_resident(LinearScalingState& state,
-                                                           LinearTensor tensor, GemmRole role,
+                                                           Operand tensor, Gemm role,
                                                            ConstMatrix x) const override;
-  void gemm_resident(GemmRole role, const ResidentOperand& a, const ResidentOperand& b,
+  void gemm_resident(Gemm role, const ResidentOperand& a, const ResidentOperand& b,
                      recipes::Accumulation accumulation, MutableMatrix out) const override;
   std::vector<float> to_host(ConstMatrix x) const override;
 

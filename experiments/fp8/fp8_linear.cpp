@@ -5,20 +5,9 @@
 #include <ostream>
 
 #include "experiments/fp8/autocast.hpp"
+#include "recipes/lowering.hpp"
 
 namespace fp8lab::experiments {
-
-bool gemm_runs_fp8(const recipes::Recipe& recipe, GemmRole role) {
-  const recipes::OverrideLinearPrecision& o = recipe.override_linear_precision;
-  switch (role) {
-    case GemmRole::fprop: return !o.fprop;
-    case GemmRole::dgrad: return !o.dgrad;
-    case GemmRole::wgrad:
-      // torchao rowwise_with_gw_hp keeps grad_weight in high precision (torchao-mx.md §2).
-      return !o.wgrad && recipe.scaling != recipes::Scaling::rowwise_with_gw_hp;
-  }
-  return false;
-}
 
 Fp8LinearImpl::Fp8LinearImpl(const torch::nn::LinearImpl& source, recipes::Recipe recipe,
                              std::shared_ptr<const LinearBackend> backend,
@@ -32,8 +21,9 @@ Fp8LinearImpl::Fp8LinearImpl(torch::Tensor weight_tensor, torch::Tensor bias_ten
     : BackendLinearImpl("fp8lab::Fp8Linear", std::move(weight_tensor), std::move(bias_tensor),
                         std::move(backend), high_precision),
       recipe_(std::move(recipe)),
-      fp8_gemms_{gemm_runs_fp8(recipe_, GemmRole::fprop), gemm_runs_fp8(recipe_, GemmRole::dgrad),
-                 gemm_runs_fp8(recipe_, GemmRole::wgrad)},
+      fp8_gemms_{recipes::gemm_runs_fp8(recipe_, Gemm::kFprop),
+                 recipes::gemm_runs_fp8(recipe_, Gemm::kDgrad),
+                 recipes::gemm_runs_fp8(recipe_, Gemm::kWgrad)},
       state_(backend_->make_state(recipe_)) {}
 
 void Fp8LinearImpl::pretty_print(std::ostream& stream) const {

@@ -25,12 +25,12 @@
 #include <torch/nn/pimpl.h>
 
 #include "experiments/fp8/backend_linear.hpp"
+#include "recipes/lowering.hpp"
 #include "recipes/recipe.hpp"
 
 namespace fp8lab::experiments {
 
-// Whether a recipe runs GEMM `role` on quantized operands (false: high precision).
-bool gemm_runs_fp8(const recipes::Recipe& recipe, GemmRole role);
+// Whether a recipe runs a GEMM on quantized operands: recipes::gemm_runs_fp8 (lowering.hpp).
 
 class Fp8LinearImpl : public BackendLinearImpl {
  public:

@@ -14,7 +14,7 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-std::size_t role_index(GemmRole role) { return static_cast<std::size_t>(role); }
+std::size_t role_index(Gemm role) { return static_cast<std::size_t>(role); }
 
 // A CUDA tensor's view is in cuda memory: only the backend's resident path reads it.
 MemorySpace memory_of(const at::Tensor& t) {
@@ -38,17 +38,17 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 // One quantized operand: on the host, or kept on the device by the backend (tensors on CUDA).
-struct Operand {
+struct QuantizedOperand {
   std::optional<sim::QuantizedTensor> host;
   std::shared_ptr<const ResidentOperand> resident;
 };
 
 // Quantizes one operand and merges its statistics. On CUDA the statistics need x and the
 // operand on the host: two blocking copies, only when statistics are kept.
-Operand quantize_operand(const LinearExecution& e, LinearTensor tensor, GemmRole role,
-                         const at::Tensor& x) {
+QuantizedOperand quantize_operand(const LinearExecution& e, Operand tensor, Gemm role,
+                                  const at::Tensor& x) {
   const auto start = std::chrono::steady_clock::now();
-  Operand operand;
+  QuantizedOperand operand;
   if (x.is_cuda()) {
     operand.resident = e.backend->quantize_resident(*e.state, tensor, role, const_view(x));
     if (e.stats && e.measure_operands) {
@@ -68,14 +68,15 @@ Operand quantize_operand(const LinearExecution& e, LinearTensor tensor, GemmRole
 }
 
 // out = GEMM `role`: FP8 on the quantized operands qa, qb when given, else high precision on a, b.
-void run_gemm(const LinearExecution& e, GemmRole role, const Operand* qa, const Operand* qb,
-              const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+void run_gemm(const LinearExecution& e, Gemm role, const QuantizedOperand* qa,
+              const QuantizedOperand* qb, const at::Tensor& a, const at::Tensor& b,
+              at::Tensor& out) {
   const auto start = std::chrono::steady_clock::now();
   const std::size_t r = role_index(role);
   if (qa != nullptr) {
-    const recipes::Accumulation accumulation = role == GemmRole::fprop   ? e.accumulation.fprop
-                                               : role == GemmRole::dgrad ? e.accumulation.dgrad
-                                                                         : e.accumulation.wgrad;
+    const recipes::Accumulation accumulation = role == Gemm::kFprop   ? e.accumulation.fprop
+                                               : role == Gemm::kDgrad ? e.accumulation.dgrad
+                                                                      : e.accumulation.wgrad;
     if (qa->resident) {
       e.backend->gemm_resident(role, *qa->resident, *qb->resident, accumulation,
                                mutable_view(out));
@@ -96,8 +97,8 @@ void run_gemm(const LinearExecution& e, GemmRole role, const Operand* qa, const 
 // quantized in forward with the forward scales (TE keeps them, te-accelerate.md §2.5 step 3).
 struct SavedLinear : torch::CustomClassHolder {
   LinearExecution execution;
-  std::optional<Operand> input_for_wgrad;
-  std::optional<Operand> weight_for_dgrad;
+  std::optional<QuantizedOperand> input_for_wgrad;
+  std::optional<QuantizedOperand> weight_for_dgrad;
 };
 
 class LinearFunction : public torch::autograd::Function<LinearFunction> {
@@ -110,23 +111,23 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     saved->execution = e;
 
     at::Tensor y = at::empty({x.size(0), weight.size(0)}, x.options());
-    if (fp8 && e.quantized[role_index(GemmRole::fprop)]) {
-      const auto qx = quantize_operand(e, LinearTensor::input, GemmRole::fprop, x);
-      const auto qw = quantize_operand(e, LinearTensor::weight, GemmRole::fprop, weight);
-      run_gemm(e, GemmRole::fprop, &qx, &qw, x, weight, y);
+    if (fp8 && e.quantized[role_index(Gemm::kFprop)]) {
+      const auto qx = quantize_operand(e, Operand::kInput, Gemm::kFprop, x);
+      const auto qw = quantize_operand(e, Operand::kWeight, Gemm::kFprop, weight);
+      run_gemm(e, Gemm::kFprop, &qx, &qw, x, weight, y);
     } else {
-      run_gemm(e, GemmRole::fprop, nullptr, nullptr, x, weight, y);
+      run_gemm(e, Gemm::kFprop, nullptr, nullptr, x, weight, y);
     }
     if (has_bias) y.add_(bias);  // elementwise fp32 RN, independent of order
 
     // The backward GEMMs' FP8 copies of x and W come from forward, with the forward scales.
     if (fp8) {
-      if (wgrad_follows && e.quantized[role_index(GemmRole::wgrad)]) {
-        saved->input_for_wgrad = quantize_operand(e, LinearTensor::input, GemmRole::wgrad, x);
+      if (wgrad_follows && e.quantized[role_index(Gemm::kWgrad)]) {
+        saved->input_for_wgrad = quantize_operand(e, Operand::kInput, Gemm::kWgrad, x);
       }
-      if (dgrad_follows && e.quantized[role_index(GemmRole::dgrad)]) {
+      if (dgrad_follows && e.quantized[role_index(Gemm::kDgrad)]) {
         saved->weight_for_dgrad =
-            quantize_operand(e, LinearTensor::weight, GemmRole::dgrad, weight);
+            quantize_operand(e, Operand::kWeight, Gemm::kDgrad, weight);
       }
     }
     ctx->save_for_backward({x, weight});
@@ -146,22 +147,22 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     at::Tensor dx, dw, db;
     if (ctx->needs_input_grad(0)) {
       dx = at::empty_like(x);
-      if (e.state && e.quantized[role_index(GemmRole::dgrad)]) {
+      if (e.state && e.quantized[role_index(Gemm::kDgrad)]) {
         if (!saved.weight_for_dgrad) throw std::logic_error("Fp8Linear: no FP8 copy of W for dgrad");
-        const auto qdy = quantize_operand(e, LinearTensor::grad_output, GemmRole::dgrad, dy);
-        run_gemm(e, GemmRole::dgrad, &qdy, &*saved.weight_for_dgrad, dy, weight, dx);
+        const auto qdy = quantize_operand(e, Operand::kGradOutput, Gemm::kDgrad, dy);
+        run_gemm(e, Gemm::kDgrad, &qdy, &*saved.weight_for_dgrad, dy, weight, dx);
       } else {
-        run_gemm(e, GemmRole::dgrad, nullptr, nullptr, dy, weight, dx);
+        run_gemm(e, Gemm::kDgrad, nullptr, nullptr, dy, weight, dx);
       }
     }
     if (ctx->needs_input_grad(1)) {
       dw = at::empty_like(weight);
-      if (e.state && e.quantized[role_index(GemmRole::wgrad)]) {
+      if (e.state && e.quantized[role_index(Gemm::kWgrad)]) {
         if (!saved.input_for_wgrad) throw std::logic_error("Fp8Linear: no FP8 copy of x for wgrad");
-        const auto qdy = quantize_operand(e, LinearTensor::grad_output, GemmRole::wgrad, dy);
-        run_gemm(e, GemmRole::wgrad, &qdy, &*saved.input_for_wgrad, dy, x, dw);
+        const auto qdy = quantize_operand(e, Operand::kGradOutput, Gemm::kWgrad, dy);
+        run_gemm(e, Gemm::kWgrad, &qdy, &*saved.input_for_wgrad, dy, x, dw);
       } else {
-        run_gemm(e, GemmRole::wgrad, nullptr, nullptr, dy, x, dw);
+        run_gemm(e, Gemm::kWgrad, nullptr, nullptr, dy, x, dw);
       }
     }
     if (ctx->needs_input_grad(2)) {

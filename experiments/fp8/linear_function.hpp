@@ -23,10 +23,10 @@ struct LinearExecution {
   HighPrecision high_precision = HighPrecision::fp32;
   // FP8 only (state == nullptr: every GEMM in high precision, nothing quantized or recorded).
   std::shared_ptr<LinearScalingState> state;
-  std::array<bool, 3> quantized{};  // per GemmRole: run on quantized operands
-  recipes::GemmAccumulation accumulation{recipes::Accumulation::fp32_seq,
-                                         recipes::Accumulation::fp32_seq,
-                                         recipes::Accumulation::fp32_seq};
+  std::array<bool, 3> quantized{};  // per Gemm: run on quantized operands
+  recipes::GemmAccumulation accumulation{recipes::Accumulation::kFp32Seq,
+                                         recipes::Accumulation::kFp32Seq,
+                                         recipes::Accumulation::kFp32Seq};
   std::shared_ptr<Fp8AutocastRecord> record;  // the region this call registered with
   bool first_in_region = false;               // its backward runs the backward scale update
   std::shared_ptr<LinearStats> stats;         // merged into by forward and backward; may be null

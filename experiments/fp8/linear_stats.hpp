@@ -26,7 +26,7 @@ struct OperandStats {
   std::uint64_t underflowed = 0;
   std::uint64_t nan = 0;
   // SQNR over elements whose input and dequantized value x̂ = RN(decode(q) * scale_inv) are
-  // finite (as sim::scaling::tensor_stats): signal = Σ x², noise = Σ (x - x̂)², in float64.
+  // finite: sim::scaling::SqnrSums (sim/scaling/stats.hpp), added over the quantizations.
   std::uint64_t sqnr_elements = 0;
   double signal_energy = 0.0;
   double noise_energy = 0.0;
@@ -51,8 +51,8 @@ struct LinearStats {
   std::array<double, 3> gemm_seconds{};
   double quantize_seconds = 0.0;  // every quantize call, statistics included
 
-  OperandStats& operand(LinearTensor tensor, GemmRole role);
-  const OperandStats& operand(LinearTensor tensor, GemmRole role) const;
+  OperandStats& operand(Operand tensor, Gemm role);
+  const OperandStats& operand(Operand tensor, Gemm role) const;
   double total_gemm_seconds() const;
   void merge(const LinearStats& other);
 };

@@ -6,9 +6,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <span>
 #include <stdexcept>
 
+#include "recipes/lowering.hpp"
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/delayed.hpp"
 
@@ -21,10 +23,15 @@ class ShadowState final : public LinearScalingState {
  public:
   ShadowState(std::unique_ptr<LinearScalingState> w, std::unique_ptr<LinearScalingState> r,
               const recipes::Recipe& rec, std::string l)
-      : watched(std::move(w)), reference(std::move(r)), recipe(rec), layer(std::move(l)) {}
+      : watched(std::move(w)),
+        reference(std::move(r)),
+        recipe(rec),
+        delayed(recipes::delayed_scaling(rec)),
+        layer(std::move(l)) {}
   std::unique_ptr<LinearScalingState> watched;
   std::unique_ptr<LinearScalingState> reference;  // sim's state (stateless recipes only)
   recipes::Recipe recipe;
+  std::optional<sc::DelayedScalingConfig> delayed;  // delayed recipes: settings and update rule
   std::string layer;
   std::int64_t step = 0;  // end_backward calls so far
 };
@@ -150,8 +157,8 @@ class Comparison {
 };
 
 // The slot of a tensor in its pass (sim::scaling::DelayedScalingLinear's slots).
-std::int64_t delayed_slot(LinearTensor tensor) {
-  return tensor == LinearTensor::weight ? 1 : 0;
+std::int64_t delayed_slot(Operand tensor) {
+  return tensor == Operand::kWeight ? 1 : 0;
 }
 
 }  // namespace
@@ -270,26 +277,25 @@ bool ShadowCheckedBackend::begin_quantize(LinearScalingState& state) const {
 
 DelayedStateSnapshot ShadowCheckedBackend::delayed_before(LinearScalingState& state) const {
   ShadowState& s = shadow_state(state);
-  return s.recipe.scaling == recipes::Scaling::delayed ? snapshot_(*s.watched)
-                                                       : DelayedStateSnapshot{};
+  return s.delayed ? snapshot_(*s.watched) : DelayedStateSnapshot{};
 }
 
-void ShadowCheckedBackend::check_quantize(LinearScalingState& state, LinearTensor tensor,
-                                          GemmRole role, ConstMatrix host_x,
+void ShadowCheckedBackend::check_quantize(LinearScalingState& state, Operand tensor,
+                                          Gemm role, ConstMatrix host_x,
                                           const sc::QuantizeResult& got,
                                           const DelayedStateSnapshot& before) const {
   ShadowState& s = shadow_state(state);
-  const bool delayed = s.recipe.scaling == recipes::Scaling::delayed;
+  const bool delayed = s.delayed.has_value();
   sc::QuantizeResult want;
   DelayedStateSnapshot expected_state = before;
   if (delayed) {
     // DelayedScalingState::quantize: the cast with the slot's current scale, then the fmax of the
     // tensor's amax into history row 0 (NUMERICS.md §2.1).
-    const bool backward = tensor == LinearTensor::grad_output;
+    const bool backward = tensor == Operand::kGradOutput;
     const std::vector<float>& scales = backward ? before.backward_scale : before.forward_scale;
     const std::size_t slot = static_cast<std::size_t>(delayed_slot(tensor));
     want = sc::quantize_per_tensor("shadow check", host_x.data, host_x.rows, host_x.cols,
-                                   element_format(s.recipe, tensor), scales.at(slot));
+                                   recipes::plan(s.recipe, tensor, role).format, scales.at(slot));
     float& row0 = (backward ? expected_state.backward_history : expected_state.forward_history)
                       .at(slot);
     row0 = std::fmax(row0, want.stats.amax);
@@ -304,8 +310,8 @@ void ShadowCheckedBackend::check_quantize(LinearScalingState& state, LinearTenso
   if (delayed) c.state(after, expected_state);
 }
 
-sc::QuantizeResult ShadowCheckedBackend::quantize(LinearScalingState& state, LinearTensor tensor,
-                                                  GemmRole role, ConstMatrix x) const {
+sc::QuantizeResult ShadowCheckedBackend::quantize(LinearScalingState& state, Operand tensor,
+                                                  Gemm role, ConstMatrix x) const {
   ShadowState& s = shadow_state(state);
   if (!begin_quantize(state)) return watched_->quantize(*s.watched, tensor, role, x);
   const DelayedStateSnapshot before = delayed_before(state);
@@ -315,7 +321,7 @@ sc::QuantizeResult ShadowCheckedBackend::quantize(LinearScalingState& state, Lin
 }
 
 std::shared_ptr<const ResidentOperand> ShadowCheckedBackend::quantize_resident(
-    LinearScalingState& state, LinearTensor tensor, GemmRole role, ConstMatrix x) const {
+    LinearScalingState& state, Operand tensor, Gemm role, ConstMatrix x) const {
   ShadowState& s = shadow_state(state);
   if (!begin_quantize(state)) return watched_->quantize_resident(*s.watched, tensor, role, x);
   const DelayedStateSnapshot before = delayed_before(state);
@@ -332,7 +338,7 @@ bool ShadowCheckedBackend::shadowed_gemm(std::string& layer) const {
   return step_ % options_.every == 0;
 }
 
-void ShadowCheckedBackend::compare_output(const std::string& layer, GemmRole role,
+void ShadowCheckedBackend::compare_output(const std::string& layer, Gemm role,
                                           std::span<const float> got,
                                           std::span<const float> want) const {
   const std::lock_guard lock(mutex_);
@@ -341,7 +347,7 @@ void ShadowCheckedBackend::compare_output(const std::string& layer, GemmRole rol
   c.floats("output", got, want);
 }
 
-void ShadowCheckedBackend::gemm(GemmRole role, const sim::QuantizedTensor& a,
+void ShadowCheckedBackend::gemm(Gemm role, const sim::QuantizedTensor& a,
                                 const sim::QuantizedTensor& b,
                                 recipes::Accumulation accumulation, MutableMatrix out) const {
   watched_->gemm(role, a, b, accumulation, out);
@@ -352,7 +358,7 @@ void ShadowCheckedBackend::gemm(GemmRole role, const sim::QuantizedTensor& a,
   compare_output(layer, role, out.data, want);
 }
 
-void ShadowCheckedBackend::gemm_resident(GemmRole role, const ResidentOperand& a,
+void ShadowCheckedBackend::gemm_resident(Gemm role, const ResidentOperand& a,
                                          const ResidentOperand& b,
                                          recipes::Accumulation accumulation,
                                          MutableMatrix out) const {
@@ -366,7 +372,7 @@ void ShadowCheckedBackend::gemm_resident(GemmRole role, const ResidentOperand& a
   compare_output(layer, role, got, want);
 }
 
-void ShadowCheckedBackend::high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix b,
+void ShadowCheckedBackend::high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b,
                                                HighPrecision precision, MutableMatrix out) const {
   watched_->high_precision_gemm(role, a, b, precision, out);
   std::string layer;
@@ -387,8 +393,7 @@ void ShadowCheckedBackend::high_precision_gemm(GemmRole role, ConstMatrix a, Con
 
 void ShadowCheckedBackend::end_pass(LinearScalingState& state, bool forward) const {
   ShadowState& s = shadow_state(state);
-  const bool shadowed = s.step % options_.every == 0 &&
-                        s.recipe.scaling == recipes::Scaling::delayed;
+  const bool shadowed = s.step % options_.every == 0 && s.delayed;
   const DelayedStateSnapshot before = shadowed ? snapshot_(*s.watched) : DelayedStateSnapshot{};
   if (forward) {
     watched_->end_forward(*s.watched);
@@ -397,17 +402,17 @@ void ShadowCheckedBackend::end_pass(LinearScalingState& state, bool forward) con
   }
   if (shadowed) {
     // DelayedScalingState::update (single process: no reduction).
-    const sc::DelayedScalingConfig config = delayed_config(s.recipe);
-    const sim::Format format =
-        element_format(s.recipe, forward ? LinearTensor::input : LinearTensor::grad_output);
+    const sc::DelayedScalingConfig& config = *s.delayed;
+    const sim::Format format = forward ? sc::forward_format(config.fp8_format)
+                                       : sc::backward_format(config.fp8_format);
     DelayedStateSnapshot want = before;
     std::vector<float>& history = forward ? want.forward_history : want.backward_history;
     std::vector<float>& scale = forward ? want.forward_scale : want.backward_scale;
     std::int64_t& updates = forward ? want.forward_updates : want.backward_updates;
     sc::fused_amax_and_scale_update(history, want.history_len, scale, {},
                                     config.amax_compute_algo,
-                                    sc::delayed_scaled_max(sc::fp8_max(format), config.margin),
-                                    updates % config.interval == 0);
+                                    sc::delayed_scaled_max(config, format),
+                                    config.recomputes_scale(updates));
     ++updates;
     const DelayedStateSnapshot got = snapshot_(*s.watched);
     const std::lock_guard lock(mutex_);

@@ -97,11 +97,11 @@ class ShadowCheckedBackend final : public LinearBackend {
 
   std::string_view name() const override { return watched_->name(); }
   std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& recipe) const override;
-  sim::scaling::QuantizeResult quantize(LinearScalingState& state, LinearTensor tensor,
-                                        GemmRole role, ConstMatrix x) const override;
-  void gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
+  sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor,
+                                        Gemm role, ConstMatrix x) const override;
+  void gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
             recipes::Accumulation accumulation, MutableMatrix out) const override;
-  void high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
+  void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
                            MutableMatrix out) const override;
   void end_forward(LinearScalingState& state) const override;
   void end_backward(LinearScalingState& state) const override;
@@ -110,9 +110,9 @@ class ShadowCheckedBackend final : public LinearBackend {
   // results to the host (watched to_host / ResidentOperand::to_host) and replay them as above.
   bool accepts(MemorySpace memory) const override { return watched_->accepts(memory); }
   std::shared_ptr<const ResidentOperand> quantize_resident(LinearScalingState& state,
-                                                           LinearTensor tensor, GemmRole role,
+                                                           Operand tensor, Gemm role,
                                                            ConstMatrix x) const override;
-  void gemm_resident(GemmRole role, const ResidentOperand& a, const ResidentOperand& b,
+  void gemm_resident(Gemm role, const ResidentOperand& a, const ResidentOperand& b,
                      recipes::Accumulation accumulation, MutableMatrix out) const override;
   std::vector<float> to_host(ConstMatrix x) const override { return watched_->to_host(x); }
 
@@ -124,12 +124,12 @@ class ShadowCheckedBackend final : public LinearBackend {
   bool begin_quantize(LinearScalingState& state) const;
   DelayedStateSnapshot delayed_before(LinearScalingState& state) const;
   // Replays one quantize of host_x through sim and compares result and state with `got`.
-  void check_quantize(LinearScalingState& state, LinearTensor tensor, GemmRole role,
+  void check_quantize(LinearScalingState& state, Operand tensor, Gemm role,
                       ConstMatrix host_x, const sim::scaling::QuantizeResult& got,
                       const DelayedStateSnapshot& before) const;
   // The latest quantize's layer; true when GEMMs of the current step are shadowed.
   bool shadowed_gemm(std::string& layer) const;
-  void compare_output(const std::string& layer, GemmRole role, std::span<const float> got,
+  void compare_output(const std::string& layer, Gemm role, std::span<const float> got,
                       std::span<const float> want) const;
 
   std::shared_ptr<const LinearBackend> watched_;

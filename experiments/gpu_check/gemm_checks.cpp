@@ -90,16 +90,7 @@ struct Layout {
 // [K,M], B=X stored [K,N].
 constexpr Layout kLayouts[] = {{"fprop", true, true, true}, {"dgrad", true, false, true}, {"wgrad", false, false, false}};
 
-sim::Accumulation sim_model(gpu::GemmModel model) {
-  switch (model) {
-    case gpu::GemmModel::kFp32Seq: return sim::Accumulation::kFp32Seq;
-    case gpu::GemmModel::kHopperSplitAccumulator: return sim::Accumulation::kHopperSplitAccumulator;
-    case gpu::GemmModel::kHopperFastAccum: return sim::Accumulation::kHopperFastAccum;
-  }
-  return sim::Accumulation::kFp32Seq;
-}
-
-void run_case(CheckResult& result, gpu::GemmModel model, const ScalingKind& kind, const Layout& layout,
+void run_case(CheckResult& result, sim::Accumulation model, const ScalingKind& kind, const Layout& layout,
               const Shape& s, std::uint64_t seed, bool on_host) {
   const bool bf16 = (seed & 1) != 0, with_bias = (seed & 2) != 0;
   const Format b_format = (seed & 4) != 0 ? Format::E5M2 : Format::E4M3;
@@ -115,7 +106,7 @@ void run_case(CheckResult& result, gpu::GemmModel model, const ScalingKind& kind
   if (with_bias) bias = operand_values(static_cast<std::size_t>(s.n), seed + 2, false);
 
   sim::GemmOptions options;
-  options.accumulation = sim_model(model);
+  options.accumulation = model;
   options.output = bf16 ? sim::GemmOutputType::kBf16 : sim::GemmOutputType::kFp32;
   options.bias = bias;
   options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -195,11 +186,12 @@ void run_dense_case(CheckResult& result, bool round_to_bf16, const Layout& layou
 
 std::vector<CheckResult> check_gemm_models(bool on_host) {
   std::vector<CheckResult> results;
-  for (const gpu::GemmModel model : {gpu::GemmModel::kFp32Seq, gpu::GemmModel::kHopperSplitAccumulator,
-                                     gpu::GemmModel::kHopperFastAccum}) {
+  for (const sim::Accumulation model : {sim::Accumulation::kFp32Seq,
+                                        sim::Accumulation::kHopperSplitAccumulator,
+                                        sim::Accumulation::kHopperFastAccum}) {
     for (const ScalingKind& kind : kScalingKinds) {
       CheckResult r;
-      r.kernel = std::string(on_host ? "host twin gemm " : "gemm ") + gpu::to_string(model) + " " + kind.name;
+      r.kernel = std::string(on_host ? "host twin gemm " : "gemm ") + sim::to_string(model) + " " + kind.name;
       std::uint64_t seed = 1;
       for (const Layout& layout : kLayouts) {
         for (const Shape& s : kShapes) run_case(r, model, kind, layout, s, seed++, on_host);

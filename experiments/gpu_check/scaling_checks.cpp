@@ -116,10 +116,8 @@ std::vector<Quantizer> quantizers() {
                      },
                      [mode, v, shape](const float* x, auto r, auto c, Format f, const auto& o, bool h) {
                        const std::int64_t br = shape == 0 ? 1 : 32, bc = shape == 1 ? 1 : 32;
-                       const auto m = static_cast<gs::MxMode>(mode);
-                       const auto t = static_cast<gs::MxTorchao>(v);
-                       h ? gs::host_twin::quantize_mx(x, r, c, br, bc, f, m, t, o)
-                         : gs::quantize_mx(x, r, c, br, bc, f, m, t, o);
+                       h ? gs::host_twin::quantize_mx(x, r, c, br, bc, f, mode, v, o)
+                         : gs::quantize_mx(x, r, c, br, bc, f, mode, v, o);
                      }});
       }
     }

@@ -71,8 +71,8 @@ StepMeasurements take_linear_measurements(TrainableModel& model, bool want_rows)
   for (const auto& linear : collect_linear_stats(model)) {
     m.gemm_seconds += linear.stats.total_gemm_seconds();
     if (!want_rows || !linear.fp8) continue;
-    for (auto tensor : {LinearTensor::input, LinearTensor::weight, LinearTensor::grad_output}) {
-      for (auto role : {GemmRole::fprop, GemmRole::dgrad, GemmRole::wgrad}) {
+    for (auto tensor : {Operand::kInput, Operand::kWeight, Operand::kGradOutput}) {
+      for (auto role : {Gemm::kFprop, Gemm::kDgrad, Gemm::kWgrad}) {
         const auto& op = linear.stats.operand(tensor, role);
         if (op.quantizations == 0) continue;
         m.rows.push_back({{"layer", linear.name},

@@ -38,6 +38,7 @@ std::int64_t run_of(const DeviceGemmOperand& op) { return op.k_is_cols ? op.bloc
 
 Problem resolve(const DeviceGemmOperand& a, const DeviceGemmOperand& b,
                 const DeviceGemmOptions& options, float* out) {
+  require_kernel(options.model);
   check(a, 'A');
   check(b, 'B');
   const std::int64_t k = k_of(a);
@@ -93,22 +94,25 @@ void high_precision_gemm(const DeviceDenseOperand& a, const DeviceDenseOperand& 
   gemm_detail::launch_high_precision(gemm_detail::resolve_dense(a, b, options, out), stream);
 }
 
-const char* to_string(GemmModel model) {
-  switch (model) {
-    case GemmModel::kFp32Seq: return "fp32_seq";
-    case GemmModel::kHopperSplitAccumulator: return "hopper_split_accumulator";
-    case GemmModel::kHopperFastAccum: return "hopper_fast_accum";
+void require_kernel(sim::Accumulation model) {
+  if (model == sim::Accumulation::kFp32Seq || model == sim::Accumulation::kHopperSplitAccumulator ||
+      model == sim::Accumulation::kHopperFastAccum) {
+    return;
   }
-  return "?";
+  throw std::invalid_argument(std::string("gpu::gemm: accumulation `") + sim::to_string(model) +
+                              "` has no GPU kernel (gpu/gemm offers fp32_seq, "
+                              "hopper_split_accumulator, hopper_fast_accum); run it on the sim "
+                              "backend");
 }
 
 void gemm(const DeviceGemmOperand& a, const DeviceGemmOperand& b, const DeviceGemmOptions& options,
           float* out, cudaStream_t stream) {
   const gemm_detail::Problem p = gemm_detail::resolve(a, b, options, out);
   switch (options.model) {
-    case GemmModel::kFp32Seq: gemm_detail::launch_fp32_seq(p, stream); return;
-    case GemmModel::kHopperSplitAccumulator: gemm_detail::launch_hopper(p, true, stream); return;
-    case GemmModel::kHopperFastAccum: gemm_detail::launch_hopper(p, false, stream); return;
+    case sim::Accumulation::kFp32Seq: gemm_detail::launch_fp32_seq(p, stream); return;
+    case sim::Accumulation::kHopperSplitAccumulator: gemm_detail::launch_hopper(p, true, stream); return;
+    case sim::Accumulation::kHopperFastAccum: gemm_detail::launch_hopper(p, false, stream); return;
+    case sim::Accumulation::kExact: break;
   }
   throw std::invalid_argument("gpu::gemm: unknown model " + std::to_string(static_cast<int>(options.model)));
 }

@@ -2,9 +2,10 @@
 // (NUMERICS.md §3-4), for every scaling kind: per-tensor, rowwise/columnwise, block 1x128 and
 // 128x128, MXFP8 1x32/32x1 (which Hopper's tensor cores cannot run; these kernels can).
 //
-//   gpu::gemm with GemmModel::kFp32Seq                 must equal sim::gemm, Accumulation::kFp32Seq
-//   gpu::gemm with GemmModel::kHopperSplitAccumulator  must equal sim::gemm, kHopperSplitAccumulator
-//   gpu::gemm with GemmModel::kHopperFastAccum         must equal sim::gemm, kHopperFastAccum
+//   gpu::gemm with Accumulation::kFp32Seq                 must equal sim::gemm, the same model
+//   gpu::gemm with Accumulation::kHopperSplitAccumulator  must equal sim::gemm, the same model
+//   gpu::gemm with Accumulation::kHopperFastAccum         must equal sim::gemm, the same model
+//   (sim::Accumulation, sim/settings.hpp; kExact has no kernel: refused by name)
 //   gpu::high_precision_gemm                            must equal sim::high_precision_gemm
 //
 // C[M, N] = sum over k of A(m, k) * B(n, k); each operand is a stored row-major tensor plus which
@@ -19,6 +20,7 @@
 #include <cstdint>
 
 #include "sim/format.hpp"
+#include "sim/settings.hpp"
 
 namespace fp8lab::gpu {
 
@@ -34,11 +36,12 @@ struct DeviceGemmOperand {
   bool k_is_cols = true;  // sim::ReduceDim::kCols (true) or kRows (false)
 };
 
-enum class GemmModel : std::uint8_t { kFp32Seq, kHopperSplitAccumulator, kHopperFastAccum };
-const char* to_string(GemmModel model);
+// Throws std::invalid_argument naming the model unless gpu::gemm has a kernel for it (every
+// sim::Accumulation but kExact).
+void require_kernel(sim::Accumulation model);
 
 struct DeviceGemmOptions {
-  GemmModel model = GemmModel::kFp32Seq;
+  sim::Accumulation model = sim::Accumulation::kFp32Seq;
   bool bf16_output = false;     // out holds the bf16 values as their exact fp32 values (as sim)
   const float* bias = nullptr;  // N values added to every row, or null
 };

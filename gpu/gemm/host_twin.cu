@@ -18,10 +18,10 @@ void gemm(const DeviceGemmOperand& a, const DeviceGemmOperand& b, const DeviceGe
   for (std::int64_t m = 0; m < p.m; ++m) {
     for (std::int64_t n = 0; n < p.n; ++n) {
       out[m * p.n + n] =
-          options.model == GemmModel::kFp32Seq
+          options.model == sim::Accumulation::kFp32Seq
               ? gemm_detail::fp32_seq_output(p, tables, m, n)
               : gemm_detail::hopper_output(p, tables, m, n,
-                                           options.model == GemmModel::kHopperSplitAccumulator);
+                                           options.model == sim::Accumulation::kHopperSplitAccumulator);
     }
   }
 }

@@ -233,11 +233,11 @@ void quantize_axiswise_torchao(const float* x, std::int64_t rows, std::int64_t c
 }
 
 void quantize_mx(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
-                 std::int64_t block_cols, sim::Format format, MxMode mode, MxTorchao torchao,
+                 std::int64_t block_cols, sim::Format format, E8M0Mode mode, TorchaoVersion torchao,
                  const BlockedOutputs& out, cudaStream_t stream) {
   check("gpu::scaling::quantize_mx", x, rows, cols, block_rows, block_cols, format, out);
   launch(x, rows, cols, block_rows, block_cols, format,
-         MxRule{static_cast<E8M0Mode>(mode), static_cast<TorchaoVersion>(torchao)}, out, stream);
+         MxRule{mode, torchao}, out, stream);
 }
 
 }  // namespace fp8lab::gpu::scaling

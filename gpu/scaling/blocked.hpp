@@ -19,8 +19,14 @@
 
 #include "gpu/quantize.hpp"
 #include "sim/format.hpp"
+#include "sim/scaling/plan.hpp"
+#include "sim/settings.hpp"
 
 namespace fp8lab::gpu::scaling {
+
+// The MX settings are sim's own types (sim/settings.hpp), imported by name, not copied.
+using sim::scaling::E8M0Mode;
+using sim::scaling::TorchaoVersion;
 
 struct BlockedOutputs {
   std::uint8_t* codes = nullptr;
@@ -42,13 +48,10 @@ void quantize_axiswise_torchao(const float* x, std::int64_t rows, std::int64_t c
                                sim::Format format, bool pow2, const BlockedOutputs& out,
                                cudaStream_t stream = nullptr);
 
-// MXFP8: blocks 1x32 (rowwise copy), 32x1 (columnwise copy) or 32x32 (2-D weights); mode as
-// sim::scaling::E8M0Mode (0 te, 1 floor, 2 ceil, 3 even, 4 rceil), torchao as
-// sim::scaling::TorchaoVersion (0 torchao-0.18, 1 torchao-main; te ignores it).
-enum class MxMode : std::uint8_t { kTe, kFloor, kCeil, kEven, kRceil };
-enum class MxTorchao : std::uint8_t { kV0_18, kMain };
+// MXFP8: blocks 1x32 (rowwise copy), 32x1 (columnwise copy) or 32x32 (2-D weights); the torchao
+// version applies to the torchao modes only (sim/settings.hpp).
 void quantize_mx(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
-                 std::int64_t block_cols, sim::Format format, MxMode mode, MxTorchao torchao,
+                 std::int64_t block_cols, sim::Format format, E8M0Mode mode, TorchaoVersion torchao,
                  const BlockedOutputs& out, cudaStream_t stream = nullptr);
 
 // Per-tensor current scaling: amax over all of x, the rule, then gpu::quantize with that scale
@@ -58,6 +61,14 @@ void quantize_current_te(const float* x, std::int64_t rows, std::int64_t cols, s
 void quantize_tensorwise_torchao(const float* x, std::int64_t rows, std::int64_t cols,
                                  sim::Format format, bool pow2, const BlockedOutputs& out,
                                  cudaStream_t stream = nullptr);
+
+// Executes a QuantizePlan (sim/scaling/plan.hpp): the quantizer above it names, with its format,
+// blocks (plan.blocks(rows, cols)), axis, pow2 and MX mode and version; block scaling with fp32
+// input (value_for_inf = FLT_MAX) and amax_epsilon 0. Must equal sim::scaling::quantize(plan, x).
+// Throws std::invalid_argument for kDelayed (stateful; the caller runs gpu::quantize with the
+// slot's scale) and kHighPrecision.
+void quantize(const sim::scaling::QuantizePlan& plan, const float* x, std::int64_t rows,
+              std::int64_t cols, const BlockedOutputs& out, cudaStream_t stream = nullptr);
 
 // The same quantizers on the host, over HOST pointers (x, every output, stats), running the
 // kernels' per-element and per-block code (gpu/scaling/host_twin.cu): checks the rules and
@@ -69,12 +80,14 @@ void quantize_block_te(const float* x, std::int64_t rows, std::int64_t cols, std
 void quantize_axiswise_torchao(const float* x, std::int64_t rows, std::int64_t cols, bool rowwise,
                                sim::Format format, bool pow2, const BlockedOutputs& out);
 void quantize_mx(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
-                 std::int64_t block_cols, sim::Format format, MxMode mode, MxTorchao torchao,
+                 std::int64_t block_cols, sim::Format format, E8M0Mode mode, TorchaoVersion torchao,
                  const BlockedOutputs& out);
 void quantize_current_te(const float* x, std::int64_t rows, std::int64_t cols, sim::Format format,
                          bool pow2, float eps, const BlockedOutputs& out);
 void quantize_tensorwise_torchao(const float* x, std::int64_t rows, std::int64_t cols,
                                  sim::Format format, bool pow2, const BlockedOutputs& out);
+void quantize(const sim::scaling::QuantizePlan& plan, const float* x, std::int64_t rows,
+              std::int64_t cols, const BlockedOutputs& out);
 }  // namespace host_twin
 
 }  // namespace fp8lab::gpu::scaling

@@ -83,10 +83,10 @@ void quantize_axiswise_torchao(const float* x, std::int64_t rows, std::int64_t c
 }
 
 void quantize_mx(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
-                 std::int64_t block_cols, sim::Format format, MxMode mode, MxTorchao torchao,
+                 std::int64_t block_cols, sim::Format format, E8M0Mode mode, TorchaoVersion torchao,
                  const BlockedOutputs& out) {
   run("host_twin::quantize_mx", x, rows, cols, block_rows, block_cols, format,
-      MxRule{static_cast<E8M0Mode>(mode), static_cast<TorchaoVersion>(torchao)}, out);
+      MxRule{mode, torchao}, out);
 }
 
 void quantize_current_te(const float* x, std::int64_t rows, std::int64_t cols, sim::Format format,

@@ -13,8 +13,13 @@
 #include <cstdint>
 
 #include "gpu/cast.cuh"
+#include "sim/settings.hpp"
 
 namespace fp8lab::gpu::scaling {
+
+// The MX settings are sim's own types (sim/settings.hpp), imported by name, not copied.
+using sim::scaling::E8M0Mode;
+using sim::scaling::TorchaoVersion;
 
 struct BlockScale {
   float scale;      // multiplier before the cast
@@ -64,9 +69,6 @@ FP8LAB_HD inline float torchao_scale_from_amax(float amax, float fp8_max, bool p
   }
   return canonical_nan(s);
 }
-
-enum class E8M0Mode : std::uint8_t { kTe, kFloor, kCeil, kEven, kRceil };  // as sim::scaling
-enum class TorchaoVersion : std::uint8_t { kV0_18, kMain };                 // as sim::scaling
 
 // 2^(code - 127) for code 0..254 (code 0: 2^-127, an fp32 subnormal), NaN for 0xFF.
 FP8LAB_HD inline float decode_e8m0(std::uint32_t code) {

@@ -9,16 +9,6 @@
 
 namespace fp8lab::sim {
 
-const char* to_string(Accumulation a) {
-  switch (a) {
-    case Accumulation::kFp32Seq: return "fp32_seq";
-    case Accumulation::kHopperSplitAccumulator: return "hopper_split_accumulator";
-    case Accumulation::kHopperFastAccum: return "hopper_fast_accum";
-    case Accumulation::kExact: return "exact";
-  }
-  return "?";
-}
-
 Accumulation parse_accumulation(std::string_view name) {
   for (Accumulation a : {Accumulation::kFp32Seq, Accumulation::kHopperSplitAccumulator,
                          Accumulation::kHopperFastAccum, Accumulation::kExact}) {

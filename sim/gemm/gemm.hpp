@@ -79,6 +79,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/settings.hpp"
 #include "sim/tensor.hpp"
 
 namespace fp8lab::sim {
@@ -86,13 +87,7 @@ namespace fp8lab::sim {
 // Which stored dimension of an operand is the GEMM's reduction dimension K.
 enum class ReduceDim : std::uint8_t { kCols, kRows };
 
-enum class Accumulation : std::uint8_t {
-  kFp32Seq,                 // the reference order (NUMERICS.md §3)
-  kHopperSplitAccumulator,  // sm_90 wgmma, promoted every 128 K (TE use_split_accumulator=True)
-  kHopperFastAccum,         // sm_90 wgmma, never promoted (TE fprop default, cuBLASLt FAST_ACCUM)
-  kExact,                   // exact block sums (error measurement)
-};
-const char* to_string(Accumulation a);
+// Accumulation (the models above) is described in sim/settings.hpp.
 // Parses "fp32_seq", "hopper_split_accumulator", "hopper_fast_accum", "exact"; anything else
 // throws std::invalid_argument listing these.
 Accumulation parse_accumulation(std::string_view name);

@@ -31,13 +31,8 @@ QuantizeResult quantize_block_te(std::span<const float> x, std::int64_t rows, st
 QuantizeResult quantize_block_operand(std::span<const float> x, std::int64_t rows,
                                       std::int64_t cols, Gemm gemm, Operand operand,
                                       Format format, const BlockScalingConfig& config) {
-  const ScaleAxis axis = scale_axis(gemm, operand);  // throws for an operand the GEMM lacks
   BlockScalingConfig chosen = config;
-  if (operand == Operand::kWeight) {
-    chosen.block = kBlock128x128;
-  } else {
-    chosen.block = axis == ScaleAxis::kRowwise ? kBlock1x128 : kBlock128x1;
-  }
+  chosen.block = te_block_shape(gemm, operand);  // throws for an operand the GEMM lacks
   return quantize_block_te(x, rows, cols, format, chosen);
 }
 

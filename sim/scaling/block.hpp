@@ -10,13 +10,9 @@
 #include "sim/format.hpp"
 #include "sim/scaling/blocked.hpp"
 #include "sim/scaling/common.hpp"
-#include "sim/scaling/gemm_axes.hpp"
+#include "sim/settings.hpp"
 
 namespace fp8lab::sim::scaling {
-
-inline constexpr BlockShape kBlock1x128{1, 128};
-inline constexpr BlockShape kBlock128x1{128, 1};
-inline constexpr BlockShape kBlock128x128{128, 128};
 
 struct BlockScalingConfig {
   BlockShape block = kBlock1x128;

@@ -20,6 +20,7 @@
 
 #include "sim/format.hpp"
 #include "sim/scaling/common.hpp"
+#include "sim/settings.hpp"
 
 namespace fp8lab::sim::scaling {
 
@@ -30,11 +31,6 @@ struct BlockScale {
 };
 
 using BlockScaleRule = std::function<BlockScale(float amax, bool has_nan)>;
-
-struct BlockShape {
-  std::int64_t rows = 1;
-  std::int64_t cols = 1;
-};
 
 // Quantizes x [rows, cols] block by block. `store_e8m0` fills QuantizedTensor::scale_e8m0.
 // Blocks are clipped to the tensor (a block shape larger than the tensor gives one block).

@@ -9,23 +9,6 @@
 
 namespace fp8lab::sim::scaling {
 
-const char* to_string(Fp8Format format) {
-  switch (format) {
-    case Fp8Format::kHybrid: return "HYBRID";
-    case Fp8Format::kE4M3: return "E4M3";
-    case Fp8Format::kE5M2: return "E5M2";
-  }
-  return "?";
-}
-
-Format forward_format(Fp8Format format) {
-  return format == Fp8Format::kE5M2 ? Format::E5M2 : Format::E4M3;
-}
-
-Format backward_format(Fp8Format format) {
-  return format == Fp8Format::kE4M3 ? Format::E4M3 : Format::E5M2;
-}
-
 float fp8_max(Format format) { return static_cast<float>(spec(format).max_finite()); }
 
 void check_tensor_arguments(const char* function, std::size_t size, std::int64_t rows,

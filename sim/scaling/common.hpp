@@ -11,19 +11,12 @@
 
 #include "sim/format.hpp"
 #include "sim/quantize.hpp"
+#include "sim/settings.hpp"
 #include "sim/tensor.hpp"
 
 namespace fp8lab::sim::scaling {
 
-// TE `recipe.Format` (te-accelerate.md §2.1-2.2; NUMERICS.md §2.1): which FP8 format the forward
-// tensors (input, weight) and the backward tensors (grad_output) get.
-//   kHybrid: E4M3 forward, E5M2 backward.   kE4M3: E4M3 everywhere.
-//   kE5M2:   E5M2 everywhere (TE asserts "Pure E5M2 training is not supported."; we run it).
-enum class Fp8Format : std::uint8_t { kHybrid, kE4M3, kE5M2 };
-
-const char* to_string(Fp8Format format);
-Format forward_format(Fp8Format format);
-Format backward_format(Fp8Format format);
+// Fp8Format, forward_format and backward_format: sim/settings.hpp.
 
 // Largest finite value of an element format as fp32 (448 for E4M3, 57344 for E5M2), derived from
 // its FormatSpec. Exact: both are small integers.

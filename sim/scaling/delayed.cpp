@@ -9,10 +9,6 @@
 
 namespace fp8lab::sim::scaling {
 
-const char* to_string(AmaxComputeAlgo algo) {
-  return algo == AmaxComputeAlgo::kMax ? "max" : "most_recent";
-}
-
 void validate(const DelayedScalingConfig& config) {
   if (config.amax_history_len < 1) {
     throw std::invalid_argument("DelayedScalingConfig: amax_history_len = " +
@@ -22,11 +18,6 @@ void validate(const DelayedScalingConfig& config) {
     throw std::invalid_argument("DelayedScalingConfig: interval = " +
                                 std::to_string(config.interval) + "; accepted: >= 1");
   }
-}
-
-float delayed_scaled_max(float fp8_max, int margin) {
-  // TE: fp8_dtype_max(dtype) * std::pow(2.f, -margin); ldexp gives the same, exact power of two.
-  return fp8_max * std::ldexp(1.0f, -margin);
 }
 
 void fused_amax_and_scale_update(std::span<float> history, std::int64_t len,
@@ -70,8 +61,8 @@ DelayedScalingState::DelayedScalingState(std::int64_t slots, Format format,
       len_(config.amax_history_len),
       format_(format),
       algo_(config.amax_compute_algo),
-      scaled_max_(delayed_scaled_max(fp8_max(format), config.margin)),
-      interval_(config.interval) {
+      scaled_max_(delayed_scaled_max(config, format)),
+      config_(config) {
   validate(config);
   if (slots < 1) {
     throw std::invalid_argument("DelayedScalingState: slots = " + std::to_string(slots) +
@@ -113,7 +104,7 @@ void DelayedScalingState::update(const AmaxReducer& reduce) {
     reduced.assign(history_.begin(), history_.begin() + slots_);
     reduce(reduced);
   }
-  const bool recompute = updates_ % interval_ == 0;
+  const bool recompute = config_.recomputes_scale(updates_);
   fused_amax_and_scale_update(history_, len_, scale_, reduced, algo_, scaled_max_, recompute);
   ++updates_;
 }

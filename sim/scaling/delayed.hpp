@@ -18,30 +18,15 @@
 
 #include "sim/format.hpp"
 #include "sim/scaling/common.hpp"
+#include "sim/scaling/plan.hpp"
 
 namespace fp8lab::sim::scaling {
 
-// TE amax_compute_algo. Through accelerate TE always runs `max` (te-accelerate.md §1.2).
-enum class AmaxComputeAlgo : std::uint8_t { kMax, kMostRecent };
-const char* to_string(AmaxComputeAlgo algo);
-
-struct DelayedScalingConfig {
-  int margin = 0;                        // scale = (fp8_max * 2^-margin) / amax
-  Fp8Format fp8_format = Fp8Format::kHybrid;
-  std::int64_t amax_history_len = 1024;  // >= 1
-  AmaxComputeAlgo amax_compute_algo = AmaxComputeAlgo::kMax;
-  // Recompute the scale only on updates whose step index (0, 1, 2, ... counted per pass) is a
-  // multiple of `interval`; the history still rolls on every update. 1 is TE's behaviour (TE
-  // ignores the field, §1.2). >= 1.
-  std::int64_t interval = 1;
-};
+// AmaxComputeAlgo: sim/settings.hpp. DelayedScalingConfig, with the interval rule and the scaled
+// max (delayed_scaled_max): sim/scaling/plan.hpp.
 
 // Throws std::invalid_argument naming the field and its accepted values.
 void validate(const DelayedScalingConfig& config);
-
-// `scaled_max` of the update, computed as TE does on the host in fp32 (delayed_scaling.cu):
-// RN(fp8_max * 2^-margin); exact for every margin whose 2^-margin is an fp32 value.
-float delayed_scaled_max(float fp8_max, int margin);
 
 // TE's fused update for n slots of one pass (kernel_bulk, te-accelerate.md §2.6), in place.
 //   history:  [len][n] row-major, row 0 = the running step's amax per slot
@@ -100,7 +85,7 @@ class DelayedScalingState {
   Format format_;
   AmaxComputeAlgo algo_;
   float scaled_max_;
-  std::int64_t interval_;
+  DelayedScalingConfig config_;  // its interval rule
   std::int64_t updates_ = 0;
   std::vector<float> history_;  // [len][slots]
   std::vector<float> scale_;    // [slots]

@@ -75,21 +75,6 @@ QuantizeResult quantize_mx_blocks(const char* function, std::span<const float> x
 
 }  // namespace
 
-const char* to_string(E8M0Mode mode) {
-  switch (mode) {
-    case E8M0Mode::kTe: return "te";
-    case E8M0Mode::kFloor: return "floor";
-    case E8M0Mode::kCeil: return "ceil";
-    case E8M0Mode::kEven: return "even";
-    case E8M0Mode::kRceil: return "rceil";
-  }
-  return "?";
-}
-
-const char* to_string(TorchaoVersion version) {
-  return version == TorchaoVersion::kV0_18 ? "torchao-0.18" : "torchao-main";
-}
-
 std::uint8_t te_float_to_e8m0(float v) {
   if (std::isnan(v)) return 0xFF;
   if (std::isinf(v)) return 0xFE;
@@ -147,9 +132,8 @@ float mx_block_multiplier(std::uint8_t e, E8M0Mode mode, TorchaoVersion torchao)
 QuantizeResult quantize_mx(std::span<const float> x, std::int64_t rows, std::int64_t cols,
                            ScaleAxis axis, Format format, E8M0Mode mode,
                            TorchaoVersion torchao) {
-  const BlockShape block = axis == ScaleAxis::kRowwise ? BlockShape{1, kMxBlockSize}
-                                                       : BlockShape{kMxBlockSize, 1};
-  return quantize_mx_blocks("quantize_mx", x, rows, cols, block, format, mode, torchao);
+  return quantize_mx_blocks("quantize_mx", x, rows, cols, mx_block_shape(axis), format, mode,
+                            torchao);
 }
 
 QuantizeResult quantize_mx_2d(std::span<const float> x, std::int64_t rows, std::int64_t cols,

@@ -50,19 +50,12 @@
 
 #include "sim/format.hpp"
 #include "sim/scaling/common.hpp"
-#include "sim/scaling/gemm_axes.hpp"
+#include "sim/settings.hpp"
 
 namespace fp8lab::sim::scaling {
 
-inline constexpr std::int64_t kMxBlockSize = 32;
-
-enum class E8M0Mode : std::uint8_t { kTe, kFloor, kCeil, kEven, kRceil };
-const char* to_string(E8M0Mode mode);
-
-// Which torchao `to_mx` the torchao modes follow (table above). Named as in recipes:
-// "torchao-0.18", "torchao-main".
-enum class TorchaoVersion : std::uint8_t { kV0_18, kMain };
-const char* to_string(TorchaoVersion version);
+// kMxBlockSize, E8M0Mode and TorchaoVersion (named as in recipes: "torchao-0.18",
+// "torchao-main") are described in sim/settings.hpp.
 
 // TE float_to_e8m0 (util/ptx.cuh fallback, tests/cpp/test_common.h): round up, satfinite.
 //   NaN -> 0xFF;  ±Inf -> 0xFE;  0 -> 0x00;  else with E = bits[30:23], M = bits[22:0]:

@@ -1,6 +1,6 @@
 // Rowwise / axiswise scaling: torchao Float8LinearConfig recipes "tensorwise", "rowwise" and
 // "rowwise_with_gw_hp" (NUMERICS.md §2.3; torchao-mx.md §1.2, §2.1-2.4). One scale per row or per
-// column of the stored tensor, along the reduction dimension of the GEMM (sim/scaling/gemm_axes.hpp),
+// column of the stored tensor, along the reduction dimension of the GEMM (sim/settings.hpp),
 // each computed with torchao's amax_to_scale (float64 division, 1e-12 clamp, NaN propagating;
 // sim/scaling/current.hpp).
 #pragma once
@@ -11,7 +11,7 @@
 
 #include "sim/format.hpp"
 #include "sim/scaling/common.hpp"
-#include "sim/scaling/gemm_axes.hpp"
+#include "sim/settings.hpp"
 
 namespace fp8lab::sim::scaling {
 

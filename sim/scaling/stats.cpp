@@ -1,6 +1,7 @@
 #include "sim/scaling/stats.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -20,6 +21,68 @@ std::vector<float> dequantize(const QuantizedTensor& t) {
     }
   }
   return out;
+}
+
+namespace {
+
+const std::array<float, 256>& decode_table(Format format) {
+  static const auto make = [](Format f) {
+    std::array<float, 256> table{};
+    for (int code = 0; code < 256; ++code) {
+      table[static_cast<std::size_t>(code)] = decode_fp8(static_cast<std::uint8_t>(code), f);
+    }
+    return table;
+  };
+  static const std::array<float, 256> e4m3 = make(Format::E4M3);
+  static const std::array<float, 256> e5m2 = make(Format::E5M2);
+  if (format == Format::E4M3) return e4m3;
+  if (format == Format::E5M2) return e5m2;
+  throw std::invalid_argument("sqnr_sums: not an FP8 element format");
+}
+
+}  // namespace
+
+double SqnrSums::db() const {
+  if (elements == 0) return std::numeric_limits<double>::quiet_NaN();
+  if (noise == 0.0) return std::numeric_limits<double>::infinity();
+  return 10.0 * std::log10(signal / noise);
+}
+
+void SqnrSums::add(const SqnrSums& other) {
+  elements += other.elements;
+  signal += other.signal;
+  noise += other.noise;
+}
+
+SqnrSums sqnr_sums(std::span<const float> x, const QuantizedTensor& q) {
+  if (x.size() != q.data.size()) {
+    throw std::invalid_argument("sqnr_sums: x.size() = " + std::to_string(x.size()) +
+                                " but the quantized tensor has " + std::to_string(q.data.size()) +
+                                " elements");
+  }
+  // x̂ = RN(decode(q) * scale_inv), as dequantize, block row by block row.
+  const std::array<float, 256>& decode = decode_table(q.format);
+  const std::int64_t scale_cols = q.scale_cols();
+  SqnrSums sums;
+  for (std::int64_t r = 0; r < q.rows; ++r) {
+    const float* scale_row = q.scale_inv.data() + (r / q.block_rows) * scale_cols;
+    const float* x_row = x.data() + r * q.cols;
+    const std::uint8_t* q_row = q.data.data() + r * q.cols;
+    for (std::int64_t c0 = 0; c0 < q.cols; c0 += q.block_cols) {
+      const float scale_inv = scale_row[c0 / q.block_cols];
+      const std::int64_t c1 = std::min(q.cols, c0 + q.block_cols);
+      for (std::int64_t c = c0; c < c1; ++c) {
+        const float value = x_row[c];
+        const float dequantized = decode[q_row[c]] * scale_inv;
+        if (!std::isfinite(value) || !std::isfinite(dequantized)) continue;
+        const double error = static_cast<double>(value) - static_cast<double>(dequantized);
+        sums.signal += static_cast<double>(value) * static_cast<double>(value);
+        sums.noise += error * error;
+        ++sums.elements;
+      }
+    }
+  }
+  return sums;
 }
 
 TensorStats tensor_stats(std::span<const float> x, const QuantizeResult& q) {
@@ -43,9 +106,6 @@ TensorStats tensor_stats(std::span<const float> x, const QuantizeResult& q) {
   }
 
   const std::vector<float> xhat = dequantize(q.tensor);
-  double signal = 0.0;
-  double noise = 0.0;
-  std::uint64_t measured = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
     const float v = x[i];
     switch (std::fpclassify(v)) {
@@ -55,21 +115,12 @@ TensorStats tensor_stats(std::span<const float> x, const QuantizeResult& q) {
       case FP_SUBNORMAL: ++s.input_denormal; break;
       default: break;
     }
-    if (!std::isfinite(v) || !std::isfinite(xhat[i])) continue;
+    if (!std::isfinite(v) || !std::isfinite(xhat[i]) || v == 0.0f) continue;
     const double exact = v;
     const double error = exact - static_cast<double>(xhat[i]);
-    signal += exact * exact;
-    noise += error * error;
-    ++measured;
-    if (v != 0.0f) s.max_rel_error = std::max(s.max_rel_error, std::fabs(error / exact));
+    s.max_rel_error = std::max(s.max_rel_error, std::fabs(error / exact));
   }
-  if (measured == 0) {
-    s.sqnr_db = std::numeric_limits<double>::quiet_NaN();
-  } else if (noise == 0.0) {
-    s.sqnr_db = std::numeric_limits<double>::infinity();
-  } else {
-    s.sqnr_db = 10.0 * std::log10(signal / noise);
-  }
+  s.sqnr_db = sqnr_sums(x, q.tensor).db();
   return s;
 }
 

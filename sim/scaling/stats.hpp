@@ -34,6 +34,22 @@ struct TensorStats {
 // x̂ = decode(q) * scale_inv per element, each one fp32 multiply (TE's dequantization).
 std::vector<float> dequantize(const QuantizedTensor& t);
 
+// The sums an SQNR is made of, over the elements whose input x and dequantized value x̂ are both
+// finite, in float64 and element order: signal = Σ x², noise = Σ (x - x̂)². Callers that pool
+// several quantizations (experiments/fp8/linear_stats) add the sums, then take db().
+struct SqnrSums {
+  std::uint64_t elements = 0;
+  double signal = 0.0;
+  double noise = 0.0;
+  // 10 log10(signal / noise); +Inf when the error is 0, NaN when no element counted.
+  double db() const;
+  void add(const SqnrSums& other);
+};
+
+// The sums of `q` against `x` (row-major, q's shape), walked block row by block row with a
+// decode table: cheap enough to run on every quantize of a statistics step.
+SqnrSums sqnr_sums(std::span<const float> x, const QuantizedTensor& q);
+
 // Statistics of `q` (the result of quantizing `x`).
 TensorStats tensor_stats(std::span<const float> x, const QuantizeResult& q);
 

@@ -38,10 +38,10 @@ std::vector<NamedRecipe> recipes_under_test() {
   {
     recipes::Recipe r = test::recipe_with_defaults(Scaling::delayed);
     r.amax_history_len = 2;
-    r.amax_compute_algo = recipes::AmaxComputeAlgo::max;
+    r.amax_compute_algo = recipes::AmaxComputeAlgo::kMax;
     r.margin = 1;
     r.interval = 2;
-    r.gemm = {Accumulation::fp32_seq, Accumulation::fp32_seq, Accumulation::fp32_seq};
+    r.gemm = {Accumulation::kFp32Seq, Accumulation::kFp32Seq, Accumulation::kFp32Seq};
     list.push_back({"delayed max h2 m1 i2 fp32_seq", r});
   }
   {
@@ -54,7 +54,7 @@ std::vector<NamedRecipe> recipes_under_test() {
   {
     recipes::Recipe r = test::recipe_with_defaults(Scaling::current);
     r.power_2_scales = true;
-    r.fp8_format = recipes::Fp8Format::E4M3;
+    r.fp8_format = recipes::Fp8Format::kE4M3;
     list.push_back({"current pow2 E4M3", r});
   }
   list.push_back({"tensorwise", test::recipe_with_defaults(Scaling::tensorwise)});
@@ -65,8 +65,8 @@ std::vector<NamedRecipe> recipes_under_test() {
   list.push_back({"mxfp8 te", test::recipe_with_defaults(Scaling::mxfp8)});
   {
     recipes::Recipe r = test::recipe_with_defaults(Scaling::mxfp8);
-    r.mx_scale_mode = recipes::MxScaleMode::rceil;
-    r.gemm = {Accumulation::fp32_seq, Accumulation::hopper_fast, Accumulation::fp32_seq};
+    r.mx_scale_mode = recipes::E8M0Mode::kRceil;
+    r.gemm = {Accumulation::kFp32Seq, Accumulation::kHopperFastAccum, Accumulation::kFp32Seq};
     list.push_back({"mxfp8 rceil mixed accumulation", r});
   }
   {
@@ -280,7 +280,7 @@ TEST_CASE("cuda backend: accumulation `exact` has no GPU kernel and is refused b
   CudaBackend cuda;
   sim::QuantizedTensor t;
   std::vector<float> out(1);
-  CHECK_THROWS_WITH(cuda.gemm(GemmRole::fprop, t, t, Accumulation::exact, {out, 1, 1}),
+  CHECK_THROWS_WITH(cuda.gemm(Gemm::kFprop, t, t, Accumulation::kExact, {out, 1, 1}),
                     Catch::Contains("`exact` has no GPU kernel"));
 }
 

@@ -1,10 +1,11 @@
 // The cuda backend's choices, checked without a GPU: for every stateless recipe, Linear tensor and
-// GEMM role, the quantizer plan CudaBackend runs (plan_quantize) executed through gpu/'s host twins
-// (the kernels' per-block code compiled for the host) gives SimBackend::quantize's bits (codes,
-// scales, scale_inv, E8M0, statistics, block shape); and each GEMM role's K layout and model
-// (gemm_k_is_cols, gemm_model) through the GEMM host twin gives SimBackend::gemm's and
-// high_precision_gemm's bits. What this cannot see (device memory, the kernels' launch and
-// delayed scaling's device state) is cuda_backend_equality_test's, on a GPU.
+// GEMM role, the lowering's plan (recipes::plan), which CudaBackend executes, run through gpu/'s
+// host twins (gpu::scaling::host_twin::quantize: the kernels' per-block code compiled for the
+// host) gives SimBackend::quantize's bits (codes, scales, scale_inv, E8M0, statistics, block
+// shape); and each GEMM role's K layout (sim/settings.hpp's k_is_cols) and accumulation model
+// through the GEMM host twin gives SimBackend::gemm's and high_precision_gemm's bits. What this
+// cannot see (device memory, the kernels' launch and delayed scaling's device state) is
+// cuda_backend_equality_test's, on a GPU.
 #include "linear_test_support.hpp"  // first: LibTorch, then Catch2
 
 #include <cmath>
@@ -15,6 +16,9 @@
 
 #include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/fp8/sim_backend.hpp"
+#include "gpu/gemm/gemm.hpp"
+#include "gpu/scaling/blocked.hpp"
+#include "recipes/lowering.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -36,18 +40,18 @@ std::vector<NamedRecipe> stateless_recipes() {
       list.push_back({std::string(recipes::name(s)) + (pow2 ? " pow2" : ""), r});
     }
   }
-  for (const auto mode : {recipes::MxScaleMode::te, recipes::MxScaleMode::floor,
-                          recipes::MxScaleMode::ceil, recipes::MxScaleMode::even,
-                          recipes::MxScaleMode::rceil}) {
+  for (const auto mode : {recipes::E8M0Mode::kTe, recipes::E8M0Mode::kFloor,
+                          recipes::E8M0Mode::kCeil, recipes::E8M0Mode::kEven,
+                          recipes::E8M0Mode::kRceil}) {
     recipes::Recipe r = test::recipe_with_defaults(Scaling::mxfp8);
     r.mx_scale_mode = mode;
     list.push_back({"mxfp8 " + std::string(recipes::name(mode)), r});  // torchao-0.18
     if (recipes::uses_torchao_version(r)) {
-      r.torchao_version = recipes::TorchaoVersion::main;
+      r.torchao_version = recipes::TorchaoVersion::kMain;
       list.push_back({"mxfp8 " + std::string(recipes::name(mode)) + " torchao-main", r});
     }
   }
-  for (const auto format : {recipes::Fp8Format::E4M3, recipes::Fp8Format::E5M2}) {
+  for (const auto format : {recipes::Fp8Format::kE4M3, recipes::Fp8Format::kE5M2}) {
     recipes::Recipe r = test::recipe_with_defaults(Scaling::current);
     r.fp8_format = format;
     list.push_back({"current " + std::string(recipes::name(format)), r});
@@ -111,26 +115,28 @@ void check_same(const sim::scaling::QuantizeResult& got, const sim::scaling::Qua
 }
 
 // The plan run through the host twins, assembled as CudaBackend assembles the device result.
-sim::scaling::QuantizeResult run_on_host(const GpuQuantizePlan& plan, const std::vector<float>& x,
-                                         std::int64_t rows, std::int64_t cols) {
-  const auto blocks = static_cast<std::size_t>(((rows + plan.block_rows - 1) / plan.block_rows) *
-                                               ((cols + plan.block_cols - 1) / plan.block_cols));
+sim::scaling::QuantizeResult run_on_host(const sim::scaling::QuantizePlan& plan,
+                                         const std::vector<float>& x, std::int64_t rows,
+                                         std::int64_t cols) {
+  const sim::scaling::BlockShape b = plan.blocks(rows, cols);
+  const auto blocks =
+      static_cast<std::size_t>(((rows + b.rows - 1) / b.rows) * ((cols + b.cols - 1) / b.cols));
   sim::scaling::QuantizeResult r;
   sim::QuantizedTensor& t = r.tensor;
   t.rows = rows;
   t.cols = cols;
   t.format = plan.format;
-  t.block_rows = plan.block_rows;
-  t.block_cols = plan.block_cols;
+  t.block_rows = b.rows;
+  t.block_cols = b.cols;
   t.data.resize(x.size());
   t.scale_inv.resize(blocks);
   t.scale.resize(blocks);
   std::vector<std::uint8_t> e8m0(blocks);
   gpu::DeviceQuantizeStats stats{};
-  run_quantize_plan(plan, x.data(), rows, cols,
-                    {t.data.data(), t.scale_inv.data(), t.scale.data(), e8m0.data(), &stats},
-                    true);
-  if (plan.quantizer == GpuQuantizePlan::Quantizer::mx) t.scale_e8m0 = e8m0;
+  gpu::scaling::host_twin::quantize(
+      plan, x.data(), rows, cols,
+      {t.data.data(), t.scale_inv.data(), t.scale.data(), e8m0.data(), &stats});
+  if (plan.stores_e8m0()) t.scale_e8m0 = e8m0;
   r.stats.amax = stats.amax;
   r.stats.count = stats.count;
   r.stats.saturated = stats.saturated;
@@ -139,14 +145,20 @@ sim::scaling::QuantizeResult run_on_host(const GpuQuantizePlan& plan, const std:
   return r;
 }
 
-struct Operand {
-  LinearTensor tensor;
-  GemmRole role;
+struct OperandUse {
+  Operand tensor;
+  Gemm role;
 };
-constexpr Operand kOperands[] = {
-    {LinearTensor::input, GemmRole::fprop},         {LinearTensor::weight, GemmRole::fprop},
-    {LinearTensor::grad_output, GemmRole::dgrad},   {LinearTensor::weight, GemmRole::dgrad},
-    {LinearTensor::grad_output, GemmRole::wgrad},   {LinearTensor::input, GemmRole::wgrad}};
+constexpr OperandUse kOperands[] = {
+    {Operand::kInput, Gemm::kFprop},      {Operand::kWeight, Gemm::kFprop},
+    {Operand::kGradOutput, Gemm::kDgrad}, {Operand::kWeight, Gemm::kDgrad},
+    {Operand::kGradOutput, Gemm::kWgrad}, {Operand::kInput, Gemm::kWgrad}};
+
+// Whether K is the stored columns of the GEMM's operands a and b.
+std::pair<bool, bool> k_is_cols(Gemm role) {
+  const sim::scaling::GemmOperands o = sim::scaling::gemm_operands(role);
+  return {sim::scaling::k_is_cols(role, o.a), sim::scaling::k_is_cols(role, o.b)};
+}
 
 }  // namespace
 
@@ -160,22 +172,24 @@ TEST_CASE("cuda backend plan: every stateless quantize through the host twins eq
   std::int64_t compared = 0;
   for (const NamedRecipe& named : stateless_recipes()) {
     const auto state = sim.make_state(named.recipe);
-    for (const Operand& op : kOperands) {
+    for (const OperandUse& op : kOperands) {
       for (const Shape s : {Shape{1, 1}, Shape{7, 33}, Shape{33, 130}, Shape{130, 257}}) {
         INFO(named.name << ", " << name(op.tensor) << " for " << name(op.role) << ", " << s.rows
                         << " x " << s.cols);
         const std::vector<float> x = input(static_cast<std::size_t>(s.rows * s.cols), seed++);
         const ConstMatrix m{x, s.rows, s.cols};
         const bool high_precision =
-            named.recipe.scaling == Scaling::rowwise_with_gw_hp && op.role == GemmRole::wgrad;
+            named.recipe.scaling == Scaling::rowwise_with_gw_hp && op.role == Gemm::kWgrad;
         if (high_precision) {
           CHECK_THROWS_AS(sim.quantize(*state, op.tensor, op.role, m), std::invalid_argument);
-          CHECK_THROWS_WITH(plan_quantize(named.recipe, op.tensor, op.role, s.rows, s.cols),
-                            Catch::Contains("in high precision"));
+          const auto plan = recipes::plan(named.recipe, op.tensor, op.role);
+          CHECK(plan.kind == sim::scaling::QuantizeKind::kHighPrecision);
+          CHECK_THROWS_WITH(run_on_host(plan, x, s.rows, s.cols),
+                            Catch::Contains("high_precision plan"));
           continue;
         }
         const auto want = sim.quantize(*state, op.tensor, op.role, m);
-        const auto plan = plan_quantize(named.recipe, op.tensor, op.role, s.rows, s.cols);
+        const auto plan = recipes::plan(named.recipe, op.tensor, op.role);
         check_same(run_on_host(plan, x, s.rows, s.cols), want, x);
         ++compared;
       }
@@ -188,19 +202,20 @@ TEST_CASE("cuda backend plan: every stateless quantize through the host twins eq
 
 // recipe.torchao_version reaches both backends: an MXFP8 floor block of 2^-126 (scale byte 0) is
 // 2.0 (0x40) at torchao main and 1.0 (0x38) at torchao 0.18 (its FLT_MIN clamp).
-TEST_CASE("cuda backend plan: torchao_version reaches SimBackend and the GPU plan", "[cuda_backend]") {
+TEST_CASE("cuda backend plan: torchao_version reaches SimBackend and the GPU plan",
+          "[cuda_backend]") {
   const SimBackend sim;
   const std::vector<float> x(32, std::ldexp(1.0f, -126));
   const ConstMatrix m{x, 1, 32};
-  for (const auto version : {recipes::TorchaoVersion::v0_18, recipes::TorchaoVersion::main}) {
+  for (const auto version : {recipes::TorchaoVersion::kV0_18, recipes::TorchaoVersion::kMain}) {
     recipes::Recipe r = test::recipe_with_defaults(Scaling::mxfp8);
-    r.mx_scale_mode = recipes::MxScaleMode::floor;
+    r.mx_scale_mode = recipes::E8M0Mode::kFloor;
     r.torchao_version = version;
     INFO(recipes::name(version));
-    const auto want = sim.quantize(*sim.make_state(r), LinearTensor::input, GemmRole::fprop, m);
-    const std::uint8_t code = version == recipes::TorchaoVersion::v0_18 ? 0x38 : 0x40;
+    const auto want = sim.quantize(*sim.make_state(r), Operand::kInput, Gemm::kFprop, m);
+    const std::uint8_t code = version == recipes::TorchaoVersion::kV0_18 ? 0x38 : 0x40;
     CHECK(want.tensor.data == std::vector<std::uint8_t>(32, code));
-    const auto plan = plan_quantize(r, LinearTensor::input, GemmRole::fprop, 1, 32);
+    const auto plan = recipes::plan(r, Operand::kInput, Gemm::kFprop);
     check_same(run_on_host(plan, x, 1, 32), want, x);
   }
 }
@@ -214,29 +229,30 @@ TEST_CASE("cuda backend plan: each GEMM role's layout and model through the host
   const std::vector<float> x = input(M * K, 2), w = input(N * K, 4), dy = input(M * N, 6);
   for (const NamedRecipe& named : stateless_recipes()) {
     const auto state = sim.make_state(named.recipe);
-    for (const auto acc : {recipes::Accumulation::fp32_seq, recipes::Accumulation::hopper_split,
-                           recipes::Accumulation::hopper_fast}) {
-      for (const GemmRole role : {GemmRole::fprop, GemmRole::dgrad, GemmRole::wgrad}) {
+    for (const auto acc :
+         {recipes::Accumulation::kFp32Seq, recipes::Accumulation::kHopperSplitAccumulator,
+          recipes::Accumulation::kHopperFastAccum}) {
+      for (const Gemm role : {Gemm::kFprop, Gemm::kDgrad, Gemm::kWgrad}) {
         INFO(named.name << ", " << name(role) << ", " << recipes::name(acc));
-        if (named.recipe.scaling == Scaling::rowwise_with_gw_hp && role == GemmRole::wgrad) continue;
-        const auto operand = [&](LinearTensor t) {
-          const std::vector<float>& v = t == LinearTensor::input ? x
-                                        : t == LinearTensor::weight ? w : dy;
-          const std::int64_t rows = t == LinearTensor::weight ? N : M;
-          const std::int64_t cols = t == LinearTensor::grad_output ? N : K;
+        if (named.recipe.scaling == Scaling::rowwise_with_gw_hp && role == Gemm::kWgrad) continue;
+        const auto operand = [&](Operand t) {
+          const std::vector<float>& v = t == Operand::kInput ? x
+                                        : t == Operand::kWeight ? w : dy;
+          const std::int64_t rows = t == Operand::kWeight ? N : M;
+          const std::int64_t cols = t == Operand::kGradOutput ? N : K;
           return sim.quantize(*state, t, role, {v, rows, cols}).tensor;
         };
         const sim::QuantizedTensor a =
-            operand(role == GemmRole::fprop ? LinearTensor::input : LinearTensor::grad_output);
+            operand(role == Gemm::kFprop ? Operand::kInput : Operand::kGradOutput);
         const sim::QuantizedTensor b =
-            operand(role == GemmRole::wgrad ? LinearTensor::input : LinearTensor::weight);
-        const std::int64_t rows = role == GemmRole::wgrad ? N : M;
-        const std::int64_t cols = role == GemmRole::fprop ? N : K;
+            operand(role == Gemm::kWgrad ? Operand::kInput : Operand::kWeight);
+        const std::int64_t rows = role == Gemm::kWgrad ? N : M;
+        const std::int64_t cols = role == Gemm::kFprop ? N : K;
         std::vector<float> want(static_cast<std::size_t>(rows * cols));
         sim.gemm(role, a, b, acc, {want, rows, cols});
-        const auto [a_k, b_k] = gemm_k_is_cols(role);
+        const auto [a_k, b_k] = k_is_cols(role);
         gpu::DeviceGemmOptions options;
-        options.model = gemm_model(acc);
+        options.model = acc;
         std::vector<float> got(want.size());
         gpu::host_twin::gemm({a.data.data(), a.scale_inv.data(), a.rows, a.cols, a.block_rows,
                               a.block_cols, a.format, a_k},
@@ -252,7 +268,8 @@ TEST_CASE("cuda backend plan: each GEMM role's layout and model through the host
       }
     }
   }
-  CHECK_THROWS_WITH(gemm_model(recipes::Accumulation::exact), Catch::Contains("no GPU kernel"));
+  CHECK_THROWS_WITH(gpu::require_kernel(recipes::Accumulation::kExact),
+                    Catch::Contains("no GPU kernel"));
 }
 
 TEST_CASE("cuda backend plan: high-precision GEMM layouts through the host twin equal SimBackend",
@@ -261,15 +278,15 @@ TEST_CASE("cuda backend plan: high-precision GEMM layouts through the host twin 
   constexpr std::int64_t M = 9, K = 37, N = 11;
   const std::vector<float> x = input(M * K, 8), w = input(N * K, 10), dy = input(M * N, 12);
   for (const auto precision : {HighPrecision::fp32, HighPrecision::bf16}) {
-    for (const GemmRole role : {GemmRole::fprop, GemmRole::dgrad, GemmRole::wgrad}) {
+    for (const Gemm role : {Gemm::kFprop, Gemm::kDgrad, Gemm::kWgrad}) {
       INFO(name(role) << ", " << name(precision));
-      const ConstMatrix a = role == GemmRole::fprop ? ConstMatrix{x, M, K} : ConstMatrix{dy, M, N};
-      const ConstMatrix b = role == GemmRole::wgrad ? ConstMatrix{x, M, K} : ConstMatrix{w, N, K};
-      const std::int64_t rows = role == GemmRole::wgrad ? N : M;
-      const std::int64_t cols = role == GemmRole::fprop ? N : K;
+      const ConstMatrix a = role == Gemm::kFprop ? ConstMatrix{x, M, K} : ConstMatrix{dy, M, N};
+      const ConstMatrix b = role == Gemm::kWgrad ? ConstMatrix{x, M, K} : ConstMatrix{w, N, K};
+      const std::int64_t rows = role == Gemm::kWgrad ? N : M;
+      const std::int64_t cols = role == Gemm::kFprop ? N : K;
       std::vector<float> want(static_cast<std::size_t>(rows * cols)), got(want.size());
       sim.high_precision_gemm(role, a, b, precision, {want, rows, cols});
-      const auto [a_k, b_k] = gemm_k_is_cols(role);
+      const auto [a_k, b_k] = k_is_cols(role);
       gpu::DenseGemmOptions options;
       options.round_operands_to_bf16 = precision == HighPrecision::bf16;
       gpu::host_twin::high_precision_gemm({a.data.data(), a.rows, a.cols, a_k},

@@ -36,18 +36,18 @@ class FaultyBackend final : public LinearBackend {
   std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& r) const override {
     return sim_.make_state(r);
   }
-  sim::scaling::QuantizeResult quantize(LinearScalingState& state, LinearTensor tensor,
-                                        GemmRole role, ConstMatrix x) const override {
+  sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor,
+                                        Gemm role, ConstMatrix x) const override {
     auto result = sim_.quantize(state, tensor, role, x);
     if (fault_ == Fault::code_byte && quantizes_++ == at_) result.tensor.data[5] ^= 0x01;
     return result;
   }
-  void gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
+  void gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
             recipes::Accumulation accumulation, MutableMatrix out) const override {
     sim_.gemm(role, a, b, accumulation, out);
     if (fault_ == Fault::gemm_output && gemms_++ == at_) out.data[3] = std::nextafter(out.data[3], 1e30f);
   }
-  void high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
+  void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
                            MutableMatrix out) const override {
     sim_.high_precision_gemm(role, a, b, precision, out);
   }
@@ -180,15 +180,15 @@ class HostResidentBackend final : public LinearBackend {
   std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& r) const override {
     return sim_.make_state(r);
   }
-  sim::scaling::QuantizeResult quantize(LinearScalingState& state, LinearTensor tensor,
-                                        GemmRole role, ConstMatrix x) const override {
+  sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor,
+                                        Gemm role, ConstMatrix x) const override {
     return sim_.quantize(state, tensor, role, x);
   }
-  void gemm(GemmRole role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
+  void gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
             recipes::Accumulation accumulation, MutableMatrix out) const override {
     sim_.gemm(role, a, b, accumulation, out);
   }
-  void high_precision_gemm(GemmRole role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
+  void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
                            MutableMatrix out) const override {
     sim_.high_precision_gemm(role, host(a), host(b), precision, {out.data, out.rows, out.cols});
   }
@@ -197,13 +197,13 @@ class HostResidentBackend final : public LinearBackend {
 
   bool accepts(MemorySpace) const override { return true; }
   std::shared_ptr<const ResidentOperand> quantize_resident(LinearScalingState& state,
-                                                           LinearTensor tensor, GemmRole role,
+                                                           Operand tensor, Gemm role,
                                                            ConstMatrix x) const override {
     auto result = sim_.quantize(state, tensor, role, host(x));
     if (corrupt_code_) result.tensor.data[5] ^= 0x01;
     return std::make_shared<const Kept>(std::move(result));
   }
-  void gemm_resident(GemmRole role, const ResidentOperand& a, const ResidentOperand& b,
+  void gemm_resident(Gemm role, const ResidentOperand& a, const ResidentOperand& b,
                      recipes::Accumulation accumulation, MutableMatrix out) const override {
     sim_.gemm(role, a.to_host().tensor, b.to_host().tensor, accumulation,
               {out.data, out.rows, out.cols});
@@ -240,20 +240,20 @@ ShadowReport resident_linear_step(bool corrupt_code, recipes::Scaling scaling) {
     return ConstMatrix{v, rows, cols, MemorySpace::cuda};
   };
   std::vector<float> y(48 * 64), dx(48 * 96), dw(64 * 96);
-  const auto qx = shadowed.quantize_resident(*state, LinearTensor::input, GemmRole::fprop,
+  const auto qx = shadowed.quantize_resident(*state, Operand::kInput, Gemm::kFprop,
                                              on_device(x, 48, 96));
-  const auto qw = shadowed.quantize_resident(*state, LinearTensor::weight, GemmRole::fprop,
+  const auto qw = shadowed.quantize_resident(*state, Operand::kWeight, Gemm::kFprop,
                                              on_device(w, 64, 96));
-  shadowed.gemm_resident(GemmRole::fprop, *qx, *qw, recipes::Accumulation::fp32_seq,
+  shadowed.gemm_resident(Gemm::kFprop, *qx, *qw, recipes::Accumulation::kFp32Seq,
                          {y, 48, 64, MemorySpace::cuda});
   shadowed.end_forward(*state);
-  const auto qdy = shadowed.quantize_resident(*state, LinearTensor::grad_output, GemmRole::wgrad,
+  const auto qdy = shadowed.quantize_resident(*state, Operand::kGradOutput, Gemm::kWgrad,
                                               on_device(dy, 48, 64));
-  const auto qx_wgrad = shadowed.quantize_resident(*state, LinearTensor::input, GemmRole::wgrad,
+  const auto qx_wgrad = shadowed.quantize_resident(*state, Operand::kInput, Gemm::kWgrad,
                                                    on_device(x, 48, 96));
-  shadowed.gemm_resident(GemmRole::wgrad, *qdy, *qx_wgrad, recipes::Accumulation::fp32_seq,
+  shadowed.gemm_resident(Gemm::kWgrad, *qdy, *qx_wgrad, recipes::Accumulation::kFp32Seq,
                          {dw, 64, 96, MemorySpace::cuda});
-  shadowed.high_precision_gemm(GemmRole::dgrad, on_device(dy, 48, 64), on_device(w, 64, 96),
+  shadowed.high_precision_gemm(Gemm::kDgrad, on_device(dy, 48, 64), on_device(w, 64, 96),
                                HighPrecision::fp32, {dx, 48, 96, MemorySpace::cuda});
   shadowed.end_backward(*state);
   return shadowed.report();

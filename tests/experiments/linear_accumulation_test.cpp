@@ -21,7 +21,7 @@ ConstMatrix view(const torch::Tensor& t) {
   return {{t.const_data_ptr<float>(), static_cast<std::size_t>(t.numel())}, t.size(0), t.size(1)};
 }
 
-torch::Tensor direct_gemm(const LinearBackend& backend, GemmRole role,
+torch::Tensor direct_gemm(const LinearBackend& backend, Gemm role,
                           const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
                           recipes::Accumulation accumulation, std::int64_t rows,
                           std::int64_t cols) {
@@ -57,12 +57,13 @@ TEST_CASE("Each GEMM runs the recipe's accumulation model on its own operand cop
   using recipes::Accumulation;
   const auto scaling = GENERATE(recipes::Scaling::delayed, recipes::Scaling::mxfp8);
   const auto models = GENERATE(
-      recipes::GemmAccumulation{Accumulation::hopper_fast, Accumulation::hopper_split,
-                                Accumulation::hopper_split},
-      recipes::GemmAccumulation{Accumulation::fp32_seq, Accumulation::hopper_fast,
-                                Accumulation::exact},
-      recipes::GemmAccumulation{Accumulation::exact, Accumulation::fp32_seq,
-                                Accumulation::hopper_fast});
+      recipes::GemmAccumulation{Accumulation::kHopperFastAccum,
+                                Accumulation::kHopperSplitAccumulator,
+                                Accumulation::kHopperSplitAccumulator},
+      recipes::GemmAccumulation{Accumulation::kFp32Seq, Accumulation::kHopperFastAccum,
+                                Accumulation::kExact},
+      recipes::GemmAccumulation{Accumulation::kExact, Accumulation::kFp32Seq,
+                                Accumulation::kHopperFastAccum});
   recipes::Recipe recipe = test::fp32_seq_recipe(scaling);
   recipe.gemm = models;
   INFO(recipes::name(scaling) << ": fprop " << recipes::name(models.fprop) << ", dgrad "
@@ -77,26 +78,26 @@ TEST_CASE("Each GEMM runs the recipe's accumulation model on its own operand cop
 
   SimBackend backend;
   auto state = backend.make_state(recipe);
-  auto q = [&](LinearTensor t, GemmRole r, const torch::Tensor& v) {
+  auto q = [&](Operand t, Gemm r, const torch::Tensor& v) {
     return backend.quantize(*state, t, r, view(v)).tensor;
   };
-  const auto xf = q(LinearTensor::input, GemmRole::fprop, x);
-  const auto wf = q(LinearTensor::weight, GemmRole::fprop, w);
-  const auto xw = q(LinearTensor::input, GemmRole::wgrad, x);
-  const auto wd = q(LinearTensor::weight, GemmRole::dgrad, w);
-  const auto gd = q(LinearTensor::grad_output, GemmRole::dgrad, g);
-  const auto gw = q(LinearTensor::grad_output, GemmRole::wgrad, g);
-  const torch::Tensor y = direct_gemm(backend, GemmRole::fprop, xf, wf, models.fprop, M, N) + b;
-  const torch::Tensor dx = direct_gemm(backend, GemmRole::dgrad, gd, wd, models.dgrad, M, K);
-  const torch::Tensor dw = direct_gemm(backend, GemmRole::wgrad, gw, xw, models.wgrad, N, K);
+  const auto xf = q(Operand::kInput, Gemm::kFprop, x);
+  const auto wf = q(Operand::kWeight, Gemm::kFprop, w);
+  const auto xw = q(Operand::kInput, Gemm::kWgrad, x);
+  const auto wd = q(Operand::kWeight, Gemm::kDgrad, w);
+  const auto gd = q(Operand::kGradOutput, Gemm::kDgrad, g);
+  const auto gw = q(Operand::kGradOutput, Gemm::kWgrad, g);
+  const torch::Tensor y = direct_gemm(backend, Gemm::kFprop, xf, wf, models.fprop, M, N) + b;
+  const torch::Tensor dx = direct_gemm(backend, Gemm::kDgrad, gd, wd, models.dgrad, M, K);
+  const torch::Tensor dw = direct_gemm(backend, Gemm::kWgrad, gw, xw, models.wgrad, N, K);
   CHECK(test::bitwise_difference(got.y, y) == "");
   CHECK(test::bitwise_difference(got.dx, dx) == "");
   CHECK(test::bitwise_difference(got.dw, dw) == "");
 
   auto swapped = [](Accumulation a) {
-    return a == Accumulation::hopper_fast || a == Accumulation::hopper_split
-               ? Accumulation::fp32_seq
-               : Accumulation::hopper_fast;
+    return a == Accumulation::kHopperFastAccum || a == Accumulation::kHopperSplitAccumulator
+               ? Accumulation::kFp32Seq
+               : Accumulation::kHopperFastAccum;
   };
   recipes::Recipe other_recipe = recipe;
   other_recipe.gemm = {swapped(models.fprop), swapped(models.dgrad), swapped(models.wgrad)};

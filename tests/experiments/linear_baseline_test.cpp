@@ -115,7 +115,7 @@ TEST_CASE("Fp8Linear with overrides (T,T,T) equals the baseline Linear bit for b
     CHECK(fp8.stats().fp8_gemms[role] == 0);
     CHECK(fp8.stats().high_precision_gemms[role] == 3);
   }
-  CHECK(fp8.stats().operand(LinearTensor::input, GemmRole::fprop).quantizations == 0);
+  CHECK(fp8.stats().operand(Operand::kInput, Gemm::kFprop).quantizations == 0);
 }
 
 TEST_CASE("bf16 and fp32 baselines differ, and an FP8 Linear without overrides differs from both",
@@ -162,7 +162,7 @@ TEST_CASE("Outside an FP8 region an Fp8Linear runs the baseline's high-precision
     Fp8Autocast off(false);  // a disabled region is the same as none
     CHECK(test::bitwise_difference(fp8.forward(x), expected) == "");
   }
-  CHECK(fp8.stats().operand(LinearTensor::input, GemmRole::fprop).quantizations == 0);
+  CHECK(fp8.stats().operand(Operand::kInput, Gemm::kFprop).quantizations == 0);
   CHECK(fp8.stats().high_precision_gemms[0] == 2);
 }
 

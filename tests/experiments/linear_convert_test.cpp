@@ -164,7 +164,7 @@ TEST_CASE("convert_model: containers call the new modules, which hold the old pa
   REQUIRE(stats.size() == 4);
   CHECK(stats[0].name == "body.0");
   CHECK(stats[0].fp8);
-  CHECK(stats[0].stats.operand(LinearTensor::input, GemmRole::fprop).quantizations == 1);
+  CHECK(stats[0].stats.operand(Operand::kInput, Gemm::kFprop).quantizations == 1);
   reset_linear_stats(*root);
   CHECK(collect_linear_stats(*root)[0].stats.fp8_gemms[0] == 0);
 

@@ -72,7 +72,7 @@ Matrix dequantized(const sim::QuantizedTensor& q) {
 
 // The operand of `role` as the layer's GEMM saw it.
 Matrix operand(const LinearBackend& backend, LinearScalingState& state,
-               const recipes::Recipe& recipe, LinearTensor tensor, GemmRole role,
+               const recipes::Recipe& recipe, Operand tensor, Gemm role,
                const torch::Tensor& value) {
   if (!gemm_runs_fp8(recipe, role)) return from_tensor(value);
   const auto c = value.contiguous();
@@ -133,14 +133,14 @@ void run_case(const recipes::Recipe& recipe) {
   const torch::Tensor db = layer.bias.grad();
 
   auto state = backend->make_state(recipe);
-  const Matrix xf = operand(*backend, *state, recipe, LinearTensor::input, GemmRole::fprop, x);
-  const Matrix wf = operand(*backend, *state, recipe, LinearTensor::weight, GemmRole::fprop, w);
-  const Matrix xw = operand(*backend, *state, recipe, LinearTensor::input, GemmRole::wgrad, x);
-  const Matrix wd = operand(*backend, *state, recipe, LinearTensor::weight, GemmRole::dgrad, w);
+  const Matrix xf = operand(*backend, *state, recipe, Operand::kInput, Gemm::kFprop, x);
+  const Matrix wf = operand(*backend, *state, recipe, Operand::kWeight, Gemm::kFprop, w);
+  const Matrix xw = operand(*backend, *state, recipe, Operand::kInput, Gemm::kWgrad, x);
+  const Matrix wd = operand(*backend, *state, recipe, Operand::kWeight, Gemm::kDgrad, w);
   const Matrix gd =
-      operand(*backend, *state, recipe, LinearTensor::grad_output, GemmRole::dgrad, g);
+      operand(*backend, *state, recipe, Operand::kGradOutput, Gemm::kDgrad, g);
   const Matrix gw =
-      operand(*backend, *state, recipe, LinearTensor::grad_output, GemmRole::wgrad, g);
+      operand(*backend, *state, recipe, Operand::kGradOutput, Gemm::kWgrad, g);
   const Matrix gm = from_tensor(g);
   std::vector<double> bias(b.const_data_ptr<float>(), b.const_data_ptr<float>() + N);
 

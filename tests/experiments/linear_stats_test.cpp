@@ -20,10 +20,10 @@ TEST_CASE("measure_quantization agrees with sim::scaling::tensor_stats", "[linea
   const auto scaling = GENERATE(recipes::Scaling::delayed, recipes::Scaling::current,
                                 recipes::Scaling::rowwise, recipes::Scaling::block,
                                 recipes::Scaling::mxfp8);
-  const auto tensor = GENERATE(LinearTensor::input, LinearTensor::weight);
-  const auto role = GENERATE(GemmRole::fprop, GemmRole::dgrad, GemmRole::wgrad);
-  if ((tensor == LinearTensor::input && role == GemmRole::dgrad) ||
-      (tensor == LinearTensor::weight && role == GemmRole::wgrad)) {
+  const auto tensor = GENERATE(Operand::kInput, Operand::kWeight);
+  const auto role = GENERATE(Gemm::kFprop, Gemm::kDgrad, Gemm::kWgrad);
+  if ((tensor == Operand::kInput && role == Gemm::kDgrad) ||
+      (tensor == Operand::kWeight && role == Gemm::kWgrad)) {
     return;  // not an operand of that GEMM
   }
   INFO(recipes::name(scaling) << " " << name(tensor) << " for " << name(role));
@@ -113,7 +113,7 @@ TEST_CASE("set_measure_operands(false) keeps GEMM counts and timers, measures no
   step();
   // x and W for fprop, their dgrad / wgrad copies, dY for dgrad and wgrad.
   CHECK(quantizations() == 6);
-  CHECK(fc->stats().operand(LinearTensor::input, GemmRole::fprop).count == 16 * 64);
+  CHECK(fc->stats().operand(Operand::kInput, Gemm::kFprop).count == 16 * 64);
 }
 
 }  // namespace fp8lab::experiments

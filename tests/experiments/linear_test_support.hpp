@@ -72,8 +72,8 @@ inline recipes::Recipe recipe_with_defaults(recipes::Scaling scaling) {
 // A recipe whose GEMMs all use the fp32_seq reference accumulation (tests that bound errors).
 inline recipes::Recipe fp32_seq_recipe(recipes::Scaling scaling) {
   recipes::Recipe r = recipe_with_defaults(scaling);
-  r.gemm = {recipes::Accumulation::fp32_seq, recipes::Accumulation::fp32_seq,
-            recipes::Accumulation::fp32_seq};
+  r.gemm = {recipes::Accumulation::kFp32Seq, recipes::Accumulation::kFp32Seq,
+            recipes::Accumulation::kFp32Seq};
   return r;
 }
 

@@ -26,7 +26,7 @@ constexpr float kE4M3Max = 448.0f, kE5M2Max = 57344.0f;
 
 recipes::Recipe delayed_recipe(std::int64_t history, recipes::AmaxComputeAlgo algo) {
   recipes::Recipe r = test::fp32_seq_recipe(recipes::Scaling::delayed);
-  r.fp8_format = recipes::Fp8Format::HYBRID;
+  r.fp8_format = recipes::Fp8Format::kHybrid;
   r.amax_history_len = history;
   r.amax_compute_algo = algo;
   return r;
@@ -45,7 +45,7 @@ const sc::DelayedScalingLinear& delayed(Fp8LinearImpl& layer) {
   return *d;
 }
 
-float used_scale(const Fp8LinearImpl& layer, LinearTensor tensor, GemmRole role) {
+float used_scale(const Fp8LinearImpl& layer, Operand tensor, Gemm role) {
   const OperandStats& s = layer.stats().operand(tensor, role);
   REQUIRE(s.quantizations > 0);
   REQUIRE(s.scale_min == s.scale_max);  // per-tensor: one scale per step
@@ -56,7 +56,7 @@ float used_scale(const Fp8LinearImpl& layer, LinearTensor tensor, GemmRole role)
 
 TEST_CASE("Delayed scaling: step n casts with the scale from the amaxes of steps before n",
           "[linear][timing]") {
-  const auto algo = GENERATE(recipes::AmaxComputeAlgo::max, recipes::AmaxComputeAlgo::most_recent);
+  const auto algo = GENERATE(recipes::AmaxComputeAlgo::kMax, recipes::AmaxComputeAlgo::kMostRecent);
   constexpr std::int64_t kHistory = 3;
   INFO("amax_compute_algo " << recipes::name(algo));
   auto backend = std::make_shared<const SimBackend>();
@@ -75,7 +75,7 @@ TEST_CASE("Delayed scaling: step n casts with the scale from the amaxes of steps
     auto expected = [&](const std::vector<float>& amaxes, float fp8_max) {
       if (step == 0) return 1.0f;
       float a = amaxes[step - 1];
-      if (algo == recipes::AmaxComputeAlgo::max) {
+      if (algo == recipes::AmaxComputeAlgo::kMax) {
         for (std::size_t s = step >= kHistory ? step - kHistory : 0; s < step; ++s) {
           a = std::fmax(a, amaxes[s]);
         }
@@ -96,19 +96,19 @@ TEST_CASE("Delayed scaling: step n casts with the scale from the amaxes of steps
     y.backward(with_amax({8, 16}, g_amax[step], 20 + step));
     CHECK(delayed(layer).backward().update_count() == static_cast<std::int64_t>(step + 1));
 
-    CHECK(used_scale(layer, LinearTensor::input, GemmRole::fprop) ==
+    CHECK(used_scale(layer, Operand::kInput, Gemm::kFprop) ==
           expected(x_amax, kE4M3Max));
-    CHECK(used_scale(layer, LinearTensor::input, GemmRole::wgrad) ==
+    CHECK(used_scale(layer, Operand::kInput, Gemm::kWgrad) ==
           expected(x_amax, kE4M3Max));
-    CHECK(used_scale(layer, LinearTensor::grad_output, GemmRole::dgrad) ==
+    CHECK(used_scale(layer, Operand::kGradOutput, Gemm::kDgrad) ==
           expected(g_amax, kE5M2Max));
-    CHECK(used_scale(layer, LinearTensor::grad_output, GemmRole::wgrad) ==
+    CHECK(used_scale(layer, Operand::kGradOutput, Gemm::kWgrad) ==
           expected(g_amax, kE5M2Max));
-    CHECK(used_scale(layer, LinearTensor::weight, GemmRole::fprop) ==
+    CHECK(used_scale(layer, Operand::kWeight, Gemm::kFprop) ==
           (step == 0 ? 1.0f : kE4M3Max / weight_amax));
     // The amax each cast saw is the tensor's.
-    CHECK(layer.stats().operand(LinearTensor::input, GemmRole::fprop).amax == x_amax[step]);
-    CHECK(layer.stats().operand(LinearTensor::grad_output, GemmRole::dgrad).amax ==
+    CHECK(layer.stats().operand(Operand::kInput, Gemm::kFprop).amax == x_amax[step]);
+    CHECK(layer.stats().operand(Operand::kGradOutput, Gemm::kDgrad).amax ==
           g_amax[step]);
   }
 }
@@ -119,7 +119,7 @@ TEST_CASE("Eval passes: no FP8 and no amax by default; with use_autocast_during_
   auto backend = std::make_shared<const SimBackend>();
   const bool eval_autocast = GENERATE(false, true);
   INFO("use_autocast_during_eval " << eval_autocast);
-  recipes::Recipe recipe = delayed_recipe(4, recipes::AmaxComputeAlgo::max);
+  recipes::Recipe recipe = delayed_recipe(4, recipes::AmaxComputeAlgo::kMax);
   recipe.use_autocast_during_eval = eval_autocast;
   torch::nn::Sequential model(torch::nn::Linear(32, 16));
   convert_model(*model, recipe, backend);
@@ -153,11 +153,11 @@ TEST_CASE("Eval passes: no FP8 and no amax by default; with use_autocast_during_
   CHECK(delayed(layer).forward().scale(0) == scale_before);
   std::vector<float> history_after = delayed(layer).forward().history_of(0);
   if (eval_autocast) {
-    CHECK(layer.stats().operand(LinearTensor::input, GemmRole::fprop).quantizations == 1);
+    CHECK(layer.stats().operand(Operand::kInput, Gemm::kFprop).quantizations == 1);
     CHECK(history_after[0] == 100.0f);  // recorded in the running step's row
     history_after[0] = history_before[0];
   } else {
-    CHECK(layer.stats().operand(LinearTensor::input, GemmRole::fprop).quantizations == 0);
+    CHECK(layer.stats().operand(Operand::kInput, Gemm::kFprop).quantizations == 0);
     CHECK(layer.stats().high_precision_gemms[0] == 1);
   }
   CHECK(history_after == history_before);  // otherwise untouched: no roll
@@ -181,7 +181,7 @@ TEST_CASE("No update without grad mode, none inside nested regions, one at the o
           "[linear][timing]") {
   auto backend = std::make_shared<const SimBackend>();
   Fp8LinearImpl layer(test::normal({16, 32}, 3), torch::Tensor(),
-                      delayed_recipe(4, recipes::AmaxComputeAlgo::max), backend,
+                      delayed_recipe(4, recipes::AmaxComputeAlgo::kMax), backend,
                       HighPrecision::fp32);
   {
     torch::NoGradGuard no_grad;
@@ -200,7 +200,7 @@ TEST_CASE("No update without grad mode, none inside nested regions, one at the o
       Fp8Autocast off(false);  // FP8 off inside: no cast
       layer.reset_stats();
       layer.forward(test::normal({4, 32}, 6));
-      CHECK(layer.stats().operand(LinearTensor::input, GemmRole::fprop).quantizations == 0);
+      CHECK(layer.stats().operand(Operand::kInput, Gemm::kFprop).quantizations == 0);
     }
     layer.forward(test::normal({4, 32}, 7));  // the same Linear twice: still one update
   }
@@ -210,7 +210,7 @@ TEST_CASE("No update without grad mode, none inside nested regions, one at the o
 TEST_CASE("Backward scales of every FP8 Linear update once, after the last FP8 backward",
           "[linear][timing]") {
   auto backend = std::make_shared<const SimBackend>();
-  recipes::Recipe recipe = delayed_recipe(2, recipes::AmaxComputeAlgo::most_recent);
+  recipes::Recipe recipe = delayed_recipe(2, recipes::AmaxComputeAlgo::kMostRecent);
   torch::nn::Sequential model(torch::nn::Linear(32, 32), torch::nn::Linear(32, 16));
   REQUIRE(convert_model(*model, recipe, backend).size() == 2);
   auto& first = *model->ptr<Fp8LinearImpl>(0);
@@ -235,9 +235,9 @@ TEST_CASE("Backward scales of every FP8 Linear update once, after the last FP8 b
   // The second Linear's grad_output is g (amax 4); the first's is dgrad of the second.
   CHECK(delayed(second).backward().scale(0) == kE5M2Max / 4.0f);
   // (The model input needs no gradient, so the first Linear runs wgrad only.)
-  CHECK(first.stats().fp8_gemms[static_cast<std::size_t>(GemmRole::dgrad)] == 0);
+  CHECK(first.stats().fp8_gemms[static_cast<std::size_t>(Gemm::kDgrad)] == 0);
   const float first_grad_amax =
-      first.stats().operand(LinearTensor::grad_output, GemmRole::wgrad).amax;
+      first.stats().operand(Operand::kGradOutput, Gemm::kWgrad).amax;
   CHECK(first_grad_amax > 0.0f);
   CHECK(delayed(first).backward().scale(0) == kE5M2Max / first_grad_amax);
 }

@@ -62,7 +62,7 @@ TEST_CASE("The report shows the three facts on gpt-tiny", "[runner][facts]") {
 
   const auto hybrid = run(directory, te_default());
   auto e5m2_recipe = te_default();
-  e5m2_recipe.fp8_format = recipes::Fp8Format::E5M2;
+  e5m2_recipe.fp8_format = recipes::Fp8Format::kE5M2;
   const auto e5m2 = run(directory, e5m2_recipe);
   auto failing_recipe = te_default();
   failing_recipe.margin = 40;

@@ -157,7 +157,7 @@ TEST_CASE("Operand statistics measured only on logged steps give the same rows",
       for (const auto& linear : collect_linear_stats(model)) {
         m.gemm_seconds += static_cast<double>(linear.stats.fp8_gemms[0]);  // a count, not time
         if (!want_rows) continue;
-        const OperandStats& op = linear.stats.operand(LinearTensor::input, GemmRole::fprop);
+        const OperandStats& op = linear.stats.operand(Operand::kInput, Gemm::kFprop);
         m.rows.push_back({{"layer", linear.name},
                           {"quantizations", op.quantizations},
                           {"amax", op.amax},

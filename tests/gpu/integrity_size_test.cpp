@@ -45,7 +45,7 @@ TEST_CASE("gpu quantizers reject overflowing and negative sizes before launching
       {"gpu::scaling::quantize_axiswise_torchao",
        [&](auto r, auto c) { sc::quantize_axiswise_torchao(g_x, r, c, true, Format::E4M3, false, out); }},
       {"gpu::scaling::quantize_mx",
-       [&](auto r, auto c) { sc::quantize_mx(g_x, r, c, 1, 32, Format::E4M3, sc::MxMode::kTe, sc::MxTorchao::kV0_18, out); }},
+       [&](auto r, auto c) { sc::quantize_mx(g_x, r, c, 1, 32, Format::E4M3, sc::E8M0Mode::kTe, sc::TorchaoVersion::kV0_18, out); }},
       {"gpu::scaling::quantize_current_te",
        [&](auto r, auto c) { sc::quantize_current_te(g_x, r, c, Format::E4M3, false, 0, out); }},
       {"gpu::scaling::quantize_tensorwise_torchao",
@@ -56,7 +56,7 @@ TEST_CASE("gpu quantizers reject overflowing and negative sizes before launching
        }},
       {"host_twin::quantize_mx",
        [&](auto r, auto c) {
-         sc::host_twin::quantize_mx(g_x, r, c, 32, 1, Format::E4M3, sc::MxMode::kTe, sc::MxTorchao::kV0_18, out);
+         sc::host_twin::quantize_mx(g_x, r, c, 32, 1, Format::E4M3, sc::E8M0Mode::kTe, sc::TorchaoVersion::kV0_18, out);
        }},
       {"host_twin::quantize_current_te",
        [&](auto r, auto c) { sc::host_twin::quantize_current_te(g_x, r, c, Format::E4M3, false, 0, out); }},

@@ -44,7 +44,7 @@ TEST_CASE("host twin MX rules equal sim for torchao-0.18 and torchao-main on adv
           std::vector<std::uint8_t> codes(x.size()), e8m0(t.scale_e8m0.size());
           std::vector<float> scale_inv(t.scale_inv.size()), scale(t.scale.size());
           gs::host_twin::quantize_mx(x.data(), kRows, 32, t.block_rows, t.block_cols, f,
-                                     static_cast<gs::MxMode>(mode), static_cast<gs::MxTorchao>(v),
+                                     mode, v,
                                      {codes.data(), scale_inv.data(), scale.data(), e8m0.data(), nullptr});
           INFO(fp8lab::sim::spec(f).name << " " << ss::to_string(mode) << " " << ss::to_string(v)
                                          << " shape " << shape);

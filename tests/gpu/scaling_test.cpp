@@ -61,12 +61,12 @@ TEST_CASE("gpu 1x128, MXFP8 1x32 and current scaling on tensors larger than one 
        }},
       {"mxfp8 1x32 te", [&] { return ss::quantize_mx(x, rows, cols, ss::ScaleAxis::kRowwise, Format::E4M3); },
        [&](const float* dx, const gs::BlockedOutputs& o) {
-         gs::quantize_mx(dx, rows, cols, 1, 32, Format::E4M3, gs::MxMode::kTe, gs::MxTorchao::kV0_18, o);
+         gs::quantize_mx(dx, rows, cols, 1, 32, Format::E4M3, gs::E8M0Mode::kTe, gs::TorchaoVersion::kV0_18, o);
        }},
       {"mxfp8 1x32 rceil torchao-0.18 e5m2",
        [&] { return ss::quantize_mx(x, rows, cols, ss::ScaleAxis::kRowwise, Format::E5M2, ss::E8M0Mode::kRceil); },
        [&](const float* dx, const gs::BlockedOutputs& o) {
-         gs::quantize_mx(dx, rows, cols, 1, 32, Format::E5M2, gs::MxMode::kRceil, gs::MxTorchao::kV0_18, o);
+         gs::quantize_mx(dx, rows, cols, 1, 32, Format::E5M2, gs::E8M0Mode::kRceil, gs::TorchaoVersion::kV0_18, o);
        }},
       {"current te", [&] { return ss::quantize_current_te(x, rows, cols, Format::E4M3); },
        [&](const float* dx, const gs::BlockedOutputs& o) {

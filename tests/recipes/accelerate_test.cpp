@@ -42,9 +42,9 @@ TEST_CASE("accelerate's defaults, from an empty fp8_config and from an empty env
                         read_accelerate_env({{"PATH", "/usr/bin"}})}) {
     CHECK(s.margin.value == 0);
     CHECK(s.interval.value == 1);
-    CHECK(s.fp8_format.value == Fp8Format::HYBRID);
+    CHECK(s.fp8_format.value == Fp8Format::kHybrid);
     CHECK(s.amax_history_len.value == 1024);
-    CHECK(s.amax_compute_algo.value == AmaxComputeAlgo::most_recent);
+    CHECK(s.amax_compute_algo.value == AmaxComputeAlgo::kMostRecent);
     CHECK(s.override_linear_precision.value.none());
     CHECK_FALSE(s.use_autocast_during_eval.value);
     CHECK_FALSE(s.use_mxfp8_block_scaling.value);
@@ -79,8 +79,8 @@ TEST_CASE("environment variables, with accelerate's case folding", "[recipes][ac
                                       {"ACCELERATE_FP8_USE_AUTOCAST_DURING_EVAL", "on"},
                                       {"ACCELERATE_FP8_AMAX_HISTORY_LENGTH", "16"},
                                       {"HOME", "/root"}});
-  CHECK(s.fp8_format.value == Fp8Format::E4M3);          // uppercased
-  CHECK(s.amax_compute_algo.value == AmaxComputeAlgo::max);  // lowercased
+  CHECK(s.fp8_format.value == Fp8Format::kE4M3);          // uppercased
+  CHECK(s.amax_compute_algo.value == AmaxComputeAlgo::kMax);  // lowercased
   CHECK(s.amax_history_len.value == 16);                 // Python int(): spaces, underscores
   CHECK(s.margin.value == 2);
   CHECK(s.override_linear_precision.value == OverrideLinearPrecision{false, false, true});
@@ -98,7 +98,7 @@ TEST_CASE("YAML keys: fp8_ prefix rule, nulls, PyYAML booleans", "[recipes][acce
   // `fp8_format` are the same argument. A null value is None: not exported.
   const auto s = parse_accelerate_config_text(
       "fp8_config:\n  format: e4m3\n  margin: ~\n  use_autocast_during_eval: yes\n", "a.yaml");
-  CHECK(s.fp8_format.value == Fp8Format::E4M3);
+  CHECK(s.fp8_format.value == Fp8Format::kE4M3);
   CHECK(s.fp8_format.site.line == 2);
   CHECK_FALSE(s.margin.given());
   CHECK(s.use_autocast_during_eval.value);
@@ -106,8 +106,8 @@ TEST_CASE("YAML keys: fp8_ prefix rule, nulls, PyYAML booleans", "[recipes][acce
 
 TEST_CASE("quirk: most_recent is never forwarded, so TE runs max", "[recipes][accelerate]") {
   const Compatibility c = from_yaml("  backend: TE\n  amax_history_len: 16\n");
-  CHECK(c.asked.amax_compute_algo == AmaxComputeAlgo::most_recent);
-  CHECK(c.te_effective.amax_compute_algo == AmaxComputeAlgo::max);
+  CHECK(c.asked.amax_compute_algo == AmaxComputeAlgo::kMostRecent);
+  CHECK(c.te_effective.amax_compute_algo == AmaxComputeAlgo::kMax);
   CHECK(c.te_recipe_class == "DelayedScaling");
   CHECK(c.forwarded_kwargs == std::vector<std::string>{"amax_history_len=16"});
   const Quirk* q = find_quirk(c, "amax_compute_algo");
@@ -152,8 +152,8 @@ TEST_CASE("quirk: MXFP8 through accelerate is E4M3 everywhere", "[recipes][accel
   const Compatibility c = from_yaml("  backend: TE\n  use_mxfp8_block_scaling: true\n");
   CHECK(c.te_recipe_class == "MXFP8BlockScaling");
   CHECK(c.asked.scaling == Scaling::mxfp8);
-  CHECK(c.asked.fp8_format == Fp8Format::HYBRID);
-  CHECK(c.te_effective.fp8_format == Fp8Format::E4M3);
+  CHECK(c.asked.fp8_format == Fp8Format::kHybrid);
+  CHECK(c.te_effective.fp8_format == Fp8Format::kE4M3);
   REQUIRE(find_quirk(c, "fp8_format"));
   // most_recent with MXFP8 is accelerate's default: silently fine, and there is no history.
   CHECK(find_quirk(c, "amax_compute_algo") == nullptr);
@@ -162,7 +162,7 @@ TEST_CASE("quirk: MXFP8 through accelerate is E4M3 everywhere", "[recipes][accel
   const Compatibility e4m3 =
       from_yaml("  backend: TE\n  use_mxfp8_block_scaling: true\n  fp8_format: E4M3\n");
   CHECK(find_quirk(e4m3, "fp8_format") == nullptr);
-  CHECK(e4m3.te_effective.fp8_format == Fp8Format::E4M3);
+  CHECK(e4m3.te_effective.fp8_format == Fp8Format::kE4M3);
 }
 
 TEST_CASE("quirk: MXFP8 forwards margin and interval, which nothing uses",
@@ -182,7 +182,7 @@ TEST_CASE("quirk: pure E5M2 is refused by TE and run by fp8lab", "[recipes][acce
                                       mx + "\n");
     INFO("mxfp8 " << mx);
     CHECK_FALSE(c.runnable);
-    CHECK(c.asked.fp8_format == Fp8Format::E5M2);
+    CHECK(c.asked.fp8_format == Fp8Format::kE5M2);
     const Quirk* q = find_quirk(c, "fp8_format");
     REQUIRE(q);
     CHECK(q->runs.empty());
@@ -218,7 +218,7 @@ TEST_CASE("quirk: keys written by `accelerate config` that nothing reads",
       "  optimization_level: O1\n",
       "a.yaml");
   CHECK(s.amax_history_len.value == 1024);
-  CHECK(s.amax_compute_algo.value == AmaxComputeAlgo::most_recent);
+  CHECK(s.amax_compute_algo.value == AmaxComputeAlgo::kMostRecent);
   REQUIRE(s.ignored.size() == 3);
   CHECK(s.ignored[0].name == "fp8_config.amax_history_length");
   CHECK(s.ignored[0].site.line == 2);
@@ -248,8 +248,8 @@ TEST_CASE("quirk: DeepSpeed ignores the TE recipe settings", "[recipes][accelera
       "ds.yaml"));
   CHECK(c.asked.amax_history_len == 16);
   CHECK(c.te_effective.amax_history_len == 1024);
-  CHECK(c.te_effective.fp8_format == Fp8Format::HYBRID);
-  CHECK(c.te_effective.amax_compute_algo == AmaxComputeAlgo::max);
+  CHECK(c.te_effective.fp8_format == Fp8Format::kHybrid);
+  CHECK(c.te_effective.amax_compute_algo == AmaxComputeAlgo::kMax);
   CHECK(c.forwarded_kwargs.empty());
   REQUIRE(find_quirk(c, "distributed_type"));
 }
@@ -294,11 +294,11 @@ TEST_CASE("fp8lab recipes: TE's direct classes and fp8lab-only choices", "[recip
   // The reference accumulation models exist in fp8lab only.
   const Compatibility seq =
       compatibility(parse_recipe_text("gemm: {wgrad: fp32_seq}\n", "d.yaml"));
-  CHECK(seq.asked.gemm.wgrad == Accumulation::fp32_seq);
-  CHECK(seq.te_effective.gemm.wgrad == Accumulation::hopper_split);
+  CHECK(seq.asked.gemm.wgrad == Accumulation::kFp32Seq);
+  CHECK(seq.te_effective.gemm.wgrad == Accumulation::kHopperSplitAccumulator);
   REQUIRE(find_quirk(seq, "gemm.wgrad"));
   // A delayed recipe file gets accelerate's view too.
-  CHECK(compatibility(Recipe{}).te_effective.amax_compute_algo == AmaxComputeAlgo::max);
+  CHECK(compatibility(Recipe{}).te_effective.amax_compute_algo == AmaxComputeAlgo::kMax);
 }
 
 TEST_CASE("explain prints the recipe, the TE-effective recipe and every quirk",
@@ -336,10 +336,10 @@ TEST_CASE("runs_as upstream: the recipe accelerate + TE run, with every change l
           "[recipes][accelerate][runs_as]") {
   const std::string path = std::string(FP8LAB_SOURCE_DIR) + "/recipes/configs/accelerate-te-default.yaml";
   const RecipeToRun asked = read_recipe_to_run(path, RunsAs::asked);
-  CHECK(asked.recipe.amax_compute_algo == AmaxComputeAlgo::most_recent);
+  CHECK(asked.recipe.amax_compute_algo == AmaxComputeAlgo::kMostRecent);
   CHECK(asked.changed_fields.empty());
   const RecipeToRun upstream = read_recipe_to_run(path, RunsAs::upstream);
-  CHECK(upstream.recipe.amax_compute_algo == AmaxComputeAlgo::max);
+  CHECK(upstream.recipe.amax_compute_algo == AmaxComputeAlgo::kMax);
   CHECK(upstream.recipe.amax_history_len == asked.recipe.amax_history_len);
   REQUIRE(upstream.changed_fields.size() == 1);
   CHECK(change_text(upstream.changed_fields[0]).rfind("amax_compute_algo: most_recent -> max (",

@@ -108,7 +108,7 @@ parameters:
   REQUIRE(e.requested.size() == 1);
   REQUIRE(e.runs.size() == 1);
   const RequestedCombination& request = e.requested[0];
-  CHECK(request.recipe.torchao_version == TorchaoVersion::main);
+  CHECK(request.recipe.torchao_version == TorchaoVersion::kMain);
   std::string texts;  // every change and reason, for a failure's message
   for (const Quirk& q : request.changed_fields) texts += change_text(q) + "\n";
   for (const std::string& reason : request.reasons) texts += reason + "\n";
@@ -121,7 +121,7 @@ parameters:
   CHECK(change.why.find("torchao_version: torchao-main") != std::string::npos);
   REQUIRE(request.reasons.size() == 1);
   CHECK(request.reasons[0] == "runs_as upstream: " + change_text(change));
-  CHECK(e.runs[0].recipe.mx_scale_mode == MxScaleMode::te);
+  CHECK(e.runs[0].recipe.mx_scale_mode == E8M0Mode::kTe);
   CHECK(e.runs[0].recipe.torchao_version == Recipe{}.torchao_version);
   const Compatibility c = compatibility(request.recipe);
   CHECK(c.te_effective.torchao_version == Recipe{}.torchao_version);

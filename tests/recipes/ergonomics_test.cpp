@@ -26,13 +26,13 @@ TEST_CASE("the environment as a run source: only ACCELERATE_FP8_*, read as accel
   CHECK(source.path.empty());
   // The record's text: the variables that made the recipe, sorted, one NAME=value line each.
   CHECK(source.text == "ACCELERATE_FP8_FORMAT=E4M3\nACCELERATE_FP8_MARGIN=2\n");
-  CHECK(source.compatibility.asked.fp8_format == Fp8Format::E4M3);
+  CHECK(source.compatibility.asked.fp8_format == Fp8Format::kE4M3);
   CHECK(source.compatibility.asked.margin == 2);
   // The same settings explain --env reads: the upstream recipe follows TE's defaults.
-  CHECK(source.compatibility.te_effective.amax_compute_algo == AmaxComputeAlgo::max);
+  CHECK(source.compatibility.te_effective.amax_compute_algo == AmaxComputeAlgo::kMax);
   const RecipeToRun upstream = recipe_to_run(source.compatibility, RunsAs::upstream, source.site);
-  CHECK(upstream.recipe.amax_compute_algo == AmaxComputeAlgo::max);
-  CHECK(upstream.recipe.fp8_format == Fp8Format::E4M3);
+  CHECK(upstream.recipe.amax_compute_algo == AmaxComputeAlgo::kMax);
+  CHECK(upstream.recipe.fp8_format == Fp8Format::kE4M3);
 
   // The one filter all three readers use (run --env, explain --env, read_accelerate_env):
   // ACCELERATE_MIXED_PRECISION shares the ACCELERATE_ prefix but is not an FP8 input.
@@ -108,7 +108,7 @@ TEST_CASE("mixed_precision bf16 with an fp8_config: no FP8, in explain and in ru
   CHECK(text.find("--baseline-only --baseline-precision bf16") != std::string::npos);
   // fp8lab still runs the fp8_config as asked.
   CHECK(text.find("== recipe fp8lab runs (as asked") != std::string::npos);
-  CHECK(recipe_to_run(c, RunsAs::asked, {"bf16.yaml", 0}).recipe.fp8_format == Fp8Format::E4M3);
+  CHECK(recipe_to_run(c, RunsAs::asked, {"bf16.yaml", 0}).recipe.fp8_format == Fp8Format::kE4M3);
 
   // runs_as upstream refuses with the same words, naming the field, value and what to do.
   CHECK(refusal(c).find("runs no FP8 for mixed_precision bf16") != std::string::npos);

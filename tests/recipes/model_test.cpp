@@ -10,11 +10,11 @@ using namespace fp8lab::recipes;
 TEST_CASE("a default recipe is accelerate's TERecipeKwargs default", "[recipes]") {
   const Recipe r;
   CHECK(r.scaling == Scaling::delayed);
-  CHECK(r.fp8_format == Fp8Format::HYBRID);
+  CHECK(r.fp8_format == Fp8Format::kHybrid);
   CHECK(r.margin == 0);
   CHECK(r.interval == 1);
   CHECK(r.amax_history_len == 1024);
-  CHECK(r.amax_compute_algo == AmaxComputeAlgo::most_recent);
+  CHECK(r.amax_compute_algo == AmaxComputeAlgo::kMostRecent);
   CHECK(r.override_linear_precision.none());
   CHECK_FALSE(r.use_autocast_during_eval);
   // An empty recipe file is the same recipe with the scaling-dependent defaults filled in.
@@ -24,10 +24,12 @@ TEST_CASE("a default recipe is accelerate's TERecipeKwargs default", "[recipes]"
 TEST_CASE("GEMM accumulation defaults follow TE's per-recipe table", "[recipes]") {
   // te-accelerate.md §6: Delayed, Current, MXFP8: fprop fast (use_split_accumulator=False),
   // dgrad and wgrad split; Block: split everywhere (enforced). torchao: use_fast_accum T/F/F.
-  const GemmAccumulation fast_split_split{Accumulation::hopper_fast, Accumulation::hopper_split,
-                                          Accumulation::hopper_split};
-  const GemmAccumulation all_split{Accumulation::hopper_split, Accumulation::hopper_split,
-                                   Accumulation::hopper_split};
+  const GemmAccumulation fast_split_split{Accumulation::kHopperFastAccum,
+                                          Accumulation::kHopperSplitAccumulator,
+                                          Accumulation::kHopperSplitAccumulator};
+  const GemmAccumulation all_split{Accumulation::kHopperSplitAccumulator,
+                                   Accumulation::kHopperSplitAccumulator,
+                                   Accumulation::kHopperSplitAccumulator};
   for (Scaling s : {Scaling::delayed, Scaling::current, Scaling::mxfp8, Scaling::tensorwise,
                     Scaling::rowwise, Scaling::rowwise_with_gw_hp}) {
     INFO(name(s));
@@ -41,13 +43,13 @@ TEST_CASE("formats, power-of-2 scales and module filters default per scaling", "
   // torchao rowwise recipes: e4m3 everywhere with power-of-2 scales (torchao-mx.md §1.2); TE block
   // scaling: E4M3 and power-of-2 scales by default (te-accelerate.md §5.3).
   const Recipe rowwise = parse_recipe_text("scaling: rowwise", "r.yaml");
-  CHECK(rowwise.fp8_format == Fp8Format::E4M3);
+  CHECK(rowwise.fp8_format == Fp8Format::kE4M3);
   CHECK(rowwise.power_2_scales);
   const Recipe block = parse_recipe_text("scaling: block", "b.yaml");
-  CHECK(block.fp8_format == Fp8Format::E4M3);
+  CHECK(block.fp8_format == Fp8Format::kE4M3);
   CHECK(block.power_2_scales);
   const Recipe tensorwise = parse_recipe_text("scaling: tensorwise", "t.yaml");
-  CHECK(tensorwise.fp8_format == Fp8Format::HYBRID);
+  CHECK(tensorwise.fp8_format == Fp8Format::kHybrid);
   CHECK_FALSE(tensorwise.power_2_scales);
   // accelerate: TE's convert_model requires dims % 16 and returns from the parent on the first
   // indivisible Linear (§1.4); the AO path skips the first and last Linear (§1.6).
@@ -64,15 +66,15 @@ TEST_CASE("every enum name parses back to its value", "[recipes]") {
                     Scaling::rowwise_with_gw_hp, Scaling::block, Scaling::mxfp8}) {
     CHECK(parse_scaling(name(s)) == s);
   }
-  for (Fp8Format f : {Fp8Format::HYBRID, Fp8Format::E4M3, Fp8Format::E5M2}) {
+  for (Fp8Format f : {Fp8Format::kHybrid, Fp8Format::kE4M3, Fp8Format::kE5M2}) {
     CHECK(parse_fp8_format(name(f)) == f);
   }
-  for (MxScaleMode m : {MxScaleMode::te, MxScaleMode::floor, MxScaleMode::ceil, MxScaleMode::even,
-                        MxScaleMode::rceil}) {
+  for (E8M0Mode m : {E8M0Mode::kTe, E8M0Mode::kFloor, E8M0Mode::kCeil, E8M0Mode::kEven,
+                        E8M0Mode::kRceil}) {
     CHECK(parse_mx_scale_mode(name(m)) == m);
   }
-  for (Accumulation a : {Accumulation::fp32_seq, Accumulation::hopper_split,
-                         Accumulation::hopper_fast, Accumulation::exact}) {
+  for (Accumulation a : {Accumulation::kFp32Seq, Accumulation::kHopperSplitAccumulator,
+                         Accumulation::kHopperFastAccum, Accumulation::kExact}) {
     CHECK(parse_accumulation(name(a)) == a);
   }
   CHECK_FALSE(parse_scaling("Delayed").has_value());

@@ -60,12 +60,12 @@ std::string sweep_digest(const std::string& sweep, std::size_t* runs) {
 TEST_CASE("torchao_version: default torchao-0.18, written only where a torchao MX mode uses it",
           "[recipes][peer_versions]") {
   const Recipe floor = recipe("scaling: mxfp8\nmx_scale_mode: floor\n");
-  CHECK(floor.torchao_version == TorchaoVersion::v0_18);
+  CHECK(floor.torchao_version == TorchaoVersion::kV0_18);
   CHECK(uses_torchao_version(floor));
   CHECK(canonical_string(floor).find(";mx_scale_mode=floor;torchao_version=torchao-0.18;") !=
         std::string::npos);
   const Recipe main = recipe("scaling: mxfp8\nmx_scale_mode: floor\ntorchao_version: TORCHAO-MAIN\n");
-  CHECK(main.torchao_version == TorchaoVersion::main);
+  CHECK(main.torchao_version == TorchaoVersion::kMain);
   CHECK(canonical_string(main).find(";torchao_version=torchao-main;") != std::string::npos);
   CHECK(run_id(main) != run_id(floor));
   CHECK(describe(floor).find("torchao_version: torchao-0.18 (torchao v0.18.0's to_mx)\n") !=
@@ -84,7 +84,7 @@ TEST_CASE("torchao_version: default torchao-0.18, written only where a torchao M
     CHECK(canonical_string(r).find("torchao_version") == std::string::npos);
     CHECK(describe(r).find("torchao_version") == std::string::npos);
   }
-  CHECK(parse_torchao_version("torchao-0.18") == TorchaoVersion::v0_18);
+  CHECK(parse_torchao_version("torchao-0.18") == TorchaoVersion::kV0_18);
   CHECK_FALSE(parse_torchao_version("0.18").has_value());
   CHECK(accepted_torchao_versions() == "torchao-0.18, torchao-main");
 }
@@ -162,9 +162,9 @@ TEST_CASE("sweeps over torchao_version: two runs for a torchao MX mode, one else
         std::vector<std::string>{"torchao_version applies to mxfp8's torchao scale modes (floor, "
                                  "ceil, even, rceil) only, not delayed"});
   // The collapsed run is the canonical default, whichever request came first.
-  CHECK(delayed.runs[0].recipe.torchao_version == TorchaoVersion::v0_18);
+  CHECK(delayed.runs[0].recipe.torchao_version == TorchaoVersion::kV0_18);
   Recipe r = recipe("scaling: delayed\n");
-  r.torchao_version = TorchaoVersion::main;
+  r.torchao_version = TorchaoVersion::kMain;
   CHECK(canonicalize(r).recipe == recipe("scaling: delayed\n"));
 }
 
@@ -184,7 +184,7 @@ TEST_CASE("explain and runs_as name the torchao version an MX mode follows",
   // as a change: TE has none.
   const RecipeToRun up = read_recipe_to_run(
       kRoot + "/recipes/configs/recipe-mxfp8-floor-torchao-main.yaml", RunsAs::upstream);
-  CHECK(up.recipe.mx_scale_mode == MxScaleMode::te);
+  CHECK(up.recipe.mx_scale_mode == E8M0Mode::kTe);
   CHECK_FALSE(uses_torchao_version(up.recipe));
   bool mode_changed = false;
   for (const auto& field : up.changed_fields) {

@@ -39,7 +39,7 @@ TEST_CASE("MXFP8 ignores margin, interval, history and algorithm", "[recipes][sw
   mx.margin = 3;
   mx.interval = 4;
   mx.amax_history_len = 16;
-  mx.amax_compute_algo = AmaxComputeAlgo::max;
+  mx.amax_compute_algo = AmaxComputeAlgo::kMax;
   const Canonical c = canonicalize(mx);
   CHECK(run_id(c.recipe) == plain);
   CHECK(c.reasons == std::vector<std::string>{"mxfp8 keeps no amax history: margin=3, "
@@ -88,7 +88,7 @@ TEST_CASE("an overridden GEMM has no FP8 accumulation model", "[recipes][sweep]"
   CHECK(canonicalize(exact).reasons ==
         std::vector<std::string>{"fprop runs in high precision: gemm.fprop=exact is unused"});
   CHECK(canonicalize(plain).reasons.empty());  // the default model is replaced silently
-  CHECK(canonicalize(plain).recipe.gemm.fprop == Accumulation::fp32_seq);
+  CHECK(canonicalize(plain).recipe.gemm.fprop == Accumulation::kFp32Seq);
   CHECK(canonical_id(recipe("gemm: {fprop: exact}\n")) != canonical_id(recipe("")));
 }
 
@@ -210,7 +210,7 @@ parameters:
                                                    "b.yaml"));
   REQUIRE(e.runs.size() == 2);
   CHECK(e.runs[0].recipe.scaling == Scaling::current);
-  CHECK(e.runs[0].recipe.fp8_format == Fp8Format::HYBRID);
+  CHECK(e.runs[0].recipe.fp8_format == Fp8Format::kHybrid);
   CHECK(e.runs[1].recipe.power_2_scales);
 }
 
@@ -254,7 +254,7 @@ TEST_CASE("the shipped default sweep holds the recipes the report's three facts 
     const Recipe& r = run.recipe;
     const bool delayed_fp8 = r.scaling == Scaling::delayed && !r.override_linear_precision.fprop;
     has_te_default = has_te_default || r == te_default;
-    has_e5m2_forward = has_e5m2_forward || (delayed_fp8 && r.fp8_format == Fp8Format::E5M2);
+    has_e5m2_forward = has_e5m2_forward || (delayed_fp8 && r.fp8_format == Fp8Format::kE5M2);
     has_made_to_fail = has_made_to_fail || (delayed_fp8 && r.margin >= 40);
   }
   CHECK(has_te_default);
@@ -275,13 +275,13 @@ parameters:
   const SweepExpansion upstream = expand(parse_sweep_text("runs_as: upstream\n" + grid, "u.yaml"));
   // TERecipeKwargs never forwards most_recent: both combinations run TE's max, one run.
   REQUIRE(upstream.runs.size() == 1);
-  CHECK(upstream.runs[0].recipe.amax_compute_algo == AmaxComputeAlgo::max);
+  CHECK(upstream.runs[0].recipe.amax_compute_algo == AmaxComputeAlgo::kMax);
   CHECK(upstream.runs[0].id == asked.runs[0].id);  // the same recipe, the same results
   CHECK(upstream.requested[0].reasons.empty());
   REQUIRE(upstream.requested[1].reasons.size() == 1);
   CHECK(upstream.requested[1].reasons[0].rfind(
             "runs_as upstream: amax_compute_algo: most_recent -> max (", 0) == 0);
-  CHECK(upstream.requested[1].recipe.amax_compute_algo == AmaxComputeAlgo::most_recent);
+  CHECK(upstream.requested[1].recipe.amax_compute_algo == AmaxComputeAlgo::kMostRecent);
   CHECK(format_dry_run(upstream).find("runs as upstream") != std::string::npos);
   CHECK(format_dry_run(asked).find("runs as upstream") == std::string::npos);
 }
@@ -334,17 +334,17 @@ TEST_CASE("complete_recipe_text reads back to an equal recipe", "[recipes][sweep
   }
   Recipe unusual;
   unusual.scaling = Scaling::mxfp8;
-  unusual.fp8_format = Fp8Format::E5M2;
+  unusual.fp8_format = Fp8Format::kE5M2;
   unusual.margin = 3;
   unusual.interval = 7;
   unusual.amax_history_len = 16;
-  unusual.amax_compute_algo = AmaxComputeAlgo::max;
+  unusual.amax_compute_algo = AmaxComputeAlgo::kMax;
   unusual.override_linear_precision = {true, false, true};
   unusual.use_autocast_during_eval = true;
-  unusual.gemm = {Accumulation::exact, Accumulation::fp32_seq, Accumulation::hopper_fast};
+  unusual.gemm = {Accumulation::kExact, Accumulation::kFp32Seq, Accumulation::kHopperFastAccum};
   unusual.power_2_scales = true;
-  unusual.mx_scale_mode = MxScaleMode::rceil;
-  unusual.torchao_version = TorchaoVersion::main;
+  unusual.mx_scale_mode = E8M0Mode::kRceil;
+  unusual.torchao_version = TorchaoVersion::kMain;
   unusual.pad_inner_dim = false;
   unusual.enable_fsdp_float8_all_gather = false;
   unusual.module_filter = {{"*.proj", "lm_head", "a: b", "[x]", "'q'", "&y", "-", "true"},

@@ -1,5 +1,5 @@
 // Rowwise / axiswise scaling (sim/scaling/rowwise.hpp) and the per-GEMM scale axes
-// (sim/scaling/gemm_axes.hpp) against torchao-mx.md §1.2 and §2.4 (torchao float8_linear.py
+// (sim/settings.hpp) against torchao-mx.md §1.2 and §2.4 (torchao float8_linear.py
 // matmul_with_hp_or_float8_args; config.py recipes) and §4.4 (MX blocking per GEMM).
 #include <bit>
 #include <catch2/catch.hpp>

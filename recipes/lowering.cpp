@@ -1,0 +1,90 @@
+#include "recipes/lowering.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "sim/scaling/delayed.hpp"
+#include "sim/scaling/rowwise.hpp"
+
+namespace fp8lab::recipes {
+namespace {
+
+namespace sc = sim::scaling;
+
+sc::TorchaoRecipe torchao_recipe(Scaling scaling) {
+  if (scaling == Scaling::tensorwise) return sc::TorchaoRecipe::kTensorwise;
+  if (scaling == Scaling::rowwise) return sc::TorchaoRecipe::kRowwise;
+  return sc::TorchaoRecipe::kRowwiseWithGwHp;
+}
+
+// torchao's table picks the granularity; format and power-of-2 stay the recipe's (whose defaults
+// are that table's: default_fp8_format, default_power_2_scales).
+void plan_torchao(sc::QuantizePlan& p, Scaling scaling, sc::Operand operand, sc::Gemm gemm) {
+  const sc::OperandCast cast = sc::torchao_operand_cast(torchao_recipe(scaling), gemm, operand);
+  switch (cast.scaling) {
+    case sc::OperandScaling::kTensorwise: p.kind = sc::QuantizeKind::kTensorwiseTorchao; return;
+    case sc::OperandScaling::kAxiswise:
+      p.kind = sc::QuantizeKind::kAxiswiseTorchao;
+      p.block = p.axis == sc::ScaleAxis::kRowwise ? sc::BlockShape{1, 0} : sc::BlockShape{0, 1};
+      return;
+    case sc::OperandScaling::kHighPrecision: break;
+  }
+  p.kind = sc::QuantizeKind::kHighPrecision;
+}
+
+}  // namespace
+
+std::optional<sc::DelayedScalingConfig> delayed_scaling(const Recipe& recipe) {
+  if (!uses_amax_history(recipe.scaling)) return std::nullopt;
+  sc::DelayedScalingConfig config;
+  config.margin = recipe.margin;  // 64-bit in both: never narrowed
+  config.fp8_format = recipe.fp8_format;
+  config.amax_history_len = recipe.amax_history_len;
+  config.amax_compute_algo = recipe.amax_compute_algo;
+  config.interval = recipe.interval;
+  sc::validate(config);
+  return config;
+}
+
+sc::QuantizePlan plan(const Recipe& recipe, sc::Operand operand, sc::Gemm gemm) {
+  sc::QuantizePlan p;
+  p.axis = sc::scale_axis(gemm, operand);  // throws for an operand the GEMM lacks
+  p.format = operand == sc::Operand::kGradOutput ? sc::backward_format(recipe.fp8_format)
+                                                 : sc::forward_format(recipe.fp8_format);
+  p.pow2 = recipe.power_2_scales;
+  switch (recipe.scaling) {
+    case Scaling::delayed:
+      p.kind = sc::QuantizeKind::kDelayed;
+      p.pow2 = false;
+      p.delayed = *delayed_scaling(recipe);
+      return p;
+    case Scaling::current: p.kind = sc::QuantizeKind::kCurrentTe; return p;
+    case Scaling::tensorwise:
+    case Scaling::rowwise:
+    case Scaling::rowwise_with_gw_hp: plan_torchao(p, recipe.scaling, operand, gemm); return p;
+    case Scaling::block:
+      p.kind = sc::QuantizeKind::kBlockTe;
+      p.block = sc::te_block_shape(gemm, operand);
+      return p;
+    case Scaling::mxfp8:
+      p.kind = sc::QuantizeKind::kMx;
+      p.pow2 = false;
+      p.block = sc::mx_block_shape(p.axis);
+      p.mx_mode = recipe.mx_scale_mode;
+      if (uses_torchao_version(recipe)) p.torchao = recipe.torchao_version;
+      return p;
+  }
+  throw std::invalid_argument("recipes::plan: unknown scaling " +
+                              std::to_string(static_cast<int>(recipe.scaling)));
+}
+
+bool gemm_runs_fp8(const Recipe& recipe, sc::Gemm gemm) {
+  const OverrideLinearPrecision& o = recipe.override_linear_precision;
+  const bool overridden = gemm == sc::Gemm::kFprop   ? o.fprop
+                          : gemm == sc::Gemm::kDgrad ? o.dgrad
+                                                     : o.wgrad;
+  return !overridden &&
+         plan(recipe, sc::gemm_operands(gemm).a, gemm).kind != sc::QuantizeKind::kHighPrecision;
+}
+
+}  // namespace fp8lab::recipes

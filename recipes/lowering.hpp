@@ -1,0 +1,43 @@
+// The lowering: a recipe becomes one QuantizePlan per Linear tensor and GEMM
+// (sim/scaling/plan.hpp), the way torchao's Float8LinearConfig spells out a cast config per
+// operand and GEMM. This is the only place that switches on a recipe's Scaling to choose a
+// quantizer; the backends in experiments/fp8 only execute plans (sim::scaling::quantize,
+// gpu::scaling::quantize, and the stateful delayed kind). Adding a recipe means adding its case
+// here and its row in tests/recipes/lowering_test.cpp.
+#pragma once
+
+#include <optional>
+
+#include "recipes/recipe.hpp"
+#include "sim/scaling/plan.hpp"
+#include "sim/settings.hpp"
+
+namespace fp8lab::recipes {
+
+// How `recipe` quantizes `operand` as an operand of `gemm`:
+//   scaling             kind                 blocks (along the GEMM's K)      format, pow2
+//   delayed             kDelayed             per tensor (the pass slot's scale) fp8_format
+//   current             kCurrentTe           per tensor                      fp8_format, power_2
+//   tensorwise          torchao's table (sim::scaling::torchao_operand_cast): tensorwise, per
+//   rowwise              tensor, or axiswise, one scale per row / column along K; kHighPrecision
+//   rowwise_with_gw_hp   where the table keeps the GEMM in high precision;   fp8_format, power_2
+//   block               kBlockTe             te_block_shape: weight 128x128, others 1x128/128x1
+//   mxfp8               kMx                  mx_block_shape: 1x32 / 32x1     mx_scale_mode,
+//                                                                            torchao_version
+// The format is the forward one of fp8_format for input and weight, the backward one for
+// grad_output (HYBRID: E4M3 / E5M2). override_linear_precision is not applied here
+// (gemm_runs_fp8). Throws std::invalid_argument when `operand` is not an operand of `gemm`, or
+// for a delayed recipe whose settings are out of range (delayed_scaling).
+sim::scaling::QuantizePlan plan(const Recipe& recipe, sim::scaling::Operand operand,
+                                sim::scaling::Gemm gemm);
+
+// The delayed-scaling settings (and update rule) of a delayed recipe, validated; nullopt for a
+// stateless scaling. Throws std::invalid_argument naming the field and value when one is out of
+// range (sim::scaling::validate).
+std::optional<sim::scaling::DelayedScalingConfig> delayed_scaling(const Recipe& recipe);
+
+// Whether `gemm` runs in FP8 under `recipe`: not overridden by override_linear_precision, and
+// its operands planned as quantized (torchao rowwise_with_gw_hp keeps wgrad in high precision).
+bool gemm_runs_fp8(const Recipe& recipe, sim::scaling::Gemm gemm);
+
+}  // namespace fp8lab::recipes

@@ -1,0 +1,25 @@
+// The reference executor of a QuantizePlan (sim/scaling/plan.hpp): the sim/scaling/ quantizer the
+// plan names, with its format, blocks, axis, power-of-2 rule and MX mode and version.
+//   kCurrentTe          quantize_current_te
+//   kTensorwiseTorchao  quantize_tensorwise_torchao
+//   kAxiswiseTorchao    quantize_axiswise_torchao along plan.axis
+//   kBlockTe            quantize_block_te in plan.block (fp32 input, amax_epsilon 0)
+//   kMx                 quantize_mx along plan.axis, or quantize_mx_2d for 32 x 32 blocks
+// gpu::scaling::quantize(plan, ...) must equal it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "sim/scaling/common.hpp"
+#include "sim/scaling/plan.hpp"
+
+namespace fp8lab::sim::scaling {
+
+// Throws std::invalid_argument for kDelayed (stateful: DelayedScalingState runs it with its
+// slot's scale) and kHighPrecision (nothing to quantize), naming the kind; and as the quantizer
+// does for a bad shape or format.
+QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std::int64_t rows,
+                        std::int64_t cols);
+
+}  // namespace fp8lab::sim::scaling

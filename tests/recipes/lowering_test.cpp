@@ -1,0 +1,261 @@
+// The lowering (recipes/lowering.hpp) as a golden table: every scaling (with its defaults), every
+// MX scale mode and torchao version, times every operand of every GEMM, rendered one plan per
+// line. Adding a recipe or changing what one quantizes with changes this table, in review.
+// The recipes come from the name tables (accepted_scalings, accepted_mx_scale_modes, ...), so a new
+// scaling, mode or version shows up here as missing rows until its rows are written.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "recipes/lowering.hpp"
+#include "recipes/recipe.hpp"
+
+namespace fp8lab::recipes {
+namespace {
+
+namespace sc = sim::scaling;
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, sep)) {
+    const auto first = item.find_first_not_of(' ');
+    if (first != std::string::npos) out.push_back(item.substr(first));
+  }
+  return out;
+}
+
+Recipe with_defaults(Scaling s) {
+  Recipe r;
+  r.scaling = s;
+  r.fp8_format = default_fp8_format(s);
+  r.power_2_scales = default_power_2_scales(s);
+  r.gemm = default_gemm_accumulation(s);
+  return r;
+}
+
+std::string extent(std::int64_t n) { return n == 0 ? "all" : std::to_string(n); }
+
+// One line: recipe | operand GEMM -> kind, format, blocks ("all" = the whole dimension), the axis
+// along K, pow2, and for MX the mode and version (which kTe ignores).
+std::string row(const std::string& label, const Recipe& r, sc::Operand op, sc::Gemm gemm) {
+  const sc::QuantizePlan p = plan(r, op, gemm);
+  std::ostringstream line;
+  line << label << " | " << sc::to_string(op) << " " << sc::to_string(gemm) << " -> "
+       << sc::to_string(p.kind);
+  if (p.kind == sc::QuantizeKind::kHighPrecision) return line.str();
+  line << " " << sim::spec(p.format).name << " " << extent(p.block.rows) << "x"
+       << extent(p.block.cols) << " " << sc::to_string(p.axis) << (p.pow2 ? " pow2" : "");
+  if (p.kind == sc::QuantizeKind::kMx) {
+    line << " " << sc::to_string(p.mx_mode) << " " << sc::to_string(p.torchao);
+  }
+  return line.str();
+}
+
+// Every recipe of the table, labelled.
+std::vector<std::pair<std::string, Recipe>> recipes_of_the_table() {
+  std::vector<std::pair<std::string, Recipe>> out;
+  for (const std::string& name : split(accepted_scalings(), ',')) {
+    const Scaling s = *parse_scaling(name);
+    if (s != Scaling::mxfp8) {
+      out.emplace_back(name, with_defaults(s));
+      continue;
+    }
+    for (const std::string& mode : split(accepted_mx_scale_modes(), ',')) {
+      Recipe r = with_defaults(s);
+      r.mx_scale_mode = *parse_mx_scale_mode(mode);
+      if (!uses_torchao_version(r)) {
+        out.emplace_back(name + " " + mode, r);
+        continue;
+      }
+      for (const std::string& version : split(accepted_torchao_versions(), ',')) {
+        r.torchao_version = *parse_torchao_version(version);
+        out.emplace_back(name + " " + mode + " " + version, r);
+      }
+    }
+  }
+  return out;
+}
+
+std::string lowering_table() {
+  std::string text;
+  for (const auto& [label, r] : recipes_of_the_table()) {
+    for (const sc::Gemm gemm : {sc::Gemm::kFprop, sc::Gemm::kDgrad, sc::Gemm::kWgrad}) {
+      const sc::GemmOperands o = sc::gemm_operands(gemm);
+      for (const sc::Operand op : {o.a, o.b}) text += row(label, r, op, gemm) + "\n";
+    }
+  }
+  return text;
+}
+
+// clang-format off
+const char* const kGolden = R"(
+delayed | input fprop -> delayed e4m3 allxall rowwise
+delayed | weight fprop -> delayed e4m3 allxall rowwise
+delayed | grad_output dgrad -> delayed e5m2 allxall rowwise
+delayed | weight dgrad -> delayed e4m3 allxall columnwise
+delayed | grad_output wgrad -> delayed e5m2 allxall columnwise
+delayed | input wgrad -> delayed e4m3 allxall columnwise
+current | input fprop -> current_te e4m3 allxall rowwise
+current | weight fprop -> current_te e4m3 allxall rowwise
+current | grad_output dgrad -> current_te e5m2 allxall rowwise
+current | weight dgrad -> current_te e4m3 allxall columnwise
+current | grad_output wgrad -> current_te e5m2 allxall columnwise
+current | input wgrad -> current_te e4m3 allxall columnwise
+tensorwise | input fprop -> tensorwise_torchao e4m3 allxall rowwise
+tensorwise | weight fprop -> tensorwise_torchao e4m3 allxall rowwise
+tensorwise | grad_output dgrad -> tensorwise_torchao e5m2 allxall rowwise
+tensorwise | weight dgrad -> tensorwise_torchao e4m3 allxall columnwise
+tensorwise | grad_output wgrad -> tensorwise_torchao e5m2 allxall columnwise
+tensorwise | input wgrad -> tensorwise_torchao e4m3 allxall columnwise
+rowwise | input fprop -> axiswise_torchao e4m3 1xall rowwise pow2
+rowwise | weight fprop -> axiswise_torchao e4m3 1xall rowwise pow2
+rowwise | grad_output dgrad -> axiswise_torchao e4m3 1xall rowwise pow2
+rowwise | weight dgrad -> axiswise_torchao e4m3 allx1 columnwise pow2
+rowwise | grad_output wgrad -> axiswise_torchao e4m3 allx1 columnwise pow2
+rowwise | input wgrad -> axiswise_torchao e4m3 allx1 columnwise pow2
+rowwise_with_gw_hp | input fprop -> axiswise_torchao e4m3 1xall rowwise pow2
+rowwise_with_gw_hp | weight fprop -> axiswise_torchao e4m3 1xall rowwise pow2
+rowwise_with_gw_hp | grad_output dgrad -> axiswise_torchao e4m3 1xall rowwise pow2
+rowwise_with_gw_hp | weight dgrad -> tensorwise_torchao e4m3 allxall columnwise pow2
+rowwise_with_gw_hp | grad_output wgrad -> high_precision
+rowwise_with_gw_hp | input wgrad -> high_precision
+block | input fprop -> block_te e4m3 1x128 rowwise pow2
+block | weight fprop -> block_te e4m3 128x128 rowwise pow2
+block | grad_output dgrad -> block_te e4m3 1x128 rowwise pow2
+block | weight dgrad -> block_te e4m3 128x128 columnwise pow2
+block | grad_output wgrad -> block_te e4m3 128x1 columnwise pow2
+block | input wgrad -> block_te e4m3 128x1 columnwise pow2
+mxfp8 te | input fprop -> mx e4m3 1x32 rowwise te torchao-0.18
+mxfp8 te | weight fprop -> mx e4m3 1x32 rowwise te torchao-0.18
+mxfp8 te | grad_output dgrad -> mx e5m2 1x32 rowwise te torchao-0.18
+mxfp8 te | weight dgrad -> mx e4m3 32x1 columnwise te torchao-0.18
+mxfp8 te | grad_output wgrad -> mx e5m2 32x1 columnwise te torchao-0.18
+mxfp8 te | input wgrad -> mx e4m3 32x1 columnwise te torchao-0.18
+mxfp8 floor torchao-0.18 | input fprop -> mx e4m3 1x32 rowwise floor torchao-0.18
+mxfp8 floor torchao-0.18 | weight fprop -> mx e4m3 1x32 rowwise floor torchao-0.18
+mxfp8 floor torchao-0.18 | grad_output dgrad -> mx e5m2 1x32 rowwise floor torchao-0.18
+mxfp8 floor torchao-0.18 | weight dgrad -> mx e4m3 32x1 columnwise floor torchao-0.18
+mxfp8 floor torchao-0.18 | grad_output wgrad -> mx e5m2 32x1 columnwise floor torchao-0.18
+mxfp8 floor torchao-0.18 | input wgrad -> mx e4m3 32x1 columnwise floor torchao-0.18
+mxfp8 floor torchao-main | input fprop -> mx e4m3 1x32 rowwise floor torchao-main
+mxfp8 floor torchao-main | weight fprop -> mx e4m3 1x32 rowwise floor torchao-main
+mxfp8 floor torchao-main | grad_output dgrad -> mx e5m2 1x32 rowwise floor torchao-main
+mxfp8 floor torchao-main | weight dgrad -> mx e4m3 32x1 columnwise floor torchao-main
+mxfp8 floor torchao-main | grad_output wgrad -> mx e5m2 32x1 columnwise floor torchao-main
+mxfp8 floor torchao-main | input wgrad -> mx e4m3 32x1 columnwise floor torchao-main
+mxfp8 ceil torchao-0.18 | input fprop -> mx e4m3 1x32 rowwise ceil torchao-0.18
+mxfp8 ceil torchao-0.18 | weight fprop -> mx e4m3 1x32 rowwise ceil torchao-0.18
+mxfp8 ceil torchao-0.18 | grad_output dgrad -> mx e5m2 1x32 rowwise ceil torchao-0.18
+mxfp8 ceil torchao-0.18 | weight dgrad -> mx e4m3 32x1 columnwise ceil torchao-0.18
+mxfp8 ceil torchao-0.18 | grad_output wgrad -> mx e5m2 32x1 columnwise ceil torchao-0.18
+mxfp8 ceil torchao-0.18 | input wgrad -> mx e4m3 32x1 columnwise ceil torchao-0.18
+mxfp8 ceil torchao-main | input fprop -> mx e4m3 1x32 rowwise ceil torchao-main
+mxfp8 ceil torchao-main | weight fprop -> mx e4m3 1x32 rowwise ceil torchao-main
+mxfp8 ceil torchao-main | grad_output dgrad -> mx e5m2 1x32 rowwise ceil torchao-main
+mxfp8 ceil torchao-main | weight dgrad -> mx e4m3 32x1 columnwise ceil torchao-main
+mxfp8 ceil torchao-main | grad_output wgrad -> mx e5m2 32x1 columnwise ceil torchao-main
+mxfp8 ceil torchao-main | input wgrad -> mx e4m3 32x1 columnwise ceil torchao-main
+mxfp8 even torchao-0.18 | input fprop -> mx e4m3 1x32 rowwise even torchao-0.18
+mxfp8 even torchao-0.18 | weight fprop -> mx e4m3 1x32 rowwise even torchao-0.18
+mxfp8 even torchao-0.18 | grad_output dgrad -> mx e5m2 1x32 rowwise even torchao-0.18
+mxfp8 even torchao-0.18 | weight dgrad -> mx e4m3 32x1 columnwise even torchao-0.18
+mxfp8 even torchao-0.18 | grad_output wgrad -> mx e5m2 32x1 columnwise even torchao-0.18
+mxfp8 even torchao-0.18 | input wgrad -> mx e4m3 32x1 columnwise even torchao-0.18
+mxfp8 even torchao-main | input fprop -> mx e4m3 1x32 rowwise even torchao-main
+mxfp8 even torchao-main | weight fprop -> mx e4m3 1x32 rowwise even torchao-main
+mxfp8 even torchao-main | grad_output dgrad -> mx e5m2 1x32 rowwise even torchao-main
+mxfp8 even torchao-main | weight dgrad -> mx e4m3 32x1 columnwise even torchao-main
+mxfp8 even torchao-main | grad_output wgrad -> mx e5m2 32x1 columnwise even torchao-main
+mxfp8 even torchao-main | input wgrad -> mx e4m3 32x1 columnwise even torchao-main
+mxfp8 rceil torchao-0.18 | input fprop -> mx e4m3 1x32 rowwise rceil torchao-0.18
+mxfp8 rceil torchao-0.18 | weight fprop -> mx e4m3 1x32 rowwise rceil torchao-0.18
+mxfp8 rceil torchao-0.18 | grad_output dgrad -> mx e5m2 1x32 rowwise rceil torchao-0.18
+mxfp8 rceil torchao-0.18 | weight dgrad -> mx e4m3 32x1 columnwise rceil torchao-0.18
+mxfp8 rceil torchao-0.18 | grad_output wgrad -> mx e5m2 32x1 columnwise rceil torchao-0.18
+mxfp8 rceil torchao-0.18 | input wgrad -> mx e4m3 32x1 columnwise rceil torchao-0.18
+mxfp8 rceil torchao-main | input fprop -> mx e4m3 1x32 rowwise rceil torchao-main
+mxfp8 rceil torchao-main | weight fprop -> mx e4m3 1x32 rowwise rceil torchao-main
+mxfp8 rceil torchao-main | grad_output dgrad -> mx e5m2 1x32 rowwise rceil torchao-main
+mxfp8 rceil torchao-main | weight dgrad -> mx e4m3 32x1 columnwise rceil torchao-main
+mxfp8 rceil torchao-main | grad_output wgrad -> mx e5m2 32x1 columnwise rceil torchao-main
+mxfp8 rceil torchao-main | input wgrad -> mx e4m3 32x1 columnwise rceil torchao-main
+)";
+// clang-format on
+
+TEST_CASE("lowering: every recipe's plan per operand and GEMM is the golden table", "[lowering]") {
+  const std::vector<std::string> got = split(lowering_table(), '\n');
+  const std::vector<std::string> want = split(kGolden, '\n');
+  for (std::size_t i = 0; i < std::max(got.size(), want.size()); ++i) {
+    const std::string g = i < got.size() ? got[i] : "(missing)";
+    const std::string w = i < want.size() ? want[i] : "(no row)";
+    INFO("row " << i << "\n  lowered: " << g << "\n  golden:  " << w);
+    CHECK(g == w);
+  }
+  CHECK(got.size() == want.size());
+}
+
+TEST_CASE("lowering: non-default settings reach the plan", "[lowering]") {
+  Recipe r = with_defaults(Scaling::current);
+  r.fp8_format = Fp8Format::kE5M2;
+  r.power_2_scales = true;
+  const sc::QuantizePlan p = plan(r, sc::Operand::kWeight, sc::Gemm::kFprop);
+  CHECK(p.format == sim::Format::E5M2);
+  CHECK(p.pow2);
+  r.fp8_format = Fp8Format::kE4M3;
+  CHECK(plan(r, sc::Operand::kGradOutput, sc::Gemm::kDgrad).format == sim::Format::E4M3);
+}
+
+TEST_CASE("lowering: an operand a GEMM does not have is refused by name", "[lowering]") {
+  CHECK_THROWS_WITH(plan(Recipe{}, sc::Operand::kGradOutput, sc::Gemm::kFprop),
+                    Catch::Contains("grad_output") && Catch::Contains("fprop"));
+}
+
+TEST_CASE("lowering: the delayed update rule carries the recipe's settings unnarrowed",
+          "[lowering]") {
+  Recipe r = with_defaults(Scaling::delayed);
+  r.interval = 3;
+  r.amax_history_len = 16;
+  r.amax_compute_algo = AmaxComputeAlgo::kMax;
+  r.margin = (std::int64_t{1} << 32) + 1;  // truncated to int this would be margin 1
+  const sc::QuantizePlan p = plan(r, sc::Operand::kInput, sc::Gemm::kFprop);
+  REQUIRE(p.kind == sc::QuantizeKind::kDelayed);
+  CHECK(p.delayed.margin == r.margin);
+  CHECK(p.delayed.amax_history_len == 16);
+  CHECK(p.delayed.amax_compute_algo == AmaxComputeAlgo::kMax);
+  // The interval rule: updates 0, 3, 6 recompute; the others keep the scale.
+  CHECK(p.delayed.recomputes_scale(0));
+  CHECK_FALSE(p.delayed.recomputes_scale(1));
+  CHECK_FALSE(p.delayed.recomputes_scale(2));
+  CHECK(p.delayed.recomputes_scale(6));
+  // 448 * 2^-(2^32 + 1) is 0 in fp32 (margin 1 would give 224).
+  CHECK(sc::delayed_scaled_max(p.delayed, sim::Format::E4M3) == 0.0f);
+  r.margin = 1;
+  CHECK(sc::delayed_scaled_max(plan(r, sc::Operand::kInput, sc::Gemm::kFprop).delayed,
+                               sim::Format::E4M3) == 224.0f);
+  CHECK_FALSE(delayed_scaling(with_defaults(Scaling::current)).has_value());
+  r.interval = 0;
+  CHECK_THROWS_WITH(delayed_scaling(r), Catch::Contains("interval = 0"));
+}
+
+TEST_CASE("lowering: gemm_runs_fp8 follows the overrides and torchao's high-precision wgrad",
+          "[lowering]") {
+  Recipe r = with_defaults(Scaling::rowwise_with_gw_hp);
+  CHECK(gemm_runs_fp8(r, sc::Gemm::kFprop));
+  CHECK(gemm_runs_fp8(r, sc::Gemm::kDgrad));
+  CHECK_FALSE(gemm_runs_fp8(r, sc::Gemm::kWgrad));
+  r = with_defaults(Scaling::rowwise);
+  CHECK(gemm_runs_fp8(r, sc::Gemm::kWgrad));
+  r.override_linear_precision.dgrad = true;
+  CHECK_FALSE(gemm_runs_fp8(r, sc::Gemm::kDgrad));
+  CHECK(gemm_runs_fp8(r, sc::Gemm::kFprop));
+}
+
+}  // namespace
+}  // namespace fp8lab::recipes
