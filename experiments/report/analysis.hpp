@@ -54,6 +54,10 @@ std::vector<std::string> varied_recipe_axes(const std::vector<nlohmann::json>& r
 // A record's recipe field as text ("" when absent).
 std::string recipe_value(const nlohmann::json& record, const std::string& axis);
 
+// Whether a record is an FP8 run (kind "fp8"), not a baseline or a null run (kind "null": the
+// baseline with a perturbation that is not FP8, chaos_floor.hpp).
+bool is_fp8_run(const nlohmann::json& record);
+
 // A number from a JSON value that may be null (non-finite numbers are written as null).
 std::optional<double> number_or_null(const nlohmann::json& value);
 

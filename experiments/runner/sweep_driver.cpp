@@ -18,6 +18,7 @@
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/directory_lock.hpp"
 #include "experiments/runner/progress.hpp"
+#include "experiments/runner/null_run.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/results_store.hpp"
 #include "experiments/runner/run_executor.hpp"
@@ -74,6 +75,8 @@ nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExp
           {"high_precision", std::string(name(options.high_precision))},
           {"model_device", model_device(options)},
           {"baseline_seeds", e.sweep.baseline_seeds},
+          {"practical_band", e.sweep.practical_band},
+          {"null_runs", e.sweep.null_runs},
           {"grid_size", e.grid_size},
           {"distinct_runs", e.runs.size()},
           {"requested", requested}};
@@ -116,7 +119,7 @@ void check_directory(const SweepOptions& options, const ResultsDirectory& direct
 
 struct Job {
   std::string run_id;
-  std::string kind;  // baseline | fp8
+  std::string kind;  // baseline | null | fp8
   std::vector<std::string> arguments;
   // What the run's own record would say of it (run_executor.hpp: the request with its
   // provenance, an FP8 run's recipe_identity), for the record written when its process dies
@@ -382,8 +385,24 @@ SweepOutcome run_sweep(const SweepOptions& options) {
       for (const auto seed : expansion.sweep.baseline_seeds) need_baseline(workload, seed);
     }
   }
+  // The null runs (sweep.hpp: null_runs), one per (workload, seed) of this shard's runs.
+  std::set<std::pair<std::string, std::int64_t>> null_keys;
+  auto need_null_run = [&](const std::string& workload, std::int64_t seed) {
+    if (!expansion.sweep.null_runs || !null_keys.insert({workload, seed}).second) return;
+    Job job;
+    job.kind = "null";
+    job.request = common_request;
+    job.request.workload = workload;
+    job.request.seed = seed;
+    job.run_id = null_run_id(baseline_run_id(job.request));
+    job.arguments = {executable, "run", "--null-run", "--workload", workload,
+                     "--seed", std::to_string(seed)};
+    job.arguments.insert(job.arguments.end(), common.begin(), common.end());
+    if (!directory.has_record(job.run_id)) runs.push_back(std::move(job));
+  };
   for (const auto* run : shard) {
     need_baseline(run->workload, run->seed);
+    need_null_run(run->workload, run->seed);
     if (directory.has_record(run->id)) {
       ++outcome.skipped;
       continue;

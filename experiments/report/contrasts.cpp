@@ -1,0 +1,157 @@
+#include "experiments/report/contrasts.hpp"
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "experiments/report/analysis.hpp"
+#include "experiments/report/noise_floor.hpp"
+#include "experiments/report/paired_verdicts.hpp"
+#include "experiments/report/report_data.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+// The one recipe field two rows differ in, or "" when they differ in none or several.
+std::string single_difference(const nlohmann::json& a, const nlohmann::json& b) {
+  if (!a.contains("recipe") || !b.contains("recipe")) return "";
+  const auto& ra = a["recipe"];
+  const auto& rb = b["recipe"];
+  if (!ra.is_object() || !rb.is_object()) return "";
+  std::set<std::string> fields;
+  for (const auto& [k, v] : ra.items()) fields.insert(k);
+  for (const auto& [k, v] : rb.items()) fields.insert(k);
+  std::string differing;
+  for (const auto& field : fields) {
+    if (recipe_value(a, field) == recipe_value(b, field)) continue;
+    if (!differing.empty()) return "";
+    differing = field;
+  }
+  return differing;
+}
+
+// seed -> tail eval loss of each finished seed of a row.
+std::map<std::int64_t, double> tails_by_seed(const RecipeRow& row) {
+  std::map<std::int64_t, double> out;
+  for (const auto* r : row.runs) {
+    if (r->value("status", std::string()) != "finished") continue;
+    if (auto t = tail_eval_loss(*r); t && *t > 0) out[r->value("seed", std::int64_t{0})] = *t;
+  }
+  return out;
+}
+
+// (tail A - tail B) / tail B per common finished seed; `seeds` gets the seeds, in order.
+std::vector<double> relative_differences(const RecipeRow& a, const RecipeRow& b,
+                                         std::vector<std::int64_t>& seeds) {
+  const auto ta = tails_by_seed(a), tb = tails_by_seed(b);
+  std::vector<double> d;
+  for (const auto& [seed, loss] : ta) {
+    const auto other = tb.find(seed);
+    if (other == tb.end()) continue;
+    seeds.push_back(seed);
+    d.push_back((loss - other->second) / other->second);
+  }
+  return d;
+}
+
+void judge_contrast(Contrast& c, double band) {
+  if (!c.interval || c.interval->n < kMinPairedSeeds) {
+    c.verdict = "too few seeds";
+    c.reason = std::to_string(c.seeds.size()) + " common seed" +
+               (c.seeds.size() == 1 ? "" : "s") + "; an interval needs " +
+               std::to_string(kMinPairedSeeds);
+    return;
+  }
+  const auto& i = *c.interval;
+  if (i.low() > 0) {
+    c.verdict = "A worse";
+    return;
+  }
+  if (i.low() >= -band && i.high() <= band) {
+    c.verdict = "equivalent";
+    return;
+  }
+  c.verdict = "unresolved";
+  // Seeds for the interval to leave 0 (a difference), at the measured mean and spread.
+  const auto settle = seeds_to_settle(i, 0.0);
+  c.reason = settle ? "about " + std::to_string(*settle) + " seeds would resolve it"
+                    : "its mean is 0: no number of seeds would show a difference";
+}
+
+template <class T>
+std::optional<double> median_of(const std::vector<T>& values) {
+  std::vector<double> v(values.begin(), values.end());
+  return median(v);
+}
+
+}  // namespace
+
+std::string Contrast::title() const {
+  return field + " " + worse_value + " vs " + better_value + " (" + run_label(better->first()) +
+         ")";
+}
+
+std::vector<Contrast> recipe_contrasts(const std::vector<RecipeRow>& rows, double band) {
+  std::vector<Contrast> out;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (std::size_t j = i + 1; j < rows.size(); ++j) {
+      if (rows[i].family != rows[j].family) continue;
+      const auto field = single_difference(rows[i].first(), rows[j].first());
+      if (field.empty()) continue;
+      Contrast c;
+      c.field = field;
+      c.worse = &rows[i];
+      c.better = &rows[j];
+      auto d = relative_differences(*c.worse, *c.better, c.seeds);
+      double sum = 0;
+      for (const double v : d) sum += v;
+      if (sum < 0) {  // oriented so that A has the higher loss, relative to B's
+        std::swap(c.worse, c.better);
+        c.seeds.clear();
+        d = relative_differences(*c.worse, *c.better, c.seeds);
+      }
+      c.interval = t_interval(d);
+      c.worse_value = recipe_value(c.worse->first(), field);
+      c.better_value = recipe_value(c.better->first(), field);
+      judge_contrast(c, band);
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+std::vector<Resolution> sweep_resolution(const std::vector<RecipeRow>& rows,
+                                         const std::vector<Contrast>& contrasts, double band) {
+  std::map<std::string, Resolution> by_family;
+  std::map<std::string, std::vector<double>> seeds, sds, contrast_sds;
+  for (const auto& row : rows) {
+    auto& r = by_family[row.family];
+    r.family = row.family;
+    ++r.rows;
+    if (row.verdict == "degrades" || row.verdict == "within band") ++r.rows_resolved;
+    seeds[row.family].push_back(static_cast<double>(row.paired.finished));
+    if (row.paired.tail) sds[row.family].push_back(row.paired.tail->sd);
+  }
+  for (const auto& c : contrasts) {
+    auto& r = by_family[c.worse->family];
+    ++r.contrasts;
+    if (c.resolved()) ++r.contrasts_resolved;
+    if (c.interval) contrast_sds[c.worse->family].push_back(c.interval->sd);
+  }
+  std::vector<Resolution> out;
+  for (auto& [family, r] : by_family) {
+    r.typical_seeds = static_cast<std::size_t>(median_of(seeds[family]).value_or(0));
+    r.typical_sd = median_of(sds[family]);
+    r.contrast_sd = median_of(contrast_sds[family]);
+    if (r.typical_seeds >= 2 && r.typical_sd) {
+      r.vs_baseline = smallest_resolvable_effect(r.typical_seeds, *r.typical_sd, band);
+    }
+    if (r.typical_seeds >= 2 && r.contrast_sd) {
+      r.contrast = smallest_resolvable_effect(r.typical_seeds, *r.contrast_sd, 0.0);
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace fp8lab::experiments
