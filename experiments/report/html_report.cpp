@@ -476,12 +476,17 @@ void head(std::ostringstream& html, const ReportInput& input, const ReportFacts&
          << "</li>\n";
   }
   if (facts.chaos.all().empty()) {
-    html << "<li>chaos floor unmeasured: no null runs (sweep key null_runs: true)</li>\n";
+    html << "<li>chaos floor: not measured, no null runs (the sweep key null_runs: true runs "
+         << "them)</li>\n";
   }
   for (const auto* floor : facts.floors.all()) {
     html << "<li>" << escape_html(floor->workload + " (context, not the verdict rule): " +
                                   floor->describe())
          << "</li>\n";
+  }
+  if (facts.floors.all().empty()) {
+    html << "<li>no baseline record: fixed " << format_percent(kTracksBaselineTolerance)
+         << " tolerance used</li>\n";
   }
   html << "</ul>\n";
 }

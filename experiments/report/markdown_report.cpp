@@ -50,11 +50,16 @@ void summary(std::ostringstream& md, const ReportInput& input, const ReportFacts
        << floor->describe() << "\n";
   }
   if (facts.chaos.all().empty()) {
-    md << "- chaos floor unmeasured: no null runs (sweep key `null_runs: true`)\n";
+    md << "- chaos floor: not measured, no null runs (the sweep key `null_runs: true` runs "
+          "them)\n";
   }
   for (const auto* floor : facts.floors.all()) {
     md << "- " << floor->workload << " (context, not the verdict rule): " << floor->describe()
        << "\n";
+  }
+  if (facts.floors.all().empty()) {
+    md << "- no baseline record: fixed " << format_percent(kTracksBaselineTolerance)
+       << " tolerance used\n";
   }
 }
 
