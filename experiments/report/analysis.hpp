@@ -1,8 +1,10 @@
-// What the reports conclude from run records: a verdict per run, the ranking of recipes, and the
-// recipe axes a sweep varied. Shared by report.md, report.html and summary.csv so that they never
-// disagree. No LibTorch.
+// What the reports conclude from single run records: an unpaired verdict per run (context: the
+// summary.csv `verdict` column, the charts' groups and the list of diverged and failed runs; the
+// recipe rows' verdicts are paired, paired_verdicts.hpp), the ranking of runs, and the recipe axes
+// a sweep varied. Shared by report.md, report.html and summary.csv so that they never disagree.
+// No LibTorch.
 //
-// Verdicts (docs/results-schema.md, "Verdicts"), given the tolerance of the run's baseline family
+// Unpaired verdicts (docs/results-schema.md), given the tolerance of the run's baseline family
 // (noise_floor.hpp: the seed-to-seed noise floor of >= 3 baseline seeds, else the fixed
 // kTracksBaselineTolerance):
 //   error            the run threw (status failed)

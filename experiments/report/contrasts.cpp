@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "experiments/report/analysis.hpp"
 #include "experiments/report/noise_floor.hpp"
@@ -12,8 +13,45 @@
 namespace fp8lab::experiments {
 namespace {
 
+// A sweep run's asked settings: its first combination label ("scaling=rowwise fp8_format=E4M3",
+// provenance `source.combinations`) as key -> value; empty for a run from no sweep.
+std::map<std::string, std::string> asked_settings(const nlohmann::json& record) {
+  std::map<std::string, std::string> out;
+  const auto* combinations = record.contains("source") && record["source"].is_object() &&
+                                     record["source"].contains("combinations")
+                                 ? &record["source"]["combinations"]
+                                 : nullptr;
+  if (combinations == nullptr || !combinations->is_array() || combinations->empty() ||
+      !(*combinations)[0].is_string()) {
+    return out;
+  }
+  std::istringstream words((*combinations)[0].get<std::string>());
+  for (std::string word; words >> word;) {
+    const auto eq = word.find('=');
+    if (eq != std::string::npos) out[word.substr(0, eq)] = word.substr(eq + 1);
+  }
+  return out;
+}
+
+// The one asked setting two sweep runs differ in ("" for none or several): what the sweep varied,
+// so that tensorwise vs rowwise is one contrast although the scaling also changes the defaults
+// of other recipe fields.
+std::string single_asked_difference(const nlohmann::json& a, const nlohmann::json& b) {
+  const auto sa = asked_settings(a), sb = asked_settings(b);
+  if (sa.empty() || sb.empty() || sa.size() != sb.size()) return "";
+  std::string differing;
+  for (const auto& [key, value] : sa) {
+    const auto other = sb.find(key);
+    if (other == sb.end()) return "";
+    if (other->second == value) continue;
+    if (!differing.empty()) return "";
+    differing = key;
+  }
+  return differing;
+}
+
 // The one recipe field two rows differ in, or "" when they differ in none or several.
-std::string single_difference(const nlohmann::json& a, const nlohmann::json& b) {
+std::string single_field_difference(const nlohmann::json& a, const nlohmann::json& b) {
   if (!a.contains("recipe") || !b.contains("recipe")) return "";
   const auto& ra = a["recipe"];
   const auto& rb = b["recipe"];
@@ -28,6 +66,13 @@ std::string single_difference(const nlohmann::json& a, const nlohmann::json& b) 
     differing = field;
   }
   return differing;
+}
+
+// A row's value of a contrast's field: as asked, else as the recipe holds it.
+std::string setting_value(const nlohmann::json& record, const std::string& field) {
+  const auto asked = asked_settings(record);
+  const auto it = asked.find(field);
+  return it != asked.end() ? it->second : recipe_value(record, field);
 }
 
 // seed -> tail eval loss of each finished seed of a row.
@@ -96,7 +141,8 @@ std::vector<Contrast> recipe_contrasts(const std::vector<RecipeRow>& rows, doubl
   for (std::size_t i = 0; i < rows.size(); ++i) {
     for (std::size_t j = i + 1; j < rows.size(); ++j) {
       if (rows[i].family != rows[j].family) continue;
-      const auto field = single_difference(rows[i].first(), rows[j].first());
+      auto field = single_asked_difference(rows[i].first(), rows[j].first());
+      if (field.empty()) field = single_field_difference(rows[i].first(), rows[j].first());
       if (field.empty()) continue;
       Contrast c;
       c.field = field;
@@ -111,8 +157,8 @@ std::vector<Contrast> recipe_contrasts(const std::vector<RecipeRow>& rows, doubl
         d = relative_differences(*c.worse, *c.better, c.seeds);
       }
       c.interval = t_interval(d);
-      c.worse_value = recipe_value(c.worse->first(), field);
-      c.better_value = recipe_value(c.better->first(), field);
+      c.worse_value = setting_value(c.worse->first(), field);
+      c.better_value = setting_value(c.better->first(), field);
       judge_contrast(c, band);
       out.push_back(std::move(c));
     }

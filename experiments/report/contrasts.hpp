@@ -3,7 +3,10 @@
 // of the perturbation, so their difference is far tighter than either one's difference from
 // the baseline (which a chaotic trajectory dominates). No LibTorch.
 //
-// Pairs: two recipe rows of one baseline family whose recipes differ in exactly one field. Per
+// Pairs: two recipe rows of one baseline family whose sweep settings differ in exactly one
+// (`source.combinations`: what the sweep varied; scaling changes the defaults of other fields,
+// so tensorwise vs rowwise is one contrast), or, for runs from no sweep, whose recipes differ in
+// exactly one field. Per
 // common seed on which both finished, d_s = (tail A - tail B) / tail B, the tail being the mean
 // eval loss over the last 10% of eval points (paired_verdicts.hpp); over seeds, the mean of d
 // with its 95% t-interval. Oriented so that the mean is >= 0: A is the recipe with the higher loss.
