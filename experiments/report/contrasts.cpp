@@ -120,7 +120,7 @@ void judge_contrast(Contrast& c, double band) {
   // Seeds for the interval to leave 0 (a difference), at the measured mean and spread.
   const auto settle = seeds_to_settle(i, 0.0);
   c.reason = settle ? "about " + std::to_string(*settle) + " seeds would resolve it"
-                    : "its mean is 0: no number of seeds would show a difference";
+                    : "over 100000 seeds at this spread: no difference that seeds could show";
 }
 
 template <class T>

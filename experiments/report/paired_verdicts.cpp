@@ -111,7 +111,7 @@ PairedVerdict paired_verdict(const std::vector<const nlohmann::json*>& seeds, do
     out.reason = settle ? "about " + std::to_string(*settle) + " seeds in all (" +
                               std::to_string(*settle - out.tail->n) +
                               " more) would settle it at this spread"
-                        : "its mean lies on the band: no number of seeds would settle it";
+                        : "its mean lies on the band: over 100000 seeds would not settle it";
   }
   return out;
 }
