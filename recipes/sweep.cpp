@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -29,9 +31,28 @@ const std::vector<std::string>& top_level_keys() {
   static const std::vector<std::string> keys = {"method", "count",      "seed",
                                                 "workloads", "seeds",  "base",
                                                 "parameters", "name", "description",
-                                                "runs_as", "baseline_seeds"};
+                                                "runs_as", "baseline_seeds",
+                                                "practical_band", "null_runs"};
   return keys;
 }
+// practical_band: a fraction in (0, 1), e.g. 0.0025 for 0.25%.
+double parse_band(const YAML::Node& v, const Site& site, const std::string& key) {
+  const std::string accepted = "a fraction in (0, 1), e.g. 0.0025 for a 0.25% band";
+  if (!v.IsScalar()) throw RecipeError(site, key, detail::describe_node(v), "expected", accepted);
+  double band = 0;
+  try {
+    std::size_t used = 0;
+    band = std::stod(v.Scalar(), &used);
+    if (used != v.Scalar().size()) throw std::invalid_argument("trailing text");
+  } catch (const std::exception&) {
+    throw RecipeError(site, key, v.Scalar(), "wrong type: expected a number, got", accepted);
+  }
+  if (!(band > 0 && band < 1)) {
+    throw RecipeError(site, key, v.Scalar(), "out of range:", accepted);
+  }
+  return band;
+}
+
 std::string joined(const std::vector<std::string>& words) {
   return fmt::format("{}", fmt::join(words, ", "));
 }
@@ -362,6 +383,10 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
       sweep.seeds = parse_int_list(key, v, site, file, false);
     } else if (key == "baseline_seeds") {
       sweep.baseline_seeds = parse_int_list(key, v, site, file, true);
+    } else if (key == "practical_band") {
+      sweep.practical_band = parse_band(v, site, key);
+    } else if (key == "null_runs") {
+      sweep.null_runs = detail::as_bool(v, site, key);
     } else if (key == "base") {
       sweep.base = detail::parse_recipe_mapping(v, file, "base.");
     } else if (key == "parameters") {
@@ -457,6 +482,8 @@ std::string format_dry_run(const SweepExpansion& e) {
                        "workload (the report's seed-to-seed noise floor)\n\n",
                        fmt::join(s.baseline_seeds, ", "));
   }
+  out += fmt::format("practical band of the paired verdicts: {}%{}\n\n", s.practical_band * 100,
+                     s.null_runs ? "; null runs (the chaos floor) on every workload and seed" : "");
   out += "distinct runs:\n";
   for (std::size_t i = 0; i < e.runs.size(); ++i) {
     const auto& run = e.runs[i];

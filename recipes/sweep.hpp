@@ -11,6 +11,12 @@
 //                             # measure the seed-to-seed noise floor its verdicts compare with
 //                             # (experiments/report/noise_floor.hpp; at least 3 seeds). Distinct
 //                             # integers; recorded in sweep.json
+//   practical_band: 0.0025    # optional: the paired verdicts' band on the relative loss error
+//                             # (default 0.25%, DeepSeek-V3's bound; a fraction in (0, 1));
+//                             # recorded in sweep.json (experiments/report/paired_verdicts.hpp)
+//   null_runs: true           # optional (default false): also run the null recipe, the
+//                             # baseline with a perturbation that is not FP8, on every
+//                             # (workload, seed) of `seeds`: the report's chaos floor
 //   base: {scaling: delayed}  # optional recipe fields shared by every combination
 //   runs_as: asked            # or upstream: run what accelerate + TE / torchao really run for
 //                             # each combination (runs_as.hpp); the changes become its reasons
@@ -70,6 +76,8 @@ struct Sweep {
   std::vector<std::string> workloads;
   std::vector<std::int64_t> seeds;
   std::vector<std::int64_t> baseline_seeds;  // empty: the baseline runs on `seeds` only
+  double practical_band = 0.0025;             // the paired verdicts' band (fraction)
+  bool null_runs = false;                     // run the null recipe on every (workload, seed)
   std::vector<FieldSetting> base;
   std::vector<SweepParameter> parameters;
   RunsAs runs_as = RunsAs::asked;

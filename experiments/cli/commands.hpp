@@ -14,5 +14,6 @@ void add_check_command(CLI::App& app);    // check: every GPU kernel against sim
 void add_run_command(CLI::App& app);      // run: one workload x one recipe beside its baseline
 void add_sweep_command(CLI::App& app);    // sweep: every distinct run of a sweep file, then report
 void add_report_command(CLI::App& app);   // report: merge output directories, write the reports
+void add_literature_command(CLI::App& app);  // literature L1|L2: GEMM-level published effects
 
 }  // namespace fp8lab::experiments::cli

@@ -28,6 +28,7 @@
 #include "experiments/cli/process_environment.hpp"
 #include "experiments/report/results_reader.hpp"
 #include "experiments/report/write_reports.hpp"
+#include "experiments/runner/null_run.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/run_executor.hpp"
 #include "experiments/runner/run_ids.hpp"
@@ -52,6 +53,7 @@ struct RunArguments {
   std::string job_file;
   std::string run_id;
   bool baseline_only = false;
+  bool null_run = false;
   std::string backend = "sim";
   std::int64_t shadow_every = 0;
   std::string runs_as = "asked";
@@ -112,6 +114,12 @@ int run(const RunArguments& a) {
 
   request.workload = a.workload;
   request.seed = a.seed;
+  if (a.null_run) {
+    std::printf("fp8lab run %s: started\n", null_run_id(baseline_run_id(request)).c_str());
+    std::fflush(stdout);
+    const auto record = execute_null_run(directory, request);
+    return record["status"] == "failed" ? 1 : 0;
+  }
   if (a.baseline_only) {
     std::printf("fp8lab run %s: started\n", baseline_run_id(request).c_str());
     std::fflush(stdout);
@@ -201,8 +209,12 @@ void add_run_command(CLI::App& app) {
   command->add_option("--run-id", a->run_id, "(used by fp8lab sweep) the run of --job")
       ->needs(job);
   runs_as->excludes(job);  // a sweep's run has it from the sweep file's runs_as:
-  command->add_flag("--baseline-only", a->baseline_only,
-                    "run only the baseline of --workload and --seed");
+  auto* baseline_only = command->add_flag("--baseline-only", a->baseline_only,
+                                          "run only the baseline of --workload and --seed");
+  command->add_flag("--null-run", a->null_run,
+                    "run the null recipe of --workload and --seed: the baseline with its initial "
+                    "weights rounded once to bf16 (the report's chaos floor)")
+      ->excludes(baseline_only);
   command->add_option("--backend", a->backend,
                       "sim (CPU reference), cuda (Linears, model and batches on the GPU) or "
                       "cuda-staged (Linears on the GPU, model on the CPU: bit-identical to sim)")

@@ -15,6 +15,10 @@ std::optional<double> number_or_null(const nlohmann::json& value) {
   return std::nullopt;
 }
 
+bool is_fp8_run(const nlohmann::json& record) {
+  return record.value("kind", std::string()) == "fp8";
+}
+
 namespace {
 
 std::optional<double> final_field(const nlohmann::json& record, const char* field) {
@@ -85,7 +89,7 @@ std::vector<const nlohmann::json*> ranked_runs(const std::vector<nlohmann::json>
   };
   std::vector<Judged> judged;
   for (const auto& r : records) {
-    if (r.value("kind", std::string()) == "baseline") continue;
+    if (!is_fp8_run(r)) continue;
     judged.push_back({&r, verdict_rank(run_verdict(r, floors.of(r).tolerance)),
                       final_eval_rel_diff(r).value_or(INFINITY)});
   }
@@ -111,7 +115,7 @@ std::vector<std::string> varied_recipe_axes(const std::vector<nlohmann::json>& r
   std::vector<std::string> order;
   std::map<std::string, std::set<std::string>> values;
   for (const auto& r : records) {
-    if (r.value("kind", std::string()) == "baseline") continue;
+    if (!is_fp8_run(r)) continue;
     if (!r.contains("recipe") || !r["recipe"].is_object()) continue;
     // recipe_fields keeps the canonical order; "recipe" (an object) is sorted by nlohmann.
     const auto& fields = r.contains("recipe_fields") ? r["recipe_fields"] : nlohmann::json::array();

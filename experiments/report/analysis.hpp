@@ -1,8 +1,10 @@
-// What the reports conclude from run records: a verdict per run, the ranking of recipes, and the
-// recipe axes a sweep varied. Shared by report.md, report.html and summary.csv so that they never
-// disagree. No LibTorch.
+// What the reports conclude from single run records: an unpaired verdict per run (context: the
+// summary.csv `verdict` column, the charts' groups and the list of diverged and failed runs; the
+// recipe rows' verdicts are paired, paired_verdicts.hpp), the ranking of runs, and the recipe axes
+// a sweep varied. Shared by report.md, report.html and summary.csv so that they never disagree.
+// No LibTorch.
 //
-// Verdicts (docs/results-schema.md, "Verdicts"), given the tolerance of the run's baseline family
+// Unpaired verdicts (docs/results-schema.md), given the tolerance of the run's baseline family
 // (noise_floor.hpp: the seed-to-seed noise floor of >= 3 baseline seeds, else the fixed
 // kTracksBaselineTolerance):
 //   error            the run threw (status failed)
@@ -53,6 +55,10 @@ std::vector<std::string> varied_recipe_axes(const std::vector<nlohmann::json>& r
 
 // A record's recipe field as text ("" when absent).
 std::string recipe_value(const nlohmann::json& record, const std::string& axis);
+
+// Whether a record is an FP8 run (kind "fp8"), not a baseline or a null run (kind "null": the
+// baseline with a perturbation that is not FP8, chaos_floor.hpp).
+bool is_fp8_run(const nlohmann::json& record);
 
 // A number from a JSON value that may be null (non-finite numbers are written as null).
 std::optional<double> number_or_null(const nlohmann::json& value);

@@ -12,6 +12,7 @@
 #include "experiments/report/analysis.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
+#include "experiments/report/report_facts.hpp"
 #include "experiments/report/run_provenance.hpp"
 #include "experiments/report/svg_chart.hpp"
 
@@ -28,7 +29,8 @@ h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd
 table{border-collapse:collapse;font-size:13px;margin:8px 0}
 th,td{border:1px solid #ddd;padding:3px 7px;text-align:left}th{background:#f4f4f4}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
-.verdict-tracks{color:#1a7f37}.verdict-degraded{color:#9a6700}
+.verdict-tracks,.verdict-within{color:#1a7f37}.verdict-degraded,.verdict-degrades{color:#9a6700}
+.verdict-inconclusive{color:#57606a}
 .verdict-failed,.verdict-diverged,.verdict-error{color:#cf222e;font-weight:bold}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 svg.chart{background:#fff;border:1px solid #e5e5e5}
@@ -322,48 +324,66 @@ std::string td(const std::string& text, bool numeric = false) {
   return std::string(numeric ? "<td class=\"num\">" : "<td>") + escape_html(text) + "</td>";
 }
 
-// The ranked table: one row per recipe (recipe_rows.hpp), how it ran, what the peer would do,
-// and links to its records.
-void ranked_table(std::ostringstream& html, const ReportInput& input,
-                  const std::vector<RecipeRow>& rows) {
-  html << "<h2>Recipes ranked</h2>\n<p class=\"note\">One row per recipe; a recipe run on "
-       << "several seeds shows medians over them (n). <i>runs as</i>: whether fp8lab ran the "
-       << "settings as asked or as accelerate + TE / torchao run them (upstream); the next "
-       << "column, highlighted where it differs, is what that peer would change or refuse. "
-       << "<i>not recorded</i>: a record from before these fields.</p>\n<table>\n<tr><th>#</th>"
-       << "<th>recipe</th><th>seeds</th><th>verdict</th><th>final eval loss</th><th>baseline</th>"
-       << "<th>|vs baseline| (median of finished seeds; the verdict's)</th>"
-       << "<th>weight rel L2</th><th>grad rel L2</th>"
+std::string interval_text(const std::optional<MeanInterval>& interval) {
+  return interval ? describe_interval(*interval) : std::string("-");
+}
+
+// The verdict with what explains it for a single seed (where it diverged, what it threw).
+std::string shown_verdict(const RecipeRow& row) {
+  const auto& r = row.first();
+  std::string shown = row.verdict_text();
+  if (row.runs.size() != 1) return shown;
+  if (row.verdict == "diverged") {
+    shown += " at step " + r["diverged_at_step"].dump() + " (" +
+             r.value("divergence_reason", std::string()) + ")";
+  } else if (r.value("status", std::string()) == "failed") {
+    shown += ": " + r.value("error", std::string());
+  } else if (row.verdict == "failed") {
+    shown += " (" + underflow_summary(r) + ")";
+  }
+  return shown;
+}
+
+// "2.345 ± 0.004" when the records carry the eval loss's standard error.
+std::string eval_loss_text(const RecipeRow& row) {
+  const auto loss = format_number(row.median_at("/final/eval_loss"));
+  const auto se = row.median_at("/final/eval_loss_se");
+  return se ? loss + " \u00b1 " + format_number(se, "%.2g") : loss;
+}
+
+// The ranked table: one line per recipe (recipe_rows.hpp): its paired verdict and interval, the
+// chaos floor beside it, how it ran, a short mark of what the peer would do (the full text on
+// hover), and links to its records.
+void ranked_table(std::ostringstream& html, const ReportInput& input, const ReportFacts& facts) {
+  html << "<h2>Recipes ranked</h2>\n<p class=\"note\">One line per recipe over its seeds. "
+       << "<i>rel. loss error</i>: per seed (eval loss - baseline's on the same seed) / "
+       << "baseline's, averaged over the last 10% of eval points; mean over seeds with its 95% "
+       << "t-interval. <i>chaos floor</i>: the spread of the null runs' error (a perturbation "
+       << "that is not FP8). <i>runs as</i>: as asked, or as accelerate + TE / torchao run the "
+       << "settings (upstream); the next column, highlighted where it differs, is what that peer "
+       << "would change or refuse (hover for the full text).</p>\n<table>\n<tr><th>#</th>"
+       << "<th>recipe</th><th>seeds</th><th>verdict</th>"
+       << "<th>rel. loss error, tail [95% CI]</th><th>final [95% CI]</th><th>chaos floor</th>"
+       << "<th>eval loss</th><th>|vs baseline| (unpaired)</th>"
        << "<th>forward SQNR (dB)</th><th>gradient SQNR (dB)</th><th>runs as</th>"
        << "<th>accelerate + TE / torchao</th><th>record</th></tr>\n";
   int rank = 0;
-  for (const auto& row : rows) {
+  for (const auto& row : facts.rows) {
     const auto& r = row.first();
-    std::string shown = row.verdict_text();
-    if (row.runs.size() == 1) {
-      if (row.verdict == "diverged") {
-        shown += " at step " + r["diverged_at_step"].dump() + " (" +
-                 r.value("divergence_reason", std::string()) + ")";
-      } else if (row.verdict == "error") {
-        shown += ": " + r.value("error", std::string());
-      } else if (row.verdict == "failed to train") {
-        shown += " (loss fell " + format_percent(improvement_ratio(r)) + " of the baseline's; " +
-                 underflow_summary(r) + ")";
-      }
-    }
     const auto mark = upstream_mark(r);
+    const auto* chaos = facts.chaos.of(r);
     html << "<tr" << (mark.differs ? " class=\"upstream-differs\"" : "") << ">"
          << td(std::to_string(++rank), true) << td(run_label(r)) << td(row.seeds_text())
-         << "<td class=\"" << verdict_class(row.verdict) << "\">" << escape_html(shown) << "</td>"
-         << td(format_number(row.median_at("/final/eval_loss")), true)
-         << td(format_number(row.median_at("/final/baseline_eval_loss")), true)
+         << "<td class=\"" << verdict_class(row.verdict) << "\">"
+         << escape_html(shown_verdict(row)) << "</td>"
+         << td(interval_text(row.paired.tail), true) << td(interval_text(row.paired.final), true)
+         << td(chaos ? chaos->cell() : "-", true) << td(eval_loss_text(row), true)
          << td(format_percent(row.median_abs_rel_diff), true)
-         << td(format_number(row.median_at("/final/weight_rel_l2"), "%.3g"), true)
-         << td(format_number(row.median_at("/final/grad_rel_l2"), "%.3g"), true)
          << td(format_number(row.median_at("/final/forward_sqnr_db"), "%.1f"), true)
          << td(format_number(row.median_at("/final/gradient_sqnr_db"), "%.1f"), true)
-         << td(runs_as_text(r)) << "<td class=\"upstream\">"
-         << (mark.differs ? "\u26a0 " : "") << escape_html(mark.text) << "</td><td>";
+         << td(runs_as_text(r)) << "<td class=\"upstream\" title=\"" << escape_html(mark.text)
+         << "\">" << (mark.differs ? "\u26a0 " : "") << escape_html(short_upstream_mark(r))
+         << "</td><td>";
     for (const auto* run : row.runs) {
       html << "<a href=\"" << escape_html(record_link(input, *run)) << "\"><code>"
            << escape_html((*run)["run_id"].get<std::string>()) << "</code></a> ";
@@ -373,10 +393,44 @@ void ranked_table(std::ostringstream& html, const ReportInput& input,
   html << "</table>\n";
 }
 
+// Recipes against each other on the same seeds, and what the sweep can resolve.
+void contrasts_table(std::ostringstream& html, const ReportInput& input,
+                     const ReportFacts& facts) {
+  html << "<h2>What this sweep can resolve</h2>\n<ul class=\"note\">\n";
+  for (const auto& r : facts.resolution) {
+    html << "<li><code>" << escape_html(r.family) << "</code>: " << r.rows_resolved << " of "
+         << r.rows << " recipe rows resolved against the band, " << r.contrasts_resolved
+         << " of " << r.contrasts << " contrasts resolved; with " << r.typical_seeds
+         << " seeds the smallest effect against the baseline called degrades is "
+         << format_percent(r.vs_baseline) << " (sd " << format_percent(r.typical_sd)
+         << "), between two recipes " << format_percent(r.contrast) << " (sd "
+         << format_percent(r.contrast_sd) << ").</li>\n";
+  }
+  html << "</ul>\n<h2>Contrasts between recipes on the same seeds</h2>\n";
+  if (facts.contrasts.empty()) {
+    html << "<p class=\"note\">No two recipe rows of one workload differ in exactly one "
+         << "recipe field.</p>\n";
+    return;
+  }
+  html << "<p class=\"note\">Per common seed, (tail eval loss of A - of B) / of B; A has the "
+       << "higher mean loss. <i>A worse</i>: the 95% interval lies above 0; <i>equivalent</i>: "
+       << "inside \u00b1" << escape_html(format_percent(input.practical_band)) << ".</p>\n"
+       << "<table>\n<tr><th>field</th><th>A (worse)</th><th>B</th><th>recipe B</th>"
+       << "<th>seeds</th><th>A vs B [95% CI]</th><th>verdict</th></tr>\n";
+  for (const auto& c : facts.contrasts) {
+    html << "<tr>" << td(c.field) << td(c.worse_value) << td(c.better_value)
+         << td(run_label(c.better->first())) << td(std::to_string(c.seeds.size()), true)
+         << td(interval_text(c.interval), true)
+         << td(c.verdict + (c.reason.empty() ? "" : " (" + c.reason + ")")) << "</tr>\n";
+  }
+  html << "</table>\n";
+}
+
 // The baselines per family: seeds, final eval losses, the noise floor and what verdicts used.
 void noise_floor_table(std::ostringstream& html, const ReportInput& input,
                        const NoiseFloors& floors) {
-  html << "<h2>Baselines and the noise floor</h2>\n<table>\n<tr><th>workload</th>"
+  html << "<h2>Baselines and the unpaired noise floor (context)</h2>\n<table>\n"
+       << "<tr><th>workload</th>"
        << "<th>baseline runs</th><th>final eval loss per seed</th><th>noise floor</th>"
        << "<th>verdicts compare with</th></tr>\n";
   for (const auto* floor : floors.all()) {
@@ -401,36 +455,46 @@ void noise_floor_table(std::ostringstream& html, const ReportInput& input,
   html << "</table>\n";
 }
 
-}  // namespace
-
-std::string render_html_report(const ReportInput& input) {
-  const NoiseFloors floors(input.records);
-  const auto rows = ranked_recipe_rows(input.records, floors);
-  const auto ranked = ranked_runs(input.records, floors);
-  std::ostringstream html;
+// The head: sources, verdict counts, the rules and the floors beside the verdicts.
+void head(std::ostringstream& html, const ReportInput& input, const ReportFacts& facts) {
   html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
        << "<title>fp8lab report</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
   html << "<h1>fp8lab report</h1>\n<p class=\"note\">Results from";
   for (const auto& s : input.sources) html << " <code>" << escape_html(s) << "</code>";
   std::map<std::string, int> verdicts;
-  for (const auto& row : rows) ++verdicts[row.verdict];
-  html << ". " << ranked.size() << " FP8 runs in " << rows.size() << " recipe rows:";
+  for (const auto& row : facts.rows) ++verdicts[row.verdict];
+  html << ". " << facts.ranked.size() << " FP8 runs in " << facts.rows.size() << " recipe rows:";
   for (const auto& [v, n] : verdicts) {
     html << " <span class=\"" << verdict_class(v) << "\">" << n << ' ' << escape_html(v)
          << "</span>;";
   }
-  html << ' ' << escape_html(verdict_rules()) << "</p>\n<ul class=\"note\">\n";
-  for (const auto* floor : floors.all()) {
-    html << "<li>" << escape_html(floor->workload + ": " + floor->describe()) << "</li>\n";
+  html << ' ' << escape_html(paired_verdict_rules(input.practical_band))
+       << "</p>\n<ul class=\"note\">\n";
+  for (const auto* floor : facts.chaos.all()) {
+    html << "<li>" << escape_html(floor->workload + ": chaos floor (null runs) " +
+                                  floor->describe())
+         << "</li>\n";
   }
-  if (floors.all().empty()) {
+  if (facts.chaos.all().empty()) {
+    html << "<li>chaos floor: not measured, no null runs (the sweep key null_runs: true runs "
+         << "them)</li>\n";
+  }
+  for (const auto* floor : facts.floors.all()) {
+    html << "<li>" << escape_html(floor->workload + " (context, not the verdict rule): " +
+                                  floor->describe())
+         << "</li>\n";
+  }
+  if (facts.floors.all().empty()) {
     html << "<li>no baseline record: fixed " << format_percent(kTracksBaselineTolerance)
          << " tolerance used</li>\n";
   }
   html << "</ul>\n";
-  ranked_table(html, input, rows);
-  noise_floor_table(html, input, floors);
+}
 
+// Eval and train loss, their difference from the baseline and the weights' divergence.
+void loss_charts(std::ostringstream& html, const ReportInput& input, const ReportFacts& facts) {
+  const auto& ranked = facts.ranked;
+  const auto& floors = facts.floors;
   html << "<h2>Loss against the baseline</h2>\n<div class=\"charts\">\n";
   html << render_line_chart(curves(input, ranked, floors, "eval loss", "eval loss", false,
                                    [](const nlohmann::json& r) {
@@ -461,22 +525,27 @@ std::string render_html_report(const ReportInput& input) {
                                    },
                                    false));
   html << "</div>\n";
+}
 
+void heatmap_section(std::ostringstream& html, const ReportInput& input,
+                     const ReportFacts& facts) {
   const auto axes = heatmap_axes(input);
   html << "<h2>Final divergence over two recipe axes</h2>\n";
   if (axes.size() == 2) {
-    html << "<div class=\"charts\">" << render_heatmap(divergence_heatmap(ranked, axes))
+    html << "<div class=\"charts\">" << render_heatmap(divergence_heatmap(facts.ranked, axes))
          << "</div>\n";
   } else {
     html << "<p class=\"note\">The runs vary fewer than two independent recipe fields: no "
          << "heatmap.</p>\n";
   }
+}
 
+// amax and scale per layer of the best and the worst run that quantized anything (a run with
+// every GEMM overridden has no FP8 operand to show).
+void trajectories_section(std::ostringstream& html, const ReportFacts& facts) {
   html << "<h2>Scale and amax trajectories</h2>\n";
-  // The best and the worst run that quantized anything (a run with every GEMM overridden has no
-  // FP8 operand to show).
   std::vector<const nlohmann::json*> with_layers;
-  for (const auto* r : ranked) {
+  for (const auto* r : facts.ranked) {
     if (r->contains("layers") && (*r)["layers"].is_array() && !(*r)["layers"].empty()) {
       with_layers.push_back(r);
     }
@@ -485,14 +554,19 @@ std::string render_html_report(const ReportInput& input) {
   if (!with_layers.empty()) focus.push_back(with_layers.front());
   if (with_layers.size() > 1) focus.push_back(with_layers.back());
   for (const auto* r : focus) {
-    const auto label = run_label(*r) + " [" + run_verdict(*r, floors.of(*r).tolerance) + "]";
+    const auto label = run_label(*r) + " [" + run_verdict(*r, facts.floors.of(*r).tolerance) + "]";
     html << "<div class=\"charts\">\n"
          << render_line_chart(layer_chart(*r, "amax", "amax per layer: " + label, "amax"))
          << render_line_chart(layer_chart(*r, "scale_max", "scale per layer: " + label,
                                           "scale (q = cast(x * scale))"))
          << "</div>\n";
   }
+}
 
+void underflow_charts(std::ostringstream& html, const ReportInput& input,
+                      const ReportFacts& facts) {
+  const auto& ranked = facts.ranked;
+  const auto& floors = facts.floors;
   html << "<h2>Underflow and saturation over time</h2>\n<div class=\"charts\">\n";
   html << render_line_chart(curves(input, ranked, floors,
                                    "underflowed fraction of grad_output elements (log scale)",
@@ -516,7 +590,9 @@ std::string render_html_report(const ReportInput& input) {
                                    },
                                    false));
   html << "</div>\n";
+}
 
+void throughput_table(std::ostringstream& html, const ReportFacts& facts) {
   html << "<h2>Throughput</h2>\n<p class=\"note\">Measured in each run's own process: the run, "
        << "the baseline's high-precision Linear and an unconverted FP32 LibTorch model. steps/s, "
        << "tokens/s and GEMM share are over the whole run; the three probe columns are medians "
@@ -524,7 +600,7 @@ std::string render_html_report(const ReportInput& input) {
        << "load), and give the ratio.</p>\n<table>\n<tr><th>recipe</th><th>seed</th>"
        << "<th>steps/s</th><th>tokens/s</th><th>GEMM time share</th><th>FP8 probe step (s)</th>"
        << "<th>baseline step (s)</th><th>FP32 LibTorch step (s)</th><th>FP8 / FP32</th></tr>\n";
-  for (const auto* r : ranked) {
+  for (const auto* r : facts.ranked) {
     html << "<tr>" << td(run_label(*r)) << td(r->value("seed", nlohmann::json(0)).dump(), true)
          << td(format_number(number_at(*r, "/throughput/steps_per_second")), true)
          << td(format_number(number_at(*r, "/throughput/tokens_per_second"), "%.0f"), true)
@@ -537,6 +613,22 @@ std::string render_html_report(const ReportInput& input) {
          << "</tr>\n";
   }
   html << "</table>\n";
+}
+
+}  // namespace
+
+std::string render_html_report(const ReportInput& input) {
+  const ReportFacts facts(input);
+  std::ostringstream html;
+  head(html, input, facts);
+  ranked_table(html, input, facts);
+  contrasts_table(html, input, facts);
+  noise_floor_table(html, input, facts.floors);
+  loss_charts(html, input, facts);
+  heatmap_section(html, input, facts);
+  trajectories_section(html, facts);
+  underflow_charts(html, input, facts);
+  throughput_table(html, facts);
   if (!input.notes.empty()) {
     html << "<h2>Notes</h2>\n<ul>\n";
     for (const auto& n : input.notes) html << "<li>" << escape_html(n) << "</li>\n";

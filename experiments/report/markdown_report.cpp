@@ -6,6 +6,7 @@
 #include "experiments/report/analysis.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
+#include "experiments/report/report_facts.hpp"
 #include "experiments/report/run_provenance.hpp"
 
 namespace fp8lab::experiments {
@@ -35,58 +36,125 @@ std::string record_links(const ReportInput& input, const RecipeRow& row) {
   return text;
 }
 
-}  // namespace
-
-std::string render_markdown_report(const ReportInput& input) {
-  std::ostringstream md;
+// The head: what was read, the verdict counts, the rules, and the floors each verdict stands
+// beside (the unpaired noise floor as context, the chaos floor of the null runs).
+void summary(std::ostringstream& md, const ReportInput& input, const ReportFacts& facts) {
   md << "# fp8lab report\n\n";
   md << "Results from:";
   for (const auto& s : input.sources) md << " `" << s << "`";
   md << "\n\n";
-
-  const NoiseFloors floors(input.records);
-  const auto rows = ranked_recipe_rows(input.records, floors);
-  const auto ranked = ranked_runs(input.records, floors);
   std::map<std::string, int> verdicts;
-  for (const auto& row : rows) ++verdicts[row.verdict];
-  md << ranked.size() << " FP8 runs, " << rows.size() << " recipe rows:";
+  for (const auto& row : facts.rows) ++verdicts[row.verdict];
+  md << facts.ranked.size() << " FP8 runs, " << facts.rows.size() << " recipe rows:";
   for (const auto& [v, n] : verdicts) md << ' ' << n << ' ' << v << ';';
-  md << ' ' << verdict_rules() << "\n\n";
-  for (const auto* floor : floors.all()) {
-    md << "- " << floor->workload << ": " << floor->describe() << "\n";
+  md << ' ' << paired_verdict_rules(input.practical_band) << "\n\n";
+  for (const auto* floor : facts.chaos.all()) {
+    md << "- " << floor->workload << ": chaos floor (null runs, paired tail error) "
+       << floor->describe() << "\n";
   }
-  if (floors.all().empty()) {
+  if (facts.chaos.all().empty()) {
+    md << "- chaos floor: not measured, no null runs (the sweep key `null_runs: true` runs "
+          "them)\n";
+  }
+  for (const auto* floor : facts.floors.all()) {
+    md << "- " << floor->workload << " (context, not the verdict rule): " << floor->describe()
+       << "\n";
+  }
+  if (facts.floors.all().empty()) {
     md << "- no baseline record: fixed " << format_percent(kTracksBaselineTolerance)
        << " tolerance used\n";
   }
+}
 
+// "+0.52% [+0.31%, +0.73%] (n=3)" or "-" when the row has no interval.
+std::string interval_cell(const std::optional<MeanInterval>& interval) {
+  return interval ? describe_interval(*interval) : std::string("-");
+}
+
+// "2.345 ± 0.004" when the records carry the eval loss's standard error, else the loss alone.
+std::string eval_loss_cell(const RecipeRow& row) {
+  const auto loss = format_number(row.median_at("/final/eval_loss"));
+  const auto se = row.median_at("/final/eval_loss_se");
+  return se ? loss + " ± " + format_number(se, "%.2g") : loss;
+}
+
+// One line per recipe; the peer's full text goes to a numbered footnote below the table.
+void ranked_table(std::ostringstream& md, const ReportInput& input, const ReportFacts& facts) {
   md << "\n## Recipes ranked (best first)\n\n";
-  md << "| # | recipe | seeds | verdict | final eval loss | \\|vs baseline\\| (median of finished seeds; the verdict's) | weight rel L2 | grad rel L2 | forward SQNR (dB) | gradient SQNR (dB) | runs as | accelerate + TE / torchao | record |\n";
-  md << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  md << "| # | recipe | seeds | verdict | rel. loss error, tail mean [95% CI] | final [95% CI] "
+        "| chaos floor | eval loss | \\|vs baseline\\| (unpaired) | forward SQNR (dB) "
+        "| gradient SQNR (dB) | runs as | accelerate + TE / torchao | record |\n";
+  md << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::vector<std::string> footnotes;
   int rank = 0;
-  for (const auto& row : rows) {
+  for (const auto& row : facts.rows) {
     std::string shown = row.verdict_text();
     if (row.runs.size() == 1 && row.verdict == "diverged") {
       shown += " at step " + row.first()["diverged_at_step"].dump();
     }
     const auto mark = upstream_mark(row.first());
+    std::string peer = short_upstream_mark(row.first());
+    if (mark.differs) {
+      footnotes.push_back(mark.text);
+      peer = "**" + peer + "** [" + std::to_string(footnotes.size()) + "]";
+    }
+    const auto* chaos = facts.chaos.of(row.first());
     md << "| " << ++rank << " | " << cell(run_label(row.first())) << " | " << row.seeds_text()
-       << " | " << shown << " | " << format_number(row.median_at("/final/eval_loss")) << " | "
-       << format_percent(row.median_abs_rel_diff) << " | "
-       << format_number(row.median_at("/final/weight_rel_l2"), "%.3g") << " | "
-       << format_number(row.median_at("/final/grad_rel_l2"), "%.3g") << " | "
+       << " | " << cell(shown) << " | " << interval_cell(row.paired.tail) << " | "
+       << interval_cell(row.paired.final) << " | " << (chaos ? chaos->cell() : "-") << " | "
+       << eval_loss_cell(row) << " | " << format_percent(row.median_abs_rel_diff) << " | "
        << format_number(row.median_at("/final/forward_sqnr_db"), "%.1f") << " | "
        << format_number(row.median_at("/final/gradient_sqnr_db"), "%.1f") << " | "
-       << cell(runs_as_text(row.first())) << " | " << (mark.differs ? "**differs:** " : "")
-       << cell(mark.text) << " | " << record_links(input, row) << " |\n";
+       << cell(runs_as_text(row.first())) << " | " << peer << " | "
+       << record_links(input, row) << " |\n";
   }
+  if (!footnotes.empty()) md << "\n";
+  for (std::size_t i = 0; i < footnotes.size(); ++i) {
+    md << "[" << i + 1 << "] " << cell(footnotes[i]) << "\n";
+  }
+}
 
-  md << "\n## Baselines (high-precision Linear, deterministic GEMM)\n\n";
-  md << "| run | workload | seed | operands | steps | final train loss | final eval loss | step time (s) | FP32 LibTorch step (s) | record |\n";
-  md << "|---|---|---|---|---|---|---|---|---|---|\n";
+// Recipes against each other on the same seeds, and what this sweep can resolve.
+void contrasts_section(std::ostringstream& md, const ReportInput& input,
+                       const ReportFacts& facts) {
+  md << "\n## What this sweep can resolve\n\n";
+  for (const auto& r : facts.resolution) {
+    md << "- `" << r.family << "`: " << r.rows_resolved << " of " << r.rows
+       << " recipe rows resolved against the band (degrades or within band); "
+       << r.contrasts_resolved << " of " << r.contrasts << " contrasts resolved. With "
+       << r.typical_seeds << " seeds per recipe the smallest paired effect against the baseline "
+       << "it can call `degrades` is " << format_percent(r.vs_baseline)
+       << " (band + t·sd/√n, sd " << format_percent(r.typical_sd) << ")"
+       << "; between two recipes on the same seeds, " << format_percent(r.contrast)
+       << " (sd " << format_percent(r.contrast_sd) << ").\n";
+  }
+  md << "\n## Contrasts between recipes on the same seeds\n\n";
+  if (facts.contrasts.empty()) {
+    md << "No two recipe rows of one workload differ in exactly one recipe field.\n";
+    return;
+  }
+  md << "Per common seed, (tail eval loss of A - of B) / of B; A is the recipe with the higher "
+        "mean loss. \"A worse\" = the 95% interval lies above 0; \"equivalent\" = it lies inside "
+        "±" << format_percent(input.practical_band) << ".\n\n";
+  md << "| field | A (worse) | B | recipe B | seeds | A vs B, mean [95% CI] | verdict |\n";
+  md << "|---|---|---|---|---|---|---|\n";
+  for (const auto& c : facts.contrasts) {
+    md << "| " << cell(c.field) << " | " << cell(c.worse_value) << " | " << cell(c.better_value)
+       << " | " << cell(run_label(c.better->first())) << " | " << c.seeds.size() << " | "
+       << interval_cell(c.interval) << " | " << c.verdict
+       << (c.reason.empty() ? "" : " (" + c.reason + ")") << " |\n";
+  }
+}
+
+void baselines_table(std::ostringstream& md, const ReportInput& input) {
+  md << "\n## Baselines and null runs (high-precision Linear, deterministic GEMM)\n\n";
+  md << "| run | kind | workload | seed | operands | steps | final train loss | final eval loss "
+        "| step time (s) | FP32 LibTorch step (s) | record |\n";
+  md << "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : input.records) {
-    if (r["kind"] != "baseline") continue;
-    md << "| `" << r["run_id"].get<std::string>() << "` | " << r["workload"].get<std::string>()
+    if (is_fp8_run(r)) continue;
+    md << "| `" << r["run_id"].get<std::string>() << "` | " << r.value("kind", std::string())
+       << " | " << r["workload"].get<std::string>()
        << " | " << r.value("seed", 0) << " | " << r.value("high_precision", std::string("?"))
        << " | " << r.value("steps_completed", 0) << " | "
        << format_number(number_at(r, "/final/train_loss")) << " | "
@@ -95,10 +163,12 @@ std::string render_markdown_report(const ReportInput& input) {
        << format_number(number_at(r, "/throughput/fp32_step_seconds")) << " | "
        << record_link(input, r) << " |\n";
   }
+}
 
+void problems_list(std::ostringstream& md, const ReportInput& input, const ReportFacts& facts) {
   bool any_problem = false;
-  for (const auto* r : ranked) {
-    const auto verdict = run_verdict(*r, floors.of(*r).tolerance);
+  for (const auto* r : facts.ranked) {
+    const auto verdict = run_verdict(*r, facts.floors.of(*r).tolerance);
     if (verdict != "diverged" && verdict != "error" && verdict != "failed to train") continue;
     if (!any_problem) md << "\n## Diverged, failed and untrained runs\n\n";
     any_problem = true;
@@ -116,11 +186,13 @@ std::string render_markdown_report(const ReportInput& input) {
     }
     md << "\n";
   }
+}
 
+void throughput_table(std::ostringstream& md, const ReportFacts& facts) {
   md << "\n## Throughput (same process: FP8 run, baseline Linear, FP32 LibTorch Linear)\n\n";
   md << "| recipe | seed | run | steps/s | tokens/s | GEMM time share | step / FP32 LibTorch step | step / baseline step |\n";
   md << "|---|---|---|---|---|---|---|---|\n";
-  for (const auto* r : ranked) {
+  for (const auto* r : facts.ranked) {
     md << "| " << cell(run_label(*r)) << " | " << r->value("seed", nlohmann::json(0)).dump()
        << " | `" << (*r)["run_id"].get<std::string>() << "` | "
        << format_number(number_at(*r, "/throughput/steps_per_second")) << " | "
@@ -129,6 +201,19 @@ std::string render_markdown_report(const ReportInput& input) {
        << format_number(number_at(*r, "/throughput/step_time_over_fp32"), "%.3g") << "x | "
        << format_number(number_at(*r, "/throughput/step_time_over_baseline"), "%.3g") << "x |\n";
   }
+}
+
+}  // namespace
+
+std::string render_markdown_report(const ReportInput& input) {
+  const ReportFacts facts(input);
+  std::ostringstream md;
+  summary(md, input, facts);
+  ranked_table(md, input, facts);
+  contrasts_section(md, input, facts);
+  baselines_table(md, input);
+  problems_list(md, input, facts);
+  throughput_table(md, facts);
   if (!input.notes.empty()) {
     md << "\n## Notes\n\n";
     for (const auto& n : input.notes) md << "- " << cell(n) << "\n";

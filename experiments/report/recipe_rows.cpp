@@ -22,29 +22,11 @@ std::string group_key(const nlohmann::json& r) {
          (baseline.is_string() ? baseline_family(baseline.get<std::string>()) : "-");
 }
 
-std::string row_verdict(const RecipeRow& row) {
-  int worst = -1;
-  std::string worst_verdict;
-  for (const auto* r : row.runs) {
-    const auto v = run_verdict(*r, row.floor->tolerance);
-    if ((v == "diverged" || v == "error") && verdict_rank(v) > worst) {
-      worst = verdict_rank(v);
-      worst_verdict = v;
-    }
-  }
-  if (!worst_verdict.empty()) return worst_verdict;
-  if (row.runs.size() == 1) return run_verdict(row.first(), row.floor->tolerance);
-  std::vector<double> ratios;
-  for (const auto* r : row.runs) {
-    if (auto ratio = improvement_ratio(*r)) ratios.push_back(*ratio);
-  }
-  if (auto ratio = median(ratios); ratio && *ratio < kFailedToTrainImprovement) {
-    return "failed to train";
-  }
-  if (row.median_abs_rel_diff && *row.median_abs_rel_diff <= row.floor->tolerance) {
-    return "tracks baseline";
-  }
-  return "degraded";
+// Within a verdict class: the mean tail error (signed: lower loss first), else the unpaired
+// median, else last.
+double error_order(const RecipeRow& row) {
+  if (row.paired.tail) return row.paired.tail->mean;
+  return row.median_abs_rel_diff.value_or(INFINITY);
 }
 
 }  // namespace
@@ -66,17 +48,15 @@ std::string RecipeRow::seeds_text() const {
 }
 
 std::string RecipeRow::verdict_text() const {
-  if (runs.size() == 1 || not_finished == 0 || not_finished == runs.size()) return verdict;
-  return verdict + " (" + std::to_string(not_finished) + " of " + std::to_string(runs.size()) +
-         " seeds)";
+  return paired.reason.empty() ? verdict : verdict + " (" + paired.reason + ")";
 }
 
 std::vector<RecipeRow> ranked_recipe_rows(const std::vector<nlohmann::json>& records,
-                                          const NoiseFloors& floors) {
+                                          const NoiseFloors& floors, double band) {
   std::map<std::string, RecipeRow> groups;
   std::vector<std::string> order;
   for (const auto& r : records) {
-    if (r.value("kind", std::string()) == "baseline") continue;
+    if (!is_fp8_run(r)) continue;
     const auto key = group_key(r);
     if (!groups.contains(key)) order.push_back(key);
     groups[key].runs.push_back(&r);
@@ -89,20 +69,22 @@ std::vector<RecipeRow> ranked_recipe_rows(const std::vector<nlohmann::json>& rec
                        return a->value("seed", std::int64_t{0}) < b->value("seed", std::int64_t{0});
                      });
     row.floor = &floors.of(row.first());
+    const auto& baseline = row.first().value("baseline_run_id", nlohmann::json());
+    row.family = baseline.is_string() ? baseline_family(baseline.get<std::string>()) : "-";
     std::vector<double> rel;
     for (const auto* r : row.runs) {
       if ((*r)["status"] != "finished") ++row.not_finished;
       if (auto v = final_eval_rel_diff(*r); v && (*r)["status"] == "finished") rel.push_back(*v);
     }
     row.median_abs_rel_diff = median(rel);
-    row.verdict = row_verdict(row);
+    row.paired = paired_verdict(row.runs, band);
+    row.verdict = row.paired.verdict;
     rows.push_back(std::move(row));
   }
   std::stable_sort(rows.begin(), rows.end(), [](const RecipeRow& a, const RecipeRow& b) {
-    const int ra = verdict_rank(a.verdict), rb = verdict_rank(b.verdict);
+    const int ra = paired_verdict_rank(a.verdict), rb = paired_verdict_rank(b.verdict);
     if (ra != rb) return ra < rb;
-    const double da = a.median_abs_rel_diff.value_or(INFINITY);
-    const double db = b.median_abs_rel_diff.value_or(INFINITY);
+    const double da = error_order(a), db = error_order(b);
     if (da != db) return da < db;
     return run_label(a.first()) + a.first()["run_id"].get<std::string>() <
            run_label(b.first()) + b.first()["run_id"].get<std::string>();

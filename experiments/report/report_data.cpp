@@ -69,7 +69,7 @@ bool same_split(const std::vector<nlohmann::json>& records, const std::string& a
   std::set<std::string> as, bs;
   std::set<std::pair<std::string, std::string>> pairs;
   for (const auto& r : records) {
-    if (r.value("kind", std::string()) == "baseline") continue;
+    if (!is_fp8_run(r)) continue;
     as.insert(recipe_value(r, a));
     bs.insert(recipe_value(r, b));
     pairs.insert({recipe_value(r, a), recipe_value(r, b)});

@@ -16,6 +16,8 @@ struct ReportInput {
   std::vector<nlohmann::json> requested;  // sweep.json "requested" rows of every shard, merged
   std::vector<std::string> sources;       // the directories read
   std::vector<std::string> notes;         // merge notes, shown in the reports
+  // The paired verdicts' band (sweep.json practical_band; shards must agree, write_reports.hpp).
+  double practical_band = 0.0025;
   std::vector<std::string> heatmap_axes;  // two recipe fields, or empty to choose the two most varied
   // run id -> the file holding its record, relative to where the reports are written
   // ("runs/<id>.json"; "results.jsonl" for a directory read from its results.jsonl).

@@ -22,6 +22,14 @@ std::string changes_text(const nlohmann::json& changes, bool with_why) {
   return text;
 }
 
+// "accelerate + Transformer Engine" -> "TE": the library that decides, in two or three letters.
+std::string short_runner(const std::string& runner) {
+  if (runner.find("Transformer Engine") != std::string::npos) return "TE";
+  if (runner == "TE" || runner.ends_with(" TE")) return "TE";
+  if (runner.find("torchao") != std::string::npos) return "torchao";
+  return runner;
+}
+
 }  // namespace
 
 std::string runs_as_text(const nlohmann::json& record) {
@@ -60,6 +68,32 @@ UpstreamMark upstream_mark(const nlohmann::json& record) {
   }
   if (mark.text.empty()) mark.text = runner + " runs it the same";
   return mark;
+}
+
+std::string short_upstream_mark(const nlohmann::json& record) {
+  if (record.value("kind", std::string()) != "fp8") return "-";
+  if (!record.contains("upstream")) return "not recorded";
+  const auto& upstream = record["upstream"];
+  if (!upstream.is_object()) return "-";
+  const auto runner = short_runner(value_text(upstream, "runner"));
+  if (upstream.value("trains_fp8", true) == false) return runner + " trains no FP8";
+  // The refused values (quirks whose `runs` is empty): "TE refuses (E5M2)".
+  std::string refused;
+  if (upstream.contains("refusal") && upstream["refusal"].is_string()) {
+    for (const auto& q : upstream.value("quirks", nlohmann::json::array())) {
+      if (!q.is_object() || value_text(q, "runs") != "") continue;
+      refused += (refused.empty() ? "" : ", ") + value_text(q, "asked");
+    }
+    return runner + " refuses" + (refused.empty() ? "" : " (" + refused + ")");
+  }
+  if (upstream.contains("runnable") && upstream["runnable"].is_boolean() &&
+      !upstream["runnable"].get<bool>()) {
+    return runner + " cannot run it";
+  }
+  const auto& changes = upstream.value("would_change", nlohmann::json::array());
+  const std::size_t n = changes.is_array() ? changes.size() : 0;
+  if (n == 0) return runner + ": same";
+  return runner + " changes " + std::to_string(n) + (n == 1 ? " field" : " fields");
 }
 
 }  // namespace fp8lab::experiments

@@ -22,4 +22,8 @@ struct UpstreamMark {
 // What accelerate + TE / torchao would do with the run's settings (record field `upstream`).
 UpstreamMark upstream_mark(const nlohmann::json& record);
 
+// The same in a few words for a table cell whose full text goes to a footnote or a hover:
+// "TE refuses (E5M2)", "TE changes 2 fields", "torchao: same", "not recorded".
+std::string short_upstream_mark(const nlohmann::json& record);
+
 }  // namespace fp8lab::experiments

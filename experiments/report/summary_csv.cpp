@@ -5,6 +5,8 @@
 
 #include "experiments/report/analysis.hpp"
 #include "experiments/report/noise_floor.hpp"
+#include "experiments/report/paired_verdicts.hpp"
+#include "experiments/report/report_facts.hpp"
 #include "experiments/report/run_provenance.hpp"
 
 namespace fp8lab::experiments {
@@ -29,6 +31,28 @@ std::string csv_number(std::optional<double> v) {
   return v ? format_number(v, "%.9g") : std::string();
 }
 
+// The paired columns: the verdict of the run's recipe over its seeds, this seed's errors, the
+// recipe's interval, the band and the chaos floor beside it.
+void paired_fields(std::ostringstream& csv, const nlohmann::json& r, const RecipeRow* row,
+                   const ReportFacts& facts, double band) {
+  const auto* chaos = facts.chaos.of(r);
+  std::optional<double> mean, low, high;  // the recipe's interval, when it has one
+  if (row != nullptr && row->paired.tail) {
+    const MeanInterval& tail = *row->paired.tail;
+    mean = tail.mean;
+    low = tail.low();
+    high = tail.high();
+  }
+  csv << csv_field(row ? row->verdict : std::string()) << ','
+      << csv_field(row ? row->paired.reason : std::string()) << ','
+      << csv_number(final_rel_error(r)) << ',' << csv_number(tail_rel_error(r)) << ','
+      << csv_number(mean) << ',' << csv_number(low) << ',' << csv_number(high) << ','
+      << (row ? std::to_string(row->paired.finished) : std::string()) << ','
+      << csv_number(band) << ','
+      << csv_number(chaos && chaos->tail ? std::optional(chaos->tail->sd) : std::nullopt) << ','
+      << csv_number(eval_loss_standard_error(r)) << '\n';
+}
+
 }  // namespace
 
 std::string render_summary_csv(const ReportInput& input) {
@@ -37,11 +61,19 @@ std::string render_summary_csv(const ReportInput& input) {
       "final_eval_loss,baseline_eval_loss,eval_abs_diff,eval_rel_diff,weight_rel_l2,grad_rel_l2,"
       "diverged_at_step,steps_completed,steps_per_second,tokens_per_second,gemm_time_share,"
       "step_time_over_fp32,step_time_over_baseline,high_precision,mapping_note,recipe,error,"
-      "runs_as,upstream,upstream_differs,record,noise_floor,tracks_tolerance,tolerance_source\n";
+      "runs_as,upstream,upstream_differs,record,noise_floor,tracks_tolerance,tolerance_source,"
+      "paired_verdict,paired_reason,rel_error_final,rel_error_tail,recipe_tail_mean,"
+      "recipe_tail_ci_low,recipe_tail_ci_high,recipe_seeds,practical_band,chaos_floor_sd,"
+      "eval_loss_se\n";
   std::map<std::string, const nlohmann::json*> by_id;
   for (const auto& r : input.records) by_id[r["run_id"].get<std::string>()] = &r;
 
-  const NoiseFloors floors(input.records);
+  const ReportFacts facts(input);
+  const auto& floors = facts.floors;
+  std::map<std::string, const RecipeRow*> row_of;  // run id -> its recipe row
+  for (const auto& row : facts.rows) {
+    for (const auto* r : row.runs) row_of[(*r)["run_id"].get<std::string>()] = &row;
+  }
   std::ostringstream csv;
   csv << header;
   auto row = [&](const std::string& index, const std::string& label, const std::string& run_id,
@@ -70,7 +102,7 @@ std::string render_summary_csv(const ReportInput& input) {
         << text_at(r, "high_precision") << ',' << csv_field(note) << ','
         << csv_field(text_at(r, "recipe_canonical")) << ',' << csv_field(text_at(r, "error"));
     if (!present) {
-      csv << ",,,,,,,\n";
+      csv << ",,,,,,,,,,,,,,,,,,\n";
       return;
     }
     const auto mark = upstream_mark(r);
@@ -78,7 +110,9 @@ std::string render_summary_csv(const ReportInput& input) {
     csv << ',' << csv_field(runs_as_text(r)) << ',' << csv_field(mark.text) << ','
         << (mark.differs ? "true" : "false") << ',' << csv_field(record_link(input, r)) << ','
         << csv_number(floor.floor) << ',' << csv_number(floor.tolerance) << ','
-        << csv_field(floor.describe()) << '\n';
+        << csv_field(floor.describe()) << ',';
+    paired_fields(csv, r, row_of.contains(run_id) ? row_of.at(run_id) : nullptr, facts,
+                  input.practical_band);
   };
   if (!input.requested.empty()) {
     for (const auto& q : input.requested) {
@@ -86,7 +120,7 @@ std::string render_summary_csv(const ReportInput& input) {
     }
   } else {
     for (const auto& r : input.records) {
-      if (r["kind"] == "baseline") continue;
+      if (!is_fp8_run(r)) continue;
       row("", run_label(r), r["run_id"].get<std::string>(), "");
     }
   }

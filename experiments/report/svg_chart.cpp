@@ -149,115 +149,125 @@ LinearCut cut_outliers(std::vector<double> ys, Range& yr) {
 
 }  // namespace
 
-std::string render_line_chart(const LineChart& chart, int width, int height) {
-  const double left = 64, right = 250, top = 28, bottom = 44;
-  const auto legend = legend_lines(chart.series);
-  // Tall enough for the legend (14 px a line).
-  height = std::max(height, static_cast<int>(top + 14 * static_cast<double>(legend.size()) + 16));
-  const double plot_w = width - left - right, plot_h = height - top - bottom;
-  auto y_of = [&](double y) { return chart.log_y ? std::log10(y) : y; };
-  auto usable = [&](double y) { return std::isfinite(y) && (!chart.log_y || y > 0); };
+namespace {
 
-  Range xr, yr;
-  std::vector<double> ys;
-  for (const auto& s : chart.series) {
+// Where a line chart draws: the plot area in pixels and the data ranges it maps onto it.
+struct LinePlot {
+  explicit LinePlot(const LineChart& c) : chart(c) {}
+  const LineChart& chart;
+  double width = 0, height = 0;
+  double left = 64, right = 250, top = 28, bottom = 44;
+  Range xr, yr;  // yr in axis units (log10 for a log axis)
+  double plot_w() const { return width - left - right; }
+  double plot_h() const { return height - top - bottom; }
+  double y_of(double y) const { return chart.log_y ? std::log10(y) : y; }
+  bool usable(double y) const { return std::isfinite(y) && (!chart.log_y || y > 0); }
+  double px(double x) const { return left + (x - xr.low) / (xr.high - xr.low) * plot_w(); }
+  // Values beyond a cut are drawn on the plot's edge.
+  double py(double y) const {
+    const double v = std::clamp(y_of(y), yr.low, yr.high);
+    return top + (yr.high - v) / (yr.high - yr.low) * plot_h();
+  }
+};
+
+// The ranges of every usable point; `ys` gets their y values (for the outlier cut).
+void data_ranges(LinePlot& plot, std::vector<double>& ys) {
+  for (const auto& s : plot.chart.series) {
     for (const auto& [x, y] : s.points) {
-      if (!std::isfinite(x) || !usable(y)) continue;
-      xr.add(x);
-      yr.add(y_of(y));
+      if (!std::isfinite(x) || !plot.usable(y)) continue;
+      plot.xr.add(x);
+      plot.yr.add(plot.y_of(y));
       ys.push_back(y);
     }
   }
-  std::ostringstream svg;
-  svg << "<svg class=\"chart\" data-kind=\"line\" xmlns=\"http://www.w3.org/2000/svg\" width=\""
-      << width << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << ' ' << height
-      << "\" role=\"img\" aria-label=\"" << escape_html(chart.title) << "\">\n";
-  svg << "<text x=\"" << left << "\" y=\"16\" class=\"title\">" << escape_html(chart.title)
-      << "</text>\n";
-  if (xr.empty() || yr.empty()) {
-    svg << "<text x=\"" << left + 10 << "\" y=\"" << top + plot_h / 2
-        << "\" class=\"empty\">no data</text>\n</svg>\n";
-    return svg.str();
-  }
-  const LinearCut cut = chart.log_y ? LinearCut{} : cut_outliers(ys, yr);
+}
+
+// Widens degenerate ranges and pads the y range by 4% on each side.
+void pad_ranges(LinePlot& plot) {
+  auto& xr = plot.xr;
+  auto& yr = plot.yr;
   if (xr.high == xr.low) xr.high = xr.low + 1;
   if (yr.high == yr.low) {
-    yr.low -= chart.log_y ? 0.5 : std::max(1e-12, std::fabs(yr.low) * 0.05);
-    yr.high += chart.log_y ? 0.5 : std::max(1e-12, std::fabs(yr.high) * 0.05);
+    yr.low -= plot.chart.log_y ? 0.5 : std::max(1e-12, std::fabs(yr.low) * 0.05);
+    yr.high += plot.chart.log_y ? 0.5 : std::max(1e-12, std::fabs(yr.high) * 0.05);
   }
   const double pad = (yr.high - yr.low) * 0.04;
   yr.low -= pad;
   yr.high += pad;
-  auto px = [&](double x) { return left + (x - xr.low) / (xr.high - xr.low) * plot_w; };
-  // Values beyond a cut are drawn on the plot's edge.
-  auto py = [&](double y) {
-    const double v = std::clamp(y_of(y), yr.low, yr.high);
-    return top + (yr.high - v) / (yr.high - yr.low) * plot_h;
-  };
+}
 
-  // Axes, grid and tick labels.
+// Decades on a log axis (every k-th, at most ~7), or round values of a range under a decade;
+// 1-2-5 steps on a linear one.
+std::vector<double> y_ticks(const LinePlot& plot) {
+  const auto& yr = plot.yr;
+  if (!plot.chart.log_y) return linear_ticks(yr.low, yr.high, 5);
+  std::vector<double> ticks;
+  const double decades = std::floor(yr.high) - std::ceil(yr.low) + 1;
+  const double every = std::max(1.0, std::ceil(decades / 7));
+  for (double e = std::ceil(yr.low / every) * every; e <= yr.high; e += every) {
+    ticks.push_back(std::pow(10.0, e));
+  }
+  if (ticks.size() >= 2) return ticks;
+  // Less than a decade: round values of the range itself (0.2, 0.22, 0.24), not 10^-0.7.
+  ticks.clear();
+  for (double t : linear_ticks(std::pow(10.0, yr.low), std::pow(10.0, yr.high), 4)) {
+    if (t > 0) ticks.push_back(t);
+  }
+  return ticks;
+}
+
+// A cut axis: a zigzag break on the cut edge and the value beyond it.
+void mark_cut(std::ostringstream& svg, const LinePlot& plot, double y_edge, double value,
+              bool up) {
+  const double left = plot.left;
+  svg << "<path class=\"axis-break\" d=\"M" << left - 6 << ' ' << number(y_edge - 3)
+      << " l4 6 l4 -6 l4 6\" "
+      << "fill=\"none\" stroke=\"#cf222e\" stroke-width=\"1.5\"/><line x1=\"" << left
+      << "\" x2=\"" << left + plot.plot_w() << "\" y1=\"" << number(y_edge) << "\" y2=\""
+      << number(y_edge) << "\" stroke=\"#cf222e\" stroke-dasharray=\"2 3\"/><text x=\""
+      << left + plot.plot_w() - 4 << "\" y=\"" << number(y_edge + (up ? 11 : -4))
+      << "\" class=\"tick\" text-anchor=\"end\" fill=\"#cf222e\">axis cut: values "
+      << (up ? "up to " : "down to ") << tick_label(value) << " drawn on this edge</text>\n";
+}
+
+// Frame, grid, tick labels, the cut marks and the axis labels.
+void line_axes(std::ostringstream& svg, const LinePlot& plot, const LinearCut& cut) {
+  const double left = plot.left, top = plot.top, plot_w = plot.plot_w(), plot_h = plot.plot_h();
   svg << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << plot_w << "\" height=\""
       << plot_h << "\" class=\"frame\"/>\n";
-  for (double t : linear_ticks(xr.low, xr.high, 6)) {
-    svg << "<line x1=\"" << number(px(t)) << "\" x2=\"" << number(px(t)) << "\" y1=\"" << top
-        << "\" y2=\"" << top + plot_h << "\" class=\"grid\"/><text x=\"" << number(px(t))
-        << "\" y=\"" << top + plot_h + 14 << "\" class=\"tick\" text-anchor=\"middle\">"
-        << tick_label(t) << "</text>\n";
+  for (double t : linear_ticks(plot.xr.low, plot.xr.high, 6)) {
+    svg << "<line x1=\"" << number(plot.px(t)) << "\" x2=\"" << number(plot.px(t)) << "\" y1=\""
+        << top << "\" y2=\"" << top + plot_h << "\" class=\"grid\"/><text x=\""
+        << number(plot.px(t)) << "\" y=\"" << top + plot_h + 14
+        << "\" class=\"tick\" text-anchor=\"middle\">" << tick_label(t) << "</text>\n";
   }
-  std::vector<double> y_ticks;
-  if (chart.log_y) {
-    // Every k-th decade, so that at most ~7 labels share the axis.
-    const double decades = std::floor(yr.high) - std::ceil(yr.low) + 1;
-    const double every = std::max(1.0, std::ceil(decades / 7));
-    for (double e = std::ceil(yr.low / every) * every; e <= yr.high; e += every) {
-      y_ticks.push_back(std::pow(10.0, e));
-    }
-    if (y_ticks.size() < 2) {
-      // Less than a decade: round values of the range itself (0.2, 0.22, 0.24), not 10^-0.7.
-      y_ticks.clear();
-      for (double t : linear_ticks(std::pow(10.0, yr.low), std::pow(10.0, yr.high), 4)) {
-        if (t > 0) y_ticks.push_back(t);
-      }
-    }
-  } else {
-    y_ticks = linear_ticks(yr.low, yr.high, 5);
+  for (double t : y_ticks(plot)) {
+    svg << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\""
+        << number(plot.py(t)) << "\" y2=\"" << number(plot.py(t))
+        << "\" class=\"grid\"/><text x=\"" << left - 4 << "\" y=\"" << number(plot.py(t) + 4)
+        << "\" class=\"tick\" text-anchor=\"end\">" << tick_label(t) << "</text>\n";
   }
-  for (double t : y_ticks) {
-    svg << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\"" << number(py(t))
-        << "\" y2=\"" << number(py(t)) << "\" class=\"grid\"/><text x=\"" << left - 4
-        << "\" y=\"" << number(py(t) + 4) << "\" class=\"tick\" text-anchor=\"end\">"
-        << tick_label(t) << "</text>\n";
-  }
-  // A cut axis: a zigzag break on the cut edge and the value beyond it.
-  auto mark_cut = [&](double y_edge, double value, const char* arrow) {
-    svg << "<path class=\"axis-break\" d=\"M" << left - 6 << ' ' << number(y_edge - 3)
-        << " l4 6 l4 -6 l4 6\" "
-        << "fill=\"none\" stroke=\"#cf222e\" stroke-width=\"1.5\"/><line x1=\"" << left
-        << "\" x2=\"" << left + plot_w << "\" y1=\"" << number(y_edge) << "\" y2=\""
-        << number(y_edge) << "\" stroke=\"#cf222e\" stroke-dasharray=\"2 3\"/><text x=\""
-        << left + plot_w - 4 << "\" y=\"" << number(y_edge + (arrow[0] == 'u' ? 11 : -4))
-        << "\" class=\"tick\" text-anchor=\"end\" fill=\"#cf222e\">axis cut: values "
-        << (arrow[0] == 'u' ? "up to " : "down to ") << tick_label(value)
-        << " drawn on this edge</text>\n";
-  };
-  if (cut.high_cut) mark_cut(top, cut.high_value, "up");
-  if (cut.low_cut) mark_cut(top + plot_h, cut.low_value, "down");
-  svg << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << height - 8
-      << "\" class=\"axis\" text-anchor=\"middle\">" << escape_html(chart.x_label) << "</text>\n";
-  svg << "<text x=\"14\" y=\"" << top + plot_h / 2 << "\" class=\"axis\" text-anchor=\"middle\" "
-      << "transform=\"rotate(-90 14 " << top + plot_h / 2 << ")\">" << escape_html(chart.y_label)
+  if (cut.high_cut) mark_cut(svg, plot, top, cut.high_value, true);
+  if (cut.low_cut) mark_cut(svg, plot, top + plot_h, cut.low_value, false);
+  svg << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << plot.height - 8
+      << "\" class=\"axis\" text-anchor=\"middle\">" << escape_html(plot.chart.x_label)
       << "</text>\n";
+  svg << "<text x=\"14\" y=\"" << top + plot_h / 2 << "\" class=\"axis\" text-anchor=\"middle\" "
+      << "transform=\"rotate(-90 14 " << top + plot_h / 2 << ")\">"
+      << escape_html(plot.chart.y_label) << "</text>\n";
+}
 
-  // Lines (a non-finite or unusable point starts a new segment), each with its hover.
-  for (const auto& s : chart.series) {
+// Lines (a non-finite or unusable point starts a new segment), each with its hover.
+void line_series(std::ostringstream& svg, const LinePlot& plot) {
+  for (const auto& s : plot.chart.series) {
     std::string d;
     bool pen_down = false;
     for (const auto& [x, y] : s.points) {
-      if (!std::isfinite(x) || !usable(y)) {
+      if (!std::isfinite(x) || !plot.usable(y)) {
         pen_down = false;
         continue;
       }
-      d += (pen_down ? " L" : " M") + number(px(x)) + ' ' + number(py(y));
+      d += (pen_down ? " L" : " M") + number(plot.px(x)) + ' ' + number(plot.py(y));
       pen_down = true;
     }
     svg << "<path class=\"series\" d=\"" << d << "\" fill=\"none\" stroke=\"" << s.color
@@ -265,19 +275,24 @@ std::string render_line_chart(const LineChart& chart, int width, int height) {
         << (s.dashed ? " stroke-dasharray=\"5 3\"" : "") << "><title>"
         << escape_html(s.hover.empty() ? s.label : s.hover) << "</title></path>\n";
   }
-  // The legend: group headings, the series shown by name, "+N more" per group.
+}
+
+// The legend: group headings, the series shown by name, "+N more" per group.
+void line_legend(std::ostringstream& svg, const LinePlot& plot,
+                 const std::vector<LegendLine>& legend) {
+  const double x0 = plot.width - plot.right;
   for (std::size_t i = 0; i < legend.size(); ++i) {
     const auto& line = legend[i];
-    const double ly = top + 6 + static_cast<double>(i) * 14;
+    const double ly = plot.top + 6 + static_cast<double>(i) * 14;
     if (line.series != nullptr) {
       const auto& s = *line.series;
-      svg << "<line x1=\"" << width - right + 10 << "\" x2=\"" << width - right + 28
-          << "\" y1=\"" << ly << "\" y2=\"" << ly << "\" stroke=\"" << s.color
-          << "\" stroke-width=\"" << std::max(2.0, s.stroke_width) << '"'
+      svg << "<line x1=\"" << x0 + 10 << "\" x2=\"" << x0 + 28 << "\" y1=\"" << ly << "\" y2=\""
+          << ly << "\" stroke=\"" << s.color << "\" stroke-width=\""
+          << std::max(2.0, s.stroke_width) << '"'
           << (s.dashed ? " stroke-dasharray=\"5 3\"" : "") << "/>";
     }
-    svg << "<text x=\"" << width - right + (line.series != nullptr ? 32 : 10) << "\" y=\""
-        << ly + 4 << "\" class=\"legend" << (line.heading ? " legend-group" : "") << "\">"
+    svg << "<text x=\"" << x0 + (line.series != nullptr ? 32 : 10) << "\" y=\"" << ly + 4
+        << "\" class=\"legend" << (line.heading ? " legend-group" : "") << "\">"
         << escape_html(line.text);
     if (line.series != nullptr) {
       svg << "<title>" << escape_html(line.series->hover.empty() ? line.series->label
@@ -286,15 +301,129 @@ std::string render_line_chart(const LineChart& chart, int width, int height) {
     }
     svg << "</text>\n";
   }
+}
+
+}  // namespace
+
+std::string render_line_chart(const LineChart& chart, int width, int height) {
+  const auto legend = legend_lines(chart.series);
+  LinePlot plot(chart);
+  // Tall enough for the legend (14 px a line).
+  plot.width = width;
+  plot.height = std::max(height, static_cast<int>(plot.top + 14 * static_cast<double>(
+                                                                 legend.size()) + 16));
+  std::vector<double> ys;
+  data_ranges(plot, ys);
+  std::ostringstream svg;
+  svg << "<svg class=\"chart\" data-kind=\"line\" xmlns=\"http://www.w3.org/2000/svg\" width=\""
+      << width << "\" height=\"" << plot.height << "\" viewBox=\"0 0 " << width << ' '
+      << plot.height << "\" role=\"img\" aria-label=\"" << escape_html(chart.title) << "\">\n";
+  svg << "<text x=\"" << plot.left << "\" y=\"16\" class=\"title\">" << escape_html(chart.title)
+      << "</text>\n";
+  if (plot.xr.empty() || plot.yr.empty()) {
+    svg << "<text x=\"" << plot.left + 10 << "\" y=\"" << plot.top + plot.plot_h() / 2
+        << "\" class=\"empty\">no data</text>\n</svg>\n";
+    return svg.str();
+  }
+  const LinearCut cut = chart.log_y ? LinearCut{} : cut_outliers(ys, plot.yr);
+  pad_ranges(plot);
+  line_axes(svg, plot, cut);
+  line_series(svg, plot);
+  line_legend(svg, plot, legend);
   svg << "</svg>\n";
   return svg.str();
 }
 
+namespace {
+
+// Colour: white (best, the lowest value) to red (worst), on a log scale when values span more
+// than a decade, so that 0.1% and 1% differ visibly.
+struct HeatmapColors {
+  Range range;
+  bool log_scale = false;
+  explicit HeatmapColors(const HeatmapChart& chart) {
+    for (const auto& row : chart.values) {
+      for (const auto& v : row) {
+        if (v && std::isfinite(*v)) range.add(*v);
+      }
+    }
+    log_scale = !range.empty() && range.low > 0 && range.high / range.low > 10;
+  }
+  double fraction(double v) const {
+    if (range.empty() || range.high == range.low) return 0.0;
+    if (log_scale) {
+      return (std::log(v) - std::log(range.low)) / (std::log(range.high) - std::log(range.low));
+    }
+    return (v - range.low) / (range.high - range.low);
+  }
+  static std::string color(double f) {
+    const int g = static_cast<int>(std::lround(245 - 180 * f));
+    const int b = static_cast<int>(std::lround(240 - 200 * f));
+    char buffer[16];
+    std::snprintf(buffer, sizeof buffer, "#%02x%02x%02x", 250, g, b);
+    return std::string(buffer);
+  }
+};
+
+struct HeatmapGeometry {
+  int left = 150, top = 48, legend = 72;
+  int cell_width = 0, cell_height = 0;
+};
+
+// One row label and its cells, each with its value text and hover.
+void heatmap_row(std::ostringstream& svg, const HeatmapChart& chart, const HeatmapGeometry& g,
+                 const HeatmapColors& colors, std::size_t r) {
+  const int y = g.top + static_cast<int>(r) * g.cell_height;
+  svg << "<text x=\"" << g.left - 6 << "\" y=\"" << y + g.cell_height / 2 + 4
+      << "\" class=\"tick\" text-anchor=\"end\">" << escape_html(chart.y_values[r]) << "</text>\n";
+  for (std::size_t c = 0; c < chart.x_values.size(); ++c) {
+    const int x = g.left + static_cast<int>(c) * g.cell_width;
+    const auto& v = chart.values[r][c];
+    const std::string fill =
+        !v ? "#eeeeee" : !std::isfinite(*v) ? "#7f0000" : colors.color(colors.fraction(*v));
+    const std::string text = chart.texts[r][c];
+    const bool hovered = r < chart.hovers.size() && c < chart.hovers[r].size() &&
+                         !chart.hovers[r][c].empty();
+    svg << "<rect class=\"cell\" x=\"" << x << "\" y=\"" << y << "\" width=\""
+        << g.cell_width - 2 << "\" height=\"" << g.cell_height - 2 << "\" fill=\"" << fill
+        << "\"><title>"
+        << escape_html(hovered ? chart.hovers[r][c]
+                               : chart.y_values[r] + " / " + chart.x_values[c] + ": " + text)
+        << "</title></rect>\n";
+    svg << "<text x=\"" << x + g.cell_width / 2 - 1 << "\" y=\"" << y + g.cell_height / 2 + 3
+        << "\" class=\"celltext\" text-anchor=\"middle\""
+        << (v && !std::isfinite(*v) ? " fill=\"#ffffff\"" : "") << ">" << escape_html(text)
+        << "</text>\n";
+  }
+}
+
+// The colour scale under the cells and what grey and dark red mean.
+void heatmap_legend(std::ostringstream& svg, const HeatmapChart& chart, const HeatmapGeometry& g,
+                    const HeatmapColors& colors, const std::string& no_run) {
+  const int ly = g.top + static_cast<int>(chart.y_values.size()) * g.cell_height + 16;
+  for (int i = 0; i <= 10; ++i) {
+    svg << "<rect x=\"" << g.left + i * 16 << "\" y=\"" << ly << "\" width=\"16\" height=\"10\" "
+        << "fill=\"" << colors.color(i / 10.0) << "\"/>";
+  }
+  svg << "\n<text x=\"" << g.left << "\" y=\"" << ly + 24 << "\" class=\"tick\">"
+      << escape_html(chart.value_label)
+      << (colors.range.empty() ? std::string()
+                               : ": " + chart.format_value(colors.range.low) + " (white) to " +
+                                     chart.format_value(colors.range.high) + " (red)" +
+                                     (colors.log_scale ? ", log scale" : ""))
+      << "</text>\n<text x=\"" << g.left << "\" y=\"" << ly + 38 << "\" class=\"tick\">"
+      << escape_html(no_run) << "</text>\n";
+}
+
+}  // namespace
+
 std::string render_heatmap(const HeatmapChart& chart, int cell_width, int cell_height) {
-  const int left = 150, top = 48, legend = 72;
+  HeatmapGeometry g;
+  g.cell_height = cell_height;
   // Columns wide enough for their labels (about 6 px per character at 10 px).
+  g.cell_width = cell_width;
   for (const auto& x : chart.x_values) {
-    cell_width = std::max(cell_width, static_cast<int>(6 * x.size()) + 12);
+    g.cell_width = std::max(g.cell_width, static_cast<int>(6 * x.size()) + 12);
   }
   const int columns = static_cast<int>(chart.x_values.size());
   const int rows = static_cast<int>(chart.y_values.size());
@@ -303,82 +432,28 @@ std::string render_heatmap(const HeatmapChart& chart, int cell_width, int cell_h
   const std::string no_run = "grey: no run; " + chart.broken_label;
   const int text_width = std::max(
       static_cast<int>(7.3 * static_cast<double>(chart.title.size())) + 16,
-      left + static_cast<int>(5.6 * static_cast<double>(
-                                        std::max(chart.value_label.size() + 60, no_run.size()))));
-  const int width = std::max(left + columns * cell_width + 20, text_width);
-  const int height = top + rows * cell_height + legend;
-  Range range;
-  for (const auto& row : chart.values) {
-    for (const auto& v : row) {
-      if (v && std::isfinite(*v)) range.add(*v);
-    }
-  }
-  // Colour: white (best, the lowest value) to red (worst), on a log scale when values span more
-  // than a decade, so that 0.1% and 1% differ visibly.
-  const bool log_scale = !range.empty() && range.low > 0 && range.high / range.low > 10;
-  auto fraction = [&](double v) {
-    if (range.empty() || range.high == range.low) return 0.0;
-    if (log_scale) return (std::log(v) - std::log(range.low)) / (std::log(range.high) - std::log(range.low));
-    return (v - range.low) / (range.high - range.low);
-  };
-  auto color = [&](double f) {
-    const int g = static_cast<int>(std::lround(245 - 180 * f));
-    const int b = static_cast<int>(std::lround(240 - 200 * f));
-    char buffer[16];
-    std::snprintf(buffer, sizeof buffer, "#%02x%02x%02x", 250, g, b);
-    return std::string(buffer);
-  };
+      g.left + static_cast<int>(5.6 * static_cast<double>(
+                                          std::max(chart.value_label.size() + 60, no_run.size()))));
+  const int width = std::max(g.left + columns * g.cell_width + 20, text_width);
+  const int height = g.top + rows * g.cell_height + g.legend;
+  const HeatmapColors colors(chart);
 
   std::ostringstream svg;
   svg << "<svg class=\"chart\" data-kind=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\""
       << width << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << ' ' << height
       << "\" role=\"img\" aria-label=\"" << escape_html(chart.title) << "\">\n";
   svg << "<text x=\"8\" y=\"16\" class=\"title\">" << escape_html(chart.title) << "</text>\n";
-  svg << "<text x=\"" << left + columns * cell_width / 2 << "\" y=\"34\" class=\"axis\" "
+  svg << "<text x=\"" << g.left + columns * g.cell_width / 2 << "\" y=\"34\" class=\"axis\" "
       << "text-anchor=\"middle\">" << escape_html(chart.x_label) << "</text>\n";
   svg << "<text x=\"8\" y=\"34\" class=\"axis\">" << escape_html(chart.y_label) << " \u2193</text>\n";
   for (int c = 0; c < columns; ++c) {
-    svg << "<text x=\"" << left + c * cell_width + cell_width / 2 << "\" y=\"" << top - 4
+    svg << "<text x=\"" << g.left + c * g.cell_width + g.cell_width / 2 << "\" y=\"" << g.top - 4
         << "\" class=\"tick\" text-anchor=\"middle\">"
         << escape_html(chart.x_values[static_cast<std::size_t>(c)]) << "</text>\n";
   }
-  for (int r = 0; r < rows; ++r) {
-    const auto ur = static_cast<std::size_t>(r);
-    svg << "<text x=\"" << left - 6 << "\" y=\"" << top + r * cell_height + cell_height / 2 + 4
-        << "\" class=\"tick\" text-anchor=\"end\">" << escape_html(chart.y_values[ur])
-        << "</text>\n";
-    for (int c = 0; c < columns; ++c) {
-      const auto uc = static_cast<std::size_t>(c);
-      const auto& v = chart.values[ur][uc];
-      const std::string fill = !v ? "#eeeeee" : !std::isfinite(*v) ? "#7f0000" : color(fraction(*v));
-      const std::string text = chart.texts[ur][uc];
-      svg << "<rect class=\"cell\" x=\"" << left + c * cell_width << "\" y=\""
-          << top + r * cell_height << "\" width=\"" << cell_width - 2 << "\" height=\""
-          << cell_height - 2 << "\" fill=\"" << fill << "\"><title>"
-          << escape_html(ur < chart.hovers.size() && uc < chart.hovers[ur].size() &&
-                                 !chart.hovers[ur][uc].empty()
-                             ? chart.hovers[ur][uc]
-                             : chart.y_values[ur] + " / " + chart.x_values[uc] + ": " + text)
-          << "</title></rect>\n";
-      svg << "<text x=\"" << left + c * cell_width + cell_width / 2 - 1 << "\" y=\""
-          << top + r * cell_height + cell_height / 2 + 3 << "\" class=\"celltext\" "
-          << "text-anchor=\"middle\"" << (v && !std::isfinite(*v) ? " fill=\"#ffffff\"" : "")
-          << ">" << escape_html(text) << "</text>\n";
-    }
-  }
-  const int ly = top + rows * cell_height + 16;
-  for (int i = 0; i <= 10; ++i) {
-    svg << "<rect x=\"" << left + i * 16 << "\" y=\"" << ly << "\" width=\"16\" height=\"10\" "
-        << "fill=\"" << color(i / 10.0) << "\"/>";
-  }
-  svg << "\n<text x=\"" << left << "\" y=\"" << ly + 24 << "\" class=\"tick\">"
-      << escape_html(chart.value_label)
-      << (range.empty() ? std::string()
-                        : ": " + chart.format_value(range.low) + " (white) to " +
-                              chart.format_value(range.high) + " (red)" +
-                              (log_scale ? ", log scale" : ""))
-      << "</text>\n<text x=\"" << left << "\" y=\"" << ly + 38 << "\" class=\"tick\">"
-      << escape_html(no_run) << "</text>\n</svg>\n";
+  for (std::size_t r = 0; r < chart.y_values.size(); ++r) heatmap_row(svg, chart, g, colors, r);
+  heatmap_legend(svg, chart, g, colors, no_run);
+  svg << "</svg>\n";
   return svg.str();
 }
 

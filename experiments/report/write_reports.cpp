@@ -24,11 +24,21 @@ ReportPaths write_reports(const ReportOptions& options) {
   for (const auto& p : options.inputs) input.sources.push_back(p.string());
   // Shards of one sweep each hold the same sweep.json: keep each request index once.
   std::set<std::string> seen;
+  std::set<double> bands;
   for (const auto& sweep : loaded.sweeps) {
+    if (sweep.contains("practical_band") && sweep["practical_band"].is_number()) {
+      bands.insert(sweep["practical_band"].get<double>());
+    }
     if (!sweep.contains("requested")) continue;
     for (const auto& q : sweep["requested"]) {
       if (seen.insert(q.dump()).second) input.requested.push_back(q);
     }
+  }
+
+  if (!bands.empty()) input.practical_band = *bands.begin();
+  if (bands.size() > 1) {
+    input.notes.push_back("the directories' sweeps set different practical bands; the verdicts "
+                          "use the smallest, " + format_percent(input.practical_band));
   }
 
   if (!options.heatmap_axes.empty()) {

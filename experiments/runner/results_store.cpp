@@ -134,8 +134,8 @@ std::optional<std::string> run_record_problem(const nlohmann::json& record) {
       return std::string("field '") + field + "' is " + record[field].dump() + ", not a string";
     }
   }
-  if (record["kind"] != "fp8" && record["kind"] != "baseline") {
-    return "kind " + record["kind"].dump() + " is not one of fp8, baseline";
+  if (record["kind"] != "fp8" && record["kind"] != "baseline" && record["kind"] != "null") {
+    return "kind " + record["kind"].dump() + " is not one of fp8, baseline, null";
   }
   const auto& status = record["status"];
   if (status != "finished" && status != "diverged" && status != "failed") {

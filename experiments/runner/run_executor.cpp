@@ -15,6 +15,7 @@
 
 #include "experiments/fp8/backend_linear.hpp"
 #include "experiments/fp8/convert_model.hpp"
+#include "experiments/runner/null_run.hpp"
 #include "experiments/runner/baseline_archive.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/run_ids.hpp"
@@ -169,7 +170,8 @@ nlohmann::json recipe_json(const recipes::Recipe& recipe) {
 // The build, and the provenance of the request's recipe (or of a baseline), into the record.
 void add_provenance(nlohmann::json& record, const RunRequest& request, const char* kind) {
   record.update(build_provenance());
-  if (std::string_view(kind) == "baseline") {
+  // A null run is the baseline with a perturbation: no recipe, the baseline's provenance.
+  if (std::string_view(kind) == "baseline" || std::string_view(kind) == "null") {
     record.update(baseline_provenance());
   } else {
     record.update(request.provenance.is_null() ? recipe_provenance(request.recipe.value())
@@ -370,6 +372,26 @@ BaselineReference load_reference(const ResultsDirectory& directory,
   return reference;
 }
 
+// The baseline record of the request, read from `directory` or trained now; throws unless it
+// finished.
+nlohmann::json finished_baseline(const ResultsDirectory& directory, const RunRequest& request) {
+  const auto baseline_id = baseline_run_id(request);
+  auto baseline_file = read_run_record_file(directory.run_record_path(baseline_id));
+  // A finished baseline whose archive is bad is set aside and runs again (baseline_archive.hpp).
+  if (const auto aside = set_aside_bad_baseline(directory, baseline_file)) {
+    std::fprintf(stderr, "fp8lab run: %s\n", aside->c_str());
+    baseline_file.record.reset();
+  }
+  auto baseline = baseline_file.record ? std::move(*baseline_file.record)
+                                       : execute_baseline(directory, request);
+  if (baseline["status"] != "finished") {
+    throw std::runtime_error("the baseline " + baseline_id + " is " +
+                             baseline["status"].get<std::string>() + ": " +
+                             baseline.value("error", std::string("no error recorded")));
+  }
+  return baseline;
+}
+
 }  // namespace
 
 void use_one_torch_thread() {
@@ -513,19 +535,7 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     const auto workload = make_workload(request.workload);
     record = base_record(request, *workload, request.run_id, "fp8");
     record.update(identity);
-    const auto baseline_id = identity["baseline_run_id"].get<std::string>();
-    auto baseline_file = read_run_record_file(directory.run_record_path(baseline_id));
-    if (const auto aside = set_aside_bad_baseline(directory, baseline_file)) {
-      std::fprintf(stderr, "fp8lab run: %s\n", aside->c_str());
-      baseline_file.record.reset();
-    }
-    auto recorded = std::move(baseline_file.record);
-    const auto baseline = recorded ? std::move(*recorded) : execute_baseline(directory, request);
-    if (baseline["status"] != "finished") {
-      throw std::runtime_error("the baseline " + baseline_id + " is " +
-                               baseline["status"].get<std::string>() + ": " +
-                               baseline.value("error", std::string("no error recorded")));
-    }
+    const auto baseline = finished_baseline(directory, request);
     const auto reference = load_reference(directory, baseline);
     TrainingOptions options;
     options.seed = static_cast<std::uint64_t>(request.seed);
@@ -564,6 +574,40 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     // c10::Error's what() carries a backtrace: the record keeps the message only.
     const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
     record = failed_record(request, request.run_id, "fp8",
+                           torch_error ? torch_error->what_without_backtrace() : e.what(),
+                           identity);
+  }
+  directory.write_run_record(record);
+  return record;
+}
+
+nlohmann::json execute_null_run(const ResultsDirectory& directory, const RunRequest& request) {
+  const auto run_id = null_run_id(baseline_run_id(request));
+  const nlohmann::json identity{{"baseline_run_id", baseline_run_id(request)},
+                                {"perturbation", kNullPerturbation},
+                                {"recipe_label", kNullRunLabel}};
+  nlohmann::json record;
+  try {
+    const auto workload = make_workload(request.workload);
+    record = base_record(request, *workload, run_id, "null");
+    record.update(identity);
+    const auto baseline = finished_baseline(directory, request);
+    const auto reference = load_reference(directory, baseline);
+    TrainingOptions options;
+    options.seed = static_cast<std::uint64_t>(request.seed);
+    options.steps = request.steps;
+    const auto backend = make_backend(request.backend);
+    auto hooks = baseline_hooks(request.high_precision, backend, device_for(request.backend));
+    const auto convert = hooks.convert;
+    hooks.convert = [convert](TrainableModel& model) {
+      convert(model);
+      round_parameters_to_bf16(model);
+    };
+    add_training(record, train(*workload, hooks, options, &reference), &baseline);
+    record["finished_at"] = now_utc();
+  } catch (const std::exception& e) {
+    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
+    record = failed_record(request, run_id, "null",
                            torch_error ? torch_error->what_without_backtrace() : e.what(),
                            identity);
   }

@@ -66,6 +66,11 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
 // when its record is missing), writes the record, returns it.
 nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunRequest& request);
 
+// Trains the null run of the request's (workload, seed) (null_run.hpp: the baseline with its
+// initial weights rounded once to bf16) against the baseline in `directory` (running it first
+// when missing), writes the record (kind "null"), returns it.
+nlohmann::json execute_null_run(const ResultsDirectory& directory, const RunRequest& request);
+
 // Torch's intra-op threads to 1 (runs are parallelised by processes, --jobs): call once per
 // process before any run.
 void use_one_torch_thread();

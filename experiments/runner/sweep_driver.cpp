@@ -19,6 +19,7 @@
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/directory_lock.hpp"
 #include "experiments/runner/progress.hpp"
+#include "experiments/runner/null_run.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/results_store.hpp"
 #include "experiments/runner/run_executor.hpp"
@@ -76,6 +77,8 @@ nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExp
           {"high_precision", std::string(name(options.high_precision))},
           {"model_device", model_device(options)},
           {"baseline_seeds", e.sweep.baseline_seeds},
+          {"practical_band", e.sweep.practical_band},
+          {"null_runs", e.sweep.null_runs},
           {"grid_size", e.grid_size},
           {"distinct_runs", e.runs.size()},
           {"requested", requested}};
@@ -118,7 +121,7 @@ void check_directory(const SweepOptions& options, const ResultsDirectory& direct
 
 struct Job {
   std::string run_id;
-  std::string kind;  // baseline | fp8
+  std::string kind;  // baseline | null | fp8
   std::vector<std::string> arguments;
   // What the run's own record would say of it (run_executor.hpp: the request with its
   // provenance, an FP8 run's recipe_identity), for the record written when its process dies
@@ -426,6 +429,21 @@ class JobPlanner {
     jobs_.baselines.push_back(std::move(job));
   }
 
+  // The null run of (workload, seed) (sweep.hpp: null_runs), unless already planned or recorded.
+  void need_null_run(const std::string& workload, std::int64_t seed) {
+    if (!null_keys_.insert({workload, seed}).second) return;
+    Job job;
+    job.kind = "null";
+    job.request = common_request_;
+    job.request.workload = workload;
+    job.request.seed = seed;
+    job.run_id = null_run_id(baseline_run_id(job.request));
+    job.arguments = {executable_, "run", "--null-run", "--workload", workload,
+                     "--seed", std::to_string(seed)};
+    job.arguments.insert(job.arguments.end(), common_.begin(), common_.end());
+    if (!directory_.has_record(job.run_id)) jobs_.runs.push_back(std::move(job));
+  }
+
   // The FP8 run `run` of the sweep read from `text`.
   void add_run(const recipes::SweepExpansion& expansion, const recipes::SweepRun& run,
                const std::string& text) {
@@ -456,6 +474,7 @@ class JobPlanner {
   const std::vector<std::string> common_;
   RunRequest common_request_;
   std::set<std::pair<std::string, std::int64_t>> baseline_keys_;
+  std::set<std::pair<std::string, std::int64_t>> null_keys_;
   Jobs jobs_;
 };
 
@@ -475,6 +494,7 @@ Jobs plan_jobs(const SweepOptions& options, const ResultsDirectory& directory,
   }
   for (const auto* run : shard) {
     planner.need_baseline(run->workload, run->seed);
+    if (expansion.sweep.null_runs) planner.need_null_run(run->workload, run->seed);
     if (options.resume && options.steps) {
       adopt_record_without_steps(directory, id_without_steps.at(run->id), run->id,
                                  *options.steps);

@@ -195,9 +195,10 @@ TEST_CASE("write_reports writes all four files, and report.html is self-containe
   CHECK(html.find("<script src") == std::string::npos);
   CHECK_THAT(html, Catch::Contains("data-kind=\"heatmap\""));
   CHECK_THAT(html, Catch::Contains("failed to train"));
-  CHECK_THAT(html, Catch::Contains("diverged at step 7"));
+  CHECK_THAT(html, Catch::Contains("diverged (1 of 1 seed diverged) at step 7"));
   const auto md = read_text(paths.report_md);
-  CHECK_THAT(md, Catch::Contains("| 1 | HYBRID m0 | 0 | tracks baseline |"));
+  CHECK_THAT(md, Catch::Contains("| 1 | HYBRID m0 | 0 | inconclusive (1 seed with a paired "
+                                 "error; a 95% interval needs 3) |"));
   CHECK_THAT(md, Catch::Contains("failed to train"));
   fs::remove_all(dir);
 }

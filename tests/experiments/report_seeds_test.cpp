@@ -85,9 +85,42 @@ TEST_CASE("A sweep with baseline_seeds runs the baseline per seed and reports th
                      ("baseline-mlp-seed" + std::to_string(seed) + "-fp32-steps4.json")));
   }
   const auto md = read_text(dir / "out" / "report.md");
-  CHECK_THAT(md, Catch::Contains("- mlp: noise floor ") &&
+  CHECK_THAT(md, Catch::Contains("- mlp (context, not the verdict rule): noise floor ") &&
                      Catch::Contains("over baseline seeds 0, 1, 2)"));
   CHECK(md.find("unmeasured") == std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("null_runs: the sweep runs the null recipe on each seed; the report shows the chaos "
+          "floor and paired verdicts over 3 seeds",
+          "[report][seeds][paired]") {
+  const auto dir = testing::fresh_directory("null-sweep");
+  std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0, 1, 2]\n"
+                                       "null_runs: true\npractical_band: 0.01\nparameters:\n"
+                                       "  fp8_format: {values: [HYBRID, E5M2]}\n";
+  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
+                      (dir / "out").string(), "--steps", "4", "--jobs", "2"},
+                     dir / "sweep.log") == 0);
+  const auto sweep = nlohmann::json::parse(read_text(dir / "out" / "sweep.json"));
+  CHECK(sweep["null_runs"] == true);
+  CHECK(sweep["practical_band"] == 0.01);
+  for (int seed = 0; seed < 3; ++seed) {
+    INFO("seed " << seed);
+    const auto path = dir / "out" / "runs" /
+                      ("null-baseline-mlp-seed" + std::to_string(seed) + "-fp32-steps4.json");
+    REQUIRE(fs::exists(path));
+    const auto record = nlohmann::json::parse(read_text(path));
+    CHECK(record["kind"] == "null");
+    CHECK(record["status"] == "finished");
+    CHECK(record["perturbation"] == "initial weights rounded once to bf16");
+    // A perturbation, so the run leaves its baseline's trajectory.
+    CHECK(record["final"]["eval_rel_diff"].get<double>() != 0.0);
+  }
+  const auto md = read_text(dir / "out" / "report.md");
+  CHECK_THAT(md, Catch::Contains("- mlp: chaos floor (null runs, paired tail error) "));
+  CHECK_THAT(md, Catch::Contains("(n=3), sd "));
+  CHECK_THAT(md, Catch::Contains("the practical band of 1%"));
+  CHECK_THAT(md, Catch::Contains("| fp8_format | "));  // HYBRID vs E5M2 on the same seeds
   fs::remove_all(dir);
 }
 

@@ -232,13 +232,19 @@ parameters:
   CHECK(text.find(e.runs[0].id) != std::string::npos);
 }
 
-TEST_CASE("the shipped default sweep stays within ~40 runs", "[recipes][sweep]") {
+TEST_CASE("the shipped default sweep stays within ~40 recipes, each on 3 seeds",
+          "[recipes][sweep]") {
   const Sweep sweep = read_sweep(std::string(FP8LAB_SOURCE_DIR) + "/recipes/sweeps/default.yaml");
   const SweepExpansion e = expand(sweep);
   CHECK(sweep.workloads == std::vector<std::string>{"gpt-small"});
-  CHECK(e.requested.size() == static_cast<std::size_t>(sweep.count));
-  CHECK(e.runs.size() <= 40);
-  CHECK(e.runs.size() >= 20);
+  // Paired verdicts need >= 3 seeds per recipe (issue 20), like the baselines.
+  CHECK(sweep.seeds.size() >= 3);
+  CHECK(sweep.seeds == sweep.baseline_seeds);
+  CHECK(sweep.null_runs);
+  CHECK(e.requested.size() == static_cast<std::size_t>(sweep.count) * sweep.seeds.size());
+  const std::size_t recipes = e.runs.size() / sweep.seeds.size();
+  CHECK(recipes <= 40);
+  CHECK(recipes >= 20);
 }
 
 TEST_CASE("the shipped default sweep holds the recipes the report's three facts need",

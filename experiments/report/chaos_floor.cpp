@@ -1,0 +1,70 @@
+#include "experiments/report/chaos_floor.hpp"
+
+#include <algorithm>
+
+#include "experiments/report/noise_floor.hpp"
+#include "experiments/report/paired_verdicts.hpp"
+#include "experiments/report/report_data.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+std::string family_of(const nlohmann::json& record) {
+  const auto& id = record.value("baseline_run_id", nlohmann::json());
+  return id.is_string() ? baseline_family(id.get<std::string>()) : std::string();
+}
+
+}  // namespace
+
+std::string ChaosFloor::describe() const {
+  if (tail) {
+    return describe_interval(*tail) + ", sd " + format_percent(tail->sd) + " (" + perturbation +
+           ")";
+  }
+  if (tail_errors.empty()) return "no finished null run (" + perturbation + ")";
+  return "1 null seed: " + signed_percent(tail_errors.front()) + ", no interval (" +
+         perturbation + ")";
+}
+
+std::string ChaosFloor::cell() const {
+  if (tail) return "sd " + format_percent(tail->sd) + " (n=" + std::to_string(tail->n) + ")";
+  if (tail_errors.empty()) return "-";
+  return signed_percent(tail_errors.front()) + " (n=1)";
+}
+
+ChaosFloors::ChaosFloors(const std::vector<nlohmann::json>& records) {
+  std::map<std::string, std::vector<std::pair<std::int64_t, double>>> by_family;
+  for (const auto& r : records) {
+    if (r.value("kind", std::string()) != "null") continue;
+    const auto key = family_of(r);
+    auto& floor = families_[key];
+    floor.workload = r.value("workload", std::string());
+    floor.perturbation = r.value("perturbation", std::string("null run"));
+    if (r.value("status", std::string()) != "finished") continue;
+    if (auto e = tail_rel_error(r)) {
+      by_family[key].emplace_back(r.value("seed", std::int64_t{0}), *e);
+    }
+  }
+  for (auto& [key, floor] : families_) {
+    auto& seeds = by_family[key];
+    std::sort(seeds.begin(), seeds.end());
+    for (const auto& [seed, error] : seeds) {
+      floor.seeds.push_back(seed);
+      floor.tail_errors.push_back(error);
+    }
+    floor.tail = t_interval(floor.tail_errors);
+  }
+}
+
+const ChaosFloor* ChaosFloors::of(const nlohmann::json& record) const {
+  const auto it = families_.find(family_of(record));
+  return it == families_.end() ? nullptr : &it->second;
+}
+
+std::vector<const ChaosFloor*> ChaosFloors::all() const {
+  std::vector<const ChaosFloor*> out;
+  for (const auto& [key, floor] : families_) out.push_back(&floor);
+  return out;
+}
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,203 @@
+#include "experiments/report/contrasts.hpp"
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "experiments/report/analysis.hpp"
+#include "experiments/report/noise_floor.hpp"
+#include "experiments/report/paired_verdicts.hpp"
+#include "experiments/report/report_data.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+// A sweep run's asked settings: its first combination label ("scaling=rowwise fp8_format=E4M3",
+// provenance `source.combinations`) as key -> value; empty for a run from no sweep.
+std::map<std::string, std::string> asked_settings(const nlohmann::json& record) {
+  std::map<std::string, std::string> out;
+  const auto* combinations = record.contains("source") && record["source"].is_object() &&
+                                     record["source"].contains("combinations")
+                                 ? &record["source"]["combinations"]
+                                 : nullptr;
+  if (combinations == nullptr || !combinations->is_array() || combinations->empty() ||
+      !(*combinations)[0].is_string()) {
+    return out;
+  }
+  std::istringstream words((*combinations)[0].get<std::string>());
+  for (std::string word; words >> word;) {
+    const auto eq = word.find('=');
+    if (eq != std::string::npos) out[word.substr(0, eq)] = word.substr(eq + 1);
+  }
+  return out;
+}
+
+// The one asked setting two sweep runs differ in ("" for none or several): what the sweep varied,
+// so that tensorwise vs rowwise is one contrast although the scaling also changes the defaults
+// of other recipe fields.
+std::string single_asked_difference(const nlohmann::json& a, const nlohmann::json& b) {
+  const auto sa = asked_settings(a), sb = asked_settings(b);
+  if (sa.empty() || sb.empty() || sa.size() != sb.size()) return "";
+  std::string differing;
+  for (const auto& [key, value] : sa) {
+    const auto other = sb.find(key);
+    if (other == sb.end()) return "";
+    if (other->second == value) continue;
+    if (!differing.empty()) return "";
+    differing = key;
+  }
+  return differing;
+}
+
+// The one recipe field two rows differ in, or "" when they differ in none or several.
+std::string single_field_difference(const nlohmann::json& a, const nlohmann::json& b) {
+  if (!a.contains("recipe") || !b.contains("recipe")) return "";
+  const auto& ra = a["recipe"];
+  const auto& rb = b["recipe"];
+  if (!ra.is_object() || !rb.is_object()) return "";
+  std::set<std::string> fields;
+  for (const auto& [k, v] : ra.items()) fields.insert(k);
+  for (const auto& [k, v] : rb.items()) fields.insert(k);
+  std::string differing;
+  for (const auto& field : fields) {
+    if (recipe_value(a, field) == recipe_value(b, field)) continue;
+    if (!differing.empty()) return "";
+    differing = field;
+  }
+  return differing;
+}
+
+// A row's value of a contrast's field: as asked, else as the recipe holds it.
+std::string setting_value(const nlohmann::json& record, const std::string& field) {
+  const auto asked = asked_settings(record);
+  const auto it = asked.find(field);
+  return it != asked.end() ? it->second : recipe_value(record, field);
+}
+
+// seed -> tail eval loss of each finished seed of a row.
+std::map<std::int64_t, double> tails_by_seed(const RecipeRow& row) {
+  std::map<std::int64_t, double> out;
+  for (const auto* r : row.runs) {
+    if (r->value("status", std::string()) != "finished") continue;
+    if (auto t = tail_eval_loss(*r); t && *t > 0) out[r->value("seed", std::int64_t{0})] = *t;
+  }
+  return out;
+}
+
+// (tail A - tail B) / tail B per common finished seed; `seeds` gets the seeds, in order.
+std::vector<double> relative_differences(const RecipeRow& a, const RecipeRow& b,
+                                         std::vector<std::int64_t>& seeds) {
+  const auto ta = tails_by_seed(a), tb = tails_by_seed(b);
+  std::vector<double> d;
+  for (const auto& [seed, loss] : ta) {
+    const auto other = tb.find(seed);
+    if (other == tb.end()) continue;
+    seeds.push_back(seed);
+    d.push_back((loss - other->second) / other->second);
+  }
+  return d;
+}
+
+void judge_contrast(Contrast& c, double band) {
+  if (!c.interval || c.interval->n < kMinPairedSeeds) {
+    c.verdict = "too few seeds";
+    c.reason = std::to_string(c.seeds.size()) + " common seed" +
+               (c.seeds.size() == 1 ? "" : "s") + "; an interval needs " +
+               std::to_string(kMinPairedSeeds);
+    return;
+  }
+  const auto& i = *c.interval;
+  if (i.low() > 0) {
+    c.verdict = "A worse";
+    return;
+  }
+  if (i.low() >= -band && i.high() <= band) {
+    c.verdict = "equivalent";
+    return;
+  }
+  c.verdict = "unresolved";
+  // Seeds for the interval to leave 0 (a difference), at the measured mean and spread.
+  const auto settle = seeds_to_settle(i, 0.0);
+  c.reason = settle ? "about " + std::to_string(*settle) + " seeds would resolve it"
+                    : "over 100000 seeds at this spread: no difference that seeds could show";
+}
+
+template <class T>
+std::optional<double> median_of(const std::vector<T>& values) {
+  std::vector<double> v(values.begin(), values.end());
+  return median(v);
+}
+
+}  // namespace
+
+std::string Contrast::title() const {
+  return field + " " + worse_value + " vs " + better_value + " (" + run_label(better->first()) +
+         ")";
+}
+
+std::vector<Contrast> recipe_contrasts(const std::vector<RecipeRow>& rows, double band) {
+  std::vector<Contrast> out;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (std::size_t j = i + 1; j < rows.size(); ++j) {
+      if (rows[i].family != rows[j].family) continue;
+      auto field = single_asked_difference(rows[i].first(), rows[j].first());
+      if (field.empty()) field = single_field_difference(rows[i].first(), rows[j].first());
+      if (field.empty()) continue;
+      Contrast c;
+      c.field = field;
+      c.worse = &rows[i];
+      c.better = &rows[j];
+      auto d = relative_differences(*c.worse, *c.better, c.seeds);
+      double sum = 0;
+      for (const double v : d) sum += v;
+      if (sum < 0) {  // oriented so that A has the higher loss, relative to B's
+        std::swap(c.worse, c.better);
+        c.seeds.clear();
+        d = relative_differences(*c.worse, *c.better, c.seeds);
+      }
+      c.interval = t_interval(d);
+      c.worse_value = setting_value(c.worse->first(), field);
+      c.better_value = setting_value(c.better->first(), field);
+      judge_contrast(c, band);
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+std::vector<Resolution> sweep_resolution(const std::vector<RecipeRow>& rows,
+                                         const std::vector<Contrast>& contrasts, double band) {
+  std::map<std::string, Resolution> by_family;
+  std::map<std::string, std::vector<double>> seeds, sds, contrast_sds;
+  for (const auto& row : rows) {
+    auto& r = by_family[row.family];
+    r.family = row.family;
+    ++r.rows;
+    if (row.verdict == "degrades" || row.verdict == "within band") ++r.rows_resolved;
+    seeds[row.family].push_back(static_cast<double>(row.paired.finished));
+    if (row.paired.tail) sds[row.family].push_back(row.paired.tail->sd);
+  }
+  for (const auto& c : contrasts) {
+    auto& r = by_family[c.worse->family];
+    ++r.contrasts;
+    if (c.resolved()) ++r.contrasts_resolved;
+    if (c.interval) contrast_sds[c.worse->family].push_back(c.interval->sd);
+  }
+  std::vector<Resolution> out;
+  for (auto& [family, r] : by_family) {
+    r.typical_seeds = static_cast<std::size_t>(median_of(seeds[family]).value_or(0));
+    r.typical_sd = median_of(sds[family]);
+    r.contrast_sd = median_of(contrast_sds[family]);
+    if (r.typical_seeds >= 2 && r.typical_sd) {
+      r.vs_baseline = smallest_resolvable_effect(r.typical_seeds, *r.typical_sd, band);
+    }
+    if (r.typical_seeds >= 2 && r.contrast_sd) {
+      r.contrast = smallest_resolvable_effect(r.typical_seeds, *r.contrast_sd, 0.0);
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace fp8lab::experiments

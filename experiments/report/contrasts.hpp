@@ -1,0 +1,60 @@
+// Contrasts between recipes on the same seed (issue 20 §2): E5M2 vs E4M3, floor vs rceil,
+// tensorwise vs rowwise. Two FP8 recipes on one seed share initialization, data order and most
+// of the perturbation, so their difference is far tighter than either one's difference from
+// the baseline (which a chaotic trajectory dominates). No LibTorch.
+//
+// Pairs: two recipe rows of one baseline family whose sweep settings differ in exactly one
+// (`source.combinations`: what the sweep varied; scaling changes the defaults of other fields,
+// so tensorwise vs rowwise is one contrast), or, for runs from no sweep, whose recipes differ in
+// exactly one field. Per
+// common seed on which both finished, d_s = (tail A - tail B) / tail B, the tail being the mean
+// eval loss over the last 10% of eval points (paired_verdicts.hpp); over seeds, the mean of d
+// with its 95% t-interval. Oriented so that the mean is >= 0: A is the recipe with the higher loss.
+//   A worse            the interval lies above 0 (the difference is resolved)
+//   equivalent         it lies inside [-band, +band] and contains 0 (no difference that matters)
+//   unresolved         neither; "about N seeds would resolve it" when the mean is not 0
+//   too few seeds      fewer than 3 common seeds
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "experiments/report/paired_statistics.hpp"
+#include "experiments/report/recipe_rows.hpp"
+
+namespace fp8lab::experiments {
+
+struct Contrast {
+  const RecipeRow* worse = nullptr;   // A: the higher mean loss
+  const RecipeRow* better = nullptr;  // B
+  std::string field;                  // the one recipe field they differ in
+  std::string worse_value, better_value;
+  std::vector<std::int64_t> seeds;    // common finished seeds
+  std::optional<MeanInterval> interval;
+  std::string verdict;                // "A worse", "equivalent", "unresolved", "too few seeds"
+  std::string reason;                 // "about 14 seeds would resolve it", ...
+  bool resolved() const { return verdict == "A worse" || verdict == "equivalent"; }
+  // "fp8_format E5M2 vs E4M3 (scaling current, ...)": what is compared.
+  std::string title() const;
+};
+
+// Every contrast among the rows, in the rows' order of the first recipe.
+std::vector<Contrast> recipe_contrasts(const std::vector<RecipeRow>& rows, double band);
+
+// What a sweep of this size can resolve, per baseline family.
+struct Resolution {
+  std::string family;
+  std::size_t typical_seeds = 0;     // median seeds with a paired error over the family's rows
+  std::optional<double> typical_sd;  // median sd of their tail errors vs the baseline
+  std::optional<double> vs_baseline; // smallest mean error these seeds call `degrades`
+  std::optional<double> contrast_sd; // median sd of the contrasts' differences
+  std::optional<double> contrast;    // smallest contrast these seeds resolve (half-width)
+  std::size_t rows_resolved = 0, rows = 0;        // rows judged degrades / within band
+  std::size_t contrasts_resolved = 0, contrasts = 0;
+};
+std::vector<Resolution> sweep_resolution(const std::vector<RecipeRow>& rows,
+                                         const std::vector<Contrast>& contrasts, double band);
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,139 @@
+#include "experiments/report/paired_verdicts.hpp"
+
+#include <cmath>
+
+#include "experiments/report/analysis.hpp"
+#include "experiments/report/noise_floor.hpp"
+#include "experiments/report/report_data.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+// The eval rows' values of `field` that are finite numbers, in step order as recorded.
+std::vector<double> eval_values(const nlohmann::json& record, const char* field) {
+  std::vector<double> values;
+  if (!record.contains("eval") || !record["eval"].is_array()) return values;
+  for (const auto& row : record["eval"]) {
+    if (!row.is_object() || !row.contains(field)) continue;
+    if (auto v = number_or_null(row[field]); v && std::isfinite(*v)) values.push_back(*v);
+  }
+  return values;
+}
+
+std::optional<double> tail_mean(const std::vector<double>& values) {
+  const std::size_t count = tail_points(values.size());
+  if (count == 0) return std::nullopt;
+  double sum = 0;
+  for (std::size_t i = values.size() - count; i < values.size(); ++i) sum += values[i];
+  return sum / static_cast<double>(count);
+}
+
+bool finished(const nlohmann::json& r) { return r.value("status", std::string()) == "finished"; }
+
+std::string count_text(std::size_t k, std::size_t n, const char* what) {
+  return std::to_string(k) + " of " + std::to_string(n) + " seed" + (n == 1 ? "" : "s") + " " +
+         what;
+}
+
+}  // namespace
+
+std::size_t tail_points(std::size_t eval_points) {
+  if (eval_points == 0) return 0;
+  const auto count =
+      static_cast<std::size_t>(std::ceil(kTailFraction * static_cast<double>(eval_points)));
+  return count < 1 ? 1 : count;
+}
+
+std::optional<double> final_rel_error(const nlohmann::json& record) {
+  if (auto v = number_at(record, "/final/eval_rel_diff")) return v;
+  const auto values = eval_values(record, "rel_diff");
+  if (values.empty()) return std::nullopt;
+  return values.back();
+}
+
+std::optional<double> tail_rel_error(const nlohmann::json& record) {
+  return tail_mean(eval_values(record, "rel_diff"));
+}
+
+std::optional<double> tail_eval_loss(const nlohmann::json& record) {
+  return tail_mean(eval_values(record, "loss"));
+}
+
+std::optional<double> eval_loss_standard_error(const nlohmann::json& record) {
+  return number_at(record, "/final/eval_loss_se");
+}
+
+PairedVerdict paired_verdict(const std::vector<const nlohmann::json*>& seeds, double band) {
+  PairedVerdict out;
+  std::size_t diverged = 0, threw = 0;
+  std::vector<double> tails, finals, ratios;
+  for (const auto* r : seeds) {
+    const auto status = r->value("status", std::string());
+    if (status == "diverged") ++diverged;
+    if (status == "failed") ++threw;
+    if (!finished(*r)) continue;
+    if (auto ratio = improvement_ratio(*r)) ratios.push_back(*ratio);
+    const auto tail = tail_rel_error(*r);
+    const auto final = final_rel_error(*r);
+    if (!tail || !final) continue;
+    tails.push_back(*tail);
+    finals.push_back(*final);
+  }
+  out.finished = tails.size();
+  out.tail = t_interval(tails);
+  out.final = t_interval(finals);
+  const std::size_t n = seeds.size();
+  if (diverged > 0) {
+    out.verdict = "diverged";
+    out.reason = count_text(diverged, n, "diverged");
+    return out;
+  }
+  if (threw > 0) {
+    out.verdict = "failed";
+    out.reason = count_text(threw, n, "threw");
+    return out;
+  }
+  if (auto ratio = median(ratios); ratio && *ratio < kFailedToTrainImprovement) {
+    out.verdict = "failed";
+    out.reason = "did not train: its eval loss fell " + format_percent(*ratio) +
+                 " of the baseline's fall (median of its seeds)";
+    return out;
+  }
+  if (out.finished < kMinPairedSeeds || !out.tail) {
+    out.verdict = "inconclusive";
+    out.reason = std::to_string(out.finished) + " seed" + (out.finished == 1 ? "" : "s") +
+                 " with a paired error; a 95% interval needs " + std::to_string(kMinPairedSeeds);
+    return out;
+  }
+  out.verdict = to_string(judge(*out.tail, band));
+  if (out.verdict == "inconclusive") {
+    const auto settle = seeds_to_settle(*out.tail, band);
+    out.reason = settle ? "about " + std::to_string(*settle) + " seeds in all (" +
+                              std::to_string(*settle - out.tail->n) +
+                              " more) would settle it at this spread"
+                        : "its mean lies on the band: over 100000 seeds would not settle it";
+  }
+  return out;
+}
+
+int paired_verdict_rank(const std::string& verdict) {
+  if (verdict == "within band") return 0;
+  if (verdict == "inconclusive") return 1;
+  if (verdict == "degrades") return 2;
+  if (verdict == "failed") return 3;
+  return 4;
+}
+
+std::string paired_verdict_rules(double band) {
+  return "Verdicts are paired: per seed, the relative eval-loss error of the recipe against its "
+         "baseline on the same seed (same initialization and data order), as the mean over the "
+         "last 10% of eval points (the final point is shown too); over seeds, its mean with a "
+         "95% t-interval. \"degrades\" = the interval lies above the practical band of " +
+         format_percent(band) + " (DeepSeek-V3's bound on FP8 relative loss error; the sweep "
+         "key practical_band), \"within band\" = it lies at or below it, \"inconclusive\" = it "
+         "straddles it or fewer than 3 seeds finished; \"failed\" = a seed threw or the run did "
+         "not train (its eval loss fell by less than half of the baseline's fall); \"diverged\" "
+         "= a seed's loss became non-finite.";
+}
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,272 @@
+// Paired verdicts (issue 20 §2) on hand-made records, no training: the t-interval, the verdicts
+// against the practical band (a consistent +0.5% under a 3% seed-to-seed spread degrades; pure
+// noise does not), seeds that would settle an inconclusive row, contrasts between recipes on the
+// same seeds, the chaos floor of null runs, the short peer marks, and the sweep's practical_band.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "experiments/report/chaos_floor.hpp"
+#include "experiments/report/contrasts.hpp"
+#include "experiments/report/markdown_report.hpp"
+#include "experiments/report/noise_floor.hpp"
+#include "experiments/report/paired_statistics.hpp"
+#include "experiments/report/paired_verdicts.hpp"
+#include "experiments/report/recipe_rows.hpp"
+#include "experiments/report/report_data.hpp"
+#include "experiments/report/run_provenance.hpp"
+#include "experiments/report/summary_csv.hpp"
+#include "recipes/error.hpp"
+#include "recipes/sweep.hpp"
+#include "tests/support/report_records.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+using testing::baseline_record;
+using testing::fp8_record;
+
+// Baselines of seeds 0..n-1 whose final eval losses spread by about 3% between seeds.
+double baseline_loss(int seed) { return 2.0 * (1.0 + 0.03 * ((seed * 7) % 5 - 2) / 2.0); }
+
+// An FP8 run on `seed` whose eval loss is (1 + rel) x its baseline's on every eval point.
+nlohmann::json paired_record(const std::string& format, int seed, double rel) {
+  const double base = baseline_loss(seed);
+  auto r = fp8_record(format + "-s" + std::to_string(seed), format, 0, base * (1 + rel),
+                      "finished", seed);
+  r["eval"] = nlohmann::json::array();
+  for (int step = 0; step <= 10; ++step) {
+    const double b = 4.0 - (4.0 - base) * step / 10.0;
+    r["eval"].push_back({{"step", step}, {"loss", b * (1 + rel)}, {"rel_diff", rel}});
+  }
+  r["final"]["baseline_eval_loss"] = base;
+  r["final"]["eval_rel_diff"] = rel;
+  return r;
+}
+
+std::vector<nlohmann::json> baselines(int seeds) {
+  std::vector<nlohmann::json> out;
+  for (int s = 0; s < seeds; ++s) out.push_back(baseline_record(s, baseline_loss(s)));
+  return out;
+}
+
+std::vector<const nlohmann::json*> pointers(const std::vector<nlohmann::json>& records,
+                                            const std::string& kind = "fp8") {
+  std::vector<const nlohmann::json*> out;
+  for (const auto& r : records) {
+    if (r["kind"] == kind) out.push_back(&r);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Student t quantiles: the table and its expansion agree where they meet",
+          "[report][paired]") {
+  CHECK(student_t_975(1) == Approx(12.706204736).epsilon(1e-9));
+  CHECK(student_t_975(2) == Approx(4.302652730).epsilon(1e-9));
+  // Beyond the table: a numerical integration of the t density gives 2.039513446 (df 31),
+  // 2.021075390 (40) and 1.983971519 (100).
+  CHECK(student_t_975(31) == Approx(2.039513446).margin(1e-5));
+  CHECK(student_t_975(40) == Approx(2.021075390).margin(1e-5));
+  CHECK(student_t_975(100) == Approx(1.983971519).margin(1e-6));
+  const std::vector<double> values = {1.0, 2.0, 3.0};
+  const auto i = t_interval(values);
+  REQUIRE(i);
+  CHECK(i->mean == 2.0);
+  CHECK(i->sd == Approx(1.0));
+  CHECK(i->half_width == Approx(4.302652730 / std::sqrt(3.0)));
+  CHECK_FALSE(t_interval(std::vector<double>{1.0}));
+}
+
+TEST_CASE("A consistent +0.5% under a 3% spread between seeds degrades; pure noise does not",
+          "[report][paired]") {
+  auto records = baselines(3);
+  // +0.5% on every seed, give or take 0.02%, while the baselines differ by 3% between seeds.
+  for (int s = 0; s < 3; ++s) records.push_back(paired_record("E5M2", s, 0.005 + 0.0002 * (s - 1)));
+  const NoiseFloors floors(records);
+  REQUIRE(floors.all().front()->floor);
+  CHECK(*floors.all().front()->floor >= 0.03);  // the unpaired rule would call it noise
+  const auto verdict = paired_verdict(pointers(records), kDefaultPracticalBand);
+  CHECK(verdict.verdict == "degrades");
+  REQUIRE(verdict.tail);
+  CHECK(verdict.tail->low() > kDefaultPracticalBand);
+  CHECK(verdict.tail->mean == Approx(0.005));
+
+  // Pure noise: the paired errors of gpt-small's TE default recipe (issue 20: +1.85%, -1.08%,
+  // -3.96% on seeds 0, 1, 2).
+  auto noisy = baselines(3);
+  const double errors[] = {0.0185, -0.0108, -0.0396};
+  for (int s = 0; s < 3; ++s) noisy.push_back(paired_record("HYBRID", s, errors[s]));
+  const auto noise = paired_verdict(pointers(noisy), kDefaultPracticalBand);
+  CHECK(noise.verdict == "inconclusive");
+  CHECK_THAT(noise.reason, Catch::Contains("seeds in all"));
+  // Its interval's half-width at this spread: about 7%, so hundreds of seeds would be needed.
+  const auto settle = seeds_to_settle(*noise.tail, kDefaultPracticalBand);
+  REQUIRE(settle);
+  CHECK(*settle > 3);
+}
+
+TEST_CASE("Paired verdicts: within band, too few seeds, diverged and failed",
+          "[report][paired]") {
+  auto records = baselines(3);
+  for (int s = 0; s < 3; ++s) records.push_back(paired_record("E4M3", s, 0.0001 * s));
+  CHECK(paired_verdict(pointers(records), kDefaultPracticalBand).verdict == "within band");
+
+  auto two = baselines(2);
+  for (int s = 0; s < 2; ++s) two.push_back(paired_record("E4M3", s, 0.01));
+  const auto few = paired_verdict(pointers(two), kDefaultPracticalBand);
+  CHECK(few.verdict == "inconclusive");
+  CHECK(few.reason == "2 seeds with a paired error; a 95% interval needs 3");
+
+  auto broken = baselines(3);
+  for (int s = 0; s < 3; ++s) broken.push_back(paired_record("E4M3", s, 0.0));
+  broken.back()["status"] = "diverged";
+  CHECK(paired_verdict(pointers(broken), kDefaultPracticalBand).reason == "1 of 3 seeds diverged");
+  broken.back()["status"] = "failed";
+  CHECK(paired_verdict(pointers(broken), kDefaultPracticalBand).verdict == "failed");
+
+  // A run whose loss barely fell did not train: failed, whatever its interval says.
+  std::vector<nlohmann::json> untrained = baselines(3);
+  for (int s = 0; s < 3; ++s) {
+    const auto id = std::string("u").append(std::to_string(s));
+    untrained.push_back(fp8_record(id, "E4M3", 40, 3.8, "finished", s));
+  }
+  CHECK(paired_verdict(pointers(untrained), kDefaultPracticalBand).verdict == "failed");
+}
+
+TEST_CASE("The tail is the mean over the last 10% of eval points", "[report][paired]") {
+  CHECK(tail_points(0) == 0);
+  CHECK(tail_points(2) == 1);
+  CHECK(tail_points(10) == 1);
+  CHECK(tail_points(11) == 2);
+  CHECK(tail_points(41) == 5);
+  auto r = paired_record("E4M3", 0, 0.0);
+  for (std::size_t i = 0; i < r["eval"].size(); ++i) {
+    r["eval"][i]["rel_diff"] = 0.001 * static_cast<double>(i);
+  }
+  // 11 points: the last 2 (0.009, 0.010).
+  CHECK(*tail_rel_error(r) == Approx(0.0095));
+  CHECK(*final_rel_error(r) == 0.0);  // /final/eval_rel_diff as recorded
+}
+
+TEST_CASE("Contrasts between recipes on the same seeds resolve what the baseline cannot",
+          "[report][paired]") {
+  // Both recipes wander +-3% from the baseline, but E5M2 is 0.3% above E4M3 on every seed.
+  auto records = baselines(3);
+  const double wander[] = {0.0185, -0.0108, -0.0396};
+  for (int s = 0; s < 3; ++s) {
+    records.push_back(paired_record("E4M3", s, wander[s]));
+    records.push_back(paired_record("E5M2", s, (1 + wander[s]) * 1.003 - 1));
+  }
+  const NoiseFloors floors(records);
+  const auto rows = ranked_recipe_rows(records, floors);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].verdict == "inconclusive");
+  CHECK(rows[1].verdict == "inconclusive");
+  const auto contrasts = recipe_contrasts(rows, kDefaultPracticalBand);
+  REQUIRE(contrasts.size() == 1);
+  const auto& c = contrasts.front();
+  CHECK(c.field == "fp8_format");
+  CHECK(c.worse_value == "E5M2");
+  CHECK(c.better_value == "E4M3");
+  CHECK(c.verdict == "A worse");
+  REQUIRE(c.interval);
+  CHECK(c.interval->mean == Approx(0.003).epsilon(1e-6));
+  const auto resolution = sweep_resolution(rows, contrasts, kDefaultPracticalBand);
+  REQUIRE(resolution.size() == 1);
+  CHECK(resolution[0].rows_resolved == 0);
+  CHECK(resolution[0].contrasts_resolved == 1);
+  REQUIRE(resolution[0].vs_baseline);
+  REQUIRE(resolution[0].contrast);
+  CHECK(*resolution[0].contrast < *resolution[0].vs_baseline);
+
+  ReportInput input;
+  input.records = records;
+  const auto md = render_markdown_report(input);
+  CHECK_THAT(md, Catch::Contains("| fp8_format | E5M2 | E4M3 | E4M3 m0 | 3 | +0.3% ["));
+  CHECK_THAT(md, Catch::Contains("| A worse |"));
+  CHECK_THAT(md, Catch::Contains("0 of 2 recipe rows resolved against the band"));
+}
+
+TEST_CASE("Null runs measure the chaos floor shown beside each verdict", "[report][paired]") {
+  auto records = baselines(3);
+  const double wander[] = {0.012, -0.004, -0.02};
+  for (int s = 0; s < 3; ++s) {
+    auto n = paired_record("null", s, wander[s]);
+    n["kind"] = "null";
+    n["run_id"] = std::string("null-").append(testing::baseline_id(s));
+    n["perturbation"] = "initial weights rounded once to bf16";
+    for (const char* k : {"recipe", "recipe_fields", "recipe_canonical"}) n.erase(k);
+    records.push_back(n);
+    records.push_back(paired_record("E4M3", s, wander[s] * 0.9));
+  }
+  const ChaosFloors chaos(records);
+  REQUIRE(chaos.all().size() == 1);
+  const auto* floor = chaos.all().front();
+  CHECK(floor->seeds == std::vector<std::int64_t>{0, 1, 2});
+  REQUIRE(floor->tail);
+  CHECK(floor->tail->mean == Approx((0.012 - 0.004 - 0.02) / 3));
+  CHECK(chaos.of(records.back()) == floor);
+  // Null runs are no recipe rows.
+  const NoiseFloors floors(records);
+  CHECK(ranked_recipe_rows(records, floors).size() == 1);
+  ReportInput input;
+  input.records = records;
+  const auto md = render_markdown_report(input);
+  CHECK_THAT(md, Catch::Contains("- w: chaos floor (null runs, paired tail error) "));
+  CHECK_THAT(md, Catch::Contains("(initial weights rounded once to bf16)"));
+  const auto chaos_cell = std::string("| sd ").append(format_percent(floor->tail->sd));
+  CHECK_THAT(md, Catch::Contains(chaos_cell + " (n=3) |"));
+  const auto csv = render_summary_csv(input);
+  CHECK_THAT(csv, Catch::Contains(",paired_verdict,paired_reason,rel_error_final,"));
+}
+
+TEST_CASE("The ranked table's peer column is a short mark; the full text is a footnote",
+          "[report][paired]") {
+  auto records = baselines(1);
+  auto refused = fp8_record("e5", "E5M2", 0, 2.0);
+  testing::as_asked(refused, nlohmann::json::array(),
+                    "accelerate + TE refuses these settings (fp8_format: E5M2 -> refused (TE "
+                    "asserts \"Pure E5M2 training is not supported.\"; te-accelerate.md §2.1))");
+  refused["upstream"]["quirks"] = {{{"field", "fp8_format"}, {"asked", "E5M2"}, {"runs", ""}}};
+  auto changed = fp8_record("hy", "HYBRID", 0, 2.0);
+  testing::as_asked(changed, {testing::change("amax_compute_algo", "most_recent", "max", "why"),
+                              testing::change("margin", "0", "1", "why")});
+  records.push_back(refused);
+  records.push_back(changed);
+  CHECK(short_upstream_mark(refused) == "TE refuses (E5M2)");
+  CHECK(short_upstream_mark(changed) == "TE changes 2 fields");
+  ReportInput input;
+  input.records = records;
+  const auto md = render_markdown_report(input);
+  CHECK_THAT(md, Catch::Contains("| **TE refuses (E5M2)** ["));
+  CHECK_THAT(md, Catch::Contains("] accelerate + TE refuses these settings (fp8_format: E5M2"));
+  // One readable line: no row of the ranked table carries the quirk text.
+  const auto table = md.substr(md.find("## Recipes ranked"));
+  const auto row = table.substr(table.find("| 1 |"));
+  CHECK(row.substr(0, row.find('\n')).find("Pure E5M2") == std::string::npos);
+}
+
+TEST_CASE("A sweep's practical_band is a fraction in (0, 1); 0.25% by default",
+          "[report][paired]") {
+  const auto dir = testing::fresh_directory("band");
+  const auto write = [&](const std::string& band) {
+    const auto path = dir / "s.yaml";
+    testing::write_lines(path, std::string("workloads: [mlp]\nseeds: [0]\n")
+                                   .append(band)
+                                   .append("parameters:\n  margin: {values: [0]}\n"));
+    return recipes::read_sweep(path.string());
+  };
+  CHECK(write("").practical_band == 0.0025);
+  CHECK_FALSE(write("").null_runs);
+  CHECK(write("practical_band: 0.01\nnull_runs: true\n").practical_band == 0.01);
+  CHECK(write("null_runs: true\n").null_runs);
+  CHECK_THROWS_WITH(write("practical_band: 2\n"),
+                    Catch::Contains("practical_band") && Catch::Contains("a fraction in (0, 1)"));
+  CHECK_THROWS_WITH(write("practical_band: wide\n"), Catch::Contains("expected a number"));
+}
+
+}  // namespace fp8lab::experiments
