@@ -31,7 +31,7 @@ void for_each_tile(const GemmPlan& plan, int threads, float* out, TileKernel til
     const std::int64_t b0 = bu * kBPanelsPerUnit, b1 = std::min(plan.b.panels, b0 + kBPanelsPerUnit);
     const std::int64_t tiles = (a1 - a0) * (b1 - b0);
     // partial, carry and total of each tile of the unit.
-    std::vector<float> state(static_cast<std::size_t>(3 * tiles * kTile));
+    AlignedVector<float> state(static_cast<std::size_t>(3 * tiles * kTile));
     for (const KChunk& chunk : plan.chunks) {
       for (std::int64_t bp = b0; bp < b1; ++bp) {
         for (std::int64_t ap = a0; ap < a1; ++ap) {
