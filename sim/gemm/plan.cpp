@@ -149,33 +149,41 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
   if (is_a) p.sign_offsets.assign(static_cast<std::size_t>(p.panels * padded_k * width), 0);
   return [&op, &p, is_a, value_stride, exponent_stride,
           table = rz_code_table(op.tensor.format)](std::int64_t panel) {
+    // Plain loops over local pointers (restrict: the stores cannot change the tensor or `p`).
     const QuantizedTensor& t = op.tensor;
     const std::int64_t o_stride = op.k_dim == ReduceDim::kCols ? t.cols : 1;
     const std::int64_t k_stride = op.k_dim == ReduceDim::kCols ? 1 : t.cols;
-    float* v = p.values.data() + panel * p.k * value_stride;
-    std::int8_t* e = p.exponent_bytes.data() + panel * p.k * exponent_stride;
-    auto code = [&](std::int64_t o, std::int64_t kk) {
-      return t.data[static_cast<std::size_t>(o * o_stride + kk * k_stride)];
-    };
+    const std::int64_t panel_width = p.width, o0 = panel * panel_width;
+    const std::int64_t valid = std::min(panel_width, p.outer - o0), k = k_of(op);
+    const std::uint8_t* __restrict data = t.data.data() + o0 * o_stride;
+    const RzCode* __restrict codes = table.data();
+    float* __restrict v = p.values.data() + panel * p.k * value_stride;
+    std::int8_t* __restrict e = p.exponent_bytes.data() + panel * p.k * exponent_stride;
     if (is_a) {
-      std::int32_t* offsets = p.sign_offsets.data() + panel * p.k * p.width;
-      for_panel(panel, p.width, p.outer, k_of(op),
-                [&](std::int64_t w, std::int64_t o, std::int64_t kk) {
-                  const RzCode& c = table[code(o, kk)];
-                  v[kk * value_stride + w] = c.magnitude;
-                  offsets[kk * p.width + w] = c.sign_offset;
-                  std::int8_t* pair = e + kk * exponent_stride + (w / 2) * 4 + w % 2;
-                  pair[0] = pair[2] = c.exponent;
-                });
+      std::int32_t* __restrict offsets = p.sign_offsets.data() + panel * p.k * panel_width;
+      for (std::int64_t kk = 0; kk < k; ++kk) {
+        const std::uint8_t* src = data + kk * k_stride;
+        for (std::int64_t w = 0; w < valid; ++w) {
+          const RzCode& c = codes[src[w * o_stride]];
+          v[kk * value_stride + w] = c.magnitude;
+          offsets[kk * panel_width + w] = c.sign_offset;
+          std::int8_t* pair = e + kk * exponent_stride + (w / 2) * 4 + w % 2;
+          pair[0] = pair[2] = c.exponent;
+        }
+      }
     } else {
-      for_panel(panel, p.width, p.outer, k_of(op),
-                [&](std::int64_t w, std::int64_t o, std::int64_t kk) {
-                  const RzCode& c = table[code(o, kk)];
-                  float* b = v + kk * value_stride;
-                  b[w] = c.plus;
-                  b[w + p.width] = c.minus;
-                  e[kk * exponent_stride + 2 * w] = e[kk * exponent_stride + 2 * w + 1] = c.exponent;
-                });
+      for (std::int64_t kk = 0; kk < k; ++kk) {
+        const std::uint8_t* src = data + kk * k_stride;
+        float* plus = v + kk * value_stride;
+        float* minus = plus + panel_width;
+        std::int8_t* exponents = e + kk * exponent_stride;
+        for (std::int64_t w = 0; w < valid; ++w) {
+          const RzCode& c = codes[src[w * o_stride]];
+          plus[w] = c.plus;
+          minus[w] = c.minus;
+          exponents[2 * w] = exponents[2 * w + 1] = c.exponent;
+        }
+      }
     }
   };
 }
