@@ -37,7 +37,8 @@ HWY_BEFORE_NAMESPACE();
 namespace fp8lab::sim::gemm_detail {
 namespace HWY_NAMESPACE {
 
-#if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
+// Every AVX-512 target of Highway (AVX3, AVX3_DL and later ones) has embedded rounding.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 
 bool HopperRzAvailable() { return true; }
 
