@@ -59,13 +59,13 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
     const std::int64_t block_begin = t.block_starts[j], block_end = t.block_starts[j + 1];
     const std::int64_t k0 = std::max(t.k_begin, block_begin);
     const std::int64_t k1 = std::min(t.k_end, block_end);
-    // P_j and c live in the tile state (partial, carry); +0 at the block's first k.
-    if (k0 == block_begin) {
-      std::memset(t.partial, 0, sizeof(float) * kTileRows * kTileCols);
-      std::memset(t.carry, 0, sizeof(float) * kTileRows * kTileCols);
-    }
+    // P_j and c live in the tile state (partial, carry), which is never read while they are +0:
+    // c is +0 at the block's first group and after every promotion (c_is_zero), and P_j's first
+    // promotion stores c (+0 + c = c: c is never -0) instead of adding it.
     for (std::int64_t g0 = k0; g0 < k1; g0 += kHopperGroupK) {
       const std::int64_t g1 = std::min(g0 + kHopperGroupK, k1);
+      const bool c_is_zero = g0 == block_begin ||
+                             (split_accumulator && (g0 - block_begin) % kHopperPromotionK == 0);
       // 1. Maximum exponent sum of the products, in int8: byte 2n of pair p is row 2p, byte 2n+1
       //    row 2p + 1, column n.
       __m512i e_pair[kPairs];
@@ -94,6 +94,12 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
             const __m256i words = v == 0 ? _mm512_castsi512_si256(rows[h])
                                          : _mm512_extracti64x4_epi64(rows[h], 1);
             __m512i e = _mm512_cvtepi16_epi32(words);
+            if (c_is_zero) {  // E from the products only; acc = RZ(M + 0) = M
+              const __m512 m = _mm512_castsi512_ps(_mm512_or_si512(
+                  _mm512_slli_epi32(_mm512_add_epi32(e, exponent_offset), 23), half_mantissa));
+              acc1[r][v] = acc2[r][v] = m;
+              continue;
+            }
             const __m512 c = _mm512_loadu_ps(t.carry + r * kTileCols + v * 16);
             const __m512i c_bits = _mm512_castps_si512(c);
             const __m512i e_c = _mm512_sub_epi32(
@@ -116,7 +122,8 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
         for (int r = 0; r < R; ++r) {
           const __m512 ar = _mm512_set1_ps(a[r]);
           const float* same = reinterpret_cast<const float*>(bk + offsets[r]);
-          const float* opposite = reinterpret_cast<const float*>(bk + (L::kOppositeOffset - offsets[r]));
+          const float* opposite =
+              reinterpret_cast<const float*>(bk + (L::kOppositeOffset - offsets[r]));
           acc1[r][0] = _mm512_fmadd_round_ps(ar, _mm512_load_ps(same), acc1[r][0], kRz);
           acc1[r][1] = _mm512_fmadd_round_ps(ar, _mm512_load_ps(same + 16), acc1[r][1], kRz);
           acc2[r][0] = _mm512_fmadd_round_ps(ar, _mm512_load_ps(opposite), acc2[r][0], kRz);
@@ -126,6 +133,7 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
       // 4. The group's e8m13 result; promotion into P_j.
       const bool promote =
           (split_accumulator && (g1 - block_begin) % kHopperPromotionK == 0) || g1 == block_end;
+      const bool first_promotion = !split_accumulator || g1 - block_begin <= kHopperPromotionK;
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 2
@@ -135,8 +143,8 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
           const __m512 c = _mm512_castsi512_ps(
               _mm512_and_si512(_mm512_castps_si512(sum), e8m13_mask));
           if (promote) {
-            _mm512_storeu_ps(t.partial + at, _mm512_add_ps(_mm512_loadu_ps(t.partial + at), c));
-            _mm512_storeu_ps(t.carry + at, zero);
+            const __m512 sum_before = first_promotion ? zero : _mm512_loadu_ps(t.partial + at);
+            _mm512_storeu_ps(t.partial + at, first_promotion ? c : _mm512_add_ps(sum_before, c));
           } else {
             _mm512_storeu_ps(t.carry + at, c);
           }
