@@ -63,6 +63,10 @@ torch::Tensor input_tensor() {
   return torch::from_blob(x.data(), {kRows, kCols}, torch::kFloat32);
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 double memcpy_seconds() {
   static const double best = [] {
     const std::vector<float>& x = input();
@@ -73,7 +77,7 @@ double memcpy_seconds() {
       std::memcpy(y.data(), x.data(), x.size() * sizeof(float));
       benchmark::DoNotOptimize(y.data());
       benchmark::ClobberMemory();
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double s = seconds_since(start);
       b = std::min(b, s);
       spent += s;
     }
@@ -114,7 +118,7 @@ double torch_quantize_seconds(Quantizer q) {
     const auto start = std::chrono::steady_clock::now();
     auto y = torch_quantize(q, x);
     benchmark::DoNotOptimize(y.data_ptr());
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double s = seconds_since(start);
     best = std::min(best, s);
     spent += s;
   }
@@ -173,7 +177,9 @@ void BM_sim_quantize(benchmark::State& state, Quantizer q) {
 struct Shape {
   std::int64_t m, n, k;
 };
-double flops(const Shape& s) { return 2.0 * static_cast<double>(s.m * s.n) * static_cast<double>(s.k); }
+double flops(const Shape& s) {
+  return 2.0 * static_cast<double>(s.m * s.n) * static_cast<double>(s.k);
+}
 
 fp8lab::sim::QuantizedTensor random_fp8(std::mt19937& rng, std::int64_t rows, std::int64_t cols) {
   fp8lab::sim::QuantizedTensor t;
@@ -202,7 +208,7 @@ double best_seconds(Body body) {
   for (int rep = 0; rep < 3 || spent < 0.3; ++rep) {
     const auto start = std::chrono::steady_clock::now();
     body();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double s = seconds_since(start);
     best = std::min(best, s);
     spent += s;
   }
@@ -225,7 +231,8 @@ std::pair<double, double> torch_gemm_seconds(const Shape& s) {
     benchmark::DoNotOptimize(y.data_ptr());
   });
   const double emulate = best_seconds([&] {
-    auto y = at::mm(x8.to(torch::kFloat32) * x.scale_inv[0], (w8.to(torch::kFloat32) * w.scale_inv[0]).t());
+    auto y = at::mm(x8.to(torch::kFloat32) * x.scale_inv[0],
+                    (w8.to(torch::kFloat32) * w.scale_inv[0]).t());
     benchmark::DoNotOptimize(y.data_ptr());
   });
   return cache[key] = {fp32, emulate};
@@ -273,16 +280,24 @@ void gemm_shapes(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(BM_torch_quantize, cast, Quantizer::kCast)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_sim_quantize, cast, Quantizer::kCast)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_torch_quantize, cast, Quantizer::kCast)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_sim_quantize, cast, Quantizer::kCast)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_torch_quantize, tensorwise, Quantizer::kTensorwise)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_sim_quantize, tensorwise, Quantizer::kTensorwise)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_torch_quantize, mx_1x32, Quantizer::kMx)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_sim_quantize, mx_1x32, Quantizer::kMx)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_torch_quantize, mx_1x32, Quantizer::kMx)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_sim_quantize, mx_1x32, Quantizer::kMx)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_torch_gemm, fp32_mm, false)->Apply(gemm_shapes);
 BENCHMARK_CAPTURE(BM_torch_gemm, dequantize_mm, true)->Apply(gemm_shapes);
 BENCHMARK_CAPTURE(BM_sim_gemm, hopper_split, fp8lab::sim::Accumulation::kHopperSplitAccumulator)
