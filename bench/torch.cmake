@@ -7,3 +7,8 @@ target_link_libraries(train_step_bench PRIVATE fp8lab_flags fp8lab_experiments b
 add_executable(gpu_train_step_bench ${CMAKE_CURRENT_SOURCE_DIR}/gpu_train_step_bench.cpp)
 target_link_libraries(gpu_train_step_bench PRIVATE fp8lab_flags fp8lab_experiments
                       benchmark::benchmark)
+# torch_peer_bench: the quantizers and GEMM models beside their peers in torch ops (torch's FP8
+# cast, a torchao-style tensorwise and MX quantize, dequantize + at::mm), same process.
+add_executable(torch_peer_bench ${CMAKE_CURRENT_SOURCE_DIR}/torch_peer_bench.cpp)
+target_link_libraries(torch_peer_bench PRIVATE fp8lab_flags fp8lab::sim fp8lab_torch
+                      benchmark::benchmark)

@@ -107,14 +107,13 @@ struct LoadBF16 {
 //   kInfDistinct:  ±Inf does not become what finite overflow becomes (sat_keep_inf);
 //   kOverflowNaN:  some overflow becomes NaN (E4M3 nosat and sat_keep_inf), so NaN codes are not
 //                  only those of NaN y.
-template <bool kInfDistinct, bool kOverflowNaN, class Load>
-QuantizeStats quantize_vectors(std::size_t n, Load load, float scale, const CastConstants& c,
+template <bool kInfDistinct, bool kOverflowNaN, class Load, class Scale>
+QuantizeStats quantize_vectors(std::size_t n, Load load, Scale scale_at, const CastConstants& c,
                                std::uint8_t* HWY_RESTRICT out) {
   const DF df;
   const DI di;
   const std::size_t lanes = hn::Lanes(df);
   const int shift = c.shift;
-  const VF vscale = hn::Set(df, scale);
   const VI abs_mask = hn::Set(di, 0x7FFF'FFFF);
   const VI inf_bits = hn::Set(di, 0x7F80'0000);
   const VI zero = hn::Zero(di);
@@ -143,7 +142,7 @@ QuantizeStats quantize_vectors(std::size_t n, Load load, float scale, const Cast
     const VI x_abs = hn::And(x_bits, abs_mask);
     amax_bits = hn::IfThenElse(x_abs < not_nan_below, hn::Max(amax_bits, x_abs), amax_bits);
 
-    const VI y_bits = hn::BitCast(di, hn::Mul(hn::BitCast(df, x_bits), vscale));
+    const VI y_bits = hn::BitCast(di, hn::Mul(hn::BitCast(df, x_bits), scale_at(i)));
     const VI a = hn::And(y_bits, abs_mask);
     // 1. normal range
     const VI lsb = hn::And(hn::ShiftRightSame(a, shift), one);
@@ -182,8 +181,24 @@ QuantizeStats quantize_vectors(std::size_t n, Load load, float scale, const Cast
   return stats;
 }
 
-template <class Load>
-QuantizeStats quantize_any(std::size_t n, Load load, float scale, const CastConstants& c,
+// The scale of the vector at element i: one for the call, one per run of 2^log2_run elements
+// (a run holds whole vectors), or one per element.
+struct UniformScale {
+  float scale;
+  VF operator()(std::size_t) const { return hn::Set(DF(), scale); }
+};
+struct RunScale {
+  const float* scales;
+  int log2_run;
+  VF operator()(std::size_t i) const { return hn::Set(DF(), scales[i >> log2_run]); }
+};
+struct ElementScale {
+  const float* scales;
+  VF operator()(std::size_t i) const { return hn::LoadU(DF(), scales + i); }
+};
+
+template <class Load, class Scale>
+QuantizeStats quantize_any(std::size_t n, Load load, Scale scale, const CastConstants& c,
                            std::uint8_t* HWY_RESTRICT out) {
   const bool inf_distinct = c.inf_code != c.finite_overflow_code;
   const bool overflow_nan = c.inf_code > c.nan_above || c.finite_overflow_code > c.nan_above;
@@ -197,11 +212,41 @@ QuantizeStats quantize_any(std::size_t n, Load load, float scale, const CastCons
 
 QuantizeStats QuantizeF32(const float* x, std::size_t n, float scale, const CastConstants& c,
                           std::uint8_t* out) {
-  return quantize_any(n, LoadF32{x}, scale, c, out);
+  return quantize_any(n, LoadF32{x}, UniformScale{scale}, c, out);
 }
 QuantizeStats QuantizeBF16(const std::uint16_t* x, std::size_t n, float scale,
                            const CastConstants& c, std::uint8_t* out) {
-  return quantize_any(n, LoadBF16{x}, scale, c, out);
+  return quantize_any(n, LoadBF16{x}, UniformScale{scale}, c, out);
+}
+// log2_run < 0: one scale per element; else one per run of 2^log2_run >= Lanes elements.
+QuantizeStats QuantizeF32Scaled(const float* x, std::size_t n, const float* scales, int log2_run,
+                                const CastConstants& c, std::uint8_t* out) {
+  if (log2_run < 0) return quantize_any(n, LoadF32{x}, ElementScale{scales}, c, out);
+  return quantize_any(n, LoadF32{x}, RunScale{scales, log2_run}, c, out);
+}
+
+// amax (NaN ignored, as amax_vectors) and whether it holds a NaN, of each run of 2^log2_run
+// elements of x[0, runs << log2_run); a run holds whole vectors.
+void RunAmaxF32(const float* x, std::size_t runs, int log2_run, float* amax,
+                std::uint8_t* has_nan) {
+  const DI di;
+  const std::size_t lanes = hn::Lanes(di);
+  const std::size_t run = std::size_t{1} << log2_run;
+  const VI abs_mask = hn::Set(di, 0x7FFF'FFFF);
+  const VI inf_bits = hn::Set(di, 0x7F80'0000);
+  for (std::size_t r = 0; r < runs; ++r) {
+    const float* x_run = x + r * run;
+    VI amax_bits = hn::Zero(di);
+    auto nan = hn::FirstN(di, 0);
+    for (std::size_t i = 0; i < run; i += lanes) {
+      const VI x_abs = hn::And(hn::BitCast(di, hn::LoadU(DF(), x_run + i)), abs_mask);
+      const auto x_nan = x_abs > inf_bits;
+      nan = hn::Or(nan, x_nan);
+      amax_bits = hn::Max(amax_bits, hn::IfThenZeroElse(x_nan, x_abs));
+    }
+    amax[r] = std::bit_cast<float>(hn::GetLane(hn::MaxOfLanes(di, amax_bits)));
+    has_nan[r] = static_cast<std::uint8_t>(hn::AllFalse(di, nan) ? 0 : 1);
+  }
 }
 
 // ---- Stochastic rounding -------------------------------------------------------------------
@@ -366,7 +411,12 @@ float AmaxBF16(const std::uint16_t* x, std::size_t n, std::size_t& done) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "sim/quantize_scaled.hpp"
 
 namespace fp8lab::sim {
 namespace bulk {
@@ -376,6 +426,8 @@ HWY_EXPORT(AmaxF32);
 HWY_EXPORT(AmaxBF16);
 HWY_EXPORT(TargetName);
 HWY_EXPORT(QuantizeStochasticF32);
+HWY_EXPORT(QuantizeF32Scaled);
+HWY_EXPORT(RunAmaxF32);
 }  // namespace bulk
 
 const char* bulk_target_name() { return HWY_DYNAMIC_DISPATCH(bulk::TargetName)(); }
@@ -426,6 +478,60 @@ QuantizeStats quantize_stochastic(std::span<const float> x, float scale, Format 
   stats.merge(reference::quantize_stochastic(x.subspan(done), scale, format, mode, seed, stream,
                                              first_index + done, out.subspan(done)));
   return stats;
+}
+
+namespace {
+// log2 of run when run is a power of two that holds whole vectors of every target (<= 16 lanes),
+// else -1.
+int whole_vector_log2(std::size_t run) {
+  if (run < 16 || (run & (run - 1)) != 0) return -1;
+  return std::countr_zero(run);
+}
+}  // namespace
+
+QuantizeStats quantize_scaled(std::span<const float> x, std::span<const float> scales,
+                              std::size_t run, Format format, Overflow mode,
+                              std::span<std::uint8_t> out) {
+  check_quantize_arguments("quantize_scaled", x.size(), out.size(), format);
+  const std::size_t runs = run == 0 ? 0 : (x.size() + run - 1) / run;
+  if (run == 0 || scales.size() < runs) {
+    throw std::invalid_argument("quantize_scaled: run = " + std::to_string(run) + ", " +
+                                std::to_string(scales.size()) + " scales for " +
+                                std::to_string(x.size()) + " elements");
+  }
+  const int log2_run = run == 1 ? -1 : whole_vector_log2(run);
+  // The largest |scale| as bits: a max over integers, which the compiler vectorizes (a row of
+  // 128 x 1 blocks has a scale per element); finite iff below the bits of +Inf.
+  std::uint32_t largest = 0;
+  for (std::size_t r = 0; r < runs; ++r) {
+    largest = std::max(largest, std::bit_cast<std::uint32_t>(scales[r]) & 0x7FFF'FFFFu);
+  }
+  const bool all_finite = largest < 0x7F80'0000u;
+  QuantizeStats stats;
+  std::size_t done = 0;
+  if (all_finite && (run == 1 || log2_run >= 0)) {
+    const bulk::CastConstants c = bulk::make_cast_constants(format, mode);
+    stats = HWY_DYNAMIC_DISPATCH(bulk::QuantizeF32Scaled)(x.data(), x.size(), scales.data(),
+                                                          log2_run, c, out.data());
+    done = stats.count;
+  }
+  // The rest run by run (the tail of whole vectors lies inside one run: runs hold whole vectors).
+  while (done < x.size()) {
+    const std::size_t end = std::min(x.size(), (done / run + 1) * run);
+    stats.merge(quantize(x.subspan(done, end - done), scales[done / run], format, mode,
+                         out.subspan(done, end - done)));
+    done = end;
+  }
+  return stats;
+}
+
+std::size_t run_amax(std::span<const float> x, std::size_t run, std::span<float> amax,
+                     std::span<std::uint8_t> has_nan) {
+  const int log2_run = whole_vector_log2(run);
+  if (log2_run < 0) return 0;
+  const std::size_t runs = std::min({x.size() / run, amax.size(), has_nan.size()});
+  HWY_DYNAMIC_DISPATCH(bulk::RunAmaxF32)(x.data(), runs, log2_run, amax.data(), has_nan.data());
+  return runs;
 }
 
 float amax(std::span<const float> x) {

@@ -26,19 +26,29 @@ void gemm_into(const GemmOperand& a, const GemmOperand& b, const GemmOptions& op
   gemm_detail::check_output(shape, options.bias, out.size());
   switch (options.accumulation) {
     case Accumulation::kFp32Seq: {
-      const auto plan = gemm_detail::make_quantized_plan(a, b, options.pad_inner_dim, false,
-                                                         options.threads);
+      const auto plan = gemm_detail::make_quantized_plan(
+          a, b, options.pad_inner_dim, gemm_detail::Packing::kValues, options.threads);
       gemm_detail::for_each_tile(plan, options.threads, out.data(), gemm_detail::fp32_seq_tile);
       break;
     }
     case Accumulation::kHopperSplitAccumulator:
     case Accumulation::kHopperFastAccum: {
       const bool split = options.accumulation == Accumulation::kHopperSplitAccumulator;
-      const auto plan = gemm_detail::make_quantized_plan(a, b, options.pad_inner_dim, true,
-                                                         options.threads);
+      // The round-toward-zero kernel where the CPU has it and no operand holds NaN or Inf.
+      const bool rz = gemm_detail::hopper_rz_available() &&
+                      !gemm_detail::has_non_finite_code(a.tensor) &&
+                      !gemm_detail::has_non_finite_code(b.tensor);
+      const auto plan = gemm_detail::make_quantized_plan(
+          a, b, options.pad_inner_dim,
+          rz ? gemm_detail::Packing::kHopperRz : gemm_detail::Packing::kHopperPowers,
+          options.threads);
       gemm_detail::for_each_tile(plan, options.threads, out.data(),
-                                 [split](const gemm_detail::TileArgs& args) {
-                                   gemm_detail::hopper_tile(args, split);
+                                 [split, rz](const gemm_detail::TileArgs& args) {
+                                   if (rz) {
+                                     gemm_detail::hopper_rz_tile(args, split);
+                                   } else {
+                                     gemm_detail::hopper_tile(args, split);
+                                   }
                                  });
       break;
     }

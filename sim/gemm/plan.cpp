@@ -1,6 +1,7 @@
 // Operand validation, K-blocks (gemm.hpp) and decoding into packed panels (plan.hpp).
 #include "sim/gemm/plan.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <functional>
@@ -88,23 +89,103 @@ std::array<float, 256> value_table(Format format) {
   return table;
 }
 
-// Fills dst ([panel][k][width], pre-zeroed) with f(o, k) for valid o; loops in the order that
-// reads the stored tensor contiguously.
-template <typename Value>
-void pack_panel(std::int64_t panel, std::int64_t width, std::int64_t outer, std::int64_t k,
-                std::int64_t padded_k, ReduceDim k_dim, float* dst, Value value) {
+// Calls f(w, o, kk) for every valid output o = panel * width + w of the panel and kk < k, k outer:
+// the packed panel is written in order, and a stored row [o, K] is read along its length by the
+// next kk (the panel's width rows stay in L1 meanwhile).
+template <typename F>
+void for_panel(std::int64_t panel, std::int64_t width, std::int64_t outer, std::int64_t k, F f) {
   const std::int64_t o0 = panel * width;
   const std::int64_t valid = std::min(width, outer - o0);
-  float* base = dst + panel * padded_k * width;
-  if (k_dim == ReduceDim::kCols) {
-    for (std::int64_t w = 0; w < valid; ++w) {
-      for (std::int64_t kk = 0; kk < k; ++kk) base[kk * width + w] = value(o0 + w, kk);
-    }
-  } else {
-    for (std::int64_t kk = 0; kk < k; ++kk) {
-      for (std::int64_t w = 0; w < valid; ++w) base[kk * width + w] = value(o0 + w, kk);
-    }
+  for (std::int64_t kk = 0; kk < k; ++kk) {
+    for (std::int64_t w = 0; w < valid; ++w) f(w, o0 + w, kk);
   }
+}
+
+// Fills dst ([panel][k][width], pre-zeroed) with f(o, k) for valid o.
+template <typename Value>
+void pack_panel(std::int64_t panel, std::int64_t width, std::int64_t outer, std::int64_t k,
+                std::int64_t padded_k, float* dst, Value value) {
+  float* base = dst + panel * padded_k * width;
+  for_panel(panel, width, outer, k, [&](std::int64_t w, std::int64_t o, std::int64_t kk) {
+    base[kk * width + w] = value(o, kk);
+  });
+}
+
+// What the sign-split layout (HopperRzLayout) stores for each code.
+struct RzCode {
+  float magnitude = 0.0f, plus = 0.0f, minus = 0.0f;  // |x|, max(x, 0), max(-x, 0)
+  std::int32_t sign_offset = 0;                       // A: 0, or kOppositeOffset for x < 0
+  std::int8_t exponent = gemm_detail::HopperRzLayout::kNoExponent;
+};
+
+// The raw exponent is exponent_power_table's, kNoExponent where that table has 0.
+std::array<RzCode, 256> rz_code_table(Format format) {
+  std::array<RzCode, 256> table{};
+  const auto values = value_table(format);
+  const auto powers = exponent_power_table(format);
+  for (std::size_t code = 0; code < 256; ++code) {
+    const float x = values[code];
+    RzCode& c = table[code];
+    c.magnitude = std::fabs(x);
+    c.plus = x > 0.0f ? x : 0.0f;
+    c.minus = x < 0.0f ? -x : 0.0f;
+    c.sign_offset = std::signbit(x) ? gemm_detail::HopperRzLayout::kOppositeOffset : 0;
+    if (powers[code] != 0.0f) c.exponent = static_cast<std::int8_t>(std::ilogb(powers[code]));
+  }
+  return table;
+}
+
+// Sizes `p` for the operand in the sign-split layout (HopperRzLayout) and returns the function
+// that fills its panel `panel`, as quantized_packer does for the other packings.
+std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t width,
+                                            std::int64_t padded_k, gemm_detail::PackedOperand& p) {
+  using L = gemm_detail::HopperRzLayout;
+  const bool is_a = width == gemm_detail::kTileRows;
+  const std::int64_t value_stride = is_a ? width : L::kBValues;
+  const std::int64_t exponent_stride = is_a ? L::kAExponentBytes : L::kBExponentBytes;
+  p.values.assign(static_cast<std::size_t>(p.panels * padded_k * value_stride), 0.0f);
+  p.exponent_bytes.assign(static_cast<std::size_t>(p.panels * padded_k * exponent_stride),
+                          L::kNoExponent);
+  if (is_a) p.sign_offsets.assign(static_cast<std::size_t>(p.panels * padded_k * width), 0);
+  return [&op, &p, is_a, value_stride, exponent_stride,
+          table = rz_code_table(op.tensor.format)](std::int64_t panel) {
+    // Plain loops over local pointers (restrict: the stores cannot change the tensor or `p`).
+    const QuantizedTensor& t = op.tensor;
+    const std::int64_t o_stride = op.k_dim == ReduceDim::kCols ? t.cols : 1;
+    const std::int64_t k_stride = op.k_dim == ReduceDim::kCols ? 1 : t.cols;
+    const std::int64_t panel_width = p.width, o0 = panel * panel_width;
+    const std::int64_t valid = std::min(panel_width, p.outer - o0), k = k_of(op);
+    const std::uint8_t* __restrict data = t.data.data() + o0 * o_stride;
+    const RzCode* __restrict codes = table.data();
+    float* __restrict v = p.values.data() + panel * p.k * value_stride;
+    std::int8_t* __restrict e = p.exponent_bytes.data() + panel * p.k * exponent_stride;
+    if (is_a) {
+      std::int32_t* __restrict offsets = p.sign_offsets.data() + panel * p.k * panel_width;
+      for (std::int64_t kk = 0; kk < k; ++kk) {
+        const std::uint8_t* src = data + kk * k_stride;
+        for (std::int64_t w = 0; w < valid; ++w) {
+          const RzCode& c = codes[src[w * o_stride]];
+          v[kk * value_stride + w] = c.magnitude;
+          offsets[kk * panel_width + w] = c.sign_offset;
+          std::int8_t* pair = e + kk * exponent_stride + (w / 2) * 4 + w % 2;
+          pair[0] = pair[2] = c.exponent;
+        }
+      }
+    } else {
+      for (std::int64_t kk = 0; kk < k; ++kk) {
+        const std::uint8_t* src = data + kk * k_stride;
+        float* plus = v + kk * value_stride;
+        float* minus = plus + panel_width;
+        std::int8_t* exponents = e + kk * exponent_stride;
+        for (std::int64_t w = 0; w < valid; ++w) {
+          const RzCode& c = codes[src[w * o_stride]];
+          plus[w] = c.plus;
+          minus[w] = c.minus;
+          exponents[2 * w] = exponents[2 * w + 1] = c.exponent;
+        }
+      }
+    }
+  };
 }
 
 // Sizes `p` for the operand and returns the function that fills its panel `panel` (values,
@@ -112,17 +193,26 @@ void pack_panel(std::int64_t panel, std::int64_t width, std::int64_t outer, std:
 std::function<void(std::int64_t)> quantized_packer(const GemmOperand& op, std::int64_t width,
                                                    std::int64_t padded_k,
                                                    const std::vector<std::int64_t>& block_starts,
-                                                   bool with_powers, gemm_detail::PackedOperand& p) {
+                                                   gemm_detail::Packing packing,
+                                                   gemm_detail::PackedOperand& p) {
   p.outer = outer_of(op);
   p.width = width;
   p.panels = (p.outer + width - 1) / width;
   p.k = padded_k;
+  const bool rz = packing == gemm_detail::Packing::kHopperRz;
+  const bool with_powers = packing == gemm_detail::Packing::kHopperPowers;
   const auto size = static_cast<std::size_t>(p.panels * padded_k * width);
-  p.values.assign(size, 0.0f);
+  std::function<void(std::int64_t)> fill_rz;
+  if (rz) {
+    fill_rz = rz_packer(op, width, padded_k, p);
+  } else {
+    p.values.assign(size, 0.0f);
+  }
   if (with_powers) p.exponent_powers.assign(size, 0.0f);
   const std::int64_t blocks = static_cast<std::int64_t>(block_starts.size()) - 1;
   p.block_scales.assign(static_cast<std::size_t>(p.panels * blocks * width), 1.0f);
-  return [&op, blocks, &p, &block_starts, with_powers, values = value_table(op.tensor.format),
+  return [&op, blocks, &p, &block_starts, rz, with_powers, fill_rz,
+          values = value_table(op.tensor.format),
           powers = exponent_power_table(op.tensor.format)](std::int64_t panel) {
     const QuantizedTensor& t = op.tensor;
     const bool k_is_cols = op.k_dim == ReduceDim::kCols;
@@ -131,10 +221,14 @@ std::function<void(std::int64_t)> quantized_packer(const GemmOperand& op, std::i
                        : t.data[static_cast<std::size_t>(kk * t.cols + o)];
     };
     const std::int64_t k = k_of(op);
-    pack_panel(panel, p.width, p.outer, k, p.k, op.k_dim, p.values.data(),
-               [&](std::int64_t o, std::int64_t kk) { return values[code(o, kk)]; });
+    if (rz) {
+      fill_rz(panel);
+    } else {
+      pack_panel(panel, p.width, p.outer, k, p.k, p.values.data(),
+                 [&](std::int64_t o, std::int64_t kk) { return values[code(o, kk)]; });
+    }
     if (with_powers) {
-      pack_panel(panel, p.width, p.outer, k, p.k, op.k_dim, p.exponent_powers.data(),
+      pack_panel(panel, p.width, p.outer, k, p.k, p.exponent_powers.data(),
                  [&](std::int64_t o, std::int64_t kk) { return powers[code(o, kk)]; });
     }
     const std::int64_t valid = std::min(p.width, p.outer - panel * p.width);
@@ -164,7 +258,7 @@ std::function<void(std::int64_t)> dense_packer(const DenseOperand& op, std::int6
   p.values.assign(static_cast<std::size_t>(p.panels * p.k * width), 0.0f);
   p.block_scales.assign(static_cast<std::size_t>(p.panels * width), 1.0f);
   return [&op, &p, k_is_cols, round_to_bf16](std::int64_t panel) {
-    pack_panel(panel, p.width, p.outer, p.k, p.k, op.k_dim, p.values.data(),
+    pack_panel(panel, p.width, p.outer, p.k, p.k, p.values.data(),
                [&](std::int64_t o, std::int64_t kk) {
                  const float x = k_is_cols ? op.data[static_cast<std::size_t>(o * op.cols + kk)]
                                            : op.data[static_cast<std::size_t>(kk * op.cols + o)];
@@ -245,6 +339,13 @@ TileArgs GemmPlan::tile(std::int64_t a_panel, std::int64_t b_panel) const {
   t.b = b.panel_values(b_panel);
   if (!a.exponent_powers.empty()) t.a_powers = a.panel_powers(a_panel);
   if (!b.exponent_powers.empty()) t.b_powers = b.panel_powers(b_panel);
+  if (!a.exponent_bytes.empty()) {  // sign-split layout (HopperRzLayout)
+    t.a = a.values.data() + a_panel * a.k * a.width;
+    t.b = b.values.data() + b_panel * b.k * HopperRzLayout::kBValues;
+    t.a_exponents = a.exponent_bytes.data() + a_panel * a.k * HopperRzLayout::kAExponentBytes;
+    t.b_exponents = b.exponent_bytes.data() + b_panel * b.k * HopperRzLayout::kBExponentBytes;
+    t.a_sign_offsets = a.sign_offsets.data() + a_panel * a.k * a.width;
+  }
   t.blocks = blocks();
   t.a_scales = a.block_scales.data() + a_panel * t.blocks * a.width;
   t.b_scales = b.block_scales.data() + b_panel * t.blocks * b.width;
@@ -252,8 +353,30 @@ TileArgs GemmPlan::tile(std::int64_t a_panel, std::int64_t b_panel) const {
   return t;
 }
 
+bool has_non_finite_code(const QuantizedTensor& t) {
+  // The non-finite codes of an FP8 format are those whose exponent field is all ones (E5M2) or
+  // whose magnitude bits are (E4M3): (code & mask) == mask for the mask their magnitude bits share,
+  // which the table check below confirms, so the scan is a loop the compiler vectorizes.
+  const auto values = value_table(t.format);
+  std::uint8_t mask = 0x7F;
+  for (std::uint32_t code = 0; code < 256; ++code) {
+    if (!std::isfinite(values[code])) mask = static_cast<std::uint8_t>(mask & code);
+  }
+  bool mask_exact = mask != 0;
+  for (std::uint32_t code = 0; code < 256; ++code) {
+    mask_exact = mask_exact && (((code & mask) == mask) == !std::isfinite(values[code]));
+  }
+  if (!mask_exact) {
+    return std::any_of(t.data.begin(), t.data.end(),
+                       [&](std::uint8_t code) { return !std::isfinite(values[code]); });
+  }
+  std::uint8_t any = 0;
+  for (const std::uint8_t code : t.data) any |= static_cast<std::uint8_t>((code & mask) == mask);
+  return any != 0;
+}
+
 GemmPlan make_quantized_plan(const GemmOperand& a, const GemmOperand& b, bool pad_inner_dim,
-                             bool with_powers, int threads) {
+                             Packing packing, int threads) {
   check_threads(threads);
   GemmPlan plan;
   plan.shape = gemm_shape(a, b);
@@ -264,9 +387,9 @@ GemmPlan make_quantized_plan(const GemmOperand& a, const GemmOperand& b, bool pa
   plan.block_starts = gemm_detail::k_block_starts(a, b, k, plan.shape.k);
   plan.chunks = k_chunks(plan.block_starts);
   const auto fill_a =
-      quantized_packer(a, kTileRows, plan.shape.k, plan.block_starts, with_powers, plan.a);
+      quantized_packer(a, kTileRows, plan.shape.k, plan.block_starts, packing, plan.a);
   const auto fill_b =
-      quantized_packer(b, kTileCols, plan.shape.k, plan.block_starts, with_powers, plan.b);
+      quantized_packer(b, kTileCols, plan.shape.k, plan.block_starts, packing, plan.b);
   pack_both(plan, fill_a, fill_b, threads);
   return plan;
 }

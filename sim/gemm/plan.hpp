@@ -9,7 +9,9 @@
 #pragma once
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <span>
 #include <vector>
 
@@ -17,6 +19,24 @@
 #include "sim/gemm/gemm.hpp"
 
 namespace fp8lab::sim::gemm_detail {
+
+// Allocates on 64-byte (cache line, AVX-512 vector) boundaries: the kernels' vector loads of the
+// packed panels then never straddle two cache lines, which costs AVX-512 loads about half their
+// throughput.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlignment{64};
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}  // NOLINT: rebinding, as std::allocator
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, kAlignment); }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U>&) const { return true; }
+};
+template <typename T>
+using AlignedVector = std::vector<T, CacheLineAllocator<T>>;
 
 inline constexpr std::int64_t kTileRows = 6;   // rows of C per A panel
 inline constexpr std::int64_t kTileCols = 32;  // columns of C per B panel
@@ -26,14 +46,34 @@ struct PackedOperand {
   std::int64_t width = 0;   // kTileRows or kTileCols
   std::int64_t panels = 0;  // ceil(outer / width)
   std::int64_t k = 0;       // K after pad_inner_dim
-  std::vector<float> values;           // [panel][k][width]
-  std::vector<float> exponent_powers;  // hopper only: 2^e (raw exponent), 0 for 0 / NaN / Inf
-  std::vector<float> block_scales;     // [panel][block][width]: the operand's scale_inv per block
+  AlignedVector<float> values;           // [panel][k][width]
+  AlignedVector<float> exponent_powers;  // hopper only: 2^e (raw exponent), 0 for 0 / NaN / Inf
+  std::vector<float> block_scales;       // [panel][block][width]: the operand's scale_inv per block
+  // The sign-split layout of the AVX-512 hopper kernel (hopper_rz.cpp), instead of values and
+  // exponent_powers; see HopperRzLayout below.
+  AlignedVector<std::int8_t> exponent_bytes;  // A: [panel][k][12], B: [panel][k][64]
+  std::vector<std::int32_t> sign_offsets;     // A only: [panel][k][kTileRows], bytes (0 or 128)
 
   const float* panel_values(std::int64_t p) const { return values.data() + p * k * width; }
   const float* panel_powers(std::int64_t p) const {
     return exponent_powers.data() + p * k * width;
   }
+};
+
+// Hopper sign-split layout (hopper_rz.cpp). Per k:
+//  A panel: values |a| [kTileRows]; sign_offsets [kTileRows]: 0 for a >= 0, else 128 (bytes);
+//    exponent_bytes: for each row pair (2p, 2p+1) the 4 bytes e(2p), e(2p+1), e(2p), e(2p+1).
+//  B panel: values b+ [kTileCols], b- [kTileCols] (b+ = max(b, 0), b- = max(-b, 0)), so that a
+//    row's same-sign products read the 32 floats at byte offset sign_offset and its
+//    opposite-sign products those at kOppositeOffset - sign_offset; exponent_bytes: e(n) twice
+//    for each column n (64 bytes).
+//  e is the raw exponent of gemm.hpp, or kNoExponent for a zero (it never wins a maximum).
+struct HopperRzLayout {
+  static constexpr std::int64_t kAExponentBytes = 2 * kTileRows;
+  static constexpr std::int64_t kBExponentBytes = 2 * kTileCols;
+  static constexpr std::int64_t kBValues = 2 * kTileCols;
+  static constexpr std::int32_t kOppositeOffset = kTileCols * sizeof(float);
+  static constexpr std::int8_t kNoExponent = -64;  // + any real exponent stays below -40
 };
 
 // One call of a tile kernel: an A panel times a B panel over k in [k_begin, k_end), which lies
@@ -44,6 +84,9 @@ struct TileArgs {
   const float* b = nullptr;         // [k][kTileCols]
   const float* a_powers = nullptr;  // hopper only, same layout as a
   const float* b_powers = nullptr;
+  const std::int8_t* a_exponents = nullptr;  // sign-split layout only (HopperRzLayout)
+  const std::int8_t* b_exponents = nullptr;
+  const std::int32_t* a_sign_offsets = nullptr;
   const float* a_scales = nullptr;  // [block][kTileRows]
   const float* b_scales = nullptr;  // [block][kTileCols]
   const std::int64_t* block_starts = nullptr;  // blocks + 1 entries
@@ -84,10 +127,16 @@ std::vector<KChunk> k_chunks(const std::vector<std::int64_t>& block_starts);
 std::vector<std::int64_t> k_block_starts(const GemmOperand& a, const GemmOperand& b,
                                          std::int64_t k, std::int64_t padded_k);
 
+// How the quantized operands are packed: plain values (fp32_seq), values plus exponent_powers
+// (hopper_tile), or the sign-split layout (hopper_rz_tile).
+enum class Packing : std::uint8_t { kValues, kHopperPowers, kHopperRz };
+
 // Validates the operands, resolves the K-blocks and decodes both operands (in parallel over
-// panels). with_powers: also fill exponent_powers (hopper models).
+// panels) in the given packing.
 GemmPlan make_quantized_plan(const GemmOperand& a, const GemmOperand& b, bool pad_inner_dim,
-                             bool with_powers, int threads);
+                             Packing packing, int threads);
+// Whether any code of t decodes to NaN or Inf (the sign-split hopper kernel does not take them).
+bool has_non_finite_code(const QuantizedTensor& t);
 // gemm_shape's twin for dense operands: checks A's and B's sizes against their data, then K, then
 // that C's M * N fits in int64 (in this order, so a malformed operand is named as itself).
 GemmShape dense_gemm_shape(const DenseOperand& a, const DenseOperand& b);
@@ -99,6 +148,10 @@ GemmPlan make_dense_plan(const DenseOperand& a, const DenseOperand& b, bool roun
 void fp32_seq_tile(const TileArgs& args);      // FMA, exact products
 void fp32_mul_add_tile(const TileArgs& args);  // RN(acc + RN(a*b))
 void hopper_tile(const TileArgs& args, bool split_accumulator);
+// The same model on the sign-split layout with round-toward-zero FMAs (hopper_rz.cpp): only where
+// hopper_rz_available() (AVX-512 targets), and only for operands without NaN or Inf codes.
+bool hopper_rz_available();
+void hopper_rz_tile(const TileArgs& args, bool split_accumulator);
 
 // Throw std::invalid_argument naming the field: threads >= 1, bias empty or N values, out M * N.
 void check_threads(int threads);

@@ -30,8 +30,14 @@ void for_each_tile(const GemmPlan& plan, int threads, float* out, TileKernel til
     const std::int64_t a0 = au * kAPanelsPerUnit, a1 = std::min(plan.a.panels, a0 + kAPanelsPerUnit);
     const std::int64_t b0 = bu * kBPanelsPerUnit, b1 = std::min(plan.b.panels, b0 + kBPanelsPerUnit);
     const std::int64_t tiles = (a1 - a0) * (b1 - b0);
-    // partial, carry and total of each tile of the unit.
-    std::vector<float> state(static_cast<std::size_t>(3 * tiles * kTile));
+    // partial, carry and total of each tile of the unit: a buffer per thread, reused by every
+    // unit and GEMM (a fresh zeroed one per unit cost as much as a small GEMM's tiles). The
+    // kernels never read a value they have not written in this GEMM: partial and carry are
+    // loaded only inside a block after its first group, total only after block 0.
+    thread_local AlignedVector<float> state;
+    if (state.size() < static_cast<std::size_t>(3 * tiles * kTile)) {
+      state.resize(static_cast<std::size_t>(3 * tiles * kTile));
+    }
     for (const KChunk& chunk : plan.chunks) {
       for (std::int64_t bp = b0; bp < b1; ++bp) {
         for (std::int64_t ap = a0; ap < a1; ++ap) {

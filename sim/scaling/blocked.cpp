@@ -1,5 +1,7 @@
 #include "sim/scaling/blocked.hpp"
 
+#include "sim/quantize_scaled.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -10,12 +12,11 @@ namespace fp8lab::sim::scaling {
 namespace {
 
 // The walk: bands of block.rows rows. Pass 1 sweeps the band row by row (contiguous, so N x 1
-// blocks cost the same as 1 x N) and accumulates each block's amax and whether it holds a NaN. The
-// rule turns them into scales. Pass 2 forms y = RN(x * s_block) per row and hands the row to
-// sim::quantize with scale 1.0: RN(y * 1) = y exactly (NaN, ±0, ±Inf and subnormals included), so
-// the codes are those of quantize(x_block, s_block). Two counts need the original x, not y:
-// the amax (max |x|), and underflow where x != 0 but y = RN(x * s) is already 0 (quantize sees a
-// zero there and does not count it).
+// blocks cost the same as 1 x N) and accumulates each block's amax and whether it holds a NaN
+// (run_amax: all whole blocks of a row in one vectorized call). The rule turns them into scales.
+// Pass 2 quantizes each row with its blocks' scales in one call (quantize_scaled), which gives
+// the codes and statistics of quantize(x_block, s_block) block by block; the amax is the
+// tensor's, from pass 1.
 struct BandAccumulator {
   std::vector<float> amax;           // per block of the band, NaN ignored (as fmaxf)
   std::vector<std::uint8_t> has_nan; // per block of the band
@@ -26,8 +27,24 @@ struct BandAccumulator {
   }
   // One contiguous run of a block (sim::amax is the vectorized fmaxf reduction).
   void add_run(std::size_t block, std::span<const float> run) {
-    amax[block] = std::fmax(amax[block], sim::amax(run));
-    has_nan[block] = static_cast<std::uint8_t>(has_nan[block] | (contains_nan(run) ? 1 : 0));
+    add(block, sim::amax(run), contains_nan(run));
+  }
+  void add(std::size_t block, float run_amax, bool run_has_nan) {
+    amax[block] = std::fmax(amax[block], run_amax);
+    has_nan[block] = static_cast<std::uint8_t>(has_nan[block] | (run_has_nan ? 1 : 0));
+  }
+  // A row of 1 x block_cols runs: the whole runs in one call when run_amax takes them.
+  void add_row_of_runs(const float* row, std::size_t n, std::size_t block_cols) {
+    const std::size_t blocks = amax.size();
+    run_amax_.resize(blocks);
+    run_nan_.resize(blocks);
+    const std::size_t done = run_amax(std::span<const float>(row, n), block_cols, run_amax_,
+                                      run_nan_);
+    for (std::size_t j = 0; j < done; ++j) add(j, run_amax_[j], run_nan_[j] != 0);
+    for (std::size_t j = done; j < blocks; ++j) {
+      const std::size_t c0 = j * block_cols;
+      add_run(j, std::span<const float>(row + c0, std::min(block_cols, n - c0)));
+    }
   }
   // One element per block (N x 1 blocks): elementwise over the row, which vectorizes. For
   // m >= 0, a > m ? a : m skips a NaN a exactly like fmaxf(m, a).
@@ -38,28 +55,11 @@ struct BandAccumulator {
       has_nan[c] = static_cast<std::uint8_t>(has_nan[c] | (row[c] != row[c] ? 1 : 0));
     }
   }
-};
 
-// y[c] = RN(x[c] * s) over [c0, c1), s one multiplier (a block's) or one per column; returns how
-// many non-zero, non-NaN x gave y == 0.
-std::uint64_t scale_run(const float* x, float s, float* y, std::size_t c0, std::size_t c1) {
-  std::uint64_t zeros = 0;
-  for (std::size_t c = c0; c < c1; ++c) {
-    const float p = x[c] * s;
-    y[c] = p;
-    zeros += static_cast<std::uint64_t>((x[c] != 0.0f) & (x[c] == x[c]) & (p == 0.0f));
-  }
-  return zeros;
-}
-std::uint64_t scale_run(const float* x, const float* s, float* y, std::size_t c0, std::size_t c1) {
-  std::uint64_t zeros = 0;
-  for (std::size_t c = c0; c < c1; ++c) {
-    const float p = x[c] * s[c];
-    y[c] = p;
-    zeros += static_cast<std::uint64_t>((x[c] != 0.0f) & (x[c] == x[c]) & (p == 0.0f));
-  }
-  return zeros;
-}
+ private:
+  std::vector<float> run_amax_;
+  std::vector<std::uint8_t> run_nan_;
+};
 
 }  // namespace
 
@@ -89,9 +89,7 @@ QuantizeResult quantize_blocked(const char* function, std::span<const float> x, 
   const auto ucols = static_cast<std::size_t>(cols);
   const auto bc = static_cast<std::size_t>(block.cols);
   BandAccumulator band;
-  std::vector<float> y(ucols);
   float tensor_amax = 0.0f;
-  std::uint64_t zero_products = 0;  // x != 0, not NaN, RN(x * s) == 0
 
   for (std::int64_t bi = 0; bi < scale_rows; ++bi) {
     const std::int64_t r0 = bi * block.rows;
@@ -102,10 +100,7 @@ QuantizeResult quantize_blocked(const char* function, std::span<const float> x, 
       if (bc == 1) {
         band.add_row_of_columns(row, ucols);
       } else {
-        for (std::size_t j = 0; j < scale_cols; ++j) {
-          const std::size_t c0 = j * bc;
-          band.add_run(j, std::span<const float>(row + c0, std::min(bc, ucols - c0)));
-        }
+        band.add_row_of_runs(row, ucols, bc);
       }
     }
     const std::size_t first = static_cast<std::size_t>(bi) * scale_cols;
@@ -116,21 +111,15 @@ QuantizeResult quantize_blocked(const char* function, std::span<const float> x, 
       if (store_e8m0) t.scale_e8m0[first + j] = bs.e8m0;
       tensor_amax = std::fmax(tensor_amax, band.amax[j]);
     }
-    const float* mult = t.scale.data() + first;
+    const std::span<const float> band_scales(t.scale.data() + first, scale_cols);
     for (std::int64_t r = r0; r < r1; ++r) {
-      const float* row = x.data() + static_cast<std::size_t>(r) * ucols;
-      for (std::size_t c0 = 0; c0 < ucols; c0 += bc) {
-        const std::size_t c1 = std::min(ucols, c0 + bc);
-        zero_products += bc == 1 ? scale_run(row, mult, y.data(), 0, ucols)
-                                 : scale_run(row, mult[c0 / bc], y.data(), c0, c1);
-        if (bc == 1) break;
-      }
-      const std::span<std::uint8_t> out(t.data.data() + static_cast<std::size_t>(r) * ucols, ucols);
-      result.stats.merge(quantize(y, 1.0f, format, Overflow::kSatFinite, out));
+      const std::size_t offset = static_cast<std::size_t>(r) * ucols;
+      result.stats.merge(quantize_scaled(x.subspan(offset, ucols), band_scales, bc, format,
+                                         Overflow::kSatFinite,
+                                         std::span<std::uint8_t>(t.data).subspan(offset, ucols)));
     }
   }
   result.stats.amax = tensor_amax;
-  result.stats.underflowed += zero_products;
   return result;
 }
 

@@ -28,6 +28,8 @@ endif()
 fp8lab_add_test(NAME sim_cast_trap_test SOURCES cast_trap_test.cpp LIBS fp8lab::sim LABELS fast)
 fp8lab_add_test(NAME sim_quantize_bulk_test SOURCES quantize_bulk_test.cpp
                 LIBS fp8lab::sim hwy::hwy LABELS fast)
+fp8lab_add_test(NAME sim_quantize_scaled_test SOURCES quantize_scaled_test.cpp
+                LIBS fp8lab::sim hwy::hwy LABELS fast)
 fp8lab_add_test(NAME sim_quantize_bulk_exhaustive_test SOURCES quantize_bulk_exhaustive_test.cpp
                 LIBS fp8lab::sim Threads::Threads LABELS exhaustive TIMEOUT 1800)
 fp8lab_add_test(NAME sim_quantize_stochastic_test SOURCES quantize_stochastic_test.cpp

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "sim/gemm/plan.hpp"
 #include "tests/sim/gemm_test_support.hpp"
 
 namespace fp8lab::testing {
@@ -293,6 +294,51 @@ TEST_CASE("hopper kernel equals the integer reference on random operands") {
     }
   }
   REQUIRE(special_outputs > 0);  // the NaN/Inf operands reached some outputs
+}
+
+TEST_CASE("hopper: the round-toward-zero kernel (AVX-512) equals the integer reference") {
+  // gemm.cpp takes hopper_rz.cpp's kernel on targets that have it when no operand holds NaN or
+  // Inf, and hopper.cpp's otherwise. Here: normal data of wide range (codes 0..255 uniform, so
+  // zeros, subnormals and E5M2's full range), long K (fast accum chains c over many groups,
+  // both signs of c), K not a multiple of 32, and the kernel's availability on each target.
+  std::mt19937 rng(0x5eed'0103);
+  const std::int64_t shapes[][3] = {{6, 32, 32}, {11, 45, 1031}, {7, 70, 4096}};
+  int rz_targets = 0;
+  for (const auto& s : shapes) {
+    for (const Format fb : {Format::E4M3, Format::E5M2}) {
+      for (const ScalingKind kind : {kPerTensor, kMx1x32}) {
+        const auto ta = random_operand(rng, s[0], s[2], ReduceDim::kCols, Format::E4M3, kind, true);
+        const auto tb = random_operand(rng, s[1], s[2], ReduceDim::kRows, fb, kind, true);
+        REQUIRE_FALSE(sim::gemm_detail::has_non_finite_code(ta));
+        REQUIRE_FALSE(sim::gemm_detail::has_non_finite_code(tb));
+        const GemmOperand a{ta, ReduceDim::kCols}, b{tb, ReduceDim::kRows};
+        for (bool split : {true, false}) {
+          const auto expected = reference_hopper(a, b, split);
+          REQUIRE(count_nonzero(expected) > 0);
+          for_each_simd_target([&](const std::string& target) {
+            rz_targets += sim::gemm_detail::hopper_rz_available() ? 1 : 0;
+            GemmOptions options = with(split ? kSplit : kFast);
+            options.pad_inner_dim = s[2] % 16 != 0;
+            require_same_bits(expected, sim::gemm(a, b, options), s[1],
+                              std::string(split ? "split " : "fast ") + kind.name + " " +
+                                  std::to_string(s[2]) + " " + target,
+                              &ta, &tb);
+          });
+        }
+      }
+    }
+  }
+  // hwy::TargetName of AVX-512 targets starts with "AVX3"; on a CPU without them only the
+  // portable kernel ran, and this says so rather than passing silently.
+  bool cpu_has_avx512 = false;
+  for (std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    cpu_has_avx512 = cpu_has_avx512 || std::string(hwy::TargetName(target)).rfind("AVX3", 0) == 0;
+  }
+  if (cpu_has_avx512) {
+    CHECK(rz_targets > 0);
+  } else {
+    WARN("no AVX-512 target on this CPU: the round-toward-zero kernel was not exercised");
+  }
 }
 
 // Error of a model against the exact one over random normal data: mean = sum |error| /
