@@ -73,13 +73,27 @@ std::vector<std::pair<std::size_t, nlohmann::json>> run_records_from_text(
 
 std::optional<std::string> record_conflict(const nlohmann::json& a, const nlohmann::json& b) {
   for (const char* field : {"status", "steps_planned", "steps_completed", "final", "eval"}) {
-    const auto x = a.value(field, nlohmann::json()), y = b.value(field, nlohmann::json());
+    auto x = a.value(field, nlohmann::json()), y = b.value(field, nlohmann::json());
     if (x == y) continue;
+    std::string name = field;
+    // In an object (final), the first member that differs, so that the message shows the values.
+    if (x.is_object() && y.is_object()) {
+      auto keys = x;
+      keys.update(y);
+      for (const auto& [key, unused] : keys.items()) {
+        const auto u = x.value(key, nlohmann::json()), v = y.value(key, nlohmann::json());
+        if (u == v) continue;
+        name += "." + key;
+        x = u;
+        y = v;
+        break;
+      }
+    }
     const auto shown = [](const nlohmann::json& v) {
       const auto text = v.dump();
       return text.size() > 120 ? text.substr(0, 117) + "..." : text;
     };
-    return std::string(field) + " " + shown(x) + " vs " + shown(y);
+    return name + " " + shown(x) + " vs " + shown(y);
   }
   return std::nullopt;
 }

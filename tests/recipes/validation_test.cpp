@@ -296,8 +296,8 @@ TEST_CASE("sweep file errors", "[recipes][validation]") {
            " (did you mean 'margin'?)"},
       {"bad value, with its own line",
        "workloads: [w]\nparameters:\n  amax_history_len:\n    values:\n      - 16\n      - 0\n",
-       "s.yaml:6: parameters.amax_history_len.values[1]: must be at least 1, got '0'; accepted: "
-       "an integer >= 1"},
+       "s.yaml:6: parameters.amax_history_len.values[1]: must be at least 1, got '0'; accepted: " +
+           kHistory},
       {"W&B distribution", "workloads: [w]\nparameters:\n  margin: {distribution: int_uniform}\n",
        "s.yaml:3: parameters.margin.distribution: is not supported (only explicit value lists); "
        "accepted: values, value"},
