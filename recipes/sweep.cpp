@@ -134,6 +134,34 @@ std::string stable_hash(const std::string& text) {
   return fmt::format("{:016x}", h);
 }
 
+// A workloads: entry written as a mapping, {llama-s: {d_model: 384}}: the spec text
+// "llama-s:d_model=384" (experiments/workloads/workload_options.hpp checks the options).
+std::string workload_with_options(const YAML::Node& item, const std::string& file,
+                                  const std::string& key) {
+  const Site site = detail::site_of(file, item);
+  const char* accepted = "a workload name, or {name: {option: value, ...}}";
+  if (item.size() != 1) {
+    throw RecipeError(site, key, detail::describe_node(item), "expected one workload, got",
+                      accepted);
+  }
+  const auto entry = item.begin();
+  std::string spec = detail::as_scalar(entry->first, site, key, accepted);
+  if (!entry->second.IsMap()) {
+    throw RecipeError(detail::site_of(file, entry->second), key + "." + spec,
+                      detail::describe_node(entry->second), "expected a mapping, got",
+                      "workload options as {option: value, ...}");
+  }
+  char separator = ':';
+  for (const auto& option : entry->second) {
+    const std::string name = detail::as_scalar(option.first, site, key + "." + spec, accepted);
+    spec.append(1, separator).append(name).append("=").append(detail::as_scalar(
+        option.second, detail::site_of(file, option.second), key + "." + spec + "." + name,
+        "a number, true/false or a word"));
+    separator = ',';
+  }
+  return spec;
+}
+
 std::string run_key(const std::string& canonical_text, const std::string& workload,
                     std::int64_t seed) {
   return fmt::format("{};workload={};seed={}", canonical_text, workload, seed);
@@ -196,7 +224,9 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
       }
       for (const auto& item : v) {
         const Site item_site = detail::site_of(file, item);
-        sweep.workloads.push_back(detail::as_scalar(item, item_site, key, "workload names"));
+        sweep.workloads.push_back(item.IsMap() ? workload_with_options(item, file, key)
+                                               : detail::as_scalar(item, item_site, key,
+                                                                   "workload names"));
       }
     } else if (key == "seeds") {
       sweep.seeds = parse_int_list(key, v, site, file, false);

@@ -19,6 +19,7 @@
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/training.hpp"
 #include "experiments/workloads/registry.hpp"
+#include "experiments/workloads/workload_record.hpp"
 #include "recipes/fields.hpp"
 
 namespace fp8lab::experiments {
@@ -189,6 +190,7 @@ nlohmann::json base_record(const RunRequest& request, const Workload& workload,
                         {"high_precision", std::string(name(request.high_precision))},
                         {"started_at", now_utc()},
                         {"host", host_name()}};
+  record.update(workload_record_fields(request.workload, workload));
   add_provenance(record, request, kind);
   return record;
 }
@@ -229,8 +231,10 @@ void add_training(nlohmann::json& record, const TrainingResult& t, const nlohman
   std::map<std::int64_t, std::pair<double, double>> divergence;
   for (const auto& [step, w, g] : t.divergence) divergence[step] = {w, g};
   auto& eval = record["eval"] = nlohmann::json::array();
-  for (const auto& [step, loss] : t.eval) {
+  for (std::size_t i = 0; i < t.eval.size(); ++i) {
+    const auto& [step, loss] = t.eval[i];
     nlohmann::json row{{"step", step}, {"loss", finite_or_null(loss)}};
+    if (i < t.eval_standard_error.size()) row["loss_se"] = finite_or_null(t.eval_standard_error[i]);
     if (auto it = baseline_eval.find(step); it != baseline_eval.end()) {
       row["baseline_loss"] = finite_or_null(it->second);
       row["abs_diff"] = finite_or_null(loss - it->second);
@@ -252,6 +256,7 @@ void add_training(nlohmann::json& record, const TrainingResult& t, const nlohman
     const auto& last = eval.back();
     final["eval_step"] = last["step"];
     final["eval_loss"] = last["loss"];
+    final["eval_loss_se"] = last.value("loss_se", nlohmann::json(nullptr));
     final["initial_eval_loss"] = first["loss"];
     for (const char* key : {"baseline_loss", "abs_diff", "rel_diff", "weight_rel_l2",
                             "grad_rel_l2"}) {

@@ -310,16 +310,12 @@ std::pair<int, int> parse_shard(const std::string& text) {
 SweepOutcome run_sweep(const SweepOptions& options) {
   // Read once: the text is parsed, hashed into sweep.json and stored in every run's record.
   const auto text = read_text_file(options.sweep_file);
-  auto expansion =
-      recipes::expand(recipes::parse_sweep_text(text, options.sweep_file.string()));
+  auto parsed = recipes::parse_sweep_text(text, options.sweep_file.string());
+  // Checked (unknown workloads and options stop here) and spelt canonically before the ids.
+  canonicalize_workloads(parsed.workloads, options.sweep_file.string());
+  auto expansion = recipes::expand(parsed);
   // Runs trained on the GPU are filed apart from CPU-trained ones (run_ids.hpp).
   for (auto& run : expansion.runs) run.id = placed_run_id(run.id, options.backend);
-  const auto known = workload_names();
-  for (const auto& workload : expansion.sweep.workloads) {
-    if (std::find(known.begin(), known.end(), workload) == known.end()) {
-      make_workload(workload);  // throws, listing the known names
-    }
-  }
   if (!options.heatmap_axes.empty()) {
     // Before any run starts, against the fields the whole sweep varies (not this shard's runs).
     check_heatmap_axes(options.heatmap_axes, recipes::varied_fields(expansion));

@@ -74,6 +74,7 @@ struct TrainingResult {
   std::string divergence_reason;
   std::vector<double> train_loss;                     // per completed step
   std::vector<std::pair<std::int64_t, double>> eval;  // (step, eval loss)
+  std::vector<double> eval_standard_error;            // of each eval loss (NaN: unmeasured)
   nlohmann::json layer_statistics = nlohmann::json::array();
   std::vector<ModelSnapshot> snapshots;
   std::vector<std::string> parameter_names;
