@@ -10,7 +10,7 @@ namespace {
 // torch.nn.Linear's default: weight and bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
 void init_uniform(torch::nn::Module& module, torch::Generator& generator) {
   torch::NoGradGuard no_grad;
-  for (auto& child : module.modules(/*include_self=*/true)) {
+  for (auto& child : module.modules(/*include_self=*/false)) {
     auto* linear = dynamic_cast<torch::nn::LinearImpl*>(child.get());
     if (linear == nullptr) continue;
     const double bound = 1.0 / std::sqrt(static_cast<double>(linear->options.in_features()));
