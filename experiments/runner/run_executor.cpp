@@ -257,6 +257,7 @@ void add_training(nlohmann::json& record, const TrainingResult& t, const nlohman
     final["eval_step"] = last["step"];
     final["eval_loss"] = last["loss"];
     final["eval_loss_se"] = last.value("loss_se", nlohmann::json(nullptr));
+    final["eval_example_losses"] = t.final_eval_example_losses;
     final["initial_eval_loss"] = first["loss"];
     for (const char* key : {"baseline_loss", "abs_diff", "rel_diff", "weight_rel_l2",
                             "grad_rel_l2"}) {

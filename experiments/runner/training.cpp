@@ -68,6 +68,7 @@ torch::Tensor forward_loss(TrainableModel& model, const Batch& batch, bool autoc
 struct EvalLoss {
   double loss = 0.0;
   double standard_error = NAN;
+  std::vector<double> example_losses;  // empty when the model gives none
 };
 
 double standard_error(const std::vector<double>& values) {
@@ -104,8 +105,8 @@ EvalLoss evaluate(TrainableModel& model, const std::vector<Batch>& batches,
   }
   model.train();
   if (batches.empty()) return {};
-  return {sum / static_cast<double>(batches.size()),
-          standard_error(example_losses.empty() ? batch_losses : example_losses)};
+  const double se = standard_error(example_losses.empty() ? batch_losses : example_losses);
+  return {sum / static_cast<double>(batches.size()), se, std::move(example_losses)};
 }
 
 double learning_rate_at(const TrainingSchedule& s, std::int64_t step, std::int64_t steps) {
@@ -214,6 +215,7 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
       const auto measured = evaluate(*model, eval_batches, hooks.use_autocast_during_eval);
       result.eval.emplace_back(step, measured.loss);
       result.eval_standard_error.push_back(measured.standard_error);
+      result.final_eval_example_losses = measured.example_losses;  // the last eval's, at the end
       const auto it = reference_snapshots.find(step);
       if (options.keep_snapshots || it != reference_snapshots.end()) {
         auto s = snapshot(*model, reference != nullptr ? reference->parameter_names

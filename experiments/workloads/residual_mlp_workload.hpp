@@ -9,8 +9,9 @@
 // stream itself. Teacher: a frozen random MLP of the same depth (Linear(d, d) -> act ->
 // Linear(d, d) per block, their teacher_width defaulting to the width; SwiGLU: Linear(d, 2h),
 // h = round(2d/3); no residual, no bias, torch's default uniform init), the same for every seed
-// (their script draws it from the run's seed). Data: Gaussian inputs x ~ N(0, I_d); training targets teacher(x) + noise * N(0, 1) (label
-// noise, new each step); eval targets teacher(x) without noise, on fixed batches. Loss: MSE.
+// (their script draws it from the run's seed). Data: Gaussian inputs x ~ N(0, I_d); training
+// targets teacher(x) + noise * N(0, 1) (label noise, new each step); eval targets teacher(x)
+// without noise, on fixed batches. Loss: MSE.
 // Optimizer: Adam (AdamW, weight decay 0), betas (0.9, 0.999), constant learning rate.
 //
 // Defaults: the paper's text for the shape (depth 4, d 512, batch 2048, label noise 1e-3) and the

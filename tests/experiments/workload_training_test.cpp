@@ -89,7 +89,8 @@ TEST_CASE("Tiny llama and residual-mlp runs are deterministic, learn, and measur
 TEST_CASE("fp8lab run takes --workload-set, records options, sizes and eval SE, refuses bad "
           "options with exit 2",
           "[workloads][cli]") {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-workload-cli-" + std::to_string(::getpid()));
+  const auto dir =
+      fs::temp_directory_path() / ("fp8lab-workload-cli-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   const auto out = (dir / "out").string();
@@ -122,6 +123,7 @@ TEST_CASE("fp8lab run takes --workload-set, records options, sizes and eval SE, 
           record["non_embedding_parameter_count"].get<std::int64_t>());
     CHECK(record["final"]["eval_loss_se"].get<double>() > 0.0);
     CHECK(record["eval"][0].contains("loss_se"));
+    CHECK(record["final"]["eval_example_losses"].size() == 8);  // eval_windows
     CHECK(record["throughput"]["tokens_per_step"] == 4 * 16);
     CHECK(record["throughput"]["tokens_per_second"].get<double>() > 0.0);
     if (record["kind"] == "fp8") {
