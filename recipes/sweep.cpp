@@ -136,6 +136,34 @@ std::int64_t parse_count(const YAML::Node& v, const Site& site, const std::strin
   return count;
 }
 
+// A workloads: entry written as a mapping, {llama-s: {d_model: 384}}: the spec text
+// "llama-s:d_model=384" (experiments/workloads/workload_options.hpp checks the options).
+std::string workload_with_options(const YAML::Node& item, const std::string& file,
+                                  const std::string& key) {
+  const Site site = detail::site_of(file, item);
+  const char* accepted = "a workload name, or {name: {option: value, ...}}";
+  if (item.size() != 1) {
+    throw RecipeError(site, key, detail::describe_node(item), "expected one workload, got",
+                      accepted);
+  }
+  const auto entry = item.begin();
+  std::string spec = detail::as_scalar(entry->first, site, key, accepted);
+  if (!entry->second.IsMap()) {
+    throw RecipeError(detail::site_of(file, entry->second), key + "." + spec,
+                      detail::describe_node(entry->second), "expected a mapping, got",
+                      "workload options as {option: value, ...}");
+  }
+  char separator = ':';
+  for (const auto& option : entry->second) {
+    const std::string name = detail::as_scalar(option.first, site, key + "." + spec, accepted);
+    spec.append(1, separator).append(name).append("=").append(detail::as_scalar(
+        option.second, detail::site_of(file, option.second), key + "." + spec + "." + name,
+        "a number, true/false or a word"));
+    separator = ',';
+  }
+  return spec;
+}
+
 std::vector<std::string> parse_workloads(const YAML::Node& v, const Site& site,
                                          const std::string& file, const std::string& key) {
   if (!v.IsSequence() || v.size() == 0) {
@@ -145,7 +173,8 @@ std::vector<std::string> parse_workloads(const YAML::Node& v, const Site& site,
   std::vector<std::string> workloads;
   for (const auto& item : v) {
     const Site item_site = detail::site_of(file, item);
-    workloads.push_back(detail::as_scalar(item, item_site, key, "workload names"));
+    workloads.push_back(item.IsMap() ? workload_with_options(item, file, key)
+                                     : detail::as_scalar(item, item_site, key, "workload names"));
   }
   return workloads;
 }

@@ -4,7 +4,9 @@
 //   method: random            # grid | random
 //   count: 36                 # random only: parameter combinations drawn, without replacement
 //   seed: 2026                # random only: the sampler's seed (splitmix64; same file, same draw)
-//   workloads: [gpt-small]    # crossed with every combination (never sampled)
+//   workloads: [gpt-small]    # crossed with every combination (never sampled); an entry may
+//                             # set workload options: llama-s:d_model=384 or
+//                             # {llama-s: {d_model: 384}} (experiments/workloads/workload_options.hpp)
 //   seeds: [0]                # training seeds, crossed likewise
 //   baseline_seeds: [0, 1, 2] # optional: the high-precision baseline also runs on these seeds
 //                             # for every workload (besides `seeds`), so that the report can

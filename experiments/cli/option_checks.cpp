@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "experiments/workloads/registry.hpp"
+#include "experiments/workloads/workload_catalog.hpp"
 #include "recipes/error.hpp"
 
 namespace fp8lab::experiments::cli {
@@ -72,7 +72,14 @@ CLI::Validator whole_number() {
 }
 
 CLI::Validator workload_name() {
-  return one_of(workload_names, "a known workload", "WORKLOAD");
+  // The name part of NAME[:key=value,...]; the options are checked with --workload-set's.
+  const auto check = one_of(workload_names, "a known workload", "WORKLOAD");
+  return CLI::Validator(
+      [check](std::string& text) -> std::string {
+        std::string name = text.substr(0, text.find(':'));
+        return check(name);
+      },
+      "WORKLOAD[:key=value,...]");
 }
 
 CLI::Validator output_directory() {

@@ -31,6 +31,7 @@
 #include "experiments/runner/null_run.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/run_executor.hpp"
+#include "experiments/workloads/workload_catalog.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/run_job.hpp"
 #include "recipes/error.hpp"
@@ -43,6 +44,7 @@ namespace {
 
 struct RunArguments {
   std::string workload;
+  std::vector<std::string> workload_settings;
   std::string recipe_file;
   std::vector<std::string> settings;
   bool from_environment = false;
@@ -57,6 +59,7 @@ struct RunArguments {
   std::string backend = "sim";
   std::int64_t shadow_every = 0;
   std::string runs_as = "asked";
+  bool list_workload_options = false;
 };
 
 // --set key=value... as the YAML of a recipe file, so that values are parsed, checked and
@@ -112,7 +115,7 @@ int run(const RunArguments& a) {
     return record["status"] == "failed" ? 1 : 0;
   }
 
-  request.workload = a.workload;
+  request.workload = a.workload;  // canonical (the command's callback)
   request.seed = a.seed;
   if (a.null_run) {
     std::printf("fp8lab run %s: started\n", null_run_id(baseline_run_id(request)).c_str());
@@ -175,9 +178,15 @@ void add_run_command(CLI::App& app) {
       "run", "Train one workload with one recipe beside its high-precision baseline and report");
   auto a = std::make_shared<RunArguments>();
   command->add_option("--workload", a->workload,
-                      "workload: mlp, mlp-outliers, gpt-tiny, gpt-small, user-example, or one "
-                      "your program registered")
+                      "workload: gpt-tiny, gpt-small, llama-xs, llama-s, llama-m, mlp, "
+                      "mlp-outliers, residual-mlp, user-example, or one your program "
+                      "registered; NAME:key=value,... sets its options")
       ->check(workload_name());
+  command->add_option("--workload-set", a->workload_settings,
+                      "workload option as key=value (repeatable), e.g. --workload-set "
+                      "d_model=384; fp8lab run --workload NAME --workload-options lists them");
+  command->add_flag("--workload-options", a->list_workload_options,
+                    "list the options of --workload with their defaults and exit");
   auto* recipe = command->add_option("--recipe", a->recipe_file,
                                      "fp8lab recipe file or accelerate config (YAML)")
                      ->check(CLI::ExistingFile);
@@ -227,6 +236,19 @@ void add_run_command(CLI::App& app) {
     try {
       if (a->job_file.empty() && a->workload.empty()) {
         throw std::invalid_argument("--workload is required");
+      }
+      if (a->list_workload_options) {
+        const auto name = parse_workload_spec(a->workload).name;
+        std::printf("options of workload %s (--workload-set key=value):\n%s", name.c_str(),
+                    describe_workload_options(workload_option_table(name)).c_str());
+        return;
+      }
+      if (a->job_file.empty()) {
+        // Options checked, defaults dropped, before anything runs: the spec the run id and the
+        // record carry.
+        a->workload = canonical_workload(workload_spec_with(a->workload, a->workload_settings));
+      } else if (!a->workload_settings.empty()) {
+        throw std::invalid_argument("--workload-set applies to --workload, not to --job runs");
       }
       code = run(*a);
     } catch (const recipes::RecipeError& e) {

@@ -21,6 +21,7 @@
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/training.hpp"
 #include "experiments/workloads/registry.hpp"
+#include "experiments/workloads/workload_record.hpp"
 #include "recipes/fields.hpp"
 
 namespace fp8lab::experiments {
@@ -192,6 +193,7 @@ nlohmann::json base_record(const RunRequest& request, const Workload& workload,
                         {"high_precision", std::string(name(request.high_precision))},
                         {"started_at", now_utc()},
                         {"host", host_name()}};
+  record.update(workload_record_fields(request.workload, workload));
   add_provenance(record, request, kind);
   return record;
 }
@@ -251,8 +253,10 @@ nlohmann::json eval_rows(const TrainingResult& t, const BaselineLosses& baseline
   std::map<std::int64_t, std::pair<double, double>> divergence;
   for (const auto& [step, w, g] : t.divergence) divergence[step] = {w, g};
   auto eval = nlohmann::json::array();
-  for (const auto& [step, loss] : t.eval) {
+  for (std::size_t i = 0; i < t.eval.size(); ++i) {
+    const auto& [step, loss] = t.eval[i];
     nlohmann::json row{{"step", step}, {"loss", finite_or_null(loss)}};
+    if (i < t.eval_standard_error.size()) row["loss_se"] = finite_or_null(t.eval_standard_error[i]);
     if (auto it = baseline.eval.find(step); it != baseline.eval.end()) {
       row["baseline_loss"] = finite_or_null(it->second);
       row["abs_diff"] = finite_or_null(loss - it->second);
@@ -274,6 +278,8 @@ void add_final_losses(nlohmann::json& final, const TrainingResult& t, const nloh
   if (eval.empty()) return;
   const auto& first = eval.front();
   const auto& last = eval.back();
+    final["eval_loss_se"] = last.value("loss_se", nlohmann::json(nullptr));
+    final["eval_example_losses"] = t.final_eval_example_losses;
   final["eval_step"] = last["step"];
   final["eval_loss"] = last["loss"];
   final["initial_eval_loss"] = first["loss"];

@@ -1,6 +1,7 @@
 #include "experiments/runner/run_ids.hpp"
 
 #include "experiments/runner/results_store.hpp"
+#include "experiments/workloads/workload_options.hpp"
 
 namespace fp8lab::experiments {
 
@@ -8,7 +9,8 @@ std::string baseline_run_id(const std::string& workload, std::int64_t seed,
                             HighPrecision high_precision, std::optional<std::int64_t> steps) {
   // Appends (not operator+ chains): GCC 12 warns falsely (-Wrestrict) on "literal" + string.
   std::string id = "baseline-";
-  id.append(workload).append("-seed").append(std::to_string(seed));
+  // A workload with options is spelt as a file name: llama-s:d_model=384 -> llama-s.d_model-384.
+  id.append(workload_file_name(workload)).append("-seed").append(std::to_string(seed));
   id.append("-").append(name(high_precision));
   if (steps) id.append("-steps").append(std::to_string(*steps));
   check_run_id(id);

@@ -10,7 +10,8 @@
 
 namespace fp8lab::experiments {
 
-// "baseline-<workload>-seed<seed>-<fp32|bf16>[-steps<n>]": one per (workload, seed) and options.
+// "baseline-<workload>-seed<seed>-<fp32|bf16>[-steps<n>]": one per (workload, seed) and options;
+// a workload spec with options is spelt workload_file_name(spec) (llama-s.d_model-384).
 std::string baseline_run_id(const std::string& workload, std::int64_t seed,
                             HighPrecision high_precision, std::optional<std::int64_t> steps);
 

@@ -311,18 +311,14 @@ bool run_runs(const std::vector<Job>& runs, const SweepOptions& options,
 // id_without_steps maps each id to the one it had before run ids named --steps.
 recipes::SweepExpansion expand_sweep(const SweepOptions& options, const std::string& text,
                                      std::map<std::string, std::string>& id_without_steps) {
-  auto expansion =
-      recipes::expand(recipes::parse_sweep_text(text, options.sweep_file.string()));
+  auto parsed = recipes::parse_sweep_text(text, options.sweep_file.string());
+  // Checked (unknown workloads and options stop here) and spelt canonically before the ids.
+  canonicalize_workloads(parsed.workloads, options.sweep_file.string());
+  auto expansion = recipes::expand(parsed);
   for (auto& run : expansion.runs) {
     const auto id = fp8_run_id(run.id, options.steps, options.backend);
     id_without_steps[id] = placed_run_id(run.id, options.backend);
     run.id = id;
-  }
-  const auto known = workload_names();
-  for (const auto& workload : expansion.sweep.workloads) {
-    if (std::find(known.begin(), known.end(), workload) == known.end()) {
-      make_workload(workload);  // throws, listing the known names
-    }
   }
   if (!options.heatmap_axes.empty()) {
     // Before any run starts, against the fields the whole sweep varies (not this shard's runs).

@@ -63,16 +63,51 @@ torch::Tensor forward_loss(TrainableModel& model, const Batch& batch, bool autoc
   return model.loss(batch);
 }
 
-double evaluate(TrainableModel& model, const std::vector<Batch>& batches,
-                bool autocast_during_eval) {
+// The eval loss (mean of the eval batches' losses, as always) and its standard error: the spread
+// of the examples' losses (TrainableModel::example_losses: a window of text, a sample) over the
+// square root of their number, or of the batches' losses when the model gives no example losses.
+struct EvalLoss {
+  double loss = 0.0;
+  double standard_error = NAN;
+  std::vector<double> example_losses;  // empty when the model gives none
+};
+
+double standard_error(const std::vector<double>& values) {
+  if (values.size() < 2) return NAN;
+  double mean = 0.0;
+  for (const double v : values) mean += v;
+  mean /= static_cast<double>(values.size());
+  double squares = 0.0;
+  for (const double v : values) squares += (v - mean) * (v - mean);
+  const double n = static_cast<double>(values.size());
+  return std::sqrt(squares / (n - 1.0) / n);
+}
+
+EvalLoss evaluate(TrainableModel& model, const std::vector<Batch>& batches,
+                  bool autocast_during_eval) {
   model.eval();
   torch::NoGradGuard no_grad;
   double sum = 0.0;
+  std::vector<double> batch_losses, example_losses;
   for (const auto& batch : batches) {
-    sum += forward_loss(model, batch, autocast_during_eval).item<double>();
+    ContextualFp8Autocast fp8(model, autocast_during_eval);
+    const auto examples = model.example_losses(batch);
+    // One forward per batch: the batch loss is the examples' mean when the model gives them
+    // (equal example sizes), else loss().
+    const double loss = examples.defined() ? examples.to(torch::kDouble).mean().item<double>()
+                                           : model.loss(batch).item<double>();
+    if (examples.defined()) {
+      const auto values = examples.to(torch::kDouble).cpu().contiguous();
+      example_losses.insert(example_losses.end(), values.data_ptr<double>(),
+                            values.data_ptr<double>() + values.numel());
+    }
+    batch_losses.push_back(loss);
+    sum += loss;
   }
   model.train();
-  return batches.empty() ? 0.0 : sum / static_cast<double>(batches.size());
+  if (batches.empty()) return {};
+  const double se = standard_error(example_losses.empty() ? batch_losses : example_losses);
+  return {sum / static_cast<double>(batches.size()), se, std::move(example_losses)};
 }
 
 double learning_rate_at(const TrainingSchedule& s, std::int64_t step, std::int64_t steps) {
@@ -196,6 +231,9 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
       break;
     }
     loss.backward();
+    if (schedule.grad_clip > 0.0) {
+      torch::nn::utils::clip_grad_norm_(model->parameters(), schedule.grad_clip);
+    }
     optimizer.step();
     // The step's queued GPU work (as time_training_steps), not only its launches.
     if (hooks.device.is_cuda()) torch::cuda::synchronize();
@@ -215,8 +253,10 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
     }
     if (step % eval_every == 0 || last) {
       if (hooks.measure_operands) hooks.measure_operands(*model, wants_rows(step + 1));
-      result.eval.emplace_back(step, evaluate(*model, eval_batches,
-                                              hooks.use_autocast_during_eval));
+      const auto measured = evaluate(*model, eval_batches, hooks.use_autocast_during_eval);
+      result.eval.emplace_back(step, measured.loss);
+      result.eval_standard_error.push_back(measured.standard_error);
+      result.final_eval_example_losses = measured.example_losses;  // the last eval's, at the end
       const auto it = reference_snapshots.find(step);
       if (options.keep_snapshots || it != reference_snapshots.end()) {
         auto s = snapshot(*model, reference != nullptr ? reference->parameter_names
@@ -269,6 +309,9 @@ std::vector<double> time_training_steps(const Workload& workload,
       t.optimizer->zero_grad();
       auto loss = forward_loss(*t.model, device_batch, variants[v].use_autocast_during_eval);
       loss.backward();
+      if (schedule.grad_clip > 0.0) {
+        torch::nn::utils::clip_grad_norm_(t.model->parameters(), schedule.grad_clip);
+      }
       t.optimizer->step();
       if (variants[v].device.is_cuda()) torch::cuda::synchronize();  // the step's queued work
       const double seconds = seconds_since(start);

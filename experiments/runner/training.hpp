@@ -84,6 +84,10 @@ struct TrainingResult {
   std::vector<std::int64_t> train_steps;              // the logged steps (kMaxTrainRows)
   std::vector<double> train_loss;                     // their training losses
   std::vector<std::pair<std::int64_t, double>> eval;  // (step, eval loss)
+  std::vector<double> eval_standard_error;            // of each eval loss (NaN: unmeasured)
+  // The last eval's loss per eval example, in eval-set order: an FP8 run and its baseline see the
+  // same examples, so their differences give the paired standard error.
+  std::vector<double> final_eval_example_losses;
   nlohmann::json layer_statistics = nlohmann::json::array();
   std::vector<ModelSnapshot> snapshots;
   std::vector<std::string> parameter_names;

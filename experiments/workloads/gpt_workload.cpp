@@ -197,4 +197,28 @@ std::unique_ptr<Workload> make_gpt_workload(const GptOptions& options) {
   return std::make_unique<GptWorkload>(options);
 }
 
+WorkloadOptionTable gpt_option_table(const GptOptions& d) {
+  WorkloadOptionTable table{
+      integer_option("context", d.context, 2, 65536, "tokens per training window"),
+      integer_option("d_model", d.embedding, 1, 65536, "embedding width"),
+      integer_option("layers", d.layers, 1, 1024, "transformer blocks"),
+      integer_option("heads", d.heads, 1, 1024, "attention heads (must divide d_model)"),
+      integer_option("batch", d.batch_size, 1, 1 << 20, "windows per training batch"),
+      integer_option("eval_batches", d.eval_batches, 1, 1 << 20, "batches of the eval set"),
+  };
+  for (auto& o : schedule_option_table(d.schedule)) table.push_back(std::move(o));
+  return table;
+}
+
+GptOptions gpt_options_from(GptOptions o, const WorkloadOptionValues& values) {
+  o.context = values.integer("context");
+  o.embedding = values.integer("d_model");
+  o.layers = values.integer("layers");
+  o.heads = values.integer("heads");
+  o.batch_size = values.integer("batch");
+  o.eval_batches = values.integer("eval_batches");
+  o.schedule = schedule_from(o.schedule, values);
+  return o;
+}
+
 }  // namespace fp8lab::experiments

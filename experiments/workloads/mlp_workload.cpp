@@ -66,7 +66,11 @@ class MlpWorkload : public Workload {
            std::to_string(options_.outlier_features) + " outlier features x" +
            std::to_string(options_.outlier_scale);
   }
-  TrainingSchedule schedule() const override { return options_.schedule; }
+  TrainingSchedule schedule() const override {
+    auto s = options_.schedule;
+    s.tokens_per_batch = options_.batch_size;
+    return s;
+  }
   std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
     return std::make_shared<MlpModel>(options_, seed);
   }
@@ -93,6 +97,33 @@ class MlpWorkload : public Workload {
 
 std::unique_ptr<Workload> make_mlp_workload(const MlpOptions& options) {
   return std::make_unique<MlpWorkload>(options);
+}
+
+WorkloadOptionTable mlp_option_table(const MlpOptions& d) {
+  WorkloadOptionTable table{
+      integer_option("inputs", d.input_features, 1, 65536, "input features"),
+      integer_option("hidden", d.hidden_features, 1, 65536, "hidden width"),
+      integer_option("outputs", d.output_features, 1, 65536, "output features"),
+      integer_option("batch", d.batch_size, 1, 1 << 20, "samples per batch"),
+      integer_option("outlier_features", d.outlier_features, 0, 65536,
+                     "the first N input features are scaled by outlier_scale"),
+      real_option("outlier_scale", d.outlier_scale, 1e-6, 1e6, "scale of the outlier features"),
+      integer_option("eval_batches", d.eval_batches, 1, 1 << 20, "batches of the eval set"),
+  };
+  for (auto& o : schedule_option_table(d.schedule)) table.push_back(std::move(o));
+  return table;
+}
+
+MlpOptions mlp_options_from(MlpOptions o, const WorkloadOptionValues& values) {
+  o.input_features = values.integer("inputs");
+  o.hidden_features = values.integer("hidden");
+  o.output_features = values.integer("outputs");
+  o.batch_size = values.integer("batch");
+  o.outlier_features = values.integer("outlier_features");
+  o.outlier_scale = values.real("outlier_scale");
+  o.eval_batches = values.integer("eval_batches");
+  o.schedule = schedule_from(o.schedule, values);
+  return o;
 }
 
 }  // namespace fp8lab::experiments

@@ -5,69 +5,131 @@
 #include <stdexcept>
 
 #include "experiments/workloads/gpt_workload.hpp"
+#include "experiments/workloads/llama_workload.hpp"
 #include "experiments/workloads/mlp_workload.hpp"
+#include "experiments/workloads/residual_mlp_workload.hpp"
 #include "experiments/workloads/user_model_example.hpp"
 
 namespace fp8lab::experiments {
 namespace {
 
-struct Registry {
-  std::mutex mutex;
-  std::map<std::string, WorkloadFactory> factories;
+struct Entry {
+  WorkloadOptionTable options;
+  OptionedWorkloadFactory factory;
 };
 
-void register_builtin_workloads(std::map<std::string, WorkloadFactory>& factories) {
-  factories["mlp"] = [] { return make_mlp_workload(MlpOptions{}); };
-  factories["mlp-outliers"] = [] {
-    MlpOptions o;
-    o.name = "mlp-outliers";
-    o.outlier_features = 4;
-    o.outlier_scale = 100.0;
-    return make_mlp_workload(o);
-  };
-  factories["gpt-tiny"] = [] { return make_gpt_workload(gpt_tiny_options()); };
-  factories["gpt-small"] = [] { return make_gpt_workload(gpt_small_options()); };
-  factories["user-example"] = [] { return make_user_model_example(); };
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, Entry> entries;
+};
+
+void add_mlp(std::map<std::string, Entry>& entries, const MlpOptions& defaults) {
+  entries[defaults.name] = {mlp_option_table(defaults), [defaults](const auto& values) {
+                              return make_mlp_workload(mlp_options_from(defaults, values));
+                            }};
+}
+void add_gpt(std::map<std::string, Entry>& entries, const GptOptions& defaults) {
+  entries[defaults.name] = {gpt_option_table(defaults), [defaults](const auto& values) {
+                              return make_gpt_workload(gpt_options_from(defaults, values));
+                            }};
+}
+void add_llama(std::map<std::string, Entry>& entries, const LlamaOptions& defaults) {
+  entries[defaults.name] = {llama_option_table(defaults), [defaults](const auto& values) {
+                              return make_llama_workload(llama_options_from(defaults, values));
+                            }};
+}
+
+void register_builtin_workloads(std::map<std::string, Entry>& entries) {
+  add_mlp(entries, MlpOptions{});
+  MlpOptions outliers;
+  outliers.name = "mlp-outliers";
+  outliers.outlier_features = 4;
+  outliers.outlier_scale = 100.0;
+  add_mlp(entries, outliers);
+  add_gpt(entries, gpt_tiny_options());
+  add_gpt(entries, gpt_small_options());
+  add_llama(entries, llama_xs_options());
+  add_llama(entries, llama_s_options());
+  add_llama(entries, llama_m_options());
+  const ResidualMlpOptions residual;
+  entries[residual.name] = {residual_mlp_option_table(residual), [residual](const auto& values) {
+                              return make_residual_mlp_workload(
+                                  residual_mlp_options_from(residual, values));
+                            }};
+  entries["user-example"] = {{}, [](const auto&) { return make_user_model_example(); }};
 }
 
 Registry& registry() {
   static Registry* instance = [] {
     auto* r = new Registry;  // never destroyed: workloads may be made during static teardown
-    register_builtin_workloads(r->factories);
+    register_builtin_workloads(r->entries);
     return r;
   }();
   return *instance;
 }
 
+Entry entry_of(const std::string& name) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  const auto it = r.entries.find(name);
+  if (it == r.entries.end()) {
+    std::string known;
+    for (const auto& [n, e] : r.entries) known += (known.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown workload '" + name + "' (known: " + known + ")");
+  }
+  return it->second;
+}
+
 }  // namespace
 
 void register_workload(const std::string& name, WorkloadFactory factory) {
-  auto& r = registry();
-  std::lock_guard lock(r.mutex);
-  r.factories[name] = std::move(factory);
+  register_workload(name, {}, [factory = std::move(factory)](const WorkloadOptionValues&) {
+    return factory();
+  });
 }
 
-std::unique_ptr<Workload> make_workload(const std::string& name) {
-  WorkloadFactory factory;
-  {
-    auto& r = registry();
-    std::lock_guard lock(r.mutex);
-    auto it = r.factories.find(name);
-    if (it == r.factories.end()) {
-      std::string known;
-      for (const auto& [n, f] : r.factories) known += (known.empty() ? "" : ", ") + n;
-      throw std::invalid_argument("unknown workload '" + name + "' (known: " + known + ")");
+void register_workload(const std::string& name, WorkloadOptionTable options,
+                       OptionedWorkloadFactory factory) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.entries[name] = {std::move(options), std::move(factory)};
+}
+
+ResolvedWorkload resolve_workload(const std::string& spec) {
+  const auto parsed = parse_workload_spec(spec);
+  const auto entry = entry_of(parsed.name);
+  return {parsed.name, resolve_workload_options(parsed.name, entry.options, parsed.settings)};
+}
+
+std::string canonical_workload(const std::string& spec) {
+  const auto resolved = resolve_workload(spec);
+  return canonical_workload_spec(resolved.name, resolved.values);
+}
+
+void canonicalize_workloads(std::vector<std::string>& specs, const std::string& file) {
+  for (auto& spec : specs) {
+    try {
+      spec = canonical_workload(spec);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(file + ": workloads: " + e.what());
     }
-    factory = it->second;
   }
-  return factory();
+}
+
+WorkloadOptionTable workload_option_table(const std::string& name) {
+  return entry_of(name).options;
+}
+
+std::unique_ptr<Workload> make_workload(const std::string& spec) {
+  const auto resolved = resolve_workload(spec);
+  return entry_of(resolved.name).factory(resolved.values);
 }
 
 std::vector<std::string> workload_names() {
   auto& r = registry();
   std::lock_guard lock(r.mutex);
   std::vector<std::string> names;
-  for (const auto& [n, f] : r.factories) names.push_back(n);
+  for (const auto& [n, e] : r.entries) names.push_back(n);
   return names;
 }
 

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "experiments/workloads/workload_options.hpp"
+
 namespace fp8lab::experiments {
 
 struct Batch {
@@ -29,6 +31,13 @@ struct Batch {
 class TrainableModel : public torch::nn::Module {
  public:
   virtual torch::Tensor loss(const Batch& batch) = 0;
+  // The loss of each example of the batch ([batch], same reduction per example as loss()), for
+  // the eval loss's standard error; undefined when the model does not provide it (the runner
+  // then uses the spread of the eval batches' losses).
+  virtual torch::Tensor example_losses(const Batch& /*batch*/) { return {}; }
+  // Names of the parameters that are embeddings or the output head (not counted in the
+  // non-embedding parameter count of the record).
+  virtual std::vector<std::string> embedding_parameter_names() const { return {}; }
 };
 
 // AdamW; the learning rate rises linearly over warmup_steps, then follows a cosine from
@@ -47,7 +56,15 @@ struct TrainingSchedule {
   // Elements of a batch that count as "tokens" for tokens/s (tokens for a language model,
   // samples for the MLP).
   std::int64_t tokens_per_batch = 1;
+  // Clip the global gradient L2 norm to this before each optimizer step; 0: no clipping.
+  double grad_clip = 0.0;
 };
+
+// The schedule's options (steps, eval_every, warmup, lr, final_lr_fraction, weight_decay,
+// grad_clip, beta1, beta2) with `defaults` as defaults, for a workload's option table; and the
+// schedule those options' values give.
+WorkloadOptionTable schedule_option_table(const TrainingSchedule& defaults);
+TrainingSchedule schedule_from(TrainingSchedule schedule, const WorkloadOptionValues& values);
 
 class Workload {
  public:

@@ -1,0 +1,170 @@
+#include "experiments/workloads/residual_mlp_workload.hpp"
+
+#include <cmath>
+
+#include "experiments/workloads/linear_call.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+// torch.nn.Linear's default: weight and bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+void init_uniform(torch::nn::Module& module, torch::Generator& generator) {
+  torch::NoGradGuard no_grad;
+  for (auto& child : module.modules(/*include_self=*/false)) {
+    auto* linear = dynamic_cast<torch::nn::LinearImpl*>(child.get());
+    if (linear == nullptr) continue;
+    const double bound = 1.0 / std::sqrt(static_cast<double>(linear->options.in_features()));
+    linear->weight.uniform_(-bound, bound, generator);
+    if (linear->bias.defined()) linear->bias.uniform_(-bound, bound, generator);
+  }
+}
+
+torch::Tensor swiglu_halves(const torch::Tensor& u) {
+  const auto halves = u.chunk(2, -1);
+  return halves[0] * torch::silu(halves[1]);
+}
+
+class ResidualMlpModel : public TrainableModel {
+ public:
+  ResidualMlpModel(const ResidualMlpOptions& o, std::uint64_t seed) {
+    auto generator = make_generator(seed, 0);
+    for (std::int64_t i = 0; i < o.depth; ++i) {
+      blocks_.push_back(register_module("block" + std::to_string(i),
+                                        ResidualBlock(o.d, o.activation)));
+    }
+    init_uniform(*this, generator);
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    for (auto& block : blocks_) x = block->forward(x);
+    return x;
+  }
+  torch::Tensor loss(const Batch& batch) override {
+    return torch::mse_loss(forward(batch.input), batch.target);
+  }
+  torch::Tensor example_losses(const Batch& batch) override {
+    return (forward(batch.input) - batch.target).pow(2).mean(1);
+  }
+
+ private:
+  std::vector<ResidualBlock> blocks_;
+};
+
+// The frozen teacher: per block Linear(d, h_in) -> act -> Linear(h, d), no residual, no bias.
+class Teacher {
+ public:
+  explicit Teacher(const ResidualMlpOptions& o) : swiglu_(o.activation == "swiglu") {
+    auto generator = make_generator(0x7EAC4E25, 0);  // seed-independent: one function to learn
+    // Their teacher_width defaults to the width: h = d; SwiGLU h = round(2d/3), same parameters.
+    const auto h = swiglu_ ? (4 * o.d + 3) / 6 : o.d;
+    const auto h_in = swiglu_ ? 2 * h : h;
+    for (std::int64_t i = 0; i < o.depth; ++i) {
+      const double bound_in = 1.0 / std::sqrt(static_cast<double>(o.d));
+      const double bound_out = 1.0 / std::sqrt(static_cast<double>(h));
+      w_in_.push_back(torch::empty({h_in, o.d}).uniform_(-bound_in, bound_in, generator));
+      w_out_.push_back(torch::empty({o.d, h}).uniform_(-bound_out, bound_out, generator));
+    }
+  }
+  torch::Tensor operator()(torch::Tensor x) const {
+    torch::NoGradGuard no_grad;
+    for (std::size_t i = 0; i < w_in_.size(); ++i) {
+      const auto u = torch::linear(x, w_in_[i]);
+      x = torch::linear(swiglu_ ? swiglu_halves(u) : torch::gelu(u), w_out_[i]);
+    }
+    return x;
+  }
+
+ private:
+  bool swiglu_;
+  std::vector<torch::Tensor> w_in_, w_out_;
+};
+
+class ResidualMlpWorkload : public Workload {
+ public:
+  explicit ResidualMlpWorkload(ResidualMlpOptions options)
+      : options_(std::move(options)), teacher_(options_) {
+    for (std::int64_t i = 0; i < options_.eval_batches; ++i) {
+      // Eval inputs: their own generator streams, disjoint from training steps (>= 2^62).
+      auto generator = make_generator(0xE7A1, (1ULL << 62) + static_cast<std::uint64_t>(i));
+      auto x = torch::randn({options_.eval_batch_size, options_.d}, generator);
+      eval_.push_back(Batch{x, teacher_(x)});
+    }
+  }
+  std::string name() const override { return options_.name; }
+  std::string description() const override {
+    return "residual MLP (Su et al. 2025) d " + std::to_string(options_.d) + ", depth " +
+           std::to_string(options_.depth) + ", " + options_.activation + ", batch " +
+           std::to_string(options_.batch_size) + ", label noise " +
+           std::to_string(options_.noise) + ", regressing a frozen random teacher MLP";
+  }
+  TrainingSchedule schedule() const override {
+    auto s = options_.schedule;
+    s.tokens_per_batch = options_.batch_size;
+    return s;
+  }
+  std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
+    return std::make_shared<ResidualMlpModel>(options_, seed);
+  }
+  Batch train_batch(std::int64_t step, std::uint64_t seed) const override {
+    auto generator = make_generator(seed, static_cast<std::uint64_t>(step) + 1);
+    auto x = torch::randn({options_.batch_size, options_.d}, generator);
+    auto noise = torch::randn({options_.batch_size, options_.d}, generator);
+    return Batch{x, teacher_(x) + options_.noise * noise};
+  }
+  std::vector<Batch> eval_batches() const override { return eval_; }
+
+ private:
+  ResidualMlpOptions options_;
+  Teacher teacher_;
+  std::vector<Batch> eval_;
+};
+
+}  // namespace
+
+std::int64_t residual_mlp_swiglu_hidden(std::int64_t d) { return (8 * d / 3 + 31) / 32 * 32; }
+
+ResidualBlockImpl::ResidualBlockImpl(std::int64_t d, const std::string& activation)
+    : swiglu_(activation == "swiglu") {
+  norm_ = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
+  const auto h = swiglu_ ? residual_mlp_swiglu_hidden(d) : 4 * d;
+  register_module("fc1",
+                  torch::nn::Linear(torch::nn::LinearOptions(d, swiglu_ ? 2 * h : h).bias(false)));
+  register_module("fc2", torch::nn::Linear(torch::nn::LinearOptions(h, d).bias(true)));
+}
+
+torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x) {
+  const auto u = forward_linear(*this, "fc1", norm_->forward(x));
+  return x + forward_linear(*this, "fc2", swiglu_ ? swiglu_halves(u) : torch::gelu(u));
+}
+
+std::unique_ptr<Workload> make_residual_mlp_workload(const ResidualMlpOptions& options) {
+  return std::make_unique<ResidualMlpWorkload>(options);
+}
+
+WorkloadOptionTable residual_mlp_option_table(const ResidualMlpOptions& d) {
+  WorkloadOptionTable table{
+      integer_option("d", d.d, 1, 65536, "width of the residual stream"),
+      integer_option("depth", d.depth, 1, 1024, "residual blocks (student and teacher)"),
+      choice_option("activation", d.activation, {"gelu", "swiglu"}, "activation of each block"),
+      integer_option("batch", d.batch_size, 1, 1 << 24, "samples per training batch"),
+      real_option("noise", d.noise, 0.0, 1e6, "standard deviation of the label noise"),
+      integer_option("eval_batches", d.eval_batches, 1, 1 << 20, "fixed eval batches"),
+      integer_option("eval_batch", d.eval_batch_size, 1, 1 << 24, "samples per eval batch"),
+  };
+  for (auto& o : schedule_option_table(d.schedule)) table.push_back(std::move(o));
+  return table;
+}
+
+ResidualMlpOptions residual_mlp_options_from(ResidualMlpOptions o,
+                                             const WorkloadOptionValues& values) {
+  o.d = values.integer("d");
+  o.depth = values.integer("depth");
+  o.activation = values.text("activation");
+  o.batch_size = values.integer("batch");
+  o.noise = values.real("noise");
+  o.eval_batches = values.integer("eval_batches");
+  o.eval_batch_size = values.integer("eval_batch");
+  o.schedule = schedule_from(o.schedule, values);
+  return o;
+}
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,67 @@
+// Workload "residual-mlp": the student/teacher proxy of Su et al. 2025, "Characterization and
+// Mitigation of Training Instabilities in Microscaling Formats" (arXiv 2506.20752; their script
+// olmo/synthetic/student_teacher_v3.py of github KempnerInstitute/systems-scaling).
+//
+// Student: `depth` residual blocks x + fc2(act(fc1(LayerNorm(x)))), LayerNorm with affine weight
+// and bias, fc1 without bias, fc2 with bias; act GeLU (fc1: d -> 4d) or SwiGLU (fc1: d -> 2h,
+// a * silu(b) of its two halves, h = 8d/3 rounded up to a multiple of 32; their script rounds to
+// the nearest integer, 1365 at d 512, which no FP8 block size divides). Its output is the residual
+// stream itself. Teacher: a frozen random MLP of the same depth (Linear(d, d) -> act ->
+// Linear(d, d) per block, their teacher_width defaulting to the width; SwiGLU: Linear(d, 2h),
+// h = round(2d/3); no residual, no bias, torch's default uniform init), the same for every seed
+// (their script draws it from the run's seed). Data: Gaussian inputs x ~ N(0, I_d); training
+// targets teacher(x) + noise * N(0, 1) (label noise, new each step); eval targets teacher(x)
+// without noise, on fixed batches. Loss: MSE.
+// Optimizer: Adam (AdamW, weight decay 0), betas (0.9, 0.999), constant learning rate.
+//
+// Defaults: the paper's text for the shape (depth 4, d 512, batch 2048, label noise 1e-3) and the
+// script for the rest (7000 steps, Adam lr 1e-3 constant, 4 eval batches of 2048, GeLU). That is
+// about 100 GFLOP per step, hours on a CPU: CPU runs scale it down with options (d, depth, batch,
+// steps). The script's own defaults differ: depth 8, batch 512, noise 0.005.
+#pragma once
+
+#include <torch/torch.h>
+
+#include "experiments/workloads/workload.hpp"
+
+namespace fp8lab::experiments {
+
+struct ResidualMlpOptions {
+  std::string name = "residual-mlp";
+  std::int64_t d = 512;
+  std::int64_t depth = 4;
+  std::string activation = "gelu";  // gelu | swiglu
+  std::int64_t batch_size = 2048;
+  double noise = 1e-3;
+  std::int64_t eval_batches = 4;
+  std::int64_t eval_batch_size = 2048;
+  TrainingSchedule schedule{.steps = 7000, .eval_every = 200, .warmup_steps = 0,
+                            .learning_rate = 1e-3, .final_lr_fraction = 1.0,
+                            .weight_decay = 0.0, .beta1 = 0.9, .beta2 = 0.999,
+                            .tokens_per_batch = 0, .grad_clip = 0.0};
+};
+
+// One residual block of the student, public for the gradient test.
+class ResidualBlockImpl : public torch::nn::Module {
+ public:
+  ResidualBlockImpl(std::int64_t d, const std::string& activation);
+  torch::Tensor forward(const torch::Tensor& x);
+
+ private:
+  bool swiglu_;
+  torch::nn::LayerNorm norm_{nullptr};
+};
+TORCH_MODULE(ResidualBlock);
+
+// SwiGLU hidden size of a block of width d.
+std::int64_t residual_mlp_swiglu_hidden(std::int64_t d);
+
+std::unique_ptr<Workload> make_residual_mlp_workload(const ResidualMlpOptions& options);
+
+// Options d, depth, activation, batch, noise, eval_batches, eval_batch and the schedule's
+// (steps, lr, ...), with `defaults`' values as defaults.
+WorkloadOptionTable residual_mlp_option_table(const ResidualMlpOptions& defaults);
+ResidualMlpOptions residual_mlp_options_from(ResidualMlpOptions options,
+                                             const WorkloadOptionValues& values);
+
+}  // namespace fp8lab::experiments
