@@ -64,7 +64,8 @@ class DelayedScalingState {
   void record_amax(std::int64_t slot, float amax);
 
   // End of this pass: reduce row 0 with `reduce` (MAX over ranks) if given, then the fused update
-  // with recompute_scale = (update_count() % interval == 0); then update_count() += 1.
+  // with recompute_scale = config.recomputes_scale(update_count()) (the interval rule,
+  // sim/scaling/plan.hpp); then update_count() += 1.
   void update(const AmaxReducer& reduce = {});
 
   std::int64_t slots() const { return slots_; }
