@@ -23,7 +23,7 @@ std::optional<nlohmann::json> read_json_file(const std::filesystem::path& path) 
   if (!in) return std::nullopt;
   try {
     return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // syntax, or a number out of range
     throw ResultsFileError(path, 1, std::string("not valid JSON: ") + e.what());
   }
 }
@@ -59,7 +59,7 @@ std::vector<std::pair<std::size_t, nlohmann::json>> run_records_from_text(
     nlohmann::json record;
     try {
       record = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // syntax, or a number out of range
       throw ResultsFileError(path, line,
                              std::string(ended_with_newline ? "" : "truncated record (no final "
                                                                    "newline): ") +

@@ -169,7 +169,8 @@ RunRecordFile run_record_from_text(const std::filesystem::path& path, const std:
   nlohmann::json record;
   try {
     record = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // A syntax error, or a number no double holds (out_of_range 406, found by fuzz_results).
     // Records end with a newline (write_run_record): without one the file was cut short.
     file.problem = std::string(text.back() == '\n' ? "" : "truncated (no final newline): ") +
                    "not one JSON object: " + e.what();

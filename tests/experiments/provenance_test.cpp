@@ -26,6 +26,7 @@
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/results_store.hpp"
 #include "experiments/runner/run_executor.hpp"
+#include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/run_job.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/read_text.hpp"
@@ -365,14 +366,16 @@ TEST_CASE("A sweep run's process runs the job the sweep hands it, without the sw
   request.workload = run.workload;
   request.seed = run.seed;
   request.recipe = run.recipe;
-  request.run_id = run.id;
+  request.steps = 2;
+  // As the sweep files it under --steps 2 (run_ids.hpp).
+  request.run_id = fp8_run_id(run.id, request.steps, request.backend);
   request.provenance = sweep_run_provenance(expansion, run, text);
   const auto out = dir / "job";
-  const auto job = run_job_path(ResultsDirectory(out), run.id);
+  const auto job = run_job_path(ResultsDirectory(out), request.run_id);
   write_run_job(job, request);
   fs::remove(sweep_file);
-  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "run", "--job", job.string(), "--run-id", run.id, "--out",
-                      out.string(), "--steps", "2"},
+  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "run", "--job", job.string(), "--run-id",
+                      request.run_id, "--out", out.string(), "--steps", "2"},
                      dir / "job.log") == 0);
   const auto record = record_of_kind(out, "fp8");
   INFO(record.dump());
