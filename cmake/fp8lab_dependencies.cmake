@@ -81,4 +81,5 @@ if(FP8LAB_WITH_TORCH)
     target_link_options(fp8lab_torch INTERFACE "LINKER:-rpath-link,${_dir}" "LINKER:-rpath,${_dir}")
   endforeach()
   message(STATUS "fp8lab: LibTorch ${Torch_VERSION} from ${Torch_DIR}")
+  include(${PROJECT_SOURCE_DIR}/cmake/fp8lab_arrow.cmake)  # the layer statistics sidecars
 endif()

@@ -15,6 +15,7 @@
 #include "recipes/detail/yaml_values.hpp"
 #include "recipes/utf8.hpp"
 #include "recipes/text_file.hpp"
+#include "recipes/what_if.hpp"
 
 namespace fp8lab::recipes {
 namespace {
@@ -32,7 +33,8 @@ const std::vector<std::string>& top_level_keys() {
                                                 "workloads", "seeds",  "base",
                                                 "parameters", "name", "description",
                                                 "runs_as", "baseline_seeds",
-                                                "practical_band", "null_runs"};
+                                                "practical_band", "null_runs",
+                                                "layer_stats_every", "what_if"};
   return keys;
 }
 // practical_band: a fraction in (0, 1), e.g. 0.0025 for 0.25%.
@@ -116,6 +118,29 @@ std::vector<std::int64_t> parse_int_list(const std::string& key, const YAML::Nod
     values.push_back(value);
   }
   return values;
+}
+
+// what_if: a list of distinct what-if recipe names (what_if.hpp), each checked here.
+std::vector<std::string> parse_what_if(const std::string& key, const YAML::Node& v,
+                                       const Site& site, const std::string& file) {
+  if (!v.IsSequence() || v.size() == 0) {
+    throw RecipeError(site, key, v.IsSequence() ? "[]" : detail::describe_node(v),
+                      "expected a non-empty list, got",
+                      "a list of " + accepted_what_if_names() + ", e.g. [mxfp8, block]");
+  }
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const Site item_site = detail::site_of(file, v[i]);
+    const std::string field = fmt::format("{}[{}]", key, i);
+    const std::string name =
+        detail::as_scalar(v[i], item_site, field, accepted_what_if_names());
+    what_if_recipe(name, item_site, field);
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      throw RecipeError(item_site, field, name, "is given twice:", accepted_what_if_names());
+    }
+    names.push_back(name);
+  }
+  return names;
 }
 
 SweepMethod parse_method(const YAML::Node& v, const Site& site, const std::string& key) {
@@ -416,6 +441,13 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
       sweep.practical_band = parse_band(v, site, key);
     } else if (key == "null_runs") {
       sweep.null_runs = detail::as_bool(v, site, key);
+    } else if (key == "layer_stats_every") {
+      sweep.layer_stats_every = detail::as_int(v, site, key, "an integer >= 1");
+      if (sweep.layer_stats_every < 1) {
+        throw RecipeError(site, key, v.Scalar(), "out of range:", "an integer >= 1");
+      }
+    } else if (key == "what_if") {
+      sweep.what_if = parse_what_if(key, v, site, file);
     } else if (key == "base") {
       sweep.base = detail::parse_recipe_mapping(v, file, "base.");
     } else if (key == "parameters") {

@@ -19,6 +19,10 @@
 //   null_runs: true           # optional (default false): also run the null recipe, the
 //                             # baseline with a perturbation that is not FP8, on every
 //                             # (workload, seed) of `seeds`: the report's chaos floor
+//   layer_stats_every: 10     # optional: per-layer statistics into each run's Parquet sidecar
+//                             # every 10th step (default: at the eval steps)
+//   what_if: [mxfp8, block]   # optional: also measure these recipes' quantization of the same
+//                             # tensors in every run, baselines included (what_if.hpp)
 //   base: {scaling: delayed}  # optional recipe fields shared by every combination
 //   runs_as: asked            # or upstream: run what accelerate + TE / torchao really run for
 //                             # each combination (runs_as.hpp); the changes become its reasons
@@ -80,6 +84,8 @@ struct Sweep {
   std::vector<std::int64_t> baseline_seeds;  // empty: the baseline runs on `seeds` only
   double practical_band = 0.0025;             // the paired verdicts' band (fraction)
   bool null_runs = false;                     // run the null recipe on every (workload, seed)
+  std::int64_t layer_stats_every = 0;         // the sidecar's steps; 0: the eval steps
+  std::vector<std::string> what_if;           // what-if recipe names (what_if.hpp)
   std::vector<FieldSetting> base;
   std::vector<SweepParameter> parameters;
   RunsAs runs_as = RunsAs::asked;

@@ -26,6 +26,7 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/option_checks.hpp"
 #include "experiments/cli/process_environment.hpp"
+#include "experiments/fp8/what_if.hpp"
 #include "experiments/report/results_reader.hpp"
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/null_run.hpp"
@@ -58,6 +59,8 @@ struct RunArguments {
   bool null_run = false;
   std::string backend = "sim";
   std::int64_t shadow_every = 0;
+  std::int64_t layer_stats_every = 0;
+  std::vector<std::string> what_if;
   std::string runs_as = "asked";
   bool list_workload_options = false;
 };
@@ -98,6 +101,9 @@ int run(const RunArguments& a) {
   if (a.steps > 0) request.steps = a.steps;
   request.backend = {a.backend, a.shadow_every};
   validate(request.backend);
+  request.layer_stats_every = a.layer_stats_every;
+  request.what_if = a.what_if;
+  lower_what_if(a.what_if, "--what-if");  // refused here, before any training
   const ResultsDirectory directory(a.out);
   use_one_torch_thread();
 
@@ -231,6 +237,14 @@ void add_run_command(CLI::App& app) {
   command->add_option("--shadow-every", a->shadow_every,
                       "replay every N-th step through sim and count mismatches (0: off)")
       ->check(whole_number_at_least(0));
+  command->add_option("--layer-stats-every", a->layer_stats_every,
+                      "per-layer statistics into the run's Parquet sidecar every N-th step "
+                      "(0: at the eval steps; docs/results-schema.md)")
+      ->check(whole_number_at_least(0));
+  command->add_option("--what-if", a->what_if,
+                      "also measure these recipes' quantization of the same tensors, e.g. "
+                      "--what-if mxfp8,block,rowwise (scalings other than delayed)")
+      ->delimiter(',');
   command->callback([a] {
     int code = 0;
     try {

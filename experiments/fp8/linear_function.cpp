@@ -67,6 +67,14 @@ QuantizedOperand quantize_operand(const LinearExecution& e, Operand tensor, Gemm
   return operand;
 }
 
+// The what-if recipes' statistics of x as the `tensor` operand of `role` (what_if.hpp), on the
+// steps whose statistics are kept; a CUDA tensor is copied to the host for them.
+void what_if_operand(const LinearExecution& e, Operand tensor, Gemm role, const at::Tensor& x) {
+  if (!e.stats || !e.measure_operands || !e.what_if || e.what_if->empty()) return;
+  const at::Tensor host_x = x.is_cuda() ? x.cpu() : x;
+  measure_what_if(*e.what_if, tensor, role, const_view(host_x), *e.stats);
+}
+
 // out = GEMM `role`: FP8 on the quantized operands qa, qb when given, else high precision on a, b.
 void run_gemm(const LinearExecution& e, Gemm role, const QuantizedOperand* qa,
               const QuantizedOperand* qb, const at::Tensor& a, const at::Tensor& b,
@@ -110,6 +118,10 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     auto saved = c10::make_intrusive<SavedLinear>();
     saved->execution = e;
 
+    what_if_operand(e, Operand::kInput, Gemm::kFprop, x);
+    what_if_operand(e, Operand::kWeight, Gemm::kFprop, weight);
+    if (wgrad_follows) what_if_operand(e, Operand::kInput, Gemm::kWgrad, x);
+    if (dgrad_follows) what_if_operand(e, Operand::kWeight, Gemm::kDgrad, weight);
     at::Tensor y = at::empty({x.size(0), weight.size(0)}, x.options());
     if (fp8 && e.quantized[role_index(Gemm::kFprop)]) {
       const auto qx = quantize_operand(e, Operand::kInput, Gemm::kFprop, x);
@@ -146,6 +158,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
 
     at::Tensor dx, dw, db;
     if (ctx->needs_input_grad(0)) {
+      what_if_operand(e, Operand::kGradOutput, Gemm::kDgrad, dy);
       dx = at::empty_like(x);
       if (e.state && e.quantized[role_index(Gemm::kDgrad)]) {
         if (!saved.weight_for_dgrad) throw std::logic_error("Fp8Linear: no FP8 copy of W for dgrad");
@@ -156,6 +169,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
       }
     }
     if (ctx->needs_input_grad(1)) {
+      what_if_operand(e, Operand::kGradOutput, Gemm::kWgrad, dy);
       dw = at::empty_like(weight);
       if (e.state && e.quantized[role_index(Gemm::kWgrad)]) {
         if (!saved.input_for_wgrad) throw std::logic_error("Fp8Linear: no FP8 copy of x for wgrad");

@@ -13,6 +13,7 @@
 #include "experiments/fp8/autocast.hpp"
 #include "experiments/fp8/backend.hpp"
 #include "experiments/fp8/linear_stats.hpp"
+#include "experiments/fp8/what_if.hpp"
 #include "recipes/recipe.hpp"
 
 namespace fp8lab::experiments {
@@ -34,6 +35,9 @@ struct LinearExecution {
   // on steps whose statistics nobody reads (tensors on CUDA then copy nothing back for them).
   // GEMM counts and timers are kept either way.
   bool measure_operands = true;
+  // Other recipes' quantization of the same tensors, measured into stats->what_if alongside
+  // (what_if.hpp); only when measure_operands, in FP8 and high-precision Linears alike.
+  std::shared_ptr<const WhatIfRecipes> what_if;
 };
 
 // y = x · weightᵀ + bias for x [rows, in_features] fp32, weight [out_features, in_features] fp32

@@ -6,13 +6,25 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/scaling/stats.hpp"
-
 namespace fp8lab::experiments {
 
 double OperandStats::sqnr_db() const {
   return sim::scaling::SqnrSums{sqnr_elements, signal_energy, noise_energy}.db();
 }
+
+double OperandStats::mse() const {
+  return sim::scaling::SqnrSums{sqnr_elements, signal_energy, noise_energy}.mse();
+}
+
+namespace {
+double percent(std::uint64_t part, std::uint64_t whole) {
+  if (whole == 0) return std::numeric_limits<double>::quiet_NaN();
+  return 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+}
+}  // namespace
+
+double OperandStats::underflow_pct() const { return percent(underflowed, count); }
+double OperandStats::overflow_pct() const { return percent(saturated, count); }
 
 void OperandStats::merge(const OperandStats& other) {
   if (other.quantizations == 0) return;
@@ -24,6 +36,10 @@ void OperandStats::merge(const OperandStats& other) {
   amax = std::fmax(amax, other.amax);
   scale_min = std::fmin(scale_min, other.scale_min);
   scale_max = std::fmax(scale_max, other.scale_max);
+  scale_inv_min = std::fmin(scale_inv_min, other.scale_inv_min);
+  scale_inv_max = std::fmax(scale_inv_max, other.scale_inv_max);
+  max_block_dynamic_range_log2 =
+      std::max(max_block_dynamic_range_log2, other.max_block_dynamic_range_log2);
   count += other.count;
   saturated += other.saturated;
   underflowed += other.underflowed;
@@ -31,6 +47,7 @@ void OperandStats::merge(const OperandStats& other) {
   sqnr_elements += other.sqnr_elements;
   signal_energy += other.signal_energy;
   noise_energy += other.noise_energy;
+  moments.add(other.moments);
 }
 
 OperandStats measure_quantization(ConstMatrix x, const sim::scaling::QuantizeResult& result) {
@@ -54,6 +71,14 @@ OperandStats measure_quantization(ConstMatrix x, const sim::scaling::QuantizeRes
     stats.scale_min = std::fmin(stats.scale_min, s);  // fmin/fmax drop NaN
     stats.scale_max = std::fmax(stats.scale_max, s);
   }
+  stats.scale_inv_min = std::numeric_limits<float>::infinity();
+  stats.scale_inv_max = -std::numeric_limits<float>::infinity();
+  for (const float s : q.scale_inv) {
+    stats.scale_inv_min = std::fmin(stats.scale_inv_min, s);
+    stats.scale_inv_max = std::fmax(stats.scale_inv_max, s);
+  }
+  stats.max_block_dynamic_range_log2 = sim::scaling::max_block_dynamic_range_log2(x.data, q);
+  stats.moments = sim::scaling::moment_sums(x.data);
   // The SQNR's sums as sim computes them (sim::scaling::sqnr_sums, TE's dequantization).
   const sim::scaling::SqnrSums sums = sim::scaling::sqnr_sums(x.data, q);
   stats.sqnr_elements = sums.elements;
@@ -74,9 +99,14 @@ double LinearStats::total_gemm_seconds() const {
 }
 
 void LinearStats::merge(const LinearStats& other) {
-  for (std::size_t t = 0; t < 3; ++t) {
-    for (std::size_t r = 0; r < 3; ++r) operands[t][r].merge(other.operands[t][r]);
-  }
+  const auto merge_table = [](OperandTable& into, const OperandTable& from) {
+    for (std::size_t t = 0; t < 3; ++t) {
+      for (std::size_t r = 0; r < 3; ++r) into[t][r].merge(from[t][r]);
+    }
+  };
+  merge_table(operands, other.operands);
+  if (what_if.size() < other.what_if.size()) what_if.resize(other.what_if.size());
+  for (std::size_t i = 0; i < other.what_if.size(); ++i) merge_table(what_if[i], other.what_if[i]);
   for (std::size_t r = 0; r < 3; ++r) {
     fp8_gemms[r] += other.fp8_gemms[r];
     high_precision_gemms[r] += other.high_precision_gemms[r];

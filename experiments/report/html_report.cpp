@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "experiments/report/analysis.hpp"
+#include "experiments/report/layer_stats_report.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
 #include "experiments/report/report_facts.hpp"
@@ -628,6 +629,7 @@ std::string render_html_report(const ReportInput& input) {
   heatmap_section(html, input, facts);
   trajectories_section(html, facts);
   underflow_charts(html, input, facts);
+  html << render_layer_stats_html(input);
   throughput_table(html, facts);
   if (!input.notes.empty()) {
     html << "<h2>Notes</h2>\n<ul>\n";

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,6 +23,9 @@ struct ReportInput {
   // run id -> the file holding its record, relative to where the reports are written
   // ("runs/<id>.json"; "results.jsonl" for a directory read from its results.jsonl).
   std::map<std::string, std::string> record_files;
+  // run id -> its layer statistics sidecar, as this process opens it (the record's
+  // layer_stats_sidecar under the directory the record was read from; layer_stats_report.hpp).
+  std::map<std::string, std::filesystem::path> layer_stats_files;
 };
 
 // The link from a report to a run's record: input.record_files, else "runs/<run_id>.json".

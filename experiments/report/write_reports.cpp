@@ -60,6 +60,20 @@ ReportPaths write_reports(const ReportOptions& options) {
     const auto absolute = std::filesystem::absolute(file).lexically_normal();
     input.record_files[id] = absolute.lexically_relative(out_absolute).string();
   }
+  // Sidecars lie under the directory a record was read from: DIR for DIR/results.jsonl, and for
+  // DIR/runs/<id>.json too.
+  for (const auto& record : input.records) {
+    if (!record.contains("layer_stats_sidecar") || !record["layer_stats_sidecar"].is_string()) {
+      continue;
+    }
+    const auto id = record["run_id"].get<std::string>();
+    const auto file = loaded.files.find(id);
+    if (file == loaded.files.end()) continue;
+    auto directory = file->second.parent_path();
+    if (directory.filename() == "runs") directory = directory.parent_path();
+    input.layer_stats_files[id] =
+        directory / std::filesystem::path(record["layer_stats_sidecar"].get<std::string>());
+  }
   ReportPaths paths{out / "results.jsonl", out / "summary.csv", out / "report.md",
                     out / "report.html", input.records.size(), loaded.chosen};
   std::ostringstream jsonl;

@@ -192,7 +192,8 @@ RunRecordFile run_record_from_text(const std::filesystem::path& path, const std:
 std::vector<std::filesystem::path> ResultsDirectory::remove_stale_temp_files() const {
   std::vector<std::filesystem::path> removed;
   const std::string host = this_host();
-  for (const auto& directory : {root_, runs_directory(), root_ / "baselines"}) {
+  for (const auto& directory :
+       {root_, runs_directory(), root_ / "baselines", root_ / "layer_stats"}) {
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
       const auto name = entry.path().filename().string();

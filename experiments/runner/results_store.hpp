@@ -7,6 +7,8 @@
 //                                 run_record_problem) is not, and --resume sets it aside as
 //                                 runs/.<run_id>.json.invalid-<n> and runs the run again.
 //   DIR/baselines/<run_id>.pt     the baseline's weights and gradients at its eval steps
+//   DIR/layer_stats/<run_id>.parquet   the run's per-layer statistics (layer_stats_sidecar.hpp),
+//                                 written atomically before its record
 //   DIR/sweep.json                the sweep's requested combinations and the run standing for each
 //   DIR/results.jsonl, summary.csv, report.md, report.html   written by `fp8lab report DIR`
 //   DIR/.lock-<i>-of-<n>, DIR/.lock-sweep, DIR/claims/<run_id>
@@ -76,7 +78,8 @@ class ResultsDirectory {
   // The same for any file of the directory (a baseline's archive: .<name>.invalid-<n> beside it).
   std::filesystem::path set_aside(const std::filesystem::path& path) const;
   // Removes the temp files (see write_file_atomically) of processes of this host that died before
-  // renaming them (killed, or a full disk), in DIR, runs/ and baselines/; returns their paths.
+  // renaming them (killed, or a full disk), in DIR, runs/, baselines/ and layer_stats/; returns
+  // their paths.
   std::vector<std::filesystem::path> remove_stale_temp_files() const;
 
  private:

@@ -15,8 +15,10 @@
 
 #include "experiments/fp8/backend_linear.hpp"
 #include "experiments/fp8/convert_model.hpp"
+#include "experiments/fp8/what_if.hpp"
 #include "experiments/runner/null_run.hpp"
 #include "experiments/runner/baseline_archive.hpp"
+#include "experiments/runner/layer_stats_sidecar.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/training.hpp"
@@ -66,13 +68,36 @@ double relative_difference(double value, double reference) {
   return (value - reference) / std::fabs(reference);
 }
 
-// After each step: per-layer rows for every operand an Fp8Linear quantized in that step, and the
-// GEMM seconds of every backend Linear (FP8 and high precision); then resets the statistics.
-StepMeasurements take_linear_measurements(TrainableModel& model, bool want_rows) {
+// The sidecar rows of one Linear's step: its own quantizations (FP8 Linears) and each what-if
+// recipe's (every Linear).
+void add_sidecar_rows(std::vector<LayerStatsRow>& rows, const NamedLinearStats& linear,
+                      const WhatIfRecipes& what_if) {
+  const auto add_table = [&](const OperandTable& table, const std::string& recipe) {
+    for (auto tensor : {Operand::kInput, Operand::kWeight, Operand::kGradOutput}) {
+      for (auto role : {Gemm::kFprop, Gemm::kDgrad, Gemm::kWgrad}) {
+        const auto& op = table[static_cast<std::size_t>(tensor)][static_cast<std::size_t>(role)];
+        if (op.quantizations == 0) continue;
+        rows.push_back(layer_stats_row(0, linear.name, tensor, role, recipe, op));
+      }
+    }
+  };
+  if (linear.fp8) add_table(linear.stats.operands, kTrainedRecipe);
+  for (std::size_t i = 0; i < linear.stats.what_if.size() && i < what_if.size(); ++i) {
+    add_table(linear.stats.what_if[i], what_if[i].name);
+  }
+}
+
+// After each step: per-layer rows for every operand an Fp8Linear quantized in that step (the
+// record's, and the sidecar's with the what-if recipes' beside them), and the GEMM seconds of
+// every backend Linear (FP8 and high precision); then resets the statistics.
+StepMeasurements take_linear_measurements(TrainableModel& model, bool want_rows,
+                                          const WhatIfRecipes& what_if) {
   StepMeasurements m;
   for (const auto& linear : collect_linear_stats(model)) {
     m.gemm_seconds += linear.stats.total_gemm_seconds();
-    if (!want_rows || !linear.fp8) continue;
+    if (!want_rows) continue;
+    add_sidecar_rows(m.sidecar_rows, linear, what_if);
+    if (!linear.fp8) continue;
     for (auto tensor : {Operand::kInput, Operand::kWeight, Operand::kGradOutput}) {
       for (auto role : {Gemm::kFprop, Gemm::kDgrad, Gemm::kWgrad}) {
         const auto& op = linear.stats.operand(tensor, role);
@@ -115,15 +140,39 @@ void measure_operands(TrainableModel& model, bool on) {
   }
 }
 
+// The what-if recipes to every backend Linear of the model (null: none).
+void attach_what_if(TrainableModel& model, const std::shared_ptr<const WhatIfRecipes>& what_if) {
+  for (const auto& module : model.modules(/*include_self=*/false)) {
+    if (auto* linear = dynamic_cast<BackendLinearImpl*>(module.get())) linear->set_what_if(what_if);
+  }
+}
+
+// ModelHooks::take_step_measurements, with the what-if recipes' names for the sidecar rows.
+std::function<StepMeasurements(TrainableModel&, bool)> linear_measurements(
+    std::shared_ptr<const WhatIfRecipes> what_if) {
+  if (!what_if) what_if = std::make_shared<const WhatIfRecipes>();
+  return [what_if](TrainableModel& model, bool want_rows) {
+    return take_linear_measurements(model, want_rows, *what_if);
+  };
+}
+
+// The request's what-if recipes, lowered (null when it names none).
+std::shared_ptr<const WhatIfRecipes> what_if_of(const RunRequest& request) {
+  if (request.what_if.empty()) return nullptr;
+  return std::make_shared<const WhatIfRecipes>(lower_what_if(request.what_if, "--what-if"));
+}
+
 ModelHooks baseline_hooks(HighPrecision precision, std::shared_ptr<const LinearBackend> backend,
-                          torch::Device device) {
+                          torch::Device device,
+                          std::shared_ptr<const WhatIfRecipes> what_if = nullptr) {
   ModelHooks hooks;
   hooks.device = device;
   hooks.measure_operands = measure_operands;
-  hooks.convert = [precision, backend](TrainableModel& model) {
+  hooks.convert = [precision, backend, what_if](TrainableModel& model) {
     convert_model_to_high_precision(model, backend, precision);
+    attach_what_if(model, what_if);
   };
-  hooks.take_step_measurements = take_linear_measurements;
+  hooks.take_step_measurements = linear_measurements(what_if);
   return hooks;
 }
 
@@ -143,19 +192,21 @@ std::shared_ptr<const LinearBackend> timing_backend(const BackendChoice& choice,
 }
 
 ModelHooks fp8_hooks(const recipes::Recipe& recipe, HighPrecision precision,
-                     std::shared_ptr<const LinearBackend> backend, torch::Device device) {
+                     std::shared_ptr<const LinearBackend> backend, torch::Device device,
+                     std::shared_ptr<const WhatIfRecipes> what_if = nullptr) {
   ModelHooks hooks;
   hooks.device = device;
   hooks.measure_operands = measure_operands;
-  hooks.convert = [recipe, precision, backend](TrainableModel& model) {
+  hooks.convert = [recipe, precision, backend, what_if](TrainableModel& model) {
     ConvertOptions options;
     options.high_precision = precision;
     convert_model(model, recipe, backend, options);
     // Linears the filter skipped run the baseline's Linear, so that the runs differ only in the
     // FP8 layers.
     convert_model_to_high_precision(model, backend, precision);
+    attach_what_if(model, what_if);
   };
-  hooks.take_step_measurements = take_linear_measurements;
+  hooks.take_step_measurements = linear_measurements(what_if);
   hooks.use_autocast_during_eval = recipe.use_autocast_during_eval;
   return hooks;
 }
@@ -196,6 +247,29 @@ nlohmann::json base_record(const RunRequest& request, const Workload& workload,
   record.update(workload_record_fields(request.workload, workload));
   add_provenance(record, request, kind);
   return record;
+}
+
+// The training options a request sets.
+TrainingOptions training_options(const RunRequest& request) {
+  TrainingOptions options;
+  options.seed = static_cast<std::uint64_t>(request.seed);
+  options.steps = request.steps;
+  options.layer_stats_every = request.layer_stats_every;
+  return options;
+}
+
+// The sidecar of a run's layer statistics, written before its record (so that a valid record
+// always has its sidecar: a resumed sweep never sees one without it), and its path relative to
+// the directory in the record; null when the run kept no rows.
+void add_layer_stats_sidecar(nlohmann::json& record, const ResultsDirectory& directory,
+                             const std::string& run_id, const TrainingResult& t) {
+  if (t.layer_stats_rows.empty()) {
+    record["layer_stats_sidecar"] = nullptr;
+    return;
+  }
+  const auto relative = layer_stats_relative_path(run_id);
+  write_layer_stats(directory.root() / relative, t.layer_stats_rows);
+  record["layer_stats_sidecar"] = relative.generic_string();
 }
 
 // Status, steps and divergence of a finished training.
@@ -491,15 +565,14 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
   try {
     const auto workload = make_workload(request.workload);
     record = base_record(request, *workload, run_id, "baseline");
-    TrainingOptions options;
-    options.seed = static_cast<std::uint64_t>(request.seed);
-    options.steps = request.steps;
+    TrainingOptions options = training_options(request);
     options.keep_snapshots = true;
     const auto backend = make_backend(request.backend);
     const auto device = device_for(request.backend);
-    const auto hooks = baseline_hooks(request.high_precision, backend, device);
+    const auto hooks = baseline_hooks(request.high_precision, backend, device, what_if_of(request));
     const auto result = train(*workload, hooks, options, nullptr);
     add_training(record, result, nullptr);
+    add_layer_stats_sidecar(record, directory, run_id, result);
     add_shadow_check(record, *backend);
     const auto probe = time_training_steps(
         *workload,
@@ -543,14 +616,14 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     record.update(identity);
     const auto baseline = finished_baseline(directory, request);
     const auto reference = load_reference(directory, baseline);
-    TrainingOptions options;
-    options.seed = static_cast<std::uint64_t>(request.seed);
-    options.steps = request.steps;
+    const TrainingOptions options = training_options(request);
     const auto backend = make_backend(request.backend);
     const auto device = device_for(request.backend);
-    const auto hooks = fp8_hooks(recipe, request.high_precision, backend, device);
+    const auto hooks =
+        fp8_hooks(recipe, request.high_precision, backend, device, what_if_of(request));
     const auto result = train(*workload, hooks, options, &reference);
     add_training(record, result, &baseline);
+    add_layer_stats_sidecar(record, directory, request.run_id, result);
     add_shadow_check(record, *backend);
     // Throughput probes in this process, under the same load as the run itself; every arm on the
     // run's device (a GPU step over a GPU baseline step, never over a CPU one).

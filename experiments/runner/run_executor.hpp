@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "experiments/fp8/backend.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
@@ -32,6 +33,12 @@ struct RunRequest {
   // Where the Linears run (--backend sim|cuda) and, on cuda, the shadow check (--shadow-every N;
   // the record's "shadow_check", docs/results-schema.md).
   BackendChoice backend;
+  // The per-layer statistics sidecar (layer_stats_sidecar.hpp): its rows every n-th step (0: at
+  // the record rows' steps, the eval steps), and the what-if recipes measured beside the run's
+  // own quantization (recipes/what_if.hpp names), baselines included. Neither changes the
+  // training, so neither is part of a run id: a run recorded without them keeps its record.
+  std::int64_t layer_stats_every = 0;
+  std::vector<std::string> what_if;
   // FP8 runs only:
   std::optional<recipes::Recipe> recipe;  // nullopt: the baseline itself
   std::string run_id;                     // the sweep's run id (recipes/sweep.hpp)

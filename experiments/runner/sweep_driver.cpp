@@ -79,6 +79,8 @@ nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExp
           {"baseline_seeds", e.sweep.baseline_seeds},
           {"practical_band", e.sweep.practical_band},
           {"null_runs", e.sweep.null_runs},
+          {"layer_stats_every", e.sweep.layer_stats_every},
+          {"what_if", e.sweep.what_if},
           {"grid_size", e.grid_size},
           {"distinct_runs", e.runs.size()},
           {"requested", requested}};
@@ -130,7 +132,8 @@ struct Job {
   nlohmann::json identity;
 };
 
-std::vector<std::string> common_arguments(const SweepOptions& options) {
+std::vector<std::string> common_arguments(const SweepOptions& options,
+                                          const recipes::Sweep& sweep) {
   std::vector<std::string> a = {"--out", options.output.string(), "--baseline-precision",
                                 std::string(name(options.high_precision))};
   if (options.steps) {
@@ -142,6 +145,17 @@ std::vector<std::string> common_arguments(const SweepOptions& options) {
   if (options.backend.shadow_every > 0) {
     a.push_back("--shadow-every");
     a.push_back(std::to_string(options.backend.shadow_every));
+  }
+  // The sweep's layer statistics (sweep.hpp: layer_stats_every, what_if), for every run.
+  if (sweep.layer_stats_every > 0) {
+    a.push_back("--layer-stats-every");
+    a.push_back(std::to_string(sweep.layer_stats_every));
+  }
+  if (!sweep.what_if.empty()) {
+    a.push_back("--what-if");
+    std::string names;
+    for (const auto& name : sweep.what_if) names.append(names.empty() ? "" : ",").append(name);
+    a.push_back(names);
   }
   return a;
 }
@@ -391,14 +405,17 @@ struct Jobs {
 // Builds the jobs of one shard; the arguments, request and identity of each job are decided here.
 class JobPlanner {
  public:
-  JobPlanner(const SweepOptions& options, const ResultsDirectory& directory)
+  JobPlanner(const SweepOptions& options, const ResultsDirectory& directory,
+             const recipes::Sweep& sweep)
       : options_(options),
         directory_(directory),
         executable_(current_executable().string()),
-        common_(common_arguments(options)) {
+        common_(common_arguments(options, sweep)) {
     common_request_.high_precision = options.high_precision;
     common_request_.steps = options.steps;
     common_request_.backend = options.backend;
+    common_request_.layer_stats_every = sweep.layer_stats_every;
+    common_request_.what_if = sweep.what_if;
   }
 
   // The baseline of (workload, seed), unless already planned or recorded.
@@ -480,7 +497,7 @@ Jobs plan_jobs(const SweepOptions& options, const ResultsDirectory& directory,
                const std::vector<const recipes::SweepRun*>& shard, const std::string& text,
                const std::map<std::string, std::string>& id_without_steps,
                SweepOutcome& outcome) {
-  JobPlanner planner(options, directory);
+  JobPlanner planner(options, directory, expansion.sweep);
   // The noise floor's extra baseline seeds (sweep.hpp: baseline_seeds) run in shard 0 only, so
   // that shards sharing a directory do not run them twice.
   if (options.shard_index == 0) {

@@ -205,8 +205,20 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
   }
   if (hooks.take_step_measurements) hooks.take_step_measurements(*model, false);  // reset
   std::vector<double> step_seconds;
-  const auto wants_rows = [&](std::int64_t step) {
+  const auto wants_record_rows = [&](std::int64_t step) {
     return step % statistics_every == 0 || step + 1 == result.steps_planned;
+  };
+  const auto layer_stats_every =
+      options.layer_stats_every > 0
+          ? options.layer_stats_every *
+                ceil_div(ceil_div(planned, options.layer_stats_every), kMaxTrainRows)
+          : 0;
+  const auto wants_sidecar_rows = [&](std::int64_t step) {
+    if (layer_stats_every == 0) return wants_record_rows(step);
+    return step % layer_stats_every == 0 || step + 1 == result.steps_planned;
+  };
+  const auto wants_rows = [&](std::int64_t step) {
+    return wants_record_rows(step) || wants_sidecar_rows(step);
   };
 
   for (std::int64_t step = 0; step < result.steps_planned; ++step) {
@@ -246,9 +258,17 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
     if (hooks.take_step_measurements) {
       auto measured = hooks.take_step_measurements(*model, wants_rows(step));
       result.gemm_seconds += measured.gemm_seconds;
-      for (auto& row : measured.rows) {
-        row["step"] = step;
-        result.layer_statistics.push_back(std::move(row));
+      if (wants_record_rows(step)) {
+        for (auto& row : measured.rows) {
+          row["step"] = step;
+          result.layer_statistics.push_back(std::move(row));
+        }
+      }
+      if (wants_sidecar_rows(step)) {
+        for (auto& row : measured.sidecar_rows) {
+          row.step = step;
+          result.layer_stats_rows.push_back(std::move(row));
+        }
       }
     }
     if (step % eval_every == 0 || last) {

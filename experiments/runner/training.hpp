@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/runner/layer_stats_sidecar.hpp"
 #include "experiments/workloads/workload.hpp"
 
 namespace fp8lab::experiments {
@@ -35,13 +36,16 @@ struct BaselineReference {
 // What the Linears measured during one training step (read and reset after the step).
 struct StepMeasurements {
   nlohmann::json rows = nlohmann::json::array();  // per layer and operand; the loop adds "step"
+  // The sidecar's rows of the step (layer_stats_sidecar.hpp); the loop sets their step.
+  std::vector<LayerStatsRow> sidecar_rows;
   double gemm_seconds = 0.0;
 };
 
 // How the run changes the model and what it reads back from it. Empty functions are skipped.
 struct ModelHooks {
   std::function<void(TrainableModel&)> convert;  // swaps the Linears (FP8 or high-precision)
-  // Called after every training step; `want_rows` says whether this step logs statistics rows.
+  // Called after every training step; `want_rows` says whether this step logs statistics rows
+  // (the record's or the sidecar's: the loop keeps each on its own steps, TrainingOptions).
   // Must reset what it read, so that the next call sees the next step only.
   std::function<StepMeasurements(TrainableModel&, bool want_rows)> take_step_measurements;
   // The recipe's use_autocast_during_eval (the seed API's contextual autocast): eval passes run
@@ -69,7 +73,11 @@ inline constexpr std::int64_t kMaxEvalPoints = 256;
 struct TrainingOptions {
   std::uint64_t seed = 0;
   std::optional<std::int64_t> steps;  // overrides the workload's schedule
-  std::int64_t statistics_every = 0;  // 0: at the eval steps
+  std::int64_t statistics_every = 0;  // the record's "layers" rows; 0: at the eval steps
+  // The sidecar's rows (TrainingResult::layer_stats_rows): every n-th step and the last; 0: on
+  // the record rows' steps. At most kMaxTrainRows steps are kept: a longer run keeps every k-th
+  // multiple of n (k = ceil(steps / n / kMaxTrainRows)).
+  std::int64_t layer_stats_every = 0;
   bool keep_snapshots = false;        // the baseline keeps them for the runs
   // Called after each step with (completed steps, total): progress lines.
   std::function<void(std::int64_t, std::int64_t)> on_step;
@@ -89,6 +97,7 @@ struct TrainingResult {
   // same examples, so their differences give the paired standard error.
   std::vector<double> final_eval_example_losses;
   nlohmann::json layer_statistics = nlohmann::json::array();
+  std::vector<LayerStatsRow> layer_stats_rows;  // the sidecar's (layer_stats_sidecar.hpp)
   std::vector<ModelSnapshot> snapshots;
   std::vector<std::string> parameter_names;
   // Divergence against the reference at its snapshot steps: (step, weight rel L2, grad rel L2).

@@ -48,6 +48,11 @@ double SqnrSums::db() const {
   return 10.0 * std::log10(signal / noise);
 }
 
+double SqnrSums::mse() const {
+  if (elements == 0) return std::numeric_limits<double>::quiet_NaN();
+  return noise / static_cast<double>(elements);
+}
+
 void SqnrSums::add(const SqnrSums& other) {
   elements += other.elements;
   signal += other.signal;
@@ -83,6 +88,70 @@ SqnrSums sqnr_sums(std::span<const float> x, const QuantizedTensor& q) {
     }
   }
   return sums;
+}
+
+double MomentSums::kurtosis() const {
+  if (elements < 2) return std::numeric_limits<double>::quiet_NaN();
+  const double n = static_cast<double>(elements);
+  const double mean = s1 / n;
+  // Central moments from the raw ones (binomial expansion of E[(x - mean)^k]).
+  const double m2 = s2 / n - mean * mean;
+  const double m4 = s4 / n - 4.0 * mean * (s3 / n) + 6.0 * mean * mean * (s2 / n) -
+                    3.0 * mean * mean * mean * mean;
+  if (!(m2 > 0.0)) return std::numeric_limits<double>::quiet_NaN();
+  return m4 / (m2 * m2);
+}
+
+void MomentSums::add(const MomentSums& other) {
+  elements += other.elements;
+  s1 += other.s1;
+  s2 += other.s2;
+  s3 += other.s3;
+  s4 += other.s4;
+}
+
+MomentSums moment_sums(std::span<const float> x) {
+  MomentSums sums;
+  for (const float value : x) {
+    if (!std::isfinite(value)) continue;
+    const double v = value;
+    const double v2 = v * v;
+    sums.s1 += v;
+    sums.s2 += v2;
+    sums.s3 += v2 * v;
+    sums.s4 += v2 * v2;
+    ++sums.elements;
+  }
+  return sums;
+}
+
+double max_block_dynamic_range_log2(std::span<const float> x, const QuantizedTensor& q) {
+  if (x.size() != q.data.size()) {
+    throw std::invalid_argument("max_block_dynamic_range_log2: x.size() = " +
+                                std::to_string(x.size()) + " but the quantized tensor has " +
+                                std::to_string(q.data.size()) + " elements");
+  }
+  // Per block: the largest and smallest finite nonzero |x| (blocks in scale_inv's layout).
+  const std::size_t blocks = q.scale_inv.size();
+  std::vector<float> largest(blocks, 0.0f);
+  std::vector<float> smallest(blocks, std::numeric_limits<float>::infinity());
+  const std::int64_t scale_cols = q.scale_cols();
+  for (std::int64_t r = 0; r < q.rows; ++r) {
+    for (std::int64_t c = 0; c < q.cols; ++c) {
+      const float magnitude = std::fabs(x[static_cast<std::size_t>(r * q.cols + c)]);
+      if (!std::isfinite(magnitude) || magnitude == 0.0f) continue;
+      const auto b = static_cast<std::size_t>((r / q.block_rows) * scale_cols + c / q.block_cols);
+      largest[b] = std::max(largest[b], magnitude);
+      smallest[b] = std::min(smallest[b], magnitude);
+    }
+  }
+  double widest = 0.0;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    if (largest[b] == 0.0f) continue;  // no finite nonzero input
+    widest = std::max(widest, std::log2(static_cast<double>(largest[b])) -
+                                  std::log2(static_cast<double>(smallest[b])));
+  }
+  return widest;
 }
 
 TensorStats tensor_stats(std::span<const float> x, const QuantizeResult& q) {

@@ -43,12 +43,32 @@ struct SqnrSums {
   double noise = 0.0;
   // 10 log10(signal / noise); +Inf when the error is 0, NaN when no element counted.
   double db() const;
+  // noise / elements: the mean squared error (NaN when no element counted).
+  double mse() const;
   void add(const SqnrSums& other);
 };
 
 // The sums of `q` against `x` (row-major, q's shape), walked block row by block row with a
 // decode table: cheap enough to run on every quantize of a statistics step.
 SqnrSums sqnr_sums(std::span<const float> x, const QuantizedTensor& q);
+
+// The power sums a kurtosis is made of, over the finite elements, in float64 and element order:
+// n, Σx, Σx², Σx³, Σx⁴. Pooled like SqnrSums (add, then kurtosis()).
+struct MomentSums {
+  std::uint64_t elements = 0;
+  double s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0;
+  // Pearson's kurtosis m4 / m2² of the pooled elements (central moments m_k = mean (x - mean)^k;
+  // 3 for a Gaussian, not the excess), the outlier signal FOG watches (arXiv 2505.20524). NaN
+  // when fewer than 2 elements or all equal (m2 = 0).
+  double kurtosis() const;
+  void add(const MomentSums& other);
+};
+MomentSums moment_sums(std::span<const float> x);
+
+// The widest spread of magnitudes one scale has to cover: over the quantization blocks of `q`,
+// the largest log2(max |x| / min |x|) taken over each block's finite nonzero inputs `x` (q's
+// shape). 0 when no block holds two such values of different magnitude, or none at all.
+double max_block_dynamic_range_log2(std::span<const float> x, const QuantizedTensor& q);
 
 // Statistics of `q` (the result of quantizing `x`).
 TensorStats tensor_stats(std::span<const float> x, const QuantizeResult& q);

@@ -278,11 +278,23 @@ TEST_CASE("ACCELERATE_FP8_* environment errors", "[recipes][validation]") {
 TEST_CASE("sweep file errors", "[recipes][validation]") {
   const std::string top =
       "method, count, seed, workloads, seeds, base, parameters, name, description, runs_as, "
-      "baseline_seeds, practical_band, null_runs";
+      "baseline_seeds, practical_band, null_runs, layer_stats_every, what_if";
   const std::vector<Case> cases = {
       {"unknown top-level key", "workloads: [w]\nparamaters: {}\n",
        "s.yaml:2: paramaters: unknown sweep key; accepted: " + top +
            " (did you mean 'parameters'?)"},
+      {"what-if delayed", "workloads: [w]\nwhat_if: [mxfp8, delayed]\n",
+       "s.yaml:2: what_if[1]: a stateful scaling (an amax history of its own quantizations) "
+       "cannot be measured beside another's training: 'delayed'; accepted: current, tensorwise, "
+       "rowwise, rowwise_with_gw_hp, block, mxfp8"},
+      {"what-if unknown", "workloads: [w]\nwhat_if: [mxfp9]\n",
+       "s.yaml:2: what_if[0]: unknown what-if recipe 'mxfp9'; accepted: current, tensorwise, "
+       "rowwise, rowwise_with_gw_hp, block, mxfp8"},
+      {"what-if twice", "workloads: [w]\nwhat_if: [block, block]\n",
+       "s.yaml:2: what_if[1]: is given twice: 'block'; accepted: current, tensorwise, rowwise, "
+       "rowwise_with_gw_hp, block, mxfp8"},
+      {"layer_stats_every 0", "workloads: [w]\nlayer_stats_every: 0\n",
+       "s.yaml:2: layer_stats_every: out of range: '0'; accepted: an integer >= 1"},
       {"unknown method", "method: bayes\nworkloads: [w]\n",
        "s.yaml:1: method: unknown value 'bayes'; accepted: grid, random"},
       {"random without count", "method: random\nworkloads: [w]\n",

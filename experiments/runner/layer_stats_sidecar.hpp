@@ -1,0 +1,63 @@
+// A run's per-layer statistics sidecar: DIR/layer_stats/<run_id>.parquet, one Parquet file in
+// long format (a row per step, layer, tensor, GEMM copy and recipe), which pandas reads directly
+// (pandas.read_parquet). The run record names it by its path relative to DIR
+// ("layer_stats_sidecar"); columns and units in docs/results-schema.md.
+//
+// Arrow and Parquet stay behind this header: layer_stats_sidecar.cpp is the only file that
+// includes them (cmake/fp8lab_arrow.cmake). No LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "experiments/fp8/linear_stats.hpp"
+
+namespace fp8lab::experiments {
+
+// The recipe column of the rows that measure the run's own quantization (what-if rows carry the
+// what-if recipe's name instead).
+inline constexpr const char* kTrainedRecipe = "trained";
+
+// One row: which quantization, and its statistics (OperandStats' derived figures, computed there).
+struct LayerStatsRow {
+  std::int64_t step = 0;
+  std::string layer;
+  std::string tensor;  // input | weight | grad_output
+  std::string gemm;    // fprop | dgrad | wgrad: the GEMM this copy feeds
+  std::string copy;    // rowwise | columnwise: the copy's scale axis (sim::scaling::scale_axis)
+  std::string recipe;  // kTrainedRecipe, or a what-if recipe's name
+  std::int64_t quantizations = 0;  // quantize calls pooled (forward, eval passes, backward)
+  std::int64_t count = 0;
+  std::int64_t underflowed = 0;
+  std::int64_t saturated = 0;
+  std::int64_t nan = 0;
+  double underflow_pct = 0.0;
+  double overflow_pct = 0.0;
+  double sqnr_db = 0.0;
+  double mse = 0.0;
+  double amax = 0.0;
+  double scale_inv_min = 0.0;
+  double scale_inv_max = 0.0;
+  double max_block_dynamic_range_log2 = 0.0;
+  double kurtosis = 0.0;
+};
+
+// The row of one operand's statistics.
+LayerStatsRow layer_stats_row(std::int64_t step, const std::string& layer, Operand tensor,
+                              Gemm gemm, const std::string& recipe, const OperandStats& stats);
+
+// Relative to a results directory: where a run's sidecar lives.
+std::filesystem::path layer_stats_relative_path(const std::string& run_id);
+
+// Writes `rows` as one Parquet file at `path`, atomically (write_file_atomically: temp file,
+// fsync, rename), so that a killed run leaves no half file and a resumed sweep rewrites it whole.
+// Throws std::runtime_error naming the path on failure.
+void write_layer_stats(const std::filesystem::path& path, const std::vector<LayerStatsRow>& rows);
+
+// Reads a sidecar back. Throws std::runtime_error naming the file and the column when it is not a
+// Parquet file or a column is missing or of another type.
+std::vector<LayerStatsRow> read_layer_stats(const std::filesystem::path& path);
+
+}  // namespace fp8lab::experiments
