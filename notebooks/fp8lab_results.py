@@ -46,6 +46,16 @@ FP8_TRAIN_ROW_FIELDS = ("baseline_loss", "rel_diff")
 EVAL_ROW_FIELDS = ("step", "loss")
 LAYER_ROW_FIELDS = ("step", "layer", "tensor", "gemm", "amax", "scale_min", "scale_max", "count",
                     "saturated", "underflowed", "nan", "sqnr_db")
+# The per-layer statistics sidecar (docs/results-schema.md, "Layer statistics sidecar"): a Parquet
+# file per run, layer_stats/<run_id>.parquet, named by the record's 'layer_stats_sidecar'.
+LAYER_STATS_COLUMNS = {"step": "int64", "quantizations": "int64", "count": "int64",
+                       "underflowed": "int64", "saturated": "int64", "nan": "int64",
+                       "layer": "str", "tensor": "str", "gemm": "str", "copy": "str",
+                       "recipe": "str", "underflow_pct": "float64", "overflow_pct": "float64",
+                       "sqnr_db": "float64", "mse": "float64", "amax": "float64",
+                       "scale_inv_min": "float64", "scale_inv_max": "float64",
+                       "max_block_dynamic_range_log2": "float64", "kurtosis": "float64"}
+TRAINED_RECIPE = "trained"  # the recipe column of a run's own quantization
 # 'shadow_check' of runs on the cuda backend with --shadow-every N (experiments/fp8/shadow_check.hpp).
 SHADOW_FIELDS = ("every", "operations", "compared", "mismatches", "by_key", "first")
 SHADOW_KEY_FIELDS = ("layer", "tensor", "kind", "mismatches")
@@ -236,6 +246,49 @@ def layer_statistics(records) -> pd.DataFrame:
     for count in ("saturated", "underflowed", "nan"):
         frame[f"{count}_fraction"] = frame[count] / frame["count"]
     return frame
+
+
+def layer_stats_path(directory, record):
+    """The sidecar of a record (None when it kept none or predates sidecars)."""
+    relative = record.get("layer_stats_sidecar")
+    return None if relative is None else Path(directory) / relative
+
+
+def load_layer_stats(directory, record) -> pd.DataFrame:
+    """A run's sidecar as a long frame (one row per step, layer, tensor, GEMM copy and recipe),
+    its columns and their types checked; run_id and label added."""
+    path = layer_stats_path(directory, record)
+    if path is None:
+        raise ResultsSchemaError(Path(directory) / "results.jsonl", 0,
+                                 f"run {record['run_id']} has no 'layer_stats_sidecar'")
+    if not path.is_file():
+        raise ResultsSchemaError(path, 0, f"run {record['run_id']}'s sidecar is missing")
+    frame = pd.read_parquet(path)
+    for column, kind in LAYER_STATS_COLUMNS.items():
+        if column not in frame.columns:
+            raise ResultsSchemaError(path, 0, f"no column '{column}'")
+        ok = (pd.api.types.is_string_dtype(frame[column]) or frame[column].dtype == object
+              if kind == "str" else str(frame[column].dtype) == kind)
+        if not ok:
+            raise ResultsSchemaError(path, 0,
+                                     f"column '{column}' is {frame[column].dtype}, expected {kind}")
+    frame.insert(0, "run_id", record["run_id"])
+    frame.insert(1, "label", "baseline" if record["kind"] == "baseline" else run_label(record))
+    return frame
+
+
+def layer_step_pivot(frame: pd.DataFrame, recipe: str, statistic: str) -> pd.DataFrame:
+    """layers x steps of one recipe's rows: underflow_pct pooled over the layer's copies
+    (sum underflowed / sum count), any other statistic as its worst copy (sqnr_db: the lowest,
+    others: the highest), as the report's heatmaps."""
+    rows = frame[frame["recipe"] == recipe]
+    if statistic == "underflow_pct":
+        sums = rows.groupby(["layer", "step"])[["underflowed", "count"]].sum()
+        cells = 100.0 * sums["underflowed"] / sums["count"]
+    else:
+        grouped = rows.groupby(["layer", "step"])[statistic]
+        cells = grouped.min() if statistic == "sqnr_db" else grouped.max()
+    return cells.unstack("step")
 
 
 def varied_recipe_axes(records) -> list[str]:

@@ -140,7 +140,7 @@ TEST_CASE("each layer statistic equals its direct computation on the same tensor
   CHECK(row.max_block_dynamic_range_log2 == d.dynamic_range);
   CHECK(row.max_block_dynamic_range_log2 > 90);  // 1e-30 beside values near 1: 2^-100
   // Raw power sums against the two-pass formula: equal up to float64 rounding.
-  CHECK(row.kurtosis == Catch::Approx(d.kurtosis).epsilon(1e-9));
+  CHECK(row.kurtosis == Approx(d.kurtosis).epsilon(1e-9));
   CHECK(row.copy == sim::scaling::to_string(sim::scaling::scale_axis(role, tensor)));
   CHECK(row.count == rows * cols);
 }
@@ -171,7 +171,7 @@ TEST_CASE("pooled statistics are those of the pooled elements", "[linear][stats]
   }
   m2 /= 512.0;
   m4 /= 512.0;
-  CHECK(merged.kurtosis() == Catch::Approx(m4 / (m2 * m2)).epsilon(1e-9));
+  CHECK(merged.kurtosis() == Approx(m4 / (m2 * m2)).epsilon(1e-9));
   CHECK(merged.kurtosis() > 3.5);  // a mixture of two spreads has heavy tails
   CHECK(merged.scale_inv_min == std::min(qa.tensor.scale_inv[0], qb.tensor.scale_inv[0]));
   CHECK(merged.scale_inv_max == std::max(qa.tensor.scale_inv[0], qb.tensor.scale_inv[0]));
