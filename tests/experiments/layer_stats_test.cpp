@@ -21,6 +21,7 @@
 #include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/sim_backend.hpp"
 #include "experiments/fp8/what_if.hpp"
+#include "experiments/report/layer_stats_report.hpp"
 #include "experiments/runner/layer_stats_sidecar.hpp"
 #include "recipes/error.hpp"
 #include "sim/format.hpp"
@@ -308,6 +309,73 @@ TEST_CASE("a layer statistics sidecar reads back as written", "[runner][layer_st
   CHECK_THROWS_WITH(read_layer_stats(dir / "bad.parquet"),
                     Catch::Contains((dir / "bad.parquet").string()) &&
                         Catch::Contains("not a Parquet file"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the report draws a run's layer heatmaps beside its baseline's, and the what-if table",
+          "[report][layer_stats]") {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("fp8lab-layer-report-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  // Two layers, two steps; fc2's input underflows at step 5 under the run's own quantization.
+  const auto make_row = [](std::int64_t step, const std::string& layer, const std::string& recipe,
+                           std::int64_t underflowed, double sqnr) {
+    LayerStatsRow row;
+    row.step = step;
+    row.layer = layer;
+    row.tensor = "input";
+    row.gemm = "fprop";
+    row.copy = "rowwise";
+    row.recipe = recipe;
+    row.quantizations = 1;
+    row.count = 1000;
+    row.underflowed = underflowed;
+    row.underflow_pct = 100.0 * static_cast<double>(underflowed) / 1000.0;
+    row.sqnr_db = sqnr;
+    return row;
+  };
+  std::vector<LayerStatsRow> run, baseline;
+  for (const std::int64_t step : {0, 5}) {
+    for (const char* layer : {"fc1", "fc2"}) {
+      const bool bad = step == 5 && std::string(layer) == "fc2";
+      run.push_back(make_row(step, layer, kTrainedRecipe, bad ? 400 : 1, bad ? 9.0 : 30.0));
+      run.push_back(make_row(step, layer, "mxfp8", 2, 33.0));
+      baseline.push_back(make_row(step, layer, "current", 1, 31.0));
+      baseline.push_back(make_row(step, layer, "mxfp8", 1, 34.0));
+    }
+  }
+  // A second copy of fc2's input at step 5 (its wgrad copy): pooled with the first.
+  run.push_back(make_row(5, "fc2", kTrainedRecipe, 0, 28.0));
+  write_layer_stats(dir / "layer_stats/r.parquet", run);
+  write_layer_stats(dir / "layer_stats/b.parquet", baseline);
+
+  const auto table = layer_step_table(read_layer_stats(dir / "layer_stats/r.parquet"),
+                                      kTrainedRecipe);
+  CHECK(table.layers == std::vector<std::string>{"fc1", "fc2"});
+  CHECK(table.steps == std::vector<std::int64_t>{0, 5});
+  REQUIRE(table.figures[1][1]);
+  CHECK(table.figures[1][1]->underflow_pct == 100.0 * 400 / 2000);  // pooled over both copies
+  CHECK(table.figures[1][1]->worst_sqnr_db == 9.0);
+
+  ReportInput input;
+  input.records = {
+      {{"kind", "baseline"}, {"run_id", "b"}, {"layer_stats_sidecar", "layer_stats/b.parquet"}},
+      {{"kind", "fp8"}, {"run_id", "r"}, {"baseline_run_id", "b"},
+       {"recipe", {{"scaling", "current"}}}, {"recipe_label", "current E4M3"},
+       {"layer_stats_sidecar", "layer_stats/r.parquet"}},
+      {{"kind", "fp8"}, {"run_id", "gone"}, {"baseline_run_id", "b"},
+       {"recipe", {{"scaling", "block"}}}, {"layer_stats_sidecar", "layer_stats/gone.parquet"}}};
+  for (const char* id : {"b", "r", "gone"}) {
+    input.layer_stats_files[id] = dir / "layer_stats" / (std::string(id) + ".parquet");
+  }
+  const std::string html = render_layer_stats_html(input);
+  CHECK(html.find("underflow%: this run") != std::string::npos);
+  CHECK(html.find("SQNR: baseline, current what-if") != std::string::npos);
+  CHECK(html.find("<td>mxfp8</td>") != std::string::npos);
+  CHECK(html.find("fc2 input/fprop (step 5)") != std::string::npos);  // the worst underflow
+  // The missing sidecar is named, not skipped silently.
+  CHECK(html.find("run gone: layer statistics sidecar") != std::string::npos);
+  CHECK(html.find("gone.parquet") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
