@@ -132,7 +132,10 @@ TEST_CASE("each layer statistic equals its direct computation on the same tensor
   CHECK(row.underflow_pct == d.underflow_pct);
   CHECK(row.underflow_pct > 0);
   CHECK(row.overflow_pct == d.overflow_pct);
-  if (scaling == recipes::Scaling::delayed) CHECK(row.overflow_pct > 0);  // 2e3 at scale 1
+  // 2e3 at delayed's scale 1 saturates E4M3 (input, weight), not E5M2 (HYBRID's grad_output).
+  if (scaling == recipes::Scaling::delayed && result.tensor.format == sim::Format::E4M3) {
+    CHECK(row.overflow_pct > 0);
+  }
   CHECK(row.sqnr_db == d.sqnr_db);  // the same sums in the same element order
   CHECK(row.mse == d.mse);
   CHECK(row.amax == d.amax);
