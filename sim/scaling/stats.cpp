@@ -126,6 +126,7 @@ MomentSums moment_sums(std::span<const float> x) {
 }
 
 double max_block_dynamic_range_log2(std::span<const float> x, const QuantizedTensor& q) {
+  q.check_shape("max_block_dynamic_range_log2");
   if (x.size() != q.data.size()) {
     throw std::invalid_argument("max_block_dynamic_range_log2: x.size() = " +
                                 std::to_string(x.size()) + " but the quantized tensor has " +
