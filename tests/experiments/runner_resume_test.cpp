@@ -1,8 +1,10 @@
 // Kill a sweep mid-run, rerun it with --resume: no finished run is lost (every distinct run ends
-// with one record) and none is repeated (records written before the kill are the same files,
-// byte for byte, and their runs started exactly once according to their logs). Runs the real
+// with one record and the layer statistics sidecar it names) and none is repeated (records and
+// sidecars written before the kill are the same files, byte for byte, and their runs started
+// exactly once according to their logs). Runs the real
 // `fp8lab sweep` executable in child processes on a small gpt-tiny sweep.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -34,6 +36,13 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// The sidecar a run's record names (docs/results-schema.md), or "" when it names none.
+fs::path sidecar_of(const ResultsDirectory& results, const std::string& id) {
+  const auto record = nlohmann::json::parse(read_text(results.run_record_path(id)));
+  const auto& relative = record["layer_stats_sidecar"];
+  return relative.is_string() ? results.root() / relative.get<std::string>() : fs::path();
+}
+
 }  // namespace
 
 TEST_CASE("A sweep killed mid-run resumes without losing or repeating a finished run",
@@ -63,10 +72,13 @@ TEST_CASE("A sweep killed mid-run resumes without losing or repeating a finished
   int status = 0;
   ::waitpid(pid, &status, 0);
   REQUIRE(recorded >= 3);
-  std::map<std::string, std::pair<std::string, fs::file_time_type>> before;
+  std::map<std::string, std::pair<std::string, fs::file_time_type>> before, sidecars_before;
   for (const auto& id : results.recorded_run_ids()) {
     before[id] = {read_text(results.run_record_path(id)),
                   fs::last_write_time(results.run_record_path(id))};
+    if (const auto sidecar = sidecar_of(results, id); !sidecar.empty()) {
+      sidecars_before[id] = {read_text(sidecar), fs::last_write_time(sidecar)};
+    }
   }
   INFO("recorded before the kill: " << before.size());
   REQUIRE(before.size() < 7);  // killed mid-sweep: something is left to do
@@ -86,12 +98,17 @@ TEST_CASE("A sweep killed mid-run resumes without losing or repeating a finished
     CHECK(fs::last_write_time(results.run_record_path(id)) == record.second);
     if (id.rfind("baseline-", 0) != 0) {
       CHECK(count(read_text(out / "logs" / (id + ".log")), "started") == 1);
+      // Written before its record: an FP8 run recorded before the kill has its sidecar, untouched.
+      REQUIRE(sidecars_before.count(id) == 1);
+      CHECK(read_text(sidecar_of(results, id)) == sidecars_before[id].first);
+      CHECK(fs::last_write_time(sidecar_of(results, id)) == sidecars_before[id].second);
     }
   }
   for (const auto& id : after) {
     const auto text = read_text(results.run_record_path(id));
     INFO(id << ": " << text.substr(0, 300));
     CHECK(text.find("\"status\":\"finished\"") != std::string::npos);
+    if (id.rfind("baseline-", 0) != 0) CHECK(fs::is_regular_file(sidecar_of(results, id)));
   }
   CHECK(fs::exists(out / "report.html"));
   fs::remove_all(dir);
