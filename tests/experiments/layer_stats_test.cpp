@@ -1,8 +1,9 @@
 // The per-layer statistics of the sidecar (experiments/fp8/linear_stats.hpp, what_if.hpp,
 // experiments/runner/layer_stats_sidecar.hpp):
 // - each statistic equals a direct computation on the same tensors, for every blocked layout;
-// - a planted fault (a block of outlier weights in one layer) is flagged by that layer's rows,
-//   and the what-if rows of the same tensors say which recipe would not underflow there;
+// - a planted fault (a block of outlier weights in one layer, or one layer's input scaled by 1e4)
+//   is flagged by that layer's rows, and the what-if rows of the same tensors say which recipe
+//   would not underflow there;
 // - a sidecar reads back as written, and a bad file is refused naming it.
 #include "linear_test_support.hpp"  // first: LibTorch, then Catch2
 
@@ -238,6 +239,40 @@ TEST_CASE("a block of outlier weights in one layer is flagged by that layer's st
   // The same tensor under MXFP8: the outlier block shares a scale with 28 ordinary weights of its
   // rows at most, so nearly nothing underflows.
   CHECK(weight_fprop.at({"1", "mxfp8"}).underflow_pct < bad.underflow_pct / 10);
+}
+
+TEST_CASE("one layer's input scaled by 1e4 is flagged by that layer's statistics",
+          "[linear][stats][layer_stats]") {
+  // Delayed scaling quantizes step 0 with the initial scale 1: E4M3 holds |x| up to 448, so the
+  // Linear between a x1e4 gain and a x1e-4 one ("2") saturates most of its input, the others
+  // (whose inputs keep their usual size) none of theirs.
+  torch::manual_seed(5);
+  torch::nn::Sequential model(torch::nn::Linear(64, 64),
+                              torch::nn::Functional([](const torch::Tensor& t) { return t * 1e4; }),
+                              torch::nn::Linear(64, 64),
+                              torch::nn::Functional([](const torch::Tensor& t) { return t * 1e-4; }),
+                              torch::nn::Linear(64, 32));
+  recipes::Recipe recipe = test::fp32_seq_recipe(recipes::Scaling::delayed);
+  recipe.module_filter.skip_first_last_linear = false;
+  REQUIRE(convert_model(*model, recipe, std::make_shared<const SimBackend>()).size() == 3);
+  {
+    Fp8Autocast fp8(true);
+    model->forward(test::normal({32, 64}, 13));
+  }
+  std::map<std::string, LayerStatsRow> input_fprop;
+  for (const auto& linear : collect_linear_stats(*model)) {
+    input_fprop[linear.name] = layer_stats_row(0, linear.name, Operand::kInput, Gemm::kFprop,
+                                               kTrainedRecipe,
+                                               linear.stats.operand(Operand::kInput, Gemm::kFprop));
+  }
+  REQUIRE(input_fprop.size() == 3);
+  CHECK(input_fprop.at("2").overflow_pct > 50.0);
+  CHECK(input_fprop.at("2").amax > 1e3);
+  for (const char* good : {"0", "4"}) {
+    INFO("layer " << good);
+    CHECK(input_fprop.at(good).overflow_pct == 0.0);
+    CHECK(input_fprop.at("2").sqnr_db < input_fprop.at(good).sqnr_db - 20);
+  }
 }
 
 TEST_CASE("what-if recipes: delayed and unknown names are refused, naming the source",
