@@ -14,15 +14,16 @@ WhatIfRecipes lower_what_if(const std::vector<std::string>& names, const std::st
   for (const auto& name : names) {
     const recipes::Site site{source, 0};
     if (!seen.insert(name).second) {
-      throw recipes::RecipeError(site, "what_if", name, "is named twice:",
-                                 recipes::accepted_what_if_names());
+      throw recipes::RecipeError(site, "what_if", name,
+                                 "is named twice:", recipes::accepted_what_if_names());
     }
     const recipes::Recipe recipe = recipes::what_if_recipe(name, site, "what_if");
     WhatIfRecipe what_if{name, {}};
     for (const auto gemm : {Gemm::kFprop, Gemm::kDgrad, Gemm::kWgrad}) {
       for (const auto tensor : {Operand::kInput, Operand::kWeight, Operand::kGradOutput}) {
         if (!sim::scaling::uses_operand(gemm, tensor)) continue;
-        auto& plan = what_if.plans[static_cast<std::size_t>(tensor)][static_cast<std::size_t>(gemm)];
+        auto& plan =
+            what_if.plans[static_cast<std::size_t>(tensor)][static_cast<std::size_t>(gemm)];
         plan = recipes::plan(recipe, tensor, gemm);
         if (!recipes::gemm_runs_fp8(recipe, gemm)) {
           plan.kind = sim::scaling::QuantizeKind::kHighPrecision;

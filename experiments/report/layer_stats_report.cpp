@@ -124,8 +124,7 @@ std::string cell(const std::string& text) { return "<td>" + escape_html(text) + 
 
 }  // namespace
 
-LayerStepTable layer_step_table(const std::vector<LayerStatsRow>& rows,
-                                const std::string& recipe) {
+LayerStepTable layer_step_table(const std::vector<LayerStatsRow>& rows, const std::string& recipe) {
   LayerStepTable table;
   std::map<std::pair<std::size_t, std::int64_t>, std::pair<double, double>> counts;
   std::map<std::pair<std::size_t, std::int64_t>, double> worst;
@@ -138,7 +137,8 @@ LayerStepTable layer_step_table(const std::vector<LayerStatsRow>& rows,
     auto& [underflowed, count] = counts[{layer, row.step}];
     underflowed += static_cast<double>(row.underflowed);
     count += static_cast<double>(row.count);
-    auto [it, fresh] = worst.try_emplace({layer, row.step}, std::numeric_limits<double>::infinity());
+    auto [it, fresh] =
+        worst.try_emplace({layer, row.step}, std::numeric_limits<double>::infinity());
     (void)fresh;
     if (!std::isnan(row.sqnr_db)) it->second = std::min(it->second, row.sqnr_db);
   }
@@ -147,8 +147,7 @@ LayerStepTable layer_step_table(const std::vector<LayerStatsRow>& rows,
                        std::vector<std::optional<LayerStepFigures>>(table.steps.size()));
   for (const auto& [key, c] : counts) {
     const auto column = static_cast<std::size_t>(
-        std::lower_bound(table.steps.begin(), table.steps.end(), key.second) -
-        table.steps.begin());
+        std::lower_bound(table.steps.begin(), table.steps.end(), key.second) - table.steps.begin());
     table.figures[key.first][column] =
         LayerStepFigures{c.second > 0 ? 100.0 * c.first / c.second : 0.0, worst.at(key)};
   }
@@ -182,8 +181,8 @@ std::string render_layer_stats_html(const ReportInput& input) {
     const nlohmann::json* baseline = find_baseline(input.records, record);
     Sidecar base{{}, "no baseline record"};
     if (baseline != nullptr) base = read_sidecar(input, (*baseline)["run_id"].get<std::string>());
-    const std::string scaling =
-        record.contains("recipe") ? record["recipe"].value("scaling", "") : "";
+    const std::string scaling = record.contains("recipe") ? record["recipe"].value("scaling", "")
+                                                          : "";
 
     if (shown < kMaxLayerStatsRuns) {
       ++shown;
@@ -195,15 +194,14 @@ std::string render_layer_stats_html(const ReportInput& input) {
         const char* what = sqnr ? "SQNR" : "underflow%";
         html << heatmap(mine, std::string(what) + ": this run", sqnr);
         if (!theirs.layers.empty()) {
-          html << heatmap(theirs, std::string(what) + ": baseline, " + scaling + " what-if",
-                          sqnr);
+          html << heatmap(theirs, std::string(what) + ": baseline, " + scaling + " what-if", sqnr);
         }
       }
       if (theirs.layers.empty()) {
         html << "<p class=\"note\">The baseline has no " << escape_html(scaling)
-             << " what-if rows (" << escape_html(base.problem.empty() ? "not measured"
-                                                                      : base.problem)
-             << "): add <code>" << escape_html(scaling)
+             << " what-if rows ("
+             << escape_html(base.problem.empty() ? "not measured" : base.problem) << "): add <code>"
+             << escape_html(scaling)
              << "</code> to the sweep's <code>what_if</code> to see it here.</p>\n";
       }
       html << "</div>\n";
@@ -215,9 +213,9 @@ std::string render_layer_stats_html(const ReportInput& input) {
     const auto summary = summarize(run.rows);
     const auto base_summary = summarize(base.rows);
     for (const auto& [recipe, s] : summary) {
-      table << "<tr>" << cell(run_label(record)) << cell(recipe) << cell(pct_text(s.underflowed, s.count))
-            << cell(pct_text(s.saturated, s.count)) << cell(median_text(s.sqnr))
-            << cell(min_text(s.sqnr)) << cell(s.worst);
+      table << "<tr>" << cell(run_label(record)) << cell(recipe)
+            << cell(pct_text(s.underflowed, s.count)) << cell(pct_text(s.saturated, s.count))
+            << cell(median_text(s.sqnr)) << cell(min_text(s.sqnr)) << cell(s.worst);
       const auto b = base_summary.find(recipe == kTrainedRecipe ? scaling : recipe);
       if (b != base_summary.end()) {
         table << cell(pct_text(b->second.underflowed, b->second.count))
@@ -229,8 +227,10 @@ std::string render_layer_stats_html(const ReportInput& input) {
     }
   }
   if (more > 0) {
-    notes.push_back(std::to_string(more) + " more runs have sidecars; the heatmaps show the first " +
-                    std::to_string(kMaxLayerStatsRuns) + " (notebooks/layer_statistics.ipynb "
+    notes.push_back(std::to_string(more) +
+                    " more runs have sidecars; the heatmaps show the first " +
+                    std::to_string(kMaxLayerStatsRuns) +
+                    " (notebooks/layer_statistics.ipynb "
                     "draws any run)");
   }
   if (!table.str().empty()) {

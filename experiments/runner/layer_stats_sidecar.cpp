@@ -66,8 +66,8 @@ T take(arrow::Result<T> result, const std::filesystem::path& path, const char* d
 
 // One column of `rows` as an Arrow array, with the builder for its type.
 template <typename Builder, typename T>
-std::shared_ptr<arrow::Array> build(const std::vector<LayerStatsRow>& rows, T LayerStatsRow::*member,
-                                    const std::filesystem::path& path) {
+std::shared_ptr<arrow::Array> build(const std::vector<LayerStatsRow>& rows,
+                                    T LayerStatsRow::*member, const std::filesystem::path& path) {
   Builder builder;
   check(builder.Reserve(static_cast<std::int64_t>(rows.size())), path, "reserving a column");
   for (const auto& row : rows) check(builder.Append(row.*member), path, "appending a value");
@@ -112,8 +112,8 @@ void write_layer_stats(const std::filesystem::path& path, const std::vector<Laye
     fields.push_back(arrow::field(c.name, arrow::float64(), false));
     arrays.push_back(build<arrow::DoubleBuilder>(rows, c.member, path));
   }
-  const auto table = arrow::Table::Make(arrow::schema(fields), arrays,
-                                        static_cast<std::int64_t>(rows.size()));
+  const auto table =
+      arrow::Table::Make(arrow::schema(fields), arrays, static_cast<std::int64_t>(rows.size()));
   // Into memory, then to disk through the one atomic writer of results files.
   auto sink = take(arrow::io::BufferOutputStream::Create(), path, "opening a buffer");
   const auto properties =

@@ -50,8 +50,8 @@ Direct direct_statistics(const std::vector<float>& x, const sim::QuantizedTensor
   for (std::size_t i = 0; i < x.size(); ++i) {
     const float v = x[i];
     const auto r = static_cast<std::int64_t>(i) / q.cols, c = static_cast<std::int64_t>(i) % q.cols;
-    const std::size_t block = static_cast<std::size_t>((r / q.block_rows) * q.scale_cols() +
-                                                       c / q.block_cols);
+    const std::size_t block =
+        static_cast<std::size_t>((r / q.block_rows) * q.scale_cols() + c / q.block_cols);
     if (!std::isnan(v)) amax = std::max(amax, static_cast<double>(std::fabs(v)));
     if (v != 0.0f && !std::isnan(v) && (q.data[i] & 0x7F) == 0) ++underflowed;
     const double y = std::fabs(static_cast<double>(v) * q.scale[block]);
@@ -155,7 +155,8 @@ TEST_CASE("pooled statistics are those of the pooled elements", "[linear][stats]
   SimBackend backend;
   auto state = backend.make_state(test::fp32_seq_recipe(recipes::Scaling::current));
   const torch::Tensor a = test::normal({8, 32}, 1, 1.0), b = test::normal({8, 32}, 2, 10.0);
-  const std::span<const float> va(a.const_data_ptr<float>(), 256), vb(b.const_data_ptr<float>(), 256);
+  const std::span<const float> va(a.const_data_ptr<float>(), 256),
+      vb(b.const_data_ptr<float>(), 256);
   const auto qa = backend.quantize(*state, Operand::kInput, Gemm::kFprop, {va, 8, 32});
   const auto qb = backend.quantize(*state, Operand::kInput, Gemm::kFprop, {vb, 8, 32});
   OperandStats merged = measure_quantization({va, 8, 32}, qa);
@@ -164,7 +165,8 @@ TEST_CASE("pooled statistics are those of the pooled elements", "[linear][stats]
   both.insert(both.end(), vb.begin(), vb.end());
   // The pooled tensor [16, 32] of both, with both quantizations' codes and scales: the per-tensor
   // scale differs between halves, so the direct computation runs per half for the errors.
-  const auto ea = sim::scaling::sqnr_sums(va, qa.tensor), eb = sim::scaling::sqnr_sums(vb, qb.tensor);
+  const auto ea = sim::scaling::sqnr_sums(va, qa.tensor),
+             eb = sim::scaling::sqnr_sums(vb, qb.tensor);
   CHECK(merged.mse() == (ea.noise + eb.noise) / 512.0);
   double mean = 0;
   for (const float v : both) mean += v;
@@ -195,8 +197,8 @@ TEST_CASE("a block of outlier weights in one layer is flagged by that layer's st
                               torch::nn::Linear(64, 32));
   {
     torch::NoGradGuard no_grad;
-    model->ptr<torch::nn::LinearImpl>(1)->weight.index({torch::indexing::Slice(0, 4),
-                                                        torch::indexing::Slice(0, 4)})
+    model->ptr<torch::nn::LinearImpl>(1)
+        ->weight.index({torch::indexing::Slice(0, 4), torch::indexing::Slice(0, 4)})
         .mul_(1e5);
   }
   recipes::Recipe recipe = test::fp32_seq_recipe(recipes::Scaling::current);
@@ -219,7 +221,7 @@ TEST_CASE("a block of outlier weights in one layer is flagged by that layer's st
     const auto& trained = linear.stats.operand(Operand::kWeight, Gemm::kFprop);
     REQUIRE(linear.stats.what_if.size() == 1);
     const auto& mx = linear.stats.what_if[0][static_cast<std::size_t>(Operand::kWeight)]
-                                            [static_cast<std::size_t>(Gemm::kFprop)];
+                                         [static_cast<std::size_t>(Gemm::kFprop)];
     REQUIRE(trained.quantizations == 1);
     REQUIRE(mx.quantizations == 1);
     weight_fprop[{linear.name, kTrainedRecipe}] =
@@ -247,11 +249,12 @@ TEST_CASE("one layer's input scaled by 1e4 is flagged by that layer's statistics
   // Linear between a x1e4 gain and a x1e-4 one ("2") saturates most of its input, the others
   // (whose inputs keep their usual size) none of theirs.
   torch::manual_seed(5);
-  torch::nn::Sequential model(torch::nn::Linear(64, 64),
-                              torch::nn::Functional([](const torch::Tensor& t) { return t * 1e4; }),
-                              torch::nn::Linear(64, 64),
-                              torch::nn::Functional([](const torch::Tensor& t) { return t * 1e-4; }),
-                              torch::nn::Linear(64, 32));
+  torch::nn::Sequential model(
+      torch::nn::Linear(64, 64),
+      torch::nn::Functional([](const torch::Tensor& t) { return t * 1e4; }),
+      torch::nn::Linear(64, 64),
+      torch::nn::Functional([](const torch::Tensor& t) { return t * 1e-4; }),
+      torch::nn::Linear(64, 32));
   recipes::Recipe recipe = test::fp32_seq_recipe(recipes::Scaling::delayed);
   recipe.module_filter.skip_first_last_linear = false;
   REQUIRE(convert_model(*model, recipe, std::make_shared<const SimBackend>()).size() == 3);
@@ -285,12 +288,14 @@ TEST_CASE("what-if recipes: delayed and unknown names are refused, naming the so
                     Catch::Contains("is named twice"));
   // rowwise_with_gw_hp keeps wgrad in high precision: nothing to measure there.
   const auto lowered = lower_what_if({"rowwise_with_gw_hp"}, "--what-if");
-  CHECK(lowered[0].plans[static_cast<std::size_t>(Operand::kInput)]
-                        [static_cast<std::size_t>(Gemm::kWgrad)].kind ==
-        sim::scaling::QuantizeKind::kHighPrecision);
-  CHECK(lowered[0].plans[static_cast<std::size_t>(Operand::kInput)]
-                        [static_cast<std::size_t>(Gemm::kFprop)].kind ==
-        sim::scaling::QuantizeKind::kAxiswiseTorchao);
+  CHECK(
+      lowered[0]
+          .plans[static_cast<std::size_t>(Operand::kInput)][static_cast<std::size_t>(Gemm::kWgrad)]
+          .kind == sim::scaling::QuantizeKind::kHighPrecision);
+  CHECK(
+      lowered[0]
+          .plans[static_cast<std::size_t>(Operand::kInput)][static_cast<std::size_t>(Gemm::kFprop)]
+          .kind == sim::scaling::QuantizeKind::kAxiswiseTorchao);
 }
 
 TEST_CASE("a layer statistics sidecar reads back as written", "[runner][layer_stats]") {
@@ -387,8 +392,8 @@ TEST_CASE("the report draws a run's layer heatmaps beside its baseline's, and th
   write_layer_stats(dir / "layer_stats/r.parquet", run);
   write_layer_stats(dir / "layer_stats/b.parquet", baseline);
 
-  const auto table = layer_step_table(read_layer_stats(dir / "layer_stats/r.parquet"),
-                                      kTrainedRecipe);
+  const auto table =
+      layer_step_table(read_layer_stats(dir / "layer_stats/r.parquet"), kTrainedRecipe);
   CHECK(table.layers == std::vector<std::string>{"fc1", "fc2"});
   CHECK(table.steps == std::vector<std::int64_t>{0, 5});
   REQUIRE(table.figures[1][1]);
@@ -398,11 +403,17 @@ TEST_CASE("the report draws a run's layer heatmaps beside its baseline's, and th
   ReportInput input;
   input.records = {
       {{"kind", "baseline"}, {"run_id", "b"}, {"layer_stats_sidecar", "layer_stats/b.parquet"}},
-      {{"kind", "fp8"}, {"run_id", "r"}, {"baseline_run_id", "b"},
-       {"recipe", {{"scaling", "current"}}}, {"recipe_label", "current E4M3"},
+      {{"kind", "fp8"},
+       {"run_id", "r"},
+       {"baseline_run_id", "b"},
+       {"recipe", {{"scaling", "current"}}},
+       {"recipe_label", "current E4M3"},
        {"layer_stats_sidecar", "layer_stats/r.parquet"}},
-      {{"kind", "fp8"}, {"run_id", "gone"}, {"baseline_run_id", "b"},
-       {"recipe", {{"scaling", "block"}}}, {"layer_stats_sidecar", "layer_stats/gone.parquet"}}};
+      {{"kind", "fp8"},
+       {"run_id", "gone"},
+       {"baseline_run_id", "b"},
+       {"recipe", {{"scaling", "block"}}},
+       {"layer_stats_sidecar", "layer_stats/gone.parquet"}}};
   for (const char* id : {"b", "r", "gone"}) {
     input.layer_stats_files[id] = dir / "layer_stats" / (std::string(id) + ".parquet");
   }
