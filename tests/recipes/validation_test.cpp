@@ -278,13 +278,13 @@ TEST_CASE("ACCELERATE_FP8_* environment errors", "[recipes][validation]") {
 TEST_CASE("sweep file errors", "[recipes][validation]") {
   const std::string top =
       "method, count, seed, workloads, seeds, base, parameters, name, description, runs_as, "
-      "baseline_seeds, practical_band, null_runs";
+      "baseline_seeds, practical_band, null_runs, ablate";
   const std::vector<Case> cases = {
       {"unknown top-level key", "workloads: [w]\nparamaters: {}\n",
        "s.yaml:2: paramaters: unknown sweep key; accepted: " + top +
            " (did you mean 'parameters'?)"},
       {"unknown method", "method: bayes\nworkloads: [w]\n",
-       "s.yaml:1: method: unknown value 'bayes'; accepted: grid, random"},
+       "s.yaml:1: method: unknown value 'bayes'; accepted: grid, random, ablate"},
       {"random without count", "method: random\nworkloads: [w]\n",
        "s.yaml:1: count: is required by method: random; accepted: an integer >= 1"},
       {"count with grid", "method: grid\ncount: 3\nworkloads: [w]\n",
