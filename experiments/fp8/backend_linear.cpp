@@ -36,6 +36,7 @@ torch::Tensor BackendLinearImpl::forward(const torch::Tensor& input) {
   const torch::Tensor rows = input.reshape({-1, in_features()});
   LinearExecution e = execution();
   e.measure_operands = measure_operands_;
+  e.watch = watch_;
   torch::Tensor y = run_linear(rows, weight, bias, std::move(e));
   auto shape = input.sizes().vec();
   shape.back() = out_features();

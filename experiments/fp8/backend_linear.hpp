@@ -36,6 +36,8 @@ class BackendLinearImpl : public torch::nn::Module {
   // Whether quantizations measure their operands into stats() (LinearExecution::
   // measure_operands; default true). A runner turns it off on steps whose statistics it skips.
   void set_measure_operands(bool on) { measure_operands_ = on; }
+  // The run's first-non-finite watch for this Linear (non_finite.hpp); null (the default): none.
+  void set_watch(std::shared_ptr<LayerWatch> watch) { watch_ = std::move(watch); }
 
   torch::Tensor weight;
   torch::Tensor bias;  // undefined when the Linear has none
@@ -53,6 +55,7 @@ class BackendLinearImpl : public torch::nn::Module {
   HighPrecision high_precision_;
   std::shared_ptr<LinearStats> stats_ = std::make_shared<LinearStats>();
   bool measure_operands_ = true;
+  std::shared_ptr<LayerWatch> watch_;
 };
 
 }  // namespace fp8lab::experiments

@@ -13,6 +13,7 @@
 #include "experiments/fp8/autocast.hpp"
 #include "experiments/fp8/backend.hpp"
 #include "experiments/fp8/linear_stats.hpp"
+#include "experiments/fp8/non_finite.hpp"
 #include "recipes/recipe.hpp"
 
 namespace fp8lab::experiments {
@@ -34,6 +35,8 @@ struct LinearExecution {
   // on steps whose statistics nobody reads (tensors on CUDA then copy nothing back for them).
   // GEMM counts and timers are kept either way.
   bool measure_operands = true;
+  // The run's first-non-finite watch for this Linear (non_finite.hpp); null: not watched.
+  std::shared_ptr<LayerWatch> watch;
 };
 
 // y = x · weightᵀ + bias for x [rows, in_features] fp32, weight [out_features, in_features] fp32

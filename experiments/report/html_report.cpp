@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "experiments/report/analysis.hpp"
+#include "experiments/report/first_non_finite.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
 #include "experiments/report/report_facts.hpp"
@@ -336,6 +337,7 @@ std::string shown_verdict(const RecipeRow& row) {
   if (row.verdict == "diverged") {
     shown += " at step " + r["diverged_at_step"].dump() + " (" +
              r.value("divergence_reason", std::string()) + ")";
+    if (const auto site = first_non_finite_text(r); !site.empty()) shown += "; " + site;
   } else if (r.value("status", std::string()) == "failed") {
     shown += ": " + r.value("error", std::string());
   } else if (row.verdict == "failed") {

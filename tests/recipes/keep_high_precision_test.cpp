@@ -8,6 +8,7 @@
 
 #include "recipes/ablation.hpp"
 #include "recipes/canonical.hpp"
+#include "recipes/compatibility.hpp"
 #include "recipes/complete_recipe.hpp"
 #include "recipes/error.hpp"
 #include "recipes/explain.hpp"
@@ -204,4 +205,22 @@ TEST_CASE("ablation: sweep errors", "[ablate]") {
              Catch::Contains("ablate.layer: unknown key"));
   CHECK_THAT(sweep_message_of("method: ablate\nworkloads: [a]\nablate: {layers: []}\n"),
              Catch::Contains("ablate.layers: is empty"));
+}
+
+TEST_CASE("keep_high_precision and autoswitch: what the peers run", "[keep]") {
+  for (const char* scaling : {"delayed", "mxfp8", "current", "rowwise"}) {
+    INFO(scaling);
+    const Recipe r = parse_recipe_text(std::string("scaling: ") + scaling +
+                                           "\nkeep_high_precision: {wgrad: [lm_head]}\n"
+                                           "autoswitch: {enabled: true}\n",
+                                       "r.yaml");
+    const Compatibility c = compatibility(r);
+    // TE's DisableFP8GEMM / torchao's module filter keep the GEMMs: the peer's run keeps them.
+    CHECK(c.te_effective.keep_high_precision == r.keep_high_precision);
+    // No peer switches on a threshold.
+    CHECK_FALSE(c.te_effective.autoswitch.enabled);
+    bool quirk = false;
+    for (const auto& q : c.quirks) quirk = quirk || q.field == "autoswitch";
+    CHECK(quirk);
+  }
 }

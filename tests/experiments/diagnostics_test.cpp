@@ -1,0 +1,211 @@
+// Issue 18 §3-4 end to end on the small MLP (fc1 -> fc2 -> fc3, a few steps): the first
+// non-finite value of a planted NaN is named with its step, pass, layer, tensor and GEMM;
+// keep_high_precision reaches the Fp8Linears (every layer kept gives the baseline's bits); the
+// autoswitch rule records its switches.
+#include <torch/torch.h>
+#undef CHECK  // c10's CHECK would shadow Catch's (see linear_test_support.hpp)
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "experiments/report/ablation.hpp"
+#include "experiments/report/first_non_finite.hpp"
+#include "experiments/report/write_reports.hpp"
+#include "experiments/runner/provenance.hpp"
+#include "experiments/runner/run_executor.hpp"
+#include "experiments/workloads/registry.hpp"
+#include "recipes/recipe_file.hpp"
+#include "recipes/sweep.hpp"
+#include "tests/support/read_text.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& tag)
+      : path(fs::temp_directory_path() / ("fp8lab-" + tag + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+RunRequest request_for(const std::string& recipe_text, std::int64_t steps) {
+  RunRequest r;
+  r.workload = "mlp";
+  r.steps = steps;
+  r.timing_steps = 1;
+  r.recipe = recipes::parse_recipe_text(recipe_text, "test.yaml");
+  r.run_id = recipes::sweep_run_id(*r.recipe, r.workload, 0);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("A NaN planted in one layer's backward is the first non-finite site",
+          "[diagnostics][non_finite]") {
+  use_one_torch_thread();
+  TempDir dir("non-finite");
+  const ResultsDirectory directory(dir.path);
+
+  auto clean = request_for("scaling: current\n", 5);
+  const auto finite = execute_fp8_run(directory, clean);
+  REQUIRE(finite["status"] == "finished");
+  CHECK(finite["first_non_finite"].is_null());
+
+  auto faulty = request_for("scaling: current\n", 5);
+  faulty.run_id += "-injected";
+  faulty.inject_nan = FaultInjection{"fc2", 2, true};
+  const auto record = execute_fp8_run(directory, faulty);
+  INFO(record.dump().substr(0, 3000));
+  // The NaN reaches the weights in step 2's update: step 3's loss is NaN.
+  CHECK(record["status"] == "diverged");
+  CHECK(record["diverged_at_step"] == 3);
+  const auto& site = record["first_non_finite"];
+  REQUIRE(site.is_object());
+  CHECK(site["step"] == 2);
+  CHECK(site["pass"] == "backward");
+  CHECK(site["layer"] == "fc2");
+  CHECK(site["tensor"] == "grad_output");
+  CHECK(site["gemm"] == "dgrad");  // dgrad quantizes grad_output before wgrad does
+  CHECK(site["quantized"] == true);
+  CHECK(site["nan_count"] == 1);
+  CHECK(site["inf_count"] == 0);
+  // fc2's grad_output is [batch 64, hidden 128]: the NaN sits at the middle element.
+  CHECK(site["shape"] == nlohmann::json::array({64, 128}));
+  CHECK(site["first_index"] == 64 * 128 / 2);
+  REQUIRE(site["values"].size() == 5);
+  CHECK(site["values"][2]["index"] == 64 * 128 / 2);
+  CHECK(site["values"][2]["value"].is_null());
+  CHECK(site["values"][2]["bits"] == "0x7fc00000");
+  CHECK(site["values"][1]["value"].is_number());
+  // The history of fc2's (grad_output, dgrad) before: one quantization per earlier step.
+  REQUIRE(site["history"].size() == 2);
+  CHECK(site["history"][0]["step"] == 0);
+  CHECK(site["history"][1]["step"] == 1);
+  CHECK(site["history"][1]["amax"].get<double>() > 0.0);
+  CHECK(record["fault_injection"]["layer"] == "fc2");
+
+  // The report names it under the run.
+  write_reports(ReportOptions{{dir.path}, {}, {}});
+  const std::string md = testing::read_text(dir.path / "report.md");
+  CHECK_THAT(md, Catch::Contains("first non-finite value: step 2, backward, layer `fc2`, "
+                                 "grad_output read by dgrad"));
+  CHECK_THAT(first_non_finite_text(record), Catch::Contains("[4096] non-finite (0x7fc00000)"));
+}
+
+TEST_CASE("A NaN planted in a forward input is found there", "[diagnostics][non_finite]") {
+  use_one_torch_thread();
+  TempDir dir("non-finite-fwd");
+  const ResultsDirectory directory(dir.path);
+  // fc1 in high precision: the NaN is found by the scan of a high-precision operand.
+  auto faulty = request_for("scaling: current\nkeep_high_precision: {layers: [fc1]}\n", 3);
+  faulty.run_id += "-injected";
+  faulty.inject_nan = FaultInjection{"fc1", 1, false};
+  const auto record = execute_fp8_run(directory, faulty);
+  const auto& site = record["first_non_finite"];
+  REQUIRE(site.is_object());
+  CHECK(site["step"] == 1);
+  CHECK(site["pass"] == "forward");
+  CHECK(site["layer"] == "fc1");
+  CHECK(site["tensor"] == "input");
+  CHECK(site["gemm"] == "fprop");
+  CHECK(site["quantized"] == false);
+  CHECK(record["status"] == "diverged");
+  CHECK(record["diverged_at_step"] == 1);
+}
+
+TEST_CASE("keep_high_precision reaches every Fp8Linear", "[diagnostics][keep]") {
+  use_one_torch_thread();
+  TempDir dir("keep");
+  const ResultsDirectory directory(dir.path);
+  const auto some = execute_fp8_run(
+      directory,
+      request_for("scaling: current\nkeep_high_precision: {layers: [fc2], wgrad: ['fc.']}\n", 3));
+  REQUIRE(some["status"] == "finished");
+  CHECK(some["fp8_gemms"]["fc1"] == nlohmann::json::array({"fprop", "dgrad"}));
+  CHECK(some["fp8_gemms"]["fc2"] == nlohmann::json::array());
+  CHECK(some["fp8_gemms"]["fc3"] == nlohmann::json::array({"fprop", "dgrad"}));
+  // Every Linear kept: the baseline's bits (the Fp8Linears run the baseline's GEMMs).
+  const auto all = execute_fp8_run(
+      directory, request_for("scaling: current\nkeep_high_precision: {layers: ['.*']}\n", 3));
+  REQUIRE(all["status"] == "finished");
+  CHECK(all["final"]["eval_abs_diff"] == 0.0);
+  CHECK(all["final"]["train_loss"] == all["train"].back()["baseline_loss"]);
+}
+
+TEST_CASE("The autoswitch rule records when and which GEMM it moved", "[diagnostics][autoswitch]") {
+  use_one_torch_thread();
+  TempDir dir("autoswitch");
+  const ResultsDirectory directory(dir.path);
+  // An MSE threshold every quantization crosses: every FP8 GEMM switches after step 0.
+  const auto record = execute_fp8_run(
+      directory,
+      request_for("scaling: current\nautoswitch: {enabled: true, mse: 1e-30}\n", 3));
+  REQUIRE(record["status"] == "finished");
+  const auto& switches = record["autoswitch"]["switches"];
+  // fc1's dgrad never runs (its input needs no gradient): 3 layers x 3 GEMMs - 1.
+  REQUIRE(switches.size() == 8);
+  for (const auto& s : switches) {
+    CHECK(s["step"] == 0);
+    CHECK(s["statistic"] == "mse");
+    CHECK(s["value"].get<double>() > 1e-30);
+  }
+  CHECK(switches[0]["layer"] == "fc1");
+  CHECK(switches[0]["gemm"] == "fprop");
+  // From step 1 on every GEMM runs in high precision: no statistics rows after step 0.
+  for (const auto& row : record["layers"]) CHECK(row["step"] == 0);
+  // Off by default: no "autoswitch" in the record.
+  const auto plain = execute_fp8_run(directory, request_for("scaling: current\n", 2));
+  CHECK_FALSE(plain.contains("autoswitch"));
+}
+
+TEST_CASE("Ablation ranks first the layer whose input carries 1e4 outliers",
+          "[diagnostics][ablate]") {
+  use_one_torch_thread();
+  TempDir dir("ablate");
+  const ResultsDirectory directory(dir.path);
+  // fc1 reads 4 input features scaled by 1e4: per-tensor E4M3 scales crush its other inputs.
+  const std::string text = R"(
+method: ablate
+workloads: ["mlp-outliers:outlier_scale=10000"]
+seeds: [0, 1, 2]
+base: {scaling: current, fp8_format: E4M3}
+ablate: {layers: [fc1, fc2, fc3]}
+)";
+  auto sweep = recipes::parse_sweep_text(text, "ablate.yaml");
+  canonicalize_workloads(sweep.workloads, "ablate.yaml");
+  const auto expansion = recipes::expand(sweep);
+  REQUIRE(expansion.runs.size() == 7 * 3);
+  std::vector<nlohmann::json> records;
+  for (const auto& run : expansion.runs) {
+    RunRequest r;
+    r.workload = run.workload;
+    r.seed = run.seed;
+    r.steps = 40;
+    r.timing_steps = 1;
+    r.recipe = run.recipe;
+    r.run_id = run.id;
+    r.provenance = sweep_run_provenance(expansion, run, text);
+    records.push_back(execute_fp8_run(directory, r));
+    REQUIRE(records.back()["status"] == "finished");
+    REQUIRE(records.back().contains("ablation"));
+  }
+  const auto tables = ablation_tables(records);
+  REQUIRE(tables.size() == 1);
+  INFO(ablation_markdown(tables));
+  REQUIRE(tables[0].gap);
+  CHECK(tables[0].gap->low() > 0.0);  // the recipe degrades, resolved over 3 seeds
+  REQUIRE(tables[0].layers.size() == 3);
+  CHECK(tables[0].layers[0].layer == "fc1");
+  CHECK(tables[0].layers[0].share > 0.5);
+  // The report shows the ranking.
+  write_reports(ReportOptions{{dir.path}, {}, {}});
+  CHECK_THAT(testing::read_text(dir.path / "report.md"), Catch::Contains("| 1 | `fc1` | all |"));
+}
+
+}  // namespace fp8lab::experiments
