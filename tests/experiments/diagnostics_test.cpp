@@ -15,6 +15,8 @@
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/run_executor.hpp"
+#include "experiments/workloads/linear_call.hpp"
+#include "experiments/workloads/mlp_workload.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/recipe_file.hpp"
 #include "recipes/sweep.hpp"
@@ -32,6 +34,57 @@ struct TempDir {
     fs::remove_all(path);
   }
   ~TempDir() { fs::remove_all(path); }
+};
+
+// The MLP with a planted fault: between fc1 and fc2 a frozen Linear `mix` passes fc1's 128
+// features through (identity) and reads 16 padding features that are always 0 through a block
+// of 1e5 weights. In fp32 the block multiplies zeros and changes nothing; under one E4M3 scale
+// per weight tensor (amax 1e5) the identity's 1s become subnormal (1 * 448/1e5 = 0.0045, 2^-9
+// steps) and `mix` garbles every feature. The other Linears are the MLP's.
+class PlantedModel : public TrainableModel {
+ public:
+  explicit PlantedModel(std::uint64_t seed) {
+    auto generator = make_generator(seed, 0);
+    torch::NoGradGuard no_grad;
+    auto add = [&](const char* name, std::int64_t in, std::int64_t out) {
+      auto linear = register_module(name, torch::nn::Linear(in, out));
+      const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+      linear->weight.uniform_(-bound, bound, generator);
+      linear->bias.zero_();
+    };
+    add("fc1", 64, 128);
+    auto mix = register_module(
+        "mix", torch::nn::Linear(torch::nn::LinearOptions(128 + 16, 128).bias(false)));
+    mix->weight.zero_();
+    mix->weight.slice(1, 0, 128).copy_(torch::eye(128));
+    mix->weight.slice(0, 0, 16).slice(1, 128, 144).fill_(1e5);
+    mix->weight.set_requires_grad(false);
+    add("fc2", 128, 128);
+    add("fc3", 128, 16);
+  }
+  torch::Tensor loss(const Batch& batch) override {
+    auto h = torch::gelu(forward_linear(*this, "fc1", batch.input));
+    h = forward_linear(*this, "mix", torch::cat({h, torch::zeros({h.size(0), 16})}, 1));
+    h = torch::gelu(forward_linear(*this, "fc2", h));
+    return torch::mse_loss(forward_linear(*this, "fc3", h), batch.target);
+  }
+};
+
+class PlantedWorkload : public Workload {
+ public:
+  std::string name() const override { return "mlp-planted"; }
+  std::string description() const override { return "mlp with a frozen mix Linear of 1e5 block"; }
+  TrainingSchedule schedule() const override { return mlp_->schedule(); }
+  std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
+    return std::make_shared<PlantedModel>(seed);
+  }
+  Batch train_batch(std::int64_t step, std::uint64_t seed) const override {
+    return mlp_->train_batch(step, seed);
+  }
+  std::vector<Batch> eval_batches() const override { return mlp_->eval_batches(); }
+
+ private:
+  std::unique_ptr<Workload> mlp_ = make_mlp_workload(MlpOptions{});
 };
 
 RunRequest request_for(const std::string& recipe_text, std::int64_t steps) {
@@ -164,29 +217,27 @@ TEST_CASE("The autoswitch rule records when and which GEMM it moved", "[diagnost
   CHECK_FALSE(plain.contains("autoswitch"));
 }
 
-TEST_CASE("Ablation ranks first the layer whose input carries 1e4 outliers",
+TEST_CASE("Ablation ranks first the layer with a planted block of outlier weights",
           "[diagnostics][ablate]") {
   use_one_torch_thread();
+  register_workload("mlp-planted", [] { return std::make_unique<PlantedWorkload>(); });
   TempDir dir("ablate");
   const ResultsDirectory directory(dir.path);
-  // fc1 reads 4 input features scaled by 1e4: per-tensor E4M3 scales crush its other inputs.
   const std::string text = R"(
 method: ablate
-workloads: ["mlp-outliers:outlier_scale=10000"]
+workloads: [mlp-planted]
 seeds: [0, 1, 2]
 base: {scaling: current, fp8_format: E4M3}
-ablate: {layers: [fc1, fc2, fc3]}
+ablate: {layers: [fc1, mix, fc2, fc3]}
 )";
-  auto sweep = recipes::parse_sweep_text(text, "ablate.yaml");
-  canonicalize_workloads(sweep.workloads, "ablate.yaml");
-  const auto expansion = recipes::expand(sweep);
-  REQUIRE(expansion.runs.size() == 7 * 3);
+  const auto expansion = recipes::expand(recipes::parse_sweep_text(text, "ablate.yaml"));
+  REQUIRE(expansion.runs.size() == 9 * 3);
   std::vector<nlohmann::json> records;
   for (const auto& run : expansion.runs) {
     RunRequest r;
     r.workload = run.workload;
     r.seed = run.seed;
-    r.steps = 40;
+    r.steps = 60;
     r.timing_steps = 1;
     r.recipe = run.recipe;
     r.run_id = run.id;
@@ -200,12 +251,13 @@ ablate: {layers: [fc1, fc2, fc3]}
   INFO(ablation_markdown(tables));
   REQUIRE(tables[0].gap);
   CHECK(tables[0].gap->low() > 0.0);  // the recipe degrades, resolved over 3 seeds
-  REQUIRE(tables[0].layers.size() == 3);
-  CHECK(tables[0].layers[0].layer == "fc1");
+  REQUIRE(tables[0].layers.size() == 4);
+  CHECK(tables[0].layers[0].layer == "mix");
   CHECK(tables[0].layers[0].share > 0.5);
+  CHECK(tables[0].layers[0].removed->low() > 0.0);
   // The report shows the ranking.
   write_reports(ReportOptions{{dir.path}, {}, {}});
-  CHECK_THAT(testing::read_text(dir.path / "report.md"), Catch::Contains("| 1 | `fc1` | all |"));
+  CHECK_THAT(testing::read_text(dir.path / "report.md"), Catch::Contains("| 1 | `mix` | all |"));
 }
 
 }  // namespace fp8lab::experiments
