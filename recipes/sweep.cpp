@@ -594,8 +594,10 @@ std::string format_dry_run(const SweepExpansion& e) {
   out += "distinct runs:\n";
   for (std::size_t i = 0; i < e.runs.size(); ++i) {
     const auto& run = e.runs[i];
-    out += fmt::format("  run {:>4}  {}  {} seed {}  stands for {} request(s):{}\n", i + 1, run.id,
-                       run.workload, run.seed, run.requests.size(), run_text(s, run));
+    const auto& arm = e.requested[run.requests.front()].ablation;
+    out += fmt::format("  run {:>4}  {}  {} seed {}  stands for {} request(s):{}{}\n", i + 1,
+                       run.id, run.workload, run.seed, run.requests.size(), run_text(s, run),
+                       arm ? "  ablate: " + arm->label() : std::string());
   }
   out += "\nrequested combinations:\n";
   for (std::size_t i = 0; i < e.requested.size(); ++i) {
