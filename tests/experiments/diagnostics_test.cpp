@@ -258,6 +258,9 @@ ablate: {layers: [fc1, mix, fc2, fc3]}
   // The report shows the ranking.
   write_reports(ReportOptions{{dir.path}, {}, {}});
   CHECK_THAT(testing::read_text(dir.path / "report.md"), Catch::Contains("| 1 | `mix` | all |"));
+  const std::string html = testing::read_text(dir.path / "report.html");
+  CHECK_THAT(html, Catch::Contains("<h2>Layer ablation"));
+  CHECK(html.find("<td>mix</td>") < html.find("<td>fc1</td>"));
 }
 
 }  // namespace fp8lab::experiments
