@@ -7,6 +7,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "experiments/report/chaos_floor.hpp"
 #include "experiments/report/report_data.hpp"
 
 namespace fp8lab::experiments {
@@ -98,10 +99,14 @@ std::vector<AblationTable> ablation_tables(const std::vector<nlohmann::json>& re
     groups.back().second.table.base_recipe = base;
     return groups.back().second;
   };
+  const ChaosFloors floors(records);
   for (const auto& r : records) {
     const auto it = r.find("ablation");
     if (it == r.end() || !it->is_object()) continue;
     Group& g = group_of(r.value("workload", std::string()), it->value("base_recipe", std::string()));
+    if (const ChaosFloor* floor = floors.of(r); floor && g.table.chaos_floor.empty()) {
+      g.table.chaos_floor = floor->describe();
+    }
     const auto seed = r.value("seed", std::int64_t{0});
     const auto loss = number_at(r, "/final/eval_loss");
     if (const auto b = number_at(r, "/final/baseline_eval_loss")) g.baseline[seed] = *b;
@@ -156,6 +161,8 @@ std::string ablation_markdown(const std::vector<AblationTable>& tables) {
     md << "\n### " << t.workload << ": " << (t.recipe_label.empty() ? "(recipe)" : t.recipe_label)
        << "\n\ngap: " << (t.gap ? describe_interval(*t.gap) : "not measured (no all-FP8 run with "
                                                                "a baseline)")
+       << "; chaos floor (null runs): "
+       << (t.chaos_floor.empty() ? "not measured (null_runs: true measures it)" : t.chaos_floor)
        << "\n\n";
     for (const auto* rows : {&t.layers, &t.gemms}) {
       if (rows->empty()) continue;

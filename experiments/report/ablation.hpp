@@ -37,6 +37,9 @@ struct AblationTable {
   std::string base_recipe;   // the ablated recipe's canonical string
   std::string recipe_label;  // of its "all" arm's record
   std::optional<MeanInterval> gap;
+  // The workload's chaos floor (chaos_floor.hpp: null runs' paired tail error) beside the gap;
+  // empty without null runs.
+  std::string chaos_floor;
   std::vector<AblationRow> layers;  // gemm "all", ranked
   std::vector<AblationRow> gemms;   // per GEMM (per_gemm sweeps), ranked
   std::vector<std::string> notes;   // seeds left out and why

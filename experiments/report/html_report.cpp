@@ -441,7 +441,8 @@ void ablation_section(std::ostringstream& html, const ReportInput& input) {
   for (const auto& t : tables) {
     html << "<h3>" << escape_html(t.workload) << ": " << escape_html(t.recipe_label)
          << "</h3>\n<p>gap " << escape_html(t.gap ? describe_interval(*t.gap) : "not measured")
-         << "</p>\n<table>\n<tr><th>rank</th><th>layer</th><th>GEMM</th><th>share</th>"
+         << "; chaos floor (null runs): "
+         << escape_html(t.chaos_floor.empty() ? "not measured" : t.chaos_floor) << "</p>\n<table>\n<tr><th>rank</th><th>layer</th><th>GEMM</th><th>share</th>"
          << "<th>removed (paired)</th><th>alone (paired)</th></tr>\n";
     for (const auto* rows : {&t.layers, &t.gemms}) {
       for (std::size_t i = 0; i < rows->size(); ++i) {

@@ -246,11 +246,20 @@ ablate: {layers: [fc1, mix, fc2, fc3]}
     REQUIRE(records.back()["status"] == "finished");
     REQUIRE(records.back().contains("ablation"));
   }
+  // The chaos floor beside the gap: the null run of each seed.
+  for (const std::int64_t seed : {0, 1, 2}) {
+    RunRequest null_run;
+    null_run.workload = "mlp-planted";
+    null_run.seed = seed;
+    null_run.steps = 60;
+    records.push_back(execute_null_run(directory, null_run));
+  }
   const auto tables = ablation_tables(records);
   REQUIRE(tables.size() == 1);
   INFO(ablation_markdown(tables));
   REQUIRE(tables[0].gap);
   CHECK(tables[0].gap->low() > 0.0);  // the recipe degrades, resolved over 3 seeds
+  CHECK_THAT(tables[0].chaos_floor, Catch::Contains("(n=3)"));
   REQUIRE(tables[0].layers.size() == 4);
   CHECK(tables[0].layers[0].layer == "mix");
   CHECK(tables[0].layers[0].share > 0.5);
