@@ -60,7 +60,8 @@ std::vector<AblationArm> ablation_arms(const Ablation& a) {
   };
   for (const auto& layer : a.layers) {
     const std::string pattern = regex_escape(layer);
-    arms.push_back({"all_but", layer, std::nullopt, {setting(a, keep_key(std::nullopt), {pattern})}});
+    arms.push_back(
+        {"all_but", layer, std::nullopt, {setting(a, keep_key(std::nullopt), {pattern})}});
     AblationArm only{"only", layer, std::nullopt, {}};
     if (const auto rest = others(layer); !rest.empty()) {
       only.settings.push_back(setting(a, keep_key(std::nullopt), rest));

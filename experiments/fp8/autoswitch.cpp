@@ -7,7 +7,7 @@
 namespace fp8lab::experiments {
 
 std::optional<AutoswitchCrossing> autoswitch_crossing(const OperandStats& operand,
-                                                     const recipes::Autoswitch& rule) {
+                                                      const recipes::Autoswitch& rule) {
   if (operand.quantizations == 0) return std::nullopt;
   if (operand.count > 0) {
     const double percent = 100.0 * static_cast<double>(operand.underflowed) /

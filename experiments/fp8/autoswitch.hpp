@@ -31,7 +31,7 @@ struct AutoswitchCrossing {
 // Whether one operand's statistics of one step cross the rule; nullopt when they do not or when
 // it was not quantized.
 std::optional<AutoswitchCrossing> autoswitch_crossing(const OperandStats& operand,
-                                                     const recipes::Autoswitch& rule);
+                                                      const recipes::Autoswitch& rule);
 
 struct AutoswitchEvent {
   std::int64_t step = 0;  // the step whose statistics crossed; high precision from step + 1

@@ -44,13 +44,13 @@ inline constexpr std::int64_t kSurroundingValues = 2;  // on each side of the fi
 
 struct NonFiniteSite {
   std::int64_t step = 0;
-  bool backward = false;          // grad_output is the backward pass's tensor; input/weight forward
-  std::string layer;              // the Linear's fully qualified name
+  bool backward = false;  // grad_output is the backward pass's tensor; input/weight forward
+  std::string layer;      // the Linear's fully qualified name
   Operand tensor = Operand::kInput;
-  Gemm gemm = Gemm::kFprop;       // the GEMM that was about to read it
-  bool quantized = false;         // true: seen by the quantizer; false: a high-precision operand
+  Gemm gemm = Gemm::kFprop;  // the GEMM that was about to read it
+  bool quantized = false;    // true: seen by the quantizer; false: a high-precision operand
   std::int64_t rows = 0, cols = 0;
-  std::int64_t first_index = 0;   // row-major
+  std::int64_t first_index = 0;  // row-major
   std::uint64_t nan_count = 0, inf_count = 0;
   std::vector<ScaleHistoryEntry> history;  // this (layer, tensor, GEMM)'s last quantizations
   std::vector<SurroundingValue> values;    // first_index +- kSurroundingValues, clipped

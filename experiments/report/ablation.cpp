@@ -103,7 +103,8 @@ std::vector<AblationTable> ablation_tables(const std::vector<nlohmann::json>& re
   for (const auto& r : records) {
     const auto it = r.find("ablation");
     if (it == r.end() || !it->is_object()) continue;
-    Group& g = group_of(r.value("workload", std::string()), it->value("base_recipe", std::string()));
+    Group& g =
+        group_of(r.value("workload", std::string()), it->value("base_recipe", std::string()));
     if (const ChaosFloor* floor = floors.of(r); floor && g.table.chaos_floor.empty()) {
       g.table.chaos_floor = floor->describe();
     }
@@ -159,8 +160,10 @@ std::string ablation_markdown(const std::vector<AblationTable>& tables) {
         "mean ranks the rows. 95% t-intervals.\n";
   for (const auto& t : tables) {
     md << "\n### " << t.workload << ": " << (t.recipe_label.empty() ? "(recipe)" : t.recipe_label)
-       << "\n\ngap: " << (t.gap ? describe_interval(*t.gap) : "not measured (no all-FP8 run with "
-                                                               "a baseline)")
+       << "\n\ngap: "
+       << (t.gap ? describe_interval(*t.gap)
+                 : "not measured (no all-FP8 run with "
+                   "a baseline)")
        << "; chaos floor (null runs): "
        << (t.chaos_floor.empty() ? "not measured (null_runs: true measures it)" : t.chaos_floor)
        << "\n\n";

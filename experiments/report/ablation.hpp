@@ -25,7 +25,7 @@ namespace fp8lab::experiments {
 
 struct AblationRow {
   std::string layer;
-  std::string gemm;  // "all" for the whole layer, else fprop, dgrad or wgrad
+  std::string gemm;                     // "all" for the whole layer, else fprop, dgrad or wgrad
   std::optional<MeanInterval> removed;  // r_s over the seeds with A, X_i and B
   std::optional<MeanInterval> alone;    // o_s over the seeds with O_i and B
   std::optional<double> share_removed, share_alone;

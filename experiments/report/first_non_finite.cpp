@@ -48,8 +48,7 @@ std::string first_non_finite_text(const nlohmann::json& record) {
     out << "; amax / scale before:";
     for (const auto& h : history) {
       out << " step " << h.value("step", nlohmann::json()).dump() << " amax "
-          << format_number(number(h, "amax")) << " scale "
-          << format_number(number(h, "scale_min"));
+          << format_number(number(h, "amax")) << " scale " << format_number(number(h, "scale_min"));
       if (number(h, "scale_max") != number(h, "scale_min")) {
         out << ".." << format_number(number(h, "scale_max"));
       }

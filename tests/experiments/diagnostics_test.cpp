@@ -197,8 +197,7 @@ TEST_CASE("The autoswitch rule records when and which GEMM it moved", "[diagnost
   const ResultsDirectory directory(dir.path);
   // An MSE threshold every quantization crosses: every FP8 GEMM switches after step 0.
   const auto record = execute_fp8_run(
-      directory,
-      request_for("scaling: current\nautoswitch: {enabled: true, mse: 1e-30}\n", 3));
+      directory, request_for("scaling: current\nautoswitch: {enabled: true, mse: 1e-30}\n", 3));
   REQUIRE(record["status"] == "finished");
   const auto& switches = record["autoswitch"]["switches"];
   // fc1's dgrad never runs (its input needs no gradient): 3 layers x 3 GEMMs - 1.

@@ -46,16 +46,19 @@ keep_high_precision:
   fprop: ['blocks\.0\..*', 'x']
   dgrad: ['x', 'y']
   wgrad: ['x']
-)", "r.yaml");
+)",
+                                     "r.yaml");
   // Sorted and deduplicated; a layer pattern leaves the GEMM lists; one in all three moves up.
-  CHECK(r.keep_high_precision.layers == std::vector<std::string>{"blocks\\.0\\..*", "lm_head", "x"});
+  CHECK(r.keep_high_precision.layers ==
+        std::vector<std::string>{"blocks\\.0\\..*", "lm_head", "x"});
   CHECK(r.keep_high_precision.fprop.empty());
   CHECK(r.keep_high_precision.dgrad == std::vector<std::string>{"y"});
   CHECK(r.keep_high_precision.wgrad.empty());
   // The same settings in another order are the same recipe and run.
   const Recipe same = parse_recipe_text(R"(scaling: current
 keep_high_precision: {layers: [x, lm_head, 'blocks\.0\..*'], dgrad: [y]}
-)", "r.yaml");
+)",
+                                        "r.yaml");
   CHECK(run_id(same) == run_id(r));
 }
 
@@ -119,7 +122,8 @@ TEST_CASE("keep_high_precision: the job file's complete text reads back as the s
   const Recipe r = parse_recipe_text(R"(scaling: mxfp8
 keep_high_precision: {layers: ['.*bad', 'blocks\.0\..*'], wgrad: ['lm_head|head']}
 autoswitch: {enabled: true, mse: 2e-4}
-)", "r.yaml");
+)",
+                                     "r.yaml");
   const Recipe back = parse_complete_recipe_text(complete_recipe_text(r), "job.json");
   CHECK(back == r);
   CHECK(canonical_string(back) == canonical_string(r));
@@ -172,7 +176,8 @@ workloads: [mlp]
 seeds: [0, 1, 2]
 base: {scaling: current}
 ablate: {layers: [fc1, fc2, fc3]}
-)", "s.yaml"));
+)",
+                                                   "s.yaml"));
   // all, then all_but and only of each of 3 layers: 7 distinct recipes per seed.
   CHECK(e.requested.size() == 21);
   CHECK(e.runs.size() == 21);
@@ -188,7 +193,8 @@ method: ablate
 workloads: [mlp]
 base: {scaling: current}
 ablate: {layers: [fc1, fc2]}
-)", "s.yaml"));
+)",
+                                                     "s.yaml"));
   CHECK(two.requested.size() == 5);
   CHECK(two.runs.size() == 3);
 }
