@@ -94,6 +94,21 @@ Canonical canonicalize(const Recipe& input) {
   hp_gemm(r.override_linear_precision.dgrad, &GemmAccumulation::dgrad, "dgrad");
   hp_gemm(wgrad_hp, &GemmAccumulation::wgrad, "wgrad");
 
+  // Rule 8: keep_high_precision in canonical order, without the GEMMs already in high precision.
+  KeepHighPrecision& keep = r.keep_high_precision;
+  keep = canonical_keep_high_precision(std::move(keep));
+  const auto drop_gemm = [&](bool high_precision, std::vector<std::string>& list,
+                             const char* gemm_name) {
+    if (!high_precision || list.empty()) return;
+    reasons.push_back(fmt::format("{} already runs in high precision: keep_high_precision.{} "
+                                  "changes nothing",
+                                  gemm_name, gemm_name));
+    list.clear();
+  };
+  drop_gemm(r.override_linear_precision.fprop, keep.fprop, "fprop");
+  drop_gemm(r.override_linear_precision.dgrad, keep.dgrad, "dgrad");
+  drop_gemm(wgrad_hp, keep.wgrad, "wgrad");
+
   const Recipe defaults;  // rule 7
   if (!has_power_2_option(r.scaling) && r.power_2_scales) {
     r.power_2_scales = false;

@@ -14,6 +14,9 @@
 //   7. Options of other scalings: power_2_scales, mx_scale_mode, pad_inner_dim,
 //      enable_fsdp_float8_all_gather take their defaults where the scaling has no such option;
 //      torchao_version too, except for mxfp8 with a torchao scale mode (uses_torchao_version).
+//   8. keep_high_precision in canonical order (recipe.hpp, canonical_keep_high_precision); its
+//      per-GEMM list of a GEMM already in high precision (override, rowwise_with_gw_hp's wgrad)
+//      is emptied: those GEMMs run in high precision in every layer anyway.
 #pragma once
 
 #include <string>

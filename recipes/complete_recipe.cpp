@@ -13,7 +13,7 @@ std::string complete_recipe_text(const Recipe& recipe) {
   out << YAML::BeginMap;
   for (const auto& key : recipe_field_names()) {
     out << YAML::Key << key << YAML::Value;
-    // The two fields that are sequences; every other field_text is one scalar, which the emitter
+    // The fields that are sequences; every other field_text is one scalar, which the emitter
     // quotes where YAML needs it (a glob such as "*.proj" would otherwise read as an alias).
     if (key == "override_linear_precision") {
       const auto& o = recipe.override_linear_precision;
@@ -21,6 +21,16 @@ std::string complete_recipe_text(const Recipe& recipe) {
     } else if (key == "module_filter.skip_names") {
       out << YAML::Flow << YAML::BeginSeq;
       for (const auto& name : recipe.module_filter.skip_names) out << name;
+      out << YAML::EndSeq;
+    } else if (key.starts_with("keep_high_precision.")) {
+      const KeepHighPrecision& k = recipe.keep_high_precision;
+      const std::string gemm = key.substr(key.find('.') + 1);
+      const auto& list = gemm == "layers"  ? k.layers
+                         : gemm == "fprop" ? k.fprop
+                         : gemm == "dgrad" ? k.dgrad
+                                           : k.wgrad;
+      out << YAML::Flow << YAML::BeginSeq;
+      for (const auto& pattern : list) out << YAML::DoubleQuoted << pattern;
       out << YAML::EndSeq;
     } else {
       out << field_text(recipe, key);

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <cmath>
 #include <map>
 #include <optional>
+#include <regex>
 
 #include "recipes/detail/field_parse.hpp"
 #include "recipes/detail/text_case.hpp"
@@ -33,7 +35,9 @@ struct Draft {
   std::map<std::string, const FieldSetting*, std::less<>> given;  // last setting of each key
 };
 
-enum class Kind { boolean, integer, word, triple, names };
+// regexes: a list of ECMAScript regular expressions, each compiled when read.
+// number: a finite decimal number; `normalize` checks its range and spells it canonically.
+enum class Kind { boolean, integer, word, triple, names, regexes, number };
 
 struct FieldSpec {
   std::string_view key;
@@ -65,6 +69,16 @@ std::function<std::optional<std::string>(std::string_view)> enum_normalizer(
   };
 }
 std::string keep(std::string_view t) { return std::string(t); }
+
+// A whole decimal number (strtod's syntax), finite; nullopt otherwise.
+std::optional<double> parse_number(std::string_view text) {
+  const std::string s(text);
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s.front()))) return std::nullopt;
+  char* end = nullptr;
+  const double value = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
 
 bool as_b(const FieldValue& v) { return std::get<bool>(v); }
 std::int64_t as_i(const FieldValue& v) { return std::get<std::int64_t>(v); }
@@ -160,6 +174,43 @@ const std::vector<FieldSpec>& specs() {
          &ModuleFilter::require_dims_divisible_by_16);
     flag("module_filter.skip_later_siblings_after_indivisible", &Draft::later_siblings,
          &ModuleFilter::skip_later_siblings_after_indivisible);
+    auto keep_list = [&](std::string_view key, std::vector<std::string> KeepHighPrecision::*member) {
+      t.push_back({key, Kind::regexes,
+                   "a list of regular expressions over whole Linear names, e.g. "
+                   "[\"blocks\\.0\\..*\", \"lm_head\"]",
+                   0, {},
+                   [member](Draft& d, const FieldValue& v) {
+                     d.fixed.keep_high_precision.*member = std::get<std::vector<std::string>>(v);
+                   },
+                   [member](const Recipe& r) {
+                     return names_text(r.keep_high_precision.*member);
+                   }});
+    };
+    keep_list("keep_high_precision.layers", &KeepHighPrecision::layers);
+    keep_list("keep_high_precision.fprop", &KeepHighPrecision::fprop);
+    keep_list("keep_high_precision.dgrad", &KeepHighPrecision::dgrad);
+    keep_list("keep_high_precision.wgrad", &KeepHighPrecision::wgrad);
+    t.push_back({"autoswitch.enabled", Kind::boolean, "true, false", 0, {},
+                 [](Draft& d, const FieldValue& v) { d.fixed.autoswitch.enabled = as_b(v); },
+                 [](const Recipe& r) { return bool_text(r.autoswitch.enabled); }});
+    auto threshold = [&](std::string_view key, std::string accepted, double high,
+                         double Autoswitch::*member) {
+      t.push_back({key, Kind::number, std::move(accepted), 0,
+                   [high](std::string_view text) -> std::optional<std::string> {
+                     const auto value = parse_number(text);
+                     if (!value || !(*value > 0.0 && *value <= high)) return std::nullopt;
+                     return fmt::format("{}", *value);
+                   },
+                   [member](Draft& d, const FieldValue& v) {
+                     d.fixed.autoswitch.*member = *parse_number(as_w(v));
+                   },
+                   [member](const Recipe& r) {
+                     return fmt::format("{}", r.autoswitch.*member);
+                   }});
+    };
+    threshold("autoswitch.underflow_percent", "a percentage in (0, 100], e.g. 5", 100.0,
+              &Autoswitch::underflow_percent);
+    threshold("autoswitch.mse", "a positive number, e.g. 1e-4", HUGE_VAL, &Autoswitch::mse);
     return t;
   }();
   return table;
@@ -224,6 +275,12 @@ void reject_unused(const Draft& d, Scaling scaling) {
     fail("torchao_version",
          fmt::format("applies to mxfp8's torchao scale modes only, not to {}; value", used_by),
          "scaling: mxfp8 with mx_scale_mode: floor, ceil, even or rceil");
+  }
+  if (!d.fixed.autoswitch.enabled) {
+    for (std::string_view key : {"autoswitch.underflow_percent", "autoswitch.mse"}) {
+      fail(key, "is a threshold of the autoswitch rule, which is off; value",
+           "autoswitch.enabled: true beside it");
+    }
   }
   if (!is_torchao_scaling(scaling)) {
     for (std::string_view key : {"pad_inner_dim", "enable_fsdp_float8_all_gather"}) {
@@ -307,6 +364,7 @@ Recipe resolve(const std::vector<FieldSetting>& settings, Strictness strictness)
   if (d.dims_16) filter.require_dims_divisible_by_16 = *d.dims_16;
   if (d.later_siblings) filter.skip_later_siblings_after_indivisible = *d.later_siblings;
   r.module_filter = std::move(filter);
+  r.keep_high_precision = canonical_keep_high_precision(std::move(r.keep_high_precision));
   return r;
 }
 
@@ -395,6 +453,36 @@ FieldSetting parse_field(const std::string& key, const YAML::Node& value, const 
         names.push_back(as_scalar(item, site_of(site.file, item), display, spec->accepted));
       }
       return {key, names, site};
+    }
+    case Kind::regexes: {
+      if (!value.IsSequence()) {
+        throw RecipeError(site, display, describe_node(value), "wrong type: expected a list, got",
+                          spec->accepted);
+      }
+      std::vector<std::string> patterns;
+      for (const auto& item : value) {
+        const Site item_site = site_of(site.file, item);
+        std::string pattern = as_scalar(item, item_site, display, spec->accepted);
+        if (pattern.empty()) {
+          throw RecipeError(item_site, display, pattern,
+                            "an empty pattern matches no Linear; value", spec->accepted);
+        }
+        try {
+          std::regex compiled(pattern, std::regex::ECMAScript);
+        } catch (const std::regex_error& e) {
+          throw RecipeError(item_site, display, pattern,
+                            fmt::format("is not a valid regular expression ({}):", e.what()),
+                            spec->accepted);
+        }
+        patterns.push_back(std::move(pattern));
+      }
+      return {key, patterns, site};
+    }
+    case Kind::number: {
+      const std::string text = as_scalar(value, site, display, spec->accepted);
+      if (const auto normalized = spec->normalize(text)) return {key, *normalized, site};
+      const char* problem = parse_number(text) ? "out of range, got" : "wrong type: expected a number, got";
+      throw RecipeError(site, display, text, problem, spec->accepted);
     }
   }
   return {key, false, site};

@@ -1,5 +1,6 @@
 #include "recipes/lowering.hpp"
 
+#include <regex>
 #include <stdexcept>
 #include <string>
 
@@ -85,6 +86,46 @@ bool gemm_runs_fp8(const Recipe& recipe, sc::Gemm gemm) {
                                                      : o.wgrad;
   return !overridden &&
          plan(recipe, sc::gemm_operands(gemm).a, gemm).kind != sc::QuantizeKind::kHighPrecision;
+}
+
+namespace {
+
+bool any_matches(const std::vector<std::string>& patterns, std::string_view layer) {
+  const std::string name(layer);
+  for (const auto& pattern : patterns) {
+    try {
+      if (std::regex_match(name, std::regex(pattern, std::regex::ECMAScript))) return true;
+    } catch (const std::regex_error& e) {
+      throw std::invalid_argument("keep_high_precision: '" + pattern +
+                                  "' is not a valid regular expression (" + e.what() + ")");
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool keeps_high_precision(const Recipe& recipe, std::string_view layer, sc::Gemm gemm) {
+  const KeepHighPrecision& k = recipe.keep_high_precision;
+  if (k.empty()) return false;
+  const std::vector<std::string>& per_gemm = gemm == sc::Gemm::kFprop   ? k.fprop
+                                             : gemm == sc::Gemm::kDgrad ? k.dgrad
+                                                                        : k.wgrad;
+  return any_matches(k.layers, layer) || any_matches(per_gemm, layer);
+}
+
+sc::QuantizePlan plan(const Recipe& recipe, std::string_view layer, sc::Operand operand,
+                      sc::Gemm gemm) {
+  sc::QuantizePlan p = plan(recipe, operand, gemm);
+  if (keeps_high_precision(recipe, layer, gemm)) {
+    // As torchao's table does for a high-precision GEMM: kind alone decides, the rest stays.
+    p.kind = sc::QuantizeKind::kHighPrecision;
+  }
+  return p;
+}
+
+bool gemm_runs_fp8(const Recipe& recipe, std::string_view layer, sc::Gemm gemm) {
+  return gemm_runs_fp8(recipe, gemm) && !keeps_high_precision(recipe, layer, gemm);
 }
 
 }  // namespace fp8lab::recipes

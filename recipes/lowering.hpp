@@ -7,6 +7,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 
 #include "recipes/recipe.hpp"
 #include "sim/scaling/plan.hpp"
@@ -39,5 +40,20 @@ std::optional<sim::scaling::DelayedScalingConfig> delayed_scaling(const Recipe& 
 // Whether `gemm` runs in FP8 under `recipe`: not overridden by override_linear_precision, and
 // its operands planned as quantized (torchao rowwise_with_gw_hp keeps wgrad in high precision).
 bool gemm_runs_fp8(const Recipe& recipe, sim::scaling::Gemm gemm);
+
+// Per Linear: whether recipe.keep_high_precision keeps `gemm` of the Linear named `layer` (its
+// fully qualified name) in high precision: a pattern of `layers` or of that GEMM's list matches
+// the whole name (std::regex_match, ECMAScript). The patterns were validated when read; one that
+// does not compile here throws std::invalid_argument naming it.
+bool keeps_high_precision(const Recipe& recipe, std::string_view layer, sim::scaling::Gemm gemm);
+
+// The plan of `operand` of `gemm` in the Linear named `layer`: kHighPrecision where
+// keeps_high_precision, else plan(recipe, operand, gemm).
+sim::scaling::QuantizePlan plan(const Recipe& recipe, std::string_view layer,
+                                sim::scaling::Operand operand, sim::scaling::Gemm gemm);
+
+// gemm_runs_fp8 for the Linear named `layer`: the GEMM runs in FP8 under the recipe and is not
+// kept in high precision for that layer. What Fp8Linear executes.
+bool gemm_runs_fp8(const Recipe& recipe, std::string_view layer, sim::scaling::Gemm gemm);
 
 }  // namespace fp8lab::recipes

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -82,6 +83,29 @@ std::string filter_text(const ModuleFilter& f) {
       bool_name(f.skip_later_siblings_after_indivisible));
 }
 
+std::string list_text(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& n : items) out += (out.empty() ? "" : ", ") + n;
+  return "[" + out + "]";
+}
+
+std::string keep_text(const KeepHighPrecision& k) {
+  return fmt::format("{{layers: {}, fprop: {}, dgrad: {}, wgrad: {}}}", list_text(k.layers),
+                     list_text(k.fprop), list_text(k.dgrad), list_text(k.wgrad));
+}
+
+std::string autoswitch_text(const Autoswitch& a) {
+  return fmt::format("{{underflow_percent: {}, mse: {}}}", a.underflow_percent, a.mse);
+}
+
+void sort_unique(std::vector<std::string>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::binary_search(v.begin(), v.end(), x);
+}
+
 }  // namespace
 
 std::string_view name(Scaling v) { return lookup_name(kScalingNames, v); }
@@ -156,18 +180,36 @@ ModuleFilter default_module_filter(Scaling s) {
   return f;
 }
 
+KeepHighPrecision canonical_keep_high_precision(KeepHighPrecision k) {
+  for (auto* list : {&k.layers, &k.fprop, &k.dgrad, &k.wgrad}) sort_unique(*list);
+  // A pattern in all three per-GEMM lists keeps the whole layer: it says the same as `layers`.
+  for (const auto& p : k.fprop) {
+    if (contains(k.dgrad, p) && contains(k.wgrad, p)) k.layers.push_back(p);
+  }
+  sort_unique(k.layers);
+  for (auto* list : {&k.fprop, &k.dgrad, &k.wgrad}) {
+    std::erase_if(*list, [&](const std::string& p) { return contains(k.layers, p); });
+  }
+  return k;
+}
+
 std::string canonical_string(const Recipe& r) {
   const std::string torchao_version =
       uses_torchao_version(r) ? fmt::format(";torchao_version={}", name(r.torchao_version)) : "";
   return fmt::format(
       "scaling={};fp8_format={};margin={};interval={};amax_history_len={};amax_compute_algo={};"
       "override_linear_precision={};use_autocast_during_eval={};gemm={};power_2_scales={};"
-      "mx_scale_mode={}{};pad_inner_dim={};enable_fsdp_float8_all_gather={};module_filter={}",
+      "mx_scale_mode={}{};pad_inner_dim={};enable_fsdp_float8_all_gather={};module_filter={}{}{}",
       name(r.scaling), name(r.fp8_format), r.margin, r.interval, r.amax_history_len,
       name(r.amax_compute_algo), override_text(r.override_linear_precision),
       bool_name(r.use_autocast_during_eval), gemm_text(r.gemm), bool_name(r.power_2_scales),
       name(r.mx_scale_mode), torchao_version, bool_name(r.pad_inner_dim),
-      bool_name(r.enable_fsdp_float8_all_gather), filter_text(r.module_filter));
+      bool_name(r.enable_fsdp_float8_all_gather), filter_text(r.module_filter),
+      r.keep_high_precision.empty()
+          ? std::string()
+          : fmt::format(";keep_high_precision={}", keep_text(r.keep_high_precision)),
+      r.autoswitch.enabled ? fmt::format(";autoswitch={}", autoswitch_text(r.autoswitch))
+                           : std::string());
 }
 
 std::string run_id(const Recipe& r) {
@@ -203,6 +245,14 @@ std::string describe(const Recipe& r) {
                        bool_name(r.pad_inner_dim), bool_name(r.enable_fsdp_float8_all_gather));
   }
   out += fmt::format("module_filter: {}\n", filter_text(r.module_filter));
+  if (!r.keep_high_precision.empty()) {
+    out += fmt::format("keep_high_precision: {} (regular expressions over whole Linear names)\n",
+                       keep_text(r.keep_high_precision));
+  }
+  if (r.autoswitch.enabled) {
+    out += fmt::format("autoswitch: {} (a GEMM above either moves to high precision)\n",
+                       autoswitch_text(r.autoswitch));
+  }
   return out;
 }
 

@@ -76,6 +76,35 @@ struct ModuleFilter {
   friend bool operator==(const ModuleFilter&, const ModuleFilter&) = default;
 };
 
+// Linears and GEMMs kept in high precision inside an FP8 model, by regular expression over the
+// Linear's fully qualified name ("blocks.0.mlp_fc"; ECMAScript, matched against the whole name),
+// as TE's DisableFP8Layer / DisableFP8GEMM sections select layers by layer_name_regex_pattern
+// and torchao's module_filter_fn by (module, fqn). A plain name is a regex matching itself
+// (escape the dots to be strict). The lowering turns a match into a kHighPrecision plan for that
+// (layer, operand, GEMM) (lowering.hpp: plan, keeps_high_precision). Canonical form
+// (canonical_keep_high_precision): each list sorted and deduplicated; a pattern in `layers` is
+// dropped from the per-GEMM lists, and one in all three per-GEMM lists moves to `layers`.
+struct KeepHighPrecision {
+  std::vector<std::string> layers;  // DisableFP8Layer: every GEMM of a matching Linear
+  std::vector<std::string> fprop;   // DisableFP8GEMM: that GEMM of a matching Linear
+  std::vector<std::string> dgrad;
+  std::vector<std::string> wgrad;
+  bool empty() const { return layers.empty() && fprop.empty() && dgrad.empty() && wgrad.empty(); }
+  friend bool operator==(const KeepHighPrecision&, const KeepHighPrecision&) = default;
+};
+
+// Moves a GEMM of one Linear to high precision, for the rest of the run, once one of its quantized
+// operands crosses a threshold on a training step (experiments/fp8/autoswitch.hpp). The figures
+// are those of issue 18 (5% underflow, MSE 1e-4); TE's released debug features (LogTensorStats,
+// LogFp8TensorStats, DisableFP8GEMM/Layer, PerTensorScaling, FakeQuant) have no such rule to
+// compare them with.
+struct Autoswitch {
+  bool enabled = false;
+  double underflow_percent = 5.0;  // 100 * (nonzero inputs that became 0) / elements, > this
+  double mse = 1e-4;               // mean (x - dequantized)^2 over finite elements, > this
+  friend bool operator==(const Autoswitch&, const Autoswitch&) = default;
+};
+
 struct Recipe {
   Scaling scaling = Scaling::delayed;
   Fp8Format fp8_format = Fp8Format::kHybrid;
@@ -99,6 +128,9 @@ struct Recipe {
   bool pad_inner_dim = true;
   bool enable_fsdp_float8_all_gather = true;
   ModuleFilter module_filter{};
+  // Every scaling; empty / disabled by default (then absent from the canonical string).
+  KeepHighPrecision keep_high_precision{};
+  Autoswitch autoswitch{};
 
   friend bool operator==(const Recipe&, const Recipe&) = default;
 };
@@ -140,12 +172,15 @@ Fp8Format default_fp8_format(Scaling);
 bool default_power_2_scales(Scaling);
 // TE scalings: accelerate's convert_model rule; torchao scalings: accelerate's _prepare_ao rule.
 ModuleFilter default_module_filter(Scaling);
+// The canonical form of the lists (see KeepHighPrecision); resolve() and canonicalize() apply it.
+KeepHighPrecision canonical_keep_high_precision(KeepHighPrecision);
 
 // ---- identity ---------------------------------------------------------------------------------
 // Every field in a fixed order, "key=value;..." (fields the scaling does not use included, so that
-// the string alone reconstructs the recipe). Stable across runs, builds and machines. The one
-// exception, torchao_version, is written (after mx_scale_mode) only where uses_torchao_version:
-// added later, it leaves the string and run id of every other recipe as it was.
+// the string alone reconstructs the recipe). Stable across runs, builds and machines. The
+// exceptions, added later, leave the string and run id of every other recipe as it was:
+// torchao_version is written (after mx_scale_mode) only where uses_torchao_version;
+// keep_high_precision (at the end) only when not empty, then autoswitch only when enabled.
 std::string canonical_string(const Recipe&);
 // 16 hex digits: FNV-1a 64 of canonical_string. The run id of a recipe.
 std::string run_id(const Recipe&);

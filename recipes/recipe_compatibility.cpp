@@ -90,9 +90,35 @@ void te_direct_quirks(const Recipe& r, Compatibility& c) {
   }
 }
 
+// keep_high_precision and autoswitch (issue 18) are fp8lab's own fields: no accelerate kwarg
+// carries them. TE keeps layers and GEMMs in high precision through its debug features
+// (DisableFP8Layer / DisableFP8GEMM sections selected by layer_name_regex_pattern), torchao whole
+// layers through module_filter_fn: the peer's run keeps them. Neither has a rule that switches a
+// GEMM on a threshold: the peer's run has no autoswitch.
+void diagnostics_quirks(const Recipe& r, Compatibility& c) {
+  c.te_effective.keep_high_precision = r.keep_high_precision;
+  if (!r.autoswitch.enabled) return;
+  c.te_effective.autoswitch = Autoswitch{};
+  c.quirks.push_back({"autoswitch", "enabled", "off",
+                      "TE's debug features (LogTensorStats, LogFp8TensorStats, DisableFP8GEMM, "
+                      "DisableFP8Layer, PerTensorScaling, FakeQuant) and torchao have no rule that "
+                      "moves a GEMM to high precision on a threshold",
+                      "TE user guide, debug/3_api_features"});
+}
+
+Compatibility compatibility_of(const Recipe& r);
+
 }  // namespace
 
 Compatibility compatibility(const Recipe& r) {
+  Compatibility c = compatibility_of(r);
+  diagnostics_quirks(r, c);
+  return c;
+}
+
+namespace {
+
+Compatibility compatibility_of(const Recipe& r) {
   Compatibility c;
   if (r.scaling == Scaling::delayed || r.scaling == Scaling::mxfp8) {
     c = compatibility(as_te_recipe_kwargs(r));
@@ -139,4 +165,5 @@ Compatibility compatibility(const Recipe& r) {
   return c;
 }
 
+}  // namespace
 }  // namespace fp8lab::recipes

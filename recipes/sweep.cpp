@@ -34,7 +34,7 @@ const std::vector<std::string>& top_level_keys() {
                                                 "parameters", "name", "description",
                                                 "runs_as", "baseline_seeds",
                                                 "practical_band", "null_runs",
-                                                "layer_stats_every", "what_if"};
+                                                "layer_stats_every", "what_if", "ablate"};
   return keys;
 }
 // practical_band: a fraction in (0, 1), e.g. 0.0025 for 0.25%.
@@ -144,12 +144,40 @@ std::vector<std::string> parse_what_if(const std::string& key, const YAML::Node&
 }
 
 SweepMethod parse_method(const YAML::Node& v, const Site& site, const std::string& key) {
-  const std::string m = detail::as_scalar(v, site, key, "grid, random");
-  if (m != "grid" && m != "random") {
-    throw RecipeError(site, key, m, "unknown value", "grid, random",
-                      did_you_mean(m, {"grid", "random"}));
+  const std::string m = detail::as_scalar(v, site, key, "grid, random, ablate");
+  if (m != "grid" && m != "random" && m != "ablate") {
+    throw RecipeError(site, key, m, "unknown value", "grid, random, ablate",
+                      did_you_mean(m, {"grid", "random", "ablate"}));
   }
-  return m == "grid" ? SweepMethod::grid : SweepMethod::random;
+  return m == "grid" ? SweepMethod::grid : m == "random" ? SweepMethod::random : SweepMethod::ablate;
+}
+
+// ablate: {layers: [names], per_gemm: bool}
+Ablation parse_ablation(const YAML::Node& v, const Site& site, const std::string& file) {
+  const std::string accepted = "a mapping with layers (a list of Linear names) and per_gemm";
+  if (!v.IsMap()) throw RecipeError(site, "ablate", detail::describe_node(v), "expected", accepted);
+  Ablation a;
+  a.site = site;
+  for (const auto& entry : v) {
+    const std::string key = entry.first.Scalar();
+    const Site at = detail::site_of(file, entry.second.IsNull() ? entry.first : entry.second);
+    if (key == "layers") {
+      if (!entry.second.IsSequence()) {
+        throw RecipeError(at, "ablate.layers", detail::describe_node(entry.second),
+                          "wrong type: expected a list, got", "a list of Linear names");
+      }
+      for (const auto& item : entry.second) {
+        a.layers.push_back(detail::as_scalar(item, detail::site_of(file, item), "ablate.layers",
+                                             "Linear names"));
+      }
+    } else if (key == "per_gemm") {
+      a.per_gemm = detail::as_bool(entry.second, at, "ablate.per_gemm");
+    } else {
+      throw RecipeError(detail::site_of(file, entry.first), "ablate." + key, "", "unknown key",
+                        "layers, per_gemm", did_you_mean(key, {"layers", "per_gemm"}));
+    }
+  }
+  return a;
 }
 
 std::int64_t parse_count(const YAML::Node& v, const Site& site, const std::string& key) {
@@ -229,14 +257,15 @@ std::vector<SweepParameter> parse_parameters(const YAML::Node& v, const Site& si
   return parameters;
 }
 
-// count and seed belong to method: random, which needs a count.
+// count and seed belong to method: random, which needs a count; ablate ablates one recipe (the
+// base) on one workload, and its key belongs to it.
 void check_method_keys(const Sweep& sweep, bool has_count, bool has_seed,
                        const Site& method_site) {
   if (sweep.method == SweepMethod::random && !has_count) {
     throw RecipeError(method_site, "count", "", "is required by method: random",
                       "an integer >= 1");
   }
-  if (sweep.method == SweepMethod::grid && (has_count || has_seed)) {
+  if (sweep.method != SweepMethod::random && (has_count || has_seed)) {
     throw RecipeError(method_site, has_count ? "count" : "seed", "",
                       "applies to method: random only", "method: random, or remove it");
   }
@@ -322,7 +351,11 @@ struct Combination {
   Canonical canonical;  // of the recipe to run (runs_as), its reasons led by runs_as' changes
   std::vector<Quirk> changed_fields;  // runs_as upstream: RecipeToRun::changed_fields
   std::string canonical_text;
+  std::optional<AblationArm> ablation;  // method: ablate
 };
+
+void complete_combination(const Sweep& sweep, const std::vector<FieldSetting>& settings,
+                          Combination& c);
 
 // The combination at grid index `index`; `settings` holds the sweep's base settings on entry and
 // is reused (the parameters' settings are appended after them).
@@ -340,6 +373,13 @@ Combination combination_at(const Sweep& sweep, std::uint64_t index,
   for (std::size_t p = 0; p < sweep.parameters.size(); ++p) {
     settings.push_back(sweep.parameters[p].values[c.value_index[p]]);
   }
+  complete_combination(sweep, settings, c);
+  return c;
+}
+
+// The rest of a combination from its settings (base first): the recipe, what runs, canonical.
+void complete_combination(const Sweep& sweep, const std::vector<FieldSetting>& settings,
+                          Combination& c) {
   c.requested = resolve(settings, Strictness::sweep);
   RecipeToRun to_run{c.requested, {}};
   if (sweep.runs_as == RunsAs::upstream) {
@@ -354,7 +394,6 @@ Combination combination_at(const Sweep& sweep, std::uint64_t index,
   c.canonical.reasons.insert(c.canonical.reasons.begin(), changes.begin(), changes.end());
   c.changed_fields = std::move(to_run.changed_fields);
   c.canonical_text = canonical_string(c.canonical.recipe);
-  return c;
 }
 
 // Every (workload, seed, combination) as a request, mapped to its distinct run (created by the
@@ -375,6 +414,7 @@ void add_requests(SweepExpansion& out, const std::vector<Combination>& combinati
         request.recipe = c.requested;
         request.reasons = c.canonical.reasons;
         request.changed_fields = c.changed_fields;
+        request.ablation = c.ablation;
         const std::string key = run_key(c.canonical_text, workload, seed);
         const auto [it, inserted] = run_of.try_emplace(key, out.runs.size());
         if (inserted) {
@@ -414,7 +454,7 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
   }
   Sweep sweep;
   sweep.file = file;
-  bool has_count = false, has_seed = false;
+  bool has_count = false, has_seed = false, has_ablate = false;
   Site method_site{file, 0};
   for (const auto& entry : root) {
     const std::string key = entry.first.Scalar();
@@ -448,6 +488,9 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
       }
     } else if (key == "what_if") {
       sweep.what_if = parse_what_if(key, v, site, file);
+    } else if (key == "ablate") {
+      has_ablate = true;
+      sweep.ablate = parse_ablation(v, site, file);
     } else if (key == "base") {
       sweep.base = detail::parse_recipe_mapping(v, file, "base.");
     } else if (key == "parameters") {
@@ -467,6 +510,21 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
   check_method_keys(sweep, has_count, has_seed, method_site);
   if (sweep.workloads.empty()) {
     throw RecipeError({file, 0}, "workloads", "", "is required", "a list of workload names");
+  }
+  if (sweep.method == SweepMethod::ablate) {
+    if (!sweep.parameters.empty()) {
+      throw RecipeError({file, sweep.parameters.front().values.front().site.line}, "parameters",
+                        "", "are not used by method: ablate (it ablates the base recipe)",
+                        "the recipe's fields under base, no parameters");
+    }
+    if (sweep.workloads.size() != 1) {
+      throw RecipeError(method_site, "workloads", joined(sweep.workloads),
+                        "method: ablate takes one workload (its Linears name the arms), got",
+                        "one workload");
+    }
+  } else if (has_ablate) {
+    throw RecipeError(sweep.ablate.site, "ablate", "", "applies to method: ablate only",
+                      "method: ablate, or remove it");
   }
   if (sweep.seeds.empty()) sweep.seeds = {0};
   return sweep;
@@ -502,8 +560,21 @@ SweepExpansion expand(const Sweep& sweep) {
                     kExpansionBudget / kBytesPerRequest));
   }
   std::vector<Combination> combinations;
-  combinations.reserve(indices.size());
   std::vector<FieldSetting> settings = sweep.base;
+  if (sweep.method == SweepMethod::ablate) {
+    for (auto& arm : ablation_arms(sweep.ablate)) {
+      settings.resize(sweep.base.size());
+      settings.insert(settings.end(), arm.settings.begin(), arm.settings.end());
+      Combination c;
+      complete_combination(sweep, settings, c);
+      if (arm.kind == "all") out.ablation_base = c.canonical_text;
+      c.ablation = std::move(arm);
+      combinations.push_back(std::move(c));
+    }
+    add_requests(out, combinations);
+    return out;
+  }
+  combinations.reserve(indices.size());
   for (const std::uint64_t index : indices) {
     combinations.push_back(combination_at(sweep, index, settings));
   }
@@ -522,6 +593,11 @@ std::string assignment_text(const Sweep& sweep, const std::vector<std::size_t>& 
   return out.empty() ? "(base recipe)" : out;
 }
 
+std::string request_label(const Sweep& sweep, const RequestedCombination& request) {
+  if (request.ablation) return "ablate: " + request.ablation->label();
+  return assignment_text(sweep, request.value_index);
+}
+
 std::string format_dry_run(const SweepExpansion& e) {
   const Sweep& s = e.sweep;
   std::string sizes;
@@ -529,7 +605,9 @@ std::string format_dry_run(const SweepExpansion& e) {
   // The file name and name: as the user wrote them, but never raw terminal escapes (utf8.hpp).
   std::string out = fmt::format("sweep {}{}: method {}", printable(s.file),
                                 s.name.empty() ? "" : " (" + printable(s.name) + ")",
-                                s.method == SweepMethod::grid ? "grid" : "random");
+                                s.method == SweepMethod::grid     ? "grid"
+                                : s.method == SweepMethod::random ? "random"
+                                                                  : "ablate");
   if (s.method == SweepMethod::random) out += fmt::format(", count {}, seed {}", s.count, s.seed);
   if (s.runs_as == RunsAs::upstream) out += "; runs as upstream (what accelerate + TE / torchao run)";
   out += fmt::format("\ngrid: {} parameters ({}) = {} combinations; workloads: {}; seeds: {}\n",
@@ -548,14 +626,16 @@ std::string format_dry_run(const SweepExpansion& e) {
   out += "distinct runs:\n";
   for (std::size_t i = 0; i < e.runs.size(); ++i) {
     const auto& run = e.runs[i];
-    out += fmt::format("  run {:>4}  {}  {} seed {}  stands for {} request(s):{}\n", i + 1, run.id,
-                       run.workload, run.seed, run.requests.size(), run_text(s, run));
+    const auto& arm = e.requested[run.requests.front()].ablation;
+    out += fmt::format("  run {:>4}  {}  {} seed {}  stands for {} request(s):{}{}\n", i + 1,
+                       run.id, run.workload, run.seed, run.requests.size(), run_text(s, run),
+                       arm ? "  ablate: " + arm->label() : std::string());
   }
   out += "\nrequested combinations:\n";
   for (std::size_t i = 0; i < e.requested.size(); ++i) {
     const auto& r = e.requested[i];
     out += fmt::format("  #{:<5} {} seed {}  {}  -> run {}", i + 1, r.workload, r.seed,
-                       assignment_text(s, r.value_index), r.run + 1);
+                       request_label(s, r), r.run + 1);
     if (!r.reasons.empty()) out += fmt::format("  ({})", fmt::join(r.reasons, "; "));
     out += "\n";
   }

@@ -1,7 +1,8 @@
 // Sweep files: a grid (or a seeded random sample of it) over recipe fields, workloads and seeds, in
 // the shape of W&B sweep configs:
 //
-//   method: random            # grid | random
+//   method: random            # grid | random | ablate (recipes/ablation.hpp: the runs that rank
+//                             # the layers of the `base` recipe; no parameters, one workload)
 //   count: 36                 # random only: parameter combinations drawn, without replacement
 //   seed: 2026                # random only: the sampler's seed (splitmix64; same file, same draw)
 //   workloads: [gpt-small]    # crossed with every combination (never sampled); an entry may
@@ -26,6 +27,7 @@
 //   base: {scaling: delayed}  # optional recipe fields shared by every combination
 //   runs_as: asked            # or upstream: run what accelerate + TE / torchao really run for
 //                             # each combination (runs_as.hpp); the changes become its reasons
+//   ablate: {per_gemm: false} # method: ablate only (ablation.hpp): layers, per_gemm
 //   parameters:               # recipe fields (fields.hpp); file order = nesting order, first slowest
 //     fp8_format: {values: [HYBRID, E4M3, E5M2]}
 //     margin: {value: 0}      # one fixed value, as in W&B
@@ -57,16 +59,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "recipes/ablation.hpp"
 #include "recipes/fields.hpp"
 #include "recipes/recipe.hpp"
 #include "recipes/runs_as.hpp"
 
 namespace fp8lab::recipes {
 
-enum class SweepMethod : std::uint8_t { grid, random };
+enum class SweepMethod : std::uint8_t { grid, random, ablate };
 
 struct SweepParameter {
   std::string key;                  // a recipe field
@@ -90,6 +94,9 @@ struct Sweep {
   std::vector<SweepParameter> parameters;
   RunsAs runs_as = RunsAs::asked;
   Site runs_as_site;
+  // method: ablate. An empty layers list is filled by the caller before expand() (fp8lab sweep:
+  // the Linears the base recipe converts in the workload).
+  Ablation ablate;
 };
 
 struct RequestedCombination {
@@ -103,6 +110,8 @@ struct RequestedCombination {
   // runs_as upstream: the fields its run executes differently from the request because the peer
   // does (RecipeToRun::changed_fields; also the first reasons, as text). Empty for runs_as asked.
   std::vector<Quirk> changed_fields;
+  // method: ablate: the arm this request is (its keep_high_precision settings are in `recipe`).
+  std::optional<AblationArm> ablation;
 };
 
 struct SweepRun {
@@ -118,6 +127,9 @@ struct SweepExpansion {
   std::uint64_t grid_size = 0;  // product of the parameters' value counts
   std::vector<RequestedCombination> requested;
   std::vector<SweepRun> runs;
+  // method: ablate: the canonical string of the ablated recipe (the "all" arm), which names the
+  // group of runs in the records and the report.
+  std::string ablation_base;
 };
 
 // The id expand() gives the run that stands for (recipe, workload, seed): FNV-1a 64 (16 hex
@@ -132,6 +144,8 @@ SweepExpansion expand(const Sweep& sweep);
 // A request's label: its parameter assignment, "fp8_format=HYBRID margin=0" ("(base recipe)" for
 // a sweep without parameters), as --dry-run and sweep.json print it.
 std::string assignment_text(const Sweep& sweep, const std::vector<std::size_t>& value_index);
+// A request's label: assignment_text, or for an ablation arm "ablate: all_but blocks.0.mlp_fc".
+std::string request_label(const Sweep& sweep, const RequestedCombination& request);
 // What `fp8lab sweep FILE --dry-run` prints: counts, the distinct runs, and every requested
 // combination with the run that stands for it and why.
 std::string format_dry_run(const SweepExpansion& expansion);

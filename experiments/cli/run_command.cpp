@@ -61,6 +61,7 @@ struct RunArguments {
   std::int64_t shadow_every = 0;
   std::int64_t layer_stats_every = 0;
   std::vector<std::string> what_if;
+  std::string inject_nan;
   std::string runs_as = "asked";
   bool list_workload_options = false;
 };
@@ -93,6 +94,40 @@ HighPrecision parse_high_precision(const std::string& text) {
   if (text == "fp32") return HighPrecision::fp32;
   if (text == "bf16") return HighPrecision::bf16;
   throw std::invalid_argument("--baseline-precision '" + text + "': accepted fp32, bf16");
+}
+
+// --inject-nan LAYER@STEP[:forward|backward] (backward when not said).
+FaultInjection parse_fault(const std::string& text) {
+  const std::string accepted =
+      "LAYER@STEP[:forward|backward], e.g. blocks.0.mlp_fc@3:backward (a Linear's fully "
+      "qualified name, a step index >= 0)";
+  const auto at = text.rfind('@');
+  if (at == std::string::npos || at == 0) {
+    throw std::invalid_argument("--inject-nan '" + text + "': accepted " + accepted);
+  }
+  FaultInjection fault;
+  fault.layer = text.substr(0, at);
+  std::string step = text.substr(at + 1);
+  if (const auto colon = step.find(':'); colon != std::string::npos) {
+    const std::string pass = step.substr(colon + 1);
+    if (pass != "forward" && pass != "backward") {
+      throw std::invalid_argument("--inject-nan '" + text + "': pass '" + pass + "'; accepted " +
+                                  accepted);
+    }
+    fault.backward = pass == "backward";
+    step = step.substr(0, colon);
+  }
+  std::size_t used = 0;
+  try {
+    fault.step = std::stoll(step, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (step.empty() || used != step.size() || fault.step < 0) {
+    throw std::invalid_argument("--inject-nan '" + text + "': step '" + step + "'; accepted " +
+                                accepted);
+  }
+  return fault;
 }
 
 int run(const RunArguments& a) {
@@ -166,6 +201,11 @@ int run(const RunArguments& a) {
   request.run_id = fp8_run_id(
       recipes::sweep_run_id(*request.recipe, request.workload, request.seed), request.steps,
       request.backend);
+  if (!a.inject_nan.empty()) {
+    // A faulty run must never stand for its recipe: its own id.
+    request.inject_nan = parse_fault(a.inject_nan);
+    request.run_id += "-injected";
+  }
   const auto record = execute_fp8_run(directory, request);
   const auto status = record["status"].get<std::string>();
   ReportOptions report;
@@ -245,6 +285,11 @@ void add_run_command(CLI::App& app) {
                       "also measure these recipes' quantization of the same tensors, e.g. "
                       "--what-if mxfp8,block,rowwise (scalings other than delayed)")
       ->delimiter(',');
+  command->add_option("--inject-nan", a->inject_nan,
+                      "(tests) write one NaN into a Linear's input or grad_output: "
+                      "LAYER@STEP[:forward|backward]; the record's first_non_finite should name it")
+      ->excludes(job)
+      ->excludes(baseline_only);
   command->callback([a] {
     int code = 0;
     try {

@@ -37,6 +37,7 @@ torch::Tensor BackendLinearImpl::forward(const torch::Tensor& input) {
   LinearExecution e = execution();
   e.measure_operands = measure_operands_;
   e.what_if = what_if_;
+  e.watch = watch_;
   torch::Tensor y = run_linear(rows, weight, bias, std::move(e));
   auto shape = input.sizes().vec();
   shape.back() = out_features();

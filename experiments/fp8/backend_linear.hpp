@@ -38,6 +38,8 @@ class BackendLinearImpl : public torch::nn::Module {
   void set_measure_operands(bool on) { measure_operands_ = on; }
   // Other recipes measured on this Linear's tensors (LinearExecution::what_if); null: none.
   void set_what_if(std::shared_ptr<const WhatIfRecipes> what_if) { what_if_ = std::move(what_if); }
+  // The run's first-non-finite watch for this Linear (non_finite.hpp); null (the default): none.
+  void set_watch(std::shared_ptr<LayerWatch> watch) { watch_ = std::move(watch); }
 
   torch::Tensor weight;
   torch::Tensor bias;  // undefined when the Linear has none
@@ -56,6 +58,7 @@ class BackendLinearImpl : public torch::nn::Module {
   std::shared_ptr<LinearStats> stats_ = std::make_shared<LinearStats>();
   bool measure_operands_ = true;
   std::shared_ptr<const WhatIfRecipes> what_if_;
+  std::shared_ptr<LayerWatch> watch_;
 };
 
 }  // namespace fp8lab::experiments

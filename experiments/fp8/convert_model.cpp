@@ -67,7 +67,9 @@ void replace_child(torch::nn::Module& parent, const std::string& name, std::size
   parent.replace_module(name, replacement.module);
 }
 
-using MakeLinear = std::function<Replacement(const torch::nn::LinearImpl& linear)>;
+// Makes the module for the Linear `linear` named `full_name` (its fully qualified name).
+using MakeLinear =
+    std::function<Replacement(const std::string& full_name, const torch::nn::LinearImpl& linear)>;
 
 struct Visit {
   const recipes::ModuleFilter* filter = nullptr;  // null: convert every Linear
@@ -113,7 +115,7 @@ void convert_children(torch::nn::Module& parent, const std::string& prefix, Visi
                                   "' has a " + std::string(c10::toString(linear->weight.scalar_type())) +
                                   " weight; fp8lab Linears take float32 parameters");
     }
-    replace_child(parent, name, index, v.make(*linear));
+    replace_child(parent, name, index, v.make(full_name, *linear));
     v.converted.push_back(full_name);
   }
 }
@@ -132,9 +134,9 @@ std::vector<std::string> convert_model(torch::nn::Module& model, const recipes::
     if (v.first_linear.empty()) v.first_linear = item.key();
     v.last_linear = item.key();
   }
-  v.make = [&](const torch::nn::LinearImpl& linear) {
-    return replacement_of(
-        std::make_shared<Fp8LinearImpl>(linear, recipe, backend, options.high_precision));
+  v.make = [&](const std::string& full_name, const torch::nn::LinearImpl& linear) {
+    return replacement_of(std::make_shared<Fp8LinearImpl>(linear, recipe, backend,
+                                                          options.high_precision, full_name));
   };
   convert_children(model, "", v);
   return v.converted;
@@ -145,7 +147,7 @@ std::vector<std::string> convert_model_to_high_precision(
     HighPrecision high_precision) {
   if (!backend) throw std::invalid_argument("convert_model_to_high_precision: no backend given");
   Visit v;
-  v.make = [&](const torch::nn::LinearImpl& linear) {
+  v.make = [&](const std::string&, const torch::nn::LinearImpl& linear) {
     return replacement_of(std::make_shared<HighPrecisionLinearImpl>(linear, backend, high_precision));
   };
   convert_children(model, "", v);

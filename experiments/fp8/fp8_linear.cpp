@@ -11,24 +11,26 @@ namespace fp8lab::experiments {
 
 Fp8LinearImpl::Fp8LinearImpl(const torch::nn::LinearImpl& source, recipes::Recipe recipe,
                              std::shared_ptr<const LinearBackend> backend,
-                             HighPrecision high_precision)
+                             HighPrecision high_precision, std::string layer)
     : Fp8LinearImpl(source.weight, source.bias, std::move(recipe), std::move(backend),
-                    high_precision) {}
+                    high_precision, std::move(layer)) {}
 
 Fp8LinearImpl::Fp8LinearImpl(torch::Tensor weight_tensor, torch::Tensor bias_tensor,
                              recipes::Recipe recipe, std::shared_ptr<const LinearBackend> backend,
-                             HighPrecision high_precision)
+                             HighPrecision high_precision, std::string layer)
     : BackendLinearImpl("fp8lab::Fp8Linear", std::move(weight_tensor), std::move(bias_tensor),
                         std::move(backend), high_precision),
       recipe_(std::move(recipe)),
-      fp8_gemms_{recipes::gemm_runs_fp8(recipe_, Gemm::kFprop),
-                 recipes::gemm_runs_fp8(recipe_, Gemm::kDgrad),
-                 recipes::gemm_runs_fp8(recipe_, Gemm::kWgrad)},
+      layer_(std::move(layer)),
+      fp8_gemms_{recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kFprop),
+                 recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kDgrad),
+                 recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kWgrad)},
       state_(backend_->make_state(recipe_)) {}
 
 void Fp8LinearImpl::pretty_print(std::ostream& stream) const {
   stream << "fp8lab::Fp8Linear(in_features=" << in_features()
          << ", out_features=" << out_features() << ", bias=" << (bias.defined() ? "true" : "false")
+         << (layer_.empty() ? "" : ", layer=" + layer_)
          << ", scaling=" << recipes::name(recipe_.scaling)
          << ", fp8_format=" << recipes::name(recipe_.fp8_format) << ", fp8_gemms=("
          << fp8_gemms_[0] << ", " << fp8_gemms_[1] << ", " << fp8_gemms_[2]

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 
 #include <torch/nn/pimpl.h>
 
@@ -35,13 +36,22 @@ namespace fp8lab::experiments {
 class Fp8LinearImpl : public BackendLinearImpl {
  public:
   // Holds source's weight and bias tensors themselves (see BackendLinearImpl); a fresh scaling
-  // state from backend->make_state(recipe).
+  // state from backend->make_state(recipe). `layer` is the Linear's fully qualified name in its
+  // model, which the recipe's keep_high_precision patterns match (recipes::gemm_runs_fp8).
   Fp8LinearImpl(const torch::nn::LinearImpl& source, recipes::Recipe recipe,
-                std::shared_ptr<const LinearBackend> backend, HighPrecision high_precision);
+                std::shared_ptr<const LinearBackend> backend, HighPrecision high_precision,
+                std::string layer = {});
   Fp8LinearImpl(torch::Tensor weight, torch::Tensor bias, recipes::Recipe recipe,
-                std::shared_ptr<const LinearBackend> backend, HighPrecision high_precision);
+                std::shared_ptr<const LinearBackend> backend, HighPrecision high_precision,
+                std::string layer = {});
 
   const recipes::Recipe& recipe() const { return recipe_; }
+  const std::string& layer() const { return layer_; }
+  // Whether `gemm` runs on quantized operands now.
+  bool runs_fp8(Gemm gemm) const { return fp8_gemms_[static_cast<std::size_t>(gemm)]; }
+  // Moves `gemm` to high precision from the next call on (the recipe's autoswitch rule,
+  // autoswitch.hpp); the scaling state is kept, as the other GEMMs still use it.
+  void switch_to_high_precision(Gemm gemm) { fp8_gemms_[static_cast<std::size_t>(gemm)] = false; }
   // This layer's scaling state, for the backend that made it (e.g. SimBackend::delayed_state).
   LinearScalingState& scaling_state() { return *state_; }
   const LinearScalingState& scaling_state() const { return *state_; }
@@ -57,6 +67,7 @@ class Fp8LinearImpl : public BackendLinearImpl {
 
  private:
   recipes::Recipe recipe_;
+  std::string layer_;
   std::array<bool, 3> fp8_gemms_;
   std::shared_ptr<LinearScalingState> state_;
 };

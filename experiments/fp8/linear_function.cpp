@@ -4,6 +4,7 @@
 #include <torch/custom_class.h>
 
 #include <chrono>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -51,16 +52,19 @@ QuantizedOperand quantize_operand(const LinearExecution& e, Operand tensor, Gemm
   QuantizedOperand operand;
   if (x.is_cuda()) {
     operand.resident = e.backend->quantize_resident(*e.state, tensor, role, const_view(x));
-    if (e.stats && e.measure_operands) {
+    // On CUDA the watch sees only the operands whose statistics come back to the host anyway.
+    if ((e.stats || e.watch) && e.measure_operands) {
       const at::Tensor host_x = x.cpu();
-      e.stats->operand(tensor, role).merge(
-          measure_quantization(const_view(host_x), operand.resident->to_host()));
+      const auto result = operand.resident->to_host();
+      if (e.stats) e.stats->operand(tensor, role).merge(measure_quantization(const_view(host_x), result));
+      if (e.watch) e.watch->after_quantize(tensor, role, const_view(host_x), result);
     }
   } else {
     auto result = e.backend->quantize(*e.state, tensor, role, const_view(x));
     if (e.stats && e.measure_operands) {
       e.stats->operand(tensor, role).merge(measure_quantization(const_view(x), result));
     }
+    if (e.watch) e.watch->after_quantize(tensor, role, const_view(x), result);
     operand.host = std::move(result.tensor);
   }
   if (e.stats) e.stats->quantize_seconds += seconds_since(start);
@@ -92,6 +96,11 @@ void run_gemm(const LinearExecution& e, Gemm role, const QuantizedOperand* qa,
       e.backend->gemm(role, *qa->host, *qb->host, accumulation, mutable_view(out));
     }
   } else {
+    if (e.watch && !a.is_cuda()) {
+      const sim::scaling::GemmOperands operands = sim::scaling::gemm_operands(role);
+      e.watch->check_operand(operands.a, role, const_view(a));
+      e.watch->check_operand(operands.b, role, const_view(b));
+    }
     e.backend->high_precision_gemm(role, const_view(a), const_view(b), e.high_precision,
                                    mutable_view(out));
   }
@@ -99,6 +108,13 @@ void run_gemm(const LinearExecution& e, Gemm role, const QuantizedOperand* qa,
     (qa != nullptr ? e.stats->fp8_gemms : e.stats->high_precision_gemms)[r] += 1;
     e.stats->gemm_seconds[r] += seconds_since(start);
   }
+}
+
+// The test-only fault of non_finite.hpp: a copy of t with one NaN at its middle element.
+at::Tensor with_injected_nan(const at::Tensor& t) {
+  at::Tensor poisoned = t.clone();
+  poisoned.view({-1})[poisoned.numel() / 2].fill_(std::numeric_limits<float>::quiet_NaN());
+  return poisoned;
 }
 
 // What forward leaves for backward besides the saved tensors: the execution and the operands
@@ -111,9 +127,11 @@ struct SavedLinear : torch::CustomClassHolder {
 
 class LinearFunction : public torch::autograd::Function<LinearFunction> {
  public:
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
-                            const at::Tensor& bias, const LinearExecution& e,
-                            bool has_bias, bool dgrad_follows, bool wgrad_follows) {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input,
+                            const at::Tensor& weight, const at::Tensor& bias,
+                            const LinearExecution& e, bool has_bias, bool dgrad_follows,
+                            bool wgrad_follows) {
+    const at::Tensor x = e.watch && e.watch->inject_now(false) ? with_injected_nan(input) : input;
     const bool fp8 = e.state != nullptr;
     auto saved = c10::make_intrusive<SavedLinear>();
     saved->execution = e;
@@ -154,7 +172,8 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     const auto capsule = ctx->saved_data["linear"].toCapsule();
     const auto& saved = static_cast<const SavedLinear&>(*capsule);
     const LinearExecution& e = saved.execution;
-    const at::Tensor dy = grad_outputs[0].to(at::kFloat).contiguous();
+    at::Tensor dy = grad_outputs[0].to(at::kFloat).contiguous();
+    if (e.watch && e.watch->inject_now(true)) dy = with_injected_nan(dy);
 
     at::Tensor dx, dw, db;
     if (ctx->needs_input_grad(0)) {

@@ -14,6 +14,7 @@
 #include "experiments/fp8/backend.hpp"
 #include "experiments/fp8/linear_stats.hpp"
 #include "experiments/fp8/what_if.hpp"
+#include "experiments/fp8/non_finite.hpp"
 #include "recipes/recipe.hpp"
 
 namespace fp8lab::experiments {
@@ -38,6 +39,8 @@ struct LinearExecution {
   // Other recipes' quantization of the same tensors, measured into stats->what_if alongside
   // (what_if.hpp); only when measure_operands, in FP8 and high-precision Linears alike.
   std::shared_ptr<const WhatIfRecipes> what_if;
+  // The run's first-non-finite watch for this Linear (non_finite.hpp); null: not watched.
+  std::shared_ptr<LayerWatch> watch;
 };
 
 // y = x · weightᵀ + bias for x [rows, in_features] fp32, weight [out_features, in_features] fp32

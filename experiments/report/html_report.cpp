@@ -9,8 +9,10 @@
 #include <set>
 #include <sstream>
 
+#include "experiments/report/ablation.hpp"
 #include "experiments/report/analysis.hpp"
 #include "experiments/report/layer_stats_report.hpp"
+#include "experiments/report/first_non_finite.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
 #include "experiments/report/report_facts.hpp"
@@ -337,6 +339,7 @@ std::string shown_verdict(const RecipeRow& row) {
   if (row.verdict == "diverged") {
     shown += " at step " + r["diverged_at_step"].dump() + " (" +
              r.value("divergence_reason", std::string()) + ")";
+    if (const auto site = first_non_finite_text(r); !site.empty()) shown += "; " + site;
   } else if (r.value("status", std::string()) == "failed") {
     shown += ": " + r.value("error", std::string());
   } else if (row.verdict == "failed") {
@@ -425,6 +428,38 @@ void contrasts_table(std::ostringstream& html, const ReportInput& input,
          << td(c.verdict + (c.reason.empty() ? "" : " (" + c.reason + ")")) << "</tr>\n";
   }
   html << "</table>\n";
+}
+
+// The layer ranking of `method: ablate` runs (ablation.hpp), one table per ablated recipe.
+void ablation_section(std::ostringstream& html, const ReportInput& input) {
+  const auto tables = ablation_tables(input.records);
+  if (tables.empty()) return;
+  html << "<h2>Layer ablation: which Linears carry the loss gap</h2>\n<p class=\"note\">Paired "
+       << "over seeds against each seed's baseline (final eval loss, relative): <i>removed</i> = "
+       << "(all FP8 - all FP8 but this one in high precision), <i>alone</i> = (only this one in "
+       << "FP8 - baseline); shares are over the gap, their mean ranks the rows; 95% "
+       << "t-intervals.</p>\n";
+  for (const auto& t : tables) {
+    html << "<h3>" << escape_html(t.workload) << ": " << escape_html(t.recipe_label)
+         << "</h3>\n<p>gap " << escape_html(t.gap ? describe_interval(*t.gap) : "not measured")
+         << "; chaos floor (null runs): "
+         << escape_html(t.chaos_floor.empty() ? "not measured" : t.chaos_floor) << "</p>\n<table>\n<tr><th>rank</th><th>layer</th><th>GEMM</th><th>share</th>"
+         << "<th>removed (paired)</th><th>alone (paired)</th></tr>\n";
+    for (const auto* rows : {&t.layers, &t.gemms}) {
+      for (std::size_t i = 0; i < rows->size(); ++i) {
+        const auto& r = (*rows)[i];
+        html << "<tr>" << td(std::to_string(i + 1), true) << td(r.layer) << td(r.gemm)
+             << td(format_percent(r.share), true) << td(interval_text(r.removed), true)
+             << td(interval_text(r.alone), true) << "</tr>\n";
+      }
+    }
+    html << "</table>\n";
+    if (!t.notes.empty()) {
+      html << "<ul class=\"note\">\n";
+      for (const auto& n : t.notes) html << "<li>" << escape_html(n) << "</li>\n";
+      html << "</ul>\n";
+    }
+  }
 }
 
 // The baselines per family: seeds, final eval losses, the noise floor and what verdicts used.
@@ -624,6 +659,7 @@ std::string render_html_report(const ReportInput& input) {
   head(html, input, facts);
   ranked_table(html, input, facts);
   contrasts_table(html, input, facts);
+  ablation_section(html, input);
   noise_floor_table(html, input, facts.floors);
   loss_charts(html, input, facts);
   heatmap_section(html, input, facts);

@@ -3,7 +3,9 @@
 #include <map>
 #include <sstream>
 
+#include "experiments/report/ablation.hpp"
 #include "experiments/report/analysis.hpp"
+#include "experiments/report/first_non_finite.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
 #include "experiments/report/report_facts.hpp"
@@ -169,7 +171,11 @@ void problems_list(std::ostringstream& md, const ReportInput& input, const Repor
   bool any_problem = false;
   for (const auto* r : facts.ranked) {
     const auto verdict = run_verdict(*r, facts.floors.of(*r).tolerance);
-    if (verdict != "diverged" && verdict != "error" && verdict != "failed to train") continue;
+    const std::string non_finite = first_non_finite_text(*r);
+    if (verdict != "diverged" && verdict != "error" && verdict != "failed to train" &&
+        non_finite.empty()) {
+      continue;
+    }
     if (!any_problem) md << "\n## Diverged, failed and untrained runs\n\n";
     any_problem = true;
     md << "- **" << cell(run_label(*r)) << "** seed " << r->value("seed", nlohmann::json(0)).dump()
@@ -180,11 +186,13 @@ void problems_list(std::ostringstream& md, const ReportInput& input, const Repor
          << cell(r->value("divergence_reason", std::string()));
     } else if (verdict == "error") {
       md << ": " << cell(r->value("error", std::string()));
-    } else {
+    } else if (verdict == "failed to train") {
       md << ": eval loss fell " << format_percent(improvement_ratio(*r))
          << " of the baseline's fall; " << underflow_summary(*r);
     }
     md << "\n";
+    // Where it broke, first under the run (experiments/fp8/non_finite.hpp).
+    if (!non_finite.empty()) md << "  - " << cell(non_finite) << "\n";
   }
 }
 
@@ -211,6 +219,7 @@ std::string render_markdown_report(const ReportInput& input) {
   summary(md, input, facts);
   ranked_table(md, input, facts);
   contrasts_section(md, input, facts);
+  md << ablation_markdown(ablation_tables(input.records));
   baselines_table(md, input);
   problems_list(md, input, facts);
   throughput_table(md, facts);

@@ -64,7 +64,7 @@ nlohmann::json sweep_run_provenance(const recipes::SweepExpansion& e, const reci
   nlohmann::json changed = nlohmann::json::array();
   for (const std::size_t i : run.requests) {
     const auto& request = e.requested[i];
-    const auto label = recipes::assignment_text(e.sweep, request.value_index);
+    const auto label = recipes::request_label(e.sweep, request);
     labels.push_back(label);
     indices.push_back(i + 1);
     for (const auto& q : request.changed_fields) {
@@ -89,15 +89,31 @@ nlohmann::json sweep_run_provenance(const recipes::SweepExpansion& e, const reci
   const auto& settings = runs_as == recipes::RunsAs::upstream
                              ? e.requested[run.requests.front()].recipe
                              : run.recipe;
-  return {{"source",
-           {{"kind", "sweep"},
-            {"path", std::filesystem::absolute(e.sweep.file).lexically_normal().string()},
-            {"text", sweep_text},
-            {"combinations", labels},
-            {"request_indices", indices}}},
-          {"runs_as", std::string(name(runs_as))},
-          {"changed_fields", changed},
-          {"upstream", upstream_json(recipes::compatibility(settings), runs_as)}};
+  nlohmann::json provenance{
+      {"source",
+       {{"kind", "sweep"},
+        {"path", std::filesystem::absolute(e.sweep.file).lexically_normal().string()},
+        {"text", sweep_text},
+        {"combinations", labels},
+        {"request_indices", indices}}},
+      {"runs_as", std::string(name(runs_as))},
+      {"changed_fields", changed},
+      {"upstream", upstream_json(recipes::compatibility(settings), runs_as)}};
+  // method: ablate: the arms this run stands for (one, unless two arms are the same run) and the
+  // recipe they ablate, which groups them in the report (experiments/report/ablation.hpp).
+  nlohmann::json arms = nlohmann::json::array();
+  for (const std::size_t i : run.requests) {
+    const auto& arm = e.requested[i].ablation;
+    if (!arm) continue;
+    nlohmann::json entry{{"kind", arm->kind},
+                         {"layer", arm->layer},
+                         {"gemm", arm->gemm ? sim::scaling::to_string(*arm->gemm) : "all"}};
+    if (std::find(arms.begin(), arms.end(), entry) == arms.end()) arms.push_back(std::move(entry));
+  }
+  if (!arms.empty()) {
+    provenance["ablation"] = {{"base_recipe", e.ablation_base}, {"arms", std::move(arms)}};
+  }
+  return provenance;
 }
 
 nlohmann::json recipe_provenance(const recipes::Recipe& recipe) {

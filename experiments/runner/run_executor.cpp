@@ -15,11 +15,13 @@
 
 #include "experiments/fp8/backend_linear.hpp"
 #include "experiments/fp8/convert_model.hpp"
+#include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/what_if.hpp"
 #include "experiments/runner/null_run.hpp"
 #include "experiments/runner/baseline_archive.hpp"
 #include "experiments/runner/layer_stats_sidecar.hpp"
 #include "experiments/runner/provenance.hpp"
+#include "experiments/runner/run_diagnostics.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/training.hpp"
 #include "experiments/workloads/registry.hpp"
@@ -191,13 +193,16 @@ std::shared_ptr<const LinearBackend> timing_backend(const BackendChoice& choice,
   return choice.shadow_every == 0 ? backend : make_backend({choice.name, 0});
 }
 
+// `diagnostics` (null for the throughput probes): the run's first-non-finite watch and autoswitch
+// rule, attached after conversion.
 ModelHooks fp8_hooks(const recipes::Recipe& recipe, HighPrecision precision,
                      std::shared_ptr<const LinearBackend> backend, torch::Device device,
-                     std::shared_ptr<const WhatIfRecipes> what_if = nullptr) {
+                     std::shared_ptr<const WhatIfRecipes> what_if = nullptr,
+                     std::shared_ptr<RunDiagnostics> diagnostics = nullptr) {
   ModelHooks hooks;
   hooks.device = device;
   hooks.measure_operands = measure_operands;
-  hooks.convert = [recipe, precision, backend, what_if](TrainableModel& model) {
+  hooks.convert = [recipe, precision, backend, what_if, diagnostics](TrainableModel& model) {
     ConvertOptions options;
     options.high_precision = precision;
     convert_model(model, recipe, backend, options);
@@ -205,7 +210,19 @@ ModelHooks fp8_hooks(const recipes::Recipe& recipe, HighPrecision precision,
     // FP8 layers.
     convert_model_to_high_precision(model, backend, precision);
     attach_what_if(model, what_if);
+    if (diagnostics) diagnostics->attach(model);
   };
+  if (diagnostics) {
+    hooks.before_step = [diagnostics](TrainableModel&, std::int64_t step) {
+      diagnostics->before_step(step);
+    };
+    hooks.after_step = [diagnostics](TrainableModel& model, std::int64_t step) {
+      diagnostics->after_step(model, step);
+    };
+    if (diagnostics->measures_every_step()) {
+      hooks.measure_operands = [](TrainableModel& model, bool) { measure_operands(model, true); };
+    }
+  }
   hooks.take_step_measurements = linear_measurements(what_if);
   hooks.use_autocast_during_eval = recipe.use_autocast_during_eval;
   return hooks;
@@ -526,6 +543,18 @@ std::string recipe_label(const recipes::Recipe& r) {
     add(r.power_2_scales ? "pow2" : "no-pow2");
   }
   if (r.use_autocast_during_eval) add("fp8-eval");
+  // keep_high_precision: the patterns themselves (ablation arms differ only here).
+  const auto add_patterns = [&](const char* tag, const std::vector<std::string>& patterns) {
+    if (patterns.empty()) return;
+    std::string text = tag;
+    for (const auto& p : patterns) text.append(text.back() == ':' ? "" : ",").append(p);
+    add(text);
+  };
+  add_patterns("hp-layers:", r.keep_high_precision.layers);
+  add_patterns("hp-fprop:", r.keep_high_precision.fprop);
+  add_patterns("hp-dgrad:", r.keep_high_precision.dgrad);
+  add_patterns("hp-wgrad:", r.keep_high_precision.wgrad);
+  if (r.autoswitch.enabled) add("autoswitch");
   return label;
 }
 
@@ -619,11 +648,13 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     const TrainingOptions options = training_options(request);
     const auto backend = make_backend(request.backend);
     const auto device = device_for(request.backend);
-    const auto hooks =
-        fp8_hooks(recipe, request.high_precision, backend, device, what_if_of(request));
+    const auto diagnostics = std::make_shared<RunDiagnostics>(recipe.autoswitch, request.inject_nan);
+    const auto hooks = fp8_hooks(recipe, request.high_precision, backend, device,
+                                 what_if_of(request), diagnostics);
     const auto result = train(*workload, hooks, options, &reference);
     add_training(record, result, &baseline);
     add_layer_stats_sidecar(record, directory, request.run_id, result);
+    diagnostics->add_to_record(record);
     add_shadow_check(record, *backend);
     // Throughput probes in this process, under the same load as the run itself; every arm on the
     // run's device (a GPU step over a GPU baseline step, never over a CPU one).
@@ -641,11 +672,21 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     tp["step_time_over_baseline"] = probe[1] > 0 ? probe[0] / probe[1] : 0.0;
     tp["step_time_over_fp32"] = probe[2] > 0 ? probe[0] / probe[2] : 0.0;
     record["fp8_layers"] = nlohmann::json::array();
+    // Which GEMMs of each FP8 Linear the plan runs in FP8 (keep_high_precision), before any
+    // autoswitch: the ablation report reads the layers from here.
+    record["fp8_gemms"] = nlohmann::json::object();
     {
       auto converted = workload->make_model(seed);
-      hooks.convert(*converted);
-      for (const auto& linear : collect_linear_stats(*converted)) {
-        if (linear.fp8) record["fp8_layers"].push_back(linear.name);
+      fp8_hooks(recipe, request.high_precision, backend, device).convert(*converted);
+      for (const auto& item : converted->named_modules("", /*include_self=*/false)) {
+        const auto* linear = dynamic_cast<const Fp8LinearImpl*>(item.value().get());
+        if (linear == nullptr) continue;
+        record["fp8_layers"].push_back(item.key());
+        auto gemms = nlohmann::json::array();
+        for (const Gemm g : {Gemm::kFprop, Gemm::kDgrad, Gemm::kWgrad}) {
+          if (linear->runs_fp8(g)) gemms.push_back(std::string(name(g)));
+        }
+        record["fp8_gemms"][item.key()] = std::move(gemms);
       }
     }
     record["finished_at"] = now_utc();

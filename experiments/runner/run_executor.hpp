@@ -19,6 +19,7 @@
 
 #include "experiments/fp8/backend.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/fp8/non_finite.hpp"
 #include "experiments/runner/results_store.hpp"
 #include "recipes/recipe.hpp"
 
@@ -46,6 +47,9 @@ struct RunRequest {
   // Where the recipe came from and how it ran (provenance.hpp: "source", "runs_as",
   // "changed_fields", "upstream"); null: recipe_provenance(recipe), the recipe as given.
   nlohmann::json provenance;
+  // Test-only (fp8lab run --inject-nan): one NaN written into a Linear's input or grad_output
+  // (non_finite.hpp). The run's id then ends in "-injected", and its record says what was done.
+  std::optional<FaultInjection> inject_nan;
 };
 
 // The baseline this request is compared with (run_ids.hpp).

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/fp8/convert_model.hpp"
+#include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/report/report_data.hpp"
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/baseline_archive.hpp"
@@ -61,7 +63,7 @@ nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExp
     std::string note;
     for (const auto& reason : r.reasons) note.append(note.empty() ? "" : "; ").append(reason);
     requested.push_back({{"index", i + 1},
-                         {"label", recipes::assignment_text(e.sweep, r.value_index)},
+                         {"label", recipes::request_label(e.sweep, r)},
                          {"workload", r.workload},
                          {"seed", r.seed},
                          {"run_id", e.runs[r.run].id},
@@ -319,6 +321,13 @@ bool run_runs(const std::vector<Job>& runs, const SweepOptions& options,
   return completed;
 }
 
+// method: ablate without a layer list: the Linears the base recipe converts in the workload.
+std::vector<std::string> ablated_layers(const recipes::Sweep& sweep) {
+  const auto recipe = recipes::resolve(sweep.base, recipes::Strictness::sweep);
+  auto model = make_workload(sweep.workloads.front())->make_model(0);
+  return convert_model(*model, recipe, make_backend({"sim", 0}));
+}
+
 // The sweep's distinct runs, filed under this backend's and these steps' ids (run_ids.hpp: runs
 // trained on the GPU are filed apart from CPU-trained ones, and runs of a --steps override apart
 // from the workload's own steps), after checking its workloads and --heatmap axes.
@@ -328,6 +337,9 @@ recipes::SweepExpansion expand_sweep(const SweepOptions& options, const std::str
   auto parsed = recipes::parse_sweep_text(text, options.sweep_file.string());
   // Checked (unknown workloads and options stop here) and spelt canonically before the ids.
   canonicalize_workloads(parsed.workloads, options.sweep_file.string());
+  if (parsed.method == recipes::SweepMethod::ablate && parsed.ablate.layers.empty()) {
+    parsed.ablate.layers = ablated_layers(parsed);
+  }
   auto expansion = recipes::expand(parsed);
   for (auto& run : expansion.runs) {
     const auto id = fp8_run_id(run.id, options.steps, options.backend);

@@ -224,6 +224,7 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
   for (std::int64_t step = 0; step < result.steps_planned; ++step) {
     const auto batch = on_device(workload.train_batch(step, options.seed), hooks.device);
     if (hooks.measure_operands) hooks.measure_operands(*model, wants_rows(step));
+    if (hooks.before_step) hooks.before_step(*model, step);
     const auto start = Clock::now();
     set_learning_rate(optimizer, learning_rate_at(schedule, step, result.steps_planned));
     optimizer.zero_grad();
@@ -255,6 +256,7 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
     result.steps_completed = step + 1;
 
     const bool last = step + 1 == result.steps_planned;
+    if (hooks.after_step) hooks.after_step(*model, step);
     if (hooks.take_step_measurements) {
       auto measured = hooks.take_step_measurements(*model, wants_rows(step));
       result.gemm_seconds += measured.gemm_seconds;

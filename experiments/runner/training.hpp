@@ -55,6 +55,11 @@ struct ModelHooks {
   // count into the next step's figures) with whether those figures are logged, as
   // take_step_measurements's want_rows: Linears measure their operands only then.
   std::function<void(TrainableModel&, bool want_rows)> measure_operands;
+  // Called with the step's index before each training step's forward pass, and after its
+  // optimizer step but before take_step_measurements (which resets the statistics): the run's
+  // diagnostics (run_diagnostics.hpp: the first-non-finite watch, the autoswitch rule).
+  std::function<void(TrainableModel&, std::int64_t step)> before_step;
+  std::function<void(TrainableModel&, std::int64_t step)> after_step;
   // Where the model and its batches live: CUDA for a backend with a resident path (--backend
   // cuda; docs/architecture.md, "The cuda backend's memory"), else the CPU. The model moves after
   // convert; snapshots are copied back to the CPU.

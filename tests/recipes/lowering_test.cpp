@@ -44,8 +44,9 @@ std::string extent(std::int64_t n) { return n == 0 ? "all" : std::to_string(n); 
 
 // One line: recipe | operand GEMM -> kind, format, blocks ("all" = the whole dimension), the axis
 // along K, pow2, and for MX the mode and version (which kTe ignores).
-std::string row(const std::string& label, const Recipe& r, sc::Operand op, sc::Gemm gemm) {
-  const sc::QuantizePlan p = plan(r, op, gemm);
+std::string row(const std::string& label, const Recipe& r, sc::Operand op, sc::Gemm gemm,
+                const std::string* layer = nullptr) {
+  const sc::QuantizePlan p = layer ? plan(r, *layer, op, gemm) : plan(r, op, gemm);
   std::ostringstream line;
   line << label << " | " << sc::to_string(op) << " " << sc::to_string(gemm) << " -> "
        << sc::to_string(p.kind);
@@ -255,6 +256,118 @@ TEST_CASE("lowering: gemm_runs_fp8 follows the overrides and torchao's high-prec
   r.override_linear_precision.dgrad = true;
   CHECK_FALSE(gemm_runs_fp8(r, sc::Gemm::kDgrad));
   CHECK(gemm_runs_fp8(r, sc::Gemm::kFprop));
+}
+
+// keep_high_precision: per Linear, the layer's plans. Patterns match whole names: "lm_head"
+// keeps lm_head's wgrad but not lm_head_2's; "blocks\.0\..*" keeps every GEMM of block 0.
+Recipe with_kept_layers(Scaling s) {
+  Recipe r = with_defaults(s);
+  r.keep_high_precision.layers = {"blocks\\.0\\..*"};
+  r.keep_high_precision.wgrad = {"lm_head"};
+  r.keep_high_precision.dgrad = {".*mlp_fc"};
+  return r;
+}
+
+std::string per_layer_table() {
+  std::string text;
+  for (const Scaling s : {Scaling::current, Scaling::mxfp8}) {
+    const Recipe r = with_kept_layers(s);
+    for (const std::string layer : {"blocks.0.mlp_fc", "blocks.1.mlp_fc", "lm_head", "lm_head_2"}) {
+      const std::string label = std::string(name(s)) + " " + layer;
+      for (const sc::Gemm gemm : {sc::Gemm::kFprop, sc::Gemm::kDgrad, sc::Gemm::kWgrad}) {
+        const sc::GemmOperands o = sc::gemm_operands(gemm);
+        for (const sc::Operand op : {o.a, o.b}) text += row(label, r, op, gemm, &layer) + "\n";
+      }
+    }
+  }
+  return text;
+}
+
+// clang-format off
+const char* const kGoldenPerLayer = R"(
+current blocks.0.mlp_fc | input fprop -> high_precision
+current blocks.0.mlp_fc | weight fprop -> high_precision
+current blocks.0.mlp_fc | grad_output dgrad -> high_precision
+current blocks.0.mlp_fc | weight dgrad -> high_precision
+current blocks.0.mlp_fc | grad_output wgrad -> high_precision
+current blocks.0.mlp_fc | input wgrad -> high_precision
+current blocks.1.mlp_fc | input fprop -> current_te e4m3 allxall rowwise
+current blocks.1.mlp_fc | weight fprop -> current_te e4m3 allxall rowwise
+current blocks.1.mlp_fc | grad_output dgrad -> high_precision
+current blocks.1.mlp_fc | weight dgrad -> high_precision
+current blocks.1.mlp_fc | grad_output wgrad -> current_te e5m2 allxall columnwise
+current blocks.1.mlp_fc | input wgrad -> current_te e4m3 allxall columnwise
+current lm_head | input fprop -> current_te e4m3 allxall rowwise
+current lm_head | weight fprop -> current_te e4m3 allxall rowwise
+current lm_head | grad_output dgrad -> current_te e5m2 allxall rowwise
+current lm_head | weight dgrad -> current_te e4m3 allxall columnwise
+current lm_head | grad_output wgrad -> high_precision
+current lm_head | input wgrad -> high_precision
+current lm_head_2 | input fprop -> current_te e4m3 allxall rowwise
+current lm_head_2 | weight fprop -> current_te e4m3 allxall rowwise
+current lm_head_2 | grad_output dgrad -> current_te e5m2 allxall rowwise
+current lm_head_2 | weight dgrad -> current_te e4m3 allxall columnwise
+current lm_head_2 | grad_output wgrad -> current_te e5m2 allxall columnwise
+current lm_head_2 | input wgrad -> current_te e4m3 allxall columnwise
+mxfp8 blocks.0.mlp_fc | input fprop -> high_precision
+mxfp8 blocks.0.mlp_fc | weight fprop -> high_precision
+mxfp8 blocks.0.mlp_fc | grad_output dgrad -> high_precision
+mxfp8 blocks.0.mlp_fc | weight dgrad -> high_precision
+mxfp8 blocks.0.mlp_fc | grad_output wgrad -> high_precision
+mxfp8 blocks.0.mlp_fc | input wgrad -> high_precision
+mxfp8 blocks.1.mlp_fc | input fprop -> mx e4m3 1x32 rowwise te torchao-0.18
+mxfp8 blocks.1.mlp_fc | weight fprop -> mx e4m3 1x32 rowwise te torchao-0.18
+mxfp8 blocks.1.mlp_fc | grad_output dgrad -> high_precision
+mxfp8 blocks.1.mlp_fc | weight dgrad -> high_precision
+mxfp8 blocks.1.mlp_fc | grad_output wgrad -> mx e5m2 32x1 columnwise te torchao-0.18
+mxfp8 blocks.1.mlp_fc | input wgrad -> mx e4m3 32x1 columnwise te torchao-0.18
+mxfp8 lm_head | input fprop -> mx e4m3 1x32 rowwise te torchao-0.18
+mxfp8 lm_head | weight fprop -> mx e4m3 1x32 rowwise te torchao-0.18
+mxfp8 lm_head | grad_output dgrad -> mx e5m2 1x32 rowwise te torchao-0.18
+mxfp8 lm_head | weight dgrad -> mx e4m3 32x1 columnwise te torchao-0.18
+mxfp8 lm_head | grad_output wgrad -> high_precision
+mxfp8 lm_head | input wgrad -> high_precision
+mxfp8 lm_head_2 | input fprop -> mx e4m3 1x32 rowwise te torchao-0.18
+mxfp8 lm_head_2 | weight fprop -> mx e4m3 1x32 rowwise te torchao-0.18
+mxfp8 lm_head_2 | grad_output dgrad -> mx e5m2 1x32 rowwise te torchao-0.18
+mxfp8 lm_head_2 | weight dgrad -> mx e4m3 32x1 columnwise te torchao-0.18
+mxfp8 lm_head_2 | grad_output wgrad -> mx e5m2 32x1 columnwise te torchao-0.18
+mxfp8 lm_head_2 | input wgrad -> mx e4m3 32x1 columnwise te torchao-0.18
+)";
+// clang-format on
+
+TEST_CASE("lowering: keep_high_precision's plans per layer are the golden table", "[lowering]") {
+  const std::vector<std::string> got = split(per_layer_table(), '\n');
+  const std::vector<std::string> want = split(kGoldenPerLayer, '\n');
+  for (std::size_t i = 0; i < std::max(got.size(), want.size()); ++i) {
+    const std::string g = i < got.size() ? got[i] : "(missing)";
+    const std::string w = i < want.size() ? want[i] : "(no row)";
+    INFO("row " << i << "\n  lowered: " << g << "\n  golden:  " << w);
+    CHECK(g == w);
+  }
+  CHECK(got.size() == want.size());
+}
+
+TEST_CASE("lowering: without keep_high_precision a layer's plan is the recipe's", "[lowering]") {
+  for (const auto& [label, r] : recipes_of_the_table()) {
+    for (const sc::Gemm gemm : {sc::Gemm::kFprop, sc::Gemm::kDgrad, sc::Gemm::kWgrad}) {
+      INFO(label << " " << sc::to_string(gemm));
+      const sc::GemmOperands o = sc::gemm_operands(gemm);
+      CHECK(plan(r, "blocks.0.mlp_fc", o.a, gemm) == plan(r, o.a, gemm));
+      CHECK(gemm_runs_fp8(r, "blocks.0.mlp_fc", gemm) == gemm_runs_fp8(r, gemm));
+    }
+  }
+}
+
+TEST_CASE("lowering: gemm_runs_fp8 per layer follows keep_high_precision", "[lowering]") {
+  const Recipe r = with_kept_layers(Scaling::rowwise_with_gw_hp);
+  CHECK_FALSE(gemm_runs_fp8(r, "blocks.0.attn", sc::Gemm::kFprop));
+  CHECK(gemm_runs_fp8(r, "blocks.1.mlp_fc", sc::Gemm::kFprop));
+  CHECK_FALSE(gemm_runs_fp8(r, "blocks.1.mlp_fc", sc::Gemm::kDgrad));
+  CHECK_FALSE(gemm_runs_fp8(r, "blocks.1.attn", sc::Gemm::kWgrad));  // the recipe's own wgrad
+  CHECK(gemm_runs_fp8(r, "lm_head_2", sc::Gemm::kDgrad));
+  CHECK(keeps_high_precision(r, "lm_head", sc::Gemm::kWgrad));
+  CHECK_FALSE(keeps_high_precision(r, "lm_head", sc::Gemm::kFprop));
 }
 
 }  // namespace

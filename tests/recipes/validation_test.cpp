@@ -278,7 +278,7 @@ TEST_CASE("ACCELERATE_FP8_* environment errors", "[recipes][validation]") {
 TEST_CASE("sweep file errors", "[recipes][validation]") {
   const std::string top =
       "method, count, seed, workloads, seeds, base, parameters, name, description, runs_as, "
-      "baseline_seeds, practical_band, null_runs, layer_stats_every, what_if";
+      "baseline_seeds, practical_band, null_runs, layer_stats_every, what_if, ablate";
   const std::vector<Case> cases = {
       {"unknown top-level key", "workloads: [w]\nparamaters: {}\n",
        "s.yaml:2: paramaters: unknown sweep key; accepted: " + top +
@@ -296,7 +296,7 @@ TEST_CASE("sweep file errors", "[recipes][validation]") {
       {"layer_stats_every 0", "workloads: [w]\nlayer_stats_every: 0\n",
        "s.yaml:2: layer_stats_every: out of range: '0'; accepted: an integer >= 1"},
       {"unknown method", "method: bayes\nworkloads: [w]\n",
-       "s.yaml:1: method: unknown value 'bayes'; accepted: grid, random"},
+       "s.yaml:1: method: unknown value 'bayes'; accepted: grid, random, ablate"},
       {"random without count", "method: random\nworkloads: [w]\n",
        "s.yaml:1: count: is required by method: random; accepted: an integer >= 1"},
       {"count with grid", "method: grid\ncount: 3\nworkloads: [w]\n",

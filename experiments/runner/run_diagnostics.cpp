@@ -1,0 +1,101 @@
+#include "experiments/runner/run_diagnostics.hpp"
+
+#include <fmt/format.h>
+#include <torch/nn/module.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "experiments/fp8/backend_linear.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+nlohmann::json finite_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+RunDiagnostics::RunDiagnostics(recipes::Autoswitch rule, std::optional<FaultInjection> injection)
+    : rule_(rule) {
+  watch_->injection = std::move(injection);
+}
+
+void RunDiagnostics::attach(torch::nn::Module& model) {
+  bool injected_layer_found = false;
+  std::string names;
+  for (const auto& item : model.named_modules("", /*include_self=*/false)) {
+    auto* linear = dynamic_cast<BackendLinearImpl*>(item.value().get());
+    if (linear == nullptr) continue;
+    linear->set_watch(std::make_shared<LayerWatch>(item.key(), watch_));
+    names += (names.empty() ? "" : ", ") + item.key();
+    if (watch_->injection && watch_->injection->layer == item.key()) injected_layer_found = true;
+  }
+  if (watch_->injection && !injected_layer_found) {
+    throw std::invalid_argument("--inject-nan: the model has no Linear '" +
+                                watch_->injection->layer + "'; its Linears: " + names);
+  }
+}
+
+void RunDiagnostics::after_step(torch::nn::Module& model, std::int64_t step) {
+  for (auto& event : apply_autoswitch(model, rule_, step)) events_.push_back(std::move(event));
+}
+
+void RunDiagnostics::add_to_record(nlohmann::json& record) const {
+  const auto site = watch_->first();
+  record["first_non_finite"] = site ? to_json(*site) : nlohmann::json(nullptr);
+  if (rule_.enabled) {
+    auto switches = nlohmann::json::array();
+    for (const auto& e : events_) switches.push_back(to_json(e));
+    record["autoswitch"] = {{"underflow_percent", rule_.underflow_percent},
+                            {"mse", rule_.mse},
+                            {"switches", std::move(switches)}};
+  }
+  if (const auto& fault = watch_->injection) {
+    record["fault_injection"] = {{"kind", "nan"},
+                                 {"layer", fault->layer},
+                                 {"step", fault->step},
+                                 {"pass", fault->backward ? "backward" : "forward"}};
+  }
+}
+
+nlohmann::json to_json(const NonFiniteSite& site) {
+  auto history = nlohmann::json::array();
+  for (const auto& h : site.history) {
+    history.push_back({{"step", h.step},
+                       {"amax", finite_or_null(h.amax)},
+                       {"scale_min", finite_or_null(h.scale_min)},
+                       {"scale_max", finite_or_null(h.scale_max)}});
+  }
+  auto values = nlohmann::json::array();
+  for (const auto& v : site.values) {
+    values.push_back({{"index", v.index},
+                      {"value", finite_or_null(v.value)},
+                      {"bits", fmt::format("0x{:08x}", v.bits)}});
+  }
+  return {{"step", site.step},
+          {"pass", site.backward ? "backward" : "forward"},
+          {"layer", site.layer},
+          {"tensor", std::string(name(site.tensor))},
+          {"gemm", std::string(name(site.gemm))},
+          {"quantized", site.quantized},
+          {"shape", {site.rows, site.cols}},
+          {"first_index", site.first_index},
+          {"nan_count", site.nan_count},
+          {"inf_count", site.inf_count},
+          {"history", std::move(history)},
+          {"values", std::move(values)}};
+}
+
+nlohmann::json to_json(const AutoswitchEvent& event) {
+  return {{"step", event.step},
+          {"layer", event.layer},
+          {"gemm", std::string(name(event.gemm))},
+          {"tensor", std::string(name(event.tensor))},
+          {"statistic", event.crossing.statistic},
+          {"value", event.crossing.value},
+          {"threshold", event.crossing.threshold}};
+}
+
+}  // namespace fp8lab::experiments

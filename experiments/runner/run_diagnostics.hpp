@@ -1,0 +1,51 @@
+// What an FP8 run records about where it broke (issue 18 §3-4, docs/results-schema.md): the
+// first non-finite value (experiments/fp8/non_finite.hpp) and the switches of the recipe's
+// autoswitch rule (experiments/fp8/autoswitch.hpp). One object per run, shared by its hooks.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "experiments/fp8/autoswitch.hpp"
+#include "experiments/fp8/non_finite.hpp"
+#include "recipes/recipe.hpp"
+
+namespace torch::nn {
+class Module;
+}
+
+namespace fp8lab::experiments {
+
+class RunDiagnostics {
+ public:
+  RunDiagnostics(recipes::Autoswitch rule, std::optional<FaultInjection> injection);
+
+  // Gives every backend Linear of `model` (after conversion) its LayerWatch. A fault injection
+  // naming no Linear of the model throws std::invalid_argument listing them.
+  void attach(torch::nn::Module& model);
+  void before_step(std::int64_t step) { watch_->set_step(step); }
+  // The autoswitch rule over the step's statistics (call before they are reset).
+  void after_step(torch::nn::Module& model, std::int64_t step);
+  // The rule reads every step's statistics: operands are measured on every step.
+  bool measures_every_step() const { return rule_.enabled; }
+
+  std::optional<NonFiniteSite> first_non_finite() const { return watch_->first(); }
+  const std::vector<AutoswitchEvent>& autoswitch_events() const { return events_; }
+  // "first_non_finite" (null when every value stayed finite), "autoswitch" (the rule and its
+  // switches, when the rule is on) and "fault_injection" (when a fault was injected).
+  void add_to_record(nlohmann::json& record) const;
+
+ private:
+  recipes::Autoswitch rule_;
+  std::shared_ptr<NonFiniteWatch> watch_ = std::make_shared<NonFiniteWatch>();
+  std::vector<AutoswitchEvent> events_;
+};
+
+nlohmann::json to_json(const NonFiniteSite& site);
+nlohmann::json to_json(const AutoswitchEvent& event);
+
+}  // namespace fp8lab::experiments

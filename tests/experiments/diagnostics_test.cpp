@@ -1,0 +1,274 @@
+// Issue 18 §3-4 end to end on the small MLP (fc1 -> fc2 -> fc3, a few steps): the first
+// non-finite value of a planted NaN is named with its step, pass, layer, tensor and GEMM;
+// keep_high_precision reaches the Fp8Linears (every layer kept gives the baseline's bits); the
+// autoswitch rule records its switches.
+#include <torch/torch.h>
+#undef CHECK  // c10's CHECK would shadow Catch's (see linear_test_support.hpp)
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "experiments/report/ablation.hpp"
+#include "experiments/report/first_non_finite.hpp"
+#include "experiments/report/write_reports.hpp"
+#include "experiments/runner/provenance.hpp"
+#include "experiments/runner/run_executor.hpp"
+#include "experiments/workloads/linear_call.hpp"
+#include "experiments/workloads/mlp_workload.hpp"
+#include "experiments/workloads/registry.hpp"
+#include "recipes/recipe_file.hpp"
+#include "recipes/sweep.hpp"
+#include "tests/support/read_text.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& tag)
+      : path(fs::temp_directory_path() / ("fp8lab-" + tag + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+// The MLP with a planted fault: between fc1 and fc2 a frozen Linear `mix` passes fc1's 128
+// features through (identity) and reads 16 padding features that are always 0 through a block
+// of 1e5 weights. In fp32 the block multiplies zeros and changes nothing; under one E4M3 scale
+// per weight tensor (amax 1e5) the identity's 1s become subnormal (1 * 448/1e5 = 0.0045, 2^-9
+// steps) and `mix` garbles every feature. The other Linears are the MLP's.
+class PlantedModel : public TrainableModel {
+ public:
+  explicit PlantedModel(std::uint64_t seed) {
+    auto generator = make_generator(seed, 0);
+    torch::NoGradGuard no_grad;
+    auto add = [&](const char* name, std::int64_t in, std::int64_t out) {
+      auto linear = register_module(name, torch::nn::Linear(in, out));
+      const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+      linear->weight.uniform_(-bound, bound, generator);
+      linear->bias.zero_();
+    };
+    add("fc1", 64, 128);
+    auto mix = register_module(
+        "mix", torch::nn::Linear(torch::nn::LinearOptions(128 + 16, 128).bias(false)));
+    mix->weight.zero_();
+    mix->weight.slice(1, 0, 128).copy_(torch::eye(128));
+    mix->weight.slice(0, 0, 16).slice(1, 128, 144).fill_(1e5);
+    mix->weight.set_requires_grad(false);
+    add("fc2", 128, 128);
+    add("fc3", 128, 16);
+  }
+  torch::Tensor loss(const Batch& batch) override {
+    auto h = torch::gelu(forward_linear(*this, "fc1", batch.input));
+    h = forward_linear(*this, "mix", torch::cat({h, torch::zeros({h.size(0), 16})}, 1));
+    h = torch::gelu(forward_linear(*this, "fc2", h));
+    return torch::mse_loss(forward_linear(*this, "fc3", h), batch.target);
+  }
+};
+
+class PlantedWorkload : public Workload {
+ public:
+  std::string name() const override { return "mlp-planted"; }
+  std::string description() const override { return "mlp with a frozen mix Linear of 1e5 block"; }
+  TrainingSchedule schedule() const override { return mlp_->schedule(); }
+  std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
+    return std::make_shared<PlantedModel>(seed);
+  }
+  Batch train_batch(std::int64_t step, std::uint64_t seed) const override {
+    return mlp_->train_batch(step, seed);
+  }
+  std::vector<Batch> eval_batches() const override { return mlp_->eval_batches(); }
+
+ private:
+  std::unique_ptr<Workload> mlp_ = make_mlp_workload(MlpOptions{});
+};
+
+RunRequest request_for(const std::string& recipe_text, std::int64_t steps) {
+  RunRequest r;
+  r.workload = "mlp";
+  r.steps = steps;
+  r.timing_steps = 1;
+  r.recipe = recipes::parse_recipe_text(recipe_text, "test.yaml");
+  r.run_id = recipes::sweep_run_id(*r.recipe, r.workload, 0);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("A NaN planted in one layer's backward is the first non-finite site",
+          "[diagnostics][non_finite]") {
+  use_one_torch_thread();
+  TempDir dir("non-finite");
+  const ResultsDirectory directory(dir.path);
+
+  auto clean = request_for("scaling: current\n", 5);
+  const auto finite = execute_fp8_run(directory, clean);
+  REQUIRE(finite["status"] == "finished");
+  CHECK(finite["first_non_finite"].is_null());
+
+  auto faulty = request_for("scaling: current\n", 5);
+  faulty.run_id += "-injected";
+  faulty.inject_nan = FaultInjection{"fc2", 2, true};
+  const auto record = execute_fp8_run(directory, faulty);
+  INFO(record.dump().substr(0, 3000));
+  // The NaN reaches the weights in step 2's update: step 3's loss is NaN.
+  CHECK(record["status"] == "diverged");
+  CHECK(record["diverged_at_step"] == 3);
+  const auto& site = record["first_non_finite"];
+  REQUIRE(site.is_object());
+  CHECK(site["step"] == 2);
+  CHECK(site["pass"] == "backward");
+  CHECK(site["layer"] == "fc2");
+  CHECK(site["tensor"] == "grad_output");
+  CHECK(site["gemm"] == "dgrad");  // dgrad quantizes grad_output before wgrad does
+  CHECK(site["quantized"] == true);
+  CHECK(site["nan_count"] == 1);
+  CHECK(site["inf_count"] == 0);
+  // fc2's grad_output is [batch 64, hidden 128]: the NaN sits at the middle element.
+  CHECK(site["shape"] == nlohmann::json::array({64, 128}));
+  CHECK(site["first_index"] == 64 * 128 / 2);
+  REQUIRE(site["values"].size() == 5);
+  CHECK(site["values"][2]["index"] == 64 * 128 / 2);
+  CHECK(site["values"][2]["value"].is_null());
+  CHECK(site["values"][2]["bits"] == "0x7fc00000");
+  CHECK(site["values"][1]["value"].is_number());
+  // The history of fc2's (grad_output, dgrad) before: one quantization per earlier step.
+  REQUIRE(site["history"].size() == 2);
+  CHECK(site["history"][0]["step"] == 0);
+  CHECK(site["history"][1]["step"] == 1);
+  CHECK(site["history"][1]["amax"].get<double>() > 0.0);
+  CHECK(record["fault_injection"]["layer"] == "fc2");
+
+  // The report names it under the run.
+  write_reports(ReportOptions{{dir.path}, {}, {}});
+  const std::string md = testing::read_text(dir.path / "report.md");
+  CHECK_THAT(md, Catch::Contains("first non-finite value: step 2, backward, layer `fc2`, "
+                                 "grad_output read by dgrad"));
+  CHECK_THAT(first_non_finite_text(record), Catch::Contains("[4096] non-finite (0x7fc00000)"));
+}
+
+TEST_CASE("A NaN planted in a forward input is found there", "[diagnostics][non_finite]") {
+  use_one_torch_thread();
+  TempDir dir("non-finite-fwd");
+  const ResultsDirectory directory(dir.path);
+  // fc1 in high precision: the NaN is found by the scan of a high-precision operand.
+  auto faulty = request_for("scaling: current\nkeep_high_precision: {layers: [fc1]}\n", 3);
+  faulty.run_id += "-injected";
+  faulty.inject_nan = FaultInjection{"fc1", 1, false};
+  const auto record = execute_fp8_run(directory, faulty);
+  const auto& site = record["first_non_finite"];
+  REQUIRE(site.is_object());
+  CHECK(site["step"] == 1);
+  CHECK(site["pass"] == "forward");
+  CHECK(site["layer"] == "fc1");
+  CHECK(site["tensor"] == "input");
+  CHECK(site["gemm"] == "fprop");
+  CHECK(site["quantized"] == false);
+  CHECK(record["status"] == "diverged");
+  CHECK(record["diverged_at_step"] == 1);
+}
+
+TEST_CASE("keep_high_precision reaches every Fp8Linear", "[diagnostics][keep]") {
+  use_one_torch_thread();
+  TempDir dir("keep");
+  const ResultsDirectory directory(dir.path);
+  const auto some = execute_fp8_run(
+      directory,
+      request_for("scaling: current\nkeep_high_precision: {layers: [fc2], wgrad: ['fc.']}\n", 3));
+  REQUIRE(some["status"] == "finished");
+  CHECK(some["fp8_gemms"]["fc1"] == nlohmann::json::array({"fprop", "dgrad"}));
+  CHECK(some["fp8_gemms"]["fc2"] == nlohmann::json::array());
+  CHECK(some["fp8_gemms"]["fc3"] == nlohmann::json::array({"fprop", "dgrad"}));
+  // Every Linear kept: the baseline's bits (the Fp8Linears run the baseline's GEMMs).
+  const auto all = execute_fp8_run(
+      directory, request_for("scaling: current\nkeep_high_precision: {layers: ['.*']}\n", 3));
+  REQUIRE(all["status"] == "finished");
+  CHECK(all["final"]["eval_abs_diff"] == 0.0);
+  CHECK(all["final"]["train_loss"] == all["train"].back()["baseline_loss"]);
+}
+
+TEST_CASE("The autoswitch rule records when and which GEMM it moved", "[diagnostics][autoswitch]") {
+  use_one_torch_thread();
+  TempDir dir("autoswitch");
+  const ResultsDirectory directory(dir.path);
+  // An MSE threshold every quantization crosses: every FP8 GEMM switches after step 0.
+  const auto record = execute_fp8_run(
+      directory, request_for("scaling: current\nautoswitch: {enabled: true, mse: 1e-30}\n", 3));
+  REQUIRE(record["status"] == "finished");
+  const auto& switches = record["autoswitch"]["switches"];
+  // fc1's dgrad never runs (its input needs no gradient): 3 layers x 3 GEMMs - 1.
+  REQUIRE(switches.size() == 8);
+  for (const auto& s : switches) {
+    CHECK(s["step"] == 0);
+    CHECK(s["statistic"] == "mse");
+    CHECK(s["value"].get<double>() > 1e-30);
+  }
+  CHECK(switches[0]["layer"] == "fc1");
+  CHECK(switches[0]["gemm"] == "fprop");
+  // From step 1 on every GEMM runs in high precision: no statistics rows after step 0.
+  for (const auto& row : record["layers"]) CHECK(row["step"] == 0);
+  // Off by default: no "autoswitch" in the record.
+  const auto plain = execute_fp8_run(directory, request_for("scaling: current\n", 2));
+  CHECK_FALSE(plain.contains("autoswitch"));
+}
+
+TEST_CASE("Ablation ranks first the layer with a planted block of outlier weights",
+          "[diagnostics][ablate]") {
+  use_one_torch_thread();
+  register_workload("mlp-planted", [] { return std::make_unique<PlantedWorkload>(); });
+  TempDir dir("ablate");
+  const ResultsDirectory directory(dir.path);
+  const std::string text = R"(
+method: ablate
+workloads: [mlp-planted]
+seeds: [0, 1, 2]
+base: {scaling: current, fp8_format: E4M3}
+ablate: {layers: [fc1, mix, fc2, fc3]}
+)";
+  const auto expansion = recipes::expand(recipes::parse_sweep_text(text, "ablate.yaml"));
+  REQUIRE(expansion.runs.size() == 9 * 3);
+  std::vector<nlohmann::json> records;
+  for (const auto& run : expansion.runs) {
+    RunRequest r;
+    r.workload = run.workload;
+    r.seed = run.seed;
+    r.steps = 60;
+    r.timing_steps = 1;
+    r.recipe = run.recipe;
+    r.run_id = run.id;
+    r.provenance = sweep_run_provenance(expansion, run, text);
+    records.push_back(execute_fp8_run(directory, r));
+    REQUIRE(records.back()["status"] == "finished");
+    REQUIRE(records.back().contains("ablation"));
+  }
+  // The chaos floor beside the gap: the null run of each seed.
+  for (const std::int64_t seed : {0, 1, 2}) {
+    RunRequest null_run;
+    null_run.workload = "mlp-planted";
+    null_run.seed = seed;
+    null_run.steps = 60;
+    records.push_back(execute_null_run(directory, null_run));
+  }
+  const auto tables = ablation_tables(records);
+  REQUIRE(tables.size() == 1);
+  INFO(ablation_markdown(tables));
+  REQUIRE(tables[0].gap);
+  CHECK(tables[0].gap->low() > 0.0);  // the recipe degrades, resolved over 3 seeds
+  CHECK_THAT(tables[0].chaos_floor, Catch::Contains("(n=3)"));
+  REQUIRE(tables[0].layers.size() == 4);
+  CHECK(tables[0].layers[0].layer == "mix");
+  CHECK(tables[0].layers[0].share > 0.5);
+  CHECK(tables[0].layers[0].removed->low() > 0.0);
+  // The report shows the ranking.
+  write_reports(ReportOptions{{dir.path}, {}, {}});
+  CHECK_THAT(testing::read_text(dir.path / "report.md"), Catch::Contains("| 1 | `mix` | all |"));
+  const std::string html = testing::read_text(dir.path / "report.html");
+  CHECK_THAT(html, Catch::Contains("<h2>Layer ablation"));
+  CHECK(html.find("<td>mix</td>") < html.find("<td>fc1</td>"));
+}
+
+}  // namespace fp8lab::experiments
