@@ -166,10 +166,24 @@ std::vector<Contrast> recipe_contrasts(const std::vector<RecipeRow>& rows, doubl
   return out;
 }
 
+std::string describe_eval_sampling_error(const Resolution& r, double band) {
+  if (!r.paired_eval_se) return "";
+  std::string text = " The eval set's own sampling error of one seed's paired error is \u00b1" +
+                     format_percent(r.paired_eval_se) +
+                     " (FP8 minus baseline on the same eval windows, same seed; one eval loss "
+                     "alone \u00b1" + format_percent(r.unpaired_eval_se) + ")";
+  if (*r.paired_eval_se <= 0) return text + ".";
+  const double ratio = band / *r.paired_eval_se;
+  // Well below: a third of the band or less, so that it adds little to a seed's spread.
+  if (ratio >= 3) return text + ", " + format_number(ratio, "%.0f") + "x below the band.";
+  return text + ": not well below the " + format_percent(band) +
+         " band; more eval windows (the workload's eval_windows) would lower it.";
+}
+
 std::vector<Resolution> sweep_resolution(const std::vector<RecipeRow>& rows,
                                          const std::vector<Contrast>& contrasts, double band) {
   std::map<std::string, Resolution> by_family;
-  std::map<std::string, std::vector<double>> seeds, sds, contrast_sds;
+  std::map<std::string, std::vector<double>> seeds, sds, contrast_sds, paired_se, unpaired_se;
   for (const auto& row : rows) {
     auto& r = by_family[row.family];
     r.family = row.family;
@@ -177,6 +191,8 @@ std::vector<Resolution> sweep_resolution(const std::vector<RecipeRow>& rows,
     if (row.verdict == "degrades" || row.verdict == "within band") ++r.rows_resolved;
     seeds[row.family].push_back(static_cast<double>(row.paired.finished));
     if (row.paired.tail) sds[row.family].push_back(row.paired.tail->sd);
+    if (row.paired_eval_se) paired_se[row.family].push_back(*row.paired_eval_se);
+    if (row.unpaired_eval_se) unpaired_se[row.family].push_back(*row.unpaired_eval_se);
   }
   for (const auto& c : contrasts) {
     auto& r = by_family[c.worse->family];
@@ -189,6 +205,8 @@ std::vector<Resolution> sweep_resolution(const std::vector<RecipeRow>& rows,
     r.typical_seeds = static_cast<std::size_t>(median_of(seeds[family]).value_or(0));
     r.typical_sd = median_of(sds[family]);
     r.contrast_sd = median_of(contrast_sds[family]);
+    r.paired_eval_se = median_of(paired_se[family]);
+    r.unpaired_eval_se = median_of(unpaired_se[family]);
     if (r.typical_seeds >= 2 && r.typical_sd) {
       r.vs_baseline = smallest_resolvable_effect(r.typical_seeds, *r.typical_sd, band);
     }

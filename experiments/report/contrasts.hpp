@@ -51,9 +51,17 @@ struct Resolution {
   std::optional<double> vs_baseline; // smallest mean error these seeds call `degrades`
   std::optional<double> contrast_sd; // median sd of the contrasts' differences
   std::optional<double> contrast;    // smallest contrast these seeds resolve (half-width)
+  // The eval set's sampling error (eval_sampling_error.hpp), medians over the family's rows:
+  // of one seed's paired error, and of one eval loss.
+  std::optional<double> paired_eval_se;
+  std::optional<double> unpaired_eval_se;
   std::size_t rows_resolved = 0, rows = 0;        // rows judged degrades / within band
   std::size_t contrasts_resolved = 0, contrasts = 0;
 };
+// " The eval set's own sampling error of one seed's paired error: ±0.04% (...), 6x below the
+// 0.25% band." with a leading space; empty when the records keep no per-window losses.
+std::string describe_eval_sampling_error(const Resolution& resolution, double band);
+
 std::vector<Resolution> sweep_resolution(const std::vector<RecipeRow>& rows,
                                          const std::vector<Contrast>& contrasts, double band);
 

@@ -348,11 +348,14 @@ std::string shown_verdict(const RecipeRow& row) {
   return shown;
 }
 
-// "2.345 ± 0.004" when the records carry the eval loss's standard error.
+// "2.345 ± 0.004, paired ± 0.031%" when the records carry the eval loss's standard error and
+// per-window losses (eval_sampling_error.hpp).
 std::string eval_loss_text(const RecipeRow& row) {
   const auto loss = format_number(row.median_at("/final/eval_loss"));
   const auto se = row.median_at("/final/eval_loss_se");
-  return se ? loss + " \u00b1 " + format_number(se, "%.2g") : loss;
+  const std::string paired =
+      row.paired_eval_se ? ", paired \u00b1 " + format_percent(row.paired_eval_se) : "";
+  return (se ? loss + " \u00b1 " + format_number(se, "%.2g") : loss) + paired;
 }
 
 // The ranked table: one line per recipe (recipe_rows.hpp): its paired verdict and interval, the
@@ -408,7 +411,8 @@ void contrasts_table(std::ostringstream& html, const ReportInput& input,
          << " seeds the smallest effect against the baseline called degrades is "
          << format_percent(r.vs_baseline) << " (sd " << format_percent(r.typical_sd)
          << "), between two recipes " << format_percent(r.contrast) << " (sd "
-         << format_percent(r.contrast_sd) << ").</li>\n";
+         << format_percent(r.contrast_sd) << ")." << escape_html(describe_eval_sampling_error(r, input.practical_band))
+         << "</li>\n";
   }
   html << "</ul>\n<h2>Contrasts between recipes on the same seeds</h2>\n";
   if (facts.contrasts.empty()) {

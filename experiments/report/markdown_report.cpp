@@ -73,11 +73,14 @@ std::string interval_cell(const std::optional<MeanInterval>& interval) {
   return interval ? describe_interval(*interval) : std::string("-");
 }
 
-// "2.345 ± 0.004" when the records carry the eval loss's standard error, else the loss alone.
+// "2.345 ± 0.004, paired ± 0.031%" when the records carry the eval loss's standard error and
+// per-window losses (eval_sampling_error.hpp), else the loss alone.
 std::string eval_loss_cell(const RecipeRow& row) {
   const auto loss = format_number(row.median_at("/final/eval_loss"));
   const auto se = row.median_at("/final/eval_loss_se");
-  return se ? loss + " ± " + format_number(se, "%.2g") : loss;
+  const std::string paired =
+      row.paired_eval_se ? ", paired ± " + format_percent(row.paired_eval_se) : "";
+  return (se ? loss + " ± " + format_number(se, "%.2g") : loss) + paired;
 }
 
 // One line per recipe; the peer's full text goes to a numbered footnote below the table.
@@ -128,7 +131,7 @@ void contrasts_section(std::ostringstream& md, const ReportInput& input,
        << "it can call `degrades` is " << format_percent(r.vs_baseline)
        << " (band + t·sd/√n, sd " << format_percent(r.typical_sd) << ")"
        << "; between two recipes on the same seeds, " << format_percent(r.contrast)
-       << " (sd " << format_percent(r.contrast_sd) << ").\n";
+       << " (sd " << format_percent(r.contrast_sd) << ")." << describe_eval_sampling_error(r, input.practical_band) << "\n";
   }
   md << "\n## Contrasts between recipes on the same seeds\n\n";
   if (facts.contrasts.empty()) {

@@ -71,12 +71,19 @@ std::vector<RecipeRow> ranked_recipe_rows(const std::vector<nlohmann::json>& rec
     row.floor = &floors.of(row.first());
     const auto& baseline = row.first().value("baseline_run_id", nlohmann::json());
     row.family = baseline.is_string() ? baseline_family(baseline.get<std::string>()) : "-";
-    std::vector<double> rel;
+    std::vector<double> rel, paired_se, unpaired_se;
     for (const auto* r : row.runs) {
       if ((*r)["status"] != "finished") ++row.not_finished;
       if (auto v = final_eval_rel_diff(*r); v && (*r)["status"] == "finished") rel.push_back(*v);
+      const auto* base = find_baseline(records, *r);
+      if (auto se = base ? eval_sampling_error(*r, *base) : std::nullopt) {
+        paired_se.push_back(se->paired);
+        unpaired_se.push_back(se->unpaired);
+      }
     }
     row.median_abs_rel_diff = median(rel);
+    row.paired_eval_se = median(paired_se);
+    row.unpaired_eval_se = median(unpaired_se);
     row.paired = paired_verdict(row.runs, band);
     row.verdict = row.paired.verdict;
     rows.push_back(std::move(row));

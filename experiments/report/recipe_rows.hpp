@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/report/eval_sampling_error.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/paired_verdicts.hpp"
 
@@ -27,6 +28,10 @@ struct RecipeRow {
   std::string verdict;                      // paired.verdict
   std::size_t not_finished = 0;             // seeds that diverged or threw
   std::optional<double> median_abs_rel_diff;  // unpaired context (the noise floor's statistic)
+  // The eval set's sampling error of one seed's paired error and of one eval loss, relative
+  // (eval_sampling_error.hpp): medians over the seeds whose records keep per-window losses.
+  std::optional<double> paired_eval_se;
+  std::optional<double> unpaired_eval_se;
 
   const nlohmann::json& first() const { return *runs.front(); }
   // The median over the seeds of a number at a JSON pointer ("/final/eval_loss").

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "experiments/report/analysis.hpp"
+#include "experiments/report/eval_sampling_error.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/paired_verdicts.hpp"
 #include "experiments/report/report_facts.hpp"
@@ -32,9 +33,11 @@ std::string csv_number(std::optional<double> v) {
 }
 
 // The paired columns: the verdict of the run's recipe over its seeds, this seed's errors, the
-// recipe's interval, the band and the chaos floor beside it.
+// recipe's interval, the band and the chaos floor beside it, and the eval set's sampling error
+// of this seed's paired error (against `baseline`, the record it was compared with, if present).
 void paired_fields(std::ostringstream& csv, const nlohmann::json& r, const RecipeRow* row,
-                   const ReportFacts& facts, double band) {
+                   const ReportFacts& facts, double band, const nlohmann::json* baseline) {
+  const auto sampling = baseline ? eval_sampling_error(r, *baseline) : std::nullopt;
   const auto* chaos = facts.chaos.of(r);
   std::optional<double> mean, low, high;  // the recipe's interval, when it has one
   if (row != nullptr && row->paired.tail) {
@@ -50,7 +53,8 @@ void paired_fields(std::ostringstream& csv, const nlohmann::json& r, const Recip
       << (row ? std::to_string(row->paired.finished) : std::string()) << ','
       << csv_number(band) << ','
       << csv_number(chaos && chaos->tail ? std::optional(chaos->tail->sd) : std::nullopt) << ','
-      << csv_number(eval_loss_standard_error(r)) << '\n';
+      << csv_number(eval_loss_standard_error(r)) << ','
+      << csv_number(sampling ? std::optional(sampling->paired) : std::nullopt) << '\n';
 }
 
 }  // namespace
@@ -64,7 +68,7 @@ std::string render_summary_csv(const ReportInput& input) {
       "runs_as,upstream,upstream_differs,record,noise_floor,tracks_tolerance,tolerance_source,"
       "paired_verdict,paired_reason,rel_error_final,rel_error_tail,recipe_tail_mean,"
       "recipe_tail_ci_low,recipe_tail_ci_high,recipe_seeds,practical_band,chaos_floor_sd,"
-      "eval_loss_se\n";
+      "eval_loss_se,paired_eval_se\n";
   std::map<std::string, const nlohmann::json*> by_id;
   for (const auto& r : input.records) by_id[r["run_id"].get<std::string>()] = &r;
 
@@ -102,7 +106,7 @@ std::string render_summary_csv(const ReportInput& input) {
         << text_at(r, "high_precision") << ',' << csv_field(note) << ','
         << csv_field(text_at(r, "recipe_canonical")) << ',' << csv_field(text_at(r, "error"));
     if (!present) {
-      csv << ",,,,,,,,,,,,,,,,,,\n";
+      csv << ",,,,,,,,,,,,,,,,,,,\n";
       return;
     }
     const auto mark = upstream_mark(r);
@@ -112,7 +116,7 @@ std::string render_summary_csv(const ReportInput& input) {
         << csv_number(floor.floor) << ',' << csv_number(floor.tolerance) << ','
         << csv_field(floor.describe()) << ',';
     paired_fields(csv, r, row_of.contains(run_id) ? row_of.at(run_id) : nullptr, facts,
-                  input.practical_band);
+                  input.practical_band, find_baseline(input.records, r));
   };
   if (!input.requested.empty()) {
     for (const auto& q : input.requested) {

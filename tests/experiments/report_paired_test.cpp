@@ -1,7 +1,8 @@
 // Paired verdicts (issue 20 §2) on hand-made records, no training: the t-interval, the verdicts
 // against the practical band (a consistent +0.5% under a 3% seed-to-seed spread degrades; pure
 // noise does not), seeds that would settle an inconclusive row, contrasts between recipes on the
-// same seeds, the chaos floor of null runs, the short peer marks, and the sweep's practical_band.
+// same seeds, the chaos floor of null runs, the eval set's paired and unpaired sampling error, the
+// short peer marks, and the sweep's practical_band.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include "experiments/report/chaos_floor.hpp"
 #include "experiments/report/contrasts.hpp"
+#include "experiments/report/eval_sampling_error.hpp"
 #include "experiments/report/markdown_report.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/paired_statistics.hpp"
@@ -222,6 +224,89 @@ TEST_CASE("Null runs measure the chaos floor shown beside each verdict", "[repor
   CHECK_THAT(md, Catch::Contains(chaos_cell + " (n=3) |"));
   const auto csv = render_summary_csv(input);
   CHECK_THAT(csv, Catch::Contains(",paired_verdict,paired_reason,rel_error_final,"));
+}
+
+TEST_CASE("The eval set's sampling error: paired over the same windows, and unpaired",
+          "[report][paired]") {
+  // d = (0.1, 0.1, 0.3, 0.1): mean 0.15, sd 0.1, SE 0.1 / 2 = 0.05, relative to the baseline's
+  // mean 2.5: 2%. The baseline alone: sd sqrt(5/3) / 2 / 2.5.
+  const std::vector<double> baseline = {1.0, 2.0, 3.0, 4.0};
+  const std::vector<double> run = {1.1, 2.1, 3.3, 4.1};
+  const auto se = window_sampling_error(run, baseline);
+  REQUIRE(se);
+  CHECK(se->windows == 4);
+  CHECK(se->paired == Approx(0.02));
+  CHECK(se->unpaired == Approx(std::sqrt(5.0 / 3.0) / 2.0 / 2.5));
+  // A constant shift on every window is no sampling error at all.
+  const std::vector<double> shifted = {1.5, 2.5, 3.5, 4.5};
+  CHECK(window_sampling_error(shifted, baseline)->paired == Approx(0.0).margin(1e-15));
+  // Different window counts, too few windows, a non-finite loss: no figure.
+  CHECK_FALSE(window_sampling_error(std::vector<double>{1.0, 2.0, 3.0}, baseline));
+  CHECK_FALSE(window_sampling_error(std::vector<double>{1.0}, std::vector<double>{1.0}));
+  CHECK_FALSE(window_sampling_error(std::vector<double>{1.0, NAN, 3.0, 4.0}, baseline));
+}
+
+TEST_CASE("Paired eval sampling error from records: far below the unpaired one, in the report",
+          "[report][paired]") {
+  // 512 windows whose losses spread by 10% (the per-window spread measured on llama-xs); each
+  // FP8 run's loss is its baseline's on the same window times 1.003, plus 0.5% noise per window.
+  constexpr int kWindows = 512;
+  auto records = baselines(3);
+  std::uint64_t state = 12345;
+  auto uniform = [&state] {  // splitmix64 in [-0.5, 0.5)
+    state += 0x9e3779b97f4a7c15ull;
+    std::uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return static_cast<double>((z ^ (z >> 31)) >> 11) / 9007199254740992.0 - 0.5;
+  };
+  for (int s = 0; s < 3; ++s) {
+    std::vector<double> base(kWindows), fp8(kWindows);
+    for (int i = 0; i < kWindows; ++i) {
+      base[i] = baseline_loss(s) * (1 + 0.35 * uniform());  // sd about 10%
+      fp8[i] = base[i] * (1.003 + 0.017 * uniform());       // noise sd about 0.5%
+    }
+    records[s]["final"]["eval_example_losses"] = base;
+    auto r = paired_record("E4M3", s, 0.003);
+    r["final"]["eval_example_losses"] = fp8;
+    records.push_back(r);
+  }
+  const auto se = eval_sampling_error(records[3], records[0]);
+  REQUIRE(se);
+  CHECK(se->windows == kWindows);
+  // Unpaired: about 10% / sqrt(512) = 0.45%; paired: about 0.5% / sqrt(512) = 0.022%.
+  CHECK(se->unpaired == Approx(0.10 / std::sqrt(512.0)).epsilon(0.15));
+  CHECK(se->paired == Approx(0.005 / std::sqrt(512.0)).epsilon(0.15));
+  CHECK(se->paired < se->unpaired / 10);
+  // Runs of different lengths did not evaluate the same weights' losses.
+  auto longer = records[3];
+  longer["steps_completed"] = 20;
+  CHECK_FALSE(eval_sampling_error(longer, records[0]));
+  auto no_windows = records[0];
+  no_windows["final"].erase("eval_example_losses");
+  CHECK_FALSE(eval_sampling_error(records[3], no_windows));
+
+  const NoiseFloors floors(records);
+  const auto rows = ranked_recipe_rows(records, floors);
+  REQUIRE(rows.size() == 1);
+  REQUIRE(rows[0].paired_eval_se);
+  CHECK(*rows[0].paired_eval_se < 0.0025 / 3);
+  const auto resolution = sweep_resolution(rows, {}, 0.0025);
+  REQUIRE(resolution.size() == 1);
+  CHECK(resolution[0].paired_eval_se == rows[0].paired_eval_se);
+  CHECK_THAT(describe_eval_sampling_error(resolution[0], 0.0025),
+             Catch::Contains("x below the band.") && Catch::Contains("one eval loss alone"));
+  // A band tighter than three paired standard errors says the eval set is too small.
+  CHECK_THAT(describe_eval_sampling_error(resolution[0], *rows[0].paired_eval_se),
+             Catch::Contains("not well below the") && Catch::Contains("eval_windows"));
+
+  ReportInput input;
+  input.records = records;
+  const auto md = render_markdown_report(input);
+  CHECK_THAT(md, Catch::Contains(", paired ± " + format_percent(rows[0].paired_eval_se)));
+  CHECK_THAT(md, Catch::Contains("The eval set's own sampling error of one seed's paired error"));
+  const auto csv = render_summary_csv(input);
+  CHECK_THAT(csv, Catch::Contains(",eval_loss_se,paired_eval_se\n"));
 }
 
 TEST_CASE("The ranked table's peer column is a short mark; the full text is a footnote",
