@@ -160,6 +160,16 @@ const std::vector<FieldSpec>& specs() {
          &ModuleFilter::require_dims_divisible_by_16);
     flag("module_filter.skip_later_siblings_after_indivisible", &Draft::later_siblings,
          &ModuleFilter::skip_later_siblings_after_indivisible);
+    auto beyond_gemm = [&](std::string_view key, ElementwisePrecision Recipe::*member) {
+      t.push_back({key, Kind::word, accepted_elementwise_precisions(), 0,
+                   enum_normalizer(&parse_elementwise_precision, &lower),
+                   [member](Draft& d, const FieldValue& v) {
+                     d.fixed.*member = *parse_elementwise_precision(as_w(v));
+                   },
+                   [member](const Recipe& r) { return std::string(name(r.*member)); }});
+    };
+    beyond_gemm("norm_affine_precision", &Recipe::norm_affine_precision);
+    beyond_gemm("activation_precision", &Recipe::activation_precision);
     return t;
   }();
   return table;
@@ -224,6 +234,16 @@ void reject_unused(const Draft& d, Scaling scaling) {
     fail("torchao_version",
          fmt::format("applies to mxfp8's torchao scale modes only, not to {}; value", used_by),
          "scaling: mxfp8 with mx_scale_mode: floor, ceil, even or rceil");
+  }
+  if (scaling != Scaling::mxfp8) {
+    for (std::string_view key : {"norm_affine_precision", "activation_precision"}) {
+      const auto it = d.given.find(key);
+      if (it == d.given.end() || field_text(it->second->value) != "mx") continue;
+      fail(key,
+           fmt::format("mx takes the MX scale rule of scaling mxfp8, not of '{}'; value",
+                       name(scaling)),
+           "high, bf16 (any scaling), or mx with scaling: mxfp8");
+    }
   }
   if (!is_torchao_scaling(scaling)) {
     for (std::string_view key : {"pad_inner_dim", "enable_fsdp_float8_all_gather"}) {

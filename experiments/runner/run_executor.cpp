@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "experiments/fp8/backend_linear.hpp"
+#include "experiments/fp8/beyond_gemm.hpp"
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/runner/null_run.hpp"
 #include "experiments/runner/baseline_archive.hpp"
@@ -154,6 +155,7 @@ ModelHooks fp8_hooks(const recipes::Recipe& recipe, HighPrecision precision,
     // Linears the filter skipped run the baseline's Linear, so that the runs differ only in the
     // FP8 layers.
     convert_model_to_high_precision(model, backend, precision);
+    apply_beyond_gemm_plans(model, recipe);  // LayerNorm / activation, where the recipe asks
   };
   hooks.take_step_measurements = take_linear_measurements;
   hooks.use_autocast_during_eval = recipe.use_autocast_during_eval;
