@@ -454,6 +454,12 @@ std::string recipe_label(const recipes::Recipe& r) {
     add(r.power_2_scales ? "pow2" : "no-pow2");
   }
   if (r.use_autocast_during_eval) add("fp8-eval");
+  // Quantization beyond the GEMMs (recipes/README.md): rows differing only there read apart.
+  const auto beyond_gemm = [&add](std::string tag, recipes::ElementwisePrecision p) {
+    if (p != recipes::ElementwisePrecision::kHigh) add(tag.append(recipes::name(p)));
+  };
+  beyond_gemm("norm:", r.norm_affine_precision);
+  beyond_gemm("act:", r.activation_precision);
   return label;
 }
 
