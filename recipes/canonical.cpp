@@ -125,6 +125,14 @@ Canonical canonicalize(const Recipe& input) {
         "not {}",
         r.scaling == Scaling::mxfp8 ? "mx_scale_mode te" : std::string(name(r.scaling))));
   }
+  for (auto [member, key] : {std::pair{&Recipe::norm_affine_precision, "norm_affine_precision"},
+                              std::pair{&Recipe::activation_precision, "activation_precision"}}) {
+    if (r.scaling != Scaling::mxfp8 && r.*member == ElementwisePrecision::kMx) {
+      r.*member = defaults.*member;
+      reasons.push_back(fmt::format("{}=mx needs mxfp8's MX scale rule, not {}: runs high", key,
+                                    name(r.scaling)));
+    }
+  }
   if (!is_torchao_scaling(r.scaling) &&
       (r.pad_inner_dim != defaults.pad_inner_dim ||
        r.enable_fsdp_float8_all_gather != defaults.enable_fsdp_float8_all_gather)) {

@@ -3,7 +3,8 @@
 // changes something adds its reason.
 //
 //   1. override (true, true, true): every GEMM runs in high precision (NUMERICS.md §2.1, §3), so
-//      no FP8 field matters: all of them take fixed values.
+//      no FP8 field matters: all of them take fixed values (norm_affine_precision and
+//      activation_precision too: such a recipe is the baseline, nothing is quantized).
 //   2. A scaling that keeps no amax history (all but delayed) ignores margin, interval,
 //      amax_history_len and amax_compute_algo (te-accelerate.md §4.1 for MXFP8).
 //   3. amax_history_len 1: max over one step's amax is that amax, i.e. most_recent (§2.6).
@@ -13,7 +14,8 @@
 //   6. An overridden (high-precision) GEMM uses no accumulation model of its own (fp32_seq).
 //   7. Options of other scalings: power_2_scales, mx_scale_mode, pad_inner_dim,
 //      enable_fsdp_float8_all_gather take their defaults where the scaling has no such option;
-//      torchao_version too, except for mxfp8 with a torchao scale mode (uses_torchao_version).
+//      torchao_version too, except for mxfp8 with a torchao scale mode (uses_torchao_version);
+//      norm_affine_precision / activation_precision mx outside mxfp8 (no MX scale rule) runs high.
 //   8. keep_high_precision in canonical order (recipe.hpp, canonical_keep_high_precision); its
 //      per-GEMM list of a GEMM already in high precision (override, rowwise_with_gw_hp's wgrad)
 //      is emptied: those GEMMs run in high precision in every layer anyway.

@@ -174,6 +174,16 @@ const std::vector<FieldSpec>& specs() {
          &ModuleFilter::require_dims_divisible_by_16);
     flag("module_filter.skip_later_siblings_after_indivisible", &Draft::later_siblings,
          &ModuleFilter::skip_later_siblings_after_indivisible);
+    auto beyond_gemm = [&](std::string_view key, ElementwisePrecision Recipe::*member) {
+      t.push_back({key, Kind::word, accepted_elementwise_precisions(), 0,
+                   enum_normalizer(&parse_elementwise_precision, &lower),
+                   [member](Draft& d, const FieldValue& v) {
+                     d.fixed.*member = *parse_elementwise_precision(as_w(v));
+                   },
+                   [member](const Recipe& r) { return std::string(name(r.*member)); }});
+    };
+    beyond_gemm("norm_affine_precision", &Recipe::norm_affine_precision);
+    beyond_gemm("activation_precision", &Recipe::activation_precision);
     auto keep_list = [&](std::string_view key, std::vector<std::string> KeepHighPrecision::*member) {
       t.push_back({key, Kind::regexes,
                    "a list of regular expressions over whole Linear names, e.g. "
@@ -280,6 +290,16 @@ void reject_unused(const Draft& d, Scaling scaling) {
     for (std::string_view key : {"autoswitch.underflow_percent", "autoswitch.mse"}) {
       fail(key, "is a threshold of the autoswitch rule, which is off; value",
            "autoswitch.enabled: true beside it");
+    }
+  }
+  if (scaling != Scaling::mxfp8) {
+    for (std::string_view key : {"norm_affine_precision", "activation_precision"}) {
+      const auto it = d.given.find(key);
+      if (it == d.given.end() || field_text(it->second->value) != "mx") continue;
+      fail(key,
+           fmt::format("mx takes the MX scale rule of scaling mxfp8, not of '{}'; value",
+                       name(scaling)),
+           "high, bf16 (any scaling), or mx with scaling: mxfp8");
     }
   }
   if (!is_torchao_scaling(scaling)) {

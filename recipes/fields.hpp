@@ -6,7 +6,8 @@
 //   amax_compute_algo, override_linear_precision, use_autocast_during_eval, power_2_scales,
 //   mx_scale_mode, torchao_version, pad_inner_dim, enable_fsdp_float8_all_gather, gemm.fprop,
 //   gemm.dgrad, gemm.wgrad, module_filter.skip_names, module_filter.skip_first_last_linear,
-//   module_filter.require_dims_divisible_by_16, module_filter.skip_later_siblings_after_indivisible
+//   module_filter.require_dims_divisible_by_16, module_filter.skip_later_siblings_after_indivisible,
+//   norm_affine_precision, activation_precision
 #pragma once
 
 #include <string>

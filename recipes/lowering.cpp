@@ -79,6 +79,21 @@ sc::QuantizePlan plan(const Recipe& recipe, sc::Operand operand, sc::Gemm gemm) 
                               std::to_string(static_cast<int>(recipe.scaling)));
 }
 
+ElementwisePlan elementwise_plan(const Recipe& recipe, BeyondGemm tensor) {
+  ElementwisePlan p;
+  p.precision = tensor == BeyondGemm::kNormAffine ? recipe.norm_affine_precision
+                                                  : recipe.activation_precision;
+  if (p.precision != sc::ElementwisePrecision::kMx) return p;
+  if (recipe.scaling != Scaling::mxfp8) {
+    throw std::invalid_argument(
+        std::string("recipes::elementwise_plan: ") +
+        (tensor == BeyondGemm::kNormAffine ? "norm_affine_precision" : "activation_precision") +
+        " = mx needs scaling mxfp8, got " + std::string(name(recipe.scaling)));
+  }
+  p.mx = plan(recipe, sc::Operand::kInput, sc::Gemm::kFprop);
+  return p;
+}
+
 bool gemm_runs_fp8(const Recipe& recipe, sc::Gemm gemm) {
   const OverrideLinearPrecision& o = recipe.override_linear_precision;
   const bool overridden = gemm == sc::Gemm::kFprop   ? o.fprop

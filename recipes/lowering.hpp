@@ -6,6 +6,7 @@
 // here and its row in tests/recipes/lowering_test.cpp.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -36,6 +37,21 @@ sim::scaling::QuantizePlan plan(const Recipe& recipe, sim::scaling::Operand oper
 // stateless scaling. Throws std::invalid_argument naming the field and value when one is out of
 // range (sim::scaling::validate).
 std::optional<sim::scaling::DelayedScalingConfig> delayed_scaling(const Recipe& recipe);
+
+// The tensors outside the GEMMs that a recipe may quantize (Recipe::norm_affine_precision,
+// activation_precision).
+enum class BeyondGemm : std::uint8_t { kNormAffine, kActivation };
+
+// How `recipe` quantizes such a tensor: its precision, and for kMx the plan, which is the fprop
+// input's (mxfp8: 1 x 32 blocks along the last dimension, the forward format, mx_scale_mode and
+// torchao_version), so that a LayerNorm weight or a GeLU output is blocked exactly as a Linear's
+// input of the same width would be. Throws std::invalid_argument for kMx under a scaling other
+// than mxfp8 (readers refuse it; canonicalize runs it high).
+struct ElementwisePlan {
+  sim::scaling::ElementwisePrecision precision = sim::scaling::ElementwisePrecision::kHigh;
+  sim::scaling::QuantizePlan mx{};  // kMx only
+};
+ElementwisePlan elementwise_plan(const Recipe& recipe, BeyondGemm tensor);
 
 // Whether `gemm` runs in FP8 under `recipe`: not overridden by override_linear_precision, and
 // its operands planned as quantized (torchao rowwise_with_gw_hp keeps wgrad in high precision).

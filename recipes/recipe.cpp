@@ -35,6 +35,10 @@ constexpr NameTable<Accumulation, 4> kAccumulationNames{
      {Accumulation::kHopperSplitAccumulator, "hopper_split"},
      {Accumulation::kHopperFastAccum, "hopper_fast"},
      {Accumulation::kExact, "exact"}}};
+constexpr NameTable<ElementwisePrecision, 3> kElementwiseNames{
+    {{ElementwisePrecision::kHigh, "high"},
+     {ElementwisePrecision::kBf16, "bf16"},
+     {ElementwisePrecision::kMx, "mx"}}};
 
 template <class Enum, std::size_t N>
 std::string_view lookup_name(const NameTable<Enum, N>& table, Enum value) {
@@ -114,6 +118,7 @@ std::string_view name(AmaxComputeAlgo v) { return lookup_name(kAlgoNames, v); }
 std::string_view name(E8M0Mode v) { return lookup_name(kMxNames, v); }
 std::string_view name(TorchaoVersion v) { return lookup_name(kTorchaoVersionNames, v); }
 std::string_view name(Accumulation v) { return lookup_name(kAccumulationNames, v); }
+std::string_view name(ElementwisePrecision v) { return lookup_name(kElementwiseNames, v); }
 std::optional<Scaling> parse_scaling(std::string_view t) { return lookup_value(kScalingNames, t); }
 std::optional<Fp8Format> parse_fp8_format(std::string_view t) {
   return lookup_value(kFormatNames, t);
@@ -136,6 +141,10 @@ std::string accepted_amax_compute_algos() { return join_names(kAlgoNames); }
 std::string accepted_mx_scale_modes() { return join_names(kMxNames); }
 std::string accepted_torchao_versions() { return join_names(kTorchaoVersionNames); }
 std::string accepted_accumulations() { return join_names(kAccumulationNames); }
+std::string accepted_elementwise_precisions() { return join_names(kElementwiseNames); }
+std::optional<ElementwisePrecision> parse_elementwise_precision(std::string_view t) {
+  return lookup_value(kElementwiseNames, t);
+}
 
 bool is_torchao_scaling(Scaling s) {
   return s == Scaling::tensorwise || s == Scaling::rowwise || s == Scaling::rowwise_with_gw_hp;
@@ -196,15 +205,22 @@ KeepHighPrecision canonical_keep_high_precision(KeepHighPrecision k) {
 std::string canonical_string(const Recipe& r) {
   const std::string torchao_version =
       uses_torchao_version(r) ? fmt::format(";torchao_version={}", name(r.torchao_version)) : "";
+  std::string beyond_gemms;
+  if (r.norm_affine_precision != ElementwisePrecision::kHigh) {
+    beyond_gemms += fmt::format(";norm_affine_precision={}", name(r.norm_affine_precision));
+  }
+  if (r.activation_precision != ElementwisePrecision::kHigh) {
+    beyond_gemms += fmt::format(";activation_precision={}", name(r.activation_precision));
+  }
   return fmt::format(
       "scaling={};fp8_format={};margin={};interval={};amax_history_len={};amax_compute_algo={};"
       "override_linear_precision={};use_autocast_during_eval={};gemm={};power_2_scales={};"
-      "mx_scale_mode={}{};pad_inner_dim={};enable_fsdp_float8_all_gather={};module_filter={}{}{}",
+      "mx_scale_mode={}{};pad_inner_dim={};enable_fsdp_float8_all_gather={};module_filter={}{}{}{}",
       name(r.scaling), name(r.fp8_format), r.margin, r.interval, r.amax_history_len,
       name(r.amax_compute_algo), override_text(r.override_linear_precision),
       bool_name(r.use_autocast_during_eval), gemm_text(r.gemm), bool_name(r.power_2_scales),
       name(r.mx_scale_mode), torchao_version, bool_name(r.pad_inner_dim),
-      bool_name(r.enable_fsdp_float8_all_gather), filter_text(r.module_filter),
+      bool_name(r.enable_fsdp_float8_all_gather), filter_text(r.module_filter), beyond_gemms,
       r.keep_high_precision.empty()
           ? std::string()
           : fmt::format(";keep_high_precision={}", keep_text(r.keep_high_precision)),
@@ -245,6 +261,12 @@ std::string describe(const Recipe& r) {
                        bool_name(r.pad_inner_dim), bool_name(r.enable_fsdp_float8_all_gather));
   }
   out += fmt::format("module_filter: {}\n", filter_text(r.module_filter));
+  if (r.norm_affine_precision != ElementwisePrecision::kHigh) {
+    out += fmt::format("norm_affine_precision: {}\n", name(r.norm_affine_precision));
+  }
+  if (r.activation_precision != ElementwisePrecision::kHigh) {
+    out += fmt::format("activation_precision: {}\n", name(r.activation_precision));
+  }
   if (!r.keep_high_precision.empty()) {
     out += fmt::format("keep_high_precision: {} (regular expressions over whole Linear names)\n",
                        keep_text(r.keep_high_precision));

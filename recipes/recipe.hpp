@@ -40,7 +40,10 @@ enum class Scaling : std::uint8_t {
 //   Accumulation     NUMERICS.md §3: fp32_seq, hopper_split (sm_90 model promoted every 128 K,
 //                    TE use_split_accumulator=True), hopper_fast (never promoted, TE's fast
 //                    accumulation), exact
+//   ElementwisePrecision  norm_affine_precision, activation_precision: high (the default), bf16,
+//                    mx (mxfp8 only)
 using sim::Accumulation;
+using sim::scaling::ElementwisePrecision;
 using sim::scaling::AmaxComputeAlgo;
 using sim::scaling::E8M0Mode;
 using sim::scaling::Fp8Format;
@@ -128,6 +131,11 @@ struct Recipe {
   bool pad_inner_dim = true;
   bool enable_fsdp_float8_all_gather = true;
   ModuleFilter module_filter{};
+  // Beyond the GEMMs (sim/settings.hpp, ElementwisePrecision), in FP8 regions only, like the FP8
+  // Linears: LayerNorm's affine weight and bias, and the activation function's input and output.
+  // Any scaling may use bf16; mx needs mxfp8 (its mx_scale_mode, torchao_version, forward format).
+  ElementwisePrecision norm_affine_precision = ElementwisePrecision::kHigh;
+  ElementwisePrecision activation_precision = ElementwisePrecision::kHigh;
   // Every scaling; empty / disabled by default (then absent from the canonical string).
   KeepHighPrecision keep_high_precision{};
   Autoswitch autoswitch{};
@@ -142,12 +150,14 @@ std::string_view name(AmaxComputeAlgo);
 std::string_view name(E8M0Mode);
 std::string_view name(TorchaoVersion);
 std::string_view name(Accumulation);
+std::string_view name(ElementwisePrecision);
 std::optional<Scaling> parse_scaling(std::string_view);
 std::optional<Fp8Format> parse_fp8_format(std::string_view);
 std::optional<AmaxComputeAlgo> parse_amax_compute_algo(std::string_view);
 std::optional<E8M0Mode> parse_mx_scale_mode(std::string_view);
 std::optional<TorchaoVersion> parse_torchao_version(std::string_view);
 std::optional<Accumulation> parse_accumulation(std::string_view);
+std::optional<ElementwisePrecision> parse_elementwise_precision(std::string_view);
 // All accepted names, comma-separated, for error messages.
 std::string accepted_scalings();
 std::string accepted_fp8_formats();
@@ -155,6 +165,7 @@ std::string accepted_amax_compute_algos();
 std::string accepted_mx_scale_modes();
 std::string accepted_torchao_versions();
 std::string accepted_accumulations();
+std::string accepted_elementwise_precisions();
 
 // ---- per-scaling defaults and applicability --------------------------------------------------
 bool is_torchao_scaling(Scaling);      // tensorwise, rowwise, rowwise_with_gw_hp
@@ -180,7 +191,8 @@ KeepHighPrecision canonical_keep_high_precision(KeepHighPrecision);
 // the string alone reconstructs the recipe). Stable across runs, builds and machines. The
 // exceptions, added later, leave the string and run id of every other recipe as it was:
 // torchao_version is written (after mx_scale_mode) only where uses_torchao_version;
-// keep_high_precision (at the end) only when not empty, then autoswitch only when enabled.
+// norm_affine_precision / activation_precision (at the end) only when not high, then
+// keep_high_precision only when not empty, then autoswitch only when enabled.
 std::string canonical_string(const Recipe&);
 // 16 hex digits: FNV-1a 64 of canonical_string. The run id of a recipe.
 std::string run_id(const Recipe&);

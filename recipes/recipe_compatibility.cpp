@@ -106,19 +106,28 @@ void diagnostics_quirks(const Recipe& r, Compatibility& c) {
                       "TE user guide, debug/3_api_features"});
 }
 
-Compatibility compatibility_of(const Recipe& r);
-
-}  // namespace
-
-Compatibility compatibility(const Recipe& r) {
-  Compatibility c = compatibility_of(r);
-  diagnostics_quirks(r, c);
-  return c;
+// LayerNorm and activation quantization (Recipe::norm_affine_precision, activation_precision):
+// TE and torchao quantize Linear GEMM operands only; microxcaling is the peer that rounds these.
+void beyond_gemm_quirks(const Recipe& r, Compatibility& c) {
+  const auto check = [&](const char* field, ElementwisePrecision asked,
+                         ElementwisePrecision Recipe::*member, const char* what) {
+    if (asked == ElementwisePrecision::kHigh) return;
+    c.te_effective.*member = ElementwisePrecision::kHigh;
+    c.quirks.push_back({field, std::string(name(asked)), "high",
+                        fmt::format("{} quantizes only the GEMM operands of Linear layers; {} stay "
+                                    "in the model's precision (microsoft/microxcaling rounds them "
+                                    "to bfloat16, as Su et al. 2025 trained)",
+                                    c.runner, what),
+                        "fp8-training-literature.md L3"});
+  };
+  check("norm_affine_precision", r.norm_affine_precision, &Recipe::norm_affine_precision,
+        "LayerNorm weight and bias");
+  check("activation_precision", r.activation_precision, &Recipe::activation_precision,
+        "activation functions");
 }
 
-namespace {
-
-Compatibility compatibility_of(const Recipe& r) {
+// What the peer runs for the recipe's GEMMs.
+Compatibility compatibility_of_gemms(const Recipe& r) {
   Compatibility c;
   if (r.scaling == Scaling::delayed || r.scaling == Scaling::mxfp8) {
     c = compatibility(as_te_recipe_kwargs(r));
@@ -166,4 +175,11 @@ Compatibility compatibility_of(const Recipe& r) {
 }
 
 }  // namespace
+
+Compatibility compatibility(const Recipe& r) {
+  Compatibility c = compatibility_of_gemms(r);
+  beyond_gemm_quirks(r, c);
+  diagnostics_quirks(r, c);
+  return c;
+}
 }  // namespace fp8lab::recipes

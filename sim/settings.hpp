@@ -1,8 +1,10 @@
 // The settings of FP8 training numerics, each described once: which FP8 format pair a recipe
 // uses, how an MX block picks its E8M0 scale and which torchao it follows, how a GEMM accumulates,
 // how delayed scaling reads its amax history, the three GEMMs of a Linear with their operands, and
-// the block shapes of block and MX scaling. recipes/ (names in files: recipes/recipe.cpp), sim/
-// and gpu/ all use these types; nothing converts between copies, because there are none.
+// the block shapes of block and MX scaling, and the precision of the tensors outside the GEMMs
+// that a recipe may quantize too (ElementwisePrecision). recipes/ (names in files:
+// recipes/recipe.cpp), sim/ and gpu/ all use these types; nothing converts between copies,
+// because there are none.
 //
 // Header-only, constexpr and free of heavy dependencies (sim/format.hpp and the standard library)
 // so that gpu/ (nvcc) and recipes/ may include it.
@@ -79,6 +81,25 @@ constexpr const char* to_string(E8M0Mode mode) {
 enum class TorchaoVersion : std::uint8_t { kV0_18, kMain };
 constexpr const char* to_string(TorchaoVersion version) {
   return version == TorchaoVersion::kV0_18 ? "torchao-0.18" : "torchao-main";
+}
+
+// Precision of a tensor outside the GEMMs that a recipe may quantize as well: LayerNorm's affine
+// weight and bias, or an activation function's input and output. Su et al. 2025 (arXiv
+// 2506.20752) train through microsoft/microxcaling, which rounds these to bfloat16 and does the
+// elementwise math in bfloat16 (its vec_quantize with bfloat 16); their diagnosis of the
+// divergence is the MX scale clipping LayerNorm weights within a block.
+//   kHigh: untouched (the model's fp32), what TE and torchao do;
+//   kBf16: rounded to bfloat16 (RN), elementwise math in bfloat16, as microxcaling does;
+//   kMx:   MX-quantized in 1 x 32 blocks along the last dimension with the recipe's E8M0 mode and
+//          forward element format, then elementwise math in bfloat16.
+enum class ElementwisePrecision : std::uint8_t { kHigh, kBf16, kMx };
+constexpr const char* to_string(ElementwisePrecision precision) {
+  switch (precision) {
+    case ElementwisePrecision::kHigh: return "high";
+    case ElementwisePrecision::kBf16: return "bf16";
+    case ElementwisePrecision::kMx: return "mx";
+  }
+  return "?";
 }
 
 // TE amax_compute_algo. Through accelerate TE always runs `max` (te-accelerate.md §1.2).

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "experiments/fp8/backend_linear.hpp"
+#include "experiments/fp8/beyond_gemm.hpp"
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/what_if.hpp"
@@ -209,6 +210,7 @@ ModelHooks fp8_hooks(const recipes::Recipe& recipe, HighPrecision precision,
     // Linears the filter skipped run the baseline's Linear, so that the runs differ only in the
     // FP8 layers.
     convert_model_to_high_precision(model, backend, precision);
+    apply_beyond_gemm_plans(model, recipe);  // LayerNorm / activation, where the recipe asks
     attach_what_if(model, what_if);
     if (diagnostics) diagnostics->attach(model);
   };
@@ -543,6 +545,12 @@ std::string recipe_label(const recipes::Recipe& r) {
     add(r.power_2_scales ? "pow2" : "no-pow2");
   }
   if (r.use_autocast_during_eval) add("fp8-eval");
+  // Quantization beyond the GEMMs (recipes/README.md): rows differing only there read apart.
+  const auto beyond_gemm = [&add](std::string tag, recipes::ElementwisePrecision p) {
+    if (p != recipes::ElementwisePrecision::kHigh) add(tag.append(recipes::name(p)));
+  };
+  beyond_gemm("norm:", r.norm_affine_precision);
+  beyond_gemm("act:", r.activation_precision);
   // keep_high_precision: the patterns themselves (ablation arms differ only here).
   const auto add_patterns = [&](const char* tag, const std::vector<std::string>& patterns) {
     if (patterns.empty()) return;

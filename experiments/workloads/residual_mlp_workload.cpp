@@ -132,8 +132,14 @@ ResidualBlockImpl::ResidualBlockImpl(std::int64_t d, const std::string& activati
 }
 
 torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x) {
-  const auto u = forward_linear(*this, "fc1", norm_->forward(x));
-  return x + forward_linear(*this, "fc2", swiglu_ ? swiglu_halves(u) : torch::gelu(u));
+  const auto& plans = beyond_gemm_plans();
+  const auto z = layer_norm_beyond_gemm(x, norm_->weight, norm_->bias, norm_->options.eps(),
+                                        plans.norm_affine);
+  const auto u = forward_linear(*this, "fc1", z);
+  const auto act = [this](const torch::Tensor& t) {
+    return swiglu_ ? swiglu_halves(t) : torch::gelu(t);
+  };
+  return x + forward_linear(*this, "fc2", activation_beyond_gemm(u, act, plans.activation));
 }
 
 std::unique_ptr<Workload> make_residual_mlp_workload(const ResidualMlpOptions& options) {

@@ -22,6 +22,7 @@
 
 #include <torch/torch.h>
 
+#include "experiments/fp8/beyond_gemm.hpp"
 #include "experiments/workloads/workload.hpp"
 
 namespace fp8lab::experiments {
@@ -41,8 +42,10 @@ struct ResidualMlpOptions {
                             .tokens_per_batch = 0, .grad_clip = 0.0};
 };
 
-// One residual block of the student, public for the gradient test.
-class ResidualBlockImpl : public torch::nn::Module {
+// One residual block of the student, public for the gradient test. A recipe's
+// norm_affine_precision and activation_precision apply to its LayerNorm and activation
+// (experiments/fp8/beyond_gemm.hpp), as microxcaling applied them in Su et al.'s runs.
+class ResidualBlockImpl : public torch::nn::Module, public BeyondGemmQuantizable {
  public:
   ResidualBlockImpl(std::int64_t d, const std::string& activation);
   torch::Tensor forward(const torch::Tensor& x);
