@@ -29,6 +29,7 @@
 #include "experiments/report/results_reader.hpp"
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/null_run.hpp"
+#include "experiments/runner/parallelism.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/run_executor.hpp"
 #include "experiments/workloads/workload_catalog.hpp"
@@ -58,6 +59,7 @@ struct RunArguments {
   bool null_run = false;
   std::string backend = "sim";
   std::int64_t shadow_every = 0;
+  int threads = 0;  // 0: every core this process may use (parallelism.hpp)
   std::string runs_as = "asked";
   bool list_workload_options = false;
 };
@@ -96,7 +98,7 @@ int run(const RunArguments& a) {
   RunRequest request;
   request.high_precision = parse_high_precision(a.high_precision);
   if (a.steps > 0) request.steps = a.steps;
-  request.backend = {a.backend, a.shadow_every};
+  request.backend = {a.backend, a.shadow_every, a.threads > 0 ? a.threads : available_cores()};
   validate(request.backend);
   const ResultsDirectory directory(a.out);
   use_one_torch_thread();
@@ -231,6 +233,11 @@ void add_run_command(CLI::App& app) {
   command->add_option("--shadow-every", a->shadow_every,
                       "replay every N-th step through sim and count mismatches (0: off)")
       ->check(whole_number_at_least(0));
+  command->add_option("--threads", a->threads,
+                      "threads of the sim backend's GEMMs (default: every core this process may "
+                      "use; no bit of the run depends on it, its timings do)")
+      ->check(whole_number_between(1, kMaxRunThreads, "threads per run; above the core count "
+                                                      "they share cores"));
   command->callback([a] {
     int code = 0;
     try {
