@@ -72,7 +72,7 @@ sc::QuantizeResult SimBackend::quantize(LinearScalingState& state, Operand tenso
                                 " runs the " + std::string(experiments::name(role)) +
                                 " GEMM in high precision; its operands are not quantized");
   }
-  return sc::quantize(plan, x.data, x.rows, x.cols);
+  return sc::quantize(plan, x.data, x.rows, x.cols, options_.threads);
 }
 
 void SimBackend::gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,

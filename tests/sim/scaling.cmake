@@ -1,6 +1,6 @@
 # Tests of sim/scaling/ (one program per recipe; upstream scenarios and properties; mx_versions:
-# the torchao-0.18 and torchao-main MX scale modes).
-foreach(area delayed current rowwise block mx mx_versions properties)
+# the torchao-0.18 and torchao-main MX scale modes; threads: the banded executor on threads).
+foreach(area delayed current rowwise block mx mx_versions properties threads)
   fp8lab_add_test(NAME sim_scaling_${area}_test SOURCES scaling_${area}_test.cpp
                   LIBS fp8lab::sim LABELS fast)
 endforeach()
