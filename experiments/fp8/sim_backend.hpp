@@ -4,8 +4,8 @@
 // a kHighPrecision operand is refused (Fp8Linear never asks for it).
 // GEMMs: sim::gemm_into with the recipe's accumulation model, sim::high_precision_gemm_into for
 // the high-precision ones, K as sim/settings.hpp's table says; both split outputs over `threads`
-// without changing bits, and so do the block, MX and rowwise quantizers (bands of block rows,
-// sim/scaling/execute.hpp); per-tensor and delayed scaling quantize on the calling thread.
+// without changing bits, and so do the quantizers (sim/scaling/execute.hpp: bands of block rows,
+// per-tensor chunks; delayed scaling's cast in chunks, its amax history as on one thread).
 #pragma once
 
 #include "experiments/fp8/backend.hpp"
