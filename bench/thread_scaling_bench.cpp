@@ -6,9 +6,11 @@
 // Counters: step_1t_s, step_2t_s (median wall-clock step of each arm), speedup = step_1t_s /
 // step_2t_s; cpu_1t_s, cpu_2t_s (mean process CPU time per step: on a machine shared with other
 // jobs the 2-thread arm's wall clock suffers more than the 1-thread arm's, and its CPU time shows
-// whether the second core was busy or waiting); gemm_share_1t (the 1-thread step's fraction in
-// backend GEMMs, the part the threads split) and amdahl_2t = 1 / (1 - g + g / 2), the speed-up a
-// perfect 2-thread GEMM would give. The workload is FP8LAB_BENCH_WORKLOAD (default llama-xs).
+// whether the second core was busy or waiting); gemm_share_1t and quantize_share_1t (the
+// 1-thread step's fractions in backend GEMMs and quantizers, the parts the threads split) and
+// amdahl_2t = 1 / (1 - (g + q) / 2), the speed-up perfect 2-thread GEMMs and quantizers would
+// give: the ceiling while LibTorch's own ops run on one thread. Operand statistics off, as in a
+// run's unlogged steps. The workload is FP8LAB_BENCH_WORKLOAD (default llama-xs).
 //
 //   build/bench/thread_scaling_bench --benchmark_min_time=5
 #include <benchmark/benchmark.h>
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "bench/step_trainer.hpp"
+#include "experiments/fp8/backend_linear.hpp"
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
 #include "recipes/recipe.hpp"
@@ -42,11 +45,18 @@ std::string workload_name() {
 
 // The workload's model as a run trains it: FP8 Linears (or none, for the baseline) and the
 // baseline's high-precision Linear for the rest, on the sim backend with `threads`.
+// Without the operand statistics (measure_quantization), as on every step of a run but the
+// logged ones and in its speed probe (experiments/runner/run_executor.cpp, measure_operands).
 StepTrainer make_trainer(const rc::Recipe* recipe, int threads) {
   return StepTrainer(workload_name(), [recipe, threads](ex::TrainableModel& model) {
     const auto backend = ex::make_backend({"sim", 0, threads});
     if (recipe != nullptr) ex::convert_model(model, *recipe, backend);
     ex::convert_model_to_high_precision(model, backend, ex::HighPrecision::fp32);
+    for (const auto& module : model.modules(/*include_self=*/false)) {
+      if (auto* linear = dynamic_cast<ex::BackendLinearImpl*>(module.get())) {
+        linear->set_measure_operands(false);
+      }
+    }
   });
 }
 
@@ -85,13 +95,15 @@ void run(benchmark::State& state, const rc::Recipe* recipe) {
     one.step();
     two.step();
   }
-  double gemm = 0.0, total = 0.0;
+  double gemm = 0.0, quantize = 0.0, total = 0.0;
   for (const auto& linear : ex::collect_linear_stats(*one.trainer.model)) {
     gemm += linear.stats.total_gemm_seconds();
+    quantize += linear.stats.quantize_seconds;
   }
   for (const double s : one.wall) total += s;
   const auto steps = static_cast<double>(one.wall.size());
   const double g = total > 0 ? gemm / total : 0.0;
+  const double q = total > 0 ? quantize / total : 0.0;
   const double m1 = one.median(), m2 = two.median();
   state.counters["step_1t_s"] = m1;
   state.counters["step_2t_s"] = m2;
@@ -99,7 +111,8 @@ void run(benchmark::State& state, const rc::Recipe* recipe) {
   state.counters["cpu_1t_s"] = one.cpu / steps;
   state.counters["cpu_2t_s"] = two.cpu / steps;
   state.counters["gemm_share_1t"] = g;
-  state.counters["amdahl_2t"] = 1.0 / (1.0 - g + g / 2.0);
+  state.counters["quantize_share_1t"] = q;
+  state.counters["amdahl_2t"] = 1.0 / (1.0 - (g + q) / 2.0);
   state.SetLabel(workload_name());
 }
 
