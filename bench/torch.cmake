@@ -12,3 +12,7 @@ target_link_libraries(gpu_train_step_bench PRIVATE fp8lab_flags fp8lab_experimen
 add_executable(torch_peer_bench ${CMAKE_CURRENT_SOURCE_DIR}/torch_peer_bench.cpp)
 target_link_libraries(torch_peer_bench PRIVATE fp8lab_flags fp8lab::sim fp8lab_torch
                       benchmark::benchmark)
+# thread_scaling_bench: a whole training step at 2 sim threads over 1, steps interleaved (issue 21).
+add_executable(thread_scaling_bench ${CMAKE_CURRENT_SOURCE_DIR}/thread_scaling_bench.cpp)
+target_link_libraries(thread_scaling_bench PRIVATE fp8lab_flags fp8lab_experiments
+                      benchmark::benchmark)

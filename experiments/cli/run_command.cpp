@@ -30,6 +30,7 @@
 #include "experiments/report/results_reader.hpp"
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/null_run.hpp"
+#include "experiments/runner/parallelism.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/run_executor.hpp"
 #include "experiments/workloads/workload_catalog.hpp"
@@ -62,6 +63,7 @@ struct RunArguments {
   std::int64_t layer_stats_every = 0;
   std::vector<std::string> what_if;
   std::string inject_nan;
+  int threads = 0;  // 0: every core this process may use (parallelism.hpp)
   std::string runs_as = "asked";
   bool list_workload_options = false;
 };
@@ -134,7 +136,7 @@ int run(const RunArguments& a) {
   RunRequest request;
   request.high_precision = parse_high_precision(a.high_precision);
   if (a.steps > 0) request.steps = a.steps;
-  request.backend = {a.backend, a.shadow_every};
+  request.backend = {a.backend, a.shadow_every, a.threads > 0 ? a.threads : available_cores()};
   validate(request.backend);
   request.layer_stats_every = a.layer_stats_every;
   request.what_if = a.what_if;
@@ -290,6 +292,11 @@ void add_run_command(CLI::App& app) {
                       "LAYER@STEP[:forward|backward]; the record's first_non_finite should name it")
       ->excludes(job)
       ->excludes(baseline_only);
+  command->add_option("--threads", a->threads,
+                      "threads of the sim backend's GEMMs (default: every core this process may "
+                      "use; no bit of the run depends on it, its timings do)")
+      ->check(whole_number_between(1, kMaxRunThreads, "threads per run; above the core count "
+                                                      "they share cores"));
   command->callback([a] {
     int code = 0;
     try {

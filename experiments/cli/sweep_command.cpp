@@ -4,13 +4,13 @@
 
 #include <cstdio>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/option_checks.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/report/results_reader.hpp"
+#include "experiments/runner/parallelism.hpp"
 #include "experiments/runner/sweep_driver.hpp"
 #include "recipes/error.hpp"
 
@@ -21,7 +21,8 @@ struct SweepArguments {
   std::string file;
   std::string out;
   bool resume = false;
-  int jobs = 1;
+  int jobs = 0;     // 0: chosen per phase (experiments/runner/parallelism.hpp)
+  int threads = 0;  // 0: chosen per phase
   std::string shard = "0/1";
   bool dry_run = false;
   std::int64_t steps = 0;
@@ -33,13 +34,19 @@ struct SweepArguments {
 
 constexpr int kMaxJobs = 4096;
 
-// --jobs above the core count is allowed (a run may wait on I/O) but said: the runs share cores,
-// and each run's timings (step seconds, the speed probe) are slower than alone.
-void note_jobs_above_cores(int jobs) {
-  const unsigned cores = std::thread::hardware_concurrency();
-  if (cores == 0 || static_cast<unsigned>(jobs) <= cores) return;
-  std::fprintf(stderr, "fp8lab sweep: --jobs %d is above the %u cores of this machine: runs share "
-               "cores, and their timings are slower than alone\n", jobs, cores);
+// --jobs (or --jobs x --threads) above the core count is allowed (a run may wait on I/O) but
+// said: the runs share cores, and each run's timings (step seconds, the speed probe) are slower
+// than alone.
+void note_above_cores(int jobs, int threads) {
+  const int cores = available_cores();
+  if (jobs > cores) {
+    std::fprintf(stderr, "fp8lab sweep: --jobs %d is above the %d cores of this machine: runs "
+                 "share cores, and their timings are slower than alone\n", jobs, cores);
+  } else if (jobs > 0 && threads > 0 && static_cast<long long>(jobs) * threads > cores) {
+    std::fprintf(stderr, "fp8lab sweep: --jobs %d x --threads %d is above the %d cores of this "
+                 "machine: threads share cores, and the runs' timings are slower than alone\n",
+                 jobs, threads, cores);
+  }
 }
 
 int sweep(const SweepArguments& a) {
@@ -50,6 +57,7 @@ int sweep(const SweepArguments& a) {
                        : std::filesystem::path(a.out);
   options.resume = a.resume;
   options.jobs = a.jobs;
+  options.threads = a.threads;
   std::tie(options.shard_index, options.shard_count) = parse_shard(a.shard);
   options.dry_run = a.dry_run;
   if (a.steps > 0) options.steps = a.steps;
@@ -63,7 +71,7 @@ int sweep(const SweepArguments& a) {
   // Checked here, before any child starts (the same rules as each run's).
   options.backend = {a.backend, a.shadow_every};
   validate(options.backend);
-  note_jobs_above_cores(a.jobs);
+  note_above_cores(a.jobs, a.threads);
   const auto outcome = run_sweep(options);
   if (a.dry_run) return 0;
   if (outcome.interrupted) {
@@ -101,9 +109,16 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--out", a->out, "output directory (default runs/<file stem>)")
       ->check(output_directory());
   command->add_flag("--resume", a->resume, "skip the runs already recorded in --out");
-  command->add_option("--jobs", a->jobs, "runs at once (each its own process, 1 torch thread)")
+  command->add_option("--jobs", a->jobs,
+                      "runs at once, each its own process (default: chosen from the cores and "
+                      "the runs left, and said)")
       ->check(whole_number_between(1, kMaxJobs, "processes at once; above the core count they "
                                                 "share cores"));
+  command->add_option("--threads", a->threads,
+                      "threads of each run's sim GEMMs (default: the cores --jobs leaves; no bit "
+                      "of a run depends on it)")
+      ->check(whole_number_between(1, kMaxRunThreads, "threads per run; above the core count "
+                                                      "they share cores"));
   command->add_option("--shard", a->shard,
                       "i/n: run only the distinct runs whose index is i modulo n (0 <= i < n)");
   command->add_flag("--dry-run", a->dry_run, "print the expansion and run nothing");

@@ -11,6 +11,11 @@ void validate(const BackendChoice& choice) {
     throw std::invalid_argument("--shadow-every = " + std::to_string(choice.shadow_every) +
                                 "; accepted: 0 (off) or N >= 1");
   }
+  if (choice.threads < 1 || choice.threads > kMaxRunThreads) {
+    throw std::invalid_argument("--threads = " + std::to_string(choice.threads) +
+                                "; accepted: a whole number from 1 to " +
+                                std::to_string(kMaxRunThreads));
+  }
   if (choice.name != "sim" && choice.name != "cuda" && choice.name != "cuda-staged") {
     throw std::invalid_argument("--backend = '" + choice.name +
                                 "'; accepted: sim, cuda, cuda-staged");
@@ -20,7 +25,7 @@ void validate(const BackendChoice& choice) {
 std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice) {
   validate(choice);
   if (choice.name == "sim") {
-    auto sim = std::make_shared<const SimBackend>(SimBackendOptions{.threads = 1});
+    auto sim = std::make_shared<const SimBackend>(SimBackendOptions{.threads = choice.threads});
     if (choice.shadow_every == 0) return sim;
     // sim watched by sim: rehearses the check's plumbing (records, sweeps) without a GPU.
     return std::make_shared<const ShadowCheckedBackend>(sim, &sim_delayed_snapshot,

@@ -40,14 +40,22 @@ namespace fp8lab::experiments {
 struct BackendChoice {
   std::string name = "sim";
   std::int64_t shadow_every = 0;  // shadow-check every N-th step against sim; 0 = off
+  // Threads of the sim backend's GEMMs (fp8lab run/sweep --threads; SimBackendOptions::threads).
+  // No bit depends on it (tests/sim/gemm_*_test run 1, 2 and 3 threads on every SIMD target), so
+  // it is no part of a run's id; records keep it beside their timings (throughput.threads).
+  int threads = 1;
 
   // Whether the model and its batches live on the GPU ("cuda"). Such runs are numerically
   // distinct from CPU-trained ones and are filed under their own ids (run_ids.hpp).
   bool trains_on_cuda() const { return name == "cuda"; }
 };
 
-// Throws std::invalid_argument naming the option and its accepted values: an unknown name or a
-// negative shadow_every. Needs no device.
+// The most threads a run may ask for (--threads): far above any core count this code has met,
+// low enough that a typo (--threads 100000) is refused instead of starting a thread per unit.
+inline constexpr int kMaxRunThreads = 256;
+
+// Throws std::invalid_argument naming the option and its accepted values: an unknown name, a
+// negative shadow_every, threads outside 1..kMaxRunThreads. Needs no device.
 void validate(const BackendChoice& choice);
 
 // The backend of a choice (validate()d first): sim or cuda, wrapped in a ShadowCheckedBackend

@@ -60,19 +60,20 @@ sc::QuantizeResult SimBackend::quantize(LinearScalingState& state, Operand tenso
   SimLinearState& s = sim_state(state);
   const sc::QuantizePlan plan = recipes::plan(s.recipe, tensor, role);
   if (plan.kind == sc::QuantizeKind::kDelayed) {
+    const int threads = options_.threads;
     switch (tensor) {
-      case Operand::kInput: return s.delayed->quantize_input(x.data, x.rows, x.cols);
-      case Operand::kWeight: return s.delayed->quantize_weight(x.data, x.rows, x.cols);
+      case Operand::kInput: return s.delayed->quantize_input(x.data, x.rows, x.cols, threads);
+      case Operand::kWeight: return s.delayed->quantize_weight(x.data, x.rows, x.cols, threads);
       case Operand::kGradOutput: break;
     }
-    return s.delayed->quantize_grad_output(x.data, x.rows, x.cols);
+    return s.delayed->quantize_grad_output(x.data, x.rows, x.cols, threads);
   }
   if (plan.kind == sc::QuantizeKind::kHighPrecision) {
     throw std::invalid_argument("SimBackend: " + std::string(recipes::name(s.recipe.scaling)) +
                                 " runs the " + std::string(experiments::name(role)) +
                                 " GEMM in high precision; its operands are not quantized");
   }
-  return sc::quantize(plan, x.data, x.rows, x.cols);
+  return sc::quantize(plan, x.data, x.rows, x.cols, options_.threads);
 }
 
 void SimBackend::gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,

@@ -4,7 +4,8 @@
 // a kHighPrecision operand is refused (Fp8Linear never asks for it).
 // GEMMs: sim::gemm_into with the recipe's accumulation model, sim::high_precision_gemm_into for
 // the high-precision ones, K as sim/settings.hpp's table says; both split outputs over `threads`
-// without changing bits.
+// without changing bits, and so do the quantizers (sim/scaling/execute.hpp: bands of block rows,
+// per-tensor chunks; delayed scaling's cast in chunks, its amax history as on one thread).
 #pragma once
 
 #include "experiments/fp8/backend.hpp"
@@ -13,7 +14,7 @@
 namespace fp8lab::experiments {
 
 struct SimBackendOptions {
-  int threads = 1;  // GEMM threads (>= 1); the bits do not depend on it
+  int threads = 1;  // GEMM and quantizer threads (>= 1); the bits do not depend on it
 };
 
 class SimBackend final : public LinearBackend {

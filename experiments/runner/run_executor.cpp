@@ -191,7 +191,7 @@ ModelHooks plain_torch_hooks(torch::Device device) {
 // same device and backend.
 std::shared_ptr<const LinearBackend> timing_backend(const BackendChoice& choice,
                                                     std::shared_ptr<const LinearBackend> backend) {
-  return choice.shadow_every == 0 ? backend : make_backend({choice.name, 0});
+  return choice.shadow_every == 0 ? backend : make_backend({choice.name, 0, choice.threads});
 }
 
 // `diagnostics` (null for the throughput probes): the run's first-non-finite watch and autoswitch
@@ -450,6 +450,13 @@ void add_training(nlohmann::json& record, const TrainingResult& t, const nlohman
   record["throughput"] = throughput(t);
 }
 
+// The threads the run's step used, beside its timings: they change the timings and nothing else
+// (the sim backend's GEMM threads; torch's intra-op threads, 1: use_one_torch_thread).
+void add_threads(nlohmann::json& record, const RunRequest& request) {
+  record["throughput"]["threads"] = request.backend.threads;
+  record["throughput"]["torch_threads"] = at::get_num_threads();
+}
+
 std::string trajectory_key(const char* what, std::int64_t step) {
   return std::string(what) + "_" + std::to_string(step);
 }
@@ -610,6 +617,7 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
     const auto result = train(*workload, hooks, options, nullptr);
     add_training(record, result, nullptr);
     add_layer_stats_sidecar(record, directory, run_id, result);
+    add_threads(record, request);
     add_shadow_check(record, *backend);
     const auto probe = time_training_steps(
         *workload,
@@ -663,6 +671,7 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     add_training(record, result, &baseline);
     add_layer_stats_sidecar(record, directory, request.run_id, result);
     diagnostics->add_to_record(record);
+    add_threads(record, request);
     add_shadow_check(record, *backend);
     // Throughput probes in this process, under the same load as the run itself; every arm on the
     // run's device (a GPU step over a GPU baseline step, never over a CPU one).
@@ -732,6 +741,7 @@ nlohmann::json execute_null_run(const ResultsDirectory& directory, const RunRequ
       round_parameters_to_bf16(model);
     };
     add_training(record, train(*workload, hooks, options, &reference), &baseline);
+    add_threads(record, request);
     record["finished_at"] = now_utc();
   } catch (const std::exception& e) {
     const auto* torch_error = dynamic_cast<const c10::Error*>(&e);

@@ -82,8 +82,12 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
 // when missing), writes the record (kind "null"), returns it.
 nlohmann::json execute_null_run(const ResultsDirectory& directory, const RunRequest& request);
 
-// Torch's intra-op threads to 1 (runs are parallelised by processes, --jobs): call once per
-// process before any run.
+// Torch's intra-op threads to 1: call once per process before any run. A run's --threads go to
+// the sim backend only (BackendChoice::threads), because torch's own ops do not keep their bits
+// across thread counts: a sum to one value over more than 32768 elements is split into one
+// partial sum per thread (ATen's two-pass reduction), e.g. x.sum() of a 1000 x 1003 tensor
+// differs in its last bit between 1 and 2 threads, and workloads reduce their losses that way
+// (mse_loss). docs/performance.md, "Threads per run".
 void use_one_torch_thread();
 
 }  // namespace fp8lab::experiments

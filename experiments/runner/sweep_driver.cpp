@@ -22,6 +22,7 @@
 #include "experiments/runner/directory_lock.hpp"
 #include "experiments/runner/progress.hpp"
 #include "experiments/runner/null_run.hpp"
+#include "experiments/runner/parallelism.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/results_store.hpp"
 #include "experiments/runner/run_executor.hpp"
@@ -203,14 +204,14 @@ void stop_children(std::map<pid_t, RunningJob>& running) {
 }
 
 // run_jobs' loop; `running` is the caller's, so that it can stop the children on an exception.
-bool run_jobs_in(const std::vector<Job>& todo, const SweepOptions& options,
+bool run_jobs_in(const std::vector<Job>& todo, const Parallelism& plan,
                  const ResultsDirectory& directory, ProgressLine& progress, std::size_t& done,
                  SweepOutcome& outcome, std::vector<HeldElsewhere>& held_elsewhere,
                  std::map<pid_t, RunningJob>& running) {
   std::size_t next = 0;
   while (next < todo.size() || !running.empty()) {
     while (g_stop_signal == 0 && next < todo.size() &&
-           running.size() < static_cast<std::size_t>(std::max(1, options.jobs))) {
+           running.size() < static_cast<std::size_t>(std::max(1, plan.jobs))) {
       const auto& job = todo[next++];
       auto claim = try_claim_run(directory, job.run_id);
       if (!claim) {
@@ -224,7 +225,9 @@ bool run_jobs_in(const std::vector<Job>& todo, const SweepOptions& options,
       }
       const auto log = directory.root() / "logs" / (job.run_id + ".log");
       if (job.kind == "fp8") write_run_job(run_job_path(directory, job.run_id), job.request);
-      running.emplace(start_child(job.arguments, log), RunningJob{&job, std::move(*claim)});
+      auto arguments = job.arguments;
+      arguments.insert(arguments.end(), {"--threads", std::to_string(plan.threads)});
+      running.emplace(start_child(arguments, log), RunningJob{&job, std::move(*claim)});
       ++outcome.executed;
       progress.started(job.run_id, done, running.size());
     }
@@ -267,17 +270,29 @@ bool run_jobs_in(const std::vector<Job>& todo, const SweepOptions& options,
 // process holds the claim of is not run: it goes to `held_elsewhere`. Returns false when
 // interrupted. An exception (a record that cannot be written, a fork that fails) stops the
 // running children first, as an interruption does, and is rethrown.
-bool run_jobs(const std::vector<Job>& todo, const SweepOptions& options,
+bool run_jobs(const std::vector<Job>& todo, const Parallelism& plan,
               const ResultsDirectory& directory, ProgressLine& progress, std::size_t& done,
               SweepOutcome& outcome, std::vector<HeldElsewhere>& held_elsewhere) {
   std::map<pid_t, RunningJob> running;
   try {
-    return run_jobs_in(todo, options, directory, progress, done, outcome, held_elsewhere,
+    return run_jobs_in(todo, plan, directory, progress, done, outcome, held_elsewhere,
                        running);
   } catch (...) {
     stop_children(running);
     throw;
   }
+}
+
+// jobs x threads for a phase of `count` jobs (parallelism.hpp), said on stderr when it runs any.
+Parallelism phase_parallelism(const SweepOptions& options, std::size_t count, const char* what) {
+  const int cores = options.cores > 0 ? options.cores : available_cores();
+  const Parallelism plan = choose_parallelism(cores, count, options.jobs, options.threads);
+  if (count > 0) {
+    std::fprintf(stderr, "fp8lab sweep: %s\n",
+                 describe_parallelism(plan, cores, count, what, options.jobs > 0,
+                                      options.threads > 0).c_str());
+  }
+  return plan;
 }
 
 // The baselines, each once: one another process is running (an overlapping shard) is waited for,
@@ -286,7 +301,8 @@ bool run_baselines(const std::vector<Job>& baselines, const SweepOptions& option
                    const ResultsDirectory& directory, ProgressLine& progress, std::size_t& done,
                    SweepOutcome& outcome) {
   std::vector<HeldElsewhere> held_elsewhere;
-  if (!run_jobs(baselines, options, directory, progress, done, outcome, held_elsewhere)) {
+  const Parallelism plan = phase_parallelism(options, baselines.size(), "baselines");
+  if (!run_jobs(baselines, plan, directory, progress, done, outcome, held_elsewhere)) {
     return false;
   }
   while (!held_elsewhere.empty()) {
@@ -298,7 +314,8 @@ bool run_baselines(const std::vector<Job>& baselines, const SweepOptions& option
       waited.push_back(job);
     }
     held_elsewhere.clear();
-    if (!run_jobs(waited, options, directory, progress, done, outcome, held_elsewhere)) {
+    const Parallelism waited_plan = phase_parallelism(options, waited.size(), "baselines");
+    if (!run_jobs(waited, waited_plan, directory, progress, done, outcome, held_elsewhere)) {
       return false;
     }
   }
@@ -310,8 +327,8 @@ bool run_runs(const std::vector<Job>& runs, const SweepOptions& options,
               const ResultsDirectory& directory, ProgressLine& progress, std::size_t& done,
               SweepOutcome& outcome) {
   std::vector<HeldElsewhere> held_elsewhere;
-  const bool completed =
-      run_jobs(runs, options, directory, progress, done, outcome, held_elsewhere);
+  const Parallelism plan = phase_parallelism(options, runs.size(), "runs");
+  const bool completed = run_jobs(runs, plan, directory, progress, done, outcome, held_elsewhere);
   for (const auto& [job, holder] : held_elsewhere) {
     std::fprintf(stderr, "fp8lab sweep: run %s is left to %s, which was running it\n",
                  job.run_id.c_str(), holder.c_str());

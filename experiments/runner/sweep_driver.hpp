@@ -1,7 +1,8 @@
 // `fp8lab sweep FILE`: expands the sweep (recipes::expand), keeps this shard's distinct runs, skips
 // those already recorded (--resume), runs each needed baseline once per (workload, seed) (the
 // seeds of its runs, and in shard 0 also the sweep's baseline_seeds) and then
-// every run, N at a time, each in its own child process (child_process.hpp), and finally writes
+// every run, N at a time with T threads each (parallelism.hpp), each in its own child process
+// (child_process.hpp), and finally writes
 // the reports. The sweep file is read once, here: each run's process gets its run (canonical
 // recipe, provenance) from a job file the sweep writes (run_job.hpp). No LibTorch.
 //
@@ -36,7 +37,11 @@ struct SweepOptions {
   std::filesystem::path sweep_file;
   std::filesystem::path output;
   bool resume = false;
-  int jobs = 1;
+  // Run processes at once and threads per run (parallelism.hpp); 0: chosen for each phase
+  // (baselines, then runs) from `cores` and the runs it has left, and said on stderr.
+  int jobs = 0;
+  int threads = 0;
+  int cores = 0;  // 0: available_cores()
   int shard_index = 0;
   int shard_count = 1;
   bool dry_run = false;

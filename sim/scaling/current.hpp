@@ -34,9 +34,11 @@ float te_round_scale_down_to_power_of_2(float scale);
 //   s = te_scale_from_amax(amax, fp8_max(format), pow2, eps, FLT_MAX);
 //   q = cast_satfinite(RN(x * s));  scale_inv = RN(1 / s)  (__frcp_rn)
 // `pow2` is TE's NVTE_FP8_CURRENT_SCALING_POWER_2_SCALES, `eps` its amax_epsilon (default 0).
+// `threads` (>= 1; no bit depends on it): the amax and the cast split x into chunks of
+// kPerTensorChunk elements on the GEMMs' worker pool (a max and counts merge in any order).
 QuantizeResult quantize_current_te(std::span<const float> x, std::int64_t rows, std::int64_t cols,
                                    Format format, bool pow2 = false, float eps = 0.0f,
-                                   const AmaxReducer& reduce = {});
+                                   const AmaxReducer& reduce = {}, int threads = 1);
 
 // ---- torchao ------------------------------------------------------------------------------------
 
@@ -57,14 +59,20 @@ float torchao_round_scale_down_to_power_of_2(float scale);
 //   s = torchao_scale_from_amax(amax, fp8_max(format), pow2);
 //   q = RNE(clamp(RN(x * s), ±fp8_max)), which is cast_satfinite(RN(x * s)) (§5.5);
 //   scale_inv = RN(1 / s) (what torchao hands _scaled_mm: a_scale.reciprocal()), scale = s.
+// `threads` as in quantize_current_te.
 QuantizeResult quantize_tensorwise_torchao(std::span<const float> x, std::int64_t rows,
                                            std::int64_t cols, Format format, bool pow2 = false,
-                                           const AmaxReducer& reduce = {});
+                                           const AmaxReducer& reduce = {}, int threads = 1);
 
 // Quantizes all of x with one given scale (the per-tensor mechanics shared by delayed and current
-// scaling): q = cast_satfinite(RN(x * scale)), scale_inv = RN(1 / scale).
+// scaling): q = cast_satfinite(RN(x * scale)), scale_inv = RN(1 / scale); on `threads` in chunks
+// of kPerTensorChunk elements, the same bits.
 QuantizeResult quantize_per_tensor(const char* function, std::span<const float> x,
                                    std::int64_t rows, std::int64_t cols, Format format,
-                                   float scale);
+                                   float scale, int threads = 1);
+
+// Elements per unit of work of the per-tensor quantizers on threads: 128 KiB of fp32, large
+// enough that handing a chunk to a worker costs little beside it.
+inline constexpr std::size_t kPerTensorChunk = std::size_t{1} << 15;
 
 }  // namespace fp8lab::sim::scaling

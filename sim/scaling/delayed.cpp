@@ -90,10 +90,10 @@ void DelayedScalingState::record_amax(std::int64_t slot, float amax) {
 }
 
 QuantizeResult DelayedScalingState::quantize(std::int64_t slot, std::span<const float> x,
-                                             std::int64_t rows, std::int64_t cols) {
+                                             std::int64_t rows, std::int64_t cols, int threads) {
   const std::size_t j = checked_slot(slot);
-  QuantizeResult result =
-      quantize_per_tensor("DelayedScalingState::quantize", x, rows, cols, format_, scale_[j]);
+  QuantizeResult result = quantize_per_tensor("DelayedScalingState::quantize", x, rows, cols,
+                                              format_, scale_[j], threads);
   record_amax(slot, result.stats.amax);
   return result;
 }
@@ -131,18 +131,19 @@ DelayedScalingLinear::DelayedScalingLinear(const DelayedScalingConfig& config)
       backward_(1, backward_format(config.fp8_format), config) {}
 
 QuantizeResult DelayedScalingLinear::quantize_input(std::span<const float> x, std::int64_t rows,
-                                                    std::int64_t cols) {
-  return forward_.quantize(kInput, x, rows, cols);
+                                                    std::int64_t cols, int threads) {
+  return forward_.quantize(kInput, x, rows, cols, threads);
 }
 
 QuantizeResult DelayedScalingLinear::quantize_weight(std::span<const float> w, std::int64_t rows,
-                                                     std::int64_t cols) {
-  return forward_.quantize(kWeight, w, rows, cols);
+                                                     std::int64_t cols, int threads) {
+  return forward_.quantize(kWeight, w, rows, cols, threads);
 }
 
 QuantizeResult DelayedScalingLinear::quantize_grad_output(std::span<const float> dy,
-                                                          std::int64_t rows, std::int64_t cols) {
-  return backward_.quantize(kGradOutput, dy, rows, cols);
+                                                          std::int64_t rows, std::int64_t cols,
+                                                          int threads) {
+  return backward_.quantize(kGradOutput, dy, rows, cols, threads);
 }
 
 }  // namespace fp8lab::sim::scaling

@@ -57,9 +57,10 @@ class DelayedScalingState {
 
   // Cast with the slot's current scale: q = cast_satfinite(RN(x * S[slot])),
   // scale_inv = RN(1 / S[slot]); then H[0][slot] = fmaxf(H[0][slot], amax(x)) (NaN ignored,
-  // Inf recorded; TE's atomicMaxFloat into amax_history[0], §2.4).
+  // Inf recorded; TE's atomicMaxFloat into amax_history[0], §2.4). The cast on `threads`
+  // (quantize_per_tensor), the same bits.
   QuantizeResult quantize(std::int64_t slot, std::span<const float> x, std::int64_t rows,
-                          std::int64_t cols);
+                          std::int64_t cols, int threads = 1);
   // Merges an amax observed outside quantize() into row 0, as a cast would.
   void record_amax(std::int64_t slot, float amax);
 
@@ -101,10 +102,13 @@ class DelayedScalingLinear {
 
   explicit DelayedScalingLinear(const DelayedScalingConfig& config);
 
-  QuantizeResult quantize_input(std::span<const float> x, std::int64_t rows, std::int64_t cols);
-  QuantizeResult quantize_weight(std::span<const float> w, std::int64_t rows, std::int64_t cols);
+  // Each on `threads` as DelayedScalingState::quantize.
+  QuantizeResult quantize_input(std::span<const float> x, std::int64_t rows, std::int64_t cols,
+                                int threads = 1);
+  QuantizeResult quantize_weight(std::span<const float> w, std::int64_t rows, std::int64_t cols,
+                                 int threads = 1);
   QuantizeResult quantize_grad_output(std::span<const float> dy, std::int64_t rows,
-                                      std::int64_t cols);
+                                      std::int64_t cols, int threads = 1);
 
   void end_of_forward(const AmaxReducer& reduce = {}) { forward_.update(reduce); }
   void end_of_backward(const AmaxReducer& reduce = {}) { backward_.update(reduce); }

@@ -1,21 +1,30 @@
+// The executor of a plan, on one thread or on several (bands of whole block rows, or per-tensor
+// chunks), always with the one-thread bits.
 #include "sim/scaling/execute.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "sim/gemm/parallel.hpp"
 #include "sim/scaling/block.hpp"
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/mx.hpp"
 #include "sim/scaling/rowwise.hpp"
 
 namespace fp8lab::sim::scaling {
+namespace {
 
-QuantizeResult quantize(const QuantizePlan& p, std::span<const float> x, std::int64_t rows,
-                        std::int64_t cols) {
+// The plan's quantizer; per-tensor kinds on `threads` (current.hpp), the others on the calling
+// thread.
+QuantizeResult run_plan(const QuantizePlan& p, std::span<const float> x, std::int64_t rows,
+                        std::int64_t cols, int threads) {
   switch (p.kind) {
-    case QuantizeKind::kCurrentTe: return quantize_current_te(x, rows, cols, p.format, p.pow2);
+    case QuantizeKind::kCurrentTe:
+      return quantize_current_te(x, rows, cols, p.format, p.pow2, /*eps=*/0.0f, {}, threads);
     case QuantizeKind::kTensorwiseTorchao:
-      return quantize_tensorwise_torchao(x, rows, cols, p.format, p.pow2);
+      return quantize_tensorwise_torchao(x, rows, cols, p.format, p.pow2, {}, threads);
     case QuantizeKind::kAxiswiseTorchao:
       return quantize_axiswise_torchao(x, rows, cols, p.axis, p.format, p.pow2);
     case QuantizeKind::kBlockTe: {
@@ -34,6 +43,61 @@ QuantizeResult quantize(const QuantizePlan& p, std::span<const float> x, std::in
   }
   throw std::invalid_argument(std::string("sim::scaling::quantize: a ") + to_string(p.kind) +
                               " plan has no stateless quantizer");
+}
+
+// Bands per thread: more bands than threads even out bands that cost more (NaN, saturation).
+constexpr std::int64_t kBandsPerThread = 4;
+
+// Appends `part` (the band below what `whole` holds) to `whole`: codes and each scale vector
+// are row-major with whole block rows per band, so the band's follow the tensor's so far.
+void append_band(QuantizeResult& whole, const QuantizeResult& part) {
+  auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+  append(whole.tensor.data, part.tensor.data);
+  append(whole.tensor.scale_inv, part.tensor.scale_inv);
+  append(whole.tensor.scale_e8m0, part.tensor.scale_e8m0);
+  append(whole.tensor.scale, part.tensor.scale);
+  whole.tensor.rows += part.tensor.rows;
+  whole.stats.merge(part.stats);
+}
+
+}  // namespace
+
+QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std::int64_t rows,
+                        std::int64_t cols) {
+  return run_plan(plan, x, rows, cols, 1);
+}
+
+QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std::int64_t rows,
+                        std::int64_t cols, int threads) {
+  const std::int64_t block_rows = plan.block.rows;
+  const bool banded = plan.kind != QuantizeKind::kDelayed &&
+                      plan.kind != QuantizeKind::kHighPrecision && block_rows >= 1;
+  if (threads <= 1 || !banded || rows <= block_rows || cols < 1 ||
+      x.size() != static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols)) {
+    return run_plan(plan, x, rows, cols, threads);  // which also refuses bad arguments
+  }
+  const std::int64_t block_count = (rows + block_rows - 1) / block_rows;
+  const std::int64_t bands = std::min(block_count, threads * kBandsPerThread);
+  const std::int64_t blocks_per_band = (block_count + bands - 1) / bands;
+  const std::int64_t band_rows = blocks_per_band * block_rows;
+  const std::int64_t band_count = (rows + band_rows - 1) / band_rows;
+  std::vector<QuantizeResult> parts(static_cast<std::size_t>(band_count));
+  gemm_detail::parallel_units(band_count, threads, [&](std::int64_t b) {
+    const std::int64_t r0 = b * band_rows, r1 = std::min(rows, r0 + band_rows);
+    const auto offset = static_cast<std::size_t>(r0) * static_cast<std::size_t>(cols);
+    parts[static_cast<std::size_t>(b)] =
+        run_plan(plan, x.subspan(offset, static_cast<std::size_t>((r1 - r0) * cols)), r1 - r0,
+                 cols, 1);
+  });
+  QuantizeResult result;
+  result.tensor = std::move(parts[0].tensor);
+  result.stats = parts[0].stats;
+  result.tensor.data.reserve(x.size());
+  const auto scales = result.tensor.scale.size() * static_cast<std::size_t>(band_count);
+  for (auto* v : {&result.tensor.scale_inv, &result.tensor.scale}) v->reserve(scales);
+  if (plan.stores_e8m0()) result.tensor.scale_e8m0.reserve(scales);
+  for (std::size_t b = 1; b < parts.size(); ++b) append_band(result, parts[b]);
+  return result;
 }
 
 }  // namespace fp8lab::sim::scaling

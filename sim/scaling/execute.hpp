@@ -22,4 +22,13 @@ namespace fp8lab::sim::scaling {
 QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std::int64_t rows,
                         std::int64_t cols);
 
+// The same result on up to `threads` threads: a plan whose blocks have a fixed number of rows
+// (block, MX, rowwise axiswise: plan.block.rows >= 1) quantizes bands of whole block rows on
+// their own, since every scale is its block's alone, and the bands' codes and scales are the
+// tensor's, in row order; per-tensor plans split their amax and their cast into chunks
+// (current.hpp); statistics merge without an order (a max and counts). Columnwise axiswise (one
+// scale per whole column) runs on the calling thread. No bit depends on `threads` (>= 1).
+QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std::int64_t rows,
+                        std::int64_t cols, int threads);
+
 }  // namespace fp8lab::sim::scaling

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "experiments/runner/parallelism.hpp"
 #include "tests/support/read_text.hpp"
 #include "tests/support/run_to_end.hpp"
 
@@ -96,7 +96,7 @@ TEST_CASE("--jobs above the core count says so", "[hardening][ranges]") {
   fs::create_directories(dir);
   std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
                                        "parameters:\n  margin: {values: [0, 1]}\n";
-  const unsigned cores = std::thread::hardware_concurrency();
+  const int cores = available_cores();  // as the sweep counts them (nproc)
   const auto jobs = std::to_string(cores + 1);
   const auto log = dir / "dry.log";
   CHECK(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--dry-run",

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# scripts/main's arguments to fp8lab sweep (issue #13 item 5): the user's --jobs N / --jobs=N and
-# --out replace the script's defaults instead of being passed twice, which fp8lab sweep refuses.
+# scripts/main's arguments to fp8lab sweep (issue #13 item 5, issue #21): the default uses every
+# core through the sweep's own choice of runs x threads; the user's --jobs N / --jobs=N pass once,
+# and --out replaces the script's default instead of being passed twice, which fp8lab sweep
+# refuses.
 # FP8LAB_MAIN_PRINT_COMMAND=1 prints the command without setting up or building; each printed
 # command is then run with --dry-run by the real fp8lab (argument $1), which parses it exactly as
 # scripts/main would have it run.
@@ -26,8 +28,10 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
 default=$(main_command)
-[[ $(count --jobs <<<"$default") == 1 ]] || fail "default: expected one --jobs, got: $default"
-[[ $(after --jobs <<<"$default") == "$(nproc)" ]] || fail "default: --jobs is not nproc: $default"
+# Every core: no --jobs or --threads, so that the sweep chooses runs x threads from the CPUs it
+# may use (nproc) and the runs it has left (experiments_threads_plan_test checks the choice).
+[[ $(count --jobs <<<"$default") == 0 ]] || fail "default: expected no --jobs, got: $default"
+[[ $(count --threads <<<"$default") == 0 ]] || fail "default: expected no --threads: $default"
 [[ $(count --out <<<"$default") == 1 ]] || fail "default: expected one --out: $default"
 [[ $(head -n 1 <<<"$default") == "$root/build/experiments/fp8lab" ]] || fail "default: $default"
 dry_run <<<"$default" || fail "default: fp8lab refused it: $(cat "$scratch/dry-run.err")"
@@ -44,8 +48,8 @@ equals=$(main_command --jobs=5 --out "$scratch/out")
   fail "--out: the user's directory lost: $equals"
 dry_run <<<"$equals" || fail "--jobs=5: fp8lab refused it: $(cat "$scratch/dry-run.err")"
 
-# The check can fail: the command as scripts/main used to build it (--jobs twice) is refused.
-twice=$(printf '%s\n' "$default" --jobs 3)
+# The check can fail: a command with --jobs twice is refused.
+twice=$(printf '%s\n' "$user" --jobs 3)
 if dry_run <<<"$twice"; then
   fail "fp8lab accepted --jobs twice: the dry-run check proves nothing"
 fi

@@ -1,0 +1,143 @@
+// A whole training step (forward, backward, AdamW) at 2 threads over the same step at 1 thread, in
+// the same process with the steps interleaved (1, 2, 1, 2, ...), so that a change of machine load
+// falls on both arms alike (issue 21: goal >= 1.7x). The threads are the sim backend's
+// (experiments/fp8/cuda_backend.hpp, BackendChoice::threads); LibTorch's own ops stay on one
+// thread, as in fp8lab runs (experiments/runner/run_executor.hpp: use_one_torch_thread).
+// Counters: step_1t_s, step_2t_s (median wall-clock step of each arm), speedup = step_1t_s /
+// step_2t_s; cpu_1t_s, cpu_2t_s (mean process CPU time per step: on a machine shared with other
+// jobs the 2-thread arm's wall clock suffers more than the 1-thread arm's, and its CPU time shows
+// whether the second core was busy or waiting); gemm_share_1t and quantize_share_1t (the
+// 1-thread step's fractions in backend GEMMs and quantizers, the parts the threads split) and
+// amdahl_2t = 1 / (1 - (g + q) / 2), the speed-up perfect 2-thread GEMMs and quantizers would
+// give: the ceiling while LibTorch's own ops run on one thread. Operand statistics off, as in a
+// run's unlogged steps. The workload is FP8LAB_BENCH_WORKLOAD (default llama-xs).
+//
+//   build/bench/thread_scaling_bench --benchmark_min_time=5
+#include <benchmark/benchmark.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/step_trainer.hpp"
+#include "experiments/fp8/backend_linear.hpp"
+#include "experiments/fp8/convert_model.hpp"
+#include "experiments/fp8/cuda_backend.hpp"
+#include "recipes/recipe.hpp"
+
+namespace {
+
+namespace ex = fp8lab::experiments;
+namespace rc = fp8lab::recipes;
+using fp8lab::bench::recipe_for;
+using fp8lab::bench::StepTrainer;
+
+std::string workload_name() {
+  const char* name = std::getenv("FP8LAB_BENCH_WORKLOAD");
+  return name != nullptr ? name : "llama-xs";
+}
+
+// The workload's model as a run trains it: FP8 Linears (or none, for the baseline) and the
+// baseline's high-precision Linear for the rest, on the sim backend with `threads`.
+// Without the operand statistics (measure_quantization), as on every step of a run but the
+// logged ones and in its speed probe (experiments/runner/run_executor.cpp, measure_operands).
+StepTrainer make_trainer(const rc::Recipe* recipe, int threads) {
+  return StepTrainer(workload_name(), [recipe, threads](ex::TrainableModel& model) {
+    const auto backend = ex::make_backend({"sim", 0, threads});
+    if (recipe != nullptr) ex::convert_model(model, *recipe, backend);
+    ex::convert_model_to_high_precision(model, backend, ex::HighPrecision::fp32);
+    for (const auto& module : model.modules(/*include_self=*/false)) {
+      if (auto* linear = dynamic_cast<ex::BackendLinearImpl*>(module.get())) {
+        linear->set_measure_operands(false);
+      }
+    }
+  });
+}
+
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+struct Arm {
+  explicit Arm(StepTrainer t) : trainer(std::move(t)) {}
+  StepTrainer trainer;
+  std::vector<double> wall;
+  double cpu = 0.0;
+
+  void step() {
+    const auto start = std::chrono::steady_clock::now();
+    const double cpu_start = cpu_seconds();
+    trainer.step();
+    cpu += cpu_seconds() - cpu_start;
+    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  double median() {
+    std::sort(wall.begin(), wall.end());
+    return wall[wall.size() / 2];
+  }
+};
+
+void run(benchmark::State& state, const rc::Recipe* recipe) {
+  torch::set_num_threads(1);
+  Arm one(make_trainer(recipe, 1)), two(make_trainer(recipe, 2));
+  one.trainer.step();  // warm-up: caches, the GEMM worker pool
+  two.trainer.step();
+  ex::reset_linear_stats(*one.trainer.model);
+  for (auto _ : state) {
+    one.step();
+    two.step();
+  }
+  double gemm = 0.0, quantize = 0.0, total = 0.0;
+  for (const auto& linear : ex::collect_linear_stats(*one.trainer.model)) {
+    gemm += linear.stats.total_gemm_seconds();
+    quantize += linear.stats.quantize_seconds;
+  }
+  for (const double s : one.wall) total += s;
+  const auto steps = static_cast<double>(one.wall.size());
+  const double g = total > 0 ? gemm / total : 0.0;
+  const double q = total > 0 ? quantize / total : 0.0;
+  const double m1 = one.median(), m2 = two.median();
+  state.counters["step_1t_s"] = m1;
+  state.counters["step_2t_s"] = m2;
+  state.counters["speedup"] = m1 / m2;
+  state.counters["cpu_1t_s"] = one.cpu / steps;
+  state.counters["cpu_2t_s"] = two.cpu / steps;
+  state.counters["gemm_share_1t"] = g;
+  state.counters["quantize_share_1t"] = q;
+  state.counters["amdahl_2t"] = 1.0 / (1.0 - (g + q) / 2.0);
+  state.SetLabel(workload_name());
+}
+
+void register_all() {
+  benchmark::RegisterBenchmark("threads/baseline_fp32", [](benchmark::State& s) {
+    run(s, nullptr);
+  })->Unit(benchmark::kMillisecond);
+  for (const rc::Scaling scaling : {rc::Scaling::delayed, rc::Scaling::current,
+                                    rc::Scaling::mxfp8, rc::Scaling::block}) {
+    benchmark::RegisterBenchmark(("threads/fp8_" + std::string(rc::name(scaling))).c_str(),
+                                 [scaling](benchmark::State& s) {
+                                   static const rc::Recipe recipe = recipe_for(scaling);
+                                   run(s, &recipe);
+                                 })
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
