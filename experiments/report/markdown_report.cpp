@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "experiments/report/analysis.hpp"
+#include "experiments/report/layer_stats_report.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
 #include "experiments/report/report_facts.hpp"
@@ -213,6 +214,9 @@ std::string render_markdown_report(const ReportInput& input) {
   contrasts_section(md, input, facts);
   baselines_table(md, input);
   problems_list(md, input, facts);
+  if (const auto layer_stats = render_layer_stats_markdown(input); !layer_stats.empty()) {
+    md << '\n' << layer_stats;
+  }
   throughput_table(md, facts);
   if (!input.notes.empty()) {
     md << "\n## Notes\n\n";
