@@ -1,6 +1,7 @@
 #include "experiments/report/layer_stats_report.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -122,6 +123,65 @@ std::string pct_text(double part, double whole) {
 
 std::string cell(const std::string& text) { return "<td>" + escape_html(text) + "</td>"; }
 
+// The what-if table (report.html and report.md): its columns, and one row of cells per recipe of
+// a run's sidecar, beside the baseline's figures for the same recipe (for `trained`, the run's
+// scaling).
+constexpr std::array<const char*, 9> kWhatIfColumns{"run",
+                                                    "recipe",
+                                                    "underflow%",
+                                                    "overflow%",
+                                                    "median SQNR dB",
+                                                    "worst SQNR dB",
+                                                    "worst underflow at",
+                                                    "baseline underflow%",
+                                                    "baseline median SQNR dB"};
+constexpr const char* kWhatIfNote =
+    "Each row pools one recipe's rows of a run's sidecar over layers, tensors, copies and steps; "
+    "`trained` is the run's own quantization. Baseline columns: the same recipe measured on the "
+    "baseline's tensors (for `trained`, the run's scaling).";
+
+std::vector<std::vector<std::string>> what_if_rows(const nlohmann::json& record, const Sidecar& run,
+                                                   const Sidecar& base,
+                                                   const std::string& scaling) {
+  std::vector<std::vector<std::string>> rows;
+  const auto base_summary = summarize(base.rows);
+  for (const auto& [recipe, s] : summarize(run.rows)) {
+    std::vector<std::string> row{run_label(record),
+                                 recipe,
+                                 pct_text(s.underflowed, s.count),
+                                 pct_text(s.saturated, s.count),
+                                 median_text(s.sqnr),
+                                 min_text(s.sqnr),
+                                 s.worst};
+    const auto b = base_summary.find(recipe == kTrainedRecipe ? scaling : recipe);
+    row.push_back(b != base_summary.end() ? pct_text(b->second.underflowed, b->second.count) : "-");
+    row.push_back(b != base_summary.end() ? median_text(b->second.sqnr) : "-");
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// An FP8 record with a sidecar, both sidecars read (the baseline's may be missing), and the run's
+// scaling; nullopt for records without one.
+struct RunSidecars {
+  std::string run_id, scaling;
+  Sidecar run, base;
+};
+std::optional<RunSidecars> run_sidecars(const ReportInput& input, const nlohmann::json& record) {
+  if (record.value("kind", "") != "fp8" || !record.contains("layer_stats_sidecar") ||
+      !record["layer_stats_sidecar"].is_string()) {
+    return std::nullopt;
+  }
+  RunSidecars r;
+  r.run_id = record["run_id"].get<std::string>();
+  r.scaling = record.contains("recipe") ? record["recipe"].value("scaling", "") : "";
+  r.run = read_sidecar(input, r.run_id);
+  const nlohmann::json* baseline = find_baseline(input.records, record);
+  r.base = baseline != nullptr ? read_sidecar(input, (*baseline)["run_id"].get<std::string>())
+                               : Sidecar{{}, "no baseline record"};
+  return r;
+}
+
 }  // namespace
 
 LayerStepTable layer_step_table(const std::vector<LayerStatsRow>& rows, const std::string& recipe) {
@@ -165,25 +225,16 @@ std::string render_layer_stats_html(const ReportInput& input) {
           "trajectory's tensors, when the baseline measured it (sweep key <code>what_if</code>)."
           "</p>\n";
   std::vector<std::string> notes;
-  std::ostringstream table;
+  std::vector<std::vector<std::string>> table;
   std::size_t shown = 0, more = 0;
   for (const auto& record : input.records) {
-    if (record.value("kind", "") != "fp8" || !record.contains("layer_stats_sidecar") ||
-        !record["layer_stats_sidecar"].is_string()) {
-      continue;
-    }
-    const auto run_id = record["run_id"].get<std::string>();
-    const Sidecar run = read_sidecar(input, run_id);
+    const auto sidecars = run_sidecars(input, record);
+    if (!sidecars) continue;
+    const auto& [run_id, scaling, run, base] = *sidecars;
     if (!run.problem.empty()) {
       notes.push_back("run " + run_id + ": " + run.problem);
       continue;
     }
-    const nlohmann::json* baseline = find_baseline(input.records, record);
-    Sidecar base{{}, "no baseline record"};
-    if (baseline != nullptr) base = read_sidecar(input, (*baseline)["run_id"].get<std::string>());
-    const std::string scaling = record.contains("recipe") ? record["recipe"].value("scaling", "")
-                                                          : "";
-
     if (shown < kMaxLayerStatsRuns) {
       ++shown;
       const auto mine = layer_step_table(run.rows, kTrainedRecipe);
@@ -208,23 +259,7 @@ std::string render_layer_stats_html(const ReportInput& input) {
     } else {
       ++more;
     }
-
-    // The what-if table: this run's recipes, and the baseline's figures for the same recipe.
-    const auto summary = summarize(run.rows);
-    const auto base_summary = summarize(base.rows);
-    for (const auto& [recipe, s] : summary) {
-      table << "<tr>" << cell(run_label(record)) << cell(recipe)
-            << cell(pct_text(s.underflowed, s.count)) << cell(pct_text(s.saturated, s.count))
-            << cell(median_text(s.sqnr)) << cell(min_text(s.sqnr)) << cell(s.worst);
-      const auto b = base_summary.find(recipe == kTrainedRecipe ? scaling : recipe);
-      if (b != base_summary.end()) {
-        table << cell(pct_text(b->second.underflowed, b->second.count))
-              << cell(median_text(b->second.sqnr));
-      } else {
-        table << cell("-") << cell("-");
-      }
-      table << "</tr>\n";
-    }
+    for (auto& row : what_if_rows(record, run, base, scaling)) table.push_back(std::move(row));
   }
   if (more > 0) {
     notes.push_back(std::to_string(more) +
@@ -233,15 +268,17 @@ std::string render_layer_stats_html(const ReportInput& input) {
                     " (notebooks/layer_statistics.ipynb "
                     "draws any run)");
   }
-  if (!table.str().empty()) {
-    html << "<h3>What-if recipes</h3>\n<p class=\"note\">Each row pools one recipe's rows of a "
-            "run's sidecar over layers, tensors, copies and steps; <code>trained</code> is the "
-            "run's own quantization. Baseline columns: the same recipe measured on the "
-            "baseline's tensors (for <code>trained</code>, the run's scaling).</p>\n<table>\n"
-            "<tr><th>run</th><th>recipe</th><th>underflow%</th><th>overflow%</th>"
-            "<th>median SQNR dB</th><th>worst SQNR dB</th><th>worst underflow at</th>"
-            "<th>baseline underflow%</th><th>baseline median SQNR dB</th></tr>\n"
-         << table.str() << "</table>\n";
+  if (!table.empty()) {
+    html << "<h3>What-if recipes</h3>\n<p class=\"note\">" << escape_html(kWhatIfNote)
+         << "</p>\n<table>\n<tr>";
+    for (const char* column : kWhatIfColumns) html << "<th>" << escape_html(column) << "</th>";
+    html << "</tr>\n";
+    for (const auto& row : table) {
+      html << "<tr>";
+      for (const auto& text : row) html << cell(text);
+      html << "</tr>\n";
+    }
+    html << "</table>\n";
   }
   if (!notes.empty()) {
     html << "<ul class=\"note\">\n";
@@ -249,6 +286,38 @@ std::string render_layer_stats_html(const ReportInput& input) {
     html << "</ul>\n";
   }
   return html.str();
+}
+
+std::string render_layer_stats_markdown(const ReportInput& input) {
+  std::ostringstream md;
+  std::vector<std::string> problems;
+  bool header = false;
+  for (const auto& record : input.records) {
+    const auto sidecars = run_sidecars(input, record);
+    if (!sidecars) continue;
+    if (!sidecars->run.problem.empty()) {
+      problems.push_back("run " + sidecars->run_id + ": " + sidecars->run.problem);
+      continue;
+    }
+    if (!header) {
+      header = true;
+      md << "## What-if recipes (per-layer statistics)\n\n"
+         << kWhatIfNote << " Heatmaps over layers x steps: report.html.\n\n|";
+      for (const char* column : kWhatIfColumns) md << ' ' << column << " |";
+      md << "\n|";
+      for (std::size_t i = 0; i < kWhatIfColumns.size(); ++i) md << "---|";
+      md << '\n';
+    }
+    for (const auto& row : what_if_rows(record, sidecars->run, sidecars->base, sidecars->scaling)) {
+      md << '|';
+      for (const auto& text : row) md << ' ' << text << " |";
+      md << '\n';
+    }
+  }
+  if (header) md << '\n';
+  for (const auto& p : problems) md << "- " << p << '\n';
+  if (!problems.empty()) md << '\n';
+  return md.str();
 }
 
 }  // namespace fp8lab::experiments

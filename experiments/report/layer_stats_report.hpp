@@ -24,6 +24,8 @@ namespace fp8lab::experiments {
 // note) and the what-if table, as HTML; "" when no record has a sidecar.
 inline constexpr std::size_t kMaxLayerStatsRuns = 8;
 std::string render_layer_stats_html(const ReportInput& input);
+// The what-if table for report.md, and the sidecars that could not be read; "" when none.
+std::string render_layer_stats_markdown(const ReportInput& input);
 
 // One heatmap cell's figures: a layer at a step, pooled over the tensors and copies of one
 // recipe's rows.

@@ -6,6 +6,7 @@
 #include "experiments/report/ablation.hpp"
 #include "experiments/report/analysis.hpp"
 #include "experiments/report/first_non_finite.hpp"
+#include "experiments/report/layer_stats_report.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
 #include "experiments/report/report_facts.hpp"
@@ -225,6 +226,9 @@ std::string render_markdown_report(const ReportInput& input) {
   md << ablation_markdown(ablation_tables(input.records));
   baselines_table(md, input);
   problems_list(md, input, facts);
+  if (const auto layer_stats = render_layer_stats_markdown(input); !layer_stats.empty()) {
+    md << '\n' << layer_stats;
+  }
   throughput_table(md, facts);
   if (!input.notes.empty()) {
     md << "\n## Notes\n\n";

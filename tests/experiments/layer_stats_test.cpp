@@ -422,6 +422,11 @@ TEST_CASE("the report draws a run's layer heatmaps beside its baseline's, and th
   CHECK(html.find("SQNR: baseline, current what-if") != std::string::npos);
   CHECK(html.find("<td>mxfp8</td>") != std::string::npos);
   CHECK(html.find("fc2 input/fprop (step 5)") != std::string::npos);  // the worst underflow
+  // report.md holds the same what-if table.
+  const std::string md = render_layer_stats_markdown(input);
+  CHECK(md.find("| current E4M3 | mxfp8 |") != std::string::npos);
+  CHECK(md.find("| fc2 input/fprop (step 5) |") != std::string::npos);
+  CHECK(md.find("- run gone: layer statistics sidecar") != std::string::npos);
   // The missing sidecar is named, not skipped silently.
   CHECK(html.find("run gone: layer statistics sidecar") != std::string::npos);
   CHECK(html.find("gone.parquet") != std::string::npos);
