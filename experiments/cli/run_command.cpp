@@ -293,8 +293,8 @@ void add_run_command(CLI::App& app) {
       ->excludes(job)
       ->excludes(baseline_only);
   command->add_option("--threads", a->threads,
-                      "threads of the sim backend's GEMMs (default: every core this process may "
-                      "use; no bit of the run depends on it, its timings do)")
+                      "threads of the sim GEMMs and quantizers (default: every core this "
+                      "process may use; no bit of the run depends on it, its timings do)")
       ->check(whole_number_between(1, kMaxRunThreads, "threads per run; above the core count "
                                                       "they share cores"));
   command->callback([a] {

@@ -115,8 +115,8 @@ void add_sweep_command(CLI::App& app) {
       ->check(whole_number_between(1, kMaxJobs, "processes at once; above the core count they "
                                                 "share cores"));
   command->add_option("--threads", a->threads,
-                      "threads of each run's sim GEMMs (default: the cores --jobs leaves; no bit "
-                      "of a run depends on it)")
+                      "threads of each run's sim GEMMs and quantizers (default: the cores "
+                      "--jobs leaves; no bit of a run depends on it)")
       ->check(whole_number_between(1, kMaxRunThreads, "threads per run; above the core count "
                                                       "they share cores"));
   command->add_option("--shard", a->shard,

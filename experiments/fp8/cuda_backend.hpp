@@ -40,8 +40,9 @@ namespace fp8lab::experiments {
 struct BackendChoice {
   std::string name = "sim";
   std::int64_t shadow_every = 0;  // shadow-check every N-th step against sim; 0 = off
-  // Threads of the sim backend's GEMMs (fp8lab run/sweep --threads; SimBackendOptions::threads).
-  // No bit depends on it (tests/sim/gemm_*_test run 1, 2 and 3 threads on every SIMD target), so
+  // Threads of the sim backend's GEMMs and quantizers (fp8lab run/sweep --threads;
+  // SimBackendOptions::threads). No bit depends on it (tests/sim/gemm_*_test run 1, 2 and 3
+  // threads on every SIMD target, tests/sim/scaling_threads_test 1 to 8 per quantizer), so
   // it is no part of a run's id; records keep it beside their timings (throughput.threads).
   int threads = 1;
 

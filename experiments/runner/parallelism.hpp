@@ -1,7 +1,8 @@
 // How a sweep spreads its runs over the machine: how many run processes at once (--jobs) and how
-// many threads each run's sim GEMMs use (--threads), from the cores it may use and the runs it has
-// left. Processes come first (runs share nothing, so N of them on N cores scale best); the cores
-// that fewer runs than cores leave idle become threads of each run. What the user gives is kept.
+// many threads each run's sim GEMMs and quantizers use (--threads), from the cores it may use and
+// the runs it has left. Processes come first (runs share nothing, so N of them on N cores scale
+// best); the cores that fewer runs than cores leave idle become threads of each run. What the
+// user gives is kept.
 // No bit of a run depends on either number (experiments/fp8/cuda_backend.hpp, BackendChoice).
 #pragma once
 

@@ -451,7 +451,8 @@ void add_training(nlohmann::json& record, const TrainingResult& t, const nlohman
 }
 
 // The threads the run's step used, beside its timings: they change the timings and nothing else
-// (the sim backend's GEMM threads; torch's intra-op threads, 1: use_one_torch_thread).
+// (the sim backend's GEMM and quantizer threads; torch's intra-op threads, 1:
+// use_one_torch_thread).
 void add_threads(nlohmann::json& record, const RunRequest& request) {
   record["throughput"]["threads"] = request.backend.threads;
   record["throughput"]["torch_threads"] = at::get_num_threads();
