@@ -108,6 +108,10 @@ Canonical canonicalize(const Recipe& input) {
   drop_gemm(r.override_linear_precision.fprop, keep.fprop, "fprop");
   drop_gemm(r.override_linear_precision.dgrad, keep.dgrad, "dgrad");
   drop_gemm(wgrad_hp, keep.wgrad, "wgrad");
+  if (!r.autoswitch.enabled && !(r.autoswitch == Autoswitch{})) {
+    r.autoswitch = Autoswitch{};
+    reasons.push_back("autoswitch is off: its thresholds are unused");
+  }
 
   const Recipe defaults;  // rule 7
   if (!has_power_2_option(r.scaling) && r.power_2_scales) {

@@ -18,7 +18,8 @@
 //      norm_affine_precision / activation_precision mx outside mxfp8 (no MX scale rule) runs high.
 //   8. keep_high_precision in canonical order (recipe.hpp, canonical_keep_high_precision); its
 //      per-GEMM list of a GEMM already in high precision (override, rowwise_with_gw_hp's wgrad)
-//      is emptied: those GEMMs run in high precision in every layer anyway.
+//      is emptied: those GEMMs run in high precision in every layer anyway. Autoswitch
+//      thresholds of a disabled rule take their defaults.
 #pragma once
 
 #include <string>

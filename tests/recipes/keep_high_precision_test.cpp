@@ -141,6 +141,15 @@ TEST_CASE("keep_high_precision: a GEMM already in high precision keeps no list",
   CHECK_THAT(c.reasons[0], Catch::Contains("keep_high_precision.wgrad changes nothing"));
 }
 
+TEST_CASE("autoswitch: a sweep's thresholds without the rule change nothing", "[keep]") {
+  Recipe r;
+  r.autoswitch.mse = 1e-3;
+  const Canonical c = canonicalize(r);
+  CHECK(c.recipe == Recipe{});
+  REQUIRE(c.reasons.size() == 1);
+  CHECK(c.reasons[0] == "autoswitch is off: its thresholds are unused");
+}
+
 TEST_CASE("ablation: the arms of every layer, and per GEMM", "[ablate]") {
   CHECK(regex_escape("blocks.0.mlp_fc") == "blocks\\.0\\.mlp_fc");
   CHECK(regex_escape("a(b)*") == "a\\(b\\)\\*");
