@@ -199,15 +199,19 @@ std::string workload_with_options(const YAML::Node& item, const std::string& fil
     throw RecipeError(site, key, detail::describe_node(item), "expected one workload, got",
                       accepted);
   }
+  // Copies, not references: a yaml-cpp iterator's -> yields a temporary proxy, so a range-for
+  // over entry->second would walk a node that died with it (ASan: stack-use-after-scope).
   const auto entry = item.begin();
-  std::string spec = detail::as_scalar(entry->first, site, key, accepted);
-  if (!entry->second.IsMap()) {
-    throw RecipeError(detail::site_of(file, entry->second), key + "." + spec,
-                      detail::describe_node(entry->second), "expected a mapping, got",
+  const YAML::Node name_node = entry->first;
+  const YAML::Node options = entry->second;
+  std::string spec = detail::as_scalar(name_node, site, key, accepted);
+  if (!options.IsMap()) {
+    throw RecipeError(detail::site_of(file, options), key + "." + spec,
+                      detail::describe_node(options), "expected a mapping, got",
                       "workload options as {option: value, ...}");
   }
   char separator = ':';
-  for (const auto& option : entry->second) {
+  for (const auto& option : options) {
     const std::string name = detail::as_scalar(option.first, site, key + "." + spec, accepted);
     spec.append(1, separator).append(name).append("=").append(detail::as_scalar(
         option.second, detail::site_of(file, option.second), key + "." + spec + "." + name,
