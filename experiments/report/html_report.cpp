@@ -12,6 +12,7 @@
 #include "experiments/report/ablation.hpp"
 #include "experiments/report/analysis.hpp"
 #include "experiments/report/layer_stats_report.hpp"
+#include "experiments/report/literature_effects.hpp"
 #include "experiments/report/first_non_finite.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
@@ -435,6 +436,22 @@ void contrasts_table(std::ostringstream& html, const ReportInput& input,
 }
 
 // The layer ranking of `method: ablate` runs (ablation.hpp), one table per ablated recipe.
+// Which of the published effects (L1-L5) this sweep's contrasts show (literature_effects.hpp).
+void literature_section(std::ostringstream& html, const ReportFacts& facts) {
+  html << "<h2>Published effects this sweep bears on</h2>\n<ul>\n";
+  for (const auto& effect : literature_effects(facts.contrasts)) {
+    html << "<li><b>" << escape_html(effect.id) << "</b> " << escape_html(effect.claim) << ": "
+         << escape_html(effect.summary);
+    if (!effect.lines.empty()) {
+      html << "\n<ul>\n";
+      for (const auto& line : effect.lines) html << "<li>" << escape_html(line) << "</li>\n";
+      html << "</ul>";
+    }
+    html << "</li>\n";
+  }
+  html << "</ul>\n";
+}
+
 void ablation_section(std::ostringstream& html, const ReportInput& input) {
   const auto tables = ablation_tables(input.records);
   if (tables.empty()) return;
@@ -663,6 +680,7 @@ std::string render_html_report(const ReportInput& input) {
   head(html, input, facts);
   ranked_table(html, input, facts);
   contrasts_table(html, input, facts);
+  literature_section(html, facts);
   ablation_section(html, input);
   noise_floor_table(html, input, facts.floors);
   loss_charts(html, input, facts);

@@ -7,6 +7,7 @@
 #include "experiments/report/analysis.hpp"
 #include "experiments/report/first_non_finite.hpp"
 #include "experiments/report/layer_stats_report.hpp"
+#include "experiments/report/literature_effects.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
 #include "experiments/report/report_facts.hpp"
@@ -121,6 +122,16 @@ void ranked_table(std::ostringstream& md, const ReportInput& input, const Report
 }
 
 // Recipes against each other on the same seeds, and what this sweep can resolve.
+// Which of the published effects (L1-L5) this sweep's contrasts show (literature_effects.hpp).
+void literature_section(std::ostringstream& md, const ReportFacts& facts) {
+  md << "\n## Published effects this sweep bears on (docs/literature.md)\n\n";
+  for (const auto& effect : literature_effects(facts.contrasts)) {
+    md << "- **" << effect.id << "** " << cell(effect.claim) << ": " << cell(effect.summary)
+       << "\n";
+    for (const auto& line : effect.lines) md << "  - " << cell(line) << "\n";
+  }
+}
+
 void contrasts_section(std::ostringstream& md, const ReportInput& input,
                        const ReportFacts& facts) {
   md << "\n## What this sweep can resolve\n\n";
@@ -223,6 +234,7 @@ std::string render_markdown_report(const ReportInput& input) {
   summary(md, input, facts);
   ranked_table(md, input, facts);
   contrasts_section(md, input, facts);
+  literature_section(md, facts);
   md << ablation_markdown(ablation_tables(input.records));
   baselines_table(md, input);
   problems_list(md, input, facts);

@@ -15,3 +15,6 @@ fp8lab_add_test(NAME experiments_report_paired_test SOURCES report_paired_test.c
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 120)
 fp8lab_add_test(NAME experiments_literature_test SOURCES literature_test.cpp
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
+fp8lab_add_test(NAME experiments_report_literature_effects_test
+                SOURCES report_literature_effects_test.cpp
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 60)

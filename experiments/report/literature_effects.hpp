@@ -1,0 +1,38 @@
+// Which published FP8 effects (docs/literature.md, L1-L5) a sweep's contrasts bear on, and what
+// they show (issue 20 §4: the report states which of L1-L5 a sweep shows). No LibTorch.
+//
+// An effect is read off the contrasts (contrasts.hpp) whose one differing field is the effect's
+// own setting, between two values the paper ranks: L2 mx_scale_mode (floor worse than even,
+// worse than ceil / rceil), L3 norm_affine_precision / activation_precision (mx worse than bf16,
+// worse than high), L4 scaling by granularity (per tensor worse than rowwise, worse than 1x128
+// blocks, worse than MXFP8), L5 fp8_format (E5M2 worse than E4M3 / HYBRID, whose forward formats
+// are the same). Per contrast:
+//   as published       the interval lies above 0 with the paper's worse value worse
+//   opposite           above 0 with the other value worse
+//   equivalent         inside the practical band: no difference that matters at this scale
+//   unresolved         neither (the contrast's reason says how many seeds would resolve it)
+// L1 is GEMM-level (`fp8lab literature L1`): no training sweep shows it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "experiments/report/contrasts.hpp"
+
+namespace fp8lab::experiments {
+
+struct EffectReading {
+  std::string id;                   // "L5"
+  std::string claim;                // the paper's claim, one line
+  std::vector<std::string> lines;   // one per bearing contrast; empty: not in this sweep
+  std::string summary;              // "2 contrasts: 0 as published, 2 equivalent, 0 ..."
+};
+
+// The published effects (L1-L5, in order) with what `contrasts` show of each.
+std::vector<EffectReading> literature_effects(const std::vector<Contrast>& contrasts);
+
+// One contrast's reading: "as published", "opposite", "equivalent", "unresolved", or "" when the
+// contrast's values are not ranked by the effect (e.g. fp8_format HYBRID vs E4M3 for L5).
+std::string effect_outcome(const std::string& effect_id, const Contrast& contrast);
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,92 @@
+// Which published effects a sweep's contrasts show (experiments/report/literature_effects.hpp):
+// each contrast is read against the paper's ranking of the two values, hand-made contrasts only.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "experiments/report/contrasts.hpp"
+#include "experiments/report/literature_effects.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+nlohmann::json record(const std::string& label, double forward_sqnr) {
+  return {{"recipe_label", label},
+          {"kind", "fp8"},
+          {"final", {{"forward_sqnr_db", forward_sqnr}, {"gradient_sqnr_db", 25.0}}}};
+}
+
+struct Pair {
+  nlohmann::json a, b;
+  RecipeRow worse, better;
+  Pair(double sqnr_a, double sqnr_b) : a(record("A", sqnr_a)), b(record("B", sqnr_b)) {
+    worse.runs = {&a};
+    better.runs = {&b};
+  }
+  Contrast contrast(std::string field, std::string worse_value, std::string better_value,
+                    std::string verdict) const {
+    Contrast c;
+    c.worse = &worse;
+    c.better = &better;
+    c.field = std::move(field);
+    c.worse_value = std::move(worse_value);
+    c.better_value = std::move(better_value);
+    c.seeds = {0, 1, 2};
+    c.verdict = std::move(verdict);
+    return c;
+  }
+};
+
+TEST_CASE("a contrast is read against the paper's ranking", "[report][literature]") {
+  const Pair p(25.6, 31.4);
+  // L5: E5M2 forward worse than E4M3 / HYBRID; HYBRID and E4M3 share the forward format.
+  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E5M2", "E4M3", "A worse")) ==
+        "as published");
+  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E4M3", "E5M2", "A worse")) == "opposite");
+  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E5M2", "HYBRID", "equivalent")) ==
+        "equivalent");
+  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E5M2", "HYBRID", "unresolved")) ==
+        "unresolved");
+  CHECK(effect_outcome("L5", p.contrast("fp8_format", "HYBRID", "E4M3", "A worse")).empty());
+  // L4: granularity; two per-tensor scalings are not a granularity contrast.
+  CHECK(effect_outcome("L4", p.contrast("scaling", "tensorwise", "mxfp8", "A worse")) ==
+        "as published");
+  CHECK(effect_outcome("L4", p.contrast("scaling", "delayed", "current", "A worse")).empty());
+  // L2 and L3 read their own fields only.
+  CHECK(effect_outcome("L2", p.contrast("mx_scale_mode", "floor", "rceil", "A worse")) ==
+        "as published");
+  CHECK(effect_outcome("L2", p.contrast("fp8_format", "E5M2", "E4M3", "A worse")).empty());
+  CHECK(effect_outcome("L3", p.contrast("norm_affine_precision", "high", "mx", "A worse")) ==
+        "opposite");
+  CHECK(effect_outcome("L9", p.contrast("fp8_format", "E5M2", "E4M3", "A worse")).empty());
+}
+
+TEST_CASE("the effects list says which effects a sweep shows", "[report][literature]") {
+  const Pair p(25.6, 31.4);
+  const std::vector<Contrast> contrasts = {
+      p.contrast("fp8_format", "E5M2", "E4M3", "A worse"),
+      p.contrast("fp8_format", "E5M2", "HYBRID", "equivalent"),
+      p.contrast("fp8_format", "HYBRID", "E4M3", "equivalent"),  // not an L5 contrast
+  };
+  const auto effects = literature_effects(contrasts);
+  REQUIRE(effects.size() == 5);
+  CHECK(effects[0].id == "L1");
+  CHECK(effects[0].summary == "not shown by a training sweep");
+  CHECK(effects[1].summary ==
+        "not in this sweep (no two recipes differ only in mx_scale_mode)");
+  const auto& l5 = effects[4];
+  CHECK(l5.id == "L5");
+  REQUIRE(l5.lines.size() == 2);
+  CHECK(l5.summary == "2 contrasts: 1 as published, 0 opposite, 1 equivalent, 0 unresolved");
+  // Each line names the values, both rows' forward SQNR and the reading.
+  CHECK(l5.lines[0].find("fp8_format E5M2 vs E4M3") == 0);
+  CHECK(l5.lines[0].find("forward SQNR 25.6 dB") != std::string::npos);
+  CHECK(l5.lines[0].find("forward SQNR 31.4 dB") != std::string::npos);
+  CHECK(l5.lines[0].find("as published") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace fp8lab::experiments
