@@ -274,8 +274,12 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
       }
     }
     if (step % eval_every == 0 || last) {
-      if (hooks.measure_operands) hooks.measure_operands(*model, wants_rows(step + 1));
+      // The eval's forward passes are no step's: measure nothing during them, and drop their GEMM
+      // time and counts before the next step (else they would land in its measurement, outside
+      // train_seconds: a GEMM share above 1, and eval inputs in its per-layer rows).
+      if (hooks.measure_operands) hooks.measure_operands(*model, false);
       const auto measured = evaluate(*model, eval_batches, hooks.use_autocast_during_eval);
+      if (hooks.take_step_measurements) hooks.take_step_measurements(*model, false);
       result.eval.emplace_back(step, measured.loss);
       result.eval_standard_error.push_back(measured.standard_error);
       result.final_eval_example_losses = measured.example_losses;  // the last eval's, at the end
