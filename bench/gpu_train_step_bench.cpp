@@ -62,11 +62,7 @@ StepTrainer make_trainer(const std::string& workload, const rc::Recipe& recipe,
       workload,
       [&recipe, backend](ex::TrainableModel& model) {
         ex::convert_model(model, recipe, backend);
-        for (const auto& module : model.modules(/*include_self=*/false)) {
-          if (auto* linear = dynamic_cast<ex::BackendLinearImpl*>(module.get())) {
-            linear->set_measure_operands(false);
-          }
-        }
+        ex::set_measure_operands(model, false);
       },
       model_on_cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU), cuda_backend);
 }

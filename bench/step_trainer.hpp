@@ -6,6 +6,7 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -15,6 +16,12 @@
 #include "recipes/recipe.hpp"
 
 namespace fp8lab::bench {
+
+// The workload a training-step benchmark trains: FP8LAB_BENCH_WORKLOAD, else `fallback`.
+inline std::string bench_workload(const char* fallback) {
+  const char* name = std::getenv("FP8LAB_BENCH_WORKLOAD");
+  return name != nullptr ? name : fallback;
+}
 
 struct StepTrainer {
   std::unique_ptr<experiments::Workload> workload;

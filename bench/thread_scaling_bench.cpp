@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <ctime>
 #include <memory>
 #include <string>
@@ -38,10 +37,7 @@ namespace rc = fp8lab::recipes;
 using fp8lab::bench::recipe_for;
 using fp8lab::bench::StepTrainer;
 
-std::string workload_name() {
-  const char* name = std::getenv("FP8LAB_BENCH_WORKLOAD");
-  return name != nullptr ? name : "llama-xs";
-}
+std::string workload_name() { return fp8lab::bench::bench_workload("llama-xs"); }
 
 // The workload's model as a run trains it: FP8 Linears (or none, for the baseline) and the
 // baseline's high-precision Linear for the rest, on the sim backend with `threads`.
@@ -52,11 +48,7 @@ StepTrainer make_trainer(const rc::Recipe* recipe, int threads) {
     const auto backend = ex::make_backend({"sim", 0, threads});
     if (recipe != nullptr) ex::convert_model(model, *recipe, backend);
     ex::convert_model_to_high_precision(model, backend, ex::HighPrecision::fp32);
-    for (const auto& module : model.modules(/*include_self=*/false)) {
-      if (auto* linear = dynamic_cast<ex::BackendLinearImpl*>(module.get())) {
-        linear->set_measure_operands(false);
-      }
-    }
+    ex::set_measure_operands(model, false);
   });
 }
 

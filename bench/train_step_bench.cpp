@@ -19,7 +19,6 @@
 
 #include <chrono>
 #include <ctime>
-#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -36,10 +35,7 @@ namespace rc = fp8lab::recipes;
 using fp8lab::bench::recipe_for;
 using fp8lab::bench::StepTrainer;
 
-std::string workload_name() {
-  const char* name = std::getenv("FP8LAB_BENCH_WORKLOAD");
-  return name != nullptr ? name : "gpt-small";
-}
+std::string workload_name() { return fp8lab::bench::bench_workload("gpt-small"); }
 
 enum class Arm { torch_fp32, baseline_fp32, baseline_bf16, fp8 };
 

@@ -180,4 +180,13 @@ void reset_linear_stats(torch::nn::Module& model) {
   }
 }
 
+void set_measure_operands(torch::nn::Module& model, bool on) {
+  if (auto* self = dynamic_cast<BackendLinearImpl*>(&model)) self->set_measure_operands(on);
+  for (const auto& module : model.modules(/*include_self=*/false)) {
+    if (auto* linear = dynamic_cast<BackendLinearImpl*>(module.get())) {
+      linear->set_measure_operands(on);
+    }
+  }
+}
+
 }  // namespace fp8lab::experiments

@@ -77,5 +77,7 @@ struct NamedLinearStats {
 };
 std::vector<NamedLinearStats> collect_linear_stats(const torch::nn::Module& model);
 void reset_linear_stats(torch::nn::Module& model);
+// BackendLinearImpl::set_measure_operands on every backend-driven Linear of model.
+void set_measure_operands(torch::nn::Module& model, bool on);
 
 }  // namespace fp8lab::experiments

@@ -135,13 +135,7 @@ torch::Device device_for(const BackendChoice& choice) {
 }
 
 // ModelHooks::measure_operands: every backend Linear of the model.
-void measure_operands(TrainableModel& model, bool on) {
-  for (const auto& module : model.modules(/*include_self=*/false)) {
-    if (auto* linear = dynamic_cast<BackendLinearImpl*>(module.get())) {
-      linear->set_measure_operands(on);
-    }
-  }
-}
+void measure_operands(TrainableModel& model, bool on) { set_measure_operands(model, on); }
 
 // The what-if recipes to every backend Linear of the model (null: none).
 void attach_what_if(TrainableModel& model, const std::shared_ptr<const WhatIfRecipes>& what_if) {

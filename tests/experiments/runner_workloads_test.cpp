@@ -168,11 +168,7 @@ TEST_CASE("Operand statistics measured only on logged steps give the same rows",
     };
     if (gate) {
       hooks.measure_operands = [](TrainableModel& model, bool on) {
-        for (const auto& module : model.modules(false)) {
-          if (auto* linear = dynamic_cast<BackendLinearImpl*>(module.get())) {
-            linear->set_measure_operands(on);
-          }
-        }
+        set_measure_operands(model, on);
       };
     }
     return hooks;
