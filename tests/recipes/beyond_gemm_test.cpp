@@ -12,22 +12,15 @@
 #include "recipes/fields.hpp"
 #include "recipes/lowering.hpp"
 #include "recipes/recipe_file.hpp"
+#include "tests/support/recipe_text.hpp"
 
 using namespace fp8lab::recipes;
 namespace sc = fp8lab::sim::scaling;
 
 namespace {
 
-Recipe recipe(const std::string& yaml) { return parse_recipe_text(yaml, "r.yaml"); }
-
-std::string message_of(const std::string& yaml) {
-  try {
-    recipe(yaml);
-  } catch (const RecipeError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using fp8lab::testing::message_of;
+using fp8lab::testing::recipe;
 
 }  // namespace
 

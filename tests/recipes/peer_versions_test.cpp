@@ -15,6 +15,7 @@
 #include "recipes/explain.hpp"
 #include "recipes/fields.hpp"
 #include "recipes/recipe_file.hpp"
+#include "tests/support/recipe_text.hpp"
 #include "recipes/runs_as.hpp"
 #include "recipes/sweep.hpp"
 
@@ -24,16 +25,8 @@ namespace {
 
 const std::string kRoot = FP8LAB_SOURCE_DIR;
 
-Recipe recipe(const std::string& yaml) { return parse_recipe_text(yaml, "r.yaml"); }
-
-std::string message_of(const std::string& yaml) {
-  try {
-    recipe(yaml);
-  } catch (const RecipeError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using fp8lab::testing::message_of;
+using fp8lab::testing::recipe;
 
 // FNV-1a 64 over the sorted run ids of a sweep, one per line (as printed by the program that
 // took the digests below from commit fb76ad2, before torchao_version existed).
