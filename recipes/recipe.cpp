@@ -228,15 +228,16 @@ std::string canonical_string(const Recipe& r) {
                            : std::string());
 }
 
-std::string run_id(const Recipe& r) {
-  // FNV-1a 64: fixed constants, so the id never depends on the standard library's std::hash.
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : canonical_string(r)) {
+std::string fnv1a_hex(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64: offset basis, then per byte xor, * prime
+  for (unsigned char c : text) {
     h ^= c;
     h *= 0x100000001b3ull;
   }
   return fmt::format("{:016x}", h);
 }
+
+std::string run_id(const Recipe& r) { return fnv1a_hex(canonical_string(r)); }
 
 std::string describe(const Recipe& r) {
   std::string out = fmt::format("scaling: {}\nfp8_format: {}\n", name(r.scaling), name(r.fp8_format));

@@ -194,7 +194,11 @@ KeepHighPrecision canonical_keep_high_precision(KeepHighPrecision);
 // norm_affine_precision / activation_precision (at the end) only when not high, then
 // keep_high_precision only when not empty, then autoswitch only when enabled.
 std::string canonical_string(const Recipe&);
-// 16 hex digits: FNV-1a 64 of canonical_string. The run id of a recipe.
+// 16 hex digits: FNV-1a 64 of text (fixed constants, so no id or hash the project stores ever
+// depends on the standard library's std::hash). Run ids, sweep run keys and sweep.json's
+// sweep_text_fnv1a all use it.
+std::string fnv1a_hex(std::string_view text);
+// fnv1a_hex(canonical_string(r)): the run id of a recipe.
 std::string run_id(const Recipe&);
 // The fields this recipe's scaling actually uses, one "key: value" per line, for people.
 std::string describe(const Recipe&);

@@ -309,15 +309,6 @@ std::vector<std::uint64_t> combination_indices(const Sweep& sweep, std::uint64_t
   return indices;
 }
 
-std::string stable_hash(const std::string& text) {
-  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64, as run_id()
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return fmt::format("{:016x}", h);
-}
-
 std::string run_key(const std::string& canonical_text, const std::string& workload,
                     std::int64_t seed) {
   return fmt::format("{};workload={};seed={}", canonical_text, workload, seed);
@@ -422,7 +413,7 @@ void add_requests(SweepExpansion& out, const std::vector<Combination>& combinati
         const std::string key = run_key(c.canonical_text, workload, seed);
         const auto [it, inserted] = run_of.try_emplace(key, out.runs.size());
         if (inserted) {
-          out.runs.push_back({c.canonical.recipe, workload, seed, stable_hash(key), {}});
+          out.runs.push_back({c.canonical.recipe, workload, seed, fnv1a_hex(key), {}});
           first_exact.push_back(kNone);
           request.is_representative = true;
         }
@@ -445,7 +436,7 @@ void add_requests(SweepExpansion& out, const std::vector<Combination>& combinati
 }  // namespace
 
 std::string sweep_run_id(const Recipe& recipe, const std::string& workload, std::int64_t seed) {
-  return stable_hash(run_key(canonical_string(canonicalize(recipe).recipe), workload, seed));
+  return fnv1a_hex(run_key(canonical_string(canonicalize(recipe).recipe), workload, seed));
 }
 
 Sweep parse_sweep_text(const std::string& text, const std::string& file) {

@@ -40,17 +40,6 @@ volatile std::sig_atomic_t g_stop_signal = 0;
 
 extern "C" void on_stop_signal(int signal) { g_stop_signal = signal; }
 
-std::string fnv1a_hex(const std::string& text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  char buffer[17];
-  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(h));
-  return buffer;
-}
-
 // Where the sweep's models train (BackendChoice::trains_on_cuda): "cpu" or "cuda".
 std::string model_device(const SweepOptions& options) {
   return options.backend.trains_on_cuda() ? "cuda" : "cpu";
@@ -395,7 +384,7 @@ void print_dry_run(const recipes::SweepExpansion& expansion, std::size_t shard_s
 // Checks that DIR holds this configuration's results only and writes its sweep.json.
 void record_sweep(const SweepOptions& options, const ResultsDirectory& directory,
                   const recipes::SweepExpansion& expansion, const std::string& text) {
-  const auto sweep = sweep_record(options, expansion, fnv1a_hex(text));
+  const auto sweep = sweep_record(options, expansion, recipes::fnv1a_hex(text));
   // Another sweep (another shard, maybe another configuration) may be checking DIR now.
   const HeldLock sweep_file_lock = lock_sweep_file(directory);
   check_directory(options, directory, sweep);
