@@ -126,15 +126,16 @@ std::string cell(const std::string& text) { return "<td>" + escape_html(text) + 
 // The what-if table (report.html and report.md): its columns, and one row of cells per recipe of
 // a run's sidecar, beside the baseline's figures for the same recipe (for `trained`, the run's
 // scaling).
-constexpr std::array<const char*, 9> kWhatIfColumns{"run",
-                                                    "recipe",
-                                                    "underflow%",
-                                                    "overflow%",
-                                                    "median SQNR dB",
-                                                    "worst SQNR dB",
-                                                    "worst underflow at",
-                                                    "baseline underflow%",
-                                                    "baseline median SQNR dB"};
+constexpr std::array<const char*, 10> kWhatIfColumns{"run",
+                                                     "seed",
+                                                     "recipe",
+                                                     "underflow%",
+                                                     "overflow%",
+                                                     "median SQNR dB",
+                                                     "worst SQNR dB",
+                                                     "worst underflow at",
+                                                     "baseline underflow%",
+                                                     "baseline median SQNR dB"};
 constexpr const char* kWhatIfNote =
     "Each row pools one recipe's rows of a run's sidecar over layers, tensors, copies and steps; "
     "`trained` is the run's own quantization. Baseline columns: the same recipe measured on the "
@@ -147,6 +148,7 @@ std::vector<std::vector<std::string>> what_if_rows(const nlohmann::json& record,
   const auto base_summary = summarize(base.rows);
   for (const auto& [recipe, s] : summarize(run.rows)) {
     std::vector<std::string> row{run_label(record),
+                                 record.value("seed", nlohmann::json(0)).dump(),
                                  recipe,
                                  pct_text(s.underflowed, s.count),
                                  pct_text(s.saturated, s.count),

@@ -408,6 +408,7 @@ TEST_CASE("the report draws a run's layer heatmaps beside its baseline's, and th
        {"baseline_run_id", "b"},
        {"recipe", {{"scaling", "current"}}},
        {"recipe_label", "current E4M3"},
+       {"seed", 3},
        {"layer_stats_sidecar", "layer_stats/r.parquet"}},
       {{"kind", "fp8"},
        {"run_id", "gone"},
@@ -424,7 +425,8 @@ TEST_CASE("the report draws a run's layer heatmaps beside its baseline's, and th
   CHECK(html.find("fc2 input/fprop (step 5)") != std::string::npos);  // the worst underflow
   // report.md holds the same what-if table.
   const std::string md = render_layer_stats_markdown(input);
-  CHECK(md.find("| current E4M3 | mxfp8 |") != std::string::npos);
+  // One row per run and recipe: the seed tells a recipe's seeds apart.
+  CHECK(md.find("| current E4M3 | 3 | mxfp8 |") != std::string::npos);
   CHECK(md.find("| fc2 input/fprop (step 5) |") != std::string::npos);
   CHECK(md.find("- run gone: layer statistics sidecar") != std::string::npos);
   // The missing sidecar is named, not skipped silently.
