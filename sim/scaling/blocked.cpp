@@ -29,8 +29,9 @@ struct BandAccumulator {
   void add_run(std::size_t block, std::span<const float> run) {
     add(block, sim::amax(run), contains_nan(run));
   }
+  // Both amaxes ignore NaN (>= +0, never NaN), so the comparison is fmaxf without its call.
   void add(std::size_t block, float run_amax, bool run_has_nan) {
-    amax[block] = std::fmax(amax[block], run_amax);
+    amax[block] = run_amax > amax[block] ? run_amax : amax[block];
     has_nan[block] = static_cast<std::uint8_t>(has_nan[block] | (run_has_nan ? 1 : 0));
   }
   // A row of 1 x block_cols runs: the whole runs in one call when run_amax takes them.
@@ -65,7 +66,7 @@ struct BandAccumulator {
 
 QuantizeResult quantize_blocked(const char* function, std::span<const float> x, std::int64_t rows,
                                 std::int64_t cols, BlockShape block, Format format,
-                                bool store_e8m0, const BlockScaleRule& rule) {
+                                bool store_e8m0, const BlockScaleRowRule& rule) {
   check_tensor_arguments(function, x.size(), rows, cols, format);
   if (block.rows < 1 || block.cols < 1) {
     throw std::invalid_argument(std::string(function) + ": block = " + std::to_string(block.rows) +
@@ -104,13 +105,12 @@ QuantizeResult quantize_blocked(const char* function, std::span<const float> x, 
       }
     }
     const std::size_t first = static_cast<std::size_t>(bi) * scale_cols;
-    for (std::size_t j = 0; j < scale_cols; ++j) {
-      const BlockScale bs = rule(band.amax[j], band.has_nan[j] != 0);
-      t.scale[first + j] = bs.scale;
-      t.scale_inv[first + j] = bs.scale_inv;
-      if (store_e8m0) t.scale_e8m0[first + j] = bs.e8m0;
-      tensor_amax = std::fmax(tensor_amax, band.amax[j]);
-    }
+    rule(band.amax, band.has_nan,
+         BlockScaleRow{std::span<float>(t.scale).subspan(first, scale_cols),
+                       std::span<float>(t.scale_inv).subspan(first, scale_cols),
+                       store_e8m0 ? std::span<std::uint8_t>(t.scale_e8m0).subspan(first, scale_cols)
+                                  : std::span<std::uint8_t>()});
+    for (const float a : band.amax) tensor_amax = a > tensor_amax ? a : tensor_amax;  // as add()
     const std::span<const float> band_scales(t.scale.data() + first, scale_cols);
     for (std::int64_t r = r0; r < r1; ++r) {
       const std::size_t offset = static_cast<std::size_t>(r) * ucols;
@@ -121,6 +121,21 @@ QuantizeResult quantize_blocked(const char* function, std::span<const float> x, 
   }
   result.stats.amax = tensor_amax;
   return result;
+}
+
+QuantizeResult quantize_blocked(const char* function, std::span<const float> x, std::int64_t rows,
+                                std::int64_t cols, BlockShape block, Format format,
+                                bool store_e8m0, const BlockScaleRule& rule) {
+  return quantize_blocked(function, x, rows, cols, block, format, store_e8m0,
+                          [&rule](std::span<const float> amax,
+                                  std::span<const std::uint8_t> has_nan, BlockScaleRow out) {
+                            for (std::size_t j = 0; j < amax.size(); ++j) {
+                              const BlockScale bs = rule(amax[j], has_nan[j] != 0);
+                              out.scale[j] = bs.scale;
+                              out.scale_inv[j] = bs.scale_inv;
+                              if (!out.e8m0.empty()) out.e8m0[j] = bs.e8m0;
+                            }
+                          });
 }
 
 }  // namespace fp8lab::sim::scaling
