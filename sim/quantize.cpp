@@ -266,6 +266,30 @@ void RunAmaxF32(const float* x, std::size_t runs, int log2_run, float* amax,
   }
 }
 
+// For c < n in whole vectors: amax[c] = max(amax[c], |x[c]|) with NaN x ignored, and
+// has_nan[c] |= whether x[c] is NaN; returns how many elements it did. amax holds NaN-ignoring
+// amaxes (>= +0, not NaN), whose bits order as their values: an integer max, as in amax_vectors.
+std::size_t ColumnAmaxF32(const float* HWY_RESTRICT x, std::size_t n, float* HWY_RESTRICT amax,
+                          std::uint8_t* HWY_RESTRICT has_nan) {
+  const DI di;
+  const std::size_t lanes = hn::Lanes(di);
+  const VI abs_mask = hn::Set(di, 0x7FFF'FFFF);
+  const VI inf_bits = hn::Set(di, 0x7F80'0000);
+  const VI one = hn::Set(di, 1);
+  std::size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    hwy::Prefetch(x + i + kPrefetchBytes / sizeof(float));
+    const VI x_abs = hn::And(hn::BitCast(di, hn::LoadU(DF(), x + i)), abs_mask);
+    const auto x_nan = x_abs > inf_bits;
+    const VI current = hn::BitCast(di, hn::LoadU(DF(), amax + i));
+    hn::StoreU(hn::BitCast(DF(), hn::Max(current, hn::IfThenZeroElse(x_nan, x_abs))), DF(), amax + i);
+    const VI flags = hn::BitCast(di, hn::PromoteTo(DU32(), hn::LoadU(DU8(), has_nan + i)));
+    const VI updated = hn::Or(flags, hn::IfThenElseZero(x_nan, one));
+    hn::StoreU(hn::U8FromU32(hn::BitCast(DU32(), updated)), DU8(), has_nan + i);
+  }
+  return i;
+}
+
 // ---- Stochastic rounding -------------------------------------------------------------------
 
 // Philox4x32-10 output word 0 for the elements first, first + 1, ... (sim/rng.hpp's mapping), one
@@ -447,6 +471,7 @@ HWY_EXPORT(TargetName);
 HWY_EXPORT(QuantizeStochasticF32);
 HWY_EXPORT(QuantizeF32Scaled);
 HWY_EXPORT(RunAmaxF32);
+HWY_EXPORT(ColumnAmaxF32);
 }  // namespace bulk
 
 const char* bulk_target_name() { return HWY_DYNAMIC_DISPATCH(bulk::TargetName)(); }
@@ -506,29 +531,35 @@ int whole_vector_log2(std::size_t run) {
   if (run < 16 || (run & (run - 1)) != 0) return -1;
   return std::countr_zero(run);
 }
-}  // namespace
 
-QuantizeStats quantize_scaled(std::span<const float> x, std::span<const float> scales,
-                              std::size_t run, Format format, Overflow mode,
-                              std::span<std::uint8_t> out) {
-  check_quantize_arguments("quantize_scaled", x.size(), out.size(), format);
-  const std::size_t runs = run == 0 ? 0 : (x.size() + run - 1) / run;
+// Throws unless run >= 1 and scales holds the ceil(n / run) scales of n elements.
+std::size_t check_runs(const char* function, std::size_t n, std::span<const float> scales,
+                       std::size_t run) {
+  const std::size_t runs = run == 0 ? 0 : (n + run - 1) / run;
   if (run == 0 || scales.size() < runs) {
-    throw std::invalid_argument("quantize_scaled: run = " + std::to_string(run) + ", " +
+    throw std::invalid_argument(std::string(function) + ": run = " + std::to_string(run) + ", " +
                                 std::to_string(scales.size()) + " scales for " +
-                                std::to_string(x.size()) + " elements");
+                                std::to_string(n) + " elements");
   }
-  const int log2_run = run == 1 ? -1 : whole_vector_log2(run);
-  // The largest |scale| as bits: a max over integers, which the compiler vectorizes (a row of
-  // 128 x 1 blocks has a scale per element); finite iff below the bits of +Inf.
+  return runs;
+}
+
+// Whether every scale is finite: the largest |scale| as bits, a max over integers which the
+// compiler vectorizes (a row of 128 x 1 blocks has a scale per element), below the bits of +Inf.
+bool all_finite(std::span<const float> scales) {
   std::uint32_t largest = 0;
-  for (std::size_t r = 0; r < runs; ++r) {
-    largest = std::max(largest, std::bit_cast<std::uint32_t>(scales[r]) & 0x7FFF'FFFFu);
-  }
-  const bool all_finite = largest < 0x7F80'0000u;
+  for (const float s : scales) largest = std::max(largest, std::bit_cast<std::uint32_t>(s) & 0x7FFF'FFFFu);
+  return largest < 0x7F80'0000u;
+}
+
+// quantize_scaled once its arguments are checked and its scales' finiteness is known.
+QuantizeStats quantize_scaled_checked(std::span<const float> x, std::span<const float> scales,
+                                      std::size_t run, bool scales_finite, Format format,
+                                      Overflow mode, std::span<std::uint8_t> out) {
+  const int log2_run = run == 1 ? -1 : whole_vector_log2(run);
   QuantizeStats stats;
   std::size_t done = 0;
-  if (all_finite && (run == 1 || log2_run >= 0)) {
+  if (scales_finite && (run == 1 || log2_run >= 0)) {
     const bulk::CastConstants c = bulk::make_cast_constants(format, mode);
     stats = HWY_DYNAMIC_DISPATCH(bulk::QuantizeF32Scaled)(x.data(), x.size(), scales.data(),
                                                           log2_run, c, out.data());
@@ -542,6 +573,40 @@ QuantizeStats quantize_scaled(std::span<const float> x, std::span<const float> s
     done = end;
   }
   return stats;
+}
+}  // namespace
+
+QuantizeStats quantize_scaled(std::span<const float> x, std::span<const float> scales,
+                              std::size_t run, Format format, Overflow mode,
+                              std::span<std::uint8_t> out) {
+  check_quantize_arguments("quantize_scaled", x.size(), out.size(), format);
+  const std::size_t runs = check_runs("quantize_scaled", x.size(), scales, run);
+  return quantize_scaled_checked(x, scales, run, all_finite(scales.first(runs)), format, mode, out);
+}
+
+QuantizeStats quantize_scaled_rows(std::span<const float> x, std::size_t cols,
+                                   std::span<const float> scales, std::size_t run, Format format,
+                                   Overflow mode, std::span<std::uint8_t> out) {
+  check_quantize_arguments("quantize_scaled_rows", x.size(), out.size(), format);
+  if (cols == 0 || x.size() % cols != 0) {
+    throw std::invalid_argument("quantize_scaled_rows: cols = " + std::to_string(cols) +
+                                " does not divide the " + std::to_string(x.size()) +
+                                " elements into rows");
+  }
+  const std::size_t runs = check_runs("quantize_scaled_rows", cols, scales, run);
+  const bool finite = all_finite(scales.first(runs));
+  QuantizeStats stats;
+  for (std::size_t offset = 0; offset < x.size(); offset += cols) {
+    stats.merge(quantize_scaled_checked(x.subspan(offset, cols), scales, run, finite, format, mode,
+                                        out.subspan(offset, cols)));
+  }
+  return stats;
+}
+
+std::size_t column_amax(std::span<const float> row, std::span<float> amax,
+                        std::span<std::uint8_t> has_nan) {
+  const std::size_t n = std::min({row.size(), amax.size(), has_nan.size()});
+  return HWY_DYNAMIC_DISPATCH(bulk::ColumnAmaxF32)(row.data(), n, amax.data(), has_nan.data());
 }
 
 std::size_t run_amax(std::span<const float> x, std::size_t run, std::span<float> amax,

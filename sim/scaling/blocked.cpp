@@ -14,7 +14,8 @@ namespace {
 // The walk: bands of block.rows rows. Pass 1 sweeps the band row by row (contiguous, so N x 1
 // blocks cost the same as 1 x N) and accumulates each block's amax and whether it holds a NaN
 // (run_amax: all whole blocks of a row in one vectorized call). The rule turns them into scales.
-// Pass 2 quantizes each row with its blocks' scales in one call (quantize_scaled), which gives
+// Pass 2 quantizes the band's rows with its blocks' scales in one call (quantize_scaled_rows:
+// quantize_scaled row by row, the scales checked once), which gives
 // the codes and statistics of quantize(x_block, s_block) block by block; the amax is the
 // tensor's, from pass 1.
 struct BandAccumulator {
@@ -47,10 +48,11 @@ struct BandAccumulator {
       add_run(j, std::span<const float>(row + c0, std::min(block_cols, n - c0)));
     }
   }
-  // One element per block (N x 1 blocks): elementwise over the row, which vectorizes. For
-  // m >= 0, a > m ? a : m skips a NaN a exactly like fmaxf(m, a).
+  // One element per block (N x 1 blocks): elementwise over the row (column_amax, vectorized).
+  // For m >= 0, a > m ? a : m skips a NaN a exactly like fmaxf(m, a).
   void add_row_of_columns(const float* row, std::size_t n) {
-    for (std::size_t c = 0; c < n; ++c) {
+    const std::size_t done = column_amax(std::span<const float>(row, n), amax, has_nan);
+    for (std::size_t c = done; c < n; ++c) {
       const float a = std::fabs(row[c]);
       amax[c] = a > amax[c] ? a : amax[c];
       has_nan[c] = static_cast<std::uint8_t>(has_nan[c] | (row[c] != row[c] ? 1 : 0));
@@ -112,12 +114,11 @@ QuantizeResult quantize_blocked(const char* function, std::span<const float> x, 
                                   : std::span<std::uint8_t>()});
     for (const float a : band.amax) tensor_amax = a > tensor_amax ? a : tensor_amax;  // as add()
     const std::span<const float> band_scales(t.scale.data() + first, scale_cols);
-    for (std::int64_t r = r0; r < r1; ++r) {
-      const std::size_t offset = static_cast<std::size_t>(r) * ucols;
-      result.stats.merge(quantize_scaled(x.subspan(offset, ucols), band_scales, bc, format,
-                                         Overflow::kSatFinite,
-                                         std::span<std::uint8_t>(t.data).subspan(offset, ucols)));
-    }
+    const std::size_t offset = static_cast<std::size_t>(r0) * ucols;
+    const std::size_t band_size = static_cast<std::size_t>(r1 - r0) * ucols;
+    result.stats.merge(quantize_scaled_rows(x.subspan(offset, band_size), ucols, band_scales, bc,
+                                            format, Overflow::kSatFinite,
+                                            std::span<std::uint8_t>(t.data).subspan(offset, band_size)));
   }
   result.stats.amax = tensor_amax;
   return result;
