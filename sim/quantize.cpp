@@ -122,7 +122,19 @@ struct LoadBF16 {
 //   kInfDistinct:  ±Inf does not become what finite overflow becomes (sat_keep_inf);
 //   kOverflowNaN:  some overflow becomes NaN (E4M3 nosat and sat_keep_inf), so NaN codes are not
 //                  only those of NaN y.
-template <bool kInfDistinct, bool kOverflowNaN, class Load, class Scale>
+// a >> shift, arithmetic. kShift != 0 is the shift as a compile-time constant: an immediate
+// shift is one instruction where a shift by a count in a register is two on AVX-512, and the
+// kernel's normal range shifts twice per vector (E4M3: 20, E5M2: 21; 0 = the count at run time).
+template <int kShift>
+HWY_INLINE VI shift_right(VI a, int shift) {
+  if constexpr (kShift != 0) {
+    return hn::ShiftRight<kShift>(a);
+  } else {
+    return hn::ShiftRightSame(a, shift);
+  }
+}
+
+template <bool kInfDistinct, bool kOverflowNaN, int kShift, class Load, class Scale>
 QuantizeStats quantize_vectors(std::size_t n, Load load, Scale scale_at, const CastConstants& c,
                                std::uint8_t* HWY_RESTRICT out) {
   const DF df;
@@ -161,8 +173,8 @@ QuantizeStats quantize_vectors(std::size_t n, Load load, Scale scale_at, const C
     const VI y_bits = hn::BitCast(di, hn::Mul(hn::BitCast(df, x_bits), scale_at(i)));
     const VI a = hn::And(y_bits, abs_mask);
     // 1. normal range
-    const VI lsb = hn::And(hn::ShiftRightSame(a, shift), one);
-    const VI normal = hn::ShiftRightSame(hn::Add(hn::Add(a, round_and_rebias), lsb), shift);
+    const VI lsb = hn::And(shift_right<kShift>(a, shift), one);
+    const VI normal = shift_right<kShift>(hn::Add(hn::Add(a, round_and_rebias), lsb), shift);
     // 2. subnormal range
     const VI subnormal = hn::Sub(hn::BitCast(di, hn::Add(hn::BitCast(df, a), magic)), magic_bits);
     const VI code = hn::IfThenElse(a < min_normal_bits, subnormal, normal);
@@ -213,17 +225,29 @@ struct ElementScale {
   VF operator()(std::size_t i) const { return hn::LoadU(DF(), scales + i); }
 };
 
-template <class Load, class Scale>
-QuantizeStats quantize_any(std::size_t n, Load load, Scale scale, const CastConstants& c,
-                           std::uint8_t* HWY_RESTRICT out) {
+template <int kShift, class Load, class Scale>
+QuantizeStats quantize_shifted(std::size_t n, Load load, Scale scale, const CastConstants& c,
+                               std::uint8_t* HWY_RESTRICT out) {
   const bool inf_distinct = c.inf_code != c.finite_overflow_code;
   const bool overflow_nan = c.inf_code > c.nan_above || c.finite_overflow_code > c.nan_above;
   if (inf_distinct) {
-    return overflow_nan ? quantize_vectors<true, true>(n, load, scale, c, out)
-                        : quantize_vectors<true, false>(n, load, scale, c, out);
+    return overflow_nan ? quantize_vectors<true, true, kShift>(n, load, scale, c, out)
+                        : quantize_vectors<true, false, kShift>(n, load, scale, c, out);
   }
-  return overflow_nan ? quantize_vectors<false, true>(n, load, scale, c, out)
-                      : quantize_vectors<false, false>(n, load, scale, c, out);
+  return overflow_nan ? quantize_vectors<false, true, kShift>(n, load, scale, c, out)
+                      : quantize_vectors<false, false, kShift>(n, load, scale, c, out);
+}
+
+template <class Load, class Scale>
+QuantizeStats quantize_any(std::size_t n, Load load, Scale scale, const CastConstants& c,
+                           std::uint8_t* HWY_RESTRICT out) {
+  constexpr int kE4M3Shift = 23 - kE4M3Spec.mantissa_bits;
+  constexpr int kE5M2Shift = 23 - kE5M2Spec.mantissa_bits;
+  switch (c.shift) {
+    case kE4M3Shift: return quantize_shifted<kE4M3Shift>(n, load, scale, c, out);
+    case kE5M2Shift: return quantize_shifted<kE5M2Shift>(n, load, scale, c, out);
+    default: return quantize_shifted<0>(n, load, scale, c, out);
+  }
 }
 
 QuantizeStats QuantizeF32(const float* x, std::size_t n, float scale, const CastConstants& c,
@@ -293,8 +317,14 @@ std::size_t ColumnAmaxF32(const float* HWY_RESTRICT x, std::size_t n, float* HWY
 // ---- Stochastic rounding -------------------------------------------------------------------
 
 // Philox4x32-10 output word 0 for the elements first, first + 1, ... (sim/rng.hpp's mapping), one
-// lane each. The 32x32 -> 64-bit products come from MulEven on the even lanes and on the odd
-// lanes shifted down; OddEven puts the high halves back in lane order.
+// lane each. Two half-vectors of 64-bit lanes carry the counters, the even elements in one and the
+// odd ones in the other, each 32-bit word in the low half of its 64-bit lane: MulEven (vpmuludq)
+// then gives the whole 32x32 -> 64-bit product per lane, whose low half is already where the next
+// round reads its word, and Shuffle2301 (a shuffle, off the multiplier's port) brings the high
+// half down. The upper halves of the lanes hold leftovers that nothing reads: MulEven and the final
+// interleave take only low halves. Rounds 1 and 2 each have a multiplier input that is the same in
+// every lane (the counter's words 1..3 are the index's high word and the stream), so they run on
+// scalars: one vector product per round instead of two; round 10 needs only word 0's product.
 HWY_INLINE VU philox_words(std::uint64_t seed, std::uint64_t stream, std::uint64_t first) {
   const DU32 du;
   const std::size_t lanes = hn::Lanes(du);
@@ -307,32 +337,75 @@ HWY_INLINE VU philox_words(std::uint64_t seed, std::uint64_t stream, std::uint64
   }
 #if HWY_TARGET != HWY_SCALAR
   const hn::Repartition<std::uint64_t, DU32> du64;
-  auto mul_hi_lo = [&](VU a, VU m, VU& hi, VU& lo) HWY_ATTR {
-    lo = hn::Mul(a, m);
-    const auto even = hn::MulEven(a, m);
-    const auto odd = hn::MulEven(hn::BitCast(du, hn::ShiftRight<32>(hn::BitCast(du64, a))), m);
-    hi = hn::OddEven(hn::BitCast(du, odd), hn::BitCast(du, hn::ShiftRight<32>(hn::BitCast(du64, even))));
-  };
-  VU c0 = hn::Add(hn::Set(du, first_lo), hn::Iota(du, 0));  // no wrap: checked above
-  VU c1 = hn::Set(du, static_cast<std::uint32_t>(first >> 32));
-  VU c2 = hn::Set(du, static_cast<std::uint32_t>(stream));
-  VU c3 = hn::Set(du, static_cast<std::uint32_t>(stream >> 32));
+  auto product = [](std::uint32_t a, std::uint32_t m) { return std::uint64_t{a} * m; };
+  auto high = [](std::uint64_t p) { return static_cast<std::uint32_t>(p >> 32); };
+  auto low = [](std::uint64_t p) { return static_cast<std::uint32_t>(p); };
   std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
+  const std::uint32_t index_hi = static_cast<std::uint32_t>(first >> 32);
+  const auto stream_lo = static_cast<std::uint32_t>(stream);
+  const auto stream_hi = static_cast<std::uint32_t>(stream >> 32);
   const VU m0 = hn::Set(du, kPhiloxM0), m1 = hn::Set(du, kPhiloxM1);
-  for (int round = 0; round < kPhiloxRounds; ++round) {
-    if (round > 0) {
-      k0 += kPhiloxW0;
-      k1 += kPhiloxW1;
-    }
-    VU hi0, lo0, hi1, lo1;
-    mul_hi_lo(c0, m0, hi0, lo0);
-    mul_hi_lo(c2, m1, hi1, lo1);
-    c0 = hn::Xor(hn::Xor(hi1, c1), hn::Set(du, k0));
-    c1 = lo1;
-    c2 = hn::Xor(hn::Xor(hi0, c3), hn::Set(du, k1));
-    c3 = lo0;
+  // (hi, lo) of a * m for the low word of each 64-bit lane, in the low words of two vectors.
+  auto mul_hi_lo = [&](VU a, VU m, VU& hi, VU& lo) HWY_ATTR {
+    lo = hn::BitCast(du, hn::MulEven(a, m));
+    hi = hn::Shuffle2301(lo);
+  };
+  // Round 1: c0 varies; c1 = index_hi, c2 = stream_lo, c3 = stream_hi do not.
+  //   c = { hi(M1 c2) ^ c1 ^ k0,  lo(M1 c2),  hi(M0 c0) ^ c3 ^ k1,  lo(M0 c0) }
+  const std::uint64_t p1_round1 = product(stream_lo, kPhiloxM1);
+  const std::uint32_t c0_round1 = high(p1_round1) ^ index_hi ^ k0;  // every lane
+  const std::uint32_t c1_round1 = low(p1_round1);                   // every lane
+  // Even elements first + 0, 2, 4, ... in `even`, odd ones in `odd`: counter word 0, no wrap
+  // (checked above).
+  const VU lane_pairs = hn::BitCast(du, hn::ShiftLeft<1>(hn::Iota(du64, 0)));
+  const VU even_c0 = hn::Add(hn::Set(du, first_lo), lane_pairs);
+  const VU odd_c0 = hn::Add(even_c0, hn::Set(du, 1u));
+  VU c[2][4];
+  int half = 0;
+  for (const VU counter0 : {even_c0, odd_c0}) {
+    VU hi0, lo0;
+    mul_hi_lo(counter0, m0, hi0, lo0);
+    c[half][0] = hn::Set(du, c0_round1);
+    c[half][1] = hn::Set(du, c1_round1);
+    c[half][2] = hn::Xor(hi0, hn::Set(du, stream_hi ^ k1));
+    c[half][3] = lo0;
+    ++half;
   }
-  return c0;
+  // Round 2: c0 and c1 are still the same in every lane, so M0 * c0 is a scalar product.
+  k0 += kPhiloxW0;
+  k1 += kPhiloxW1;
+  const std::uint64_t p0_round2 = product(c0_round1, kPhiloxM0);
+  for (VU* v : {c[0], c[1]}) {
+    VU hi1, lo1;
+    mul_hi_lo(v[2], m1, hi1, lo1);
+    v[0] = hn::Xor(hi1, hn::Set(du, c1_round1 ^ k0));
+    v[1] = lo1;
+    v[2] = hn::Xor(hn::Set(du, high(p0_round2) ^ k1), v[3]);
+    v[3] = hn::Set(du, low(p0_round2));
+  }
+  for (int round = 2; round < kPhiloxRounds - 1; ++round) {
+    k0 += kPhiloxW0;
+    k1 += kPhiloxW1;
+    const VU key0 = hn::Set(du, k0), key1 = hn::Set(du, k1);
+    for (VU* v : {c[0], c[1]}) {
+      VU hi0, lo0, hi1, lo1;
+      mul_hi_lo(v[0], m0, hi0, lo0);
+      mul_hi_lo(v[2], m1, hi1, lo1);
+      v[0] = hn::Xor3(hi1, v[1], key0);
+      v[1] = lo1;
+      v[2] = hn::Xor3(hi0, v[3], key1);
+      v[3] = lo0;
+    }
+  }
+  // Round 10: only word 0 is returned, hi(M1 c2) ^ c1 ^ k0; M0 * c0 is not needed.
+  k0 += kPhiloxW0;
+  for (VU* v : {c[0], c[1]}) {
+    VU hi1, lo1;
+    mul_hi_lo(v[2], m1, hi1, lo1);
+    v[0] = hn::Xor3(hi1, v[1], hn::Set(du, k0));
+  }
+  // Word 0 of element 2j is the low word of lane j of c[0][0]; of element 2j + 1, of c[1][0].
+  return hn::OddEven(hn::BitCast(du, hn::ShiftLeft<32>(hn::BitCast(du64, c[1][0]))), c[0][0]);
 #endif
 }
 
