@@ -461,18 +461,23 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
     // normal range: (a + (r & (2^shift - 1)) - (rebias << shift)) >> shift
     const VI normal = hn::ShiftRightSame(
         hn::Sub(hn::BitCast(di, hn::Add(au, hn::And(random, normal_random_mask))), rebias_shifted), shift);
-    // below it: variable shift of the significand
-    const VU e_field = hn::ShiftRight<23>(au);
-    const VU significand = hn::Or(hn::And(au, mantissa_mask),
-                                  hn::IfThenElseZero(hn::BitCast(du, e_field) != hn::Zero(du), implicit_bit));
-    const VI total_shift = hn::Sub(subnormal_shift_base, hn::BitCast(di, e_field));
-    // Shifts of 32 or more give 0; negative ones occur only in normal-range lanes, which take the
-    // normal result. Both are zeroed first: a shift count outside 0..31 is undefined per lane.
-    const auto usable = hn::And(total_shift > minus_one, total_shift < shift_limit);
-    const VU shift_u = hn::BitCast(du, hn::IfThenElseZero(usable, total_shift));
-    const VU random_low = hn::And(random, hn::Sub(one << shift_u, one));
-    const VI subnormal = hn::IfThenElseZero(usable, hn::BitCast(di, hn::Add(significand, random_low) >> shift_u));
-    const VI code = hn::IfThenElse(a < min_normal_bits, subnormal, normal);
+    // Below it, only when some lane is there (the path is about a third of the cast without Philox; with
+    // normal-range data most vectors have no such lane): a variable shift of the significand.
+    const auto below_normal = a < min_normal_bits;
+    VI code = normal;
+    if (!hn::AllFalse(di, below_normal)) {
+      const VU e_field = hn::ShiftRight<23>(au);
+      const VU significand = hn::Or(hn::And(au, mantissa_mask),
+                                    hn::IfThenElseZero(hn::BitCast(du, e_field) != hn::Zero(du), implicit_bit));
+      const VI total_shift = hn::Sub(subnormal_shift_base, hn::BitCast(di, e_field));
+      // Shifts of 32 or more give 0; negative ones occur only in normal-range lanes, which take the
+      // normal result. Both are zeroed first: a shift count outside 0..31 is undefined per lane.
+      const auto usable = hn::And(total_shift > minus_one, total_shift < shift_limit);
+      const VU shift_u = hn::BitCast(du, hn::IfThenElseZero(usable, total_shift));
+      const VU random_low = hn::And(random, hn::Sub(one << shift_u, one));
+      const VI subnormal = hn::IfThenElseZero(usable, hn::BitCast(di, hn::Add(significand, random_low) >> shift_u));
+      code = hn::IfThenElse(below_normal, subnormal, normal);
+    }
 
     const auto y_nan = a > inf_bits;
     const auto overflow = code > max_finite;

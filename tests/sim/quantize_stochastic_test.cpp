@@ -64,8 +64,13 @@ TEST_CASE("quantize_stochastic equals the per-element definition on random data,
 // of the stream's two words, the index's high word and the seed's two words; a word of each that
 // is zero or small would hide a mixed-up word. Every word here is distinct and uses all 32 bits,
 // each index's high word among them, and the low word wraps inside the span.
+// The data: random_values (most vectors have lanes in the subnormal range) and values of
+// [2^-6, 2^8), in E4M3's normal range, whose vectors skip the kernel's subnormal path.
 TEST_CASE("quantize_stochastic: random words equal philox_random_word for wide seeds, streams and indices") {
-  const std::vector<float> x = random_values(1000, 9);
+  std::vector<float> x = random_values(1000, 9);
+  std::mt19937 rng(10);
+  std::uniform_real_distribution<float> exponent(-6.0f, 8.0f);
+  for (int i = 0; i < 1000; ++i) x.push_back(std::exp2(exponent(rng)) * (i % 3 ? 1.0f : -1.0f));
   const std::uint64_t seeds[] = {0x0123'4567'89AB'CDEFull, 0xFFFF'FFFF'FFFF'FFFFull, 0};
   const std::uint64_t streams[] = {0xDEAD'BEEF'1234'5678ull, 0xFFFF'FFFF'0000'0001ull, 3};
   const std::uint64_t firsts[] = {0x9876'5432'0000'0011ull, 0x0000'0007'FFFF'FE00ull,
