@@ -28,8 +28,9 @@
 
 #ifndef FP8LAB_SIM_QUANTIZE_CONSTANTS
 #define FP8LAB_SIM_QUANTIZE_CONSTANTS
-#include <bit>
 #include <hwy/cache_control.h>
+
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -139,13 +140,6 @@ struct LoadBF16Pairs {
 };
 #endif
 
-// Lane accumulators (no default member initializers: an implicit constructor would be compiled
-// without the target's instruction set).
-// One vector of the kernel; see the numbered steps at the top of this file. Two mode properties
-// are template parameters because each costs instructions only when it holds:
-//   kInfDistinct:  ±Inf does not become what finite overflow becomes (sat_keep_inf);
-//   kOverflowNaN:  some overflow becomes NaN (E4M3 nosat and sat_keep_inf), so NaN codes are not
-//                  only those of NaN y.
 // a >> shift, arithmetic. kShift != 0 is the shift as a compile-time constant: an immediate
 // shift is one instruction where a shift by a count in a register is two on AVX-512, and the
 // kernel's normal range shifts twice per vector (E4M3: 20, E5M2: 21; 0 = the count at run time).
@@ -158,6 +152,13 @@ HWY_INLINE VI shift_right(VI a, int shift) {
   }
 }
 
+// Lane accumulators (no default member initializers: an implicit constructor would be compiled
+// without the target's instruction set).
+// One vector of the kernel; see the numbered steps at the top of this file. Two mode properties
+// are template parameters because each costs instructions only when it holds:
+//   kInfDistinct:  ±Inf does not become what finite overflow becomes (sat_keep_inf);
+//   kOverflowNaN:  some overflow becomes NaN (E4M3 nosat and sat_keep_inf), so NaN codes are not
+//                  only those of NaN y.
 template <bool kInfDistinct, bool kOverflowNaN, int kShift, class Load, class Scale>
 QuantizeStats quantize_vectors(std::size_t n, Load load, Scale scale_at, const CastConstants& c,
                                std::uint8_t* HWY_RESTRICT out) {
@@ -356,7 +357,8 @@ std::size_t ColumnAmaxF32(const float* HWY_RESTRICT x, std::size_t n, float* HWY
     const VI x_abs = hn::And(hn::BitCast(di, hn::LoadU(DF(), x + i)), abs_mask);
     const auto x_nan = x_abs > inf_bits;
     const VI current = hn::BitCast(di, hn::LoadU(DF(), amax + i));
-    hn::StoreU(hn::BitCast(DF(), hn::Max(current, hn::IfThenZeroElse(x_nan, x_abs))), DF(), amax + i);
+    const VI updated_amax = hn::Max(current, hn::IfThenZeroElse(x_nan, x_abs));
+    hn::StoreU(hn::BitCast(DF(), updated_amax), DF(), amax + i);
     const VI flags = hn::BitCast(di, hn::PromoteTo(DU32(), hn::LoadU(DU8(), has_nan + i)));
     const VI updated = hn::Or(flags, hn::IfThenElseZero(x_nan, one));
     hn::StoreU(hn::U8FromU32(hn::BitCast(DU32(), updated)), DU8(), has_nan + i);
@@ -511,21 +513,24 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
     // normal range: (a + (r & (2^shift - 1)) - (rebias << shift)) >> shift
     const VI normal = hn::ShiftRightSame(
         hn::Sub(hn::BitCast(di, hn::Add(au, hn::And(random, normal_random_mask))), rebias_shifted), shift);
-    // Below it, only when some lane is there (the path is about a third of the cast without Philox; with
-    // normal-range data most vectors have no such lane): a variable shift of the significand.
+    // Below it, only when some lane is there (the path is about a third of the cast without
+    // Philox; with normal-range data most vectors have no such lane): a variable shift of the
+    // significand.
     const auto below_normal = a < min_normal_bits;
     VI code = normal;
     if (!hn::AllFalse(di, below_normal)) {
       const VU e_field = hn::ShiftRight<23>(au);
-      const VU significand = hn::Or(hn::And(au, mantissa_mask),
-                                    hn::IfThenElseZero(hn::BitCast(du, e_field) != hn::Zero(du), implicit_bit));
+      const VU significand =
+          hn::Or(hn::And(au, mantissa_mask),
+                 hn::IfThenElseZero(hn::BitCast(du, e_field) != hn::Zero(du), implicit_bit));
       const VI total_shift = hn::Sub(subnormal_shift_base, hn::BitCast(di, e_field));
       // Shifts of 32 or more give 0; negative ones occur only in normal-range lanes, which take the
       // normal result. Both are zeroed first: a shift count outside 0..31 is undefined per lane.
       const auto usable = hn::And(total_shift > minus_one, total_shift < shift_limit);
       const VU shift_u = hn::BitCast(du, hn::IfThenElseZero(usable, total_shift));
       const VU random_low = hn::And(random, hn::Sub(one << shift_u, one));
-      const VI subnormal = hn::IfThenElseZero(usable, hn::BitCast(di, hn::Add(significand, random_low) >> shift_u));
+      const VI subnormal =
+          hn::IfThenElseZero(usable, hn::BitCast(di, hn::Add(significand, random_low) >> shift_u));
       code = hn::IfThenElse(below_normal, subnormal, normal);
     }
 
@@ -676,7 +681,9 @@ std::size_t check_runs(const char* function, std::size_t n, std::span<const floa
 // compiler vectorizes (a row of 128 x 1 blocks has a scale per element), below the bits of +Inf.
 bool all_finite(std::span<const float> scales) {
   std::uint32_t largest = 0;
-  for (const float s : scales) largest = std::max(largest, std::bit_cast<std::uint32_t>(s) & 0x7FFF'FFFFu);
+  for (const float s : scales) {
+    largest = std::max(largest, std::bit_cast<std::uint32_t>(s) & 0x7FFF'FFFFu);
+  }
   return largest < 0x7F80'0000u;
 }
 

@@ -116,9 +116,9 @@ QuantizeResult quantize_blocked(const char* function, std::span<const float> x, 
     const std::span<const float> band_scales(t.scale.data() + first, scale_cols);
     const std::size_t offset = static_cast<std::size_t>(r0) * ucols;
     const std::size_t band_size = static_cast<std::size_t>(r1 - r0) * ucols;
+    const auto band_out = std::span<std::uint8_t>(t.data).subspan(offset, band_size);
     result.stats.merge(quantize_scaled_rows(x.subspan(offset, band_size), ucols, band_scales, bc,
-                                            format, Overflow::kSatFinite,
-                                            std::span<std::uint8_t>(t.data).subspan(offset, band_size)));
+                                            format, Overflow::kSatFinite, band_out));
   }
   result.stats.amax = tensor_amax;
   return result;

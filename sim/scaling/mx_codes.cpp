@@ -40,9 +40,9 @@ struct CodeConstants {
   E8M0Mode mode;
   bool torchao_main;
   Format element;
-  float reciprocal_of_max;  // mx_reciprocal_of_max (sim/scaling/mx.hpp)
-  float max;                // fp8_max: torchao-0.18 rceil's divisor
-  std::int32_t emax;        // the element format's largest exponent (8 for E4M3, 15 for E5M2)
+  float reciprocal_of_max;     // mx_reciprocal_of_max (sim/scaling/mx.hpp)
+  float max;                   // fp8_max: torchao-0.18 rceil's divisor
+  std::int32_t emax;           // the element format's largest exponent (8 for E4M3, 15 for E5M2)
   std::int32_t even_half_ulp;  // 2^(23 - mbits - 1): half an element ulp in fp32 mantissa bits
 };
 
@@ -101,8 +101,8 @@ std::size_t MxScaleCodes(const float* HWY_RESTRICT amax, const std::uint8_t* HWY
     const bool rceil = c.mode == E8M0Mode::kRceil;
     if (c.mode == E8M0Mode::kTe || (rceil && c.torchao_main)) {
       // v = RN(a * RCP), one IEEE multiply as the scalar rule's `amax * reciprocal_of_max`.
-      const VI v = hn::And(hn::BitCast(di, hn::Mul(hn::BitCast(df, a), hn::BitCast(df, rcp))),
-                           abs_mask);
+      const VI v =
+          hn::And(hn::BitCast(di, hn::Mul(hn::BitCast(df, a), hn::BitCast(df, rcp))), abs_mask);
       const VI e = hn::ShiftRight<23>(v);
       const VI m = hn::And(v, mantissa_mask);
       const VI threshold = hn::IfThenElseZero(e == zero, half_mantissa);
@@ -124,8 +124,8 @@ std::size_t MxScaleCodes(const float* HWY_RESTRICT amax, const std::uint8_t* HWY
       code = hn::Add(hn::Min(hn::Max(log2_ceil, lowest), highest_rceil), bias);
       code = hn::IfThenElse(d == inf_bits, code_fe, code);
       code = hn::IfThenElse(d > inf_bits, code_nan, code);
-      const auto ambiguous = hn::Or(hn::And(m > zero, m < rceil_sure),
-                                    hn::And(e == zero, m > zero));
+      const auto ambiguous =
+          hn::Or(hn::And(m > zero, m < rceil_sure), hn::And(e == zero, m > zero));
       if (!hn::AllFalse(di, ambiguous)) {
         HWY_ALIGN std::int32_t lane_ambiguous[hn::MaxLanes(DI())];
         HWY_ALIGN std::int32_t lane_code[hn::MaxLanes(DI())];
@@ -135,8 +135,8 @@ std::size_t MxScaleCodes(const float* HWY_RESTRICT amax, const std::uint8_t* HWY
         hn::Store(hn::BitCast(df, a), df, lane_amax);
         for (std::size_t l = 0; l < lanes; ++l) {
           if (lane_ambiguous[l] == 0) continue;
-          lane_code[l] = mx_scale_code(lane_amax[l], c.element, E8M0Mode::kRceil,
-                                       TorchaoVersion::kV0_18);
+          lane_code[l] =
+              mx_scale_code(lane_amax[l], c.element, E8M0Mode::kRceil, TorchaoVersion::kV0_18);
         }
         code = hn::Load(di, lane_code);
       }
@@ -193,8 +193,8 @@ void mx_scale_codes(std::span<const float> amax, std::span<const std::uint8_t> h
                                  fp8_max(element),
                                  es.max_exponent(),
                                  std::int32_t{1} << (23 - es.mantissa_bits - 1)};
-  const std::size_t done = HWY_DYNAMIC_DISPATCH(mx_simd::MxScaleCodes)(
-      amax.data(), has_nan.data(), n, c, codes.data());
+  const std::size_t done =
+      HWY_DYNAMIC_DISPATCH(mx_simd::MxScaleCodes)(amax.data(), has_nan.data(), n, c, codes.data());
   constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
   for (std::size_t j = done; j < n; ++j) {
     const float a = (has_nan[j] != 0 && mode != E8M0Mode::kTe) ? kNaN : amax[j];

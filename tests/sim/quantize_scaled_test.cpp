@@ -138,8 +138,8 @@ TEST_CASE("quantize_scaled_rows equals quantize_scaled row by row, every target"
       for (const bool non_finite : {false, true}) {
         const std::size_t rows = 5;
         const auto x = mixed_input(rows * cols, static_cast<std::uint32_t>(cols + run));
-        const auto scales =
-            scales_for((cols + run - 1) / run, static_cast<std::uint32_t>(3 * cols + run), non_finite);
+        const auto scales = scales_for((cols + run - 1) / run,
+                                       static_cast<std::uint32_t>(3 * cols + run), non_finite);
         std::vector<std::uint8_t> want(x.size());
         QuantizeStats want_stats;
         for (std::size_t r = 0; r < rows; ++r) {

@@ -100,8 +100,8 @@ void check_codes(const std::vector<float>& amax, const std::vector<std::uint8_t>
             break;
           }
         }
-        INFO(what << " on " << bulk_target_name() << ", " << spec(f).name << " "
-                  << to_string(mode) << " " << to_string(version) << ", n " << amax.size());
+        INFO(what << " on " << bulk_target_name() << ", " << spec(f).name << " " << to_string(mode)
+                  << " " << to_string(version) << ", n " << amax.size());
         if (wrong < amax.size()) {
           char line[160];
           std::snprintf(line, sizeof line,
@@ -143,7 +143,7 @@ TEST_CASE("mx_scale_codes rejects spans of different lengths") {
   const std::vector<float> amax(4, 1.0f);
   const std::vector<std::uint8_t> three(3, 0);
   std::vector<std::uint8_t> codes(4);
-  CHECK_THROWS_AS(mx_scale_codes(amax, three, Format::E4M3, E8M0Mode::kTe,
-                                 TorchaoVersion::kV0_18, codes),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(
+      mx_scale_codes(amax, three, Format::E4M3, E8M0Mode::kTe, TorchaoVersion::kV0_18, codes),
+      std::invalid_argument);
 }
