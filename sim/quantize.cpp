@@ -28,12 +28,23 @@
 
 #ifndef FP8LAB_SIM_QUANTIZE_CONSTANTS
 #define FP8LAB_SIM_QUANTIZE_CONSTANTS
+#include <hwy/cache_control.h>
+
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 
 namespace fp8lab::sim::bulk {
+
+// How far ahead of the element being loaded each bulk loop prefetches its input. The loops are
+// about 40-60 instructions per vector, so the out-of-order window holds only a few input cache
+// lines in flight: a tensor beyond L2 left them waiting on each line's latency, the bf16 path
+// (32 input bytes per vector) most, and at 1/4-1/6 of memcpy's rate (perf record: ~70% of the
+// kernel's samples on the instruction after its load). 4 KiB ahead (measured 2026-12-02 on the
+// 2-core AVX-512 machine: 1-8 KiB all within noise of each other, none = 3-4x slower) turns them
+// into loops bound by their instructions. A prefetch past the end of the input never faults.
+inline constexpr std::size_t kPrefetchBytes = 4096;
 
 // Everything the kernel needs about (format, mode), derived from FormatSpec once per call.
 struct CastConstants {
@@ -86,19 +97,60 @@ using VF = hn::Vec<DF>;
 using VI = hn::Vec<DI>;
 using VU = hn::Vec<DU32>;
 
-// Loads Lanes(DF) input elements as fp32 bits.
+// Loads Lanes(DF) input elements as fp32 bits; prefetch(i) asks for the cache line
+// kPrefetchBytes beyond element i (see kPrefetchBytes).
 struct LoadF32 {
+  static constexpr bool kPairs = false;
   const float* x;
   VI operator()(std::size_t i) const { return hn::BitCast(DI(), hn::LoadU(DF(), x + i)); }
+  void prefetch(std::size_t i) const { hwy::Prefetch(x + i + kPrefetchBytes / sizeof(float)); }
 };
 // bf16 is the top half of an fp32: widen and shift, exact.
 struct LoadBF16 {
+  static constexpr bool kPairs = false;
   const std::uint16_t* x;
   VI operator()(std::size_t i) const {
     const auto wide = hn::PromoteTo(DU32(), hn::LoadU(DU16(), x + i));
     return hn::BitCast(DI(), hn::ShiftLeft<16>(wide));
   }
+  void prefetch(std::size_t i) const {
+    hwy::Prefetch(x + i + kPrefetchBytes / sizeof(std::uint16_t));
+  }
 };
+#if HWY_TARGET != HWY_SCALAR
+// bf16 two vectors at a time: one full vector of 2 * Lanes values, each 128-bit block's lower and
+// upper four interleaved with zero (ZipLower / ZipUpper: the 16-bit shift comes free, one
+// instruction per vector instead of a widening load and a shift). The fp32 lanes then hold the
+// elements block by block out of order: `first` has elements 8b..8b+3 of each block b, `second`
+// 8b+4..8b+7; ReorderDemote2To (packssdw, per 128-bit block: first's four, then second's four)
+// undoes exactly that, so the codes are stored in element order.
+struct LoadBF16Pairs {
+  static constexpr bool kPairs = true;
+  const std::uint16_t* x;
+  void pair(std::size_t i, VI& first, VI& second) const {
+    const hn::Repartition<std::uint16_t, DU32> du16;
+    const auto v = hn::LoadU(du16, x + i);
+    const auto zero16 = hn::Zero(du16);
+    first = hn::BitCast(DI(), hn::ZipLower(DU32(), zero16, v));
+    second = hn::BitCast(DI(), hn::ZipUpper(DU32(), zero16, v));
+  }
+  void prefetch(std::size_t i) const {
+    hwy::Prefetch(x + i + kPrefetchBytes / sizeof(std::uint16_t));
+  }
+};
+#endif
+
+// a >> shift, arithmetic. kShift != 0 is the shift as a compile-time constant: an immediate
+// shift is one instruction where a shift by a count in a register is two on AVX-512, and the
+// kernel's normal range shifts twice per vector (E4M3: 20, E5M2: 21; 0 = the count at run time).
+template <int kShift>
+HWY_INLINE VI shift_right(VI a, int shift) {
+  if constexpr (kShift != 0) {
+    return hn::ShiftRight<kShift>(a);
+  } else {
+    return hn::ShiftRightSame(a, shift);
+  }
+}
 
 // Lane accumulators (no default member initializers: an implicit constructor would be compiled
 // without the target's instruction set).
@@ -107,7 +159,7 @@ struct LoadBF16 {
 //   kInfDistinct:  ±Inf does not become what finite overflow becomes (sat_keep_inf);
 //   kOverflowNaN:  some overflow becomes NaN (E4M3 nosat and sat_keep_inf), so NaN codes are not
 //                  only those of NaN y.
-template <bool kInfDistinct, bool kOverflowNaN, class Load, class Scale>
+template <bool kInfDistinct, bool kOverflowNaN, int kShift, class Load, class Scale>
 QuantizeStats quantize_vectors(std::size_t n, Load load, Scale scale_at, const CastConstants& c,
                                std::uint8_t* HWY_RESTRICT out) {
   const DF df;
@@ -136,17 +188,16 @@ QuantizeStats quantize_vectors(std::size_t n, Load load, Scale scale_at, const C
 
   VI amax_bits = zero;
   std::size_t overflowed = 0, nan_y = 0, nan_codes = 0, below_half_subnormal = 0, zeros = 0;
-  std::size_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    const VI x_bits = load(i);
+  // The codes (one per 32-bit lane) of one vector of input bits, its statistics counted.
+  auto cast = [&](const VI x_bits, const VF scale) HWY_ATTR {
     const VI x_abs = hn::And(x_bits, abs_mask);
     amax_bits = hn::IfThenElse(x_abs < not_nan_below, hn::Max(amax_bits, x_abs), amax_bits);
 
-    const VI y_bits = hn::BitCast(di, hn::Mul(hn::BitCast(df, x_bits), scale_at(i)));
+    const VI y_bits = hn::BitCast(di, hn::Mul(hn::BitCast(df, x_bits), scale));
     const VI a = hn::And(y_bits, abs_mask);
     // 1. normal range
-    const VI lsb = hn::And(hn::ShiftRightSame(a, shift), one);
-    const VI normal = hn::ShiftRightSame(hn::Add(hn::Add(a, round_and_rebias), lsb), shift);
+    const VI lsb = hn::And(shift_right<kShift>(a, shift), one);
+    const VI normal = shift_right<kShift>(hn::Add(hn::Add(a, round_and_rebias), lsb), shift);
     // 2. subnormal range
     const VI subnormal = hn::Sub(hn::BitCast(di, hn::Add(hn::BitCast(df, a), magic)), magic_bits);
     const VI code = hn::IfThenElse(a < min_normal_bits, subnormal, normal);
@@ -158,7 +209,6 @@ QuantizeStats quantize_vectors(std::size_t n, Load load, Scale scale_at, const C
     const VI magnitude = hn::IfThenElse(overflow, overflow_code, code);
     const VI sign = hn::And(hn::BitCast(di, hn::ShiftRight<24>(hn::BitCast(DU32(), y_bits))), sign_bit);
     const VI result = hn::IfThenElse(y_nan, canonical_nan, hn::Or(magnitude, sign));
-    hn::StoreU(hn::U8FromU32(hn::BitCast(DU32(), result)), DU8(), out + i);
 
     // Statistics, as differences of counts that need no mask arithmetic:
     // - a NaN y always takes the overflow branch of step 3 (a >= 0x7F80'0001 gives code >= 1080
@@ -171,6 +221,31 @@ QuantizeStats quantize_vectors(std::size_t n, Load load, Scale scale_at, const C
     if constexpr (kOverflowNaN) nan_codes += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
     below_half_subnormal += hn::CountTrue(di, a < underflow_below);
     zeros += hn::CountTrue(di, x_abs == zero);
+    return result;
+  };
+  std::size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (Load::kPairs) {
+    // Two vectors per load, their codes packed back in element order (LoadBF16Pairs).
+    const hn::Repartition<std::int16_t, DI> di16;
+    const hn::Rebind<std::uint8_t, decltype(di16)> du8_pairs;
+    for (; i + 2 * lanes <= n; i += 2 * lanes) {
+      load.prefetch(i);
+      VI first, second;
+      load.pair(i, first, second);
+      const VI codes_first = cast(first, scale_at(i));
+      const VI codes_second = cast(second, scale_at(i + lanes));
+      hn::StoreU(hn::DemoteTo(du8_pairs, hn::ReorderDemote2To(di16, codes_first, codes_second)),
+                 du8_pairs, out + i);
+    }
+  } else
+#endif
+  {
+    for (; i + lanes <= n; i += lanes) {
+      load.prefetch(i);
+      const VI result = cast(load(i), scale_at(i));
+      hn::StoreU(hn::U8FromU32(hn::BitCast(DU32(), result)), DU8(), out + i);
+    }
   }
   QuantizeStats stats;
   stats.amax = std::bit_cast<float>(hn::GetLane(hn::MaxOfLanes(di, amax_bits)));
@@ -197,17 +272,29 @@ struct ElementScale {
   VF operator()(std::size_t i) const { return hn::LoadU(DF(), scales + i); }
 };
 
-template <class Load, class Scale>
-QuantizeStats quantize_any(std::size_t n, Load load, Scale scale, const CastConstants& c,
-                           std::uint8_t* HWY_RESTRICT out) {
+template <int kShift, class Load, class Scale>
+QuantizeStats quantize_shifted(std::size_t n, Load load, Scale scale, const CastConstants& c,
+                               std::uint8_t* HWY_RESTRICT out) {
   const bool inf_distinct = c.inf_code != c.finite_overflow_code;
   const bool overflow_nan = c.inf_code > c.nan_above || c.finite_overflow_code > c.nan_above;
   if (inf_distinct) {
-    return overflow_nan ? quantize_vectors<true, true>(n, load, scale, c, out)
-                        : quantize_vectors<true, false>(n, load, scale, c, out);
+    return overflow_nan ? quantize_vectors<true, true, kShift>(n, load, scale, c, out)
+                        : quantize_vectors<true, false, kShift>(n, load, scale, c, out);
   }
-  return overflow_nan ? quantize_vectors<false, true>(n, load, scale, c, out)
-                      : quantize_vectors<false, false>(n, load, scale, c, out);
+  return overflow_nan ? quantize_vectors<false, true, kShift>(n, load, scale, c, out)
+                      : quantize_vectors<false, false, kShift>(n, load, scale, c, out);
+}
+
+template <class Load, class Scale>
+QuantizeStats quantize_any(std::size_t n, Load load, Scale scale, const CastConstants& c,
+                           std::uint8_t* HWY_RESTRICT out) {
+  constexpr int kE4M3Shift = 23 - kE4M3Spec.mantissa_bits;
+  constexpr int kE5M2Shift = 23 - kE5M2Spec.mantissa_bits;
+  switch (c.shift) {
+    case kE4M3Shift: return quantize_shifted<kE4M3Shift>(n, load, scale, c, out);
+    case kE5M2Shift: return quantize_shifted<kE5M2Shift>(n, load, scale, c, out);
+    default: return quantize_shifted<0>(n, load, scale, c, out);
+  }
 }
 
 QuantizeStats QuantizeF32(const float* x, std::size_t n, float scale, const CastConstants& c,
@@ -216,7 +303,11 @@ QuantizeStats QuantizeF32(const float* x, std::size_t n, float scale, const Cast
 }
 QuantizeStats QuantizeBF16(const std::uint16_t* x, std::size_t n, float scale,
                            const CastConstants& c, std::uint8_t* out) {
+#if HWY_TARGET != HWY_SCALAR
+  return quantize_any(n, LoadBF16Pairs{x}, UniformScale{scale}, c, out);
+#else
   return quantize_any(n, LoadBF16{x}, UniformScale{scale}, c, out);
+#endif
 }
 // log2_run < 0: one scale per element; else one per run of 2^log2_run >= Lanes elements.
 QuantizeStats QuantizeF32Scaled(const float* x, std::size_t n, const float* scales, int log2_run,
@@ -239,6 +330,7 @@ void RunAmaxF32(const float* x, std::size_t runs, int log2_run, float* amax,
     VI amax_bits = hn::Zero(di);
     auto nan = hn::FirstN(di, 0);
     for (std::size_t i = 0; i < run; i += lanes) {
+      hwy::Prefetch(x_run + i + kPrefetchBytes / sizeof(float));
       const VI x_abs = hn::And(hn::BitCast(di, hn::LoadU(DF(), x_run + i)), abs_mask);
       const auto x_nan = x_abs > inf_bits;
       nan = hn::Or(nan, x_nan);
@@ -249,11 +341,42 @@ void RunAmaxF32(const float* x, std::size_t runs, int log2_run, float* amax,
   }
 }
 
+// For c < n in whole vectors: amax[c] = max(amax[c], |x[c]|) with NaN x ignored, and
+// has_nan[c] |= whether x[c] is NaN; returns how many elements it did. amax holds NaN-ignoring
+// amaxes (>= +0, not NaN), whose bits order as their values: an integer max, as in amax_vectors.
+std::size_t ColumnAmaxF32(const float* HWY_RESTRICT x, std::size_t n, float* HWY_RESTRICT amax,
+                          std::uint8_t* HWY_RESTRICT has_nan) {
+  const DI di;
+  const std::size_t lanes = hn::Lanes(di);
+  const VI abs_mask = hn::Set(di, 0x7FFF'FFFF);
+  const VI inf_bits = hn::Set(di, 0x7F80'0000);
+  const VI one = hn::Set(di, 1);
+  std::size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    hwy::Prefetch(x + i + kPrefetchBytes / sizeof(float));
+    const VI x_abs = hn::And(hn::BitCast(di, hn::LoadU(DF(), x + i)), abs_mask);
+    const auto x_nan = x_abs > inf_bits;
+    const VI current = hn::BitCast(di, hn::LoadU(DF(), amax + i));
+    const VI updated_amax = hn::Max(current, hn::IfThenZeroElse(x_nan, x_abs));
+    hn::StoreU(hn::BitCast(DF(), updated_amax), DF(), amax + i);
+    const VI flags = hn::BitCast(di, hn::PromoteTo(DU32(), hn::LoadU(DU8(), has_nan + i)));
+    const VI updated = hn::Or(flags, hn::IfThenElseZero(x_nan, one));
+    hn::StoreU(hn::U8FromU32(hn::BitCast(DU32(), updated)), DU8(), has_nan + i);
+  }
+  return i;
+}
+
 // ---- Stochastic rounding -------------------------------------------------------------------
 
 // Philox4x32-10 output word 0 for the elements first, first + 1, ... (sim/rng.hpp's mapping), one
-// lane each. The 32x32 -> 64-bit products come from MulEven on the even lanes and on the odd
-// lanes shifted down; OddEven puts the high halves back in lane order.
+// lane each. Two half-vectors of 64-bit lanes carry the counters, the even elements in one and the
+// odd ones in the other, each 32-bit word in the low half of its 64-bit lane: MulEven (vpmuludq)
+// then gives the whole 32x32 -> 64-bit product per lane, whose low half is already where the next
+// round reads its word, and Shuffle2301 (a shuffle, off the multiplier's port) brings the high
+// half down. The upper halves of the lanes hold leftovers that nothing reads: MulEven and the final
+// interleave take only low halves. Rounds 1 and 2 each have a multiplier input that is the same in
+// every lane (the counter's words 1..3 are the index's high word and the stream), so they run on
+// scalars: one vector product per round instead of two; round 10 needs only word 0's product.
 HWY_INLINE VU philox_words(std::uint64_t seed, std::uint64_t stream, std::uint64_t first) {
   const DU32 du;
   const std::size_t lanes = hn::Lanes(du);
@@ -266,32 +389,75 @@ HWY_INLINE VU philox_words(std::uint64_t seed, std::uint64_t stream, std::uint64
   }
 #if HWY_TARGET != HWY_SCALAR
   const hn::Repartition<std::uint64_t, DU32> du64;
-  auto mul_hi_lo = [&](VU a, VU m, VU& hi, VU& lo) HWY_ATTR {
-    lo = hn::Mul(a, m);
-    const auto even = hn::MulEven(a, m);
-    const auto odd = hn::MulEven(hn::BitCast(du, hn::ShiftRight<32>(hn::BitCast(du64, a))), m);
-    hi = hn::OddEven(hn::BitCast(du, odd), hn::BitCast(du, hn::ShiftRight<32>(hn::BitCast(du64, even))));
-  };
-  VU c0 = hn::Add(hn::Set(du, first_lo), hn::Iota(du, 0));  // no wrap: checked above
-  VU c1 = hn::Set(du, static_cast<std::uint32_t>(first >> 32));
-  VU c2 = hn::Set(du, static_cast<std::uint32_t>(stream));
-  VU c3 = hn::Set(du, static_cast<std::uint32_t>(stream >> 32));
+  auto product = [](std::uint32_t a, std::uint32_t m) { return std::uint64_t{a} * m; };
+  auto high = [](std::uint64_t p) { return static_cast<std::uint32_t>(p >> 32); };
+  auto low = [](std::uint64_t p) { return static_cast<std::uint32_t>(p); };
   std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
+  const std::uint32_t index_hi = static_cast<std::uint32_t>(first >> 32);
+  const auto stream_lo = static_cast<std::uint32_t>(stream);
+  const auto stream_hi = static_cast<std::uint32_t>(stream >> 32);
   const VU m0 = hn::Set(du, kPhiloxM0), m1 = hn::Set(du, kPhiloxM1);
-  for (int round = 0; round < kPhiloxRounds; ++round) {
-    if (round > 0) {
-      k0 += kPhiloxW0;
-      k1 += kPhiloxW1;
-    }
-    VU hi0, lo0, hi1, lo1;
-    mul_hi_lo(c0, m0, hi0, lo0);
-    mul_hi_lo(c2, m1, hi1, lo1);
-    c0 = hn::Xor(hn::Xor(hi1, c1), hn::Set(du, k0));
-    c1 = lo1;
-    c2 = hn::Xor(hn::Xor(hi0, c3), hn::Set(du, k1));
-    c3 = lo0;
+  // (hi, lo) of a * m for the low word of each 64-bit lane, in the low words of two vectors.
+  auto mul_hi_lo = [&](VU a, VU m, VU& hi, VU& lo) HWY_ATTR {
+    lo = hn::BitCast(du, hn::MulEven(a, m));
+    hi = hn::Shuffle2301(lo);
+  };
+  // Round 1: c0 varies; c1 = index_hi, c2 = stream_lo, c3 = stream_hi do not.
+  //   c = { hi(M1 c2) ^ c1 ^ k0,  lo(M1 c2),  hi(M0 c0) ^ c3 ^ k1,  lo(M0 c0) }
+  const std::uint64_t p1_round1 = product(stream_lo, kPhiloxM1);
+  const std::uint32_t c0_round1 = high(p1_round1) ^ index_hi ^ k0;  // every lane
+  const std::uint32_t c1_round1 = low(p1_round1);                   // every lane
+  // Even elements first + 0, 2, 4, ... in `even`, odd ones in `odd`: counter word 0, no wrap
+  // (checked above).
+  const VU lane_pairs = hn::BitCast(du, hn::ShiftLeft<1>(hn::Iota(du64, 0)));
+  const VU even_c0 = hn::Add(hn::Set(du, first_lo), lane_pairs);
+  const VU odd_c0 = hn::Add(even_c0, hn::Set(du, 1u));
+  VU c[2][4];
+  int half = 0;
+  for (const VU counter0 : {even_c0, odd_c0}) {
+    VU hi0, lo0;
+    mul_hi_lo(counter0, m0, hi0, lo0);
+    c[half][0] = hn::Set(du, c0_round1);
+    c[half][1] = hn::Set(du, c1_round1);
+    c[half][2] = hn::Xor(hi0, hn::Set(du, stream_hi ^ k1));
+    c[half][3] = lo0;
+    ++half;
   }
-  return c0;
+  // Round 2: c0 and c1 are still the same in every lane, so M0 * c0 is a scalar product.
+  k0 += kPhiloxW0;
+  k1 += kPhiloxW1;
+  const std::uint64_t p0_round2 = product(c0_round1, kPhiloxM0);
+  for (VU* v : {c[0], c[1]}) {
+    VU hi1, lo1;
+    mul_hi_lo(v[2], m1, hi1, lo1);
+    v[0] = hn::Xor(hi1, hn::Set(du, c1_round1 ^ k0));
+    v[1] = lo1;
+    v[2] = hn::Xor(hn::Set(du, high(p0_round2) ^ k1), v[3]);
+    v[3] = hn::Set(du, low(p0_round2));
+  }
+  for (int round = 2; round < kPhiloxRounds - 1; ++round) {
+    k0 += kPhiloxW0;
+    k1 += kPhiloxW1;
+    const VU key0 = hn::Set(du, k0), key1 = hn::Set(du, k1);
+    for (VU* v : {c[0], c[1]}) {
+      VU hi0, lo0, hi1, lo1;
+      mul_hi_lo(v[0], m0, hi0, lo0);
+      mul_hi_lo(v[2], m1, hi1, lo1);
+      v[0] = hn::Xor3(hi1, v[1], key0);
+      v[1] = lo1;
+      v[2] = hn::Xor3(hi0, v[3], key1);
+      v[3] = lo0;
+    }
+  }
+  // Round 10: only word 0 is returned, hi(M1 c2) ^ c1 ^ k0; M0 * c0 is not needed.
+  k0 += kPhiloxW0;
+  for (VU* v : {c[0], c[1]}) {
+    VU hi1, lo1;
+    mul_hi_lo(v[2], m1, hi1, lo1);
+    v[0] = hn::Xor3(hi1, v[1], hn::Set(du, k0));
+  }
+  // Word 0 of element 2j is the low word of lane j of c[0][0]; of element 2j + 1, of c[1][0].
+  return hn::OddEven(hn::BitCast(du, hn::ShiftLeft<32>(hn::BitCast(du64, c[1][0]))), c[0][0]);
 #endif
 }
 
@@ -334,6 +500,7 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
   std::size_t saturated = 0, underflowed = 0, nan = 0;
   std::size_t i = 0;
   for (; i + lanes <= n; i += lanes) {
+    hwy::Prefetch(x + i + kPrefetchBytes / sizeof(float));
     const VI x_bits = hn::BitCast(di, hn::LoadU(df, x + i));
     const VI x_abs = hn::And(x_bits, abs_mask);
     const auto x_nan = x_abs > inf_bits;
@@ -346,18 +513,26 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
     // normal range: (a + (r & (2^shift - 1)) - (rebias << shift)) >> shift
     const VI normal = hn::ShiftRightSame(
         hn::Sub(hn::BitCast(di, hn::Add(au, hn::And(random, normal_random_mask))), rebias_shifted), shift);
-    // below it: variable shift of the significand
-    const VU e_field = hn::ShiftRight<23>(au);
-    const VU significand = hn::Or(hn::And(au, mantissa_mask),
-                                  hn::IfThenElseZero(hn::BitCast(du, e_field) != hn::Zero(du), implicit_bit));
-    const VI total_shift = hn::Sub(subnormal_shift_base, hn::BitCast(di, e_field));
-    // Shifts of 32 or more give 0; negative ones occur only in normal-range lanes, which take the
-    // normal result. Both are zeroed first: a shift count outside 0..31 is undefined per lane.
-    const auto usable = hn::And(total_shift > minus_one, total_shift < shift_limit);
-    const VU shift_u = hn::BitCast(du, hn::IfThenElseZero(usable, total_shift));
-    const VU random_low = hn::And(random, hn::Sub(one << shift_u, one));
-    const VI subnormal = hn::IfThenElseZero(usable, hn::BitCast(di, hn::Add(significand, random_low) >> shift_u));
-    const VI code = hn::IfThenElse(a < min_normal_bits, subnormal, normal);
+    // Below it, only when some lane is there (the path is about a third of the cast without
+    // Philox; with normal-range data most vectors have no such lane): a variable shift of the
+    // significand.
+    const auto below_normal = a < min_normal_bits;
+    VI code = normal;
+    if (!hn::AllFalse(di, below_normal)) {
+      const VU e_field = hn::ShiftRight<23>(au);
+      const VU significand =
+          hn::Or(hn::And(au, mantissa_mask),
+                 hn::IfThenElseZero(hn::BitCast(du, e_field) != hn::Zero(du), implicit_bit));
+      const VI total_shift = hn::Sub(subnormal_shift_base, hn::BitCast(di, e_field));
+      // Shifts of 32 or more give 0; negative ones occur only in normal-range lanes, which take the
+      // normal result. Both are zeroed first: a shift count outside 0..31 is undefined per lane.
+      const auto usable = hn::And(total_shift > minus_one, total_shift < shift_limit);
+      const VU shift_u = hn::BitCast(du, hn::IfThenElseZero(usable, total_shift));
+      const VU random_low = hn::And(random, hn::Sub(one << shift_u, one));
+      const VI subnormal =
+          hn::IfThenElseZero(usable, hn::BitCast(di, hn::Add(significand, random_low) >> shift_u));
+      code = hn::IfThenElse(below_normal, subnormal, normal);
+    }
 
     const auto y_nan = a > inf_bits;
     const auto overflow = code > max_finite;
@@ -390,6 +565,7 @@ float amax_vectors(std::size_t n, Load load, std::size_t& done) {
   VI amax_bits = hn::Zero(di);
   std::size_t i = 0;
   for (; i + lanes <= n; i += lanes) {
+    load.prefetch(i);
     const VI x_abs = hn::And(load(i), abs_mask);
     amax_bits = hn::Max(amax_bits, hn::IfThenZeroElse(x_abs > inf_bits, x_abs));
   }
@@ -428,6 +604,7 @@ HWY_EXPORT(TargetName);
 HWY_EXPORT(QuantizeStochasticF32);
 HWY_EXPORT(QuantizeF32Scaled);
 HWY_EXPORT(RunAmaxF32);
+HWY_EXPORT(ColumnAmaxF32);
 }  // namespace bulk
 
 const char* bulk_target_name() { return HWY_DYNAMIC_DISPATCH(bulk::TargetName)(); }
@@ -487,29 +664,37 @@ int whole_vector_log2(std::size_t run) {
   if (run < 16 || (run & (run - 1)) != 0) return -1;
   return std::countr_zero(run);
 }
-}  // namespace
 
-QuantizeStats quantize_scaled(std::span<const float> x, std::span<const float> scales,
-                              std::size_t run, Format format, Overflow mode,
-                              std::span<std::uint8_t> out) {
-  check_quantize_arguments("quantize_scaled", x.size(), out.size(), format);
-  const std::size_t runs = run == 0 ? 0 : (x.size() + run - 1) / run;
+// Throws unless run >= 1 and scales holds the ceil(n / run) scales of n elements.
+std::size_t check_runs(const char* function, std::size_t n, std::span<const float> scales,
+                       std::size_t run) {
+  const std::size_t runs = run == 0 ? 0 : (n + run - 1) / run;
   if (run == 0 || scales.size() < runs) {
-    throw std::invalid_argument("quantize_scaled: run = " + std::to_string(run) + ", " +
+    throw std::invalid_argument(std::string(function) + ": run = " + std::to_string(run) + ", " +
                                 std::to_string(scales.size()) + " scales for " +
-                                std::to_string(x.size()) + " elements");
+                                std::to_string(n) + " elements");
   }
-  const int log2_run = run == 1 ? -1 : whole_vector_log2(run);
-  // The largest |scale| as bits: a max over integers, which the compiler vectorizes (a row of
-  // 128 x 1 blocks has a scale per element); finite iff below the bits of +Inf.
+  return runs;
+}
+
+// Whether every scale is finite: the largest |scale| as bits, a max over integers which the
+// compiler vectorizes (a row of 128 x 1 blocks has a scale per element), below the bits of +Inf.
+bool all_finite(std::span<const float> scales) {
   std::uint32_t largest = 0;
-  for (std::size_t r = 0; r < runs; ++r) {
-    largest = std::max(largest, std::bit_cast<std::uint32_t>(scales[r]) & 0x7FFF'FFFFu);
+  for (const float s : scales) {
+    largest = std::max(largest, std::bit_cast<std::uint32_t>(s) & 0x7FFF'FFFFu);
   }
-  const bool all_finite = largest < 0x7F80'0000u;
+  return largest < 0x7F80'0000u;
+}
+
+// quantize_scaled once its arguments are checked and its scales' finiteness is known.
+QuantizeStats quantize_scaled_checked(std::span<const float> x, std::span<const float> scales,
+                                      std::size_t run, bool scales_finite, Format format,
+                                      Overflow mode, std::span<std::uint8_t> out) {
+  const int log2_run = run == 1 ? -1 : whole_vector_log2(run);
   QuantizeStats stats;
   std::size_t done = 0;
-  if (all_finite && (run == 1 || log2_run >= 0)) {
+  if (scales_finite && (run == 1 || log2_run >= 0)) {
     const bulk::CastConstants c = bulk::make_cast_constants(format, mode);
     stats = HWY_DYNAMIC_DISPATCH(bulk::QuantizeF32Scaled)(x.data(), x.size(), scales.data(),
                                                           log2_run, c, out.data());
@@ -523,6 +708,40 @@ QuantizeStats quantize_scaled(std::span<const float> x, std::span<const float> s
     done = end;
   }
   return stats;
+}
+}  // namespace
+
+QuantizeStats quantize_scaled(std::span<const float> x, std::span<const float> scales,
+                              std::size_t run, Format format, Overflow mode,
+                              std::span<std::uint8_t> out) {
+  check_quantize_arguments("quantize_scaled", x.size(), out.size(), format);
+  const std::size_t runs = check_runs("quantize_scaled", x.size(), scales, run);
+  return quantize_scaled_checked(x, scales, run, all_finite(scales.first(runs)), format, mode, out);
+}
+
+QuantizeStats quantize_scaled_rows(std::span<const float> x, std::size_t cols,
+                                   std::span<const float> scales, std::size_t run, Format format,
+                                   Overflow mode, std::span<std::uint8_t> out) {
+  check_quantize_arguments("quantize_scaled_rows", x.size(), out.size(), format);
+  if (cols == 0 || x.size() % cols != 0) {
+    throw std::invalid_argument("quantize_scaled_rows: cols = " + std::to_string(cols) +
+                                " does not divide the " + std::to_string(x.size()) +
+                                " elements into rows");
+  }
+  const std::size_t runs = check_runs("quantize_scaled_rows", cols, scales, run);
+  const bool finite = all_finite(scales.first(runs));
+  QuantizeStats stats;
+  for (std::size_t offset = 0; offset < x.size(); offset += cols) {
+    stats.merge(quantize_scaled_checked(x.subspan(offset, cols), scales, run, finite, format, mode,
+                                        out.subspan(offset, cols)));
+  }
+  return stats;
+}
+
+std::size_t column_amax(std::span<const float> row, std::span<float> amax,
+                        std::span<std::uint8_t> has_nan) {
+  const std::size_t n = std::min({row.size(), amax.size(), has_nan.size()});
+  return HWY_DYNAMIC_DISPATCH(bulk::ColumnAmaxF32)(row.data(), n, amax.data(), has_nan.data());
 }
 
 std::size_t run_amax(std::span<const float> x, std::size_t run, std::span<float> amax,

@@ -14,7 +14,8 @@ namespace {
 // The walk: bands of block.rows rows. Pass 1 sweeps the band row by row (contiguous, so N x 1
 // blocks cost the same as 1 x N) and accumulates each block's amax and whether it holds a NaN
 // (run_amax: all whole blocks of a row in one vectorized call). The rule turns them into scales.
-// Pass 2 quantizes each row with its blocks' scales in one call (quantize_scaled), which gives
+// Pass 2 quantizes the band's rows with its blocks' scales in one call (quantize_scaled_rows:
+// quantize_scaled row by row, the scales checked once), which gives
 // the codes and statistics of quantize(x_block, s_block) block by block; the amax is the
 // tensor's, from pass 1.
 struct BandAccumulator {
@@ -29,8 +30,9 @@ struct BandAccumulator {
   void add_run(std::size_t block, std::span<const float> run) {
     add(block, sim::amax(run), contains_nan(run));
   }
+  // Both amaxes ignore NaN (>= +0, never NaN), so the comparison is fmaxf without its call.
   void add(std::size_t block, float run_amax, bool run_has_nan) {
-    amax[block] = std::fmax(amax[block], run_amax);
+    amax[block] = run_amax > amax[block] ? run_amax : amax[block];
     has_nan[block] = static_cast<std::uint8_t>(has_nan[block] | (run_has_nan ? 1 : 0));
   }
   // A row of 1 x block_cols runs: the whole runs in one call when run_amax takes them.
@@ -46,10 +48,11 @@ struct BandAccumulator {
       add_run(j, std::span<const float>(row + c0, std::min(block_cols, n - c0)));
     }
   }
-  // One element per block (N x 1 blocks): elementwise over the row, which vectorizes. For
-  // m >= 0, a > m ? a : m skips a NaN a exactly like fmaxf(m, a).
+  // One element per block (N x 1 blocks): elementwise over the row (column_amax, vectorized).
+  // For m >= 0, a > m ? a : m skips a NaN a exactly like fmaxf(m, a).
   void add_row_of_columns(const float* row, std::size_t n) {
-    for (std::size_t c = 0; c < n; ++c) {
+    const std::size_t done = column_amax(std::span<const float>(row, n), amax, has_nan);
+    for (std::size_t c = done; c < n; ++c) {
       const float a = std::fabs(row[c]);
       amax[c] = a > amax[c] ? a : amax[c];
       has_nan[c] = static_cast<std::uint8_t>(has_nan[c] | (row[c] != row[c] ? 1 : 0));
@@ -65,7 +68,7 @@ struct BandAccumulator {
 
 QuantizeResult quantize_blocked(const char* function, std::span<const float> x, std::int64_t rows,
                                 std::int64_t cols, BlockShape block, Format format,
-                                bool store_e8m0, const BlockScaleRule& rule) {
+                                bool store_e8m0, const BlockScaleRowRule& rule) {
   check_tensor_arguments(function, x.size(), rows, cols, format);
   if (block.rows < 1 || block.cols < 1) {
     throw std::invalid_argument(std::string(function) + ": block = " + std::to_string(block.rows) +
@@ -104,23 +107,36 @@ QuantizeResult quantize_blocked(const char* function, std::span<const float> x, 
       }
     }
     const std::size_t first = static_cast<std::size_t>(bi) * scale_cols;
-    for (std::size_t j = 0; j < scale_cols; ++j) {
-      const BlockScale bs = rule(band.amax[j], band.has_nan[j] != 0);
-      t.scale[first + j] = bs.scale;
-      t.scale_inv[first + j] = bs.scale_inv;
-      if (store_e8m0) t.scale_e8m0[first + j] = bs.e8m0;
-      tensor_amax = std::fmax(tensor_amax, band.amax[j]);
-    }
+    rule(band.amax, band.has_nan,
+         BlockScaleRow{std::span<float>(t.scale).subspan(first, scale_cols),
+                       std::span<float>(t.scale_inv).subspan(first, scale_cols),
+                       store_e8m0 ? std::span<std::uint8_t>(t.scale_e8m0).subspan(first, scale_cols)
+                                  : std::span<std::uint8_t>()});
+    for (const float a : band.amax) tensor_amax = a > tensor_amax ? a : tensor_amax;  // as add()
     const std::span<const float> band_scales(t.scale.data() + first, scale_cols);
-    for (std::int64_t r = r0; r < r1; ++r) {
-      const std::size_t offset = static_cast<std::size_t>(r) * ucols;
-      result.stats.merge(quantize_scaled(x.subspan(offset, ucols), band_scales, bc, format,
-                                         Overflow::kSatFinite,
-                                         std::span<std::uint8_t>(t.data).subspan(offset, ucols)));
-    }
+    const std::size_t offset = static_cast<std::size_t>(r0) * ucols;
+    const std::size_t band_size = static_cast<std::size_t>(r1 - r0) * ucols;
+    const auto band_out = std::span<std::uint8_t>(t.data).subspan(offset, band_size);
+    result.stats.merge(quantize_scaled_rows(x.subspan(offset, band_size), ucols, band_scales, bc,
+                                            format, Overflow::kSatFinite, band_out));
   }
   result.stats.amax = tensor_amax;
   return result;
+}
+
+QuantizeResult quantize_blocked(const char* function, std::span<const float> x, std::int64_t rows,
+                                std::int64_t cols, BlockShape block, Format format,
+                                bool store_e8m0, const BlockScaleRule& rule) {
+  return quantize_blocked(function, x, rows, cols, block, format, store_e8m0,
+                          [&rule](std::span<const float> amax,
+                                  std::span<const std::uint8_t> has_nan, BlockScaleRow out) {
+                            for (std::size_t j = 0; j < amax.size(); ++j) {
+                              const BlockScale bs = rule(amax[j], has_nan[j] != 0);
+                              out.scale[j] = bs.scale;
+                              out.scale_inv[j] = bs.scale_inv;
+                              if (!out.e8m0.empty()) out.e8m0[j] = bs.e8m0;
+                            }
+                          });
 }
 
 }  // namespace fp8lab::sim::scaling

@@ -32,9 +32,27 @@ struct BlockScale {
 
 using BlockScaleRule = std::function<BlockScale(float amax, bool has_nan)>;
 
+// Where a row rule writes the scales of one band's blocks (one element per block, in order):
+// what BlockScale holds, as spans; e8m0 is empty unless the call stores E8M0 codes.
+struct BlockScaleRow {
+  std::span<float> scale;
+  std::span<float> scale_inv;
+  std::span<std::uint8_t> e8m0;
+};
+// The rule applied to a whole band of blocks at once (amax[j], has_nan[j] -> the row's j-th
+// scale): one call per band instead of one per block, so a rule can be vectorized (MX,
+// sim/scaling/mx_codes.hpp). It must give, block for block, what a BlockScaleRule would.
+using BlockScaleRowRule = std::function<void(std::span<const float> amax,
+                                             std::span<const std::uint8_t> has_nan,
+                                             BlockScaleRow out)>;
+
 // Quantizes x [rows, cols] block by block. `store_e8m0` fills QuantizedTensor::scale_e8m0.
 // Blocks are clipped to the tensor (a block shape larger than the tensor gives one block).
 // Throws std::invalid_argument for a bad shape or format (naming `function`).
+QuantizeResult quantize_blocked(const char* function, std::span<const float> x, std::int64_t rows,
+                                std::int64_t cols, BlockShape block, Format format,
+                                bool store_e8m0, const BlockScaleRowRule& rule);
+// The same with a rule per block (called block by block, in order).
 QuantizeResult quantize_blocked(const char* function, std::span<const float> x, std::int64_t rows,
                                 std::int64_t cols, BlockShape block, Format format,
                                 bool store_e8m0, const BlockScaleRule& rule);

@@ -1,12 +1,15 @@
 #include "sim/scaling/mx.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "sim/cast.hpp"
 #include "sim/scaling/blocked.hpp"
+#include "sim/scaling/mx_codes.hpp"
 
 namespace fp8lab::sim::scaling {
 namespace {
@@ -15,12 +18,6 @@ constexpr std::uint32_t kF32MantissaMask = 0x007F'FFFFu;
 constexpr std::uint32_t kF32HalfMantissa = 0x0040'0000u;  // with E == 0: 2^-127 exactly
 
 std::uint32_t exponent_field(std::uint32_t bits) { return (bits >> 23) & 0xFFu; }
-
-// (float)(1.0 / fp8_max): E4M3 0x3B124925, E5M2 0x37924925 (te-accelerate.md §4.3; TE
-// Quantized_Limits::max_reciprocal, torchao's fp32 constant).
-float reciprocal_of_max(Format element) {
-  return static_cast<float>(1.0 / spec(element).max_finite());
-}
 
 // OCP/torchao floor, ceil, even (torchao-mx.md §4.2 table, §4.3). Both versions compute the byte
 // from amax's bit pattern alike; they differ in which amax gives 255 (NaN):
@@ -62,18 +59,34 @@ std::uint8_t torchao_0_18_rceil(float amax, Format element) {
 QuantizeResult quantize_mx_blocks(const char* function, std::span<const float> x,
                                   std::int64_t rows, std::int64_t cols, BlockShape block,
                                   Format format, E8M0Mode mode, TorchaoVersion torchao) {
+  // A block's scale is its code's: multiplier and scale_inv by table, one entry per E8M0 code.
+  struct CodeTables {
+    std::array<float, 256> multiplier;
+    std::array<float, 256> scale_inv;
+  };
+  auto tables = std::make_shared<CodeTables>();
+  for (int e = 0; e < 256; ++e) {
+    const auto code = static_cast<std::uint8_t>(e);
+    tables->multiplier[code] = mx_block_multiplier(code, mode, torchao);
+    tables->scale_inv[code] = decode_e8m0(code);
+  }
   return quantize_blocked(function, x, rows, cols, block, format, true,
-                          [format, mode, torchao](float amax, bool has_nan) {
-                            const float a = (has_nan && mode != E8M0Mode::kTe)
-                                                ? std::numeric_limits<float>::quiet_NaN()
-                                                : amax;
-                            const std::uint8_t e = mx_scale_code(a, format, mode, torchao);
-                            return BlockScale{mx_block_multiplier(e, mode, torchao),
-                                              decode_e8m0(e), e};
+                          [format, mode, torchao, tables](std::span<const float> amax,
+                                                          std::span<const std::uint8_t> has_nan,
+                                                          BlockScaleRow out) {
+                            mx_scale_codes(amax, has_nan, format, mode, torchao, out.e8m0);
+                            for (std::size_t j = 0; j < out.e8m0.size(); ++j) {
+                              out.scale[j] = tables->multiplier[out.e8m0[j]];
+                              out.scale_inv[j] = tables->scale_inv[out.e8m0[j]];
+                            }
                           });
 }
 
 }  // namespace
+
+float mx_reciprocal_of_max(Format element) {
+  return static_cast<float>(1.0 / spec(element).max_finite());
+}
 
 std::uint8_t te_float_to_e8m0(float v) {
   if (std::isnan(v)) return 0xFF;
@@ -98,11 +111,11 @@ std::uint8_t rceil_float_to_e8m0(float v) {
 
 std::uint8_t mx_scale_code(float amax, Format element, E8M0Mode mode, TorchaoVersion torchao) {
   switch (mode) {
-    case E8M0Mode::kTe: return te_float_to_e8m0(amax * reciprocal_of_max(element));
+    case E8M0Mode::kTe: return te_float_to_e8m0(amax * mx_reciprocal_of_max(element));
     case E8M0Mode::kRceil:
       return torchao == TorchaoVersion::kV0_18
                  ? torchao_0_18_rceil(amax, element)
-                 : rceil_float_to_e8m0(amax * reciprocal_of_max(element));
+                 : rceil_float_to_e8m0(amax * mx_reciprocal_of_max(element));
     case E8M0Mode::kFloor:
     case E8M0Mode::kCeil:
     case E8M0Mode::kEven: return torchao_exponent_mode(amax, element, mode, torchao);

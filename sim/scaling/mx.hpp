@@ -57,6 +57,10 @@ namespace fp8lab::sim::scaling {
 // kMxBlockSize, E8M0Mode and TorchaoVersion (named as in recipes: "torchao-0.18",
 // "torchao-main") are described in sim/settings.hpp.
 
+// (float)(1.0 / fp8_max): E4M3 0x3B124925, E5M2 0x37924925 (te-accelerate.md §4.3; TE
+// Quantized_Limits::max_reciprocal, torchao's fp32 constant): the RCP of kTe and main's kRceil.
+float mx_reciprocal_of_max(Format element);
+
 // TE float_to_e8m0 (util/ptx.cuh fallback, tests/cpp/test_common.h): round up, satfinite.
 //   NaN -> 0xFF;  ±Inf -> 0xFE;  0 -> 0x00;  else with E = bits[30:23], M = bits[22:0]:
 //   E + 1 if (M > 0 && E != 0xFE && !(E == 0 && M <= 0x400000)), else E.

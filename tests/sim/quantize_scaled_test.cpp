@@ -1,6 +1,7 @@
-// quantize_scaled and run_amax (sim/quantize_scaled.hpp), the one-call-per-row passes of the block
-// and MX quantizers, against the scalar reference run by run (reference::quantize with each run's
-// scale; a NaN-skipping max loop), byte for byte and statistic for statistic, on every SIMD target
+// quantize_scaled, quantize_scaled_rows, run_amax and column_amax (sim/quantize_scaled.hpp), the
+// one-call-per-row passes of the block and MX quantizers, against the scalar reference run by
+// run (reference::quantize with each run's scale; quantize_scaled row by row; a NaN-skipping max
+// loop), byte for byte and statistic for statistic, on every SIMD target
 // Highway compiled that this CPU runs: runs of 1 (a scale per element), 16, 32 and 128 (the
 // vectorized path), 3 and 48 (run by run), lengths that leave a partial last run and a scalar tail,
 // and scales that are exact, inexact, zero, negative, huge and non-finite (run by run).
@@ -129,4 +130,61 @@ TEST_CASE("run_amax equals a NaN-skipping max and a NaN test per run, every targ
       }
     });
   }
+}
+
+TEST_CASE("quantize_scaled_rows equals quantize_scaled row by row, every target") {
+  for (const std::size_t run : {std::size_t{1}, std::size_t{3}, std::size_t{32}}) {
+    for (const std::size_t cols : {std::size_t{1}, std::size_t{37}, std::size_t{96}}) {
+      for (const bool non_finite : {false, true}) {
+        const std::size_t rows = 5;
+        const auto x = mixed_input(rows * cols, static_cast<std::uint32_t>(cols + run));
+        const auto scales = scales_for((cols + run - 1) / run,
+                                       static_cast<std::uint32_t>(3 * cols + run), non_finite);
+        std::vector<std::uint8_t> want(x.size());
+        QuantizeStats want_stats;
+        for (std::size_t r = 0; r < rows; ++r) {
+          want_stats.merge(quantize_scaled(std::span(x).subspan(r * cols, cols), scales, run,
+                                           Format::E4M3, Overflow::kSatFinite,
+                                           std::span(want).subspan(r * cols, cols)));
+        }
+        fp8lab::testing::for_each_simd_target([&] {
+          INFO("run " << run << ", cols " << cols << (non_finite ? ", an Inf scale" : ""));
+          std::vector<std::uint8_t> got(x.size());
+          const QuantizeStats got_stats = quantize_scaled_rows(
+              x, cols, scales, run, Format::E4M3, Overflow::kSatFinite, std::span(got));
+          CHECK(got == want);
+          check_stats(got_stats, want_stats);
+        });
+      }
+    }
+  }
+  std::vector<float> x(10, 1.0f), scales(4, 1.0f);
+  std::vector<std::uint8_t> out(10);
+  CHECK_THROWS_WITH(quantize_scaled_rows(x, 4, scales, 1, Format::E4M3, Overflow::kSatFinite, out),
+                    Catch::Contains("cols = 4 does not divide the 10 elements"));
+  CHECK_THROWS_WITH(quantize_scaled_rows(x, 5, scales, 1, Format::E4M3, Overflow::kSatFinite, out),
+                    Catch::Contains("4 scales for 5 elements"));
+}
+
+TEST_CASE("column_amax equals a NaN-skipping max and a NaN test per column, every target") {
+  const std::size_t cols = 1000;  // not a multiple of any target's lanes: a tail is left
+  const auto row0 = mixed_input(cols, 21), row1 = mixed_input(cols, 22);
+  fp8lab::testing::for_each_simd_target([&] {
+    std::vector<float> amax(cols, 0.0f);
+    std::vector<std::uint8_t> has_nan(cols, 0);
+    // Two rows, so the second one meets amaxes and flags the first one left.
+    const std::size_t done0 = column_amax(row0, amax, has_nan);
+    const std::size_t done1 = column_amax(row1, amax, has_nan);
+    CHECK(done0 == done1);
+    CHECK(done0 + 16 > cols);  // only the last partial vector is left
+    CHECK(done0 <= cols);
+    for (std::size_t c = 0; c < done0; ++c) {
+      const float want = amax_update(amax_update(0.0f, row0[c]), row1[c]);
+      const bool nan = std::isnan(row0[c]) || std::isnan(row1[c]);
+      INFO("column " << c << ", inputs " << row0[c] << " and " << row1[c]);
+      CHECK(std::bit_cast<std::uint32_t>(amax[c]) == std::bit_cast<std::uint32_t>(want));
+      CHECK(has_nan[c] == (nan ? 1 : 0));
+    }
+    for (std::size_t c = done0; c < cols; ++c) CHECK(amax[c] == 0.0f);  // untouched
+  });
 }

@@ -60,6 +60,43 @@ TEST_CASE("quantize_stochastic equals the per-element definition on random data,
   });
 }
 
+// The vectorized Philox (sim/quantize.cpp philox_words) runs its first two rounds on scalars made
+// of the stream's two words, the index's high word and the seed's two words; a word of each that
+// is zero or small would hide a mixed-up word. Every word here is distinct and uses all 32 bits,
+// each index's high word among them, and the low word wraps inside the span.
+// The data: random_values (most vectors have lanes in the subnormal range) and values of
+// [2^-6, 2^8), in E4M3's normal range, whose vectors skip the kernel's subnormal path.
+TEST_CASE("quantize_stochastic: words of philox_random_word for wide seeds, streams, indices") {
+  std::vector<float> x = random_values(1000, 9);
+  std::mt19937 rng(10);
+  std::uniform_real_distribution<float> exponent(-6.0f, 8.0f);
+  for (int i = 0; i < 1000; ++i) x.push_back(std::exp2(exponent(rng)) * (i % 3 ? 1.0f : -1.0f));
+  const std::uint64_t seeds[] = {0x0123'4567'89AB'CDEFull, 0xFFFF'FFFF'FFFF'FFFFull, 0};
+  const std::uint64_t streams[] = {0xDEAD'BEEF'1234'5678ull, 0xFFFF'FFFF'0000'0001ull, 3};
+  const std::uint64_t firsts[] = {0x9876'5432'0000'0011ull, 0x0000'0007'FFFF'FE00ull,
+                                  0xFFFF'FFFF'FFFF'FC00ull};
+  fp8lab::testing::for_each_simd_target([&] {
+    for (const std::uint64_t seed : seeds) {
+      for (const std::uint64_t stream : streams) {
+        for (const std::uint64_t first : firsts) {
+          std::vector<std::uint8_t> q(x.size());
+          quantize_stochastic(x, 1.0f, Format::E4M3, Overflow::kSatFinite, seed, stream, first, q);
+          for (std::size_t i = 0; i < x.size(); ++i) {
+            const std::uint32_t word = philox_random_word(seed, stream, first + i);
+            const std::uint8_t want =
+                cast_fp32_to_fp8_stochastic(x[i], Format::E4M3, Overflow::kSatFinite, word);
+            if (q[i] != want) {
+              FAIL("seed 0x" << std::hex << seed << ", stream 0x" << stream << ", index 0x"
+                             << first + i << ": bulk 0x" << int{q[i]} << ", definition 0x"
+                             << int{want});
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
 TEST_CASE("quantize_stochastic is reproducible for a seed and independent of the split") {
   const std::vector<float> x = random_values(10'000, 5);
   std::vector<std::uint8_t> whole(x.size()), again(x.size()), parts(x.size()), other(x.size());

@@ -6,6 +6,10 @@ foreach(area delayed current rowwise block mx mx_versions mx_bump properties sta
   fp8lab_add_test(NAME sim_scaling_${area}_test SOURCES scaling_${area}_test.cpp
                   LIBS fp8lab::sim LABELS fast)
 endforeach()
+# The vectorized MX scale rule against the scalar one on every SIMD target (links Highway for
+# the target loop of quantize_targets.hpp).
+fp8lab_add_test(NAME sim_scaling_mx_codes_test SOURCES scaling_mx_codes_test.cpp
+                LIBS fp8lab::sim hwy::hwy LABELS fast)
 # Every positive fp32 scale through torchao's power-of-2 rule (about a minute on 2 cores).
 fp8lab_add_test(NAME sim_scaling_pow2_exhaustive_test SOURCES scaling_pow2_exhaustive_test.cpp
                 LIBS fp8lab::sim Threads::Threads LABELS exhaustive TIMEOUT 1800)
