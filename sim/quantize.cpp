@@ -152,8 +152,6 @@ HWY_INLINE VI shift_right(VI a, int shift) {
   }
 }
 
-// Lane accumulators (no default member initializers: an implicit constructor would be compiled
-// without the target's instruction set).
 // One vector of the kernel; see the numbered steps at the top of this file. Two mode properties
 // are template parameters because each costs instructions only when it holds:
 //   kInfDistinct:  ±Inf does not become what finite overflow becomes (sat_keep_inf);
