@@ -1,6 +1,7 @@
 // Current / tensorwise scaling (sim/scaling/current.hpp): TE's compute_scale_from_amax
 // (te-accelerate.md §5.1-5.2) and torchao's amax_to_scale and power-of-2 rounding
 // (torchao-mx.md §2.1-2.3), with torchao's upstream power-of-2 table.
+#include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -192,4 +193,38 @@ TEST_CASE("current scaling: bad shapes and formats are named") {
   CHECK_THROWS_WITH(quantize_current_te(x, 2, 3, Format::BF16), Catch::Contains("format = bf16"));
   CHECK_THROWS_WITH(quantize_tensorwise_torchao(x, 0, 6, Format::E4M3),
                     Catch::Contains("rows = 0"));
+}
+
+TEST_CASE("amax_nan_propagating (torch.max semantics) at every chunk edge: NaN anywhere wins") {
+  // Against a plain loop; sizes and positions straddle the 4096-element chunks of its one pass.
+  const auto reference = [](const std::vector<float>& x) {
+    float m = 0.0f;
+    for (const float v : x) {
+      if (std::isnan(v)) return kNaN;
+      m = std::max(m, std::fabs(v));
+    }
+    return m;
+  };
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{4095}, std::size_t{4096},
+                              std::size_t{4097}, std::size_t{3 * 4096 + 5}}) {
+    std::vector<float> x(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = static_cast<float>((i * 2654435761u) % 1000) * (i % 2 ? -0.01f : 0.01f);
+    }
+    if (n > 0) x[n - 1] = -7777.0f;  // the largest magnitude in the last (partial) chunk
+    INFO("n = " << n);
+    CHECK(bits(amax_nan_propagating(x)) == bits(reference(x)));
+    for (const std::size_t at : {std::size_t{0}, n / 2, n - 1, std::size_t{4096}}) {
+      if (at >= n) continue;
+      auto y = x;
+      y[at] = kNaN;
+      INFO("NaN at " << at);
+      CHECK(std::isnan(amax_nan_propagating(y)));
+    }
+    if (n > 0) {  // ±Inf is a value, not a NaN
+      auto y = x;
+      y[0] = -kInf;
+      CHECK(amax_nan_propagating(y) == kInf);
+    }
+  }
 }
