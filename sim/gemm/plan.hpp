@@ -157,7 +157,11 @@ void hopper_rz_tile(const TileArgs& args, bool split_accumulator);
 void check_threads(int threads);
 void check_output(const GemmShape& shape, std::span<const float> bias, std::size_t out_size);
 
-// Applies bias, canonical NaN and the output type to total ([M, N]), in place (output.cpp).
+// The output epilogue (output.cpp): out[i] = total[i] (+ bias[i] unless bias is null), NaN ->
+// 0x7FFFFFFF, bf16 RN when asked, for count values; out may be total.
+void finish_values(const float* total, const float* bias, GemmOutputType output,
+                   std::int64_t count, float* out);
+// The same over a whole C (total, [M, N], in place), with the bias per column.
 void finish_output(std::span<float> total, std::int64_t n, std::span<const float> bias,
                    GemmOutputType output, int threads);
 
