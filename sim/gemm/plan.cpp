@@ -111,43 +111,57 @@ void pack_panel(std::int64_t panel, std::int64_t width, std::int64_t outer, std:
   });
 }
 
-// What the sign-split layout (HopperRzLayout) stores for each code.
+// What HopperRzLayout stores for each code.
 struct RzCode {
-  float magnitude = 0.0f, plus = 0.0f, minus = 0.0f;  // |x|, max(x, 0), max(-x, 0)
-  std::int32_t sign_offset = 0;                       // A: 0, or kOppositeOffset for x < 0
+  float value = 0.0f;
   std::int8_t exponent = gemm_detail::HopperRzLayout::kNoExponent;
+  std::uint8_t low_bit_a = 0, low_bit_b = 0;  // low_bit_bytes of an A and of a B operand
 };
+
+// The exponent of the lowest set bit of a finite nonzero x: the largest l with x / 2^l an integer.
+int lowest_bit_exponent(float x) {
+  int l = std::ilogb(x);
+  while (std::fmod(std::fabs(x), std::ldexp(1.0f, l)) != 0.0f) --l;
+  return l;
+}
 
 // The raw exponent is exponent_power_table's, kNoExponent where that table has 0.
 std::array<RzCode, 256> rz_code_table(Format format) {
+  using L = gemm_detail::HopperRzLayout;
   std::array<RzCode, 256> table{};
   const auto values = value_table(format);
   const auto powers = exponent_power_table(format);
   for (std::size_t code = 0; code < 256; ++code) {
     const float x = values[code];
     RzCode& c = table[code];
-    c.magnitude = std::fabs(x);
-    c.plus = x > 0.0f ? x : 0.0f;
-    c.minus = x < 0.0f ? -x : 0.0f;
-    c.sign_offset = std::signbit(x) ? gemm_detail::HopperRzLayout::kOppositeOffset : 0;
+    c.value = x;
     if (powers[code] != 0.0f) c.exponent = static_cast<std::int8_t>(std::ilogb(powers[code]));
+    // Bit 7 of the byte carries the sign class (HopperRzLayout); the sum wraps modulo 256.
+    const bool negative = x != 0.0f ? x < 0.0f : true;  // A's zero as negative
+    const bool positive = x != 0.0f ? x > 0.0f : true;  // B's zero as positive
+    // NaN and Inf codes never reach hopper_rz_tile (gemm.cpp); they get a zero's bytes.
+    const int l = x != 0.0f && std::isfinite(x) ? lowest_bit_exponent(x) : L::kZeroLowBit;
+    c.low_bit_a = static_cast<std::uint8_t>((l + (negative ? 128 : 0)) & 0xFF);
+    c.low_bit_b = static_cast<std::uint8_t>((l + 64 + (positive ? 128 : 0)) & 0xFF);
   }
   return table;
 }
 
-// Sizes `p` for the operand in the sign-split layout (HopperRzLayout) and returns the function
-// that fills its panel `panel`, as quantized_packer does for the other packings.
+// Sizes `p` for the operand in HopperRzLayout and returns the function that fills its panel
+// `panel`, as quantized_packer does for the other packings.
 std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t width,
                                             std::int64_t padded_k, gemm_detail::PackedOperand& p) {
   using L = gemm_detail::HopperRzLayout;
   const bool is_a = width == gemm_detail::kTileRows;
-  const std::int64_t value_stride = is_a ? width : L::kBValues;
-  const std::int64_t exponent_stride = is_a ? L::kAExponentBytes : L::kBExponentBytes;
-  p.values.assign(static_cast<std::size_t>(p.panels * padded_k * value_stride), 0.0f);
-  p.exponent_bytes.assign(static_cast<std::size_t>(p.panels * padded_k * exponent_stride),
+  const std::int64_t byte_stride = is_a ? L::kAExponentBytes : L::kBExponentBytes;
+  p.values.assign(static_cast<std::size_t>(p.panels * padded_k * width), 0.0f);
+  // Padding rows, columns and K are zeros.
+  const RzCode zero = rz_code_table(op.tensor.format)[0];
+  p.exponent_bytes.assign(static_cast<std::size_t>(p.panels * padded_k * byte_stride),
                           L::kNoExponent);
-  if (is_a) p.sign_offsets.assign(static_cast<std::size_t>(p.panels * padded_k * width), 0);
-  return [&op, &p, is_a, value_stride, exponent_stride,
+  p.low_bit_bytes.assign(static_cast<std::size_t>(p.panels * padded_k * byte_stride),
+                         is_a ? zero.low_bit_a : zero.low_bit_b);
+  return [&op, &p, is_a, byte_stride,
           table = rz_code_table(op.tensor.format)](std::int64_t panel) {
     // Plain loops over local pointers (restrict: the stores cannot change the tensor or `p`).
     const QuantizedTensor& t = op.tensor;
@@ -157,31 +171,28 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
     const std::int64_t valid = std::min(panel_width, p.outer - o0), k = k_of(op);
     const std::uint8_t* __restrict data = t.data.data() + o0 * o_stride;
     const RzCode* __restrict codes = table.data();
-    float* __restrict v = p.values.data() + panel * p.k * value_stride;
-    std::int8_t* __restrict e = p.exponent_bytes.data() + panel * p.k * exponent_stride;
-    if (is_a) {
-      std::int32_t* __restrict offsets = p.sign_offsets.data() + panel * p.k * panel_width;
-      for (std::int64_t kk = 0; kk < k; ++kk) {
-        const std::uint8_t* src = data + kk * k_stride;
+    float* __restrict v = p.values.data() + panel * p.k * panel_width;
+    std::int8_t* __restrict e = p.exponent_bytes.data() + panel * p.k * byte_stride;
+    std::uint8_t* __restrict l = p.low_bit_bytes.data() + panel * p.k * byte_stride;
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      const std::uint8_t* src = data + kk * k_stride;
+      float* values = v + kk * panel_width;
+      std::int8_t* exponents = e + kk * byte_stride;
+      std::uint8_t* low_bits = l + kk * byte_stride;
+      if (is_a) {
         for (std::int64_t w = 0; w < valid; ++w) {
           const RzCode& c = codes[src[w * o_stride]];
-          v[kk * value_stride + w] = c.magnitude;
-          offsets[kk * panel_width + w] = c.sign_offset;
-          std::int8_t* pair = e + kk * exponent_stride + (w / 2) * 4 + w % 2;
-          pair[0] = pair[2] = c.exponent;
+          values[w] = c.value;
+          const std::int64_t at = (w / 2) * 4 + w % 2;  // row pair layout
+          exponents[at] = exponents[at + 2] = c.exponent;
+          low_bits[at] = low_bits[at + 2] = c.low_bit_a;
         }
-      }
-    } else {
-      for (std::int64_t kk = 0; kk < k; ++kk) {
-        const std::uint8_t* src = data + kk * k_stride;
-        float* plus = v + kk * value_stride;
-        float* minus = plus + panel_width;
-        std::int8_t* exponents = e + kk * exponent_stride;
+      } else {
         for (std::int64_t w = 0; w < valid; ++w) {
           const RzCode& c = codes[src[w * o_stride]];
-          plus[w] = c.plus;
-          minus[w] = c.minus;
+          values[w] = c.value;
           exponents[2 * w] = exponents[2 * w + 1] = c.exponent;
+          low_bits[2 * w] = low_bits[2 * w + 1] = c.low_bit_b;
         }
       }
     }
@@ -339,12 +350,11 @@ TileArgs GemmPlan::tile(std::int64_t a_panel, std::int64_t b_panel) const {
   t.b = b.panel_values(b_panel);
   if (!a.exponent_powers.empty()) t.a_powers = a.panel_powers(a_panel);
   if (!b.exponent_powers.empty()) t.b_powers = b.panel_powers(b_panel);
-  if (!a.exponent_bytes.empty()) {  // sign-split layout (HopperRzLayout)
-    t.a = a.values.data() + a_panel * a.k * a.width;
-    t.b = b.values.data() + b_panel * b.k * HopperRzLayout::kBValues;
+  if (!a.exponent_bytes.empty()) {  // HopperRzLayout
     t.a_exponents = a.exponent_bytes.data() + a_panel * a.k * HopperRzLayout::kAExponentBytes;
     t.b_exponents = b.exponent_bytes.data() + b_panel * b.k * HopperRzLayout::kBExponentBytes;
-    t.a_sign_offsets = a.sign_offsets.data() + a_panel * a.k * a.width;
+    t.a_low_bits = a.low_bit_bytes.data() + a_panel * a.k * HopperRzLayout::kAExponentBytes;
+    t.b_low_bits = b.low_bit_bytes.data() + b_panel * b.k * HopperRzLayout::kBExponentBytes;
   }
   t.blocks = blocks();
   t.a_scales = a.block_scales.data() + a_panel * t.blocks * a.width;
