@@ -89,6 +89,32 @@ std::array<float, 256> value_table(Format format) {
   return table;
 }
 
+// What HopperRzLayout stores for each code.
+struct RzCode {
+  float value = 0.0f;
+  std::int8_t exponent = gemm_detail::HopperRzLayout::kNoExponent;
+  std::uint8_t low_bit_a = 0, low_bit_b = 0;  // low_bit_bytes of an A and of a B operand
+};
+std::array<RzCode, 256> rz_code_table(Format format);
+
+// The per-code tables of one FP8 format, built once per process (a GEMM of a training step is
+// small enough that building them per call cost 10-15% of it).
+struct CodeTables {
+  std::array<float, 256> values, powers;
+  std::array<RzCode, 256> rz;
+};
+const CodeTables& code_tables(Format format) {
+  auto build = [](Format f) {
+    return CodeTables{value_table(f), exponent_power_table(f), rz_code_table(f)};
+  };
+  static const CodeTables e4m3 = build(Format::E4M3), e5m2 = build(Format::E5M2);
+  if (format != Format::E4M3 && format != Format::E5M2) {
+    throw std::invalid_argument(std::string("GEMM code tables: not an FP8 format: ") +
+                                spec(format).name);
+  }
+  return format == Format::E4M3 ? e4m3 : e5m2;
+}
+
 // Calls f(w, o, kk) for every valid output o = panel * width + w of the panel and kk < k, k outer:
 // the packed panel is written in order, and a stored row [o, K] is read along its length by the
 // next kk (the panel's width rows stay in L1 meanwhile).
@@ -110,13 +136,6 @@ void pack_panel(std::int64_t panel, std::int64_t width, std::int64_t outer, std:
     base[kk * width + w] = value(o, kk);
   });
 }
-
-// What HopperRzLayout stores for each code.
-struct RzCode {
-  float value = 0.0f;
-  std::int8_t exponent = gemm_detail::HopperRzLayout::kNoExponent;
-  std::uint8_t low_bit_a = 0, low_bit_b = 0;  // low_bit_bytes of an A and of a B operand
-};
 
 // The exponent of the lowest set bit of a finite nonzero x: the largest l with x / 2^l an integer.
 int lowest_bit_exponent(float x) {
@@ -156,13 +175,13 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
   const std::int64_t byte_stride = is_a ? L::kAExponentBytes : L::kBExponentBytes;
   p.values.assign(static_cast<std::size_t>(p.panels * padded_k * width), 0.0f);
   // Padding rows, columns and K are zeros.
-  const RzCode zero = rz_code_table(op.tensor.format)[0];
+  const RzCode* table = code_tables(op.tensor.format).rz.data();
+  const RzCode zero = table[0];
   p.exponent_bytes.assign(static_cast<std::size_t>(p.panels * padded_k * byte_stride),
                           L::kNoExponent);
   p.low_bit_bytes.assign(static_cast<std::size_t>(p.panels * padded_k * byte_stride),
                          is_a ? zero.low_bit_a : zero.low_bit_b);
-  return [&op, &p, is_a, byte_stride,
-          table = rz_code_table(op.tensor.format)](std::int64_t panel) {
+  return [&op, &p, is_a, byte_stride, table](std::int64_t panel) {
     // Plain loops over local pointers (restrict: the stores cannot change the tensor or `p`).
     const QuantizedTensor& t = op.tensor;
     const std::int64_t o_stride = op.k_dim == ReduceDim::kCols ? t.cols : 1;
@@ -170,7 +189,7 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
     const std::int64_t panel_width = p.width, o0 = panel * panel_width;
     const std::int64_t valid = std::min(panel_width, p.outer - o0), k = k_of(op);
     const std::uint8_t* __restrict data = t.data.data() + o0 * o_stride;
-    const RzCode* __restrict codes = table.data();
+    const RzCode* __restrict codes = table;
     float* __restrict v = p.values.data() + panel * p.k * panel_width;
     std::int8_t* __restrict e = p.exponent_bytes.data() + panel * p.k * byte_stride;
     std::uint8_t* __restrict l = p.low_bit_bytes.data() + panel * p.k * byte_stride;
@@ -222,9 +241,9 @@ std::function<void(std::int64_t)> quantized_packer(const GemmOperand& op, std::i
   if (with_powers) p.exponent_powers.assign(size, 0.0f);
   const std::int64_t blocks = static_cast<std::int64_t>(block_starts.size()) - 1;
   p.block_scales.assign(static_cast<std::size_t>(p.panels * blocks * width), 1.0f);
-  return [&op, blocks, &p, &block_starts, rz, with_powers, fill_rz,
-          values = value_table(op.tensor.format),
-          powers = exponent_power_table(op.tensor.format)](std::int64_t panel) {
+  const CodeTables& tables = code_tables(op.tensor.format);
+  return [&op, blocks, &p, &block_starts, rz, with_powers, fill_rz, &values = tables.values,
+          &powers = tables.powers](std::int64_t panel) {
     const QuantizedTensor& t = op.tensor;
     const bool k_is_cols = op.k_dim == ReduceDim::kCols;
     auto code = [&](std::int64_t o, std::int64_t kk) {
@@ -367,7 +386,7 @@ bool has_non_finite_code(const QuantizedTensor& t) {
   // The non-finite codes of an FP8 format are those whose exponent field is all ones (E5M2) or
   // whose magnitude bits are (E4M3): (code & mask) == mask for the mask their magnitude bits share,
   // which the table check below confirms, so the scan is a loop the compiler vectorizes.
-  const auto values = value_table(t.format);
+  const auto& values = code_tables(t.format).values;
   std::uint8_t mask = 0x7F;
   for (std::uint32_t code = 0; code < 256; ++code) {
     if (!std::isfinite(values[code])) mask = static_cast<std::uint8_t>(mask & code);
