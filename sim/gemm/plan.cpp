@@ -89,6 +89,25 @@ std::array<float, 256> value_table(Format format) {
   return table;
 }
 
+// Fills panel `panel` of dst ([panel][k][width], pre-zeroed) with table[code] of the operand's
+// codes: plain loops over local pointers (restrict: the stores cannot change the tensor), about
+// twice as fast as pack_panel's call per element.
+void pack_codes(const GemmOperand& op, const gemm_detail::PackedOperand& p, std::int64_t panel,
+                const float* table, float* dst) {
+  const QuantizedTensor& t = op.tensor;
+  const std::int64_t o_stride = op.k_dim == ReduceDim::kCols ? t.cols : 1;
+  const std::int64_t k_stride = op.k_dim == ReduceDim::kCols ? 1 : t.cols;
+  const std::int64_t width = p.width, o0 = panel * width;
+  const std::int64_t valid = std::min(width, p.outer - o0), k = k_of(op);
+  const std::uint8_t* __restrict data = t.data.data() + o0 * o_stride;
+  const float* __restrict values = table;
+  float* __restrict out = dst + panel * p.k * width;
+  for (std::int64_t kk = 0; kk < k; ++kk) {
+    const std::uint8_t* src = data + kk * k_stride;
+    for (std::int64_t w = 0; w < valid; ++w) out[kk * width + w] = values[src[w * o_stride]];
+  }
+}
+
 // What HopperRzLayout stores for each code.
 struct RzCode {
   float value = 0.0f;
@@ -246,21 +265,12 @@ std::function<void(std::int64_t)> quantized_packer(const GemmOperand& op, std::i
           &powers = tables.powers](std::int64_t panel) {
     const QuantizedTensor& t = op.tensor;
     const bool k_is_cols = op.k_dim == ReduceDim::kCols;
-    auto code = [&](std::int64_t o, std::int64_t kk) {
-      return k_is_cols ? t.data[static_cast<std::size_t>(o * t.cols + kk)]
-                       : t.data[static_cast<std::size_t>(kk * t.cols + o)];
-    };
-    const std::int64_t k = k_of(op);
     if (rz) {
       fill_rz(panel);
     } else {
-      pack_panel(panel, p.width, p.outer, k, p.k, p.values.data(),
-                 [&](std::int64_t o, std::int64_t kk) { return values[code(o, kk)]; });
+      pack_codes(op, p, panel, values.data(), p.values.data());
     }
-    if (with_powers) {
-      pack_panel(panel, p.width, p.outer, k, p.k, p.exponent_powers.data(),
-                 [&](std::int64_t o, std::int64_t kk) { return powers[code(o, kk)]; });
-    }
+    if (with_powers) pack_codes(op, p, panel, powers.data(), p.exponent_powers.data());
     const std::int64_t valid = std::min(p.width, p.outer - panel * p.width);
     for (std::int64_t j = 0; j < blocks; ++j) {
       float* scales = p.block_scales.data() + (panel * blocks + j) * p.width;
