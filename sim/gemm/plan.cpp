@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -102,7 +103,20 @@ void pack_codes(const GemmOperand& op, const gemm_detail::PackedOperand& p, std:
   const std::uint8_t* __restrict data = t.data.data() + o0 * o_stride;
   const float* __restrict values = table;
   float* __restrict out = dst + panel * p.k * width;
-  for (std::int64_t kk = 0; kk < k; ++kk) {
+  std::int64_t kk = 0;
+  if (k_stride == 1) {
+    // K runs along the stored rows: 8 codes of a row per load, w outer within the 8 k.
+    for (; kk + 8 <= k; kk += 8) {
+      for (std::int64_t w = 0; w < valid; ++w) {
+        std::uint64_t codes = 0;
+        std::memcpy(&codes, data + w * o_stride + kk, sizeof codes);
+        for (std::int64_t i = 0; i < 8; ++i, codes >>= 8) {
+          out[(kk + i) * width + w] = values[codes & 0xFF];
+        }
+      }
+    }
+  }
+  for (; kk < k; ++kk) {
     const std::uint8_t* src = data + kk * k_stride;
     for (std::int64_t w = 0; w < valid; ++w) out[kk * width + w] = values[src[w * o_stride]];
   }
