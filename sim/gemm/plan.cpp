@@ -90,9 +90,9 @@ std::array<float, 256> value_table(Format format) {
   return table;
 }
 
-// Fills panel `panel` of dst ([panel][k][width], pre-zeroed) with table[code] of the operand's
-// codes: plain loops over local pointers (restrict: the stores cannot change the tensor), about
-// twice as fast as pack_panel's call per element.
+// Fills panel `panel` of dst ([panel][k][width]) with table[code] of the operand's codes and +0
+// in its padding (rows past `outer`, k past the operand's K): plain loops over local pointers
+// (restrict: the stores cannot change the tensor) instead of pack_panel's call per element.
 void pack_codes(const GemmOperand& op, const gemm_detail::PackedOperand& p, std::int64_t panel,
                 const float* table, float* dst) {
   const QuantizedTensor& t = op.tensor;
@@ -119,6 +119,9 @@ void pack_codes(const GemmOperand& op, const gemm_detail::PackedOperand& p, std:
   for (; kk < k; ++kk) {
     const std::uint8_t* src = data + kk * k_stride;
     for (std::int64_t w = 0; w < valid; ++w) out[kk * width + w] = values[src[w * o_stride]];
+  }
+  for (kk = 0; kk < p.k; ++kk) {
+    for (std::int64_t w = kk < k ? valid : 0; w < width; ++w) out[kk * width + w] = 0.0f;
   }
 }
 
@@ -269,9 +272,9 @@ std::function<void(std::int64_t)> quantized_packer(const GemmOperand& op, std::i
   if (rz) {
     fill_rz = rz_packer(op, width, padded_k, p);
   } else {
-    p.values.assign(size, 0.0f);
+    p.values.resize(size);  // not zeroed: pack_codes writes every element, padding included
   }
-  if (with_powers) p.exponent_powers.assign(size, 0.0f);
+  if (with_powers) p.exponent_powers.resize(size);
   const std::int64_t blocks = static_cast<std::int64_t>(block_starts.size()) - 1;
   p.block_scales.assign(static_cast<std::size_t>(p.panels * blocks * width), 1.0f);
   const CodeTables& tables = code_tables(op.tensor.format);
