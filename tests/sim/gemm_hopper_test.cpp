@@ -347,10 +347,10 @@ TEST_CASE("hopper: the round-toward-zero kernel at the ends of the exponent rang
   //  - tiny: E5M2 codes with exponent field <= 3 (subnormals and 2^-14 .. 2^-12, both signs), so
   //    every group has E <= -24 < -20, where the low clamp acts (and zeros are mixed in);
   //  - huge: fast accum over K = 32768 of mostly 57344 * 57344 (2^31.6 each, truncated to 2^31
-  //    once c passes 2^44) lifts c's exponent to 45, past the high clamp (E > 44), while every 7th k is a negative product of 57344 and an odd
-  //    small value, off the grid 2^32 and truncated toward zero (floor would subtract a unit),
-  //    and every 7th k (another phase) is 0 * 2^-16, the zero product whose byte sum (95) lies
-  //    closest to the clamped threshold.
+  //    once c passes 2^44) lifts c's exponent to 45, past the high clamp (E > 44). Every 7th k is
+  //    a negative product of 57344 and an odd small value, off the grid 2^32 and truncated toward
+  //    zero (floor would subtract a unit); every 7th k at another phase is 0 * 2^-16, the zero
+  //    product whose byte sum (95) lies closest to the clamped threshold.
   std::mt19937 rng(0x5eed'0104);
   std::uniform_int_distribution<int> low(0, 15);
   std::uniform_int_distribution<int> sign(0, 1);
