@@ -1,7 +1,7 @@
 // Hopper wgmma FP8 tile kernel with round-toward-zero FMAs (AVX-512), the same model and bits as
-// hopper.cpp (gemm.hpp; tensorcore-and-papers.md §0, §1.6), at one FMA per product plus a byte
-// comparison per product pair instead of hopper.cpp's multiply, scale, round and add. One group
-// of up to 32 k, per output:
+// hopper.cpp (gemm.hpp; tensorcore-and-papers.md §0, §1.6), at one FMA per product plus three
+// byte operations per 64 products, instead of hopper.cpp's multiply, scale, round and add. One
+// group of up to 32 k, per output:
 //
 //   1. E = max(e_a + e_b over the nonzero products, e_c if c != 0), in int8 lanes: the packed
 //      exponent bytes hold e (kNoExponent for zero), two rows of 32 outputs per 64-byte vector.
@@ -19,14 +19,16 @@
 //      l_a + l_b < E - 13. The packed low-bit bytes (plan.hpp HopperRzLayout) carry l and the
 //      sign so that their byte sum is below the threshold clamp(E - 13, -33, 31) + 64 (unsigned)
 //      exactly for the negative products off the grid: one add, one compare and one masked
-//      increment per 64 products (two rows of 32 outputs).
+//      increment per 64 products (two rows of 32 outputs); a group counts at most 32 per output.
+//      (The masked FMA alternative, RZ on the lanes of positive products and RU on the others,
+//      keeps two FMA-port operations per 16 products and needs a mask per row and vector.)
 //   4. acc + count * g is acc's bit pattern plus count (one binade: consecutive floats are g
 //      apart). Its difference to M (the binade's exponent with mantissa 0x400000, rebuilt from
 //      acc) is exact (Sterbenz) and equals the exact sum of the sign-magnitude truncated terms,
 //      Q * g with |Q| < 33 * 2^15; it is +0 when they cancel. Clearing its low 10 mantissa bits
 //      truncates it to e8m13, as in hopper.cpp.
-// Bounds: acc stays within M -+ (|c| + 32 * (2^(E+2) + g)) + 32 * g, well inside [2^(E+10),
-// 2^(E+11)). E >= -41 whenever a term is nonzero (hopper.cpp), so M is a normal float; with no
+// Bounds: |c| < 2^(E+1), so acc stays within M -+ (|c| + 32 * (2^(E+2) + g)) + 32 * g < M -+
+// 2^(E+8), well inside [2^(E+10), 2^(E+11)), whatever the order of the terms. E >= -41 whenever a term is nonzero (hopper.cpp), so M is a normal float; with no
 // term at all E stays at the int8 start value -128, M = 1.5 * 2^-118 is still normal, nothing is
 // counted (the threshold clamps at -33 + 64) and the result is +0.
 // B is loaded once per k for all rows (one accumulator per output, no sign split), so the
