@@ -209,14 +209,11 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
   using L = gemm_detail::HopperRzLayout;
   const bool is_a = width == gemm_detail::kTileRows;
   const std::int64_t byte_stride = is_a ? L::kAExponentBytes : L::kBExponentBytes;
-  p.values.assign(static_cast<std::size_t>(p.panels * padded_k * width), 0.0f);
-  // Padding rows, columns and K are zeros.
+  // Not cleared: the packer writes every element, the padding's zeros included.
+  p.values.resize(static_cast<std::size_t>(p.panels * padded_k * width));
+  p.exponent_bytes.resize(static_cast<std::size_t>(p.panels * padded_k * byte_stride));
+  p.low_bit_bytes.resize(static_cast<std::size_t>(p.panels * padded_k * byte_stride));
   const RzCode* table = code_tables(op.tensor.format).rz.data();
-  const RzCode zero = table[0];
-  p.exponent_bytes.assign(static_cast<std::size_t>(p.panels * padded_k * byte_stride),
-                          L::kNoExponent);
-  p.low_bit_bytes.assign(static_cast<std::size_t>(p.panels * padded_k * byte_stride),
-                         is_a ? zero.low_bit_a : zero.low_bit_b);
   return [&op, &p, is_a, byte_stride, table](std::int64_t panel) {
     // Plain loops over local pointers (restrict: the stores cannot change the tensor or `p`).
     const QuantizedTensor& t = op.tensor;
@@ -249,6 +246,17 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
           exponents[2 * w] = exponents[2 * w + 1] = c.exponent;
           low_bits[2 * w] = low_bits[2 * w + 1] = c.low_bit_b;
         }
+      }
+    }
+    // Padding rows (past `outer`) and k (past the operand's K) hold code 0, +0.
+    const RzCode& zero = codes[0];
+    for (std::int64_t kk = 0; kk < p.k; ++kk) {
+      for (std::int64_t w = kk < k ? valid : 0; w < panel_width; ++w) {
+        v[kk * panel_width + w] = zero.value;
+        const std::int64_t at = kk * byte_stride + (is_a ? (w / 2) * 4 + w % 2 : 2 * w);
+        const std::int64_t twin = at + (is_a ? 2 : 1);
+        e[at] = e[twin] = zero.exponent;
+        l[at] = l[twin] = is_a ? zero.low_bit_a : zero.low_bit_b;
       }
     }
   };
