@@ -28,7 +28,8 @@ void gemm_into(const GemmOperand& a, const GemmOperand& b, const GemmOptions& op
     case Accumulation::kFp32Seq: {
       const auto plan = gemm_detail::make_quantized_plan(
           a, b, options.pad_inner_dim, gemm_detail::Packing::kValues, options.threads);
-      gemm_detail::for_each_tile(plan, options.threads, out.data(), gemm_detail::fp32_seq_tile);
+      gemm_detail::for_each_tile(plan, options.threads, out.data(), options.bias, options.output,
+                                 gemm_detail::fp32_seq_tile);
       break;
     }
     case Accumulation::kHopperSplitAccumulator:
@@ -42,7 +43,7 @@ void gemm_into(const GemmOperand& a, const GemmOperand& b, const GemmOptions& op
           a, b, options.pad_inner_dim,
           rz ? gemm_detail::Packing::kHopperRz : gemm_detail::Packing::kHopperPowers,
           options.threads);
-      gemm_detail::for_each_tile(plan, options.threads, out.data(),
+      gemm_detail::for_each_tile(plan, options.threads, out.data(), options.bias, options.output,
                                  [split, rz](const gemm_detail::TileArgs& args) {
                                    if (rz) {
                                      gemm_detail::hopper_rz_tile(args, split);
@@ -55,10 +56,10 @@ void gemm_into(const GemmOperand& a, const GemmOperand& b, const GemmOptions& op
     case Accumulation::kExact: {
       const std::vector<double> exact = gemm_exact(a, b, {}, options.threads);
       for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(exact[i]);
+      gemm_detail::finish_output(out, shape.n, options.bias, options.output, options.threads);
       break;
     }
   }
-  gemm_detail::finish_output(out, shape.n, options.bias, options.output, options.threads);
 }
 
 std::vector<float> gemm(const GemmOperand& a, const GemmOperand& b, const GemmOptions& options) {

@@ -11,9 +11,8 @@ void high_precision_gemm_into(const DenseOperand& a, const DenseOperand& b,
   const auto plan = gemm_detail::make_dense_plan(a, b, options.round_operands_to_bf16,
                                                  options.threads);
   gemm_detail::check_output(plan.shape, options.bias, out.size());
-  gemm_detail::for_each_tile(plan, options.threads, out.data(), gemm_detail::fp32_mul_add_tile);
-  gemm_detail::finish_output(out, plan.shape.n, options.bias, options.output,
-                             options.threads);
+  gemm_detail::for_each_tile(plan, options.threads, out.data(), options.bias, options.output,
+                             gemm_detail::fp32_mul_add_tile);
 }
 
 std::vector<float> high_precision_gemm(const DenseOperand& a, const DenseOperand& b,

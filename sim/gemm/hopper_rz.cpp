@@ -1,25 +1,38 @@
 // Hopper wgmma FP8 tile kernel with round-toward-zero FMAs (AVX-512), the same model and bits as
-// hopper.cpp (gemm.hpp; tensorcore-and-papers.md §0, §1.6), at about one FMA per product and sign
-// instead of hopper.cpp's multiply, scale, round and add. One group of up to 32 k, per output:
+// hopper.cpp (gemm.hpp; tensorcore-and-papers.md §0, §1.6), at one FMA per product plus three
+// byte operations per 64 products, instead of hopper.cpp's multiply, scale, round and add. One
+// group of up to 32 k, per output:
 //
 //   1. E = max(e_a + e_b over the nonzero products, e_c if c != 0), in int8 lanes: the packed
 //      exponent bytes hold e (kNoExponent for zero), two rows of 32 outputs per 64-byte vector.
 //   2. M = 1.5 * 2^(E + 10), a float whose ulp is the grid g = 2^(E - 13) and whose binade
-//      [2^(E+10), 2^(E+11)) holds M plus anything this group adds (below). Two accumulators start
-//      at acc1 = RZ(M + max(c, 0)) and acc2 = RZ(M + max(-c, 0)): in that binade RZ rounds down
-//      onto the grid, so each holds M plus the truncation of |c| toward zero.
-//   3. Every product a*b is exact and, in the binade of M, below 2^(E+2) (products of FP8 values
-//      have |a*b| < 4 * 2^(e_a+e_b)): fma_rz(|a|, |b|, acc) = acc + floor(|a*b| / g) * g exactly,
-//      the product's magnitude truncated onto the grid. Products of the row's sign go to acc1,
-//      the others to acc2: B is packed as b+ = max(b, 0) and b- = max(-b, 0), and the row's
-//      sign_offset picks (b+, b-) or (b-, b+), so every lane adds one product and one zero.
-//      (The packed panels are 64-byte aligned: aligned loads.)
-//   4. acc1 - acc2 is exact (Sterbenz: both lie in [2^(E+10), 2^(E+11))) and equals the exact sum
-//      of the sign-magnitude truncated terms, Q * g with |Q| < 33 * 2^15; it is +0 when they
-//      cancel. Clearing its low 10 mantissa bits truncates it to e8m13, as in hopper.cpp.
-// Bounds: each accumulator stays below M + 33 * 2^15 * g < 2^(E+11). E >= -41 whenever a term is
-// nonzero (hopper.cpp), so M is a normal float; with no term at all E stays at the int8 start
-// value -128 and M = 1.5 * 2^-118, still normal, and acc1 - acc2 = +0.
+//      [2^(E+10), 2^(E+11)) holds M plus anything this group adds (bounds below). One
+//      accumulator starts at acc = M + trunc(c), c truncated toward zero onto the grid:
+//      RZ(M + c) for c >= 0 (RZ rounds down in this binade), RU(M + c) for c < 0 (rounding up
+//      there is M - floor(|c| / g) * g).
+//   3. Every product p = a*b is exact and, in the binade of M, |p| < 2^(E+2) (products of FP8
+//      values have |a*b| < 4 * 2^(e_a+e_b)): fma_rz(a, b, acc) = acc + floor(p / g) * g exactly,
+//      for either sign of p. The model wants trunc(p / g), the magnitude truncated (sign-
+//      magnitude); that is floor(p / g) + 1 when p < 0 and p is not a multiple of g, floor
+//      otherwise. So beside the FMAs an int8 count per output adds up those products: p = s *
+//      2^(l_a + l_b) with s odd (l: exponent of the lowest set bit), so p is off the grid iff
+//      l_a + l_b < E - 13. The packed low-bit bytes (plan.hpp HopperRzLayout) carry l and the
+//      sign so that their byte sum is below the threshold clamp(E - 13, -33, 31) + 64 (unsigned)
+//      exactly for the negative products off the grid: one add, one compare and one masked
+//      increment per 64 products (two rows of 32 outputs); a group counts at most 32 per output.
+//      (The masked FMA alternative, RZ on the lanes of positive products and RU on the others,
+//      keeps two FMA-port operations per 16 products and needs a mask per row and vector.)
+//   4. acc + count * g is acc's bit pattern plus count (one binade: consecutive floats are g
+//      apart). Its difference to M (the binade's exponent with mantissa 0x400000, rebuilt from
+//      acc) is exact (Sterbenz) and equals the exact sum of the sign-magnitude truncated terms,
+//      Q * g with |Q| < 33 * 2^15; it is +0 when they cancel. Clearing its low 10 mantissa bits
+//      truncates it to e8m13, as in hopper.cpp.
+// Bounds: |c| < 2^(E+1), so acc stays within M -+ (|c| + 32 * (2^(E+2) + g)) + 32 * g < M -+
+// 2^(E+8), well inside [2^(E+10), 2^(E+11)), whatever the order of the terms. E >= -41 whenever a term is nonzero (hopper.cpp), so M is a normal float; with no
+// term at all E stays at the int8 start value -128, M = 1.5 * 2^-118 is still normal, nothing is
+// counted (the threshold clamps at -33 + 64) and the result is +0.
+// B is loaded once per k for all rows (one accumulator per output, no sign split), so the
+// product loop issues 12 FMAs, 9 byte operations and 12 loads per k for the 6 x 32 tile.
 // Operands with NaN or Inf codes take hopper.cpp's kernel (gemm.cpp), as do targets without
 // AVX-512 (embedded rounding). tests/sim/gemm_hopper_test.cpp runs both against the integer
 // reference of §1.6 on every SIMD target.
@@ -45,16 +58,22 @@ bool HopperRzAvailable() { return true; }
 void HopperRzTile(const TileArgs& t, bool split_accumulator) {
   using L = HopperRzLayout;
   constexpr int kRz = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+  constexpr int kRu = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
   constexpr int R = static_cast<int>(kTileRows);
   constexpr int V = static_cast<int>(kTileCols / 16);
   constexpr int kPairs = R / 2;
   static_assert(kTileRows % 2 == 0 && kTileCols == 32);
   const __m512 zero = _mm512_setzero_ps();
   const __m512i e8m13_mask = _mm512_set1_epi32(static_cast<int>(0xFFFFFC00u));
-  const __m512i sign_mask = _mm512_set1_epi32(static_cast<int>(0x80000000u));
+  const __m512i exponent_field = _mm512_set1_epi32(static_cast<int>(0xFF800000u));
   const __m512i half_mantissa = _mm512_set1_epi32(0x400000);
+  const __m512i low_byte = _mm512_set1_epi16(0xFF);
+  const __m512i minus_one = _mm512_set1_epi8(-1);
   // M's biased exponent is (E + 10) + 127.
   const __m512i exponent_offset = _mm512_set1_epi32(10 + 127);
+  // The count threshold clamp(E - 13, -33, 31) + 64 = clamp(E, -20, 44) + 51.
+  const __m512i threshold_low = _mm512_set1_epi32(-20), threshold_high = _mm512_set1_epi32(44);
+  const __m512i threshold_offset = _mm512_set1_epi32(51);
   for (std::int64_t j = t.first_block; j < t.blocks && t.block_starts[j] < t.k_end; ++j) {
     const std::int64_t block_begin = t.block_starts[j], block_end = t.block_starts[j + 1];
     const std::int64_t k0 = std::max(t.k_begin, block_begin);
@@ -71,7 +90,7 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
       __m512i e_pair[kPairs];
       for (int p = 0; p < kPairs; ++p) e_pair[p] = _mm512_set1_epi8(-128);
       for (std::int64_t k = g0; k < g1; ++k) {
-        const __m512i eb = _mm512_loadu_si512(t.b_exponents + k * L::kBExponentBytes);
+        const __m512i eb = _mm512_load_si512(t.b_exponents + k * L::kBExponentBytes);
         const std::int8_t* ea = t.a_exponents + k * L::kAExponentBytes;
 #pragma GCC unroll 4
         for (int p = 0; p < kPairs; ++p) {
@@ -80,73 +99,104 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
           e_pair[p] = _mm512_max_epi8(e_pair[p], _mm512_add_epi8(_mm512_set1_epi32(rows), eb));
         }
       }
-      // 2. E with c, M, and the two accumulators.
-      __m512 acc1[R][V], acc2[R][V];
+      // 2. E with c, M, the accumulator, and the count threshold in the pair layout.
+      __m512 acc[R][V];
+      __m512i threshold[kPairs];
 #pragma GCC unroll 4
       for (int p = 0; p < kPairs; ++p) {
         const __m512i rows[2] = {_mm512_srai_epi16(_mm512_slli_epi16(e_pair[p], 8), 8),
                                  _mm512_srai_epi16(e_pair[p], 8)};
+        __m256i words[2][V];  // the threshold of row 2p + h, columns 16v.., as int16
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
           const int r = 2 * p + h;
 #pragma GCC unroll 2
           for (int v = 0; v < V; ++v) {
-            const __m256i words = v == 0 ? _mm512_castsi512_si256(rows[h])
-                                         : _mm512_extracti64x4_epi64(rows[h], 1);
-            __m512i e = _mm512_cvtepi16_epi32(words);
-            if (c_is_zero) {  // E from the products only; acc = RZ(M + 0) = M
-              const __m512 m = _mm512_castsi512_ps(_mm512_or_si512(
-                  _mm512_slli_epi32(_mm512_add_epi32(e, exponent_offset), 23), half_mantissa));
-              acc1[r][v] = acc2[r][v] = m;
-              continue;
+            const __m256i half = v == 0 ? _mm512_castsi512_si256(rows[h])
+                                        : _mm512_extracti64x4_epi64(rows[h], 1);
+            __m512i e = _mm512_cvtepi16_epi32(half);
+            __m512 c = zero;
+            if (!c_is_zero) {
+              c = _mm512_loadu_ps(t.carry + r * kTileCols + v * 16);
+              const __m512i c_bits = _mm512_castps_si512(c);
+              const __m512i e_c = _mm512_sub_epi32(
+                  _mm512_srli_epi32(_mm512_slli_epi32(c_bits, 1), 24), _mm512_set1_epi32(127));
+              e = _mm512_mask_max_epi32(e, _mm512_cmp_ps_mask(c, zero, _CMP_NEQ_OQ), e, e_c);
             }
-            const __m512 c = _mm512_loadu_ps(t.carry + r * kTileCols + v * 16);
-            const __m512i c_bits = _mm512_castps_si512(c);
-            const __m512i e_c = _mm512_sub_epi32(
-                _mm512_srli_epi32(_mm512_slli_epi32(c_bits, 1), 24), _mm512_set1_epi32(127));
-            e = _mm512_mask_max_epi32(e, _mm512_cmp_ps_mask(c, zero, _CMP_NEQ_OQ), e, e_c);
             const __m512 m = _mm512_castsi512_ps(_mm512_or_si512(
                 _mm512_slli_epi32(_mm512_add_epi32(e, exponent_offset), 23), half_mantissa));
-            const __m512 minus_c = _mm512_castsi512_ps(_mm512_xor_si512(c_bits, sign_mask));
-            acc1[r][v] = _mm512_add_round_ps(m, _mm512_max_ps(c, zero), kRz);
-            acc2[r][v] = _mm512_add_round_ps(m, _mm512_max_ps(minus_c, zero), kRz);
+            if (c_is_zero) {
+              acc[r][v] = m;  // RZ(M + 0)
+            } else {
+              const __mmask16 negative = _mm512_movepi32_mask(_mm512_castps_si512(c));
+              acc[r][v] =
+                  _mm512_mask_add_round_ps(_mm512_add_round_ps(m, c, kRz), negative, m, c, kRu);
+            }
+            words[h][v] = _mm512_cvtepi32_epi16(_mm512_add_epi32(
+                _mm512_min_epi32(_mm512_max_epi32(e, threshold_low), threshold_high),
+                threshold_offset));
           }
         }
+        // Thresholds are in [31, 95]: row 2p's in the low byte of each word, row 2p + 1's above.
+        const __m512i even =
+            _mm512_inserti64x4(_mm512_castsi256_si512(words[0][0]), words[0][1], 1);
+        const __m512i odd = _mm512_inserti64x4(_mm512_castsi256_si512(words[1][0]), words[1][1], 1);
+        threshold[p] = _mm512_or_si512(even, _mm512_slli_epi16(odd, 8));
       }
-      // 3. Truncated product magnitudes: same-sign products into acc1, the others into acc2.
+      // 3. floor(p / g) of every product into acc; count the negative products off the grid.
+      __m512i count[kPairs];
+      for (int p = 0; p < kPairs; ++p) count[p] = _mm512_setzero_si512();
       for (std::int64_t k = g0; k < g1; ++k) {
-        const char* bk = reinterpret_cast<const char*>(t.b + k * L::kBValues);
+        const float* bk = t.b + k * kTileCols;
+        const __m512 b0 = _mm512_load_ps(bk), b1 = _mm512_load_ps(bk + 16);
         const float* a = t.a + k * kTileRows;
-        const std::int32_t* offsets = t.a_sign_offsets + k * kTileRows;
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
           const __m512 ar = _mm512_set1_ps(a[r]);
-          const float* same = reinterpret_cast<const float*>(bk + offsets[r]);
-          const float* opposite =
-              reinterpret_cast<const float*>(bk + (L::kOppositeOffset - offsets[r]));
-          acc1[r][0] = _mm512_fmadd_round_ps(ar, _mm512_load_ps(same), acc1[r][0], kRz);
-          acc1[r][1] = _mm512_fmadd_round_ps(ar, _mm512_load_ps(same + 16), acc1[r][1], kRz);
-          acc2[r][0] = _mm512_fmadd_round_ps(ar, _mm512_load_ps(opposite), acc2[r][0], kRz);
-          acc2[r][1] = _mm512_fmadd_round_ps(ar, _mm512_load_ps(opposite + 16), acc2[r][1], kRz);
+          acc[r][0] = _mm512_fmadd_round_ps(ar, b0, acc[r][0], kRz);
+          acc[r][1] = _mm512_fmadd_round_ps(ar, b1, acc[r][1], kRz);
+        }
+        const __m512i lb = _mm512_load_si512(t.b_low_bits + k * L::kBExponentBytes);
+        const std::uint8_t* la = t.a_low_bits + k * L::kAExponentBytes;
+#pragma GCC unroll 4
+        for (int p = 0; p < kPairs; ++p) {
+          std::int32_t rows;
+          std::memcpy(&rows, la + 4 * p, sizeof rows);
+          const __mmask64 off_grid =
+              _mm512_cmplt_epu8_mask(_mm512_add_epi8(_mm512_set1_epi32(rows), lb), threshold[p]);
+          count[p] = _mm512_mask_sub_epi8(count[p], off_grid, count[p], minus_one);
         }
       }
       // 4. The group's e8m13 result; promotion into P_j.
-      const bool promote =
-          (split_accumulator && (g1 - block_begin) % kHopperPromotionK == 0) || g1 == block_end;
+      const bool promote = (split_accumulator && (g1 - block_begin) % kHopperPromotionK == 0) ||
+                           g1 == block_end;
       const bool first_promotion = !split_accumulator || g1 - block_begin <= kHopperPromotionK;
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+      for (int p = 0; p < kPairs; ++p) {
+        const __m512i rows[2] = {_mm512_and_si512(count[p], low_byte),
+                                 _mm512_srli_epi16(count[p], 8)};
 #pragma GCC unroll 2
-        for (int v = 0; v < V; ++v) {
-          const std::int64_t at = r * kTileCols + v * 16;
-          const __m512 sum = _mm512_sub_ps(acc1[r][v], acc2[r][v]);
-          const __m512 c = _mm512_castsi512_ps(
-              _mm512_and_si512(_mm512_castps_si512(sum), e8m13_mask));
-          if (promote) {
-            const __m512 sum_before = first_promotion ? zero : _mm512_loadu_ps(t.partial + at);
-            _mm512_storeu_ps(t.partial + at, first_promotion ? c : _mm512_add_ps(sum_before, c));
-          } else {
-            _mm512_storeu_ps(t.carry + at, c);
+        for (int h = 0; h < 2; ++h) {
+          const int r = 2 * p + h;
+#pragma GCC unroll 2
+          for (int v = 0; v < V; ++v) {
+            const __m256i half = v == 0 ? _mm512_castsi512_si256(rows[h])
+                                        : _mm512_extracti64x4_epi64(rows[h], 1);
+            const __m512i acc_bits = _mm512_castps_si512(acc[r][v]);
+            const __m512 m = _mm512_castsi512_ps(
+                _mm512_or_si512(_mm512_and_si512(acc_bits, exponent_field), half_mantissa));
+            const __m512 truncated =
+                _mm512_castsi512_ps(_mm512_add_epi32(acc_bits, _mm512_cvtepu16_epi32(half)));
+            const __m512 sum = _mm512_sub_ps(truncated, m);
+            const __m512 c =
+                _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(sum), e8m13_mask));
+            const std::int64_t at = r * kTileCols + v * 16;
+            if (promote) {
+              const __m512 sum_before = first_promotion ? zero : _mm512_loadu_ps(t.partial + at);
+              _mm512_storeu_ps(t.partial + at, first_promotion ? c : _mm512_add_ps(sum_before, c));
+            } else {
+              _mm512_storeu_ps(t.carry + at, c);
+            }
           }
         }
       }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -89,6 +90,67 @@ std::array<float, 256> value_table(Format format) {
   return table;
 }
 
+// Fills panel `panel` of dst ([panel][k][width]) with table[code] of the operand's codes and +0
+// in its padding (rows past `outer`, k past the operand's K): plain loops over local pointers
+// (restrict: the stores cannot change the tensor) instead of pack_panel's call per element.
+void pack_codes(const GemmOperand& op, const gemm_detail::PackedOperand& p, std::int64_t panel,
+                const float* table, float* dst) {
+  const QuantizedTensor& t = op.tensor;
+  const std::int64_t o_stride = op.k_dim == ReduceDim::kCols ? t.cols : 1;
+  const std::int64_t k_stride = op.k_dim == ReduceDim::kCols ? 1 : t.cols;
+  const std::int64_t width = p.width, o0 = panel * width;
+  const std::int64_t valid = std::min(width, p.outer - o0), k = k_of(op);
+  const std::uint8_t* __restrict data = t.data.data() + o0 * o_stride;
+  const float* __restrict values = table;
+  float* __restrict out = dst + panel * p.k * width;
+  std::int64_t kk = 0;
+  if (k_stride == 1) {
+    // K runs along the stored rows: 8 codes of a row per load, w outer within the 8 k.
+    for (; kk + 8 <= k; kk += 8) {
+      for (std::int64_t w = 0; w < valid; ++w) {
+        std::uint64_t codes = 0;
+        std::memcpy(&codes, data + w * o_stride + kk, sizeof codes);
+        for (std::int64_t i = 0; i < 8; ++i, codes >>= 8) {
+          out[(kk + i) * width + w] = values[codes & 0xFF];
+        }
+      }
+    }
+  }
+  for (; kk < k; ++kk) {
+    const std::uint8_t* src = data + kk * k_stride;
+    for (std::int64_t w = 0; w < valid; ++w) out[kk * width + w] = values[src[w * o_stride]];
+  }
+  for (kk = 0; kk < p.k; ++kk) {
+    for (std::int64_t w = kk < k ? valid : 0; w < width; ++w) out[kk * width + w] = 0.0f;
+  }
+}
+
+// What HopperRzLayout stores for each code.
+struct RzCode {
+  float value = 0.0f;
+  std::int8_t exponent = gemm_detail::HopperRzLayout::kNoExponent;
+  std::uint8_t low_bit_a = 0, low_bit_b = 0;  // low_bit_bytes of an A and of a B operand
+};
+std::array<RzCode, 256> rz_code_table(Format format);
+
+// The per-code tables of one FP8 format, built once per process (a GEMM of a training step is
+// small enough that building them per call cost 10-15% of it).
+struct CodeTables {
+  std::array<float, 256> values, powers;
+  std::array<RzCode, 256> rz;
+};
+const CodeTables& code_tables(Format format) {
+  auto build = [](Format f) {
+    return CodeTables{value_table(f), exponent_power_table(f), rz_code_table(f)};
+  };
+  static const CodeTables e4m3 = build(Format::E4M3), e5m2 = build(Format::E5M2);
+  if (format != Format::E4M3 && format != Format::E5M2) {
+    throw std::invalid_argument(std::string("GEMM code tables: not an FP8 format: ") +
+                                spec(format).name);
+  }
+  return format == Format::E4M3 ? e4m3 : e5m2;
+}
+
 // Calls f(w, o, kk) for every valid output o = panel * width + w of the panel and kk < k, k outer:
 // the packed panel is written in order, and a stored row [o, K] is read along its length by the
 // next kk (the panel's width rows stay in L1 meanwhile).
@@ -111,44 +173,48 @@ void pack_panel(std::int64_t panel, std::int64_t width, std::int64_t outer, std:
   });
 }
 
-// What the sign-split layout (HopperRzLayout) stores for each code.
-struct RzCode {
-  float magnitude = 0.0f, plus = 0.0f, minus = 0.0f;  // |x|, max(x, 0), max(-x, 0)
-  std::int32_t sign_offset = 0;                       // A: 0, or kOppositeOffset for x < 0
-  std::int8_t exponent = gemm_detail::HopperRzLayout::kNoExponent;
-};
+// The exponent of the lowest set bit of a finite nonzero x: the largest l with x / 2^l an integer.
+int lowest_bit_exponent(float x) {
+  int l = std::ilogb(x);
+  while (std::fmod(std::fabs(x), std::ldexp(1.0f, l)) != 0.0f) --l;
+  return l;
+}
 
 // The raw exponent is exponent_power_table's, kNoExponent where that table has 0.
 std::array<RzCode, 256> rz_code_table(Format format) {
+  using L = gemm_detail::HopperRzLayout;
   std::array<RzCode, 256> table{};
   const auto values = value_table(format);
   const auto powers = exponent_power_table(format);
   for (std::size_t code = 0; code < 256; ++code) {
     const float x = values[code];
     RzCode& c = table[code];
-    c.magnitude = std::fabs(x);
-    c.plus = x > 0.0f ? x : 0.0f;
-    c.minus = x < 0.0f ? -x : 0.0f;
-    c.sign_offset = std::signbit(x) ? gemm_detail::HopperRzLayout::kOppositeOffset : 0;
+    c.value = x;
     if (powers[code] != 0.0f) c.exponent = static_cast<std::int8_t>(std::ilogb(powers[code]));
+    // Bit 7 of the byte carries the sign class (HopperRzLayout); the sum wraps modulo 256.
+    const bool negative = x != 0.0f ? x < 0.0f : true;  // A's zero as negative
+    const bool positive = x != 0.0f ? x > 0.0f : true;  // B's zero as positive
+    // NaN and Inf codes never reach hopper_rz_tile (gemm.cpp); they get a zero's bytes.
+    const int l = x != 0.0f && std::isfinite(x) ? lowest_bit_exponent(x) : L::kZeroLowBit;
+    c.low_bit_a = static_cast<std::uint8_t>((l + (negative ? 128 : 0)) & 0xFF);
+    c.low_bit_b = static_cast<std::uint8_t>((l + 64 + (positive ? 128 : 0)) & 0xFF);
   }
   return table;
 }
 
-// Sizes `p` for the operand in the sign-split layout (HopperRzLayout) and returns the function
-// that fills its panel `panel`, as quantized_packer does for the other packings.
+// Sizes `p` for the operand in HopperRzLayout and returns the function that fills its panel
+// `panel`, as quantized_packer does for the other packings.
 std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t width,
                                             std::int64_t padded_k, gemm_detail::PackedOperand& p) {
   using L = gemm_detail::HopperRzLayout;
   const bool is_a = width == gemm_detail::kTileRows;
-  const std::int64_t value_stride = is_a ? width : L::kBValues;
-  const std::int64_t exponent_stride = is_a ? L::kAExponentBytes : L::kBExponentBytes;
-  p.values.assign(static_cast<std::size_t>(p.panels * padded_k * value_stride), 0.0f);
-  p.exponent_bytes.assign(static_cast<std::size_t>(p.panels * padded_k * exponent_stride),
-                          L::kNoExponent);
-  if (is_a) p.sign_offsets.assign(static_cast<std::size_t>(p.panels * padded_k * width), 0);
-  return [&op, &p, is_a, value_stride, exponent_stride,
-          table = rz_code_table(op.tensor.format)](std::int64_t panel) {
+  const std::int64_t byte_stride = is_a ? L::kAExponentBytes : L::kBExponentBytes;
+  // Not cleared: the packer writes every element, the padding's zeros included.
+  p.values.resize(static_cast<std::size_t>(p.panels * padded_k * width));
+  p.exponent_bytes.resize(static_cast<std::size_t>(p.panels * padded_k * byte_stride));
+  p.low_bit_bytes.resize(static_cast<std::size_t>(p.panels * padded_k * byte_stride));
+  const RzCode* table = code_tables(op.tensor.format).rz.data();
+  return [&op, &p, is_a, byte_stride, table](std::int64_t panel) {
     // Plain loops over local pointers (restrict: the stores cannot change the tensor or `p`).
     const QuantizedTensor& t = op.tensor;
     const std::int64_t o_stride = op.k_dim == ReduceDim::kCols ? t.cols : 1;
@@ -156,33 +222,41 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
     const std::int64_t panel_width = p.width, o0 = panel * panel_width;
     const std::int64_t valid = std::min(panel_width, p.outer - o0), k = k_of(op);
     const std::uint8_t* __restrict data = t.data.data() + o0 * o_stride;
-    const RzCode* __restrict codes = table.data();
-    float* __restrict v = p.values.data() + panel * p.k * value_stride;
-    std::int8_t* __restrict e = p.exponent_bytes.data() + panel * p.k * exponent_stride;
-    if (is_a) {
-      std::int32_t* __restrict offsets = p.sign_offsets.data() + panel * p.k * panel_width;
-      for (std::int64_t kk = 0; kk < k; ++kk) {
-        const std::uint8_t* src = data + kk * k_stride;
+    const RzCode* __restrict codes = table;
+    float* __restrict v = p.values.data() + panel * p.k * panel_width;
+    std::int8_t* __restrict e = p.exponent_bytes.data() + panel * p.k * byte_stride;
+    std::uint8_t* __restrict l = p.low_bit_bytes.data() + panel * p.k * byte_stride;
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      const std::uint8_t* src = data + kk * k_stride;
+      float* values = v + kk * panel_width;
+      std::int8_t* exponents = e + kk * byte_stride;
+      std::uint8_t* low_bits = l + kk * byte_stride;
+      if (is_a) {
         for (std::int64_t w = 0; w < valid; ++w) {
           const RzCode& c = codes[src[w * o_stride]];
-          v[kk * value_stride + w] = c.magnitude;
-          offsets[kk * panel_width + w] = c.sign_offset;
-          std::int8_t* pair = e + kk * exponent_stride + (w / 2) * 4 + w % 2;
-          pair[0] = pair[2] = c.exponent;
+          values[w] = c.value;
+          const std::int64_t at = (w / 2) * 4 + w % 2;  // row pair layout
+          exponents[at] = exponents[at + 2] = c.exponent;
+          low_bits[at] = low_bits[at + 2] = c.low_bit_a;
+        }
+      } else {
+        for (std::int64_t w = 0; w < valid; ++w) {
+          const RzCode& c = codes[src[w * o_stride]];
+          values[w] = c.value;
+          exponents[2 * w] = exponents[2 * w + 1] = c.exponent;
+          low_bits[2 * w] = low_bits[2 * w + 1] = c.low_bit_b;
         }
       }
-    } else {
-      for (std::int64_t kk = 0; kk < k; ++kk) {
-        const std::uint8_t* src = data + kk * k_stride;
-        float* plus = v + kk * value_stride;
-        float* minus = plus + panel_width;
-        std::int8_t* exponents = e + kk * exponent_stride;
-        for (std::int64_t w = 0; w < valid; ++w) {
-          const RzCode& c = codes[src[w * o_stride]];
-          plus[w] = c.plus;
-          minus[w] = c.minus;
-          exponents[2 * w] = exponents[2 * w + 1] = c.exponent;
-        }
+    }
+    // Padding rows (past `outer`) and k (past the operand's K) hold code 0, +0.
+    const RzCode& zero = codes[0];
+    for (std::int64_t kk = 0; kk < p.k; ++kk) {
+      for (std::int64_t w = kk < k ? valid : 0; w < panel_width; ++w) {
+        v[kk * panel_width + w] = zero.value;
+        const std::int64_t at = kk * byte_stride + (is_a ? (w / 2) * 4 + w % 2 : 2 * w);
+        const std::int64_t twin = at + (is_a ? 2 : 1);
+        e[at] = e[twin] = zero.exponent;
+        l[at] = l[twin] = is_a ? zero.low_bit_a : zero.low_bit_b;
       }
     }
   };
@@ -206,31 +280,22 @@ std::function<void(std::int64_t)> quantized_packer(const GemmOperand& op, std::i
   if (rz) {
     fill_rz = rz_packer(op, width, padded_k, p);
   } else {
-    p.values.assign(size, 0.0f);
+    p.values.resize(size);  // not zeroed: pack_codes writes every element, padding included
   }
-  if (with_powers) p.exponent_powers.assign(size, 0.0f);
+  if (with_powers) p.exponent_powers.resize(size);
   const std::int64_t blocks = static_cast<std::int64_t>(block_starts.size()) - 1;
   p.block_scales.assign(static_cast<std::size_t>(p.panels * blocks * width), 1.0f);
-  return [&op, blocks, &p, &block_starts, rz, with_powers, fill_rz,
-          values = value_table(op.tensor.format),
-          powers = exponent_power_table(op.tensor.format)](std::int64_t panel) {
+  const CodeTables& tables = code_tables(op.tensor.format);
+  return [&op, blocks, &p, &block_starts, rz, with_powers, fill_rz, &values = tables.values,
+          &powers = tables.powers](std::int64_t panel) {
     const QuantizedTensor& t = op.tensor;
     const bool k_is_cols = op.k_dim == ReduceDim::kCols;
-    auto code = [&](std::int64_t o, std::int64_t kk) {
-      return k_is_cols ? t.data[static_cast<std::size_t>(o * t.cols + kk)]
-                       : t.data[static_cast<std::size_t>(kk * t.cols + o)];
-    };
-    const std::int64_t k = k_of(op);
     if (rz) {
       fill_rz(panel);
     } else {
-      pack_panel(panel, p.width, p.outer, k, p.k, p.values.data(),
-                 [&](std::int64_t o, std::int64_t kk) { return values[code(o, kk)]; });
+      pack_codes(op, p, panel, values.data(), p.values.data());
     }
-    if (with_powers) {
-      pack_panel(panel, p.width, p.outer, k, p.k, p.exponent_powers.data(),
-                 [&](std::int64_t o, std::int64_t kk) { return powers[code(o, kk)]; });
-    }
+    if (with_powers) pack_codes(op, p, panel, powers.data(), p.exponent_powers.data());
     const std::int64_t valid = std::min(p.width, p.outer - panel * p.width);
     for (std::int64_t j = 0; j < blocks; ++j) {
       float* scales = p.block_scales.data() + (panel * blocks + j) * p.width;
@@ -339,12 +404,11 @@ TileArgs GemmPlan::tile(std::int64_t a_panel, std::int64_t b_panel) const {
   t.b = b.panel_values(b_panel);
   if (!a.exponent_powers.empty()) t.a_powers = a.panel_powers(a_panel);
   if (!b.exponent_powers.empty()) t.b_powers = b.panel_powers(b_panel);
-  if (!a.exponent_bytes.empty()) {  // sign-split layout (HopperRzLayout)
-    t.a = a.values.data() + a_panel * a.k * a.width;
-    t.b = b.values.data() + b_panel * b.k * HopperRzLayout::kBValues;
+  if (!a.exponent_bytes.empty()) {  // HopperRzLayout
     t.a_exponents = a.exponent_bytes.data() + a_panel * a.k * HopperRzLayout::kAExponentBytes;
     t.b_exponents = b.exponent_bytes.data() + b_panel * b.k * HopperRzLayout::kBExponentBytes;
-    t.a_sign_offsets = a.sign_offsets.data() + a_panel * a.k * a.width;
+    t.a_low_bits = a.low_bit_bytes.data() + a_panel * a.k * HopperRzLayout::kAExponentBytes;
+    t.b_low_bits = b.low_bit_bytes.data() + b_panel * b.k * HopperRzLayout::kBExponentBytes;
   }
   t.blocks = blocks();
   t.a_scales = a.block_scales.data() + a_panel * t.blocks * a.width;
@@ -357,7 +421,7 @@ bool has_non_finite_code(const QuantizedTensor& t) {
   // The non-finite codes of an FP8 format are those whose exponent field is all ones (E5M2) or
   // whose magnitude bits are (E4M3): (code & mask) == mask for the mask their magnitude bits share,
   // which the table check below confirms, so the scan is a loop the compiler vectorizes.
-  const auto values = value_table(t.format);
+  const auto& values = code_tables(t.format).values;
   std::uint8_t mask = 0x7F;
   for (std::uint32_t code = 0; code < 256; ++code) {
     if (!std::isfinite(values[code])) mask = static_cast<std::uint8_t>(mask & code);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <new>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "sim/cast.hpp"
@@ -34,6 +35,17 @@ struct CacheLineAllocator {
   void deallocate(T* p, std::size_t) { ::operator delete(p, kAlignment); }
   template <typename U>
   bool operator==(const CacheLineAllocator<U>&) const { return true; }
+  // resize() default-initializes new elements (floats and bytes: not zeroed), so that a buffer
+  // its writer fills completely is not also cleared first (a memset of the packed panels cost 4%
+  // of a small GEMM); assign(n, value) and the other constructors are unchanged.
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
 };
 template <typename T>
 using AlignedVector = std::vector<T, CacheLineAllocator<T>>;
@@ -49,10 +61,9 @@ struct PackedOperand {
   AlignedVector<float> values;           // [panel][k][width]
   AlignedVector<float> exponent_powers;  // hopper only: 2^e (raw exponent), 0 for 0 / NaN / Inf
   std::vector<float> block_scales;       // [panel][block][width]: the operand's scale_inv per block
-  // The sign-split layout of the AVX-512 hopper kernel (hopper_rz.cpp), instead of values and
-  // exponent_powers; see HopperRzLayout below.
+  // The AVX-512 hopper kernel's bytes (hopper_rz.cpp) beside signed values; see HopperRzLayout.
   AlignedVector<std::int8_t> exponent_bytes;  // A: [panel][k][12], B: [panel][k][64]
-  std::vector<std::int32_t> sign_offsets;     // A only: [panel][k][kTileRows], bytes (0 or 128)
+  AlignedVector<std::uint8_t> low_bit_bytes;  // the same layout
 
   const float* panel_values(std::int64_t p) const { return values.data() + p * k * width; }
   const float* panel_powers(std::int64_t p) const {
@@ -60,20 +71,30 @@ struct PackedOperand {
   }
 };
 
-// Hopper sign-split layout (hopper_rz.cpp). Per k:
-//  A panel: values |a| [kTileRows]; sign_offsets [kTileRows]: 0 for a >= 0, else 128 (bytes);
-//    exponent_bytes: for each row pair (2p, 2p+1) the 4 bytes e(2p), e(2p+1), e(2p), e(2p+1).
-//  B panel: values b+ [kTileCols], b- [kTileCols] (b+ = max(b, 0), b- = max(-b, 0)), so that a
-//    row's same-sign products read the 32 floats at byte offset sign_offset and its
-//    opposite-sign products those at kOppositeOffset - sign_offset; exponent_bytes: e(n) twice
-//    for each column n (64 bytes).
-//  e is the raw exponent of gemm.hpp, or kNoExponent for a zero (it never wins a maximum).
+// The round-toward-zero hopper layout (hopper_rz.cpp). values as for fp32_seq (signed, [k][width]);
+// per k, two byte arrays in the same order:
+//  A: for each row pair (2p, 2p+1) the 4 bytes x(2p), x(2p+1), x(2p), x(2p+1) (12 bytes);
+//  B: x(n) twice for each column n (64 bytes),
+// so that one 64-byte vector holds rows 2p (even bytes) and 2p+1 (odd bytes) of 32 outputs.
+//  exponent_bytes: e, the raw exponent of gemm.hpp, or kNoExponent for a zero (it never wins a
+//    maximum).
+//  low_bit_bytes: l = the exponent of the lowest set bit of |x| (x = s * 2^l with s odd), in
+//    [-16, 15] for every nonzero FP8 value, with the sign in bit 7 arranged so that the byte sum
+//    of an A and a B code is, modulo 256,
+//      l_a + l_b + 64        if a * b < 0   (in [32, 94])
+//      l_a + l_b + 192       if a * b > 0   (in [160, 222])
+//      >= 95 and <= 254      if a or b is 0
+//    A: l + 128 * (a < 0);  B: l + 64 + 128 * (b >= 0);  zero: l = kZeroLowBit, A as negative,
+//    B as positive. Then "a * b is negative and not a multiple of 2^T" is one unsigned byte
+//    comparison, sum < clamp(T, -33, 31) + 64, for any T (hopper_rz.cpp step 3).
 struct HopperRzLayout {
   static constexpr std::int64_t kAExponentBytes = 2 * kTileRows;
   static constexpr std::int64_t kBExponentBytes = 2 * kTileCols;
-  static constexpr std::int64_t kBValues = 2 * kTileCols;
-  static constexpr std::int32_t kOppositeOffset = kTileCols * sizeof(float);
   static constexpr std::int8_t kNoExponent = -64;  // + any real exponent stays below -40
+  // A zero's l: with the other operand's l >= -16 its sums are >= 47 - 16 + 64 = 95 (negative
+  // form) or <= 47 + 15 + 192 = 254 (positive form), never counted and never wrapped; zero times
+  // zero takes the negative form (A's zero negative, B's positive): 47 + 47 + 64 = 158.
+  static constexpr int kZeroLowBit = 47;
 };
 
 // One call of a tile kernel: an A panel times a B panel over k in [k_begin, k_end), which lies
@@ -84,9 +105,10 @@ struct TileArgs {
   const float* b = nullptr;         // [k][kTileCols]
   const float* a_powers = nullptr;  // hopper only, same layout as a
   const float* b_powers = nullptr;
-  const std::int8_t* a_exponents = nullptr;  // sign-split layout only (HopperRzLayout)
+  const std::int8_t* a_exponents = nullptr;  // hopper_rz layout only (HopperRzLayout)
   const std::int8_t* b_exponents = nullptr;
-  const std::int32_t* a_sign_offsets = nullptr;
+  const std::uint8_t* a_low_bits = nullptr;
+  const std::uint8_t* b_low_bits = nullptr;
   const float* a_scales = nullptr;  // [block][kTileRows]
   const float* b_scales = nullptr;  // [block][kTileCols]
   const std::int64_t* block_starts = nullptr;  // blocks + 1 entries
@@ -128,14 +150,14 @@ std::vector<std::int64_t> k_block_starts(const GemmOperand& a, const GemmOperand
                                          std::int64_t k, std::int64_t padded_k);
 
 // How the quantized operands are packed: plain values (fp32_seq), values plus exponent_powers
-// (hopper_tile), or the sign-split layout (hopper_rz_tile).
+// (hopper_tile), or values plus the bytes of HopperRzLayout (hopper_rz_tile).
 enum class Packing : std::uint8_t { kValues, kHopperPowers, kHopperRz };
 
 // Validates the operands, resolves the K-blocks and decodes both operands (in parallel over
 // panels) in the given packing.
 GemmPlan make_quantized_plan(const GemmOperand& a, const GemmOperand& b, bool pad_inner_dim,
                              Packing packing, int threads);
-// Whether any code of t decodes to NaN or Inf (the sign-split hopper kernel does not take them).
+// Whether any code of t decodes to NaN or Inf (hopper_rz_tile does not take them).
 bool has_non_finite_code(const QuantizedTensor& t);
 // gemm_shape's twin for dense operands: checks A's and B's sizes against their data, then K, then
 // that C's M * N fits in int64 (in this order, so a malformed operand is named as itself).
@@ -148,7 +170,7 @@ GemmPlan make_dense_plan(const DenseOperand& a, const DenseOperand& b, bool roun
 void fp32_seq_tile(const TileArgs& args);      // FMA, exact products
 void fp32_mul_add_tile(const TileArgs& args);  // RN(acc + RN(a*b))
 void hopper_tile(const TileArgs& args, bool split_accumulator);
-// The same model on the sign-split layout with round-toward-zero FMAs (hopper_rz.cpp): only where
+// The same model on HopperRzLayout with round-toward-zero FMAs (hopper_rz.cpp): only where
 // hopper_rz_available() (AVX-512 targets), and only for operands without NaN or Inf codes.
 bool hopper_rz_available();
 void hopper_rz_tile(const TileArgs& args, bool split_accumulator);
@@ -157,7 +179,11 @@ void hopper_rz_tile(const TileArgs& args, bool split_accumulator);
 void check_threads(int threads);
 void check_output(const GemmShape& shape, std::span<const float> bias, std::size_t out_size);
 
-// Applies bias, canonical NaN and the output type to total ([M, N]), in place (output.cpp).
+// The output epilogue (output.cpp): out[i] = total[i] (+ bias[i] unless bias is null), NaN ->
+// 0x7FFFFFFF, bf16 RN when asked, for count values; out may be total.
+void finish_values(const float* total, const float* bias, GemmOutputType output, std::int64_t count,
+                   float* out);
+// The same over a whole C (total, [M, N], in place), with the bias per column.
 void finish_output(std::span<float> total, std::int64_t n, std::span<const float> bias,
                    GemmOutputType output, int threads);
 

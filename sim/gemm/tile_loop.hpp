@@ -1,5 +1,7 @@
 // Internal to sim/gemm/: runs a tile kernel over every tile of C and every K chunk, in parallel
-// over work units, and copies the valid part of each 6x32 tile total into C (row-major [M, N]).
+// over work units, and writes the valid part of each 6x32 tile total into C (row-major [M, N])
+// through the output epilogue (finish_values: bias, canonical NaN, bf16), so that C is written
+// once.
 //
 // Work unit = up to kAPanelsPerUnit A panels times kBPanelsPerUnit B panels. Inside a unit: K
 // chunks outer (in increasing k: each output's order is kept), then B panels, then A panels, so
@@ -7,7 +9,7 @@
 #pragma once
 
 #include <algorithm>
-#include <cstring>
+#include <span>
 #include <vector>
 
 #include "sim/gemm/parallel.hpp"
@@ -19,7 +21,8 @@ inline constexpr std::int64_t kAPanelsPerUnit = 8;
 inline constexpr std::int64_t kBPanelsPerUnit = 4;
 
 template <typename TileKernel>
-void for_each_tile(const GemmPlan& plan, int threads, float* out, TileKernel tile_kernel) {
+void for_each_tile(const GemmPlan& plan, int threads, float* out, std::span<const float> bias,
+                   GemmOutputType output, TileKernel tile_kernel) {
   const std::int64_t a_units = (plan.a.panels + kAPanelsPerUnit - 1) / kAPanelsPerUnit;
   const std::int64_t b_units = (plan.b.panels + kBPanelsPerUnit - 1) / kBPanelsPerUnit;
   const std::int64_t m = plan.shape.m, n = plan.shape.n;
@@ -60,9 +63,10 @@ void for_each_tile(const GemmPlan& plan, int threads, float* out, TileKernel til
         const std::int64_t row0 = ap * kTileRows, col0 = bp * kTileCols;
         const std::int64_t rows = std::min(kTileRows, m - row0);
         const std::int64_t cols = std::min(kTileCols, n - col0);
+        const float* bias_cols = bias.empty() ? nullptr : bias.data() + col0;
         for (std::int64_t r = 0; r < rows; ++r) {
-          std::memcpy(out + (row0 + r) * n + col0, total + r * kTileCols,
-                      static_cast<std::size_t>(cols) * sizeof(float));
+          finish_values(total + r * kTileCols, bias_cols, output, cols,
+                        out + (row0 + r) * n + col0);
         }
       }
     }

@@ -341,6 +341,62 @@ TEST_CASE("hopper: the round-toward-zero kernel (AVX-512) equals the integer ref
   }
 }
 
+TEST_CASE("hopper: the round-toward-zero kernel at the ends of the exponent range") {
+  // hopper_rz.cpp counts the negative products off the grid 2^(E-13) with a byte comparison
+  // against clamp(E - 13, -33, 31) + 64; both clamps must leave the count exact:
+  //  - tiny: E5M2 codes with exponent field <= 3 (subnormals and 2^-14 .. 2^-12, both signs), so
+  //    every group has E <= -24 < -20, where the low clamp acts (and zeros are mixed in);
+  //  - huge: fast accum over K = 32768 of mostly 57344 * 57344 (2^31.6 each, truncated to 2^31
+  //    once c passes 2^44) lifts c's exponent to 45, past the high clamp (E > 44). Every 7th k is
+  //    a negative product of 57344 and an odd small value, off the grid 2^32 and truncated toward
+  //    zero (floor would subtract a unit); every 7th k at another phase is 0 * 2^-16, the zero
+  //    product whose byte sum (95) lies closest to the clamped threshold.
+  std::mt19937 rng(0x5eed'0104);
+  std::uniform_int_distribution<int> low(0, 15);
+  std::uniform_int_distribution<int> sign(0, 1);
+  auto tiny = [&](std::int64_t rows, std::int64_t k) {
+    QuantizedTensor t = per_tensor(rows, k, Format::E5M2, {});
+    for (std::int64_t i = 0; i < rows * k; ++i) {
+      t.data.push_back(static_cast<std::uint8_t>(low(rng) | (sign(rng) << 7)));
+    }
+    return t;
+  };
+  const std::int64_t k_huge = 32768;
+  auto huge = [&](std::int64_t rows, bool is_a) {
+    QuantizedTensor t = per_tensor(rows, k_huge, Format::E5M2, {});
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t k = 0; k < k_huge; ++k) {
+        // A: 57344 (0x7B), -57344 (0xFB) or 0; B: 57344, 1.25 * 2^-2 (odd) or 2^-16 (0x01).
+        std::uint8_t code = 0x7B;
+        if (k % 7 == 3) code = is_a ? 0xFB : code_of(0.3125f, Format::E5M2);
+        if (k % 7 == 5) code = is_a ? 0x00 : 0x01;
+        t.data.push_back(code);
+      }
+    }
+    return t;
+  };
+  const auto ta = tiny(7, 200), tb = tiny(33, 200);
+  const auto ha = huge(2, true), hb = huge(3, false);
+  for (const auto& [a, b] : {std::pair{&ta, &tb}, std::pair{&ha, &hb}}) {
+    REQUIRE_FALSE(sim::gemm_detail::has_non_finite_code(*a));
+    REQUIRE_FALSE(sim::gemm_detail::has_non_finite_code(*b));
+    const GemmOperand ga{*a, ReduceDim::kCols}, gb{*b, ReduceDim::kCols};
+    for (bool split : {true, false}) {
+      const auto expected = reference_hopper(ga, gb, split);
+      REQUIRE(count_nonzero(expected) > 0);
+      for_each_simd_target([&](const std::string& target) {
+        require_same_bits(expected, sim::gemm(ga, gb, with(split ? kSplit : kFast)), b->rows,
+                          std::string(split ? "split " : "fast ") + (a == &ta ? "tiny " : "huge ") +
+                              target,
+                          a, b);
+      });
+    }
+  }
+  // The huge case reaches E = 45 (its output, c after the last group, is >= 2^45).
+  const auto fast = sim::gemm({ha, ReduceDim::kCols}, {hb, ReduceDim::kCols}, with(kFast));
+  REQUIRE(std::ilogb(fast[0]) >= 45);
+}
+
 // Error of a model against the exact one over random normal data: mean = sum |error| /
 // sum |exact|; max = max |error| / max |exact| (normwise, so that outputs near 0 do not dominate).
 struct Error {
