@@ -12,7 +12,8 @@
 // give: the ceiling while LibTorch's own ops run on one thread; and per arm the mean seconds per
 // step inside each GEMM role (fprop_1t_s, ..., wgrad_2t_s), the quantizers (quantize_1t_s,
 // quantize_2t_s) and the rest of the step (rest_1t_s, rest_2t_s): which part the second thread
-// shortens. Operand statistics off, as in a run's unlogged steps. The workload is FP8LAB_BENCH_WORKLOAD (default llama-xs).
+// shortens (the 2-thread arm's dgrad and wgrad overlap, so its rest_2t_s understates the rest).
+// Operand statistics off, as in a run's unlogged steps. The workload is FP8LAB_BENCH_WORKLOAD (default llama-xs).
 //
 //   build/bench/thread_scaling_bench --benchmark_min_time=5
 #include <benchmark/benchmark.h>
