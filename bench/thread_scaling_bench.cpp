@@ -9,8 +9,11 @@
 // whether the second core was busy or waiting); gemm_share_1t and quantize_share_1t (the
 // 1-thread step's fractions in backend GEMMs and quantizers, the parts the threads split) and
 // amdahl_2t = 1 / (1 - (g + q) / 2), the speed-up perfect 2-thread GEMMs and quantizers would
-// give: the ceiling while LibTorch's own ops run on one thread. Operand statistics off, as in a
-// run's unlogged steps. The workload is FP8LAB_BENCH_WORKLOAD (default llama-xs).
+// give: the ceiling while LibTorch's own ops run on one thread; and per arm the mean seconds per
+// step inside each GEMM role (fprop_1t_s, ..., wgrad_2t_s), the quantizers (quantize_1t_s,
+// quantize_2t_s) and the rest of the step (rest_1t_s, rest_2t_s): which part the second thread
+// shortens (the 2-thread arm's dgrad and wgrad overlap, so its rest_2t_s understates the rest).
+// Operand statistics off, as in a run's unlogged steps. The workload is FP8LAB_BENCH_WORKLOAD (default llama-xs).
 //
 //   build/bench/thread_scaling_bench --benchmark_min_time=5
 #include <benchmark/benchmark.h>
@@ -77,25 +80,37 @@ struct Arm {
   }
 };
 
+// An arm's mean seconds per step: the whole step, inside backend GEMMs (in total and per role)
+// and inside quantizers.
+struct Shares {
+  double wall = 0.0, gemm = 0.0, quantize = 0.0;
+  double role[3] = {0.0, 0.0, 0.0};
+};
+Shares shares(const Arm& arm, double steps) {
+  Shares s;
+  for (const double w : arm.wall) s.wall += w / steps;
+  for (const auto& linear : ex::collect_linear_stats(*arm.trainer.model)) {
+    s.gemm += linear.stats.total_gemm_seconds() / steps;
+    s.quantize += linear.stats.quantize_seconds / steps;
+    for (std::size_t r = 0; r < 3; ++r) s.role[r] += linear.stats.gemm_seconds[r] / steps;
+  }
+  return s;
+}
+
 void run(benchmark::State& state, const rc::Recipe* recipe) {
   torch::set_num_threads(1);
   Arm one(make_trainer(recipe, 1)), two(make_trainer(recipe, 2));
   one.trainer.step();  // warm-up: caches, the GEMM worker pool
   two.trainer.step();
   ex::reset_linear_stats(*one.trainer.model);
+  ex::reset_linear_stats(*two.trainer.model);
   for (auto _ : state) {
     one.step();
     two.step();
   }
-  double gemm = 0.0, quantize = 0.0, total = 0.0;
-  for (const auto& linear : ex::collect_linear_stats(*one.trainer.model)) {
-    gemm += linear.stats.total_gemm_seconds();
-    quantize += linear.stats.quantize_seconds;
-  }
-  for (const double s : one.wall) total += s;
   const auto steps = static_cast<double>(one.wall.size());
-  const double g = total > 0 ? gemm / total : 0.0;
-  const double q = total > 0 ? quantize / total : 0.0;
+  const Shares s1 = shares(one, steps), s2 = shares(two, steps);
+  const double g = s1.gemm / s1.wall, q = s1.quantize / s1.wall;
   const double m1 = one.median(), m2 = two.median();
   state.counters["step_1t_s"] = m1;
   state.counters["step_2t_s"] = m2;
@@ -105,6 +120,17 @@ void run(benchmark::State& state, const rc::Recipe* recipe) {
   state.counters["gemm_share_1t"] = g;
   state.counters["quantize_share_1t"] = q;
   state.counters["amdahl_2t"] = 1.0 / (1.0 - (g + q) / 2.0);
+  // Where the second thread went, per step and GEMM role: each arm's wall time inside the
+  // backend's GEMMs and quantizers (mean per step), and the rest of the step.
+  const char* roles[] = {"fprop", "dgrad", "wgrad"};
+  for (std::size_t r = 0; r < 3; ++r) {
+    state.counters[std::string(roles[r]) + "_1t_s"] = s1.role[r];
+    state.counters[std::string(roles[r]) + "_2t_s"] = s2.role[r];
+  }
+  state.counters["quantize_1t_s"] = s1.quantize;
+  state.counters["quantize_2t_s"] = s2.quantize;
+  state.counters["rest_1t_s"] = s1.wall - s1.gemm - s1.quantize;
+  state.counters["rest_2t_s"] = s2.wall - s2.gemm - s2.quantize;
   state.SetLabel(workload_name());
 }
 

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -102,6 +103,17 @@ class LinearBackend {
   // (baseline Linears, overridden GEMMs, FP8 Linears outside an FP8 autocast region).
   virtual void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b,
                                    HighPrecision precision, MutableMatrix out) const = 0;
+
+  // Runs independent calls of this backend (GEMMs with disjoint outputs, operands only read; no
+  // quantize, whose scaling state they would share), each given the backend to call: the
+  // backward pass's dgrad and wgrad. A backend with threads to spare may run them at once, each
+  // on a part of its threads, as one parallel region instead of a split of each small GEMM; this
+  // default runs them in order on *this. No bit depends on which (every GEMM's bits are
+  // independent of its thread count).
+  using Call = std::function<void(const LinearBackend&)>;
+  virtual void run_independent(std::span<const Call> calls) const {
+    for (const Call& call : calls) call(*this);
+  }
 
   // TE's update moments (te-accelerate.md §2.5-2.6, NUMERICS.md §2.1): forward scales (input,
   // weight) after the forward pass of a training step, backward scales (grad_output) after the

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace fp8lab::experiments {
 namespace {
@@ -79,35 +80,63 @@ void what_if_operand(const LinearExecution& e, Operand tensor, Gemm role, const 
   measure_what_if(*e.what_if, tensor, role, const_view(host_x), *e.stats);
 }
 
-// out = GEMM `role`: FP8 on the quantized operands qa, qb when given, else high precision on a, b.
+// One GEMM of a Linear: out = GEMM `role`, FP8 on the quantized operands qa, qb when given, else
+// high precision on a, b. Split in three so that the backward pass can run its two GEMMs as one
+// parallel region (LinearBackend::run_independent) while the watch and the statistics, which
+// depend on the order of calls, stay on the calling thread in the order of the calls.
+struct GemmCall {
+  Gemm role;
+  const QuantizedOperand* qa;  // null: high precision
+  const QuantizedOperand* qb;
+  const at::Tensor* a;
+  const at::Tensor* b;
+  at::Tensor* out;
+  double seconds = 0.0;  // wall time of the backend call
+};
+
+// Before the call: the watch scans a high-precision GEMM's host operands.
+void check_operands(const LinearExecution& e, const GemmCall& g) {
+  if (g.qa != nullptr || !e.watch || g.a->is_cuda()) return;
+  const sim::scaling::GemmOperands operands = sim::scaling::gemm_operands(g.role);
+  e.watch->check_operand(operands.a, g.role, const_view(*g.a));
+  e.watch->check_operand(operands.b, g.role, const_view(*g.b));
+}
+
+// The backend call itself, on `backend` (e.backend, or the part of it run_independent lends).
+void execute(const LinearBackend& backend, const LinearExecution& e, GemmCall& g) {
+  const auto start = std::chrono::steady_clock::now();
+  if (g.qa != nullptr) {
+    const recipes::Accumulation accumulation = g.role == Gemm::kFprop   ? e.accumulation.fprop
+                                               : g.role == Gemm::kDgrad ? e.accumulation.dgrad
+                                                                        : e.accumulation.wgrad;
+    if (g.qa->resident) {
+      backend.gemm_resident(g.role, *g.qa->resident, *g.qb->resident, accumulation,
+                            mutable_view(*g.out));
+    } else {
+      backend.gemm(g.role, *g.qa->host, *g.qb->host, accumulation, mutable_view(*g.out));
+    }
+  } else {
+    backend.high_precision_gemm(g.role, const_view(*g.a), const_view(*g.b), e.high_precision,
+                                mutable_view(*g.out));
+  }
+  g.seconds = seconds_since(start);
+}
+
+// After the call: its count and seconds.
+void count(const LinearExecution& e, const GemmCall& g) {
+  if (!e.stats) return;
+  const std::size_t r = role_index(g.role);
+  (g.qa != nullptr ? e.stats->fp8_gemms : e.stats->high_precision_gemms)[r] += 1;
+  e.stats->gemm_seconds[r] += g.seconds;
+}
+
 void run_gemm(const LinearExecution& e, Gemm role, const QuantizedOperand* qa,
               const QuantizedOperand* qb, const at::Tensor& a, const at::Tensor& b,
               at::Tensor& out) {
-  const auto start = std::chrono::steady_clock::now();
-  const std::size_t r = role_index(role);
-  if (qa != nullptr) {
-    const recipes::Accumulation accumulation = role == Gemm::kFprop   ? e.accumulation.fprop
-                                               : role == Gemm::kDgrad ? e.accumulation.dgrad
-                                                                      : e.accumulation.wgrad;
-    if (qa->resident) {
-      e.backend->gemm_resident(role, *qa->resident, *qb->resident, accumulation,
-                               mutable_view(out));
-    } else {
-      e.backend->gemm(role, *qa->host, *qb->host, accumulation, mutable_view(out));
-    }
-  } else {
-    if (e.watch && !a.is_cuda()) {
-      const sim::scaling::GemmOperands operands = sim::scaling::gemm_operands(role);
-      e.watch->check_operand(operands.a, role, const_view(a));
-      e.watch->check_operand(operands.b, role, const_view(b));
-    }
-    e.backend->high_precision_gemm(role, const_view(a), const_view(b), e.high_precision,
-                                   mutable_view(out));
-  }
-  if (e.stats) {
-    (qa != nullptr ? e.stats->fp8_gemms : e.stats->high_precision_gemms)[r] += 1;
-    e.stats->gemm_seconds[r] += seconds_since(start);
-  }
+  GemmCall g{role, qa, qb, &a, &b, &out};
+  check_operands(e, g);
+  execute(*e.backend, e, g);
+  count(e, g);
 }
 
 // The test-only fault of non_finite.hpp: a copy of t with one NaN at its middle element.
@@ -175,29 +204,42 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     at::Tensor dy = grad_outputs[0].to(at::kFloat).contiguous();
     if (e.watch && e.watch->inject_now(true)) dy = with_injected_nan(dy);
 
+    // dgrad and wgrad: operands quantized (and watched and measured) in the order dgrad, wgrad,
+    // then both GEMMs as one parallel region; their counts follow in the same order.
     at::Tensor dx, dw, db;
+    std::optional<QuantizedOperand> qdy_dgrad, qdy_wgrad;
+    std::vector<GemmCall> gemms;
+    gemms.reserve(2);
     if (ctx->needs_input_grad(0)) {
       what_if_operand(e, Operand::kGradOutput, Gemm::kDgrad, dy);
       dx = at::empty_like(x);
       if (e.state && e.quantized[role_index(Gemm::kDgrad)]) {
         if (!saved.weight_for_dgrad) throw std::logic_error("Fp8Linear: no FP8 copy of W for dgrad");
-        const auto qdy = quantize_operand(e, Operand::kGradOutput, Gemm::kDgrad, dy);
-        run_gemm(e, Gemm::kDgrad, &qdy, &*saved.weight_for_dgrad, dy, weight, dx);
+        qdy_dgrad = quantize_operand(e, Operand::kGradOutput, Gemm::kDgrad, dy);
+        gemms.push_back({Gemm::kDgrad, &*qdy_dgrad, &*saved.weight_for_dgrad, &dy, &weight, &dx});
       } else {
-        run_gemm(e, Gemm::kDgrad, nullptr, nullptr, dy, weight, dx);
+        gemms.push_back({Gemm::kDgrad, nullptr, nullptr, &dy, &weight, &dx});
       }
+      check_operands(e, gemms.back());
     }
     if (ctx->needs_input_grad(1)) {
       what_if_operand(e, Operand::kGradOutput, Gemm::kWgrad, dy);
       dw = at::empty_like(weight);
       if (e.state && e.quantized[role_index(Gemm::kWgrad)]) {
         if (!saved.input_for_wgrad) throw std::logic_error("Fp8Linear: no FP8 copy of x for wgrad");
-        const auto qdy = quantize_operand(e, Operand::kGradOutput, Gemm::kWgrad, dy);
-        run_gemm(e, Gemm::kWgrad, &qdy, &*saved.input_for_wgrad, dy, x, dw);
+        qdy_wgrad = quantize_operand(e, Operand::kGradOutput, Gemm::kWgrad, dy);
+        gemms.push_back({Gemm::kWgrad, &*qdy_wgrad, &*saved.input_for_wgrad, &dy, &x, &dw});
       } else {
-        run_gemm(e, Gemm::kWgrad, nullptr, nullptr, dy, x, dw);
+        gemms.push_back({Gemm::kWgrad, nullptr, nullptr, &dy, &x, &dw});
       }
+      check_operands(e, gemms.back());
     }
+    std::vector<LinearBackend::Call> calls;
+    for (GemmCall& g : gemms) {
+      calls.push_back([&e, &g](const LinearBackend& backend) { execute(backend, e, g); });
+    }
+    e.backend->run_independent(calls);
+    for (const GemmCall& g : gemms) count(e, g);
     if (ctx->needs_input_grad(2)) {
       // Σ over rows in increasing order, fp32: the same bits for every backend and thread count.
       // On the host: a CUDA dy is copied over and the sum copied back (LibTorch's CUDA sum

@@ -77,13 +77,14 @@ OperandStats measure_quantization(ConstMatrix x, const sim::scaling::QuantizeRes
     stats.scale_inv_min = std::fmin(stats.scale_inv_min, s);
     stats.scale_inv_max = std::fmax(stats.scale_inv_max, s);
   }
-  stats.max_block_dynamic_range_log2 = sim::scaling::max_block_dynamic_range_log2(x.data, q);
-  stats.moments = sim::scaling::moment_sums(x.data);
-  // The SQNR's sums as sim computes them (sim::scaling::sqnr_sums, TE's dequantization).
-  const sim::scaling::SqnrSums sums = sim::scaling::sqnr_sums(x.data, q);
-  stats.sqnr_elements = sums.elements;
-  stats.signal_energy = sums.signal;
-  stats.noise_energy = sums.noise;
+  // The SQNR's sums as sim computes them (TE's dequantization), the input's power sums and the
+  // widest block range, in one walk over x and the codes (sim::scaling::quantization_sums).
+  const sim::scaling::QuantizationSums sums = sim::scaling::quantization_sums(x.data, q);
+  stats.max_block_dynamic_range_log2 = sums.max_block_dynamic_range_log2;
+  stats.moments = sums.moments;
+  stats.sqnr_elements = sums.sqnr.elements;
+  stats.signal_energy = sums.sqnr.signal;
+  stats.noise_energy = sums.sqnr.noise;
   return stats;
 }
 

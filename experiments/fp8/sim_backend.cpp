@@ -6,6 +6,7 @@
 
 #include "recipes/lowering.hpp"
 #include "sim/gemm/gemm.hpp"
+#include "sim/gemm/parallel.hpp"
 #include "sim/scaling/execute.hpp"
 
 namespace fp8lab::experiments {
@@ -27,6 +28,13 @@ SimLinearState& sim_state(LinearScalingState& state) {
   if (s == nullptr) throw std::invalid_argument("SimBackend: the scaling state was made by another backend");
   return *s;
 }
+
+// Below this many elements a quantize runs on the calling thread: its work (a few hundred
+// microseconds at most) is too short for a hand-off to the pool and the stitching of bands to pay.
+// llama-xs's operands (512 x 128 .. 512 x 352) quantized at 2 threads took 2.6-3.5x the wall time
+// of 1 thread (thread_scaling_bench quantize_2t_s / quantize_1t_s, load average 3.7-4.7).
+// No bit depends on it: the quantizers give the same bits on every thread count.
+constexpr std::size_t kMinElementsToSplitQuantize = std::size_t{1} << 18;
 
 sim::ReduceDim k_dim(Gemm gemm, Operand operand) {
   return sc::k_is_cols(gemm, operand) ? sim::ReduceDim::kCols : sim::ReduceDim::kRows;
@@ -59,8 +67,8 @@ sc::QuantizeResult SimBackend::quantize(LinearScalingState& state, Operand tenso
   check_matrix("SimBackend", "operand", x.data.size(), x.rows, x.cols);
   SimLinearState& s = sim_state(state);
   const sc::QuantizePlan plan = recipes::plan(s.recipe, tensor, role);
+  const int threads = x.data.size() >= kMinElementsToSplitQuantize ? options_.threads : 1;
   if (plan.kind == sc::QuantizeKind::kDelayed) {
-    const int threads = options_.threads;
     switch (tensor) {
       case Operand::kInput: return s.delayed->quantize_input(x.data, x.rows, x.cols, threads);
       case Operand::kWeight: return s.delayed->quantize_weight(x.data, x.rows, x.cols, threads);
@@ -73,7 +81,7 @@ sc::QuantizeResult SimBackend::quantize(LinearScalingState& state, Operand tenso
                                 " runs the " + std::string(experiments::name(role)) +
                                 " GEMM in high precision; its operands are not quantized");
   }
-  return sc::quantize(plan, x.data, x.rows, x.cols, options_.threads);
+  return sc::quantize(plan, x.data, x.rows, x.cols, threads);
 }
 
 void SimBackend::gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
@@ -98,6 +106,21 @@ void SimBackend::high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b,
   options.threads = options_.threads;
   sim::high_precision_gemm_into({a.data, a.rows, a.cols, a_k}, {b.data, b.rows, b.cols, b_k},
                                 options, out.data);
+}
+
+void SimBackend::run_independent(std::span<const Call> calls) const {
+  const auto count = static_cast<std::int64_t>(calls.size());
+  if (count < 2 || options_.threads < count) {
+    LinearBackend::run_independent(calls);
+    return;
+  }
+  // One hand-off for the pass instead of one per GEMM: each call on its own thread of sim's pool,
+  // the calls' GEMMs on that thread alone (a one-thread call never enters the pool, so nothing
+  // nests). The llama-xs GEMMs (K and N of 128-352) split poorly within one call.
+  const SimBackend one_thread(SimBackendOptions{.threads = 1});
+  sim::gemm_detail::parallel_units(count, static_cast<int>(count), [&](std::int64_t c) {
+    calls[static_cast<std::size_t>(c)](one_thread);
+  });
 }
 
 void SimBackend::end_forward(LinearScalingState& state) const {

@@ -4,8 +4,11 @@
 // a kHighPrecision operand is refused (Fp8Linear never asks for it).
 // GEMMs: sim::gemm_into with the recipe's accumulation model, sim::high_precision_gemm_into for
 // the high-precision ones, K as sim/settings.hpp's table says; both split outputs over `threads`
-// without changing bits, and so do the quantizers (sim/scaling/execute.hpp: bands of block rows,
-// per-tensor chunks; delayed scaling's cast in chunks, its amax history as on one thread).
+// without changing bits, and so do the quantizers of tensors of at least 2^18 elements
+// (sim/scaling/execute.hpp: bands of block rows, per-tensor chunks; delayed scaling's cast in
+// chunks, its amax history as on one thread; smaller ones on the calling thread, where a hand-off
+// costs more than it splits). The backward pass's dgrad and wgrad run as one parallel region
+// (run_independent).
 #pragma once
 
 #include "experiments/fp8/backend.hpp"
@@ -29,6 +32,9 @@ class SimBackend final : public LinearBackend {
             recipes::Accumulation accumulation, MutableMatrix out) const override;
   void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
                            MutableMatrix out) const override;
+  // With threads >= calls.size() >= 2: the calls at once, one thread each (sim's worker pool),
+  // each on a one-thread SimBackend; otherwise in order with every thread.
+  void run_independent(std::span<const Call> calls) const override;
   void end_forward(LinearScalingState& state) const override;
   void end_backward(LinearScalingState& state) const override;
 

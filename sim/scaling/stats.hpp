@@ -70,6 +70,17 @@ MomentSums moment_sums(std::span<const float> x);
 // shape). 0 when no block holds two such values of different magnitude, or none at all.
 double max_block_dynamic_range_log2(std::span<const float> x, const QuantizedTensor& q);
 
+// All three measures of one quantization in one walk over `x` and `q` (q's shape, checked as
+// max_block_dynamic_range_log2 does): what experiments/fp8's operand statistics take from every
+// quantize of a statistics step. Each sum is added in element order, as by the functions above,
+// so the results equal theirs bit for bit.
+struct QuantizationSums {
+  SqnrSums sqnr;
+  MomentSums moments;
+  double max_block_dynamic_range_log2 = 0.0;
+};
+QuantizationSums quantization_sums(std::span<const float> x, const QuantizedTensor& q);
+
 // Statistics of `q` (the result of quantizing `x`).
 TensorStats tensor_stats(std::span<const float> x, const QuantizeResult& q);
 

@@ -1,10 +1,13 @@
 // The sums and statistics of sim/scaling/stats.hpp that the per-layer sidecar adds (issue 18):
 // the MSE, the kurtosis from power sums and the widest blockwise dynamic range, on small
-// hand-computed tensors whose figures are exact in binary.
+// hand-computed tensors whose figures are exact in binary; and the one-walk quantization_sums
+// against a naive element-order reference of all three.
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "sim/scaling/stats.hpp"
@@ -76,6 +79,120 @@ TEST_CASE("the widest blockwise dynamic range, over finite nonzero magnitudes", 
   CHECK(max_block_dynamic_range_log2(std::vector<float>(4, 0.0f), layout(2, 2, 1, 2)) == 0.0);
   CHECK_THROWS_WITH(max_block_dynamic_range_log2(y, layout(2, 4, 1, 2)),
                     Catch::Contains("x.size() = 4"));
+}
+
+namespace {
+
+// A tensor of arbitrary codes (NaN codes included) and scales over `x`'s shape, and an input with
+// NaN, ±Inf, zeros, subnormals and a wide spread of magnitudes.
+struct Case {
+  std::vector<float> x;
+  QuantizedTensor q;
+};
+
+Case random_case(std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
+                 std::int64_t block_cols, Format format, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  Case c;
+  c.q = layout(rows, cols, block_rows, block_cols);
+  c.q.format = format;
+  for (auto& code : c.q.data) code = static_cast<std::uint8_t>(rng() & 0xFFu);
+  for (auto& s : c.q.scale_inv) s = std::ldexp(1.0f + static_cast<float>(rng() % 7) / 8.0f,
+                                               static_cast<int>(rng() % 40) - 20);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  c.x.resize(static_cast<std::size_t>(rows * cols));
+  for (std::size_t i = 0; i < c.x.size(); ++i) {
+    switch (rng() % 16) {
+      case 0: c.x[i] = kNan; break;
+      case 1: c.x[i] = (rng() & 1u) != 0 ? kInf : -kInf; break;
+      case 2: c.x[i] = (rng() & 1u) != 0 ? 0.0f : -0.0f; break;
+      case 3: c.x[i] = 1e-40f * static_cast<float>(1 + rng() % 100); break;  // subnormal
+      default: c.x[i] = std::ldexp(normal(rng), static_cast<int>(rng() % 30) - 15); break;
+    }
+  }
+  return c;
+}
+
+// The three measures the naive way: dequantize(), then each element in order with its block
+// found by division.
+QuantizationSums reference_sums(const std::vector<float>& x, const QuantizedTensor& q) {
+  const std::vector<float> xhat = dequantize(q);
+  QuantizationSums sums;
+  const auto blocks = static_cast<std::size_t>(q.scale_rows() * q.scale_cols());
+  std::vector<float> largest(blocks, 0.0f), smallest(blocks, kInf);
+  for (std::int64_t r = 0; r < q.rows; ++r) {
+    for (std::int64_t c = 0; c < q.cols; ++c) {
+      const auto i = static_cast<std::size_t>(r * q.cols + c);
+      const float v = x[i];
+      if (std::isfinite(v) && std::isfinite(xhat[i])) {
+        const double e = static_cast<double>(v) - static_cast<double>(xhat[i]);
+        sums.sqnr.signal += static_cast<double>(v) * v;
+        sums.sqnr.noise += e * e;
+        ++sums.sqnr.elements;
+      }
+      if (!std::isfinite(v)) continue;
+      const double d = v;
+      sums.moments.s1 += d;
+      sums.moments.s2 += d * d;
+      sums.moments.s3 += d * d * d;
+      sums.moments.s4 += (d * d) * (d * d);
+      ++sums.moments.elements;
+      if (v == 0.0f) continue;
+      const auto b = static_cast<std::size_t>((r / q.block_rows) * q.scale_cols() + c / q.block_cols);
+      largest[b] = std::max(largest[b], std::fabs(v));
+      smallest[b] = std::min(smallest[b], std::fabs(v));
+    }
+  }
+  for (std::size_t b = 0; b < blocks; ++b) {
+    if (largest[b] == 0.0f) continue;
+    sums.max_block_dynamic_range_log2 = std::max(
+        sums.max_block_dynamic_range_log2,
+        std::log2(static_cast<double>(largest[b])) - std::log2(static_cast<double>(smallest[b])));
+  }
+  return sums;
+}
+
+}  // namespace
+
+TEST_CASE("quantization_sums: the three measures in one walk, bit for bit the naive sums",
+          "[stats]") {
+  struct Shape {
+    std::int64_t rows, cols, block_rows, block_cols;
+  };
+  // Per-tensor, rowwise, columnwise, 1x128 and 128x128 with partial edge blocks, MX 1x32 / 32x1.
+  const auto shape = GENERATE(Shape{150, 70, 150, 70}, Shape{150, 70, 1, 70},
+                              Shape{150, 70, 150, 1}, Shape{150, 300, 1, 128},
+                              Shape{300, 150, 128, 128}, Shape{65, 96, 1, 32},
+                              Shape{96, 65, 32, 1});
+  const auto format = GENERATE(Format::E4M3, Format::E5M2);
+  INFO(shape.rows << "x" << shape.cols << " in " << shape.block_rows << "x" << shape.block_cols
+                  << " blocks, " << (format == Format::E4M3 ? "e4m3" : "e5m2"));
+  const Case c = random_case(shape.rows, shape.cols, shape.block_rows, shape.block_cols, format,
+                             static_cast<std::uint32_t>(shape.rows * 1000 + shape.block_cols));
+  const QuantizationSums fused = quantization_sums(c.x, c.q);
+  const QuantizationSums naive = reference_sums(c.x, c.q);
+  // Not a vacuous comparison: elements of every kind were counted and the range is wide.
+  CHECK(naive.sqnr.elements > 0);
+  CHECK(naive.sqnr.elements < naive.moments.elements);  // NaN codes left some out
+  CHECK(naive.max_block_dynamic_range_log2 > 10);
+  // Exact equality: the same float64 operations in the same order.
+  CHECK(fused.sqnr.elements == naive.sqnr.elements);
+  CHECK(fused.sqnr.signal == naive.sqnr.signal);
+  CHECK(fused.sqnr.noise == naive.sqnr.noise);
+  CHECK(fused.moments.elements == naive.moments.elements);
+  CHECK(fused.moments.s1 == naive.moments.s1);
+  CHECK(fused.moments.s2 == naive.moments.s2);
+  CHECK(fused.moments.s3 == naive.moments.s3);
+  CHECK(fused.moments.s4 == naive.moments.s4);
+  CHECK(fused.max_block_dynamic_range_log2 == naive.max_block_dynamic_range_log2);
+  // The single-measure functions are the same walk's parts.
+  const SqnrSums sqnr = sqnr_sums(c.x, c.q);
+  CHECK(sqnr.signal == naive.sqnr.signal);
+  CHECK(sqnr.noise == naive.sqnr.noise);
+  CHECK(moment_sums(c.x).s4 == naive.moments.s4);
+  CHECK(max_block_dynamic_range_log2(c.x, c.q) == naive.max_block_dynamic_range_log2);
+  CHECK_THROWS_WITH(quantization_sums(std::vector<float>(3, 1.0f), c.q),
+                    Catch::Contains("quantization_sums: x.size() = 3"));
 }
 
 }  // namespace fp8lab::sim::scaling
