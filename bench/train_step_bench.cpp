@@ -4,7 +4,10 @@
 //   torch_fp32              torch::nn::Linear (the reference the ratios divide by)
 //   baseline_<fp32|bf16>    HighPrecisionLinear: the sim backend's deterministic high-precision GEMM
 //   fp8_<recipe>            convert_model with the recipe on the sim backend (+ HighPrecisionLinear
-//                           for the Linears its filter skips), inside ContextualFp8Autocast
+//                           for the Linears its filter skips), inside ContextualFp8Autocast, every
+//                           Linear measuring its operands (a statistics step: --layer-stats-every)
+//   fp8_<recipe>_unlogged   the same with no operand statistics, as a run's steps between its
+//                           statistics steps (most of a run: 290 of the default sweep's 300)
 // Counters: step_s (mean wall-clock step over the timed iterations), fp32_step_s (torch_fp32's mean
 // step, measured once per process before the first row that needs it), x_fp32 = step_s /
 // fp32_step_s; the same from process CPU time (cpu_step_s, fp32_cpu_step_s, x_fp32_cpu), which a
@@ -41,10 +44,13 @@ enum class Arm { torch_fp32, baseline_fp32, baseline_bf16, fp8 };
 
 // A model of the workload converted for the arm (FP8 Linears; the baseline's high-precision Linear
 // for the rest, or for every Linear in the baseline arms; plain LibTorch for torch_fp32).
-StepTrainer make_trainer(Arm arm, const rc::Recipe& recipe) {
-  return StepTrainer(workload_name(), [arm, &recipe](ex::TrainableModel& model) {
+StepTrainer make_trainer(Arm arm, const rc::Recipe& recipe, bool measure_operands = true) {
+  return StepTrainer(workload_name(), [arm, &recipe, measure_operands](ex::TrainableModel& model) {
     auto backend = std::make_shared<const ex::SimBackend>(ex::SimBackendOptions{.threads = 1});
-    if (arm == Arm::fp8) ex::convert_model(model, recipe, backend);
+    if (arm == Arm::fp8) {
+      ex::convert_model(model, recipe, backend);
+      ex::set_measure_operands(model, measure_operands);
+    }
     if (arm != Arm::torch_fp32) {
       ex::convert_model_to_high_precision(
           model, backend,
@@ -82,10 +88,11 @@ StepTimes fp32_step_times() {
   return times;
 }
 
-void run(benchmark::State& state, Arm arm, const rc::Recipe& recipe) {
+void run(benchmark::State& state, Arm arm, const rc::Recipe& recipe,
+         bool measure_operands = true) {
   torch::set_num_threads(1);
   const StepTimes reference = fp32_step_times();
-  auto trainer = make_trainer(arm, recipe);
+  auto trainer = make_trainer(arm, recipe, measure_operands);
   trainer.step();  // warm-up
   ex::reset_linear_stats(*trainer.model);
   double seconds = 0.0, cpu = 0.0;
@@ -128,11 +135,15 @@ void register_all() {
   })->Unit(benchmark::kMillisecond);
   for (const rc::Scaling scaling : {rc::Scaling::delayed, rc::Scaling::current,
                                     rc::Scaling::mxfp8, rc::Scaling::block}) {
-    benchmark::RegisterBenchmark(("train_step/fp8_" + std::string(rc::name(scaling))).c_str(),
-                                 [scaling](benchmark::State& s) {
-                                   run(s, Arm::fp8, recipe_for(scaling));
-                                 })
-        ->Unit(benchmark::kMillisecond);
+    for (const bool measure : {true, false}) {
+      const std::string name = "train_step/fp8_" + std::string(rc::name(scaling)) +
+                               (measure ? "" : "_unlogged");
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [scaling, measure](benchmark::State& s) {
+                                     run(s, Arm::fp8, recipe_for(scaling), measure);
+                                   })
+          ->Unit(benchmark::kMillisecond);
+    }
   }
 }
 
