@@ -117,7 +117,9 @@ void SimBackend::run_independent(std::span<const Call> calls) const {
   // One hand-off for the pass instead of one per GEMM: each call on its own thread of sim's pool,
   // the calls' GEMMs on that thread alone (a one-thread call never enters the pool, so nothing
   // nests). The llama-xs GEMMs (K and N of 128-352) split poorly within one call.
-  const SimBackend one_thread(SimBackendOptions{.threads = 1});
+  SimBackendOptions one_thread_options = options_;  // every option as this backend's but threads
+  one_thread_options.threads = 1;
+  const SimBackend one_thread(one_thread_options);
   sim::gemm_detail::parallel_units(count, static_cast<int>(count), [&](std::int64_t c) {
     calls[static_cast<std::size_t>(c)](one_thread);
   });
