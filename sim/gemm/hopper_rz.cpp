@@ -55,6 +55,15 @@ namespace HWY_NAMESPACE {
 
 bool HopperRzAvailable() { return true; }
 
+// The four bytes of row pair p at one k of an A byte panel (rows 2p and 2p + 1, each twice:
+// HopperRzLayout), in every 32-bit lane: beside a B vector's byte pairs (column n in bytes 2n and
+// 2n + 1), byte 2n of the result is row 2p and byte 2n + 1 row 2p + 1.
+HWY_INLINE __m512i broadcast_row_pair(const void* k_bytes, int p) {
+  std::int32_t rows;
+  std::memcpy(&rows, static_cast<const char*>(k_bytes) + 4 * p, sizeof rows);
+  return _mm512_set1_epi32(rows);
+}
+
 void HopperRzTile(const TileArgs& t, bool split_accumulator) {
   using L = HopperRzLayout;
   constexpr int kRz = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
@@ -94,9 +103,7 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
         const std::int8_t* ea = t.a_exponents + k * L::kAExponentBytes;
 #pragma GCC unroll 4
         for (int p = 0; p < kPairs; ++p) {
-          std::int32_t rows;
-          std::memcpy(&rows, ea + 4 * p, sizeof rows);
-          e_pair[p] = _mm512_max_epi8(e_pair[p], _mm512_add_epi8(_mm512_set1_epi32(rows), eb));
+          e_pair[p] = _mm512_max_epi8(e_pair[p], _mm512_add_epi8(broadcast_row_pair(ea, p), eb));
         }
       }
       // 2. E with c, M, the accumulator, and the count threshold in the pair layout.
@@ -160,10 +167,8 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
         const std::uint8_t* la = t.a_low_bits + k * L::kAExponentBytes;
 #pragma GCC unroll 4
         for (int p = 0; p < kPairs; ++p) {
-          std::int32_t rows;
-          std::memcpy(&rows, la + 4 * p, sizeof rows);
           const __mmask64 off_grid =
-              _mm512_cmplt_epu8_mask(_mm512_add_epi8(_mm512_set1_epi32(rows), lb), threshold[p]);
+              _mm512_cmplt_epu8_mask(_mm512_add_epi8(broadcast_row_pair(la, p), lb), threshold[p]);
           count[p] = _mm512_mask_sub_epi8(count[p], off_grid, count[p], minus_one);
         }
       }

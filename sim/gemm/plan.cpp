@@ -90,17 +90,31 @@ std::array<float, 256> value_table(Format format) {
   return table;
 }
 
+// Where panel `panel` of a quantized operand reads its codes: the code of panel row w < valid
+// (rows past the operand's `outer` are padding) at k < the operand's K is
+// data[w * o_stride + k * k_stride].
+struct PanelSource {
+  const std::uint8_t* data;
+  std::int64_t o_stride, k_stride, valid, k;
+};
+PanelSource panel_source(const GemmOperand& op, const gemm_detail::PackedOperand& p,
+                         std::int64_t panel) {
+  const QuantizedTensor& t = op.tensor;
+  const bool k_is_cols = op.k_dim == ReduceDim::kCols;
+  const std::int64_t o_stride = k_is_cols ? t.cols : 1, o0 = panel * p.width;
+  return {t.data.data() + o0 * o_stride, o_stride, k_is_cols ? 1 : t.cols,
+          std::min(p.width, p.outer - o0), k_of(op)};
+}
+
 // Fills panel `panel` of dst ([panel][k][width]) with table[code] of the operand's codes and +0
 // in its padding (rows past `outer`, k past the operand's K): plain loops over local pointers
 // (restrict: the stores cannot change the tensor) instead of pack_panel's call per element.
 void pack_codes(const GemmOperand& op, const gemm_detail::PackedOperand& p, std::int64_t panel,
                 const float* table, float* dst) {
-  const QuantizedTensor& t = op.tensor;
-  const std::int64_t o_stride = op.k_dim == ReduceDim::kCols ? t.cols : 1;
-  const std::int64_t k_stride = op.k_dim == ReduceDim::kCols ? 1 : t.cols;
-  const std::int64_t width = p.width, o0 = panel * width;
-  const std::int64_t valid = std::min(width, p.outer - o0), k = k_of(op);
-  const std::uint8_t* __restrict data = t.data.data() + o0 * o_stride;
+  const PanelSource source = panel_source(op, p, panel);
+  const std::int64_t width = p.width, o_stride = source.o_stride, k_stride = source.k_stride;
+  const std::int64_t valid = source.valid, k = source.k;
+  const std::uint8_t* __restrict data = source.data;
   const float* __restrict values = table;
   float* __restrict out = dst + panel * p.k * width;
   std::int64_t kk = 0;
@@ -216,12 +230,10 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
   const RzCode* table = code_tables(op.tensor.format).rz.data();
   return [&op, &p, is_a, byte_stride, table](std::int64_t panel) {
     // Plain loops over local pointers (restrict: the stores cannot change the tensor or `p`).
-    const QuantizedTensor& t = op.tensor;
-    const std::int64_t o_stride = op.k_dim == ReduceDim::kCols ? t.cols : 1;
-    const std::int64_t k_stride = op.k_dim == ReduceDim::kCols ? 1 : t.cols;
-    const std::int64_t panel_width = p.width, o0 = panel * panel_width;
-    const std::int64_t valid = std::min(panel_width, p.outer - o0), k = k_of(op);
-    const std::uint8_t* __restrict data = t.data.data() + o0 * o_stride;
+    const PanelSource source = panel_source(op, p, panel);
+    const std::int64_t panel_width = p.width, o_stride = source.o_stride;
+    const std::int64_t k_stride = source.k_stride, valid = source.valid, k = source.k;
+    const std::uint8_t* __restrict data = source.data;
     const RzCode* __restrict codes = table;
     float* __restrict v = p.values.data() + panel * p.k * panel_width;
     std::int8_t* __restrict e = p.exponent_bytes.data() + panel * p.k * byte_stride;
@@ -296,7 +308,7 @@ std::function<void(std::int64_t)> quantized_packer(const GemmOperand& op, std::i
       pack_codes(op, p, panel, values.data(), p.values.data());
     }
     if (with_powers) pack_codes(op, p, panel, powers.data(), p.exponent_powers.data());
-    const std::int64_t valid = std::min(p.width, p.outer - panel * p.width);
+    const std::int64_t valid = panel_source(op, p, panel).valid;
     for (std::int64_t j = 0; j < blocks; ++j) {
       float* scales = p.block_scales.data() + (panel * blocks + j) * p.width;
       const std::int64_t k0 = block_starts[static_cast<std::size_t>(j)];
