@@ -157,8 +157,7 @@ void shapes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_Eigen)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Model, fp32_seq, Accumulation::kFp32Seq, 0)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Model, fp32_seq_mx32, Accumulation::kFp32Seq, 32)->Apply(shapes);
-BENCHMARK_CAPTURE(BM_Model, hopper_split, Accumulation::kHopperSplitAccumulator, 0)
-    ->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Model, hopper_split, Accumulation::kHopperSplitAccumulator, 0)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Model, hopper_fast, Accumulation::kHopperFastAccum, 0)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_HighPrecision, fp32, false)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_HighPrecision, bf16, true)->Apply(shapes);

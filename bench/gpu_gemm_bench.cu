@@ -32,9 +32,12 @@ __global__ void fill_codes_kernel(std::uint8_t* codes, std::int64_t n, std::uint
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     std::uint32_t h = static_cast<std::uint32_t>(i) * 0x9E3779B9u ^ seed;
-    h ^= h >> 16; h *= 0x7FEB352Du; h ^= h >> 15;
+    h ^= h >> 16;
+    h *= 0x7FEB352Du;
+    h ^= h >> 15;
     // E4M3 codes with exponent fields 4..10 (values 2^-3 .. 2^3), either sign: never NaN.
-    codes[i] = static_cast<std::uint8_t>((h & 0x80u) | ((4u + (h >> 8) % 7u) << 3) | ((h >> 4) & 7u));
+    codes[i] =
+        static_cast<std::uint8_t>((h & 0x80u) | ((4u + (h >> 8) % 7u) << 3) | ((h >> 4) & 7u));
   }
 }
 
@@ -56,12 +59,14 @@ void BM_Fp32SeqGemm(benchmark::State& state) {
     seconds += s;
   }
   const DeviceFigures d = device_figures();
-  const double flops = 2.0 * static_cast<double>(n) * n * n * static_cast<double>(state.iterations());
+  const double flops = 2.0 * static_cast<double>(n) * n * n *
+                       static_cast<double>(state.iterations());
   const double peak = d.sms * d.clock_hz * 128.0 * 2.0;
   state.counters["GFLOP_per_s"] = flops / seconds * 1e-9;
   state.counters["fp32_simt_peak_GFLOP_per_s"] = peak * 1e-9;
   state.counters["ratio_vs_peak"] = flops / seconds / peak;
-  state.SetLabel(d.name + ", " + std::to_string(d.sms) + " SMs at " + std::to_string(d.clock_hz * 1e-6) + " MHz");
+  state.SetLabel(d.name + ", " + std::to_string(d.sms) + " SMs at " +
+                 std::to_string(d.clock_hz * 1e-6) + " MHz");
 }
 BENCHMARK(BM_Fp32SeqGemm)->Arg(4096)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 
@@ -76,9 +81,11 @@ void BM_CublasLtFp8(benchmark::State& state) {
   shape.bf16_output = state.range(3) != 0;
   shape.workspace_bytes = static_cast<std::size_t>(state.range(4)) << 20;
   gpu::DeviceBuffer<std::uint8_t> a(n * n), b(n * n);
-  gpu::DeviceBuffer<std::uint16_t> out(static_cast<std::size_t>(n * n) * (shape.bf16_output ? 1 : 2));
+  gpu::DeviceBuffer<std::uint16_t> out(static_cast<std::size_t>(n * n) *
+                                       (shape.bf16_output ? 1 : 2));
   // Enough ones for every layout: at most n * roundup(ceil(n/128), 4) floats (1x128: n * n/128).
-  const std::size_t scale_count = static_cast<std::size_t>(n) * static_cast<std::size_t>((n / 128 + 4) / 4 * 4);
+  const std::size_t scale_count = static_cast<std::size_t>(n) *
+                                  static_cast<std::size_t>((n / 128 + 4) / 4 * 4);
   gpu::DeviceBuffer<float> scale(std::vector<float>(scale_count, 1.0f));
   fill_codes_kernel<<<1024, 256>>>(a.get(), n * n, 3);
   fill_codes_kernel<<<1024, 256>>>(b.get(), n * n, 4);
@@ -101,7 +108,8 @@ void BM_CublasLtFp8(benchmark::State& state) {
     seconds += s;
   }
   const DeviceFigures d = device_figures();
-  const double flop = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  const double flop = 2.0 * static_cast<double>(n) * static_cast<double>(n) *
+                      static_cast<double>(n);
   const double flops = flop * static_cast<double>(state.iterations());
   const double peak = d.sms * d.clock_hz * 8192.0;
   state.counters["TFLOP_per_s"] = flops / seconds * 1e-12;

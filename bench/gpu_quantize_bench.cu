@@ -38,9 +38,14 @@ __global__ void fill_random_kernel(float* x, std::int64_t n, std::uint32_t seed)
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     std::uint32_t h = static_cast<std::uint32_t>(i) * 0x9E3779B9u ^ seed;
-    h ^= h >> 16; h *= 0x7FEB352Du; h ^= h >> 15; h *= 0x846CA68Bu; h ^= h >> 16;
+    h ^= h >> 16;
+    h *= 0x7FEB352Du;
+    h ^= h >> 15;
+    h *= 0x846CA68Bu;
+    h ^= h >> 16;
     // Sum of four bytes - 510: a rough bell shape, scaled to a few units.
-    const int s = static_cast<int>((h & 0xFF) + ((h >> 8) & 0xFF) + ((h >> 16) & 0xFF) + (h >> 24)) - 510;
+    const int s =
+        static_cast<int>((h & 0xFF) + ((h >> 8) & 0xFF) + ((h >> 16) & 0xFF) + (h >> 24)) - 510;
     x[i] = static_cast<float>(s) / 64.0f;
   }
 }
@@ -65,7 +70,9 @@ __global__ void to_bf16_kernel(const float* x, std::uint16_t* y, std::int64_t n)
 // Device-to-device copy bandwidth for `bytes` of traffic (half read, half written), GB/s.
 double copy_gbps(std::size_t bytes) {
   gpu::DeviceBuffer<std::uint8_t> src(bytes / 2), dst(bytes / 2);
-  auto copy = [&] { FP8LAB_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), bytes / 2, cudaMemcpyDeviceToDevice)); };
+  auto copy = [&] {
+    FP8LAB_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), bytes / 2, cudaMemcpyDeviceToDevice));
+  };
   copy();
   return static_cast<double>(bytes) / device_seconds(copy, 20) * 1e-9;
 }
@@ -76,7 +83,8 @@ void BM_Quantize(benchmark::State& state, Kind kind, sim::Format format, sim::Ov
   if (!have_device(state)) return;
   gpu::DeviceBuffer<float> x(kElements), scale(std::vector<float>{0.5f});
   gpu::DeviceBuffer<std::uint16_t> xb(kind == Kind::kBf16 ? kElements : 0);
-  gpu::DeviceBuffer<std::uint8_t> codes(kElements), codes_t(kind == Kind::kTranspose ? kElements : 0);
+  gpu::DeviceBuffer<std::uint8_t> codes(kElements),
+      codes_t(kind == Kind::kTranspose ? kElements : 0);
   gpu::DeviceBuffer<gpu::DeviceQuantizeStats> stats(1);
   gpu::DeviceBuffer<float> amax(1), scale_inv(kElements / 32), scales(kElements / 32);
   gpu::DeviceBuffer<std::uint8_t> e8m0(kElements / 32);
@@ -88,7 +96,9 @@ void BM_Quantize(benchmark::State& state, Kind kind, sim::Format format, sim::Ov
   auto run = [&] {
     switch (kind) {
       case Kind::kFp32: gpu::quantize(x.get(), kElements, scale.get(), format, mode, out); break;
-      case Kind::kBf16: gpu::quantize_bf16(xb.get(), kElements, scale.get(), format, mode, out); break;
+      case Kind::kBf16:
+        gpu::quantize_bf16(xb.get(), kElements, scale.get(), format, mode, out);
+        break;
       case Kind::kStochastic:
         gpu::quantize_stochastic(x.get(), kElements, scale.get(), format, mode, {7, 1, 0}, out);
         break;
@@ -101,12 +111,14 @@ void BM_Quantize(benchmark::State& state, Kind kind, sim::Format format, sim::Ov
                                   {codes.get(), scale_inv.get(), nullptr, e8m0.get(), stats.get()});
         break;
       case Kind::kBlock1x128:
-        gpu::scaling::quantize_block_te(x.get(), side, side, 1, 128, format, true, 0.0f, 3.4028235e38f,
-                                        {codes.get(), scale_inv.get(), nullptr, nullptr, stats.get()});
+        gpu::scaling::quantize_block_te(
+            x.get(), side, side, 1, 128, format, true, 0.0f, 3.4028235e38f,
+            {codes.get(), scale_inv.get(), nullptr, nullptr, stats.get()});
         break;
       case Kind::kCurrentTe:
-        gpu::scaling::quantize_current_te(x.get(), side, side, format, false, 0.0f,
-                                          {codes.get(), scale_inv.get(), nullptr, nullptr, stats.get()});
+        gpu::scaling::quantize_current_te(
+            x.get(), side, side, format, false, 0.0f,
+            {codes.get(), scale_inv.get(), nullptr, nullptr, stats.get()});
         break;
     }
   };
@@ -114,10 +126,12 @@ void BM_Quantize(benchmark::State& state, Kind kind, sim::Format format, sim::Ov
   const std::size_t out_bytes = kind == Kind::kTranspose ? 2 : 1;
   // Block scales written: MX 4 + 1 bytes per 32 elements, 1x128 4 per 128 (current scaling reads
   // x twice: amax, then the cast).
-  const std::size_t scale_bytes = kind == Kind::kMxRowwise ? kElements / 32 * 5
-                                  : kind == Kind::kBlock1x128 ? kElements / 128 * 4 : 0;
+  const std::size_t scale_bytes = kind == Kind::kMxRowwise    ? kElements / 32 * 5
+                                  : kind == Kind::kBlock1x128 ? kElements / 128 * 4
+                                                              : 0;
   const std::size_t reread = kind == Kind::kCurrentTe ? static_cast<std::size_t>(kElements) * 4 : 0;
-  const std::size_t bytes = static_cast<std::size_t>(kElements) * (in_bytes + out_bytes) + scale_bytes + reread;
+  const std::size_t bytes = static_cast<std::size_t>(kElements) * (in_bytes + out_bytes) +
+                            scale_bytes + reread;
   run();  // warm-up
   FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
   const double copy = copy_gbps(bytes);
@@ -127,7 +141,8 @@ void BM_Quantize(benchmark::State& state, Kind kind, sim::Format format, sim::Ov
     state.SetIterationTime(s);
     seconds += s;
   }
-  const double gbps = static_cast<double>(bytes) * static_cast<double>(state.iterations()) / seconds * 1e-9;
+  const double gbps = static_cast<double>(bytes) * static_cast<double>(state.iterations()) /
+                      seconds * 1e-9;
   state.counters["GB_per_s"] = gbps;
   state.counters["copy_GB_per_s"] = copy;
   state.counters["ratio_vs_copy"] = gbps / copy;
@@ -137,21 +152,34 @@ void BM_Quantize(benchmark::State& state, Kind kind, sim::Format format, sim::Ov
 using sim::Format;
 using sim::Overflow;
 BENCHMARK_CAPTURE(BM_Quantize, fp32_e4m3_satfinite, Kind::kFp32, Format::E4M3, Overflow::kSatFinite)
-    ->UseManualTime()->Unit(benchmark::kMillisecond);
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Quantize, fp32_e5m2_nosat, Kind::kFp32, Format::E5M2, Overflow::kNoSat)
-    ->UseManualTime()->Unit(benchmark::kMillisecond);
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Quantize, bf16_e4m3_satfinite, Kind::kBf16, Format::E4M3, Overflow::kSatFinite)
-    ->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Quantize, fp32_e4m3_stochastic, Kind::kStochastic, Format::E4M3, Overflow::kSatFinite)
-    ->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Quantize, mxfp8_1x32_te_e4m3, Kind::kMxRowwise, Format::E4M3, Overflow::kSatFinite)
-    ->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Quantize, block_1x128_te_e4m3, Kind::kBlock1x128, Format::E4M3, Overflow::kSatFinite)
-    ->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Quantize, current_te_e4m3, Kind::kCurrentTe, Format::E4M3, Overflow::kSatFinite)
-    ->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Quantize, fp32_e4m3_transpose_8192x8192, Kind::kTranspose, Format::E4M3, Overflow::kSatFinite)
-    ->UseManualTime()->Unit(benchmark::kMillisecond);
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Quantize, fp32_e4m3_stochastic, Kind::kStochastic, Format::E4M3,
+                  Overflow::kSatFinite)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Quantize, mxfp8_1x32_te_e4m3, Kind::kMxRowwise, Format::E4M3,
+                  Overflow::kSatFinite)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Quantize, block_1x128_te_e4m3, Kind::kBlock1x128, Format::E4M3,
+                  Overflow::kSatFinite)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Quantize, current_te_e4m3, Kind::kCurrentTe, Format::E4M3,
+                  Overflow::kSatFinite)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Quantize, fp32_e4m3_transpose_8192x8192, Kind::kTranspose, Format::E4M3,
+                  Overflow::kSatFinite)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace fp8lab::bench

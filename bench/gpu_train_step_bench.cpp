@@ -55,8 +55,7 @@ constexpr int kReferenceSteps = 10;
 // The workload's model with FP8 Linears over `backend` (the same model and batch for both
 // backends: make_model and train_batch are pure functions of the seed), measuring no operand.
 StepTrainer make_trainer(const std::string& workload, const rc::Recipe& recipe,
-                                        std::shared_ptr<const ex::LinearBackend> backend,
-                                        bool model_on_cuda) {
+                         std::shared_ptr<const ex::LinearBackend> backend, bool model_on_cuda) {
   const bool cuda_backend = backend->name() == "cuda";
   return StepTrainer(
       workload,
@@ -113,8 +112,7 @@ void run(benchmark::State& state, const std::string& workload, const std::string
   };
   std::unique_ptr<StepTrainer> trainer;
   try {
-    trainer = std::make_unique<StepTrainer>(
-        make_trainer(workload, recipe, cuda, model_on_cuda));
+    trainer = std::make_unique<StepTrainer>(make_trainer(workload, recipe, cuda, model_on_cuda));
     trainer->step();  // warm-up (first kernel launches, allocations)
   } catch (const std::exception& error) {
     fail(error);

@@ -98,7 +98,9 @@ void BM_delayed(benchmark::State& state) {
 }
 
 void BM_current_te(benchmark::State& state) {
-  run(state, [](const std::vector<float>& x) { return sc::quantize_current_te(x, kRows, kCols, Format::E4M3); });
+  run(state, [](const std::vector<float>& x) {
+    return sc::quantize_current_te(x, kRows, kCols, Format::E4M3);
+  });
 }
 
 void BM_tensorwise_torchao(benchmark::State& state) {
@@ -135,7 +137,9 @@ void BM_mx(benchmark::State& state) {
 }
 
 void BM_mx_2d(benchmark::State& state) {
-  run(state, [](const std::vector<float>& x) { return sc::quantize_mx_2d(x, kRows, kCols, Format::E4M3); });
+  run(state, [](const std::vector<float>& x) {
+    return sc::quantize_mx_2d(x, kRows, kCols, Format::E4M3);
+  });
 }
 
 }  // namespace

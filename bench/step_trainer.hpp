@@ -48,10 +48,10 @@ struct StepTrainer {
       batch.target = batch.target.to(device);
     }
     const experiments::TrainingSchedule s = workload->schedule();
-    optimizer = std::make_unique<torch::optim::AdamW>(
-        model->parameters(), torch::optim::AdamWOptions(s.learning_rate)
-                                 .betas({s.beta1, s.beta2})
-                                 .weight_decay(s.weight_decay));
+    optimizer = std::make_unique<torch::optim::AdamW>(model->parameters(),
+                                                      torch::optim::AdamWOptions(s.learning_rate)
+                                                          .betas({s.beta1, s.beta2})
+                                                          .weight_decay(s.weight_decay));
     model->train();
   }
 

@@ -138,8 +138,8 @@ void register_all() {
   benchmark::RegisterBenchmark("threads/baseline_fp32", [](benchmark::State& s) {
     run(s, nullptr);
   })->Unit(benchmark::kMillisecond);
-  for (const rc::Scaling scaling : {rc::Scaling::delayed, rc::Scaling::current,
-                                    rc::Scaling::mxfp8, rc::Scaling::block}) {
+  for (const rc::Scaling scaling :
+       {rc::Scaling::delayed, rc::Scaling::current, rc::Scaling::mxfp8, rc::Scaling::block}) {
     benchmark::RegisterBenchmark(("threads/fp8_" + std::string(rc::name(scaling))).c_str(),
                                  [scaling](benchmark::State& s) {
                                    static const rc::Recipe recipe = recipe_for(scaling);

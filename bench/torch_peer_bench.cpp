@@ -150,8 +150,8 @@ void BM_sim_quantize(benchmark::State& state, Quantizer q) {
     switch (q) {
       case Quantizer::kCast: {
         // torch's cast does not saturate (overflow -> NaN): kNoSat, scale 1.
-        auto stats = fp8lab::sim::quantize(x, 1.0f, Format::E4M3, fp8lab::sim::Overflow::kNoSat,
-                                           codes);
+        auto stats =
+            fp8lab::sim::quantize(x, 1.0f, Format::E4M3, fp8lab::sim::Overflow::kNoSat, codes);
         benchmark::DoNotOptimize(stats);
         break;
       }

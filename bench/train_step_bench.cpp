@@ -52,9 +52,9 @@ StepTrainer make_trainer(Arm arm, const rc::Recipe& recipe, bool measure_operand
       ex::set_measure_operands(model, measure_operands);
     }
     if (arm != Arm::torch_fp32) {
-      ex::convert_model_to_high_precision(
-          model, backend,
-          arm == Arm::baseline_bf16 ? ex::HighPrecision::bf16 : ex::HighPrecision::fp32);
+      ex::convert_model_to_high_precision(model, backend,
+                                          arm == Arm::baseline_bf16 ? ex::HighPrecision::bf16
+                                                                    : ex::HighPrecision::fp32);
     }
   });
 }
@@ -88,8 +88,7 @@ StepTimes fp32_step_times() {
   return times;
 }
 
-void run(benchmark::State& state, Arm arm, const rc::Recipe& recipe,
-         bool measure_operands = true) {
+void run(benchmark::State& state, Arm arm, const rc::Recipe& recipe, bool measure_operands = true) {
   torch::set_num_threads(1);
   const StepTimes reference = fp32_step_times();
   auto trainer = make_trainer(arm, recipe, measure_operands);
@@ -133,16 +132,14 @@ void register_all() {
   benchmark::RegisterBenchmark("train_step/baseline_bf16", [](benchmark::State& s) {
     run(s, Arm::baseline_bf16, rc::Recipe{});
   })->Unit(benchmark::kMillisecond);
-  for (const rc::Scaling scaling : {rc::Scaling::delayed, rc::Scaling::current,
-                                    rc::Scaling::mxfp8, rc::Scaling::block}) {
+  for (const rc::Scaling scaling :
+       {rc::Scaling::delayed, rc::Scaling::current, rc::Scaling::mxfp8, rc::Scaling::block}) {
     for (const bool measure : {true, false}) {
       const std::string name = "train_step/fp8_" + std::string(rc::name(scaling)) +
                                (measure ? "" : "_unlogged");
-      benchmark::RegisterBenchmark(name.c_str(),
-                                   [scaling, measure](benchmark::State& s) {
-                                     run(s, Arm::fp8, recipe_for(scaling), measure);
-                                   })
-          ->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(name.c_str(), [scaling, measure](benchmark::State& s) {
+        run(s, Arm::fp8, recipe_for(scaling), measure);
+      })->Unit(benchmark::kMillisecond);
     }
   }
 }

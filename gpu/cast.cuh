@@ -95,19 +95,19 @@ struct Fp8 {
   static constexpr const sim::FormatSpec& spec() {
     return F == Format::E4M3 ? sim::kE4M3Spec : sim::kE5M2Spec;
   }
-  static constexpr int kMantissaBits = spec().mantissa_bits;                 // E4M3 3, E5M2 2
-  static constexpr int kBias = spec().bias;                                  // 7, 15
-  static constexpr int kMinNormalExponent = spec().min_normal_exponent();    // -6, -14
+  static constexpr int kMantissaBits = spec().mantissa_bits;                     // E4M3 3, E5M2 2
+  static constexpr int kBias = spec().bias;                                      // 7, 15
+  static constexpr int kMinNormalExponent = spec().min_normal_exponent();        // -6, -14
   static constexpr int kMinSubnormalExponent = spec().min_subnormal_exponent();  // -9, -16
   static constexpr float kMinSubnormal = static_cast<float>(pow2(kMinSubnormalExponent));
   static constexpr std::uint32_t kHalfMinSubnormalBits =  // fp32 bits of 2^(min_subnormal - 1)
       static_cast<std::uint32_t>(kMinSubnormalExponent - 1 + 127) << 23;
   static constexpr std::uint32_t kMantissaMask = spec().mantissa_mask();
   static constexpr std::uint32_t kMaxExponentField = spec().max_exponent_field();
-  static constexpr bool kIeee = spec().special == sim::Special::kIeee;       // E5M2: Inf and NaNs
-  static constexpr std::uint32_t kSign = spec().sign_mask();                 // 0b1'0000'000
-  static constexpr std::uint32_t kMagnitudeMask = ~kSign & 0xFFu;            // 0b0'1111'111
-  static constexpr std::uint32_t kMaxCode = spec().max_finite_code();        // E4M3 0x7E, E5M2 0x7B
+  static constexpr bool kIeee = spec().special == sim::Special::kIeee;  // E5M2: Inf and NaNs
+  static constexpr std::uint32_t kSign = spec().sign_mask();            // 0b1'0000'000
+  static constexpr std::uint32_t kMagnitudeMask = ~kSign & 0xFFu;       // 0b0'1111'111
+  static constexpr std::uint32_t kMaxCode = spec().max_finite_code();   // E4M3 0x7E, E5M2 0x7B
   static constexpr float kMaxFinite = static_cast<float>(spec().max_finite());  // 448, 57344
   static constexpr int kMaxExponent = spec().max_exponent();                    // 8, 15
   // (float)(1.0 / max): E4M3 0x3B124925, E5M2 0x37924925 (te-accelerate.md §4.3).
@@ -120,13 +120,13 @@ struct Fp8 {
   static constexpr bool kTieOverflows = (kMaxCode & 1u) != 0;
   // The code of an overflowing magnitude when not saturating: Inf where the format has one
   // (E5M2 0b0'11111'00), else the NaN (E4M3 0b0'1111'111).
-  static constexpr std::uint32_t kOverflowNoSat =
-      kIeee ? kMaxExponentField << kMantissaBits
-            : (kMaxExponentField << kMantissaBits) | kMantissaMask;
+  static constexpr std::uint32_t kOverflowNoSat = kIeee ? kMaxExponentField << kMantissaBits
+                                                        : (kMaxExponentField << kMantissaBits) |
+                                                              kMantissaMask;
 
   FP8LAB_HD static constexpr std::uint32_t overflow_code(Overflow mode, bool is_inf) {
-    const bool saturate =
-        mode == Overflow::kSatFinite || (mode == Overflow::kSatKeepInf && !is_inf);
+    const bool saturate = mode == Overflow::kSatFinite ||
+                          (mode == Overflow::kSatKeepInf && !is_inf);
     return saturate ? kMaxCode : kOverflowNoSat;
   }
   FP8LAB_HD static bool is_nan_code(std::uint32_t code) {

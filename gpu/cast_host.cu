@@ -11,14 +11,18 @@ struct CastRn {
   float y;
   std::uint8_t* code;
   template <Format F, Overflow M>
-  void operator()() const { *code = gpu::cast_rn<F, M>(y); }
+  void operator()() const {
+    *code = gpu::cast_rn<F, M>(y);
+  }
 };
 struct CastStochastic {
   float y;
   std::uint32_t random;
   std::uint8_t* code;
   template <Format F, Overflow M>
-  void operator()() const { *code = gpu::cast_stochastic<F, M>(y, random); }
+  void operator()() const {
+    *code = gpu::cast_stochastic<F, M>(y, random);
+  }
 };
 
 }  // namespace
@@ -29,7 +33,8 @@ std::uint8_t cast_rn(float y, sim::Format format, sim::Overflow mode) {
   return code;
 }
 
-std::uint8_t cast_stochastic(float y, sim::Format format, sim::Overflow mode, std::uint32_t random) {
+std::uint8_t cast_stochastic(float y, sim::Format format, sim::Overflow mode,
+                             std::uint32_t random) {
   std::uint8_t code = 0;
   detail::dispatch_format_mode(format, mode, "host_twin::cast_stochastic",
                                CastStochastic{y, random, &code});

@@ -16,8 +16,8 @@ __global__ void __launch_bounds__(kThreads)
     cast_range_kernel(std::uint32_t first_bits, std::int64_t count, std::uint64_t seed,
                       std::uint8_t* __restrict__ codes) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < count; i += stride) {
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
     const std::uint32_t bits = first_bits + static_cast<std::uint32_t>(i);
     const float y = __uint_as_float(bits);
     if constexpr (kStochastic) {
@@ -44,9 +44,11 @@ struct LaunchRange {
   void operator()() const {
     const int blocks = detail::grid_size(count, kThreads);
     if (stochastic) {
-      cast_range_kernel<F, M, true><<<blocks, kThreads, 0, stream>>>(first_bits, count, seed, codes);
+      cast_range_kernel<F, M, true>
+          <<<blocks, kThreads, 0, stream>>>(first_bits, count, seed, codes);
     } else {
-      cast_range_kernel<F, M, false><<<blocks, kThreads, 0, stream>>>(first_bits, count, seed, codes);
+      cast_range_kernel<F, M, false>
+          <<<blocks, kThreads, 0, stream>>>(first_bits, count, seed, codes);
     }
     FP8LAB_CUDA_CHECK_LAUNCH();
   }

@@ -75,10 +75,10 @@ struct CublasLtOperands {
 
 // One heuristic candidate as autotune() measured it.
 struct CublasLtCandidate {
-  int index = 0;                 // position in cuBLASLt's heuristic order
+  int index = 0;  // position in cuBLASLt's heuristic order
   std::size_t workspace_bytes = 0;
-  double milliseconds = 0.0;     // mean per call; < 0 when the candidate failed to run
-  std::string failure;           // why, when it failed
+  double milliseconds = 0.0;  // mean per call; < 0 when the candidate failed to run
+  std::string failure;        // why, when it failed
 };
 
 // One configured FP8 GEMM: descriptors built once, run() many times. The constructor throws

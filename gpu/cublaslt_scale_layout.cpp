@@ -32,8 +32,9 @@ const char* to_string(CublasLtScaleMode mode) {
 std::vector<float> cublaslt_scale_layout(const sim::QuantizedTensor& t, CublasLtScaleMode mode) {
   const std::size_t count = static_cast<std::size_t>(t.scale_rows() * t.scale_cols());
   if (t.scale_inv.size() != count) {
-    throw std::invalid_argument("cublaslt_scale_layout: scale_inv holds " + std::to_string(t.scale_inv.size()) +
-                                " values, " + block_text(t) + " need " + std::to_string(count));
+    throw std::invalid_argument("cublaslt_scale_layout: scale_inv holds " +
+                                std::to_string(t.scale_inv.size()) + " values, " + block_text(t) +
+                                " need " + std::to_string(count));
   }
   const auto rows = static_cast<std::size_t>(t.rows);
   const auto l = static_cast<std::size_t>(t.scale_cols());  // K blocks per row: L = ceil(K/128)

@@ -39,6 +39,7 @@ const char* to_string(CublasLtScaleMode mode);
 // std::invalid_argument naming the operand's block shape when it does not fit the mode (scalar:
 // one block; outer vector: 1 x C; vec128: 1 x 128; block: 128 x 128 — MXFP8 1x32 and column blocks
 // have no cuBLASLt FP8 mode on sm_90), or when a 1 x 128 operand's rows are not a multiple of 4.
-std::vector<float> cublaslt_scale_layout(const sim::QuantizedTensor& operand, CublasLtScaleMode mode);
+std::vector<float> cublaslt_scale_layout(const sim::QuantizedTensor& operand,
+                                         CublasLtScaleMode mode);
 
 }  // namespace fp8lab::gpu

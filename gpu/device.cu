@@ -19,8 +19,9 @@ DeviceInfo query_device() {
   info.driver_version = driver ? version_string(driver) : "none";
   info.runtime_version = version_string(runtime);
   if (err != cudaSuccess || count == 0) {
-    info.reason = err != cudaSuccess ? std::string("no usable CUDA device: ") + cudaGetErrorString(err)
-                                     : "no CUDA device";
+    info.reason = err != cudaSuccess
+                      ? std::string("no usable CUDA device: ") + cudaGetErrorString(err)
+                      : "no CUDA device";
     return info;
   }
   cudaDeviceProp prop{};

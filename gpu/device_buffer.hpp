@@ -43,11 +43,13 @@ class DeviceBuffer {
 
   void upload(const std::vector<T>& host) {
     if (host.size() != count_) throw std::runtime_error("DeviceBuffer::upload: size mismatch");
-    if (count_ > 0) FP8LAB_CUDA_CHECK(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice));
+    if (count_ > 0)
+      FP8LAB_CUDA_CHECK(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice));
   }
   std::vector<T> download() const {
     std::vector<T> host(count_);
-    if (count_ > 0) FP8LAB_CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
+    if (count_ > 0)
+      FP8LAB_CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
     return host;
   }
   void zero() {

@@ -44,7 +44,7 @@ using layout::kLoads;
 template <typename In>
 constexpr int kPerLoad = layout::per_load(sizeof(In));
 template <typename In>
-constexpr int kPerStep = kPerLoad<In> * kLoads;
+constexpr int kPerStep = kPerLoad<In>* kLoads;
 
 // One thread's step: kLoads 16-byte loads kept as loaded (fp32: 16 values, bf16: 32 in half the
 // registers), each value widened to fp32 where it is used.
@@ -54,7 +54,8 @@ struct StepValues {
 
   __device__ void load(const In* p) {
 #pragma unroll
-    for (int j = 0; j < kLoads; ++j) raw[j] = *reinterpret_cast<const uint4*>(p + j * 32 * kPerLoad<In>);
+    for (int j = 0; j < kLoads; ++j)
+      raw[j] = *reinterpret_cast<const uint4*>(p + j * 32 * kPerLoad<In>);
   }
   __device__ std::uint32_t word(int w) const {
     const uint4& r = raw[w / 4];
@@ -79,7 +80,9 @@ __device__ inline void store_codes(std::uint8_t* p, const std::uint32_t* words, 
   }
 }
 __device__ inline float load1(const float* x, std::int64_t i) { return x[i]; }
-__device__ inline float load1(const std::uint16_t* x, std::int64_t i) { return bf16_to_float(x[i]); }
+__device__ inline float load1(const std::uint16_t* x, std::int64_t i) {
+  return bf16_to_float(x[i]);
+}
 
 // RNE or stochastic, one element at a time or a group of N (a multiple of 4). `index(k)` is the
 // position in x of value k of the step (the stochastic stream's index). A const kernel parameter.
@@ -137,7 +140,8 @@ __global__ void __launch_bounds__(kThreads)
   // step while they compute this one, so that its memory latency hides behind the arithmetic.
   constexpr bool kPrefetch = Quantizer::kComputeBound;
   StepValues<In> next;
-  if (kPrefetch && thread / 32 < chunks) next.load(x + layout::chunk_value(head, thread / 32, lane, 0, sizeof(In)));
+  if (kPrefetch && thread / 32 < chunks)
+    next.load(x + layout::chunk_value(head, thread / 32, lane, 0, sizeof(In)));
   for (std::int64_t chunk = thread / 32; chunk < chunks; chunk += threads / 32) {
     // This lane's first value; value k is index(k) = first + a constant (load j: j * 32 * kLoad).
     const std::int64_t first = layout::chunk_value(head, chunk, lane, 0, sizeof(In));
@@ -145,7 +149,8 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (kPrefetch) {
       v = next;
       const std::int64_t following = chunk + threads / 32;
-      if (following < chunks) next.load(x + layout::chunk_value(head, following, lane, 0, sizeof(In)));
+      if (following < chunks)
+        next.load(x + layout::chunk_value(head, following, lane, 0, sizeof(In)));
     } else {
       v.load(x + first);
     }
@@ -159,7 +164,8 @@ __global__ void __launch_bounds__(kThreads)
       store_codes(out + first + j * 32 * kLoad, words, kLoad / 4);
     }
   }
-  for (std::int64_t i = head + chunks * layout::chunk_values(sizeof(In)) + thread; i < n; i += threads) {
+  for (std::int64_t i = head + chunks * layout::chunk_values(sizeof(In)) + thread; i < n;
+       i += threads) {
     out[i] = static_cast<std::uint8_t>(quantizer.one(load1(x, i), i, scale, c));
   }
   detail::flush_counters(c, amax, stats);
@@ -181,7 +187,8 @@ struct Launch {
     const auto kernel = quantize_kernel<In, Quantizer>;
     static const int resident = detail::resident_blocks(kernel, kThreads);
     const layout::Partition p = layout::partition(reinterpret_cast<std::uintptr_t>(x),
-                                                  reinterpret_cast<std::uintptr_t>(out.codes), n, sizeof(In));
+                                                  reinterpret_cast<std::uintptr_t>(out.codes), n,
+                                                  sizeof(In));
     const std::int64_t leftover = p.head + (n - p.tail_begin);
     const int blocks = detail::grid_size(p.chunks * 32 + leftover, kThreads, resident);
     kernel<<<blocks, kThreads, 0, stream>>>(x, n, p.head, scale, Quantizer{random}, out.codes,
@@ -191,14 +198,16 @@ struct Launch {
 };
 
 template <typename In, bool kStochastic>
-void run(const char* function, const In* x, std::int64_t n, const float* scale,
-         sim::Format format, sim::Overflow mode, const StochasticStream& random,
-         const QuantizeOutputs& out, cudaStream_t stream) {
+void run(const char* function, const In* x, std::int64_t n, const float* scale, sim::Format format,
+         sim::Overflow mode, const StochasticStream& random, const QuantizeOutputs& out,
+         cudaStream_t stream) {
   if (out.codes == nullptr || x == nullptr || scale == nullptr) {
     if (n == 0) return;
-    throw std::invalid_argument(std::string(function) + ": x, scale and out.codes must be device pointers, got null");
+    throw std::invalid_argument(std::string(function) +
+                                ": x, scale and out.codes must be device pointers, got null");
   }
-  if (n < 0) throw std::invalid_argument(std::string(function) + ": n = " + std::to_string(n) + " < 0");
+  if (n < 0)
+    throw std::invalid_argument(std::string(function) + ": n = " + std::to_string(n) + " < 0");
   detail::dispatch_format_mode(format, mode, function,
                                Launch<In, kStochastic>{x, n, scale, random, out, stream});
 }

@@ -32,10 +32,10 @@ struct DeviceQuantizeStats {
 
 // Where a quantize call writes. `codes` is required; the others may be null.
 struct QuantizeOutputs {
-  std::uint8_t* codes = nullptr;        // n codes, same order as x
-  float* amax = nullptr;                // fmax-accumulated max |x| (delayed scaling: history row 0)
+  std::uint8_t* codes = nullptr;  // n codes, same order as x
+  float* amax = nullptr;          // fmax-accumulated max |x| (delayed scaling: history row 0)
   DeviceQuantizeStats* stats = nullptr;  // accumulated statistics
-  float* scale_inv = nullptr;           // RN(1 / scale), the tensor's dequantization factor
+  float* scale_inv = nullptr;            // RN(1 / scale), the tensor's dequantization factor
 };
 
 // The random stream of a stochastic quantize: element i draws philox(seed, stream, first_index + i).

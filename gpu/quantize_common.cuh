@@ -80,7 +80,8 @@ FP8LAB_HD inline bool rn_in_range(float y) {
 FP8LAB_HD inline std::uint32_t pick_bytes(std::uint32_t w0, std::uint32_t w1, std::uint32_t w2,
                                           std::uint32_t w3, int top) {
 #if defined(__CUDA_ARCH__)
-  const std::uint32_t sel = static_cast<std::uint32_t>(top) | (static_cast<std::uint32_t>(top + 4) << 4);
+  const std::uint32_t sel = static_cast<std::uint32_t>(top) |
+                            (static_cast<std::uint32_t>(top + 4) << 4);
   return __byte_perm(__byte_perm(w0, w1, sel), __byte_perm(w2, w3, sel), 0x5410);
 #else
   const int s = 8 * top;
@@ -100,9 +101,11 @@ FP8LAB_HD inline std::uint32_t pick_bytes(std::uint32_t w0, std::uint32_t w1, st
 // x != 0 (x is not NaN: y would be).
 // kCountAmax = false leaves amax to the caller (who folds it once for many groups).
 template <Format F, bool kCountAmax = true>
-FP8LAB_HD inline std::uint32_t quantize_rn_four_in_range(const float x[4], float scale, Counters& c) {
+FP8LAB_HD inline std::uint32_t quantize_rn_four_in_range(const float x[4], float scale,
+                                                         Counters& c) {
   using T = Fp8<F>;
-  const float y[4] = {mul_rn(x[0], scale), mul_rn(x[1], scale), mul_rn(x[2], scale), mul_rn(x[3], scale)};
+  const float y[4] = {mul_rn(x[0], scale), mul_rn(x[1], scale), mul_rn(x[2], scale),
+                      mul_rn(x[3], scale)};
   const float kTiny = bits_float(T::kHalfMinSubnormalBits);
   const std::uint32_t lo = cvt_satfinite_x2<F>(y[0], y[1]) & 0xFFFFu;
   const std::uint32_t hi = cvt_satfinite_x2<F>(y[2], y[3]) & 0xFFFFu;
@@ -114,8 +117,9 @@ FP8LAB_HD inline std::uint32_t quantize_rn_four_in_range(const float x[4], float
     if (kCountAmax) c.amax = amax_update(c.amax, x[k]);
   }
   // The sign bit of each y moved to bit 7 of its byte: the code of a tiny y.
-  const std::uint32_t signs = pick_bytes(float_bits(y[0]), float_bits(y[1]), float_bits(y[2]),
-                                         float_bits(y[3]), 3) & 0x8080'8080u;
+  const std::uint32_t signs =
+      pick_bytes(float_bits(y[0]), float_bits(y[1]), float_bits(y[2]), float_bits(y[3]), 3) &
+      0x8080'8080u;
   return ((lo | (hi << 16)) & ~tiny_bytes) | (signs & tiny_bytes);
 }
 
@@ -143,17 +147,17 @@ FP8LAB_HD inline void quantize_rn_group(const Values& v, int first, float scale,
 // nothing (a code that did not overflow is a finite code of a non-NaN y), x is not NaN (y would
 // be), so underflowed is x != 0 with a code of magnitude 0, and amax as always.
 template <Format F, Overflow M, int N, typename Values, typename Index>
-FP8LAB_HD inline void quantize_stochastic_group(const Values& v, int first, Index index, float scale,
-                                                const StochasticStream& random,
+FP8LAB_HD inline void quantize_stochastic_group(const Values& v, int first, Index index,
+                                                float scale, const StochasticStream& random,
                                                 std::uint32_t (&words)[N / 4], Counters& c) {
   std::uint32_t codes[N];
   std::uint32_t overflowed = 0;  // bit k: value k hit the overflow rule
   bool plain = true;
   for (int k = 0; k < N; ++k) {
     const float y = mul_rn(v[first + k], scale);
-    const std::uint32_t word = sim::philox_random_word(
-        random.seed, random.stream,
-        random.first_index + static_cast<std::uint64_t>(index(first + k)));
+    const std::uint32_t word =
+        sim::philox_random_word(random.seed, random.stream,
+                                random.first_index + static_cast<std::uint64_t>(index(first + k)));
     const StochasticCode q = cast_stochastic_with_flag<F, M>(y, word);
     codes[k] = q.code;
     overflowed |= q.overflowed ? 1u << k : 0u;
@@ -216,7 +220,8 @@ __device__ inline void flush_counters(Counters c, float* amax_out, DeviceQuantiz
   if (stats == nullptr) return;
   if (c.amax > 0.0f) atomic_max_nonnegative(&stats->amax, c.amax);
   if (c.saturated != 0) atomicAdd(&stats->saturated, static_cast<unsigned long long>(c.saturated));
-  if (c.underflowed != 0) atomicAdd(&stats->underflowed, static_cast<unsigned long long>(c.underflowed));
+  if (c.underflowed != 0)
+    atomicAdd(&stats->underflowed, static_cast<unsigned long long>(c.underflowed));
   if (c.nan != 0) atomicAdd(&stats->nan, static_cast<unsigned long long>(c.nan));
 }
 
@@ -284,7 +289,8 @@ int grid_size(std::int64_t work_items, int threads_per_block, int blocks_per_sm 
 template <typename Kernel>
 int resident_blocks(Kernel kernel, int threads_per_block) {
   int blocks = 0;
-  FP8LAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads_per_block, 0));
+  FP8LAB_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads_per_block, 0));
   return blocks < 1 ? 1 : blocks;
 }
 

@@ -71,19 +71,21 @@ QuantizeCounts counts(const detail::Counters& c, std::int64_t n) {
 }  // namespace
 
 QuantizeCounts quantize_stochastic_groups(const float* x, std::int64_t n, float scale,
-                                          sim::Format format, sim::Overflow mode, std::uint64_t seed,
-                                          std::uint64_t stream, std::uint64_t first_index,
-                                          std::uint8_t* codes) {
+                                          sim::Format format, sim::Overflow mode,
+                                          std::uint64_t seed, std::uint64_t stream,
+                                          std::uint64_t first_index, std::uint8_t* codes) {
   check_groups("host_twin::quantize_stochastic_groups", n);
   detail::Counters c;
-  detail::dispatch_format_mode(format, mode, "host_twin::quantize_stochastic_groups",
-                               StochasticGroups{x, n, scale, {seed, stream, first_index}, codes, &c});
+  detail::dispatch_format_mode(
+      format, mode, "host_twin::quantize_stochastic_groups",
+      StochasticGroups{x, n, scale, {seed, stream, first_index}, codes, &c});
   return counts(c, n);
 }
 
 bool rn_in_range(float y, sim::Format format) {
   detail::check_fp8(format, "host_twin::rn_in_range");
-  return format == Format::E4M3 ? detail::rn_in_range<Format::E4M3>(y) : detail::rn_in_range<Format::E5M2>(y);
+  return format == Format::E4M3 ? detail::rn_in_range<Format::E4M3>(y)
+                                : detail::rn_in_range<Format::E5M2>(y);
 }
 
 bool all_rn_in_range(const float* x, int n, float scale, sim::Format format) {
@@ -98,8 +100,8 @@ bool all_rn_in_range(const float* x, int n, float scale, sim::Format format) {
                                 : detail::all_rn_in_range<Format::E5M2>(amax, has_nan, scale);
 }
 
-QuantizeCounts quantize_rn_groups(const float* x, std::int64_t n, float scale,
-                                  sim::Format format, sim::Overflow mode, std::uint8_t* codes) {
+QuantizeCounts quantize_rn_groups(const float* x, std::int64_t n, float scale, sim::Format format,
+                                  sim::Overflow mode, std::uint8_t* codes) {
   check_groups("host_twin::quantize_rn_groups", n);
   detail::Counters c;
   detail::dispatch_format_mode(format, mode, "host_twin::quantize_rn_groups",

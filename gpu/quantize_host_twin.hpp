@@ -18,15 +18,15 @@ struct QuantizeCounts {
 // RNE codes of x[0..n) (n a multiple of 4) through detail::quantize_rn_group, one group of four
 // values at a time (the group of one fp32 load of the kernels), and the statistics the kernels
 // would accumulate for them (count = n).
-QuantizeCounts quantize_rn_groups(const float* x, std::int64_t n, float scale,
-                                  sim::Format format, sim::Overflow mode, std::uint8_t* codes);
+QuantizeCounts quantize_rn_groups(const float* x, std::int64_t n, float scale, sim::Format format,
+                                  sim::Overflow mode, std::uint8_t* codes);
 
 // Stochastic codes of x[0..n) (n a multiple of 4) through detail::quantize_stochastic_group, four
 // values at a time; value i draws philox(seed, stream, first_index + i), as gpu::quantize_stochastic.
 QuantizeCounts quantize_stochastic_groups(const float* x, std::int64_t n, float scale,
-                                          sim::Format format, sim::Overflow mode, std::uint64_t seed,
-                                          std::uint64_t stream, std::uint64_t first_index,
-                                          std::uint8_t* codes);
+                                          sim::Format format, sim::Overflow mode,
+                                          std::uint64_t seed, std::uint64_t stream,
+                                          std::uint64_t first_index, std::uint8_t* codes);
 
 // detail::rn_in_range (one y) and detail::all_rn_in_range (x[0..n) at `scale`, from their amax
 // and NaN presence), the fast-path tests of the kernels.

@@ -17,7 +17,7 @@ constexpr int kTile = 32;
 constexpr int kRowsPerPass = 8;
 
 template <Format F, Overflow M>
-__global__ void __launch_bounds__(kTile * kRowsPerPass)
+__global__ void __launch_bounds__(kTile* kRowsPerPass)
     quantize_transpose_kernel(const float* __restrict__ x, std::int64_t rows, std::int64_t cols,
                               const float* __restrict__ scale_ptr, std::uint8_t* __restrict__ out,
                               std::uint8_t* __restrict__ out_t, float* amax,
@@ -65,11 +65,13 @@ __global__ void __launch_bounds__(256)
                  const float* __restrict__ scale_ptr, std::uint8_t* __restrict__ out,
                  std::uint8_t* __restrict__ out_t, float* amax, DeviceQuantizeStats* stats,
                  float* scale_inv) {
-  __shared__ std::uint32_t tile[kBig][kBig / 4 + 1];  // 4 codes per word; odd stride: fewer bank conflicts
+  __shared__ std::uint32_t
+      tile[kBig][kBig / 4 + 1];  // 4 codes per word; odd stride: fewer bank conflicts
   const float scale = *scale_ptr;
   detail::Counters c;
   const auto tiles_c = static_cast<std::uint32_t>(cols / kBig);
-  const auto tiles = static_cast<std::uint32_t>(rows / kBig) * tiles_c;  // < 2^32 (checked by the caller)
+  const auto tiles = static_cast<std::uint32_t>(rows / kBig) *
+                     tiles_c;  // < 2^32 (checked by the caller)
   const int t = static_cast<int>(threadIdx.x);
   const int load_row = t / 16, load_col = (t % 16) * 4;
   const int row_block = t % 16, col_block = t / 16;
@@ -93,27 +95,34 @@ __global__ void __launch_bounds__(256)
     std::uint32_t w[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k) w[k] = tile[4 * row_block + k][col_block];
-    const std::uint32_t lo01 = __byte_perm(w[0], w[1], 0x5140), hi01 = __byte_perm(w[0], w[1], 0x7362);
-    const std::uint32_t lo23 = __byte_perm(w[2], w[3], 0x5140), hi23 = __byte_perm(w[2], w[3], 0x7362);
+    const std::uint32_t lo01 = __byte_perm(w[0], w[1], 0x5140),
+                        hi01 = __byte_perm(w[0], w[1], 0x7362);
+    const std::uint32_t lo23 = __byte_perm(w[2], w[3], 0x5140),
+                        hi23 = __byte_perm(w[2], w[3], 0x7362);
     // Transposed row b (tile column 4 col_block + b): byte k = w[k]'s byte b.
-    const std::uint32_t column[4] = {__byte_perm(lo01, lo23, 0x5410), __byte_perm(lo01, lo23, 0x7632),
-                                     __byte_perm(hi01, hi23, 0x5410), __byte_perm(hi01, hi23, 0x7632)};
+    const std::uint32_t column[4] = {
+        __byte_perm(lo01, lo23, 0x5410), __byte_perm(lo01, lo23, 0x7632),
+        __byte_perm(hi01, hi23, 0x5410), __byte_perm(hi01, hi23, 0x7632)};
 #pragma unroll
     for (int b = 0; b < 4; ++b) {
-      *reinterpret_cast<std::uint32_t*>(out_t + (c0 + 4 * col_block + b) * rows + r0 + 4 * row_block) = column[b];
+      *reinterpret_cast<std::uint32_t*>(out_t + (c0 + 4 * col_block + b) * rows + r0 +
+                                        4 * row_block) = column[b];
     }
     __syncthreads();
   }
   detail::flush_counters(c, amax, stats);
-  if (blockIdx.x == 0 && threadIdx.x == 0) detail::finish_per_tensor(rows * cols, scale, stats, scale_inv);
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    detail::finish_per_tensor(rows * cols, scale, stats, scale_inv);
 }
 
 // Whether tiles_kernel applies: whole 64 x 64 tiles (fewer than 2^32), x 16-byte aligned, both
 // code outputs 4-byte aligned.
 bool tiles_apply(const float* x, std::int64_t rows, std::int64_t cols, const std::uint8_t* out,
                  const std::uint8_t* out_t) {
-  return rows % kBig == 0 && cols % kBig == 0 && (rows / kBig) * (cols / kBig) < (std::int64_t{1} << 32) &&
-         reinterpret_cast<std::uintptr_t>(x) % 16 == 0 && reinterpret_cast<std::uintptr_t>(out) % 4 == 0 &&
+  return rows % kBig == 0 && cols % kBig == 0 &&
+         (rows / kBig) * (cols / kBig) < (std::int64_t{1} << 32) &&
+         reinterpret_cast<std::uintptr_t>(x) % 16 == 0 &&
+         reinterpret_cast<std::uintptr_t>(out) % 4 == 0 &&
          reinterpret_cast<std::uintptr_t>(out_t) % 4 == 0;
 }
 
@@ -150,7 +159,8 @@ void quantize_transpose(const float* x, std::int64_t rows, std::int64_t cols, co
                         std::uint8_t* codes_transposed, cudaStream_t stream) {
   if (sim::checked_element_count("gpu::quantize_transpose", rows, cols) == 0) return;
   if (x == nullptr || scale == nullptr || out.codes == nullptr || codes_transposed == nullptr) {
-    throw std::invalid_argument("gpu::quantize_transpose: x, scale, out.codes and codes_transposed must be device pointers, got null");
+    throw std::invalid_argument("gpu::quantize_transpose: x, scale, out.codes and codes_transposed "
+                                "must be device pointers, got null");
   }
   detail::dispatch_format_mode(format, mode, "gpu::quantize_transpose",
                                Launch{x, rows, cols, scale, out, codes_transposed, stream});

@@ -148,9 +148,7 @@ const std::map<std::string, Reader, std::less<>>& readers() {
          set(s.use_mxfp8_block_scaling, parse_flag(in), in);
        }},
       {"ACCELERATE_FP8_PAD_INNER_DIM",
-       [](AccelerateFp8Settings& s, const Input& in) {
-         set(s.pad_inner_dim, parse_flag(in), in);
-       }},
+       [](AccelerateFp8Settings& s, const Input& in) { set(s.pad_inner_dim, parse_flag(in), in); }},
       {"ACCELERATE_FP8_ENABLE_FSDP_FLOAT8_ALL_GATHER",
        [](AccelerateFp8Settings& s, const Input& in) {
          set(s.enable_fsdp_float8_all_gather, parse_flag(in), in);
@@ -345,7 +343,8 @@ bool looks_like_accelerate_config(const std::string& text) {
     return false;
   }
   if (!root.IsMap()) return false;
-  for (const char* key : {"fp8_config", "mixed_precision", "compute_environment", "distributed_type"}) {
+  for (const char* key :
+       {"fp8_config", "mixed_precision", "compute_environment", "distributed_type"}) {
     if (root[key]) return true;
   }
   return false;

@@ -31,7 +31,7 @@ struct Setting {
 
 // A key or variable that accelerate accepts without error but never reads.
 struct IgnoredInput {
-  std::string name;   // as written, e.g. "fp8_config.amax_history_length"
+  std::string name;  // as written, e.g. "fp8_config.amax_history_length"
   std::string value;
   Site site;
   std::string why;
@@ -39,8 +39,8 @@ struct IgnoredInput {
 
 // TERecipeKwargs + AORecipeKwargs as accelerate would build them. Defaults are accelerate's.
 struct AccelerateFp8Settings {
-  std::string origin;                   // the file, or "environment"
-  std::optional<Fp8Backend> backend;    // empty: accelerate auto-detects (torchao > TE > MSAMP)
+  std::string origin;                 // the file, or "environment"
+  std::optional<Fp8Backend> backend;  // empty: accelerate auto-detects (torchao > TE > MSAMP)
   Site backend_site{};
   std::optional<std::string> mixed_precision;   // the config file's top-level key, if present
   std::optional<std::string> distributed_type;  // likewise (DEEPSPEED changes the recipe)
@@ -65,7 +65,8 @@ struct AccelerateFp8Settings {
 std::optional<bool> accelerate_str_to_bool(std::string_view text);
 
 AccelerateFp8Settings read_accelerate_config(const std::string& path);
-AccelerateFp8Settings parse_accelerate_config_text(const std::string& text, const std::string& file);
+AccelerateFp8Settings parse_accelerate_config_text(const std::string& text,
+                                                   const std::string& file);
 // The entries of `env` whose names start with ACCELERATE_FP8_: accelerate's FP8 inputs, the only
 // ones read_accelerate_env looks at (the others, ACCELERATE_MIXED_PRECISION included, are not).
 std::map<std::string, std::string> accelerate_fp8_variables(

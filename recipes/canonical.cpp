@@ -37,8 +37,8 @@ void reset_history(Recipe& r, std::vector<std::string>& reasons) {
 }
 
 bool gradients_quantized(const Recipe& r) {
-  const bool wgrad_high_precision =
-      r.override_linear_precision.wgrad || r.scaling == Scaling::rowwise_with_gw_hp;
+  const bool wgrad_high_precision = r.override_linear_precision.wgrad ||
+                                    r.scaling == Scaling::rowwise_with_gw_hp;
   return !(r.override_linear_precision.dgrad && wgrad_high_precision);
 }
 
@@ -88,8 +88,8 @@ Canonical canonicalize(const Recipe& input) {
     }
     a = Accumulation::kFp32Seq;
   };
-  const bool wgrad_hp =
-      r.override_linear_precision.wgrad || r.scaling == Scaling::rowwise_with_gw_hp;
+  const bool wgrad_hp = r.override_linear_precision.wgrad ||
+                        r.scaling == Scaling::rowwise_with_gw_hp;
   hp_gemm(r.override_linear_precision.fprop, &GemmAccumulation::fprop, "fprop");
   hp_gemm(r.override_linear_precision.dgrad, &GemmAccumulation::dgrad, "dgrad");
   hp_gemm(wgrad_hp, &GemmAccumulation::wgrad, "wgrad");
@@ -130,7 +130,7 @@ Canonical canonicalize(const Recipe& input) {
         r.scaling == Scaling::mxfp8 ? "mx_scale_mode te" : std::string(name(r.scaling))));
   }
   for (auto [member, key] : {std::pair{&Recipe::norm_affine_precision, "norm_affine_precision"},
-                              std::pair{&Recipe::activation_precision, "activation_precision"}}) {
+                             std::pair{&Recipe::activation_precision, "activation_precision"}}) {
     if (r.scaling != Scaling::mxfp8 && r.*member == ElementwisePrecision::kMx) {
       r.*member = defaults.*member;
       reasons.push_back(fmt::format("{}=mx needs mxfp8's MX scale rule, not {}: runs high", key,

@@ -28,8 +28,8 @@ std::vector<std::string> forwarded(const AccelerateFp8Settings& s) {
   if (!s.override_linear_precision.value.none()) {
     const auto& o = s.override_linear_precision.value;  // as Python prints the tuple
     const auto py = [](bool b) { return b ? "True" : "False"; };
-    kwargs.push_back(fmt::format("override_linear_precision=({}, {}, {})", py(o.fprop),
-                                 py(o.dgrad), py(o.wgrad)));
+    kwargs.push_back(fmt::format("override_linear_precision=({}, {}, {})", py(o.fprop), py(o.dgrad),
+                                 py(o.wgrad)));
   }
   return kwargs;
 }
@@ -40,7 +40,8 @@ void te_conversion_notes(Compatibility& c) {
                       "convert_model skips a Linear with a dim not divisible by 16 with a bare "
                       "return, so its later siblings are neither converted nor visited",
                       "te-accelerate.md §1.4"});
-  c.quirks.push_back({"reduce_amax, fp8_dpa, fp8_mha", "not settable", "TE defaults (true, false, "
+  c.quirks.push_back({"reduce_amax, fp8_dpa, fp8_mha", "not settable",
+                      "TE defaults (true, false, "
                       "false)",
                       "accelerate exposes no kwarg for them; amax is reduced over the world group",
                       "te-accelerate.md §1.2"});
@@ -252,14 +253,14 @@ std::string format_compatibility(const Compatibility& c, const std::string& orig
     out += fmt::format("== what {} runs: NO FP8 (mixed_precision: {}; the fp8_config section is "
                        "never read)\nthe model in {} without FP8: fp8lab's high-precision "
                        "baseline ({}); fp8lab run --as upstream refuses this config\n\n",
-                       c.runner, mixed, mixed == "no" ? "fp32" : mixed,
-                       no_fp8_baseline_command(c));
+                       c.runner, mixed, mixed == "no" ? "fp32" : mixed, no_fp8_baseline_command(c));
   } else {
     out += fmt::format("== what {} runs (run id {}; to run it: fp8lab run --recipe FILE --as "
                        "upstream, or runs_as: upstream in a sweep)\n{}\n{}{}\n",
                        c.runner, run_id(c.te_effective), call, describe(c.te_effective),
-                       c.runnable ? "" : "NOT RUNNABLE through accelerate/TE as written (see "
-                                         "below)\n");
+                       c.runnable ? ""
+                                  : "NOT RUNNABLE through accelerate/TE as written (see "
+                                    "below)\n");
   }
   out += fmt::format("== dropped or changed on the way ({})\n", c.quirks.size());
   for (const auto& q : c.quirks) {

@@ -26,7 +26,7 @@ struct Compatibility {
   Recipe asked;
   Recipe te_effective;
   std::string runner;  // "accelerate + Transformer Engine", "Transformer Engine", "torchao", ...
-  std::string te_recipe_class;                // DelayedScaling, MXFP8BlockScaling, Float8LinearConfig
+  std::string te_recipe_class;  // DelayedScaling, MXFP8BlockScaling, Float8LinearConfig
   std::vector<std::string> forwarded_kwargs;  // what accelerate passes to that class, "name=value"
   bool runnable = true;  // false: accelerate or TE refuses to start with these settings
   // Set when the peer trains without FP8 at all, to the precision it trains in instead: an

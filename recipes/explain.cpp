@@ -9,10 +9,10 @@ namespace fp8lab::recipes {
 
 std::string explain_text(const std::string& text, const std::string& file) {
   const RunSource source = source_from_text(text, file);
-  return format_compatibility(source.compatibility,
-                              (source.kind == SourceKind::accelerate_config ? "accelerate config "
-                                                                            : "fp8lab recipe file ") +
-                                  file);
+  return format_compatibility(source.compatibility, (source.kind == SourceKind::accelerate_config
+                                                         ? "accelerate config "
+                                                         : "fp8lab recipe file ") +
+                                                        file);
 }
 
 std::string explain_environment(const std::map<std::string, std::string>& env) {

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <regex>
@@ -43,7 +43,7 @@ struct FieldSpec {
   std::string_view key;
   Kind kind;
   std::string accepted;
-  std::int64_t min_int;  // integers only
+  std::int64_t min_int;                                                   // integers only
   std::function<std::optional<std::string>(std::string_view)> normalize;  // words only
   std::function<void(Draft&, const FieldValue&)> apply;
   std::function<std::string(const Recipe&)> get;
@@ -91,7 +91,11 @@ const std::vector<FieldSpec>& specs() {
                  enum_normalizer(&parse_scaling, &keep),
                  [](Draft& d, const FieldValue& v) { d.scaling = parse_scaling(as_w(v)); },
                  [](const Recipe& r) { return std::string(name(r.scaling)); }});
-    t.push_back({"use_mxfp8_block_scaling", Kind::boolean, "true, false", 0, {},
+    t.push_back({"use_mxfp8_block_scaling",
+                 Kind::boolean,
+                 "true, false",
+                 0,
+                 {},
                  [](Draft& d, const FieldValue& v) { d.use_mxfp8 = as_b(v); },
                  [](const Recipe& r) { return bool_text(r.scaling == Scaling::mxfp8); }});
     // accelerate uppercases fp8_format and lowercases amax_compute_algo (te-accelerate.md §1.1).
@@ -99,13 +103,25 @@ const std::vector<FieldSpec>& specs() {
                  enum_normalizer(&parse_fp8_format, &upper),
                  [](Draft& d, const FieldValue& v) { d.fp8_format = parse_fp8_format(as_w(v)); },
                  [](const Recipe& r) { return std::string(name(r.fp8_format)); }});
-    t.push_back({"margin", Kind::integer, margin_limit().accepted(), 0, {},
+    t.push_back({"margin",
+                 Kind::integer,
+                 margin_limit().accepted(),
+                 0,
+                 {},
                  [](Draft& d, const FieldValue& v) { d.fixed.margin = as_i(v); },
                  [](const Recipe& r) { return std::to_string(r.margin); }});
-    t.push_back({"interval", Kind::integer, interval_limit().accepted(), 1, {},
+    t.push_back({"interval",
+                 Kind::integer,
+                 interval_limit().accepted(),
+                 1,
+                 {},
                  [](Draft& d, const FieldValue& v) { d.fixed.interval = as_i(v); },
                  [](const Recipe& r) { return std::to_string(r.interval); }});
-    t.push_back({"amax_history_len", Kind::integer, amax_history_len_limit().accepted(), 1, {},
+    t.push_back({"amax_history_len",
+                 Kind::integer,
+                 amax_history_len_limit().accepted(),
+                 1,
+                 {},
                  [](Draft& d, const FieldValue& v) { d.fixed.amax_history_len = as_i(v); },
                  [](const Recipe& r) { return std::to_string(r.amax_history_len); }});
     t.push_back({"amax_compute_algo", Kind::word, accepted_amax_compute_algos(), 0,
@@ -114,16 +130,27 @@ const std::vector<FieldSpec>& specs() {
                    d.fixed.amax_compute_algo = *parse_amax_compute_algo(as_w(v));
                  },
                  [](const Recipe& r) { return std::string(name(r.amax_compute_algo)); }});
-    t.push_back({"override_linear_precision", Kind::triple,
-                 "three booleans [fprop, dgrad, wgrad], e.g. [false, false, true]", 0, {},
+    t.push_back({"override_linear_precision",
+                 Kind::triple,
+                 "three booleans [fprop, dgrad, wgrad], e.g. [false, false, true]",
+                 0,
+                 {},
                  [](Draft& d, const FieldValue& v) {
                    d.fixed.override_linear_precision = std::get<OverrideLinearPrecision>(v);
                  },
                  [](const Recipe& r) { return override_text(r.override_linear_precision); }});
-    t.push_back({"use_autocast_during_eval", Kind::boolean, "true, false", 0, {},
+    t.push_back({"use_autocast_during_eval",
+                 Kind::boolean,
+                 "true, false",
+                 0,
+                 {},
                  [](Draft& d, const FieldValue& v) { d.fixed.use_autocast_during_eval = as_b(v); },
                  [](const Recipe& r) { return bool_text(r.use_autocast_during_eval); }});
-    t.push_back({"power_2_scales", Kind::boolean, "true, false", 0, {},
+    t.push_back({"power_2_scales",
+                 Kind::boolean,
+                 "true, false",
+                 0,
+                 {},
                  [](Draft& d, const FieldValue& v) { d.power_2_scales = as_b(v); },
                  [](const Recipe& r) { return bool_text(r.power_2_scales); }});
     t.push_back({"mx_scale_mode", Kind::word, accepted_mx_scale_modes(), 0,
@@ -138,14 +165,21 @@ const std::vector<FieldSpec>& specs() {
                    d.fixed.torchao_version = *parse_torchao_version(as_w(v));
                  },
                  [](const Recipe& r) { return std::string(name(r.torchao_version)); }});
-    t.push_back({"pad_inner_dim", Kind::boolean, "true, false", 0, {},
+    t.push_back({"pad_inner_dim",
+                 Kind::boolean,
+                 "true, false",
+                 0,
+                 {},
                  [](Draft& d, const FieldValue& v) { d.fixed.pad_inner_dim = as_b(v); },
                  [](const Recipe& r) { return bool_text(r.pad_inner_dim); }});
-    t.push_back({"enable_fsdp_float8_all_gather", Kind::boolean, "true, false", 0, {},
-                 [](Draft& d, const FieldValue& v) {
-                   d.fixed.enable_fsdp_float8_all_gather = as_b(v);
-                 },
-                 [](const Recipe& r) { return bool_text(r.enable_fsdp_float8_all_gather); }});
+    t.push_back(
+        {"enable_fsdp_float8_all_gather",
+         Kind::boolean,
+         "true, false",
+         0,
+         {},
+         [](Draft& d, const FieldValue& v) { d.fixed.enable_fsdp_float8_all_gather = as_b(v); },
+         [](const Recipe& r) { return bool_text(r.enable_fsdp_float8_all_gather); }});
     auto gemm = [&](std::string_view key, std::optional<Accumulation> Draft::*slot,
                     Accumulation GemmAccumulation::*member) {
       t.push_back({key, Kind::word, accepted_accumulations(), 0,
@@ -156,15 +190,22 @@ const std::vector<FieldSpec>& specs() {
     gemm("gemm.fprop", &Draft::fprop, &GemmAccumulation::fprop);
     gemm("gemm.dgrad", &Draft::dgrad, &GemmAccumulation::dgrad);
     gemm("gemm.wgrad", &Draft::wgrad, &GemmAccumulation::wgrad);
-    t.push_back({"module_filter.skip_names", Kind::names, "a list of name globs, e.g. [\"lm_head\", \"*.proj\"]",
-                 0, {},
+    t.push_back({"module_filter.skip_names",
+                 Kind::names,
+                 "a list of name globs, e.g. [\"lm_head\", \"*.proj\"]",
+                 0,
+                 {},
                  [](Draft& d, const FieldValue& v) {
                    d.skip_names = std::get<std::vector<std::string>>(v);
                  },
                  [](const Recipe& r) { return names_text(r.module_filter.skip_names); }});
     auto flag = [&](std::string_view key, std::optional<bool> Draft::*slot,
                     bool ModuleFilter::*member) {
-      t.push_back({key, Kind::boolean, "true, false", 0, {},
+      t.push_back({key,
+                   Kind::boolean,
+                   "true, false",
+                   0,
+                   {},
                    [slot](Draft& d, const FieldValue& v) { d.*slot = as_b(v); },
                    [member](const Recipe& r) { return bool_text(r.module_filter.*member); }});
     };
@@ -184,23 +225,29 @@ const std::vector<FieldSpec>& specs() {
     };
     beyond_gemm("norm_affine_precision", &Recipe::norm_affine_precision);
     beyond_gemm("activation_precision", &Recipe::activation_precision);
-    auto keep_list = [&](std::string_view key, std::vector<std::string> KeepHighPrecision::*member) {
-      t.push_back({key, Kind::regexes,
-                   "a list of regular expressions over whole Linear names, e.g. "
-                   "[\"blocks\\.0\\..*\", \"lm_head\"]",
-                   0, {},
-                   [member](Draft& d, const FieldValue& v) {
-                     d.fixed.keep_high_precision.*member = std::get<std::vector<std::string>>(v);
-                   },
-                   [member](const Recipe& r) {
-                     return names_text(r.keep_high_precision.*member);
-                   }});
+    auto keep_list = [&](std::string_view key,
+                         std::vector<std::string> KeepHighPrecision::*member) {
+      t.push_back(
+          {key,
+           Kind::regexes,
+           "a list of regular expressions over whole Linear names, e.g. "
+           "[\"blocks\\.0\\..*\", \"lm_head\"]",
+           0,
+           {},
+           [member](Draft& d, const FieldValue& v) {
+             d.fixed.keep_high_precision.*member = std::get<std::vector<std::string>>(v);
+           },
+           [member](const Recipe& r) { return names_text(r.keep_high_precision.*member); }});
     };
     keep_list("keep_high_precision.layers", &KeepHighPrecision::layers);
     keep_list("keep_high_precision.fprop", &KeepHighPrecision::fprop);
     keep_list("keep_high_precision.dgrad", &KeepHighPrecision::dgrad);
     keep_list("keep_high_precision.wgrad", &KeepHighPrecision::wgrad);
-    t.push_back({"autoswitch.enabled", Kind::boolean, "true, false", 0, {},
+    t.push_back({"autoswitch.enabled",
+                 Kind::boolean,
+                 "true, false",
+                 0,
+                 {},
                  [](Draft& d, const FieldValue& v) { d.fixed.autoswitch.enabled = as_b(v); },
                  [](const Recipe& r) { return bool_text(r.autoswitch.enabled); }});
     auto threshold = [&](std::string_view key, std::string accepted, double high,
@@ -214,9 +261,7 @@ const std::vector<FieldSpec>& specs() {
                    [member](Draft& d, const FieldValue& v) {
                      d.fixed.autoswitch.*member = *parse_number(as_w(v));
                    },
-                   [member](const Recipe& r) {
-                     return fmt::format("{}", r.autoswitch.*member);
-                   }});
+                   [member](const Recipe& r) { return fmt::format("{}", r.autoswitch.*member); }});
     };
     threshold("autoswitch.underflow_percent", "a percentage in (0, 100], e.g. 5", 100.0,
               &Autoswitch::underflow_percent);
@@ -235,7 +280,8 @@ const FieldSpec* find_spec(std::string_view key) {
 
 bool parse_bool_word(std::string word, bool& out) {
   word = lower(word);
-  if (word == "true" || word == "t" || word == "yes" || word == "y" || word == "on" || word == "1") {
+  if (word == "true" || word == "t" || word == "yes" || word == "y" || word == "on" ||
+      word == "1") {
     out = true;
     return true;
   }
@@ -436,8 +482,8 @@ FieldSetting parse_field(const std::string& key, const YAML::Node& value, const 
     case Kind::integer: {
       const std::int64_t i = as_int(value, site, display, spec->accepted);
       if (i < spec->min_int) {
-        const std::string problem =
-            spec->min_int == 0 ? "must not be negative, got" : "must be at least 1, got";
+        const std::string problem = spec->min_int == 0 ? "must not be negative, got"
+                                                       : "must be at least 1, got";
         throw RecipeError(site, display, std::to_string(i), problem, spec->accepted);
       }
       if (const auto* limit = integer_limit(key); limit && !limit->contains(i)) {
@@ -501,7 +547,8 @@ FieldSetting parse_field(const std::string& key, const YAML::Node& value, const 
     case Kind::number: {
       const std::string text = as_scalar(value, site, display, spec->accepted);
       if (const auto normalized = spec->normalize(text)) return {key, *normalized, site};
-      const char* problem = parse_number(text) ? "out of range, got" : "wrong type: expected a number, got";
+      const char* problem = parse_number(text) ? "out of range, got"
+                                               : "wrong type: expected a number, got";
       throw RecipeError(site, display, text, problem, spec->accepted);
     }
   }

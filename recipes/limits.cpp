@@ -3,8 +3,7 @@
 namespace fp8lab::recipes {
 
 std::string IntegerLimit::accepted() const {
-  return "an integer from " + std::to_string(min) + " to " + std::to_string(max) + " (" + why +
-         ")";
+  return "an integer from " + std::to_string(min) + " to " + std::to_string(max) + " (" + why + ")";
 }
 
 const IntegerLimit& margin_limit() {

@@ -24,10 +24,10 @@ constexpr NameTable<Fp8Format, 3> kFormatNames{
 constexpr NameTable<AmaxComputeAlgo, 2> kAlgoNames{
     {{AmaxComputeAlgo::kMax, "max"}, {AmaxComputeAlgo::kMostRecent, "most_recent"}}};
 constexpr NameTable<E8M0Mode, 5> kMxNames{{{E8M0Mode::kTe, "te"},
-                                              {E8M0Mode::kFloor, "floor"},
-                                              {E8M0Mode::kCeil, "ceil"},
-                                              {E8M0Mode::kEven, "even"},
-                                              {E8M0Mode::kRceil, "rceil"}}};
+                                           {E8M0Mode::kFloor, "floor"},
+                                           {E8M0Mode::kCeil, "ceil"},
+                                           {E8M0Mode::kEven, "even"},
+                                           {E8M0Mode::kRceil, "rceil"}}};
 constexpr NameTable<TorchaoVersion, 2> kTorchaoVersionNames{
     {{TorchaoVersion::kV0_18, "torchao-0.18"}, {TorchaoVersion::kMain, "torchao-main"}}};
 constexpr NameTable<Accumulation, 4> kAccumulationNames{
@@ -154,7 +154,9 @@ bool has_power_2_option(Scaling s) { return s != Scaling::delayed && s != Scalin
 bool uses_torchao_version(Scaling s, E8M0Mode m) {
   return s == Scaling::mxfp8 && m != E8M0Mode::kTe;
 }
-bool uses_torchao_version(const Recipe& r) { return uses_torchao_version(r.scaling, r.mx_scale_mode); }
+bool uses_torchao_version(const Recipe& r) {
+  return uses_torchao_version(r.scaling, r.mx_scale_mode);
+}
 
 GemmAccumulation default_gemm_accumulation(Scaling s) {
   if (s == Scaling::block) {
@@ -240,7 +242,8 @@ std::string fnv1a_hex(std::string_view text) {
 std::string run_id(const Recipe& r) { return fnv1a_hex(canonical_string(r)); }
 
 std::string describe(const Recipe& r) {
-  std::string out = fmt::format("scaling: {}\nfp8_format: {}\n", name(r.scaling), name(r.fp8_format));
+  std::string out =
+      fmt::format("scaling: {}\nfp8_format: {}\n", name(r.scaling), name(r.fp8_format));
   if (uses_amax_history(r.scaling)) {
     out += fmt::format("margin: {}\ninterval: {}\namax_history_len: {}\namax_compute_algo: {}\n",
                        r.margin, r.interval, r.amax_history_len, name(r.amax_compute_algo));
@@ -249,7 +252,7 @@ std::string describe(const Recipe& r) {
   if (uses_torchao_version(r)) {
     out += fmt::format("torchao_version: {} ({}'s to_mx)\n", name(r.torchao_version),
                        r.torchao_version == TorchaoVersion::kV0_18 ? "torchao v0.18.0"
-                                                                  : "torchao main after PR #4725");
+                                                                   : "torchao main after PR #4725");
   }
   if (has_power_2_option(r.scaling)) {
     out += fmt::format("power_2_scales: {}\n", bool_name(r.power_2_scales));

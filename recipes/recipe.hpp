@@ -20,10 +20,10 @@ namespace fp8lab::recipes {
 
 // NUMERICS.md §2: which scaling turns a tensor into FP8 bytes plus scales.
 enum class Scaling : std::uint8_t {
-  delayed,             // TE DelayedScaling (TERecipeKwargs): per-tensor, amax history
-  current,             // TE Float8CurrentScaling: per-tensor, this tensor's amax, TE's fp32 formula
-  tensorwise,          // torchao "tensorwise": per-tensor, this tensor's amax, torchao's f64 formula
-  rowwise,             // torchao "rowwise": one scale per row along each GEMM's K
+  delayed,     // TE DelayedScaling (TERecipeKwargs): per-tensor, amax history
+  current,     // TE Float8CurrentScaling: per-tensor, this tensor's amax, TE's fp32 formula
+  tensorwise,  // torchao "tensorwise": per-tensor, this tensor's amax, torchao's f64 formula
+  rowwise,     // torchao "rowwise": one scale per row along each GEMM's K
   rowwise_with_gw_hp,  // torchao "rowwise_with_gw_hp": rowwise, wgrad operands in high precision
   block,               // TE Float8BlockScaling: 1x128 activations/grads, 128x128 weights
   mxfp8,               // TE MXFP8BlockScaling (use_mxfp8_block_scaling): 32-element E8M0 blocks
@@ -43,9 +43,9 @@ enum class Scaling : std::uint8_t {
 //   ElementwisePrecision  norm_affine_precision, activation_precision: high (the default), bf16,
 //                    mx (mxfp8 only)
 using sim::Accumulation;
-using sim::scaling::ElementwisePrecision;
 using sim::scaling::AmaxComputeAlgo;
 using sim::scaling::E8M0Mode;
+using sim::scaling::ElementwisePrecision;
 using sim::scaling::Fp8Format;
 using sim::scaling::TorchaoVersion;
 
@@ -168,9 +168,9 @@ std::string accepted_accumulations();
 std::string accepted_elementwise_precisions();
 
 // ---- per-scaling defaults and applicability --------------------------------------------------
-bool is_torchao_scaling(Scaling);      // tensorwise, rowwise, rowwise_with_gw_hp
-bool uses_amax_history(Scaling);       // delayed only: margin, interval, history, algorithm
-bool has_power_2_option(Scaling);      // current, tensorwise, rowwise, rowwise_with_gw_hp, block
+bool is_torchao_scaling(Scaling);  // tensorwise, rowwise, rowwise_with_gw_hp
+bool uses_amax_history(Scaling);   // delayed only: margin, interval, history, algorithm
+bool has_power_2_option(Scaling);  // current, tensorwise, rowwise, rowwise_with_gw_hp, block
 // mxfp8 with mx_scale_mode floor, ceil, even or rceil: the only recipes torchao_version changes.
 bool uses_torchao_version(Scaling, E8M0Mode);
 bool uses_torchao_version(const Recipe&);

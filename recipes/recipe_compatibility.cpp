@@ -56,10 +56,10 @@ void gemm_quirks(const Recipe& asked, Compatibility& c, bool peer_can_choose) {
 void te_direct_quirks(const Recipe& r, Compatibility& c) {
   if (r.fp8_format == Fp8Format::kE5M2) {
     c.runnable = false;
-    c.quirks.push_back({"fp8_format", "E5M2", "",
-                        fmt::format("{} asserts \"Pure E5M2 training is not supported.\"",
-                                    c.te_recipe_class),
-                        "te-accelerate.md §5.2, §5.3"});
+    c.quirks.push_back(
+        {"fp8_format", "E5M2", "",
+         fmt::format("{} asserts \"Pure E5M2 training is not supported.\"", c.te_recipe_class),
+         "te-accelerate.md §5.2, §5.3"});
   }
   if (!r.override_linear_precision.none()) {
     c.te_effective.override_linear_precision = {};
@@ -77,7 +77,8 @@ void te_direct_quirks(const Recipe& r, Compatibility& c) {
                           "te-accelerate.md §5.3"});
     }
     if (!r.power_2_scales) {
-      c.quirks.push_back({"power_2_scales", "false", "false only with "
+      c.quirks.push_back({"power_2_scales", "false",
+                          "false only with "
                           "NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1",
                           "TE reads this choice from the environment when the recipe is built",
                           "te-accelerate.md §5.3"});
@@ -142,7 +143,7 @@ Compatibility compatibility_of_gemms(const Recipe& r) {
                        "torchao choice, computed as {}'s to_mx (torchao_version: {}{})",
                        name(r.mx_scale_mode),
                        r.torchao_version == TorchaoVersion::kV0_18 ? "torchao v0.18.0"
-                                                                  : "torchao main",
+                                                                   : "torchao main",
                        name(r.torchao_version),
                        r.torchao_version == TorchaoVersion::kV0_18 ? ", the pinned release" : ""),
            r.torchao_version == TorchaoVersion::kV0_18

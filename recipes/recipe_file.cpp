@@ -22,10 +22,11 @@ std::vector<FieldSetting> parse_recipe_mapping(const YAML::Node& mapping, const 
   auto add = [&](const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
     const std::string display = prefix + key;
     if (!seen.insert(key).second) {
-      throw RecipeError(site_of(file, key_node), display, "", "is given twice", "one value per field");
+      throw RecipeError(site_of(file, key_node), display, "", "is given twice",
+                        "one value per field");
     }
-    settings.push_back(parse_field(key, value, site_of(file, value.IsNull() ? key_node : value),
-                                   display));
+    settings.push_back(
+        parse_field(key, value, site_of(file, value.IsNull() ? key_node : value), display));
   };
   for (const auto& entry : mapping) {
     const std::string key = entry.first.Scalar();
@@ -35,11 +36,10 @@ std::vector<FieldSetting> parse_recipe_mapping(const YAML::Node& mapping, const 
       if (!value.IsMap()) {
         const char* accepted = key == "gemm"                  ? "fprop, dgrad, wgrad"
                                : key == "keep_high_precision" ? "layers, fprop, dgrad, wgrad"
-                               : key == "autoswitch"
-                                   ? "enabled, underflow_percent, mse"
-                                   : "skip_names, skip_first_last_linear, "
-                                     "require_dims_divisible_by_16, "
-                                     "skip_later_siblings_after_indivisible";
+                               : key == "autoswitch"          ? "enabled, underflow_percent, mse"
+                                                     : "skip_names, skip_first_last_linear, "
+                                                       "require_dims_divisible_by_16, "
+                                                       "skip_later_siblings_after_indivisible";
         throw RecipeError(site_of(file, value.IsNull() ? entry.first : value), prefix + key,
                           describe_node(value), "expected a mapping, got", accepted);
       }

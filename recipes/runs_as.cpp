@@ -7,9 +7,7 @@
 
 namespace fp8lab::recipes {
 
-std::string_view name(RunsAs runs_as) {
-  return runs_as == RunsAs::asked ? "asked" : "upstream";
-}
+std::string_view name(RunsAs runs_as) { return runs_as == RunsAs::asked ? "asked" : "upstream"; }
 
 RunsAs parse_runs_as(std::string_view text, const Site& site, const std::string& field) {
   if (text == "asked") return RunsAs::asked;
@@ -41,16 +39,16 @@ std::vector<Quirk> field_changes(const Compatibility& c) {
     const std::string asked = field_text(c.asked, field), runs = field_text(c.te_effective, field);
     if (asked == runs) continue;
     const Quirk* q = quirk_for(c, field);
-    changes.push_back({field, asked, runs, q == nullptr ? "" : q->why,
-                       q == nullptr ? "" : q->reference});
+    changes.push_back(
+        {field, asked, runs, q == nullptr ? "" : q->why, q == nullptr ? "" : q->reference});
   }
   return changes;
 }
 
 std::string change_text(const Quirk& q) {
-  return q.why.empty() ? fmt::format("{}: {} -> {}", q.field, q.asked, q.runs)
-                       : fmt::format("{}: {} -> {} ({}; {})", q.field, q.asked, q.runs, q.why,
-                                     q.reference);
+  return q.why.empty()
+             ? fmt::format("{}: {} -> {}", q.field, q.asked, q.runs)
+             : fmt::format("{}: {} -> {} ({}; {})", q.field, q.asked, q.runs, q.why, q.reference);
 }
 
 std::string refusal(const Compatibility& c) {
@@ -65,8 +63,8 @@ std::string refusal(const Compatibility& c) {
   std::vector<std::string> refusals;
   for (const Quirk& q : c.quirks) {
     if (q.runs.empty()) {
-      refusals.push_back(fmt::format("{}: {} -> refused ({}; {})", q.field, q.asked, q.why,
-                                     q.reference));
+      refusals.push_back(
+          fmt::format("{}: {} -> refused ({}; {})", q.field, q.asked, q.why, q.reference));
     }
   }
   return fmt::format("{} refuses these settings ({})", c.runner, fmt::join(refusals, "; "));

@@ -13,8 +13,8 @@
 #include "recipes/detail/field_parse.hpp"
 #include "recipes/detail/recipe_mapping.hpp"
 #include "recipes/detail/yaml_values.hpp"
-#include "recipes/utf8.hpp"
 #include "recipes/text_file.hpp"
+#include "recipes/utf8.hpp"
 #include "recipes/what_if.hpp"
 
 namespace fp8lab::recipes {
@@ -29,12 +29,11 @@ constexpr std::uint64_t kBytesPerRequest = 2300;  // 900,000 combinations: 2.04 
 constexpr std::uint64_t kExpansionBudget = 2'000'000'000;
 
 const std::vector<std::string>& top_level_keys() {
-  static const std::vector<std::string> keys = {"method", "count",      "seed",
-                                                "workloads", "seeds",  "base",
-                                                "parameters", "name", "description",
-                                                "runs_as", "baseline_seeds",
-                                                "practical_band", "null_runs",
-                                                "layer_stats_every", "what_if", "ablate"};
+  static const std::vector<std::string> keys = {
+      "method",         "count",          "seed",      "workloads",         "seeds",
+      "base",           "parameters",     "name",      "description",       "runs_as",
+      "baseline_seeds", "practical_band", "null_runs", "layer_stats_every", "what_if",
+      "ablate"};
   return keys;
 }
 // practical_band: a fraction in (0, 1), e.g. 0.0025 for 0.25%.
@@ -71,7 +70,8 @@ std::vector<FieldSetting> parse_values(const std::string& key, const YAML::Node&
     const std::string what = entry.first.Scalar();
     const YAML::Node& node = entry.second;
     if (what == "value") {
-      values.push_back(detail::parse_field(key, node, detail::site_of(file, node), field + ".value"));
+      values.push_back(
+          detail::parse_field(key, node, detail::site_of(file, node), field + ".value"));
     } else if (what == "values") {
       if (!node.IsSequence() || node.size() == 0) {
         throw RecipeError(detail::site_of(file, node), field + ".values",
@@ -98,8 +98,7 @@ std::vector<FieldSetting> parse_values(const std::string& key, const YAML::Node&
 // key[i] in messages; `distinct` refuses one given twice (baseline_seeds: a repeated seed would
 // count its noise twice).
 std::vector<std::int64_t> parse_int_list(const std::string& key, const YAML::Node& v,
-                                         const Site& site, const std::string& file,
-                                         bool distinct) {
+                                         const Site& site, const std::string& file, bool distinct) {
   if (!v.IsSequence() || v.size() == 0) {
     throw RecipeError(site, key, v.IsSequence() ? "[]" : detail::describe_node(v),
                       "expected a non-empty list, got",
@@ -112,8 +111,8 @@ std::vector<std::int64_t> parse_int_list(const std::string& key, const YAML::Nod
     const std::string field = fmt::format("{}[{}]", key, i);
     const std::int64_t value = detail::as_int(v[i], item_site, field, "integers");
     if (distinct && std::find(values.begin(), values.end(), value) != values.end()) {
-      throw RecipeError(item_site, field, std::to_string(value), "is given twice:",
-                        "distinct integers, e.g. [0, 1, 2]");
+      throw RecipeError(item_site, field, std::to_string(value),
+                        "is given twice:", "distinct integers, e.g. [0, 1, 2]");
     }
     values.push_back(value);
   }
@@ -132,8 +131,7 @@ std::vector<std::string> parse_what_if(const std::string& key, const YAML::Node&
   for (std::size_t i = 0; i < v.size(); ++i) {
     const Site item_site = detail::site_of(file, v[i]);
     const std::string field = fmt::format("{}[{}]", key, i);
-    const std::string name =
-        detail::as_scalar(v[i], item_site, field, accepted_what_if_names());
+    const std::string name = detail::as_scalar(v[i], item_site, field, accepted_what_if_names());
     what_if_recipe(name, item_site, field);
     if (std::find(names.begin(), names.end(), name) != names.end()) {
       throw RecipeError(item_site, field, name, "is given twice:", accepted_what_if_names());
@@ -149,7 +147,9 @@ SweepMethod parse_method(const YAML::Node& v, const Site& site, const std::strin
     throw RecipeError(site, key, m, "unknown value", "grid, random, ablate",
                       did_you_mean(m, {"grid", "random", "ablate"}));
   }
-  return m == "grid" ? SweepMethod::grid : m == "random" ? SweepMethod::random : SweepMethod::ablate;
+  return m == "grid"     ? SweepMethod::grid
+         : m == "random" ? SweepMethod::random
+                         : SweepMethod::ablate;
 }
 
 // ablate: {layers: [names], per_gemm: bool}
@@ -167,8 +167,8 @@ Ablation parse_ablation(const YAML::Node& v, const Site& site, const std::string
                           "wrong type: expected a list, got", "a list of Linear names");
       }
       for (const auto& item : entry.second) {
-        a.layers.push_back(detail::as_scalar(item, detail::site_of(file, item), "ablate.layers",
-                                             "Linear names"));
+        a.layers.push_back(
+            detail::as_scalar(item, detail::site_of(file, item), "ablate.layers", "Linear names"));
       }
     } else if (key == "per_gemm") {
       a.per_gemm = detail::as_bool(entry.second, at, "ablate.per_gemm");
@@ -183,8 +183,8 @@ Ablation parse_ablation(const YAML::Node& v, const Site& site, const std::string
 std::int64_t parse_count(const YAML::Node& v, const Site& site, const std::string& key) {
   const std::int64_t count = detail::as_int(v, site, key, "an integer >= 1");
   if (count < 1 || static_cast<std::uint64_t>(count) > kMaxRequested) {
-    throw RecipeError(site, key, std::to_string(count), "out of range:",
-                      fmt::format("an integer from 1 to {}", kMaxRequested));
+    throw RecipeError(site, key, std::to_string(count),
+                      "out of range:", fmt::format("an integer from 1 to {}", kMaxRequested));
   }
   return count;
 }
@@ -213,9 +213,11 @@ std::string workload_with_options(const YAML::Node& item, const std::string& fil
   char separator = ':';
   for (const auto& option : options) {
     const std::string name = detail::as_scalar(option.first, site, key + "." + spec, accepted);
-    spec.append(1, separator).append(name).append("=").append(detail::as_scalar(
-        option.second, detail::site_of(file, option.second), key + "." + spec + "." + name,
-        "a number, true/false or a word"));
+    spec.append(1, separator)
+        .append(name)
+        .append("=")
+        .append(detail::as_scalar(option.second, detail::site_of(file, option.second),
+                                  key + "." + spec + "." + name, "a number, true/false or a word"));
     separator = ',';
   }
   return spec;
@@ -263,11 +265,9 @@ std::vector<SweepParameter> parse_parameters(const YAML::Node& v, const Site& si
 
 // count and seed belong to method: random, which needs a count; ablate ablates one recipe (the
 // base) on one workload, and its key belongs to it.
-void check_method_keys(const Sweep& sweep, bool has_count, bool has_seed,
-                       const Site& method_site) {
+void check_method_keys(const Sweep& sweep, bool has_count, bool has_seed, const Site& method_site) {
   if (sweep.method == SweepMethod::random && !has_count) {
-    throw RecipeError(method_site, "count", "", "is required by method: random",
-                      "an integer >= 1");
+    throw RecipeError(method_site, "count", "", "is required by method: random", "an integer >= 1");
   }
   if (sweep.method != SweepMethod::random && (has_count || has_seed)) {
     throw RecipeError(method_site, has_count ? "count" : "seed", "",
@@ -508,8 +508,8 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
   }
   if (sweep.method == SweepMethod::ablate) {
     if (!sweep.parameters.empty()) {
-      throw RecipeError({file, sweep.parameters.front().values.front().site.line}, "parameters",
-                        "", "are not used by method: ablate (it ablates the base recipe)",
+      throw RecipeError({file, sweep.parameters.front().values.front().site.line}, "parameters", "",
+                        "are not used by method: ablate (it ablates the base recipe)",
                         "the recipe's fields under base, no parameters");
     }
     if (sweep.workloads.size() != 1) {
@@ -525,9 +525,7 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
   return sweep;
 }
 
-Sweep read_sweep(const std::string& path) {
-  return parse_sweep_text(read_text_file(path), path);
-}
+Sweep read_sweep(const std::string& path) { return parse_sweep_text(read_text_file(path), path); }
 
 SweepExpansion expand(const Sweep& sweep) {
   SweepExpansion out;
@@ -538,8 +536,7 @@ SweepExpansion expand(const Sweep& sweep) {
   const std::uint64_t total = indices.size() * sweep.workloads.size() * sweep.seeds.size();
   if (total > kMaxRequested) {
     throw RecipeError({sweep.file, 0}, "sweep", std::to_string(total),
-                      "requests too many combinations:",
-                      fmt::format("at most {}", kMaxRequested));
+                      "requests too many combinations:", fmt::format("at most {}", kMaxRequested));
   }
   // Memory estimate: expansion keeps every requested combination with its recipe (and a dry run
   // two lines of text for each); refused above the budget instead of paging a machine to death.
@@ -596,7 +593,8 @@ std::string request_label(const Sweep& sweep, const RequestedCombination& reques
 std::string format_dry_run(const SweepExpansion& e) {
   const Sweep& s = e.sweep;
   std::string sizes;
-  for (const auto& p : s.parameters) sizes += fmt::format("{}{}", sizes.empty() ? "" : " x ", p.values.size());
+  for (const auto& p : s.parameters)
+    sizes += fmt::format("{}{}", sizes.empty() ? "" : " x ", p.values.size());
   // The file name and name: as the user wrote them, but never raw terminal escapes (utf8.hpp).
   std::string out = fmt::format("sweep {}{}: method {}", printable(s.file),
                                 s.name.empty() ? "" : " (" + printable(s.name) + ")",
@@ -604,7 +602,8 @@ std::string format_dry_run(const SweepExpansion& e) {
                                 : s.method == SweepMethod::random ? "random"
                                                                   : "ablate");
   if (s.method == SweepMethod::random) out += fmt::format(", count {}, seed {}", s.count, s.seed);
-  if (s.runs_as == RunsAs::upstream) out += "; runs as upstream (what accelerate + TE / torchao run)";
+  if (s.runs_as == RunsAs::upstream)
+    out += "; runs as upstream (what accelerate + TE / torchao run)";
   out += fmt::format("\ngrid: {} parameters ({}) = {} combinations; workloads: {}; seeds: {}\n",
                      s.parameters.size(), sizes.empty() ? "none" : sizes, e.grid_size,
                      joined(s.workloads), fmt::join(s.seeds, ", "));

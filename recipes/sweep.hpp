@@ -73,23 +73,23 @@ namespace fp8lab::recipes {
 enum class SweepMethod : std::uint8_t { grid, random, ablate };
 
 struct SweepParameter {
-  std::string key;                  // a recipe field
-  std::vector<FieldSetting> values; // parsed, each with its own line
+  std::string key;                   // a recipe field
+  std::vector<FieldSetting> values;  // parsed, each with its own line
 };
 
 struct Sweep {
   std::string file;
   std::string name;
   SweepMethod method = SweepMethod::grid;
-  std::int64_t count = 0;   // random only
-  std::uint64_t seed = 0;   // random only
+  std::int64_t count = 0;  // random only
+  std::uint64_t seed = 0;  // random only
   std::vector<std::string> workloads;
   std::vector<std::int64_t> seeds;
   std::vector<std::int64_t> baseline_seeds;  // empty: the baseline runs on `seeds` only
-  double practical_band = 0.0025;             // the paired verdicts' band (fraction)
-  bool null_runs = false;                     // run the null recipe on every (workload, seed)
-  std::int64_t layer_stats_every = 0;         // the sidecar's steps; 0: the eval steps
-  std::vector<std::string> what_if;           // what-if recipe names (what_if.hpp)
+  double practical_band = 0.0025;            // the paired verdicts' band (fraction)
+  bool null_runs = false;                    // run the null recipe on every (workload, seed)
+  std::int64_t layer_stats_every = 0;        // the sidecar's steps; 0: the eval steps
+  std::vector<std::string> what_if;          // what-if recipe names (what_if.hpp)
   std::vector<FieldSetting> base;
   std::vector<SweepParameter> parameters;
   RunsAs runs_as = RunsAs::asked;

@@ -54,8 +54,7 @@ void require_utf8(std::string_view text, const std::string& file, const std::str
   const auto line_start = before.rfind('\n');
   const std::size_t column = *offset - (line_start == std::string_view::npos ? 0 : line_start + 1);
   throw RecipeError(
-      {file, line}, what,
-      fmt::format("0x{:02x}", static_cast<unsigned char>(text[*offset])),
+      {file, line}, what, fmt::format("0x{:02x}", static_cast<unsigned char>(text[*offset])),
       fmt::format("not UTF-8 at byte offset {} (byte {} of the line)", *offset, column + 1),
       "UTF-8 text (run records keep the text, and JSON holds UTF-8 only)");
 }

@@ -21,7 +21,7 @@ std::uint32_t overflow_code(const FormatSpec& f, Overflow mode, bool is_inf) {
   const bool saturate = mode == Overflow::kSatFinite || (mode == Overflow::kSatKeepInf && !is_inf);
   if (saturate) return f.max_finite_code();
   // kNoSat, or kSatKeepInf on an infinity: Inf where the format has one, else its NaN.
-  if (f.has_inf()) return f.max_exponent_field() << f.mantissa_bits;  // E5M2: 0b0'11111'00
+  if (f.has_inf()) return f.max_exponent_field() << f.mantissa_bits;       // E5M2: 0b0'11111'00
   return (f.max_exponent_field() << f.mantissa_bits) | f.mantissa_mask();  // E4M3: 0b0'1111'111
 }
 
@@ -57,7 +57,8 @@ std::uint8_t cast_fp32_to_small(float x, const FormatSpec& f, Overflow mode, aut
   if (a > kF32Inf) return kFp8CanonicalNan;
   if (a == kF32Inf) return static_cast<std::uint8_t>(sign | overflow_code(f, mode, true));
   const std::uint32_t code = round_magnitude(a, f, increment);
-  if (code > f.max_finite_code()) return static_cast<std::uint8_t>(sign | overflow_code(f, mode, false));
+  if (code > f.max_finite_code())
+    return static_cast<std::uint8_t>(sign | overflow_code(f, mode, false));
   return static_cast<std::uint8_t>(sign | code);
 }
 
@@ -76,7 +77,8 @@ std::array<float, 256> build_decode_table(const FormatSpec& f) {
     float value;
     const bool top = e == f.max_exponent_field();
     if (f.special == Special::kIeee && top) {
-      value = m == 0 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+      value = m == 0 ? std::numeric_limits<float>::infinity()
+                     : std::numeric_limits<float>::quiet_NaN();
     } else if ((f.special == Special::kFnNanOnly && top && m == f.mantissa_mask()) ||
                (f.special == Special::kUnsignedNan && magnitude == 0xFF)) {
       value = std::numeric_limits<float>::quiet_NaN();

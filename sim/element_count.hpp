@@ -40,10 +40,9 @@ inline std::int64_t checked_element_count(const char* function, std::int64_t row
                                           std::int64_t cols, std::size_t size, const char* what) {
   const std::int64_t count = checked_element_count(function, rows, cols);
   if (static_cast<std::uint64_t>(count) != size) {
-    throw std::invalid_argument(std::string(function) + ": " + what + " = " +
-                                std::to_string(size) + " but rows * cols = " +
-                                std::to_string(rows) + " * " + std::to_string(cols) + " = " +
-                                std::to_string(count));
+    throw std::invalid_argument(std::string(function) + ": " + what + " = " + std::to_string(size) +
+                                " but rows * cols = " + std::to_string(rows) + " * " +
+                                std::to_string(cols) + " = " + std::to_string(count));
   }
   return count;
 }

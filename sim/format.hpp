@@ -27,10 +27,10 @@ enum class Format : std::uint8_t { E4M3, E5M2, E8M0, E2M3, E3M2, E2M1, BF16, FP1
 
 // How a format spends the top of its exponent range.
 enum class Special : std::uint8_t {
-  kIeee,        // exponent all ones: Inf (mantissa 0) or NaN (mantissa != 0)       E5M2, BF16, FP16
-  kFnNanOnly,   // only exponent and mantissa all ones is NaN; no Inf ("fn" formats)  E4M3
-  kUnsignedNan, // no sign, no mantissa; the all-ones code is NaN                    E8M0
-  kNone,        // every code is a finite number                                     FP6, FP4
+  kIeee,       // exponent all ones: Inf (mantissa 0) or NaN (mantissa != 0)       E5M2, BF16, FP16
+  kFnNanOnly,  // only exponent and mantissa all ones is NaN; no Inf ("fn" formats)  E4M3
+  kUnsignedNan,  // no sign, no mantissa; the all-ones code is NaN                    E8M0
+  kNone,         // every code is a finite number                                     FP6, FP4
 };
 
 struct FormatSpec {
@@ -56,14 +56,11 @@ struct FormatSpec {
   //   kUnsignedNan: 0xFF is NaN -> 0xFE;  kNone: every bit set.
   FP8LAB_HD constexpr std::uint32_t max_finite_code() const {
     switch (special) {
-      case Special::kIeee:
-        return ((max_exponent_field() - 1) << mantissa_bits) | mantissa_mask();
+      case Special::kIeee: return ((max_exponent_field() - 1) << mantissa_bits) | mantissa_mask();
       case Special::kFnNanOnly:
         return (max_exponent_field() << mantissa_bits) | (mantissa_mask() - 1);
-      case Special::kUnsignedNan:
-        return max_exponent_field() - 1;
-      case Special::kNone:
-        break;
+      case Special::kUnsignedNan: return max_exponent_field() - 1;
+      case Special::kNone: break;
     }
     return (max_exponent_field() << mantissa_bits) | mantissa_mask();
   }
@@ -83,8 +80,8 @@ struct FormatSpec {
   // E5M2: 1.75 * 2^15 = 57344; E8M0: 2^127.
   FP8LAB_HD constexpr double max_finite() const {
     const std::uint32_t code = max_finite_code();
-    const double fraction =
-        1.0 + static_cast<double>(code & mantissa_mask()) / static_cast<double>(1u << mantissa_bits);
+    const double fraction = 1.0 + static_cast<double>(code & mantissa_mask()) /
+                                      static_cast<double>(1u << mantissa_bits);
     double value = fraction;
     for (int e = 0; e < max_exponent(); ++e) value *= 2.0;
     for (int e = 0; e > max_exponent(); --e) value /= 2.0;
@@ -130,9 +127,11 @@ constexpr const FormatSpec& spec(Format f) {
 static_assert(kE4M3Spec.max_finite_code() == 0b0'1111'110 && kE4M3Spec.max_finite() == 448.0);
 static_assert(kE5M2Spec.max_finite_code() == 0b0'11110'11 && kE5M2Spec.max_finite() == 57344.0);
 static_assert(kE8M0Spec.max_finite_code() == 0xFE && kE8M0Spec.max_exponent() == 127);
-static_assert(kE4M3Spec.min_subnormal_exponent() == -9 && kE5M2Spec.min_subnormal_exponent() == -16);
+static_assert(kE4M3Spec.min_subnormal_exponent() == -9 &&
+              kE5M2Spec.min_subnormal_exponent() == -16);
 static_assert(kE8M0Spec.min_subnormal_exponent() == -127);
-static_assert(kE2M3Spec.max_finite() == 7.5 && kE3M2Spec.max_finite() == 28.0 && kE2M1Spec.max_finite() == 6.0);
+static_assert(kE2M3Spec.max_finite() == 7.5 && kE3M2Spec.max_finite() == 28.0 &&
+              kE2M1Spec.max_finite() == 6.0);
 static_assert(kBF16Spec.max_finite_code() == 0x7F7F && kFP16Spec.max_finite() == 65504.0);
 
 // The formats a tensor may be quantized to (element formats, not scale formats).

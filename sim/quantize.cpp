@@ -57,7 +57,7 @@ struct CastConstants {
   std::int32_t finite_overflow_code;  // code (no sign) of a finite value past max
   std::int32_t inf_code;              // code (no sign) of ±Inf
   std::int32_t nan_above;             // codes (no sign) above this are NaN
-  std::int32_t underflow_below;       // 1 + fp32 bits of half the smallest subnormal: a below -> ±0
+  std::int32_t underflow_below;  // 1 + fp32 bits of half the smallest subnormal: a below -> ±0
 };
 
 inline CastConstants make_cast_constants(Format format, Overflow mode) {
@@ -203,9 +203,11 @@ QuantizeStats quantize_vectors(std::size_t n, Load load, Scale scale_at, const C
     const auto y_nan = a > inf_bits;
     const auto overflow = code > max_finite;
     VI overflow_code = finite_overflow;
-    if constexpr (kInfDistinct) overflow_code = hn::IfThenElse(a == inf_bits, inf_code, finite_overflow);
+    if constexpr (kInfDistinct)
+      overflow_code = hn::IfThenElse(a == inf_bits, inf_code, finite_overflow);
     const VI magnitude = hn::IfThenElse(overflow, overflow_code, code);
-    const VI sign = hn::And(hn::BitCast(di, hn::ShiftRight<24>(hn::BitCast(DU32(), y_bits))), sign_bit);
+    const VI sign =
+        hn::And(hn::BitCast(di, hn::ShiftRight<24>(hn::BitCast(DU32(), y_bits))), sign_bit);
     const VI result = hn::IfThenElse(y_nan, canonical_nan, hn::Or(magnitude, sign));
 
     // Statistics, as differences of counts that need no mask arithmetic:
@@ -216,7 +218,8 @@ QuantizeStats quantize_vectors(std::size_t n, Load load, Scale scale_at, const C
     //   0; a NaN y is above it) - lanes with x = ±0.
     overflowed += hn::CountTrue(di, overflow);
     nan_y += hn::CountTrue(di, y_nan);
-    if constexpr (kOverflowNaN) nan_codes += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
+    if constexpr (kOverflowNaN)
+      nan_codes += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
     below_half_subnormal += hn::CountTrue(di, a < underflow_below);
     zeros += hn::CountTrue(di, x_abs == zero);
     return result;
@@ -510,7 +513,8 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
     const VU au = hn::BitCast(du, a);
     // normal range: (a + (r & (2^shift - 1)) - (rebias << shift)) >> shift
     const VI normal = hn::ShiftRightSame(
-        hn::Sub(hn::BitCast(di, hn::Add(au, hn::And(random, normal_random_mask))), rebias_shifted), shift);
+        hn::Sub(hn::BitCast(di, hn::Add(au, hn::And(random, normal_random_mask))), rebias_shifted),
+        shift);
     // Below it, only when some lane is there (the path is about a third of the cast without
     // Philox; with normal-range data most vectors have no such lane): a variable shift of the
     // significand.
@@ -536,14 +540,16 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
     const auto overflow = code > max_finite;
     const VI overflow_code = hn::IfThenElse(a == inf_bits, inf_code, finite_overflow);
     const VI magnitude = hn::IfThenElse(overflow, overflow_code, code);
-    const VI sign = hn::BitCast(di, hn::ShiftRight<24>(hn::BitCast(DU32(), hn::AndNot(abs_mask, y_bits))));
+    const VI sign =
+        hn::BitCast(di, hn::ShiftRight<24>(hn::BitCast(DU32(), hn::AndNot(abs_mask, y_bits))));
     const VI result = hn::IfThenElse(y_nan, canonical_nan, hn::Or(magnitude, sign));
     hn::StoreU(hn::U8FromU32(hn::BitCast(DU32(), result)), DU8(), out + i);
 
     saturated += hn::CountTrue(di, hn::AndNot(y_nan, overflow));
     nan += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
     const auto x_nonzero_number = hn::AndNot(x_nan, hn::Not(x_abs == zero));
-    underflowed += hn::CountTrue(di, hn::And(x_nonzero_number, hn::And(result, magnitude_mask) == zero));
+    underflowed +=
+        hn::CountTrue(di, hn::And(x_nonzero_number, hn::And(result, magnitude_mask) == zero));
   }
   QuantizeStats stats;
   stats.amax = std::bit_cast<float>(hn::GetLane(hn::MaxOfLanes(di, amax_bits)));
@@ -624,7 +630,8 @@ QuantizeStats quantize(std::span<const float> x, float scale, Format format, Ove
   check_quantize_arguments("quantize", x.size(), out.size(), format);
   if (!std::isfinite(scale)) return reference::quantize(x, scale, format, mode, out);
   const bulk::CastConstants c = bulk::make_cast_constants(format, mode);
-  QuantizeStats stats = HWY_DYNAMIC_DISPATCH(bulk::QuantizeF32)(x.data(), x.size(), scale, c, out.data());
+  QuantizeStats stats =
+      HWY_DYNAMIC_DISPATCH(bulk::QuantizeF32)(x.data(), x.size(), scale, c, out.data());
   const std::size_t done = stats.count;
   stats.merge(reference::quantize(x.subspan(done), scale, format, mode, out.subspan(done)));
   return stats;
@@ -669,8 +676,8 @@ std::size_t check_runs(const char* function, std::size_t n, std::span<const floa
   const std::size_t runs = run == 0 ? 0 : (n + run - 1) / run;
   if (run == 0 || scales.size() < runs) {
     throw std::invalid_argument(std::string(function) + ": run = " + std::to_string(run) + ", " +
-                                std::to_string(scales.size()) + " scales for " +
-                                std::to_string(n) + " elements");
+                                std::to_string(scales.size()) + " scales for " + std::to_string(n) +
+                                " elements");
   }
   return runs;
 }

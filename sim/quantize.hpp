@@ -19,20 +19,20 @@ namespace fp8lab::sim {
 // instead returns NaN when an argument is a signalling NaN (IEEE 754-2008 maxNum), so a loop of
 // std::fmax over raw inputs is not this function. `current` must not be NaN.
 inline float amax_update(float current, float x) {
-  const float magnitude = std::fabs(x);  // sign cleared, payload kept: NaN stays NaN
+  const float magnitude = std::fabs(x);              // sign cleared, payload kept: NaN stays NaN
   return magnitude > current ? magnitude : current;  // false for NaN: ignored
 }
 
 // What happened to the elements of one quantize call. Counts are over input elements.
 struct QuantizeStats {
-  float amax = 0.0f;             // max |x| over non-NaN x (0 if none); +Inf if any x is ±Inf
-  std::uint64_t count = 0;       // elements quantized
+  float amax = 0.0f;        // max |x| over non-NaN x (0 if none); +Inf if any x is ±Inf
+  std::uint64_t count = 0;  // elements quantized
   // y = RN(x * scale) hit the cast's overflow rule: y is ±Inf, or rounding |y| (RNE, or the
   // stochastic rounding with the element's random bits) gives a magnitude above max finite. The
   // code is then ±max, ±Inf or NaN as the overflow mode says. A y that rounds down to ±max
   // (E4M3: 448 < |y| <= 464) is an ordinary rounding, not counted.
   std::uint64_t saturated = 0;
-  std::uint64_t underflowed = 0; // x != 0 and not NaN, but the code is ±0
+  std::uint64_t underflowed = 0;  // x != 0 and not NaN, but the code is ±0
   // codes that are NaN: NaN y (NaN x, or ±Inf * 0), E4M3 overflow under nosat, E4M3 ±Inf under
   // sat_keep_inf
   std::uint64_t nan = 0;

@@ -13,9 +13,9 @@ namespace fp8lab::sim {
 inline void check_quantize_arguments(const char* function, std::size_t in_size,
                                      std::size_t out_size, Format format) {
   if (in_size != out_size) {
-    throw std::invalid_argument(std::string(function) + ": out.size() = " +
-                                std::to_string(out_size) + " but x.size() = " +
-                                std::to_string(in_size) + "; they must be equal");
+    throw std::invalid_argument(
+        std::string(function) + ": out.size() = " + std::to_string(out_size) +
+        " but x.size() = " + std::to_string(in_size) + "; they must be equal");
   }
   if (!is_fp8(format)) {
     throw std::invalid_argument(std::string(function) + ": format = " + spec(format).name +

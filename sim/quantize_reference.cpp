@@ -40,14 +40,15 @@ QuantizeStats quantize_rne(std::size_t n, Load load, float scale, Format format,
 QuantizeStats quantize(std::span<const float> x, float scale, Format format, Overflow mode,
                        std::span<std::uint8_t> out) {
   check_quantize_arguments("reference::quantize", x.size(), out.size(), format);
-  return quantize_rne(x.size(), [x](std::size_t i) { return x[i]; }, scale, format, mode, out);
+  return quantize_rne(
+      x.size(), [x](std::size_t i) { return x[i]; }, scale, format, mode, out);
 }
 
 QuantizeStats quantize_bf16(std::span<const std::uint16_t> x, float scale, Format format,
                             Overflow mode, std::span<std::uint8_t> out) {
   check_quantize_arguments("reference::quantize_bf16", x.size(), out.size(), format);
-  return quantize_rne(x.size(), [x](std::size_t i) { return bf16_to_fp32(x[i]); }, scale, format,
-                      mode, out);
+  return quantize_rne(
+      x.size(), [x](std::size_t i) { return bf16_to_fp32(x[i]); }, scale, format, mode, out);
 }
 
 QuantizeStats quantize_stochastic(std::span<const float> x, float scale, Format format,

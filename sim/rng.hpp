@@ -72,10 +72,9 @@ FP8LAB_HD constexpr Philox4x32Block philox4x32_10(Philox4x32Block counter, std::
 // The 32 random bits of element `index` of tensor `stream` under `seed` (mapping above).
 FP8LAB_HD constexpr std::uint32_t philox_random_word(std::uint64_t seed, std::uint64_t stream,
                                                      std::uint64_t index) {
-  const Philox4x32Block counter{{static_cast<std::uint32_t>(index),
-                                 static_cast<std::uint32_t>(index >> 32),
-                                 static_cast<std::uint32_t>(stream),
-                                 static_cast<std::uint32_t>(stream >> 32)}};
+  const Philox4x32Block counter{
+      {static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32),
+       static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32)}};
   return philox4x32_10(counter, static_cast<std::uint32_t>(seed),
                        static_cast<std::uint32_t>(seed >> 32))
       .word[0];

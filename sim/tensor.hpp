@@ -57,7 +57,8 @@ struct QuantizedTensor {
       throw std::invalid_argument(std::string(function) + ": scale_inv has " +
                                   std::to_string(scale_inv.size()) +
                                   " values, expected ceil(rows / block_rows) * ceil(cols / "
-                                  "block_cols) = " + std::to_string(scale_rows() * scale_cols()));
+                                  "block_cols) = " +
+                                  std::to_string(scale_rows() * scale_cols()));
     }
   }
   // The dequantization factor of element (r, c).

@@ -39,25 +39,30 @@ nlohmann::json check_document(const char* status, const std::string& reason) {
 
 #if FP8LAB_HAVE_CUDA
 nlohmann::json kernel_json(const gpu_check::CheckResult& r) {
-  return {{"kernel", r.kernel},         {"cases", r.cases},           {"values", r.compared},
-          {"nonzero", r.nonzero},       {"mismatches", r.mismatches}, {"max_ulp", r.max_ulp},
-          {"mean_ulp", r.mean_ulp()},   {"peer", r.peer},             {"passed", r.passed()},
-          {"ulp_bit_width_counts", r.ulp_bit_width_counts},           {"first_mismatches", r.first}};
+  return {{"kernel", r.kernel},         {"cases", r.cases},
+          {"values", r.compared},       {"nonzero", r.nonzero},
+          {"mismatches", r.mismatches}, {"max_ulp", r.max_ulp},
+          {"mean_ulp", r.mean_ulp()},   {"peer", r.peer},
+          {"passed", r.passed()},       {"ulp_bit_width_counts", r.ulp_bit_width_counts},
+          {"first_mismatches", r.first}};
 }
 
 int run_check(bool exhaustive, bool peers, nlohmann::json& document) {
   const gpu::DeviceInfo device = gpu::query_device();
-  document["device"] = {{"name", device.name}, {"compute_capability", device.compute_capability},
+  document["device"] = {{"name", device.name},
+                        {"compute_capability", device.compute_capability},
                         {"driver_version", device.driver_version},
                         {"runtime_version", device.runtime_version}};
   if (!device.available) {
-    std::printf("fp8lab check: nothing checked: %s (driver %s, runtime %s)\n", device.reason.c_str(),
-                device.driver_version.c_str(), device.runtime_version.c_str());
+    std::printf("fp8lab check: nothing checked: %s (driver %s, runtime %s)\n",
+                device.reason.c_str(), device.driver_version.c_str(),
+                device.runtime_version.c_str());
     document["reason"] = device.reason;
     return kSkipped;
   }
   std::printf("fp8lab check on %s (sm_%d), driver %s, runtime %s\n", device.name.c_str(),
-              device.compute_capability, device.driver_version.c_str(), device.runtime_version.c_str());
+              device.compute_capability, device.driver_version.c_str(),
+              device.runtime_version.c_str());
   std::vector<gpu_check::CheckResult> results;
   auto add = [&](std::vector<gpu_check::CheckResult> more) {
     for (auto& r : more) results.push_back(std::move(r));
@@ -78,9 +83,10 @@ int run_check(bool exhaustive, bool peers, nlohmann::json& document) {
     const char* status = r.peer ? "peer" : (r.passed() ? "ok" : "FAIL");
     if (!r.passed()) ++failed;
     std::printf("%-58s %7llu %12llu %11llu %9llu %10.3g  %s\n", r.kernel.c_str(),
-                static_cast<unsigned long long>(r.cases), static_cast<unsigned long long>(r.compared),
-                static_cast<unsigned long long>(r.mismatches), static_cast<unsigned long long>(r.max_ulp),
-                r.mean_ulp(), status);
+                static_cast<unsigned long long>(r.cases),
+                static_cast<unsigned long long>(r.compared),
+                static_cast<unsigned long long>(r.mismatches),
+                static_cast<unsigned long long>(r.max_ulp), r.mean_ulp(), status);
   }
   for (const auto& r : results) {
     if (r.first.empty()) continue;
@@ -97,15 +103,16 @@ int run_check(bool exhaustive, bool peers, nlohmann::json& document) {
 }  // namespace
 
 void add_check_command(CLI::App& app) {
-  auto* command = app.add_subcommand(
-      "check", "Run every GPU kernel against sim/ on random and adversarial tensors (exit 77 without a GPU)");
+  auto* command = app.add_subcommand("check", "Run every GPU kernel against sim/ on random and "
+                                              "adversarial tensors (exit 77 without a GPU)");
   static bool no_exhaustive = false, no_peers = false;
   command->add_flag("--no-exhaustive", no_exhaustive, "Skip the all-2^32-inputs cast check");
   command->add_flag("--no-peers", no_peers,
                     "Skip the cuBLASLt and torch._scaled_mm comparisons with the models");
   static std::string json_path;
-  command->add_option("--json", json_path,
-                      "Also write the outcome as JSON to this file (for notebooks/gpu_vs_reference.ipynb)");
+  command->add_option(
+      "--json", json_path,
+      "Also write the outcome as JSON to this file (for notebooks/gpu_vs_reference.ipynb)");
   command->callback([] {
 #if FP8LAB_HAVE_CUDA
     int status = 0;
@@ -119,7 +126,8 @@ void add_check_command(CLI::App& app) {
       status = 1;
     }
 #else
-    std::printf("fp8lab check: nothing checked: this fp8lab was built without CUDA (nvcc not found)\n");
+    std::printf(
+        "fp8lab check: nothing checked: this fp8lab was built without CUDA (nvcc not found)\n");
     int status = kSkipped;
     const auto document =
         check_document("skipped", "this fp8lab was built without CUDA (nvcc not found)");

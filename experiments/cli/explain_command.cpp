@@ -28,7 +28,7 @@ void add_explain_command(CLI::App& app) {
     if (!*use_env && file->empty()) throw CLI::RequiredError("FILE (or --env)");
     try {
       const std::string text = *use_env ? recipes::explain_environment(process_environment())
-                                         : recipes::explain_file(*file);
+                                        : recipes::explain_file(*file);
       std::fputs(text.c_str(), stdout);
     } catch (const recipes::RecipeError& e) {
       std::fprintf(stderr, "fp8lab explain: %s\n", e.what());

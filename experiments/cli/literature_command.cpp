@@ -27,9 +27,9 @@ void add_l1(CLI::App& literature) {
   l1->add_option("--threads", options->threads, "GEMM threads (default 1; bits never change)")
       ->check(CLI::Range(1, 256));
   l1->callback([options] {
-    std::fputs(literature::format_accumulation_table(literature::measure_accumulation(*options))
-                   .c_str(),
-               stdout);
+    std::fputs(
+        literature::format_accumulation_table(literature::measure_accumulation(*options)).c_str(),
+        stdout);
   });
 }
 

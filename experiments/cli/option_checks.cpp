@@ -90,7 +90,8 @@ CLI::Validator output_directory() {
         if (!std::filesystem::exists(text, error) || std::filesystem::is_directory(text, error)) {
           return {};
         }
-        return "'" + text + "' exists and is not a directory; expected a directory (created "
+        return "'" + text +
+               "' exists and is not a directory; expected a directory (created "
                "when absent)";
       },
       "DIR");

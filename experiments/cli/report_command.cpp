@@ -26,13 +26,15 @@ void add_report_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingDirectory);
   command->add_option("--out", *out, "where the reports go (default: the first DIR)");
-  command->add_option("--heatmap-axes", *axes,
-                      "two recipe fields for the heatmap (default: the two most varied)")
+  command
+      ->add_option("--heatmap-axes", *axes,
+                   "two recipe fields for the heatmap (default: the two most varied)")
       ->expected(2)
       ->delimiter(',');
-  command->add_option("--prefer", *prefer,
-                      "newest: of two different records of one run id, keep the newer (by "
-                      "finished_at) and say which; without it they are refused")
+  command
+      ->add_option("--prefer", *prefer,
+                   "newest: of two different records of one run id, keep the newer (by "
+                   "finished_at) and say which; without it they are refused")
       ->check(CLI::IsMember({"newest"}));
   command->callback([inputs, out, axes, prefer] {
     try {
@@ -46,8 +48,7 @@ void add_report_command(CLI::App& app) {
         std::fprintf(stderr, "fp8lab report: %s\n", chosen.c_str());
       }
       std::fprintf(stderr, "fp8lab report: %zu records; %s, %s, %s\n", paths.records,
-                   paths.results_jsonl.c_str(), paths.summary_csv.c_str(),
-                   paths.report_md.c_str());
+                   paths.results_jsonl.c_str(), paths.summary_csv.c_str(), paths.report_md.c_str());
       std::printf("%s\n", paths.report_html.string().c_str());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fp8lab report: %s\n", e.what());

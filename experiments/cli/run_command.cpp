@@ -33,9 +33,9 @@
 #include "experiments/runner/parallelism.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/run_executor.hpp"
-#include "experiments/workloads/workload_catalog.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/run_job.hpp"
+#include "experiments/workloads/workload_catalog.hpp"
 #include "recipes/error.hpp"
 #include "recipes/run_source.hpp"
 #include "recipes/runs_as.hpp"
@@ -181,8 +181,8 @@ int run(const RunArguments& a) {
       !a.recipe_file.empty() ? recipes::read_source_file(a.recipe_file)
       : a.from_environment   ? recipes::environment_source(process_environment())
                              : recipes::settings_source(settings_as_yaml(a.settings), "--set");
-  const recipes::RecipeToRun to_run = recipes::recipe_to_run(source.compatibility, runs_as,
-                                                             source.site);
+  const recipes::RecipeToRun to_run =
+      recipes::recipe_to_run(source.compatibility, runs_as, source.site);
   // Inputs the peer never reads (a misspelt variable, accelerate's amax_history_length key): the
   // run goes on as the peer would, but a careful user wants to know before reading results.
   for (const auto& q : source.compatibility.quirks) {
@@ -200,9 +200,9 @@ int run(const RunArguments& a) {
   }
   request.provenance = single_run_provenance(source, runs_as, to_run);
   request.recipe = to_run.recipe;
-  request.run_id = fp8_run_id(
-      recipes::sweep_run_id(*request.recipe, request.workload, request.seed), request.steps,
-      request.backend);
+  request.run_id =
+      fp8_run_id(recipes::sweep_run_id(*request.recipe, request.workload, request.seed),
+                 request.steps, request.backend);
   if (!a.inject_nan.empty()) {
     // A faulty run must never stand for its recipe: its own id.
     request.inject_nan = parse_fault(a.inject_nan);
@@ -225,19 +225,21 @@ void add_run_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "run", "Train one workload with one recipe beside its high-precision baseline and report");
   auto a = std::make_shared<RunArguments>();
-  command->add_option("--workload", a->workload,
-                      "workload: gpt-tiny, gpt-small, llama-xs, llama-s, llama-m, mlp, "
-                      "mlp-outliers, residual-mlp, user-example, or one your program "
-                      "registered; NAME:key=value,... sets its options")
+  command
+      ->add_option("--workload", a->workload,
+                   "workload: gpt-tiny, gpt-small, llama-xs, llama-s, llama-m, mlp, "
+                   "mlp-outliers, residual-mlp, user-example, or one your program "
+                   "registered; NAME:key=value,... sets its options")
       ->check(workload_name());
   command->add_option("--workload-set", a->workload_settings,
                       "workload option as key=value (repeatable), e.g. --workload-set "
                       "d_model=384; fp8lab run --workload NAME --workload-options lists them");
   command->add_flag("--workload-options", a->list_workload_options,
                     "list the options of --workload with their defaults and exit");
-  auto* recipe = command->add_option("--recipe", a->recipe_file,
-                                     "fp8lab recipe file or accelerate config (YAML)")
-                     ->check(CLI::ExistingFile);
+  auto* recipe =
+      command
+          ->add_option("--recipe", a->recipe_file, "fp8lab recipe file or accelerate config (YAML)")
+          ->check(CLI::ExistingFile);
   auto* set = command->add_option("--set", a->settings,
                                   "recipe field as key=value (repeatable), instead of --recipe");
   auto* environment = command->add_flag(
@@ -246,11 +248,13 @@ void add_run_command(CLI::App& app) {
       "file needed), instead of --recipe; fp8lab explain --env shows what they mean");
   recipe->excludes(set);
   environment->excludes(recipe)->excludes(set);
-  auto* runs_as = command->add_option("--as", a->runs_as,
-                      "asked: the recipe as written; upstream: what accelerate + TE / torchao "
-                      "really run for it (fp8lab explain lists the differences)")
-      ->check(CLI::IsMember({"asked", "upstream"}))
-      ->capture_default_str();
+  auto* runs_as =
+      command
+          ->add_option("--as", a->runs_as,
+                       "asked: the recipe as written; upstream: what accelerate + TE / torchao "
+                       "really run for it (fp8lab explain lists the differences)")
+          ->check(CLI::IsMember({"asked", "upstream"}))
+          ->capture_default_str();
   command->add_option("--seed", a->seed, "training seed (parameters and data)")
       ->check(whole_number());
   command->add_option("--out", a->out, "output directory")
@@ -258,45 +262,53 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--steps", a->steps, "override the workload's number of steps")
       ->check(whole_number_at_least(1));
-  command->add_option("--baseline-precision", a->high_precision,
-                      "operands of the baseline's high-precision GEMMs: fp32 or bf16")
+  command
+      ->add_option("--baseline-precision", a->high_precision,
+                   "operands of the baseline's high-precision GEMMs: fp32 or bf16")
       ->capture_default_str();
-  auto* job = command->add_option("--job", a->job_file,
-                                  "(used by fp8lab sweep) the job file of --run-id");
-  command->add_option("--run-id", a->run_id, "(used by fp8lab sweep) the run of --job")
-      ->needs(job);
+  auto* job =
+      command->add_option("--job", a->job_file, "(used by fp8lab sweep) the job file of --run-id");
+  command->add_option("--run-id", a->run_id, "(used by fp8lab sweep) the run of --job")->needs(job);
   runs_as->excludes(job);  // a sweep's run has it from the sweep file's runs_as:
   auto* baseline_only = command->add_flag("--baseline-only", a->baseline_only,
                                           "run only the baseline of --workload and --seed");
-  command->add_flag("--null-run", a->null_run,
-                    "run the null recipe of --workload and --seed: the baseline with its initial "
-                    "weights rounded once to bf16 (the report's chaos floor)")
+  command
+      ->add_flag("--null-run", a->null_run,
+                 "run the null recipe of --workload and --seed: the baseline with its initial "
+                 "weights rounded once to bf16 (the report's chaos floor)")
       ->excludes(baseline_only);
-  command->add_option("--backend", a->backend,
-                      "sim (CPU reference), cuda (Linears, model and batches on the GPU) or "
-                      "cuda-staged (Linears on the GPU, model on the CPU: bit-identical to sim)")
+  command
+      ->add_option("--backend", a->backend,
+                   "sim (CPU reference), cuda (Linears, model and batches on the GPU) or "
+                   "cuda-staged (Linears on the GPU, model on the CPU: bit-identical to sim)")
       ->capture_default_str();
-  command->add_option("--shadow-every", a->shadow_every,
-                      "replay every N-th step through sim and count mismatches (0: off)")
+  command
+      ->add_option("--shadow-every", a->shadow_every,
+                   "replay every N-th step through sim and count mismatches (0: off)")
       ->check(whole_number_at_least(0));
-  command->add_option("--layer-stats-every", a->layer_stats_every,
-                      "per-layer statistics into the run's Parquet sidecar every N-th step "
-                      "(0: at the eval steps; docs/results-schema.md)")
+  command
+      ->add_option("--layer-stats-every", a->layer_stats_every,
+                   "per-layer statistics into the run's Parquet sidecar every N-th step "
+                   "(0: at the eval steps; docs/results-schema.md)")
       ->check(whole_number_at_least(0));
-  command->add_option("--what-if", a->what_if,
-                      "also measure these recipes' quantization of the same tensors, e.g. "
-                      "--what-if mxfp8,block,rowwise (scalings other than delayed)")
+  command
+      ->add_option("--what-if", a->what_if,
+                   "also measure these recipes' quantization of the same tensors, e.g. "
+                   "--what-if mxfp8,block,rowwise (scalings other than delayed)")
       ->delimiter(',');
-  command->add_option("--inject-nan", a->inject_nan,
-                      "(tests) write one NaN into a Linear's input or grad_output: "
-                      "LAYER@STEP[:forward|backward]; the record's first_non_finite should name it")
+  command
+      ->add_option("--inject-nan", a->inject_nan,
+                   "(tests) write one NaN into a Linear's input or grad_output: "
+                   "LAYER@STEP[:forward|backward]; the record's first_non_finite should name it")
       ->excludes(job)
       ->excludes(baseline_only);
-  command->add_option("--threads", a->threads,
-                      "threads of the sim GEMMs and quantizers (default: every core this "
-                      "process may use; no bit of the run depends on it, its timings do)")
-      ->check(whole_number_between(1, kMaxRunThreads, "threads per run; above the core count "
-                                                      "they share cores"));
+  command
+      ->add_option("--threads", a->threads,
+                   "threads of the sim GEMMs and quantizers (default: every core this "
+                   "process may use; no bit of the run depends on it, its timings do)")
+      ->check(whole_number_between(1, kMaxRunThreads,
+                                   "threads per run; above the core count "
+                                   "they share cores"));
   command->callback([a] {
     int code = 0;
     try {

@@ -40,10 +40,13 @@ constexpr int kMaxJobs = 4096;
 void note_above_cores(int jobs, int threads) {
   const int cores = available_cores();
   if (jobs > cores) {
-    std::fprintf(stderr, "fp8lab sweep: --jobs %d is above the %d cores of this machine: runs "
-                 "share cores, and their timings are slower than alone\n", jobs, cores);
+    std::fprintf(stderr,
+                 "fp8lab sweep: --jobs %d is above the %d cores of this machine: runs "
+                 "share cores, and their timings are slower than alone\n",
+                 jobs, cores);
   } else if (jobs > 0 && threads > 0 && static_cast<long long>(jobs) * threads > cores) {
-    std::fprintf(stderr, "fp8lab sweep: --jobs %d x --threads %d is above the %d cores of this "
+    std::fprintf(stderr,
+                 "fp8lab sweep: --jobs %d x --threads %d is above the %d cores of this "
                  "machine: threads share cores, and the runs' timings are slower than alone\n",
                  jobs, threads, cores);
   }
@@ -75,15 +78,16 @@ int sweep(const SweepArguments& a) {
   const auto outcome = run_sweep(options);
   if (a.dry_run) return 0;
   if (outcome.interrupted) {
-    std::fprintf(stderr, "fp8lab sweep: interrupted; %zu runs recorded this time. Continue with "
-                 "--resume.\n", outcome.recorded);
+    std::fprintf(stderr,
+                 "fp8lab sweep: interrupted; %zu runs recorded this time. Continue with "
+                 "--resume.\n",
+                 outcome.recorded);
     return 130;
   }
   std::fprintf(stderr,
                "fp8lab sweep: %zu distinct runs in this shard, %zu already recorded, %zu left to "
                "another sweep on this --out; %zu processes run now (baselines included)\n",
-               outcome.runs_in_shard, outcome.skipped, outcome.running_elsewhere,
-               outcome.executed);
+               outcome.runs_in_shard, outcome.skipped, outcome.running_elsewhere, outcome.executed);
   if (a.shadow_every > 0) {
     // The shadow check's verdict: exit 1 unless every record has one with 0 mismatches.
     const ShadowSummary shadow = summarize_shadow_checks(options.output.string());
@@ -109,16 +113,20 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--out", a->out, "output directory (default runs/<file stem>)")
       ->check(output_directory());
   command->add_flag("--resume", a->resume, "skip the runs already recorded in --out");
-  command->add_option("--jobs", a->jobs,
-                      "runs at once, each its own process (default: chosen from the cores and "
-                      "the runs left, and said)")
-      ->check(whole_number_between(1, kMaxJobs, "processes at once; above the core count they "
-                                                "share cores"));
-  command->add_option("--threads", a->threads,
-                      "threads of each run's sim GEMMs and quantizers (default: the cores "
-                      "--jobs leaves; no bit of a run depends on it)")
-      ->check(whole_number_between(1, kMaxRunThreads, "threads per run; above the core count "
-                                                      "they share cores"));
+  command
+      ->add_option("--jobs", a->jobs,
+                   "runs at once, each its own process (default: chosen from the cores and "
+                   "the runs left, and said)")
+      ->check(whole_number_between(1, kMaxJobs,
+                                   "processes at once; above the core count they "
+                                   "share cores"));
+  command
+      ->add_option("--threads", a->threads,
+                   "threads of each run's sim GEMMs and quantizers (default: the cores "
+                   "--jobs leaves; no bit of a run depends on it)")
+      ->check(whole_number_between(1, kMaxRunThreads,
+                                   "threads per run; above the core count "
+                                   "they share cores"));
   command->add_option("--shard", a->shard,
                       "i/n: run only the distinct runs whose index is i modulo n (0 <= i < n)");
   command->add_flag("--dry-run", a->dry_run, "print the expansion and run nothing");
@@ -126,17 +134,20 @@ void add_sweep_command(CLI::App& app) {
       ->check(whole_number_at_least(1));
   command->add_option("--baseline-precision", a->high_precision,
                       "operands of the baseline's high-precision GEMMs: fp32 or bf16");
-  command->add_option("--heatmap-axes", a->heatmap_axes,
-                      "two recipe fields for the report's heatmap (default: the two most varied)")
+  command
+      ->add_option("--heatmap-axes", a->heatmap_axes,
+                   "two recipe fields for the report's heatmap (default: the two most varied)")
       ->expected(2)
       ->delimiter(',');
-  command->add_option("--backend", a->backend,
-                      "sim (CPU reference), cuda (Linears, model and batches on the GPU) or "
-                      "cuda-staged (Linears on the GPU, model on the CPU: bit-identical to sim)")
+  command
+      ->add_option("--backend", a->backend,
+                   "sim (CPU reference), cuda (Linears, model and batches on the GPU) or "
+                   "cuda-staged (Linears on the GPU, model on the CPU: bit-identical to sim)")
       ->capture_default_str();
-  command->add_option("--shadow-every", a->shadow_every,
-                      "replay every N-th step through sim and count mismatches (0: off); exit 1 "
-                      "unless every run record has 0")
+  command
+      ->add_option("--shadow-every", a->shadow_every,
+                   "replay every N-th step through sim and count mismatches (0: off); exit 1 "
+                   "unless every run record has 0")
       ->check(whole_number_at_least(0));
   command->callback([a] {
     int code = 0;

@@ -101,8 +101,8 @@ class LinearBackend {
 
   // The same GEMM on unquantized operands: the deterministic high-precision GEMM of NUMERICS.md §3
   // (baseline Linears, overridden GEMMs, FP8 Linears outside an FP8 autocast region).
-  virtual void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b,
-                                   HighPrecision precision, MutableMatrix out) const = 0;
+  virtual void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
+                                   MutableMatrix out) const = 0;
 
   // Runs independent calls of this backend (GEMMs with disjoint outputs, operands only read; no
   // quantize, whose scaling state they would share), each given the backend to call: the

@@ -25,8 +25,9 @@ torch::Tensor mx_dequantized(const torch::Tensor& x, const sim::scaling::Quantiz
   const auto cols = x.size(-1);
   if (cols % sim::scaling::kMxBlockSize != 0) {
     throw std::invalid_argument("quantize_beyond_gemm: mx needs a last dimension that is a "
-                                "multiple of " + std::to_string(sim::scaling::kMxBlockSize) +
-                                ", got " + std::to_string(cols));
+                                "multiple of " +
+                                std::to_string(sim::scaling::kMxBlockSize) + ", got " +
+                                std::to_string(cols));
   }
   const auto host = x.detach().to(torch::kCPU, torch::kFloat).contiguous();
   const auto rows = host.numel() / cols;
@@ -40,9 +41,8 @@ torch::Tensor mx_dequantized(const torch::Tensor& x, const sim::scaling::Quantiz
 }  // namespace
 
 int apply_beyond_gemm_plans(torch::nn::Module& model, const recipes::Recipe& recipe) {
-  const BeyondGemmPlans plans{
-      recipes::elementwise_plan(recipe, recipes::BeyondGemm::kNormAffine),
-      recipes::elementwise_plan(recipe, recipes::BeyondGemm::kActivation)};
+  const BeyondGemmPlans plans{recipes::elementwise_plan(recipe, recipes::BeyondGemm::kNormAffine),
+                              recipes::elementwise_plan(recipe, recipes::BeyondGemm::kActivation)};
   int modules = 0;
   for (const auto& module : model.modules(/*include_self=*/true)) {
     if (auto* quantizable = dynamic_cast<BeyondGemmQuantizable*>(module.get())) {

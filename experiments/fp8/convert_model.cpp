@@ -111,8 +111,8 @@ void convert_children(torch::nn::Module& parent, const std::string& prefix, Visi
     }
     if (!should_convert(v, full_name, *linear)) continue;
     if (linear->weight.scalar_type() != torch::kFloat) {
-      throw std::invalid_argument("convert_model: Linear '" + full_name +
-                                  "' has a " + std::string(c10::toString(linear->weight.scalar_type())) +
+      throw std::invalid_argument("convert_model: Linear '" + full_name + "' has a " +
+                                  std::string(c10::toString(linear->weight.scalar_type())) +
                                   " weight; fp8lab Linears take float32 parameters");
     }
     replace_child(parent, name, index, v.make(full_name, *linear));
@@ -148,7 +148,8 @@ std::vector<std::string> convert_model_to_high_precision(
   if (!backend) throw std::invalid_argument("convert_model_to_high_precision: no backend given");
   Visit v;
   v.make = [&](const std::string&, const torch::nn::LinearImpl& linear) {
-    return replacement_of(std::make_shared<HighPrecisionLinearImpl>(linear, backend, high_precision));
+    return replacement_of(
+        std::make_shared<HighPrecisionLinearImpl>(linear, backend, high_precision));
   };
   convert_children(model, "", v);
   return v.converted;
@@ -166,8 +167,8 @@ std::vector<NamedLinearStats> collect_linear_stats(const torch::nn::Module& mode
   std::vector<NamedLinearStats> result;
   for (const auto& item : model.named_modules("", /*include_self=*/false)) {
     if (const auto* linear = dynamic_cast<const BackendLinearImpl*>(item.value().get())) {
-      result.push_back({item.key(), dynamic_cast<const Fp8LinearImpl*>(linear) != nullptr,
-                        linear->stats()});
+      result.push_back(
+          {item.key(), dynamic_cast<const Fp8LinearImpl*>(linear) != nullptr, linear->stats()});
     }
   }
   return result;

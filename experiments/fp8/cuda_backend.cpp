@@ -25,12 +25,11 @@ void validate(const BackendChoice& choice) {
 std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice) {
   validate(choice);
   if (choice.name == "sim") {
-    auto sim =
-        std::make_shared<const SimBackend>(SimBackendOptions{.threads = choice.threads});
+    auto sim = std::make_shared<const SimBackend>(SimBackendOptions{.threads = choice.threads});
     if (choice.shadow_every == 0) return sim;
     // sim watched by sim: rehearses the check's plumbing (records, sweeps) without a GPU.
-    return std::make_shared<const ShadowCheckedBackend>(sim, &sim_delayed_snapshot,
-                                                        ShadowOptions{.every = choice.shadow_every});
+    return std::make_shared<const ShadowCheckedBackend>(
+        sim, &sim_delayed_snapshot, ShadowOptions{.every = choice.shadow_every});
   }
 #if FP8LAB_HAVE_CUDA
   auto cuda = std::make_shared<const CudaBackend>();
@@ -51,8 +50,8 @@ std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice) {
 #include <array>
 #include <cstring>
 #include <mutex>
-#include <span>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -178,23 +177,25 @@ class QuantizeCall {
  public:
   QuantizeCall(CudaStaging& staging, ConstMatrix x, std::int64_t block_rows,
                std::int64_t block_cols, cudaStream_t stream)
-      : stream_(stream), rows_(x.rows), cols_(x.cols), block_rows_(block_rows),
+      : stream_(stream),
+        rows_(x.rows),
+        cols_(x.cols),
+        block_rows_(block_rows),
         block_cols_(block_cols) {
     const std::size_t n = x.data.size();
-    const std::size_t blocks =
-        static_cast<std::size_t>(((rows_ + block_rows - 1) / block_rows) *
-                                 ((cols_ + block_cols - 1) / block_cols));
+    const std::size_t blocks = static_cast<std::size_t>(((rows_ + block_rows - 1) / block_rows) *
+                                                        ((cols_ + block_cols - 1) / block_cols));
     sizes_ = {n, blocks * sizeof(float), blocks * sizeof(float), blocks,
               sizeof(gpu::DeviceQuantizeStats)};
     const auto d = staging.device.slices(
         {n * sizeof(float), sizes_[0], sizes_[1], sizes_[2], sizes_[3], sizes_[4]});
     x_ = reinterpret_cast<const float*>(d[0]);
     for (std::size_t i = 0; i < kOutputs; ++i) device_[i] = d[i + 1];
-    const auto pinned = staging.download.slices({sizes_[0], sizes_[1], sizes_[2], sizes_[3],
-                                                 sizes_[4]});
+    const auto pinned =
+        staging.download.slices({sizes_[0], sizes_[1], sizes_[2], sizes_[3], sizes_[4]});
     for (std::size_t i = 0; i < kOutputs; ++i) pinned_[i] = pinned[i];
-    upload(d[0], staging.upload.slices({n * sizeof(float)})[0], x.data.data(),
-           n * sizeof(float), stream);
+    upload(d[0], staging.upload.slices({n * sizeof(float)})[0], x.data.data(), n * sizeof(float),
+           stream);
     FP8LAB_CUDA_CHECK(cudaMemsetAsync(device_[kStats], 0, sizes_[kStats], stream));
   }
 
@@ -267,20 +268,26 @@ class CudaResidentOperand final : public ResidentOperand {
     scale_ = at::empty({blocks()}, floats);
     e8m0_ = at::empty({blocks()}, bytes);
     stats_ = at::empty({static_cast<std::int64_t>(sizeof(gpu::DeviceQuantizeStats))}, bytes);
-    FP8LAB_CUDA_CHECK(cudaMemsetAsync(stats_.data_ptr(), 0, sizeof(gpu::DeviceQuantizeStats),
-                                      stream_));
+    FP8LAB_CUDA_CHECK(
+        cudaMemsetAsync(stats_.data_ptr(), 0, sizeof(gpu::DeviceQuantizeStats), stream_));
   }
 
   // Shape, format and blocks (the vectors stay empty).
   const sim::QuantizedTensor& shape() const { return shape_; }
   gpu::scaling::BlockedOutputs outputs() const {
-    return {codes_.data_ptr<std::uint8_t>(), scale_inv_.data_ptr<float>(),
-            scale_.data_ptr<float>(), e8m0_.data_ptr<std::uint8_t>(),
+    return {codes_.data_ptr<std::uint8_t>(), scale_inv_.data_ptr<float>(), scale_.data_ptr<float>(),
+            e8m0_.data_ptr<std::uint8_t>(),
             static_cast<gpu::DeviceQuantizeStats*>(stats_.data_ptr())};
   }
   gpu::DeviceGemmOperand gemm_operand(bool k_is_cols) const {
-    return {codes_.data_ptr<std::uint8_t>(), scale_inv_.data_ptr<float>(), shape_.rows,
-            shape_.cols, shape_.block_rows, shape_.block_cols, shape_.format, k_is_cols};
+    return {codes_.data_ptr<std::uint8_t>(),
+            scale_inv_.data_ptr<float>(),
+            shape_.rows,
+            shape_.cols,
+            shape_.block_rows,
+            shape_.block_cols,
+            shape_.format,
+            k_is_cols};
   }
 
   sc::QuantizeResult to_host() const override {
@@ -418,8 +425,8 @@ void check_operand(const char* which, const sim::QuantizedTensor& t) {
       t.data.size() != static_cast<std::size_t>(t.rows * t.cols) ||
       t.scale_inv.size() != static_cast<std::size_t>(t.scale_rows() * t.scale_cols())) {
     throw std::invalid_argument(
-        std::string("CudaBackend::gemm: operand ") + which + " [" + std::to_string(t.rows) +
-        ", " + std::to_string(t.cols) + "] in blocks " + std::to_string(t.block_rows) + " x " +
+        std::string("CudaBackend::gemm: operand ") + which + " [" + std::to_string(t.rows) + ", " +
+        std::to_string(t.cols) + "] in blocks " + std::to_string(t.block_rows) + " x " +
         std::to_string(t.block_cols) + " holds " + std::to_string(t.data.size()) + " codes and " +
         std::to_string(t.scale_inv.size()) + " scale_inv values" +
         (blocks_ok ? "; its shape needs " + std::to_string(t.rows * t.cols) + " and " +
@@ -439,8 +446,7 @@ std::pair<bool, bool> k_is_cols(Gemm role) {
 CudaBackend::CudaBackend() {
   const gpu::DeviceInfo device = gpu::query_device();
   if (!device.available) {
-    throw std::runtime_error("CudaBackend: " + device.reason +
-                             "; use --backend sim");
+    throw std::runtime_error("CudaBackend: " + device.reason + "; use --backend sim");
   }
   staging_ = std::make_unique<CudaStaging>();
 }
@@ -451,8 +457,8 @@ std::unique_ptr<LinearScalingState> CudaBackend::make_state(const recipes::Recip
   return std::make_unique<CudaLinearState>(recipe);
 }
 
-sc::QuantizeResult CudaBackend::quantize(LinearScalingState& state, Operand tensor,
-                                         Gemm role, ConstMatrix x) const {
+sc::QuantizeResult CudaBackend::quantize(LinearScalingState& state, Operand tensor, Gemm role,
+                                         ConstMatrix x) const {
   const QuantizeRoute route = checked_route("quantize", state, tensor, role, x, MemorySpace::host);
   const cudaStream_t stream = current_stream();
   const std::lock_guard lock(staging_->mutex);
@@ -462,15 +468,14 @@ sc::QuantizeResult CudaBackend::quantize(LinearScalingState& state, Operand tens
 }
 
 std::shared_ptr<const ResidentOperand> CudaBackend::quantize_resident(LinearScalingState& state,
-                                                                      Operand tensor,
-                                                                      Gemm role,
+                                                                      Operand tensor, Gemm role,
                                                                       ConstMatrix x) const {
   const QuantizeRoute route =
       checked_route("quantize_resident", state, tensor, role, x, MemorySpace::cuda);
   const cudaStream_t stream = current_stream();
-  auto operand = std::make_shared<const CudaResidentOperand>(
-      x.rows, x.cols, route.plan.format, route.blocks.rows, route.blocks.cols,
-      with_e8m0(route), stream);
+  auto operand = std::make_shared<const CudaResidentOperand>(x.rows, x.cols, route.plan.format,
+                                                             route.blocks.rows, route.blocks.cols,
+                                                             with_e8m0(route), stream);
   run_route(route, x.data.data(), x.rows, x.cols, operand->outputs(), stream);
   return operand;
 }
@@ -492,8 +497,8 @@ void CudaBackend::gemm(Gemm role, const sim::QuantizedTensor& a, const sim::Quan
   const cudaStream_t stream = current_stream();
   const std::lock_guard lock(staging_->mutex);
   CudaStaging& st = *staging_;
-  const auto d = st.device.slices({bytes_of(a_codes), bytes_of(a_scales), bytes_of(b_codes),
-                                   bytes_of(b_scales), out_bytes});
+  const auto d = st.device.slices(
+      {bytes_of(a_codes), bytes_of(a_scales), bytes_of(b_codes), bytes_of(b_scales), out_bytes});
   const auto up = st.upload.slices(
       {bytes_of(a_codes), bytes_of(a_scales), bytes_of(b_codes), bytes_of(b_scales)});
   upload(d[0], up[0], a_codes.data(), bytes_of(a_codes), stream);
@@ -525,10 +530,9 @@ void CudaBackend::gemm_resident(Gemm role, const ResidentOperand& a, const Resid
   const auto [a_k, b_k] = k_is_cols(role);
   const CudaResidentOperand& ra = cuda_operand(a, "a");
   const CudaResidentOperand& rb = cuda_operand(b, "b");
-  check_output_shape(out, ra.shape().rows, ra.shape().cols, a_k, rb.shape().rows,
-                     rb.shape().cols, b_k);
-  gpu::gemm(ra.gemm_operand(a_k), rb.gemm_operand(b_k), options, out.data.data(),
-            current_stream());
+  check_output_shape(out, ra.shape().rows, ra.shape().cols, a_k, rb.shape().rows, rb.shape().cols,
+                     b_k);
+  gpu::gemm(ra.gemm_operand(a_k), rb.gemm_operand(b_k), options, out.data.data(), current_stream());
 }
 
 void CudaBackend::high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b,

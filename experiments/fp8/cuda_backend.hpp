@@ -81,8 +81,8 @@ class CudaBackend final : public LinearBackend {
 
   std::string_view name() const override { return "cuda"; }
   std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& recipe) const override;
-  sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor,
-                                        Gemm role, ConstMatrix x) const override;
+  sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor, Gemm role,
+                                        ConstMatrix x) const override;
   void gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
             recipes::Accumulation accumulation, MutableMatrix out) const override;
   void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b, HighPrecision precision,

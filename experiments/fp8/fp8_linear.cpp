@@ -28,12 +28,12 @@ Fp8LinearImpl::Fp8LinearImpl(torch::Tensor weight_tensor, torch::Tensor bias_ten
       state_(backend_->make_state(recipe_)) {}
 
 void Fp8LinearImpl::pretty_print(std::ostream& stream) const {
-  stream << "fp8lab::Fp8Linear(in_features=" << in_features()
-         << ", out_features=" << out_features() << ", bias=" << (bias.defined() ? "true" : "false")
+  stream << "fp8lab::Fp8Linear(in_features=" << in_features() << ", out_features=" << out_features()
+         << ", bias=" << (bias.defined() ? "true" : "false")
          << (layer_.empty() ? "" : ", layer=" + layer_)
          << ", scaling=" << recipes::name(recipe_.scaling)
-         << ", fp8_format=" << recipes::name(recipe_.fp8_format) << ", fp8_gemms=("
-         << fp8_gemms_[0] << ", " << fp8_gemms_[1] << ", " << fp8_gemms_[2]
+         << ", fp8_format=" << recipes::name(recipe_.fp8_format) << ", fp8_gemms=(" << fp8_gemms_[0]
+         << ", " << fp8_gemms_[1] << ", " << fp8_gemms_[2]
          << "), high_precision=" << experiments::name(high_precision_)
          << ", backend=" << backend_->name() << ")";
 }

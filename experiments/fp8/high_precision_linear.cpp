@@ -21,8 +21,8 @@ HighPrecisionLinearImpl::HighPrecisionLinearImpl(torch::Tensor weight_tensor,
 void HighPrecisionLinearImpl::pretty_print(std::ostream& stream) const {
   stream << "fp8lab::HighPrecisionLinear(in_features=" << in_features()
          << ", out_features=" << out_features() << ", bias=" << (bias.defined() ? "true" : "false")
-         << ", operands=" << experiments::name(high_precision_)
-         << ", backend=" << backend_->name() << ")";
+         << ", operands=" << experiments::name(high_precision_) << ", backend=" << backend_->name()
+         << ")";
 }
 
 LinearExecution HighPrecisionLinearImpl::execution() {

@@ -57,7 +57,8 @@ QuantizedOperand quantize_operand(const LinearExecution& e, Operand tensor, Gemm
     if ((e.stats || e.watch) && e.measure_operands) {
       const at::Tensor host_x = x.cpu();
       const auto result = operand.resident->to_host();
-      if (e.stats) e.stats->operand(tensor, role).merge(measure_quantization(const_view(host_x), result));
+      if (e.stats)
+        e.stats->operand(tensor, role).merge(measure_quantization(const_view(host_x), result));
       if (e.watch) e.watch->after_quantize(tensor, role, const_view(host_x), result);
     }
   } else {
@@ -156,10 +157,9 @@ struct SavedLinear : torch::CustomClassHolder {
 
 class LinearFunction : public torch::autograd::Function<LinearFunction> {
  public:
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input,
-                            const at::Tensor& weight, const at::Tensor& bias,
-                            const LinearExecution& e, bool has_bias, bool dgrad_follows,
-                            bool wgrad_follows) {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input, const at::Tensor& weight,
+                            const at::Tensor& bias, const LinearExecution& e, bool has_bias,
+                            bool dgrad_follows, bool wgrad_follows) {
     const at::Tensor x = e.watch && e.watch->inject_now(false) ? with_injected_nan(input) : input;
     const bool fp8 = e.state != nullptr;
     auto saved = c10::make_intrusive<SavedLinear>();
@@ -185,8 +185,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
         saved->input_for_wgrad = quantize_operand(e, Operand::kInput, Gemm::kWgrad, x);
       }
       if (dgrad_follows && e.quantized[role_index(Gemm::kDgrad)]) {
-        saved->weight_for_dgrad =
-            quantize_operand(e, Operand::kWeight, Gemm::kDgrad, weight);
+        saved->weight_for_dgrad = quantize_operand(e, Operand::kWeight, Gemm::kDgrad, weight);
       }
     }
     ctx->save_for_backward({x, weight});
@@ -214,7 +213,8 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
       what_if_operand(e, Operand::kGradOutput, Gemm::kDgrad, dy);
       dx = at::empty_like(x);
       if (e.state && e.quantized[role_index(Gemm::kDgrad)]) {
-        if (!saved.weight_for_dgrad) throw std::logic_error("Fp8Linear: no FP8 copy of W for dgrad");
+        if (!saved.weight_for_dgrad)
+          throw std::logic_error("Fp8Linear: no FP8 copy of W for dgrad");
         qdy_dgrad = quantize_operand(e, Operand::kGradOutput, Gemm::kDgrad, dy);
         gemms.push_back({Gemm::kDgrad, &*qdy_dgrad, &*saved.weight_for_dgrad, &dy, &weight, &dx});
       } else {
@@ -285,10 +285,9 @@ at::Tensor run_linear(const at::Tensor& x, const at::Tensor& weight, const at::T
   }
   if (!execution.backend) throw std::invalid_argument("run_linear: no backend");
   if (weight.device() != x.device() || (bias.defined() && bias.device() != x.device())) {
-    throw std::invalid_argument("run_linear: input on " + x.device().str() + ", weight on " +
-                                weight.device().str() +
-                                (bias.defined() ? ", bias on " + bias.device().str() : "") +
-                                "; all must be on one device");
+    throw std::invalid_argument(
+        "run_linear: input on " + x.device().str() + ", weight on " + weight.device().str() +
+        (bias.defined() ? ", bias on " + bias.device().str() : "") + "; all must be on one device");
   }
   if (x.is_cuda() && !execution.backend->accepts(MemorySpace::cuda)) {
     throw std::invalid_argument("run_linear: tensors on " + x.device().str() + ", but backend " +

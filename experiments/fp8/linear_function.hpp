@@ -13,8 +13,8 @@
 #include "experiments/fp8/autocast.hpp"
 #include "experiments/fp8/backend.hpp"
 #include "experiments/fp8/linear_stats.hpp"
-#include "experiments/fp8/what_if.hpp"
 #include "experiments/fp8/non_finite.hpp"
+#include "experiments/fp8/what_if.hpp"
 #include "recipes/recipe.hpp"
 
 namespace fp8lab::experiments {

@@ -28,8 +28,8 @@ struct OperandStats {
   float scale_inv_max = 0.0f;
   // sim::scaling::max_block_dynamic_range_log2, the largest over the quantizations.
   double max_block_dynamic_range_log2 = 0.0;
-  std::uint64_t count = 0;        // elements quantized
-  std::uint64_t saturated = 0;    // as sim::QuantizeStats
+  std::uint64_t count = 0;      // elements quantized
+  std::uint64_t saturated = 0;  // as sim::QuantizeStats
   std::uint64_t underflowed = 0;
   std::uint64_t nan = 0;
   // SQNR over elements whose input and dequantized value x̂ = RN(decode(q) * scale_inv) are

@@ -157,9 +157,7 @@ class Comparison {
 };
 
 // The slot of a tensor in its pass (sim::scaling::DelayedScalingLinear's slots).
-std::int64_t delayed_slot(Operand tensor) {
-  return tensor == Operand::kWeight ? 1 : 0;
-}
+std::int64_t delayed_slot(Operand tensor) { return tensor == Operand::kWeight ? 1 : 0; }
 
 }  // namespace
 
@@ -191,9 +189,9 @@ nlohmann::json to_json(const ShadowReport& report) {
                       {"kind", key.substr(second_bar + 1)},
                       {"mismatches", count}});
   }
-  return {{"every", report.every},         {"operations", report.operations},
-          {"compared", report.compared},   {"mismatches", report.mismatches},
-          {"by_key", std::move(by_key)},   {"first", report.first}};
+  return {{"every", report.every},       {"operations", report.operations},
+          {"compared", report.compared}, {"mismatches", report.mismatches},
+          {"by_key", std::move(by_key)}, {"first", report.first}};
 }
 
 ShadowSummary summarize_shadow_checks(const std::string& results_directory) {
@@ -223,24 +221,22 @@ ShadowSummary summarize_shadow_checks(const std::string& results_directory) {
     } else if (record["shadow_check"].value("compared", std::int64_t{0}) == 0) {
       // A check that compared nothing (no call replayed) could not have failed: not clean.
       ++summary.without_check;
-      line += "shadow check compared no value (status " +
-              record.value("status", std::string("?")) + ")";
+      line += "shadow check compared no value (status " + record.value("status", std::string("?")) +
+              ")";
     } else {
       const nlohmann::json& check = record["shadow_check"];
       const auto mismatches = check.value("mismatches", std::int64_t{0});
       summary.mismatches += mismatches;
-      line += record.value("backend", std::string("?")) + " vs sim, " +
-              std::to_string(mismatches) + " mismatches in " +
-              std::to_string(check.value("compared", std::int64_t{0})) + " values, " +
-              std::to_string(check.value("operations", std::int64_t{0})) + " calls (status " +
-              record.value("status", std::string("?")) + ")";
+      line += record.value("backend", std::string("?")) + " vs sim, " + std::to_string(mismatches) +
+              " mismatches in " + std::to_string(check.value("compared", std::int64_t{0})) +
+              " values, " + std::to_string(check.value("operations", std::int64_t{0})) +
+              " calls (status " + record.value("status", std::string("?")) + ")";
     }
     summary.text += line + "\n";
   }
   summary.text = "shadow check: " + std::to_string(summary.mismatches) + " mismatches, " +
-                 std::to_string(summary.without_check) + " of " +
-                 std::to_string(summary.records) + " records without a check (" +
-                 runs.string() + ")\n" + summary.text;
+                 std::to_string(summary.without_check) + " of " + std::to_string(summary.records) +
+                 " records without a check (" + runs.string() + ")\n" + summary.text;
   return summary;
 }
 
@@ -280,9 +276,8 @@ DelayedStateSnapshot ShadowCheckedBackend::delayed_before(LinearScalingState& st
   return s.delayed ? snapshot_(*s.watched) : DelayedStateSnapshot{};
 }
 
-void ShadowCheckedBackend::check_quantize(LinearScalingState& state, Operand tensor,
-                                          Gemm role, ConstMatrix host_x,
-                                          const sc::QuantizeResult& got,
+void ShadowCheckedBackend::check_quantize(LinearScalingState& state, Operand tensor, Gemm role,
+                                          ConstMatrix host_x, const sc::QuantizeResult& got,
                                           const DelayedStateSnapshot& before) const {
   ShadowState& s = shadow_state(state);
   const bool delayed = s.delayed.has_value();
@@ -296,8 +291,8 @@ void ShadowCheckedBackend::check_quantize(LinearScalingState& state, Operand ten
     const std::size_t slot = static_cast<std::size_t>(delayed_slot(tensor));
     want = sc::quantize_per_tensor("shadow check", host_x.data, host_x.rows, host_x.cols,
                                    recipes::plan(s.recipe, tensor, role).format, scales.at(slot));
-    float& row0 = (backward ? expected_state.backward_history : expected_state.forward_history)
-                      .at(slot);
+    float& row0 =
+        (backward ? expected_state.backward_history : expected_state.forward_history).at(slot);
     row0 = std::fmax(row0, want.stats.amax);
   } else {
     want = reference_.quantize(*s.reference, tensor, role, host_x);
@@ -348,8 +343,8 @@ void ShadowCheckedBackend::compare_output(const std::string& layer, Gemm role,
 }
 
 void ShadowCheckedBackend::gemm(Gemm role, const sim::QuantizedTensor& a,
-                                const sim::QuantizedTensor& b,
-                                recipes::Accumulation accumulation, MutableMatrix out) const {
+                                const sim::QuantizedTensor& b, recipes::Accumulation accumulation,
+                                MutableMatrix out) const {
   watched_->gemm(role, a, b, accumulation, out);
   std::string layer;
   if (!shadowed_gemm(layer)) return;
@@ -409,8 +404,7 @@ void ShadowCheckedBackend::end_pass(LinearScalingState& state, bool forward) con
     std::vector<float>& history = forward ? want.forward_history : want.backward_history;
     std::vector<float>& scale = forward ? want.forward_scale : want.backward_scale;
     std::int64_t& updates = forward ? want.forward_updates : want.backward_updates;
-    sc::fused_amax_and_scale_update(history, want.history_len, scale, {},
-                                    config.amax_compute_algo,
+    sc::fused_amax_and_scale_update(history, want.history_len, scale, {}, config.amax_compute_algo,
                                     sc::delayed_scaled_max(config, format),
                                     config.recomputes_scale(updates));
     ++updates;
@@ -428,9 +422,7 @@ void ShadowCheckedBackend::end_pass(LinearScalingState& state, bool forward) con
 }
 
 void ShadowCheckedBackend::end_forward(LinearScalingState& state) const { end_pass(state, true); }
-void ShadowCheckedBackend::end_backward(LinearScalingState& state) const {
-  end_pass(state, false);
-}
+void ShadowCheckedBackend::end_backward(LinearScalingState& state) const { end_pass(state, false); }
 
 ShadowReport ShadowCheckedBackend::report() const {
   const std::lock_guard lock(mutex_);

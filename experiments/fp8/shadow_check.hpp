@@ -85,7 +85,7 @@ struct ShadowSummary {
 ShadowSummary summarize_shadow_checks(const std::string& results_directory);
 
 struct ShadowOptions {
-  std::int64_t every = 1;      // >= 1
+  std::int64_t every = 1;       // >= 1
   std::size_t keep_first = 16;  // mismatches kept with bits and values
 };
 
@@ -97,8 +97,8 @@ class ShadowCheckedBackend final : public LinearBackend {
 
   std::string_view name() const override { return watched_->name(); }
   std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& recipe) const override;
-  sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor,
-                                        Gemm role, ConstMatrix x) const override;
+  sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor, Gemm role,
+                                        ConstMatrix x) const override;
   void gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
             recipes::Accumulation accumulation, MutableMatrix out) const override;
   void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
@@ -124,8 +124,8 @@ class ShadowCheckedBackend final : public LinearBackend {
   bool begin_quantize(LinearScalingState& state) const;
   DelayedStateSnapshot delayed_before(LinearScalingState& state) const;
   // Replays one quantize of host_x through sim and compares result and state with `got`.
-  void check_quantize(LinearScalingState& state, Operand tensor, Gemm role,
-                      ConstMatrix host_x, const sim::scaling::QuantizeResult& got,
+  void check_quantize(LinearScalingState& state, Operand tensor, Gemm role, ConstMatrix host_x,
+                      const sim::scaling::QuantizeResult& got,
                       const DelayedStateSnapshot& before) const;
   // The latest quantize's layer; true when GEMMs of the current step are shadowed.
   bool shadowed_gemm(std::string& layer) const;

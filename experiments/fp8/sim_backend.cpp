@@ -25,7 +25,8 @@ class SimLinearState final : public LinearScalingState {
 
 SimLinearState& sim_state(LinearScalingState& state) {
   auto* s = dynamic_cast<SimLinearState*>(&state);
-  if (s == nullptr) throw std::invalid_argument("SimBackend: the scaling state was made by another backend");
+  if (s == nullptr)
+    throw std::invalid_argument("SimBackend: the scaling state was made by another backend");
   return *s;
 }
 
@@ -45,9 +46,9 @@ sim::ReduceDim k_dim(Gemm gemm, Operand operand) {
 void check_matrix(const char* backend, const char* what, std::size_t size, std::int64_t rows,
                   std::int64_t cols) {
   if (rows < 0 || cols < 0 || size != static_cast<std::size_t>(rows * cols)) {
-    throw std::invalid_argument(std::string(backend) + ": " + what + " holds " +
-                                std::to_string(size) + " values, not rows * cols = " +
-                                std::to_string(rows) + " * " + std::to_string(cols));
+    throw std::invalid_argument(
+        std::string(backend) + ": " + what + " holds " + std::to_string(size) +
+        " values, not rows * cols = " + std::to_string(rows) + " * " + std::to_string(cols));
   }
 }
 
@@ -137,7 +138,8 @@ void SimBackend::end_backward(LinearScalingState& state) const {
 
 const sc::DelayedScalingLinear* SimBackend::delayed_state(const LinearScalingState& state) {
   const auto* s = dynamic_cast<const SimLinearState*>(&state);
-  if (s == nullptr) throw std::invalid_argument("SimBackend: the scaling state was made by another backend");
+  if (s == nullptr)
+    throw std::invalid_argument("SimBackend: the scaling state was made by another backend");
   return s->delayed ? &*s->delayed : nullptr;
 }
 

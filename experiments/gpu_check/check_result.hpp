@@ -15,13 +15,13 @@
 namespace fp8lab::experiments::gpu_check {
 
 struct CheckResult {
-  std::string kernel;              // e.g. "gemm fp32_seq mxfp8"
-  std::uint64_t cases = 0;         // tensors / problems run
-  std::uint64_t compared = 0;      // values compared (codes, scales, history entries, outputs)
-  std::uint64_t nonzero = 0;       // compared reference values that are not zero (vacuity guard)
-  std::uint64_t mismatches = 0;    // values whose bits differ
-  std::uint64_t max_ulp = 0;       // largest distance in units in the last place among mismatches
-  double sum_ulp = 0.0;            // for the mean distance over compared values
+  std::string kernel;            // e.g. "gemm fp32_seq mxfp8"
+  std::uint64_t cases = 0;       // tensors / problems run
+  std::uint64_t compared = 0;    // values compared (codes, scales, history entries, outputs)
+  std::uint64_t nonzero = 0;     // compared reference values that are not zero (vacuity guard)
+  std::uint64_t mismatches = 0;  // values whose bits differ
+  std::uint64_t max_ulp = 0;     // largest distance in units in the last place among mismatches
+  double sum_ulp = 0.0;          // for the mean distance over compared values
   // A peer (cuBLASLt, torch._scaled_mm) compared with a model: its distance is reported, never a
   // failure, because no model of it is claimed exact (NUMERICS.md §4).
   bool peer = false;
@@ -107,7 +107,8 @@ void compare_float_at(CheckResult& r, Where where, float expected, float actual,
 }
 
 inline void compare_float(CheckResult& r, const std::string& where, float expected, float actual) {
-  compare_float_at(r, [&] { return where; }, expected, actual);
+  compare_float_at(
+      r, [&] { return where; }, expected, actual);
 }
 
 // Every element of a row-major matrix with `cols` columns; a mismatch names `where` C[row,col].
@@ -127,7 +128,8 @@ inline void compare_matrix(CheckResult& r, const std::string& where,
 // per-thread results into `into` (for checks over billions of values).
 template <typename Body>
 void parallel_chunks(std::int64_t count, Body body, CheckResult& into) {
-  const unsigned threads = std::thread::hardware_concurrency() > 0 ? std::thread::hardware_concurrency() : 1;
+  const unsigned threads =
+      std::thread::hardware_concurrency() > 0 ? std::thread::hardware_concurrency() : 1;
   std::vector<CheckResult> parts(threads);
   std::vector<std::thread> pool;
   const std::int64_t chunk = (count + threads - 1) / threads;

@@ -25,7 +25,8 @@ struct Shape {
 constexpr Shape kShapes[] = {{16, 16, 16}, {64, 48, 96}, {128, 256, 1024}, {256, 128, 4096}};
 // Block scaling: K below one block, a partial last K block (384 = 3 blocks: BLK128x128's row
 // stride pads 3 to 4), M and N not multiples of 128 (partial 128x128 tiles), long K.
-constexpr Shape kBlockShapes[] = {{64, 48, 96}, {128, 128, 512}, {320, 336, 384}, {256, 384, 1040}, {128, 256, 4096}};
+constexpr Shape kBlockShapes[] = {
+    {64, 48, 96}, {128, 128, 512}, {320, 336, 384}, {256, 384, 1040}, {128, 256, 4096}};
 
 gpu::CublasLtScaling cublaslt_scaling(PeerScales s) {
   switch (s) {
@@ -39,8 +40,8 @@ gpu::CublasLtScaling cublaslt_scaling(PeerScales s) {
 }
 
 // One GEMM through cuBLASLt, its output compared bit for bit with sim's (fp32 or bf16 output).
-void run_case(CheckResult& r, const Shape& s, Format b_format, PeerScales scales, bool fast, bool bf16,
-              sim::Accumulation model, std::uint64_t seed, int threads) {
+void run_case(CheckResult& r, const Shape& s, Format b_format, PeerScales scales, bool fast,
+              bool bf16, sim::Accumulation model, std::uint64_t seed, int threads) {
   const auto xa = peer_values(static_cast<std::size_t>(s.m * s.k), seed);
   const auto xb = peer_values(static_cast<std::size_t>(s.n * s.k), seed + 1000);
   const sim::QuantizedTensor ta = quantize_peer_operand(xa, s.m, s.k, Format::E4M3, scales, false);
@@ -49,7 +50,8 @@ void run_case(CheckResult& r, const Shape& s, Format b_format, PeerScales scales
   options.accumulation = model;
   options.output = bf16 ? sim::GemmOutputType::kBf16 : sim::GemmOutputType::kFp32;
   options.threads = threads;
-  const std::vector<float> expected = sim::gemm({ta, sim::ReduceDim::kCols}, {tb, sim::ReduceDim::kCols}, options);
+  const std::vector<float> expected =
+      sim::gemm({ta, sim::ReduceDim::kCols}, {tb, sim::ReduceDim::kCols}, options);
   gpu::CublasLtGemmShape shape;
   shape.m = s.m;
   shape.n = s.n;
@@ -59,17 +61,20 @@ void run_case(CheckResult& r, const Shape& s, Format b_format, PeerScales scales
   shape.scaling = cublaslt_scaling(scales);
   shape.fast_accum = fast;
   shape.bf16_output = bf16;
-  std::string where = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " B " +
-                      sim::spec(b_format).name + (bf16 ? " bf16-out" : " fp32-out");
+  std::string where = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+                      " B " + sim::spec(b_format).name + (bf16 ? " bf16-out" : " fp32-out");
   try {
     gpu::CublasLtFp8Gemm gemm(shape);
     // sim's scale_inv relaid as cuBLASLt reads it (1x128: transposed; 128x128: row stride padded to 4).
-    const gpu::DeviceBuffer<float> dsa(gpu::cublaslt_scale_layout(ta, gpu::a_scale_mode(shape.scaling)));
-    const gpu::DeviceBuffer<float> dsb(gpu::cublaslt_scale_layout(tb, gpu::b_scale_mode(shape.scaling)));
+    const gpu::DeviceBuffer<float> dsa(
+        gpu::cublaslt_scale_layout(ta, gpu::a_scale_mode(shape.scaling)));
+    const gpu::DeviceBuffer<float> dsb(
+        gpu::cublaslt_scale_layout(tb, gpu::b_scale_mode(shape.scaling)));
     const gpu::DeviceBuffer<std::uint8_t> da(ta.data), db(tb.data);
     gpu::DeviceBuffer<float> dout32(bf16 ? 0 : expected.size());
     gpu::DeviceBuffer<std::uint16_t> dout16(bf16 ? expected.size() : 0);
-    gemm.run({da.get(), dsa.get(), db.get(), dsb.get(), bf16 ? static_cast<void*>(dout16.get()) : dout32.get()});
+    gemm.run({da.get(), dsa.get(), db.get(), dsb.get(),
+              bf16 ? static_cast<void*>(dout16.get()) : dout32.get()});
     FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
     where = gemm.describe();
     std::vector<float> actual;
@@ -83,7 +88,8 @@ void run_case(CheckResult& r, const Shape& s, Format b_format, PeerScales scales
     ++r.cases;
     compare_matrix(r, where, expected, actual.data(), s.n, {"model", "cublaslt"});
   } catch (const std::exception& error) {
-    if (r.first.size() < CheckResult::kKeep) r.first.push_back("not run: " + where + ": " + error.what());
+    if (r.first.size() < CheckResult::kKeep)
+      r.first.push_back("not run: " + where + ": " + error.what());
   }
 }
 
@@ -92,8 +98,9 @@ void run_case(CheckResult& r, const Shape& s, Format b_format, PeerScales scales
 std::vector<CheckResult> check_cublaslt_peer() {
   std::vector<CheckResult> results;
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (const PeerScales scales : {PeerScales::kPow2Tensorwise, PeerScales::kTeTensorwise, PeerScales::kRowwise,
-                                  PeerScales::kBlock, PeerScales::kBlock1x128}) {
+  for (const PeerScales scales :
+       {PeerScales::kPow2Tensorwise, PeerScales::kTeTensorwise, PeerScales::kRowwise,
+        PeerScales::kBlock, PeerScales::kBlock1x128}) {
     const bool block = scales == PeerScales::kBlock || scales == PeerScales::kBlock1x128;
     for (const bool fast : {false, true}) {
       for (const sim::Accumulation model :
@@ -101,12 +108,14 @@ std::vector<CheckResult> check_cublaslt_peer() {
             sim::Accumulation::kFp32Seq}) {
         CheckResult r;
         r.peer = true;
-        r.kernel = std::string("cublaslt ") + to_string(scales) + (fast ? " fast_accum" : " split_acc") + " vs " +
-                   sim::to_string(model);
+        r.kernel = std::string("cublaslt ") + to_string(scales) +
+                   (fast ? " fast_accum" : " split_acc") + " vs " + sim::to_string(model);
         std::uint64_t seed = 11;
-        for (const Shape& s : block ? std::span<const Shape>(kBlockShapes) : std::span<const Shape>(kShapes)) {
+        for (const Shape& s :
+             block ? std::span<const Shape>(kBlockShapes) : std::span<const Shape>(kShapes)) {
           for (const Format b_format : {Format::E4M3, Format::E5M2}) {
-            for (const bool bf16 : {false, true}) run_case(r, s, b_format, scales, fast, bf16, model, seed++, threads);
+            for (const bool bf16 : {false, true})
+              run_case(r, s, b_format, scales, fast, bf16, model, seed++, threads);
           }
         }
         results.push_back(std::move(r));

@@ -18,8 +18,8 @@ struct DeviceTensor {
       : host(t), codes(t.data), scale_inv(t.scale_inv) {}
 
   gpu::DeviceGemmOperand operand(bool k_is_cols) const {
-    return {codes.get(), scale_inv.get(), host.rows, host.cols, host.block_rows, host.block_cols,
-            host.format, k_is_cols};
+    return {codes.get(),     scale_inv.get(), host.rows,   host.cols,
+            host.block_rows, host.block_cols, host.format, k_is_cols};
   }
 };
 

@@ -32,7 +32,8 @@ struct Shape {
 };
 // Odd sizes around the kernels' 128-wide tiles, 8-deep K steps, 32-element groups and 128-element
 // promotion and block lengths.
-constexpr Shape kShapes[] = {{1, 1, 1}, {3, 5, 31}, {37, 29, 100}, {130, 129, 257}, {64, 200, 1024}};
+constexpr Shape kShapes[] = {
+    {1, 1, 1}, {3, 5, 31}, {37, 29, 100}, {130, 129, 257}, {64, 200, 1024}};
 
 // Activations with a per-row spread of magnitudes, plus rare specials (NaN, ±Inf, denormals,
 // zeros) so that NaN rows, saturated codes and underflow reach the GEMMs.
@@ -43,8 +44,14 @@ std::vector<float> operand_values(std::size_t n, std::uint64_t seed, bool specia
   for (auto& v : x) v = std::ldexp(normal(rng), static_cast<int>(rng() % 12) - 6);
   if (specials) {
     const float inf = std::numeric_limits<float>::infinity();
-    const float pick[] = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
-                          std::numeric_limits<float>::denorm_min(), 1e-30f, 3e4f};
+    const float pick[] = {0.0f,
+                          -0.0f,
+                          inf,
+                          -inf,
+                          std::numeric_limits<float>::quiet_NaN(),
+                          std::numeric_limits<float>::denorm_min(),
+                          1e-30f,
+                          3e4f};
     for (std::size_t i = 0; i < n / 997 + 1; ++i) x[rng() % n] = pick[rng() % std::size(pick)];
   }
   return x;
@@ -65,20 +72,19 @@ const ScalingKind kScalingKinds[] = {
        return sim::scaling::quantize_current_te(x, r, c, f).tensor;
      }},
     {"rowwise",
-     [](const std::vector<float>& x, std::int64_t r, std::int64_t c, ScaleAxis axis, Format f, bool) {
-       return sim::scaling::quantize_axiswise_torchao(x, r, c, axis, f, true).tensor;
-     }},
+     [](const std::vector<float>& x, std::int64_t r, std::int64_t c, ScaleAxis axis, Format f,
+        bool) { return sim::scaling::quantize_axiswise_torchao(x, r, c, axis, f, true).tensor; }},
     {"block 1x128/128x128",
-     [](const std::vector<float>& x, std::int64_t r, std::int64_t c, ScaleAxis axis, Format f, bool weight) {
+     [](const std::vector<float>& x, std::int64_t r, std::int64_t c, ScaleAxis axis, Format f,
+        bool weight) {
        sim::scaling::BlockScalingConfig config;
        config.block = weight ? sim::scaling::kBlock128x128
-                             : (axis == ScaleAxis::kRowwise ? sim::scaling::kBlock1x128 : sim::scaling::kBlock128x1);
+                             : (axis == ScaleAxis::kRowwise ? sim::scaling::kBlock1x128
+                                                            : sim::scaling::kBlock128x1);
        return sim::scaling::quantize_block_te(x, r, c, f, config).tensor;
      }},
-    {"mxfp8",
-     [](const std::vector<float>& x, std::int64_t r, std::int64_t c, ScaleAxis axis, Format f, bool) {
-       return sim::scaling::quantize_mx(x, r, c, axis, f).tensor;
-     }},
+    {"mxfp8", [](const std::vector<float>& x, std::int64_t r, std::int64_t c, ScaleAxis axis,
+                 Format f, bool) { return sim::scaling::quantize_mx(x, r, c, axis, f).tensor; }},
 };
 
 struct Layout {
@@ -88,20 +94,26 @@ struct Layout {
 };
 // gemm.hpp: fprop A=X [M,K], B=W [N,K]; dgrad A=dY [M,K], B=W stored [K,N]; wgrad A=dY stored
 // [K,M], B=X stored [K,N].
-constexpr Layout kLayouts[] = {{"fprop", true, true, true}, {"dgrad", true, false, true}, {"wgrad", false, false, false}};
+constexpr Layout kLayouts[] = {
+    {"fprop", true, true, true}, {"dgrad", true, false, true}, {"wgrad", false, false, false}};
 
-void run_case(CheckResult& result, sim::Accumulation model, const ScalingKind& kind, const Layout& layout,
-              const Shape& s, std::uint64_t seed, bool on_host) {
+void run_case(CheckResult& result, sim::Accumulation model, const ScalingKind& kind,
+              const Layout& layout, const Shape& s, std::uint64_t seed, bool on_host) {
   const bool bf16 = (seed & 1) != 0, with_bias = (seed & 2) != 0;
   const Format b_format = (seed & 4) != 0 ? Format::E5M2 : Format::E4M3;
   // Stored shapes: K along cols -> [outer, K], along rows -> [K, outer].
   const std::int64_t ar = layout.a_k_is_cols ? s.m : s.k, ac = layout.a_k_is_cols ? s.k : s.m;
   const std::int64_t br = layout.b_k_is_cols ? s.n : s.k, bc = layout.b_k_is_cols ? s.k : s.n;
-  const auto axis = [](bool k_is_cols) { return k_is_cols ? ScaleAxis::kRowwise : ScaleAxis::kColumnwise; };
+  const auto axis = [](bool k_is_cols) {
+    return k_is_cols ? ScaleAxis::kRowwise : ScaleAxis::kColumnwise;
+  };
   const std::vector<float> xa = operand_values(static_cast<std::size_t>(ar * ac), seed, true);
-  const std::vector<float> xb = operand_values(static_cast<std::size_t>(br * bc), seed + 1, s.k > 64);
-  const sim::QuantizedTensor ta = kind.quantize(xa, ar, ac, axis(layout.a_k_is_cols), Format::E4M3, false);
-  const sim::QuantizedTensor tb = kind.quantize(xb, br, bc, axis(layout.b_k_is_cols), b_format, layout.b_is_weight);
+  const std::vector<float> xb =
+      operand_values(static_cast<std::size_t>(br * bc), seed + 1, s.k > 64);
+  const sim::QuantizedTensor ta =
+      kind.quantize(xa, ar, ac, axis(layout.a_k_is_cols), Format::E4M3, false);
+  const sim::QuantizedTensor tb =
+      kind.quantize(xb, br, bc, axis(layout.b_k_is_cols), b_format, layout.b_is_weight);
   std::vector<float> bias;
   if (with_bias) bias = operand_values(static_cast<std::size_t>(s.n), seed + 2, false);
 
@@ -121,8 +133,8 @@ void run_case(CheckResult& result, sim::Accumulation model, const ScalingKind& k
   if (on_host) {
     gopt.bias = with_bias ? bias.data() : nullptr;
     const auto host_operand = [](const sim::QuantizedTensor& t, bool k_is_cols) {
-      return gpu::DeviceGemmOperand{t.data.data(), t.scale_inv.data(), t.rows, t.cols,
-                                    t.block_rows, t.block_cols, t.format, k_is_cols};
+      return gpu::DeviceGemmOperand{t.data.data(), t.scale_inv.data(), t.rows,   t.cols,
+                                    t.block_rows,  t.block_cols,       t.format, k_is_cols};
     };
     gpu::host_twin::gemm(host_operand(ta, layout.a_k_is_cols), host_operand(tb, layout.b_k_is_cols),
                          gopt, actual.data());
@@ -148,7 +160,8 @@ void run_dense_case(CheckResult& result, bool round_to_bf16, const Layout& layou
   const std::int64_t ar = layout.a_k_is_cols ? s.m : s.k, ac = layout.a_k_is_cols ? s.k : s.m;
   const std::int64_t br = layout.b_k_is_cols ? s.n : s.k, bc = layout.b_k_is_cols ? s.k : s.n;
   const std::vector<float> xa = operand_values(static_cast<std::size_t>(ar * ac), seed, true);
-  const std::vector<float> xb = operand_values(static_cast<std::size_t>(br * bc), seed + 1, s.k > 64);
+  const std::vector<float> xb =
+      operand_values(static_cast<std::size_t>(br * bc), seed + 1, s.k > 64);
   std::vector<float> bias;
   if (with_bias) bias = operand_values(static_cast<std::size_t>(s.n), seed + 2, false);
   sim::HighPrecisionGemmOptions options;
@@ -156,7 +169,9 @@ void run_dense_case(CheckResult& result, bool round_to_bf16, const Layout& layou
   options.output = bf16 ? sim::GemmOutputType::kBf16 : sim::GemmOutputType::kFp32;
   options.bias = bias;
   options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const auto dim = [](bool k_is_cols) { return k_is_cols ? sim::ReduceDim::kCols : sim::ReduceDim::kRows; };
+  const auto dim = [](bool k_is_cols) {
+    return k_is_cols ? sim::ReduceDim::kCols : sim::ReduceDim::kRows;
+  };
   const std::vector<float> expected = sim::high_precision_gemm(
       {xa, ar, ac, dim(layout.a_k_is_cols)}, {xb, br, bc, dim(layout.b_k_is_cols)}, options);
   gpu::DenseGemmOptions gopt;
@@ -166,19 +181,20 @@ void run_dense_case(CheckResult& result, bool round_to_bf16, const Layout& layou
   if (on_host) {
     gopt.bias = with_bias ? bias.data() : nullptr;
     gpu::host_twin::high_precision_gemm({xa.data(), ar, ac, layout.a_k_is_cols},
-                                        {xb.data(), br, bc, layout.b_k_is_cols}, gopt, actual.data());
+                                        {xb.data(), br, bc, layout.b_k_is_cols}, gopt,
+                                        actual.data());
   } else {
     gpu::DeviceBuffer<float> da(xa), db(xb), dbias(bias), dout(expected.size());
     gopt.bias = with_bias ? dbias.get() : nullptr;
-    gpu::high_precision_gemm({da.get(), ar, ac, layout.a_k_is_cols}, {db.get(), br, bc, layout.b_k_is_cols},
-                             gopt, dout.get());
+    gpu::high_precision_gemm({da.get(), ar, ac, layout.a_k_is_cols},
+                             {db.get(), br, bc, layout.b_k_is_cols}, gopt, dout.get());
     FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
     actual = dout.download();
   }
   ++result.cases;
   const std::string where = std::string(layout.name) + " " + std::to_string(s.m) + "x" +
-                            std::to_string(s.n) + "x" + std::to_string(s.k) + (bf16 ? " bf16-out" : "") +
-                            (with_bias ? " bias" : "");
+                            std::to_string(s.n) + "x" + std::to_string(s.k) +
+                            (bf16 ? " bf16-out" : "") + (with_bias ? " bias" : "");
   compare_matrix(result, where, expected, actual.data(), s.n);
 }
 
@@ -186,12 +202,13 @@ void run_dense_case(CheckResult& result, bool round_to_bf16, const Layout& layou
 
 std::vector<CheckResult> check_gemm_models(bool on_host) {
   std::vector<CheckResult> results;
-  for (const sim::Accumulation model : {sim::Accumulation::kFp32Seq,
-                                        sim::Accumulation::kHopperSplitAccumulator,
-                                        sim::Accumulation::kHopperFastAccum}) {
+  for (const sim::Accumulation model :
+       {sim::Accumulation::kFp32Seq, sim::Accumulation::kHopperSplitAccumulator,
+        sim::Accumulation::kHopperFastAccum}) {
     for (const ScalingKind& kind : kScalingKinds) {
       CheckResult r;
-      r.kernel = std::string(on_host ? "host twin gemm " : "gemm ") + sim::to_string(model) + " " + kind.name;
+      r.kernel = std::string(on_host ? "host twin gemm " : "gemm ") + sim::to_string(model) + " " +
+                 kind.name;
       std::uint64_t seed = 1;
       for (const Layout& layout : kLayouts) {
         for (const Shape& s : kShapes) run_case(r, model, kind, layout, s, seed++, on_host);

@@ -52,13 +52,18 @@ inline sim::QuantizedTensor quantize_peer_operand(const std::vector<float>& x, s
     case PeerScales::kBlock:
     case PeerScales::kBlock1x128: {
       sim::scaling::BlockScalingConfig config;
-      config.block = weight && s == PeerScales::kBlock ? sim::scaling::kBlock128x128 : sim::scaling::kBlock1x128;
+      config.block = weight && s == PeerScales::kBlock ? sim::scaling::kBlock128x128
+                                                       : sim::scaling::kBlock1x128;
       return sim::scaling::quantize_block_te(x, rows, cols, f, config).tensor;
     }
-    case PeerScales::kPow2Tensorwise: return sim::scaling::quantize_current_te(x, rows, cols, f, true).tensor;
-    case PeerScales::kTeTensorwise: return sim::scaling::quantize_current_te(x, rows, cols, f).tensor;
+    case PeerScales::kPow2Tensorwise:
+      return sim::scaling::quantize_current_te(x, rows, cols, f, true).tensor;
+    case PeerScales::kTeTensorwise:
+      return sim::scaling::quantize_current_te(x, rows, cols, f).tensor;
     case PeerScales::kRowwise:
-      return sim::scaling::quantize_axiswise_torchao(x, rows, cols, sim::scaling::ScaleAxis::kRowwise, f, true).tensor;
+      return sim::scaling::quantize_axiswise_torchao(x, rows, cols,
+                                                     sim::scaling::ScaleAxis::kRowwise, f, true)
+          .tensor;
   }
   throw std::logic_error("unknown PeerScales");
 }

@@ -33,8 +33,13 @@ constexpr Overflow kModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow:
 std::vector<float> mixed(std::size_t n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   const float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> traps = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
-                              std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max()};
+  std::vector<float> traps = {0.0f,
+                              -0.0f,
+                              inf,
+                              -inf,
+                              std::numeric_limits<float>::quiet_NaN(),
+                              std::numeric_limits<float>::denorm_min(),
+                              std::numeric_limits<float>::max()};
   for (const float t : {448.0f, 464.0f, 480.0f, 57344.0f, 61440.0f, 0.001953125f, 0.0009765625f}) {
     traps.push_back(t);
     traps.push_back(-std::nextafter(t, inf));
@@ -44,13 +49,15 @@ std::vector<float> mixed(std::size_t n, std::uint64_t seed) {
   for (auto& v : x) {
     v = rng() % 16 == 0 ? traps[rng() % traps.size()]
                         : std::ldexp(1.0f + static_cast<float>(rng() % 4096) / 4096.0f,
-                                     static_cast<int>(rng() % 81) - 40) * ((rng() & 1) != 0 ? -1.0f : 1.0f);
+                                     static_cast<int>(rng() % 81) - 40) *
+                              ((rng() & 1) != 0 ? -1.0f : 1.0f);
   }
   return x;
 }
 
 void compare_codes(CheckResult& r, const std::string& where, const std::vector<float>& x,
-                   const std::vector<std::uint8_t>& expected, const std::vector<std::uint8_t>& actual) {
+                   const std::vector<std::uint8_t>& expected,
+                   const std::vector<std::uint8_t>& actual) {
   for (std::size_t i = 0; i < expected.size(); ++i) {
     ++r.compared;
     if (expected[i] != 0) ++r.nonzero;
@@ -58,7 +65,8 @@ void compare_codes(CheckResult& r, const std::string& where, const std::vector<f
       char text[128];
       std::snprintf(text, sizeof text, " code[%zu]: x = %s, sim 0x%02X, gpu 0x%02X", i,
                     bits_text(x[i]).c_str(), expected[i], actual[i]);
-      r.add_mismatch(where + text, static_cast<std::uint64_t>(std::abs(int{expected[i]} - int{actual[i]})));
+      r.add_mismatch(where + text,
+                     static_cast<std::uint64_t>(std::abs(int{expected[i]} - int{actual[i]})));
     }
   }
 }
@@ -67,12 +75,16 @@ void compare_stats(CheckResult& r, const std::string& where, const sim::Quantize
                    const gpu::DeviceQuantizeStats& a) {
   compare_float(r, where + " amax", e.amax, a.amax);
   const std::pair<const char*, std::pair<std::uint64_t, std::uint64_t>> counts[] = {
-      {"count", {e.count, a.count}}, {"saturated", {e.saturated, a.saturated}},
-      {"underflowed", {e.underflowed, a.underflowed}}, {"nan", {e.nan, a.nan}}};
+      {"count", {e.count, a.count}},
+      {"saturated", {e.saturated, a.saturated}},
+      {"underflowed", {e.underflowed, a.underflowed}},
+      {"nan", {e.nan, a.nan}}};
   for (const auto& [name, v] : counts) {
     ++r.compared;
     if (v.first != v.second) {
-      r.add_mismatch(where + " " + name + ": sim " + std::to_string(v.first) + ", gpu " + std::to_string(v.second), 0);
+      r.add_mismatch(where + " " + name + ": sim " + std::to_string(v.first) + ", gpu " +
+                         std::to_string(v.second),
+                     0);
     }
   }
 }
@@ -82,7 +94,8 @@ enum class Kind { kFp32, kBf16, kStochastic, kTranspose };
 CheckResult check_kind(Kind kind, const char* name) {
   CheckResult r;
   r.kernel = name;
-  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1}, {1, 7}, {3, 9}, {33, 65}, {257, 1031}, {1024, 1027}};
+  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},   {1, 7},      {3, 9},
+                                                          {33, 65}, {257, 1031}, {1024, 1027}};
   std::uint64_t seed = 1;
   for (const auto& [rows, cols] : shapes) {
     const std::size_t n = static_cast<std::size_t>(rows * cols);
@@ -102,7 +115,8 @@ CheckResult check_kind(Kind kind, const char* name) {
           if (kind == Kind::kBf16) {
             es = sim::quantize_bf16(xb, scale, format, mode, expected);
           } else if (kind == Kind::kStochastic) {
-            es = sim::quantize_stochastic(x, scale, format, mode, random.seed, random.stream, random.first_index, expected);
+            es = sim::quantize_stochastic(x, scale, format, mode, random.seed, random.stream,
+                                          random.first_index, expected);
           } else {
             es = sim::quantize(x, scale, format, mode, expected);
           }
@@ -114,17 +128,25 @@ CheckResult check_kind(Kind kind, const char* name) {
           gpu::QuantizeOutputs out{dcodes.get(), nullptr, dstats.get(), dscale_inv.get()};
           const auto count = static_cast<std::int64_t>(n);
           switch (kind) {
-            case Kind::kFp32: gpu::quantize(dx.get(), count, dscale.get(), format, mode, out); break;
-            case Kind::kBf16: gpu::quantize_bf16(dxb.get(), count, dscale.get(), format, mode, out); break;
-            case Kind::kStochastic: gpu::quantize_stochastic(dx.get(), count, dscale.get(), format, mode, random, out); break;
+            case Kind::kFp32:
+              gpu::quantize(dx.get(), count, dscale.get(), format, mode, out);
+              break;
+            case Kind::kBf16:
+              gpu::quantize_bf16(dxb.get(), count, dscale.get(), format, mode, out);
+              break;
+            case Kind::kStochastic:
+              gpu::quantize_stochastic(dx.get(), count, dscale.get(), format, mode, random, out);
+              break;
             case Kind::kTranspose:
-              gpu::quantize_transpose(dx.get(), rows, cols, dscale.get(), format, mode, out, dcodes_t.get());
+              gpu::quantize_transpose(dx.get(), rows, cols, dscale.get(), format, mode, out,
+                                      dcodes_t.get());
               break;
           }
           FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
           ++r.cases;
           const std::string where = std::to_string(rows) + "x" + std::to_string(cols) + " " +
-                                    sim::spec(format).name + " " + sim::to_string(mode) + " scale " + bits_text(scale);
+                                    sim::spec(format).name + " " + sim::to_string(mode) +
+                                    " scale " + bits_text(scale);
           compare_codes(r, where, seen, expected, dcodes.download());
           if (kind == Kind::kTranspose) {
             std::vector<std::uint8_t> expected_t(n);
@@ -160,24 +182,33 @@ CheckResult check_delayed_update() {
   std::vector<Group> groups;
   for (int copy = 0; copy < 20; ++copy) {
     const std::int64_t slots = 1 + copy % 3, len = copy % 4 == 0 ? 1024 : 1 + copy * 7;
-    Group g{slots, len, copy % 5 == 1, copy % 2 == 1,
+    Group g{slots,
+            len,
+            copy % 5 == 1,
+            copy % 2 == 1,
             sim::scaling::delayed_scaled_max(copy % 2 == 0 ? 448.0f : 57344.0f, copy % 3),
             std::vector<float>(static_cast<std::size_t>(slots * len), 0.0f),
             std::vector<float>(static_cast<std::size_t>(slots), 1.0f),
-            std::vector<float>(static_cast<std::size_t>(slots), 0.0f), {}, {}, {}};
+            std::vector<float>(static_cast<std::size_t>(slots), 0.0f),
+            {},
+            {},
+            {}};
     g.dh = gpu::DeviceBuffer<float>(g.h);
     g.ds = gpu::DeviceBuffer<float>(g.s);
     g.dred = gpu::DeviceBuffer<float>(g.red);
     groups.push_back(std::move(g));
   }
-  const float specials[] = {0.0f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+  const float specials[] = {0.0f, std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
                             std::numeric_limits<float>::denorm_min()};
   for (int step = 0; step < 10; ++step) {
     std::vector<gpu::scaling::DelayedUpdateGroup> device_groups;
     for (Group& g : groups) {
       for (std::int64_t j = 0; j < g.slots; ++j) {
         const auto pick = [&] {
-          return rng() % 4 == 0 ? specials[rng() % 4] : std::ldexp(1.0f + static_cast<float>(rng() % 100) / 100.0f, static_cast<int>(rng() % 30) - 15);
+          return rng() % 4 == 0 ? specials[rng() % 4]
+                                : std::ldexp(1.0f + static_cast<float>(rng() % 100) / 100.0f,
+                                             static_cast<int>(rng() % 30) - 15);
         };
         g.h[static_cast<std::size_t>(j)] = pick();
         g.red[static_cast<std::size_t>(j)] = rng() % 2 == 0 ? 0.0f : pick();
@@ -187,10 +218,11 @@ CheckResult check_delayed_update() {
       const bool recompute = step % 4 != 3;
       sim::scaling::fused_amax_and_scale_update(
           g.h, g.len, g.s, g.reduced ? std::span<const float>(g.red) : std::span<const float>(),
-          g.most_recent ? sim::scaling::AmaxComputeAlgo::kMostRecent : sim::scaling::AmaxComputeAlgo::kMax,
+          g.most_recent ? sim::scaling::AmaxComputeAlgo::kMostRecent
+                        : sim::scaling::AmaxComputeAlgo::kMax,
           g.scaled_max, recompute);
-      device_groups.push_back({g.dh.get(), g.ds.get(), g.reduced ? g.dred.get() : nullptr, g.slots, g.len,
-                               g.scaled_max, g.most_recent, recompute});
+      device_groups.push_back({g.dh.get(), g.ds.get(), g.reduced ? g.dred.get() : nullptr, g.slots,
+                               g.len, g.scaled_max, g.most_recent, recompute});
     }
     gpu::scaling::delayed_update(device_groups);
     FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
@@ -198,8 +230,10 @@ CheckResult check_delayed_update() {
     for (std::size_t k = 0; k < groups.size(); ++k) {
       const std::vector<float> h = groups[k].dh.download(), s = groups[k].ds.download();
       const std::string where = "step " + std::to_string(step) + " group " + std::to_string(k);
-      for (std::size_t i = 0; i < h.size(); ++i) compare_float(r, where + " H[" + std::to_string(i) + "]", groups[k].h[i], h[i]);
-      for (std::size_t j = 0; j < s.size(); ++j) compare_float(r, where + " S[" + std::to_string(j) + "]", groups[k].s[j], s[j]);
+      for (std::size_t i = 0; i < h.size(); ++i)
+        compare_float(r, where + " H[" + std::to_string(i) + "]", groups[k].h[i], h[i]);
+      for (std::size_t j = 0; j < s.size(); ++j)
+        compare_float(r, where + " S[" + std::to_string(j) + "]", groups[k].s[j], s[j]);
     }
   }
   return r;
@@ -223,29 +257,36 @@ std::vector<CheckResult> check_casts_all_inputs(bool stochastic, bool every_mode
     for (const Overflow mode : kModes) {
       if (!every_mode && mode != Overflow::kSatFinite) continue;
       CheckResult r;
-      r.kernel = std::string("cast ") + (stochastic ? "stochastic " : "rne ") + sim::spec(format).name + " " +
-                 sim::to_string(mode) + " (all 2^32)";
+      r.kernel = std::string("cast ") + (stochastic ? "stochastic " : "rne ") +
+                 sim::spec(format).name + " " + sim::to_string(mode) + " (all 2^32)";
       for (std::int64_t first = 0; first < (std::int64_t{1} << 32); first += kChunk) {
-        gpu::cast_range(static_cast<std::uint32_t>(first), kChunk, format, mode, stochastic, kSeed, codes.get());
+        gpu::cast_range(static_cast<std::uint32_t>(first), kChunk, format, mode, stochastic, kSeed,
+                        codes.get());
         FP8LAB_CUDA_CHECK(cudaMemcpy(host.data(), codes.get(), kChunk, cudaMemcpyDeviceToHost));
         CheckResult part;
-        parallel_chunks(kChunk, [&](std::int64_t lo, std::int64_t hi, CheckResult& local) {
-          for (std::int64_t i = lo; i < hi; ++i) {
-            const auto bits = static_cast<std::uint32_t>(first + i);
-            const float y = std::bit_cast<float>(bits);
-            const std::uint8_t expected =
-                stochastic ? sim::cast_fp32_to_fp8_stochastic(y, format, mode, sim::philox_random_word(kSeed, 0, bits))
-                           : sim::cast_fp32_to_fp8(y, format, mode);
-            ++local.compared;
-            if (expected != 0) ++local.nonzero;
-            if (expected != host[static_cast<std::size_t>(i)]) {
-              char text[96];
-              std::snprintf(text, sizeof text, "x = %s: sim 0x%02X, gpu 0x%02X", bits_text(y).c_str(), expected,
-                            host[static_cast<std::size_t>(i)]);
-              local.add_mismatch(text, static_cast<std::uint64_t>(std::abs(int{expected} - int{host[static_cast<std::size_t>(i)]})));
-            }
-          }
-        }, part);
+        parallel_chunks(
+            kChunk,
+            [&](std::int64_t lo, std::int64_t hi, CheckResult& local) {
+              for (std::int64_t i = lo; i < hi; ++i) {
+                const auto bits = static_cast<std::uint32_t>(first + i);
+                const float y = std::bit_cast<float>(bits);
+                const std::uint8_t expected =
+                    stochastic ? sim::cast_fp32_to_fp8_stochastic(
+                                     y, format, mode, sim::philox_random_word(kSeed, 0, bits))
+                               : sim::cast_fp32_to_fp8(y, format, mode);
+                ++local.compared;
+                if (expected != 0) ++local.nonzero;
+                if (expected != host[static_cast<std::size_t>(i)]) {
+                  char text[96];
+                  std::snprintf(text, sizeof text, "x = %s: sim 0x%02X, gpu 0x%02X",
+                                bits_text(y).c_str(), expected, host[static_cast<std::size_t>(i)]);
+                  local.add_mismatch(
+                      text, static_cast<std::uint64_t>(
+                                std::abs(int{expected} - int{host[static_cast<std::size_t>(i)]})));
+                }
+              }
+            },
+            part);
         r.merge(part);
       }
       r.cases = 1;

@@ -29,7 +29,8 @@ struct Shape {
 };
 // Odd sizes around 32- and 128-element blocks and the 8-warp grid; {3, 32} and {5, 384} end in a
 // partial 512-value step of the row-block kernels (gpu/scaling/blocked.cu: 1x32, 1x128).
-constexpr Shape kShapes[] = {{1, 1}, {7, 33}, {33, 130}, {128, 128}, {130, 257}, {256, 1000}, {3, 32}, {5, 384}};
+constexpr Shape kShapes[] = {{1, 1},     {7, 33},     {33, 130}, {128, 128},
+                             {130, 257}, {256, 1000}, {3, 32},   {5, 384}};
 
 // Three input families: clean activations over a few binades; the same with rare specials (NaN,
 // ±Inf, zeros, fp32 denormals, huge values); and wide-range values (2^-40 .. 2^40).
@@ -43,8 +44,14 @@ std::vector<float> input(std::size_t n, std::uint64_t seed, int family) {
   }
   if (family == 1) {
     const float inf = std::numeric_limits<float>::infinity();
-    const float pick[] = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
-                          std::numeric_limits<float>::denorm_min(), 1e30f, -3e-30f};
+    const float pick[] = {0.0f,
+                          -0.0f,
+                          inf,
+                          -inf,
+                          std::numeric_limits<float>::quiet_NaN(),
+                          std::numeric_limits<float>::denorm_min(),
+                          1e30f,
+                          -3e-30f};
     for (std::size_t i = 0; i < n / 301 + 1; ++i) x[rng() % n] = pick[rng() % std::size(pick)];
   }
   return x;
@@ -52,9 +59,13 @@ std::vector<float> input(std::size_t n, std::uint64_t seed, int family) {
 
 struct Quantizer {
   std::string name;
-  std::function<sim::scaling::QuantizeResult(const std::vector<float>&, std::int64_t, std::int64_t, Format)> sim;
+  std::function<sim::scaling::QuantizeResult(const std::vector<float>&, std::int64_t, std::int64_t,
+                                             Format)>
+      sim;
   // Runs the GPU quantizer (device pointers) or, with on_host, its host twin (host pointers).
-  std::function<void(const float*, std::int64_t, std::int64_t, Format, const gpu::scaling::BlockedOutputs&, bool on_host)> gpu;
+  std::function<void(const float*, std::int64_t, std::int64_t, Format,
+                     const gpu::scaling::BlockedOutputs&, bool on_host)>
+      gpu;
 };
 
 std::vector<Quantizer> quantizers() {
@@ -63,29 +74,38 @@ std::vector<Quantizer> quantizers() {
   std::vector<Quantizer> q;
   for (const bool pow2 : {false, true}) {
     q.push_back({std::string("current te") + (pow2 ? " pow2" : ""),
-                 [pow2](const auto& x, auto r, auto c, Format f) { return ss::quantize_current_te(x, r, c, f, pow2); },
+                 [pow2](const auto& x, auto r, auto c, Format f) {
+                   return ss::quantize_current_te(x, r, c, f, pow2);
+                 },
                  [pow2](const float* x, auto r, auto c, Format f, const auto& o, bool h) {
-                   h ? gs::host_twin::quantize_current_te(x, r, c, f, pow2, 0.0f, o) : gs::quantize_current_te(x, r, c, f, pow2, 0.0f, o);
+                   h ? gs::host_twin::quantize_current_te(x, r, c, f, pow2, 0.0f, o)
+                     : gs::quantize_current_te(x, r, c, f, pow2, 0.0f, o);
                  }});
     q.push_back({std::string("tensorwise torchao") + (pow2 ? " pow2" : ""),
-                 [pow2](const auto& x, auto r, auto c, Format f) { return ss::quantize_tensorwise_torchao(x, r, c, f, pow2); },
+                 [pow2](const auto& x, auto r, auto c, Format f) {
+                   return ss::quantize_tensorwise_torchao(x, r, c, f, pow2);
+                 },
                  [pow2](const float* x, auto r, auto c, Format f, const auto& o, bool h) {
-                   h ? gs::host_twin::quantize_tensorwise_torchao(x, r, c, f, pow2, o) : gs::quantize_tensorwise_torchao(x, r, c, f, pow2, o);
+                   h ? gs::host_twin::quantize_tensorwise_torchao(x, r, c, f, pow2, o)
+                     : gs::quantize_tensorwise_torchao(x, r, c, f, pow2, o);
                  }});
   }
   for (const bool rowwise : {true, false}) {
     q.push_back({std::string("axiswise torchao ") + (rowwise ? "rowwise" : "columnwise"),
                  [rowwise](const auto& x, auto r, auto c, Format f) {
-                   return ss::quantize_axiswise_torchao(x, r, c, rowwise ? ss::ScaleAxis::kRowwise : ss::ScaleAxis::kColumnwise, f, true);
+                   return ss::quantize_axiswise_torchao(
+                       x, r, c, rowwise ? ss::ScaleAxis::kRowwise : ss::ScaleAxis::kColumnwise, f,
+                       true);
                  },
                  [rowwise](const float* x, auto r, auto c, Format f, const auto& o, bool h) {
-                   h ? gs::host_twin::quantize_axiswise_torchao(x, r, c, rowwise, f, true, o) : gs::quantize_axiswise_torchao(x, r, c, rowwise, f, true, o);
+                   h ? gs::host_twin::quantize_axiswise_torchao(x, r, c, rowwise, f, true, o)
+                     : gs::quantize_axiswise_torchao(x, r, c, rowwise, f, true, o);
                  }});
   }
   for (const ss::BlockShape block : {ss::kBlock1x128, ss::kBlock128x1, ss::kBlock128x128}) {
     for (const bool pow2 : {true, false}) {
-      const std::string name = "block te " + std::to_string(block.rows) + "x" + std::to_string(block.cols) +
-                               (pow2 ? " pow2" : " fp32-scales");
+      const std::string name = "block te " + std::to_string(block.rows) + "x" +
+                               std::to_string(block.cols) + (pow2 ? " pow2" : " fp32-scales");
       q.push_back({name,
                    [block, pow2](const auto& x, auto r, auto c, Format f) {
                      ss::BlockScalingConfig config;
@@ -95,8 +115,10 @@ std::vector<Quantizer> quantizers() {
                    },
                    [block, pow2](const float* x, auto r, auto c, Format f, const auto& o, bool h) {
                      const float inf_value = ss::block_value_for_inf(Format::FP32);
-                     h ? gs::host_twin::quantize_block_te(x, r, c, block.rows, block.cols, f, pow2, 0.0f, inf_value, o)
-                       : gs::quantize_block_te(x, r, c, block.rows, block.cols, f, pow2, 0.0f, inf_value, o);
+                     h ? gs::host_twin::quantize_block_te(x, r, c, block.rows, block.cols, f, pow2,
+                                                          0.0f, inf_value, o)
+                       : gs::quantize_block_te(x, r, c, block.rows, block.cols, f, pow2, 0.0f,
+                                               inf_value, o);
                    }});
     }
   }
@@ -105,28 +127,32 @@ std::vector<Quantizer> quantizers() {
   for (const ss::E8M0Mode mode : modes) {
     for (const ss::TorchaoVersion v : {ss::TorchaoVersion::kV0_18, ss::TorchaoVersion::kMain}) {
       if (mode == ss::E8M0Mode::kTe && v == ss::TorchaoVersion::kMain) continue;  // no version
-      const std::string name = std::string(ss::to_string(mode)) +
-                               (mode == ss::E8M0Mode::kTe ? "" : std::string(" ") + ss::to_string(v));
+      const std::string name =
+          std::string(ss::to_string(mode)) +
+          (mode == ss::E8M0Mode::kTe ? "" : std::string(" ") + ss::to_string(v));
       for (const int shape : {0, 1, 2}) {  // 1x32 rowwise, 32x1 columnwise, 32x32 2-D
         const char* shape_name[] = {"1x32", "32x1", "32x32"};
-        q.push_back({std::string("mxfp8 ") + shape_name[shape] + " " + name,
-                     [mode, v, shape](const auto& x, auto r, auto c, Format f) {
-                       if (shape == 2) return ss::quantize_mx_2d(x, r, c, f, mode, v);
-                       return ss::quantize_mx(x, r, c, shape == 0 ? ss::ScaleAxis::kRowwise : ss::ScaleAxis::kColumnwise, f, mode, v);
-                     },
-                     [mode, v, shape](const float* x, auto r, auto c, Format f, const auto& o, bool h) {
-                       const std::int64_t br = shape == 0 ? 1 : 32, bc = shape == 1 ? 1 : 32;
-                       h ? gs::host_twin::quantize_mx(x, r, c, br, bc, f, mode, v, o)
-                         : gs::quantize_mx(x, r, c, br, bc, f, mode, v, o);
-                     }});
+        q.push_back(
+            {std::string("mxfp8 ") + shape_name[shape] + " " + name,
+             [mode, v, shape](const auto& x, auto r, auto c, Format f) {
+               if (shape == 2) return ss::quantize_mx_2d(x, r, c, f, mode, v);
+               return ss::quantize_mx(
+                   x, r, c, shape == 0 ? ss::ScaleAxis::kRowwise : ss::ScaleAxis::kColumnwise, f,
+                   mode, v);
+             },
+             [mode, v, shape](const float* x, auto r, auto c, Format f, const auto& o, bool h) {
+               const std::int64_t br = shape == 0 ? 1 : 32, bc = shape == 1 ? 1 : 32;
+               h ? gs::host_twin::quantize_mx(x, r, c, br, bc, f, mode, v, o)
+                 : gs::quantize_mx(x, r, c, br, bc, f, mode, v, o);
+             }});
       }
     }
   }
   return q;
 }
 
-void run_case(CheckResult& r, const Quantizer& q, const std::vector<float>& x, Shape s, Format format,
-              bool on_host) {
+void run_case(CheckResult& r, const Quantizer& q, const std::vector<float>& x, Shape s,
+              Format format, bool on_host) {
   const sim::scaling::QuantizeResult expected = q.sim(x, s.rows, s.cols, format);
   const sim::QuantizedTensor& t = expected.tensor;
   const std::size_t scales_n = t.scale_inv.size();
@@ -134,13 +160,15 @@ void run_case(CheckResult& r, const Quantizer& q, const std::vector<float>& x, S
   std::vector<float> scale_inv(scales_n), scale(scales_n);
   gpu::DeviceQuantizeStats st{};
   if (on_host) {
-    q.gpu(x.data(), s.rows, s.cols, format, {codes.data(), scale_inv.data(), scale.data(), e8m0.data(), &st}, true);
+    q.gpu(x.data(), s.rows, s.cols, format,
+          {codes.data(), scale_inv.data(), scale.data(), e8m0.data(), &st}, true);
   } else {
     gpu::DeviceBuffer<float> dx(x), dscale_inv(scales_n), dscale(scales_n);
     gpu::DeviceBuffer<std::uint8_t> dcodes(x.size()), de8m0(scales_n);
     gpu::DeviceBuffer<gpu::DeviceQuantizeStats> dstats(1);
     dstats.zero();
-    q.gpu(dx.get(), s.rows, s.cols, format, {dcodes.get(), dscale_inv.get(), dscale.get(), de8m0.get(), dstats.get()}, false);
+    q.gpu(dx.get(), s.rows, s.cols, format,
+          {dcodes.get(), dscale_inv.get(), dscale.get(), de8m0.get(), dstats.get()}, false);
     FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
     codes = dcodes.download();
     e8m0 = de8m0.download();
@@ -149,23 +177,26 @@ void run_case(CheckResult& r, const Quantizer& q, const std::vector<float>& x, S
     st = gpu::read_stats(dstats.get());
   }
   ++r.cases;
-  const std::string where = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " + sim::spec(format).name;
+  const std::string where = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " +
+                            sim::spec(format).name;
   for (std::size_t i = 0; i < codes.size(); ++i) {
     ++r.compared;
     if (t.data[i] != 0) ++r.nonzero;
     if (codes[i] != t.data[i]) {
       char text[160];
-      std::snprintf(text, sizeof text, " code[%zu]: x = %s, sim 0x%02X, gpu 0x%02X", i, bits_text(x[i]).c_str(),
-                    t.data[i], codes[i]);
-      r.add_mismatch(where + text, static_cast<std::uint64_t>(std::abs(int{codes[i]} - int{t.data[i]})));
+      std::snprintf(text, sizeof text, " code[%zu]: x = %s, sim 0x%02X, gpu 0x%02X", i,
+                    bits_text(x[i]).c_str(), t.data[i], codes[i]);
+      r.add_mismatch(where + text,
+                     static_cast<std::uint64_t>(std::abs(int{codes[i]} - int{t.data[i]})));
     }
   }
   for (std::size_t b = 0; b < t.scale_inv.size(); ++b) {
     compare_float(r, where + " scale_inv[" + std::to_string(b) + "]", t.scale_inv[b], scale_inv[b]);
-    if (!t.scale.empty()) compare_float(r, where + " scale[" + std::to_string(b) + "]", t.scale[b], scale[b]);
+    if (!t.scale.empty())
+      compare_float(r, where + " scale[" + std::to_string(b) + "]", t.scale[b], scale[b]);
     if (!t.scale_e8m0.empty() && t.scale_e8m0[b] != e8m0[b]) {
-      r.add_mismatch(where + " e8m0[" + std::to_string(b) + "]: sim " + std::to_string(t.scale_e8m0[b]) +
-                         ", gpu " + std::to_string(e8m0[b]),
+      r.add_mismatch(where + " e8m0[" + std::to_string(b) + "]: sim " +
+                         std::to_string(t.scale_e8m0[b]) + ", gpu " + std::to_string(e8m0[b]),
                      static_cast<std::uint64_t>(std::abs(int{t.scale_e8m0[b]} - int{e8m0[b]})));
     }
   }
@@ -179,7 +210,8 @@ void run_case(CheckResult& r, const Quantizer& q, const std::vector<float>& x, S
     ++r.compared;
     if (values.first != values.second) {
       r.add_mismatch(where + " stats." + name + ": sim " + std::to_string(values.first) + ", gpu " +
-                         std::to_string(values.second), 0);
+                         std::to_string(values.second),
+                     0);
     }
   }
 }
@@ -194,8 +226,10 @@ std::vector<CheckResult> check_scaling_quantizers(bool on_host) {
     std::uint64_t seed = 100;
     for (const Shape& s : kShapes) {
       for (const int family : {0, 1, 2}) {
-        const std::vector<float> x = input(static_cast<std::size_t>(s.rows * s.cols), seed++, family);
-        for (const Format format : {Format::E4M3, Format::E5M2}) run_case(r, q, x, s, format, on_host);
+        const std::vector<float> x =
+            input(static_cast<std::size_t>(s.rows * s.cols), seed++, family);
+        for (const Format format : {Format::E4M3, Format::E5M2})
+          run_case(r, q, x, s, format, on_host);
       }
     }
     results.push_back(std::move(r));

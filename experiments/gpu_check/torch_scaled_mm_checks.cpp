@@ -30,7 +30,9 @@ torch::Tensor fp8_tensor(const sim::QuantizedTensor& t) {
 }
 
 torch::Tensor scales(const sim::QuantizedTensor& t, std::vector<std::int64_t> shape) {
-  return torch::from_blob(const_cast<float*>(t.scale_inv.data()), shape, torch::kFloat32).clone().to(torch::kCUDA);
+  return torch::from_blob(const_cast<float*>(t.scale_inv.data()), shape, torch::kFloat32)
+      .clone()
+      .to(torch::kCUDA);
 }
 
 }  // namespace
@@ -40,8 +42,8 @@ std::vector<CheckResult> check_torch_scaled_mm_peer() {
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   for (const bool rowwise : {false, true}) {
     for (const bool fast : {false, true}) {
-      const sim::Accumulation model =
-          fast ? sim::Accumulation::kHopperFastAccum : sim::Accumulation::kHopperSplitAccumulator;
+      const sim::Accumulation model = fast ? sim::Accumulation::kHopperFastAccum
+                                           : sim::Accumulation::kHopperSplitAccumulator;
       CheckResult r;
       r.peer = true;
       r.kernel = std::string("torch._scaled_mm ") + (rowwise ? "rowwise" : "tensorwise") +
@@ -59,7 +61,8 @@ std::vector<CheckResult> check_torch_scaled_mm_peer() {
           const auto xa = peer_values(static_cast<std::size_t>(s.m * s.k), seed++);
           const auto xb = peer_values(static_cast<std::size_t>(s.n * s.k), seed++);
           const PeerScales kind = rowwise ? PeerScales::kRowwise : PeerScales::kPow2Tensorwise;
-          const sim::QuantizedTensor ta = quantize_peer_operand(xa, s.m, s.k, Format::E4M3, kind, false);
+          const sim::QuantizedTensor ta =
+              quantize_peer_operand(xa, s.m, s.k, Format::E4M3, kind, false);
           const sim::QuantizedTensor tb = quantize_peer_operand(xb, s.n, s.k, b_format, kind, true);
           sim::GemmOptions options;
           options.accumulation = model;
@@ -71,8 +74,8 @@ std::vector<CheckResult> check_torch_scaled_mm_peer() {
           try {
             const torch::Tensor scale_a = rowwise ? scales(ta, {s.m, 1}) : scales(ta, {});
             const torch::Tensor scale_b = rowwise ? scales(tb, {1, s.n}) : scales(tb, {});
-            const torch::Tensor out = at::_scaled_mm(fp8_tensor(ta), fp8_tensor(tb).t(), scale_a, scale_b, {},
-                                                     {}, torch::kFloat32, fast)
+            const torch::Tensor out = at::_scaled_mm(fp8_tensor(ta), fp8_tensor(tb).t(), scale_a,
+                                                     scale_b, {}, {}, torch::kFloat32, fast)
                                           .to(torch::kCPU)
                                           .contiguous();
             const float* actual = out.data_ptr<float>();
@@ -80,7 +83,8 @@ std::vector<CheckResult> check_torch_scaled_mm_peer() {
             compare_matrix(r, where, expected, actual, s.n, {"model", "torch"});
           } catch (const std::exception& error) {
             if (r.first.size() < CheckResult::kKeep) {
-              r.first.push_back("not run: " + where + ": " + std::string(error.what()).substr(0, 200));
+              r.first.push_back("not run: " + where + ": " +
+                                std::string(error.what()).substr(0, 200));
             }
           }
         }

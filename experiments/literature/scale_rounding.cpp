@@ -33,8 +33,8 @@ std::uint8_t scale_code(float amax, const std::string& mode) {
   return sim::scaling::mx_scale_code(amax, sim::Format::E4M3, mode_of(mode), kTorchao);
 }
 
-ScaleRoundingRow block_statistics(const std::vector<float>& x, std::int64_t rows,
-                                  std::int64_t cols, const std::string& mode) {
+ScaleRoundingRow block_statistics(const std::vector<float>& x, std::int64_t rows, std::int64_t cols,
+                                  const std::string& mode) {
   const auto m = mode_of(mode);
   const auto q = sim::scaling::quantize_mx(x, rows, cols, sim::scaling::ScaleAxis::kRowwise,
                                            sim::Format::E4M3, m, kTorchao);
@@ -56,8 +56,8 @@ ScaleRoundingRow block_statistics(const std::vector<float>& x, std::int64_t rows
       const double amax = std::fabs(x[static_cast<std::size_t>(r * cols + at)]);
       if (!(amax > 0)) continue;
       ++row.blocks;
-      const std::size_t scale_index = static_cast<std::size_t>(r * q.tensor.scale_cols() +
-                                                               c0 / block);
+      const std::size_t scale_index =
+          static_cast<std::size_t>(r * q.tensor.scale_cols() + c0 / block);
       const double multiplier = q.tensor.scale[scale_index];
       if (amax * multiplier > fp8_max) ++row.clipped;
       const double restored = std::fabs(
@@ -76,8 +76,7 @@ ScaleRoundingRow block_statistics(const std::vector<float>& x, std::int64_t rows
 std::vector<ScaleRoundingRow> measure_scale_rounding(const ScaleRoundingOptions& options) {
   std::vector<ScaleRoundingRow> rows;
   for (const auto distribution : all_distributions()) {
-    const auto p = make_operands(distribution, options.rows, options.rows, options.k,
-                                 options.seed);
+    const auto p = make_operands(distribution, options.rows, options.rows, options.k, options.seed);
     for (const auto& mode : scale_modes()) {
       auto row = block_statistics(p.a, p.rows_a, p.k, mode);
       row.distribution = distribution;
@@ -95,7 +94,8 @@ std::string format_scale_rounding_table(const std::vector<ScaleRoundingRow>& row
   out += line;
   for (const auto& r : rows) {
     const double n = r.blocks > 0 ? static_cast<double>(r.blocks) : 1.0;
-    std::snprintf(line, sizeof line, "%-16s %-6s %7lld %7lld (%5.1f%%) %7lld (%5.1f%%) %10.3f%% "
+    std::snprintf(line, sizeof line,
+                  "%-16s %-6s %7lld %7lld (%5.1f%%) %7lld (%5.1f%%) %10.3f%% "
                   "%10.3f%%\n",
                   to_string(r.distribution), r.mode.c_str(), static_cast<long long>(r.blocks),
                   static_cast<long long>(r.clipped), 100.0 * static_cast<double>(r.clipped) / n,

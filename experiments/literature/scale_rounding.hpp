@@ -25,9 +25,9 @@ struct ScaleRoundingRow {
   Distribution distribution;
   std::string mode;  // floor | even | ceil | rceil
   std::int64_t blocks = 0;
-  std::int64_t clipped = 0;      // blocks whose maximum saturated
+  std::int64_t clipped = 0;         // blocks whose maximum saturated
   std::int64_t over_half_step = 0;  // blocks whose maximum lost more than 6.25%
-  double worst_loss = 0;         // over blocks
+  double worst_loss = 0;            // over blocks
   double mean_loss = 0;
 };
 
@@ -41,8 +41,8 @@ struct ScaleRoundingOptions {
 std::vector<ScaleRoundingRow> measure_scale_rounding(const ScaleRoundingOptions& options);
 
 // The per-block statistics of one tensor and mode (exposed for the tests).
-ScaleRoundingRow block_statistics(const std::vector<float>& x, std::int64_t rows,
-                                  std::int64_t cols, const std::string& mode);
+ScaleRoundingRow block_statistics(const std::vector<float>& x, std::int64_t rows, std::int64_t cols,
+                                  const std::string& mode);
 
 // The E8M0 code of one block amax under each mode (E4M3 elements, torchao 0.18), e.g. the
 // torchao issue 2035 vector: amax 150 -> floor 126, ceil 127, rceil 126.

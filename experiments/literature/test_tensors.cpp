@@ -51,14 +51,13 @@ const char* to_string(Distribution d) {
 }
 
 const std::vector<Distribution>& all_distributions() {
-  static const std::vector<Distribution> all = {Distribution::kGaussian,
-                                                Distribution::kNonnegative,
+  static const std::vector<Distribution> all = {Distribution::kGaussian, Distribution::kNonnegative,
                                                 Distribution::kActivationLike};
   return all;
 }
 
-OperandPair make_operands(Distribution d, std::int64_t rows_a, std::int64_t rows_b,
-                          std::int64_t k, std::uint64_t seed) {
+OperandPair make_operands(Distribution d, std::int64_t rows_a, std::int64_t rows_b, std::int64_t k,
+                          std::uint64_t seed) {
   OperandPair p{rows_a, rows_b, k, {}, {}};
   Normal normal(seed * 3 + static_cast<std::uint64_t>(d));
   p.a.resize(static_cast<std::size_t>(rows_a * k));

@@ -28,7 +28,7 @@ struct OperandPair {
 
 // The pair for one distribution; the same (distribution, rows, k, seed) always gives the same
 // values (std::mt19937_64, whose output the C++ standard fixes, and our own Box-Muller).
-OperandPair make_operands(Distribution d, std::int64_t rows_a, std::int64_t rows_b,
-                          std::int64_t k, std::uint64_t seed);
+OperandPair make_operands(Distribution d, std::int64_t rows_a, std::int64_t rows_b, std::int64_t k,
+                          std::uint64_t seed);
 
 }  // namespace fp8lab::experiments::literature

@@ -67,7 +67,8 @@ std::string verdict_rules() {
          "one seed from another), or within the fixed " +
          format_percent(kTracksBaselineTolerance) +
          " where fewer than 3 baseline seeds ran; \"failed to train\" = eval loss fell by less "
-         "than " + format_percent(kFailedToTrainImprovement) +
+         "than " +
+         format_percent(kFailedToTrainImprovement) +
          " of the baseline's fall. A recipe run on several seeds is one row: medians over its "
          "seeds (n), and the worst seed's verdict if a seed diverged or threw.";
 }

@@ -29,8 +29,7 @@ namespace fp8lab::experiments {
 inline constexpr double kTracksBaselineTolerance = 0.02;
 inline constexpr double kFailedToTrainImprovement = 0.5;
 
-std::string run_verdict(const nlohmann::json& record,
-                        double tolerance = kTracksBaselineTolerance);
+std::string run_verdict(const nlohmann::json& record, double tolerance = kTracksBaselineTolerance);
 // Lower is better: verdict class first, then |final eval rel diff|.
 int verdict_rank(const std::string& verdict);
 

@@ -22,8 +22,8 @@ std::string ChaosFloor::describe() const {
            ")";
   }
   if (tail_errors.empty()) return "no finished null run (" + perturbation + ")";
-  return "1 null seed: " + signed_percent(tail_errors.front()) + ", no interval (" +
-         perturbation + ")";
+  return "1 null seed: " + signed_percent(tail_errors.front()) + ", no interval (" + perturbation +
+         ")";
 }
 
 std::string ChaosFloor::cell() const {

@@ -102,9 +102,8 @@ std::vector<double> relative_differences(const RecipeRow& a, const RecipeRow& b,
 void judge_contrast(Contrast& c, double band) {
   if (!c.interval || c.interval->n < kMinPairedSeeds) {
     c.verdict = "too few seeds";
-    c.reason = std::to_string(c.seeds.size()) + " common seed" +
-               (c.seeds.size() == 1 ? "" : "s") + "; an interval needs " +
-               std::to_string(kMinPairedSeeds);
+    c.reason = std::to_string(c.seeds.size()) + " common seed" + (c.seeds.size() == 1 ? "" : "s") +
+               "; an interval needs " + std::to_string(kMinPairedSeeds);
     return;
   }
   const auto& i = *c.interval;
@@ -171,7 +170,8 @@ std::string describe_eval_sampling_error(const Resolution& r, double band) {
   std::string text = " The eval set's own sampling error of one seed's paired error is \u00b1" +
                      format_percent(r.paired_eval_se) +
                      " (FP8 minus baseline on the same eval windows, same seed; one eval loss "
-                     "alone \u00b1" + format_percent(r.unpaired_eval_se) + ")";
+                     "alone \u00b1" +
+                     format_percent(r.unpaired_eval_se) + ")";
   if (*r.paired_eval_se <= 0) return text + ".";
   const double ratio = band / *r.paired_eval_se;
   // Well below: a third of the band or less, so that it adds little to a seed's spread.

@@ -31,10 +31,10 @@ struct Contrast {
   const RecipeRow* better = nullptr;  // B
   std::string field;                  // the one recipe field they differ in
   std::string worse_value, better_value;
-  std::vector<std::int64_t> seeds;    // common finished seeds
+  std::vector<std::int64_t> seeds;  // common finished seeds
   std::optional<MeanInterval> interval;
-  std::string verdict;                // "A worse", "equivalent", "unresolved", "too few seeds"
-  std::string reason;                 // "about 14 seeds would resolve it", ...
+  std::string verdict;  // "A worse", "equivalent", "unresolved", "too few seeds"
+  std::string reason;   // "about 14 seeds would resolve it", ...
   bool resolved() const { return verdict == "A worse" || verdict == "equivalent"; }
   // "fp8_format E5M2 vs E4M3 (scaling current, ...)": what is compared.
   std::string title() const;
@@ -46,16 +46,16 @@ std::vector<Contrast> recipe_contrasts(const std::vector<RecipeRow>& rows, doubl
 // What a sweep of this size can resolve, per baseline family.
 struct Resolution {
   std::string family;
-  std::size_t typical_seeds = 0;     // median seeds with a paired error over the family's rows
-  std::optional<double> typical_sd;  // median sd of their tail errors vs the baseline
-  std::optional<double> vs_baseline; // smallest mean error these seeds call `degrades`
-  std::optional<double> contrast_sd; // median sd of the contrasts' differences
-  std::optional<double> contrast;    // smallest contrast these seeds resolve (half-width)
+  std::size_t typical_seeds = 0;      // median seeds with a paired error over the family's rows
+  std::optional<double> typical_sd;   // median sd of their tail errors vs the baseline
+  std::optional<double> vs_baseline;  // smallest mean error these seeds call `degrades`
+  std::optional<double> contrast_sd;  // median sd of the contrasts' differences
+  std::optional<double> contrast;     // smallest contrast these seeds resolve (half-width)
   // The eval set's sampling error (eval_sampling_error.hpp), medians over the family's rows:
   // of one seed's paired error, and of one eval loss.
   std::optional<double> paired_eval_se;
   std::optional<double> unpaired_eval_se;
-  std::size_t rows_resolved = 0, rows = 0;        // rows judged degrades / within band
+  std::size_t rows_resolved = 0, rows = 0;  // rows judged degrades / within band
   std::size_t contrasts_resolved = 0, contrasts = 0;
 };
 // " The eval set's own sampling error of one seed's paired error: ±0.04% (...), 6x below the

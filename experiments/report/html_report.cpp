@@ -11,9 +11,9 @@
 
 #include "experiments/report/ablation.hpp"
 #include "experiments/report/analysis.hpp"
+#include "experiments/report/first_non_finite.hpp"
 #include "experiments/report/layer_stats_report.hpp"
 #include "experiments/report/literature_effects.hpp"
-#include "experiments/report/first_non_finite.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
 #include "experiments/report/report_facts.hpp"
@@ -128,12 +128,11 @@ std::string curve_hover(const nlohmann::json& r, const std::string& verdict) {
 }
 
 // Baseline curves (black, thick), then every run in ranked order, grouped by verdict.
-LineChart curves(const ReportInput& input, const std::vector<const nlohmann::json*>& ranked,
-                 const NoiseFloors& floors, const std::string& title, const std::string& y_label,
-                 bool log_y,
-                 const std::function<std::vector<std::pair<double, double>>(const nlohmann::json&)>&
-                     points,
-                 bool with_baselines) {
+LineChart curves(
+    const ReportInput& input, const std::vector<const nlohmann::json*>& ranked,
+    const NoiseFloors& floors, const std::string& title, const std::string& y_label, bool log_y,
+    const std::function<std::vector<std::pair<double, double>>(const nlohmann::json&)>& points,
+    bool with_baselines) {
   LineChart chart{title, "step", y_label, log_y, {}};
   if (with_baselines) {
     for (const auto& r : input.records) {
@@ -141,9 +140,9 @@ LineChart curves(const ReportInput& input, const std::vector<const nlohmann::jso
       const auto label = "seed " + r.value("seed", nlohmann::json(0)).dump() + " " +
                          r["workload"].get<std::string>() + " (" +
                          r.value("high_precision", std::string("?")) + ")";
-      chart.series.push_back({label, points(r), "#000000", 2.5, false, "baseline", true,
-                              "baseline " + label + " (run " + r["run_id"].get<std::string>() +
-                                  ")"});
+      chart.series.push_back(
+          {label, points(r), "#000000", 2.5, false, "baseline", true,
+           "baseline " + label + " (run " + r["run_id"].get<std::string>() + ")"});
     }
   }
   // With runs on several seeds a label names the seed too ("s1 HYBRID m0").
@@ -234,7 +233,8 @@ std::vector<std::string> in_natural_order(const std::set<std::string>& values) {
     return !v.empty() && end == v.c_str() + v.size();
   };
   double unused = 0;
-  if (std::all_of(out.begin(), out.end(), [&](const std::string& v) { return numeric(v, unused); })) {
+  if (std::all_of(out.begin(), out.end(),
+                  [&](const std::string& v) { return numeric(v, unused); })) {
     std::sort(out.begin(), out.end(), [&](const std::string& a, const std::string& b) {
       double x = 0, y = 0;
       numeric(a, x);
@@ -382,11 +382,10 @@ void ranked_table(std::ostringstream& html, const ReportInput& input, const Repo
     const auto* chaos = facts.chaos.of(r);
     html << "<tr" << (mark.differs ? " class=\"upstream-differs\"" : "") << ">"
          << td(std::to_string(++rank), true) << td(run_label(r)) << td(row.seeds_text())
-         << "<td class=\"" << verdict_class(row.verdict) << "\">"
-         << escape_html(shown_verdict(row)) << "</td>"
-         << td(interval_text(row.paired.tail), true) << td(interval_text(row.paired.final), true)
-         << td(chaos ? chaos->cell() : "-", true) << td(eval_loss_text(row), true)
-         << td(format_percent(row.median_abs_rel_diff), true)
+         << "<td class=\"" << verdict_class(row.verdict) << "\">" << escape_html(shown_verdict(row))
+         << "</td>" << td(interval_text(row.paired.tail), true)
+         << td(interval_text(row.paired.final), true) << td(chaos ? chaos->cell() : "-", true)
+         << td(eval_loss_text(row), true) << td(format_percent(row.median_abs_rel_diff), true)
          << td(format_number(row.median_at("/final/forward_sqnr_db"), "%.1f"), true)
          << td(format_number(row.median_at("/final/gradient_sqnr_db"), "%.1f"), true)
          << td(runs_as_text(r)) << "<td class=\"upstream\" title=\"" << escape_html(mark.text)
@@ -402,18 +401,17 @@ void ranked_table(std::ostringstream& html, const ReportInput& input, const Repo
 }
 
 // Recipes against each other on the same seeds, and what the sweep can resolve.
-void contrasts_table(std::ostringstream& html, const ReportInput& input,
-                     const ReportFacts& facts) {
+void contrasts_table(std::ostringstream& html, const ReportInput& input, const ReportFacts& facts) {
   html << "<h2>What this sweep can resolve</h2>\n<ul class=\"note\">\n";
   for (const auto& r : facts.resolution) {
     html << "<li><code>" << escape_html(r.family) << "</code>: " << r.rows_resolved << " of "
-         << r.rows << " recipe rows resolved against the band, " << r.contrasts_resolved
-         << " of " << r.contrasts << " contrasts resolved; with " << r.typical_seeds
+         << r.rows << " recipe rows resolved against the band, " << r.contrasts_resolved << " of "
+         << r.contrasts << " contrasts resolved; with " << r.typical_seeds
          << " seeds the smallest effect against the baseline called degrades is "
          << format_percent(r.vs_baseline) << " (sd " << format_percent(r.typical_sd)
          << "), between two recipes " << format_percent(r.contrast) << " (sd "
-         << format_percent(r.contrast_sd) << ")." << escape_html(describe_eval_sampling_error(r, input.practical_band))
-         << "</li>\n";
+         << format_percent(r.contrast_sd) << ")."
+         << escape_html(describe_eval_sampling_error(r, input.practical_band)) << "</li>\n";
   }
   html << "</ul>\n<h2>Contrasts between recipes on the same seeds</h2>\n";
   if (facts.contrasts.empty()) {
@@ -464,7 +462,8 @@ void ablation_section(std::ostringstream& html, const ReportInput& input) {
     html << "<h3>" << escape_html(t.workload) << ": " << escape_html(t.recipe_label)
          << "</h3>\n<p>gap " << escape_html(t.gap ? describe_interval(*t.gap) : "not measured")
          << "; chaos floor (null runs): "
-         << escape_html(t.chaos_floor.empty() ? "not measured" : t.chaos_floor) << "</p>\n<table>\n<tr><th>rank</th><th>layer</th><th>GEMM</th><th>share</th>"
+         << escape_html(t.chaos_floor.empty() ? "not measured" : t.chaos_floor)
+         << "</p>\n<table>\n<tr><th>rank</th><th>layer</th><th>GEMM</th><th>share</th>"
          << "<th>removed (paired)</th><th>alone (paired)</th></tr>\n";
     for (const auto* rows : {&t.layers, &t.gemms}) {
       for (std::size_t i = 0; i < rows->size(); ++i) {
@@ -502,7 +501,7 @@ void noise_floor_table(std::ostringstream& html, const ReportInput& input,
       html << "<a href=\"" << escape_html(record_link(input, r)) << "\"><code>"
            << escape_html(r["run_id"].get<std::string>()) << "</code></a>"
            << (r["status"] != "finished" ? " (" + escape_html(r["status"].get<std::string>()) + ")"
-                                          : std::string())
+                                         : std::string())
            << "<br>";
     }
     html << "</td>" << td(losses.empty() ? "-" : losses)
@@ -528,8 +527,8 @@ void head(std::ostringstream& html, const ReportInput& input, const ReportFacts&
   html << ' ' << escape_html(paired_verdict_rules(input.practical_band))
        << "</p>\n<ul class=\"note\">\n";
   for (const auto* floor : facts.chaos.all()) {
-    html << "<li>" << escape_html(floor->workload + ": chaos floor (null runs) " +
-                                  floor->describe())
+    html << "<li>"
+         << escape_html(floor->workload + ": chaos floor (null runs) " + floor->describe())
          << "</li>\n";
   }
   if (facts.chaos.all().empty()) {
@@ -537,8 +536,8 @@ void head(std::ostringstream& html, const ReportInput& input, const ReportFacts&
          << "them)</li>\n";
   }
   for (const auto* floor : facts.floors.all()) {
-    html << "<li>" << escape_html(floor->workload + " (context, not the verdict rule): " +
-                                  floor->describe())
+    html << "<li>"
+         << escape_html(floor->workload + " (context, not the verdict rule): " + floor->describe())
          << "</li>\n";
   }
   if (facts.floors.all().empty()) {
@@ -553,39 +552,33 @@ void loss_charts(std::ostringstream& html, const ReportInput& input, const Repor
   const auto& ranked = facts.ranked;
   const auto& floors = facts.floors;
   html << "<h2>Loss against the baseline</h2>\n<div class=\"charts\">\n";
-  html << render_line_chart(curves(input, ranked, floors, "eval loss", "eval loss", false,
-                                   [](const nlohmann::json& r) {
-                                     return series_of(r["eval"], "step", "loss");
-                                   },
-                                   true));
-  html << render_line_chart(curves(input, ranked, floors, "train loss (moving average of 10 steps)",
-                                   "train loss", false,
-                                   [](const nlohmann::json& r) {
-                                     return moving_average(series_of(r["train"], "step", "loss"),
-                                                           10);
-                                   },
-                                   true));
-  html << render_line_chart(curves(input, ranked, floors,
-                                   "|eval loss - baseline| / baseline (log scale)",
-                                   "relative difference", true,
-                                   [](const nlohmann::json& r) {
-                                     auto p = series_of(r["eval"], "step", "rel_diff");
-                                     for (auto& xy : p) xy.second = std::fabs(xy.second);
-                                     return p;
-                                   },
-                                   false));
-  html << render_line_chart(curves(input, ranked, floors,
-                                   "weight divergence vs baseline (relative L2)",
-                                   "||w - w_baseline|| / ||w_baseline||", true,
-                                   [](const nlohmann::json& r) {
-                                     return series_of(r["eval"], "step", "weight_rel_l2");
-                                   },
-                                   false));
+  html << render_line_chart(curves(
+      input, ranked, floors, "eval loss", "eval loss", false,
+      [](const nlohmann::json& r) { return series_of(r["eval"], "step", "loss"); }, true));
+  html << render_line_chart(curves(
+      input, ranked, floors, "train loss (moving average of 10 steps)", "train loss", false,
+      [](const nlohmann::json& r) {
+        return moving_average(series_of(r["train"], "step", "loss"), 10);
+      },
+      true));
+  html << render_line_chart(curves(
+      input, ranked, floors, "|eval loss - baseline| / baseline (log scale)", "relative difference",
+      true,
+      [](const nlohmann::json& r) {
+        auto p = series_of(r["eval"], "step", "rel_diff");
+        for (auto& xy : p) xy.second = std::fabs(xy.second);
+        return p;
+      },
+      false));
+  html << render_line_chart(curves(
+      input, ranked, floors, "weight divergence vs baseline (relative L2)",
+      "||w - w_baseline|| / ||w_baseline||", true,
+      [](const nlohmann::json& r) { return series_of(r["eval"], "step", "weight_rel_l2"); },
+      false));
   html << "</div>\n";
 }
 
-void heatmap_section(std::ostringstream& html, const ReportInput& input,
-                     const ReportFacts& facts) {
+void heatmap_section(std::ostringstream& html, const ReportInput& input, const ReportFacts& facts) {
   const auto axes = heatmap_axes(input);
   html << "<h2>Final divergence over two recipe axes</h2>\n";
   if (axes.size() == 2) {
@@ -625,27 +618,17 @@ void underflow_charts(std::ostringstream& html, const ReportInput& input,
   const auto& ranked = facts.ranked;
   const auto& floors = facts.floors;
   html << "<h2>Underflow and saturation over time</h2>\n<div class=\"charts\">\n";
-  html << render_line_chart(curves(input, ranked, floors,
-                                   "underflowed fraction of grad_output elements (log scale)",
-                                   "fraction", true,
-                                   [](const nlohmann::json& r) {
-                                     return fraction_per_step(r, "underflowed", "grad_output");
-                                   },
-                                   false));
-  html << render_line_chart(curves(input, ranked, floors,
-                                   "underflowed fraction, all quantized elements (log scale)",
-                                   "fraction", true,
-                                   [](const nlohmann::json& r) {
-                                     return fraction_per_step(r, "underflowed");
-                                   },
-                                   false));
-  html << render_line_chart(curves(input, ranked, floors,
-                                   "saturated fraction, all quantized elements (log scale)",
-                                   "fraction", true,
-                                   [](const nlohmann::json& r) {
-                                     return fraction_per_step(r, "saturated");
-                                   },
-                                   false));
+  html << render_line_chart(curves(
+      input, ranked, floors, "underflowed fraction of grad_output elements (log scale)", "fraction",
+      true,
+      [](const nlohmann::json& r) { return fraction_per_step(r, "underflowed", "grad_output"); },
+      false));
+  html << render_line_chart(curves(
+      input, ranked, floors, "underflowed fraction, all quantized elements (log scale)", "fraction",
+      true, [](const nlohmann::json& r) { return fraction_per_step(r, "underflowed"); }, false));
+  html << render_line_chart(curves(
+      input, ranked, floors, "saturated fraction, all quantized elements (log scale)", "fraction",
+      true, [](const nlohmann::json& r) { return fraction_per_step(r, "saturated"); }, false));
   html << "</div>\n";
 }
 
@@ -665,8 +648,7 @@ void throughput_table(std::ostringstream& html, const ReportFacts& facts) {
          << td(format_number(number_at(*r, "/throughput/probe_step_seconds")), true)
          << td(format_number(number_at(*r, "/throughput/baseline_step_seconds")), true)
          << td(format_number(number_at(*r, "/throughput/fp32_step_seconds")), true)
-         << td(format_number(number_at(*r, "/throughput/step_time_over_fp32"), "%.3g") + "x",
-               true)
+         << td(format_number(number_at(*r, "/throughput/step_time_over_fp32"), "%.3g") + "x", true)
          << "</tr>\n";
   }
   html << "</table>\n";

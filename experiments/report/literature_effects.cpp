@@ -21,22 +21,36 @@ struct Effect {
 
 const std::vector<Effect>& effects() {
   static const std::vector<Effect> table = {
-      {"L1", "DeepSeek-V3: Hopper FP8 accumulation keeps ~14 bits (max relative error near 2% at "
-             "K = 4096); promotion every 128 fixes it. GEMM-level: `fp8lab literature L1`",
-       {}, {}},
-      {"L2", "Mishra et al. 2025: floor-rounded MX scales clip block maxima and can diverge; "
-             "rounding up (rceil) does not",
-       {"mx_scale_mode"}, {{"floor", 2}, {"even", 1}, {"ceil", 0}, {"rceil", 0}}},
-      {"L3", "Su et al. 2025: MX-quantized LayerNorm affine / activations destabilize training; "
-             "keeping them in high precision averts it",
-       {"norm_affine_precision", "activation_precision"}, {{"mx", 2}, {"bf16", 1}, {"high", 0}}},
-      {"L4", "DeepSeek-V3 / torchao: under outlier channels, finer scaling (rowwise, 1x128, MXFP8) "
-             "has less loss error than per-tensor",
+      {"L1",
+       "DeepSeek-V3: Hopper FP8 accumulation keeps ~14 bits (max relative error near 2% at "
+       "K = 4096); promotion every 128 fixes it. GEMM-level: `fp8lab literature L1`",
+       {},
+       {}},
+      {"L2",
+       "Mishra et al. 2025: floor-rounded MX scales clip block maxima and can diverge; "
+       "rounding up (rceil) does not",
+       {"mx_scale_mode"},
+       {{"floor", 2}, {"even", 1}, {"ceil", 0}, {"rceil", 0}}},
+      {"L3",
+       "Su et al. 2025: MX-quantized LayerNorm affine / activations destabilize training; "
+       "keeping them in high precision averts it",
+       {"norm_affine_precision", "activation_precision"},
+       {{"mx", 2}, {"bf16", 1}, {"high", 0}}},
+      {"L4",
+       "DeepSeek-V3 / torchao: under outlier channels, finer scaling (rowwise, 1x128, MXFP8) "
+       "has less loss error than per-tensor",
        {"scaling"},
-       {{"delayed", 3}, {"current", 3}, {"tensorwise", 3}, {"rowwise", 2},
-        {"rowwise_with_gw_hp", 2}, {"block", 1}, {"mxfp8", 0}}},
-      {"L5", "Micikevicius et al. 2022: E5M2 in the forward pass loses accuracy against E4M3",
-       {"fp8_format"}, {{"E5M2", 1}, {"E4M3", 0}, {"HYBRID", 0}}},
+       {{"delayed", 3},
+        {"current", 3},
+        {"tensorwise", 3},
+        {"rowwise", 2},
+        {"rowwise_with_gw_hp", 2},
+        {"block", 1},
+        {"mxfp8", 0}}},
+      {"L5",
+       "Micikevicius et al. 2022: E5M2 in the forward pass loses accuracy against E4M3",
+       {"fp8_format"},
+       {{"E5M2", 1}, {"E4M3", 0}, {"HYBRID", 0}}},
   };
   return table;
 }
@@ -87,8 +101,8 @@ std::vector<EffectReading> literature_effects(const std::vector<Contrast>& contr
       ++counts[outcome];
       r.lines.push_back(fmt::format(
           "{} {} vs {} (recipe B: {}): {} vs B {}; {}: {}; {}{}", c.field, c.worse_value,
-          c.better_value, run_label(c.better->first()), sqnr_text(*c.worse),
-          sqnr_text(*c.better), c.seeds.size() == 1 ? "1 seed" : fmt::format("{} seeds", c.seeds.size()),
+          c.better_value, run_label(c.better->first()), sqnr_text(*c.worse), sqnr_text(*c.better),
+          c.seeds.size() == 1 ? "1 seed" : fmt::format("{} seeds", c.seeds.size()),
           c.interval ? describe_interval(*c.interval) : std::string("-"), outcome,
           c.reason.empty() ? "" : " (" + c.reason + ")"));
     }

@@ -22,10 +22,10 @@
 namespace fp8lab::experiments {
 
 struct EffectReading {
-  std::string id;                   // "L5"
-  std::string claim;                // the paper's claim, one line
-  std::vector<std::string> lines;   // one per bearing contrast; empty: not in this sweep
-  std::string summary;              // "2 contrasts: 0 as published, 2 equivalent, 0 ..."
+  std::string id;                  // "L5"
+  std::string claim;               // the paper's claim, one line
+  std::vector<std::string> lines;  // one per bearing contrast; empty: not in this sweep
+  std::string summary;             // "2 contrasts: 0 as published, 2 equivalent, 0 ..."
 };
 
 // The published effects (L1-L5, in order) with what `contrasts` show of each.

@@ -21,10 +21,14 @@ namespace {
 std::string cell(std::string text) {
   std::string out;
   for (char c : text) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else if (c == '<') out += "&lt;";
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else if (c == '<')
+      out += "&lt;";
+    else
+      out += c;
   }
   return out;
 }
@@ -80,8 +84,8 @@ std::string interval_cell(const std::optional<MeanInterval>& interval) {
 std::string eval_loss_cell(const RecipeRow& row) {
   const auto loss = format_number(row.median_at("/final/eval_loss"));
   const auto se = row.median_at("/final/eval_loss_se");
-  const std::string paired =
-      row.paired_eval_se ? ", paired ± " + format_percent(row.paired_eval_se) : "";
+  const std::string paired = row.paired_eval_se ? ", paired ± " + format_percent(row.paired_eval_se)
+                                                : "";
   return (se ? loss + " ± " + format_number(se, "%.2g") : loss) + paired;
 }
 
@@ -112,8 +116,8 @@ void ranked_table(std::ostringstream& md, const ReportInput& input, const Report
        << eval_loss_cell(row) << " | " << format_percent(row.median_abs_rel_diff) << " | "
        << format_number(row.median_at("/final/forward_sqnr_db"), "%.1f") << " | "
        << format_number(row.median_at("/final/gradient_sqnr_db"), "%.1f") << " | "
-       << cell(runs_as_text(row.first())) << " | " << peer << " | "
-       << record_links(input, row) << " |\n";
+       << cell(runs_as_text(row.first())) << " | " << peer << " | " << record_links(input, row)
+       << " |\n";
   }
   if (!footnotes.empty()) md << "\n";
   for (std::size_t i = 0; i < footnotes.size(); ++i) {
@@ -132,18 +136,18 @@ void literature_section(std::ostringstream& md, const ReportFacts& facts) {
   }
 }
 
-void contrasts_section(std::ostringstream& md, const ReportInput& input,
-                       const ReportFacts& facts) {
+void contrasts_section(std::ostringstream& md, const ReportInput& input, const ReportFacts& facts) {
   md << "\n## What this sweep can resolve\n\n";
   for (const auto& r : facts.resolution) {
     md << "- `" << r.family << "`: " << r.rows_resolved << " of " << r.rows
        << " recipe rows resolved against the band (degrades or within band); "
        << r.contrasts_resolved << " of " << r.contrasts << " contrasts resolved. With "
        << r.typical_seeds << " seeds per recipe the smallest paired effect against the baseline "
-       << "it can call `degrades` is " << format_percent(r.vs_baseline)
-       << " (band + t·sd/√n, sd " << format_percent(r.typical_sd) << ")"
-       << "; between two recipes on the same seeds, " << format_percent(r.contrast)
-       << " (sd " << format_percent(r.contrast_sd) << ")." << describe_eval_sampling_error(r, input.practical_band) << "\n";
+       << "it can call `degrades` is " << format_percent(r.vs_baseline) << " (band + t·sd/√n, sd "
+       << format_percent(r.typical_sd) << ")"
+       << "; between two recipes on the same seeds, " << format_percent(r.contrast) << " (sd "
+       << format_percent(r.contrast_sd) << ")."
+       << describe_eval_sampling_error(r, input.practical_band) << "\n";
   }
   md << "\n## Contrasts between recipes on the same seeds\n\n";
   if (facts.contrasts.empty()) {
@@ -152,7 +156,8 @@ void contrasts_section(std::ostringstream& md, const ReportInput& input,
   }
   md << "Per common seed, (tail eval loss of A - of B) / of B; A is the recipe with the higher "
         "mean loss. \"A worse\" = the 95% interval lies above 0; \"equivalent\" = it lies inside "
-        "±" << format_percent(input.practical_band) << ".\n\n";
+        "±"
+     << format_percent(input.practical_band) << ".\n\n";
   md << "| field | A (worse) | B | recipe B | seeds | A vs B, mean [95% CI] | verdict |\n";
   md << "|---|---|---|---|---|---|---|\n";
   for (const auto& c : facts.contrasts) {
@@ -171,10 +176,9 @@ void baselines_table(std::ostringstream& md, const ReportInput& input) {
   for (const auto& r : input.records) {
     if (is_fp8_run(r)) continue;
     md << "| `" << r["run_id"].get<std::string>() << "` | " << r.value("kind", std::string())
-       << " | " << r["workload"].get<std::string>()
-       << " | " << r.value("seed", 0) << " | " << r.value("high_precision", std::string("?"))
-       << " | " << r.value("steps_completed", 0) << " | "
-       << format_number(number_at(r, "/final/train_loss")) << " | "
+       << " | " << r["workload"].get<std::string>() << " | " << r.value("seed", 0) << " | "
+       << r.value("high_precision", std::string("?")) << " | " << r.value("steps_completed", 0)
+       << " | " << format_number(number_at(r, "/final/train_loss")) << " | "
        << format_number(number_at(r, "/final/eval_loss")) << " | "
        << format_number(number_at(r, "/throughput/step_seconds")) << " | "
        << format_number(number_at(r, "/throughput/fp32_step_seconds")) << " | "
@@ -213,7 +217,8 @@ void problems_list(std::ostringstream& md, const ReportInput& input, const Repor
 
 void throughput_table(std::ostringstream& md, const ReportFacts& facts) {
   md << "\n## Throughput (same process: FP8 run, baseline Linear, FP32 LibTorch Linear)\n\n";
-  md << "| recipe | seed | run | steps/s | tokens/s | GEMM time share | step / FP32 LibTorch step | step / baseline step |\n";
+  md << "| recipe | seed | run | steps/s | tokens/s | GEMM time share | step / FP32 LibTorch step "
+        "| step / baseline step |\n";
   md << "|---|---|---|---|---|---|---|---|\n";
   for (const auto* r : facts.ranked) {
     md << "| " << cell(run_label(*r)) << " | " << r->value("seed", nlohmann::json(0)).dump()

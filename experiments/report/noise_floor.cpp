@@ -42,8 +42,8 @@ std::string NoiseFloor::describe() const {
   return "noise floor unmeasured (" + std::to_string(seeds.size()) + " finished baseline seed" +
          (seeds.size() == 1 ? "" : "s") + (seeds.empty() ? "" : ": " + seed_list) + "; needs " +
          std::to_string(kMinNoiseSeeds) +
-         ", e.g. baseline_seeds: [0, 1, 2] in the sweep file): fixed " +
-         format_percent(tolerance) + " tolerance used";
+         ", e.g. baseline_seeds: [0, 1, 2] in the sweep file): fixed " + format_percent(tolerance) +
+         " tolerance used";
 }
 
 NoiseFloors::NoiseFloors(const std::vector<nlohmann::json>& records) {

@@ -28,10 +28,10 @@ inline constexpr std::size_t kMinNoiseSeeds = 3;
 
 struct NoiseFloor {
   std::string workload;
-  std::vector<std::int64_t> seeds;   // of the finished baselines measured
-  std::vector<double> losses;        // their final eval losses, in seed order
-  std::optional<double> floor;       // (max - min) / median; set when seeds.size() >= 3
-  double tolerance = 0;              // what |final eval rel diff| is compared with
+  std::vector<std::int64_t> seeds;  // of the finished baselines measured
+  std::vector<double> losses;       // their final eval losses, in seed order
+  std::optional<double> floor;      // (max - min) / median; set when seeds.size() >= 3
+  double tolerance = 0;             // what |final eval rel diff| is compared with
 
   // "noise floor 0.84% (range / median of the final eval loss over baseline seeds 0, 1, 2)" or
   // "noise floor unmeasured (1 baseline seed: 0; needs 3, e.g. baseline_seeds: [0, 1, 2] in the

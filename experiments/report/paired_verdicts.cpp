@@ -129,7 +129,8 @@ std::string paired_verdict_rules(double band) {
          "baseline on the same seed (same initialization and data order), as the mean over the "
          "last 10% of eval points (the final point is shown too); over seeds, its mean with a "
          "95% t-interval. \"degrades\" = the interval lies above the practical band of " +
-         format_percent(band) + " (DeepSeek-V3's bound on FP8 relative loss error; the sweep "
+         format_percent(band) +
+         " (DeepSeek-V3's bound on FP8 relative loss error; the sweep "
          "key practical_band), \"within band\" = it lies at or below it, \"inconclusive\" = it "
          "straddles it or fewer than 3 seeds finished; \"failed\" = a seed threw or the run did "
          "not train (its eval loss fell by less than half of the baseline's fall); \"diverged\" "

@@ -42,7 +42,7 @@ std::optional<double> eval_loss_standard_error(const nlohmann::json& record);
 struct PairedVerdict {
   std::string verdict;  // degrades | within band | inconclusive | diverged | failed
   std::string reason;   // "1 of 3 seeds diverged", "2 seeds finished; an interval needs 3", ...
-  std::optional<MeanInterval> tail;   // over the finished seeds (>= 2)
+  std::optional<MeanInterval> tail;  // over the finished seeds (>= 2)
   std::optional<MeanInterval> final;
   std::size_t finished = 0;
 };

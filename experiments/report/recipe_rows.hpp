@@ -25,8 +25,8 @@ struct RecipeRow {
   const NoiseFloor* floor = nullptr;        // of the first run's baseline family
   std::string family;                       // that family's key (baseline_family)
   PairedVerdict paired;
-  std::string verdict;                      // paired.verdict
-  std::size_t not_finished = 0;             // seeds that diverged or threw
+  std::string verdict;                        // paired.verdict
+  std::size_t not_finished = 0;               // seeds that diverged or threw
   std::optional<double> median_abs_rel_diff;  // unpaired context (the noise floor's statistic)
   // The eval set's sampling error of one seed's paired error and of one eval loss, relative
   // (eval_sampling_error.hpp): medians over the seeds whose records keep per-window losses.

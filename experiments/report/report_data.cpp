@@ -120,9 +120,8 @@ void check_heatmap_axes(const std::vector<std::string>& axes,
                                   options);
     }
     if (std::find(varied.begin(), varied.end(), axis) == varied.end()) {
-      throw std::invalid_argument(flag + "'" + axis +
-                                  "' is a recipe field these runs do not vary (one value)" +
-                                  options);
+      throw std::invalid_argument(
+          flag + "'" + axis + "' is a recipe field these runs do not vary (one value)" + options);
     }
   }
 }

@@ -61,8 +61,9 @@ std::vector<std::pair<std::size_t, nlohmann::json>> run_records_from_text(
       record = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {  // syntax, or a number out of range
       throw ResultsFileError(path, line,
-                             std::string(ended_with_newline ? "" : "truncated record (no final "
-                                                                   "newline): ") +
+                             std::string(ended_with_newline ? ""
+                                                            : "truncated record (no final "
+                                                              "newline): ") +
                                  "not valid JSON: " + e.what());
     }
     if (auto problem = run_record_problem(record)) throw ResultsFileError(path, line, *problem);
@@ -130,8 +131,9 @@ LoadedResults load_results(const std::vector<std::filesystem::path>& directories
         // unfinished or damaged run: reporting without it would hide that.
         if (!file.record) {
           throw ResultsFileError(file.path, 1,
-                                 file.problem + "; not a finished run's record (rerun it with "
-                                 "fp8lab sweep --resume, which sets the file aside)");
+                                 file.problem +
+                                     "; not a finished run's record (rerun it with "
+                                     "fp8lab sweep --resume, which sets the file aside)");
         }
         // A finished baseline's archive too, when it is there (a copied runs/ may lack it).
         const auto& record = *file.record;
@@ -139,8 +141,10 @@ LoadedResults load_results(const std::vector<std::filesystem::path>& directories
           const auto archive = results.baseline_trajectory_path(record["run_id"]);
           if (std::filesystem::exists(archive)) {
             if (const auto problem = baseline_archive_problem(archive, record)) {
-              throw std::runtime_error(archive.string() + ": " + *problem + "; not the archive "
-                                       "of the finished baseline " + file.path.string() +
+              throw std::runtime_error(archive.string() + ": " + *problem +
+                                       "; not the archive "
+                                       "of the finished baseline " +
+                                       file.path.string() +
                                        " (rerun it with fp8lab sweep --resume, which sets both "
                                        "aside)");
             }
@@ -154,7 +158,8 @@ LoadedResults load_results(const std::vector<std::filesystem::path>& directories
         sources.push_back({path, path.string() + ":" + std::to_string(line), std::move(record)});
       }
     } else {
-      throw std::runtime_error(directory.string() + " holds no results: neither runs/ nor "
+      throw std::runtime_error(directory.string() +
+                               " holds no results: neither runs/ nor "
                                "results.jsonl (is it an fp8lab run or sweep output directory?)");
     }
     for (auto& [file, where, record] : sources) {
@@ -166,8 +171,9 @@ LoadedResults load_results(const std::vector<std::filesystem::path>& directories
         if (!conflict) continue;
         const std::string both = source_of[id] + " and " + where;
         if (conflicts == ConflictChoice::refuse) {
-          throw std::runtime_error("run " + id + " has two different records, in " + both +
-                                   " (" + *conflict + "). Remove the one that is wrong, or pass "
+          throw std::runtime_error("run " + id + " has two different records, in " + both + " (" +
+                                   *conflict +
+                                   "). Remove the one that is wrong, or pass "
                                    "--prefer newest to keep the newer by finished_at");
         }
         const bool newer = record_time(record) > record_time(it->second);

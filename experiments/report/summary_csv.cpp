@@ -50,10 +50,9 @@ void paired_fields(std::ostringstream& csv, const nlohmann::json& r, const Recip
       << csv_field(row ? row->paired.reason : std::string()) << ','
       << csv_number(final_rel_error(r)) << ',' << csv_number(tail_rel_error(r)) << ','
       << csv_number(mean) << ',' << csv_number(low) << ',' << csv_number(high) << ','
-      << (row ? std::to_string(row->paired.finished) : std::string()) << ','
-      << csv_number(band) << ','
-      << csv_number(chaos && chaos->tail ? std::optional(chaos->tail->sd) : std::nullopt) << ','
-      << csv_number(eval_loss_standard_error(r)) << ','
+      << (row ? std::to_string(row->paired.finished) : std::string()) << ',' << csv_number(band)
+      << ',' << csv_number(chaos && chaos->tail ? std::optional(chaos->tail->sd) : std::nullopt)
+      << ',' << csv_number(eval_loss_standard_error(r)) << ','
       << csv_number(sampling ? std::optional(sampling->paired) : std::nullopt) << '\n';
 }
 
@@ -96,8 +95,8 @@ std::string render_summary_csv(const ReportInput& input) {
         << csv_number(number_at(r, "/final/eval_abs_diff")) << ','
         << csv_number(number_at(r, "/final/eval_rel_diff")) << ','
         << csv_number(number_at(r, "/final/weight_rel_l2")) << ','
-        << csv_number(number_at(r, "/final/grad_rel_l2")) << ','
-        << text_at(r, "diverged_at_step") << ',' << text_at(r, "steps_completed") << ','
+        << csv_number(number_at(r, "/final/grad_rel_l2")) << ',' << text_at(r, "diverged_at_step")
+        << ',' << text_at(r, "steps_completed") << ','
         << csv_number(number_at(r, "/throughput/steps_per_second")) << ','
         << csv_number(number_at(r, "/throughput/tokens_per_second")) << ','
         << csv_number(number_at(r, "/throughput/gemm_time_share")) << ','

@@ -217,15 +217,14 @@ std::vector<double> y_ticks(const LinePlot& plot) {
 }
 
 // A cut axis: a zigzag break on the cut edge and the value beyond it.
-void mark_cut(std::ostringstream& svg, const LinePlot& plot, double y_edge, double value,
-              bool up) {
+void mark_cut(std::ostringstream& svg, const LinePlot& plot, double y_edge, double value, bool up) {
   const double left = plot.left;
   svg << "<path class=\"axis-break\" d=\"M" << left - 6 << ' ' << number(y_edge - 3)
       << " l4 6 l4 -6 l4 6\" "
-      << "fill=\"none\" stroke=\"#cf222e\" stroke-width=\"1.5\"/><line x1=\"" << left
-      << "\" x2=\"" << left + plot.plot_w() << "\" y1=\"" << number(y_edge) << "\" y2=\""
-      << number(y_edge) << "\" stroke=\"#cf222e\" stroke-dasharray=\"2 3\"/><text x=\""
-      << left + plot.plot_w() - 4 << "\" y=\"" << number(y_edge + (up ? 11 : -4))
+      << "fill=\"none\" stroke=\"#cf222e\" stroke-width=\"1.5\"/><line x1=\"" << left << "\" x2=\""
+      << left + plot.plot_w() << "\" y1=\"" << number(y_edge) << "\" y2=\"" << number(y_edge)
+      << "\" stroke=\"#cf222e\" stroke-dasharray=\"2 3\"/><text x=\"" << left + plot.plot_w() - 4
+      << "\" y=\"" << number(y_edge + (up ? 11 : -4))
       << "\" class=\"tick\" text-anchor=\"end\" fill=\"#cf222e\">axis cut: values "
       << (up ? "up to " : "down to ") << tick_label(value) << " drawn on this edge</text>\n";
 }
@@ -242,10 +241,10 @@ void line_axes(std::ostringstream& svg, const LinePlot& plot, const LinearCut& c
         << "\" class=\"tick\" text-anchor=\"middle\">" << tick_label(t) << "</text>\n";
   }
   for (double t : y_ticks(plot)) {
-    svg << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\""
-        << number(plot.py(t)) << "\" y2=\"" << number(plot.py(t))
-        << "\" class=\"grid\"/><text x=\"" << left - 4 << "\" y=\"" << number(plot.py(t) + 4)
-        << "\" class=\"tick\" text-anchor=\"end\">" << tick_label(t) << "</text>\n";
+    svg << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\"" << number(plot.py(t))
+        << "\" y2=\"" << number(plot.py(t)) << "\" class=\"grid\"/><text x=\"" << left - 4
+        << "\" y=\"" << number(plot.py(t) + 4) << "\" class=\"tick\" text-anchor=\"end\">"
+        << tick_label(t) << "</text>\n";
   }
   if (cut.high_cut) mark_cut(svg, plot, top, cut.high_value, true);
   if (cut.low_cut) mark_cut(svg, plot, top + plot_h, cut.low_value, false);
@@ -288,15 +287,15 @@ void line_legend(std::ostringstream& svg, const LinePlot& plot,
       const auto& s = *line.series;
       svg << "<line x1=\"" << x0 + 10 << "\" x2=\"" << x0 + 28 << "\" y1=\"" << ly << "\" y2=\""
           << ly << "\" stroke=\"" << s.color << "\" stroke-width=\""
-          << std::max(2.0, s.stroke_width) << '"'
-          << (s.dashed ? " stroke-dasharray=\"5 3\"" : "") << "/>";
+          << std::max(2.0, s.stroke_width) << '"' << (s.dashed ? " stroke-dasharray=\"5 3\"" : "")
+          << "/>";
     }
     svg << "<text x=\"" << x0 + (line.series != nullptr ? 32 : 10) << "\" y=\"" << ly + 4
         << "\" class=\"legend" << (line.heading ? " legend-group" : "") << "\">"
         << escape_html(line.text);
     if (line.series != nullptr) {
-      svg << "<title>" << escape_html(line.series->hover.empty() ? line.series->label
-                                                                  : line.series->hover)
+      svg << "<title>"
+          << escape_html(line.series->hover.empty() ? line.series->label : line.series->hover)
           << "</title>";
     }
     svg << "</text>\n";
@@ -310,8 +309,8 @@ std::string render_line_chart(const LineChart& chart, int width, int height) {
   LinePlot plot(chart);
   // Tall enough for the legend (14 px a line).
   plot.width = width;
-  plot.height = std::max(height, static_cast<int>(plot.top + 14 * static_cast<double>(
-                                                                 legend.size()) + 16));
+  plot.height =
+      std::max(height, static_cast<int>(plot.top + 14 * static_cast<double>(legend.size()) + 16));
   std::vector<double> ys;
   data_ranges(plot, ys);
   std::ostringstream svg;
@@ -379,14 +378,14 @@ void heatmap_row(std::ostringstream& svg, const HeatmapChart& chart, const Heatm
   for (std::size_t c = 0; c < chart.x_values.size(); ++c) {
     const int x = g.left + static_cast<int>(c) * g.cell_width;
     const auto& v = chart.values[r][c];
-    const std::string fill =
-        !v ? "#eeeeee" : !std::isfinite(*v) ? "#7f0000" : colors.color(colors.fraction(*v));
+    const std::string fill = !v                   ? "#eeeeee"
+                             : !std::isfinite(*v) ? "#7f0000"
+                                                  : colors.color(colors.fraction(*v));
     const std::string text = chart.texts[r][c];
     const bool hovered = r < chart.hovers.size() && c < chart.hovers[r].size() &&
                          !chart.hovers[r][c].empty();
-    svg << "<rect class=\"cell\" x=\"" << x << "\" y=\"" << y << "\" width=\""
-        << g.cell_width - 2 << "\" height=\"" << g.cell_height - 2 << "\" fill=\"" << fill
-        << "\"><title>"
+    svg << "<rect class=\"cell\" x=\"" << x << "\" y=\"" << y << "\" width=\"" << g.cell_width - 2
+        << "\" height=\"" << g.cell_height - 2 << "\" fill=\"" << fill << "\"><title>"
         << escape_html(hovered ? chart.hovers[r][c]
                                : chart.y_values[r] + " / " + chart.x_values[c] + ": " + text)
         << "</title></rect>\n";
@@ -445,7 +444,8 @@ std::string render_heatmap(const HeatmapChart& chart, int cell_width, int cell_h
   svg << "<text x=\"8\" y=\"16\" class=\"title\">" << escape_html(chart.title) << "</text>\n";
   svg << "<text x=\"" << g.left + columns * g.cell_width / 2 << "\" y=\"34\" class=\"axis\" "
       << "text-anchor=\"middle\">" << escape_html(chart.x_label) << "</text>\n";
-  svg << "<text x=\"8\" y=\"34\" class=\"axis\">" << escape_html(chart.y_label) << " \u2193</text>\n";
+  svg << "<text x=\"8\" y=\"34\" class=\"axis\">" << escape_html(chart.y_label)
+      << " \u2193</text>\n";
   for (int c = 0; c < columns; ++c) {
     svg << "<text x=\"" << g.left + c * g.cell_width + g.cell_width / 2 << "\" y=\"" << g.top - 4
         << "\" class=\"tick\" text-anchor=\"middle\">"

@@ -1,8 +1,8 @@
 #include "experiments/report/write_reports.hpp"
 
 #include <set>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 
 #include "experiments/report/analysis.hpp"
 #include "experiments/report/html_report.hpp"
@@ -38,7 +38,8 @@ ReportPaths write_reports(const ReportOptions& options) {
   if (!bands.empty()) input.practical_band = *bands.begin();
   if (bands.size() > 1) {
     input.notes.push_back("the directories' sweeps set different practical bands; the verdicts "
-                          "use the smallest, " + format_percent(input.practical_band));
+                          "use the smallest, " +
+                          format_percent(input.practical_band));
   }
 
   if (!options.heatmap_axes.empty()) {
@@ -74,8 +75,8 @@ ReportPaths write_reports(const ReportOptions& options) {
     input.layer_stats_files[id] =
         directory / std::filesystem::path(record["layer_stats_sidecar"].get<std::string>());
   }
-  ReportPaths paths{out / "results.jsonl", out / "summary.csv", out / "report.md",
-                    out / "report.html", input.records.size(), loaded.chosen};
+  ReportPaths paths{out / "results.jsonl", out / "summary.csv",  out / "report.md",
+                    out / "report.html",   input.records.size(), loaded.chosen};
   std::ostringstream jsonl;
   for (const auto& r : input.records) jsonl << r.dump() << '\n';
   write_file_atomically(paths.results_jsonl, jsonl.str());

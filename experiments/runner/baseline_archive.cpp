@@ -176,8 +176,9 @@ std::optional<std::string> zip_archive_problem(std::string_view bytes) {
       actual = crc32_of(content);
     } else if (method == 8) {
       actual = inflated_crc32(content, size);
-      if (!actual) return which + " (" + name + "): does not inflate to its " +
-                          std::to_string(size) + " bytes";
+      if (!actual)
+        return which + " (" + name + "): does not inflate to its " + std::to_string(size) +
+               " bytes";
     } else {
       return which + " (" + name + "): compression method " + std::to_string(method) +
              " is not one LibTorch writes";
@@ -206,8 +207,8 @@ std::optional<std::string> baseline_archive_problem(const std::filesystem::path&
   if (record.is_object() && record.contains("baseline_archive")) {
     const auto fingerprint = archive_fingerprint(bytes);
     if (record["baseline_archive"] != fingerprint) {
-      return "is " + fingerprint.dump() + ", its record says " +
-             record["baseline_archive"].dump() + " (another run's file, or a partial copy?)";
+      return "is " + fingerprint.dump() + ", its record says " + record["baseline_archive"].dump() +
+             " (another run's file, or a partial copy?)";
     }
   }
   return std::nullopt;

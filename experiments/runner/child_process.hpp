@@ -21,14 +21,13 @@ std::filesystem::path current_executable();
 
 // Starts `arguments` (arguments[0] is the program path), stdout and stderr appended to log_path.
 // Throws std::runtime_error when fork fails.
-pid_t start_child(const std::vector<std::string>& arguments,
-                  const std::filesystem::path& log_path);
+pid_t start_child(const std::vector<std::string>& arguments, const std::filesystem::path& log_path);
 
 struct ChildExit {
   pid_t pid = 0;
-  int exit_code = 0;                 // when exited normally
-  std::optional<int> signal;         // when killed by a signal
-  std::string describe() const;      // "exited with status 3" / "killed by signal 9 (Killed)"
+  int exit_code = 0;             // when exited normally
+  std::optional<int> signal;     // when killed by a signal
+  std::string describe() const;  // "exited with status 3" / "killed by signal 9 (Killed)"
 };
 
 // Waits for any child; nullopt when interrupted by a signal (EINTR) or when there is none.

@@ -45,7 +45,8 @@ std::optional<HeldLock> lock_file(const std::filesystem::path& path, bool wait,
     // A claim's previous holder unlinks the file before unlocking it: if we opened it before
     // that, our lock is on a file no longer at `path`, and a newcomer could lock a fresh file
     // there. Only a lock on the file `path` names now counts.
-    struct stat locked {}, named {};
+    struct stat locked {
+    }, named{};
     if (::fstat(fd, &locked) != 0 || ::lstat(path.c_str(), &named) != 0 ||
         locked.st_ino != named.st_ino || locked.st_dev != named.st_dev) {
       ::close(fd);
@@ -102,13 +103,13 @@ std::filesystem::path checked_claim_path(const ResultsDirectory& directory,
 
 HeldLock lock_shard(const ResultsDirectory& directory, int shard_index, int shard_count) {
   const std::string shard = std::to_string(shard_index) + "/" + std::to_string(shard_count);
-  const auto path = directory.root() / (".lock-" + std::to_string(shard_index) + "-of-" +
-                                        std::to_string(shard_count));
+  const auto path = directory.root() /
+                    (".lock-" + std::to_string(shard_index) + "-of-" + std::to_string(shard_count));
   if (auto held = lock_file(path, false, false, "fp8lab sweep shard " + shard)) {
     return std::move(*held);
   }
-  throw std::runtime_error(directory.root().string() + " is already being swept as shard " +
-                           shard + " by " + lock_holder(path) + "; lock " + path.string() +
+  throw std::runtime_error(directory.root().string() + " is already being swept as shard " + shard +
+                           " by " + lock_holder(path) + "; lock " + path.string() +
                            ". Wait for that sweep to end, or use another --out (the lock goes "
                            "away with its process, kill -9 included)");
 }

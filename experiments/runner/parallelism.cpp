@@ -41,7 +41,7 @@ Parallelism choose_parallelism(int cores, std::size_t runs, int jobs, int thread
 std::string describe_parallelism(const Parallelism& chosen, int cores, std::size_t runs,
                                  const std::string& what, bool jobs_given, bool threads_given) {
   const std::string noun = runs == 1 && what.ends_with('s') ? what.substr(0, what.size() - 1)
-                                                             : what;
+                                                            : what;
   std::string text = std::to_string(runs) + " " + noun + " on " + std::to_string(cores) +
                      (cores == 1 ? " core: " : " cores: ") + std::to_string(chosen.jobs) +
                      " at a time x " + std::to_string(chosen.threads) +

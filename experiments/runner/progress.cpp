@@ -122,16 +122,15 @@ void ProgressLine::finished(const std::string& run_id, const nlohmann::json& rec
   const auto it = run_started_.find(run_id);
   const double seconds = it == run_started_.end() ? NAN : since(it->second);
   if (it != run_started_.end()) run_started_.erase(it);
-  const auto line =
-      finished_line(done, total_, run_id, record, seconds, running, since(start_));
+  const auto line = finished_line(done, total_, run_id, record, seconds, running, since(start_));
   std::fprintf(out_, "%s\n", line.c_str());
   std::fflush(out_);
 }
 
 void ProgressLine::redraw(std::size_t done, std::size_t running) {
   const double elapsed = since(start_);
-  std::fprintf(out_, "\r[%zu/%zu runs] %zu running, %s elapsed, ETA %s   ", done, total_,
-               running, format_duration(elapsed).c_str(),
+  std::fprintf(out_, "\r[%zu/%zu runs] %zu running, %s elapsed, ETA %s   ", done, total_, running,
+               format_duration(elapsed).c_str(),
                format_duration(remaining_seconds(elapsed, done, total_)).c_str());
   std::fflush(out_);
   drawn_ = true;

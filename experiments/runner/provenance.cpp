@@ -28,7 +28,10 @@ nlohmann::json build_provenance() {
 }
 
 nlohmann::json quirk_json(const recipes::Quirk& q) {
-  return {{"field", q.field}, {"asked", q.asked}, {"runs", q.runs}, {"why", q.why},
+  return {{"field", q.field},
+          {"asked", q.asked},
+          {"runs", q.runs},
+          {"why", q.why},
           {"reference", q.reference}};
 }
 
@@ -39,8 +42,8 @@ nlohmann::json upstream_json(const recipes::Compatibility& c, recipes::RunsAs ru
   return {{"runner", c.runner},
           {"runnable", c.runnable},
           {"trains_fp8", fp8},
-          {"would_change", asked && fp8 ? quirks_json(recipes::field_changes(c))
-                                        : nlohmann::json::array()},
+          {"would_change",
+           asked && fp8 ? quirks_json(recipes::field_changes(c)) : nlohmann::json::array()},
           {"refusal", asked ? text_or_null(recipes::refusal(c)) : nlohmann::json(nullptr)},
           {"quirks", quirks_json(c.quirks)}};
 }
@@ -86,9 +89,8 @@ nlohmann::json sweep_run_provenance(const recipes::SweepExpansion& e, const reci
   const auto runs_as = e.sweep.runs_as;
   // Upstream: the peer's view of what was asked (the run's recipe is already its answer); asked:
   // of the recipe the run executes.
-  const auto& settings = runs_as == recipes::RunsAs::upstream
-                             ? e.requested[run.requests.front()].recipe
-                             : run.recipe;
+  const auto& settings =
+      runs_as == recipes::RunsAs::upstream ? e.requested[run.requests.front()].recipe : run.recipe;
   nlohmann::json provenance{
       {"source",
        {{"kind", "sweep"},

@@ -254,8 +254,8 @@ std::filesystem::path ResultsDirectory::set_aside(const RunRecordFile& file) con
 
 std::filesystem::path ResultsDirectory::set_aside(const std::filesystem::path& path) const {
   for (int n = 1;; ++n) {
-    const auto aside =
-        path.parent_path() / ("." + path.filename().string() + ".invalid-" + std::to_string(n));
+    const auto aside = path.parent_path() /
+                       ("." + path.filename().string() + ".invalid-" + std::to_string(n));
     // symlink_status: a name held by a link (dangling or not) counts as taken too.
     if (std::filesystem::exists(std::filesystem::symlink_status(aside))) continue;
     std::filesystem::rename(path, aside);

@@ -7,9 +7,9 @@
 
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string_view>
 
@@ -18,9 +18,9 @@
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/what_if.hpp"
-#include "experiments/runner/null_run.hpp"
 #include "experiments/runner/baseline_archive.hpp"
 #include "experiments/runner/layer_stats_sidecar.hpp"
+#include "experiments/runner/null_run.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/run_diagnostics.hpp"
 #include "experiments/runner/run_ids.hpp"
@@ -38,10 +38,11 @@ void add_shadow_check(nlohmann::json& record, const LinearBackend& backend) {
     const ShadowReport report = shadowed->report();
     record["shadow_check"] = to_json(report);
     // Also in the run's log, so that a mismatch is seen without opening the record.
-    std::fprintf(stderr, "shadow check (%s vs sim, every %lld steps): %lld mismatches in %lld "
-                 "values over %lld calls\n", std::string(backend.name()).c_str(),
-                 static_cast<long long>(report.every), static_cast<long long>(report.mismatches),
-                 static_cast<long long>(report.compared),
+    std::fprintf(stderr,
+                 "shadow check (%s vs sim, every %lld steps): %lld mismatches in %lld "
+                 "values over %lld calls\n",
+                 std::string(backend.name()).c_str(), static_cast<long long>(report.every),
+                 static_cast<long long>(report.mismatches), static_cast<long long>(report.compared),
                  static_cast<long long>(report.operations));
     for (const auto& line : report.first) std::fprintf(stderr, "  %s\n", line.c_str());
   }
@@ -290,10 +291,10 @@ void add_status(nlohmann::json& record, const TrainingResult& t) {
   record["status"] = t.status;
   record["steps_planned"] = t.steps_planned;
   record["steps_completed"] = t.steps_completed;
-  record["diverged_at_step"] =
-      t.diverged_at_step ? nlohmann::json(*t.diverged_at_step) : nlohmann::json(nullptr);
-  record["divergence_reason"] =
-      t.diverged_at_step ? nlohmann::json(t.divergence_reason) : nlohmann::json(nullptr);
+  record["diverged_at_step"] = t.diverged_at_step ? nlohmann::json(*t.diverged_at_step)
+                                                  : nlohmann::json(nullptr);
+  record["divergence_reason"] = t.diverged_at_step ? nlohmann::json(t.divergence_reason)
+                                                   : nlohmann::json(nullptr);
   record["error"] = nullptr;
 }
 
@@ -365,16 +366,18 @@ void add_final_losses(nlohmann::json& final, const TrainingResult& t, const nloh
   if (eval.empty()) return;
   const auto& first = eval.front();
   const auto& last = eval.back();
-    final["eval_loss_se"] = last.value("loss_se", nlohmann::json(nullptr));
-    final["eval_example_losses"] = t.final_eval_example_losses;
+  final["eval_loss_se"] = last.value("loss_se", nlohmann::json(nullptr));
+  final["eval_example_losses"] = t.final_eval_example_losses;
   final["eval_step"] = last["step"];
   final["eval_loss"] = last["loss"];
   final["initial_eval_loss"] = first["loss"];
-  for (const char* key : {"baseline_loss", "abs_diff", "rel_diff", "weight_rel_l2",
-                          "grad_rel_l2"}) {
+  for (const char* key :
+       {"baseline_loss", "abs_diff", "rel_diff", "weight_rel_l2", "grad_rel_l2"}) {
     static const std::map<std::string, std::string> renamed = {
-        {"baseline_loss", "baseline_eval_loss"}, {"abs_diff", "eval_abs_diff"},
-        {"rel_diff", "eval_rel_diff"}, {"weight_rel_l2", "weight_rel_l2"},
+        {"baseline_loss", "baseline_eval_loss"},
+        {"abs_diff", "eval_abs_diff"},
+        {"rel_diff", "eval_rel_diff"},
+        {"weight_rel_l2", "weight_rel_l2"},
         {"grad_rel_l2", "grad_rel_l2"}};
     if (last.contains(key)) final[renamed.at(key)] = last[key];
   }
@@ -570,12 +573,12 @@ std::string recipe_label(const recipes::Recipe& r) {
 
 nlohmann::json recipe_identity(const RunRequest& request) {
   const auto& recipe = request.recipe.value();
-  return {{"recipe", recipe_json(recipe)},
-          {"recipe_fields", recipes::recipe_field_names()},
-          {"recipe_canonical", recipes::canonical_string(recipe)},
-          {"recipe_label",
-           request.recipe_label.empty() ? recipe_label(recipe) : request.recipe_label},
-          {"baseline_run_id", baseline_run_id(request)}};
+  return {
+      {"recipe", recipe_json(recipe)},
+      {"recipe_fields", recipes::recipe_field_names()},
+      {"recipe_canonical", recipes::canonical_string(recipe)},
+      {"recipe_label", request.recipe_label.empty() ? recipe_label(recipe) : request.recipe_label},
+      {"baseline_run_id", baseline_run_id(request)}};
 }
 
 nlohmann::json failed_record(const RunRequest& request, const std::string& run_id,
@@ -659,7 +662,8 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     const TrainingOptions options = training_options(request);
     const auto backend = make_backend(request.backend);
     const auto device = device_for(request.backend);
-    const auto diagnostics = std::make_shared<RunDiagnostics>(recipe.autoswitch, request.inject_nan);
+    const auto diagnostics =
+        std::make_shared<RunDiagnostics>(recipe.autoswitch, request.inject_nan);
     const auto hooks = fp8_hooks(recipe, request.high_precision, backend, device,
                                  what_if_of(request), diagnostics);
     const auto result = train(*workload, hooks, options, &reference);

@@ -29,7 +29,7 @@ struct RunRequest {
   std::string workload;
   std::int64_t seed = 0;
   HighPrecision high_precision = HighPrecision::fp32;  // the baseline's GEMM operands
-  std::optional<std::int64_t> steps;                    // overrides the workload's schedule
+  std::optional<std::int64_t> steps;                   // overrides the workload's schedule
   int timing_steps = 5;  // steps timed (interleaved) by the FP8 / baseline / FP32 probe
   // Where the Linears run (--backend sim|cuda) and, on cuda, the shadow check (--shadow-every N;
   // the record's "shadow_check", docs/results-schema.md).

@@ -20,9 +20,9 @@
 #include "experiments/runner/baseline_archive.hpp"
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/directory_lock.hpp"
-#include "experiments/runner/progress.hpp"
 #include "experiments/runner/null_run.hpp"
 #include "experiments/runner/parallelism.hpp"
+#include "experiments/runner/progress.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/results_store.hpp"
 #include "experiments/runner/run_executor.hpp"
@@ -94,10 +94,10 @@ void check_directory(const SweepOptions& options, const ResultsDirectory& direct
     if (!existing.contains("model_device")) existing["model_device"] = "cpu";
     for (const char* key : {"sweep_text_fnv1a", "steps", "high_precision", "model_device"}) {
       if (existing.value(key, nlohmann::json()) != sweep[key]) {
-        throw std::runtime_error(
-            directory.root().string() + " holds results of another sweep configuration (" +
-            key + " " + existing.value(key, nlohmann::json()).dump() + ", now " +
-            sweep[key].dump() + "): choose another --out");
+        throw std::runtime_error(directory.root().string() +
+                                 " holds results of another sweep configuration (" + key + " " +
+                                 existing.value(key, nlohmann::json()).dump() + ", now " +
+                                 sweep[key].dump() + "): choose another --out");
       }
     }
   }
@@ -161,8 +161,10 @@ std::optional<nlohmann::json> record_written_meanwhile(const Job& job,
   if (file.record) return std::move(file.record);
   if (file.exists) {
     const auto aside = directory.set_aside(file);
-    std::fprintf(stderr, "fp8lab sweep: %s is not a finished run's record (%s); kept as %s, the "
-                 "run runs again\n", file.path.c_str(), file.problem.c_str(), aside.c_str());
+    std::fprintf(stderr,
+                 "fp8lab sweep: %s is not a finished run's record (%s); kept as %s, the "
+                 "run runs again\n",
+                 file.path.c_str(), file.problem.c_str(), aside.c_str());
   }
   return std::nullopt;
 }
@@ -264,8 +266,7 @@ bool run_jobs(const std::vector<Job>& todo, const Parallelism& plan,
               SweepOutcome& outcome, std::vector<HeldElsewhere>& held_elsewhere) {
   std::map<pid_t, RunningJob> running;
   try {
-    return run_jobs_in(todo, plan, directory, progress, done, outcome, held_elsewhere,
-                       running);
+    return run_jobs_in(todo, plan, directory, progress, done, outcome, held_elsewhere, running);
   } catch (...) {
     stop_children(running);
     throw;
@@ -277,9 +278,10 @@ Parallelism phase_parallelism(const SweepOptions& options, std::size_t count, co
   const int cores = options.cores > 0 ? options.cores : available_cores();
   const Parallelism plan = choose_parallelism(cores, count, options.jobs, options.threads);
   if (count > 0) {
-    std::fprintf(stderr, "fp8lab sweep: %s\n",
-                 describe_parallelism(plan, cores, count, what, options.jobs > 0,
-                                      options.threads > 0).c_str());
+    std::fprintf(
+        stderr, "fp8lab sweep: %s\n",
+        describe_parallelism(plan, cores, count, what, options.jobs > 0, options.threads > 0)
+            .c_str());
   }
   return plan;
 }
@@ -390,8 +392,10 @@ void record_sweep(const SweepOptions& options, const ResultsDirectory& directory
   check_directory(options, directory, sweep);
   write_file_atomically(directory.sweep_path(), sweep.dump(2) + "\n");
   if (const auto removed = directory.remove_stale_temp_files(); !removed.empty()) {
-    std::fprintf(stderr, "fp8lab sweep: removed %zu temp files left by processes that died "
-                 "(killed, or a full disk), e.g. %s\n", removed.size(), removed[0].c_str());
+    std::fprintf(stderr,
+                 "fp8lab sweep: removed %zu temp files left by processes that died "
+                 "(killed, or a full disk), e.g. %s\n",
+                 removed.size(), removed[0].c_str());
   }
 }
 
@@ -410,8 +414,10 @@ void adopt_record_without_steps(const ResultsDirectory& directory, const std::st
   (*old.record)["run_id"] = id;
   directory.write_run_record(*old.record);
   std::filesystem::remove(old.path);
-  std::fprintf(stderr, "fp8lab sweep: %s was filed under %s before run ids named --steps; now "
-               "%s\n", old.path.c_str(), old_id.c_str(), directory.run_record_path(id).c_str());
+  std::fprintf(stderr,
+               "fp8lab sweep: %s was filed under %s before run ids named --steps; now "
+               "%s\n",
+               old.path.c_str(), old_id.c_str(), directory.run_record_path(id).c_str());
 }
 
 // What still has to run in this shard: each needed baseline once, then the unrecorded runs.
@@ -445,10 +451,9 @@ class JobPlanner {
     job.request.workload = workload;
     job.request.seed = seed;
     job.run_id = placed_run_id(
-        baseline_run_id(workload, seed, options_.high_precision, options_.steps),
-        options_.backend);
-    job.arguments = {executable_, "run", "--baseline-only", "--workload", workload,
-                     "--seed", std::to_string(seed)};
+        baseline_run_id(workload, seed, options_.high_precision, options_.steps), options_.backend);
+    job.arguments = {executable_, "run",    "--baseline-only",   "--workload",
+                     workload,    "--seed", std::to_string(seed)};
     job.arguments.insert(job.arguments.end(), common_.begin(), common_.end());
     // A finished baseline whose archive is bad is set aside and runs again (baseline_archive.hpp).
     const auto file = read_run_record_file(directory_.run_record_path(job.run_id));
@@ -469,8 +474,8 @@ class JobPlanner {
     job.request.workload = workload;
     job.request.seed = seed;
     job.run_id = null_run_id(baseline_run_id(job.request));
-    job.arguments = {executable_, "run", "--null-run", "--workload", workload,
-                     "--seed", std::to_string(seed)};
+    job.arguments = {executable_, "run",    "--null-run",        "--workload",
+                     workload,    "--seed", std::to_string(seed)};
     job.arguments.insert(job.arguments.end(), common_.begin(), common_.end());
     if (!directory_.has_record(job.run_id)) jobs_.runs.push_back(std::move(job));
   }
@@ -489,9 +494,10 @@ class JobPlanner {
     job.request.provenance = sweep_run_provenance(expansion, run, text);
     job.identity = recipe_identity(job.request);
     // The process reads its run from the job file (run_job.hpp), not from the sweep file.
-    job.arguments = {executable_, "run", "--job",
-                     std::filesystem::absolute(run_job_path(directory_, run.id)).string(),
-                     "--run-id", run.id};
+    job.arguments = {
+        executable_, "run",
+        "--job",     std::filesystem::absolute(run_job_path(directory_, run.id)).string(),
+        "--run-id",  run.id};
     job.arguments.insert(job.arguments.end(), common_.begin(), common_.end());
     jobs_.runs.push_back(std::move(job));
   }
@@ -513,8 +519,7 @@ class JobPlanner {
 Jobs plan_jobs(const SweepOptions& options, const ResultsDirectory& directory,
                const recipes::SweepExpansion& expansion,
                const std::vector<const recipes::SweepRun*>& shard, const std::string& text,
-               const std::map<std::string, std::string>& id_without_steps,
-               SweepOutcome& outcome) {
+               const std::map<std::string, std::string>& id_without_steps, SweepOutcome& outcome) {
   JobPlanner planner(options, directory, expansion.sweep);
   // The noise floor's extra baseline seeds (sweep.hpp: baseline_seeds) run in shard 0 only, so
   // that shards sharing a directory do not run them twice.
@@ -527,8 +532,7 @@ Jobs plan_jobs(const SweepOptions& options, const ResultsDirectory& directory,
     planner.need_baseline(run->workload, run->seed);
     if (expansion.sweep.null_runs) planner.need_null_run(run->workload, run->seed);
     if (options.resume && options.steps) {
-      adopt_record_without_steps(directory, id_without_steps.at(run->id), run->id,
-                                 *options.steps);
+      adopt_record_without_steps(directory, id_without_steps.at(run->id), run->id, *options.steps);
     }
     if (directory.has_record(run->id)) {
       ++outcome.skipped;
@@ -559,12 +563,13 @@ class StopSignals {
   StopSignals& operator=(const StopSignals&) = delete;
 
  private:
-  struct sigaction previous_int_ {}, previous_term_ {};
+  struct sigaction previous_int_ {
+  }, previous_term_{};
 };
 
 // The baselines, then the runs; false when interrupted.
-bool run_all_jobs(const Jobs& jobs, const SweepOptions& options,
-                  const ResultsDirectory& directory, SweepOutcome& outcome) {
+bool run_all_jobs(const Jobs& jobs, const SweepOptions& options, const ResultsDirectory& directory,
+                  SweepOutcome& outcome) {
   const StopSignals stop_signals;
   ProgressLine progress(jobs.baselines.size() + jobs.runs.size());
   std::size_t done = 0;

@@ -54,7 +54,7 @@ struct SweepOptions {
 
 struct SweepOutcome {
   std::size_t runs_in_shard = 0;
-  std::size_t skipped = 0;  // already recorded
+  std::size_t skipped = 0;   // already recorded
   std::size_t executed = 0;  // processes started (baselines included)
   std::size_t recorded = 0;  // records written by those processes (or for them, when one died)
   std::size_t running_elsewhere = 0;  // runs another sweep on DIR had claimed (left to it)

@@ -148,10 +148,11 @@ class TrainingProgress {
     const double elapsed = std::chrono::duration<double>(now - start_).count();
     const double rate = static_cast<double>(done) / std::max(elapsed, 1e-9);
     const auto left = static_cast<long long>(static_cast<double>(total_ - done) / rate);
-    std::fprintf(stderr, "training: step %lld/%lld (%.1f%%), %.0f steps/s, ETA %lldh%02lldm%02llds\n",
+    std::fprintf(stderr,
+                 "training: step %lld/%lld (%.1f%%), %.0f steps/s, ETA %lldh%02lldm%02llds\n",
                  static_cast<long long>(done), static_cast<long long>(total_),
-                 100.0 * static_cast<double>(done) / static_cast<double>(total_), rate,
-                 left / 3600, left / 60 % 60, left % 60);
+                 100.0 * static_cast<double>(done) / static_cast<double>(total_), rate, left / 3600,
+                 left / 60 % 60, left % 60);
     std::fflush(stderr);
   }
 
@@ -182,10 +183,10 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
   const auto planned = std::max<std::int64_t>(1, result.steps_planned);
   const auto train_stride = ceil_div(planned, kMaxTrainRows);
   const auto schedule_eval_every = std::max<std::int64_t>(1, schedule.eval_every);
-  const auto eval_every =
-      schedule_eval_every * ceil_div(ceil_div(planned, schedule_eval_every), kMaxEvalPoints);
-  const auto statistics_every =
-      options.statistics_every > 0 ? options.statistics_every : eval_every;
+  const auto eval_every = schedule_eval_every *
+                          ceil_div(ceil_div(planned, schedule_eval_every), kMaxEvalPoints);
+  const auto statistics_every = options.statistics_every > 0 ? options.statistics_every
+                                                             : eval_every;
   TrainingProgress progress(result.steps_planned, !options.on_step);
 
   auto model = workload.make_model(options.seed);
@@ -285,8 +286,9 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
       result.final_eval_example_losses = measured.example_losses;  // the last eval's, at the end
       const auto it = reference_snapshots.find(step);
       if (options.keep_snapshots || it != reference_snapshots.end()) {
-        auto s = snapshot(*model, reference != nullptr ? reference->parameter_names
-                                                       : result.parameter_names, step);
+        auto s = snapshot(
+            *model, reference != nullptr ? reference->parameter_names : result.parameter_names,
+            step);
         if (it != reference_snapshots.end()) {
           result.divergence.emplace_back(step, relative_l2(s.weights, it->second->weights),
                                          relative_l2(s.gradients, it->second->gradients));
@@ -305,8 +307,8 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
 }
 
 std::vector<double> time_training_steps(const Workload& workload,
-                                        const std::vector<ModelHooks>& variants,
-                                        std::uint64_t seed, int steps) {
+                                        const std::vector<ModelHooks>& variants, std::uint64_t seed,
+                                        int steps) {
   const auto schedule = workload.schedule();
   struct Variant {
     std::shared_ptr<TrainableModel> model;

@@ -3,8 +3,8 @@
 // the model. Collects what results.jsonl records per step (docs/results-schema.md).
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include <functional>
 #include <optional>
@@ -83,7 +83,7 @@ struct TrainingOptions {
   // the record rows' steps. At most kMaxTrainRows steps are kept: a longer run keeps every k-th
   // multiple of n (k = ceil(steps / n / kMaxTrainRows)).
   std::int64_t layer_stats_every = 0;
-  bool keep_snapshots = false;        // the baseline keeps them for the runs
+  bool keep_snapshots = false;  // the baseline keeps them for the runs
   // Called after each step with (completed steps, total): progress lines.
   std::function<void(std::int64_t, std::int64_t)> on_step;
 };
@@ -123,8 +123,8 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
 // step i + 1 of each) so that they share the machine's load. The throughput probe run beside each
 // run in the same process: FP8 vs baseline Linear vs unconverted FP32 LibTorch Linear.
 std::vector<double> time_training_steps(const Workload& workload,
-                                        const std::vector<ModelHooks>& variants,
-                                        std::uint64_t seed, int steps);
+                                        const std::vector<ModelHooks>& variants, std::uint64_t seed,
+                                        int steps);
 
 // Relative L2 distance ||a - b|| / ||b|| in float64 (0 when both are zero, +Inf when only b is).
 double relative_l2(const torch::Tensor& a, const torch::Tensor& b);

@@ -49,8 +49,7 @@ class Block : public torch::nn::Module {
       return t.view({batch, time, heads_, head_dim}).transpose(1, 2);
     };
     auto q = heads(qkv[0]), k = heads(qkv[1]), v = heads(qkv[2]);
-    auto scores = torch::matmul(q, k.transpose(-2, -1)) /
-                  std::sqrt(static_cast<double>(head_dim));
+    auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_dim));
     scores = scores.masked_fill(causal_mask, -std::numeric_limits<float>::infinity());
     auto attended = torch::matmul(torch::softmax(scores, -1), v)
                         .transpose(1, 2)
@@ -70,15 +69,15 @@ class GptModel : public TrainableModel {
  public:
   GptModel(const GptOptions& o, std::int64_t vocabulary, std::uint64_t seed) {
     auto generator = make_generator(seed, 0);
-    token_embedding_ = register_module("token_embedding",
-                                       torch::nn::Embedding(vocabulary, o.embedding));
+    token_embedding_ =
+        register_module("token_embedding", torch::nn::Embedding(vocabulary, o.embedding));
     init_normal(token_embedding_->weight, 0.02, generator);
-    position_embedding_ = register_module("position_embedding",
-                                          torch::nn::Embedding(o.context, o.embedding));
+    position_embedding_ =
+        register_module("position_embedding", torch::nn::Embedding(o.context, o.embedding));
     init_normal(position_embedding_->weight, 0.02, generator);
     for (std::int64_t i = 0; i < o.layers; ++i) {
-      blocks_.push_back(register_module("block" + std::to_string(i),
-                                        std::make_shared<Block>(o, generator)));
+      blocks_.push_back(
+          register_module("block" + std::to_string(i), std::make_shared<Block>(o, generator)));
     }
     ln_final_ = register_module("ln_final",
                                 torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.embedding})));
@@ -127,20 +126,20 @@ class GptWorkload : public Workload {
     const auto last = eval_tokens_.size(0) - options_.context - 1;
     auto offsets = torch::linspace(0, static_cast<double>(last), windows).to(torch::kLong);
     for (std::int64_t b = 0; b < options_.eval_batches; ++b) {
-      eval_.push_back(windows_at(eval_tokens_, offsets.slice(0, b * options_.batch_size,
-                                                             (b + 1) * options_.batch_size)));
+      eval_.push_back(windows_at(
+          eval_tokens_, offsets.slice(0, b * options_.batch_size, (b + 1) * options_.batch_size)));
     }
     corpus_characters_ = static_cast<std::int64_t>(corpus.train.size() + corpus.eval.size());
   }
 
   std::string name() const override { return options_.name; }
   std::string description() const override {
-    return "GPT " + std::to_string(options_.layers) + " layers, d=" +
-           std::to_string(options_.embedding) + ", " + std::to_string(options_.heads) +
-           " heads, context " + std::to_string(options_.context) + ", batch " +
-           std::to_string(options_.batch_size) + ", characters of " + options_.corpus_directory +
-           " (" + std::to_string(corpus_characters_) + " bytes, vocabulary " +
-           std::to_string(vocabulary_) + " padded)";
+    return "GPT " + std::to_string(options_.layers) +
+           " layers, d=" + std::to_string(options_.embedding) + ", " +
+           std::to_string(options_.heads) + " heads, context " + std::to_string(options_.context) +
+           ", batch " + std::to_string(options_.batch_size) + ", characters of " +
+           options_.corpus_directory + " (" + std::to_string(corpus_characters_) +
+           " bytes, vocabulary " + std::to_string(vocabulary_) + " padded)";
   }
   TrainingSchedule schedule() const override {
     auto s = options_.schedule;

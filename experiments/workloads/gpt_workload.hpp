@@ -19,9 +19,14 @@ struct GptOptions {
   std::int64_t batch_size = 8;
   std::int64_t eval_batches = 4;
   std::string corpus_directory = "/usr/share/common-licenses";
-  TrainingSchedule schedule{.steps = 60, .eval_every = 10, .warmup_steps = 5,
-                            .learning_rate = 3e-3, .final_lr_fraction = 0.1,
-                            .weight_decay = 0.01, .beta1 = 0.9, .beta2 = 0.99,
+  TrainingSchedule schedule{.steps = 60,
+                            .eval_every = 10,
+                            .warmup_steps = 5,
+                            .learning_rate = 3e-3,
+                            .final_lr_fraction = 0.1,
+                            .weight_decay = 0.01,
+                            .beta1 = 0.9,
+                            .beta2 = 0.99,
                             .tokens_per_batch = 8 * 32};
 };
 

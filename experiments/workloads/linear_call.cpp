@@ -30,8 +30,8 @@ torch::Tensor forward_linear(torch::nn::Module& parent, const std::string& name,
   if (auto* linear = dynamic_cast<BackendLinearImpl*>(child->get())) {
     return restore(linear->forward(x2d));
   }
-  throw std::runtime_error("forward_linear: child '" + name + "' of " + parent.name() +
-                           " is a " + (*child)->name() + ", not a Linear fp8lab can call");
+  throw std::runtime_error("forward_linear: child '" + name + "' of " + parent.name() + " is a " +
+                           (*child)->name() + ", not a Linear fp8lab can call");
 }
 
 }  // namespace fp8lab::experiments

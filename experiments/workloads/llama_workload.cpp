@@ -90,10 +90,10 @@ class LlamaWorkload : public Workload {
  public:
   explicit LlamaWorkload(LlamaOptions options) : options_(std::move(options)) {
     if (options_.d_model % options_.heads != 0 || (options_.d_model / options_.heads) % 2 != 0) {
-      throw std::invalid_argument(
-          "workload " + options_.name + ": d_model " + std::to_string(options_.d_model) +
-          " / heads " + std::to_string(options_.heads) +
-          " must be a whole, even head dimension (RoPE pairs channels)");
+      throw std::invalid_argument("workload " + options_.name + ": d_model " +
+                                  std::to_string(options_.d_model) + " / heads " +
+                                  std::to_string(options_.heads) +
+                                  " must be a whole, even head dimension (RoPE pairs channels)");
     }
     corpus_ = read_bpe_corpus(options_.corpus_directory.empty() ? default_bpe_corpus_directory()
                                                                 : options_.corpus_directory);
@@ -109,22 +109,21 @@ class LlamaWorkload : public Workload {
     const auto windows = options_.eval_windows;
     const auto offsets = torch::linspace(0, static_cast<double>(last), windows).to(torch::kLong);
     for (std::int64_t b = 0; b < windows; b += options_.batch_size) {
-      eval_.push_back(windows_at(eval_tokens,
-                                 offsets.slice(0, b, std::min(windows, b + options_.batch_size))));
+      eval_.push_back(
+          windows_at(eval_tokens, offsets.slice(0, b, std::min(windows, b + options_.batch_size))));
     }
   }
 
   std::string name() const override { return options_.name; }
   std::string description() const override {
     const auto ffn = options_.ffn > 0 ? options_.ffn : llama_default_ffn(options_.d_model);
-    std::string text = "Llama " + std::to_string(options_.layers) + " layers, d_model " +
-                       std::to_string(options_.d_model) + ", " + std::to_string(options_.heads) +
-                       " heads, SwiGLU " + std::to_string(ffn) + ", context " +
-                       std::to_string(options_.context) + ", batch " +
-                       std::to_string(options_.batch_size) + ", head " +
-                       (options_.fp8_head ? "a Linear (FP8 if the recipe's filter allows)"
-                                          : "fp32") +
-                       ", eval " + std::to_string(options_.eval_windows) + " windows";
+    std::string text =
+        "Llama " + std::to_string(options_.layers) + " layers, d_model " +
+        std::to_string(options_.d_model) + ", " + std::to_string(options_.heads) +
+        " heads, SwiGLU " + std::to_string(ffn) + ", context " + std::to_string(options_.context) +
+        ", batch " + std::to_string(options_.batch_size) + ", head " +
+        (options_.fp8_head ? "a Linear (FP8 if the recipe's filter allows)" : "fp32") + ", eval " +
+        std::to_string(options_.eval_windows) + " windows";
     if (options_.outlier_channels > 0) {
       text += ", " + std::to_string(options_.outlier_channels) + " outlier channels x" +
               std::to_string(options_.outlier_scale);
@@ -163,9 +162,7 @@ class LlamaWorkload : public Workload {
 
 }  // namespace
 
-std::int64_t llama_default_ffn(std::int64_t d_model) {
-  return (8 * d_model / 3 + 31) / 32 * 32;
-}
+std::int64_t llama_default_ffn(std::int64_t d_model) { return (8 * d_model / 3 + 31) / 32 * 32; }
 
 LlamaOptions llama_xs_options() { return LlamaOptions{}; }
 

@@ -54,7 +54,8 @@ class MlpWorkload : public Workload {
     if (n > 0) feature_scale_.slice(0, 0, n).fill_(options_.outlier_scale);
     for (std::int64_t i = 0; i < options_.eval_batches; ++i) {
       // Eval data: its own generator streams, disjoint from training steps (stream >= 2^62).
-      eval_.push_back(make_batch(make_generator(0xE7A1, (1ULL << 62) + static_cast<std::uint64_t>(i))));
+      eval_.push_back(
+          make_batch(make_generator(0xE7A1, (1ULL << 62) + static_cast<std::uint64_t>(i))));
     }
   }
   std::string name() const override { return options_.name; }

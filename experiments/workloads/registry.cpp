@@ -52,10 +52,10 @@ void register_builtin_workloads(std::map<std::string, Entry>& entries) {
   add_llama(entries, llama_s_options());
   add_llama(entries, llama_m_options());
   const ResidualMlpOptions residual;
-  entries[residual.name] = {residual_mlp_option_table(residual), [residual](const auto& values) {
-                              return make_residual_mlp_workload(
-                                  residual_mlp_options_from(residual, values));
-                            }};
+  entries[residual.name] = {
+      residual_mlp_option_table(residual), [residual](const auto& values) {
+        return make_residual_mlp_workload(residual_mlp_options_from(residual, values));
+      }};
   entries["user-example"] = {{}, [](const auto&) { return make_user_model_example(); }};
 }
 
@@ -83,9 +83,8 @@ Entry entry_of(const std::string& name) {
 }  // namespace
 
 void register_workload(const std::string& name, WorkloadFactory factory) {
-  register_workload(name, {}, [factory = std::move(factory)](const WorkloadOptionValues&) {
-    return factory();
-  });
+  register_workload(
+      name, {}, [factory = std::move(factory)](const WorkloadOptionValues&) { return factory(); });
 }
 
 void register_workload(const std::string& name, WorkloadOptionTable options,

@@ -29,8 +29,8 @@ class ResidualMlpModel : public TrainableModel {
   ResidualMlpModel(const ResidualMlpOptions& o, std::uint64_t seed) {
     auto generator = make_generator(seed, 0);
     for (std::int64_t i = 0; i < o.depth; ++i) {
-      blocks_.push_back(register_module("block" + std::to_string(i),
-                                        ResidualBlock(o.d, o.activation)));
+      blocks_.push_back(
+          register_module("block" + std::to_string(i), ResidualBlock(o.d, o.activation)));
     }
     init_uniform(*this, generator);
   }
@@ -93,8 +93,8 @@ class ResidualMlpWorkload : public Workload {
   std::string description() const override {
     return "residual MLP (Su et al. 2025) d " + std::to_string(options_.d) + ", depth " +
            std::to_string(options_.depth) + ", " + options_.activation + ", batch " +
-           std::to_string(options_.batch_size) + ", label noise " +
-           std::to_string(options_.noise) + ", regressing a frozen random teacher MLP";
+           std::to_string(options_.batch_size) + ", label noise " + std::to_string(options_.noise) +
+           ", regressing a frozen random teacher MLP";
   }
   TrainingSchedule schedule() const override {
     auto s = options_.schedule;

@@ -36,10 +36,16 @@ struct ResidualMlpOptions {
   double noise = 1e-3;
   std::int64_t eval_batches = 4;
   std::int64_t eval_batch_size = 2048;
-  TrainingSchedule schedule{.steps = 7000, .eval_every = 200, .warmup_steps = 0,
-                            .learning_rate = 1e-3, .final_lr_fraction = 1.0,
-                            .weight_decay = 0.0, .beta1 = 0.9, .beta2 = 0.999,
-                            .tokens_per_batch = 0, .grad_clip = 0.0};
+  TrainingSchedule schedule{.steps = 7000,
+                            .eval_every = 200,
+                            .warmup_steps = 0,
+                            .learning_rate = 1e-3,
+                            .final_lr_fraction = 1.0,
+                            .weight_decay = 0.0,
+                            .beta1 = 0.9,
+                            .beta2 = 0.999,
+                            .tokens_per_batch = 0,
+                            .grad_clip = 0.0};
 };
 
 // One residual block of the student, public for the gradient test. A recipe's

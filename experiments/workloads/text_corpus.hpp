@@ -11,10 +11,10 @@
 namespace fp8lab::experiments {
 
 struct TextCorpus {
-  std::vector<std::string> files;   // the files read, in the order read
-  std::vector<std::int64_t> train;  // token ids of the first 90% of the text
-  std::vector<std::int64_t> eval;   // token ids of the last 10%
-  std::vector<unsigned char> vocabulary;  // byte of each token id, sorted ascending
+  std::vector<std::string> files;           // the files read, in the order read
+  std::vector<std::int64_t> train;          // token ids of the first 90% of the text
+  std::vector<std::int64_t> eval;           // token ids of the last 10%
+  std::vector<unsigned char> vocabulary;    // byte of each token id, sorted ascending
   std::int64_t vocabulary_size_padded = 0;  // rounded up to a multiple of 16 (FP8 GEMM dims)
 };
 

@@ -19,9 +19,9 @@ class SpiralClassifier : public TrainableModel {
  public:
   explicit SpiralClassifier(std::uint64_t seed) {
     auto generator = make_generator(seed, 0);
-    for (const auto& [name, in, out] : {std::tuple{"embed", std::int64_t{16}, kWidth},
-                                        std::tuple{"residual", kWidth, kWidth},
-                                        std::tuple{"classify", kWidth, kClasses}}) {
+    for (const auto& [name, in, out] :
+         {std::tuple{"embed", std::int64_t{16}, kWidth}, std::tuple{"residual", kWidth, kWidth},
+          std::tuple{"classify", kWidth, kClasses}}) {
       auto linear = register_module(name, torch::nn::Linear(in, out));
       torch::NoGradGuard no_grad;
       linear->weight.normal_(0.0, 1.0 / std::sqrt(static_cast<double>(in)), generator);
@@ -52,9 +52,14 @@ class SpiralWorkload : public Workload {
     return "example of a user's model: residual MLP classifying a 16-arm spiral";
   }
   TrainingSchedule schedule() const override {
-    return TrainingSchedule{.steps = 100, .eval_every = 20, .warmup_steps = 5,
-                            .learning_rate = 3e-3, .final_lr_fraction = 0.1,
-                            .weight_decay = 0.0, .beta1 = 0.9, .beta2 = 0.99,
+    return TrainingSchedule{.steps = 100,
+                            .eval_every = 20,
+                            .warmup_steps = 5,
+                            .learning_rate = 3e-3,
+                            .final_lr_fraction = 0.1,
+                            .weight_decay = 0.0,
+                            .beta1 = 0.9,
+                            .beta2 = 0.99,
                             .tokens_per_batch = kBatch};
   }
   std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {

@@ -21,8 +21,7 @@ WorkloadOptionTable schedule_option_table(const TrainingSchedule& d) {
   return {
       integer_option("steps", d.steps, 1, 100000000, "training steps"),
       integer_option("eval_every", d.eval_every, 1, 100000000, "steps between evaluations"),
-      integer_option("warmup", d.warmup_steps, 0, 100000000,
-                     "linear learning-rate warm-up steps"),
+      integer_option("warmup", d.warmup_steps, 0, 100000000, "linear learning-rate warm-up steps"),
       real_option("lr", d.learning_rate, 0.0, 10.0, "peak learning rate (AdamW)"),
       real_option("final_lr_fraction", d.final_lr_fraction, 0.0, 1.0,
                   "cosine decay to lr x this at the last step (1: constant)"),

@@ -161,7 +161,8 @@ WorkloadSpec parse_workload_spec(const std::string& text) {
   const auto colon = text.find(':');
   spec.name = trimmed(text.substr(0, colon));
   if (spec.name.empty()) {
-    throw std::invalid_argument("workload '" + text + "': no name; expected NAME or "
+    throw std::invalid_argument("workload '" + text +
+                                "': no name; expected NAME or "
                                 "NAME:key=value,key=value (e.g. llama-s:d_model=384)");
   }
   if (colon == std::string::npos) return spec;

@@ -26,7 +26,8 @@ static_assert(kBM == kBN && kBM * kBK == 4 * kThreads);
 // only after the last K-block has been folded).
 template <typename Value, typename Operand>
 __device__ inline void stage(const Operand& op, std::int64_t outer_count, std::int64_t k_count,
-                             std::int64_t outer0, std::int64_t k0, Value value, float (*tile)[kBM]) {
+                             std::int64_t outer0, std::int64_t k0, Value value,
+                             float (*tile)[kBM]) {
   for (int e = threadIdx.x; e < kBM * kBK; e += kThreads) {
     // K-contiguous storage: consecutive threads walk k; otherwise they walk the outer dim.
     const int o = op.k_is_cols ? e / kBK : e % kBM;
@@ -61,9 +62,9 @@ __global__ void __launch_bounds__(kThreads)
   const std::int64_t n0 = static_cast<std::int64_t>(blockIdx.x) * kBN;
   const int ty = threadIdx.x / (kBN / kTN), tx = threadIdx.x % (kBN / kTN);
   float acc[kTM][kTN], total[kTM][kTN];
-  #pragma unroll
+#pragma unroll
   for (int i = 0; i < kTM; ++i) {
-    #pragma unroll
+#pragma unroll
     for (int j = 0; j < kTN; ++j) acc[i][j] = total[i][j] = 0.0f;
   }
   std::int64_t g = p.k;
@@ -73,46 +74,75 @@ __global__ void __launch_bounds__(kThreads)
   for (std::int64_t k0 = 0; k0 < p.k; k0 += kBK) {
     __syncthreads();  // tables ready (first pass) / previous tile consumed
     if constexpr (kDense) {
-      stage(p.a, p.m, p.k, m0, k0, [&](std::int64_t o, std::int64_t k) { return dense_value(p, p.a, o, k); }, tile_a);
-      stage(p.b, p.n, p.k, n0, k0, [&](std::int64_t o, std::int64_t k) { return dense_value(p, p.b, o, k); }, tile_b);
+      stage(
+          p.a, p.m, p.k, m0, k0,
+          [&](std::int64_t o, std::int64_t k) { return dense_value(p, p.a, o, k); }, tile_a);
+      stage(
+          p.b, p.n, p.k, n0, k0,
+          [&](std::int64_t o, std::int64_t k) { return dense_value(p, p.b, o, k); }, tile_b);
     } else {
-      stage(p.a, p.m, p.k, m0, k0, [&](std::int64_t o, std::int64_t k) { return table_a[p.a.codes[element_index(p.a, o, k)]]; }, tile_a);
-      stage(p.b, p.n, p.k, n0, k0, [&](std::int64_t o, std::int64_t k) { return table_b[p.b.codes[element_index(p.b, o, k)]]; }, tile_b);
+      stage(
+          p.a, p.m, p.k, m0, k0,
+          [&](std::int64_t o, std::int64_t k) {
+            return table_a[p.a.codes[element_index(p.a, o, k)]];
+          },
+          tile_a);
+      stage(
+          p.b, p.n, p.k, n0, k0,
+          [&](std::int64_t o, std::int64_t k) {
+            return table_b[p.b.codes[element_index(p.b, o, k)]];
+          },
+          tile_b);
     }
     __syncthreads();
-    #pragma unroll
+#pragma unroll
     for (int kk = 0; kk < kBK; ++kk) {
       float a[kTM], b[kTN];
       const float4 a0 = *reinterpret_cast<const float4*>(&tile_a[kk][ty * kTM]);
       const float4 a1 = *reinterpret_cast<const float4*>(&tile_a[kk][ty * kTM + 4]);
       const float4 b0 = *reinterpret_cast<const float4*>(&tile_b[kk][tx * kTN]);
       const float4 b1 = *reinterpret_cast<const float4*>(&tile_b[kk][tx * kTN + 4]);
-      a[0] = a0.x; a[1] = a0.y; a[2] = a0.z; a[3] = a0.w; a[4] = a1.x; a[5] = a1.y; a[6] = a1.z; a[7] = a1.w;
-      b[0] = b0.x; b[1] = b0.y; b[2] = b0.z; b[3] = b0.w; b[4] = b1.x; b[5] = b1.y; b[6] = b1.z; b[7] = b1.w;
-      #pragma unroll
+      a[0] = a0.x;
+      a[1] = a0.y;
+      a[2] = a0.z;
+      a[3] = a0.w;
+      a[4] = a1.x;
+      a[5] = a1.y;
+      a[6] = a1.z;
+      a[7] = a1.w;
+      b[0] = b0.x;
+      b[1] = b0.y;
+      b[2] = b0.z;
+      b[3] = b0.w;
+      b[4] = b1.x;
+      b[5] = b1.y;
+      b[6] = b1.z;
+      b[7] = b1.w;
+#pragma unroll
       for (int i = 0; i < kTM; ++i) {
-        #pragma unroll
+#pragma unroll
         for (int j = 0; j < kTN; ++j) {
-          acc[i][j] = kDense ? add_rn(acc[i][j], mul_rn(a[i], b[j])) : fma_rn(a[i], b[j], acc[i][j]);
+          acc[i][j] = kDense ? add_rn(acc[i][j], mul_rn(a[i], b[j]))
+                             : fma_rn(a[i], b[j], acc[i][j]);
         }
       }
       if (k0 + kk + 1 == block_end) {  // same k for every thread: a uniform branch
         float sa[kTM], sb[kTN];
-        #pragma unroll
+#pragma unroll
         for (int i = 0; i < kTM; ++i) {
           const std::int64_t m = m0 + ty * kTM + i;
           sa[i] = 1.0f;
           if constexpr (!kDense) sa[i] = m < p.m ? scale_at(p.a, m, block_start) : 1.0f;
         }
-        #pragma unroll
+#pragma unroll
         for (int j = 0; j < kTN; ++j) {
           const std::int64_t n = n0 + tx * kTN + j;
           sb[j] = 1.0f;
           if constexpr (!kDense) sb[j] = n < p.n ? scale_at(p.b, n, block_start) : 1.0f;
         }
-        #pragma unroll
+#pragma unroll
         for (int i = 0; i < kTM; ++i) {
-          #pragma unroll
+#pragma unroll
           for (int j = 0; j < kTN; ++j) {
             total[i][j] = add_block(total[i][j], first_block, acc[i][j], sa[i], sb[j]);
             acc[i][j] = 0.0f;
@@ -124,11 +154,11 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
   }
-  #pragma unroll
+#pragma unroll
   for (int i = 0; i < kTM; ++i) {
     const std::int64_t m = m0 + ty * kTM + i;
     if (m >= p.m) continue;
-    #pragma unroll
+#pragma unroll
     for (int j = 0; j < kTN; ++j) {
       const std::int64_t n = n0 + tx * kTN + j;
       if (n < p.n) p.out[m * p.n + n] = finish(total[i][j], n, p.options);
@@ -137,7 +167,8 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 dim3 grid(std::int64_t m, std::int64_t n) {
-  return dim3(static_cast<unsigned>((n + kBN - 1) / kBN), static_cast<unsigned>((m + kBM - 1) / kBM));
+  return dim3(static_cast<unsigned>((n + kBN - 1) / kBN),
+              static_cast<unsigned>((m + kBM - 1) / kBM));
 }
 
 }  // namespace

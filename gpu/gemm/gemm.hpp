@@ -69,7 +69,8 @@ struct DenseGemmOptions {
 };
 
 void high_precision_gemm(const DeviceDenseOperand& a, const DeviceDenseOperand& b,
-                         const DenseGemmOptions& options, float* out, cudaStream_t stream = nullptr);
+                         const DenseGemmOptions& options, float* out,
+                         cudaStream_t stream = nullptr);
 
 namespace host_twin {
 // The kernels' per-output code (gpu/gemm/gemm_common.cuh) compiled for the host and run over

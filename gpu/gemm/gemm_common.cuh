@@ -90,9 +90,9 @@ struct CodeTables {
   const float* power_b;
 };
 
-inline constexpr int kHopperGroupK = 32;       // sim::kHopperGroupK: elements per wgmma along K
-inline constexpr int kHopperPromotionK = 128;  // sim::kHopperPromotionK: CUTLASS interval 4
-inline constexpr int kHopperFractionBits = 13; // sim::kHopperFractionBits: e8m13
+inline constexpr int kHopperGroupK = 32;        // sim::kHopperGroupK: elements per wgmma along K
+inline constexpr int kHopperPromotionK = 128;   // sim::kHopperPromotionK: CUTLASS interval 4
+inline constexpr int kHopperFractionBits = 13;  // sim::kHopperFractionBits: e8m13
 
 // Output (m, n) of the Hopper model, walking K-blocks and 32-element groups in sim's order. Per
 // group, with c the e8m13 accumulator:
@@ -166,7 +166,8 @@ FP8LAB_HD inline float dense_value(const DenseProblem& p, const DeviceDenseOpera
 }
 
 // Output (m, n) of the high-precision GEMM: acc = RN(acc + RN(a * b)) in increasing k.
-FP8LAB_HD inline float high_precision_output(const DenseProblem& p, std::int64_t m, std::int64_t n) {
+FP8LAB_HD inline float high_precision_output(const DenseProblem& p, std::int64_t m,
+                                             std::int64_t n) {
   float acc = 0.0f;
   for (std::int64_t k = 0; k < p.k; ++k) {
     acc = add_rn(acc, mul_rn(dense_value(p, p.a, m, k), dense_value(p, p.b, n, k)));

@@ -12,7 +12,7 @@ namespace {
 
 constexpr int kTile = 16;
 
-__global__ void __launch_bounds__(kTile * kTile)
+__global__ void __launch_bounds__(kTile* kTile)
     hopper_kernel(const __grid_constant__ Problem p, bool split_accumulator) {
   __shared__ float value_a[256], value_b[256], power_a[256], power_b[256];
   const int t = threadIdx.y * kTile + threadIdx.x;
@@ -24,7 +24,8 @@ __global__ void __launch_bounds__(kTile * kTile)
   const std::int64_t m = static_cast<std::int64_t>(blockIdx.y) * kTile + threadIdx.y;
   const std::int64_t n = static_cast<std::int64_t>(blockIdx.x) * kTile + threadIdx.x;
   if (m >= p.m || n >= p.n) return;
-  p.out[m * p.n + n] = hopper_output(p, {value_a, value_b, power_a, power_b}, m, n, split_accumulator);
+  p.out[m * p.n + n] =
+      hopper_output(p, {value_a, value_b, power_a, power_b}, m, n, split_accumulator);
 }
 
 }  // namespace

@@ -20,8 +20,8 @@ void gemm(const DeviceGemmOperand& a, const DeviceGemmOperand& b, const DeviceGe
       out[m * p.n + n] =
           options.model == sim::Accumulation::kFp32Seq
               ? gemm_detail::fp32_seq_output(p, tables, m, n)
-              : gemm_detail::hopper_output(p, tables, m, n,
-                                           options.model == sim::Accumulation::kHopperSplitAccumulator);
+              : gemm_detail::hopper_output(
+                    p, tables, m, n, options.model == sim::Accumulation::kHopperSplitAccumulator);
     }
   }
 }
@@ -30,7 +30,8 @@ void high_precision_gemm(const DeviceDenseOperand& a, const DeviceDenseOperand& 
                          const DenseGemmOptions& options, float* out) {
   const gemm_detail::DenseProblem p = gemm_detail::resolve_dense(a, b, options, out);
   for (std::int64_t m = 0; m < p.m; ++m) {
-    for (std::int64_t n = 0; n < p.n; ++n) out[m * p.n + n] = gemm_detail::high_precision_output(p, m, n);
+    for (std::int64_t n = 0; n < p.n; ++n)
+      out[m * p.n + n] = gemm_detail::high_precision_output(p, m, n);
   }
 }
 

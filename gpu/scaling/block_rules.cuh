@@ -22,7 +22,8 @@ struct TorchaoRule {
   bool pow2;
   template <Format F>
   FP8LAB_HD BlockScale operator()(float amax, bool has_nan) const {  // NaN propagates
-    const float s = torchao_scale_from_amax(has_nan ? bits_float(0x7FC0'0000u) : amax, fp8_max, pow2);
+    const float s =
+        torchao_scale_from_amax(has_nan ? bits_float(0x7FC0'0000u) : amax, fp8_max, pow2);
     return {s, canonical_nan(div_rn(1.0f, s)), 0};
   }
 };

@@ -10,8 +10,8 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/quantize_common.cuh"
-#include "gpu/scaling/blocked.hpp"
 #include "gpu/scaling/block_rules.cuh"
+#include "gpu/scaling/blocked.hpp"
 
 namespace fp8lab::gpu::scaling {
 namespace {
@@ -32,7 +32,8 @@ __device__ inline void for_each_in_block(std::int64_t nr, std::int64_t nc, int l
   } else if (nr * nc <= 0xFFFF'FFFFll) {
     const auto width = static_cast<std::uint32_t>(nc);
     const auto count = static_cast<std::uint32_t>(nr * nc);
-    for (std::uint32_t e = static_cast<std::uint32_t>(lane); e < count; e += 32) f(e / width, e % width);
+    for (std::uint32_t e = static_cast<std::uint32_t>(lane); e < count; e += 32)
+      f(e / width, e % width);
   } else {
     for (std::int64_t e = lane; e < nr * nc; e += 32) f(e / nc, e % nc);
   }
@@ -40,14 +41,14 @@ __device__ inline void for_each_in_block(std::int64_t nr, std::int64_t nc, int l
 
 template <Format F, typename Rule>
 __global__ void __launch_bounds__(kWarps * 32)
-    blocked_kernel(const float* __restrict__ x, std::int64_t rows, std::int64_t cols, std::int64_t br,
-                   std::int64_t bc, Rule rule, BlockedOutputs out) {
+    blocked_kernel(const float* __restrict__ x, std::int64_t rows, std::int64_t cols,
+                   std::int64_t br, std::int64_t bc, Rule rule, BlockedOutputs out) {
   const std::int64_t scale_cols = (cols + bc - 1) / bc;
   const std::int64_t blocks = ((rows + br - 1) / br) * scale_cols;
   const int lane = threadIdx.x & 31;
   detail::Counters c;
-  for (std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; b < blocks;
-       b += static_cast<std::int64_t>(gridDim.x) * kWarps) {
+  for (std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
+       b < blocks; b += static_cast<std::int64_t>(gridDim.x) * kWarps) {
     const std::int64_t r0 = (b / scale_cols) * br, c0 = (b % scale_cols) * bc;
     const std::int64_t nr = r0 + br < rows ? br : rows - r0, nc = c0 + bc < cols ? bc : cols - c0;
     const float* block = x + r0 * cols + c0;
@@ -121,7 +122,8 @@ __global__ void __launch_bounds__(kWarps * 32)
     bool nan = false;
 #pragma unroll
     for (int j = 0; j < kRowLoads; ++j) {
-      lane_amax = fmaxf(lane_amax, fmaxf(fmaxf(fabsf(v[j].x), fabsf(v[j].y)), fmaxf(fabsf(v[j].z), fabsf(v[j].w))));
+      lane_amax = fmaxf(lane_amax, fmaxf(fmaxf(fabsf(v[j].x), fabsf(v[j].y)),
+                                         fmaxf(fabsf(v[j].z), fabsf(v[j].w))));
       nan |= isnan(v[j].x) || isnan(v[j].y) || isnan(v[j].z) || isnan(v[j].w);
     }
     float amax = lane_amax;
@@ -148,7 +150,8 @@ __global__ void __launch_bounds__(kWarps * 32)
       const std::uint32_t word =
           in_range ? detail::quantize_rn_four_in_range<F, false>(x4, s.scale, c)
                    : detail::quantize_rn_two<F, Overflow::kSatFinite>(x4[0], x4[1], s.scale, c) |
-                         (detail::quantize_rn_two<F, Overflow::kSatFinite>(x4[2], x4[3], s.scale, c) << 16);
+                         (detail::quantize_rn_two<F, Overflow::kSatFinite>(x4[2], x4[3], s.scale, c)
+                          << 16);
       *reinterpret_cast<std::uint32_t*>(out.codes + first + j * 4 * kLanes) = word;
     }
   }
@@ -163,7 +166,9 @@ void check(const char* function, const float* x, std::int64_t rows, std::int64_t
   detail::check_fp8(format, function);
   detail::check_blocked_shape(function, rows, cols, br, bc);
   if (x == nullptr || out.codes == nullptr || out.scale_inv == nullptr) {
-    throw std::invalid_argument(std::string(function) + ": x, out.codes and out.scale_inv must be device pointers, got null");
+    throw std::invalid_argument(
+        std::string(function) +
+        ": x, out.codes and out.scale_inv must be device pointers, got null");
   }
 }
 
@@ -187,7 +192,8 @@ bool row_blocks_apply(const float* x, std::int64_t cols, std::int64_t br, std::i
 
 template <Format F, typename Rule>
 void launch_format(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t br,
-                   std::int64_t bc, const Rule& rule, const BlockedOutputs& out, cudaStream_t stream) {
+                   std::int64_t bc, const Rule& rule, const BlockedOutputs& out,
+                   cudaStream_t stream) {
   if (row_blocks_apply(x, cols, br, bc, out)) {
     if (bc == 32) {
       launch_row_blocks<F, 2>(x, rows * cols, rule, out, stream);
@@ -216,12 +222,13 @@ float fp8_max(sim::Format format) { return static_cast<float>(sim::spec(format).
 
 }  // namespace
 
-void quantize_block_te(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
-                       std::int64_t block_cols, sim::Format format, bool pow2, float eps,
-                       float value_for_inf, const BlockedOutputs& out, cudaStream_t stream) {
+void quantize_block_te(const float* x, std::int64_t rows, std::int64_t cols,
+                       std::int64_t block_rows, std::int64_t block_cols, sim::Format format,
+                       bool pow2, float eps, float value_for_inf, const BlockedOutputs& out,
+                       cudaStream_t stream) {
   check("gpu::scaling::quantize_block_te", x, rows, cols, block_rows, block_cols, format, out);
-  launch(x, rows, cols, block_rows, block_cols, format, TeRule{fp8_max(format), eps, value_for_inf, pow2},
-         out, stream);
+  launch(x, rows, cols, block_rows, block_cols, format,
+         TeRule{fp8_max(format), eps, value_for_inf, pow2}, out, stream);
 }
 
 void quantize_axiswise_torchao(const float* x, std::int64_t rows, std::int64_t cols, bool rowwise,
@@ -236,8 +243,7 @@ void quantize_mx(const float* x, std::int64_t rows, std::int64_t cols, std::int6
                  std::int64_t block_cols, sim::Format format, E8M0Mode mode, TorchaoVersion torchao,
                  const BlockedOutputs& out, cudaStream_t stream) {
   check("gpu::scaling::quantize_mx", x, rows, cols, block_rows, block_cols, format, out);
-  launch(x, rows, cols, block_rows, block_cols, format,
-         MxRule{mode, torchao}, out, stream);
+  launch(x, rows, cols, block_rows, block_cols, format, MxRule{mode, torchao}, out, stream);
 }
 
 }  // namespace fp8lab::gpu::scaling

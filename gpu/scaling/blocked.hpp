@@ -31,16 +31,17 @@ using sim::scaling::TorchaoVersion;
 struct BlockedOutputs {
   std::uint8_t* codes = nullptr;
   float* scale_inv = nullptr;
-  float* scale = nullptr;               // the multipliers, as QuantizedTensor::scale
-  std::uint8_t* e8m0 = nullptr;         // MX only
+  float* scale = nullptr;                // the multipliers, as QuantizedTensor::scale
+  std::uint8_t* e8m0 = nullptr;          // MX only
   DeviceQuantizeStats* stats = nullptr;  // accumulated
 };
 
 // TE Float8BlockScaling: s = te_scale_from_amax(amax, fp8_max, pow2, eps, value_for_inf), where
 // value_for_inf = the input dtype's max finite (sim::scaling::block_value_for_inf).
-void quantize_block_te(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
-                       std::int64_t block_cols, sim::Format format, bool pow2, float eps,
-                       float value_for_inf, const BlockedOutputs& out, cudaStream_t stream = nullptr);
+void quantize_block_te(const float* x, std::int64_t rows, std::int64_t cols,
+                       std::int64_t block_rows, std::int64_t block_cols, sim::Format format,
+                       bool pow2, float eps, float value_for_inf, const BlockedOutputs& out,
+                       cudaStream_t stream = nullptr);
 
 // torchao axiswise: blocks 1 x cols (rowwise) or rows x 1; amax NaN-propagating,
 // s = torchao_scale_from_amax(amax, fp8_max, pow2).
@@ -57,7 +58,8 @@ void quantize_mx(const float* x, std::int64_t rows, std::int64_t cols, std::int6
 // Per-tensor current scaling: amax over all of x, the rule, then gpu::quantize with that scale
 // (three stream-ordered launches, no host synchronization). out.scale_inv / out.scale hold 1 value.
 void quantize_current_te(const float* x, std::int64_t rows, std::int64_t cols, sim::Format format,
-                         bool pow2, float eps, const BlockedOutputs& out, cudaStream_t stream = nullptr);
+                         bool pow2, float eps, const BlockedOutputs& out,
+                         cudaStream_t stream = nullptr);
 void quantize_tensorwise_torchao(const float* x, std::int64_t rows, std::int64_t cols,
                                  sim::Format format, bool pow2, const BlockedOutputs& out,
                                  cudaStream_t stream = nullptr);
@@ -74,9 +76,9 @@ void quantize(const sim::scaling::QuantizePlan& plan, const float* x, std::int64
 // kernels' per-element and per-block code (gpu/scaling/host_twin.cu): checks the rules and
 // statistics against sim/ without a GPU.
 namespace host_twin {
-void quantize_block_te(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
-                       std::int64_t block_cols, sim::Format format, bool pow2, float eps,
-                       float value_for_inf, const BlockedOutputs& out);
+void quantize_block_te(const float* x, std::int64_t rows, std::int64_t cols,
+                       std::int64_t block_rows, std::int64_t block_cols, sim::Format format,
+                       bool pow2, float eps, float value_for_inf, const BlockedOutputs& out);
 void quantize_axiswise_torchao(const float* x, std::int64_t rows, std::int64_t cols, bool rowwise,
                                sim::Format format, bool pow2, const BlockedOutputs& out);
 void quantize_mx(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t block_rows,

@@ -21,15 +21,15 @@ struct Scratch {
   float scale;
 };
 
-constexpr int kAmaxLoads = 4;                  // 16-byte loads per lane and step, all in flight
+constexpr int kAmaxLoads = 4;                   // 16-byte loads per lane and step, all in flight
 constexpr int kAmaxStep = 32 * 4 * kAmaxLoads;  // values per warp step
 
 // max |x| (NaN ignored) and NaN presence of x[0..n). `head` values one by one (so that x + head
 // is 16-byte aligned), then warp steps of 512 values (load j of lane l: values j * 128 + l * 4
 // .. + 3 of the step, whole 512-byte runs per load instruction), then the tail one by one.
 // One atomic per thread block and result.
-__global__ void __launch_bounds__(kThreads) amax_kernel(const float* __restrict__ x, std::int64_t n,
-                                                        std::int64_t head, Scratch* scratch) {
+__global__ void __launch_bounds__(kThreads)
+    amax_kernel(const float* __restrict__ x, std::int64_t n, std::int64_t head, Scratch* scratch) {
   float amax = 0.0f;
   bool nan = false;
   const std::int64_t thread = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -78,7 +78,8 @@ __global__ void __launch_bounds__(kThreads) amax_kernel(const float* __restrict_
 // torchao: NaN-propagating amax; TE: NaN ignored, value_for_inf = FLT_MAX.
 __global__ void rule_kernel(Scratch* scratch, bool torchao, float fp8_max, bool pow2, float eps,
                             float* scale_inv, float* scale) {
-  const float amax = (torchao && scratch->has_nan != 0) ? __uint_as_float(0x7FC0'0000u) : scratch->amax;
+  const float amax = (torchao && scratch->has_nan != 0) ? __uint_as_float(0x7FC0'0000u)
+                                                        : scratch->amax;
   const float s = torchao ? torchao_scale_from_amax(amax, fp8_max, pow2)
                           : te_scale_from_amax(amax, fp8_max, pow2, eps, FLT_MAX);
   scratch->scale = s;
@@ -92,7 +93,9 @@ void current(const char* function, const float* x, std::int64_t rows, std::int64
   detail::check_fp8(format, function);
   const std::int64_t n = detail::check_blocked_shape(function, rows, cols, rows, cols);
   if (x == nullptr || out.codes == nullptr || out.scale_inv == nullptr) {
-    throw std::invalid_argument(std::string(function) + ": x, out.codes and out.scale_inv must be device pointers, got null");
+    throw std::invalid_argument(
+        std::string(function) +
+        ": x, out.codes and out.scale_inv must be device pointers, got null");
   }
   Scratch* scratch = nullptr;
   FP8LAB_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&scratch), sizeof(Scratch), stream));
@@ -101,10 +104,12 @@ void current(const char* function, const float* x, std::int64_t rows, std::int64
   while (head < n && (reinterpret_cast<std::uintptr_t>(x + head) % 16) != 0) ++head;
   static const int resident = detail::resident_blocks(amax_kernel, kThreads);
   const std::int64_t work = (n - head) / kAmaxStep * 32 + head + (n - head) % kAmaxStep;
-  amax_kernel<<<detail::grid_size(work, kThreads, resident), kThreads, 0, stream>>>(x, n, head, scratch);
+  amax_kernel<<<detail::grid_size(work, kThreads, resident), kThreads, 0, stream>>>(x, n, head,
+                                                                                    scratch);
   FP8LAB_CUDA_CHECK_LAUNCH();
-  rule_kernel<<<1, 1, 0, stream>>>(scratch, torchao, static_cast<float>(sim::spec(format).max_finite()),
-                                   pow2, eps, out.scale_inv, out.scale);
+  rule_kernel<<<1, 1, 0, stream>>>(scratch, torchao,
+                                   static_cast<float>(sim::spec(format).max_finite()), pow2, eps,
+                                   out.scale_inv, out.scale);
   FP8LAB_CUDA_CHECK_LAUNCH();
   QuantizeOutputs q;
   q.codes = out.codes;
@@ -117,13 +122,15 @@ void current(const char* function, const float* x, std::int64_t rows, std::int64
 
 void quantize_current_te(const float* x, std::int64_t rows, std::int64_t cols, sim::Format format,
                          bool pow2, float eps, const BlockedOutputs& out, cudaStream_t stream) {
-  current("gpu::scaling::quantize_current_te", x, rows, cols, format, false, pow2, eps, out, stream);
+  current("gpu::scaling::quantize_current_te", x, rows, cols, format, false, pow2, eps, out,
+          stream);
 }
 
 void quantize_tensorwise_torchao(const float* x, std::int64_t rows, std::int64_t cols,
                                  sim::Format format, bool pow2, const BlockedOutputs& out,
                                  cudaStream_t stream) {
-  current("gpu::scaling::quantize_tensorwise_torchao", x, rows, cols, format, true, pow2, 0.0f, out, stream);
+  current("gpu::scaling::quantize_tensorwise_torchao", x, rows, cols, format, true, pow2, 0.0f, out,
+          stream);
 }
 
 }  // namespace fp8lab::gpu::scaling

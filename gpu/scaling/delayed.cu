@@ -73,7 +73,8 @@ void check_group(const DelayedUpdateGroup& g, std::size_t index) {
   if (g.history == nullptr || g.scale == nullptr) {
     throw std::invalid_argument(where + "history and .scale must be device pointers, got null");
   }
-  if (g.slots < 1) throw std::invalid_argument(where + "slots = " + std::to_string(g.slots) + "; accepted: >= 1");
+  if (g.slots < 1)
+    throw std::invalid_argument(where + "slots = " + std::to_string(g.slots) + "; accepted: >= 1");
   if (g.len < 1) {
     throw std::invalid_argument(where + "len = " + std::to_string(g.len) + "; accepted: >= 1");
   }
@@ -87,7 +88,8 @@ void delayed_update(const std::vector<DelayedUpdateGroup>& groups, cudaStream_t 
     GroupTable table{};
     table.count = 0;
     table.first_block[0] = 0;
-    for (std::size_t i = first; i < groups.size() && table.count < kMaxDelayedGroupsPerLaunch; ++i) {
+    for (std::size_t i = first; i < groups.size() && table.count < kMaxDelayedGroupsPerLaunch;
+         ++i) {
       table.group[table.count] = groups[i];
       table.first_block[table.count + 1] = table.first_block[table.count] + groups[i].slots;
       ++table.count;

@@ -54,8 +54,9 @@ void blocked(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t 
 }
 
 template <typename Rule>
-void run(const char* function, const float* x, std::int64_t rows, std::int64_t cols, std::int64_t br,
-         std::int64_t bc, sim::Format format, const Rule& rule, const BlockedOutputs& out) {
+void run(const char* function, const float* x, std::int64_t rows, std::int64_t cols,
+         std::int64_t br, std::int64_t bc, sim::Format format, const Rule& rule,
+         const BlockedOutputs& out) {
   detail::check_fp8(format, function);
   detail::check_blocked_shape(function, rows, cols, br, bc);  // as the device entry points
   if (format == Format::E4M3) {
@@ -69,9 +70,9 @@ float fp8_max(sim::Format format) { return static_cast<float>(sim::spec(format).
 
 }  // namespace
 
-void quantize_block_te(const float* x, std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
-                       std::int64_t block_cols, sim::Format format, bool pow2, float eps,
-                       float value_for_inf, const BlockedOutputs& out) {
+void quantize_block_te(const float* x, std::int64_t rows, std::int64_t cols,
+                       std::int64_t block_rows, std::int64_t block_cols, sim::Format format,
+                       bool pow2, float eps, float value_for_inf, const BlockedOutputs& out) {
   run("host_twin::quantize_block_te", x, rows, cols, block_rows, block_cols, format,
       TeRule{fp8_max(format), eps, value_for_inf, pow2}, out);
 }

@@ -39,8 +39,8 @@ void execute(const QuantizePlan& p, const float* x, std::int64_t rows, std::int6
     case QuantizeKind::kMx:
       return on_host ? twin::quantize_mx(x, rows, cols, b.rows, b.cols, p.format, p.mx_mode,
                                          p.torchao, o)
-                     : quantize_mx(x, rows, cols, b.rows, b.cols, p.format, p.mx_mode, p.torchao,
-                                   o, stream);
+                     : quantize_mx(x, rows, cols, b.rows, b.cols, p.format, p.mx_mode, p.torchao, o,
+                                   stream);
     case QuantizeKind::kDelayed:
     case QuantizeKind::kHighPrecision: break;
   }

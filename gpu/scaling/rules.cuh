@@ -30,7 +30,7 @@ struct BlockScale {
 // TE compute_scale_from_amax: eps clamp (NaN compares false), 1.0 for amax Inf/0/NaN,
 // RN(fp8_max / amax), +Inf -> value_for_inf, pow2: keep sign and exponent (round down).
 FP8LAB_HD inline float te_scale_from_amax(float amax, float fp8_max, bool pow2, float eps,
-                                           float value_for_inf) {
+                                          float value_for_inf) {
   if (amax < eps) amax = eps;
   if (std::isinf(amax) || amax == 0.0f || std::isnan(amax)) return 1.0f;
   float s = div_rn(fp8_max, amax);
@@ -42,7 +42,9 @@ FP8LAB_HD inline float te_scale_from_amax(float amax, float fp8_max, bool pow2, 
 // A NaN scale or scale_inv is written as 0x7FC00000, the quiet NaN sim produces (the NaN amax
 // sim feeds the division). Device arithmetic returns 0x7FFFFFFF for a NaN result instead, and
 // scales are compared bit for bit (seen on an H200: docs/device-log.md, run 1).
-FP8LAB_HD inline float canonical_nan(float x) { return std::isnan(x) ? bits_float(0x7FC0'0000u) : x; }
+FP8LAB_HD inline float canonical_nan(float x) {
+  return std::isnan(x) ? bits_float(0x7FC0'0000u) : x;
+}
 
 // sim::scaling::torch_log2_f32: fp32(log2(double(x))). On the device the log2 is CUDA's double
 // log2 (at most 1 ulp from the correctly rounded value, which sim uses), then rounded to fp32:

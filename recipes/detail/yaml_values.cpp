@@ -40,8 +40,8 @@ YAML::Node load_yaml_text(const std::string& text, const std::string& file) {
   }
 }
 
-void reject_empty_document(const YAML::Node& root, const std::string& file,
-                           const std::string& what, const std::string& accepted) {
+void reject_empty_document(const YAML::Node& root, const std::string& file, const std::string& what,
+                           const std::string& accepted) {
   if (root.IsDefined() && !root.IsNull()) return;
   throw RecipeError({file, 0}, what, "",
                     "the file is empty (no text, or only comments); expected a YAML mapping of "
@@ -128,9 +128,8 @@ std::int64_t as_int(const YAML::Node& node, const Site& site, const std::string&
   }
   const auto value = parse_python_int(node.Scalar());
   if (!value) {
-    const bool digits_only =
-        !node.Scalar().empty() &&
-        node.Scalar().find_first_not_of("+-0123456789_ ") == std::string::npos;
+    const bool digits_only = !node.Scalar().empty() &&
+                             node.Scalar().find_first_not_of("+-0123456789_ ") == std::string::npos;
     throw RecipeError(site, field, node.Scalar(),
                       digits_only ? "out of the 64-bit integer range:"
                                   : "wrong type: expected an integer, got",
@@ -145,8 +144,7 @@ bool as_bool(const YAML::Node& node, const Site& site, const std::string& field)
     const std::string word = lower(node.Scalar());
     if (word == "true" || word == "yes" || word == "on") return true;
     if (word == "false" || word == "no" || word == "off") return false;
-    throw RecipeError(site, field, node.Scalar(), "wrong type: expected a boolean, got",
-                      accepted);
+    throw RecipeError(site, field, node.Scalar(), "wrong type: expected a boolean, got", accepted);
   }
   throw RecipeError(site, field, describe_node(node), "wrong type: expected a boolean, got",
                     accepted);

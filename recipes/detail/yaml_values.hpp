@@ -25,8 +25,8 @@ YAML::Node load_yaml_file(const std::string& path);
 // An empty document (no text, or only comments and blank lines) is a mistake in any fp8lab file,
 // not "all defaults": RecipeError naming `file`, what it should hold (`what`, e.g. "a recipe")
 // and the keys it accepts.
-void reject_empty_document(const YAML::Node& root, const std::string& file,
-                           const std::string& what, const std::string& accepted);
+void reject_empty_document(const YAML::Node& root, const std::string& file, const std::string& what,
+                           const std::string& accepted);
 
 // Refuses (RecipeError naming the key path and both lines) a mapping anywhere in `root` that holds
 // one key twice. yaml-cpp keeps both entries and a lookup finds the first, while PyYAML (what

@@ -19,8 +19,8 @@ constexpr int kProductUnitExponent = -32;  // products are multiples of 2^-32
 __extension__ typedef __int128 Int128;  // GCC/Clang extension; __extension__ keeps -Wpedantic quiet
 
 struct Fp8Parts {
-  int sig = 0;  // signed integer significand
-  int exp = 0;  // value = sig * 2^exp
+  int sig = 0;           // signed integer significand
+  int exp = 0;           // value = sig * 2^exp
   bool special = false;  // NaN or Inf
 };
 

@@ -39,10 +39,10 @@ void gemm_into(const GemmOperand& a, const GemmOperand& b, const GemmOptions& op
       const bool rz = gemm_detail::hopper_rz_available() &&
                       !gemm_detail::has_non_finite_code(a.tensor) &&
                       !gemm_detail::has_non_finite_code(b.tensor);
-      const auto plan = gemm_detail::make_quantized_plan(
-          a, b, options.pad_inner_dim,
-          rz ? gemm_detail::Packing::kHopperRz : gemm_detail::Packing::kHopperPowers,
-          options.threads);
+      const auto plan = gemm_detail::make_quantized_plan(a, b, options.pad_inner_dim,
+                                                         rz ? gemm_detail::Packing::kHopperRz
+                                                            : gemm_detail::Packing::kHopperPowers,
+                                                         options.threads);
       gemm_detail::for_each_tile(plan, options.threads, out.data(), options.bias, options.output,
                                  [split, rz](const gemm_detail::TileArgs& args) {
                                    if (rz) {

@@ -113,7 +113,7 @@ struct GemmOptions {
   GemmOutputType output = GemmOutputType::kFp32;
   std::span<const float> bias;  // empty, or N values added to every row
   bool pad_inner_dim = false;
-  int threads = 1;              // >= 1
+  int threads = 1;  // >= 1
 };
 
 // The shape of C for these operands; throws std::invalid_argument on inconsistent operands.

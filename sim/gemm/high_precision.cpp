@@ -8,8 +8,8 @@ namespace fp8lab::sim {
 
 void high_precision_gemm_into(const DenseOperand& a, const DenseOperand& b,
                               const HighPrecisionGemmOptions& options, std::span<float> out) {
-  const auto plan = gemm_detail::make_dense_plan(a, b, options.round_operands_to_bf16,
-                                                 options.threads);
+  const auto plan =
+      gemm_detail::make_dense_plan(a, b, options.round_operands_to_bf16, options.threads);
   gemm_detail::check_output(plan.shape, options.bias, out.size());
   gemm_detail::for_each_tile(plan, options.threads, out.data(), options.bias, options.output,
                              gemm_detail::fp32_mul_add_tile);

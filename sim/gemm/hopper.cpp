@@ -108,8 +108,8 @@ HWY_INLINE void HopperRows(const TileArgs& t, bool split_accumulator, std::int64
         }
       }
       // 4. Back to 2^(E-13) units, truncate to e8m13, -0 -> +0, canonical NaN; promotion.
-      const bool promote =
-          (split_accumulator && (g1 - block_begin) % kHopperPromotionK == 0) || g1 == block_end;
+      const bool promote = (split_accumulator && (g1 - block_begin) % kHopperPromotionK == 0) ||
+                           g1 == block_end;
       for (std::int64_t r = 0; r < R; ++r) {
         for (std::int64_t v = 0; v < 2; ++v) {
           const V value = hn::Mul(sum[r][v], hn::Div(one, scale[r][v]));

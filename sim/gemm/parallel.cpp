@@ -81,7 +81,7 @@ class WorkerPool {
   std::mutex job_mutex_;    // one job at a time
   std::mutex error_mutex_;  // guards error_ while units run
   std::exception_ptr error_;
-  std::mutex mutex_;      // guards everything below except next_
+  std::mutex mutex_;  // guards everything below except next_
   std::condition_variable wake_, done_;
   std::vector<std::thread> workers_;
   const std::function<void(std::int64_t)>* body_ = nullptr;

@@ -22,8 +22,7 @@ std::string operand_name(char which) { return std::string("GEMM operand ") + whi
 void check_tensor(const QuantizedTensor& t, char which) {
   const std::string name = operand_name(which);
   if (!is_fp8(t.format)) {
-    throw std::invalid_argument(name + ": format must be e4m3 or e5m2, got " +
-                                spec(t.format).name);
+    throw std::invalid_argument(name + ": format must be e4m3 or e5m2, got " + spec(t.format).name);
   }
   t.check_shape(name.c_str());
 }
@@ -45,8 +44,8 @@ namespace gemm_detail {
 
 // gemm.hpp "K-blocks": g = K when both runs cover K, else the smaller run, which the other run
 // must be a multiple of (or cover K).
-std::vector<std::int64_t> k_block_starts(const GemmOperand& a, const GemmOperand& b,
-                                         std::int64_t k, std::int64_t padded_k) {
+std::vector<std::int64_t> k_block_starts(const GemmOperand& a, const GemmOperand& b, std::int64_t k,
+                                         std::int64_t padded_k) {
   const std::int64_t run_a = k_run_of(a), run_b = k_run_of(b);
   std::int64_t g = k;
   if (run_a < k) g = run_a;
@@ -54,8 +53,10 @@ std::vector<std::int64_t> k_block_starts(const GemmOperand& a, const GemmOperand
   for (const auto& [run, which] : {std::pair{run_a, 'A'}, std::pair{run_b, 'B'}}) {
     if (run < k && run % g != 0) {
       throw std::invalid_argument(operand_name(which) + ": its scale blocks run " +
-                                  std::to_string(run) + " elements along K, not a multiple of "
-                                  "the other operand's " + std::to_string(g));
+                                  std::to_string(run) +
+                                  " elements along K, not a multiple of "
+                                  "the other operand's " +
+                                  std::to_string(g));
     }
   }
   std::vector<std::int64_t> starts;

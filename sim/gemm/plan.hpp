@@ -34,7 +34,9 @@ struct CacheLineAllocator {
   T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
   void deallocate(T* p, std::size_t) { ::operator delete(p, kAlignment); }
   template <typename U>
-  bool operator==(const CacheLineAllocator<U>&) const { return true; }
+  bool operator==(const CacheLineAllocator<U>&) const {
+    return true;
+  }
   // resize() default-initializes new elements (floats and bytes: not zeroed), so that a buffer
   // its writer fills completely is not also cleared first (a memset of the packed panels cost 4%
   // of a small GEMM); assign(n, value) and the other constructors are unchanged.
@@ -54,10 +56,10 @@ inline constexpr std::int64_t kTileRows = 6;   // rows of C per A panel
 inline constexpr std::int64_t kTileCols = 32;  // columns of C per B panel
 
 struct PackedOperand {
-  std::int64_t outer = 0;   // M (A) or N (B), unpadded
-  std::int64_t width = 0;   // kTileRows or kTileCols
-  std::int64_t panels = 0;  // ceil(outer / width)
-  std::int64_t k = 0;       // K after pad_inner_dim
+  std::int64_t outer = 0;                // M (A) or N (B), unpadded
+  std::int64_t width = 0;                // kTileRows or kTileCols
+  std::int64_t panels = 0;               // ceil(outer / width)
+  std::int64_t k = 0;                    // K after pad_inner_dim
   AlignedVector<float> values;           // [panel][k][width]
   AlignedVector<float> exponent_powers;  // hopper only: 2^e (raw exponent), 0 for 0 / NaN / Inf
   std::vector<float> block_scales;       // [panel][block][width]: the operand's scale_inv per block
@@ -66,9 +68,7 @@ struct PackedOperand {
   AlignedVector<std::uint8_t> low_bit_bytes;  // the same layout
 
   const float* panel_values(std::int64_t p) const { return values.data() + p * k * width; }
-  const float* panel_powers(std::int64_t p) const {
-    return exponent_powers.data() + p * k * width;
-  }
+  const float* panel_powers(std::int64_t p) const { return exponent_powers.data() + p * k * width; }
 };
 
 // The round-toward-zero hopper layout (hopper_rz.cpp). values as for fp32_seq (signed, [k][width]);
@@ -109,8 +109,8 @@ struct TileArgs {
   const std::int8_t* b_exponents = nullptr;
   const std::uint8_t* a_low_bits = nullptr;
   const std::uint8_t* b_low_bits = nullptr;
-  const float* a_scales = nullptr;  // [block][kTileRows]
-  const float* b_scales = nullptr;  // [block][kTileCols]
+  const float* a_scales = nullptr;             // [block][kTileRows]
+  const float* b_scales = nullptr;             // [block][kTileCols]
   const std::int64_t* block_starts = nullptr;  // blocks + 1 entries
   std::int64_t blocks = 0;
   std::int64_t k_begin = 0, k_end = 0;
@@ -146,8 +146,8 @@ std::vector<KChunk> k_chunks(const std::vector<std::int64_t>& block_starts);
 
 // The K-block starts of gemm.hpp plus the end (padded_k); throws if the operands' scale blocks
 // along K do not line up.
-std::vector<std::int64_t> k_block_starts(const GemmOperand& a, const GemmOperand& b,
-                                         std::int64_t k, std::int64_t padded_k);
+std::vector<std::int64_t> k_block_starts(const GemmOperand& a, const GemmOperand& b, std::int64_t k,
+                                         std::int64_t padded_k);
 
 // How the quantized operands are packed: plain values (fp32_seq), values plus exponent_powers
 // (hopper_tile), or values plus the bytes of HopperRzLayout (hopper_rz_tile).

@@ -30,8 +30,10 @@ void for_each_tile(const GemmPlan& plan, int threads, float* out, std::span<cons
   constexpr std::int64_t kTile = kTileRows * kTileCols;
   parallel_units(a_units * b_units, threads, [&](std::int64_t unit) {
     const std::int64_t au = unit % a_units, bu = unit / a_units;
-    const std::int64_t a0 = au * kAPanelsPerUnit, a1 = std::min(plan.a.panels, a0 + kAPanelsPerUnit);
-    const std::int64_t b0 = bu * kBPanelsPerUnit, b1 = std::min(plan.b.panels, b0 + kBPanelsPerUnit);
+    const std::int64_t a0 = au * kAPanelsPerUnit,
+                       a1 = std::min(plan.a.panels, a0 + kAPanelsPerUnit);
+    const std::int64_t b0 = bu * kBPanelsPerUnit,
+                       b1 = std::min(plan.b.panels, b0 + kBPanelsPerUnit);
     const std::int64_t tiles = (a1 - a0) * (b1 - b0);
     // partial, carry and total of each tile of the unit: a buffer per thread, reused by every
     // unit and GEMM (a fresh zeroed one per unit cost as much as a small GEMM's tiles). The
@@ -58,8 +60,7 @@ void for_each_tile(const GemmPlan& plan, int threads, float* out, std::span<cons
     }
     for (std::int64_t bp = b0; bp < b1; ++bp) {
       for (std::int64_t ap = a0; ap < a1; ++ap) {
-        const float* total =
-            state.data() + (3 * ((bp - b0) * (a1 - a0) + (ap - a0)) + 2) * kTile;
+        const float* total = state.data() + (3 * ((bp - b0) * (a1 - a0) + (ap - a0)) + 2) * kTile;
         const std::int64_t row0 = ap * kTileRows, col0 = bp * kTileCols;
         const std::int64_t rows = std::min(kTileRows, m - row0);
         const std::int64_t cols = std::min(kTileCols, n - col0);

@@ -29,8 +29,8 @@ QuantizeResult quantize_block_te(std::span<const float> x, std::int64_t rows, st
 }
 
 QuantizeResult quantize_block_operand(std::span<const float> x, std::int64_t rows,
-                                      std::int64_t cols, Gemm gemm, Operand operand,
-                                      Format format, const BlockScalingConfig& config) {
+                                      std::int64_t cols, Gemm gemm, Operand operand, Format format,
+                                      const BlockScalingConfig& config) {
   BlockScalingConfig chosen = config;
   chosen.block = te_block_shape(gemm, operand);  // throws for an operand the GEMM lacks
   return quantize_block_te(x, rows, cols, format, chosen);

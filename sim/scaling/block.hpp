@@ -40,7 +40,7 @@ QuantizeResult quantize_block_te(std::span<const float> x, std::int64_t rows, st
 // GEMM; input and grad_output in 1 x 128 or 128 x 1 blocks along the GEMM's K
 // (scale_axis(gemm, operand)). `config.block` is ignored; the other fields apply.
 QuantizeResult quantize_block_operand(std::span<const float> x, std::int64_t rows,
-                                      std::int64_t cols, Gemm gemm, Operand operand,
-                                      Format format, const BlockScalingConfig& config = {});
+                                      std::int64_t cols, Gemm gemm, Operand operand, Format format,
+                                      const BlockScalingConfig& config = {});
 
 }  // namespace fp8lab::sim::scaling

@@ -19,8 +19,8 @@ namespace {
 // the codes and statistics of quantize(x_block, s_block) block by block; the amax is the
 // tensor's, from pass 1.
 struct BandAccumulator {
-  std::vector<float> amax;           // per block of the band, NaN ignored (as fmaxf)
-  std::vector<std::uint8_t> has_nan; // per block of the band
+  std::vector<float> amax;            // per block of the band, NaN ignored (as fmaxf)
+  std::vector<std::uint8_t> has_nan;  // per block of the band
 
   void reset(std::size_t blocks) {
     amax.assign(blocks, 0.0f);
@@ -40,8 +40,8 @@ struct BandAccumulator {
     const std::size_t blocks = amax.size();
     run_amax_.resize(blocks);
     run_nan_.resize(blocks);
-    const std::size_t done = run_amax(std::span<const float>(row, n), block_cols, run_amax_,
-                                      run_nan_);
+    const std::size_t done =
+        run_amax(std::span<const float>(row, n), block_cols, run_amax_, run_nan_);
     for (std::size_t j = 0; j < done; ++j) add(j, run_amax_[j], run_nan_[j] != 0);
     for (std::size_t j = done; j < blocks; ++j) {
       const std::size_t c0 = j * block_cols;
@@ -67,8 +67,8 @@ struct BandAccumulator {
 }  // namespace
 
 QuantizeResult quantize_blocked(const char* function, std::span<const float> x, std::int64_t rows,
-                                std::int64_t cols, BlockShape block, Format format,
-                                bool store_e8m0, const BlockScaleRowRule& rule) {
+                                std::int64_t cols, BlockShape block, Format format, bool store_e8m0,
+                                const BlockScaleRowRule& rule) {
   check_tensor_arguments(function, x.size(), rows, cols, format);
   if (block.rows < 1 || block.cols < 1) {
     throw std::invalid_argument(std::string(function) + ": block = " + std::to_string(block.rows) +
@@ -125,8 +125,8 @@ QuantizeResult quantize_blocked(const char* function, std::span<const float> x, 
 }
 
 QuantizeResult quantize_blocked(const char* function, std::span<const float> x, std::int64_t rows,
-                                std::int64_t cols, BlockShape block, Format format,
-                                bool store_e8m0, const BlockScaleRule& rule) {
+                                std::int64_t cols, BlockShape block, Format format, bool store_e8m0,
+                                const BlockScaleRule& rule) {
   return quantize_blocked(function, x, rows, cols, block, format, store_e8m0,
                           [&rule](std::span<const float> amax,
                                   std::span<const std::uint8_t> has_nan, BlockScaleRow out) {

@@ -25,9 +25,9 @@
 namespace fp8lab::sim::scaling {
 
 struct BlockScale {
-  float scale = 1.0f;       // multiplier before the cast
-  float scale_inv = 1.0f;   // dequantization factor stored in QuantizedTensor::scale_inv
-  std::uint8_t e8m0 = 0;    // MX only: the E8M0 code behind scale_inv
+  float scale = 1.0f;      // multiplier before the cast
+  float scale_inv = 1.0f;  // dequantization factor stored in QuantizedTensor::scale_inv
+  std::uint8_t e8m0 = 0;   // MX only: the E8M0 code behind scale_inv
 };
 
 using BlockScaleRule = std::function<BlockScale(float amax, bool has_nan)>;
@@ -42,19 +42,18 @@ struct BlockScaleRow {
 // The rule applied to a whole band of blocks at once (amax[j], has_nan[j] -> the row's j-th
 // scale): one call per band instead of one per block, so a rule can be vectorized (MX,
 // sim/scaling/mx_codes.hpp). It must give, block for block, what a BlockScaleRule would.
-using BlockScaleRowRule = std::function<void(std::span<const float> amax,
-                                             std::span<const std::uint8_t> has_nan,
-                                             BlockScaleRow out)>;
+using BlockScaleRowRule = std::function<void(
+    std::span<const float> amax, std::span<const std::uint8_t> has_nan, BlockScaleRow out)>;
 
 // Quantizes x [rows, cols] block by block. `store_e8m0` fills QuantizedTensor::scale_e8m0.
 // Blocks are clipped to the tensor (a block shape larger than the tensor gives one block).
 // Throws std::invalid_argument for a bad shape or format (naming `function`).
 QuantizeResult quantize_blocked(const char* function, std::span<const float> x, std::int64_t rows,
-                                std::int64_t cols, BlockShape block, Format format,
-                                bool store_e8m0, const BlockScaleRowRule& rule);
+                                std::int64_t cols, BlockShape block, Format format, bool store_e8m0,
+                                const BlockScaleRowRule& rule);
 // The same with a rule per block (called block by block, in order).
 QuantizeResult quantize_blocked(const char* function, std::span<const float> x, std::int64_t rows,
-                                std::int64_t cols, BlockShape block, Format format,
-                                bool store_e8m0, const BlockScaleRule& rule);
+                                std::int64_t cols, BlockShape block, Format format, bool store_e8m0,
+                                const BlockScaleRule& rule);
 
 }  // namespace fp8lab::sim::scaling

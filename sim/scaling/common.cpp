@@ -16,8 +16,8 @@ void check_tensor_arguments(const char* function, std::size_t size, std::int64_t
                             std::int64_t cols, Format format) {
   const std::string where(function);
   if (rows < 1 || cols < 1) {
-    throw std::invalid_argument(where + ": rows = " + std::to_string(rows) + ", cols = " +
-                                std::to_string(cols) + "; both must be >= 1");
+    throw std::invalid_argument(where + ": rows = " + std::to_string(rows) +
+                                ", cols = " + std::to_string(cols) + "; both must be >= 1");
   }
   checked_element_count(function, rows, cols, size, "x.size()");
   if (!is_fp8(format)) {

@@ -69,8 +69,8 @@ float torchao_scale_from_amax(float amax, float fp8_max, bool pow2) {
 }
 
 QuantizeResult quantize_per_tensor(const char* function, std::span<const float> x,
-                                   std::int64_t rows, std::int64_t cols, Format format,
-                                   float scale, int threads) {
+                                   std::int64_t rows, std::int64_t cols, Format format, float scale,
+                                   int threads) {
   check_tensor_arguments(function, x.size(), rows, cols, format);
   QuantizeResult result;
   QuantizedTensor& t = result.tensor;
@@ -98,13 +98,13 @@ QuantizeResult quantize_per_tensor(const char* function, std::span<const float> 
 }
 
 QuantizeResult quantize_current_te(std::span<const float> x, std::int64_t rows, std::int64_t cols,
-                                   Format format, bool pow2, float eps,
-                                   const AmaxReducer& reduce, int threads) {
+                                   Format format, bool pow2, float eps, const AmaxReducer& reduce,
+                                   int threads) {
   check_tensor_arguments("quantize_current_te", x.size(), rows, cols, format);
   float a = chunked_amax(x, threads, amax_nan_ignored);
   if (reduce) reduce(std::span<float>(&a, 1));
-  const float s = te_scale_from_amax(a, fp8_max(format), pow2, eps,
-                                     std::numeric_limits<float>::max());
+  const float s =
+      te_scale_from_amax(a, fp8_max(format), pow2, eps, std::numeric_limits<float>::max());
   return quantize_per_tensor("quantize_current_te", x, rows, cols, format, s, threads);
 }
 

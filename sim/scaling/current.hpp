@@ -68,8 +68,8 @@ QuantizeResult quantize_tensorwise_torchao(std::span<const float> x, std::int64_
 // scaling): q = cast_satfinite(RN(x * scale)), scale_inv = RN(1 / scale); on `threads` in chunks
 // of kPerTensorChunk elements, the same bits.
 QuantizeResult quantize_per_tensor(const char* function, std::span<const float> x,
-                                   std::int64_t rows, std::int64_t cols, Format format,
-                                   float scale, int threads = 1);
+                                   std::int64_t rows, std::int64_t cols, Format format, float scale,
+                                   int threads = 1);
 
 // Elements per unit of work of the per-tensor quantizers on threads: 128 KiB of fp32, large
 // enough that handing a chunk to a worker costs little beside it.

@@ -15,24 +15,24 @@ void validate(const DelayedScalingConfig& config) {
                                 std::to_string(config.amax_history_len) + "; accepted: >= 1");
   }
   if (config.interval < 1) {
-    throw std::invalid_argument("DelayedScalingConfig: interval = " +
-                                std::to_string(config.interval) + "; accepted: >= 1");
+    throw std::invalid_argument(
+        "DelayedScalingConfig: interval = " + std::to_string(config.interval) + "; accepted: >= 1");
   }
 }
 
-void fused_amax_and_scale_update(std::span<float> history, std::int64_t len,
-                                 std::span<float> scale, std::span<const float> reduced,
-                                 AmaxComputeAlgo algo, float scaled_max, bool recompute_scale) {
+void fused_amax_and_scale_update(std::span<float> history, std::int64_t len, std::span<float> scale,
+                                 std::span<const float> reduced, AmaxComputeAlgo algo,
+                                 float scaled_max, bool recompute_scale) {
   const auto n = static_cast<std::int64_t>(scale.size());
   if (len < 1 || static_cast<std::int64_t>(history.size()) != len * n) {
-    throw std::invalid_argument("fused_amax_and_scale_update: history.size() = " +
-                                std::to_string(history.size()) + ", expected len * n = " +
-                                std::to_string(len) + " * " + std::to_string(n));
+    throw std::invalid_argument(
+        "fused_amax_and_scale_update: history.size() = " + std::to_string(history.size()) +
+        ", expected len * n = " + std::to_string(len) + " * " + std::to_string(n));
   }
   if (!reduced.empty() && static_cast<std::int64_t>(reduced.size()) != n) {
-    throw std::invalid_argument("fused_amax_and_scale_update: reduced.size() = " +
-                                std::to_string(reduced.size()) + ", expected 0 or " +
-                                std::to_string(n));
+    throw std::invalid_argument(
+        "fused_amax_and_scale_update: reduced.size() = " + std::to_string(reduced.size()) +
+        ", expected 0 or " + std::to_string(n));
   }
   auto h = [&](std::int64_t row, std::int64_t j) -> float& {
     return history[static_cast<std::size_t>(row * n + j)];
@@ -69,8 +69,8 @@ DelayedScalingState::DelayedScalingState(std::int64_t slots, Format format,
                                 "; accepted: >= 1");
   }
   if (!is_fp8(format)) {
-    throw std::invalid_argument(std::string("DelayedScalingState: format = ") +
-                                spec(format).name + "; accepted: e4m3, e5m2");
+    throw std::invalid_argument(std::string("DelayedScalingState: format = ") + spec(format).name +
+                                "; accepted: e4m3, e5m2");
   }
   history_.assign(static_cast<std::size_t>(len_ * slots_), 0.0f);
   scale_.assign(static_cast<std::size_t>(slots_), 1.0f);

@@ -46,9 +46,9 @@ void validate(const DelayedScalingConfig& config);
 //   if isinf(S[j]): S[j] = FLT_MAX
 // NaN `last` (NaN != 0) rolls and is stored; with max it is then dropped by fmaxf, with
 // most_recent the scale is kept. Inf keeps the scale while it stays in the window.
-void fused_amax_and_scale_update(std::span<float> history, std::int64_t len,
-                                 std::span<float> scale, std::span<const float> reduced,
-                                 AmaxComputeAlgo algo, float scaled_max, bool recompute_scale);
+void fused_amax_and_scale_update(std::span<float> history, std::int64_t len, std::span<float> scale,
+                                 std::span<const float> reduced, AmaxComputeAlgo algo,
+                                 float scaled_max, bool recompute_scale);
 
 // The state of one pass (TE's fp8_meta["scaling_fwd"] or ["scaling_bwd"] of one module).
 class DelayedScalingState {

@@ -85,9 +85,8 @@ QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std:
   gemm_detail::parallel_units(band_count, threads, [&](std::int64_t b) {
     const std::int64_t r0 = b * band_rows, r1 = std::min(rows, r0 + band_rows);
     const auto offset = static_cast<std::size_t>(r0) * static_cast<std::size_t>(cols);
-    parts[static_cast<std::size_t>(b)] =
-        run_plan(plan, x.subspan(offset, static_cast<std::size_t>((r1 - r0) * cols)), r1 - r0,
-                 cols, 1);
+    parts[static_cast<std::size_t>(b)] = run_plan(
+        plan, x.subspan(offset, static_cast<std::size_t>((r1 - r0) * cols)), r1 - r0, cols, 1);
   });
   QuantizeResult result;
   result.tensor = std::move(parts[0].tensor);

@@ -56,9 +56,9 @@ std::uint8_t torchao_0_18_rceil(float amax, Format element) {
   return static_cast<std::uint8_t>(e + 127.0f);
 }
 
-QuantizeResult quantize_mx_blocks(const char* function, std::span<const float> x,
-                                  std::int64_t rows, std::int64_t cols, BlockShape block,
-                                  Format format, E8M0Mode mode, TorchaoVersion torchao) {
+QuantizeResult quantize_mx_blocks(const char* function, std::span<const float> x, std::int64_t rows,
+                                  std::int64_t cols, BlockShape block, Format format, E8M0Mode mode,
+                                  TorchaoVersion torchao) {
   // A block's scale is its code's: multiplier and scale_inv by table, one entry per E8M0 code.
   struct CodeTables {
     std::array<float, 256> multiplier;
@@ -143,8 +143,7 @@ float mx_block_multiplier(std::uint8_t e, E8M0Mode mode, TorchaoVersion torchao)
 }
 
 QuantizeResult quantize_mx(std::span<const float> x, std::int64_t rows, std::int64_t cols,
-                           ScaleAxis axis, Format format, E8M0Mode mode,
-                           TorchaoVersion torchao) {
+                           ScaleAxis axis, Format format, E8M0Mode mode, TorchaoVersion torchao) {
   return quantize_mx_blocks("quantize_mx", x, rows, cols, mx_block_shape(axis), format, mode,
                             torchao);
 }

@@ -21,7 +21,7 @@ namespace fp8lab::sim::scaling {
 // new scale divides (S = RN(scaled_max / amax), fused_amax_and_scale_update). sim's
 // DelayedScalingState, the cuda backend's device state and the shadow check all ask it.
 struct DelayedScalingConfig {
-  std::int64_t margin = 0;               // scale = (fp8_max * 2^-margin) / amax
+  std::int64_t margin = 0;  // scale = (fp8_max * 2^-margin) / amax
   Fp8Format fp8_format = Fp8Format::kHybrid;
   std::int64_t amax_history_len = 1024;  // >= 1
   AmaxComputeAlgo amax_compute_algo = AmaxComputeAlgo::kMax;
@@ -35,8 +35,8 @@ struct DelayedScalingConfig {
   // Spelled out here and below: gpu/ compiles as C++17 (nvcc), without defaulted comparisons.
   friend constexpr bool operator==(const DelayedScalingConfig& a, const DelayedScalingConfig& b) {
     return a.margin == b.margin && a.fp8_format == b.fp8_format &&
-           a.amax_history_len == b.amax_history_len &&
-           a.amax_compute_algo == b.amax_compute_algo && a.interval == b.interval;
+           a.amax_history_len == b.amax_history_len && a.amax_compute_algo == b.amax_compute_algo &&
+           a.interval == b.interval;
   }
 };
 
@@ -85,11 +85,11 @@ struct QuantizePlan {
   // Elements per scale; 0 stands for the tensor's whole dimension (per tensor: {0, 0};
   // axiswise: {1, 0} or {0, 1}).
   BlockShape block{0, 0};
-  ScaleAxis axis = ScaleAxis::kRowwise;  // along the GEMM's K (sim/settings.hpp)
-  bool pow2 = false;                     // power-of-2 scales (current, torchao, block)
-  E8M0Mode mx_mode = E8M0Mode::kTe;      // kMx only
+  ScaleAxis axis = ScaleAxis::kRowwise;             // along the GEMM's K (sim/settings.hpp)
+  bool pow2 = false;                                // power-of-2 scales (current, torchao, block)
+  E8M0Mode mx_mode = E8M0Mode::kTe;                 // kMx only
   TorchaoVersion torchao = TorchaoVersion::kV0_18;  // kMx with a torchao mode only
-  DelayedScalingConfig delayed{};        // kDelayed only
+  DelayedScalingConfig delayed{};                   // kDelayed only
 
   // The block shape a tensor [rows, cols] is stored with (QuantizedTensor::block_rows/cols).
   constexpr BlockShape blocks(std::int64_t rows, std::int64_t cols) const {

@@ -32,8 +32,7 @@ OperandCast torchao_operand_cast(TorchaoRecipe recipe, Gemm gemm, Operand operan
       const Format f = operand == Operand::kGradOutput ? Format::E5M2 : Format::E4M3;
       return {OperandScaling::kTensorwise, f, false};
     }
-    case TorchaoRecipe::kRowwise:
-      return {OperandScaling::kAxiswise, Format::E4M3, true};
+    case TorchaoRecipe::kRowwise: return {OperandScaling::kAxiswise, Format::E4M3, true};
     case TorchaoRecipe::kRowwiseWithGwHp:
       if (gemm == Gemm::kWgrad) return {OperandScaling::kHighPrecision, Format::E4M3, true};
       if (gemm == Gemm::kDgrad && operand == Operand::kWeight) {
@@ -48,8 +47,7 @@ QuantizeResult quantize_axiswise_torchao(std::span<const float> x, std::int64_t 
                                          std::int64_t cols, ScaleAxis axis, Format format,
                                          bool pow2) {
   const float max = fp8_max(format);
-  const BlockShape block =
-      axis == ScaleAxis::kRowwise ? BlockShape{1, cols} : BlockShape{rows, 1};
+  const BlockShape block = axis == ScaleAxis::kRowwise ? BlockShape{1, cols} : BlockShape{rows, 1};
   return quantize_blocked("quantize_axiswise_torchao", x, rows, cols, block, format, false,
                           [max, pow2](float amax, bool has_nan) {
                             const float a = has_nan ? std::numeric_limits<float>::quiet_NaN()
@@ -59,10 +57,9 @@ QuantizeResult quantize_axiswise_torchao(std::span<const float> x, std::int64_t 
                           });
 }
 
-std::optional<QuantizeResult> quantize_torchao_operand(std::span<const float> x,
-                                                       std::int64_t rows, std::int64_t cols,
-                                                       TorchaoRecipe recipe, Gemm gemm,
-                                                       Operand operand) {
+std::optional<QuantizeResult> quantize_torchao_operand(std::span<const float> x, std::int64_t rows,
+                                                       std::int64_t cols, TorchaoRecipe recipe,
+                                                       Gemm gemm, Operand operand) {
   const OperandCast cast = torchao_operand_cast(recipe, gemm, operand);
   switch (cast.scaling) {
     case OperandScaling::kTensorwise:

@@ -51,9 +51,8 @@ QuantizeResult quantize_axiswise_torchao(std::span<const float> x, std::int64_t 
 
 // One operand of one GEMM under a torchao recipe: the tensorwise or axiswise cast the table says,
 // or nullopt when that GEMM runs in high precision.
-std::optional<QuantizeResult> quantize_torchao_operand(std::span<const float> x,
-                                                       std::int64_t rows, std::int64_t cols,
-                                                       TorchaoRecipe recipe, Gemm gemm,
-                                                       Operand operand);
+std::optional<QuantizeResult> quantize_torchao_operand(std::span<const float> x, std::int64_t rows,
+                                                       std::int64_t cols, TorchaoRecipe recipe,
+                                                       Gemm gemm, Operand operand);
 
 }  // namespace fp8lab::sim::scaling

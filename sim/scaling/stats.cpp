@@ -16,8 +16,8 @@ std::vector<float> dequantize(const QuantizedTensor& t) {
   std::vector<float> out(t.data.size());
   for (std::int64_t r = 0; r < t.rows; ++r) {
     for (std::int64_t c = 0; c < t.cols; ++c) {
-      out[static_cast<std::size_t>(r * t.cols + c)] =
-          decode_fp8(t.code_at(r, c), t.format) * t.scale_inv_at(r, c);
+      out[static_cast<std::size_t>(r * t.cols + c)] = decode_fp8(t.code_at(r, c), t.format) *
+                                                      t.scale_inv_at(r, c);
     }
   }
   return out;
@@ -73,9 +73,9 @@ template <unsigned kMeasures>
 QuantizationSums walk(const char* function, std::span<const float> x, const QuantizedTensor& q) {
   q.check_shape(function);
   if (x.size() != q.data.size()) {
-    throw std::invalid_argument(std::string(function) + ": x.size() = " +
-                                std::to_string(x.size()) + " but the quantized tensor has " +
-                                std::to_string(q.data.size()) + " elements");
+    throw std::invalid_argument(std::string(function) + ": x.size() = " + std::to_string(x.size()) +
+                                " but the quantized tensor has " + std::to_string(q.data.size()) +
+                                " elements");
   }
   const std::array<float, 256>* decode =
       (kMeasures & kSqnr) != 0 ? &decode_table(q.format, function) : nullptr;
@@ -122,10 +122,9 @@ QuantizationSums walk(const char* function, std::span<const float> x, const Quan
       if ((r + 1) % q.block_rows != 0 && r + 1 != q.rows) continue;  // the block row goes on
       for (std::size_t b = 0; b < largest.size(); ++b) {
         if (largest[b] != 0.0f) {  // the block holds a finite nonzero input
-          sums.max_block_dynamic_range_log2 =
-              std::max(sums.max_block_dynamic_range_log2,
-                       std::log2(static_cast<double>(largest[b])) -
-                           std::log2(static_cast<double>(smallest[b])));
+          sums.max_block_dynamic_range_log2 = std::max(
+              sums.max_block_dynamic_range_log2, std::log2(static_cast<double>(largest[b])) -
+                                                     std::log2(static_cast<double>(smallest[b])));
         }
         largest[b] = 0.0f;
         smallest[b] = std::numeric_limits<float>::infinity();

@@ -27,9 +27,16 @@ namespace fs = std::filesystem;
 // The largest training loss after step 200 of the FP8 run of `settings`, or of the baseline.
 double max_train_loss_after_200(const fs::path& out, const std::vector<std::string>& settings) {
   std::vector<std::string> arguments = {
-      FP8LAB_EXECUTABLE, "run", "--workload",
+      FP8LAB_EXECUTABLE,
+      "run",
+      "--workload",
       "residual-mlp:d=64,batch=128,eval_batch=1024,eval_batches=2,eval_every=250,lr=0.02",
-      "--steps", "600", "--seed", "2", "--out", out.string()};
+      "--steps",
+      "600",
+      "--seed",
+      "2",
+      "--out",
+      out.string()};
   for (const auto& s : settings) {
     arguments.push_back("--set");
     arguments.push_back(s);
@@ -56,19 +63,17 @@ TEST_CASE("L3 direction: floor with MX LayerNorm and GeLU goes unstable, the off
           "[beyond_gemm][literature]") {
   const auto dir = fs::temp_directory_path() / ("fp8lab-l3-" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  const std::vector<std::string> mxfp8 = {"scaling=mxfp8", "fp8_format=E4M3",
-                                          "gemm.fprop=fp32_seq", "gemm.dgrad=fp32_seq",
-                                          "gemm.wgrad=fp32_seq"};
+  const std::vector<std::string> mxfp8 = {"scaling=mxfp8", "fp8_format=E4M3", "gemm.fprop=fp32_seq",
+                                          "gemm.dgrad=fp32_seq", "gemm.wgrad=fp32_seq"};
   const auto arm = [&](const std::string& name, std::vector<std::string> extra) {
     extra.insert(extra.begin(), mxfp8.begin(), mxfp8.end());
     return max_train_loss_after_200(dir / name, extra);
   };
-  const double unstable = arm("floor", {"mx_scale_mode=floor", "norm_affine_precision=mx",
-                                        "activation_precision=mx"});
-  const double bump = arm("rceil", {"mx_scale_mode=rceil", "norm_affine_precision=mx",
-                                    "activation_precision=mx"});
-  const double norm_high = arm("norm-high", {"mx_scale_mode=floor",
-                                             "norm_affine_precision=high",
+  const double unstable =
+      arm("floor", {"mx_scale_mode=floor", "norm_affine_precision=mx", "activation_precision=mx"});
+  const double bump =
+      arm("rceil", {"mx_scale_mode=rceil", "norm_affine_precision=mx", "activation_precision=mx"});
+  const double norm_high = arm("norm-high", {"mx_scale_mode=floor", "norm_affine_precision=high",
                                              "activation_precision=mx"});
   INFO("max training loss after step 200: floor/mx/mx " << unstable << ", rceil/mx/mx " << bump
                                                         << ", floor/high/mx " << norm_high);

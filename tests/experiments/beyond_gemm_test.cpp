@@ -102,8 +102,7 @@ TEST_CASE("The residual block applies both plans, and only in FP8 regions", "[be
   }
   const auto x = torch::randn({4, 64}, make_generator(2, 0));
   const auto plain = block->forward(x);  // plans still high: the fp32 block
-  const auto recipe =
-      mx_recipe("floor", "norm_affine_precision: mx\nactivation_precision: mx\n");
+  const auto recipe = mx_recipe("floor", "norm_affine_precision: mx\nactivation_precision: mx\n");
   apply_beyond_gemm_plans(*block, recipe);
   const auto& plans = block->beyond_gemm_plans();
 
@@ -111,13 +110,11 @@ TEST_CASE("The residual block applies both plans, and only in FP8 regions", "[be
 
   Fp8Autocast fp8(true);
   auto params = block->named_parameters();
-  const auto z = torch::layer_norm(x.to(torch::kBFloat16), {64},
-                                   sim_mx(params["norm.weight"], plans.norm_affine)
-                                       .to(torch::kBFloat16),
-                                   sim_mx(params["norm.bias"], plans.norm_affine)
-                                       .to(torch::kBFloat16),
-                                   1e-5)
-                     .to(torch::kFloat);
+  const auto z =
+      torch::layer_norm(x.to(torch::kBFloat16), {64},
+                        sim_mx(params["norm.weight"], plans.norm_affine).to(torch::kBFloat16),
+                        sim_mx(params["norm.bias"], plans.norm_affine).to(torch::kBFloat16), 1e-5)
+          .to(torch::kFloat);
   const auto u = forward_linear(*block, "fc1", z);
   const auto a = torch::gelu(sim_mx(u, plans.activation).to(torch::kBFloat16)).to(torch::kFloat);
   const auto direct = x + forward_linear(*block, "fc2", sim_mx(a, plans.activation));
@@ -130,8 +127,8 @@ TEST_CASE("bf16 is RN rounding; gradients pass straight through", "[beyond_gemm]
   recipes::Recipe recipe;  // delayed: bf16 goes with any scaling
   recipe.activation_precision = ElementwisePrecision::kBf16;
   const auto bf16 = recipes::elementwise_plan(recipe, recipes::BeyondGemm::kActivation);
-  const auto mx = recipes::elementwise_plan(
-      mx_recipe("floor", "activation_precision: mx\n"), recipes::BeyondGemm::kActivation);
+  const auto mx = recipes::elementwise_plan(mx_recipe("floor", "activation_precision: mx\n"),
+                                            recipes::BeyondGemm::kActivation);
 
   CHECK(torch::equal(quantize_beyond_gemm(x, bf16), x));  // outside an FP8 region
   Fp8Autocast fp8(true);
@@ -144,7 +141,8 @@ TEST_CASE("bf16 is RN rounding; gradients pass straight through", "[beyond_gemm]
   CHECK(torch::equal(x.grad(), weights));
 
   // mx needs whole blocks along the last dimension.
-  CHECK_THROWS_WITH(quantize_beyond_gemm(torch::ones({2, 48}), mx), Catch::Contains("multiple of 32"));
+  CHECK_THROWS_WITH(quantize_beyond_gemm(torch::ones({2, 48}), mx),
+                    Catch::Contains("multiple of 32"));
 }
 
 TEST_CASE("A model without LayerNorm or activation to quantize refuses the fields",

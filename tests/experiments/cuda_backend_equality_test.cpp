@@ -59,8 +59,7 @@ std::vector<NamedRecipe> recipes_under_test() {
   }
   list.push_back({"tensorwise", test::recipe_with_defaults(Scaling::tensorwise)});
   list.push_back({"rowwise", test::recipe_with_defaults(Scaling::rowwise)});
-  list.push_back(
-      {"rowwise_with_gw_hp", test::recipe_with_defaults(Scaling::rowwise_with_gw_hp)});
+  list.push_back({"rowwise_with_gw_hp", test::recipe_with_defaults(Scaling::rowwise_with_gw_hp)});
   list.push_back({"block", test::recipe_with_defaults(Scaling::block)});
   list.push_back({"mxfp8 te", test::recipe_with_defaults(Scaling::mxfp8)});
   {
@@ -110,9 +109,8 @@ StepResult step(Stack& s, int index, torch::Device device = torch::kCPU) {
   for (auto* layer : {s.first.get(), s.second.get()}) {
     for (auto& p : layer->parameters()) p.mutable_grad() = torch::Tensor();
   }
-  const torch::Tensor x = activations({72, 160}, 10 + static_cast<std::uint64_t>(index))
-                              .to(device)
-                              .requires_grad_(true);
+  const torch::Tensor x =
+      activations({72, 160}, 10 + static_cast<std::uint64_t>(index)).to(device).requires_grad_(true);
   torch::Tensor y;
   {
     Fp8Autocast fp8(true);
@@ -238,8 +236,7 @@ TEST_CASE("cuda backend: a resident stack without the shadow check equals the si
       check_same_step(c, s);
       if (named.recipe.scaling == Scaling::delayed) {
         check_same_state("first", on_cuda.first->scaling_state(), on_sim.first->scaling_state());
-        check_same_state("second", on_cuda.second->scaling_state(),
-                         on_sim.second->scaling_state());
+        check_same_state("second", on_cuda.second->scaling_state(), on_sim.second->scaling_state());
       }
     }
   }

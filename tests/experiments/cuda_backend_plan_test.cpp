@@ -40,9 +40,9 @@ std::vector<NamedRecipe> stateless_recipes() {
       list.push_back({std::string(recipes::name(s)) + (pow2 ? " pow2" : ""), r});
     }
   }
-  for (const auto mode : {recipes::E8M0Mode::kTe, recipes::E8M0Mode::kFloor,
-                          recipes::E8M0Mode::kCeil, recipes::E8M0Mode::kEven,
-                          recipes::E8M0Mode::kRceil}) {
+  for (const auto mode :
+       {recipes::E8M0Mode::kTe, recipes::E8M0Mode::kFloor, recipes::E8M0Mode::kCeil,
+        recipes::E8M0Mode::kEven, recipes::E8M0Mode::kRceil}) {
     recipes::Recipe r = test::recipe_with_defaults(Scaling::mxfp8);
     r.mx_scale_mode = mode;
     list.push_back({"mxfp8 " + std::string(recipes::name(mode)), r});  // torchao-0.18
@@ -66,8 +66,14 @@ std::vector<float> input(std::size_t n, std::uint64_t seed) {
   std::vector<float> x(n);
   for (auto& v : x) v = std::ldexp(normal(rng), static_cast<int>(rng() % 6) - 3);
   const float inf = std::numeric_limits<float>::infinity();
-  const float pick[] = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
-                        std::numeric_limits<float>::denorm_min(), 1e30f, -3e-30f};
+  const float pick[] = {0.0f,
+                        -0.0f,
+                        inf,
+                        -inf,
+                        std::numeric_limits<float>::quiet_NaN(),
+                        std::numeric_limits<float>::denorm_min(),
+                        1e30f,
+                        -3e-30f};
   if (seed % 2 == 1) {
     for (std::size_t i = 0; i < n / 301 + 1; ++i) x[rng() % n] = pick[rng() % std::size(pick)];
   }
@@ -102,8 +108,8 @@ void check_same(const sim::scaling::QuantizeResult& got, const sim::scaling::Qua
     if (test::bits_of(g.scale_inv[b]) != test::bits_of(w.scale_inv[b]) ||
         test::bits_of(g.scale[b]) != test::bits_of(w.scale[b])) {
       FAIL_CHECK("block " << b << ": scale_inv plan " << bits(g.scale_inv[b]) << ", sim "
-                          << bits(w.scale_inv[b]) << "; scale plan " << bits(g.scale[b])
-                          << ", sim " << bits(w.scale[b]));
+                          << bits(w.scale_inv[b]) << "; scale plan " << bits(g.scale[b]) << ", sim "
+                          << bits(w.scale[b]));
       break;
     }
   }
@@ -178,8 +184,8 @@ TEST_CASE("cuda backend plan: every stateless quantize through the host twins eq
                         << " x " << s.cols);
         const std::vector<float> x = input(static_cast<std::size_t>(s.rows * s.cols), seed++);
         const ConstMatrix m{x, s.rows, s.cols};
-        const bool high_precision =
-            named.recipe.scaling == Scaling::rowwise_with_gw_hp && op.role == Gemm::kWgrad;
+        const bool high_precision = named.recipe.scaling == Scaling::rowwise_with_gw_hp &&
+                                    op.role == Gemm::kWgrad;
         if (high_precision) {
           CHECK_THROWS_AS(sim.quantize(*state, op.tensor, op.role, m), std::invalid_argument);
           const auto plan = recipes::plan(named.recipe, op.tensor, op.role);
@@ -236,8 +242,7 @@ TEST_CASE("cuda backend plan: each GEMM role's layout and model through the host
         INFO(named.name << ", " << name(role) << ", " << recipes::name(acc));
         if (named.recipe.scaling == Scaling::rowwise_with_gw_hp && role == Gemm::kWgrad) continue;
         const auto operand = [&](Operand t) {
-          const std::vector<float>& v = t == Operand::kInput ? x
-                                        : t == Operand::kWeight ? w : dy;
+          const std::vector<float>& v = t == Operand::kInput ? x : t == Operand::kWeight ? w : dy;
           const std::int64_t rows = t == Operand::kWeight ? N : M;
           const std::int64_t cols = t == Operand::kGradOutput ? N : K;
           return sim.quantize(*state, t, role, {v, rows, cols}).tensor;

@@ -36,8 +36,8 @@ class FaultyBackend final : public LinearBackend {
   std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& r) const override {
     return sim_.make_state(r);
   }
-  sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor,
-                                        Gemm role, ConstMatrix x) const override {
+  sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor, Gemm role,
+                                        ConstMatrix x) const override {
     auto result = sim_.quantize(state, tensor, role, x);
     if (fault_ == Fault::code_byte && quantizes_++ == at_) result.tensor.data[5] ^= 0x01;
     return result;
@@ -45,7 +45,8 @@ class FaultyBackend final : public LinearBackend {
   void gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
             recipes::Accumulation accumulation, MutableMatrix out) const override {
     sim_.gemm(role, a, b, accumulation, out);
-    if (fault_ == Fault::gemm_output && gemms_++ == at_) out.data[3] = std::nextafter(out.data[3], 1e30f);
+    if (fault_ == Fault::gemm_output && gemms_++ == at_)
+      out.data[3] = std::nextafter(out.data[3], 1e30f);
   }
   void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
                            MutableMatrix out) const override {
@@ -107,8 +108,7 @@ std::string describe(const ShadowReport& report) { return to_json(report).dump(1
 
 }  // namespace
 
-TEST_CASE("Shadow check: sim watched by sim reports 0 mismatches over every call",
-          "[shadow]") {
+TEST_CASE("Shadow check: sim watched by sim reports 0 mismatches over every call", "[shadow]") {
   const auto scaling = GENERATE(recipes::Scaling::delayed, recipes::Scaling::mxfp8,
                                 recipes::Scaling::block, recipes::Scaling::rowwise_with_gw_hp);
   INFO("scaling " << recipes::name(scaling));
@@ -160,8 +160,8 @@ TEST_CASE("Shadow check: --shadow-every 2 checks steps 0 and 2, not step 1", "[s
   // Quantize call 15 is in step 1: not replayed, so not seen; steps 0 and 2 are.
   const ShadowReport skipped = train_three_steps(
       std::make_shared<FaultyBackend>(Fault::code_byte, 15), recipes::Scaling::mxfp8, 2);
-  const ShadowReport every = train_three_steps(
-      std::make_shared<FaultyBackend>(Fault::none, 0), recipes::Scaling::mxfp8, 1);
+  const ShadowReport every = train_three_steps(std::make_shared<FaultyBackend>(Fault::none, 0),
+                                               recipes::Scaling::mxfp8, 1);
   INFO(describe(skipped));
   CHECK(skipped.mismatches == 0);
   CHECK(skipped.operations * 3 == every.operations * 2);
@@ -180,8 +180,8 @@ class HostResidentBackend final : public LinearBackend {
   std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& r) const override {
     return sim_.make_state(r);
   }
-  sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor,
-                                        Gemm role, ConstMatrix x) const override {
+  sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor, Gemm role,
+                                        ConstMatrix x) const override {
     return sim_.quantize(state, tensor, role, x);
   }
   void gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
@@ -240,17 +240,17 @@ ShadowReport resident_linear_step(bool corrupt_code, recipes::Scaling scaling) {
     return ConstMatrix{v, rows, cols, MemorySpace::cuda};
   };
   std::vector<float> y(48 * 64), dx(48 * 96), dw(64 * 96);
-  const auto qx = shadowed.quantize_resident(*state, Operand::kInput, Gemm::kFprop,
-                                             on_device(x, 48, 96));
-  const auto qw = shadowed.quantize_resident(*state, Operand::kWeight, Gemm::kFprop,
-                                             on_device(w, 64, 96));
+  const auto qx =
+      shadowed.quantize_resident(*state, Operand::kInput, Gemm::kFprop, on_device(x, 48, 96));
+  const auto qw =
+      shadowed.quantize_resident(*state, Operand::kWeight, Gemm::kFprop, on_device(w, 64, 96));
   shadowed.gemm_resident(Gemm::kFprop, *qx, *qw, recipes::Accumulation::kFp32Seq,
                          {y, 48, 64, MemorySpace::cuda});
   shadowed.end_forward(*state);
-  const auto qdy = shadowed.quantize_resident(*state, Operand::kGradOutput, Gemm::kWgrad,
-                                              on_device(dy, 48, 64));
-  const auto qx_wgrad = shadowed.quantize_resident(*state, Operand::kInput, Gemm::kWgrad,
-                                                   on_device(x, 48, 96));
+  const auto qdy =
+      shadowed.quantize_resident(*state, Operand::kGradOutput, Gemm::kWgrad, on_device(dy, 48, 64));
+  const auto qx_wgrad =
+      shadowed.quantize_resident(*state, Operand::kInput, Gemm::kWgrad, on_device(x, 48, 96));
   shadowed.gemm_resident(Gemm::kWgrad, *qdy, *qx_wgrad, recipes::Accumulation::kFp32Seq,
                          {dw, 64, 96, MemorySpace::cuda});
   shadowed.high_precision_gemm(Gemm::kDgrad, on_device(dy, 48, 64), on_device(w, 64, 96),

@@ -46,19 +46,26 @@ TEST_CASE("Non-UTF-8 bytes and repeated keys are refused when the file is read",
   const auto out = dir / "out";
   const std::string sweep_head = "method: grid\nworkloads: [mlp]\nseeds: [0]\n";
   const std::vector<Refused> cases = {
-      {"latin-1 in a recipe's comment", "scaling: current\n# caf\xe9\n",
+      {"latin-1 in a recipe's comment",
+       "scaling: current\n# caf\xe9\n",
        {"run", "--workload", "mlp", "--recipe", "FILE", "--out", out.string(), "--steps", "2"},
        {"FILE:2: file text: not UTF-8 at byte offset 22 (byte 6 of the line) '0xe9'",
         "accepted: UTF-8 text"}},
-      {"the same, explained", "scaling: current\n# caf\xe9\n", {"explain", "FILE"},
+      {"the same, explained",
+       "scaling: current\n# caf\xe9\n",
+       {"explain", "FILE"},
        {"FILE:2: file text: not UTF-8 at byte offset 22"}},
-      {"0xff in a sweep's name", sweep_head + "name: bad\xff\nparameters:\n  margin: {values: [0]}\n",
+      {"0xff in a sweep's name",
+       sweep_head + "name: bad\xff\nparameters:\n  margin: {values: [0]}\n",
        {"sweep", "FILE", "--out", out.string(), "--steps", "2"},
        {"FILE:4: file text: not UTF-8 at byte offset 50 (byte 10 of the line) '0xff'"}},
-      {"a truncated UTF-8 sequence at the end", "scaling: current\n#\xe2\x82",
-       {"explain", "FILE"}, {"FILE:2: file text: not UTF-8 at byte offset 18 (byte 2 of the line) '0xe2'"}},
+      {"a truncated UTF-8 sequence at the end",
+       "scaling: current\n#\xe2\x82",
+       {"explain", "FILE"},
+       {"FILE:2: file text: not UTF-8 at byte offset 18 (byte 2 of the line) '0xe2'"}},
       {"an overlong '/' in an accelerate config",
-       "mixed_precision: fp8\nfp8_config:\n  backend: TE # \xc0\xaf\n", {"explain", "FILE"},
+       "mixed_precision: fp8\nfp8_config:\n  backend: TE # \xc0\xaf\n",
+       {"explain", "FILE"},
        {"FILE:3: file text: not UTF-8 at byte offset 49 (byte 17 of the line) '0xc0'"}},
       {"a sweep key given twice",
        sweep_head + "parameters:\n  margin: {values: [0]}\nseeds: [1]\n",
@@ -67,27 +74,35 @@ TEST_CASE("Non-UTF-8 bytes and repeated keys are refused when the file is read",
         "the first); accepted: each key once per mapping"}},
       {"a nested sweep key given twice",
        sweep_head + "parameters:\n  margin: {values: [0], values: [1]}\n",
-       {"sweep", "FILE", "--dry-run"}, {"FILE:5: parameters.margin.values: is given twice"}},
+       {"sweep", "FILE", "--dry-run"},
+       {"FILE:5: parameters.margin.values: is given twice"}},
       {"fp8_config given twice in an accelerate config",
        "mixed_precision: fp8\nfp8_config:\n  backend: TE\n  fp8_format: E4M3\n"
        "fp8_config:\n  backend: TE\n  fp8_format: HYBRID\n",
-       {"explain", "FILE"}, {"FILE:5: fp8_config: is given twice (first on line 2"}},
+       {"explain", "FILE"},
+       {"FILE:5: fp8_config: is given twice (first on line 2"}},
       {"an fp8_config key given twice",
-       "mixed_precision: fp8\nfp8_config:\n  margin: 1\n  margin: 2\n", {"explain", "FILE"},
+       "mixed_precision: fp8\nfp8_config:\n  margin: 1\n  margin: 2\n",
+       {"explain", "FILE"},
        {"FILE:4: fp8_config.margin: is given twice (first on line 3"}},
       {"a grid too large to expand (9 x 10^6 combinations)",
-       sweep_head + "parameters:\n"
-                    "  margin: {values: [0, 1, 2, 3, 4, 5, 6, 7, 8]}\n"
-                    "  interval: {values: [" + [] {
-                      std::string v;
-                      for (int i = 1; i <= 1000; ++i) v += (i > 1 ? ", " : "") + std::to_string(i);
-                      return v;
-                    }() + "]}\n"
-                    "  amax_history_len: {values: [" + [] {
-                      std::string v;
-                      for (int i = 1; i <= 1000; ++i) v += (i > 1 ? ", " : "") + std::to_string(i);
-                      return v;
-                    }() + "]}\n",
+       sweep_head +
+           "parameters:\n"
+           "  margin: {values: [0, 1, 2, 3, 4, 5, 6, 7, 8]}\n"
+           "  interval: {values: [" +
+           [] {
+             std::string v;
+             for (int i = 1; i <= 1000; ++i) v += (i > 1 ? ", " : "") + std::to_string(i);
+             return v;
+           }() +
+           "]}\n"
+           "  amax_history_len: {values: [" +
+           [] {
+             std::string v;
+             for (int i = 1; i <= 1000; ++i) v += (i > 1 ? ", " : "") + std::to_string(i);
+             return v;
+           }() +
+           "]}\n",
        {"sweep", "FILE", "--dry-run"},
        {"requests too many combinations to expand: about 20.7 GB at about 2300 bytes each",
         "above the 2.0 GB limit", "accepted: at most 869565 combinations"}},

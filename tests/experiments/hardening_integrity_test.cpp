@@ -37,15 +37,15 @@ struct Swept {
 
 Swept swept(const std::string& name) {
   Swept s;
-  s.dir = fs::temp_directory_path() / ("fp8lab-integrity-" + name + "-" +
-                                       std::to_string(::getpid()));
+  s.dir = fs::temp_directory_path() /
+          ("fp8lab-integrity-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(s.dir);
   fs::create_directories(s.dir);
   std::ofstream(s.dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
                                          "parameters:\n  margin: {values: [0, 1]}\n";
   s.out = s.dir / "out";
   s.sweep = {FP8LAB_EXECUTABLE, "sweep", (s.dir / "sweep.yaml").string(), "--out", s.out.string(),
-             "--steps", "2"};
+             "--steps",         "2"};
   return s;
 }
 
@@ -120,8 +120,8 @@ TEST_CASE("--resume removes temp files of dead processes of this host, and only 
   if (dead == 0) ::_exit(0);
   ::waitpid(dead, nullptr, 0);
   const auto stale = s.out / "runs" / (".x.json.tmp." + host() + "." + std::to_string(dead) + ".0");
-  const auto alive = s.out / "runs" / (".x.json.tmp." + host() + "." + std::to_string(::getpid()) +
-                                       ".0");
+  const auto alive = s.out / "runs" /
+                     (".x.json.tmp." + host() + "." + std::to_string(::getpid()) + ".0");
   const auto other_host = s.out / "runs" / (".x.json.tmp.elsewhere." + std::to_string(dead) + ".0");
   for (const auto& p : {stale, alive, other_host}) std::ofstream(p) << "{\"partial";
   CHECK(run_to_end(plus(s.sweep, {"--resume"}), s.dir / "resume.log") == 0);
@@ -164,8 +164,8 @@ TEST_CASE("A long run's record keeps at most kMaxTrainRows training rows, the la
           "[hardening][integrity]") {
   const auto s = swept("long");
   const auto log = s.dir / "run.log";
-  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "run", "--workload", "mlp", "--baseline-only",
-                      "--steps", "9000", "--out", s.out.string()},
+  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "run", "--workload", "mlp", "--baseline-only", "--steps",
+                      "9000", "--out", s.out.string()},
                      log) == 0);
   const auto file = read_run_record_file(s.out / "runs" / "baseline-mlp-seed0-fp32-steps9000.json");
   REQUIRE(file.record);

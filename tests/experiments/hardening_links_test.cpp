@@ -41,7 +41,7 @@ Planted setup(const std::string& name) {
   p.victim = p.dir / "victim.txt";  // outside --out
   std::ofstream(p.victim) << kVictimText;
   p.sweep = {FP8LAB_EXECUTABLE, "sweep", (p.dir / "sweep.yaml").string(), "--out", p.out.string(),
-             "--steps", "2"};
+             "--steps",         "2"};
   return p;
 }
 
@@ -54,8 +54,8 @@ void check_refused(const Planted& p, const fs::path& link, const fs::path& named
   CHECK(run_to_end(p.sweep, log) == 2);
   const auto text = read_text(log);
   INFO(text);
-  CHECK_THAT(text, Catch::Contains(named.string() + " is a symbolic link (to " +
-                                   p.victim.string() + ")") &&
+  CHECK_THAT(text, Catch::Contains(named.string() + " is a symbolic link (to " + p.victim.string() +
+                                   ")") &&
                        Catch::Contains("never writes through a link"));
   CHECK(read_text(p.victim) == kVictimText);
   CHECK(fs::is_symlink(link));

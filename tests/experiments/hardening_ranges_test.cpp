@@ -85,7 +85,8 @@ TEST_CASE("Integers out of range are refused where they are read, naming the ran
     ::unsetenv("ACCELERATE_FP8_MARGIN");
     CHECK(code == 2);
     CHECK_THAT(read_text(log), Catch::Contains("environment: ACCELERATE_FP8_MARGIN: out of range, "
-                                               "got '4294967296'; accepted: " + margin_range));
+                                               "got '4294967296'; accepted: " +
+                                               margin_range));
   }
   fs::remove_all(dir);
 }
@@ -105,9 +106,9 @@ TEST_CASE("--jobs above the core count says so", "[hardening][ranges]") {
   CHECK_THAT(read_text(log), Catch::Contains("--jobs " + jobs + " is above the " +
                                              std::to_string(cores) + " cores of this machine"));
   const auto quiet = dir / "quiet.log";
-  CHECK(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--dry-run",
-                    "--jobs", "1"},
-                   quiet) == 0);
+  CHECK(run_to_end(
+            {FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--dry-run", "--jobs", "1"},
+            quiet) == 0);
   CHECK_THAT(read_text(quiet), !Catch::Contains("cores of this machine"));
   fs::remove_all(dir);
 }

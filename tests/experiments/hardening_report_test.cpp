@@ -49,15 +49,14 @@ TEST_CASE("Two different records of one run id in two directories are refused, n
   ResultsDirectory(b).write_run_record(
       with_steps(fp8_record("r1", "HYBRID", 0, 2.2), 5, "2026-01-02T00:00:00Z"));
   const auto log = dir / "report.log";
-  CHECK(run_to_end({FP8LAB_EXECUTABLE, "report", a.string(), b.string(), "--out",
-                    (dir / "out").string()},
-                   log) == 2);
+  CHECK(run_to_end(
+            {FP8LAB_EXECUTABLE, "report", a.string(), b.string(), "--out", (dir / "out").string()},
+            log) == 2);
   const auto text = read_text(log);
   INFO(text);
   CHECK_THAT(text, Catch::Contains("run r1 has two different records, in " +
                                    (a / "runs" / "r1.json").string() + " and " +
-                                   (b / "runs" / "r1.json").string() +
-                                   " (steps_planned 3 vs 5)") &&
+                                   (b / "runs" / "r1.json").string() + " (steps_planned 3 vs 5)") &&
                        Catch::Contains("--prefer newest"));
   CHECK_FALSE(fs::exists(dir / "out" / "report.md"));
 
@@ -73,8 +72,8 @@ TEST_CASE("Two different records of one run id in two directories are refused, n
     INFO(said);
     CHECK_THAT(said, Catch::Contains("--prefer newest kept " + (b / "runs" / "r1.json").string() +
                                      " (finished 2026-01-02T00:00:00Z)"));
-    CHECK_THAT(read_text(out / "results.jsonl"), Catch::Contains("\"steps_planned\":5") &&
-                                                     !Catch::Contains("\"steps_planned\":3"));
+    CHECK_THAT(read_text(out / "results.jsonl"),
+               Catch::Contains("\"steps_planned\":5") && !Catch::Contains("\"steps_planned\":3"));
     CHECK_THAT(read_text(out / "report.md"), Catch::Contains("--prefer newest kept"));
   }
   CHECK(run_to_end({FP8LAB_EXECUTABLE, "report", a.string(), "--prefer", "oldest"},
@@ -92,16 +91,16 @@ TEST_CASE("Conflicting duplicate lines of results.jsonl are refused, naming both
       << baseline_record().dump() << "\n"
       << with_steps(fp8_record("r1", "HYBRID", 0, 2.0), 3, "2026-01-01T00:00:00Z").dump() << "\n"
       << baseline_record().dump() << "\n"  // an identical repeat: kept once
-      << with_steps(fp8_record("r1", "HYBRID", 0, 2.0, "diverged"), 3, "2026-01-03T00:00:00Z")
-             .dump()
+      << with_steps(fp8_record("r1", "HYBRID", 0, 2.0, "diverged"), 3, "2026-01-03T00:00:00Z").dump()
       << "\n";
   const auto log = dir / "report.log";
   CHECK(run_to_end({FP8LAB_EXECUTABLE, "report", copy.string(), "--out", (dir / "o").string()},
                    log) == 2);
   const auto path = (copy / "results.jsonl").string();
-  CHECK_THAT(read_text(log), Catch::Contains("run r1 has two different records, in " + path +
-                                             ":2 and " + path + ":4 (status \"finished\" vs "
-                                             "\"diverged\")"));
+  CHECK_THAT(read_text(log),
+             Catch::Contains("run r1 has two different records, in " + path + ":2 and " + path +
+                             ":4 (status \"finished\" vs "
+                             "\"diverged\")"));
   CHECK(run_to_end({FP8LAB_EXECUTABLE, "report", copy.string(), "--out", (dir / "o").string(),
                     "--prefer", "newest"},
                    log) == 0);
@@ -137,8 +136,9 @@ TEST_CASE("FP8 run ids name --steps as baseline ids do", "[hardening][report]") 
   std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
                                        "parameters:\n  margin: {values: [0]}\n";
   auto sweep = [&](const fs::path& out, const std::string& steps, bool resume) {
-    std::vector<std::string> a = {FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(),
-                                  "--out", out.string(), "--steps", steps};
+    std::vector<std::string> a = {
+        FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out", out.string(),
+        "--steps",         steps};
     if (resume) a.push_back("--resume");
     return run_to_end(a, dir / ("sweep-" + steps + ".log"));
   };

@@ -42,14 +42,15 @@ TEST_CASE("Bad command-line inputs get errors naming the flag or file, value and
   const auto file = (dir / "a_file").string();
   std::ofstream(file) << "x\n";
   const auto out = (dir / "out").string();
-  const std::vector<std::string> run = {"run", "--workload", "mlp", "--set", "scaling=current",
+  const std::vector<std::string> run = {"run",   "--workload", "mlp", "--set", "scaling=current",
                                         "--out", out};
   auto plus = [](std::vector<std::string> a, const std::vector<std::string>& more) {
     a.insert(a.end(), more.begin(), more.end());
     return a;
   };
   const std::vector<BadInput> cases = {
-      {plus(run, {"--steps", "0"}), {"--steps", "'0' is not accepted; expected a whole number >= 1"}},
+      {plus(run, {"--steps", "0"}),
+       {"--steps", "'0' is not accepted; expected a whole number >= 1"}},
       {plus(run, {"--steps", "-3"}), {"--steps", "'-3'", ">= 1"}},
       {plus(run, {"--steps", "abc"}), {"--steps", "'abc'", ">= 1"}},
       {{"sweep", sweep, "--out", out, "--steps", "0"}, {"--steps", "'0'", ">= 1"}},
@@ -58,12 +59,14 @@ TEST_CASE("Bad command-line inputs get errors naming the flag or file, value and
       {{"sweep", sweep, "--out", out, "--jobs", "1.5"}, {"--jobs", "'1.5'", "whole number"}},
       {plus(run, {"--seed", "text"}), {"--seed", "'text'", "whole number"}},
       {plus(run, {"--shadow-every", "-1"}), {"--shadow-every", "'-1'", ">= 0"}},
-      {{"sweep", sweep, "--out", out, "--shadow-every", "abc"}, {"--shadow-every", "'abc'", ">= 0"}},
+      {{"sweep", sweep, "--out", out, "--shadow-every", "abc"},
+       {"--shadow-every", "'abc'", ">= 0"}},
       {{"run", "--workload", "mlp", "--set", "scaling=current", "--out", ""},
        {"--out", "'' is empty; expected a directory"}},
       {plus(run, {"--seed", "99999999999999999999"}), {"--seed", "2^63 - 1"}},
       {{"run", "--workload", "mpl", "--set", "scaling=current", "--out", out},
-       {"--workload", "'mpl' is not a known workload; accepted: gpt-small, gpt-tiny", "did you mean 'mlp'?"}},
+       {"--workload", "'mpl' is not a known workload; accepted: gpt-small, gpt-tiny",
+        "did you mean 'mlp'?"}},
       {{"run", "--workload", "mlp", "--recipe", empty, "--out", out},
        {empty, "the file is empty (no text, or only comments)", "accepted: scaling"}},
       {{"run", "--workload", "mlp", "--recipe", comments, "--out", out},

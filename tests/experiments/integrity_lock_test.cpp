@@ -3,8 +3,8 @@
 // shard is refused naming the holder, and a holder killed with SIGKILL leaves no lock behind.
 #include <catch2/catch.hpp>
 
-#include <signal.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -69,7 +69,7 @@ Setup setup(const std::string& name) {
                                          "parameters:\n  margin: {values: [0, 1, 2, 3]}\n";
   s.out = s.dir / "out";
   s.sweep = {FP8LAB_EXECUTABLE, "sweep", (s.dir / "sweep.yaml").string(), "--out", s.out.string(),
-             "--steps", "2"};
+             "--steps",         "2"};
   return s;
 }
 
@@ -122,10 +122,10 @@ TEST_CASE("A second sweep of the same shard is refused while the first runs; kil
 
   CHECK(run_to_end(plus(s.sweep, {"--resume"}), s.dir / "second.log") == 2);
   const auto second = read_text(s.dir / "second.log");
-  CHECK_THAT(second, Catch::Contains(s.out.string() + " is already being swept as shard 0/1 by " +
-                                     holder) &&
-                         Catch::Contains("fp8lab sweep shard 0/1") &&
-                         Catch::Contains("lock " + lock.string()));
+  CHECK_THAT(
+      second,
+      Catch::Contains(s.out.string() + " is already being swept as shard 0/1 by " + holder) &&
+          Catch::Contains("fp8lab sweep shard 0/1") && Catch::Contains("lock " + lock.string()));
 
   // SIGKILL: no chance to clean up. The kernel drops its flocks; its children die with it.
   ::kill(first, SIGKILL);

@@ -24,7 +24,8 @@ using testing::read_text;
 using testing::run_to_end;
 
 fs::path fresh_directory(const std::string& name) {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-" + name + "-" + std::to_string(::getpid()));
+  const auto dir = fs::temp_directory_path() /
+                   ("fp8lab-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -90,8 +91,8 @@ TEST_CASE("read_run_record_file names why a file is not a finished run's record"
     CHECK_THAT(file.problem, Catch::Contains(problem));
     CHECK_FALSE(results.has_record("r1"));
     CHECK(results.recorded_run_ids().empty());
-    CHECK_THROWS_WITH(load_results({dir}), Catch::Contains(path.string() + ":1: ") &&
-                                               Catch::Contains(problem));
+    CHECK_THROWS_WITH(load_results({dir}),
+                      Catch::Contains(path.string() + ":1: ") && Catch::Contains(problem));
   }
   write(path, good);
   CHECK(read_run_record_file(path).record == kRecord);
@@ -118,8 +119,9 @@ TEST_CASE("report refuses stub records; sweep --resume sets them aside and rerun
   write(dir / "sweep.yaml",
         "method: grid\nworkloads: [mlp]\nseeds: [0]\nparameters:\n  margin: {values: [0, 1, 2]}\n");
   const auto out = dir / "out";
-  const std::vector<std::string> sweep = {FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(),
-                                          "--out", out.string(), "--steps", "2"};
+  const std::vector<std::string> sweep = {
+      FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out", out.string(),
+      "--steps",         "2"};
   REQUIRE(run_to_end(sweep, dir / "first.log") == 0);
   const ResultsDirectory results(out);
   const auto ids = results.recorded_run_ids();
@@ -153,9 +155,10 @@ TEST_CASE("report refuses stub records; sweep --resume sets them aside and rerun
   const auto resume_log = read_text(dir / "resume.log");
   INFO(resume_log);
   CHECK_THAT(resume_log, Catch::Contains(emptied.string() + " is not a finished run's record "
-                                         "(empty file (0 bytes)); kept as"));
-  CHECK_THAT(resume_log, Catch::Contains(stubbed.string() + " is not a finished run's record "
-                                         "(record has no field 'schema_version')"));
+                                                            "(empty file (0 bytes)); kept as"));
+  CHECK_THAT(resume_log,
+             Catch::Contains(stubbed.string() + " is not a finished run's record "
+                                                "(record has no field 'schema_version')"));
   CHECK_THAT(resume_log, Catch::Contains("2 processes run now"));
   CHECK(fs::file_size(out / "runs" / ("." + fp8_ids[0] + ".json.invalid-1")) == 0);
   CHECK(fs::exists(out / "runs" / ("." + fp8_ids[1] + ".json.invalid-1")));

@@ -21,13 +21,13 @@ ConstMatrix view(const torch::Tensor& t) {
   return {{t.const_data_ptr<float>(), static_cast<std::size_t>(t.numel())}, t.size(0), t.size(1)};
 }
 
-torch::Tensor direct_gemm(const LinearBackend& backend, Gemm role,
-                          const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
-                          recipes::Accumulation accumulation, std::int64_t rows,
-                          std::int64_t cols) {
+torch::Tensor direct_gemm(const LinearBackend& backend, Gemm role, const sim::QuantizedTensor& a,
+                          const sim::QuantizedTensor& b, recipes::Accumulation accumulation,
+                          std::int64_t rows, std::int64_t cols) {
   torch::Tensor out = torch::empty({rows, cols});
-  backend.gemm(role, a, b, accumulation,
-               {{out.mutable_data_ptr<float>(), static_cast<std::size_t>(out.numel())}, rows, cols});
+  backend.gemm(
+      role, a, b, accumulation,
+      {{out.mutable_data_ptr<float>(), static_cast<std::size_t>(out.numel())}, rows, cols});
   return out;
 }
 
@@ -52,18 +52,17 @@ Outputs run_layer(const recipes::Recipe& recipe, const torch::Tensor& x, const t
 
 }  // namespace
 
-TEST_CASE("Each GEMM runs the recipe's accumulation model on its own operand copies",
-          "[linear]") {
+TEST_CASE("Each GEMM runs the recipe's accumulation model on its own operand copies", "[linear]") {
   using recipes::Accumulation;
   const auto scaling = GENERATE(recipes::Scaling::delayed, recipes::Scaling::mxfp8);
-  const auto models = GENERATE(
-      recipes::GemmAccumulation{Accumulation::kHopperFastAccum,
-                                Accumulation::kHopperSplitAccumulator,
-                                Accumulation::kHopperSplitAccumulator},
-      recipes::GemmAccumulation{Accumulation::kFp32Seq, Accumulation::kHopperFastAccum,
-                                Accumulation::kExact},
-      recipes::GemmAccumulation{Accumulation::kExact, Accumulation::kFp32Seq,
-                                Accumulation::kHopperFastAccum});
+  const auto models =
+      GENERATE(recipes::GemmAccumulation{Accumulation::kHopperFastAccum,
+                                         Accumulation::kHopperSplitAccumulator,
+                                         Accumulation::kHopperSplitAccumulator},
+               recipes::GemmAccumulation{Accumulation::kFp32Seq, Accumulation::kHopperFastAccum,
+                                         Accumulation::kExact},
+               recipes::GemmAccumulation{Accumulation::kExact, Accumulation::kFp32Seq,
+                                         Accumulation::kHopperFastAccum});
   recipes::Recipe recipe = test::fp32_seq_recipe(scaling);
   recipe.gemm = models;
   INFO(recipes::name(scaling) << ": fprop " << recipes::name(models.fprop) << ", dgrad "

@@ -85,16 +85,16 @@ void check_against_float64(const torch::Tensor& y, const torch::Tensor& x, const
 TEST_CASE("Fp8Linear with overrides (T,T,T) equals the baseline Linear bit for bit", "[linear]") {
   auto backend = std::make_shared<const SimBackend>();
   const auto precision = GENERATE(HighPrecision::fp32, HighPrecision::bf16);
-  const auto scaling = GENERATE(recipes::Scaling::delayed, recipes::Scaling::current,
-                                recipes::Scaling::mxfp8);
+  const auto scaling =
+      GENERATE(recipes::Scaling::delayed, recipes::Scaling::current, recipes::Scaling::mxfp8);
   recipes::Recipe recipe = test::fp32_seq_recipe(scaling);
   recipe.override_linear_precision = {true, true, true};
   INFO("high precision " << name(precision) << ", scaling " << recipes::name(scaling));
 
   const torch::Tensor w0 = test::normal({kOut, kIn}, 1, 0.2);
   const torch::Tensor b0 = test::normal({kOut}, 2, 0.1);
-  HighPrecisionLinearImpl baseline(w0.clone().requires_grad_(true),
-                                   b0.clone().requires_grad_(true), backend, precision);
+  HighPrecisionLinearImpl baseline(w0.clone().requires_grad_(true), b0.clone().requires_grad_(true),
+                                   backend, precision);
   Fp8LinearImpl fp8(w0.clone().requires_grad_(true), b0.clone().requires_grad_(true), recipe,
                     backend, precision);
 
@@ -131,8 +131,7 @@ TEST_CASE("bf16 and fp32 baselines differ, and an FP8 Linear without overrides d
                                torch::zeros({kOut}).requires_grad_(true), backend,
                                HighPrecision::bf16);
   Fp8LinearImpl fp8(w0.clone().requires_grad_(true), torch::zeros({kOut}).requires_grad_(true),
-                    test::fp32_seq_recipe(recipes::Scaling::current), backend,
-                    HighPrecision::fp32);
+                    test::fp32_seq_recipe(recipes::Scaling::current), backend, HighPrecision::fp32);
   const StepResult a = train_step(fp32, x, dy);
   const StepResult b = train_step(bf16, x, dy);
   const StepResult c = train_step(fp8, x, dy);
@@ -153,8 +152,7 @@ TEST_CASE("Outside an FP8 region an Fp8Linear runs the baseline's high-precision
   HighPrecisionLinearImpl baseline(w0.clone(), test::normal({kOut}, 8), backend,
                                    HighPrecision::bf16);
   Fp8LinearImpl fp8(w0.clone(), baseline.bias.clone(),
-                    test::fp32_seq_recipe(recipes::Scaling::delayed), backend,
-                    HighPrecision::bf16);
+                    test::fp32_seq_recipe(recipes::Scaling::delayed), backend, HighPrecision::bf16);
   const torch::Tensor expected = baseline.forward(x);
   CHECK(expected.sizes() == torch::IntArrayRef({2, kRows / 2, kOut}));
   CHECK(test::bitwise_difference(fp8.forward(x), expected) == "");

@@ -77,8 +77,8 @@ TEST_CASE("convert_model: accelerate's dims-divisible-by-16 rule, without and wi
     CHECK(convert_model(net, recipe_with(filter), backend) == Names{"a0"});
     // The quirk is per parent: inside `block` (visited before any indivisible Linear of its own)
     // nothing stops conversion; here block comes after a1, so it is not visited at all.
-    CHECK(dynamic_cast<torch::nn::LinearImpl*>(
-              net.named_modules("", false)["block.b0"].get()) != nullptr);
+    CHECK(dynamic_cast<torch::nn::LinearImpl*>(net.named_modules("", false)["block.b0"].get()) !=
+          nullptr);
   }
   {
     filter = dims_filter();
@@ -128,8 +128,9 @@ TEST_CASE("convert_model: containers call the new modules, which hold the old pa
                                    torch::nn::LayerNorm(torch::nn::LayerNormOptions({32})),
                                    torch::nn::Linear(32, 16));
   torch::nn::ModuleList list(torch::nn::Linear(16, 16));
-  torch::nn::ModuleDict dict(std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>>{
-      {"head", torch::nn::Linear(16, 16).ptr()}});
+  torch::nn::ModuleDict dict(
+      std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>>{
+          {"head", torch::nn::Linear(16, 16).ptr()}});
   auto root = std::make_shared<torch::nn::Module>("Root");
   root->register_module("body", sequential);
   root->register_module("list", list);

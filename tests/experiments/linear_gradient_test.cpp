@@ -76,11 +76,13 @@ Matrix operand(const LinearBackend& backend, LinearScalingState& state,
                const torch::Tensor& value) {
   if (!gemm_runs_fp8(recipe, role)) return from_tensor(value);
   const auto c = value.contiguous();
-  return dequantized(backend
-                         .quantize(state, tensor, role,
-                                   {{c.const_data_ptr<float>(), static_cast<std::size_t>(c.numel())},
-                                    c.size(0), c.size(1)})
-                         .tensor);
+  return dequantized(
+      backend
+          .quantize(state, tensor, role,
+                    {{c.const_data_ptr<float>(), static_cast<std::size_t>(c.numel())},
+                     c.size(0),
+                     c.size(1)})
+          .tensor);
 }
 
 // L = Σ_mn G_mn (Σ_k x_mk w_nk + b_n) in float64, and Σ of the magnitudes of its terms.
@@ -137,10 +139,8 @@ void run_case(const recipes::Recipe& recipe) {
   const Matrix wf = operand(*backend, *state, recipe, Operand::kWeight, Gemm::kFprop, w);
   const Matrix xw = operand(*backend, *state, recipe, Operand::kInput, Gemm::kWgrad, x);
   const Matrix wd = operand(*backend, *state, recipe, Operand::kWeight, Gemm::kDgrad, w);
-  const Matrix gd =
-      operand(*backend, *state, recipe, Operand::kGradOutput, Gemm::kDgrad, g);
-  const Matrix gw =
-      operand(*backend, *state, recipe, Operand::kGradOutput, Gemm::kWgrad, g);
+  const Matrix gd = operand(*backend, *state, recipe, Operand::kGradOutput, Gemm::kDgrad, g);
+  const Matrix gw = operand(*backend, *state, recipe, Operand::kGradOutput, Gemm::kWgrad, g);
   const Matrix gm = from_tensor(g);
   std::vector<double> bias(b.const_data_ptr<float>(), b.const_data_ptr<float>() + N);
 
@@ -183,8 +183,8 @@ void run_case(const recipes::Recipe& recipe) {
       products += std::fabs(gd(i, n) * wd(n, j));
     }
     const double bound = quantization + gamma(N + 4) * products + fd_slack;
-    INFO("dx[" << i << "][" << j << "] = " << dx(i, j) << ", finite difference " << fd
-               << ", bound " << bound);
+    INFO("dx[" << i << "][" << j << "] = " << dx(i, j) << ", finite difference " << fd << ", bound "
+               << bound);
     REQUIRE(std::fabs(dx(i, j) - fd) <= bound);
     tally.bounds.push_back(bound);
     tally.gradients.push_back(std::fabs(fd));
@@ -202,8 +202,8 @@ void run_case(const recipes::Recipe& recipe) {
       products += std::fabs(gw(m, i) * xw(m, j));
     }
     const double bound = quantization + gamma(M + 4) * products + fd_slack;
-    INFO("dW[" << i << "][" << j << "] = " << dw(i, j) << ", finite difference " << fd
-               << ", bound " << bound);
+    INFO("dW[" << i << "][" << j << "] = " << dw(i, j) << ", finite difference " << fd << ", bound "
+               << bound);
     REQUIRE(std::fabs(dw(i, j) - fd) <= bound);
     tally.bounds.push_back(bound);
     tally.gradients.push_back(std::fabs(fd));

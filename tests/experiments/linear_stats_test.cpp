@@ -34,8 +34,8 @@ TEST_CASE("measure_quantization agrees with sim::scaling::tensor_stats", "[linea
   x.index_put_({3, 5}, std::numeric_limits<float>::quiet_NaN());
   x.index_put_({7, 1}, std::numeric_limits<float>::infinity());
   x.index_put_({9, 9}, 0.0f);
-  x.index_put_({11, 2}, 1e-30f);   // underflows
-  x.index_put_({140, 60}, 1e6f);   // saturates with delayed scale 1
+  x.index_put_({11, 2}, 1e-30f);  // underflows
+  x.index_put_({140, 60}, 1e6f);  // saturates with delayed scale 1
   std::span<const float> values(x.const_data_ptr<float>(), static_cast<std::size_t>(x.numel()));
   const auto result = backend.quantize(*state, tensor, role, {values, rows, cols});
   const OperandStats mine = measure_quantization({values, rows, cols}, result);

@@ -96,20 +96,15 @@ TEST_CASE("Delayed scaling: step n casts with the scale from the amaxes of steps
     y.backward(with_amax({8, 16}, g_amax[step], 20 + step));
     CHECK(delayed(layer).backward().update_count() == static_cast<std::int64_t>(step + 1));
 
-    CHECK(used_scale(layer, Operand::kInput, Gemm::kFprop) ==
-          expected(x_amax, kE4M3Max));
-    CHECK(used_scale(layer, Operand::kInput, Gemm::kWgrad) ==
-          expected(x_amax, kE4M3Max));
-    CHECK(used_scale(layer, Operand::kGradOutput, Gemm::kDgrad) ==
-          expected(g_amax, kE5M2Max));
-    CHECK(used_scale(layer, Operand::kGradOutput, Gemm::kWgrad) ==
-          expected(g_amax, kE5M2Max));
+    CHECK(used_scale(layer, Operand::kInput, Gemm::kFprop) == expected(x_amax, kE4M3Max));
+    CHECK(used_scale(layer, Operand::kInput, Gemm::kWgrad) == expected(x_amax, kE4M3Max));
+    CHECK(used_scale(layer, Operand::kGradOutput, Gemm::kDgrad) == expected(g_amax, kE5M2Max));
+    CHECK(used_scale(layer, Operand::kGradOutput, Gemm::kWgrad) == expected(g_amax, kE5M2Max));
     CHECK(used_scale(layer, Operand::kWeight, Gemm::kFprop) ==
           (step == 0 ? 1.0f : kE4M3Max / weight_amax));
     // The amax each cast saw is the tensor's.
     CHECK(layer.stats().operand(Operand::kInput, Gemm::kFprop).amax == x_amax[step]);
-    CHECK(layer.stats().operand(Operand::kGradOutput, Gemm::kDgrad).amax ==
-          g_amax[step]);
+    CHECK(layer.stats().operand(Operand::kGradOutput, Gemm::kDgrad).amax == g_amax[step]);
   }
 }
 
@@ -236,8 +231,7 @@ TEST_CASE("Backward scales of every FP8 Linear update once, after the last FP8 b
   CHECK(delayed(second).backward().scale(0) == kE5M2Max / 4.0f);
   // (The model input needs no gradient, so the first Linear runs wgrad only.)
   CHECK(first.stats().fp8_gemms[static_cast<std::size_t>(Gemm::kDgrad)] == 0);
-  const float first_grad_amax =
-      first.stats().operand(Operand::kGradOutput, Gemm::kWgrad).amax;
+  const float first_grad_amax = first.stats().operand(Operand::kGradOutput, Gemm::kWgrad).amax;
   CHECK(first_grad_amax > 0.0f);
   CHECK(delayed(first).backward().scale(0) == kE5M2Max / first_grad_amax);
 }

@@ -45,7 +45,8 @@ std::vector<float> activations(std::int64_t rows, std::int64_t cols, std::int64_
   };
   std::vector<float> x(static_cast<std::size_t>(rows * cols));
   for (std::int64_t i = 0; i < rows * cols; ++i) {
-    const double g = std::sqrt(-2.0 * std::log(uniform())) * std::cos(6.283185307179586 * uniform());
+    const double g = std::sqrt(-2.0 * std::log(uniform())) *
+                     std::cos(6.283185307179586 * uniform());
     x[static_cast<std::size_t>(i)] = static_cast<float>(g) * (i % cols < outliers ? scale : 1.0f);
   }
   return x;
@@ -108,8 +109,7 @@ TEST_CASE("L1's metrics: max relative error skips outputs near zero", "[literatu
   CHECK(m.frob == Approx(std::sqrt((0.01 + 1e-6) / 300.000001)).epsilon(1e-4));
 }
 
-TEST_CASE("L2: floor and even scales clip block maxima, ceil and rceil never do",
-          "[literature]") {
+TEST_CASE("L2: floor and even scales clip block maxima, ceil and rceil never do", "[literature]") {
   ScaleRoundingOptions options;
   options.rows = 32;
   options.k = 1024;
@@ -165,8 +165,8 @@ TEST_CASE("L4: under outlier channels with K > 128, finer scaling keeps the othe
   CHECK(block <= mx + 0.05);  // the first 32-channel blocks hold the outliers: little to add
   // What the training records' forward SQNR measures, over every channel, is the outliers'
   // energy: the same for all four (docs/literature.md, L4).
-  const double whole_tensorwise = forward_sqnr_db(recipe_of(Scaling::tensorwise, e4m3), x, kRows,
-                                                  kCols);
+  const double whole_tensorwise =
+      forward_sqnr_db(recipe_of(Scaling::tensorwise, e4m3), x, kRows, kCols);
   const double whole_mx = forward_sqnr_db(recipe_of(Scaling::mxfp8, e4m3), x, kRows, kCols);
   CHECK(whole_tensorwise == Approx(whole_mx).margin(1.5));
   // At K = 128 (llama-xs' own d_model) one 1x128 block is the whole row: blocks equal rowwise.

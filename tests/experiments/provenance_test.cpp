@@ -70,8 +70,8 @@ void clear_accelerate_env() {
 
 // A fresh directory per test case.
 fs::path scratch(const std::string& name) {
-  const auto dir =
-      fs::temp_directory_path() / ("fp8lab-" + name + "-" + std::to_string(::getpid()));
+  const auto dir = fs::temp_directory_path() /
+                   ("fp8lab-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -89,8 +89,8 @@ std::string version_commit(const fs::path& dir) {
 void check_build_fields(const nlohmann::json& record, const std::string& commit) {
   CHECK(record["fp8lab_version"] == "0.1.0");
   CHECK(record["git_commit"] == commit);
-  CHECK((record["git_dirty"].is_boolean() ||
-         (commit == "unknown" && record["git_dirty"].is_null())));
+  CHECK(
+      (record["git_dirty"].is_boolean() || (commit == "unknown" && record["git_dirty"].is_null())));
 }
 
 }  // namespace
@@ -173,8 +173,8 @@ TEST_CASE("fp8lab run --env runs accelerate's ACCELERATE_FP8_* variables, no con
   const auto dir = scratch("provenance-env");
   clear_accelerate_env();
   // None set: a clear error naming what is accepted, nothing run.
-  CHECK(run_to_end({FP8LAB_EXECUTABLE, "run", "--workload", "mlp", "--steps", "2", "--env",
-                    "--out", (dir / "none").string()},
+  CHECK(run_to_end({FP8LAB_EXECUTABLE, "run", "--workload", "mlp", "--steps", "2", "--env", "--out",
+                    (dir / "none").string()},
                    dir / "none.log") == 2);
   const std::string none = read_text(dir / "none.log");
   CHECK_THAT(none, Catch::StartsWith("fp8lab run: environment: ACCELERATE_FP8_*: no variable is "
@@ -284,7 +284,8 @@ TEST_CASE("Sweep runs record the sweep, their combinations and upstream's change
   CHECK(std::regex_search(log, std::regex(R"(\[1/2\] baseline-mlp-seed0-fp32-steps2 baseline )"
                                           R"(finished in \d+(m\d\ds)?s? \(eval loss [0-9.e+-]+\) )"
                                           R"(\| 0 running, ETA \d)")));
-  CHECK(std::regex_search(log, std::regex(R"(\[2/2\] )" + id + R"( delayed HYBRID m0 h16 max )"
+  CHECK(std::regex_search(log, std::regex(R"(\[2/2\] )" + id +
+                                          R"( delayed HYBRID m0 h16 max )"
                                           R"(finished in \d+s \(eval rel diff [+-]\d+\.\d\d%\) )"
                                           R"(\| all done in \d+)")));
   CHECK(log.find('\r') == std::string::npos);
@@ -374,15 +375,15 @@ TEST_CASE("A sweep run's process runs the job the sweep hands it, without the sw
   const auto job = run_job_path(ResultsDirectory(out), request.run_id);
   write_run_job(job, request);
   fs::remove(sweep_file);
-  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "run", "--job", job.string(), "--run-id",
-                      request.run_id, "--out", out.string(), "--steps", "2"},
+  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "run", "--job", job.string(), "--run-id", request.run_id,
+                      "--out", out.string(), "--steps", "2"},
                      dir / "job.log") == 0);
   const auto record = record_of_kind(out, "fp8");
   INFO(record.dump());
   CHECK(record["status"] == "finished");
-  for (const char* key : {"run_id", "workload", "seed", "recipe", "recipe_fields",
-                          "recipe_canonical", "recipe_label", "baseline_run_id", "source",
-                          "runs_as", "changed_fields", "upstream"}) {
+  for (const char* key :
+       {"run_id", "workload", "seed", "recipe", "recipe_fields", "recipe_canonical", "recipe_label",
+        "baseline_run_id", "source", "runs_as", "changed_fields", "upstream"}) {
     INFO(key);
     CHECK(record[key] == reference[key]);
   }
@@ -392,8 +393,8 @@ TEST_CASE("A sweep run's process runs the job the sweep hands it, without the sw
   CHECK(run_to_end({FP8LAB_EXECUTABLE, "run", "--job", job.string(), "--run-id", "0123abcd",
                     "--out", out.string(), "--steps", "2"},
                    dir / "wrong.log") == 2);
-  CHECK_THAT(read_text(dir / "wrong.log"), Catch::Contains("holds run " + run.id) &&
-                                               Catch::Contains("not --run-id 0123abcd"));
+  CHECK_THAT(read_text(dir / "wrong.log"),
+             Catch::Contains("holds run " + run.id) && Catch::Contains("not --run-id 0123abcd"));
   fs::remove_all(dir);
 }
 

@@ -97,9 +97,9 @@ TEST_CASE("Fewer than 3 finished baseline seeds: the floor is unmeasured, the fi
     CHECK(run_verdict(records[1], floor.tolerance) == "tracks baseline");
   }
   SECTION("three seeds, one of which failed") {
-    const std::vector<nlohmann::json> records = {
-        baseline_record(0, 2.0), baseline_record(1, 2.02), baseline_record(2, 0, "failed"),
-        fp8_record("a", "HYBRID", 0, 2.036)};
+    const std::vector<nlohmann::json> records = {baseline_record(0, 2.0), baseline_record(1, 2.02),
+                                                 baseline_record(2, 0, "failed"),
+                                                 fp8_record("a", "HYBRID", 0, 2.036)};
     const NoiseFloors floors(records);
     const auto& floor = floors.of(records[3]);
     CHECK_FALSE(floor.floor);
@@ -155,7 +155,8 @@ TEST_CASE("A recipe run on several seeds is one row: medians with n, a diverged 
 }
 
 TEST_CASE("A seed that threw (no steps_planned) stays in its recipe's row; a failed baseline "
-          "seed stays in its family", "[report][noise]") {
+          "seed stays in its family",
+          "[report][noise]") {
   auto records = three_baselines();
   records.push_back(baseline_record(3, 0, "failed"));
   records.push_back(fp8_record("h0", "HYBRID", 0, 2.01, "finished", 0));
@@ -226,8 +227,10 @@ TEST_CASE("Every row says how it ran and what accelerate + TE would change or re
   auto upstream = fp8_record("up", "HYBRID", 8, 2.0);
   upstream["runs_as"] = "upstream";
   upstream["changed_fields"] = {change("amax_compute_algo", "most_recent", "max", "TE")};
-  upstream["upstream"] = {{"runner", "accelerate + TE"}, {"runnable", true},
-                          {"would_change", nlohmann::json::array()}, {"refusal", nullptr}};
+  upstream["upstream"] = {{"runner", "accelerate + TE"},
+                          {"runnable", true},
+                          {"would_change", nlohmann::json::array()},
+                          {"refusal", nullptr}};
   const auto old = fp8_record("old", "E4M3", 0, 2.0);  // written before the fields existed
 
   CHECK(runs_as_text(refused) == "as asked");
@@ -328,7 +331,10 @@ TEST_CASE("--heatmap-axes naming a field that is not a recipe field or not varie
 TEST_CASE("Axes stay readable: few decade ticks on a log axis, cut outliers on a linear one",
           "[report][svg]") {
   SECTION("an MXFP8 scale of 2^127 beside 1e-3 on a log axis") {
-    LineChart chart{"scale", "step", "scale", true,
+    LineChart chart{"scale",
+                    "step",
+                    "scale",
+                    true,
                     {{"mx", {{0, 1e-3}, {1, 1.0}, {2, std::ldexp(1.0, 127)}}, "#000", 1.0, false}}};
     const auto svg = render_line_chart(chart);
     // 41 decades: at most 8 tick labels, one per 6 decades.
@@ -348,9 +354,16 @@ TEST_CASE("Axes stay readable: few decade ticks on a log axis, cut outliers on a
     CHECK_THAT(svg, Catch::Contains(">2.2</text>"));
   }
   SECTION("no cut without outliers") {
-    LineChart chart{"loss", "step", "loss", false,
-                    {{"run", {{0, 4.0}, {1, 3.0}, {2, 2.5}, {3, 2.4}, {4, 2.3}, {5, 2.2},
-                              {6, 2.1}, {7, 2.0}, {8, 1.9}}, "#000", 1.0, false}}};
+    LineChart chart{
+        "loss",
+        "step",
+        "loss",
+        false,
+        {{"run",
+          {{0, 4.0}, {1, 3.0}, {2, 2.5}, {3, 2.4}, {4, 2.3}, {5, 2.2}, {6, 2.1}, {7, 2.0}, {8, 1.9}},
+          "#000",
+          1.0,
+          false}}};
     CHECK(render_line_chart(chart).find("axis cut") == std::string::npos);
   }
 }
@@ -359,8 +372,8 @@ TEST_CASE("Legends group curves by verdict, name the top 3 of each and count the
           "[report][svg]") {
   std::vector<nlohmann::json> records = {baseline_record()};
   for (int i = 0; i < 10; ++i) {
-    records.push_back(fp8_record(std::string("t").append(std::to_string(i)), "HYBRID", i,
-                                 2.0 + 0.001 * i));
+    records.push_back(
+        fp8_record(std::string("t").append(std::to_string(i)), "HYBRID", i, 2.0 + 0.001 * i));
   }
   records.push_back(fp8_record("bad", "E5M2", 40, 3.9));
   ReportInput input;

@@ -75,8 +75,7 @@ TEST_CASE("the effects list says which effects a sweep shows", "[report][literat
   REQUIRE(effects.size() == 5);
   CHECK(effects[0].id == "L1");
   CHECK(effects[0].summary == "not shown by a training sweep");
-  CHECK(effects[1].summary ==
-        "not in this sweep (no two recipes differ only in mx_scale_mode)");
+  CHECK(effects[1].summary == "not in this sweep (no two recipes differ only in mx_scale_mode)");
   const auto& l5 = effects[4];
   CHECK(l5.id == "L5");
   REQUIRE(l5.lines.size() == 2);

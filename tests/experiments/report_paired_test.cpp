@@ -36,8 +36,8 @@ double baseline_loss(int seed) { return 2.0 * (1.0 + 0.03 * ((seed * 7) % 5 - 2)
 // An FP8 run on `seed` whose eval loss is (1 + rel) x its baseline's on every eval point.
 nlohmann::json paired_record(const std::string& format, int seed, double rel) {
   const double base = baseline_loss(seed);
-  auto r = fp8_record(format + "-s" + std::to_string(seed), format, 0, base * (1 + rel),
-                      "finished", seed);
+  auto r = fp8_record(format + "-s" + std::to_string(seed), format, 0, base * (1 + rel), "finished",
+                      seed);
   r["eval"] = nlohmann::json::array();
   for (int step = 0; step <= 10; ++step) {
     const double b = 4.0 - (4.0 - base) * step / 10.0;
@@ -111,8 +111,7 @@ TEST_CASE("A consistent +0.5% under a 3% spread between seeds degrades; pure noi
   CHECK(*settle > 3);
 }
 
-TEST_CASE("Paired verdicts: within band, too few seeds, diverged and failed",
-          "[report][paired]") {
+TEST_CASE("Paired verdicts: within band, too few seeds, diverged and failed", "[report][paired]") {
   auto records = baselines(3);
   for (int s = 0; s < 3; ++s) records.push_back(paired_record("E4M3", s, 0.0001 * s));
   CHECK(paired_verdict(pointers(records), kDefaultPracticalBand).verdict == "within band");

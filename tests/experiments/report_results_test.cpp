@@ -9,8 +9,8 @@
 #include <string>
 
 #include "experiments/report/analysis.hpp"
-#include "experiments/report/noise_floor.hpp"
 #include "experiments/report/html_report.hpp"
+#include "experiments/report/noise_floor.hpp"
 #include "experiments/report/results_reader.hpp"
 #include "experiments/report/summary_csv.hpp"
 #include "experiments/report/svg_chart.hpp"
@@ -57,8 +57,8 @@ TEST_CASE("A corrupt results file is reported with its path and line", "[report]
   const auto dir = fresh_directory("corrupt");
   const auto good = baseline_record().dump();
   SECTION("garbage on line 3 of results.jsonl") {
-    write_lines(dir / "results.jsonl", good + "\n" + fp8_record("a", "HYBRID", 0, 2.0).dump() +
-                                           "\n{\"run_id\": oops}\n");
+    write_lines(dir / "results.jsonl",
+                good + "\n" + fp8_record("a", "HYBRID", 0, 2.0).dump() + "\n{\"run_id\": oops}\n");
     try {
       load_results({dir});
       FAIL("no error for a corrupt line");
@@ -138,7 +138,9 @@ TEST_CASE("summary.csv has one row per requested combination", "[report][csv]") 
   input.records = {baseline_record(), fp8_record("r1", "HYBRID", 0, 2.0)};
   // Two requests share run r1 (canonicalization), a third was never run.
   input.requested = {{{"index", 1}, {"label", "margin=0"}, {"run_id", "r1"}, {"note", ""}},
-                     {{"index", 2}, {"label", "margin=0, dup"}, {"run_id", "r1"},
+                     {{"index", 2},
+                      {"label", "margin=0, dup"},
+                      {"run_id", "r1"},
                       {"note", "same recipe as request #1"}},
                      {{"index", 3}, {"label", "margin=9"}, {"run_id", "r9"}, {"note", ""}}};
   const auto csv = render_summary_csv(input);
@@ -154,7 +156,10 @@ TEST_CASE("summary.csv has one row per requested combination", "[report][csv]") 
 }
 
 TEST_CASE("Charts are inline SVG with one mark per series or cell", "[report][svg]") {
-  LineChart chart{"loss", "step", "loss", false,
+  LineChart chart{"loss",
+                  "step",
+                  "loss",
+                  false,
                   {{"a", {{0, 1.0}, {1, 0.5}, {2, NAN}, {3, 0.25}}, "#000", 1.0, false},
                    {"b <&>", {{0, 2.0}, {3, 1.0}}, "#f00", 1.0, true}}};
   const auto svg = render_line_chart(chart);
@@ -176,8 +181,7 @@ TEST_CASE("Charts are inline SVG with one mark per series or cell", "[report][sv
   CHECK_THAT(h, Catch::Contains("fill=\"#eeeeee\""));  // the empty cell
 }
 
-TEST_CASE("write_reports writes all four files, and report.html is self-contained",
-          "[report]") {
+TEST_CASE("write_reports writes all four files, and report.html is self-contained", "[report]") {
   const auto dir = fresh_directory("reports");
   ResultsDirectory store(dir);
   store.write_run_record(baseline_record());

@@ -17,8 +17,8 @@
 #include "recipes/error.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
 #include "tests/support/report_records.hpp"
+#include "tests/support/run_to_end.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -60,8 +60,8 @@ TEST_CASE("baseline_seeds: a non-empty list of distinct integers, else a clear e
 
 TEST_CASE("The default sweep runs its baseline on five seeds; the dry run says so",
           "[report][seeds]") {
-  const auto sweep = recipes::read_sweep(std::string(FP8LAB_SOURCE_DIR) +
-                                         "/recipes/sweeps/default.yaml");
+  const auto sweep =
+      recipes::read_sweep(std::string(FP8LAB_SOURCE_DIR) + "/recipes/sweeps/default.yaml");
   CHECK(sweep.baseline_seeds == std::vector<std::int64_t>{0, 1, 2, 3, 4});
   CHECK_THAT(recipes::format_dry_run(recipes::expand(sweep)),
              Catch::Contains("baseline_seeds: 0, 1, 2, 3, 4: the baseline also runs on these seeds "
@@ -135,10 +135,11 @@ TEST_CASE("fp8lab sweep and fp8lab report name the bad --heatmap-axes value and 
   REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--dry-run",
                       "--heatmap-axes", "fp8_format,marign"},
                      dir / "sweep.log") == 2);
-  CHECK_THAT(read_text(dir / "sweep.log"),
-             Catch::Contains("fp8lab sweep: --heatmap-axes 'fp8_format,marign': 'marign' is not a "
-                             "recipe field (did you mean 'margin'?); accepted: two different recipe "
-                             "fields these runs vary: fp8_format, margin"));
+  CHECK_THAT(
+      read_text(dir / "sweep.log"),
+      Catch::Contains("fp8lab sweep: --heatmap-axes 'fp8_format,marign': 'marign' is not a "
+                      "recipe field (did you mean 'margin'?); accepted: two different recipe "
+                      "fields these runs vary: fp8_format, margin"));
   REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
                       (dir / "out").string(), "--heatmap-axes", "interval,margin"},
                      dir / "sweep2.log") == 2);
@@ -160,16 +161,18 @@ TEST_CASE("fp8lab sweep and fp8lab report name the bad --heatmap-axes value and 
   fs::remove_all(dir);
 }
 
-TEST_CASE("sweep --shard with --heatmap-axes the shard does not vary finishes with the default axes "
-          "and a note", "[report][heatmap]") {
+TEST_CASE(
+    "sweep --shard with --heatmap-axes the shard does not vary finishes with the default axes "
+    "and a note",
+    "[report][heatmap]") {
   const auto dir = testing::fresh_directory("axes-shard");
   // Shard 0/2 takes runs 1 and 3: HYBRID and E4M3 at margin 0 (margin does not vary there).
   std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nparameters:\n"
                                        "  fp8_format: {values: [HYBRID, E4M3]}\n"
                                        "  margin: {values: [0, 4]}\n";
   REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
-                      (dir / "out").string(), "--steps", "2", "--shard", "0/2",
-                      "--heatmap-axes", "fp8_format,margin"},
+                      (dir / "out").string(), "--steps", "2", "--shard", "0/2", "--heatmap-axes",
+                      "fp8_format,margin"},
                      dir / "sweep.log") == 0);
   CHECK_THAT(read_text(dir / "out" / "report.md"),
              Catch::Contains("'margin' is a recipe field these runs do not vary (one value)") &&

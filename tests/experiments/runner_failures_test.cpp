@@ -9,8 +9,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <limits>
+#include <sstream>
 
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/report/analysis.hpp"

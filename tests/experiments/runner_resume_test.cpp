@@ -55,8 +55,15 @@ TEST_CASE("A sweep killed mid-run resumes without losing or repeating a finished
                                        "parameters:\n  fp8_format: {values: [HYBRID, E4M3, E5M2]}\n"
                                        "  margin: {values: [0, 1]}\n";
   const auto out = dir / "out";
-  const std::vector<std::string> sweep = {FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(),
-                                          "--out", out.string(), "--jobs", "2", "--steps", "40"};
+  const std::vector<std::string> sweep = {FP8LAB_EXECUTABLE,
+                                          "sweep",
+                                          (dir / "sweep.yaml").string(),
+                                          "--out",
+                                          out.string(),
+                                          "--jobs",
+                                          "2",
+                                          "--steps",
+                                          "40"};
   const ResultsDirectory results(out);
 
   // First attempt: killed (SIGKILL, no chance to clean up) once two FP8 runs are recorded.

@@ -43,8 +43,7 @@ TEST_CASE("Shards split the distinct runs and report merges them", "[runner][sha
   for (int shard = 0; shard < 2; ++shard) {
     const auto out = dir / ("shard" + std::to_string(shard));
     REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
-                        out.string(), "--steps", "10", "--shard",
-                        std::to_string(shard) + "/2"},
+                        out.string(), "--steps", "10", "--shard", std::to_string(shard) + "/2"},
                        dir / ("shard" + std::to_string(shard) + ".log")) == 0);
     for (const auto& id : ResultsDirectory(out).recorded_run_ids()) {
       if (id.rfind("baseline-", 0) != 0) ids[shard].insert(id);
@@ -85,8 +84,8 @@ TEST_CASE("A results directory keeps one model device: CPU-trained runs never re
   fs::create_directories(dir);
   std::ofstream(dir / "sweep.yaml") << "workloads: [mlp]\nparameters:\n  margin: {value: 0}\n";
   const auto out = (dir / "out").string();
-  const std::vector<std::string> sweep = {FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(),
-                                          "--out", out, "--steps", "2"};
+  const std::vector<std::string> sweep = {
+      FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out", out, "--steps", "2"};
   REQUIRE(run_to_end(sweep, dir / "sim.log") == 0);
   CHECK_THAT(read_text(dir / "out" / "sweep.json"), Catch::Contains("\"model_device\": \"cpu\""));
 

@@ -5,10 +5,10 @@
 #undef CHECK  // c10's CHECK would shadow Catch's (see linear_test_support.hpp)
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "experiments/fp8/autocast.hpp"
 #include "experiments/fp8/backend_linear.hpp"

@@ -31,19 +31,19 @@ struct Case {
 TEST_CASE("the sweep chooses runs at once x threads from the cores and the runs left",
           "[threads]") {
   const std::vector<Case> cases = {
-      {2, 25, 0, 0, {2, 1}},    // more runs than cores: a run per core
-      {2, 1, 0, 0, {1, 2}},     // one run left: it gets both cores
-      {16, 5, 0, 0, {5, 3}},    // 5 runs on 16 cores: 3 threads each (15 cores)
+      {2, 25, 0, 0, {2, 1}},  // more runs than cores: a run per core
+      {2, 1, 0, 0, {1, 2}},   // one run left: it gets both cores
+      {16, 5, 0, 0, {5, 3}},  // 5 runs on 16 cores: 3 threads each (15 cores)
       {16, 100, 0, 0, {16, 1}},
       {1, 7, 0, 0, {1, 1}},
-      {8, 0, 0, 0, {1, 8}},     // nothing to run: any valid plan
-      {2, 25, 1, 0, {1, 2}},    // --jobs 1: the other core becomes a thread
-      {2, 25, 4, 0, {4, 1}},    // --jobs above the cores: kept, 1 thread
-      {8, 2, 4, 0, {4, 4}},     // --jobs 4 but 2 runs: 2 at once, 4 threads each
-      {8, 25, 0, 2, {4, 2}},    // --threads 2: as many runs as fit
-      {2, 25, 0, 4, {1, 4}},    // --threads above the cores: one run
-      {8, 3, 0, 2, {3, 2}},     // --threads 2, 3 runs
-      {2, 25, 3, 3, {3, 3}},    // both given: as given
+      {8, 0, 0, 0, {1, 8}},   // nothing to run: any valid plan
+      {2, 25, 1, 0, {1, 2}},  // --jobs 1: the other core becomes a thread
+      {2, 25, 4, 0, {4, 1}},  // --jobs above the cores: kept, 1 thread
+      {8, 2, 4, 0, {4, 4}},   // --jobs 4 but 2 runs: 2 at once, 4 threads each
+      {8, 25, 0, 2, {4, 2}},  // --threads 2: as many runs as fit
+      {2, 25, 0, 4, {1, 4}},  // --threads above the cores: one run
+      {8, 3, 0, 2, {3, 2}},   // --threads 2, 3 runs
+      {2, 25, 3, 3, {3, 3}},  // both given: as given
       {512, 1, 0, 0, {1, kMaxRunThreads}},
   };
   for (const auto& c : cases) {

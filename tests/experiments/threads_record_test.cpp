@@ -42,9 +42,9 @@ std::map<std::string, nlohmann::json> records_without_timings(const fs::path& ou
 
 // One `fp8lab run` of `recipe` at `threads` into `out`; its records' threads checked.
 void run_at(const std::vector<std::string>& recipe, int threads, const fs::path& out) {
-  std::vector<std::string> argv = {FP8LAB_EXECUTABLE, "run", "--workload", kWorkload, "--steps",
-                                   "3", "--threads", std::to_string(threads), "--out",
-                                   out.string()};
+  std::vector<std::string> argv = {
+      FP8LAB_EXECUTABLE,       "run",   "--workload", kWorkload, "--steps", "3", "--threads",
+      std::to_string(threads), "--out", out.string()};
   for (const auto& setting : recipe) argv.insert(argv.end(), {"--set", setting});
   const auto log = out.string() + ".log";
   INFO(read_text(log));
@@ -62,9 +62,9 @@ TEST_CASE("a run's record is identical at 1 and 2 threads, timings aside", "[thr
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::vector<std::vector<std::string>> recipes = {
-      {"scaling=current"},                             // Hopper accumulation, per tensor
-      {"scaling=block", "gemm.fprop=fp32_seq"},        // 1x128 / 128x128 blocks
-      {"scaling=mxfp8"},                               // MX 1x32 along each GEMM's K
+      {"scaling=current"},                       // Hopper accumulation, per tensor
+      {"scaling=block", "gemm.fprop=fp32_seq"},  // 1x128 / 128x128 blocks
+      {"scaling=mxfp8"},                         // MX 1x32 along each GEMM's K
   };
   for (std::size_t i = 0; i < recipes.size(); ++i) {
     const auto one = dir / ("one-" + std::to_string(i)), two = dir / ("two-" + std::to_string(i));

@@ -98,8 +98,7 @@ torch::Tensor rope_ref(const torch::Tensor& x) {
   const auto frequency = torch::pow(10000.0, -2.0 * torch::arange(half, options) / dim);
   const auto angle = torch::outer(torch::arange(time, options), frequency);
   const auto re = x.slice(-1, 0, half), im = x.slice(-1, half);
-  return torch::cat({re * angle.cos() - im * angle.sin(), re * angle.sin() + im * angle.cos()},
-                    -1);
+  return torch::cat({re * angle.cos() - im * angle.sin(), re * angle.sin() + im * angle.cos()}, -1);
 }
 
 torch::Tensor attention_ref(const torch::Tensor& x, const Parameters& p, const std::string& at,
@@ -131,8 +130,8 @@ torch::Tensor swiglu_ref(const torch::Tensor& x, const Parameters& p, const std:
 torch::Tensor llama_block_ref(const torch::Tensor& x, const Parameters& p, std::int64_t heads,
                               const torch::Tensor& channel_scale) {
   const auto c = channel_scale.to(torch::kDouble);
-  const auto h = x + attention_ref(rms_norm_ref(x, p.at("attention_norm.weight")) * c, p,
-                                   "attention.", heads);
+  const auto h =
+      x + attention_ref(rms_norm_ref(x, p.at("attention_norm.weight")) * c, p, "attention.", heads);
   return h + swiglu_ref(rms_norm_ref(h, p.at("mlp_norm.weight")) * c, p, "mlp.");
 }
 
@@ -225,9 +224,7 @@ TEST_CASE("The llama block matches float64, with torch's and the baseline's Line
   const auto tables = rope_tables(6, 8);
   check_against_float64(
       *block, [&](const torch::Tensor& x) { return block->forward(x, tables); },
-      [&](const torch::Tensor& x, const Parameters& p) {
-        return llama_block_ref(x, p, 2, scale);
-      },
+      [&](const torch::Tensor& x, const Parameters& p) { return llama_block_ref(x, p, 2, scale); },
       randn({2, 6, 16}, 12));
 }
 

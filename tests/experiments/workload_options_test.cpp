@@ -59,9 +59,8 @@ TEST_CASE("Workloads without options keep their ids; options give distinct, file
           "[workloads]") {
   CHECK(baseline_run_id("gpt-small", 1, HighPrecision::fp32, std::nullopt) ==
         "baseline-gpt-small-seed1-fp32");
-  CHECK(baseline_run_id(canonical_workload("llama-s:d_model=384,layers=6"), 0,
-                        HighPrecision::fp32, 100) ==
-        "baseline-llama-s.d_model-384.layers-6-seed0-fp32-steps100");
+  CHECK(baseline_run_id(canonical_workload("llama-s:d_model=384,layers=6"), 0, HighPrecision::fp32,
+                        100) == "baseline-llama-s.d_model-384.layers-6-seed0-fp32-steps100");
   CHECK(baseline_run_id(canonical_workload("llama-s:lr=1e-3"), 0, HighPrecision::bf16,
                         std::nullopt) == "baseline-llama-s.lr-0.001-seed0-bf16");
   recipes::Recipe recipe;
@@ -84,10 +83,10 @@ TEST_CASE("A sweep file's workloads take options as NAME:k=v or as a mapping", "
       "workloads: [{llama-s: {d_model: big}}]\nparameters:\n  margin: {values: [0]}\n", "b.yaml");
   CHECK_THROWS_WITH(canonicalize_workloads(bad.workloads, "b.yaml"),
                     Catch::Contains("b.yaml: workloads: workload llama-s: option d_model='big'"));
-  CHECK_THROWS_AS(recipes::parse_sweep_text(
-                      "workloads: [{llama-s: 384}]\nparameters:\n  margin: {values: [0]}\n",
-                      "c.yaml"),
-                  recipes::RecipeError);
+  CHECK_THROWS_AS(
+      recipes::parse_sweep_text(
+          "workloads: [{llama-s: 384}]\nparameters:\n  margin: {values: [0]}\n", "c.yaml"),
+      recipes::RecipeError);
 }
 
 }  // namespace fp8lab::experiments

@@ -89,22 +89,29 @@ TEST_CASE("Tiny llama and residual-mlp runs are deterministic, learn, and measur
 TEST_CASE("fp8lab run takes --workload-set, records options, sizes and eval SE, refuses bad "
           "options with exit 2",
           "[workloads][cli]") {
-  const auto dir =
-      fs::temp_directory_path() / ("fp8lab-workload-cli-" + std::to_string(::getpid()));
+  const auto dir = fs::temp_directory_path() /
+                   ("fp8lab-workload-cli-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   const auto out = (dir / "out").string();
-  const std::vector<std::string> run = {
-      FP8LAB_EXECUTABLE, "run", "--workload", "llama-xs", "--workload-set", "d_model=32",
-      "--workload-set", "layers=1", "--workload-set", "heads=2", "--workload-set", "context=16",
-      "--workload-set", "batch=4", "--workload-set", "eval_windows=8", "--workload-set",
-      "outlier_channels=2", "--workload-set", "outlier_scale=50", "--steps", "3",
-      "--set", "scaling=current", "--out", out};
+  const std::vector<std::string> run = {FP8LAB_EXECUTABLE, "run",
+                                        "--workload",      "llama-xs",
+                                        "--workload-set",  "d_model=32",
+                                        "--workload-set",  "layers=1",
+                                        "--workload-set",  "heads=2",
+                                        "--workload-set",  "context=16",
+                                        "--workload-set",  "batch=4",
+                                        "--workload-set",  "eval_windows=8",
+                                        "--workload-set",  "outlier_channels=2",
+                                        "--workload-set",  "outlier_scale=50",
+                                        "--steps",         "3",
+                                        "--set",           "scaling=current",
+                                        "--out",           out};
   REQUIRE(testing::run_to_end(run, dir / "run.log") == 0);
-  const std::string spec =
-      "llama-xs:batch=4,context=16,d_model=32,eval_windows=8,heads=2,layers=1,"
-      "outlier_channels=2,outlier_scale=50";
-  const auto baseline_path = fs::path(out) / "runs" /
+  const std::string spec = "llama-xs:batch=4,context=16,d_model=32,eval_windows=8,heads=2,layers=1,"
+                           "outlier_channels=2,outlier_scale=50";
+  const auto baseline_path =
+      fs::path(out) / "runs" /
       "baseline-llama-xs.batch-4.context-16.d_model-32.eval_windows-8.heads-2.layers-1."
       "outlier_channels-2.outlier_scale-50-seed0-fp32-steps3.json";
   INFO(testing::read_text(dir / "run.log"));
@@ -137,8 +144,7 @@ TEST_CASE("fp8lab run takes --workload-set, records options, sizes and eval SE, 
   }
   CHECK(fp8_records == 1);
 
-  for (const auto& [setting, message] :
-       std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [setting, message] : std::vector<std::pair<std::string, std::string>>{
            {"d_modle=32", "unknown option 'd_modle'; accepted: layers, d_model"},
            {"d_model=huge", "option d_model='huge' is not accepted; expected an integer"},
            {"d_model", "expected key=value"}}) {
@@ -146,9 +152,8 @@ TEST_CASE("fp8lab run takes --workload-set, records options, sizes and eval SE, 
     const auto bad_out = (dir / "bad").string();
     const auto log = dir / "bad.log";
     fs::remove(log);
-    CHECK(testing::run_to_end({FP8LAB_EXECUTABLE, "run", "--workload", "llama-xs",
-                               "--workload-set", setting, "--set", "scaling=current", "--out",
-                               bad_out},
+    CHECK(testing::run_to_end({FP8LAB_EXECUTABLE, "run", "--workload", "llama-xs", "--workload-set",
+                               setting, "--set", "scaling=current", "--out", bad_out},
                               log) == 2);
     CHECK_THAT(testing::read_text(log), Catch::Contains(message));
     CHECK_FALSE(fs::exists(bad_out));

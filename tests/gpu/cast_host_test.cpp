@@ -38,7 +38,8 @@ TEST_CASE("host twin of the device RNE casts equals sim::cast_fp32_to_fp8") {
         const float y = std::bit_cast<float>(bits[i]);
         const std::uint8_t expected = sim::cast_fp32_to_fp8(y, format, mode);
         const std::uint8_t actual = gpu::host_twin::cast_rn(y, format, mode);
-        if (expected != actual) log.add(testing::code_mismatch("rn", i, y, expected, actual, format));
+        if (expected != actual)
+          log.add(testing::code_mismatch("rn", i, y, expected, actual, format));
       });
       INFO(sim::spec(format).name << " " << sim::to_string(mode) << " over " << bits.size()
                                   << " patterns: " << log.report());
@@ -57,7 +58,8 @@ TEST_CASE("host twin of the device stochastic casts equals sim::cast_fp32_to_fp8
         const std::uint32_t random = sim::philox_random_word(5, 0, bits[i]);
         const std::uint8_t expected = sim::cast_fp32_to_fp8_stochastic(y, format, mode, random);
         const std::uint8_t actual = gpu::host_twin::cast_stochastic(y, format, mode, random);
-        if (expected != actual) log.add(testing::code_mismatch("stochastic", i, y, expected, actual, format));
+        if (expected != actual)
+          log.add(testing::code_mismatch("stochastic", i, y, expected, actual, format));
       });
       INFO(sim::spec(format).name << " " << sim::to_string(mode) << ": " << log.report());
       CHECK(log.count == 0);

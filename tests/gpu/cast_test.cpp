@@ -36,7 +36,8 @@ TEST_CASE("device decode equals sim::decode_fp8 on all 256 codes") {
       const float expected = sim::decode_fp8(static_cast<std::uint8_t>(code), format);
       INFO(sim::spec(format).name << " code " << code << ": sim " << testing::float_text(expected)
                                   << " gpu " << testing::float_text(actual[code]));
-      CHECK((std::isnan(expected) ? std::isnan(actual[code]) : testing::same_bits(expected, actual[code])));
+      CHECK((std::isnan(expected) ? std::isnan(actual[code])
+                                  : testing::same_bits(expected, actual[code])));
     }
   }
 }

@@ -16,7 +16,9 @@
 
 namespace {
 
-bool contains(const std::string& text, const char* word) { return text.find(word) != std::string::npos; }
+bool contains(const std::string& text, const char* word) {
+  return text.find(word) != std::string::npos;
+}
 
 }  // namespace
 
@@ -27,7 +29,8 @@ TEST_CASE("cuBLASLt FP8 GEMM against the hopper and fp32_seq models (reported)")
   FP8LAB_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   const bool documented_on_this_device = prop.major == 9 && cublasLtGetVersion() >= 120900;
   std::printf("device sm_%d%d, cuBLASLt %zu: rowwise and block modes %s\n", prop.major, prop.minor,
-              cublasLtGetVersion(), documented_on_this_device ? "documented (required to run)" : "not required");
+              cublasLtGetVersion(),
+              documented_on_this_device ? "documented (required to run)" : "not required");
   std::uint64_t tensorwise_cases = 0;
   for (const auto& r : fp8lab::experiments::gpu_check::check_cublaslt_peer()) {
     std::printf("%s\n  exact %llu of %llu, mean ulp %.4g\n", r.report().c_str(),

@@ -24,12 +24,20 @@ inline std::uint64_t seed_from(std::string_view name) {  // FNV-1a
 // Values a cast or a scale computation can get wrong; every kernel test mixes them in.
 inline std::vector<float> adversarial_values() {
   const float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> v = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
+  std::vector<float> v = {0.0f,
+                          -0.0f,
+                          inf,
+                          -inf,
+                          std::numeric_limits<float>::quiet_NaN(),
                           -std::numeric_limits<float>::quiet_NaN(),
                           std::bit_cast<float>(0x7F800001u),  // signalling NaN pattern
-                          std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min(),
-                          std::numeric_limits<float>::min(), std::numeric_limits<float>::max(),
-                          -std::numeric_limits<float>::max(), 1.0f, -1.0f};
+                          std::numeric_limits<float>::denorm_min(),
+                          -std::numeric_limits<float>::denorm_min(),
+                          std::numeric_limits<float>::min(),
+                          std::numeric_limits<float>::max(),
+                          -std::numeric_limits<float>::max(),
+                          1.0f,
+                          -1.0f};
   // Both formats' overflow ties and their neighbours, max finite, and the subnormal boundaries.
   for (const float t : {448.0f, 464.0f, 480.0f, 57344.0f, 61440.0f, 65536.0f}) {
     for (const float s : {1.0f, -1.0f}) {
@@ -51,7 +59,8 @@ inline std::vector<float> adversarial_values() {
 inline std::vector<std::uint32_t> stride_and_adversarial_patterns(std::uint64_t stride,
                                                                   std::uint32_t radius) {
   std::vector<std::uint32_t> p;
-  for (std::uint64_t b = 0; b < (1ull << 32); b += stride) p.push_back(static_cast<std::uint32_t>(b));
+  for (std::uint64_t b = 0; b < (1ull << 32); b += stride)
+    p.push_back(static_cast<std::uint32_t>(b));
   for (const float v : adversarial_values()) {
     const std::uint32_t center = std::bit_cast<std::uint32_t>(v);
     for (std::uint32_t d = 0; d < radius; ++d) {

@@ -41,25 +41,37 @@ TEST_CASE("gpu quantizers reject overflowing and negative sizes before launching
   const auto out = outputs();
   const std::vector<std::pair<std::string, Call>> calls = {
       {"gpu::scaling::quantize_block_te",
-       [&](auto r, auto c) { sc::quantize_block_te(g_x, r, c, 1, 32, Format::E4M3, false, 0, FLT_MAX, out); }},
+       [&](auto r, auto c) {
+         sc::quantize_block_te(g_x, r, c, 1, 32, Format::E4M3, false, 0, FLT_MAX, out);
+       }},
       {"gpu::scaling::quantize_axiswise_torchao",
-       [&](auto r, auto c) { sc::quantize_axiswise_torchao(g_x, r, c, true, Format::E4M3, false, out); }},
+       [&](auto r, auto c) {
+         sc::quantize_axiswise_torchao(g_x, r, c, true, Format::E4M3, false, out);
+       }},
       {"gpu::scaling::quantize_mx",
-       [&](auto r, auto c) { sc::quantize_mx(g_x, r, c, 1, 32, Format::E4M3, sc::E8M0Mode::kTe, sc::TorchaoVersion::kV0_18, out); }},
+       [&](auto r, auto c) {
+         sc::quantize_mx(g_x, r, c, 1, 32, Format::E4M3, sc::E8M0Mode::kTe,
+                         sc::TorchaoVersion::kV0_18, out);
+       }},
       {"gpu::scaling::quantize_current_te",
        [&](auto r, auto c) { sc::quantize_current_te(g_x, r, c, Format::E4M3, false, 0, out); }},
       {"gpu::scaling::quantize_tensorwise_torchao",
-       [&](auto r, auto c) { sc::quantize_tensorwise_torchao(g_x, r, c, Format::E4M3, false, out); }},
+       [&](auto r, auto c) {
+         sc::quantize_tensorwise_torchao(g_x, r, c, Format::E4M3, false, out);
+       }},
       {"host_twin::quantize_block_te",
        [&](auto r, auto c) {
          sc::host_twin::quantize_block_te(g_x, r, c, 1, 32, Format::E4M3, false, 0, FLT_MAX, out);
        }},
       {"host_twin::quantize_mx",
        [&](auto r, auto c) {
-         sc::host_twin::quantize_mx(g_x, r, c, 32, 1, Format::E4M3, sc::E8M0Mode::kTe, sc::TorchaoVersion::kV0_18, out);
+         sc::host_twin::quantize_mx(g_x, r, c, 32, 1, Format::E4M3, sc::E8M0Mode::kTe,
+                                    sc::TorchaoVersion::kV0_18, out);
        }},
       {"host_twin::quantize_current_te",
-       [&](auto r, auto c) { sc::host_twin::quantize_current_te(g_x, r, c, Format::E4M3, false, 0, out); }},
+       [&](auto r, auto c) {
+         sc::host_twin::quantize_current_te(g_x, r, c, Format::E4M3, false, 0, out);
+       }},
       {"gpu::quantize_transpose",
        [&](auto r, auto c) {
          gpu::quantize_transpose(g_x, r, c, g_scales, Format::E4M3, sim::Overflow::kSatFinite,
@@ -84,7 +96,8 @@ TEST_CASE("gpu quantizers and their host twins apply one shape check (rows, cols
     const bool twin = prefix == "host_twin::";
     auto block_te = [&](std::int64_t rows, std::int64_t br) {
       if (twin) {
-        sc::host_twin::quantize_block_te(g_x, rows, 4, br, 32, Format::E4M3, false, 0, FLT_MAX, out);
+        sc::host_twin::quantize_block_te(g_x, rows, 4, br, 32, Format::E4M3, false, 0, FLT_MAX,
+                                         out);
       } else {
         sc::quantize_block_te(g_x, rows, 4, br, 32, Format::E4M3, false, 0, FLT_MAX, out);
       }
@@ -128,6 +141,7 @@ TEST_CASE("gpu GEMMs reject overflowing operand and output sizes before launchin
                     Catch::Contains("gpu::high_precision_gemm output C (M x N)") &&
                         Catch::Contains("int64 max"));
   const gpu::DeviceDenseOperand huge{g_x, kHuge, 4, true};
-  CHECK_THROWS_WITH(gpu::high_precision_gemm(huge, huge, {}, g_x),
-                    Catch::Contains("gpu::high_precision_gemm operand A: rows = 4611686018427387904"));
+  CHECK_THROWS_WITH(
+      gpu::high_precision_gemm(huge, huge, {}, g_x),
+      Catch::Contains("gpu::high_precision_gemm operand A: rows = 4611686018427387904"));
 }

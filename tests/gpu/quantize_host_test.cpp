@@ -33,24 +33,27 @@ namespace {
 constexpr Format kFormats[] = {Format::E4M3, Format::E5M2};
 constexpr Overflow kModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow::kSatKeepInf};
 
-std::vector<std::uint32_t> patterns() { return testing::stride_and_adversarial_patterns(997, 1024); }
+std::vector<std::uint32_t> patterns() {
+  return testing::stride_and_adversarial_patterns(997, 1024);
+}
 
 // Group i: pattern i at position i % 4, companions (in range for both formats at the scales
 // below) around it, rotating so that each companion meets each position.
 std::array<float, 4> group(std::uint32_t bits, std::uint64_t i) {
-  static const float companions[] = {0.0f, -0.0f, 1.0f, std::ldexp(1.0f, -30), -3.5f,
-                                     std::ldexp(-1.25f, -9), 100.0f};
+  static const float companions[] = {
+      0.0f, -0.0f, 1.0f, std::ldexp(1.0f, -30), -3.5f, std::ldexp(-1.25f, -9), 100.0f};
   std::array<float, 4> g{};
-  for (int k = 0; k < 4; ++k) g[static_cast<std::size_t>(k)] = companions[(i + static_cast<std::uint64_t>(k)) % 7];
+  for (int k = 0; k < 4; ++k)
+    g[static_cast<std::size_t>(k)] = companions[(i + static_cast<std::uint64_t>(k)) % 7];
   g[i % 4] = std::bit_cast<float>(bits);
   return g;
 }
 
 template <typename Stats>
 std::string stats_text(const Stats& s) {
-  return "amax " + testing::float_text(s.amax) + " count " + std::to_string(s.count) + " saturated " +
-         std::to_string(s.saturated) + " underflowed " + std::to_string(s.underflowed) + " nan " +
-         std::to_string(s.nan);
+  return "amax " + testing::float_text(s.amax) + " count " + std::to_string(s.count) +
+         " saturated " + std::to_string(s.saturated) + " underflowed " +
+         std::to_string(s.underflowed) + " nan " + std::to_string(s.nan);
 }
 
 bool same_stats(const sim::QuantizeStats& a, const gpu::host_twin::QuantizeCounts& b) {
@@ -60,8 +63,10 @@ bool same_stats(const sim::QuantizeStats& a, const gpu::host_twin::QuantizeCount
 
 // Logs every code of group i that differs from sim's, and the group's statistics if they differ.
 void log_group_differences(testing::MismatchLog& log, const char* what, std::uint64_t i,
-                           const std::array<float, 4>& x, const std::array<std::uint8_t, 4>& expected,
-                           const std::array<std::uint8_t, 4>& actual, const sim::QuantizeStats& want,
+                           const std::array<float, 4>& x,
+                           const std::array<std::uint8_t, 4>& expected,
+                           const std::array<std::uint8_t, 4>& actual,
+                           const sim::QuantizeStats& want,
                            const gpu::host_twin::QuantizeCounts& got, Format format) {
   for (std::size_t k = 0; k < 4; ++k) {
     if (expected[k] != actual[k]) {
@@ -69,8 +74,8 @@ void log_group_differences(testing::MismatchLog& log, const char* what, std::uin
     }
   }
   if (!same_stats(want, got)) {
-    log.add("group " + std::to_string(i) + " (x[" + std::to_string(i % 4) + "] = " +
-            testing::float_text(x[i % 4]) + "): sim " + stats_text(want) + ", gpu " +
+    log.add("group " + std::to_string(i) + " (x[" + std::to_string(i % 4) +
+            "] = " + testing::float_text(x[i % 4]) + "): sim " + stats_text(want) + ", gpu " +
             stats_text(got));
   }
 }
@@ -112,8 +117,8 @@ TEST_CASE("host twin of the stochastic quantize groups equals sim::quantize_stoc
           const std::array<float, 4> x = group(bits[i], i);
           const std::uint64_t first_index = 4 * i + (1ull << 32) - 64;  // crosses 2^32 on the way
           std::array<std::uint8_t, 4> expected{}, actual{};
-          const sim::QuantizeStats want =
-              sim::quantize_stochastic(x, scale, format, mode, kSeed, kStream, first_index, expected);
+          const sim::QuantizeStats want = sim::quantize_stochastic(x, scale, format, mode, kSeed,
+                                                                   kStream, first_index, expected);
           const gpu::host_twin::QuantizeCounts got = gpu::host_twin::quantize_stochastic_groups(
               x.data(), 4, scale, format, mode, kSeed, kStream, first_index, actual.data());
           log_group_differences(log, "stochastic code", i, x, expected, actual, want, got, format);
@@ -134,9 +139,18 @@ TEST_CASE("all_rn_in_range of a block (amax, NaN) equals rn_in_range of every sc
   std::mt19937_64 rng(testing::seed_from("all_rn_in_range"));
   const std::vector<float> special = testing::adversarial_values();
   const float inf = std::numeric_limits<float>::infinity();
-  const float scales[] = {0.0f, 1.0f, 0.75f, 3.0f, 448.0f / 3.1f, 65536.0f, std::ldexp(1.0f, -30),
-                          std::ldexp(1.0f, 40), std::numeric_limits<float>::denorm_min(), inf,
-                          std::numeric_limits<float>::quiet_NaN(), -1.0f};
+  const float scales[] = {0.0f,
+                          1.0f,
+                          0.75f,
+                          3.0f,
+                          448.0f / 3.1f,
+                          65536.0f,
+                          std::ldexp(1.0f, -30),
+                          std::ldexp(1.0f, 40),
+                          std::numeric_limits<float>::denorm_min(),
+                          inf,
+                          std::numeric_limits<float>::quiet_NaN(),
+                          -1.0f};
   std::uniform_int_distribution<int> exponent(-30, 12);
   for (const Format format : kFormats) {
     std::uint64_t mismatches = 0, fast = 0, slow = 0;
@@ -145,9 +159,10 @@ TEST_CASE("all_rn_in_range of a block (amax, NaN) equals rn_in_range of every sc
       std::array<float, 16> x{};
       const int kind = b % 3;  // moderate values; with a special; random bit patterns
       for (auto& v : x) {
-        v = kind == 2 ? std::bit_cast<float>(static_cast<std::uint32_t>(rng()))
-                      : std::ldexp(1.0f + static_cast<float>(rng() % 1024) / 1024.0f, exponent(rng)) *
-                            ((rng() & 1) != 0 ? -1.0f : 1.0f);
+        v = kind == 2
+                ? std::bit_cast<float>(static_cast<std::uint32_t>(rng()))
+                : std::ldexp(1.0f + static_cast<float>(rng() % 1024) / 1024.0f, exponent(rng)) *
+                      ((rng() & 1) != 0 ? -1.0f : 1.0f);
       }
       if (kind == 1) x[rng() % 16] = special[rng() % special.size()];
       for (const float scale : scales) {
@@ -162,8 +177,8 @@ TEST_CASE("all_rn_in_range of a block (amax, NaN) equals rn_in_range of every sc
         }
       }
     }
-    INFO(sim::spec(format).name << ": " << mismatches << " mismatches " << first << " (fast " << fast
-                                << ", slow " << slow << ")");
+    INFO(sim::spec(format).name << ": " << mismatches << " mismatches " << first << " (fast "
+                                << fast << ", slow " << slow << ")");
     CHECK(mismatches == 0);
     CHECK(fast > 100000);
     CHECK(slow > 100000);
@@ -173,8 +188,9 @@ TEST_CASE("all_rn_in_range of a block (amax, NaN) equals rn_in_range of every sc
 TEST_CASE("host twin of the quantize groups rejects a count that is not a multiple of 4") {
   float x[3] = {1.0f, 2.0f, 3.0f};
   std::uint8_t codes[3];
-  CHECK_THROWS_WITH(gpu::host_twin::quantize_rn_groups(x, 3, 1.0f, Format::E4M3, Overflow::kSatFinite, codes),
-                    Catch::Contains("n = 3") && Catch::Contains("multiple of 4"));
+  CHECK_THROWS_WITH(
+      gpu::host_twin::quantize_rn_groups(x, 3, 1.0f, Format::E4M3, Overflow::kSatFinite, codes),
+      Catch::Contains("n = 3") && Catch::Contains("multiple of 4"));
 }
 
 TEST_CASE("quantize kernels' layout: head, chunks and tail cover each element once, aligned") {
@@ -201,8 +217,9 @@ TEST_CASE("quantize kernels' layout: head, chunks and tail cover each element on
           // All scalar (head = n) only when no head below `load` aligns both pointers.
           if (p.head == n && n >= load) {
             for (int h = 0; h < load; ++h) {
-              const bool both = (x + static_cast<std::uintptr_t>(h * in_bytes)) % 16 == 0 &&
-                                (out + static_cast<std::uintptr_t>(h)) % static_cast<std::uintptr_t>(load) == 0;
+              const bool both =
+                  (x + static_cast<std::uintptr_t>(h * in_bytes)) % 16 == 0 &&
+                  (out + static_cast<std::uintptr_t>(h)) % static_cast<std::uintptr_t>(load) == 0;
               REQUIRE_FALSE(both);
             }
           }
@@ -222,10 +239,12 @@ TEST_CASE("quantize kernels' layout: head, chunks and tail cover each element on
                     (x + static_cast<std::uintptr_t>(i * in_bytes)) % 16 == 0 &&
                     (out + static_cast<std::uintptr_t>(i)) % static_cast<std::uintptr_t>(load) == 0;
                 const bool consecutive =
-                    k % load == 0 || layout::chunk_value(p.head, chunk, lane, k - 1, in_bytes) == i - 1;
+                    k % load == 0 ||
+                    layout::chunk_value(p.head, chunk, lane, k - 1, in_bytes) == i - 1;
                 if ((k % load == 0 && !starts_aligned) || !consecutive) {
                   FAIL("chunk " << chunk << " lane " << lane << " value " << k << " at " << i
-                                << ": aligned " << starts_aligned << ", consecutive " << consecutive);
+                                << ": aligned " << starts_aligned << ", consecutive "
+                                << consecutive);
                 }
               }
             }

@@ -27,7 +27,8 @@ constexpr Format kFormats[] = {Format::E4M3, Format::E5M2};
 constexpr Overflow kModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow::kSatKeepInf};
 // Sizes around the kernel's 16-byte loads (4 fp32 or 8 bf16 values), its warp chunks (512 fp32,
 // 1024 bf16 values) and its grid, 0 and 1 included.
-constexpr std::size_t kSizes[] = {0, 1, 7, 8, 9, 31, 511, 512, 513, 1000, 1025, 4099, (1u << 20) + 5};
+constexpr std::size_t kSizes[] = {
+    0, 1, 7, 8, 9, 31, 511, 512, 513, 1000, 1025, 4099, (1u << 20) + 5};
 // In-range tensors (the kernels' fast path): sizes around a chunk and a few chunks plus a tail.
 constexpr std::size_t kInRangeSizes[] = {5, 511, 512, 513, 1024, 1025, 2051, 16384 + 515};
 // Offsets in elements of x and of out from their allocations: aligned; misalignments that no
@@ -49,7 +50,8 @@ void compare(const Case& c, const std::vector<float>& x, const std::vector<std::
              const gpu::DeviceQuantizeStats& as) {
   testing::MismatchLog log;
   for (std::size_t i = 0; i < expected.size(); ++i) {
-    if (expected[i] != actual[i]) log.add(testing::code_mismatch("code", i, x[i], expected[i], actual[i], c.format));
+    if (expected[i] != actual[i])
+      log.add(testing::code_mismatch("code", i, x[i], expected[i], actual[i], c.format));
   }
   INFO(c.name << " " << sim::spec(c.format).name << " " << sim::to_string(c.mode) << " scale "
               << testing::float_text(c.scale) << " n " << x.size() << ": " << log.report());
@@ -88,23 +90,34 @@ void run_case(Kind kind, const Case& c, const std::vector<float>& x, std::size_t
   dstats.zero();
   damax.zero();
   if (n > 0) {  // (a zero-byte copy may still reject a null pointer)
-    FP8LAB_CUDA_CHECK(cudaMemcpy(dx.get() + x_offset, x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    FP8LAB_CUDA_CHECK(
+        cudaMemcpy(dx.get() + x_offset, x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     FP8LAB_CUDA_CHECK(cudaMemcpy(dxb.get() + x_offset, xb.data(), n * 2, cudaMemcpyHostToDevice));
   }
   const gpu::QuantizeOutputs out{dout.get() + out_offset, damax.get(), dstats.get()};
   switch (kind) {
-    case Kind::kFp32: gpu::quantize(dx.get() + x_offset, static_cast<std::int64_t>(n), dscale.get(), c.format, c.mode, out); break;
-    case Kind::kBf16: gpu::quantize_bf16(dxb.get() + x_offset, static_cast<std::int64_t>(n), dscale.get(), c.format, c.mode, out); break;
+    case Kind::kFp32:
+      gpu::quantize(dx.get() + x_offset, static_cast<std::int64_t>(n), dscale.get(), c.format,
+                    c.mode, out);
+      break;
+    case Kind::kBf16:
+      gpu::quantize_bf16(dxb.get() + x_offset, static_cast<std::int64_t>(n), dscale.get(), c.format,
+                         c.mode, out);
+      break;
     case Kind::kStochastic:
-      gpu::quantize_stochastic(dx.get() + x_offset, static_cast<std::int64_t>(n), dscale.get(), c.format, c.mode, random, out);
+      gpu::quantize_stochastic(dx.get() + x_offset, static_cast<std::int64_t>(n), dscale.get(),
+                               c.format, c.mode, random, out);
       break;
   }
   FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<std::uint8_t> actual(n);
-  if (n > 0) FP8LAB_CUDA_CHECK(cudaMemcpy(actual.data(), dout.get() + out_offset, n, cudaMemcpyDeviceToHost));
+  if (n > 0)
+    FP8LAB_CUDA_CHECK(
+        cudaMemcpy(actual.data(), dout.get() + out_offset, n, cudaMemcpyDeviceToHost));
   // bf16 inputs are compared as the values the kernel saw.
   std::vector<float> shown = x;
-  if (kind == Kind::kBf16) for (std::size_t i = 0; i < n; ++i) shown[i] = sim::bf16_to_fp32(xb[i]);
+  if (kind == Kind::kBf16)
+    for (std::size_t i = 0; i < n; ++i) shown[i] = sim::bf16_to_fp32(xb[i]);
   compare(c, shown, expected, actual, es, gpu::read_stats(dstats.get()));
   const float amax = damax.download()[0];
   INFO("amax output: sim " << testing::float_text(es.amax) << " gpu " << testing::float_text(amax));
@@ -119,7 +132,8 @@ std::vector<float> in_range_tensor(std::size_t n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> exponent(-30, 4);
   std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
-  const float rare[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+  const float rare[] = {std::numeric_limits<float>::quiet_NaN(),
+                        std::numeric_limits<float>::infinity(),
                         -std::numeric_limits<float>::infinity(), 1e30f, -70000.0f};
   std::vector<float> x(n);
   for (auto& v : x) {
@@ -130,7 +144,8 @@ std::vector<float> in_range_tensor(std::size_t n, std::uint64_t seed) {
     } else if (r % 32 == 2) {
       v = sign * 0.0f;
     } else if (r % 64 == 4) {
-      v = sign * std::numeric_limits<float>::denorm_min() * static_cast<float>((r >> 20) % 1000 + 1);
+      v = sign * std::numeric_limits<float>::denorm_min() *
+          static_cast<float>((r >> 20) % 1000 + 1);
     } else {
       v = sign * std::ldexp(mantissa(rng), exponent(rng));
     }
@@ -142,7 +157,8 @@ void run_sizes(Kind kind, const char* name, bool in_range) {
   const std::uint64_t seed = testing::seed_from(name);
   for (const std::size_t n : in_range ? std::span<const std::size_t>(kInRangeSizes)
                                       : std::span<const std::size_t>(kSizes)) {
-    const std::vector<float> x = in_range ? in_range_tensor(n, seed + n) : testing::mixed_tensor(n, seed + n);
+    const std::vector<float> x = in_range ? in_range_tensor(n, seed + n)
+                                          : testing::mixed_tensor(n, seed + n);
     for (const Format format : kFormats) {
       for (const Overflow mode : kModes) {
         for (const float scale : kScales) {
@@ -183,8 +199,10 @@ TEST_CASE("gpu::quantize on tensors larger than one grid pass (each warp takes s
   const std::size_t n = (std::size_t{1} << 23) + 517;
   const std::vector<float> x = in_range_tensor(n, testing::seed_from("large"));
   for (const Kind kind : {Kind::kFp32, Kind::kBf16, Kind::kStochastic}) {
-    for (const auto& offsets : {std::array<std::size_t, 2>{0, 0}, std::array<std::size_t, 2>{1, 1}}) {
-      run_case(kind, {"large", Format::E4M3, Overflow::kSatFinite, 1.0f}, x, offsets[0], offsets[1]);
+    for (const auto& offsets :
+         {std::array<std::size_t, 2>{0, 0}, std::array<std::size_t, 2>{1, 1}}) {
+      run_case(kind, {"large", Format::E4M3, Overflow::kSatFinite, 1.0f}, x, offsets[0],
+               offsets[1]);
     }
   }
 }

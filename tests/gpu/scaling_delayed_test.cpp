@@ -32,12 +32,13 @@ struct Module {
 
 float step_amax(std::mt19937_64& rng) {
   switch (rng() % 8) {
-    case 0: return 0.0f;                                        // slot unused: no roll
+    case 0: return 0.0f;  // slot unused: no roll
     case 1: return std::numeric_limits<float>::quiet_NaN();
     case 2: return std::numeric_limits<float>::infinity();
     case 3: return std::numeric_limits<float>::denorm_min();  // scale overflows: FLT_MAX
-    default: return std::ldexp(1.0f + static_cast<float>(rng() % 1024) / 1024.0f,
-                               static_cast<int>(rng() % 40) - 20);
+    default:
+      return std::ldexp(1.0f + static_cast<float>(rng() % 1024) / 1024.0f,
+                        static_cast<int>(rng() % 40) - 20);
   }
 }
 
@@ -56,7 +57,8 @@ TEST_CASE("gpu delayed_update equals sim fused_amax_and_scale_update over many s
   std::vector<Module> modules;
   for (int copy = 0; copy < 10; ++copy) {  // 60 groups: more than one launch's worth
     for (const auto& s : shapes) {
-      Module m{s.slots, s.len, s.margin, s.most_recent, s.with_reduced, s.fp8_max, {}, {}, {}, {}, {}, {}};
+      Module m{s.slots, s.len, s.margin, s.most_recent, s.with_reduced, s.fp8_max, {}, {}, {},
+               {},      {},    {}};
       m.history.assign(static_cast<std::size_t>(s.len * s.slots), 0.0f);
       m.scale.assign(static_cast<std::size_t>(s.slots), 1.0f);
       m.reduced.assign(static_cast<std::size_t>(s.slots), 0.0f);
@@ -78,12 +80,14 @@ TEST_CASE("gpu delayed_update equals sim fused_amax_and_scale_update over many s
       m.d_reduced.upload(m.reduced);
       const float scaled_max = sim::scaling::delayed_scaled_max(m.fp8_max, m.margin);
       const bool recompute = step % 3 != 2;
-      groups.push_back({m.d_history.get(), m.d_scale.get(), m.with_reduced ? m.d_reduced.get() : nullptr,
-                        m.slots, m.len, scaled_max, m.most_recent, recompute});
+      groups.push_back({m.d_history.get(), m.d_scale.get(),
+                        m.with_reduced ? m.d_reduced.get() : nullptr, m.slots, m.len, scaled_max,
+                        m.most_recent, recompute});
       sim::scaling::fused_amax_and_scale_update(
           m.history, m.len, m.scale,
           m.with_reduced ? std::span<const float>(m.reduced) : std::span<const float>(),
-          m.most_recent ? sim::scaling::AmaxComputeAlgo::kMostRecent : sim::scaling::AmaxComputeAlgo::kMax,
+          m.most_recent ? sim::scaling::AmaxComputeAlgo::kMostRecent
+                        : sim::scaling::AmaxComputeAlgo::kMax,
           scaled_max, recompute);
     }
     for (const Module& m : modules) {

@@ -42,8 +42,8 @@ TEST_CASE("gpu 1x128, MXFP8 1x32 and current scaling on tensors larger than one 
   std::vector<float> x(static_cast<std::size_t>(rows * cols));
   for (auto& v : x) v = std::ldexp(normal(rng), static_cast<int>(rng() % 12) - 6);
   for (int i = 0; i < 64; ++i) {  // a few specials: some lanes and blocks take the fallback
-    const float pick[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
-                          0.0f, -0.0f, 1e-40f};
+    const float pick[] = {std::numeric_limits<float>::quiet_NaN(),
+                          std::numeric_limits<float>::infinity(), 0.0f, -0.0f, 1e-40f};
     x[rng() % x.size()] = pick[rng() % std::size(pick)];
   }
   namespace ss = sim::scaling;
@@ -59,14 +59,20 @@ TEST_CASE("gpu 1x128, MXFP8 1x32 and current scaling on tensors larger than one 
          gs::quantize_block_te(dx, rows, cols, 1, 128, Format::E4M3, true, 0.0f,
                                ss::block_value_for_inf(Format::FP32), o);
        }},
-      {"mxfp8 1x32 te", [&] { return ss::quantize_mx(x, rows, cols, ss::ScaleAxis::kRowwise, Format::E4M3); },
+      {"mxfp8 1x32 te",
+       [&] { return ss::quantize_mx(x, rows, cols, ss::ScaleAxis::kRowwise, Format::E4M3); },
        [&](const float* dx, const gs::BlockedOutputs& o) {
-         gs::quantize_mx(dx, rows, cols, 1, 32, Format::E4M3, gs::E8M0Mode::kTe, gs::TorchaoVersion::kV0_18, o);
+         gs::quantize_mx(dx, rows, cols, 1, 32, Format::E4M3, gs::E8M0Mode::kTe,
+                         gs::TorchaoVersion::kV0_18, o);
        }},
       {"mxfp8 1x32 rceil torchao-0.18 e5m2",
-       [&] { return ss::quantize_mx(x, rows, cols, ss::ScaleAxis::kRowwise, Format::E5M2, ss::E8M0Mode::kRceil); },
+       [&] {
+         return ss::quantize_mx(x, rows, cols, ss::ScaleAxis::kRowwise, Format::E5M2,
+                                ss::E8M0Mode::kRceil);
+       },
        [&](const float* dx, const gs::BlockedOutputs& o) {
-         gs::quantize_mx(dx, rows, cols, 1, 32, Format::E5M2, gs::E8M0Mode::kRceil, gs::TorchaoVersion::kV0_18, o);
+         gs::quantize_mx(dx, rows, cols, 1, 32, Format::E5M2, gs::E8M0Mode::kRceil,
+                         gs::TorchaoVersion::kV0_18, o);
        }},
       {"current te", [&] { return ss::quantize_current_te(x, rows, cols, Format::E4M3); },
        [&](const float* dx, const gs::BlockedOutputs& o) {
@@ -88,22 +94,24 @@ TEST_CASE("gpu 1x128, MXFP8 1x32 and current scaling on tensors larger than one 
     const gpu::DeviceQuantizeStats st = gpu::read_stats(dstats.get());
     testing::MismatchLog log;
     for (std::size_t i = 0; i < codes.size(); ++i) {
-      if (codes[i] != t.data[i]) log.add(testing::code_mismatch("code", i, x[i], t.data[i], codes[i], t.format));
+      if (codes[i] != t.data[i])
+        log.add(testing::code_mismatch("code", i, x[i], t.data[i], codes[i], t.format));
     }
     for (std::size_t b = 0; b < scales_n; ++b) {
       if (!testing::same_bits(t.scale_inv[b], scale_inv[b])) {
         log.add(testing::float_mismatch("scale_inv", b, t.scale_inv[b], scale_inv[b]));
       }
       if (!t.scale_e8m0.empty() && t.scale_e8m0[b] != e8m0[b]) {
-        log.add("e8m0[" + std::to_string(b) + "]: sim " + std::to_string(t.scale_e8m0[b]) + ", gpu " +
-                std::to_string(e8m0[b]));
+        log.add("e8m0[" + std::to_string(b) + "]: sim " + std::to_string(t.scale_e8m0[b]) +
+                ", gpu " + std::to_string(e8m0[b]));
       }
     }
     INFO(c.name << " " << rows << "x" << cols << ": " << log.report() << "\nstats sim amax "
-                << testing::float_text(expected.stats.amax) << " saturated " << expected.stats.saturated
-                << " underflowed " << expected.stats.underflowed << " nan " << expected.stats.nan
-                << "; gpu amax " << testing::float_text(st.amax) << " saturated " << st.saturated
-                << " underflowed " << st.underflowed << " nan " << st.nan);
+                << testing::float_text(expected.stats.amax) << " saturated "
+                << expected.stats.saturated << " underflowed " << expected.stats.underflowed
+                << " nan " << expected.stats.nan << "; gpu amax " << testing::float_text(st.amax)
+                << " saturated " << st.saturated << " underflowed " << st.underflowed << " nan "
+                << st.nan);
     CHECK(log.count == 0);
     CHECK(testing::same_bits(expected.stats.amax, st.amax));
     CHECK(expected.stats.count == st.count);

@@ -79,9 +79,9 @@ TEST_CASE("environment variables, with accelerate's case folding", "[recipes][ac
                                       {"ACCELERATE_FP8_USE_AUTOCAST_DURING_EVAL", "on"},
                                       {"ACCELERATE_FP8_AMAX_HISTORY_LENGTH", "16"},
                                       {"HOME", "/root"}});
-  CHECK(s.fp8_format.value == Fp8Format::kE4M3);          // uppercased
+  CHECK(s.fp8_format.value == Fp8Format::kE4M3);              // uppercased
   CHECK(s.amax_compute_algo.value == AmaxComputeAlgo::kMax);  // lowercased
-  CHECK(s.amax_history_len.value == 16);                 // Python int(): spaces, underscores
+  CHECK(s.amax_history_len.value == 16);                      // Python int(): spaces, underscores
   CHECK(s.margin.value == 2);
   CHECK(s.override_linear_precision.value == OverrideLinearPrecision{false, false, true});
   CHECK(s.use_autocast_during_eval.value);
@@ -133,8 +133,8 @@ TEST_CASE("quirk: only values that differ from accelerate's defaults are forward
 
 TEST_CASE("quirk: interval and override_linear_precision are dropped by TE 2.x",
           "[recipes][accelerate]") {
-  const Compatibility c =
-      from_yaml("  backend: TE\n  interval: 4\n  override_linear_precision: [false, false, true]\n");
+  const Compatibility c = from_yaml(
+      "  backend: TE\n  interval: 4\n  override_linear_precision: [false, false, true]\n");
   CHECK(forwards(c, "interval=4"));
   CHECK(forwards(c, "override_linear_precision=(False, False, True)"));
   CHECK(c.asked.interval == 4);
@@ -178,8 +178,8 @@ TEST_CASE("quirk: MXFP8 forwards margin and interval, which nothing uses",
 
 TEST_CASE("quirk: pure E5M2 is refused by TE and run by fp8lab", "[recipes][accelerate]") {
   for (const char* mx : {"false", "true"}) {
-    const Compatibility c = from_yaml(std::string("  fp8_format: E5M2\n  use_mxfp8_block_scaling: ") +
-                                      mx + "\n");
+    const Compatibility c =
+        from_yaml(std::string("  fp8_format: E5M2\n  use_mxfp8_block_scaling: ") + mx + "\n");
     INFO("mxfp8 " << mx);
     CHECK_FALSE(c.runnable);
     CHECK(c.asked.fp8_format == Fp8Format::kE5M2);
@@ -283,8 +283,8 @@ TEST_CASE("backend not set: accelerate auto-detects", "[recipes][accelerate]") {
 
 TEST_CASE("fp8lab recipes: TE's direct classes and fp8lab-only choices", "[recipes][accelerate]") {
   // Block scaling asserts split accumulation on every GEMM (te-accelerate.md §5.3).
-  const Compatibility block = compatibility(
-      parse_recipe_text("scaling: block\ngemm: {fprop: hopper_fast}\n", "b.yaml"));
+  const Compatibility block =
+      compatibility(parse_recipe_text("scaling: block\ngemm: {fprop: hopper_fast}\n", "b.yaml"));
   CHECK(block.te_recipe_class == "Float8BlockScaling");
   CHECK_FALSE(block.runnable);
   // Current scaling with E5M2 is refused like every TE recipe.
@@ -292,8 +292,7 @@ TEST_CASE("fp8lab recipes: TE's direct classes and fp8lab-only choices", "[recip
       compatibility(parse_recipe_text("scaling: current\nfp8_format: E5M2\n", "c.yaml"));
   CHECK_FALSE(current.runnable);
   // The reference accumulation models exist in fp8lab only.
-  const Compatibility seq =
-      compatibility(parse_recipe_text("gemm: {wgrad: fp32_seq}\n", "d.yaml"));
+  const Compatibility seq = compatibility(parse_recipe_text("gemm: {wgrad: fp32_seq}\n", "d.yaml"));
   CHECK(seq.asked.gemm.wgrad == Accumulation::kFp32Seq);
   CHECK(seq.te_effective.gemm.wgrad == Accumulation::kHopperSplitAccumulator);
   REQUIRE(find_quirk(seq, "gemm.wgrad"));
@@ -303,8 +302,8 @@ TEST_CASE("fp8lab recipes: TE's direct classes and fp8lab-only choices", "[recip
 
 TEST_CASE("explain prints the recipe, the TE-effective recipe and every quirk",
           "[recipes][accelerate]") {
-  const std::string text = explain_text(
-      "mixed_precision: fp8\nfp8_config:\n  backend: TE\n  interval: 2\n", "run.yaml");
+  const std::string text =
+      explain_text("mixed_precision: fp8\nfp8_config:\n  backend: TE\n  interval: 2\n", "run.yaml");
   CHECK(text.find("accelerate config run.yaml") == 0);
   CHECK(text.find("== recipe fp8lab runs (as asked") != std::string::npos);
   CHECK(text.find("DelayedScaling(interval=2)") != std::string::npos);
@@ -334,7 +333,8 @@ TEST_CASE("every shipped example config and recipe file reads and explains",
 
 TEST_CASE("runs_as upstream: the recipe accelerate + TE run, with every change listed",
           "[recipes][accelerate][runs_as]") {
-  const std::string path = std::string(FP8LAB_SOURCE_DIR) + "/recipes/configs/accelerate-te-default.yaml";
+  const std::string path = std::string(FP8LAB_SOURCE_DIR) +
+                           "/recipes/configs/accelerate-te-default.yaml";
   const RecipeToRun asked = read_recipe_to_run(path, RunsAs::asked);
   CHECK(asked.recipe.amax_compute_algo == AmaxComputeAlgo::kMostRecent);
   CHECK(asked.changed_fields.empty());
@@ -342,12 +342,13 @@ TEST_CASE("runs_as upstream: the recipe accelerate + TE run, with every change l
   CHECK(upstream.recipe.amax_compute_algo == AmaxComputeAlgo::kMax);
   CHECK(upstream.recipe.amax_history_len == asked.recipe.amax_history_len);
   REQUIRE(upstream.changed_fields.size() == 1);
-  CHECK(change_text(upstream.changed_fields[0]).rfind("amax_compute_algo: most_recent -> max (",
-                                                      0) == 0);
+  CHECK(
+      change_text(upstream.changed_fields[0]).rfind("amax_compute_algo: most_recent -> max (", 0) ==
+      0);
 
   // An fp8lab recipe file: TE 2.x has no per-GEMM override, so upstream runs all three in FP8.
-  const Compatibility wgrad_hp = compatibility(
-      parse_recipe_text("scaling: current\noverride_linear_precision: [false, false, true]\n", "r.yaml"));
+  const Compatibility wgrad_hp = compatibility(parse_recipe_text(
+      "scaling: current\noverride_linear_precision: [false, false, true]\n", "r.yaml"));
   const RecipeToRun te = recipe_to_run(wgrad_hp, RunsAs::upstream, {"r.yaml", 0});
   CHECK(te.recipe.override_linear_precision.none());
   CHECK(recipe_to_run(wgrad_hp, RunsAs::asked, {"r.yaml", 0}).recipe == wgrad_hp.asked);

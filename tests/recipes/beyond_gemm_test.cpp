@@ -37,8 +37,8 @@ TEST_CASE("norm_affine_precision and activation_precision are read, named and va
   CHECK(plain.norm_affine_precision == ElementwisePrecision::kHigh);
   CHECK(canonical_string(plain).find("norm_affine_precision") == std::string::npos);
   CHECK(canonical_string(plain).find("activation_precision") == std::string::npos);
-  CHECK(canonical_string(r) == canonical_string(plain) +
-                                   ";norm_affine_precision=mx;activation_precision=bf16");
+  CHECK(canonical_string(r) ==
+        canonical_string(plain) + ";norm_affine_precision=mx;activation_precision=bf16");
   CHECK(run_id(r) != run_id(plain));
   CHECK(run_id(recipe("scaling: mxfp8\nmx_scale_mode: floor\nnorm_affine_precision: high\n")) ==
         run_id(plain));
@@ -98,8 +98,8 @@ TEST_CASE("elementwise_plan lowers the fields: mx is the fprop input's MX plan")
 }
 
 TEST_CASE("explain says TE runs LayerNorm and activations in high precision") {
-  const std::string text = explain_text(
-      "scaling: mxfp8\nmx_scale_mode: rceil\nnorm_affine_precision: mx\n", "r.yaml");
+  const std::string text =
+      explain_text("scaling: mxfp8\nmx_scale_mode: rceil\nnorm_affine_precision: mx\n", "r.yaml");
   CHECK_THAT(text, Catch::Contains("norm_affine_precision"));
   CHECK_THAT(text, Catch::Contains("microxcaling"));
   const Compatibility c = compatibility(recipe("scaling: mxfp8\nnorm_affine_precision: bf16\n"));

@@ -29,8 +29,8 @@ TEST_CASE("upstream changes as data: field, asked and run values, why, reference
   CHECK(change.runs == "max");
   CHECK(change.why.find("DelayedScaling's default is max") != std::string::npos);
   CHECK(change.reference == "te-accelerate.md §1.2");
-  CHECK(change_text(change) == "amax_compute_algo: most_recent -> max (" + change.why + "; " +
-                                   change.reference + ")");
+  CHECK(change_text(change) ==
+        "amax_compute_algo: most_recent -> max (" + change.why + "; " + change.reference + ")");
   // The same changes, not applied, for an asked run (the record's upstream.would_change).
   CHECK(field_changes(source.compatibility).size() == 1);
   const RecipeToRun asked = recipe_to_run(source.compatibility, RunsAs::asked, source.site);

@@ -39,7 +39,8 @@ TEST_CASE("the environment as a run source: only ACCELERATE_FP8_*, read as accel
   CHECK(accelerate_fp8_variables(env) ==
         std::map<std::string, std::string>{{"ACCELERATE_FP8_FORMAT", "E4M3"},
                                            {"ACCELERATE_FP8_MARGIN", "2"}});
-  CHECK(accelerate_fp8_variables({{"ACCELERATE_FP8", "x"}, {"accelerate_fp8_margin", "1"}}).empty());
+  CHECK(
+      accelerate_fp8_variables({{"ACCELERATE_FP8", "x"}, {"accelerate_fp8_margin", "1"}}).empty());
 
   // A bad value names the variable, as explain --env does.
   CHECK_THROWS_WITH(environment_source({{"ACCELERATE_FP8_FORMAT", "E4M4"}}),

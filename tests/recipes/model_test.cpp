@@ -69,8 +69,8 @@ TEST_CASE("every enum name parses back to its value", "[recipes]") {
   for (Fp8Format f : {Fp8Format::kHybrid, Fp8Format::kE4M3, Fp8Format::kE5M2}) {
     CHECK(parse_fp8_format(name(f)) == f);
   }
-  for (E8M0Mode m : {E8M0Mode::kTe, E8M0Mode::kFloor, E8M0Mode::kCeil, E8M0Mode::kEven,
-                        E8M0Mode::kRceil}) {
+  for (E8M0Mode m :
+       {E8M0Mode::kTe, E8M0Mode::kFloor, E8M0Mode::kCeil, E8M0Mode::kEven, E8M0Mode::kRceil}) {
     CHECK(parse_mx_scale_mode(name(m)) == m);
   }
   for (Accumulation a : {Accumulation::kFp32Seq, Accumulation::kHopperSplitAccumulator,

@@ -15,9 +15,9 @@
 #include "recipes/explain.hpp"
 #include "recipes/fields.hpp"
 #include "recipes/recipe_file.hpp"
-#include "tests/support/recipe_text.hpp"
 #include "recipes/runs_as.hpp"
 #include "recipes/sweep.hpp"
+#include "tests/support/recipe_text.hpp"
 
 using namespace fp8lab::recipes;
 
@@ -62,7 +62,8 @@ TEST_CASE("torchao_version: default torchao-0.18, written only where a torchao M
   CHECK(uses_torchao_version(floor));
   CHECK(canonical_string(floor).find(";mx_scale_mode=floor;torchao_version=torchao-0.18;") !=
         std::string::npos);
-  const Recipe main = recipe("scaling: mxfp8\nmx_scale_mode: floor\ntorchao_version: TORCHAO-MAIN\n");
+  const Recipe main =
+      recipe("scaling: mxfp8\nmx_scale_mode: floor\ntorchao_version: TORCHAO-MAIN\n");
   CHECK(main.torchao_version == TorchaoVersion::kMain);
   CHECK(canonical_string(main).find(";torchao_version=torchao-main;") != std::string::npos);
   CHECK(run_id(main) != run_id(floor));
@@ -87,8 +88,9 @@ TEST_CASE("torchao_version: default torchao-0.18, written only where a torchao M
   CHECK(accepted_torchao_versions() == "torchao-0.18, torchao-main");
 }
 
-TEST_CASE("torchao_version: bad values and misplaced fields name the file, field, value and choices",
-          "[recipes][peer_versions]") {
+TEST_CASE(
+    "torchao_version: bad values and misplaced fields name the file, field, value and choices",
+    "[recipes][peer_versions]") {
   CHECK(message_of("scaling: mxfp8\nmx_scale_mode: floor\ntorchao_version: 0.18\n") ==
         "r.yaml:3: torchao_version: unknown value '0.18'; accepted: torchao-0.18, torchao-main");
   CHECK(message_of("scaling: mxfp8\nmx_scale_mode: floor\ntorchao_version: torchao-0.17\n") ==

@@ -2,8 +2,8 @@
 // random sampling, and the shipped default sweep.
 #include <catch2/catch.hpp>
 
-#include <set>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,8 +25,9 @@ TEST_CASE("history length 1 makes max and most_recent the same run", "[recipes][
   const Recipe max1 = recipe("amax_history_len: 1\namax_compute_algo: max\n");
   const Recipe recent1 = recipe("amax_history_len: 1\namax_compute_algo: most_recent\n");
   CHECK(canonical_id(max1) == canonical_id(recent1));
-  CHECK(canonicalize(max1).reasons ==
-        std::vector<std::string>{"amax_history_len 1: max over one step's amax equals most_recent"});
+  CHECK(
+      canonicalize(max1).reasons ==
+      std::vector<std::string>{"amax_history_len 1: max over one step's amax equals most_recent"});
   CHECK(canonicalize(recent1).reasons.empty());
   // With a longer history they differ.
   CHECK(canonical_id(recipe("amax_history_len: 2\namax_compute_algo: max\n")) !=
@@ -51,9 +52,9 @@ TEST_CASE("MXFP8 ignores margin, interval, history and algorithm", "[recipes][sw
 
 TEST_CASE("override (true, true, true) makes every FP8 field irrelevant", "[recipes][sweep]") {
   const std::string base = canonical_id(recipe("override_linear_precision: [true, true, true]\n"));
-  for (const char* other : {"fp8_format: E5M2\n", "margin: 4\n", "scaling: mxfp8\n",
-                            "scaling: rowwise\n", "amax_history_len: 7\n",
-                            "gemm: {fprop: exact}\n", "use_autocast_during_eval: true\n"}) {
+  for (const char* other :
+       {"fp8_format: E5M2\n", "margin: 4\n", "scaling: mxfp8\n", "scaling: rowwise\n",
+        "amax_history_len: 7\n", "gemm: {fprop: exact}\n", "use_autocast_during_eval: true\n"}) {
     INFO(other);
     CHECK(canonical_id(recipe(std::string("override_linear_precision: [true, true, true]\n") +
                               other)) == base);
@@ -68,8 +69,10 @@ TEST_CASE("gradients never quantized: HYBRID equals E4M3", "[recipes][sweep]") {
   CHECK(canonical_id(recipe(std::string(hp_grads) + "fp8_format: E5M2\n")) !=
         canonical_id(recipe(std::string(hp_grads) + "fp8_format: E4M3\n")));
   // One GEMM still quantizes gradients: the formats differ.
-  CHECK(canonical_id(recipe("override_linear_precision: [false, true, false]\nfp8_format: HYBRID\n")) !=
-        canonical_id(recipe("override_linear_precision: [false, true, false]\nfp8_format: E4M3\n")));
+  CHECK(
+      canonical_id(
+          recipe("override_linear_precision: [false, true, false]\nfp8_format: HYBRID\n")) !=
+      canonical_id(recipe("override_linear_precision: [false, true, false]\nfp8_format: E4M3\n")));
   // rowwise_with_gw_hp runs wgrad in high precision already: a dgrad override suffices, and a
   // wgrad override changes nothing.
   CHECK(canonical_id(recipe("scaling: rowwise_with_gw_hp\noverride_linear_precision: [false, true, "
@@ -82,7 +85,8 @@ TEST_CASE("gradients never quantized: HYBRID equals E4M3", "[recipes][sweep]") {
 }
 
 TEST_CASE("an overridden GEMM has no FP8 accumulation model", "[recipes][sweep]") {
-  const Recipe exact = recipe("override_linear_precision: [true, false, false]\ngemm: {fprop: exact}\n");
+  const Recipe exact =
+      recipe("override_linear_precision: [true, false, false]\ngemm: {fprop: exact}\n");
   const Recipe plain = recipe("override_linear_precision: [true, false, false]\n");
   CHECK(canonical_id(exact) == canonical_id(plain));
   CHECK(canonicalize(exact).reasons ==
@@ -93,9 +97,10 @@ TEST_CASE("an overridden GEMM has no FP8 accumulation model", "[recipes][sweep]"
 }
 
 TEST_CASE("a canonical recipe is a fixed point", "[recipes][sweep]") {
-  for (const char* text : {"", "scaling: mxfp8\n", "override_linear_precision: [true, true, true]\n",
-                           "amax_history_len: 1\namax_compute_algo: max\n",
-                           "scaling: rowwise_with_gw_hp\noverride_linear_precision: [false, true, true]\n"}) {
+  for (const char* text :
+       {"", "scaling: mxfp8\n", "override_linear_precision: [true, true, true]\n",
+        "amax_history_len: 1\namax_compute_algo: max\n",
+        "scaling: rowwise_with_gw_hp\noverride_linear_precision: [false, true, true]\n"}) {
     INFO(text);
     const Canonical once = canonicalize(recipe(text));
     const Canonical twice = canonicalize(once.recipe);
@@ -107,7 +112,8 @@ TEST_CASE("a canonical recipe is a fixed point", "[recipes][sweep]") {
 TEST_CASE("the full TE grid of the seed's fields expands to the counted runs", "[recipes][sweep]") {
   // recipes/sweeps/te-full-grid.yaml: 3 formats x 4 margins x 3 intervals x 4 history lengths
   // x 2 algorithms x 8 override triples x MXFP8 on/off.
-  const Sweep sweep = read_sweep(std::string(FP8LAB_SOURCE_DIR) + "/recipes/sweeps/te-full-grid.yaml");
+  const Sweep sweep =
+      read_sweep(std::string(FP8LAB_SOURCE_DIR) + "/recipes/sweeps/te-full-grid.yaml");
   const SweepExpansion e = expand(sweep);
   CHECK(e.grid_size == 3u * 4 * 3 * 4 * 2 * 8 * 2);
   CHECK(e.requested.size() == 4608u);
@@ -136,7 +142,8 @@ TEST_CASE("the full TE grid of the seed's fields expands to the counted runs", "
   }
 }
 
-TEST_CASE("workloads and seeds are crossed; runs differ per workload and seed", "[recipes][sweep]") {
+TEST_CASE("workloads and seeds are crossed; runs differ per workload and seed",
+          "[recipes][sweep]") {
   const SweepExpansion e = expand(parse_sweep_text(R"(
 workloads: [a, b]
 seeds: [1, 2, 3]
@@ -151,15 +158,16 @@ parameters:
   CHECK(e.requested[0].seed == 1);
   CHECK(e.requested[1].run == e.requested[0].run);
   // max maps onto most_recent with the reason; most_recent is the run's own recipe.
-  CHECK(e.requested[0].reasons ==
-        std::vector<std::string>{"amax_history_len 1: max over one step's amax equals most_recent"});
+  CHECK(
+      e.requested[0].reasons ==
+      std::vector<std::string>{"amax_history_len 1: max over one step's amax equals most_recent"});
   CHECK(e.requested[1].reasons.empty());
   CHECK(e.runs[e.requested[2].run].seed == 2);
 }
 
 TEST_CASE("an exact duplicate names the request it repeats", "[recipes][sweep]") {
-  const SweepExpansion e = expand(parse_sweep_text(
-      "workloads: [w]\nparameters:\n  margin: {values: [0, 0]}\n", "dup.yaml"));
+  const SweepExpansion e = expand(
+      parse_sweep_text("workloads: [w]\nparameters:\n  margin: {values: [0, 0]}\n", "dup.yaml"));
   REQUIRE(e.requested.size() == 2);
   CHECK(e.runs.size() == 1);
   CHECK(e.requested[1].reasons == std::vector<std::string>{"same recipe as request #1"});
@@ -227,7 +235,8 @@ parameters:
   CHECK(text.find("  #1     w seed 0  amax_history_len=1 amax_compute_algo=max  -> run 1  "
                   "(amax_history_len 1: max over one step's amax equals most_recent)") !=
         std::string::npos);
-  CHECK(text.find("  #2     w seed 0  amax_history_len=1 amax_compute_algo=most_recent  -> run 1\n") !=
+  CHECK(text.find(
+            "  #2     w seed 0  amax_history_len=1 amax_compute_algo=most_recent  -> run 1\n") !=
         std::string::npos);
   CHECK(text.find(e.runs[0].id) != std::string::npos);
 }
@@ -359,8 +368,8 @@ TEST_CASE("complete_recipe_text reads back to an equal recipe", "[recipes][sweep
   std::vector<Recipe> cases;
   for (const char* name :
        {"default", "te-kwargs-gpt-small", "gpu-shadow", "te-full-grid", "te-upstream"}) {
-    const auto expansion = expand(read_sweep(std::string(FP8LAB_SOURCE_DIR) + "/recipes/sweeps/" +
-                                             name + ".yaml"));
+    const auto expansion =
+        expand(read_sweep(std::string(FP8LAB_SOURCE_DIR) + "/recipes/sweeps/" + name + ".yaml"));
     for (const auto& run : expansion.runs) cases.push_back(run.recipe);
   }
   Recipe unusual;
@@ -379,7 +388,9 @@ TEST_CASE("complete_recipe_text reads back to an equal recipe", "[recipes][sweep
   unusual.pad_inner_dim = false;
   unusual.enable_fsdp_float8_all_gather = false;
   unusual.module_filter = {{"*.proj", "lm_head", "a: b", "[x]", "'q'", "&y", "-", "true"},
-                           true, false, false};
+                           true,
+                           false,
+                           false};
   cases.push_back(unusual);
   unusual.scaling = Scaling::block;
   cases.push_back(unusual);

@@ -66,14 +66,12 @@ TEST_CASE("recipe file errors", "[recipes][validation]") {
       {"unknown key, nothing close", "colour: red\n",
        "r.yaml:1: colour: unknown field; accepted: " + kFields},
       {"wrong type: word for an integer", "margin: two\n",
-       "r.yaml:1: margin: wrong type: expected an integer, got 'two'; accepted: " +
-           kMargin},
+       "r.yaml:1: margin: wrong type: expected an integer, got 'two'; accepted: " + kMargin},
       {"wrong type: float for an integer", "amax_history_len: 16.5\n",
        "r.yaml:1: amax_history_len: wrong type: expected an integer, got '16.5'; accepted: " +
            kHistory},
       {"wrong type: list for an integer", "margin: [1, 2]\n",
-       "r.yaml:1: margin: wrong type: expected an integer, got 'a sequence'; accepted: " +
-           kMargin},
+       "r.yaml:1: margin: wrong type: expected an integer, got 'a sequence'; accepted: " + kMargin},
       {"wrong type: boolean", "use_autocast_during_eval: maybe\n",
        "r.yaml:1: use_autocast_during_eval: wrong type: expected a boolean, got 'maybe'; "
        "accepted: true, false"},
@@ -85,24 +83,21 @@ TEST_CASE("recipe file errors", "[recipes][validation]") {
        "accepted: " +
            kHistory},
       {"negative margin", "margin: -1\n",
-       "r.yaml:1: margin: must not be negative, got '-1'; accepted: " +
-           kMargin},
+       "r.yaml:1: margin: must not be negative, got '-1'; accepted: " + kMargin},
       {"zero history length", "amax_history_len: 0\n",
-       "r.yaml:1: amax_history_len: must be at least 1, got '0'; accepted: " +
-           kHistory},
+       "r.yaml:1: amax_history_len: must be at least 1, got '0'; accepted: " + kHistory},
       {"margin 2^32 (trained as margin 0 before the range check)", "margin: 4294967296\n",
        "r.yaml:1: margin: out of range, got '4294967296'; accepted: " + kMargin},
       {"margin 2^63 - 1", "margin: 9223372036854775807\n",
        "r.yaml:1: margin: out of range, got '9223372036854775807'; accepted: " + kMargin},
-      {"margin 150", "margin: 150\n", "r.yaml:1: margin: out of range, got '150'; accepted: " +
-                                          kMargin},
+      {"margin 150", "margin: 150\n",
+       "r.yaml:1: margin: out of range, got '150'; accepted: " + kMargin},
       {"history of 10^9 (bad_alloc before)", "amax_history_len: 1000000000\n",
        "r.yaml:1: amax_history_len: out of range, got '1000000000'; accepted: " + kHistory},
       {"interval 2^31", "interval: 2147483648\n",
        "r.yaml:1: interval: out of range, got '2147483648'; accepted: " + kInterval},
       {"zero interval", "interval: 0\n",
-       "r.yaml:1: interval: must be at least 1, got '0'; accepted: " +
-           kInterval},
+       "r.yaml:1: interval: must be at least 1, got '0'; accepted: " + kInterval},
       {"unknown format", "fp8_format: HYBRD\n",
        "r.yaml:1: fp8_format: unknown value 'HYBRD'; accepted: HYBRID, E4M3, E5M2 (did you mean "
        "'HYBRID'?)"},
@@ -174,11 +169,9 @@ TEST_CASE("accelerate config errors", "[recipes][validation]") {
        "pad_inner_dim, use_autocast_during_eval, use_mxfp8_block_scaling, "
        "override_linear_precision (did you mean 'amax_history_len'?)"},
       {"negative margin", "fp8_config:\n  margin: -2\n",
-       "a.yaml:2: fp8_config.margin: must not be negative, got '-2'; accepted: " +
-           kMargin},
+       "a.yaml:2: fp8_config.margin: must not be negative, got '-2'; accepted: " + kMargin},
       {"zero history length", "fp8_config:\n  amax_history_len: 0\n",
-       "a.yaml:2: fp8_config.amax_history_len: must be at least 1, got '0'; accepted: " +
-           kHistory},
+       "a.yaml:2: fp8_config.amax_history_len: must be at least 1, got '0'; accepted: " + kHistory},
       {"margin 2^32", "fp8_config:\n  margin: 4294967296\n",
        "a.yaml:2: fp8_config.margin: out of range, got '4294967296'; accepted: " + kMargin},
       {"margin beyond int64 (Python's int() takes it)",
@@ -228,9 +221,8 @@ TEST_CASE("accelerate config errors", "[recipes][validation]") {
        "a.yaml:2: fp8_config.margin: wrong type: expected one value, got 'a mapping'; accepted: "
        "a single scalar"},
   };
-  check_messages(cases, [](const std::string& text) {
-    (void)parse_accelerate_config_text(text, "a.yaml");
-  });
+  check_messages(
+      cases, [](const std::string& text) { (void)parse_accelerate_config_text(text, "a.yaml"); });
 }
 
 TEST_CASE("ACCELERATE_FP8_* environment errors", "[recipes][validation]") {
@@ -256,8 +248,7 @@ TEST_CASE("ACCELERATE_FP8_* environment errors", "[recipes][validation]") {
        "environment: ACCELERATE_FP8_BACKEND: unknown backend (accelerate's FP8BackendType is "
        "case-sensitive) 'te'; accepted: TE, AO (did you mean 'TE'?)"},
       {"margin 2^32", "ACCELERATE_FP8_MARGIN=4294967296",
-       "environment: ACCELERATE_FP8_MARGIN: out of range, got '4294967296'; accepted: " +
-           kMargin},
+       "environment: ACCELERATE_FP8_MARGIN: out of range, got '4294967296'; accepted: " + kMargin},
       {"zero history", "ACCELERATE_FP8_AMAX_HISTORY_LEN=0",
        "environment: ACCELERATE_FP8_AMAX_HISTORY_LEN: must be at least 1, got '0'; accepted: " +
            kHistory},
@@ -332,11 +323,11 @@ TEST_CASE("a sweep grid beyond the limit is refused when expanded", "[recipes][v
     for (int i = 0; i < 100; ++i) list += (i ? ", " : "") + std::to_string(first + i);
     return list + "]";
   };
-  const std::string text = "workloads: [w]\nparameters:\n  margin: {values: " + hundred(0) +
-                           "}\n  interval: {values: " + hundred(1) +
-                           "}\n  amax_history_len: {values: " + hundred(1) +
-                           "}\n  gemm.fprop: {values: [exact, fp32_seq, hopper_fast, hopper_split]}"
-                           "\n  gemm.dgrad: {values: [exact, fp32_seq, hopper_fast, hopper_split]}\n";
+  const std::string text =
+      "workloads: [w]\nparameters:\n  margin: {values: " + hundred(0) +
+      "}\n  interval: {values: " + hundred(1) + "}\n  amax_history_len: {values: " + hundred(1) +
+      "}\n  gemm.fprop: {values: [exact, fp32_seq, hopper_fast, hopper_split]}"
+      "\n  gemm.dgrad: {values: [exact, fp32_seq, hopper_fast, hopper_split]}\n";
   const Sweep sweep = parse_sweep_text(text, "big.yaml");
   try {
     (void)expand(sweep);

@@ -17,8 +17,8 @@ namespace {
 using fp8lab::sim::E8M0Rounding;
 
 void check_all_fp32(E8M0Rounding rounding) {
-  const cudaRoundMode cuda_rounding =
-      rounding == E8M0Rounding::kUp ? cudaRoundPosInf : cudaRoundZero;
+  const cudaRoundMode cuda_rounding = rounding == E8M0Rounding::kUp ? cudaRoundPosInf
+                                                                    : cudaRoundZero;
   fp8lab::testing::MismatchLog log;
   fp8lab::testing::parallel_for_u64(0, 1ull << 32, [&](std::uint64_t i) {
     const auto bits = static_cast<std::uint32_t>(i);

@@ -45,12 +45,14 @@ void check_all_16bit(const char* input, Format format, Overflow mode, CudaCast c
   CHECK(log.count == 0);
 }
 
-std::uint8_t cuda_bf16_to_fp8(std::uint16_t bits, __nv_saturation_t s, __nv_fp8_interpretation_t i) {
+std::uint8_t cuda_bf16_to_fp8(std::uint16_t bits, __nv_saturation_t s,
+                              __nv_fp8_interpretation_t i) {
   __nv_bfloat16_raw raw;
   raw.x = bits;
   return __nv_cvt_bfloat16raw_to_fp8(raw, s, i);
 }
-std::uint8_t cuda_fp16_to_fp8(std::uint16_t bits, __nv_saturation_t s, __nv_fp8_interpretation_t i) {
+std::uint8_t cuda_fp16_to_fp8(std::uint16_t bits, __nv_saturation_t s,
+                              __nv_fp8_interpretation_t i) {
   __half_raw raw;
   raw.x = bits;
   return __nv_cvt_halfraw_to_fp8(raw, s, i);

@@ -48,7 +48,8 @@ void check_all_fp32(Format format, Overflow mode, at::ScalarType torch_dtype) {
     fp8lab::testing::parallel_for_u64(0, kChunk, [&](std::uint64_t i) {
       const std::uint32_t b = bits[i];
       const std::uint8_t expected = torch_codes[i];
-      const std::uint8_t actual = fp8lab::sim::cast_fp32_to_fp8(std::bit_cast<float>(b), format, mode);
+      const std::uint8_t actual =
+          fp8lab::sim::cast_fp32_to_fp8(std::bit_cast<float>(b), format, mode);
       if (expected == actual) return;
       if (is_negative_nan(b) && expected == 0xFF && actual == fp8lab::sim::kFp8CanonicalNan) {
         negative_nan_differences.fetch_add(1, std::memory_order_relaxed);

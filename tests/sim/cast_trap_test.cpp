@@ -24,11 +24,11 @@ std::uint8_t e5m2(float x, Overflow mode = Overflow::kSatFinite) {
 
 TEST_CASE("trap: ties at the subnormal boundary round to even") {
   // E4M3 subnormals are k * 2^-9 (k = 1..7), the smallest normal 2^-6 = 8 * 2^-9 (code 0x08).
-  CHECK(e4m3(std::ldexp(0.5f, -9)) == 0x00);   // half the smallest subnormal: tie -> 0 (even)
+  CHECK(e4m3(std::ldexp(0.5f, -9)) == 0x00);  // half the smallest subnormal: tie -> 0 (even)
   CHECK(e4m3(std::nextafter(std::ldexp(0.5f, -9), 1.0f)) == 0x01);  // just above the tie
-  CHECK(e4m3(std::ldexp(1.5f, -9)) == 0x02);   // tie between 1 and 2 -> 2
-  CHECK(e4m3(std::ldexp(2.5f, -9)) == 0x02);   // tie between 2 and 3 -> 2
-  CHECK(e4m3(std::ldexp(7.5f, -9)) == 0x08);   // tie between the largest subnormal and 2^-6
+  CHECK(e4m3(std::ldexp(1.5f, -9)) == 0x02);                        // tie between 1 and 2 -> 2
+  CHECK(e4m3(std::ldexp(2.5f, -9)) == 0x02);                        // tie between 2 and 3 -> 2
+  CHECK(e4m3(std::ldexp(7.5f, -9)) == 0x08);  // tie between the largest subnormal and 2^-6
   CHECK(e4m3(std::nextafter(std::ldexp(7.5f, -9), 0.0f)) == 0x07);
   // E5M2 subnormals are k * 2^-16 (k = 1..3), the smallest normal 2^-14 = 4 * 2^-16 (code 0x04).
   CHECK(e5m2(std::ldexp(0.5f, -16)) == 0x00);

@@ -16,8 +16,8 @@ double reference_value(unsigned code, int e_bits, int m_bits, int bias) {
   const unsigned e = (code >> m_bits) & ((1u << e_bits) - 1);
   const bool negative = (code >> (e_bits + m_bits)) & 1u;
   const double frac = static_cast<double>(m) / static_cast<double>(1u << m_bits);
-  const double magnitude =
-      e == 0 ? std::ldexp(frac, 1 - bias) : std::ldexp(1.0 + frac, static_cast<int>(e) - bias);
+  const double magnitude = e == 0 ? std::ldexp(frac, 1 - bias)
+                                  : std::ldexp(1.0 + frac, static_cast<int>(e) - bias);
   return negative ? -magnitude : magnitude;
 }
 }  // namespace

@@ -50,8 +50,8 @@ TEST_CASE("exact combines block sums with their scales in float64") {
 
 TEST_CASE("exact: NaN and Inf give the float64 sum's NaN or Inf") {
   const float inf = std::numeric_limits<float>::infinity();
-  const auto a = per_tensor(1, 2, Format::E5M2,
-                            {code_of(inf, Format::E5M2), code_of(1.0f, Format::E5M2)});
+  const auto a =
+      per_tensor(1, 2, Format::E5M2, {code_of(inf, Format::E5M2), code_of(1.0f, Format::E5M2)});
   const auto b = per_tensor(2, 2, Format::E5M2,
                             {code_of(1.0f, Format::E5M2), code_of(1.0f, Format::E5M2),
                              code_of(0.0f, Format::E5M2), code_of(1.0f, Format::E5M2)});

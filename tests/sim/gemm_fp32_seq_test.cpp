@@ -69,9 +69,9 @@ struct KindPair {
 
 // Every pairing a recipe produces, plus mixes whose K-runs line up.
 const KindPair kPairs[] = {
-    {kPerTensor, kPerTensor},     {kRowwise, kRowwise},       {kRowwise, kPerTensor},
-    {kBlock1x128, kBlock1x128},   {kBlock1x128, kBlock128x128}, {kBlock128x128, kBlock1x128},
-    {kMx1x32, kMx1x32},           {kMx1x32, kMx32x32},        {kRowwise, kBlock1x128},
+    {kPerTensor, kPerTensor},   {kRowwise, kRowwise},         {kRowwise, kPerTensor},
+    {kBlock1x128, kBlock1x128}, {kBlock1x128, kBlock128x128}, {kBlock128x128, kBlock1x128},
+    {kMx1x32, kMx1x32},         {kMx1x32, kMx32x32},          {kRowwise, kBlock1x128},
     {kMx1x32, kBlock1x128},
 };
 
@@ -114,8 +114,7 @@ TEST_CASE("fp32_seq equals the naive loop for every scaling kind, shape and orie
           options.bias = bias;
           options.threads = threads;
           require_same_bits(expected, sim::gemm(a, b, options), n,
-                            label + " " + target + " threads " + std::to_string(threads), &ta,
-                            &tb);
+                            label + " " + target + " threads " + std::to_string(threads), &ta, &tb);
         }
       });
     }
@@ -142,8 +141,7 @@ TEST_CASE("fp32_seq: the three GEMMs of a Linear address the same stored tensors
     REQUIRE(shape.n == g.cols);
     const auto expected = naive_fp32_seq(g.a, g.b, {}, GemmOutputType::kFp32);
     REQUIRE(count_nonzero(expected) > 0);
-    require_same_bits(expected, sim::gemm(g.a, g.b, {}), g.cols, g.name, &g.a.tensor,
-                      &g.b.tensor);
+    require_same_bits(expected, sim::gemm(g.a, g.b, {}), g.cols, g.name, &g.a.tensor, &g.b.tensor);
   }
 }
 
@@ -167,8 +165,8 @@ TEST_CASE("fp32_seq: all-zero, NaN and Inf operands") {
     }
     const GemmOperand a{ta, ReduceDim::kCols}, b{tb, ReduceDim::kCols};
     const auto expected = naive_fp32_seq(a, b, {}, GemmOutputType::kFp32);
-    const auto specials_seen = std::count_if(expected.begin(), expected.end(),
-                                             [](float v) { return !std::isfinite(v); });
+    const auto specials_seen =
+        std::count_if(expected.begin(), expected.end(), [](float v) { return !std::isfinite(v); });
     REQUIRE(specials_seen > 0);
     REQUIRE(count_nonzero(expected) > static_cast<std::size_t>(specials_seen));
     require_same_bits(expected, sim::gemm(a, b, {}), n,
@@ -194,8 +192,8 @@ TEST_CASE("pad_inner_dim changes no bit of any model") {
         const auto expected = sim::gemm(a, b, plain);
         REQUIRE(count_nonzero(expected) > 0);
         require_same_bits(expected, sim::gemm(a, b, padded), 40,
-                          std::string("pad ") + sim::to_string(model) + " " + pair.a.name +
-                              " x " + pair.b.name + " K=" + std::to_string(k),
+                          std::string("pad ") + sim::to_string(model) + " " + pair.a.name + " x " +
+                              pair.b.name + " K=" + std::to_string(k),
                           &ta, &tb);
       }
     }
@@ -207,8 +205,7 @@ TEST_CASE("GEMM rejects inconsistent operands with a message naming the field") 
   const auto ta = random_operand(rng, 4, 64, ReduceDim::kCols, Format::E4M3, kMx1x32, true);
   const auto tb = random_operand(rng, 4, 64, ReduceDim::kCols, Format::E4M3, kPerTensor, true);
   const GemmOperand a{ta, ReduceDim::kCols}, b{tb, ReduceDim::kCols};
-  REQUIRE_THROWS_WITH(sim::gemm(a, {tb, ReduceDim::kRows}, {}),
-                      Catch::Contains("disagree on K"));
+  REQUIRE_THROWS_WITH(sim::gemm(a, {tb, ReduceDim::kRows}, {}), Catch::Contains("disagree on K"));
   auto bad = tb;
   bad.scale_inv.push_back(1.0f);
   REQUIRE_THROWS_WITH(sim::gemm(a, {bad, ReduceDim::kCols}, {}), Catch::Contains("scale_inv"));

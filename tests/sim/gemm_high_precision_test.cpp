@@ -60,7 +60,10 @@ std::vector<float> naive(const Dense& a, const Dense& b, std::int64_t m, std::in
 
 TEST_CASE("high-precision GEMM equals the naive multiply-then-add loop") {
   std::mt19937 rng(0x5eed'0201);
-  const std::int64_t shapes[][3] = {{1, 1, 1}, {1, 50, 64}, {33, 1, 100}, {17, 45, 129},
+  const std::int64_t shapes[][3] = {{1, 1, 1},
+                                    {1, 50, 64},
+                                    {33, 1, 100},
+                                    {17, 45, 129},
                                     {64, 64, 256}};
   int index = 0;
   bool fma_differs = false;
@@ -88,19 +91,19 @@ TEST_CASE("high-precision GEMM equals the naive multiply-then-add loop") {
                                       std::bit_cast<std::uint32_t>(fused[i]));
       }
       for_each_simd_target([&](const std::string& target) {
-      for (int threads : {1, 2, 3}) {
-        HighPrecisionGemmOptions options;
-        options.round_operands_to_bf16 = bf16_operands;
-        options.output = output;
-        options.bias = bias;
-        options.threads = threads;
-        const std::string label = "high precision " + std::to_string(s[0]) + "x" +
-                                  std::to_string(s[1]) + "x" + std::to_string(s[2]) +
-                                  (bf16_operands ? " bf16 " : " fp32 ") + target +
-                                  " threads " + std::to_string(threads);
-        require_same_bits(expected, sim::high_precision_gemm(a.view(), b.view(), options), s[1],
-                          label);
-      }
+        for (int threads : {1, 2, 3}) {
+          HighPrecisionGemmOptions options;
+          options.round_operands_to_bf16 = bf16_operands;
+          options.output = output;
+          options.bias = bias;
+          options.threads = threads;
+          const std::string label = "high precision " + std::to_string(s[0]) + "x" +
+                                    std::to_string(s[1]) + "x" + std::to_string(s[2]) +
+                                    (bf16_operands ? " bf16 " : " fp32 ") + target + " threads " +
+                                    std::to_string(threads);
+          require_same_bits(expected, sim::high_precision_gemm(a.view(), b.view(), options), s[1],
+                            label);
+        }
       });
     }
   }

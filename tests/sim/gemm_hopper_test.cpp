@@ -62,8 +62,8 @@ float reference_group(const std::vector<std::uint8_t>& a, Format fa,
   for (std::size_t i = 0; i < a.size(); ++i) {
     const Term ta = fp8_term(a[i], fa), tb = fp8_term(b[i], fb);
     if (ta.sig * tb.sig == 0) continue;  // zero products do not take part in the maximum
-    terms.push_back({ta.sig * tb.sig, ta.exponent + tb.exponent,
-                     ta.fraction_bits + tb.fraction_bits});
+    terms.push_back(
+        {ta.sig * tb.sig, ta.exponent + tb.exponent, ta.fraction_bits + tb.fraction_bits});
   }
   if (c != 0.0f) {
     int e = 0;
@@ -174,13 +174,13 @@ TEST_CASE("hopper: alignment uses the raw exponent sum, not the renormalized pro
   // one. Exact sums: 2.25 + 2^-12 (fits 13 fraction bits at 2^1) and 2.25.
   const float small = 1.5f * 0.015625f;  // 1.5 * 2^-6, E4M3 normal
   const float tiny = 0.0078125f;         // 2^-7, E5M2 normal
-  CHECK(one_output({1.5f, small, small}, {1.5f, tiny, tiny}, kSplit, Format::E4M3,
-                   Format::E5M2) == 2.25f + 0.000244140625f);
-  CHECK(one_output({2.25f, small, small}, {1.0f, tiny, tiny}, kSplit, Format::E4M3,
-                   Format::E5M2) == 2.25f);
+  CHECK(one_output({1.5f, small, small}, {1.5f, tiny, tiny}, kSplit, Format::E4M3, Format::E5M2) ==
+        2.25f + 0.000244140625f);
+  CHECK(one_output({2.25f, small, small}, {1.0f, tiny, tiny}, kSplit, Format::E4M3, Format::E5M2) ==
+        2.25f);
   // fp32_seq adds both small products exactly.
-  CHECK(one_output({2.25f, small, small}, {1.0f, tiny, tiny}, kSeq, Format::E4M3,
-                   Format::E5M2) == 2.25f + 2 * small * tiny);
+  CHECK(one_output({2.25f, small, small}, {1.0f, tiny, tiny}, kSeq, Format::E4M3, Format::E5M2) ==
+        2.25f + 2 * small * tiny);
 }
 
 TEST_CASE("hopper: the group result is truncated to e8m13") {
@@ -246,12 +246,13 @@ TEST_CASE("hopper: NaN and Inf follow the float64 sum of the group") {
 
 TEST_CASE("hopper kernel equals the integer reference on random operands") {
   std::mt19937 rng(0x5eed'0102);
-  const std::int64_t shapes[][3] = {{1, 1, 1},   {3, 40, 33},  {7, 1, 129},
-                                    {13, 33, 256}, {8, 64, 300}, {20, 9, 515},
-                                    {4, 33, 1000}};
-  const std::pair<ScalingKind, ScalingKind> pairs[] = {
-      {kPerTensor, kPerTensor}, {kRowwise, kRowwise},   {kBlock1x128, kBlock128x128},
-      {kMx1x32, kMx1x32},       {kRowwise, kBlock1x128}};
+  const std::int64_t shapes[][3] = {{1, 1, 1},    {3, 40, 33},  {7, 1, 129},  {13, 33, 256},
+                                    {8, 64, 300}, {20, 9, 515}, {4, 33, 1000}};
+  const std::pair<ScalingKind, ScalingKind> pairs[] = {{kPerTensor, kPerTensor},
+                                                       {kRowwise, kRowwise},
+                                                       {kBlock1x128, kBlock128x128},
+                                                       {kMx1x32, kMx1x32},
+                                                       {kRowwise, kBlock1x128}};
   int index = 0;
   std::size_t special_outputs = 0;
   for (const auto& [ka, kb] : pairs) {
@@ -269,7 +270,7 @@ TEST_CASE("hopper kernel equals the integer reference on random operands") {
       for (std::size_t i = 1; i < ta.data.size(); i += 5) ta.data[i] &= 0x87;
       for (std::size_t i = 1; i < tb.data.size(); i += 7) tb.data[i] = 0;
       if (index % 4 == 1 && ta.data.size() > 40 && tb.data.size() > 40) {
-        ta.data[ta.data.size() / 2] = 0x7F;  // E4M3 NaN
+        ta.data[ta.data.size() / 2] = 0x7F;                              // E4M3 NaN
         tb.data[tb.data.size() / 3] = fb == Format::E5M2 ? 0x7C : 0x7F;  // +Inf or NaN
         tb.data[tb.data.size() / 5] = fb == Format::E5M2 ? 0xFC : 0xFF;  // -Inf or NaN
       }
@@ -286,8 +287,8 @@ TEST_CASE("hopper kernel equals the integer reference on random operands") {
           for (int threads : {1, 2}) {
             GemmOptions options = with(split ? kSplit : kFast);
             options.threads = threads;
-            require_same_bits(expected, sim::gemm(a, b, options), s[1], label + " " + target,
-                              &ta, &tb);
+            require_same_bits(expected, sim::gemm(a, b, options), s[1], label + " " + target, &ta,
+                              &tb);
           }
         });
       }
@@ -385,10 +386,10 @@ TEST_CASE("hopper: the round-toward-zero kernel at the ends of the exponent rang
       const auto expected = reference_hopper(ga, gb, split);
       REQUIRE(count_nonzero(expected) > 0);
       for_each_simd_target([&](const std::string& target) {
-        require_same_bits(expected, sim::gemm(ga, gb, with(split ? kSplit : kFast)), b->rows,
-                          std::string(split ? "split " : "fast ") + (a == &ta ? "tiny " : "huge ") +
-                              target,
-                          a, b);
+        require_same_bits(
+            expected, sim::gemm(ga, gb, with(split ? kSplit : kFast)), b->rows,
+            std::string(split ? "split " : "fast ") + (a == &ta ? "tiny " : "huge ") + target, a,
+            b);
       });
     }
   }
@@ -410,8 +411,8 @@ Error relative_error(Accumulation model, std::int64_t k, std::uint32_t seed) {
     QuantizedTensor t = per_tensor(rows, k, Format::E4M3, {});
     for (std::int64_t i = 0; i < rows * k; ++i) {
       // Scale 2^6 puts N(0, 1) well inside E4M3's range (|x| * 64 < 448 for |x| < 7).
-      t.data.push_back(sim::cast_fp32_to_fp8(normal(rng) * 64.0f, Format::E4M3,
-                                             sim::Overflow::kSatFinite));
+      t.data.push_back(
+          sim::cast_fp32_to_fp8(normal(rng) * 64.0f, Format::E4M3, sim::Overflow::kSatFinite));
     }
     t.scale_inv = {1.0f / 64.0f};
     return t;

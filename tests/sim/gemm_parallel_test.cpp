@@ -20,7 +20,8 @@ TEST_CASE("parallel_units runs every unit exactly once") {
     for (std::int64_t count : {0, 1, 2, 7, 1000}) {
       std::vector<std::atomic<int>> runs(static_cast<std::size_t>(count));
       for (int repeat = 0; repeat < 3; ++repeat) {
-        parallel_units(count, threads, [&](std::int64_t u) { ++runs[static_cast<std::size_t>(u)]; });
+        parallel_units(count, threads,
+                       [&](std::int64_t u) { ++runs[static_cast<std::size_t>(u)]; });
       }
       for (const auto& r : runs) REQUIRE(r.load() == 3);
     }

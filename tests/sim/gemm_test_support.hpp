@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <hwy/targets.h>
+#include <catch2/catch.hpp>
 
 #include "sim/cast.hpp"
 #include "sim/gemm/gemm.hpp"
@@ -105,8 +105,8 @@ inline std::string describe(float v) {
 }
 
 inline void dump_tensor(std::ostream& out, const char* name, const QuantizedTensor& t) {
-  out << name << ": " << sim::spec(t.format).name << " [" << t.rows << ", " << t.cols
-      << "] blocks " << t.block_rows << "x" << t.block_cols << "\n  codes:";
+  out << name << ": " << sim::spec(t.format).name << " [" << t.rows << ", " << t.cols << "] blocks "
+      << t.block_rows << "x" << t.block_cols << "\n  codes:";
   for (auto c : t.data) out << ' ' << static_cast<int>(c);
   out << "\n  scale_inv:";
   for (auto s : t.scale_inv) out << ' ' << std::hexfloat << s;

@@ -71,8 +71,7 @@ std::vector<EntryPoint> quantize_entry_points() {
        }},
       {"quantize_axiswise_torchao",
        [=](auto x, auto r, auto c) {
-         quantize_torchao_operand(x, r, c, TorchaoRecipe::kRowwise, Gemm::kFprop,
-                                  Operand::kInput);
+         quantize_torchao_operand(x, r, c, TorchaoRecipe::kRowwise, Gemm::kFprop, Operand::kInput);
        }},
       {"DelayedScalingState::quantize",
        [=](auto x, auto r, auto c) {
@@ -82,7 +81,9 @@ std::vector<EntryPoint> quantize_entry_points() {
       {"quantize_blocked_test",
        [=](auto x, auto r, auto c) {
          quantize_blocked("quantize_blocked_test", x, r, c, BlockShape{1, 32}, E4, false,
-                          [](float, bool) { return BlockScale{1.0f, 1.0f, 0}; });
+                          [](float, bool) {
+                            return BlockScale{1.0f, 1.0f, 0};
+                          });
        }},
   };
 }
@@ -119,8 +120,8 @@ TEST_CASE("every quantize entry point rejects overflowing, negative and mismatch
                       Catch::Contains(entry.name) && Catch::Contains("int64 max"));
     CHECK_THROWS_WITH(entry.call(empty, 4, kHuge),
                       Catch::Contains(entry.name) && Catch::Contains("int64 max"));
-    CHECK_THROWS_WITH(entry.call(six, -2, -3), Catch::Contains(entry.name) &&
-                                                   Catch::Contains("rows = -2, cols = -3"));
+    CHECK_THROWS_WITH(entry.call(six, -2, -3),
+                      Catch::Contains(entry.name) && Catch::Contains("rows = -2, cols = -3"));
     CHECK_THROWS_WITH(entry.call(six, 4, 2), Catch::Contains(entry.name) &&
                                                  Catch::Contains("x.size() = 6") &&
                                                  Catch::Contains("4 * 2 = 8"));
@@ -148,8 +149,8 @@ TEST_CASE("QuantizedTensor readers check its shape before indexing it") {
   edge.block_cols = 1;
   CHECK(edge.scale_rows() == kMaxElementCount / 32 + 1);
 
-  QuantizedTensor small = quantize_current_te(std::vector<float>(6, 1.0f), 2, 3,
-                                              Format::E4M3).tensor;
+  QuantizedTensor small =
+      quantize_current_te(std::vector<float>(6, 1.0f), 2, 3, Format::E4M3).tensor;
   CHECK_NOTHROW(dequantize(small));
   small.data.pop_back();
   CHECK_THROWS_WITH(dequantize(small), Catch::Contains("data.size() = 5 but rows * cols = 2 * 3"));

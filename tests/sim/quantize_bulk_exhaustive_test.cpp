@@ -35,8 +35,8 @@ QuantizeStats expected_stats(Format format, Overflow mode) {
   // rounds to even 65536, past max). E4M3 flushes |x| <= 2^-10 (half the smallest subnormal, a
   // tie to even 0), E5M2 |x| <= 2^-17. §5.4.
   const bool e4m3 = format == Format::E4M3;
-  const std::uint64_t overflow_per_sign =
-      e4m3 ? kInfBits - bits_of(464.0f) : kInfBits - bits_of(61440.0f) + 1;  // Inf included
+  const std::uint64_t overflow_per_sign = e4m3 ? kInfBits - bits_of(464.0f)
+                                               : kInfBits - bits_of(61440.0f) + 1;  // Inf included
   const std::uint64_t underflow_per_sign = e4m3 ? bits_of(std::ldexp(1.0f, -10))
                                                 : bits_of(std::ldexp(1.0f, -17));  // zero excluded
   s.saturated = 2 * overflow_per_sign;
@@ -55,7 +55,8 @@ void check_all_fp32(Format format, Overflow mode) {
     thread_local std::vector<float> x(kChunk);
     thread_local std::vector<std::uint8_t> q(kChunk);
     const std::uint64_t first = chunk * kChunk;
-    for (std::uint64_t i = 0; i < kChunk; ++i) x[i] = std::bit_cast<float>(static_cast<std::uint32_t>(first + i));
+    for (std::uint64_t i = 0; i < kChunk; ++i)
+      x[i] = std::bit_cast<float>(static_cast<std::uint32_t>(first + i));
     const QuantizeStats stats = quantize(x, 1.0f, format, mode, q);
     for (std::uint64_t i = 0; i < kChunk; ++i) {
       const std::uint8_t want = cast_fp32_to_fp8(x[i], format, mode);

@@ -26,7 +26,14 @@ constexpr Overflow kModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow:
 // Exact power-of-two scales keep the boundaries of `adversarial_fp32` on the boundaries; the
 // others put x * scale through an inexact multiply, 0 makes ±Inf * 0 = NaN, 2^100 overflows,
 // -0.5 flips signs; ±Inf and NaN scales take the scalar path, which this checks too.
-const float kScales[] = {1.0f, 0.125f, 4.0f, 0.7f, 3.0f, 0.0f, std::ldexp(1.0f, 100), -0.5f,
+const float kScales[] = {1.0f,
+                         0.125f,
+                         4.0f,
+                         0.7f,
+                         3.0f,
+                         0.0f,
+                         std::ldexp(1.0f, 100),
+                         -0.5f,
                          std::numeric_limits<float>::infinity(),
                          std::numeric_limits<float>::quiet_NaN()};
 
@@ -54,9 +61,9 @@ std::vector<float> adversarial_fp32() {
       }
     }
   }
-  for (const std::uint32_t bits : {0x0000'0001u, 0x0040'0000u, 0x007F'FFFFu, 0x0080'0000u,
-                                   0x7F7F'FFFFu, 0x7F80'0000u, 0x7F80'0001u, 0x7FC0'0000u,
-                                   0x7FFF'FFFFu}) {
+  for (const std::uint32_t bits :
+       {0x0000'0001u, 0x0040'0000u, 0x007F'FFFFu, 0x0080'0000u, 0x7F7F'FFFFu, 0x7F80'0000u,
+        0x7F80'0001u, 0x7FC0'0000u, 0x7FFF'FFFFu}) {
     push_both_signs(v, std::bit_cast<float>(bits));
   }
   push_both_signs(v, 0.0f);
@@ -78,11 +85,11 @@ std::vector<float> random_fp32(std::size_t n, std::uint32_t seed) {
 
 std::string describe_stats(const QuantizeStats& s) {
   char line[200];
-  std::snprintf(line, sizeof line, "amax 0x%08X count %llu saturated %llu underflowed %llu nan %llu",
-                std::bit_cast<std::uint32_t>(s.amax), static_cast<unsigned long long>(s.count),
-                static_cast<unsigned long long>(s.saturated),
-                static_cast<unsigned long long>(s.underflowed),
-                static_cast<unsigned long long>(s.nan));
+  std::snprintf(
+      line, sizeof line, "amax 0x%08X count %llu saturated %llu underflowed %llu nan %llu",
+      std::bit_cast<std::uint32_t>(s.amax), static_cast<unsigned long long>(s.count),
+      static_cast<unsigned long long>(s.saturated), static_cast<unsigned long long>(s.underflowed),
+      static_cast<unsigned long long>(s.nan));
   return line;
 }
 
@@ -95,20 +102,24 @@ void check_equal(const std::vector<T>& x, const char* what, Bulk bulk, Reference
     for (const Overflow mode : kModes) {
       for (const float scale : kScales) {
         std::vector<std::uint8_t> got(x.size()), want(x.size());
-        const QuantizeStats got_stats = bulk(std::span<const T>(x), scale, format, mode, std::span(got));
-        const QuantizeStats want_stats = reference(std::span<const T>(x), scale, format, mode, std::span(want));
+        const QuantizeStats got_stats =
+            bulk(std::span<const T>(x), scale, format, mode, std::span(got));
+        const QuantizeStats want_stats =
+            reference(std::span<const T>(x), scale, format, mode, std::span(want));
         std::size_t first = 0;
         while (first < x.size() && got[first] == want[first]) ++first;
         INFO(what << " on " << bulk_target_name() << ", " << spec(format).name << " "
                   << to_string(mode) << ", scale " << scale << ", n " << x.size());
         if (first < x.size()) {
           char line[160];
-          std::snprintf(line, sizeof line, "element %zu, input bits 0x%08X: bulk 0x%02X, scalar 0x%02X",
-                        first, input_bits(x[first]), got[first], want[first]);
+          std::snprintf(line, sizeof line,
+                        "element %zu, input bits 0x%08X: bulk 0x%02X, scalar 0x%02X", first,
+                        input_bits(x[first]), got[first], want[first]);
           FAIL(line);
         }
         INFO("bulk:   " << describe_stats(got_stats) << "\nscalar: " << describe_stats(want_stats));
-        CHECK(std::bit_cast<std::uint32_t>(got_stats.amax) == std::bit_cast<std::uint32_t>(want_stats.amax));
+        CHECK(std::bit_cast<std::uint32_t>(got_stats.amax) ==
+              std::bit_cast<std::uint32_t>(want_stats.amax));
         CHECK(got_stats.count == want_stats.count);
         CHECK(got_stats.saturated == want_stats.saturated);
         CHECK(got_stats.underflowed == want_stats.underflowed);
@@ -129,7 +140,8 @@ TEST_CASE("bulk quantize (fp32) equals the scalar reference on adversarial input
   std::vector<float> x = adversarial_fp32();
   // Shuffle so that each special value meets every lane position.
   std::shuffle(x.begin(), x.end(), std::mt19937(20261130));
-  fp8lab::testing::for_each_simd_target([&] { check_equal(x, "adversarial fp32", kBulkF32, kReferenceF32); });
+  fp8lab::testing::for_each_simd_target(
+      [&] { check_equal(x, "adversarial fp32", kBulkF32, kReferenceF32); });
 }
 
 TEST_CASE("bulk quantize (fp32) equals the scalar reference on random inputs and odd lengths") {
@@ -146,9 +158,11 @@ TEST_CASE("bulk quantize_bf16 equals the scalar reference on all 2^16 bf16 patte
   for (std::uint32_t b = 0; b < x.size(); ++b) x[b] = static_cast<std::uint16_t>(b);
   std::shuffle(x.begin(), x.end(), std::mt19937(16));
   x.resize(x.size() - 3);  // and a tail; the three missing patterns come back below
-  fp8lab::testing::for_each_simd_target([&] { check_equal(x, "all bf16", kBulkBF16, kReferenceBF16); });
+  fp8lab::testing::for_each_simd_target(
+      [&] { check_equal(x, "all bf16", kBulkBF16, kReferenceBF16); });
   const std::vector<std::uint16_t> rest(x.end() - 3, x.end());
-  fp8lab::testing::for_each_simd_target([&] { check_equal(rest, "bf16 tail", kBulkBF16, kReferenceBF16); });
+  fp8lab::testing::for_each_simd_target(
+      [&] { check_equal(rest, "bf16 tail", kBulkBF16, kReferenceBF16); });
 }
 
 TEST_CASE("bulk amax and amax_bf16 equal a NaN-skipping max loop, signalling NaNs included") {
@@ -159,7 +173,8 @@ TEST_CASE("bulk amax and amax_bf16 equal a NaN-skipping max loop, signalling NaN
     if (std::isfinite(v)) finite.push_back(v);
   }
   std::vector<std::uint16_t> bf16;
-  for (const float v : x) bf16.push_back(static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(v) >> 16));
+  for (const float v : x)
+    bf16.push_back(static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(v) >> 16));
   auto scalar = [](const auto& values, auto to_float) {
     float m = 0.0f;
     for (const auto v : values) {

@@ -27,16 +27,16 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 std::vector<float> mixed_input(std::size_t n, std::uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 50.0f);
-  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), kInf, -kInf, 0.0f, -0.0f,
-                            std::bit_cast<float>(0x0000'0003u), 1e-30f};
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), kInf,  -kInf, 0.0f, -0.0f,
+                            std::bit_cast<float>(0x0000'0003u),      1e-30f};
   std::vector<float> x(n);
   for (std::size_t i = 0; i < n; ++i) x[i] = i % 37 == 5 ? specials[(i / 37) % 7] : normal(rng);
   return x;
 }
 
 std::vector<float> scales_for(std::size_t count, std::uint32_t seed, bool with_non_finite) {
-  const float choices[] = {1.0f, 0.125f, 4.0f, 0.7f, 3.0f, 0.0f, std::ldexp(1.0f, 100), -0.5f,
-                           1e-3f};
+  const float choices[] = {1.0f,  0.125f, 4.0f, 0.7f, 3.0f, 0.0f, std::ldexp(1.0f, 100),
+                           -0.5f, 1e-3f};
   std::mt19937 rng(seed);
   std::vector<float> s(count);
   for (auto& v : s) v = choices[rng() % std::size(choices)];
@@ -109,8 +109,8 @@ TEST_CASE("quantize_scaled refuses run 0 and too few scales") {
 
 TEST_CASE("run_amax equals a NaN-skipping max and a NaN test per run, every target") {
   const auto x = mixed_input(1000, 11);
-  for (const std::size_t run : {std::size_t{3}, std::size_t{16}, std::size_t{32},
-                                std::size_t{128}}) {
+  for (const std::size_t run :
+       {std::size_t{3}, std::size_t{16}, std::size_t{32}, std::size_t{128}}) {
     fp8lab::testing::for_each_simd_target([&] {
       INFO("run " << run);
       std::vector<float> amax(x.size() / run + 1, -1.0f);

@@ -24,7 +24,8 @@ std::vector<float> random_values(std::size_t n, std::uint32_t seed) {
   std::uniform_int_distribution<std::uint32_t> bits;
   std::vector<float> v(n);
   for (std::size_t i = 0; i < n; ++i) {
-    v[i] = i % 5 == 0 ? std::bit_cast<float>(bits(rng)) : std::exp2(exponent(rng)) * (i % 2 ? -1.0f : 1.0f);
+    v[i] = i % 5 == 0 ? std::bit_cast<float>(bits(rng))
+                      : std::exp2(exponent(rng)) * (i % 2 ? -1.0f : 1.0f);
   }
   return v;
 }
@@ -33,30 +34,31 @@ std::vector<float> random_values(std::size_t n, std::uint32_t seed) {
 TEST_CASE("quantize_stochastic equals the per-element definition on random data, every mode") {
   const std::vector<float> x = random_values(4099, 3);
   fp8lab::testing::for_each_simd_target([&] {
-  for (const Format format : kFormats) {
-    for (const Overflow mode : kModes) {
-      std::vector<std::uint8_t> q(x.size());
-      const std::uint64_t seed = 0x1234'5678'9ABC'DEF0ull, stream = 77, first = (1ull << 32) - 100;
-      const QuantizeStats s = quantize_stochastic(x, 0.75f, format, mode, seed, stream, first, q);
-      std::vector<std::uint8_t> r(x.size());
-      const QuantizeStats rs =
-          reference::quantize_stochastic(x, 0.75f, format, mode, seed, stream, first, r);
-      for (std::size_t i = 0; i < x.size(); ++i) {
-        const std::uint32_t word = philox_random_word(seed, stream, first + i);
-        const std::uint8_t want = cast_fp32_to_fp8_stochastic(x[i] * 0.75f, format, mode, word);
-        if (q[i] != want || r[i] != want) {
-          FAIL(spec(format).name << " " << to_string(mode) << " element " << i << " x bits 0x"
-                                 << std::hex << std::bit_cast<std::uint32_t>(x[i]) << ": bulk 0x"
-                                 << int{q[i]} << ", reference 0x" << int{r[i]} << ", definition 0x"
-                                 << int{want});
+    for (const Format format : kFormats) {
+      for (const Overflow mode : kModes) {
+        std::vector<std::uint8_t> q(x.size());
+        const std::uint64_t seed = 0x1234'5678'9ABC'DEF0ull, stream = 77,
+                            first = (1ull << 32) - 100;
+        const QuantizeStats s = quantize_stochastic(x, 0.75f, format, mode, seed, stream, first, q);
+        std::vector<std::uint8_t> r(x.size());
+        const QuantizeStats rs =
+            reference::quantize_stochastic(x, 0.75f, format, mode, seed, stream, first, r);
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          const std::uint32_t word = philox_random_word(seed, stream, first + i);
+          const std::uint8_t want = cast_fp32_to_fp8_stochastic(x[i] * 0.75f, format, mode, word);
+          if (q[i] != want || r[i] != want) {
+            FAIL(spec(format).name << " " << to_string(mode) << " element " << i << " x bits 0x"
+                                   << std::hex << std::bit_cast<std::uint32_t>(x[i]) << ": bulk 0x"
+                                   << int{q[i]} << ", reference 0x" << int{r[i]}
+                                   << ", definition 0x" << int{want});
+          }
         }
+        CHECK(s.saturated == rs.saturated);
+        CHECK(s.underflowed == rs.underflowed);
+        CHECK(s.nan == rs.nan);
+        CHECK(std::bit_cast<std::uint32_t>(s.amax) == std::bit_cast<std::uint32_t>(rs.amax));
       }
-      CHECK(s.saturated == rs.saturated);
-      CHECK(s.underflowed == rs.underflowed);
-      CHECK(s.nan == rs.nan);
-      CHECK(std::bit_cast<std::uint32_t>(s.amax) == std::bit_cast<std::uint32_t>(rs.amax));
     }
-  }
   });
 }
 
@@ -106,7 +108,8 @@ TEST_CASE("quantize_stochastic is reproducible for a seed and independent of the
   CHECK(whole == again);
   // Three uneven parts, each told where it starts in the tensor.
   QuantizeStats merged;
-  for (const auto& [begin, end] : {std::pair<std::size_t, std::size_t>{0, 1}, {1, 4097}, {4097, 10'000}}) {
+  for (const auto& [begin, end] :
+       {std::pair<std::size_t, std::size_t>{0, 1}, {1, 4097}, {4097, 10'000}}) {
     merged.merge(quantize_stochastic(xs.subspan(begin, end - begin), 1.0f, Format::E4M3,
                                      Overflow::kSatFinite, 42, 7, begin,
                                      std::span(parts).subspan(begin, end - begin)));
@@ -143,15 +146,15 @@ TEST_CASE("stochastic rounding is unbiased: P(round up) = distance fraction, wit
     double p;         // fraction of the way to the next code
   };
   const Case cases[] = {
-      {Format::E4M3, 0x38, 0.25},           // 1.0 .. 1.125, normal range
-      {Format::E4M3, 0x3F, 0.5},            // 1.875 .. 2.0: the step into the next binade
-      {Format::E4M3, 0x38, 1.0 / 1024.0},   // a small fraction: catches a missing low bit
-      {Format::E4M3, 0x03, 0.75},           // subnormals 3 * 2^-9 .. 4 * 2^-9 (more dropped bits)
-      {Format::E4M3, 0x07, 0.375},          // largest subnormal .. smallest normal
-      {Format::E4M3, 0x00, 0.5},            // 0 .. smallest subnormal
-      {Format::E5M2, 0x3C, 0.625},          // 1.0 .. 1.25
-      {Format::E5M2, 0x01, 0.25},           // subnormals
-      {Format::E5M2, 0x7A, 0.125},          // 49152 .. 57344, just below max
+      {Format::E4M3, 0x38, 0.25},          // 1.0 .. 1.125, normal range
+      {Format::E4M3, 0x3F, 0.5},           // 1.875 .. 2.0: the step into the next binade
+      {Format::E4M3, 0x38, 1.0 / 1024.0},  // a small fraction: catches a missing low bit
+      {Format::E4M3, 0x03, 0.75},          // subnormals 3 * 2^-9 .. 4 * 2^-9 (more dropped bits)
+      {Format::E4M3, 0x07, 0.375},         // largest subnormal .. smallest normal
+      {Format::E4M3, 0x00, 0.5},           // 0 .. smallest subnormal
+      {Format::E5M2, 0x3C, 0.625},         // 1.0 .. 1.25
+      {Format::E5M2, 0x01, 0.25},          // subnormals
+      {Format::E5M2, 0x7A, 0.125},         // 49152 .. 57344, just below max
   };
   for (const Case& c : cases) {
     const float lo = decode_fp8(c.lo, c.format);
@@ -174,8 +177,8 @@ TEST_CASE("stochastic rounding is unbiased: P(round up) = distance fraction, wit
       const double f = static_cast<double>(up) / kN;
       const double bound = 6.0 * std::sqrt(c.p * (1.0 - c.p) / kN);
       INFO(spec(c.format).name << " x = " << sign * x << " between " << lo << " and " << hi
-                               << ": P(up) expected " << c.p << ", observed " << f
-                               << ", bound " << bound);
+                               << ": P(up) expected " << c.p << ", observed " << f << ", bound "
+                               << bound);
       CHECK(other == 0);
       CHECK(std::fabs(f - c.p) <= bound);
     }
@@ -192,9 +195,13 @@ TEST_CASE("stochastic cast: below 2^(emin_subnormal - 8) nothing rounds up (docu
     INFO(spec(format).name);
     // Its significand 2^23 is shifted by 31: it rounds up exactly when the low 31 random bits are
     // >= 2^31 - 2^23, i.e. with probability 2^-8 = its distance to 0 in smallest subnormals.
-    CHECK(cast_fp32_to_fp8_stochastic(lowest_that_can, format, Overflow::kSatFinite, 0x7F80'0000u) == 0x01);
-    CHECK(cast_fp32_to_fp8_stochastic(lowest_that_can, format, Overflow::kSatFinite, 0x7F7F'FFFFu) == 0x00);
-    CHECK(cast_fp32_to_fp8_stochastic(lowest_that_can / 2.0f, format, Overflow::kSatFinite, ~0u) == 0x00);
-    CHECK(cast_fp32_to_fp8_stochastic(-lowest_that_can / 2.0f, format, Overflow::kSatFinite, ~0u) == 0x80);
+    CHECK(cast_fp32_to_fp8_stochastic(lowest_that_can, format, Overflow::kSatFinite,
+                                      0x7F80'0000u) == 0x01);
+    CHECK(cast_fp32_to_fp8_stochastic(lowest_that_can, format, Overflow::kSatFinite,
+                                      0x7F7F'FFFFu) == 0x00);
+    CHECK(cast_fp32_to_fp8_stochastic(lowest_that_can / 2.0f, format, Overflow::kSatFinite, ~0u) ==
+          0x00);
+    CHECK(cast_fp32_to_fp8_stochastic(-lowest_that_can / 2.0f, format, Overflow::kSatFinite, ~0u) ==
+          0x80);
   }
 }

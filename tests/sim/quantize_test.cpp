@@ -19,14 +19,16 @@ const float kNaN = std::numeric_limits<float>::quiet_NaN();
 // 448 is E4M3's max; 464 is the tie between 448 (0b0'1111'110, even) and the first value past
 // max, 480 (0b0'1111'111, the NaN code), so RNE keeps 448 and the overflow rule does not apply;
 // 465 rounds past max. 2^-10 is half E4M3's smallest subnormal 2^-9: a tie that goes to even 0.
-const std::vector<float> kTrapInputs = {1.0f,  500.0f, -kInf, kNaN,  std::ldexp(1.0f, -10),
-                                        0.0f,  464.0f, 465.0f, -0.0f, -448.0f};
+const std::vector<float> kTrapInputs = {1.0f, 500.0f, -kInf,  kNaN,  std::ldexp(1.0f, -10),
+                                        0.0f, 464.0f, 465.0f, -0.0f, -448.0f};
 }  // namespace
 
 TEST_CASE("reference quantize: E4M3 satfinite codes and statistics") {
   std::vector<std::uint8_t> out(kTrapInputs.size());
-  const QuantizeStats s = reference::quantize(kTrapInputs, 1.0f, Format::E4M3, Overflow::kSatFinite, out);
-  const std::vector<std::uint8_t> expected = {0x38, 0x7E, 0xFE, 0x7F, 0x00, 0x00, 0x7E, 0x7E, 0x80, 0xFE};
+  const QuantizeStats s =
+      reference::quantize(kTrapInputs, 1.0f, Format::E4M3, Overflow::kSatFinite, out);
+  const std::vector<std::uint8_t> expected = {0x38, 0x7E, 0xFE, 0x7F, 0x00,
+                                              0x00, 0x7E, 0x7E, 0x80, 0xFE};
   CHECK(out == expected);
   CHECK(s.count == kTrapInputs.size());
   CHECK(s.saturated == 3);    // 500, -Inf, 465
@@ -37,8 +39,10 @@ TEST_CASE("reference quantize: E4M3 satfinite codes and statistics") {
 
 TEST_CASE("reference quantize: E4M3 nosat turns overflow into NaN and counts it") {
   std::vector<std::uint8_t> out(kTrapInputs.size());
-  const QuantizeStats s = reference::quantize(kTrapInputs, 1.0f, Format::E4M3, Overflow::kNoSat, out);
-  const std::vector<std::uint8_t> expected = {0x38, 0x7F, 0xFF, 0x7F, 0x00, 0x00, 0x7E, 0x7F, 0x80, 0xFE};
+  const QuantizeStats s =
+      reference::quantize(kTrapInputs, 1.0f, Format::E4M3, Overflow::kNoSat, out);
+  const std::vector<std::uint8_t> expected = {0x38, 0x7F, 0xFF, 0x7F, 0x00,
+                                              0x00, 0x7E, 0x7F, 0x80, 0xFE};
   CHECK(out == expected);
   CHECK(s.saturated == 3);
   CHECK(s.nan == 4);  // NaN input, 500, -Inf, 465

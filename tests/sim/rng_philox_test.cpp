@@ -15,11 +15,17 @@ struct KnownAnswer {
   Philox4x32Block expected;
 };
 constexpr KnownAnswer kKnownAnswers[] = {
-    {{{0x00000000, 0x00000000, 0x00000000, 0x00000000}}, 0x00000000, 0x00000000,
+    {{{0x00000000, 0x00000000, 0x00000000, 0x00000000}},
+     0x00000000,
+     0x00000000,
      {{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}}},
-    {{{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}}, 0xffffffff, 0xffffffff,
+    {{{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}},
+     0xffffffff,
+     0xffffffff,
      {{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}}},
-    {{{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}}, 0xa4093822, 0x299f31d0,
+    {{{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}},
+     0xa4093822,
+     0x299f31d0,
      {{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}}},
 };
 }  // namespace
@@ -28,8 +34,9 @@ TEST_CASE("Philox4x32-10 reproduces Random123's known-answer vectors") {
   for (const KnownAnswer& k : kKnownAnswers) {
     const Philox4x32Block out = philox4x32_10(k.counter, k.k0, k.k1);
     for (int w = 0; w < 4; ++w) {
-      INFO("counter word0 0x" << std::hex << k.counter.word[0] << ", output word " << w << ": got 0x"
-                              << out.word[w] << ", expected 0x" << k.expected.word[w]);
+      INFO("counter word0 0x" << std::hex << k.counter.word[0] << ", output word " << w
+                              << ": got 0x" << out.word[w] << ", expected 0x"
+                              << k.expected.word[w]);
       CHECK(out.word[w] == k.expected.word[w]);
     }
   }

@@ -65,7 +65,8 @@ TEST_CASE("Block 128x128 with partial edge tiles: one pow2 scale per tile, valid
     for (std::int64_t col = 0; col < cols; col += 5) {
       const float v = x[static_cast<std::size_t>(row * cols + col)];
       const float s = r.tensor.scale[static_cast<std::size_t>((row / 128) * 2 + col / 128)];
-      REQUIRE(r.tensor.code_at(row, col) == cast_fp32_to_fp8(v * s, Format::E4M3, Overflow::kSatFinite));
+      REQUIRE(r.tensor.code_at(row, col) ==
+              cast_fp32_to_fp8(v * s, Format::E4M3, Overflow::kSatFinite));
     }
   }
   CHECK(r.stats.count == static_cast<std::uint64_t>(rows * cols));
@@ -100,7 +101,8 @@ TEST_CASE("Block 1x128 rowwise and 128x1 columnwise agree with the transpose") {
         amax = std::fmax(amax, std::fabs(x[static_cast<std::size_t>(r * cols + c)]));
       }
       REQUIRE(a.tensor.scale[static_cast<std::size_t>(r * 3 + 2)] ==
-              expected_scale(amax, static_cast<float>(spec(format).max_finite()), true, std::numeric_limits<float>::max()));
+              expected_scale(amax, static_cast<float>(spec(format).max_finite()), true,
+                             std::numeric_limits<float>::max()));
     }
     // The 128 x 1 copy of x^T's shape [cols, rows] is the transpose of the 1 x 128 copy of x.
     const QuantizeResult b = quantize_block_te(xt, cols, rows, format, columnwise);
@@ -131,21 +133,24 @@ TEST_CASE("Block: value_for_inf is the input dtype's max; pow2 can be turned off
   CHECK(quantize_block_te(tiny, 1, 128, Format::E4M3, config).tensor.scale[0] ==
         std::numeric_limits<float>::max());
   config.input_dtype = Format::BF16;
-  CHECK(bits(quantize_block_te(tiny, 1, 128, Format::E4M3, config).tensor.scale[0]) == 0x7F7F'0000u);
+  CHECK(bits(quantize_block_te(tiny, 1, 128, Format::E4M3, config).tensor.scale[0]) ==
+        0x7F7F'0000u);
   config.pow2 = true;  // both round down to 2^127
-  CHECK(quantize_block_te(tiny, 1, 128, Format::E4M3, config).tensor.scale[0] == std::ldexp(1.0f, 127));
+  CHECK(quantize_block_te(tiny, 1, 128, Format::E4M3, config).tensor.scale[0] ==
+        std::ldexp(1.0f, 127));
 
   const std::vector<float> small(128, 0.5f);
   BlockScalingConfig with_eps;
   with_eps.amax_epsilon = 4.0f;
-  CHECK(quantize_block_te(small, 1, 128, Format::E4M3, with_eps).tensor.scale[0] == 64.0f);  // 448/4 -> 2^6
+  CHECK(quantize_block_te(small, 1, 128, Format::E4M3, with_eps).tensor.scale[0] ==
+        64.0f);  // 448/4 -> 2^6
 }
 
 TEST_CASE("Block: zero, NaN and Inf blocks (TE amax ignores NaN; Inf and 0 give scale 1)") {
   std::vector<float> x(3 * 128, 1.0f);
   for (int i = 0; i < 128; ++i) x[static_cast<std::size_t>(i)] = 0.0f;  // block 0: all zero
-  x[128 + 5] = kNaN;                                                      // block 1: one NaN
-  x[256 + 7] = -kInf;                                                     // block 2: one -Inf
+  x[128 + 5] = kNaN;                                                    // block 1: one NaN
+  x[256 + 7] = -kInf;                                                   // block 2: one -Inf
   const QuantizeResult r = quantize_block_te(x, 3, 128, Format::E4M3);
   CHECK(r.tensor.scale[0] == 1.0f);
   CHECK(r.tensor.scale[1] == 256.0f);  // amax 1 (NaN ignored) -> 448 -> 2^8

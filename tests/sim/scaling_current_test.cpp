@@ -107,16 +107,20 @@ TEST_CASE("torchao pow2: the fp32 log2 misfire below powers of two, as the refer
 }
 
 TEST_CASE("torchao amax_to_scale: float64 division, 1e-12 clamp, NaN and Inf") {
-  CHECK(bits(torchao_scale_from_amax(3.0f, 448.0f, false)) == bits(static_cast<float>(448.0 / 3.0)));
-  CHECK(bits(torchao_scale_from_amax(0.0f, 448.0f, false)) == bits(static_cast<float>(448.0 / 1e-12)));
-  CHECK(bits(torchao_scale_from_amax(0.0f, 57344.0f, false)) == bits(static_cast<float>(5.7344e16)));
+  CHECK(bits(torchao_scale_from_amax(3.0f, 448.0f, false)) ==
+        bits(static_cast<float>(448.0 / 3.0)));
+  CHECK(bits(torchao_scale_from_amax(0.0f, 448.0f, false)) ==
+        bits(static_cast<float>(448.0 / 1e-12)));
+  CHECK(bits(torchao_scale_from_amax(0.0f, 57344.0f, false)) ==
+        bits(static_cast<float>(5.7344e16)));
   CHECK(std::isnan(torchao_scale_from_amax(kNaN, 448.0f, false)));
   CHECK(std::isnan(torchao_scale_from_amax(kNaN, 448.0f, true)));
   CHECK(torchao_scale_from_amax(kInf, 448.0f, false) == 0.0f);
   CHECK(torchao_scale_from_amax(kInf, 448.0f, true) == 0.0f);
   CHECK(torchao_scale_from_amax(3.0f, 448.0f, true) == 128.0f);
   // An amax below 1e-12 is clamped.
-  CHECK(bits(torchao_scale_from_amax(1e-20f, 448.0f, false)) == bits(static_cast<float>(448.0 / 1e-12)));
+  CHECK(bits(torchao_scale_from_amax(1e-20f, 448.0f, false)) ==
+        bits(static_cast<float>(448.0 / 1e-12)));
 }
 
 // Away from the clamp and the special cases both rules give the correctly rounded fp8_max / amax
@@ -157,8 +161,9 @@ TEST_CASE("quantize_current_te: amax -> scale -> satfinite cast, scale_inv = RN(
   CHECK(ri.stats.saturated == 1);
 
   // pow2 and the reduction hook (MAX over ranks): the other rank saw 100.
-  const QuantizeResult rr = quantize_current_te(x, 2, 3, Format::E5M2, true, 0.0f,
-                                                [](std::span<float> a) { a[0] = std::fmax(a[0], 100.0f); });
+  const QuantizeResult rr =
+      quantize_current_te(x, 2, 3, Format::E5M2, true, 0.0f,
+                          [](std::span<float> a) { a[0] = std::fmax(a[0], 100.0f); });
   CHECK(rr.tensor.scale[0] == 512.0f);  // 57344 / 100 = 573.44 -> 2^9
 }
 

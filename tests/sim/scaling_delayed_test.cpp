@@ -104,8 +104,9 @@ TEST_CASE("TE test_fp8_scale_update_with_linear_fuser_op: history tails and scal
         const std::vector<float> column = state.history_of(slot);
         INFO(to_string(algo) << " step " << step << " slot " << slot);
         for (int k = 0; k <= step; ++k) {  // test_amax_history[-(step+1):] == ref[:(step+1)]
-          CHECK(static_cast<double>(column[column.size() - 1 - static_cast<std::size_t>(step - k)]) ==
-                ref[static_cast<std::size_t>(k)]);
+          CHECK(
+              static_cast<double>(column[column.size() - 1 - static_cast<std::size_t>(step - k)]) ==
+              ref[static_cast<std::size_t>(k)]);
         }
         const double ref_amax =
             algo == AmaxComputeAlgo::kMax ? *std::max_element(ref.begin(), ref.end()) : ref.back();
@@ -144,15 +145,16 @@ TEST_CASE("TE test_fp8_scale_update_with_linear_module: roll and scale from a ra
         for (float& s : scale) s = 2.0f * dist(gen) + 0.5f;
         const std::vector<float> before = history;
 
-        fused_amax_and_scale_update(history, len, scale, {}, algo,
-                                    delayed_scaled_max(max_val, 2), true);
+        fused_amax_and_scale_update(history, len, scale, {}, algo, delayed_scaled_max(max_val, 2),
+                                    true);
 
         for (std::int64_t j = 0; j < slots; ++j) {
           INFO("len " << len << " algo " << to_string(algo) << " slots " << slots << " j " << j);
           double ref_amax = before[static_cast<std::size_t>(j)];
           for (std::int64_t i = 0; i < len; ++i) {
             if (algo == AmaxComputeAlgo::kMax) {
-              ref_amax = std::max(ref_amax, static_cast<double>(before[static_cast<std::size_t>(i * slots + j)]));
+              ref_amax = std::max(
+                  ref_amax, static_cast<double>(before[static_cast<std::size_t>(i * slots + j)]));
             }
             // torch.roll(H, -1, 0) then row 0 zeroed
             const float expected =

@@ -26,7 +26,7 @@ std::uint8_t bump_code(float amax) {
   const int exponent = static_cast<int>((bits >> 23) & 0xFF) - 127;  // E(amax), exact
   const std::uint32_t mantissa = bits & 0x7FFFFF;
   const std::uint32_t mantissa_of_1_75 = 0x600000;  // 1.75 = 1.11b: 0b11 << 21
-  const int floor_code = exponent - 8 + 127;         // emax(E4M3) = 8
+  const int floor_code = exponent - 8 + 127;        // emax(E4M3) = 8
   return static_cast<std::uint8_t>(floor_code + (mantissa > mantissa_of_1_75 ? 1 : 0));
 }
 

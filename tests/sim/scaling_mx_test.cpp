@@ -57,7 +57,8 @@ float te_ref_exp2f_rcp(std::uint8_t biased_exp) {
 
 }  // namespace
 
-TEST_CASE("torchao-main make_mxfp8_semantic_cases: 18 named blocks, fp32 and bf16, floor and rceil") {
+TEST_CASE(
+    "torchao-main make_mxfp8_semantic_cases: 18 named blocks, fp32 and bf16, floor and rceil") {
   for (const bool bf16 : {false, true}) {
     for (const bool is_floor : {true, false}) {
       const E8M0Mode mode = is_floor ? E8M0Mode::kFloor : E8M0Mode::kRceil;
@@ -65,8 +66,8 @@ TEST_CASE("torchao-main make_mxfp8_semantic_cases: 18 named blocks, fp32 and bf1
         const QuantizeResult r = quantize_mx(c.inputs, 1, 32, ScaleAxis::kRowwise, Format::E4M3,
                                              mode, TorchaoVersion::kMain);
         INFO(c.name << (bf16 ? " bf16 " : " fp32 ") << to_string(mode) << ": scale "
-                    << int(r.tensor.scale_e8m0[0]) << " expected " << int(c.scale)
-                    << "; input[1] " << hex(bits(c.inputs[1])));
+                    << int(r.tensor.scale_e8m0[0]) << " expected " << int(c.scale) << "; input[1] "
+                    << hex(bits(c.inputs[1])));
         REQUIRE(r.tensor.scale_e8m0.size() == 1);
         CHECK(r.tensor.scale_e8m0[0] == c.scale);
         for (std::size_t i = 0; i < 32; ++i) {
@@ -98,11 +99,10 @@ TEST_CASE("torchao-main test_to_mx_rceil ground-truth blocks (rules unchanged at
 
 TEST_CASE("torchao make_f32_to_e8m0_rceil_cases: 18 RCEIL boundaries") {
   const std::pair<std::uint32_t, int> cases[] = {
-      {0x00000000, 0},   {0x00000001, 0},   {0x00400000, 0},   {0x00400001, 1},
-      {0x007FFFFF, 1},   {0x00800000, 1},   {0x1F800000, 63},  {0x1F800001, 64},
-      {0x3F7FFFFF, 127}, {0x3F800000, 127}, {0x3F800001, 128}, {0x5F800000, 191},
-      {0x5F800001, 192}, {0x7F000000, 254}, {0x7F000001, 255}, {0x7F7FFFFF, 255},
-      {0x7F800000, 255}, {0x7FC00000, 255},
+      {0x00000000, 0},   {0x00000001, 0},   {0x00400000, 0},   {0x00400001, 1},   {0x007FFFFF, 1},
+      {0x00800000, 1},   {0x1F800000, 63},  {0x1F800001, 64},  {0x3F7FFFFF, 127}, {0x3F800000, 127},
+      {0x3F800001, 128}, {0x5F800000, 191}, {0x5F800001, 192}, {0x7F000000, 254}, {0x7F000001, 255},
+      {0x7F7FFFFF, 255}, {0x7F800000, 255}, {0x7FC00000, 255},
   };
   for (const auto& [input, expected] : cases) {
     INFO("input " << hex(input));
@@ -146,7 +146,8 @@ TEST_CASE("TE mode: 449 gives scale 2, OCP floor gives 1 and saturates; special 
   CHECK(fl.tensor.data[3] == 0x7E);  // 449 rounds to 448 (an ordinary rounding, not counted)
   // 480 lies past E4M3's overflow threshold 464: floor saturates it, TE's scale 2 does not.
   block[3] = 480.0f;
-  CHECK(quantize_mx(block, 1, 32, ScaleAxis::kRowwise, Format::E4M3, E8M0Mode::kFloor).stats.saturated == 1);
+  CHECK(quantize_mx(block, 1, 32, ScaleAxis::kRowwise, Format::E4M3, E8M0Mode::kFloor)
+            .stats.saturated == 1);
   CHECK(quantize_mx(block, 1, 32, ScaleAxis::kRowwise, Format::E4M3).stats.saturated == 0);
 
   const std::vector<float> zeros(32, 0.0f);
@@ -180,7 +181,8 @@ TEST_CASE("TE MXFP8 CPU reference formula on random blocks, E4M3 and E5M2, both 
   const std::int64_t rows = 96;
   const std::int64_t cols = 64;
   for (const Format format : {Format::E4M3, Format::E5M2}) {
-    const auto max_reciprocal = static_cast<float>(1.0 / static_cast<double>(spec(format).max_finite()));
+    const auto max_reciprocal =
+        static_cast<float>(1.0 / static_cast<double>(spec(format).max_finite()));
     for (int trial = 0; trial < 20; ++trial) {
       // Each 32 x 32 region gets its own magnitude so that blocks span the whole fp32 range.
       std::vector<float> x(static_cast<std::size_t>(rows * cols));
@@ -209,8 +211,8 @@ TEST_CASE("TE MXFP8 CPU reference formula on random blocks, E4M3 and E5M2, both 
           const std::uint8_t scale = te_ref_float_to_e8m0(block_amax * max_reciprocal);
           const std::size_t s = static_cast<std::size_t>(rowwise ? r0 * (cols / 32) + c0 / 32
                                                                  : (r0 / 32) * cols + c0);
-          INFO((rowwise ? "rowwise" : "columnwise") << " block " << b << " amax "
-                                                    << hex(bits(block_amax)));
+          INFO((rowwise ? "rowwise" : "columnwise")
+               << " block " << b << " amax " << hex(bits(block_amax)));
           REQUIRE(int(t.scale_e8m0[s]) == int(scale));
           REQUIRE(bits(t.scale_inv[s]) == bits(decode_e8m0(scale)));
           for (int k = 0; k < 32; ++k) {
@@ -258,7 +260,8 @@ TEST_CASE("MX modes ceil and even at their boundaries (torchao-mx.md §4.2)") {
   CHECK(mx_scale_code(std::nextafter(256.0f, kInf), Format::E4M3, E8M0Mode::kCeil) == 128);
   // even (E4M3, mbits 3): significand >= 2 - 2^-4 = 1.9375 rounds amax up to the next power.
   CHECK(mx_scale_code(1.9375f * 256.0f, Format::E4M3, E8M0Mode::kEven) == 128);
-  CHECK(mx_scale_code(std::nextafter(1.9375f, 0.0f) * 256.0f, Format::E4M3, E8M0Mode::kEven) == 127);
+  CHECK(mx_scale_code(std::nextafter(1.9375f, 0.0f) * 256.0f, Format::E4M3, E8M0Mode::kEven) ==
+        127);
   // E5M2 (mbits 2): the threshold is 2 - 2^-3 = 1.875.
   CHECK(mx_scale_code(1.875f, Format::E5M2, E8M0Mode::kEven) == 127 + 1 - 15);
   CHECK(mx_scale_code(1.87f, Format::E5M2, E8M0Mode::kEven) == 127 - 15);
@@ -269,8 +272,10 @@ TEST_CASE("MX modes ceil and even at their boundaries (torchao-mx.md §4.2)") {
     CHECK(mx_scale_code(kNaN, Format::E4M3, m, kMain) == 255);
     CHECK(mx_scale_code(kInf, Format::E4M3, m, kMain) == 255);
   }
-  CHECK(mx_scale_code(std::numeric_limits<float>::max(), Format::E4M3, E8M0Mode::kEven, kMain) == 255);
-  CHECK(mx_scale_code(std::numeric_limits<float>::max(), Format::E4M3, E8M0Mode::kCeil, kMain) == 247);
+  CHECK(mx_scale_code(std::numeric_limits<float>::max(), Format::E4M3, E8M0Mode::kEven, kMain) ==
+        255);
+  CHECK(mx_scale_code(std::numeric_limits<float>::max(), Format::E4M3, E8M0Mode::kCeil, kMain) ==
+        247);
 }
 
 TEST_CASE("MX layouts: columnwise runs down 32 rows, 2-D tiles share one scale, edges clip") {
@@ -279,7 +284,8 @@ TEST_CASE("MX layouts: columnwise runs down 32 rows, 2-D tiles share one scale, 
   std::vector<float> x(static_cast<std::size_t>(rows * cols));
   for (std::int64_t r = 0; r < rows; ++r) {
     for (std::int64_t c = 0; c < cols; ++c) {
-      x[static_cast<std::size_t>(r * cols + c)] = static_cast<float>(r + 1) * (c % 2 ? -1.0f : 1.0f);
+      x[static_cast<std::size_t>(r * cols + c)] = static_cast<float>(r + 1) *
+                                                  (c % 2 ? -1.0f : 1.0f);
     }
   }
   const QuantizeResult row = quantize_mx(x, rows, cols, ScaleAxis::kRowwise, Format::E4M3);
@@ -300,7 +306,8 @@ TEST_CASE("MX layouts: columnwise runs down 32 rows, 2-D tiles share one scale, 
   }
   // Element (31, c) of the columnwise copy uses the column block's multiplier.
   const float m = col.tensor.scale[0];
-  CHECK(col.tensor.code_at(31, 0) == cast_fp32_to_fp8(32.0f * m, Format::E4M3, Overflow::kSatFinite));
+  CHECK(col.tensor.code_at(31, 0) ==
+        cast_fp32_to_fp8(32.0f * m, Format::E4M3, Overflow::kSatFinite));
 
   const QuantizeResult tile = quantize_mx_2d(x, rows, cols, Format::E4M3);
   REQUIRE(tile.tensor.scale_rows() == 2);

@@ -37,9 +37,7 @@ constexpr TorchaoVersion kMain = TorchaoVersion::kMain;
 constexpr std::array<E8M0Mode, 4> kTorchaoModes = {E8M0Mode::kFloor, E8M0Mode::kCeil,
                                                    E8M0Mode::kEven, E8M0Mode::kRceil};
 
-bool same_bits(float a, float b) {
-  return (std::isnan(a) && std::isnan(b)) || bits(a) == bits(b);
-}
+bool same_bits(float a, float b) { return (std::isnan(a) && std::isnan(b)) || bits(a) == bits(b); }
 
 struct Expected {
   std::uint8_t scale;
@@ -172,7 +170,8 @@ TEST_CASE("torchao-0.18 special blocks: Inf, NaN, FLT_MIN clamp, b == 0, E5M2") 
   std::vector<float> x(32, 1.0f);
   x[5] = -kInf;
   x[6] = -2.0f;
-  const QuantizeResult fl = quantize_mx(x, 1, 32, ScaleAxis::kRowwise, Format::E4M3, E8M0Mode::kFloor, kV0_18);
+  const QuantizeResult fl =
+      quantize_mx(x, 1, 32, ScaleAxis::kRowwise, Format::E4M3, E8M0Mode::kFloor, kV0_18);
   CHECK(fl.tensor.scale_e8m0[0] == 247);
   CHECK(fl.tensor.data[5] == 0xFE);  // -Inf / 2^120 = -Inf, clamped to -448
   CHECK(fl.tensor.data[6] == 0x80);  // -2 / 2^120 flushes to -0
@@ -212,14 +211,16 @@ TEST_CASE("torchao-0.18 special blocks: Inf, NaN, FLT_MIN clamp, b == 0, E5M2") 
     }
   }
   // torchao-0.18 is the default of every quantize_mx entry point.
-  CHECK(quantize_mx(x, 1, 32, ScaleAxis::kRowwise, Format::E4M3, E8M0Mode::kFloor).tensor.scale_e8m0[0] == 247);
+  CHECK(quantize_mx(x, 1, 32, ScaleAxis::kRowwise, Format::E4M3, E8M0Mode::kFloor)
+            .tensor.scale_e8m0[0] == 247);
   CHECK(std::string(to_string(kV0_18)) == "torchao-0.18");
   CHECK(std::string(to_string(kMain)) == "torchao-main");
 }
 
 // v0.18 quantizes floor/ceil/even as x / max(bitcast<float>(e << 23), 2^-126); sim multiplies
 // by mx_block_multiplier(e). Every e and inputs across every binade, both signs, and specials.
-TEST_CASE("torchao-0.18 division by the clamped float scale equals the block multiplier, bit for bit") {
+TEST_CASE(
+    "torchao-0.18 division by the clamped float scale equals the block multiplier, bit for bit") {
   std::vector<float> inputs = {0.0f, -0.0f, kInf, -kInf, kNaN, std::numeric_limits<float>::max()};
   std::mt19937 gen(18);
   std::uniform_int_distribution<std::uint32_t> mantissa(0, 0x7F'FFFF);
@@ -268,10 +269,11 @@ std::uint8_t cast_after_clamp(float v, float max_pos, Format f) {
 Block to_mx_v0_18(std::span<const float> x, Format f, E8M0Mode mode) {
   const bool e4m3 = f == Format::E4M3;
   const float max_pos = e4m3 ? 448.0f : 57344.0f;  // F8E4M3_MAX, F8E5M2_MAX
-  const int target_max_pow2 = e4m3 ? 8 : 15;      // F8E4M3_MAX_POW2, F8E5M2_MAX_POW2
+  const int target_max_pow2 = e4m3 ? 8 : 15;       // F8E4M3_MAX_POW2, F8E5M2_MAX_POW2
   const int mbits = e4m3 ? 3 : 2;
   float max_abs = 0.0f;  // torch.amax(torch.abs(x)): NaN propagates
-  for (const float v : x) max_abs = std::isnan(v) || std::isnan(max_abs) ? kNaN : std::max(max_abs, std::fabs(v));
+  for (const float v : x)
+    max_abs = std::isnan(v) || std::isnan(max_abs) ? kNaN : std::max(max_abs, std::fabs(v));
   Block out{0, {}};
   if (mode == E8M0Mode::kRceil) {  // _to_mx_rceil, fallback branch
     const float descale = max_abs / max_pos;
@@ -293,13 +295,14 @@ Block to_mx_v0_18(std::span<const float> x, Format f, E8M0Mode mode) {
   std::uint32_t u = bits(max_abs);
   if (mode == E8M0Mode::kEven) {
     u = (u + (1u << (23 - mbits - 1))) & 0xFF80'0000u;  // ((1 << (8 + 1)) - 1) << 23
-    if (std::isnan(max_abs)) u = bits(kNaN);              // max_abs[nan_mask] = nan
+    if (std::isnan(max_abs)) u = bits(kNaN);            // max_abs[nan_mask] = nan
   }
   int pow2 = static_cast<int>((u >> 23) & 0xFF) - 127;
   if (mode == E8M0Mode::kCeil) pow2 += (u & 0x7F'FFFF) > 0 ? 1 : 0;
   const int unbiased = std::clamp(pow2 - target_max_pow2, -127, 128);
   out.scale = std::isnan(from_bits(u)) ? 255 : static_cast<std::uint8_t>(unbiased + 127);
-  const float scale_fp32 = std::max(from_bits(static_cast<std::uint32_t>(out.scale) << 23), 0x1p-126f);
+  const float scale_fp32 =
+      std::max(from_bits(static_cast<std::uint32_t>(out.scale) << 23), 0x1p-126f);
   for (const float v : x) out.data.push_back(cast_after_clamp(v / scale_fp32, max_pos, f));
   return out;
 }
@@ -320,7 +323,8 @@ TEST_CASE("torchao-0.18 quantize_mx equals a transcription of v0.18.0's to_mx (d
           ++blocks_equal;
           continue;
         }
-        INFO(spec(f).name << " " << to_string(mode) << " block " << b << " x[0] " << hex(bits(block[0])));
+        INFO(spec(f).name << " " << to_string(mode) << " block " << b << " x[0] "
+                          << hex(bits(block[0])));
         REQUIRE(int(r.tensor.scale_e8m0[static_cast<std::size_t>(b)]) == int(ref.scale));
         for (std::size_t i = 0; i < 32; ++i) {
           INFO("element " << i << " x " << hex(bits(block[i])));
@@ -350,14 +354,17 @@ std::string classify(std::span<const float> block, Format f, E8M0Mode mode, std:
     }
     return true;
   };
-  const auto cast_times = [f](float v, float m) { return cast_fp32_to_fp8(v * m, f, Overflow::kSatFinite); };
+  const auto cast_times = [f](float v, float m) {
+    return cast_fp32_to_fp8(v * m, f, Overflow::kSatFinite);
+  };
   const int emax = spec(f).max_exponent();
   if (mode != E8M0Mode::kRceil) {
     if (has_nan) {  // both 255; v0.18 divides by +Inf, main multiplies by NaN
-      const bool ok = b18 == 255 && bmain == 255 && all([](float v, std::uint8_t a, std::uint8_t m) {
-        const std::uint8_t want = std::isfinite(v) ? (std::signbit(v) ? 0x80 : 0x00) : 0x7F;
-        return a == want && m == 0x7F;
-      });
+      const bool ok =
+          b18 == 255 && bmain == 255 && all([](float v, std::uint8_t a, std::uint8_t m) {
+            const std::uint8_t want = std::isfinite(v) ? (std::signbit(v) ? 0x80 : 0x00) : 0x7F;
+            return a == want && m == 0x7F;
+          });
       return ok ? "NaN block: x / +Inf (finite -> +-0)" : "unexplained";
     }
     std::uint32_t u = bits(amax);
@@ -370,8 +377,8 @@ std::string classify(std::span<const float> block, Format f, E8M0Mode mode, std:
     }
     if (b18 == 0) {
       const bool ok = bmain == 0 && all([&](float v, std::uint8_t a, std::uint8_t m) {
-        return a == cast_times(v, 0x1p126f) && m == cast_times(v, 0x1p127f);
-      });
+                        return a == cast_times(v, 0x1p126f) && m == cast_times(v, 0x1p127f);
+                      });
       return ok ? "byte 0: FLT_MIN clamp, x / 2^-126" : "unexplained";
     }
     return "unexplained";
@@ -382,7 +389,8 @@ std::string classify(std::span<const float> block, Format f, E8M0Mode mode, std:
   const float d_div = amax / fp8max;
   const float d_mul = amax * static_cast<float>(1.0 / spec(f).max_finite());
   if (b18 == 0) {
-    const bool ok = all([&](float v, std::uint8_t a, std::uint8_t) { return a == cast_times(v, 1.0f); });
+    const bool ok =
+        all([&](float v, std::uint8_t a, std::uint8_t) { return a == cast_times(v, 1.0f); });
     return ok ? "byte 0: reciprocal 1.0, not 2^127" : "unexplained";
   }
   if (b18 == bmain) return "unexplained";  // same byte, same multiplier: nothing may differ
@@ -395,11 +403,13 @@ std::string classify(std::span<const float> block, Format f, E8M0Mode mode, std:
   if (int{b18} == exact_ceil - 1 && torch_log2_f32(d_div) == std::round(torch_log2_f32(d_div))) {
     return "fp32 log2 of d just above 2^k rounds to k";
   }
-  if (b18 == exact_ceil && bits(d_div) != bits(d_mul)) return "d = amax / max (division), not amax * RN(1/max)";
+  if (b18 == exact_ceil && bits(d_div) != bits(d_mul))
+    return "d = amax / max (division), not amax * RN(1/max)";
   return "unexplained";
 }
 
-TEST_CASE("torchao-0.18 vs torchao-main over random blocks: every difference has a documented cause") {
+TEST_CASE(
+    "torchao-0.18 vs torchao-main over random blocks: every difference has a documented cause") {
   constexpr std::int64_t kRows = 10000;
   std::map<std::string, std::uint64_t> causes;
   std::uint64_t same = 0;
@@ -428,13 +438,17 @@ TEST_CASE("torchao-0.18 vs torchao-main over random blocks: every difference has
       }
     }
   }
-  std::printf("torchao-0.18 vs torchao-main over %lld blocks x {E4M3, E5M2} x {floor, ceil, even, rceil}: %llu identical\n",
+  std::printf("torchao-0.18 vs torchao-main over %lld blocks x {E4M3, E5M2} x {floor, ceil, even, "
+              "rceil}: %llu identical\n",
               static_cast<long long>(kRows), static_cast<unsigned long long>(same));
-  for (const auto& [cause, n] : causes) std::printf("  %6llu  %s\n", static_cast<unsigned long long>(n), cause.c_str());
+  for (const auto& [cause, n] : causes)
+    std::printf("  %6llu  %s\n", static_cast<unsigned long long>(n), cause.c_str());
   // Every documented cause shows up in the sample (the generator aims at each).
   for (const char* expected :
-       {"floor: NaN block: x / +Inf (finite -> +-0)", "floor: Inf amax: byte 128 - emax + 127, not 255",
-        "floor: byte 0: FLT_MIN clamp, x / 2^-126", "ceil: Inf amax: byte 128 - emax + 127, not 255",
+       {"floor: NaN block: x / +Inf (finite -> +-0)",
+        "floor: Inf amax: byte 128 - emax + 127, not 255",
+        "floor: byte 0: FLT_MIN clamp, x / 2^-126",
+        "ceil: Inf amax: byte 128 - emax + 127, not 255",
         "even: even rounds amax to Inf: byte 128 - emax + 127, not 255",
         "rceil: Inf amax: byte 254, not 255", "rceil: byte 0: reciprocal 1.0, not 2^127",
         "rceil: fp32 log2 of d just above 2^k rounds to k"}) {

@@ -13,7 +13,8 @@
 
 using fp8lab::sim::scaling::torchao_round_scale_down_to_power_of_2;
 
-TEST_CASE("torchao pow2 rounding: double log2 agrees with long double log2 on all positive floats") {
+TEST_CASE(
+    "torchao pow2 rounding: double log2 agrees with long double log2 on all positive floats") {
   fp8lab::testing::MismatchLog log;
   // 0x00000001 (smallest subnormal) .. 0x7F800000 (+Inf).
   fp8lab::testing::parallel_for_u64(1, 0x7F80'0001ull, [&](std::uint64_t i) {

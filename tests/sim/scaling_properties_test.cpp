@@ -45,7 +45,8 @@ std::vector<Recipe> all_recipes() {
     recipes.push_back({"delayed(step 2) " + fn, f, false,
                        [f](std::span<const float> x, std::int64_t r, std::int64_t c) {
                          DelayedScalingConfig config;
-                         config.fp8_format = f == Format::E4M3 ? Fp8Format::kE4M3 : Fp8Format::kE5M2;
+                         config.fp8_format = f == Format::E4M3 ? Fp8Format::kE4M3
+                                                               : Fp8Format::kE5M2;
                          DelayedScalingLinear layer(config);
                          layer.quantize_input(x, r, c);  // step 1 records the amax
                          layer.end_of_forward();
@@ -64,30 +65,33 @@ std::vector<Recipe> all_recipes() {
                          return quantize_tensorwise_torchao(x, r, c, f);
                        }});
     for (const ScaleAxis axis : {ScaleAxis::kRowwise, ScaleAxis::kColumnwise}) {
-      recipes.push_back({std::string("axiswise_torchao pow2 ") + to_string(axis) + " " + fn, f, true,
-                         [f, axis](std::span<const float> x, std::int64_t r, std::int64_t c) {
+      recipes.push_back({std::string("axiswise_torchao pow2 ") + to_string(axis) + " " + fn, f,
+                         true, [f, axis](std::span<const float> x, std::int64_t r, std::int64_t c) {
                            return quantize_axiswise_torchao(x, r, c, axis, f, true);
                          }});
     }
     for (const BlockShape b : {kBlock1x128, kBlock128x1, kBlock128x128}) {
-      recipes.push_back({"block_te " + std::to_string(b.rows) + "x" + std::to_string(b.cols) + " " + fn, f,
-                         false, [f, b](std::span<const float> x, std::int64_t r, std::int64_t c) {
-                           BlockScalingConfig config;
-                           config.block = b;
-                           return quantize_block_te(x, r, c, f, config);
-                         }});
+      recipes.push_back(
+          {"block_te " + std::to_string(b.rows) + "x" + std::to_string(b.cols) + " " + fn, f, false,
+           [f, b](std::span<const float> x, std::int64_t r, std::int64_t c) {
+             BlockScalingConfig config;
+             config.block = b;
+             return quantize_block_te(x, r, c, f, config);
+           }});
     }
-    for (const E8M0Mode m : {E8M0Mode::kTe, E8M0Mode::kFloor, E8M0Mode::kCeil, E8M0Mode::kEven,
-                             E8M0Mode::kRceil}) {
+    for (const E8M0Mode m :
+         {E8M0Mode::kTe, E8M0Mode::kFloor, E8M0Mode::kCeil, E8M0Mode::kEven, E8M0Mode::kRceil}) {
       const bool poisons = m != E8M0Mode::kTe;
       for (const TorchaoVersion v : {TorchaoVersion::kV0_18, TorchaoVersion::kMain}) {
         if (m == E8M0Mode::kTe && v == TorchaoVersion::kMain) continue;  // te has no version
-        const std::string mode = std::string(to_string(m)) + (poisons ? std::string(" ") + to_string(v) : "");
+        const std::string mode = std::string(to_string(m)) +
+                                 (poisons ? std::string(" ") + to_string(v) : "");
         for (const ScaleAxis axis : {ScaleAxis::kRowwise, ScaleAxis::kColumnwise}) {
-          recipes.push_back({"mx " + mode + " " + to_string(axis) + " " + fn, f, poisons,
-                             [f, m, v, axis](std::span<const float> x, std::int64_t r, std::int64_t c) {
-                               return quantize_mx(x, r, c, axis, f, m, v);
-                             }});
+          recipes.push_back(
+              {"mx " + mode + " " + to_string(axis) + " " + fn, f, poisons,
+               [f, m, v, axis](std::span<const float> x, std::int64_t r, std::int64_t c) {
+                 return quantize_mx(x, r, c, axis, f, m, v);
+               }});
         }
         // The version changes the scale rule only, not the block walk: one 2-D layout suffices.
         if (v == TorchaoVersion::kMain) continue;
@@ -129,16 +133,17 @@ TEST_CASE("Every recipe: dequantize(quantize(x)) error bound per format on rando
     for (std::int64_t row = 0; row < kRows; ++row) {
       for (std::int64_t col = 0; col < kCols; ++col) {
         const auto i = static_cast<std::size_t>(row * kCols + col);
-        const double s = t.scale[static_cast<std::size_t>((row / t.block_rows) * t.scale_cols() + col / t.block_cols)];
+        const double s = t.scale[static_cast<std::size_t>((row / t.block_rows) * t.scale_cols() +
+                                                          col / t.block_cols)];
         const double v = x[i];
         if (std::fabs(v) * s > max_finite) continue;  // saturates by design (e.g. MX floor)
-        const double bound =
-            std::fmax(std::fabs(v) * std::ldexp(1.0, -(fs.mantissa_bits + 1)),
-                      std::ldexp(1.0, fs.min_subnormal_exponent() - 1) / s) * (1.0 + std::ldexp(1.0, -20)) +
-            std::fabs(v) * std::ldexp(1.0, -21) + std::ldexp(1.0, -149);
+        const double bound = std::fmax(std::fabs(v) * std::ldexp(1.0, -(fs.mantissa_bits + 1)),
+                                       std::ldexp(1.0, fs.min_subnormal_exponent() - 1) / s) *
+                                 (1.0 + std::ldexp(1.0, -20)) +
+                             std::fabs(v) * std::ldexp(1.0, -21) + std::ldexp(1.0, -149);
         const double error = std::fabs(static_cast<double>(xhat[i]) - v);
-        INFO(recipe.name << " (" << row << ", " << col << ") x " << v << " x̂ " << xhat[i] << " code 0x"
-                         << std::hex << int(t.data[i]) << " scale " << s);
+        INFO(recipe.name << " (" << row << ", " << col << ") x " << v << " x̂ " << xhat[i]
+                         << " code 0x" << std::hex << int(t.data[i]) << " scale " << s);
         REQUIRE(error <= bound);
         ++checked;
       }
@@ -260,7 +265,8 @@ TEST_CASE("tensor_stats: exact values, scale range and the error measures") {
   // Blocked tensors report the smallest and largest multiplier.
   std::vector<float> two_rows(64, 1.0f);
   for (int i = 32; i < 64; ++i) two_rows[static_cast<std::size_t>(i)] = 4.0f;
-  const TensorStats b = tensor_stats(two_rows, quantize_mx(two_rows, 2, 32, ScaleAxis::kRowwise, Format::E4M3));
+  const TensorStats b =
+      tensor_stats(two_rows, quantize_mx(two_rows, 2, 32, ScaleAxis::kRowwise, Format::E4M3));
   CHECK(b.scale_min == 64.0f);   // amax 4: e = ceil(log2(4/448)) = -6 -> mult 2^6
   CHECK(b.scale_max == 256.0f);  // amax 1: -8 -> 2^8
 }
@@ -276,8 +282,8 @@ TEST_CASE("Every blocked recipe equals sim::quantize applied block by block") {
   std::vector<float> x(static_cast<std::size_t>(kRows * kCols));
   for (float& v : x) v = unit(gen);
   for (std::size_t i = 0; i < 64; ++i) x[i] = std::bit_cast<float>(subnormal(gen));  // row 0
-  x[40] = kInf;                    // row 0, in a block with denormals
-  x[kCols + 3] = kNaN;             // row 1
+  x[40] = kInf;         // row 0, in a block with denormals
+  x[kCols + 3] = kNaN;  // row 1
   x[static_cast<std::size_t>(5 * kCols + 100)] = -kInf;
   for (std::size_t i = 0; i < 32; ++i) x[static_cast<std::size_t>(7 * kCols) + i] = 0.0f;
 
@@ -290,8 +296,10 @@ TEST_CASE("Every blocked recipe equals sim::quantize applied block by block") {
       for (std::int64_t bj = 0; bj < t.scale_cols(); ++bj) {
         std::vector<float> block;
         std::vector<std::size_t> where;
-        for (std::int64_t row = bi * t.block_rows; row < std::min(kRows, (bi + 1) * t.block_rows); ++row) {
-          for (std::int64_t col = bj * t.block_cols; col < std::min(kCols, (bj + 1) * t.block_cols); ++col) {
+        for (std::int64_t row = bi * t.block_rows; row < std::min(kRows, (bi + 1) * t.block_rows);
+             ++row) {
+          for (std::int64_t col = bj * t.block_cols; col < std::min(kCols, (bj + 1) * t.block_cols);
+               ++col) {
             where.push_back(static_cast<std::size_t>(row * kCols + col));
             block.push_back(x[where.back()]);
           }
@@ -307,7 +315,8 @@ TEST_CASE("Every blocked recipe equals sim::quantize applied block by block") {
       }
     }
     INFO(recipe.name);
-    CHECK(std::bit_cast<std::uint32_t>(r.stats.amax) == std::bit_cast<std::uint32_t>(expected.amax));
+    CHECK(std::bit_cast<std::uint32_t>(r.stats.amax) ==
+          std::bit_cast<std::uint32_t>(expected.amax));
     CHECK(r.stats.count == expected.count);
     CHECK(r.stats.saturated == expected.saturated);
     CHECK(r.stats.underflowed == expected.underflowed);

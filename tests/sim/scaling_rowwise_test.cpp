@@ -52,24 +52,38 @@ TEST_CASE("torchao recipes: which cast each operand of each GEMM gets") {
     bool pow2;
   };
   const Row table[] = {
-      {TorchaoRecipe::kTensorwise, Gemm::kFprop, Operand::kInput, S::kTensorwise, Format::E4M3, false},
-      {TorchaoRecipe::kTensorwise, Gemm::kFprop, Operand::kWeight, S::kTensorwise, Format::E4M3, false},
-      {TorchaoRecipe::kTensorwise, Gemm::kDgrad, Operand::kGradOutput, S::kTensorwise, Format::E5M2, false},
-      {TorchaoRecipe::kTensorwise, Gemm::kDgrad, Operand::kWeight, S::kTensorwise, Format::E4M3, false},
-      {TorchaoRecipe::kTensorwise, Gemm::kWgrad, Operand::kGradOutput, S::kTensorwise, Format::E5M2, false},
-      {TorchaoRecipe::kTensorwise, Gemm::kWgrad, Operand::kInput, S::kTensorwise, Format::E4M3, false},
+      {TorchaoRecipe::kTensorwise, Gemm::kFprop, Operand::kInput, S::kTensorwise, Format::E4M3,
+       false},
+      {TorchaoRecipe::kTensorwise, Gemm::kFprop, Operand::kWeight, S::kTensorwise, Format::E4M3,
+       false},
+      {TorchaoRecipe::kTensorwise, Gemm::kDgrad, Operand::kGradOutput, S::kTensorwise, Format::E5M2,
+       false},
+      {TorchaoRecipe::kTensorwise, Gemm::kDgrad, Operand::kWeight, S::kTensorwise, Format::E4M3,
+       false},
+      {TorchaoRecipe::kTensorwise, Gemm::kWgrad, Operand::kGradOutput, S::kTensorwise, Format::E5M2,
+       false},
+      {TorchaoRecipe::kTensorwise, Gemm::kWgrad, Operand::kInput, S::kTensorwise, Format::E4M3,
+       false},
       {TorchaoRecipe::kRowwise, Gemm::kFprop, Operand::kInput, S::kAxiswise, Format::E4M3, true},
       {TorchaoRecipe::kRowwise, Gemm::kFprop, Operand::kWeight, S::kAxiswise, Format::E4M3, true},
-      {TorchaoRecipe::kRowwise, Gemm::kDgrad, Operand::kGradOutput, S::kAxiswise, Format::E4M3, true},
+      {TorchaoRecipe::kRowwise, Gemm::kDgrad, Operand::kGradOutput, S::kAxiswise, Format::E4M3,
+       true},
       {TorchaoRecipe::kRowwise, Gemm::kDgrad, Operand::kWeight, S::kAxiswise, Format::E4M3, true},
-      {TorchaoRecipe::kRowwise, Gemm::kWgrad, Operand::kGradOutput, S::kAxiswise, Format::E4M3, true},
+      {TorchaoRecipe::kRowwise, Gemm::kWgrad, Operand::kGradOutput, S::kAxiswise, Format::E4M3,
+       true},
       {TorchaoRecipe::kRowwise, Gemm::kWgrad, Operand::kInput, S::kAxiswise, Format::E4M3, true},
-      {TorchaoRecipe::kRowwiseWithGwHp, Gemm::kFprop, Operand::kInput, S::kAxiswise, Format::E4M3, true},
-      {TorchaoRecipe::kRowwiseWithGwHp, Gemm::kFprop, Operand::kWeight, S::kAxiswise, Format::E4M3, true},
-      {TorchaoRecipe::kRowwiseWithGwHp, Gemm::kDgrad, Operand::kGradOutput, S::kAxiswise, Format::E4M3, true},
-      {TorchaoRecipe::kRowwiseWithGwHp, Gemm::kDgrad, Operand::kWeight, S::kTensorwise, Format::E4M3, true},
-      {TorchaoRecipe::kRowwiseWithGwHp, Gemm::kWgrad, Operand::kGradOutput, S::kHighPrecision, Format::E4M3, true},
-      {TorchaoRecipe::kRowwiseWithGwHp, Gemm::kWgrad, Operand::kInput, S::kHighPrecision, Format::E4M3, true},
+      {TorchaoRecipe::kRowwiseWithGwHp, Gemm::kFprop, Operand::kInput, S::kAxiswise, Format::E4M3,
+       true},
+      {TorchaoRecipe::kRowwiseWithGwHp, Gemm::kFprop, Operand::kWeight, S::kAxiswise, Format::E4M3,
+       true},
+      {TorchaoRecipe::kRowwiseWithGwHp, Gemm::kDgrad, Operand::kGradOutput, S::kAxiswise,
+       Format::E4M3, true},
+      {TorchaoRecipe::kRowwiseWithGwHp, Gemm::kDgrad, Operand::kWeight, S::kTensorwise,
+       Format::E4M3, true},
+      {TorchaoRecipe::kRowwiseWithGwHp, Gemm::kWgrad, Operand::kGradOutput, S::kHighPrecision,
+       Format::E4M3, true},
+      {TorchaoRecipe::kRowwiseWithGwHp, Gemm::kWgrad, Operand::kInput, S::kHighPrecision,
+       Format::E4M3, true},
   };
   for (const Row& row : table) {
     const OperandCast cast = torchao_operand_cast(row.recipe, row.gemm, row.operand);
@@ -90,12 +104,14 @@ TEST_CASE("Axiswise: one torchao scale per row or per column") {
   std::vector<float> x(static_cast<std::size_t>(rows * cols));
   for (float& v : x) v = dist(gen);
   for (const bool pow2 : {false, true}) {
-    const QuantizeResult r = quantize_axiswise_torchao(x, rows, cols, ScaleAxis::kRowwise, Format::E4M3, pow2);
+    const QuantizeResult r =
+        quantize_axiswise_torchao(x, rows, cols, ScaleAxis::kRowwise, Format::E4M3, pow2);
     REQUIRE(r.tensor.block_rows == 1);
     REQUIRE(r.tensor.block_cols == cols);
     for (std::int64_t i = 0; i < rows; ++i) {
       double amax = 0.0;
-      for (std::int64_t c = 0; c < cols; ++c) amax = std::fmax(amax, std::fabs(x[static_cast<std::size_t>(i * cols + c)]));
+      for (std::int64_t c = 0; c < cols; ++c)
+        amax = std::fmax(amax, std::fabs(x[static_cast<std::size_t>(i * cols + c)]));
       // amax_to_scale written out: float64 division, one rounding to fp32, then pow2.
       float s = static_cast<float>(448.0 / amax);
       if (pow2) s = std::exp2(std::floor(static_cast<float>(std::log2(static_cast<double>(s)))));
@@ -104,15 +120,18 @@ TEST_CASE("Axiswise: one torchao scale per row or per column") {
       REQUIRE(bits(r.tensor.scale_inv[static_cast<std::size_t>(i)]) == bits(1.0f / s));
       for (std::int64_t c = 0; c < cols; ++c) {
         const float v = x[static_cast<std::size_t>(i * cols + c)];
-        REQUIRE(r.tensor.code_at(i, c) == cast_fp32_to_fp8(v * s, Format::E4M3, Overflow::kSatFinite));
+        REQUIRE(r.tensor.code_at(i, c) ==
+                cast_fp32_to_fp8(v * s, Format::E4M3, Overflow::kSatFinite));
       }
     }
-    const QuantizeResult col = quantize_axiswise_torchao(x, rows, cols, ScaleAxis::kColumnwise, Format::E5M2, pow2);
+    const QuantizeResult col =
+        quantize_axiswise_torchao(x, rows, cols, ScaleAxis::kColumnwise, Format::E5M2, pow2);
     REQUIRE(col.tensor.block_rows == rows);
     REQUIRE(col.tensor.block_cols == 1);
     for (std::int64_t c = 0; c < cols; ++c) {
       double amax = 0.0;
-      for (std::int64_t i = 0; i < rows; ++i) amax = std::fmax(amax, std::fabs(x[static_cast<std::size_t>(i * cols + c)]));
+      for (std::int64_t i = 0; i < rows; ++i)
+        amax = std::fmax(amax, std::fabs(x[static_cast<std::size_t>(i * cols + c)]));
       REQUIRE(bits(col.tensor.scale[static_cast<std::size_t>(c)]) ==
               bits(torchao_scale_from_amax(static_cast<float>(amax), 57344.0f, pow2)));
       for (std::int64_t i = 0; i < rows; ++i) {
@@ -126,22 +145,28 @@ TEST_CASE("Axiswise: a NaN poisons only its own row; the operand API follows the
   std::vector<float> x = {1.0f, 2.0f, 3.0f,  //
                           4.0f, kNaN, 6.0f,  //
                           7.0f, 8.0f, 9.0f};
-  const QuantizeResult r = quantize_axiswise_torchao(x, 3, 3, ScaleAxis::kRowwise, Format::E4M3, true);
+  const QuantizeResult r =
+      quantize_axiswise_torchao(x, 3, 3, ScaleAxis::kRowwise, Format::E4M3, true);
   CHECK(r.tensor.scale[0] == 128.0f);  // 448 / 3 -> 2^7
   CHECK(std::isnan(r.tensor.scale[1]));
   CHECK(r.tensor.scale[2] == 32.0f);  // 448 / 9 -> 2^5
   for (std::int64_t c = 0; c < 3; ++c) CHECK(r.tensor.code_at(1, c) == 0x7F);
   CHECK(r.stats.nan == 3);
 
-  const auto fprop = quantize_torchao_operand(x, 3, 3, TorchaoRecipe::kRowwiseWithGwHp, Gemm::kFprop, Operand::kWeight);
+  const auto fprop = quantize_torchao_operand(x, 3, 3, TorchaoRecipe::kRowwiseWithGwHp,
+                                              Gemm::kFprop, Operand::kWeight);
   REQUIRE(fprop.has_value());
   CHECK(fprop->tensor.block_rows == 1);
-  const auto dgrad = quantize_torchao_operand(x, 3, 3, TorchaoRecipe::kRowwiseWithGwHp, Gemm::kDgrad, Operand::kWeight);
+  const auto dgrad = quantize_torchao_operand(x, 3, 3, TorchaoRecipe::kRowwiseWithGwHp,
+                                              Gemm::kDgrad, Operand::kWeight);
   REQUIRE(dgrad.has_value());
   CHECK(dgrad->tensor.block_rows == 3);  // tensorwise
   CHECK(dgrad->tensor.block_cols == 3);
-  CHECK_FALSE(quantize_torchao_operand(x, 3, 3, TorchaoRecipe::kRowwiseWithGwHp, Gemm::kWgrad, Operand::kInput).has_value());
-  const auto rw = quantize_torchao_operand(x, 3, 3, TorchaoRecipe::kRowwise, Gemm::kWgrad, Operand::kInput);
+  CHECK_FALSE(quantize_torchao_operand(x, 3, 3, TorchaoRecipe::kRowwiseWithGwHp, Gemm::kWgrad,
+                                       Operand::kInput)
+                  .has_value());
+  const auto rw =
+      quantize_torchao_operand(x, 3, 3, TorchaoRecipe::kRowwise, Gemm::kWgrad, Operand::kInput);
   REQUIRE(rw.has_value());
   CHECK(rw->tensor.block_rows == 3);  // one scale per column
   CHECK(rw->tensor.block_cols == 1);

@@ -97,8 +97,8 @@ Case random_case(std::int64_t rows, std::int64_t cols, std::int64_t block_rows,
   c.q = layout(rows, cols, block_rows, block_cols);
   c.q.format = format;
   for (auto& code : c.q.data) code = static_cast<std::uint8_t>(rng() & 0xFFu);
-  for (auto& s : c.q.scale_inv) s = std::ldexp(1.0f + static_cast<float>(rng() % 7) / 8.0f,
-                                               static_cast<int>(rng() % 40) - 20);
+  for (auto& s : c.q.scale_inv)
+    s = std::ldexp(1.0f + static_cast<float>(rng() % 7) / 8.0f, static_cast<int>(rng() % 40) - 20);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   c.x.resize(static_cast<std::size_t>(rows * cols));
   for (std::size_t i = 0; i < c.x.size(); ++i) {
@@ -138,7 +138,8 @@ QuantizationSums reference_sums(const std::vector<float>& x, const QuantizedTens
       sums.moments.s4 += (d * d) * (d * d);
       ++sums.moments.elements;
       if (v == 0.0f) continue;
-      const auto b = static_cast<std::size_t>((r / q.block_rows) * q.scale_cols() + c / q.block_cols);
+      const auto b =
+          static_cast<std::size_t>((r / q.block_rows) * q.scale_cols() + c / q.block_cols);
       largest[b] = std::max(largest[b], std::fabs(v));
       smallest[b] = std::min(smallest[b], std::fabs(v));
     }

@@ -32,7 +32,10 @@ std::vector<float> awkward_data(std::int64_t rows, std::int64_t cols) {
   }
   const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
                             std::numeric_limits<float>::infinity(),
-                            -std::numeric_limits<float>::infinity(), 0.0f, -0.0f, 1e-40f,
+                            -std::numeric_limits<float>::infinity(),
+                            0.0f,
+                            -0.0f,
+                            1e-40f,
                             std::numeric_limits<float>::denorm_min()};
   for (std::size_t k = 0; k < std::size(specials); ++k) {
     // ±Inf only with odd rows: an Inf amax gives every per-tensor scale 1, hiding a lost chunk.
@@ -83,11 +86,11 @@ TEST_CASE("quantize(plan) on threads gives the bits of one thread", "[scaling][t
   const std::vector<std::pair<std::string, sc::QuantizePlan>> plans = {
       {"block 1x128", plan_of(K::kBlockTe, {1, 128}, A::kRowwise)},
       {"block 128x1", plan_of(K::kBlockTe, {128, 1}, A::kColumnwise)},
-      {"block 128x128 pow2", plan_of(K::kBlockTe, {128, 128}, A::kRowwise, sc::E8M0Mode::kTe,
-                                     true)},
+      {"block 128x128 pow2",
+       plan_of(K::kBlockTe, {128, 128}, A::kRowwise, sc::E8M0Mode::kTe, true)},
       {"mx rowwise te", plan_of(K::kMx, sc::mx_block_shape(A::kRowwise), A::kRowwise)},
-      {"mx columnwise rceil", plan_of(K::kMx, sc::mx_block_shape(A::kColumnwise), A::kColumnwise,
-                                      sc::E8M0Mode::kRceil)},
+      {"mx columnwise rceil",
+       plan_of(K::kMx, sc::mx_block_shape(A::kColumnwise), A::kColumnwise, sc::E8M0Mode::kRceil)},
       {"mx 32x32 floor", plan_of(K::kMx, {32, 32}, A::kRowwise, sc::E8M0Mode::kFloor)},
       {"axiswise rowwise", plan_of(K::kAxiswiseTorchao, {1, 0}, A::kRowwise)},
       {"axiswise columnwise", plan_of(K::kAxiswiseTorchao, {0, 1}, A::kColumnwise)},
@@ -95,9 +98,15 @@ TEST_CASE("quantize(plan) on threads gives the bits of one thread", "[scaling][t
       {"tensorwise torchao", plan_of(K::kTensorwiseTorchao, {0, 0}, A::kRowwise)},
   };
   const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {
-      {1, 64}, {31, 96}, {33, 200}, {130, 128}, {300, 256}, {1000, 64},
+      {1, 64},
+      {31, 96},
+      {33, 200},
+      {130, 128},
+      {300, 256},
+      {1000, 64},
       // several per-tensor chunks (kPerTensorChunk), the last one partial
-      {257, 513}, {300, 1000}};
+      {257, 513},
+      {300, 1000}};
   for (const auto& [name, plan] : plans) {
     for (const auto& [rows, cols] : shapes) {
       const auto x = awkward_data(rows, cols);
@@ -117,8 +126,8 @@ TEST_CASE("delayed scaling on threads gives the bits and the history of one thre
   for (const int threads : {2, 3, 8}) {
     sc::DelayedScalingLinear one(config), many(config);
     for (int step = 0; step < 3; ++step) {  // the scales of step 0 are 1, then from the history
-      for (const auto& [rows, cols] : {std::pair<std::int64_t, std::int64_t>{300, 1000},
-                                       {33, 200}}) {
+      for (const auto& [rows, cols] :
+           {std::pair<std::int64_t, std::int64_t>{300, 1000}, {33, 200}}) {
         INFO(threads << " threads, step " << step << ", " << rows << " x " << cols);
         const auto x = awkward_data(rows + step, cols);
         require_same(one.quantize_input(x, rows + step, cols),

@@ -38,13 +38,21 @@ inline nlohmann::json without_steps_if_failed(nlohmann::json record) {
 
 inline nlohmann::json baseline_record(int seed = 0, double final_loss = 2.0,
                                       const std::string& status = "finished") {
-  return without_steps_if_failed({{"schema", "fp8lab.run"}, {"schema_version", 1}, {"run_id", baseline_id(seed)},
-          {"kind", "baseline"},
-          {"status", status}, {"workload", "w"}, {"seed", seed}, {"high_precision", "fp32"},
-          {"backend", "sim"}, {"steps_planned", 10}, {"upstream", nullptr},
-          {"eval", {{{"step", 0}, {"loss", 4.0}}, {{"step", 10}, {"loss", final_loss}}}},
-          {"train", {{{"step", 0}, {"loss", 4.1}}, {{"step", 1}, {"loss", 3.9}}}},
-          {"final", {{"eval_loss", final_loss}, {"initial_eval_loss", 4.0}}}});
+  return without_steps_if_failed(
+      {{"schema", "fp8lab.run"},
+       {"schema_version", 1},
+       {"run_id", baseline_id(seed)},
+       {"kind", "baseline"},
+       {"status", status},
+       {"workload", "w"},
+       {"seed", seed},
+       {"high_precision", "fp32"},
+       {"backend", "sim"},
+       {"steps_planned", 10},
+       {"upstream", nullptr},
+       {"eval", {{{"step", 0}, {"loss", 4.0}}, {{"step", 10}, {"loss", final_loss}}}},
+       {"train", {{{"step", 0}, {"loss", 4.1}}, {{"step", 1}, {"loss", 3.9}}}},
+       {"final", {{"eval_loss", final_loss}, {"initial_eval_loss", 4.0}}}});
 }
 
 // An FP8 run on `seed` whose eval loss went from 4.0 to `final_loss` against its baseline's
@@ -53,30 +61,54 @@ inline nlohmann::json fp8_record(const std::string& id, const std::string& forma
                                  double final_loss, const std::string& status = "finished",
                                  int seed = 0) {
   const double rel = (final_loss - 2.0) / 2.0;
-  return without_steps_if_failed({{"schema", "fp8lab.run"}, {"schema_version", 1}, {"run_id", id}, {"kind", "fp8"},
-          {"status", status},
-          {"workload", "w"}, {"seed", seed}, {"high_precision", "fp32"}, {"backend", "sim"},
-          {"steps_planned", 10}, {"baseline_run_id", baseline_id(seed)},
-          {"recipe", {{"fp8_format", format}, {"margin", std::to_string(margin)}}},
-          {"recipe_fields", {"fp8_format", "margin"}},
-          {"recipe_canonical", "fp8_format=" + format + ";margin=" + std::to_string(margin)},
-          {"recipe_label", format + " m" + std::to_string(margin)},
-          {"diverged_at_step", status == "diverged" ? nlohmann::json(7) : nlohmann::json()},
-          {"divergence_reason", status == "diverged" ? "training loss is nan" : ""},
-          {"eval", {{{"step", 0}, {"loss", 4.0}, {"rel_diff", 0.0}, {"weight_rel_l2", 0.0}},
-                    {{"step", 10}, {"loss", final_loss}, {"rel_diff", rel},
-                     {"weight_rel_l2", 0.01}}}},
-          {"train", {{{"step", 0}, {"loss", 4.1}}, {{"step", 1}, {"loss", 3.95}}}},
-          {"layers", {{{"step", 0}, {"layer", "fc1"}, {"tensor", "grad_output"},
-                       {"gemm", "dgrad"}, {"amax", 0.5}, {"scale_max", 800.0}, {"count", 100},
-                       {"underflowed", 3}, {"saturated", 0}},
-                      {{"step", 0}, {"layer", "fc1"}, {"tensor", "input"}, {"gemm", "fprop"},
-                       {"amax", 3.0}, {"scale_max", 149.0}, {"count", 100},
-                       {"underflowed", 1}, {"saturated", 1}}}},
-          {"final", {{"eval_loss", final_loss}, {"baseline_eval_loss", 2.0},
-                     {"initial_eval_loss", 4.0}, {"baseline_initial_eval_loss", 4.0},
-                     {"eval_rel_diff", rel}}},
-          {"throughput", {{"steps_per_second", 10.0}, {"step_time_over_fp32", 2.5}}}});
+  return without_steps_if_failed(
+      {{"schema", "fp8lab.run"},
+       {"schema_version", 1},
+       {"run_id", id},
+       {"kind", "fp8"},
+       {"status", status},
+       {"workload", "w"},
+       {"seed", seed},
+       {"high_precision", "fp32"},
+       {"backend", "sim"},
+       {"steps_planned", 10},
+       {"baseline_run_id", baseline_id(seed)},
+       {"recipe", {{"fp8_format", format}, {"margin", std::to_string(margin)}}},
+       {"recipe_fields", {"fp8_format", "margin"}},
+       {"recipe_canonical", "fp8_format=" + format + ";margin=" + std::to_string(margin)},
+       {"recipe_label", format + " m" + std::to_string(margin)},
+       {"diverged_at_step", status == "diverged" ? nlohmann::json(7) : nlohmann::json()},
+       {"divergence_reason", status == "diverged" ? "training loss is nan" : ""},
+       {"eval",
+        {{{"step", 0}, {"loss", 4.0}, {"rel_diff", 0.0}, {"weight_rel_l2", 0.0}},
+         {{"step", 10}, {"loss", final_loss}, {"rel_diff", rel}, {"weight_rel_l2", 0.01}}}},
+       {"train", {{{"step", 0}, {"loss", 4.1}}, {{"step", 1}, {"loss", 3.95}}}},
+       {"layers",
+        {{{"step", 0},
+          {"layer", "fc1"},
+          {"tensor", "grad_output"},
+          {"gemm", "dgrad"},
+          {"amax", 0.5},
+          {"scale_max", 800.0},
+          {"count", 100},
+          {"underflowed", 3},
+          {"saturated", 0}},
+         {{"step", 0},
+          {"layer", "fc1"},
+          {"tensor", "input"},
+          {"gemm", "fprop"},
+          {"amax", 3.0},
+          {"scale_max", 149.0},
+          {"count", 100},
+          {"underflowed", 1},
+          {"saturated", 1}}}},
+       {"final",
+        {{"eval_loss", final_loss},
+         {"baseline_eval_loss", 2.0},
+         {"initial_eval_loss", 4.0},
+         {"baseline_initial_eval_loss", 4.0},
+         {"eval_rel_diff", rel}}},
+       {"throughput", {{"steps_per_second", 10.0}, {"step_time_over_fp32", 2.5}}}});
 }
 
 // The provenance fields of a run fp8lab ran as asked, which accelerate + TE would change or refuse.
@@ -93,7 +125,10 @@ inline nlohmann::json& as_asked(nlohmann::json& record, nlohmann::json would_cha
 
 inline nlohmann::json change(const std::string& field, const std::string& asked,
                              const std::string& runs, const std::string& why) {
-  return {{"field", field}, {"asked", asked}, {"runs", runs}, {"why", why},
+  return {{"field", field},
+          {"asked", asked},
+          {"runs", runs},
+          {"why", why},
           {"reference", "accelerate/utils/transformer_engine.py"}};
 }
 

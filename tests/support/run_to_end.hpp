@@ -12,8 +12,7 @@
 
 namespace fp8lab::testing {
 
-inline int run_to_end(const std::vector<std::string>& arguments,
-                      const std::filesystem::path& log) {
+inline int run_to_end(const std::vector<std::string>& arguments, const std::filesystem::path& log) {
   const pid_t pid = experiments::start_child(arguments, log);
   int status = 0;
   ::waitpid(pid, &status, 0);
