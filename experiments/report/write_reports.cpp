@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "experiments/report/analysis.hpp"
+#include "experiments/report/cross_machine.hpp"
 #include "experiments/report/html_report.hpp"
 #include "experiments/report/markdown_report.hpp"
 #include "experiments/report/report_data.hpp"
@@ -20,6 +21,7 @@ ReportPaths write_reports(const ReportOptions& options) {
   ReportInput input;
   input.records = std::move(loaded.records);
   input.notes = std::move(loaded.notes);
+  for (auto& note : cross_machine_notes(input.records)) input.notes.push_back(std::move(note));
   input.heatmap_axes = options.heatmap_axes;
   for (const auto& p : options.inputs) input.sources.push_back(p.string());
   // Shards of one sweep each hold the same sweep.json: keep each request index once.
