@@ -1,0 +1,6 @@
+# Type stub of the extension fp8lab._C (python/csrc/module.cpp). Importing it registers
+# torch.ops.fp8lab.* (python/csrc/ops.cpp); their typed Python signatures are in fp8lab.ops.
+from typing import Any
+
+def plan(recipe: str, operand: str, gemm: str) -> dict[str, Any]: ...
+def gemm_operands(gemm: str) -> tuple[tuple[str, bool], tuple[str, bool]]: ...
