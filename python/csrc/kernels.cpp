@@ -201,6 +201,45 @@ at::Tensor scaled_mm_cpu(const at::Tensor& a, const at::Tensor& a_scale_inv, con
   });
 }
 
+at::Tensor high_precision_mm_cpu(const at::Tensor& a, const at::Tensor& b, std::string_view gemm,
+                                 const std::optional<at::Tensor>& bias, bool bf16_operands,
+                                 std::optional<at::ScalarType> out_dtype) {
+  constexpr const char* op = "fp8lab.high_precision_mm";
+  check_tensor(op, "a", a, at::kFloat, 2, "a 2-D tensor, stored as the Linear stores it");
+  check_tensor(op, "b", b, at::kFloat, 2, "a 2-D tensor, stored as the Linear stores it");
+  return translated(op, [&] {
+    const sim::scaling::Gemm g = parse_gemm(op, gemm);
+    const sim::scaling::GemmOperands roles = sim::scaling::gemm_operands(g);
+    const auto dense = [&](const at::Tensor& t, sim::scaling::Operand o) {
+      return sim::DenseOperand{span_of<float>(t), t.size(0), t.size(1),
+                               sim::scaling::k_is_cols(g, o) ? sim::ReduceDim::kCols
+                                                             : sim::ReduceDim::kRows};
+    };
+    const sim::DenseOperand da = dense(a, roles.a), db = dense(b, roles.b);
+    const bool a_cols = da.k_dim == sim::ReduceDim::kCols,
+               b_cols = db.k_dim == sim::ReduceDim::kCols;
+    const std::int64_t k_a = a_cols ? da.cols : da.rows, k_b = b_cols ? db.cols : db.rows;
+    TORCH_CHECK_VALUE(k_a == k_b, op, ": a ", a.sizes(), " and b ", b.sizes(), " have K = ", k_a,
+                      " and ", k_b, " as operands of ", gemm, "; accepted: the same K");
+    const std::int64_t m = a_cols ? da.rows : da.cols, n = b_cols ? db.rows : db.cols;
+    sim::HighPrecisionGemmOptions options;
+    options.round_operands_to_bf16 = bf16_operands;
+    const at::ScalarType out_type = out_dtype.value_or(at::kFloat);
+    TORCH_CHECK_TYPE(out_type == at::kFloat || out_type == at::kBFloat16, op, ": out_dtype ",
+                     dtype_name(out_type), "; accepted: torch.float32, torch.bfloat16");
+    options.output = out_type == at::kFloat ? sim::GemmOutputType::kFp32
+                                            : sim::GemmOutputType::kBf16;
+    if (bias.has_value()) {
+      check_tensor(op, "bias", *bias, at::kFloat, 1, "a 1-D tensor [N]");
+      TORCH_CHECK_VALUE(bias->size(0) == n, op, ": bias has shape ", bias->sizes(), "; accepted: [",
+                        n, "] (N of this ", gemm, ")");
+      options.bias = span_of<float>(*bias);
+    }
+    const at::Tensor out = tensor_of(sim::high_precision_gemm(da, db, options), {m, n}, at::kFloat);
+    return out_type == at::kFloat ? out : out.to(at::kBFloat16);
+  });
+}
+
 std::tuple<at::Tensor, at::Tensor> delayed_update_cpu(
     const at::Tensor& amax_history, const at::Tensor& scale, const at::Tensor& amax,
     std::string_view recipe, std::string_view operand, std::int64_t update) {

@@ -28,6 +28,10 @@ at::Tensor scaled_mm_cpu(const at::Tensor& a, const at::Tensor& a_scale_inv, con
                          std::optional<std::string_view> accumulation,
                          std::optional<at::ScalarType> out_dtype);
 
+at::Tensor high_precision_mm_cpu(const at::Tensor& a, const at::Tensor& b, std::string_view gemm,
+                                 const std::optional<at::Tensor>& bias, bool bf16_operands,
+                                 std::optional<at::ScalarType> out_dtype);
+
 std::tuple<at::Tensor, at::Tensor> delayed_update_cpu(
     const at::Tensor& amax_history, const at::Tensor& scale, const at::Tensor& amax,
     std::string_view recipe, std::string_view operand, std::int64_t update);

@@ -1,7 +1,8 @@
 // torch.ops.fp8lab.*: the schemas (docs/python.md explains each argument) and their kernels.
-// Every op names the quantization it runs as (recipe, operand, gemm), lowered by
+// Every quantizing op names the quantization it runs as (recipe, operand, gemm), lowered by
 // recipes/lowering in C++ (python/csrc/lowered.hpp): an element format or a scaling mode that
-// the recipes gain reaches these ops without a new op or a new argument.
+// the recipes gain reaches these ops without a new op or a new argument. high_precision_mm is
+// the GEMM a recipe keeps in high precision (sim::high_precision_gemm).
 //   CPU   sim/ (python/csrc/kernels.cpp)
 //   CUDA  not built yet: NotImplementedError naming what is missing
 //   Meta  the fake kernels of python/fp8lab/_fake.py (torch.library.register_fake)
@@ -35,6 +36,9 @@ TORCH_LIBRARY(fp8lab, m) {
       "scaled_mm(Tensor a, Tensor a_scale_inv, Tensor b, Tensor b_scale_inv, str recipe, str gemm, "
       "Tensor? bias=None, str? accumulation=None, ScalarType? out_dtype=None) -> Tensor",
       tags);
+  m.def("high_precision_mm(Tensor a, Tensor b, str gemm, Tensor? bias=None, bool "
+        "bf16_operands=False, ScalarType? out_dtype=None) -> Tensor",
+        tags);
   m.def("delayed_update(Tensor amax_history, Tensor scale, Tensor amax, str recipe, str operand, "
         "int update) -> (Tensor next_amax_history, Tensor next_scale)",
         tags);
@@ -44,11 +48,13 @@ TORCH_LIBRARY_IMPL(fp8lab, CPU, m) {
   m.impl("quantize", &quantize_cpu);
   m.impl("dequantize", &dequantize_cpu);
   m.impl("scaled_mm", &scaled_mm_cpu);
+  m.impl("high_precision_mm", &high_precision_mm_cpu);
   m.impl("delayed_update", &delayed_update_cpu);
 }
 
 TORCH_LIBRARY_IMPL(fp8lab, CUDA, m) {
-  for (const char* name : {"quantize", "dequantize", "scaled_mm", "delayed_update"}) {
+  for (const char* name :
+       {"quantize", "dequantize", "scaled_mm", "high_precision_mm", "delayed_update"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&cuda_not_built>());
   }
 }

@@ -40,6 +40,14 @@ def _scaled_mm_fake(
     return a.new_empty((m, n), dtype=out_dtype or torch.float32)
 
 
+@torch.library.register_fake("fp8lab::high_precision_mm")
+def _high_precision_mm_fake(a, b, gemm, bias=None, bf16_operands=False, out_dtype=None):
+    (_, a_k_is_cols), (_, b_k_is_cols) = _C.gemm_operands(gemm)
+    m = a.shape[0] if a_k_is_cols else a.shape[1]
+    n = b.shape[0] if b_k_is_cols else b.shape[1]
+    return a.new_empty((m, n), dtype=out_dtype or torch.float32)
+
+
 @torch.library.register_fake("fp8lab::delayed_update")
 def _delayed_update_fake(amax_history, scale, amax, recipe, operand, update):
     return torch.empty_like(amax_history), torch.empty_like(scale)

@@ -8,9 +8,11 @@ comes from recipes/lowering (per layer: keep_high_precision), and each cast and 
 weight}, updated after this layer's forward in a training step, and the backward slot
 {grad_output}, updated after its backward. That is TE's timing for a layer that runs once per step.
 
-Not the C++ Fp8Linear's bits yet, in three places. A GEMM the recipe keeps in high precision runs
-torch's fp32 matmul, not sim's high-precision GEMM. The bias gradient is torch's sum, not the
-row-ordered fp32 sum. Delayed scaling under no_grad with use_autocast_during_eval is refused.
+A GEMM the recipe keeps in high precision runs sim's high-precision GEMM (high_precision_mm,
+fp32 operands), as the C++ Fp8Linear does with ConvertOptions' default. Not the C++ Fp8Linear's
+bits yet in two places: the bias gradient is torch's sum, not the row-ordered fp32 sum, and
+eval outside use_autocast_during_eval runs torch's F.linear. Delayed scaling under no_grad with
+use_autocast_during_eval is refused.
 """
 
 import torch
@@ -59,7 +61,7 @@ class _Fp8LinearFunction(torch.autograd.Function):
             qx, qw = cast(x, "input", "fprop"), cast(weight, "weight", "fprop")
             y = ops.scaled_mm(*qx, *qw, recipe, "fprop", bias)
         else:
-            y = F.linear(x, weight, bias)
+            y = ops.high_precision_mm(x, weight, "fprop", bias)
         saved_x = cast(x, "input", "wgrad") if fp8["wgrad"] else (x,)
         saved_w = cast(weight, "weight", "dgrad") if fp8["dgrad"] else (weight,)
         if layer._delayed:  # Linear.forward runs delayed scaling in grad mode only
@@ -90,12 +92,12 @@ class _Fp8LinearFunction(torch.autograd.Function):
             if fp8["dgrad"]:
                 dx = ops.scaled_mm(*cast("dgrad"), *saved_w, recipe, "dgrad")
             else:
-                dx = dy @ saved_w[0]
+                dx = ops.high_precision_mm(dy, saved_w[0], "dgrad")
         if ctx.needs_input_grad[1]:
             if fp8["wgrad"]:
                 dw = ops.scaled_mm(*cast("wgrad"), *saved_x, recipe, "wgrad")
             else:
-                dw = dy.T @ saved_x[0]
+                dw = ops.high_precision_mm(dy, saved_x[0], "wgrad")
         if ctx.has_bias and ctx.needs_input_grad[2]:
             db = dy.sum(0)
         if layer._delayed:

@@ -71,6 +71,21 @@ def scaled_mm(
     )
 
 
+def high_precision_mm(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    gemm: str,
+    bias: Optional[torch.Tensor] = None,
+    bf16_operands: bool = False,
+    out_dtype: Optional[torch.dtype] = None,
+) -> torch.Tensor:
+    """The GEMM ``gemm`` in high precision, as the C++ Linear runs a GEMM its recipe keeps in
+    high precision (sim::high_precision_gemm): float32 operands stored as for ``scaled_mm``
+    (optionally rounded to bf16 first), acc = RN(acc + RN(a * b)) in increasing k, bias in the
+    epilogue. ``out_dtype``: torch.float32 (default) or torch.bfloat16."""
+    return torch.ops.fp8lab.high_precision_mm(a, b, gemm, bias, bf16_operands, out_dtype)
+
+
 def delayed_update(
     amax_history: torch.Tensor,
     scale: torch.Tensor,

@@ -74,6 +74,21 @@ def test_keep_high_precision_by_layer():
     assert m[2]._runs_fp8 == {"fprop": True, "dgrad": True, "wgrad": False}
 
 
+def test_gemms_kept_in_high_precision_run_sims_high_precision_gemm(gen):
+    # override_linear_precision (False, True, True): fprop in FP8, dgrad and wgrad through
+    # fp8lab.high_precision_mm, which the fp32 sequential sum equals (test_ops.py).
+    recipe = fp8lab.Recipe("{scaling: current, override_linear_precision: [false, true, true]}")
+    m = torch.nn.Sequential(torch.nn.Linear(48, 32))
+    fp8lab.convert_model(m, recipe)
+    x = torch.randn(16, 48, generator=gen, requires_grad=True)
+    g = torch.randn(16, 32, generator=gen)
+    (m(x) * g).sum().backward()
+    w = m[0].weight.detach()
+    assert torch.equal(x.grad, fp8lab.high_precision_mm(g, w, "dgrad"))
+    assert torch.equal(m[0].weight.grad, fp8lab.high_precision_mm(g, x.detach(), "wgrad"))
+    assert not torch.equal(x.grad, g @ w) or not torch.equal(m[0].weight.grad, g.T @ x.detach())
+
+
 EXACT_RECIPES = ["", "{scaling: current, power_2_scales: true}", "{scaling: mxfp8}",
                  "{scaling: block}"]
 

@@ -154,6 +154,36 @@ def test_scaled_mm_accumulation_models_differ_where_they_should(gen):
     assert torch.equal(default, out["hopper_fast"])
 
 
+def sequential_fp32_gemm(a, b):
+    # The oracle of sim::high_precision_gemm: acc = RN(acc + RN(a_k * b_k)) for k = 0, 1, ...,
+    # each step one fp32 multiply and one fp32 add of torch's (no FMA on these elementwise ops).
+    acc = torch.zeros(a.shape[0], b.shape[0])
+    for k in range(a.shape[1]):
+        acc = acc + a[:, k, None] * b[None, :, k]
+    return acc
+
+
+def test_high_precision_mm_is_the_sequential_fp32_sum(gen):
+    x, w, dy = (torch.randn(s, generator=gen) for s in ((24, 40), (16, 40), (24, 16)))
+    bias = torch.randn(16, generator=gen)
+    expected = {"fprop": sequential_fp32_gemm(x, w) + bias,
+                "dgrad": sequential_fp32_gemm(dy, w.T.contiguous()),
+                "wgrad": sequential_fp32_gemm(dy.T.contiguous(), x.T.contiguous())}
+    operands = {"fprop": (x, w), "dgrad": (dy, w), "wgrad": (dy, x)}
+    for gemm, (a, b) in operands.items():
+        out = fp8lab.high_precision_mm(a, b, gemm, bias if gemm == "fprop" else None)
+        assert torch.equal(out, expected[gemm]), (gemm, (out - expected[gemm]).abs().max())
+    torch.library.opcheck(torch.ops.fp8lab.high_precision_mm.default, (x, w, "fprop", bias))
+    args = (dy, x, "wgrad", None, True, torch.bfloat16)
+    torch.library.opcheck(torch.ops.fp8lab.high_precision_mm.default, args)
+    bf16 = fp8lab.high_precision_mm(*args)
+    rounded = sequential_fp32_gemm(dy.bfloat16().float().T.contiguous(),
+                                   x.bfloat16().float().T.contiguous())
+    assert bf16.dtype == torch.bfloat16 and torch.equal(bf16, rounded.bfloat16())
+    with pytest.raises(ValueError, match=r"have K = 40 and 24 as operands of dgrad"):
+        fp8lab.high_precision_mm(x, x, "dgrad")
+
+
 def test_k_not_a_multiple_of_the_block_is_a_partial_last_block(gen):
     # sim keeps a partial edge block of its valid elements (sim/tensor.hpp): the same codes and
     # scales as the zero-padded tensor, since zeros change no block's amax.
