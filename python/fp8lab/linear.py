@@ -9,9 +9,9 @@ weight}, updated after this layer's forward in a training step, and the backward
 {grad_output}, updated after its backward. That is TE's timing for a layer that runs once per step.
 
 A GEMM the recipe keeps in high precision runs sim's high-precision GEMM (high_precision_mm,
-fp32 operands), as the C++ Fp8Linear does with ConvertOptions' default. Not the C++ Fp8Linear's
-bits yet in two places: the bias gradient is torch's sum, not the row-ordered fp32 sum, and
-eval outside use_autocast_during_eval runs torch's F.linear. Delayed scaling under no_grad with
+fp32 operands), as the C++ Fp8Linear does with ConvertOptions' default; the bias gradient is
+its fp32 sum over rows in increasing order. Eval outside use_autocast_during_eval runs torch's
+F.linear (the C++ one runs sim's high-precision GEMM). Delayed scaling under no_grad with
 use_autocast_during_eval is refused.
 """
 
@@ -99,7 +99,11 @@ class _Fp8LinearFunction(torch.autograd.Function):
             else:
                 dw = ops.high_precision_mm(dy, saved_x[0], "wgrad")
         if ctx.has_bias and ctx.needs_input_grad[2]:
-            db = dy.sum(0)
+            # The C++ Linear's bias gradient: an fp32 sum over the rows of dY in increasing row
+            # order from +0, which is sim's high-precision wgrad of dY against a column of ones
+            # (acc = RN(acc + RN(dy * 1)), RN(dy * 1) = dy).
+            ones = dy.new_ones(dy.shape[0], 1)
+            db = ops.high_precision_mm(dy, ones, "wgrad").reshape(-1)
         if layer._delayed:
             layer._delayed.update(layer._delayed.backward, "grad_output", [amax])
         return dx, dw, db, None

@@ -87,6 +87,11 @@ def test_gemms_kept_in_high_precision_run_sims_high_precision_gemm(gen):
     assert torch.equal(x.grad, fp8lab.high_precision_mm(g, w, "dgrad"))
     assert torch.equal(m[0].weight.grad, fp8lab.high_precision_mm(g, x.detach(), "wgrad"))
     assert not torch.equal(x.grad, g @ w) or not torch.equal(m[0].weight.grad, g.T @ x.detach())
+    # The bias gradient: the fp32 sum over rows in increasing order (the C++ Linear's).
+    row_sum = torch.zeros(32)
+    for row in g:
+        row_sum = row_sum + row
+    assert torch.equal(m[0].bias.grad, row_sum)
 
 
 EXACT_RECIPES = ["", "{scaling: current, power_2_scales: true}", "{scaling: mxfp8}",
