@@ -14,7 +14,9 @@ using boost::math::hypergeometric_distribution;
 // X = successes in arm 1 given both margins: population n1 + n2, a + b successes, n1 drawn.
 hypergeometric_distribution<double> table_distribution(std::size_t a, std::size_t n1, std::size_t b,
                                                        std::size_t n2) {
-  return hypergeometric_distribution<double>(a + b, n1, n1 + n2);
+  // Boost takes unsigned counts; seeds and runs are far below 2^32.
+  return hypergeometric_distribution<double>(
+      static_cast<unsigned>(a + b), static_cast<unsigned>(n1), static_cast<unsigned>(n1 + n2));
 }
 
 }  // namespace

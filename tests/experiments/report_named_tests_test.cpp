@@ -118,9 +118,11 @@ TEST_CASE("Power: mde80 and seeds_for_80 from the noncentral t", "[report][tests
   CHECK(minimum_detectable_effect(5, 0.00134, 0.05) == Approx(0.0022538759343804426).epsilon(1e-6));
   CHECK(t_test_power(minimum_detectable_effect(5, 0.00134, 0.05), 0.00134, 5, 0.05) ==
         Approx(0.80).epsilon(1e-6));
-  // The old rule (half-width = effect) has about 50% power.
+  // The old rule (half-width = effect) had little more than a coin's power (the issue: about
+  // 50-57%), far from 80%.
   const double old = student_t_quantile(0.975, 4) * 0.00134 / std::sqrt(5.0);
-  CHECK(t_test_power(old, 0.00134, 5, 0.05) == Approx(0.5).margin(0.05));
+  CHECK(t_test_power(old, 0.00134, 5, 0.05) > 0.5);
+  CHECK(t_test_power(old, 0.00134, 5, 0.05) < 0.6);
   CHECK(seeds_for_power(0.1, 0.2, 0.05) == 34u);
   CHECK(seeds_for_power(0.03, 0.134, 0.05) == 159u);
   CHECK_FALSE(seeds_for_power(0.0, 0.1, 0.05));

@@ -217,8 +217,9 @@ def main():
         checked += 1
     if checked < 9 + 3:
         sys.exit(f"only {checked} rows checked; expected the 9 FP8 runs' rows and 3 contrasts")
+    label = {recipe: runs[0]["recipe_label"] for recipe, runs in groups.items()}
     print(f"{checked} rows agree with scipy: " + "; ".join(
-        f"{k[1] if k[0] == 'verdict' else k[1] + ' vs ' + k[2]}: {t['verdict']} "
+        f"{label[k[1]] if k[0] == 'verdict' else k[1] + ' vs ' + k[2]}: {t['verdict']} "
         f"({t['test']}, p {t['p_raw']:.3g}, Holm {t['p_holm']:.3g}, {t['family']})"
         for k, t in tests.items()))
 
