@@ -4,10 +4,15 @@ find_package(Threads REQUIRED)
 find_package(fmt REQUIRED)
 find_package(hwy REQUIRED)            # Google Highway: SIMD with runtime dispatch (SSE4/AVX2/AVX-512)
 find_package(yaml-cpp REQUIRED)
-find_package(nlohmann_json 3 REQUIRED)
-find_package(CLI11 REQUIRED)
-find_package(Catch2 2 REQUIRED)
-find_package(ZLIB REQUIRED)          # CRC-32 and inflate: the baseline archive check
+if(NOT FP8LAB_PYTHON_PACKAGE)  # experiments/ and tests/ only
+  find_package(nlohmann_json 3 REQUIRED)
+  find_package(CLI11 REQUIRED)
+  find_package(Catch2 2 REQUIRED)
+  find_package(ZLIB REQUIRED)        # CRC-32 and inflate: the baseline archive check
+  # Boost.Math (header-only): the t, noncentral t, binomial and hypergeometric distributions of the
+  # report's tests and power figures (experiments/report/paired_statistics.cpp).
+  find_package(Boost 1.74 REQUIRED)
+endif()
 if(FP8LAB_BENCH)
   find_package(benchmark REQUIRED)
   find_package(Eigen3 3.3 REQUIRED NO_MODULE)

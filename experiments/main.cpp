@@ -1,10 +1,18 @@
 // The fp8lab command: subcommands are registered from experiments/cli/.
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+
 #include "experiments/build_info.hpp"
 #include "experiments/cli/commands.hpp"
+#include "experiments/runner/cpu_numerics.hpp"
 
 int main(int argc, char** argv) {
+  // Before anything reaches LibTorch: ATen and MKL read their pins once, at their first kernel.
+  if (const auto error = fp8lab::experiments::pin_cpu_numerics_from_environment(); !error.empty()) {
+    std::fprintf(stderr, "fp8lab: %s\n", error.c_str());
+    return 2;
+  }
   CLI::App app{"fp8lab: FP8 training numerics, a bit-exact CPU reference and its CUDA twin"};
   app.require_subcommand(1);
   // "fp8lab 0.1.0 (git <commit>[, dirty])": what every run record stores (build_info.hpp).

@@ -12,19 +12,31 @@
 namespace fp8lab::gpu::host_twin {
 namespace {
 
+// The values x[0, n) quantized group by group (4 values, packed into one word) into codes[0, n).
 struct Groups {
   const float* x;
   std::int64_t n;
   float scale;
   std::uint8_t* codes;
   detail::Counters* c;
-  template <Format F, Overflow M>
-  void operator()() const {
+
+  // quantize_group(i, word) packs the codes of x[i, i + 4) into word[0]; unpacked into codes.
+  template <typename QuantizeGroup>
+  void each(QuantizeGroup quantize_group) const {
     for (std::int64_t i = 0; i < n; i += 4) {
       std::uint32_t word[1];
-      detail::quantize_rn_group<F, M, 4>(x + i, 0, scale, word, *c);
+      quantize_group(i, word);
       for (int k = 0; k < 4; ++k) codes[i + k] = static_cast<std::uint8_t>(word[0] >> (8 * k));
     }
+  }
+};
+
+struct RnGroups : Groups {
+  template <Format F, Overflow M>
+  void operator()() const {
+    each([this](std::int64_t i, std::uint32_t(&word)[1]) {
+      detail::quantize_rn_group<F, M, 4>(x + i, 0, scale, word, *c);
+    });
   }
 };
 
@@ -34,20 +46,13 @@ struct GroupIndex {
   FP8LAB_HD std::int64_t operator()(int k) const { return start + k; }
 };
 
-struct StochasticGroups {
-  const float* x;
-  std::int64_t n;
-  float scale;
+struct StochasticGroups : Groups {
   StochasticStream random;
-  std::uint8_t* codes;
-  detail::Counters* c;
   template <Format F, Overflow M>
   void operator()() const {
-    for (std::int64_t i = 0; i < n; i += 4) {
-      std::uint32_t word[1];
+    each([this](std::int64_t i, std::uint32_t(&word)[1]) {
       detail::quantize_stochastic_group<F, M, 4>(x + i, 0, GroupIndex{i}, scale, random, word, *c);
-      for (int k = 0; k < 4; ++k) codes[i + k] = static_cast<std::uint8_t>(word[0] >> (8 * k));
-    }
+    });
   }
 };
 
@@ -78,7 +83,7 @@ QuantizeCounts quantize_stochastic_groups(const float* x, std::int64_t n, float 
   detail::Counters c;
   detail::dispatch_format_mode(
       format, mode, "host_twin::quantize_stochastic_groups",
-      StochasticGroups{x, n, scale, {seed, stream, first_index}, codes, &c});
+      StochasticGroups{{x, n, scale, codes, &c}, {seed, stream, first_index}});
   return counts(c, n);
 }
 
@@ -105,7 +110,7 @@ QuantizeCounts quantize_rn_groups(const float* x, std::int64_t n, float scale, s
   check_groups("host_twin::quantize_rn_groups", n);
   detail::Counters c;
   detail::dispatch_format_mode(format, mode, "host_twin::quantize_rn_groups",
-                               Groups{x, n, scale, codes, &c});
+                               RnGroups{{x, n, scale, codes, &c}});
   return counts(c, n);
 }
 

@@ -61,7 +61,7 @@ SHADOW_FIELDS = ("every", "operations", "compared", "mismatches", "by_key", "fir
 SHADOW_KEY_FIELDS = ("layer", "tensor", "kind", "mismatches")
 
 SUMMARY_COLUMNS = ("request_index", "request_label", "run_id", "workload", "seed", "status",
-                   "verdict", "final_eval_loss", "baseline_eval_loss", "eval_rel_diff",
+                   "run_verdict", "final_eval_loss", "baseline_eval_loss", "eval_rel_diff",
                    "weight_rel_l2", "grad_rel_l2", "diverged_at_step", "steps_per_second",
                    "tokens_per_second", "gemm_time_share", "step_time_over_baseline",
                    "step_time_over_fp32", "high_precision")
@@ -153,10 +153,10 @@ def load_summary(directory) -> pd.DataFrame:
         if column not in summary.columns:
             raise ResultsSchemaError(path, 1, f"no column '{column}' (it has: "
                                      f"{', '.join(summary.columns)})")
-    empty = summary.index[summary["verdict"].isna()]
+    empty = summary.index[summary["run_verdict"].isna()]
     if len(empty):
-        raise ResultsSchemaError(path, int(empty[0]) + 2, "row without a verdict")
-    unknown = set(summary["verdict"]) - set(VERDICT_ORDER)
+        raise ResultsSchemaError(path, int(empty[0]) + 2, "row without a run_verdict")
+    unknown = set(summary["run_verdict"]) - set(VERDICT_ORDER)
     if unknown:
         raise ResultsSchemaError(path, 0, f"verdicts {sorted(unknown)} are not among "
                                  f"{VERDICT_ORDER}")
@@ -187,7 +187,7 @@ def rank_summary(summary: pd.DataFrame) -> pd.DataFrame:
     """Requested combinations best first, as the report ranks them: verdict class, then the
     final |relative eval-loss difference| against the baseline."""
     ranked = summary.assign(
-        verdict_rank=summary["verdict"].map(VERDICT_ORDER.index),
+        verdict_rank=summary["run_verdict"].map(VERDICT_ORDER.index),
         abs_eval_rel_diff=summary["eval_rel_diff"].abs())
     return ranked.sort_values(["verdict_rank", "abs_eval_rel_diff", "run_id"],
                               na_position="last").reset_index(drop=True)

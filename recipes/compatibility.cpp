@@ -54,7 +54,7 @@ void deepspeed_quirks(Compatibility& c) {
   c.forwarded_kwargs.clear();
   c.te_recipe_class = "DelayedScaling";
   c.quirks.push_back({"distributed_type", "DEEPSPEED",
-                      "DelayedScaling() with TE's defaults (HYBRID, margin 0, history 1024, max)",
+                      "DelayedScaling() with its TE defaults (HYBRID, margin 0, history 1024, max)",
                       "_prepare_deepspeed passes fp8_recipe_handler, not te_recipe_handler, to "
                       "apply_fp8_autowrap, so the TE settings are ignored (by code reading)",
                       "te-accelerate.md §1.5"});

@@ -11,6 +11,7 @@
 
 #include "recipes/canonical.hpp"
 #include "recipes/detail/field_parse.hpp"
+#include "recipes/detail/hypotheses_yaml.hpp"
 #include "recipes/detail/recipe_mapping.hpp"
 #include "recipes/detail/yaml_values.hpp"
 #include "recipes/text_file.hpp"
@@ -33,25 +34,13 @@ const std::vector<std::string>& top_level_keys() {
       "method",         "count",          "seed",      "workloads",         "seeds",
       "base",           "parameters",     "name",      "description",       "runs_as",
       "baseline_seeds", "practical_band", "null_runs", "layer_stats_every", "what_if",
-      "ablate"};
+      "ablate",         "hypotheses"};
   return keys;
 }
 // practical_band: a fraction in (0, 1), e.g. 0.0025 for 0.25%.
 double parse_band(const YAML::Node& v, const Site& site, const std::string& key) {
-  const std::string accepted = "a fraction in (0, 1), e.g. 0.0025 for a 0.25% band";
-  if (!v.IsScalar()) throw RecipeError(site, key, detail::describe_node(v), "expected", accepted);
-  double band = 0;
-  try {
-    std::size_t used = 0;
-    band = std::stod(v.Scalar(), &used);
-    if (used != v.Scalar().size()) throw std::invalid_argument("trailing text");
-  } catch (const std::exception&) {
-    throw RecipeError(site, key, v.Scalar(), "wrong type: expected a number, got", accepted);
-  }
-  if (!(band > 0 && band < 1)) {
-    throw RecipeError(site, key, v.Scalar(), "out of range:", accepted);
-  }
-  return band;
+  return detail::as_fraction(v, site, key, "a fraction in (0, 1), e.g. 0.0025 for a 0.25% band",
+                             1.0);
 }
 
 std::string joined(const std::vector<std::string>& words) {
@@ -433,6 +422,32 @@ void add_requests(SweepExpansion& out, const std::vector<Combination>& combinati
   }
 }
 
+// hypotheses: its labels against the parameters, its band against practical_band (one band per
+// sweep: the hypotheses' sets it when practical_band is not given), none for method: ablate.
+void check_sweep_hypotheses(Sweep& sweep, bool has_band) {
+  auto& h = sweep.hypotheses;
+  if (!h.given) return;
+  if (sweep.method == SweepMethod::ablate) {
+    throw RecipeError(h.site, "hypotheses", "", "applies to method: grid or random only",
+                      "method: grid or random, or remove it");
+  }
+  if (h.has_band) {
+    if (has_band && h.band != sweep.practical_band) {
+      throw RecipeError(h.site, "hypotheses.band", fmt::format("{}", h.band),
+                        fmt::format("differs from practical_band {}:", sweep.practical_band),
+                        "the same band in both, or only one of them");
+    }
+    sweep.practical_band = h.band;
+  }
+  std::vector<LabelParameter> parameters;
+  for (const auto& p : sweep.parameters) {
+    LabelParameter label{p.key, {}};
+    for (const auto& v : p.values) label.values.push_back(field_text(v.value));
+    parameters.push_back(std::move(label));
+  }
+  check_hypotheses(h, parameters);
+}
+
 }  // namespace
 
 std::string sweep_run_id(const Recipe& recipe, const std::string& workload, std::int64_t seed) {
@@ -449,7 +464,7 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
   }
   Sweep sweep;
   sweep.file = file;
-  bool has_count = false, has_seed = false, has_ablate = false;
+  bool has_count = false, has_seed = false, has_ablate = false, has_band = false;
   Site method_site{file, 0};
   for (const auto& entry : root) {
     const std::string key = entry.first.Scalar();
@@ -473,7 +488,10 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
     } else if (key == "baseline_seeds") {
       sweep.baseline_seeds = parse_int_list(key, v, site, file, true);
     } else if (key == "practical_band") {
+      has_band = true;
       sweep.practical_band = parse_band(v, site, key);
+    } else if (key == "hypotheses") {
+      sweep.hypotheses = detail::parse_hypotheses(v, site, file);
     } else if (key == "null_runs") {
       sweep.null_runs = detail::as_bool(v, site, key);
     } else if (key == "layer_stats_every") {
@@ -521,6 +539,7 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
     throw RecipeError(sweep.ablate.site, "ablate", "", "applies to method: ablate only",
                       "method: ablate, or remove it");
   }
+  check_sweep_hypotheses(sweep, has_band);
   if (sweep.seeds.empty()) sweep.seeds = {0};
   return sweep;
 }
@@ -617,6 +636,11 @@ std::string format_dry_run(const SweepExpansion& e) {
   }
   out += fmt::format("practical band of the paired verdicts: {}%{}\n\n", s.practical_band * 100,
                      s.null_runs ? "; null runs (the chaos floor) on every workload and seed" : "");
+  out += fmt::format("alpha of the report's named tests: {}\n", s.hypotheses.alpha);
+  for (const auto& h : s.hypotheses.tests) {
+    out += fmt::format("  pre-registered {}: {}\n", h.kind, fmt::join(h.labels, " vs "));
+  }
+  out += "\n";
   out += "distinct runs:\n";
   for (std::size_t i = 0; i < e.runs.size(); ++i) {
     const auto& run = e.runs[i];

@@ -17,6 +17,9 @@
 //   practical_band: 0.0025    # optional: the paired verdicts' band on the relative loss error
 //                             # (default 0.25%, DeepSeek-V3's bound; a fraction in (0, 1));
 //                             # recorded in sweep.json (experiments/report/paired_verdicts.hpp)
+//   hypotheses: {...}         # optional: the report's pre-registered confirmatory tests, their
+//                             # alpha and band (recipes/sweep_hypotheses.hpp); recorded in
+//                             # sweep.json
 //   null_runs: true           # optional (default false): also run the null recipe, the
 //                             # baseline with a perturbation that is not FP8, on every
 //                             # (workload, seed) of `seeds`: the report's chaos floor
@@ -67,6 +70,7 @@
 #include "recipes/fields.hpp"
 #include "recipes/recipe.hpp"
 #include "recipes/runs_as.hpp"
+#include "recipes/sweep_hypotheses.hpp"
 
 namespace fp8lab::recipes {
 
@@ -87,6 +91,7 @@ struct Sweep {
   std::vector<std::int64_t> seeds;
   std::vector<std::int64_t> baseline_seeds;  // empty: the baseline runs on `seeds` only
   double practical_band = 0.0025;            // the paired verdicts' band (fraction)
+  SweepHypotheses hypotheses;                // alpha (default 0.05) and the confirmatory tests
   bool null_runs = false;                    // run the null recipe on every (workload, seed)
   std::int64_t layer_stats_every = 0;        // the sidecar's steps; 0: the eval steps
   std::vector<std::string> what_if;          // what-if recipe names (what_if.hpp)

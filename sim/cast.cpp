@@ -5,6 +5,8 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace fp8lab::sim {
 namespace {
@@ -50,11 +52,14 @@ std::uint32_t round_magnitude(std::uint32_t a, const FormatSpec& f, Increment in
   return static_cast<std::uint32_t>((wide + increment(significand, total_shift)) >> total_shift);
 }
 
-std::uint8_t cast_fp32_to_small(float x, const FormatSpec& f, Overflow mode, auto increment) {
+// `nan_code(sign, a)` gives the code of a NaN input (sign: the target's sign bit or 0; a: |x|'s
+// bits): the FP8 casts return CUDA's canonical NaN, the sub-byte ones what SubbyteNan says.
+std::uint8_t cast_fp32_to_small(float x, const FormatSpec& f, Overflow mode, auto increment,
+                                auto nan_code) {
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
   const std::uint32_t sign = (bits >> 31) != 0 ? f.sign_mask() : 0u;
   const std::uint32_t a = bits & kF32AbsMask;
-  if (a > kF32Inf) return kFp8CanonicalNan;
+  if (a > kF32Inf) return nan_code(sign, a);
   if (a == kF32Inf) return static_cast<std::uint8_t>(sign | overflow_code(f, mode, true));
   const std::uint32_t code = round_magnitude(a, f, increment);
   if (code > f.max_finite_code())
@@ -70,6 +75,10 @@ constexpr auto kNearestEven = [](std::uint32_t kept_source, int shift) -> std::u
 std::array<float, 256> build_decode_table(const FormatSpec& f) {
   std::array<float, 256> table{};
   for (std::uint32_t code = 0; code < 256; ++code) {
+    if (code >> f.total_bits() != 0) {  // not a code of a sub-byte format
+      table[code] = std::numeric_limits<float>::quiet_NaN();
+      continue;
+    }
     const bool negative = (code & f.sign_mask()) != 0;
     const std::uint32_t magnitude = code & ~f.sign_mask() & 0xFF;
     const std::uint32_t e = magnitude >> f.mantissa_bits;
@@ -98,6 +107,11 @@ std::array<float, 256> build_decode_table(const FormatSpec& f) {
 const std::array<float, 256> kE4M3Table = build_decode_table(kE4M3Spec);
 const std::array<float, 256> kE5M2Table = build_decode_table(kE5M2Spec);
 const std::array<float, 256> kE8M0Table = build_decode_table(kE8M0Spec);
+const std::array<float, 256> kE2M1Table = build_decode_table(kE2M1Spec);
+const std::array<float, 256> kE2M3Table = build_decode_table(kE2M3Spec);
+const std::array<float, 256> kE3M2Table = build_decode_table(kE3M2Spec);
+
+constexpr auto kFp8Nan = [](std::uint32_t, std::uint32_t) { return kFp8CanonicalNan; };
 
 }  // namespace
 
@@ -111,7 +125,7 @@ const char* to_string(Overflow mode) {
 }
 
 std::uint8_t cast_fp32_to_fp8(float x, Format format, Overflow mode) {
-  return cast_fp32_to_small(x, spec(format), mode, kNearestEven);
+  return cast_fp32_to_small(x, spec(format), mode, kNearestEven, kFp8Nan);
 }
 
 std::uint8_t cast_fp32_to_fp8_stochastic(float x, Format format, Overflow mode,
@@ -120,7 +134,7 @@ std::uint8_t cast_fp32_to_fp8_stochastic(float x, Format format, Overflow mode,
   auto random_below = [random_bits](std::uint32_t, int shift) -> std::uint32_t {
     return shift >= 32 ? random_bits : random_bits & ((1u << shift) - 1u);
   };
-  return cast_fp32_to_small(x, spec(format), mode, random_below);
+  return cast_fp32_to_small(x, spec(format), mode, random_below, kFp8Nan);
 }
 
 float decode_fp8(std::uint8_t code, Format format) {
@@ -128,6 +142,48 @@ float decode_fp8(std::uint8_t code, Format format) {
     case Format::E4M3: return kE4M3Table[code];
     case Format::E5M2: return kE5M2Table[code];
     case Format::E8M0: return kE8M0Table[code];
+    default: return std::numeric_limits<float>::quiet_NaN();
+  }
+}
+
+const char* to_string(SubbyteNan nan) {
+  switch (nan) {
+    case SubbyteNan::kPositiveMax: return "positive_max";
+    case SubbyteNan::kOppositeZero: return "opposite_zero";
+    case SubbyteNan::kPositiveZero: return "positive_zero";
+    case SubbyteNan::kRoundedBits: return "rounded_bits";
+  }
+  return "?";
+}
+
+std::uint8_t cast_fp32_to_subbyte(float x, Format format, SubbyteSpecials specials) {
+  if (!is_subbyte(format)) {
+    throw std::invalid_argument(std::string("cast_fp32_to_subbyte: format ") + spec(format).name +
+                                " is not a sub-byte format (e2m1, e2m3, e3m2)");
+  }
+  const FormatSpec& f = spec(format);
+  if (!specials.keep_negative_zero && std::bit_cast<std::uint32_t>(x) == 0x8000'0000u) return 0;
+  const auto nan_code = [&f, specials](std::uint32_t sign, std::uint32_t a) -> std::uint8_t {
+    switch (specials.nan) {
+      case SubbyteNan::kPositiveMax: return static_cast<std::uint8_t>(f.max_finite_code());
+      case SubbyteNan::kOppositeZero: return static_cast<std::uint8_t>(sign ^ f.sign_mask());
+      case SubbyteNan::kPositiveZero: return 0;
+      case SubbyteNan::kRoundedBits: break;
+    }
+    // The exponent field of a NaN (255) is above every target's min normal exponent, so
+    // round_magnitude takes its normal branch, exactly the arithmetic torchao applies; its result
+    // (E2M1 258..260) keeps its low 8 bits, as torchao's int32 -> uint8 conversion does.
+    return static_cast<std::uint8_t>(round_magnitude(a, f, kNearestEven) | sign);
+  };
+  // No Inf code: overflow_code gives max_finite_code in every Overflow mode for Special::kNone.
+  return cast_fp32_to_small(x, f, Overflow::kSatFinite, kNearestEven, nan_code);
+}
+
+float decode_subbyte(std::uint8_t code, Format format) {
+  switch (format) {
+    case Format::E2M1: return kE2M1Table[code];
+    case Format::E2M3: return kE2M3Table[code];
+    case Format::E3M2: return kE3M2Table[code];
     default: return std::numeric_limits<float>::quiet_NaN();
   }
 }

@@ -38,6 +38,61 @@ std::uint8_t cast_fp32_to_fp8_stochastic(float x, Format format, Overflow mode,
 // Exact value of an 8-bit code (E4M3, E5M2, E8M0), from a 256-entry table built from FormatSpec.
 float decode_fp8(std::uint8_t code, Format format);
 
+// --- Sub-byte element formats: E2M1 (FP4), E2M3 and E3M2 (FP6), OCP MX v1.0 ------------------------
+// None has an Inf or a NaN code. Every peer rounds finite inputs to nearest even and saturates to
+// ±max (E2M1 6, E2M3 7.5, E3M2 28), and sends ±Inf to ±max; they differ on a NaN input and on an
+// exact -0.0. Which peer does what (upstream sources in reference/fp4-formats.md §1, docs/fp4.md):
+enum class SubbyteNan : std::uint8_t {
+  kPositiveMax,  // +max, sign dropped: CUDA cvt.rn.satfinite.{e2m1x2,e2m3x2,e3m2x2}.f32 and its host
+                 // emulation __nv_cvt_float_to_fp4/_fp6 (cuda_fp4.hpp, cuda_fp6.hpp); TE's kernels
+  kOppositeZero,  // ml_dtypes: the type's quiet_NaN() is the -0 code (sign bit only) and a NaN with
+                  // the sign bit set gets it negated: +NaN -> -0 (E2M1 0x8), -NaN -> +0 (0x0)
+  kPositiveZero,  // TE's Python reference cast_to_fp4x2 (reference_nvfp4.py): no comparison of its
+                  // table holds for NaN, so the code stays 0x0
+  kRoundedBits,   // torchao 0.18 _f32_to_floatx_unpacked (custom_fp_utils.py; _f32_to_fpx_unpacked
+                  // on main, same body): the NaN's bits take the normal-number path (add
+                  // the RNE increment, shift, rebias), truncated to 8 bits, sign kept: canonical
+                  // NaN 0x7FC00000 -> the code of 1.5 (E2M1 0x3, E2M3 0x0C, E3M2 0x0E)
+};
+
+// How a cast to a sub-byte format treats the inputs the format cannot hold. A described option:
+// one cast (cast_fp32_to_subbyte) reads both fields, no peer has a code path of its own.
+struct SubbyteSpecials {
+  SubbyteNan nan;
+  // An exact -0.0 input -> the -0 code (sign bit only). false: -> +0, as TE's reference table does
+  // (-0.0 < -0.0 is false, so it lands on code 0). Negative values that underflow keep the sign in
+  // every peer, that table included.
+  bool keep_negative_zero;
+};
+
+// The peers' modes, by the names the CLI and recipe files will use.
+inline constexpr SubbyteSpecials kSubbyteCuda = {SubbyteNan::kPositiveMax, true};
+inline constexpr SubbyteSpecials kSubbyteMlDtypes = {SubbyteNan::kOppositeZero, true};
+inline constexpr SubbyteSpecials kSubbyteTorchao = {SubbyteNan::kRoundedBits, true};
+inline constexpr SubbyteSpecials kSubbyteTeReference = {SubbyteNan::kPositiveZero, false};
+
+// The same modes by name (CLI, recipe files, tests/sim/subbyte_codes.cpp). "te_reference" is TE's
+// Python reference; TE's kernels convert with cvt.rn.satfinite, i.e. "cuda".
+struct NamedSubbyteSpecials {
+  const char* name;
+  SubbyteSpecials specials;
+};
+inline constexpr NamedSubbyteSpecials kSubbyteModes[] = {{"cuda", kSubbyteCuda},
+                                                         {"ml_dtypes", kSubbyteMlDtypes},
+                                                         {"torchao", kSubbyteTorchao},
+                                                         {"te_reference", kSubbyteTeReference}};
+
+const char* to_string(SubbyteNan nan);
+
+// fp32 -> E2M1 / E2M3 / E3M2 code (low 4 or 6 bits of the byte, sign in the top one of them),
+// round-to-nearest-even, saturating, with `specials` for NaN and -0.0. The same rounding as
+// cast_fp32_to_fp8 (one generic cast over FormatSpec). std::invalid_argument for other formats.
+std::uint8_t cast_fp32_to_subbyte(float x, Format format, SubbyteSpecials specials);
+
+// Exact value of an E2M1 / E2M3 / E3M2 code, from a table built from FormatSpec like decode_fp8's.
+// A byte with bits above the format's width set is not a code of it: NaN (no code decodes to NaN).
+float decode_subbyte(std::uint8_t code, Format format);
+
 // E8M0 (UE8M0) encode of a scale, CUDA __nv_cvt_float_to_e8m0(x, __NV_SATFINITE, rounding)
 // semantics (cuda_fp8.hpp host path): kUp = cudaRoundPosInf, kDown = cudaRoundZero. E8M0 has no
 // sign, so both work on |x| (a negative x encodes like -x). With e = the fp32 exponent field of x:

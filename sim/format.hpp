@@ -7,9 +7,9 @@
 //   E4M3 (OCP e4m3fn)  s eeee mmm       bias 7   no Inf; NaN = s.1111.111 only
 //   E5M2               s eeeee mm       bias 15  IEEE-like: Inf = s.11111.00, NaN = s.11111.{01,10,11}
 //   E8M0 (UE8M0 scale) eeeeeeee         bias 127 unsigned, no mantissa, value 2^(e-127); NaN = 0xFF
-//   E2M3 (FP6)         s ee mmm         bias 1   no Inf, no NaN        (OCP MX v1.0, for later use)
-//   E3M2 (FP6)         s eee mm         bias 3   no Inf, no NaN
-//   E2M1 (FP4)         s ee m           bias 1   no Inf, no NaN
+//   E2M3 (FP6)         s ee mmm         bias 1   no Inf, no NaN        (OCP MX v1.0; sub-byte formats:
+//   E3M2 (FP6)         s eee mm         bias 3   no Inf, no NaN         codes in the low bits of a
+//   E2M1 (FP4)         s ee m           bias 1   no Inf, no NaN         byte, E2M1 packed two a byte)
 //   BF16 / FP16 / FP32 IEEE 754 binary formats
 #pragma once
 
@@ -88,6 +88,11 @@ struct FormatSpec {
     return value;
   }
 
+  // How many codes one byte of storage holds: two 4-bit codes (E2M1: element 2i in the low
+  // nibble, 2i+1 in the high one, as torchao's pack_uint4, TE and the hardware store FP4); one
+  // code otherwise (FP6 one code per byte in bits 0-5, unpacked, as torchao keeps it).
+  FP8LAB_HD constexpr int codes_per_byte() const { return total_bits() <= 4 ? 2 : 1; }
+
   FP8LAB_HD constexpr bool has_inf() const { return special == Special::kIeee; }
   FP8LAB_HD constexpr bool has_nan() const { return special != Special::kNone; }
 };
@@ -136,5 +141,15 @@ static_assert(kBF16Spec.max_finite_code() == 0x7F7F && kFP16Spec.max_finite() ==
 
 // The formats a tensor may be quantized to (element formats, not scale formats).
 FP8LAB_HD constexpr bool is_fp8(Format f) { return f == Format::E4M3 || f == Format::E5M2; }
+// The element formats narrower than a byte (E2M1, E2M3, E3M2): no Inf and no NaN codes.
+constexpr bool is_subbyte(Format f) { return spec(f).total_bits() < 8; }
+
+static_assert(is_subbyte(Format::E2M1) && is_subbyte(Format::E2M3) && is_subbyte(Format::E3M2));
+static_assert(!is_subbyte(Format::E4M3) && !is_subbyte(Format::E8M0) && !is_subbyte(Format::BF16));
+static_assert(kE2M1Spec.codes_per_byte() == 2 && kE2M3Spec.codes_per_byte() == 1 &&
+              kE4M3Spec.codes_per_byte() == 1);
+static_assert(kE2M1Spec.max_finite_code() == 0x7 && kE2M3Spec.max_finite_code() == 0x1F &&
+              kE3M2Spec.max_finite_code() == 0x1F && kE2M1Spec.sign_mask() == 0x8 &&
+              kE3M2Spec.sign_mask() == 0x20);
 
 }  // namespace fp8lab::sim

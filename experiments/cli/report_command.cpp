@@ -48,8 +48,9 @@ void add_report_command(CLI::App& app) {
       for (const auto& chosen : paths.chosen) {
         std::fprintf(stderr, "fp8lab report: %s\n", chosen.c_str());
       }
-      std::fprintf(stderr, "fp8lab report: %zu records; %s, %s, %s\n", paths.records,
-                   paths.results_jsonl.c_str(), paths.summary_csv.c_str(), paths.report_md.c_str());
+      std::fprintf(stderr, "fp8lab report: %zu records; %s, %s, %s, %s\n", paths.records,
+                   paths.results_jsonl.c_str(), paths.summary_csv.c_str(),
+                   paths.contrasts_csv.c_str(), paths.report_md.c_str());
       std::printf("%s\n", paths.report_html.string().c_str());
       incomplete = !paths.missing.empty();
       if (incomplete) {

@@ -6,7 +6,7 @@
 
 #include "recipes/lowering.hpp"
 #include "sim/gemm/gemm.hpp"
-#include "sim/gemm/parallel.hpp"
+#include "sim/parallel.hpp"
 #include "sim/scaling/execute.hpp"
 
 namespace fp8lab::experiments {
@@ -121,9 +121,8 @@ void SimBackend::run_independent(std::span<const Call> calls) const {
   SimBackendOptions one_thread_options = options_;  // every option as this backend's but threads
   one_thread_options.threads = 1;
   const SimBackend one_thread(one_thread_options);
-  sim::gemm_detail::parallel_units(count, static_cast<int>(count), [&](std::int64_t c) {
-    calls[static_cast<std::size_t>(c)](one_thread);
-  });
+  sim::parallel_units(count, static_cast<int>(count),
+                      [&](std::int64_t c) { calls[static_cast<std::size_t>(c)](one_thread); });
 }
 
 void SimBackend::end_forward(LinearScalingState& state) const {

@@ -6,6 +6,7 @@
 #include <string>
 #include <thread>
 
+#include "experiments/gpu_check/check_inputs.hpp"
 #include "experiments/gpu_check/checks.hpp"
 #include "experiments/gpu_check/peer_cases.hpp"
 #include "gpu/cublaslt.hpp"
@@ -19,13 +20,10 @@ namespace {
 
 using sim::Format;
 
-struct Shape {
-  std::int64_t m, n, k;
-};
-constexpr Shape kShapes[] = {{16, 16, 16}, {64, 48, 96}, {128, 256, 1024}, {256, 128, 4096}};
+constexpr GemmShape kShapes[] = {{16, 16, 16}, {64, 48, 96}, {128, 256, 1024}, {256, 128, 4096}};
 // Block scaling: K below one block, a partial last K block (384 = 3 blocks: BLK128x128's row
 // stride pads 3 to 4), M and N not multiples of 128 (partial 128x128 tiles), long K.
-constexpr Shape kBlockShapes[] = {
+constexpr GemmShape kBlockShapes[] = {
     {64, 48, 96}, {128, 128, 512}, {320, 336, 384}, {256, 384, 1040}, {128, 256, 4096}};
 
 gpu::CublasLtScaling cublaslt_scaling(PeerScales s) {
@@ -40,7 +38,7 @@ gpu::CublasLtScaling cublaslt_scaling(PeerScales s) {
 }
 
 // One GEMM through cuBLASLt, its output compared bit for bit with sim's (fp32 or bf16 output).
-void run_case(CheckResult& r, const Shape& s, Format b_format, PeerScales scales, bool fast,
+void run_case(CheckResult& r, const GemmShape& s, Format b_format, PeerScales scales, bool fast,
               bool bf16, sim::Accumulation model, std::uint64_t seed, int threads) {
   const auto xa = peer_values(static_cast<std::size_t>(s.m * s.k), seed);
   const auto xb = peer_values(static_cast<std::size_t>(s.n * s.k), seed + 1000);
@@ -111,8 +109,8 @@ std::vector<CheckResult> check_cublaslt_peer() {
         r.kernel = std::string("cublaslt ") + to_string(scales) +
                    (fast ? " fast_accum" : " split_acc") + " vs " + sim::to_string(model);
         std::uint64_t seed = 11;
-        for (const Shape& s :
-             block ? std::span<const Shape>(kBlockShapes) : std::span<const Shape>(kShapes)) {
+        for (const GemmShape& s : block ? std::span<const GemmShape>(kBlockShapes)
+                                        : std::span<const GemmShape>(kShapes)) {
           for (const Format b_format : {Format::E4M3, Format::E5M2}) {
             for (const bool bf16 : {false, true})
               run_case(r, s, b_format, scales, fast, bf16, model, seed++, threads);

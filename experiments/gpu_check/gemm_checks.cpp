@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <limits>
 #include <random>
 #include <string>
 #include <thread>
 
+#include "experiments/gpu_check/check_inputs.hpp"
 #include "experiments/gpu_check/checks.hpp"
 #include "experiments/gpu_check/device_tensor.hpp"
 #include "gpu/cuda_check.hpp"
@@ -27,12 +27,9 @@ namespace {
 using sim::Format;
 using sim::scaling::ScaleAxis;
 
-struct Shape {
-  std::int64_t m, n, k;
-};
 // Odd sizes around the kernels' 128-wide tiles, 8-deep K steps, 32-element groups and 128-element
 // promotion and block lengths.
-constexpr Shape kShapes[] = {
+constexpr GemmShape kShapes[] = {
     {1, 1, 1}, {3, 5, 31}, {37, 29, 100}, {130, 129, 257}, {64, 200, 1024}};
 
 // Activations with a per-row spread of magnitudes, plus rare specials (NaN, ±Inf, denormals,
@@ -42,18 +39,7 @@ std::vector<float> operand_values(std::size_t n, std::uint64_t seed, bool specia
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> x(n);
   for (auto& v : x) v = std::ldexp(normal(rng), static_cast<int>(rng() % 12) - 6);
-  if (specials) {
-    const float inf = std::numeric_limits<float>::infinity();
-    const float pick[] = {0.0f,
-                          -0.0f,
-                          inf,
-                          -inf,
-                          std::numeric_limits<float>::quiet_NaN(),
-                          std::numeric_limits<float>::denorm_min(),
-                          1e-30f,
-                          3e4f};
-    for (std::size_t i = 0; i < n / 997 + 1; ++i) x[rng() % n] = pick[rng() % std::size(pick)];
-  }
+  if (specials) scatter_specials(x, rng, n / 997 + 1, 1e-30f, 3e4f);
   return x;
 }
 
@@ -97,25 +83,45 @@ struct Layout {
 constexpr Layout kLayouts[] = {
     {"fprop", true, true, true}, {"dgrad", true, false, true}, {"wgrad", false, false, false}};
 
+// A case's fp32 operands in their stored shapes (K along cols -> [outer, K], along rows ->
+// [K, outer]) and its output options, all from its seed: bit 0 bf16 output, bit 1 a bias.
+struct CaseInputs {
+  CaseInputs(const Layout& layout, const GemmShape& s, std::uint64_t seed)
+      : bf16((seed & 1) != 0),
+        with_bias((seed & 2) != 0),
+        ar(layout.a_k_is_cols ? s.m : s.k),
+        ac(layout.a_k_is_cols ? s.k : s.m),
+        br(layout.b_k_is_cols ? s.n : s.k),
+        bc(layout.b_k_is_cols ? s.k : s.n),
+        xa(operand_values(static_cast<std::size_t>(ar * ac), seed, true)),
+        xb(operand_values(static_cast<std::size_t>(br * bc), seed + 1, s.k > 64)) {
+    if (with_bias) bias = operand_values(static_cast<std::size_t>(s.n), seed + 2, false);
+    where = std::string(layout.name) + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+            std::to_string(s.k);
+  }
+  // The case's words for a failure: layout and shape, then what the caller adds, then options.
+  std::string describe(const std::string& more) const {
+    return where + more + (bf16 ? " bf16-out" : "") + (with_bias ? " bias" : "");
+  }
+
+  bool bf16, with_bias;
+  std::int64_t ar, ac, br, bc;
+  std::vector<float> xa, xb, bias;
+  std::string where;
+};
+
 void run_case(CheckResult& result, sim::Accumulation model, const ScalingKind& kind,
-              const Layout& layout, const Shape& s, std::uint64_t seed, bool on_host) {
-  const bool bf16 = (seed & 1) != 0, with_bias = (seed & 2) != 0;
+              const Layout& layout, const GemmShape& s, std::uint64_t seed, bool on_host) {
+  const CaseInputs in(layout, s, seed);
+  const auto& [bf16, with_bias, ar, ac, br, bc, xa, xb, bias, where] = in;
   const Format b_format = (seed & 4) != 0 ? Format::E5M2 : Format::E4M3;
-  // Stored shapes: K along cols -> [outer, K], along rows -> [K, outer].
-  const std::int64_t ar = layout.a_k_is_cols ? s.m : s.k, ac = layout.a_k_is_cols ? s.k : s.m;
-  const std::int64_t br = layout.b_k_is_cols ? s.n : s.k, bc = layout.b_k_is_cols ? s.k : s.n;
   const auto axis = [](bool k_is_cols) {
     return k_is_cols ? ScaleAxis::kRowwise : ScaleAxis::kColumnwise;
   };
-  const std::vector<float> xa = operand_values(static_cast<std::size_t>(ar * ac), seed, true);
-  const std::vector<float> xb =
-      operand_values(static_cast<std::size_t>(br * bc), seed + 1, s.k > 64);
   const sim::QuantizedTensor ta =
       kind.quantize(xa, ar, ac, axis(layout.a_k_is_cols), Format::E4M3, false);
   const sim::QuantizedTensor tb =
       kind.quantize(xb, br, bc, axis(layout.b_k_is_cols), b_format, layout.b_is_weight);
-  std::vector<float> bias;
-  if (with_bias) bias = operand_values(static_cast<std::size_t>(s.n), seed + 2, false);
 
   sim::GemmOptions options;
   options.accumulation = model;
@@ -147,23 +153,14 @@ void run_case(CheckResult& result, sim::Accumulation model, const ScalingKind& k
     actual = dout.download();
   }
   ++result.cases;
-  const std::string where = std::string(layout.name) + " " + std::to_string(s.m) + "x" +
-                            std::to_string(s.n) + "x" + std::to_string(s.k) + " B " +
-                            sim::spec(b_format).name + (bf16 ? " bf16-out" : "") +
-                            (with_bias ? " bias" : "");
-  compare_matrix(result, where, expected, actual.data(), s.n);
+  compare_matrix(result, in.describe(std::string(" B ") + sim::spec(b_format).name), expected,
+                 actual.data(), s.n);
 }
 
-void run_dense_case(CheckResult& result, bool round_to_bf16, const Layout& layout, const Shape& s,
-                    std::uint64_t seed, bool on_host) {
-  const bool bf16 = (seed & 1) != 0, with_bias = (seed & 2) != 0;
-  const std::int64_t ar = layout.a_k_is_cols ? s.m : s.k, ac = layout.a_k_is_cols ? s.k : s.m;
-  const std::int64_t br = layout.b_k_is_cols ? s.n : s.k, bc = layout.b_k_is_cols ? s.k : s.n;
-  const std::vector<float> xa = operand_values(static_cast<std::size_t>(ar * ac), seed, true);
-  const std::vector<float> xb =
-      operand_values(static_cast<std::size_t>(br * bc), seed + 1, s.k > 64);
-  std::vector<float> bias;
-  if (with_bias) bias = operand_values(static_cast<std::size_t>(s.n), seed + 2, false);
+void run_dense_case(CheckResult& result, bool round_to_bf16, const Layout& layout,
+                    const GemmShape& s, std::uint64_t seed, bool on_host) {
+  const CaseInputs in(layout, s, seed);
+  const auto& [bf16, with_bias, ar, ac, br, bc, xa, xb, bias, where] = in;
   sim::HighPrecisionGemmOptions options;
   options.round_operands_to_bf16 = round_to_bf16;
   options.output = bf16 ? sim::GemmOutputType::kBf16 : sim::GemmOutputType::kFp32;
@@ -192,10 +189,7 @@ void run_dense_case(CheckResult& result, bool round_to_bf16, const Layout& layou
     actual = dout.download();
   }
   ++result.cases;
-  const std::string where = std::string(layout.name) + " " + std::to_string(s.m) + "x" +
-                            std::to_string(s.n) + "x" + std::to_string(s.k) +
-                            (bf16 ? " bf16-out" : "") + (with_bias ? " bias" : "");
-  compare_matrix(result, where, expected, actual.data(), s.n);
+  compare_matrix(result, in.describe(""), expected, actual.data(), s.n);
 }
 
 }  // namespace
@@ -211,7 +205,7 @@ std::vector<CheckResult> check_gemm_models(bool on_host) {
                  kind.name;
       std::uint64_t seed = 1;
       for (const Layout& layout : kLayouts) {
-        for (const Shape& s : kShapes) run_case(r, model, kind, layout, s, seed++, on_host);
+        for (const GemmShape& s : kShapes) run_case(r, model, kind, layout, s, seed++, on_host);
       }
       results.push_back(std::move(r));
     }
@@ -222,7 +216,8 @@ std::vector<CheckResult> check_gemm_models(bool on_host) {
                (round_to_bf16 ? "bf16 operands" : "fp32 operands");
     std::uint64_t seed = 1;
     for (const Layout& layout : kLayouts) {
-      for (const Shape& s : kShapes) run_dense_case(r, round_to_bf16, layout, s, seed++, on_host);
+      for (const GemmShape& s : kShapes)
+        run_dense_case(r, round_to_bf16, layout, s, seed++, on_host);
     }
     results.push_back(std::move(r));
   }

@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "experiments/gpu_check/check_inputs.hpp"
 #include "experiments/gpu_check/checks.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
@@ -42,18 +43,7 @@ std::vector<float> input(std::size_t n, std::uint64_t seed, int family) {
     v = family == 2 ? std::ldexp(normal(rng), static_cast<int>(rng() % 81) - 40)
                     : std::ldexp(normal(rng), static_cast<int>(rng() % 6) - 3);
   }
-  if (family == 1) {
-    const float inf = std::numeric_limits<float>::infinity();
-    const float pick[] = {0.0f,
-                          -0.0f,
-                          inf,
-                          -inf,
-                          std::numeric_limits<float>::quiet_NaN(),
-                          std::numeric_limits<float>::denorm_min(),
-                          1e30f,
-                          -3e-30f};
-    for (std::size_t i = 0; i < n / 301 + 1; ++i) x[rng() % n] = pick[rng() % std::size(pick)];
-  }
+  if (family == 1) scatter_specials(x, rng, n / 301 + 1, 1e30f, -3e-30f);
   return x;
 }
 

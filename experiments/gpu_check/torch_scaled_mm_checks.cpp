@@ -6,6 +6,7 @@
 #include <string>
 #include <thread>
 
+#include "experiments/gpu_check/check_inputs.hpp"
 #include "experiments/gpu_check/peer_cases.hpp"
 #include "experiments/gpu_check/torch_checks.hpp"
 #include "sim/gemm/gemm.hpp"
@@ -15,10 +16,7 @@ namespace {
 
 using sim::Format;
 
-struct Shape {
-  std::int64_t m, n, k;
-};
-constexpr Shape kShapes[] = {{16, 16, 32}, {64, 48, 96}, {128, 256, 1024}, {256, 128, 4096}};
+constexpr GemmShape kShapes[] = {{16, 16, 32}, {64, 48, 96}, {128, 256, 1024}, {256, 128, 4096}};
 
 // FP8 codes as a CUDA float8 tensor of the given shape.
 torch::Tensor fp8_tensor(const sim::QuantizedTensor& t) {
@@ -54,7 +52,7 @@ std::vector<CheckResult> check_torch_scaled_mm_peer() {
         continue;
       }
       std::uint64_t seed = 31;
-      for (const Shape& s : kShapes) {
+      for (const GemmShape& s : kShapes) {
         // torch rejects e5m2 x e5m2 and, for rowwise, anything but e4m3 x e4m3 on some builds:
         // try both B formats and report what it refused.
         for (const Format b_format : {Format::E4M3, Format::E5M2}) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "experiments/literature/table_line.hpp"
 #include "sim/gemm/gemm.hpp"
 #include "sim/scaling/current.hpp"
 
@@ -81,16 +82,13 @@ std::vector<AccumulationRow> measure_accumulation(const AccumulationOptions& opt
 
 std::string format_accumulation_table(const std::vector<AccumulationRow>& rows) {
   std::string out;
-  char line[200];
-  std::snprintf(line, sizeof line, "%-16s %6s %-13s %13s %13s %13s %13s\n", "inputs", "K",
-                "accumulation", "max rel exact", "frob exact", "max rel fp64", "frob fp64");
-  out += line;
+  append_line(out, "%-16s %6s %-13s %13s %13s %13s %13s\n", "inputs", "K", "accumulation",
+              "max rel exact", "frob exact", "max rel fp64", "frob fp64");
   for (const auto& r : rows) {
-    std::snprintf(line, sizeof line, "%-16s %6lld %-13s %12.4f%% %12.4f%% %12.4f%% %12.4f%%\n",
-                  to_string(r.distribution), static_cast<long long>(r.k), r.model.c_str(),
-                  100 * r.max_rel_vs_exact, 100 * r.frob_vs_exact, 100 * r.max_rel_vs_fp64,
-                  100 * r.frob_vs_fp64);
-    out += line;
+    append_line(out, "%-16s %6lld %-13s %12.4f%% %12.4f%% %12.4f%% %12.4f%%\n",
+                to_string(r.distribution), static_cast<long long>(r.k), r.model.c_str(),
+                100 * r.max_rel_vs_exact, 100 * r.frob_vs_exact, 100 * r.max_rel_vs_fp64,
+                100 * r.frob_vs_fp64);
   }
   return out;
 }

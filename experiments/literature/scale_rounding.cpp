@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "experiments/literature/table_line.hpp"
 #include "sim/cast.hpp"
 #include "sim/scaling/mx.hpp"
 
@@ -88,21 +89,18 @@ std::vector<ScaleRoundingRow> measure_scale_rounding(const ScaleRoundingOptions&
 
 std::string format_scale_rounding_table(const std::vector<ScaleRoundingRow>& rows) {
   std::string out;
-  char line[200];
-  std::snprintf(line, sizeof line, "%-16s %-6s %7s %16s %16s %11s %11s\n", "inputs", "mode",
-                "blocks", "clipped blocks", "blocks > 6.25%", "worst loss", "mean loss");
-  out += line;
+  append_line(out, "%-16s %-6s %7s %16s %16s %11s %11s\n", "inputs", "mode", "blocks",
+              "clipped blocks", "blocks > 6.25%", "worst loss", "mean loss");
   for (const auto& r : rows) {
     const double n = r.blocks > 0 ? static_cast<double>(r.blocks) : 1.0;
-    std::snprintf(line, sizeof line,
-                  "%-16s %-6s %7lld %7lld (%5.1f%%) %7lld (%5.1f%%) %10.3f%% "
-                  "%10.3f%%\n",
-                  to_string(r.distribution), r.mode.c_str(), static_cast<long long>(r.blocks),
-                  static_cast<long long>(r.clipped), 100.0 * static_cast<double>(r.clipped) / n,
-                  static_cast<long long>(r.over_half_step),
-                  100.0 * static_cast<double>(r.over_half_step) / n, 100 * r.worst_loss,
-                  100 * r.mean_loss);
-    out += line;
+    append_line(out,
+                "%-16s %-6s %7lld %7lld (%5.1f%%) %7lld (%5.1f%%) %10.3f%% "
+                "%10.3f%%\n",
+                to_string(r.distribution), r.mode.c_str(), static_cast<long long>(r.blocks),
+                static_cast<long long>(r.clipped), 100.0 * static_cast<double>(r.clipped) / n,
+                static_cast<long long>(r.over_half_step),
+                100.0 * static_cast<double>(r.over_half_step) / n, 100 * r.worst_loss,
+                100 * r.mean_loss);
   }
   out += "torchao issue 2035 vector, amax 150 (E4M3):";
   for (const auto& mode : scale_modes()) {

@@ -1,7 +1,7 @@
 // What the reports conclude from single run records: an unpaired verdict per run (context: the
-// summary.csv `verdict` column, the charts' groups and the list of diverged and failed runs; the
-// recipe rows' verdicts are paired, paired_verdicts.hpp), the ranking of runs, and the recipe axes
-// a sweep varied. Shared by report.md, report.html and summary.csv so that they never disagree.
+// summary.csv `run_verdict` column, the charts' groups and the list of diverged and failed runs;
+// the recipe rows' verdicts are paired, paired_verdicts.hpp), the ranking of runs, and the recipe
+// axes a sweep varied. Shared by report.md, report.html and summary.csv so that they never disagree.
 // No LibTorch.
 //
 // Unpaired verdicts (docs/results-schema.md), given the tolerance of the run's baseline family

@@ -11,26 +11,37 @@
 #include "experiments/report/report_data.hpp"
 
 namespace fp8lab::experiments {
-namespace {
 
-// A sweep run's asked settings: its first combination label ("scaling=rowwise fp8_format=E4M3",
-// provenance `source.combinations`) as key -> value; empty for a run from no sweep.
-std::map<std::string, std::string> asked_settings(const nlohmann::json& record) {
+std::map<std::string, std::string> label_settings(const std::string& label) {
   std::map<std::string, std::string> out;
-  const auto* combinations = record.contains("source") && record["source"].is_object() &&
-                                     record["source"].contains("combinations")
-                                 ? &record["source"]["combinations"]
-                                 : nullptr;
-  if (combinations == nullptr || !combinations->is_array() || combinations->empty() ||
-      !(*combinations)[0].is_string()) {
-    return out;
-  }
-  std::istringstream words((*combinations)[0].get<std::string>());
+  std::istringstream words(label);
   for (std::string word; words >> word;) {
     const auto eq = word.find('=');
     if (eq != std::string::npos) out[word.substr(0, eq)] = word.substr(eq + 1);
   }
   return out;
+}
+
+std::vector<std::map<std::string, std::string>> asked_combinations(const nlohmann::json& record) {
+  std::vector<std::map<std::string, std::string>> out;
+  const auto* combinations = record.contains("source") && record["source"].is_object() &&
+                                     record["source"].contains("combinations")
+                                 ? &record["source"]["combinations"]
+                                 : nullptr;
+  if (combinations == nullptr || !combinations->is_array()) return out;
+  for (const auto& label : *combinations) {
+    if (label.is_string()) out.push_back(label_settings(label.get<std::string>()));
+  }
+  return out;
+}
+
+namespace {
+
+// A sweep run's asked settings: its first combination label ("scaling=rowwise fp8_format=E4M3",
+// provenance `source.combinations`) as key -> value; empty for a run from no sweep.
+std::map<std::string, std::string> asked_settings(const nlohmann::json& record) {
+  auto all = asked_combinations(record);
+  return all.empty() ? std::map<std::string, std::string>{} : all.front();
 }
 
 // The one asked setting two sweep runs differ in ("" for none or several): what the sweep varied,
@@ -99,27 +110,16 @@ std::vector<double> relative_differences(const RecipeRow& a, const RecipeRow& b,
   return d;
 }
 
-void judge_contrast(Contrast& c, double band) {
+void judge_contrast(Contrast& c, double band, double alpha) {
   if (!c.interval || c.interval->n < kMinPairedSeeds) {
-    c.verdict = "too few seeds";
+    c.verdict = "inconclusive";
     c.reason = std::to_string(c.seeds.size()) + " common seed" + (c.seeds.size() == 1 ? "" : "s") +
-               "; an interval needs " + std::to_string(kMinPairedSeeds);
+               "; a test needs " + std::to_string(kMinPairedSeeds);
     return;
   }
-  const auto& i = *c.interval;
-  if (i.low() > 0) {
-    c.verdict = "A worse";
-    return;
-  }
-  if (i.low() >= -band && i.high() <= band) {
-    c.verdict = "equivalent";
-    return;
-  }
-  c.verdict = "unresolved";
-  // Seeds for the interval to leave 0 (a difference), at the measured mean and spread.
-  const auto settle = seeds_to_settle(i, 0.0);
-  c.reason = settle ? "about " + std::to_string(*settle) + " seeds would resolve it"
-                    : "over 100000 seeds at this spread: no difference that seeds could show";
+  c.test = named_test(*c.interval, band, alpha);
+  c.verdict = c.test->verdict;
+  if (c.verdict == "inconclusive") c.reason = power_reason(*c.test);
 }
 
 template <class T>
@@ -130,12 +130,22 @@ std::optional<double> median_of(const std::vector<T>& values) {
 
 }  // namespace
 
+std::string Contrast::verdict_text() const {
+  std::string reasons = reason;
+  if (test) {
+    const auto note = holm_note(*test);
+    reasons += (reasons.empty() || note.empty() ? "" : "; ") + note;
+  }
+  return reasons.empty() ? verdict : verdict + " (" + reasons + ")";
+}
+
 std::string Contrast::title() const {
   return field + " " + worse_value + " vs " + better_value + " (" + run_label(better->first()) +
          ")";
 }
 
-std::vector<Contrast> recipe_contrasts(const std::vector<RecipeRow>& rows, double band) {
+std::vector<Contrast> recipe_contrasts(const std::vector<RecipeRow>& rows, double band,
+                                       double alpha) {
   std::vector<Contrast> out;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     for (std::size_t j = i + 1; j < rows.size(); ++j) {
@@ -158,7 +168,7 @@ std::vector<Contrast> recipe_contrasts(const std::vector<RecipeRow>& rows, doubl
       c.interval = t_interval(d);
       c.worse_value = setting_value(c.worse->first(), field);
       c.better_value = setting_value(c.better->first(), field);
-      judge_contrast(c, band);
+      judge_contrast(c, band, alpha);
       out.push_back(std::move(c));
     }
   }
@@ -181,14 +191,14 @@ std::string describe_eval_sampling_error(const Resolution& r, double band) {
 }
 
 std::vector<Resolution> sweep_resolution(const std::vector<RecipeRow>& rows,
-                                         const std::vector<Contrast>& contrasts, double band) {
+                                         const std::vector<Contrast>& contrasts, double alpha) {
   std::map<std::string, Resolution> by_family;
   std::map<std::string, std::vector<double>> seeds, sds, contrast_sds, paired_se, unpaired_se;
   for (const auto& row : rows) {
     auto& r = by_family[row.family];
     r.family = row.family;
     ++r.rows;
-    if (row.verdict == "degrades" || row.verdict == "within band") ++r.rows_resolved;
+    if (row.paired.test && row.verdict != "inconclusive") ++r.rows_resolved;
     seeds[row.family].push_back(static_cast<double>(row.paired.finished));
     if (row.paired.tail) sds[row.family].push_back(row.paired.tail->sd);
     if (row.paired_eval_se) paired_se[row.family].push_back(*row.paired_eval_se);
@@ -208,14 +218,27 @@ std::vector<Resolution> sweep_resolution(const std::vector<RecipeRow>& rows,
     r.paired_eval_se = median_of(paired_se[family]);
     r.unpaired_eval_se = median_of(unpaired_se[family]);
     if (r.typical_seeds >= 2 && r.typical_sd) {
-      r.vs_baseline = smallest_resolvable_effect(r.typical_seeds, *r.typical_sd, band);
+      r.vs_baseline = minimum_detectable_effect(r.typical_seeds, *r.typical_sd, alpha);
     }
     if (r.typical_seeds >= 2 && r.contrast_sd) {
-      r.contrast = smallest_resolvable_effect(r.typical_seeds, *r.contrast_sd, 0.0);
+      r.contrast = minimum_detectable_effect(r.typical_seeds, *r.contrast_sd, alpha);
     }
     out.push_back(r);
   }
   return out;
+}
+
+std::string describe_resolution(const Resolution& r, double band, double alpha) {
+  return std::to_string(r.rows_resolved) + " of " + std::to_string(r.rows) + " recipe rows and " +
+         std::to_string(r.contrasts_resolved) + " of " + std::to_string(r.contrasts) +
+         " contrasts reach a verdict other than inconclusive. With " +
+         std::to_string(r.typical_seeds) + " seeds per recipe, the effect against the baseline " +
+         "detected with 80% power at alpha " + format_number(alpha, "%.3g") +
+         " (mde80, noncentral t) is " + format_percent(r.vs_baseline) + " (sd " +
+         format_percent(r.typical_sd) + "), so `worse beyond band` needs a mean of about " +
+         format_percent(r.vs_baseline ? std::optional(band + *r.vs_baseline) : std::nullopt) +
+         "; between two recipes on the same seeds, " + format_percent(r.contrast) + " (sd " +
+         format_percent(r.contrast_sd) + ")." + describe_eval_sampling_error(r, band);
 }
 
 }  // namespace fp8lab::experiments

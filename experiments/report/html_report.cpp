@@ -34,7 +34,8 @@ h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd
 table{border-collapse:collapse;font-size:13px;margin:8px 0}
 th,td{border:1px solid #ddd;padding:3px 7px;text-align:left}th{background:#f4f4f4}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
-.verdict-tracks,.verdict-within{color:#1a7f37}.verdict-degraded,.verdict-degrades{color:#9a6700}
+.verdict-tracks,.verdict-equivalent,.verdict-better,.verdict-not{color:#1a7f37}
+.verdict-degraded,.verdict-worse{color:#9a6700}
 .verdict-inconclusive{color:#57606a}
 .verdict-failed,.verdict-diverged,.verdict-error{color:#cf222e;font-weight:bold}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
@@ -367,11 +368,13 @@ void ranked_table(std::ostringstream& html, const ReportInput& input, const Repo
   html << "<h2>Recipes ranked</h2>\n<p class=\"note\">One line per recipe over its seeds. "
        << "<i>rel. loss error</i>: per seed (eval loss - baseline's on the same seed) / "
        << "baseline's, averaged over the last 10% of eval points; mean over seeds with its 95% "
-       << "t-interval. <i>chaos floor</i>: the spread of the null runs' error (a perturbation "
+       << "t-interval. <i>verdict</i>, <i>test</i>, <i>p</i>, <i>mde80</i>: the named test of the "
+       << "legend above. <i>chaos floor</i>: the spread of the null runs' error (a perturbation "
        << "that is not FP8). <i>runs as</i>: as asked, or as accelerate + TE / torchao run the "
        << "settings (upstream); the next column, highlighted where it differs, is what that peer "
        << "would change or refuse (hover for the full text).</p>\n<table>\n<tr><th>#</th>"
-       << "<th>recipe</th><th>seeds</th><th>verdict</th>"
+       << "<th>recipe</th><th>seeds</th><th>verdict</th><th>test</th><th>p raw</th>"
+       << "<th>p Holm (family, size)</th><th>mde80</th><th>seeds for 80%</th>"
        << "<th>rel. loss error, tail [95% CI]</th><th>final [95% CI]</th><th>chaos floor</th>"
        << "<th>eval loss</th><th>|vs baseline| (unpaired)</th>"
        << "<th>forward SQNR (dB)</th><th>gradient SQNR (dB)</th><th>runs as</th>"
@@ -381,10 +384,12 @@ void ranked_table(std::ostringstream& html, const ReportInput& input, const Repo
     const auto& r = row.first();
     const auto mark = upstream_mark(r);
     const auto* chaos = facts.chaos.of(r);
+    const auto t = test_cells(row.paired.test);
     html << "<tr" << (mark.differs ? " class=\"upstream-differs\"" : "") << ">"
          << td(std::to_string(++rank), true) << td(run_label(r)) << td(row.seeds_text())
          << "<td class=\"" << verdict_class(row.verdict) << "\">" << escape_html(shown_verdict(row))
-         << "</td>" << td(interval_text(row.paired.tail), true)
+         << "</td>" << td(t.test) << td(t.p_raw, true) << td(t.p_holm, true) << td(t.mde80, true)
+         << td(t.seeds_for_80, true) << td(interval_text(row.paired.tail), true)
          << td(interval_text(row.paired.final), true) << td(chaos ? chaos->cell() : "-", true)
          << td(eval_loss_text(row), true) << td(format_percent(row.median_abs_rel_diff), true)
          << td(format_number(row.median_at("/final/forward_sqnr_db"), "%.1f"), true)
@@ -404,15 +409,9 @@ void ranked_table(std::ostringstream& html, const ReportInput& input, const Repo
 // Recipes against each other on the same seeds, and what the sweep can resolve.
 void contrasts_table(std::ostringstream& html, const ReportInput& input, const ReportFacts& facts) {
   html << "<h2>What this sweep can resolve</h2>\n<ul class=\"note\">\n";
-  for (const auto& r : facts.resolution) {
-    html << "<li><code>" << escape_html(r.family) << "</code>: " << r.rows_resolved << " of "
-         << r.rows << " recipe rows resolved against the band, " << r.contrasts_resolved << " of "
-         << r.contrasts << " contrasts resolved; with " << r.typical_seeds
-         << " seeds the smallest effect against the baseline called degrades is "
-         << format_percent(r.vs_baseline) << " (sd " << format_percent(r.typical_sd)
-         << "), between two recipes " << format_percent(r.contrast) << " (sd "
-         << format_percent(r.contrast_sd) << ")."
-         << escape_html(describe_eval_sampling_error(r, input.practical_band)) << "</li>\n";
+  for (std::size_t i = 0; i < facts.resolution.size(); ++i) {
+    html << "<li><code>" << escape_html(facts.resolution[i].family)
+         << "</code>: " << escape_html(facts.resolution_lines[i]) << "</li>\n";
   }
   html << "</ul>\n<h2>Contrasts between recipes on the same seeds</h2>\n";
   if (facts.contrasts.empty()) {
@@ -421,15 +420,19 @@ void contrasts_table(std::ostringstream& html, const ReportInput& input, const R
     return;
   }
   html << "<p class=\"note\">Per common seed, (tail eval loss of A - of B) / of B; A has the "
-       << "higher mean loss. <i>A worse</i>: the 95% interval lies above 0; <i>equivalent</i>: "
-       << "inside \u00b1" << escape_html(format_percent(input.practical_band)) << ".</p>\n"
-       << "<table>\n<tr><th>field</th><th>A (worse)</th><th>B</th><th>recipe B</th>"
-       << "<th>seeds</th><th>A vs B [95% CI]</th><th>verdict</th></tr>\n";
+       << "higher mean loss (so no contrast is <i>better</i>); the verdicts are the named tests "
+       << "of the legend above, against \u00b1" << escape_html(format_percent(input.practical_band))
+       << ".</p>\n"
+       << "<table>\n<tr><th>field</th><th>A (higher loss)</th><th>B</th><th>recipe B</th>"
+       << "<th>seeds</th><th>A vs B [95% CI]</th><th>verdict</th><th>test</th><th>p raw</th>"
+       << "<th>p Holm (family, size)</th><th>mde80</th><th>seeds for 80%</th></tr>\n";
   for (const auto& c : facts.contrasts) {
+    const auto t = test_cells(c.test);
     html << "<tr>" << td(c.field) << td(c.worse_value) << td(c.better_value)
          << td(run_label(c.better->first())) << td(std::to_string(c.seeds.size()), true)
-         << td(interval_text(c.interval), true)
-         << td(c.verdict + (c.reason.empty() ? "" : " (" + c.reason + ")")) << "</tr>\n";
+         << td(interval_text(c.interval), true) << "<td class=\"" << verdict_class(c.verdict)
+         << "\">" << escape_html(c.verdict_text()) << "</td>" << td(t.test) << td(t.p_raw, true)
+         << td(t.p_holm, true) << td(t.mde80, true) << td(t.seeds_for_80, true) << "</tr>\n";
   }
   html << "</table>\n";
 }
@@ -530,7 +533,12 @@ void head(std::ostringstream& html, const ReportInput& input, const ReportFacts&
     html << " <span class=\"" << verdict_class(v) << "\">" << n << ' ' << escape_html(v)
          << "</span>;";
   }
-  html << ' ' << escape_html(paired_verdict_rules(input.practical_band))
+  html << ' ' << escape_html(paired_verdict_rules())
+       << "</p>\n<p class=\"note\">Scale of the runs:</p>\n<ul class=\"note\">\n";
+  for (const auto& line : facts.scale) html << "<li>" << escape_html(line) << "</li>\n";
+  html << "</ul>\n<p class=\"note\">The tests:</p>\n<ul class=\"note legend\">\n";
+  for (const auto& line : facts.legend) html << "<li>" << escape_html(line) << "</li>\n";
+  html << "</ul>\n<p class=\"note\">" << escape_html(facts.families)
        << "</p>\n<ul class=\"note\">\n";
   for (const auto* floor : facts.chaos.all()) {
     html << "<li>"

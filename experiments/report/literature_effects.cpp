@@ -85,15 +85,17 @@ std::string effect_outcome(const std::string& effect_id, const Contrast& c) {
   const auto worse = rank_of(*e, c.worse_value);
   const auto better = rank_of(*e, c.better_value);
   if (!worse || !better || *worse == *better) return "";
-  if (c.verdict == "A worse") return *worse > *better ? "as published" : "opposite";
-  if (c.verdict == "equivalent") return "equivalent";
-  return "unresolved";
+  if (c.verdict == "worse" || c.verdict == "worse beyond band") {
+    return *worse > *better ? "direction only" : "opposite";
+  }
+  if (c.verdict == "equivalent" || c.verdict == "not worse") return c.verdict;
+  return "inconclusive";
 }
 
 std::vector<EffectReading> literature_effects(const std::vector<Contrast>& contrasts) {
   std::vector<EffectReading> readings;
   for (const auto& e : effects()) {
-    EffectReading r{e.id, e.claim, {}, ""};
+    EffectReading r{e.id, e.claim, {}, "", ""};
     std::map<std::string, int> counts;
     for (const auto& c : contrasts) {
       const std::string outcome = effect_outcome(e.id, c);
@@ -104,19 +106,25 @@ std::vector<EffectReading> literature_effects(const std::vector<Contrast>& contr
           c.better_value, run_label(c.better->first()), sqnr_text(*c.worse), sqnr_text(*c.better),
           c.seeds.size() == 1 ? "1 seed" : fmt::format("{} seeds", c.seeds.size()),
           c.interval ? describe_interval(*c.interval) : std::string("-"), outcome,
-          c.reason.empty() ? "" : " (" + c.reason + ")"));
+          c.test ? " (" + c.verdict_text() + "; " + describe_p_values(*c.test) + ")"
+                 : " (" + c.verdict_text() + ")"));
     }
     if (e.fields.empty()) {
-      r.summary = "not shown by a training sweep";
+      r.word = "not tested";
+      r.summary = "not tested: GEMM-level, not shown by a training sweep";
     } else if (r.lines.empty()) {
-      r.summary = "not in this sweep (no two recipes differ only in " +
-                  fmt::format("{}", fmt::join(e.fields, " or ")) + ")";
+      r.word = "not tested";
+      r.summary = "not tested: no two recipes of this sweep differ only in " +
+                  fmt::format("{}", fmt::join(e.fields, " or "));
     } else {
-      r.summary = fmt::format("{} contrast{}: {} as published, {} opposite, {} equivalent, {} "
-                              "unresolved",
-                              r.lines.size(), r.lines.size() == 1 ? "" : "s",
-                              counts["as published"], counts["opposite"], counts["equivalent"],
-                              counts["unresolved"]);
+      r.word = counts["direction only"] > 0 && counts["opposite"] == 0 ? "direction only"
+                                                                       : "not reproduced";
+      r.summary = fmt::format("{}: {} contrast{}: {} direction only, {} opposite, {} equivalent, "
+                              "{} not worse, {} inconclusive (this sweep's workload is not the "
+                              "paper's setting: never reproduced)",
+                              r.word, r.lines.size(), r.lines.size() == 1 ? "" : "s",
+                              counts["direction only"], counts["opposite"], counts["equivalent"],
+                              counts["not worse"], counts["inconclusive"]);
     }
     readings.push_back(std::move(r));
   }

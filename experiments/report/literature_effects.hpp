@@ -6,12 +6,17 @@
 // worse than ceil / rceil), L3 norm_affine_precision / activation_precision (mx worse than bf16,
 // worse than high), L4 scaling by granularity (per tensor worse than rowwise, worse than 1x128
 // blocks, worse than MXFP8), L5 fp8_format (E5M2 worse than E4M3 / HYBRID, whose forward formats
-// are the same). Per contrast:
-//   as published       the interval lies above 0 with the paper's worse value worse
-//   opposite           above 0 with the other value worse
-//   equivalent         inside the practical band: no difference that matters at this scale
-//   unresolved         neither (the contrast's reason says how many seeds would resolve it)
-// L1 is GEMM-level (`fp8lab literature L1`): no training sweep shows it.
+// are the same). Per contrast, from its named test (named_tests.hpp):
+//   direction only     worse or worse beyond band, with the paper's worse value worse
+//   opposite           worse or worse beyond band, with the other value worse
+//   equivalent         TOST inside the practical band: no difference that matters at this band
+//   not worse          the higher-loss recipe is not worse than the band, and not equivalent
+//   inconclusive       none of these
+// Per effect, one of docs/literature.md's words (issue 31 §9): `direction only` when a contrast
+// shows the paper's direction and none the opposite, `not reproduced` when bearing contrasts show
+// none (the reason counts them), `not tested` when none bears on it. Never `reproduced`: a sweep's
+// workload is not the paper's setting. L1 is GEMM-level (`fp8lab literature L1`): not tested by a
+// training sweep.
 #pragma once
 
 #include <string>
@@ -25,14 +30,16 @@ struct EffectReading {
   std::string id;                  // "L5"
   std::string claim;               // the paper's claim, one line
   std::vector<std::string> lines;  // one per bearing contrast; empty: not in this sweep
-  std::string summary;             // "2 contrasts: 0 as published, 2 equivalent, 0 ..."
+  std::string word;                // direction only | not reproduced | not tested
+  std::string summary;             // "2 contrasts: 0 direction only, 0 opposite, 2 equivalent, ..."
 };
 
 // The published effects (L1-L5, in order) with what `contrasts` show of each.
 std::vector<EffectReading> literature_effects(const std::vector<Contrast>& contrasts);
 
-// One contrast's reading: "as published", "opposite", "equivalent", "unresolved", or "" when the
-// contrast's values are not ranked by the effect (e.g. fp8_format HYBRID vs E4M3 for L5).
+// One contrast's reading: "direction only", "opposite", "equivalent", "not worse",
+// "inconclusive", or "" when the contrast's values are not ranked by the effect (e.g. fp8_format
+// HYBRID vs E4M3 for L5).
 std::string effect_outcome(const std::string& effect_id, const Contrast& contrast);
 
 }  // namespace fp8lab::experiments

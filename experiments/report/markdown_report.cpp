@@ -60,7 +60,12 @@ void summary(std::ostringstream& md, const ReportInput& input, const ReportFacts
   for (const auto& row : facts.rows) ++verdicts[row.verdict];
   md << facts.ranked.size() << " FP8 runs, " << facts.rows.size() << " recipe rows:";
   for (const auto& [v, n] : verdicts) md << ' ' << n << ' ' << v << ';';
-  md << ' ' << paired_verdict_rules(input.practical_band) << "\n\n";
+  md << ' ' << paired_verdict_rules() << "\n\n";
+  md << "Scale of the runs:\n\n";
+  for (const auto& line : facts.scale) md << "- " << cell(line) << "\n";
+  md << "\nThe tests:\n\n";
+  for (const auto& line : facts.legend) md << "- " << cell(line) << "\n";
+  md << "\n" << cell(facts.families) << "\n\n";
   for (const auto* floor : facts.chaos.all()) {
     md << "- " << floor->workload << ": chaos floor (null runs, paired tail error) "
        << floor->describe() << "\n";
@@ -97,10 +102,11 @@ std::string eval_loss_cell(const RecipeRow& row) {
 // One line per recipe; the peer's full text goes to a numbered footnote below the table.
 void ranked_table(std::ostringstream& md, const ReportInput& input, const ReportFacts& facts) {
   md << "\n## Recipes ranked (best first)\n\n";
-  md << "| # | recipe | seeds | verdict | rel. loss error, tail mean [95% CI] | final [95% CI] "
+  md << "| # | recipe | seeds | verdict | test | p raw | p Holm (family, size) | mde80 "
+        "| seeds for 80% | rel. loss error, tail mean [95% CI] | final [95% CI] "
         "| chaos floor | eval loss | \\|vs baseline\\| (unpaired) | forward SQNR (dB) "
         "| gradient SQNR (dB) | runs as | accelerate + TE / torchao | record |\n";
-  md << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  md << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::vector<std::string> footnotes;
   int rank = 0;
   for (const auto& row : facts.rows) {
@@ -115,10 +121,12 @@ void ranked_table(std::ostringstream& md, const ReportInput& input, const Report
       peer = "**" + peer + "** [" + std::to_string(footnotes.size()) + "]";
     }
     const auto* chaos = facts.chaos.of(row.first());
+    const auto t = test_cells(row.paired.test);
     md << "| " << ++rank << " | " << cell(run_label(row.first())) << " | " << row.seeds_text()
-       << " | " << cell(shown) << " | " << interval_cell(row.paired.tail) << " | "
-       << interval_cell(row.paired.final) << " | " << (chaos ? chaos->cell() : "-") << " | "
-       << eval_loss_cell(row) << " | " << format_percent(row.median_abs_rel_diff) << " | "
+       << " | " << cell(shown) << " | " << cell(t.test) << " | " << t.p_raw << " | " << t.p_holm
+       << " | " << t.mde80 << " | " << t.seeds_for_80 << " | " << interval_cell(row.paired.tail)
+       << " | " << interval_cell(row.paired.final) << " | " << (chaos ? chaos->cell() : "-")
+       << " | " << eval_loss_cell(row) << " | " << format_percent(row.median_abs_rel_diff) << " | "
        << format_number(row.median_at("/final/forward_sqnr_db"), "%.1f") << " | "
        << format_number(row.median_at("/final/gradient_sqnr_db"), "%.1f") << " | "
        << cell(runs_as_text(row.first())) << " | " << peer << " | " << record_links(input, row)
@@ -143,16 +151,8 @@ void literature_section(std::ostringstream& md, const ReportFacts& facts) {
 
 void contrasts_section(std::ostringstream& md, const ReportInput& input, const ReportFacts& facts) {
   md << "\n## What this sweep can resolve\n\n";
-  for (const auto& r : facts.resolution) {
-    md << "- `" << r.family << "`: " << r.rows_resolved << " of " << r.rows
-       << " recipe rows resolved against the band (degrades or within band); "
-       << r.contrasts_resolved << " of " << r.contrasts << " contrasts resolved. With "
-       << r.typical_seeds << " seeds per recipe the smallest paired effect against the baseline "
-       << "it can call `degrades` is " << format_percent(r.vs_baseline) << " (band + t·sd/√n, sd "
-       << format_percent(r.typical_sd) << ")"
-       << "; between two recipes on the same seeds, " << format_percent(r.contrast) << " (sd "
-       << format_percent(r.contrast_sd) << ")."
-       << describe_eval_sampling_error(r, input.practical_band) << "\n";
+  for (std::size_t i = 0; i < facts.resolution.size(); ++i) {
+    md << "- `" << facts.resolution[i].family << "`: " << cell(facts.resolution_lines[i]) << "\n";
   }
   md << "\n## Contrasts between recipes on the same seeds\n\n";
   if (facts.contrasts.empty()) {
@@ -160,16 +160,18 @@ void contrasts_section(std::ostringstream& md, const ReportInput& input, const R
     return;
   }
   md << "Per common seed, (tail eval loss of A - of B) / of B; A is the recipe with the higher "
-        "mean loss. \"A worse\" = the 95% interval lies above 0; \"equivalent\" = it lies inside "
-        "±"
+        "mean loss (so no contrast is `better`); the verdicts are the tests above, against ±"
      << format_percent(input.practical_band) << ".\n\n";
-  md << "| field | A (worse) | B | recipe B | seeds | A vs B, mean [95% CI] | verdict |\n";
-  md << "|---|---|---|---|---|---|---|\n";
+  md << "| field | A (higher loss) | B | recipe B | seeds | A vs B, mean [95% CI] | verdict | test "
+        "| p raw | p Holm (family, size) | mde80 | seeds for 80% |\n";
+  md << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : facts.contrasts) {
+    const auto t = test_cells(c.test);
     md << "| " << cell(c.field) << " | " << cell(c.worse_value) << " | " << cell(c.better_value)
        << " | " << cell(run_label(c.better->first())) << " | " << c.seeds.size() << " | "
-       << interval_cell(c.interval) << " | " << c.verdict
-       << (c.reason.empty() ? "" : " (" + c.reason + ")") << " |\n";
+       << interval_cell(c.interval) << " | " << cell(c.verdict_text()) << " | " << cell(t.test)
+       << " | " << t.p_raw << " | " << t.p_holm << " | " << t.mde80 << " | " << t.seeds_for_80
+       << " |\n";
   }
 }
 

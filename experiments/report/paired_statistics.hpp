@@ -1,5 +1,6 @@
-// The statistics of paired verdicts (issue 20 §2): a mean over seeds with its 95% Student-t
-// interval, and what it says against a practical band. Pure arithmetic, no JSON, no LibTorch.
+// The statistics of paired verdicts (issue 20 §2, issue 31 §3-4): a mean over seeds with its
+// Student-t interval, the power of the t-test at a given effect, and the distributions behind
+// both, from Boost.Math (no hand tables). Pure arithmetic, no JSON, no LibTorch.
 //
 // Why paired and why t: an FP8 run and its baseline on seed s share initialization and data
 // order, so d_s = (loss_fp8 - loss_baseline) / loss_baseline removes everything the two runs
@@ -20,43 +21,48 @@ inline constexpr std::size_t kMinPairedSeeds = 3;
 // DeepSeek-V3 (arXiv 2412.19437 §3.3): FP8 training's relative loss error vs BF16 "consistently
 // remains below 0.25%". The default practical band; a sweep's `practical_band` key overrides it.
 inline constexpr double kDefaultPracticalBand = 0.0025;
+// The default significance level of every named test (a sweep's `hypotheses: {alpha: ...}`).
+inline constexpr double kDefaultAlpha = 0.05;
+// The power that mde80 and seeds_for_80 are computed at.
+inline constexpr double kTargetPower = 0.80;
 
-// The 0.975 quantile of Student's t with `df` >= 1 degrees of freedom (two-sided 95%).
-double student_t_975(std::size_t df);
+// Student's t with `df` >= 1 degrees of freedom (Boost.Math): the p-quantile, and the upper tail
+// P(T > t).
+double student_t_quantile(double p, double df);
+double student_t_upper_tail(double t, double df);
 
 struct MeanInterval {
   std::size_t n = 0;
   double mean = 0;
   double sd = 0;          // sample standard deviation (n - 1)
-  double half_width = 0;  // t_975(n - 1) * sd / sqrt(n)
+  double half_width = 0;  // the 95% two-sided interval's: t_0.975(n - 1) * sd / sqrt(n)
   double low() const { return mean - half_width; }
   double high() const { return mean + half_width; }
+  double standard_error() const;
+  // The half-width of the two-sided interval at `level` (0.90 for the TOST interval at
+  // alpha 0.05): t_((1 + level) / 2)(n - 1) * sd / sqrt(n).
+  double half_width_at(double level) const;
 };
 
 // The mean of the values with its 95% t-interval; nullopt for fewer than 2 values.
 std::optional<MeanInterval> t_interval(std::span<const double> values);
 
-enum class BandVerdict { kDegrades, kWithinBand, kInconclusive };
-const char* to_string(BandVerdict verdict);  // "degrades", "within band", "inconclusive"
+// The power of the two-sided one-sample t-test of "mean = 0" at `alpha`, for n values of
+// standard deviation `sd` whose true mean is `effect`: the exact power from the noncentral t
+// distribution (df = n - 1, noncentrality effect * sqrt(n) / sd; Boost.Math non_central_t),
+//   P(T' > t_(1 - alpha/2)) + P(T' < -t_(1 - alpha/2)).
+double t_test_power(double effect, double sd, std::size_t n, double alpha);
 
-// The interval against the band b (a positive fraction; d > 0 means the FP8 run's loss is higher):
-//   degrades      low > b        (worse than the band, with 95% confidence)
-//   within band   high <= b      (not worse than the band; an interval below -b, a recipe
-//                                 reliably better than its baseline, is also within band)
-//   inconclusive  low <= b < high
-BandVerdict judge(const MeanInterval& interval, double band);
+// mde80: the smallest |effect| that the two-sided t-test at `alpha` detects with 80% power with n
+// values of spread `sd` (bisection on t_test_power). INFINITY for n < 2, 0 for sd 0.
+double minimum_detectable_effect(std::size_t n, double sd, double alpha);
 
-// About how many seeds in all would settle an inconclusive interval, if the mean and sd stayed as
-// measured: the smallest n with t_975(n - 1) * sd / sqrt(n) < |mean - band|. nullopt when no
-// count would (the mean lies on the band) or it exceeds `cap`.
-std::optional<std::size_t> seeds_to_settle(const MeanInterval& interval, double band,
+// seeds_for_80: the smallest n >= 2 at which the two-sided t-test at `alpha` has 80% power for a
+// true mean `effect` with spread `sd`; nullopt when none up to `cap` has (an effect of 0).
+std::optional<std::size_t> seeds_for_power(double effect, double sd, double alpha,
                                            std::size_t cap = 100000);
 
-// The smallest paired effect n seeds with this spread can call `degrades`: a mean above
-// band + t_975(n - 1) * sd / sqrt(n).
-double smallest_resolvable_effect(std::size_t n, double sd, double band);
-
-// "+0.52% [+0.31%, +0.73%] (n=3)": the mean and its interval, signed percentages.
+// "+0.52% [+0.31%, +0.73%] (n=3)": the mean and its 95% interval, signed percentages.
 std::string describe_interval(const MeanInterval& interval);
 // "+0.52%" with its sign (format_percent drops none but never adds '+').
 std::string signed_percent(double fraction);

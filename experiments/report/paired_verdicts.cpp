@@ -63,7 +63,8 @@ std::optional<double> eval_loss_standard_error(const nlohmann::json& record) {
   return number_at(record, "/final/eval_loss_se");
 }
 
-PairedVerdict paired_verdict(const std::vector<const nlohmann::json*>& seeds, double band) {
+PairedVerdict paired_verdict(const std::vector<const nlohmann::json*>& seeds, double band,
+                             double alpha) {
   PairedVerdict out;
   std::size_t diverged = 0, threw = 0;
   std::vector<double> tails, finals, ratios;
@@ -102,39 +103,31 @@ PairedVerdict paired_verdict(const std::vector<const nlohmann::json*>& seeds, do
   if (out.finished < kMinPairedSeeds || !out.tail) {
     out.verdict = "inconclusive";
     out.reason = std::to_string(out.finished) + " seed" + (out.finished == 1 ? "" : "s") +
-                 " with a paired error; a 95% interval needs " + std::to_string(kMinPairedSeeds);
+                 " with a paired error; a test needs " + std::to_string(kMinPairedSeeds);
     return out;
   }
-  out.verdict = to_string(judge(*out.tail, band));
-  if (out.verdict == "inconclusive") {
-    const auto settle = seeds_to_settle(*out.tail, band);
-    out.reason = settle ? "about " + std::to_string(*settle) + " seeds in all (" +
-                              std::to_string(*settle - out.tail->n) +
-                              " more) would settle it at this spread"
-                        : "its mean lies on the band: over 100000 seeds would not settle it";
-  }
+  out.test = named_test(*out.tail, band, alpha);
+  out.verdict = out.test->verdict;
+  if (out.verdict == "inconclusive") out.reason = power_reason(*out.test);
   return out;
 }
 
-int paired_verdict_rank(const std::string& verdict) {
-  if (verdict == "within band") return 0;
-  if (verdict == "inconclusive") return 1;
-  if (verdict == "degrades") return 2;
-  if (verdict == "failed") return 3;
-  return 4;
+std::string power_reason(const NamedTest& test) {
+  if (!test.seeds_for_80) {
+    return "no count of seeds up to 100000 gives 80% power for a mean of " +
+           signed_percent(test.estimate) + " at this spread";
+  }
+  return "80% power for a mean of " + signed_percent(test.estimate) + " at this spread needs " +
+         std::to_string(*test.seeds_for_80) + " seeds";
 }
 
-std::string paired_verdict_rules(double band) {
+std::string paired_verdict_rules() {
   return "Verdicts are paired: per seed, the relative eval-loss error of the recipe against its "
          "baseline on the same seed (same initialization and data order), as the mean over the "
-         "last 10% of eval points (the final point is shown too); over seeds, its mean with a "
-         "95% t-interval. \"degrades\" = the interval lies above the practical band of " +
-         format_percent(band) +
-         " (DeepSeek-V3's bound on FP8 relative loss error; the sweep "
-         "key practical_band), \"within band\" = it lies at or below it, \"inconclusive\" = it "
-         "straddles it or fewer than 3 seeds finished; \"failed\" = a seed threw or the run did "
-         "not train (its eval loss fell by less than half of the baseline's fall); \"diverged\" "
-         "= a seed's loss became non-finite.";
+         "last 10% of eval points (the final point is shown too); over seeds, the named test of "
+         "its mean below. \"failed\" = a seed threw or the run did not train (its eval loss fell "
+         "by less than half of the baseline's fall); \"diverged\" = a seed's loss became "
+         "non-finite; fewer than 3 finished seeds are \"inconclusive\" without a test.";
 }
 
 }  // namespace fp8lab::experiments

@@ -1,19 +1,19 @@
-// Paired verdicts (issue 20 §2): a recipe's relative loss error against its baseline on the same
-// seed, per seed, and over its seeds a 95% interval judged against the practical band
-// (paired_statistics.hpp). No LibTorch.
+// Paired verdicts (issue 20 §2, issue 31 §1): a recipe's relative loss error against its baseline
+// on the same seed, per seed, and over its seeds the named test of their mean against the
+// practical band at the sweep's alpha (named_tests.hpp). No LibTorch.
 //
 // Per seed (one FP8 or null run and the baseline of its seed; eval rows' rel_diff =
 // (loss - baseline) / |baseline|, docs/results-schema.md):
 //   final  the last eval point's rel_diff
 //   tail   the mean rel_diff over the last 10% of eval points (at least one): an average over the
 //          end of training, steadier than one point. The verdict's statistic.
-// Over seeds (the verdicts, worst first):
+// Over seeds (the verdicts):
 //   diverged      a seed's training loss became non-finite ("k of n seeds")
 //   failed        a seed's run threw, or the median seed's eval loss fell by less than half of
 //                 what its baseline's fell (it did not train)
-//   degrades      the tail interval lies above the band
-//   inconclusive  it straddles the band, or fewer than 3 seeds finished (no interval worth one)
-//   within band   it lies at or below the band
+//   inconclusive  fewer than 3 seeds finished (no interval worth one)
+//   else          the named test's word: worse beyond band, equivalent, worse, better, not worse
+//                 or inconclusive (named_tests.hpp)
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/report/named_tests.hpp"
 #include "experiments/report/paired_statistics.hpp"
 
 namespace fp8lab::experiments {
@@ -40,20 +41,24 @@ std::optional<double> tail_eval_loss(const nlohmann::json& record);
 std::optional<double> eval_loss_standard_error(const nlohmann::json& record);
 
 struct PairedVerdict {
-  std::string verdict;  // degrades | within band | inconclusive | diverged | failed
+  std::string verdict;  // a named test's word (named_tests.hpp), diverged or failed
   std::string reason;   // "1 of 3 seeds diverged", "2 seeds finished; an interval needs 3", ...
+  std::optional<NamedTest> test;     // the tail interval's test, when there is one (>= 3 seeds)
   std::optional<MeanInterval> tail;  // over the finished seeds (>= 2)
   std::optional<MeanInterval> final;
   std::size_t finished = 0;
 };
 
-// The verdict of one recipe over its seeds (one record per seed) against `band`.
-PairedVerdict paired_verdict(const std::vector<const nlohmann::json*>& seeds, double band);
+// The verdict of one recipe over its seeds (one record per seed) against `band` at `alpha`.
+PairedVerdict paired_verdict(const std::vector<const nlohmann::json*>& seeds, double band,
+                             double alpha = kDefaultAlpha);
 
-// Lower is better: within band, inconclusive, degrades, failed, diverged.
-int paired_verdict_rank(const std::string& verdict);
+// The reason an inconclusive test gives: what 80% power would need ("80% power for a mean of
+// +0.12% at this spread needs 14 seeds"), or that no count of seeds would (a mean of 0).
+std::string power_reason(const NamedTest& test);
 
-// The rules in one paragraph, for the head of every report.
-std::string paired_verdict_rules(double band);
+// The paired statistic in one paragraph, for the head of every report (the tests' legend is
+// named_test_legend).
+std::string paired_verdict_rules();
 
 }  // namespace fp8lab::experiments

@@ -48,11 +48,16 @@ std::string RecipeRow::seeds_text() const {
 }
 
 std::string RecipeRow::verdict_text() const {
-  return paired.reason.empty() ? verdict : verdict + " (" + paired.reason + ")";
+  std::string reasons = paired.reason;
+  if (paired.test) {
+    const auto note = holm_note(*paired.test);
+    reasons += (reasons.empty() || note.empty() ? "" : "; ") + note;
+  }
+  return reasons.empty() ? verdict : verdict + " (" + reasons + ")";
 }
 
 std::vector<RecipeRow> ranked_recipe_rows(const std::vector<nlohmann::json>& records,
-                                          const NoiseFloors& floors, double band) {
+                                          const NoiseFloors& floors, double band, double alpha) {
   std::map<std::string, RecipeRow> groups;
   std::vector<std::string> order;
   for (const auto& r : records) {
@@ -74,6 +79,7 @@ std::vector<RecipeRow> ranked_recipe_rows(const std::vector<nlohmann::json>& rec
     std::vector<double> rel, paired_se, unpaired_se;
     for (const auto* r : row.runs) {
       if ((*r)["status"] != "finished") ++row.not_finished;
+      if ((*r)["status"] == "unstable") ++row.unstable_runs;
       if (auto v = final_eval_rel_diff(*r); v && (*r)["status"] == "finished") rel.push_back(*v);
       const auto* base = find_baseline(records, *r);
       if (auto se = base ? eval_sampling_error(*r, *base) : std::nullopt) {
@@ -84,7 +90,7 @@ std::vector<RecipeRow> ranked_recipe_rows(const std::vector<nlohmann::json>& rec
     row.median_abs_rel_diff = median(rel);
     row.paired_eval_se = median(paired_se);
     row.unpaired_eval_se = median(unpaired_se);
-    row.paired = paired_verdict(row.runs, band);
+    row.paired = paired_verdict(row.runs, band, alpha);
     row.verdict = row.paired.verdict;
     rows.push_back(std::move(row));
   }

@@ -3,7 +3,7 @@
 //
 // A recipe run over several seeds (a sweep's `seeds:`) is one row: each figure is the median over
 // the seeds that have it, shown with n. Its verdict is the paired verdict over its seeds
-// (paired_verdicts.hpp: a 95% interval of the relative loss error against the practical band);
+// (paired_verdicts.hpp: the named test of the relative loss error against the practical band);
 // the unpaired noise floor (noise_floor.hpp) and the median |final eval rel diff| stay as
 // context.
 #pragma once
@@ -25,8 +25,9 @@ struct RecipeRow {
   const NoiseFloor* floor = nullptr;        // of the first run's baseline family
   std::string family;                       // that family's key (baseline_family)
   PairedVerdict paired;
-  std::string verdict;                        // paired.verdict
-  std::size_t not_finished = 0;               // seeds that diverged or threw
+  std::string verdict;            // paired.verdict
+  std::size_t unstable_runs = 0;  // runs whose record status is "unstable" (none is written yet)
+  std::size_t not_finished = 0;   // seeds that diverged or threw
   std::optional<double> median_abs_rel_diff;  // unpaired context (the noise floor's statistic)
   // The eval set's sampling error of one seed's paired error and of one eval loss, relative
   // (eval_sampling_error.hpp): medians over the seeds whose records keep per-window losses.
@@ -38,16 +39,18 @@ struct RecipeRow {
   std::optional<double> median_at(const char* pointer) const;
   // "0" for one seed, "0, 1, 2 (n=3)" for several.
   std::string seeds_text() const;
-  // The verdict with its reason: "diverged (1 of 3 seeds diverged)", "inconclusive (about 12
-  // seeds in all (9 more) would settle it at this spread)".
+  // The verdict with its reason: "diverged (1 of 3 seeds diverged)", "inconclusive (80% power
+  // for a mean of +0.12% at this spread needs 14 seeds)", "worse (p Holm 0.21 > alpha: not
+  // after the family's correction)".
   std::string verdict_text() const;
 };
 
 // FP8 runs grouped by (canonical recipe, baseline family: workload, baseline precision, steps and
 // placement, from baseline_run_id; noise_floor.hpp), best first: paired verdict class, then the
-// mean tail relative error, then label. `band`: the practical band of the verdicts.
+// mean tail relative error, then label. `band` and `alpha`: the named tests' (named_tests.hpp).
 std::vector<RecipeRow> ranked_recipe_rows(const std::vector<nlohmann::json>& records,
                                           const NoiseFloors& floors,
-                                          double band = kDefaultPracticalBand);
+                                          double band = kDefaultPracticalBand,
+                                          double alpha = kDefaultAlpha);
 
 }  // namespace fp8lab::experiments

@@ -12,6 +12,13 @@
 
 namespace fp8lab::experiments {
 
+// A test the sweep pre-registered (sweep.json "hypotheses"; recipes/sweep_hypotheses.hpp):
+// kind "verdict" with one combination label, or "contrast" with two.
+struct PreRegisteredTest {
+  std::string kind;
+  std::vector<std::string> labels;
+};
+
 struct ReportInput {
   std::vector<nlohmann::json> records;    // baselines first (results_reader.hpp)
   std::vector<nlohmann::json> requested;  // sweep.json "requested" rows of every shard, merged
@@ -19,6 +26,8 @@ struct ReportInput {
   std::vector<std::string> notes;         // merge notes, shown in the reports
   // The paired verdicts' band (sweep.json practical_band; shards must agree, write_reports.hpp).
   double practical_band = 0.0025;
+  double alpha = 0.05;                        // the named tests' level (sweep.json alpha)
+  std::vector<PreRegisteredTest> hypotheses;  // the confirmatory family; empty: all exploratory
   std::vector<std::string> heatmap_axes;  // two recipe fields, or empty to choose the two most varied
   // run id -> the file holding its record, relative to where the reports are written
   // ("runs/<id>.json"; "results.jsonl" for a directory read from its results.jsonl).

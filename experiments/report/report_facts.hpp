@@ -1,6 +1,8 @@
 // What every report writer concludes from the records, computed once per report in one place so
 // that report.md, report.html and summary.csv never disagree: the floors, the ranked recipe rows
-// with their paired verdicts, the contrasts and what the sweep can resolve. No LibTorch.
+// with their paired verdicts, the contrasts with their named tests and the families' Holm
+// correction, what the sweep can resolve, the legend of the tests and the scale of the runs.
+// The renderers only render these. No LibTorch.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -9,6 +11,7 @@
 
 #include "experiments/report/chaos_floor.hpp"
 #include "experiments/report/contrasts.hpp"
+#include "experiments/report/multiplicity.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
 #include "experiments/report/report_data.hpp"
@@ -25,7 +28,12 @@ struct ReportFacts {
   std::vector<RecipeRow> rows;
   std::vector<const nlohmann::json*> ranked;  // FP8 runs, best first (analysis.hpp)
   std::vector<Contrast> contrasts;
+  Multiplicity multiplicity;  // after rows and contrasts: sets their tests' p_holm
   std::vector<Resolution> resolution;
+  std::vector<std::string> resolution_lines;  // one per family, in words
+  std::vector<std::string> legend;            // the named tests, one line each (named_tests.hpp)
+  std::string families;            // the families' sizes and what was pre-registered, in words
+  std::vector<std::string> scale;  // per workload: steps, tokens per parameter, K
 };
 
 }  // namespace fp8lab::experiments

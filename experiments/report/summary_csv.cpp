@@ -1,5 +1,6 @@
 #include "experiments/report/summary_csv.hpp"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -9,65 +10,53 @@
 #include "experiments/report/paired_verdicts.hpp"
 #include "experiments/report/report_facts.hpp"
 #include "experiments/report/run_provenance.hpp"
+#include "experiments/report/test_columns.hpp"
 
 namespace fp8lab::experiments {
 namespace {
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string text_at(const nlohmann::json& j, const char* key) {
   if (!j.contains(key) || j[key].is_null()) return "";
   return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
 }
 
-std::string csv_number(std::optional<double> v) {
-  return v ? format_number(v, "%.9g") : std::string();
-}
-
-// The paired columns: the verdict of the run's recipe over its seeds, this seed's errors, the
-// recipe's interval, the band and the chaos floor beside it, and the eval set's sampling error
-// of this seed's paired error (against `baseline`, the record it was compared with, if present).
+// The paired columns: the recipe row's named test against its baseline and its verdict
+// (test_columns.hpp), the reason, this seed's errors, the seeds of the test, the band and alpha,
+// the chaos floor beside it, and the eval set's sampling error of this seed's paired error
+// (against `baseline`, the record it was compared with, if present).
 void paired_fields(std::ostringstream& csv, const nlohmann::json& r, const RecipeRow* row,
-                   const ReportFacts& facts, double band, const nlohmann::json* baseline) {
+                   const ReportFacts& facts, const ReportInput& input,
+                   const nlohmann::json* baseline) {
   const auto sampling = baseline ? eval_sampling_error(r, *baseline) : std::nullopt;
   const auto* chaos = facts.chaos.of(r);
-  std::optional<double> mean, low, high;  // the recipe's interval, when it has one
-  if (row != nullptr && row->paired.tail) {
-    const MeanInterval& tail = *row->paired.tail;
-    mean = tail.mean;
-    low = tail.low();
-    high = tail.high();
-  }
-  csv << csv_field(row ? row->verdict : std::string()) << ','
-      << csv_field(row ? row->paired.reason : std::string()) << ','
+  const NamedTest* test = row != nullptr && row->paired.test ? &*row->paired.test : nullptr;
+  csv << (row ? test_columns(test, row->verdict, row->unstable_runs, row->runs.size())
+              : test_columns(nullptr, "", 0, 0))
+      << ',' << csv_field(row ? row->verdict_text() : std::string()) << ','
       << csv_number(final_rel_error(r)) << ',' << csv_number(tail_rel_error(r)) << ','
-      << csv_number(mean) << ',' << csv_number(low) << ',' << csv_number(high) << ','
-      << (row ? std::to_string(row->paired.finished) : std::string()) << ',' << csv_number(band)
-      << ',' << csv_number(chaos && chaos->tail ? std::optional(chaos->tail->sd) : std::nullopt)
-      << ',' << csv_number(eval_loss_standard_error(r)) << ','
+      << (row ? std::to_string(row->paired.finished) : std::string()) << ','
+      << csv_number(input.practical_band) << ',' << csv_number(input.alpha) << ','
+      << csv_number(chaos && chaos->tail ? std::optional(chaos->tail->sd) : std::nullopt) << ','
+      << csv_number(eval_loss_standard_error(r)) << ','
       << csv_number(sampling ? std::optional(sampling->paired) : std::nullopt) << '\n';
 }
 
 }  // namespace
 
 std::string render_summary_csv(const ReportInput& input) {
-  static const char* header =
-      "request_index,request_label,run_id,workload,seed,status,verdict,final_train_loss,"
-      "final_eval_loss,baseline_eval_loss,eval_abs_diff,eval_rel_diff,weight_rel_l2,grad_rel_l2,"
-      "diverged_at_step,steps_completed,steps_per_second,tokens_per_second,gemm_time_share,"
-      "step_time_over_fp32,step_time_over_baseline,high_precision,mapping_note,recipe,error,"
-      "runs_as,upstream,upstream_differs,record,noise_floor,tracks_tolerance,tolerance_source,"
-      "paired_verdict,paired_reason,rel_error_final,rel_error_tail,recipe_tail_mean,"
-      "recipe_tail_ci_low,recipe_tail_ci_high,recipe_seeds,practical_band,chaos_floor_sd,"
-      "eval_loss_se,paired_eval_se\n";
+  static const std::string header =
+      std::string(
+          "request_index,request_label,run_id,workload,seed,status,run_verdict,"
+          "final_train_loss,"
+          "final_eval_loss,baseline_eval_loss,eval_abs_diff,eval_rel_diff,weight_rel_l2,grad_rel_"
+          "l2,"
+          "diverged_at_step,steps_completed,steps_per_second,tokens_per_second,gemm_time_share,"
+          "step_time_over_fp32,step_time_over_baseline,high_precision,mapping_note,recipe,error,"
+          "runs_as,upstream,upstream_differs,record,noise_floor,tracks_tolerance,tolerance_"
+          "source,") +
+      kTestColumns +
+      ",paired_reason,rel_error_final,rel_error_tail,recipe_seeds,practical_band,alpha,"
+      "chaos_floor_sd,eval_loss_se,paired_eval_se\n";
   std::map<std::string, const nlohmann::json*> by_id;
   for (const auto& r : input.records) by_id[r["run_id"].get<std::string>()] = &r;
 
@@ -104,8 +93,8 @@ std::string render_summary_csv(const ReportInput& input) {
         << csv_number(number_at(r, "/throughput/step_time_over_baseline")) << ','
         << text_at(r, "high_precision") << ',' << csv_field(note) << ','
         << csv_field(text_at(r, "recipe_canonical")) << ',' << csv_field(text_at(r, "error"));
-    if (!present) {
-      csv << ",,,,,,,,,,,,,,,,,,,\n";
+    if (!present) {  // the columns after `error` (the 25th) stay empty
+      csv << std::string(std::count(header.begin(), header.end(), ',') - 24, ',') << '\n';
       return;
     }
     const auto mark = upstream_mark(r);
@@ -114,8 +103,8 @@ std::string render_summary_csv(const ReportInput& input) {
         << (mark.differs ? "true" : "false") << ',' << csv_field(record_link(input, r)) << ','
         << csv_number(floor.floor) << ',' << csv_number(floor.tolerance) << ','
         << csv_field(floor.describe()) << ',';
-    paired_fields(csv, r, row_of.contains(run_id) ? row_of.at(run_id) : nullptr, facts,
-                  input.practical_band, find_baseline(input.records, r));
+    paired_fields(csv, r, row_of.contains(run_id) ? row_of.at(run_id) : nullptr, facts, input,
+                  find_baseline(input.records, r));
   };
   if (!input.requested.empty()) {
     for (const auto& q : input.requested) {

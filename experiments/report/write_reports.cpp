@@ -5,9 +5,12 @@
 #include <stdexcept>
 
 #include "experiments/report/analysis.hpp"
+#include "experiments/report/contrasts_csv.hpp"
+#include "experiments/report/cross_machine.hpp"
 #include "experiments/report/html_report.hpp"
 #include "experiments/report/incomplete_sweep.hpp"
 #include "experiments/report/markdown_report.hpp"
+#include "experiments/report/multiplicity.hpp"
 #include "experiments/report/report_data.hpp"
 #include "experiments/report/results_reader.hpp"
 #include "experiments/report/summary_csv.hpp"
@@ -21,12 +24,21 @@ ReportPaths write_reports(const ReportOptions& options) {
   ReportInput input;
   input.records = std::move(loaded.records);
   input.notes = std::move(loaded.notes);
+  for (auto& note : cross_machine_notes(input.records)) input.notes.push_back(std::move(note));
   input.heatmap_axes = options.heatmap_axes;
   for (const auto& p : options.inputs) input.sources.push_back(p.string());
   // Shards of one sweep each hold the same sweep.json: keep each request index once.
   std::set<std::string> seen;
-  std::set<double> bands;
+  std::set<double> bands, alphas;
+  std::set<std::string> hypotheses;  // each shard's list, as text
   for (const auto& sweep : loaded.sweeps) {
+    if (sweep.contains("alpha") && sweep["alpha"].is_number()) {
+      alphas.insert(sweep["alpha"].get<double>());
+    }
+    if (sweep.contains("hypotheses") && sweep["hypotheses"].is_array() &&
+        hypotheses.insert(sweep["hypotheses"].dump()).second && hypotheses.size() == 1) {
+      input.hypotheses = pre_registered_tests(sweep["hypotheses"]);
+    }
     if (sweep.contains("practical_band") && sweep["practical_band"].is_number()) {
       bands.insert(sweep["practical_band"].get<double>());
     }
@@ -41,6 +53,17 @@ ReportPaths write_reports(const ReportOptions& options) {
     input.notes.push_back("the directories' sweeps set different practical bands; the verdicts "
                           "use the smallest, " +
                           format_percent(input.practical_band));
+  }
+
+  if (!alphas.empty()) input.alpha = *alphas.begin();
+  if (alphas.size() > 1) {
+    input.notes.push_back("the directories' sweeps set different alphas; the tests use the "
+                          "smallest, " +
+                          format_number(input.alpha, "%.3g"));
+  }
+  if (hypotheses.size() > 1) {
+    input.notes.push_back("the directories' sweeps pre-register different hypotheses; the "
+                          "report's confirmatory family is the first directory's");
   }
 
   if (!options.heatmap_axes.empty()) {
@@ -76,17 +99,15 @@ ReportPaths write_reports(const ReportOptions& options) {
     input.layer_stats_files[id] =
         directory / std::filesystem::path(record["layer_stats_sidecar"].get<std::string>());
   }
-  ReportPaths paths{out / "results.jsonl",
-                    out / "summary.csv",
-                    out / "report.md",
-                    out / "report.html",
-                    input.records.size(),
-                    loaded.chosen,
-                    missing_runs(input.requested, input.records)};
+  ReportPaths paths{out / "results.jsonl", out / "summary.csv",
+                    out / "contrasts.csv", out / "report.md",
+                    out / "report.html",   input.records.size(),
+                    loaded.chosen,         missing_runs(input.requested, input.records)};
   std::ostringstream jsonl;
   for (const auto& r : input.records) jsonl << r.dump() << '\n';
   write_file_atomically(paths.results_jsonl, jsonl.str());
   write_file_atomically(paths.summary_csv, render_summary_csv(input));
+  write_file_atomically(paths.contrasts_csv, render_contrasts_csv(input));
   write_file_atomically(paths.report_md, render_markdown_report(input));
   write_file_atomically(paths.report_html, render_html_report(input));
   return paths;

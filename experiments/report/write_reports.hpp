@@ -1,5 +1,6 @@
 // `fp8lab report DIR...`: merges the run records of one or more directories (the shards of a sweep)
-// and writes results.jsonl, summary.csv, report.md and report.html into the output directory, each
+// and writes results.jsonl, summary.csv, contrasts.csv, report.md and report.html into the output
+// directory, each
 // atomically. No LibTorch.
 #pragma once
 
@@ -25,7 +26,7 @@ struct ReportOptions {
 };
 
 struct ReportPaths {
-  std::filesystem::path results_jsonl, summary_csv, report_md, report_html;
+  std::filesystem::path results_jsonl, summary_csv, contrasts_csv, report_md, report_html;
   std::size_t records = 0;
   std::vector<std::string> chosen;   // --prefer newest: which record of each conflict was kept
   std::vector<std::string> missing;  // requested runs without a record (incomplete_sweep.hpp)

@@ -19,6 +19,7 @@
 #include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/what_if.hpp"
 #include "experiments/runner/baseline_archive.hpp"
+#include "experiments/runner/cpu_numerics.hpp"
 #include "experiments/runner/layer_stats_sidecar.hpp"
 #include "experiments/runner/null_run.hpp"
 #include "experiments/runner/provenance.hpp"
@@ -262,7 +263,8 @@ nlohmann::json base_record(const RunRequest& request, const Workload& workload,
                         {"backend", request.backend.name},
                         {"high_precision", std::string(name(request.high_precision))},
                         {"started_at", now_utc()},
-                        {"host", host_name()}};
+                        {"host", host_name()},
+                        {"machine", machine_json()}};
   record.update(workload_record_fields(request.workload, workload));
   add_provenance(record, request, kind);
   return record;
@@ -606,7 +608,8 @@ nlohmann::json failed_record(const RunRequest& request, const std::string& run_i
                         {"backend", request.backend.name},
                         {"high_precision", std::string(name(request.high_precision))},
                         {"finished_at", now_utc()},
-                        {"host", host_name()}};
+                        {"host", host_name()},
+                        {"machine", machine_json()}};
   add_provenance(record, request, kind.c_str());
   if (identity.is_object()) record.update(identity);
   return record;

@@ -48,6 +48,17 @@ std::string model_device(const SweepOptions& options) {
   return options.backend.trains_on_cuda() ? "cuda" : "cpu";
 }
 
+// The pre-registered tests as sweep.json holds them: {"verdict": label} or {"contrast": [a, b]}
+// (experiments/report/multiplicity.hpp reads them).
+nlohmann::json hypotheses_json(const recipes::SweepHypotheses& hypotheses) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& h : hypotheses.tests) {
+    out.push_back(h.kind == "verdict" ? nlohmann::json{{"verdict", h.labels[0]}}
+                                      : nlohmann::json{{"contrast", h.labels}});
+  }
+  return out;
+}
+
 nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExpansion& e,
                             const std::string& text_hash) {
   nlohmann::json requested = nlohmann::json::array();
@@ -73,6 +84,8 @@ nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExp
           {"model_device", model_device(options)},
           {"baseline_seeds", e.sweep.baseline_seeds},
           {"practical_band", e.sweep.practical_band},
+          {"alpha", e.sweep.hypotheses.alpha},
+          {"hypotheses", hypotheses_json(e.sweep.hypotheses)},
           {"null_runs", e.sweep.null_runs},
           {"layer_stats_every", e.sweep.layer_stats_every},
           {"what_if", e.sweep.what_if},

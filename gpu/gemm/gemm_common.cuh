@@ -26,8 +26,10 @@ struct Problem {
 Problem resolve(const DeviceGemmOperand& a, const DeviceGemmOperand& b,
                 const DeviceGemmOptions& options, float* out);
 
-FP8LAB_HD inline std::int64_t element_index(const DeviceGemmOperand& op, std::int64_t outer,
-                                            std::int64_t k) {
+// The index of element (outer, k) in a quantized (DeviceGemmOperand) or dense
+// (DeviceDenseOperand) operand stored [outer, K] (k_is_cols) or [K, outer].
+template <typename Operand>
+FP8LAB_HD inline std::int64_t element_index(const Operand& op, std::int64_t outer, std::int64_t k) {
   return op.k_is_cols ? outer * op.cols + k : k * op.cols + outer;
 }
 
@@ -152,11 +154,6 @@ struct DenseProblem {
 
 DenseProblem resolve_dense(const DeviceDenseOperand& a, const DeviceDenseOperand& b,
                            const DenseGemmOptions& options, float* out);
-
-FP8LAB_HD inline std::int64_t element_index(const DeviceDenseOperand& op, std::int64_t outer,
-                                            std::int64_t k) {
-  return op.k_is_cols ? outer * op.cols + k : k * op.cols + outer;
-}
 
 // An operand value as the high-precision GEMM sees it: optionally rounded RN to bf16.
 FP8LAB_HD inline float dense_value(const DenseProblem& p, const DeviceDenseOperand& op,

@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -157,6 +159,23 @@ std::string as_scalar(const YAML::Node& node, const Site& site, const std::strin
                       accepted);
   }
   return node.Scalar();
+}
+
+double as_fraction(const YAML::Node& node, const Site& site, const std::string& field,
+                   const std::string& accepted, double upper) {
+  if (!node.IsScalar()) throw RecipeError(site, field, describe_node(node), "expected", accepted);
+  double value = 0;
+  try {
+    std::size_t used = 0;
+    value = std::stod(node.Scalar(), &used);
+    if (used != node.Scalar().size()) throw std::invalid_argument("trailing text");
+  } catch (const std::exception&) {
+    throw RecipeError(site, field, node.Scalar(), "wrong type: expected a number, got", accepted);
+  }
+  if (!(value > 0 && value < upper)) {
+    throw RecipeError(site, field, node.Scalar(), "out of range:", accepted);
+  }
+  return value;
 }
 
 }  // namespace fp8lab::recipes::detail

@@ -44,5 +44,8 @@ std::int64_t as_int(const YAML::Node& node, const Site& site, const std::string&
 bool as_bool(const YAML::Node& node, const Site& site, const std::string& field);
 std::string as_scalar(const YAML::Node& node, const Site& site, const std::string& field,
                       const std::string& accepted);
+// A number strictly between 0 and `upper` (a band, a significance level).
+double as_fraction(const YAML::Node& node, const Site& site, const std::string& field,
+                   const std::string& accepted, double upper);
 
 }  // namespace fp8lab::recipes::detail

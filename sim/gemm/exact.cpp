@@ -8,8 +8,8 @@
 #include <stdexcept>
 
 #include "sim/cast.hpp"
-#include "sim/gemm/parallel.hpp"
 #include "sim/gemm/plan.hpp"
+#include "sim/parallel.hpp"
 
 namespace fp8lab::sim {
 
@@ -74,7 +74,7 @@ std::vector<double> gemm_exact(const GemmOperand& a, const GemmOperand& b,
   const std::size_t blocks = starts.size() - 1;
 
   std::vector<double> out(static_cast<std::size_t>(shape.m * shape.n));
-  gemm_detail::parallel_units(shape.m, threads, [&](std::int64_t m) {
+  parallel_units(shape.m, threads, [&](std::int64_t m) {
     for (std::int64_t n = 0; n < shape.n; ++n) {
       double total = 0.0;
       for (std::size_t j = 0; j < blocks; ++j) {

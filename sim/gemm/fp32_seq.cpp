@@ -27,10 +27,8 @@ HWY_INLINE void SequentialTile(const TileArgs& t) {
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(d));
   constexpr std::int64_t R = kTileRows;
   for (std::int64_t c0 = 0; c0 < kTileCols; c0 += 2 * lanes) {
-    for (std::int64_t j = t.first_block; j < t.blocks && t.block_starts[j] < t.k_end; ++j) {
-      const std::int64_t block_begin = t.block_starts[j], block_end = t.block_starts[j + 1];
-      const std::int64_t k0 = std::max(t.k_begin, block_begin);
-      const std::int64_t k1 = std::min(t.k_end, block_end);
+    for (std::int64_t j = t.first_block; t.has_block(j); ++j) {
+      const auto [block_begin, block_end, k0, k1] = t.part(j);
       // P_j starts at +0 at the block's first k, else continues from the previous chunk.
       V acc[R][2];
       for (std::int64_t r = 0; r < R; ++r) {

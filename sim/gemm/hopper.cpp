@@ -40,6 +40,21 @@ inline constexpr std::int64_t kHopperRows = 3;
 #endif
 static_assert(kTileRows % kHopperRows == 0);
 
+// For k in [g0, g1): op(r, a_r, b_0, b_1) for the R rows from r0 and the two vectors of columns
+// from c0, with a_r row r's entry of the [k][kTileRows] A panel `a` broadcast, and b_0, b_1 the
+// vectors of the [k][kTileCols] B panel `b` (the values, or their powers of two).
+template <std::int64_t R, class D, class Op>
+HWY_INLINE void ForEachK(D d, const float* a, const float* b, std::int64_t g0, std::int64_t g1,
+                         std::int64_t r0, std::int64_t c0, Op op) {
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(d));
+  for (std::int64_t k = g0; k < g1; ++k) {
+    const float* bk = b + k * kTileCols + c0;
+    const auto b0 = hn::LoadU(d, bk), b1 = hn::LoadU(d, bk + lanes);
+    const float* ak = a + k * kTileRows + r0;
+    for (std::int64_t r = 0; r < R; ++r) op(r, hn::Set(d, ak[r]), b0, b1);
+  }
+}
+
 template <std::int64_t R>
 HWY_INLINE void HopperRows(const TileArgs& t, bool split_accumulator, std::int64_t r0,
                            std::int64_t c0) {
@@ -53,10 +68,8 @@ HWY_INLINE void HopperRows(const TileArgs& t, bool split_accumulator, std::int64
   const auto exponent_mask = hn::Set(du, 0x7F800000u);
   const V canonical_nan = hn::BitCast(d, hn::Set(du, 0x7FFFFFFFu));
 
-  for (std::int64_t j = t.first_block; j < t.blocks && t.block_starts[j] < t.k_end; ++j) {
-    const std::int64_t block_begin = t.block_starts[j], block_end = t.block_starts[j + 1];
-    const std::int64_t k0 = std::max(t.k_begin, block_begin);
-    const std::int64_t k1 = std::min(t.k_end, block_end);
+  for (std::int64_t j = t.first_block; t.has_block(j); ++j) {
+    const auto [block_begin, block_end, k0, k1] = t.part(j);
     // P_j and c start at +0 at the block's first k, else continue from the previous chunk (chunks
     // start at multiples of kKChunk from the block start: on group and promotion boundaries).
     V partial[R][2], c[R][2];
@@ -77,16 +90,11 @@ HWY_INLINE void HopperRows(const TileArgs& t, bool split_accumulator, std::int64
           scale[r][v] = hn::IfThenElseZero(hn::IsFinite(c[r][v]), power);
         }
       }
-      for (std::int64_t k = g0; k < g1; ++k) {
-        const float* pb = t.b_powers + k * kTileCols + c0;
-        const V pb0 = hn::LoadU(d, pb), pb1 = hn::LoadU(d, pb + lanes);
-        const float* pa = t.a_powers + k * kTileRows + r0;
-        for (std::int64_t r = 0; r < R; ++r) {
-          const V par = hn::Set(d, pa[r]);
-          scale[r][0] = hn::Max(scale[r][0], hn::Mul(par, pb0));
-          scale[r][1] = hn::Max(scale[r][1], hn::Mul(par, pb1));
-        }
-      }
+      ForEachK<R>(d, t.a_powers, t.b_powers, g0, g1, r0, c0,
+                  [&](std::int64_t r, V pa, V pb0, V pb1) HWY_ATTR {
+                    scale[r][0] = hn::Max(scale[r][0], hn::Mul(pa, pb0));
+                    scale[r][1] = hn::Max(scale[r][1], hn::Mul(pa, pb1));
+                  });
       // 2. scale = 2^13 / 2^E (1 when every term is zero or special); c's truncated term.
       V sum[R][2];
       for (std::int64_t r = 0; r < R; ++r) {
@@ -97,19 +105,12 @@ HWY_INLINE void HopperRows(const TileArgs& t, bool split_accumulator, std::int64
         }
       }
       // 3. Exact sum of the truncated product terms.
-      for (std::int64_t k = g0; k < g1; ++k) {
-        const float* b = t.b + k * kTileCols + c0;
-        const V b0 = hn::LoadU(d, b), b1 = hn::LoadU(d, b + lanes);
-        const float* a = t.a + k * kTileRows + r0;
-        for (std::int64_t r = 0; r < R; ++r) {
-          const V ar = hn::Set(d, a[r]);
-          sum[r][0] = hn::Add(sum[r][0], hn::Trunc(hn::Mul(hn::Mul(ar, b0), scale[r][0])));
-          sum[r][1] = hn::Add(sum[r][1], hn::Trunc(hn::Mul(hn::Mul(ar, b1), scale[r][1])));
-        }
-      }
+      ForEachK<R>(d, t.a, t.b, g0, g1, r0, c0, [&](std::int64_t r, V a, V b0, V b1) HWY_ATTR {
+        sum[r][0] = hn::Add(sum[r][0], hn::Trunc(hn::Mul(hn::Mul(a, b0), scale[r][0])));
+        sum[r][1] = hn::Add(sum[r][1], hn::Trunc(hn::Mul(hn::Mul(a, b1), scale[r][1])));
+      });
       // 4. Back to 2^(E-13) units, truncate to e8m13, -0 -> +0, canonical NaN; promotion.
-      const bool promote = (split_accumulator && (g1 - block_begin) % kHopperPromotionK == 0) ||
-                           g1 == block_end;
+      const bool promote = hopper_promotes(split_accumulator, g1, block_begin, block_end);
       for (std::int64_t r = 0; r < R; ++r) {
         for (std::int64_t v = 0; v < 2; ++v) {
           const V value = hn::Mul(sum[r][v], hn::Div(one, scale[r][v]));

@@ -5,8 +5,8 @@
 #include <bit>
 #include <cmath>
 
-#include "sim/gemm/parallel.hpp"
 #include "sim/gemm/plan.hpp"
+#include "sim/parallel.hpp"
 
 namespace fp8lab::sim::gemm_detail {
 

@@ -11,7 +11,7 @@
 
 #include "sim/cast.hpp"
 #include "sim/element_count.hpp"
-#include "sim/gemm/parallel.hpp"
+#include "sim/parallel.hpp"
 
 namespace fp8lab::sim {
 
@@ -349,7 +349,7 @@ std::function<void(std::int64_t)> dense_packer(const DenseOperand& op, std::int6
 void pack_both(gemm_detail::GemmPlan& plan, const std::function<void(std::int64_t)>& fill_a,
                const std::function<void(std::int64_t)>& fill_b, int threads) {
   const std::int64_t a_panels = plan.a.panels;
-  gemm_detail::parallel_units(a_panels + plan.b.panels, threads, [&](std::int64_t u) {
+  parallel_units(a_panels + plan.b.panels, threads, [&](std::int64_t u) {
     if (u < a_panels) {
       fill_a(u);
     } else {

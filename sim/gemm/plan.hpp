@@ -8,6 +8,7 @@
 // hold +0.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -97,9 +98,24 @@ struct HopperRzLayout {
   static constexpr int kZeroLowBit = 47;
 };
 
+// Hopper: whether the group of K ending at g1 promotes its accumulator c into P_j: at the end of
+// the block, and with the split accumulator also every kHopperPromotionK k of the block.
+inline bool hopper_promotes(bool split_accumulator, std::int64_t g1, std::int64_t block_begin,
+                            std::int64_t block_end) {
+  return (split_accumulator && (g1 - block_begin) % kHopperPromotionK == 0) || g1 == block_end;
+}
+
+// The part of K block j that one tile call covers: k in [k0, k1) of the block's [begin, end).
+struct BlockPart {
+  std::int64_t begin, end;  // the whole block
+  std::int64_t k0, k1;      // its part in this call
+};
+
 // One call of a tile kernel: an A panel times a B panel over k in [k_begin, k_end), which lies
 // inside one block or covers whole blocks (plan.chunks). The tile's state between calls lives in
 // partial (P_j of a block not finished yet), carry (hopper's e8m13 accumulator c) and total.
+// Every kernel walks the blocks the same way:
+//   for (std::int64_t j = t.first_block; t.has_block(j); ++j) { const BlockPart part = t.part(j); }
 struct TileArgs {
   const float* a = nullptr;         // panel values [k][kTileRows], k from 0
   const float* b = nullptr;         // [k][kTileCols]
@@ -118,6 +134,13 @@ struct TileArgs {
   float* partial = nullptr;      // [kTileRows][kTileCols]
   float* carry = nullptr;
   float* total = nullptr;
+
+  // Whether block j (from first_block on) has a part in [k_begin, k_end).
+  bool has_block(std::int64_t j) const { return j < blocks && block_starts[j] < k_end; }
+  BlockPart part(std::int64_t j) const {
+    return {block_starts[j], block_starts[j + 1], std::max(k_begin, block_starts[j]),
+            std::min(k_end, block_starts[j + 1])};
+  }
 };
 
 // A range of K processed for every tile before the next one starts, so that the B panel's slice

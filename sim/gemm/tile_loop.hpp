@@ -12,8 +12,8 @@
 #include <span>
 #include <vector>
 
-#include "sim/gemm/parallel.hpp"
 #include "sim/gemm/plan.hpp"
+#include "sim/parallel.hpp"
 
 namespace fp8lab::sim::gemm_detail {
 

@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "sim/gemm/parallel.hpp"
+#include "sim/parallel.hpp"
 
 namespace fp8lab::sim::scaling {
 namespace {
@@ -29,7 +29,7 @@ float chunked_amax(std::span<const float> x, int threads,
   const std::int64_t chunks = chunk_count(x.size());
   if (threads <= 1 || chunks <= 1) return amax_of(x);
   std::vector<float> parts(static_cast<std::size_t>(chunks));
-  gemm_detail::parallel_units(chunks, threads, [&](std::int64_t c) {
+  parallel_units(chunks, threads, [&](std::int64_t c) {
     parts[static_cast<std::size_t>(c)] = amax_of(chunk_of(x, c));
   });
   float a = parts[0];
@@ -89,7 +89,7 @@ QuantizeResult quantize_per_tensor(const char* function, std::span<const float> 
   }
   std::vector<QuantizeStats> parts(static_cast<std::size_t>(chunks));
   const std::span<std::uint8_t> codes(t.data);
-  gemm_detail::parallel_units(chunks, threads, [&](std::int64_t c) {
+  parallel_units(chunks, threads, [&](std::int64_t c) {
     parts[static_cast<std::size_t>(c)] =
         quantize(chunk_of(x, c), scale, format, Overflow::kSatFinite, chunk_of(codes, c));
   });

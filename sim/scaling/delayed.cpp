@@ -86,7 +86,7 @@ std::size_t DelayedScalingState::checked_slot(std::int64_t slot) const {
 
 void DelayedScalingState::record_amax(std::int64_t slot, float amax) {
   float& row0 = history_[checked_slot(slot)];
-  row0 = std::fmax(row0, amax);
+  row0 = recorded_amax(row0, amax);
 }
 
 QuantizeResult DelayedScalingState::quantize(std::int64_t slot, std::span<const float> x,

@@ -12,6 +12,7 @@
 // then merges into the next training step's row 0, as in TE §1.3).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -27,6 +28,10 @@ namespace fp8lab::sim::scaling {
 
 // Throws std::invalid_argument naming the field and its accepted values.
 void validate(const DelayedScalingConfig& config);
+
+// Row 0 of a slot's history after a cast whose amax is `amax` (TE's atomicMaxFloat into
+// amax_history[0], te-accelerate.md §2.4): fmaxf, so NaN is ignored and Inf recorded.
+inline float recorded_amax(float running, float amax) { return std::fmax(running, amax); }
 
 // TE's fused update for n slots of one pass (kernel_bulk, te-accelerate.md §2.6), in place.
 //   history:  [len][n] row-major, row 0 = the running step's amax per slot

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/gemm/parallel.hpp"
+#include "sim/parallel.hpp"
 #include "sim/scaling/block.hpp"
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/mx.hpp"
@@ -82,7 +82,7 @@ QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std:
   const std::int64_t band_rows = blocks_per_band * block_rows;
   const std::int64_t band_count = (rows + band_rows - 1) / band_rows;
   std::vector<QuantizeResult> parts(static_cast<std::size_t>(band_count));
-  gemm_detail::parallel_units(band_count, threads, [&](std::int64_t b) {
+  parallel_units(band_count, threads, [&](std::int64_t b) {
     const std::int64_t r0 = b * band_rows, r1 = std::min(rows, r0 + band_rows);
     const auto offset = static_cast<std::size_t>(r0) * static_cast<std::size_t>(cols);
     parts[static_cast<std::size_t>(b)] = run_plan(

@@ -17,3 +17,10 @@ add_test(NAME experiments_build_info_test
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/build_info_test.sh
                  ${PROJECT_SOURCE_DIR}/cmake/fp8lab_build_info.cmake)
 set_tests_properties(experiments_build_info_test PROPERTIES LABELS fast TIMEOUT 60)
+# Issue 31 item 10: the CPU numerics every record stores, FP8LAB_CPU_NUMERICS=portable and the
+# report's note on pairs from different CPU numerics (cpu_numerics_test: tiny mlp runs).
+fp8lab_add_test(NAME experiments_cpu_numerics_test SOURCES cpu_numerics_test.cpp
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
+target_compile_definitions(experiments_cpu_numerics_test PRIVATE
+                           FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
+add_dependencies(experiments_cpu_numerics_test fp8lab)

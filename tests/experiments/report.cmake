@@ -13,8 +13,24 @@ add_dependencies(experiments_report_seeds_test fp8lab)
 # records; the literature experiments' directions (issue 20 §3, L1 and L2).
 fp8lab_add_test(NAME experiments_report_paired_test SOURCES report_paired_test.cpp
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 120)
+# The named tests, Holm, power, the sweep key hypotheses and the test columns (issue 31).
+fp8lab_add_test(NAME experiments_report_named_tests_test SOURCES report_named_tests_test.cpp
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 120)
 fp8lab_add_test(NAME experiments_literature_test SOURCES literature_test.cpp
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
 fp8lab_add_test(NAME experiments_report_literature_effects_test
                 SOURCES report_literature_effects_test.cpp
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 60)
+# The named tests of summary.csv and contrasts.csv recomputed from results.jsonl with scipy (issue
+# 31): a small sweep (report_statistics_sweep.yaml: 12 runs of 30 steps; 17.6 min on the 2-core
+# machine at load average 20, far less when idle), then an independent
+# Python implementation of the tests, Holm, mde80 and seeds_for_80.
+if(FP8LAB_PYTHON)
+  add_test(NAME experiments_report_statistics_scipy_test
+           COMMAND ${FP8LAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/report_statistics_scipy_test.py
+                   --fp8lab $<TARGET_FILE:fp8lab>
+                   --sweep ${CMAKE_CURRENT_SOURCE_DIR}/report_statistics_sweep.yaml
+                   --out ${CMAKE_CURRENT_BINARY_DIR}/report-statistics-sweep)
+  set_tests_properties(experiments_report_statistics_scipy_test PROPERTIES LABELS "torch"
+                       TIMEOUT 1800)
+endif()

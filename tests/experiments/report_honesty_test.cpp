@@ -76,7 +76,7 @@ TEST_CASE("Three baseline seeds measure the noise floor the verdicts compare wit
   CHECK_THAT(md, Catch::Contains("- w (context, not the verdict rule): noise floor 1.5% (range / "
                                  "median"));
   CHECK_THAT(md, Catch::Contains("| 2 | E4M3 m0 | 0 | inconclusive (1 seed with a paired error; "
-                                 "a 95% interval needs 3) |"));
+                                 "a test needs 3) |"));
   const auto csv = render_summary_csv(input);
   CHECK_THAT(csv, Catch::Contains(",degraded,"));
   CHECK_THAT(csv, Catch::Contains(",0.015,0.015,\"noise floor 1.5%"));
@@ -149,7 +149,8 @@ TEST_CASE("A recipe run on several seeds is one row: medians with n, a diverged 
   ReportInput input;
   input.records = records;
   const auto md = render_markdown_report(input);
-  CHECK_THAT(md, Catch::Contains("| 1 | HYBRID m0 | 0, 1, 2 (n=3) | inconclusive (about "));
+  CHECK_THAT(md, Catch::Contains("| 1 | HYBRID m0 | 0, 1, 2 (n=3) | inconclusive (80% power for a "
+                                 "mean of +1.5% at this spread needs "));
   CHECK_THAT(md, Catch::Contains("| 2 | E5M2 m0 | 0, 1, 2 (n=3) | diverged (1 of 3 seeds "
                                  "diverged) |"));
 }

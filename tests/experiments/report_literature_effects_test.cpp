@@ -43,48 +43,64 @@ struct Pair {
 TEST_CASE("a contrast is read against the paper's ranking", "[report][literature]") {
   const Pair p(25.6, 31.4);
   // L5: E5M2 forward worse than E4M3 / HYBRID; HYBRID and E4M3 share the forward format.
-  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E5M2", "E4M3", "A worse")) ==
-        "as published");
-  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E4M3", "E5M2", "A worse")) == "opposite");
+  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E5M2", "E4M3", "worse")) ==
+        "direction only");
+  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E4M3", "E5M2", "worse")) == "opposite");
   CHECK(effect_outcome("L5", p.contrast("fp8_format", "E5M2", "HYBRID", "equivalent")) ==
         "equivalent");
-  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E5M2", "HYBRID", "unresolved")) ==
-        "unresolved");
-  CHECK(effect_outcome("L5", p.contrast("fp8_format", "HYBRID", "E4M3", "A worse")).empty());
+  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E5M2", "HYBRID", "inconclusive")) ==
+        "inconclusive");
+  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E5M2", "HYBRID", "not worse")) ==
+        "not worse");
+  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E5M2", "HYBRID", "worse beyond band")) ==
+        "direction only");
+  CHECK(effect_outcome("L5", p.contrast("fp8_format", "HYBRID", "E4M3", "worse")).empty());
   // L4: granularity; two per-tensor scalings are not a granularity contrast.
-  CHECK(effect_outcome("L4", p.contrast("scaling", "tensorwise", "mxfp8", "A worse")) ==
-        "as published");
-  CHECK(effect_outcome("L4", p.contrast("scaling", "delayed", "current", "A worse")).empty());
+  CHECK(effect_outcome("L4", p.contrast("scaling", "tensorwise", "mxfp8", "worse")) ==
+        "direction only");
+  CHECK(effect_outcome("L4", p.contrast("scaling", "delayed", "current", "worse")).empty());
   // L2 and L3 read their own fields only.
-  CHECK(effect_outcome("L2", p.contrast("mx_scale_mode", "floor", "rceil", "A worse")) ==
-        "as published");
-  CHECK(effect_outcome("L2", p.contrast("fp8_format", "E5M2", "E4M3", "A worse")).empty());
-  CHECK(effect_outcome("L3", p.contrast("norm_affine_precision", "high", "mx", "A worse")) ==
+  CHECK(effect_outcome("L2", p.contrast("mx_scale_mode", "floor", "rceil", "worse")) ==
+        "direction only");
+  CHECK(effect_outcome("L2", p.contrast("fp8_format", "E5M2", "E4M3", "worse")).empty());
+  CHECK(effect_outcome("L3", p.contrast("norm_affine_precision", "high", "mx", "worse")) ==
         "opposite");
-  CHECK(effect_outcome("L9", p.contrast("fp8_format", "E5M2", "E4M3", "A worse")).empty());
+  CHECK(effect_outcome("L9", p.contrast("fp8_format", "E5M2", "E4M3", "worse")).empty());
 }
 
 TEST_CASE("the effects list says which effects a sweep shows", "[report][literature]") {
   const Pair p(25.6, 31.4);
   const std::vector<Contrast> contrasts = {
-      p.contrast("fp8_format", "E5M2", "E4M3", "A worse"),
+      p.contrast("fp8_format", "E5M2", "E4M3", "worse"),
       p.contrast("fp8_format", "E5M2", "HYBRID", "equivalent"),
       p.contrast("fp8_format", "HYBRID", "E4M3", "equivalent"),  // not an L5 contrast
   };
   const auto effects = literature_effects(contrasts);
   REQUIRE(effects.size() == 5);
   CHECK(effects[0].id == "L1");
-  CHECK(effects[0].summary == "not shown by a training sweep");
-  CHECK(effects[1].summary == "not in this sweep (no two recipes differ only in mx_scale_mode)");
+  CHECK(effects[0].word == "not tested");
+  CHECK(effects[0].summary == "not tested: GEMM-level, not shown by a training sweep");
+  CHECK(effects[1].word == "not tested");
+  CHECK(effects[1].summary ==
+        "not tested: no two recipes of this sweep differ only in mx_scale_mode");
   const auto& l5 = effects[4];
   CHECK(l5.id == "L5");
   REQUIRE(l5.lines.size() == 2);
-  CHECK(l5.summary == "2 contrasts: 1 as published, 0 opposite, 1 equivalent, 0 unresolved");
+  CHECK(l5.word == "direction only");
+  CHECK(l5.summary ==
+        "direction only: 2 contrasts: 1 direction only, 0 opposite, 1 equivalent, 0 not worse, 0 "
+        "inconclusive (this sweep's workload is not the paper's setting: never reproduced)");
   // Each line names the values, both rows' forward SQNR and the reading.
   CHECK(l5.lines[0].find("fp8_format E5M2 vs E4M3") == 0);
   CHECK(l5.lines[0].find("forward SQNR 25.6 dB") != std::string::npos);
   CHECK(l5.lines[0].find("forward SQNR 31.4 dB") != std::string::npos);
-  CHECK(l5.lines[0].find("as published") != std::string::npos);
+  CHECK(l5.lines[0].find("direction only") != std::string::npos);
+  // A contrast against the paper's direction makes the effect not reproduced.
+  const auto opposite = literature_effects({p.contrast("fp8_format", "E4M3", "E5M2", "worse"),
+                                            p.contrast("fp8_format", "E5M2", "HYBRID", "worse")});
+  CHECK(opposite[4].word == "not reproduced");
+  const auto none = literature_effects({p.contrast("fp8_format", "E5M2", "E4M3", "equivalent")});
+  CHECK(none[4].word == "not reproduced");
 }
 
 }  // namespace

@@ -202,7 +202,7 @@ TEST_CASE("write_reports writes all four files, and report.html is self-containe
   CHECK_THAT(html, Catch::Contains("diverged (1 of 1 seed diverged) at step 7"));
   const auto md = read_text(paths.report_md);
   CHECK_THAT(md, Catch::Contains("| 1 | HYBRID m0 | 0 | inconclusive (1 seed with a paired "
-                                 "error; a 95% interval needs 3) |"));
+                                 "error; a test needs 3) |"));
   CHECK_THAT(md, Catch::Contains("failed to train"));
   fs::remove_all(dir);
 }

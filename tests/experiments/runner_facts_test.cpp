@@ -101,7 +101,7 @@ TEST_CASE("The report shows the three facts on gpt-tiny", "[runner][facts]") {
   CHECK_THAT(md, Catch::Contains("- gpt-tiny (context, not the verdict rule): noise floor "
                                  "unmeasured (1 finished baseline seed"));
   CHECK_THAT(md, Catch::Contains("| delayed HYBRID m0 h1024 most_recent | 0 | inconclusive (1 "
-                                 "seed with a paired error; a 95% interval needs 3) |"));
+                                 "seed with a paired error; a test needs 3) |"));
   CHECK_THAT(md, Catch::Contains("[`" + hybrid["run_id"].get<std::string>() + "`](runs/" +
                                  hybrid["run_id"].get<std::string>() + ".json)"));
   CHECK_THAT(md, Catch::Contains("**delayed HYBRID m40 h1024 most_recent** seed 0 (`" +

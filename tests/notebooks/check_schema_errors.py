@@ -98,9 +98,10 @@ def main():
         expect_error("schema_version 2", lambda: fr.load_records(temp / "version"),
                      f"results.jsonl:{line}:", "schema_version 2 is not one")
         broken_copy(results, temp / "summary",
-                    edit_summary=lambda text: text.replace(",verdict,", ",verdict_text,", 1))
-        expect_error("renamed summary.csv column verdict", lambda: fr.load_summary(temp / "summary"),
-                     "summary.csv:1:", "no column 'verdict'")
+                    edit_summary=lambda text: text.replace(",run_verdict,", ",verdict_text,", 1))
+        expect_error("renamed summary.csv column run_verdict",
+                     lambda: fr.load_summary(temp / "summary"),
+                     "summary.csv:1:", "no column 'run_verdict'")
 
         path = notebooks / "sweep_overview.ipynb"
         os.environ["FP8LAB_RESULTS_DIR"] = str(temp / "final")

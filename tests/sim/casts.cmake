@@ -5,7 +5,7 @@ if(CUDAToolkit_FOUND)
   fp8lab_add_test(NAME sim_cast_cuda_oracle_test SOURCES cast_cuda_oracle_test.cpp
                   LIBS fp8lab::sim Threads::Threads LABELS exhaustive TIMEOUT 1800)
   target_include_directories(sim_cast_cuda_oracle_test SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
-  foreach(oracle e8m0 half)
+  foreach(oracle e8m0 half subbyte_cuda)
     fp8lab_add_test(NAME sim_cast_${oracle}_oracle_test SOURCES cast_${oracle}_oracle_test.cpp
                     LIBS fp8lab::sim Threads::Threads LABELS exhaustive TIMEOUT 1800)
     target_include_directories(sim_cast_${oracle}_oracle_test SYSTEM PRIVATE
@@ -16,6 +16,10 @@ else()
                  "are not built")
 endif()
 
+# Sub-byte formats (E2M1, E2M3, E3M2): hand-picked casts and each peer's NaN/-0 mode; packing.
+fp8lab_add_test(NAME sim_cast_subbyte_test SOURCES cast_subbyte_test.cpp LIBS fp8lab::sim
+                LABELS fast)
+fp8lab_add_test(NAME sim_pack_test SOURCES pack_test.cpp LIBS fp8lab::sim LABELS fast)
 fp8lab_add_test(NAME sim_rng_philox_test SOURCES rng_philox_test.cpp LIBS fp8lab::sim LABELS fast)
 fp8lab_add_test(NAME sim_quantize_test SOURCES quantize_test.cpp LIBS fp8lab::sim LABELS fast)
 
@@ -34,3 +38,25 @@ fp8lab_add_test(NAME sim_quantize_bulk_exhaustive_test SOURCES quantize_bulk_exh
                 LIBS fp8lab::sim Threads::Threads LABELS exhaustive TIMEOUT 1800)
 fp8lab_add_test(NAME sim_quantize_stochastic_test SOURCES quantize_stochastic_test.cpp
                 LIBS fp8lab::sim hwy::hwy LABELS fast)
+# Third oracle for the sub-byte formats: ml_dtypes on every fp32 and bf16 input, torchao on every
+# NaN and a stride of the rest (cast_subbyte_ml_dtypes_oracle.py), through the Python that
+# FP8LAB_PYTHON names or the project's .venv (scripts/requirements.txt pins both packages).
+# sim_subbyte_codes streams sim's codes to it. Measured on the shared 2-core machine under load:
+# 10.5 minutes wall, 2.1 minutes of Python CPU (the driver runs beside it): exhaustive.
+add_executable(sim_subbyte_codes subbyte_codes.cpp)
+target_link_libraries(sim_subbyte_codes PRIVATE fp8lab::sim fp8lab_flags)
+set(_fp8lab_oracle_python "${FP8LAB_PYTHON}")
+if(NOT _fp8lab_oracle_python AND EXISTS "${PROJECT_SOURCE_DIR}/.venv/bin/python")
+  set(_fp8lab_oracle_python "${PROJECT_SOURCE_DIR}/.venv/bin/python")
+endif()
+if(_fp8lab_oracle_python)
+  add_test(NAME sim_cast_subbyte_ml_dtypes_oracle_test
+           COMMAND ${_fp8lab_oracle_python}
+                   ${CMAKE_CURRENT_SOURCE_DIR}/cast_subbyte_ml_dtypes_oracle.py
+                   $<TARGET_FILE:sim_subbyte_codes>)
+  set_tests_properties(sim_cast_subbyte_ml_dtypes_oracle_test PROPERTIES LABELS exhaustive
+                       TIMEOUT 3600)
+else()
+  message(STATUS "fp8lab: no Python (FP8LAB_PYTHON or .venv), sim_cast_subbyte_ml_dtypes_oracle_test "
+                 "is not registered")
+endif()

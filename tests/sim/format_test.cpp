@@ -77,3 +77,35 @@ TEST_CASE("format descriptors derive the documented limits") {
   CHECK(spec(Format::E5M2).has_inf());
   CHECK_FALSE(spec(Format::E2M1).has_nan());
 }
+
+TEST_CASE("E2M1 / E2M3 / E3M2 decode: every code, no Inf or NaN; wider bytes are not codes") {
+  struct Case {
+    Format format;
+    int e_bits, m_bits, bias;
+  };
+  for (const Case c :
+       {Case{Format::E2M1, 2, 1, 1}, Case{Format::E2M3, 2, 3, 1}, Case{Format::E3M2, 3, 2, 3}}) {
+    const unsigned codes = 1u << (1 + c.e_bits + c.m_bits);
+    for (unsigned code = 0; code < 256; ++code) {
+      const float v = decode_subbyte(static_cast<std::uint8_t>(code), c.format);
+      INFO(spec(c.format).name << " code 0x" << std::hex << code);
+      if (code < codes) {
+        CHECK(static_cast<double>(v) == reference_value(code, c.e_bits, c.m_bits, c.bias));
+        CHECK(std::signbit(v) == (code >= codes / 2));  // the -0 code decodes to -0.0
+      } else {
+        CHECK(std::isnan(v));
+      }
+    }
+  }
+  // OCP MX v1.0 table 4 / reference/fp4-formats.md §1: the E2M1 grid, max and min subnormals.
+  const float e2m1_grid[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+  for (unsigned code = 0; code < 8; ++code) {
+    CHECK(decode_subbyte(static_cast<std::uint8_t>(code), Format::E2M1) == e2m1_grid[code]);
+    CHECK(decode_subbyte(static_cast<std::uint8_t>(code | 8), Format::E2M1) == -e2m1_grid[code]);
+  }
+  CHECK(decode_subbyte(0x1F, Format::E2M3) == 7.5f);
+  CHECK(decode_subbyte(0x01, Format::E2M3) == 0.125f);
+  CHECK(decode_subbyte(0x1F, Format::E3M2) == 28.0f);
+  CHECK(decode_subbyte(0x01, Format::E3M2) == 0.0625f);
+  CHECK(std::isnan(decode_subbyte(0x01, Format::E4M3)));  // not a sub-byte format
+}

@@ -1,4 +1,4 @@
-// The worker pool behind the GEMMs' threads (sim/gemm/parallel.hpp): every unit runs exactly once
+// The worker pool behind sim's threads (sim/parallel.hpp): every unit runs exactly once
 // for any thread count, repeated and concurrent jobs work, and an exception reaches the caller.
 #include <atomic>
 #include <chrono>
@@ -8,12 +8,12 @@
 
 #include <catch2/catch.hpp>
 
-#include "sim/gemm/parallel.hpp"
+#include "sim/parallel.hpp"
 
 namespace fp8lab::testing {
 namespace {
 
-using sim::gemm_detail::parallel_units;
+using sim::parallel_units;
 
 TEST_CASE("parallel_units runs every unit exactly once") {
   for (int threads : {1, 2, 3, 8}) {

@@ -1,5 +1,5 @@
-// The worker pool behind gemm_detail::run_units (parallel.hpp).
-#include "sim/gemm/parallel.hpp"
+// The worker pool behind run_units (parallel.hpp).
+#include "sim/parallel.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace fp8lab::sim::gemm_detail {
+namespace fp8lab::sim {
 namespace {
 
 class WorkerPool {
@@ -99,4 +99,4 @@ void run_units(std::int64_t count, int threads, const std::function<void(std::in
   pool.run(count, threads, body);
 }
 
-}  // namespace fp8lab::sim::gemm_detail
+}  // namespace fp8lab::sim

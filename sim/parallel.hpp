@@ -1,4 +1,4 @@
-// Deterministic work splitting for sim/gemm/: units [0, count) are handed out through an atomic
+// Deterministic work splitting for sim/ (the GEMMs and the quantizers): units [0, count) are handed out through an atomic
 // counter to the calling thread and up to threads - 1 workers of a persistent pool (GEMMs of a
 // training step are small: starting std::threads per call would cost as much as the GEMM). Each
 // unit must write disjoint outputs, so results never depend on which thread ran which unit.
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <functional>
 
-namespace fp8lab::sim::gemm_detail {
+namespace fp8lab::sim {
 
 // Runs body(u) for every u in [0, count); returns when all have finished. Calls from several
 // threads are served one at a time. If a unit throws, the remaining units are skipped and the
@@ -23,4 +23,4 @@ void parallel_units(std::int64_t count, int threads, Body body) {
   run_units(count, threads, body);
 }
 
-}  // namespace fp8lab::sim::gemm_detail
+}  // namespace fp8lab::sim

@@ -1,0 +1,40 @@
+#include "experiments/report/contrasts_csv.hpp"
+
+#include <sstream>
+
+#include "experiments/report/report_facts.hpp"
+#include "experiments/report/test_columns.hpp"
+
+namespace fp8lab::experiments {
+
+std::string render_contrasts_csv(const ReportInput& input) {
+  const ReportFacts facts(input);
+  std::ostringstream csv;
+  csv << "family_key,workload,field,a,b,a_value,b_value,a_runs,b_runs,seeds," << kTestColumns
+      << ",reason,practical_band,alpha\n";
+  for (const auto& c : facts.contrasts) {
+    // Space-separated lists (appended, not "sep" + text: GCC 12's -Wrestrict misfires on that).
+    auto join = [](std::string& list, const std::string& item) {
+      if (!list.empty()) list += ' ';
+      list += item;
+    };
+    std::string a_runs, b_runs, seeds;
+    for (const auto* r : c.worse->runs) join(a_runs, (*r)["run_id"].get<std::string>());
+    for (const auto* r : c.better->runs) join(b_runs, (*r)["run_id"].get<std::string>());
+    for (const auto s : c.seeds) join(seeds, std::to_string(s));
+    const std::size_t unstable = c.worse->unstable_runs + c.better->unstable_runs;
+    const std::size_t runs = c.worse->runs.size() + c.better->runs.size();
+    csv << csv_field(c.worse->family) << ','
+        << csv_field(c.worse->first().value("workload", std::string())) << ',' << csv_field(c.field)
+        << ',' << csv_field(run_label(c.worse->first())) << ','
+        << csv_field(run_label(c.better->first())) << ',' << csv_field(c.worse_value) << ','
+        << csv_field(c.better_value) << ',' << csv_field(a_runs) << ',' << csv_field(b_runs) << ','
+        << csv_field(seeds) << ','
+        << test_columns(c.test ? &*c.test : nullptr, c.verdict, unstable, runs) << ','
+        << csv_field(c.verdict_text()) << ',' << csv_number(input.practical_band) << ','
+        << csv_number(input.alpha) << '\n';
+  }
+  return csv.str();
+}
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,14 @@
+// contrasts.csv: one row per contrast between two recipes on the same seeds (contrasts.hpp), with
+// the named test's columns (test_columns.hpp) and the two recipes. Columns:
+// docs/results-schema.md. No LibTorch.
+#pragma once
+
+#include <string>
+
+#include "experiments/report/report_data.hpp"
+
+namespace fp8lab::experiments {
+
+std::string render_contrasts_csv(const ReportInput& input);
+
+}  // namespace fp8lab::experiments

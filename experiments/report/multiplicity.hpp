@@ -1,0 +1,32 @@
+// Multiplicity (issue 31 §2): Holm-Bonferroni over each report's families of named tests. The
+// hypotheses a sweep pre-registers (sweep.json "hypotheses", recipes/sweep_hypotheses.hpp) form
+// the confirmatory family; every other verdict and contrast with a test forms the exploratory
+// family (the only one when nothing is pre-registered). Rows without a test (diverged, failed,
+// fewer than 3 seeds) are in no family. No LibTorch.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "experiments/report/contrasts.hpp"
+#include "experiments/report/recipe_rows.hpp"
+#include "experiments/report/report_data.hpp"
+
+namespace fp8lab::experiments {
+
+struct Multiplicity {
+  std::size_t confirmatory = 0, exploratory = 0;  // the families' sizes
+  // Pre-registered tests that no row or contrast with a test matches, in words ("verdict
+  // scaling=mxfp8 fp8_format=E5M2"): not tested by these records.
+  std::vector<std::string> not_tested;
+};
+
+// Sets every test's family, family_size and p_holm.
+Multiplicity apply_holm(std::vector<RecipeRow>& rows, std::vector<Contrast>& contrasts,
+                        const std::vector<PreRegisteredTest>& hypotheses);
+
+// Reads sweep.json's "hypotheses" array ({"verdict": label} or {"contrast": [a, b]}); entries of
+// another shape are skipped (the sweep file was checked when it ran).
+std::vector<PreRegisteredTest> pre_registered_tests(const nlohmann::json& hypotheses);
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,144 @@
+#include "experiments/report/named_tests.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "experiments/report/report_data.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+struct Candidate {
+  const char* test;
+  double p;
+  double level;
+};
+
+std::string percent(double fraction) { return format_percent(fraction); }
+
+}  // namespace
+
+bool NamedTest::holds_after_holm() const { return verdict != "inconclusive" && p_holm <= alpha; }
+
+NamedTest named_test(const MeanInterval& interval, double band, double alpha) {
+  NamedTest out;
+  out.alpha = alpha;
+  const double df = static_cast<double>(interval.n - 1);
+  const double se = interval.standard_error();
+  const double mean = interval.mean;
+  out.estimate = mean;
+  out.mde80 = minimum_detectable_effect(interval.n, interval.sd, alpha);
+  out.seeds_for_80 = seeds_for_power(mean, interval.sd, alpha);
+  // Statistics of each test; se = 0 (identical values) makes them +-inf, and the tails 0 or 1.
+  auto ratio = [se](double x) { return se > 0 ? x / se : (x > 0 ? INFINITY : -INFINITY); };
+  const double p_beyond = std::min(1.0, 2 * student_t_upper_tail(ratio(mean - band), df));
+  const double p_zero = std::min(1.0, 2 * student_t_upper_tail(std::fabs(ratio(mean)), df));
+  const double p_upper = student_t_upper_tail(ratio(band - mean), df);  // H0: mean >= +b
+  const double p_lower = student_t_upper_tail(ratio(mean + band), df);  // H0: mean <= -b
+  const double p_tost = std::max(p_upper, p_lower);
+  const Candidate beyond{"t-test mean=+b", p_beyond, 1 - alpha};
+  const Candidate tost{"TOST", p_tost, 1 - 2 * alpha};
+  const Candidate zero{"t-test mean=0", p_zero, 1 - alpha};
+  const Candidate upper{"non-inferiority", p_upper, 1 - 2 * alpha};
+  Candidate chosen = upper;
+  if (mean > band && p_beyond < alpha) {
+    out.verdict = "worse beyond band";
+    chosen = beyond;
+  } else if (p_tost < alpha) {
+    out.verdict = "equivalent";
+    chosen = tost;
+  } else if (p_zero < alpha) {
+    out.verdict = mean > 0 ? "worse" : "better";
+    chosen = zero;
+  } else if (p_upper < alpha) {
+    out.verdict = "not worse";
+    chosen = upper;
+  } else {
+    out.verdict = "inconclusive";
+    for (const Candidate& c : {beyond, tost, zero}) {
+      if (c.p < chosen.p) chosen = c;
+    }
+  }
+  out.test = chosen.test;
+  out.p_raw = chosen.p;
+  out.ci_level = chosen.level;
+  const double half = interval.half_width_at(chosen.level);
+  out.ci_low = mean - half;
+  out.ci_high = mean + half;
+  return out;
+}
+
+std::vector<double> holm_adjusted(const std::vector<double>& p) {
+  const std::size_t m = p.size();
+  std::vector<std::size_t> order(m);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return p[a] < p[b]; });
+  std::vector<double> adjusted(m);
+  double running = 0;
+  for (std::size_t j = 0; j < m; ++j) {
+    running = std::max(running, std::min(1.0, static_cast<double>(m - j) * p[order[j]]));
+    adjusted[order[j]] = running;
+  }
+  return adjusted;
+}
+
+std::vector<std::string> named_test_legend(double band, double alpha) {
+  const std::string b = percent(band), a = format_number(alpha, "%.3g");
+  const std::string two = format_number(100 * (1 - alpha), "%.3g") + "%";
+  const std::string tost = format_number(100 * (1 - 2 * alpha), "%.3g") + "%";
+  return {
+      "Each verdict is a named test on the mean paired difference d over seeds (Student t, n - 1 "
+      "degrees of freedom), at alpha " +
+          a + " and band b = " + b + "; when several hold, the first below names it.",
+      "worse beyond band: two-sided t-test of mean = +b rejects, mean > b (the " + two +
+          " interval lies above +" + b + "); p = its two-sided p.",
+      "equivalent: TOST, both one-sided tests of mean <= -b and mean >= +b reject (the " + tost +
+          " interval lies inside ±" + b + "); p = the larger of the two one-sided p.",
+      "worse / better: two-sided t-test of mean = 0 rejects (the " + two +
+          " interval lies above / below 0); p = its two-sided p.",
+      "not worse: one-sided test of mean >= +b rejects, and not equivalent (the one-sided " +
+          format_number(100 * (1 - alpha), "%.3g") + "% upper bound, the " + tost +
+          " interval's upper end, is <= +" + b + "); p = its one-sided p.",
+      "inconclusive: none of these; the test shown is the one closest to rejecting.",
+      "Multiplicity: Holm-Bonferroni over the report's family (every verdict and every contrast "
+      "that has a test; the hypotheses a sweep pre-registers form a confirmatory family of their "
+      "own, every other row is exploratory): p raw and p Holm side by side, with the family "
+      "size; a verdict whose p Holm exceeds alpha says so.",
+      "Power (the two-sided t-test of mean = 0, exact noncentral t): mde80 = the smallest |mean| "
+      "detected with 80% power at the row's n, sd and alpha (mean > b is detected from b + "
+      "mde80); seeds_for_80 = the seeds 80% power needs for the observed mean and sd."};
+}
+
+int paired_verdict_rank(const std::string& verdict) {
+  static const std::vector<std::string> order = {
+      "better", "equivalent", "not worse", "inconclusive", "worse", "worse beyond band", "failed"};
+  const auto it = std::find(order.begin(), order.end(), verdict);
+  return static_cast<int>(it - order.begin());  // diverged (and anything else) last
+}
+
+TestCells test_cells(const std::optional<NamedTest>& t) {
+  if (!t) return {"-", "-", "-", "-", "-"};
+  return {t->test + ", " + format_number(100 * t->ci_level, "%.3g") + "% CI [" +
+              signed_percent(t->ci_low) + ", " + signed_percent(t->ci_high) + "]",
+          format_number(t->p_raw, "%.2g"),
+          format_number(t->p_holm, "%.2g") + " (" + t->family + ", " +
+              std::to_string(t->family_size) + ")",
+          format_percent(t->mde80),
+          t->seeds_for_80 ? std::to_string(*t->seeds_for_80) : std::string("over 100000")};
+}
+
+std::string describe_p_values(const NamedTest& t) {
+  return "p " + format_number(t.p_raw, "%.2g") + ", Holm " + format_number(t.p_holm, "%.2g") +
+         " (" + t.family + " family of " + std::to_string(t.family_size) + ")";
+}
+
+std::string holm_note(const NamedTest& t) {
+  if (t.verdict == "inconclusive" || t.holds_after_holm()) return "";
+  return "p Holm " + format_number(t.p_holm, "%.2g") + " > alpha " +
+         format_number(t.alpha, "%.3g") + ": not significant after the correction for its " +
+         t.family + " family of " + std::to_string(t.family_size);
+}
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,51 @@
+#include "experiments/report/run_scale.hpp"
+
+#include <map>
+
+#include "experiments/report/report_data.hpp"
+
+namespace fp8lab::experiments {
+
+std::vector<std::string> run_scale_lines(const std::vector<nlohmann::json>& records) {
+  std::map<std::string, const nlohmann::json*> chosen;  // workload -> record
+  for (const auto& r : records) {
+    if (r.value("status", std::string()) != "finished" || !r.contains("workload") ||
+        !r["workload"].is_string()) {
+      continue;
+    }
+    const auto workload = r["workload"].get<std::string>();
+    const auto it = chosen.find(workload);
+    const bool baseline = r.value("kind", std::string()) == "baseline";
+    if (it == chosen.end() ||
+        (baseline && it->second->value("kind", std::string()) != "baseline")) {
+      chosen[workload] = &r;
+    }
+  }
+  std::vector<std::string> lines;
+  for (const auto& [workload, r] : chosen) {
+    const auto steps = number_at(*r, "/steps_completed");
+    const auto per_step = number_at(*r, "/throughput/tokens_per_step");
+    const auto all = number_at(*r, "/parameter_count");
+    const auto non_embedding = number_at(*r, "/non_embedding_parameter_count");
+    std::string line = workload + ": " + format_number(steps, "%.0f") + " steps";
+    if (steps && per_step) {
+      const double tokens = *steps * *per_step;
+      line += " x " + format_number(per_step, "%.0f") +
+              " tokens = " + format_number(tokens, "%.3g") + " tokens";
+      if (all && *all > 0) {
+        line += "; " + format_number(tokens / *all, "%.3g") + " tokens per parameter (" +
+                format_number(all, "%.3g") + " parameters)";
+      }
+      if (non_embedding && *non_embedding > 0 && non_embedding != all) {
+        line += ", " + format_number(tokens / *non_embedding, "%.3g") +
+                " per non-embedding parameter (" + format_number(non_embedding, "%.3g") + ")";
+      }
+    } else {
+      line += "; tokens per step not recorded";
+    }
+    lines.push_back(line + "; GEMM K values: not in the run records");
+  }
+  return lines;
+}
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,159 @@
+// The Python module fp8lab._C. Importing it loads this library, whose static registrations
+// (ops.cpp) define torch.ops.fp8lab.*; its two functions answer, from the same lowering as the
+// kernels, what the fake kernels (python/fp8lab/_fake.py) need to give shapes without data, and
+// what a user asks to see how a recipe quantizes an operand. Plain CPython API (no pybind11):
+// two functions do not need it. Errors become ValueError with the C++ text.
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <exception>
+#include <string>
+
+#include "python/csrc/lowered.hpp"
+#include "recipes/accelerate.hpp"
+#include "recipes/lowering.hpp"
+#include "recipes/recipe.hpp"
+#include "sim/format.hpp"
+
+namespace fp8lab::python {
+namespace {
+
+PyObject* value_error(const std::exception& e) {
+  PyErr_SetString(PyExc_ValueError, e.what());
+  return nullptr;
+}
+
+// plan(recipe, operand, gemm, layer=None) -> dict: recipes::plan of that operand and GEMM; with
+// a layer name, the plan of that Linear (keep_high_precision applies).
+PyObject* plan(PyObject*, PyObject* args) {
+  const char *recipe = nullptr, *operand = nullptr, *gemm = nullptr, *layer = nullptr;
+  if (!PyArg_ParseTuple(args, "sss|z:plan", &recipe, &operand, &gemm, &layer)) return nullptr;
+  try {
+    Lowered l = lowered("fp8lab.plan", recipe, operand, gemm);
+    if (layer != nullptr) {
+      l.plan = recipes::plan(*l.recipe, layer, l.operand, l.gemm);
+      l.runs_fp8 = recipes::gemm_runs_fp8(*l.recipe, layer, l.gemm);
+    }
+    const sim::scaling::QuantizePlan& p = l.plan;
+    const recipes::GemmAccumulation& models = l.recipe->gemm;
+    const recipes::Accumulation accumulation = l.gemm == sim::scaling::Gemm::kFprop ? models.fprop
+                                               : l.gemm == sim::scaling::Gemm::kDgrad
+                                                   ? models.dgrad
+                                                   : models.wgrad;
+    PyObject* out = Py_BuildValue(
+        "{s:s,s:s,s:(LL),s:s,s:O,s:s,s:s,s:O,s:s,s:O}", "kind", sim::scaling::to_string(p.kind),
+        "format", sim::spec(p.format).name, "block", static_cast<long long>(p.block.rows),
+        static_cast<long long>(p.block.cols), "axis", sim::scaling::to_string(p.axis), "pow2",
+        p.pow2 ? Py_True : Py_False, "mx_mode", sim::scaling::to_string(p.mx_mode),
+        "torchao_version", sim::scaling::to_string(p.torchao), "runs_fp8",
+        l.runs_fp8 ? Py_True : Py_False, "accumulation",
+        std::string(recipes::name(accumulation)).c_str(), "k_is_cols",
+        sim::scaling::k_is_cols(l.gemm, l.operand) ? Py_True : Py_False);
+    if (out == nullptr || p.kind != sim::scaling::QuantizeKind::kDelayed) return out;
+    const sim::scaling::DelayedScalingConfig& d = p.delayed;
+    PyObject* delayed =
+        Py_BuildValue("{s:L,s:L,s:L,s:s}", "margin", static_cast<long long>(d.margin), "interval",
+                      static_cast<long long>(d.interval), "amax_history_len",
+                      static_cast<long long>(d.amax_history_len), "amax_compute_algo",
+                      sim::scaling::to_string(d.amax_compute_algo));
+    if (delayed == nullptr || PyDict_SetItemString(out, "delayed", delayed) != 0) {
+      Py_XDECREF(delayed);
+      Py_DECREF(out);
+      return nullptr;
+    }
+    Py_DECREF(delayed);
+    return out;
+  } catch (const std::exception& e) {
+    return value_error(e);
+  }
+}
+
+// recipe_info(recipe) -> dict: the parsed recipe's identity and the fields Python's modules read.
+PyObject* recipe_info(PyObject*, PyObject* args) {
+  const char* text = nullptr;
+  if (!PyArg_ParseTuple(args, "s:recipe_info", &text)) return nullptr;
+  try {
+    const auto r = parsed_recipe(text);
+    const recipes::ModuleFilter& f = r->module_filter;
+    PyObject* skip_names = PyList_New(0);
+    if (skip_names == nullptr) return nullptr;
+    for (const std::string& name : f.skip_names) {
+      PyObject* item = PyUnicode_FromString(name.c_str());
+      if (item == nullptr || PyList_Append(skip_names, item) != 0) {
+        Py_XDECREF(item);
+        Py_DECREF(skip_names);
+        return nullptr;
+      }
+      Py_DECREF(item);
+    }
+    return Py_BuildValue(
+        "{s:s,s:s,s:s,s:O,s:{s:N,s:O,s:O,s:O}}", "scaling",
+        std::string(recipes::name(r->scaling)).c_str(), "canonical",
+        recipes::canonical_string(*r).c_str(), "describe", recipes::describe(*r).c_str(),
+        "use_autocast_during_eval", r->use_autocast_during_eval ? Py_True : Py_False,
+        "module_filter", "skip_names", skip_names, "skip_first_last_linear",
+        f.skip_first_last_linear ? Py_True : Py_False, "require_dims_divisible_by_16",
+        f.require_dims_divisible_by_16 ? Py_True : Py_False,
+        "skip_later_siblings_after_indivisible",
+        f.skip_later_siblings_after_indivisible ? Py_True : Py_False);
+  } catch (const std::exception& e) {
+    return value_error(e);
+  }
+}
+
+// is_accelerate_config(text) -> bool: told apart from an fp8lab recipe as `fp8lab explain` does.
+PyObject* is_accelerate_config(PyObject*, PyObject* args) {
+  const char* text = nullptr;
+  if (!PyArg_ParseTuple(args, "s:is_accelerate_config", &text)) return nullptr;
+  try {
+    return PyBool_FromLong(recipes::looks_like_accelerate_config(text) ? 1 : 0);
+  } catch (const std::exception& e) {
+    return value_error(e);
+  }
+}
+
+// gemm_operands(gemm) -> ((operand a, a's K is its columns), (operand b, b's K is its columns)).
+PyObject* gemm_operands(PyObject*, PyObject* args) {
+  const char* gemm = nullptr;
+  if (!PyArg_ParseTuple(args, "s:gemm_operands", &gemm)) return nullptr;
+  try {
+    const sim::scaling::Gemm g = parse_gemm("fp8lab.gemm_operands", gemm);
+    const sim::scaling::GemmOperands o = sim::scaling::gemm_operands(g);
+    return Py_BuildValue("((sO)(sO))", sim::scaling::to_string(o.a),
+                         sim::scaling::k_is_cols(g, o.a) ? Py_True : Py_False,
+                         sim::scaling::to_string(o.b),
+                         sim::scaling::k_is_cols(g, o.b) ? Py_True : Py_False);
+  } catch (const std::exception& e) {
+    return value_error(e);
+  }
+}
+
+PyMethodDef methods[] = {
+    {"plan", plan, METH_VARARGS,
+     "plan(recipe, operand, gemm) -> dict: how the recipe quantizes that operand of that GEMM "
+     "(recipes/lowering's QuantizePlan)."},
+    {"recipe_info", recipe_info, METH_VARARGS,
+     "recipe_info(recipe) -> dict: scaling, canonical string, describe, use_autocast_during_eval "
+     "and module_filter of the recipe text (recipes/' reader; ValueError with its message)."},
+    {"is_accelerate_config", is_accelerate_config, METH_VARARGS,
+     "is_accelerate_config(text) -> bool: whether the text is an accelerate config (as "
+     "fp8lab explain tells them apart) rather than an fp8lab recipe."},
+    {"gemm_operands", gemm_operands, METH_VARARGS,
+     "gemm_operands(gemm) -> ((a, a_k_is_cols), (b, b_k_is_cols)): the GEMM's operands in "
+     "order and whether K is each one's stored columns."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef module = {PyModuleDef_HEAD_INIT,
+                      "_C",
+                      "fp8lab's ops over sim/ and recipes/ (torch.ops.fp8lab.*)",
+                      -1,
+                      methods,
+                      nullptr,
+                      nullptr,
+                      nullptr,
+                      nullptr};
+
+}  // namespace
+}  // namespace fp8lab::python
+
+PyMODINIT_FUNC PyInit__C() { return PyModule_Create(&fp8lab::python::module); }

@@ -1,0 +1,299 @@
+// The named tests of issue 31 (named_tests.hpp) on hand-made samples: each verdict word with its
+// test, p-value, interval level and power figures, against reference values from an independent
+// implementation (scipy 1.17.1: scipy.stats.t, scipy.stats.nct with brentq; the same code as
+// report_statistics_scipy_test.py, run once on these samples); Holm-Bonferroni on a worked
+// example; the sweep key `hypotheses:` and its errors; the families of a report; the legend and
+// the test columns of summary.csv and contrasts.csv.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "experiments/report/contrasts_csv.hpp"
+#include "experiments/report/count_statistics.hpp"
+#include "experiments/report/markdown_report.hpp"
+#include "experiments/report/multiplicity.hpp"
+#include "experiments/report/named_tests.hpp"
+#include "experiments/report/paired_statistics.hpp"
+#include "experiments/report/report_facts.hpp"
+#include "experiments/report/run_scale.hpp"
+#include "experiments/report/summary_csv.hpp"
+#include "experiments/report/test_columns.hpp"
+#include "recipes/error.hpp"
+#include "recipes/sweep.hpp"
+#include "tests/support/report_records.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+constexpr double kBand = 0.0025;
+
+NamedTest test_of(const std::vector<double>& values) {
+  const auto interval = t_interval(values);
+  REQUIRE(interval);
+  return named_test(*interval, kBand, kDefaultAlpha);
+}
+
+struct Expected {
+  const char* verdict;
+  const char* test;
+  double p, level, low, high, mde80;
+  std::size_t seeds;
+};
+
+void check(const std::vector<double>& values, const Expected& e) {
+  const auto t = test_of(values);
+  INFO("verdict " << t.verdict << ", test " << t.test << ", p " << t.p_raw);
+  CHECK(t.verdict == e.verdict);
+  CHECK(t.test == e.test);
+  CHECK(t.p_raw == Approx(e.p).epsilon(1e-6));
+  CHECK(t.ci_level == Approx(e.level));
+  CHECK(t.ci_low == Approx(e.low).epsilon(1e-9));
+  CHECK(t.ci_high == Approx(e.high).epsilon(1e-9));
+  CHECK(t.mde80 == Approx(e.mde80).epsilon(1e-6));
+  REQUIRE(t.seeds_for_80);
+  CHECK(*t.seeds_for_80 == e.seeds);
+}
+
+recipes::Sweep sweep_text(const std::string& text) {
+  return recipes::parse_sweep_text("workloads: [w]\nseeds: [0]\n" + text, "s.yaml");
+}
+
+const std::string kParameters =
+    "parameters:\n  scaling: {values: [delayed, mxfp8]}\n  fp8_format: {values: [HYBRID, E5M2]}\n";
+
+}  // namespace
+
+TEST_CASE("Student t from Boost.Math: the quantiles of the old table", "[report][tests]") {
+  // The 0.975 quantiles the hand table held (numerical integration of the t density).
+  CHECK(student_t_quantile(0.975, 1) == Approx(12.706204736).epsilon(1e-9));
+  CHECK(student_t_quantile(0.975, 2) == Approx(4.302652730).epsilon(1e-9));
+  CHECK(student_t_quantile(0.975, 31) == Approx(2.039513446).epsilon(1e-9));
+  CHECK(student_t_quantile(0.975, 100) == Approx(1.983971519).epsilon(1e-9));
+  CHECK(student_t_upper_tail(4.302652730, 2) == Approx(0.025).epsilon(1e-8));
+  CHECK(student_t_upper_tail(INFINITY, 3) == 0.0);
+}
+
+TEST_CASE("Each verdict word is its named test, as scipy computes it", "[report][tests]") {
+  check({0.0010, 0.0005, 0.0015, 0.0008, 0.0012},
+        {"equivalent", "TOST", 0.00045827586434646616, 0.90, 0.0006369595740268495,
+         0.0013630404259731507, 0.00064048536287345, 4});
+  check({-0.004, 0.001, -0.002, 0.0005, -0.003},
+        {"not worse", "non-inferiority", 0.007402794092513357, 0.90, -0.003577867220096775,
+         0.0005778672200967751, 0.003665827398971143, 19});
+  check({0.002, 0.0035, 0.0028, 0.0031, 0.0022},
+        {"worse", "t-test mean=0", 0.0006132802854903472, 0.95, 0.001947569219621277,
+         0.0034924307803787234, 0.0010463589432303756, 3});
+  check({0.006, 0.0072, 0.0065, 0.0058, 0.0069},
+        {"worse beyond band", "t-test mean=+b", 0.00011188151433314997, 0.95, 0.0057485766403107775,
+         0.007211423359689222, 0.0009908090059839185, 3});
+  check({-0.006, -0.0072, -0.0065, -0.0058, -0.0069},
+        {"better", "t-test mean=0", 1.6210635270486005e-05, 0.95, -0.007211423359689222,
+         -0.0057485766403107775, 0.0009908090059839185, 3});
+  // Inconclusive: the test shown is the one closest to rejecting.
+  check({0.004, -0.003, 0.006, -0.001, 0.002},
+        {"inconclusive", "non-inferiority", 0.3052231462430629, 0.90, -0.001876936887000907,
+         0.005076936887000907, 0.006134102497785073, 43});
+}
+
+TEST_CASE("The issue's L3 row: a recipe reliably better than its baseline is `better`, not "
+          "`within band`",
+          "[report][tests]") {
+  // -3.55% [-4.87, -2.23] over 3 seeds: a mean far below -b.
+  MeanInterval i;
+  i.n = 3;
+  i.mean = -0.0355;
+  i.sd = 0.0132 * std::sqrt(3.0) / student_t_quantile(0.975, 2);
+  i.half_width = i.half_width_at(0.95);
+  const auto t = named_test(i, kBand, kDefaultAlpha);
+  CHECK(t.verdict == "better");
+  CHECK(t.ci_high < 0);
+}
+
+TEST_CASE("Power: mde80 and seeds_for_80 from the noncentral t", "[report][tests]") {
+  // The issue's figure: the default sweep's 5 seeds at sd 0.134% detect 0.225% with 80% power
+  // (scipy: 0.22538759343804426), so `worse beyond band` needs about 0.475%, not 0.416%.
+  CHECK(minimum_detectable_effect(5, 0.00134, 0.05) == Approx(0.0022538759343804426).epsilon(1e-6));
+  CHECK(t_test_power(minimum_detectable_effect(5, 0.00134, 0.05), 0.00134, 5, 0.05) ==
+        Approx(0.80).epsilon(1e-6));
+  // The old rule (half-width = effect) had little more than a coin's power (the issue: about
+  // 50-57%), far from 80%.
+  const double old = student_t_quantile(0.975, 4) * 0.00134 / std::sqrt(5.0);
+  CHECK(t_test_power(old, 0.00134, 5, 0.05) > 0.5);
+  CHECK(t_test_power(old, 0.00134, 5, 0.05) < 0.6);
+  CHECK(seeds_for_power(0.1, 0.2, 0.05) == 34u);
+  CHECK(seeds_for_power(0.03, 0.134, 0.05) == 159u);
+  CHECK_FALSE(seeds_for_power(0.0, 0.1, 0.05));
+  CHECK(std::isinf(minimum_detectable_effect(1, 0.1, 0.05)));
+}
+
+TEST_CASE("Holm-Bonferroni: adjusted p-values in the input's order", "[report][tests]") {
+  // Sorted: 0.005 x4 = 0.02, 0.01 x3 = 0.03, 0.03 x2 = 0.06, 0.04 x1 = 0.04 -> max so far 0.06.
+  const auto adjusted = holm_adjusted({0.01, 0.04, 0.03, 0.005});
+  REQUIRE(adjusted.size() == 4);
+  CHECK(adjusted[0] == Approx(0.03));
+  CHECK(adjusted[1] == Approx(0.06));
+  CHECK(adjusted[2] == Approx(0.06));
+  CHECK(adjusted[3] == Approx(0.02));
+  CHECK(holm_adjusted({0.6, 0.7})[0] == 1.0);
+  CHECK(holm_adjusted({}).empty());
+}
+
+TEST_CASE("The legend states each test in one line", "[report][tests]") {
+  const auto legend = named_test_legend(0.0025, 0.05);
+  std::string text;
+  for (const auto& line : legend) text += line + "\n";
+  for (const char* word : {"worse beyond band:", "equivalent: TOST", "worse / better:",
+                           "not worse:", "inconclusive:", "Holm-Bonferroni", "noncentral t"}) {
+    CHECK_THAT(text, Catch::Contains(word));
+  }
+  CHECK_THAT(text, Catch::Contains("the larger of the two one-sided p"));
+  CHECK_THAT(text, Catch::Contains("90% interval lies inside ±0.25%"));
+}
+
+TEST_CASE("hypotheses: the pre-registered tests, checked against the parameters",
+          "[report][tests]") {
+  const auto s = sweep_text(
+      "hypotheses:\n  alpha: 0.01\n  tests:\n    - verdict: fp8_format=E5M2 scaling=mxfp8\n"
+      "    - contrast: [scaling=delayed fp8_format=E5M2, scaling=delayed fp8_format=HYBRID]\n" +
+      kParameters);
+  CHECK(s.hypotheses.alpha == 0.01);
+  REQUIRE(s.hypotheses.tests.size() == 2);
+  // Rewritten in the parameters' order, as the request labels are.
+  CHECK(s.hypotheses.tests[0].labels == std::vector<std::string>{"scaling=mxfp8 fp8_format=E5M2"});
+  CHECK(s.hypotheses.tests[1].kind == "contrast");
+  CHECK(sweep_text(kParameters).hypotheses.alpha == 0.05);
+  CHECK(
+      sweep_text("hypotheses: {band: 0.01, tests: [{verdict: scaling=delayed fp8_format=E5M2}]}\n" +
+                 kParameters)
+          .practical_band == 0.01);
+
+  CHECK_THROWS_WITH(sweep_text("hypotheses: {alpha: 0.7, tests: []}\n" + kParameters),
+                    "s.yaml:3: hypotheses.alpha: out of range: '0.7'; accepted: a significance "
+                    "level in (0, 0.5), e.g. 0.05");
+  CHECK_THROWS_WITH(sweep_text("hypotheses: {alpah: 0.05}\n" + kParameters),
+                    Catch::Contains("hypotheses.alpah: unknown key") &&
+                        Catch::Contains("did you mean 'alpha'?"));
+  CHECK_THROWS_WITH(sweep_text("hypotheses: {alpha: 0.05}\n" + kParameters),
+                    Catch::Contains("hypotheses.tests: is required"));
+  CHECK_THROWS_WITH(
+      sweep_text("hypotheses: {tests: [{verdict: scaling=mxfp8 fp8_format=E4M3}]}\n" + kParameters),
+      Catch::StartsWith("s.yaml:3: hypotheses.tests[0].verdict: 'E4M3' is not a value of "
+                        "fp8_format in 'scaling=mxfp8 fp8_format=E4M3'; accepted: HYBRID, E5M2"));
+  CHECK_THROWS_WITH(sweep_text("hypotheses: {tests: [{verdict: scaling=mxfp8}]}\n" + kParameters),
+                    Catch::Contains("does not name the parameter fp8_format"));
+  CHECK_THROWS_WITH(sweep_text("hypotheses: {tests: [{contrast: [scaling=mxfp8 fp8_format=E5M2, "
+                               "scaling=delayed fp8_format=HYBRID]}]}\n" +
+                               kParameters),
+                    Catch::Contains("hypotheses.tests[0].contrast") &&
+                        Catch::Contains("differs in 2 parameters"));
+  CHECK_THROWS_WITH(sweep_text("hypotheses: {tests: [{guess: x}]}\n" + kParameters),
+                    Catch::Contains("hypotheses.tests[0].guess: unknown key"));
+  CHECK_THROWS_WITH(sweep_text("practical_band: 0.01\nhypotheses: {band: 0.02, tests: [{verdict: "
+                               "scaling=mxfp8 fp8_format=E5M2}]}\n" +
+                               kParameters),
+                    Catch::Contains("hypotheses.band") &&
+                        Catch::Contains("differs from practical_band"));
+  CHECK_THROWS_WITH(sweep_text("method: ablate\nhypotheses: {tests: [{verdict: x=y}]}\n"),
+                    Catch::Contains("applies to method: grid or random only"));
+}
+
+TEST_CASE("A report's families: pre-registered rows are confirmatory, the rest exploratory",
+          "[report][tests]") {
+  std::vector<nlohmann::json> records;
+  const double errors[3][3] = {{0.0010, 0.0012, 0.0008},
+                               {0.006, 0.0065, 0.007},
+                               {0.001, -0.02, 0.03}};
+  const char* formats[3] = {"HYBRID", "E5M2", "E4M3"};
+  for (int s = 0; s < 3; ++s) records.push_back(testing::baseline_record(s, 2.0));
+  for (int f = 0; f < 3; ++f) {
+    for (int s = 0; s < 3; ++s) {
+      auto r = testing::fp8_record(std::string(formats[f]) + std::to_string(s), formats[f], 0,
+                                   2.0 * (1 + errors[f][s]), "finished", s);
+      r["eval"] = nlohmann::json::array();
+      for (int step = 0; step <= 10; ++step) {
+        const double base = 4.0 - 2.0 * step / 10.0;  // the baseline's 4.0 -> 2.0
+        r["eval"].push_back(
+            {{"step", step}, {"loss", base * (1 + errors[f][s])}, {"rel_diff", errors[f][s]}});
+      }
+      r["source"] = {{"kind", "sweep"},
+                     {"combinations", {std::string("fp8_format=") + formats[f]}}};
+      records.push_back(r);
+    }
+  }
+  ReportInput input;
+  input.records = records;
+  input.hypotheses = {{"verdict", {"fp8_format=E5M2"}},
+                      {"contrast", {"fp8_format=E5M2", "fp8_format=HYBRID"}},
+                      {"verdict", {"fp8_format=E3M4"}}};
+  const ReportFacts facts(input);
+  REQUIRE(facts.rows.size() == 3);
+  std::size_t confirmatory = 0;
+  for (const auto& row : facts.rows) {
+    REQUIRE(row.paired.test);
+    const bool e5m2 = run_label(row.first()).find("E5M2") != std::string::npos;
+    CHECK(row.paired.test->family == (e5m2 ? "confirmatory" : "exploratory"));
+    confirmatory += e5m2;
+    if (e5m2) CHECK(row.verdict == "worse beyond band");
+  }
+  CHECK(confirmatory == 1);
+  CHECK(facts.multiplicity.confirmatory == 2);  // the E5M2 verdict and E5M2 vs HYBRID
+  CHECK(facts.multiplicity.exploratory == 2 + 2);
+  CHECK(facts.multiplicity.not_tested == std::vector<std::string>{"verdict fp8_format=E3M4"});
+  CHECK_THAT(facts.families, Catch::Contains("2 confirmatory tests") &&
+                                 Catch::Contains("not tested by these records: verdict "
+                                                 "fp8_format=E3M4"));
+  for (const auto& c : facts.contrasts) {
+    REQUIRE(c.test);
+    CHECK(c.test->p_holm >= c.test->p_raw);
+    CHECK(c.test->family_size == (c.test->family == "confirmatory" ? 2u : 4u));
+  }
+
+  const auto csv = render_summary_csv(input);
+  CHECK_THAT(csv, Catch::Contains(std::string(",") + kTestColumns + ",paired_reason,"));
+  const auto contrasts = render_contrasts_csv(input);
+  CHECK_THAT(contrasts, Catch::StartsWith("family_key,workload,field,a,b,"));
+  CHECK(std::count(contrasts.begin(), contrasts.end(), '\n') == 1 + 3);
+  // E5M2 vs HYBRID: +0.55% on every seed, give or take 0.05%: beyond the band.
+  CHECK_THAT(contrasts, Catch::Contains(",confirmatory,t-test mean=+b,worse beyond band,"));
+  const auto md = render_markdown_report(input);
+  CHECK_THAT(md, Catch::Contains("- equivalent: TOST"));
+  CHECK_THAT(md, Catch::Contains("(confirmatory, 2)"));
+}
+
+TEST_CASE("The report's head states the runs' steps and tokens per parameter", "[report][tests]") {
+  auto b = testing::baseline_record(0, 2.0);
+  b["steps_completed"] = 300;
+  b["throughput"]["tokens_per_step"] = 4096;
+  b["parameter_count"] = 24000000;
+  b["non_embedding_parameter_count"] = 400000;
+  const auto lines = run_scale_lines({b});
+  REQUIRE(lines.size() == 1);
+  // 300 x 4096 = 1228800 tokens: 0.0512 per parameter, 3.07 per non-embedding parameter.
+  CHECK(lines[0] == b["workload"].get<std::string>() +
+                        ": 300 steps x 4096 tokens = 1.23e+06 tokens; 0.0512 tokens per "
+                        "parameter (2.4e+07 parameters), 3.07 per non-embedding parameter "
+                        "(4e+05); GEMM K values: not in the run records");
+}
+
+TEST_CASE("Counts: Clopper-Pearson intervals and Fisher's exact test, as scipy gives them",
+          "[report][tests]") {
+  // scipy.stats.binomtest(k, n).proportion_ci(method="exact").
+  const auto one = clopper_pearson(1, 3);
+  CHECK(one.low == Approx(0.008403758659612647).epsilon(1e-9));
+  CHECK(one.high == Approx(0.9057006759492866).epsilon(1e-9));
+  CHECK(clopper_pearson(0, 3).low == 0.0);
+  CHECK(clopper_pearson(0, 3).high == Approx(0.7075982261787133).epsilon(1e-9));
+  CHECK(clopper_pearson(3, 3).low == Approx(0.2924017738212867).epsilon(1e-9));
+  // scipy.stats.fisher_exact. docs/literature.md's L3: 3 of 3 unstable against 0 of 3 gives a
+  // one-sided p of 0.05 (1 / C(6, 3)); the bf16 arm's 1 of 3 against 0 of 3, 0.5.
+  CHECK(fisher_exact_greater(3, 3, 0, 3) == Approx(0.05).epsilon(1e-12));
+  CHECK(fisher_exact_two_sided(3, 3, 0, 3) == Approx(0.1).epsilon(1e-12));
+  CHECK(fisher_exact_greater(1, 3, 0, 3) == Approx(0.5).epsilon(1e-12));
+  CHECK(fisher_exact_two_sided(7, 10, 2, 10) == Approx(0.06977851869492736).epsilon(1e-9));
+  CHECK(fisher_exact_greater(0, 3, 2, 3) == 1.0);
+}
+
+}  // namespace fp8lab::experiments
