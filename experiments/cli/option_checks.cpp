@@ -119,7 +119,8 @@ std::vector<std::string> list_items(const std::vector<std::string>& values, cons
       const auto comma = value.find(',', start);
       const auto item = value.substr(start, comma == std::string::npos ? comma : comma - start);
       if (item.empty()) {
-        throw std::invalid_argument(flag + " '" + value + "': an empty item; expected " + accepted);
+        // A CLI::ValidationError (a ParseError): main exits 2 for it, wherever it is thrown.
+        throw CLI::ValidationError(flag + " '" + value + "': an empty item; expected " + accepted);
       }
       items.push_back(item);
       if (comma == std::string::npos) break;

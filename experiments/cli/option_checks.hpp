@@ -33,7 +33,7 @@ CLI::Validator output_directory();
 // "--out"). Returns `option`.
 CLI::Option* list_option(CLI::Option* option);
 // The comma-separated items of a list option's values, in order; an empty item (",,", a
-// leading or trailing comma) throws std::invalid_argument naming the option, the value and
+// leading or trailing comma) throws CLI::ValidationError (exit 2) naming the option, the value and
 // `accepted` (e.g. "NAME[,NAME...]").
 std::vector<std::string> list_items(const std::vector<std::string>& values, const std::string& flag,
                                     const std::string& accepted);

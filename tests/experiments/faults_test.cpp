@@ -239,7 +239,7 @@ TEST_CASE("fp8lab run exits 3 and records nothing when its write fails", "[fault
   const auto dir = scratch();
   int status = 0;
   {
-    const Environment fault({{"FP8LAB_FAULT_WRITE", "1:ENOSPC"}});
+    const Environment fault(std::map<std::string, std::string>{{"FP8LAB_FAULT_WRITE", "1:ENOSPC"}});
     status = run_to_end({FP8LAB_EXECUTABLE, "run", "--workload", "mlp", "--set", "margin=0",
                          "--steps", "2", "--out", (dir / "out").string()},
                         dir / "run.log");
