@@ -134,9 +134,14 @@ void write_layer_stats(const std::filesystem::path& path, const std::vector<Laye
 
 std::vector<LayerStatsRow> read_layer_stats(const std::filesystem::path& path) {
   // Opened by fp8lab (no_follow.hpp: a regular file, no link), then handed to Arrow, which closes it.
-  auto file =
-      take(arrow::io::ReadableFile::Open(open_regular_at(nullptr, path, O_RDONLY, 0).release()),
-           path, "opening");
+  // Its errors (missing, a FIFO, a link) are the sidecar's: the report names the sidecar.
+  int fd = -1;
+  try {
+    fd = open_regular_at(nullptr, path, O_RDONLY, 0).release();
+  } catch (const std::exception& e) {
+    fail(path, e.what());
+  }
+  auto file = take(arrow::io::ReadableFile::Open(fd), path, "opening");
   auto reader = take(parquet::arrow::OpenFile(file, arrow::default_memory_pool()), path,
                      "not a Parquet file");
   const auto table = take(reader->ReadTable(), path, "reading");
