@@ -15,12 +15,11 @@
 // uninitialized" (a false positive of the intrinsic's self-initialization); the baseline only.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <Eigen/Core>
-#include <chrono>
 #include <map>
 #include <random>
 #include <tuple>
 
-#include "bench/best_iteration.hpp"
+#include "bench/timing.hpp"
 #include "sim/cast.hpp"
 #include "sim/gemm/gemm.hpp"
 
@@ -53,16 +52,10 @@ double eigen_flops_per_second(const Shape& s, int threads) {
   const Eigen::MatrixXf x = Eigen::MatrixXf::Random(s.m, s.k);
   const Eigen::MatrixXf w = Eigen::MatrixXf::Random(s.n, s.k);
   Eigen::MatrixXf y(s.m, s.n);
-  double best = 1e30, spent = 0.0;
-  for (int rep = 0; rep < 3 || spent < 0.3; ++rep) {
-    const auto start = std::chrono::steady_clock::now();
+  const double best = fp8lab::bench::best_of_seconds(3, 0.3, [&] {
     y.noalias() = x * w.transpose();
     benchmark::DoNotOptimize(y.data());
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    best = std::min(best, seconds);
-    spent += seconds;
-  }
+  });
   return cache[key] = flops(s) / best;
 }
 
@@ -163,5 +156,3 @@ BENCHMARK_CAPTURE(BM_HighPrecision, fp32, false)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_HighPrecision, bf16, true)->Apply(shapes);
 
 }  // namespace
-
-BENCHMARK_MAIN();

@@ -1,10 +1,12 @@
 // Shared by the GPU benchmarks: device check (a benchmark without a GPU is skipped with the
-// reason, never run), cudaEvent timing for UseManualTime, device properties for peak figures.
+// reason, never run), cudaEvent timing for UseManualTime, device properties for peak figures, and
+// deterministic pseudo-random inputs made on the device.
 #pragma once
 
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -54,6 +56,29 @@ inline DeviceFigures device_figures() {
   cudaDeviceProp prop{};
   FP8LAB_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   return {sms, clock_khz * 1e3, prop.name};
+}
+
+// Element i of a benchmark's input is value(index_hash(i, seed)): the same data in every run.
+__device__ inline std::uint32_t index_hash(std::int64_t i, std::uint32_t seed) {
+  std::uint32_t h = static_cast<std::uint32_t>(i) * 0x9E3779B9u ^ seed;
+  h ^= h >> 16;
+  h *= 0x7FEB352Du;
+  h ^= h >> 15;
+  return h;
+}
+
+template <typename T, typename Value>
+__global__ void fill_hashed_kernel(T* out, std::int64_t n, std::uint32_t seed, Value value) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    out[i] = value(index_hash(i, seed));
+  }
+}
+
+template <typename T, typename Value>
+void fill_hashed(T* out, std::int64_t n, std::uint32_t seed, Value value) {
+  fill_hashed_kernel<<<1024, 256>>>(out, n, seed, value);
+  FP8LAB_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace fp8lab::bench

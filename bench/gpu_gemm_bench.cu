@@ -28,26 +28,20 @@
 namespace fp8lab::bench {
 namespace {
 
-__global__ void fill_codes_kernel(std::uint8_t* codes, std::int64_t n, std::uint32_t seed) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    std::uint32_t h = static_cast<std::uint32_t>(i) * 0x9E3779B9u ^ seed;
-    h ^= h >> 16;
-    h *= 0x7FEB352Du;
-    h ^= h >> 15;
-    // E4M3 codes with exponent fields 4..10 (values 2^-3 .. 2^3), either sign: never NaN.
-    codes[i] =
-        static_cast<std::uint8_t>((h & 0x80u) | ((4u + (h >> 8) % 7u) << 3) | ((h >> 4) & 7u));
+// E4M3 codes with exponent fields 4..10 (values 2^-3 .. 2^3), either sign: never NaN.
+struct E4m3Code {
+  __device__ std::uint8_t operator()(std::uint32_t h) const {
+    return static_cast<std::uint8_t>((h & 0x80u) | ((4u + (h >> 8) % 7u) << 3) | ((h >> 4) & 7u));
   }
-}
+};
 
 void BM_Fp32SeqGemm(benchmark::State& state) {
   if (!have_device(state)) return;
   const std::int64_t n = state.range(0);
   gpu::DeviceBuffer<std::uint8_t> a(n * n), b(n * n);
   gpu::DeviceBuffer<float> scale(std::vector<float>{1.0f}), out(n * n);
-  fill_codes_kernel<<<1024, 256>>>(a.get(), n * n, 1);
-  fill_codes_kernel<<<1024, 256>>>(b.get(), n * n, 2);
+  fill_hashed(a.get(), n * n, 1, E4m3Code{});
+  fill_hashed(b.get(), n * n, 2, E4m3Code{});
   const gpu::DeviceGemmOperand da{a.get(), scale.get(), n, n, n, n, sim::Format::E4M3, true};
   const gpu::DeviceGemmOperand db{b.get(), scale.get(), n, n, n, n, sim::Format::E4M3, true};
   auto run = [&] { gpu::gemm(da, db, {}, out.get()); };
@@ -87,8 +81,8 @@ void BM_CublasLtFp8(benchmark::State& state) {
   const std::size_t scale_count = static_cast<std::size_t>(n) *
                                   static_cast<std::size_t>((n / 128 + 4) / 4 * 4);
   gpu::DeviceBuffer<float> scale(std::vector<float>(scale_count, 1.0f));
-  fill_codes_kernel<<<1024, 256>>>(a.get(), n * n, 3);
-  fill_codes_kernel<<<1024, 256>>>(b.get(), n * n, 4);
+  fill_hashed(a.get(), n * n, 3, E4m3Code{});
+  fill_hashed(b.get(), n * n, 4, E4m3Code{});
   std::unique_ptr<gpu::CublasLtFp8Gemm> gemm;
   std::vector<gpu::CublasLtCandidate> candidates;
   const gpu::CublasLtOperands operands{a.get(), scale.get(), b.get(), scale.get(), out.get()};
@@ -140,5 +134,3 @@ BENCHMARK(BM_CublasLtFp8)
 
 }  // namespace
 }  // namespace fp8lab::bench
-
-BENCHMARK_MAIN();

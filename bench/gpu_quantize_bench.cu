@@ -34,29 +34,19 @@
 
 namespace fp8lab::bench {
 
-__global__ void fill_random_kernel(float* x, std::int64_t n, std::uint32_t seed) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    std::uint32_t h = static_cast<std::uint32_t>(i) * 0x9E3779B9u ^ seed;
-    h ^= h >> 16;
-    h *= 0x7FEB352Du;
-    h ^= h >> 15;
+namespace {
+
+// Deterministic pseudo-random bell-shaped floats (|x| < 8): the sum of the four bytes of a further
+// mixed hash, minus 510, over 64.
+struct BellFloat {
+  __device__ float operator()(std::uint32_t h) const {
     h *= 0x846CA68Bu;
     h ^= h >> 16;
-    // Sum of four bytes - 510: a rough bell shape, scaled to a few units.
     const int s =
         static_cast<int>((h & 0xFF) + ((h >> 8) & 0xFF) + ((h >> 16) & 0xFF) + (h >> 24)) - 510;
-    x[i] = static_cast<float>(s) / 64.0f;
+    return static_cast<float>(s) / 64.0f;
   }
-}
-
-// Deterministic pseudo-random bell-shaped floats (|x| < 8).
-void fill_random(float* x, std::int64_t n, std::uint32_t seed) {
-  fill_random_kernel<<<1024, 256>>>(x, n, seed);
-  FP8LAB_CUDA_CHECK_LAUNCH();
-}
-
-namespace {
+};
 
 constexpr std::int64_t kElements = std::int64_t{1} << 26;
 
@@ -88,7 +78,7 @@ void BM_Quantize(benchmark::State& state, Kind kind, sim::Format format, sim::Ov
   gpu::DeviceBuffer<gpu::DeviceQuantizeStats> stats(1);
   gpu::DeviceBuffer<float> amax(1), scale_inv(kElements / 32), scales(kElements / 32);
   gpu::DeviceBuffer<std::uint8_t> e8m0(kElements / 32);
-  fill_random(x.get(), kElements, 1);
+  fill_hashed(x.get(), kElements, 1, BellFloat{});
   if (kind == Kind::kBf16) to_bf16_kernel<<<1024, 256>>>(x.get(), xb.get(), kElements);
   stats.zero();
   const gpu::QuantizeOutputs out{codes.get(), amax.get(), stats.get(), nullptr};
@@ -183,5 +173,3 @@ BENCHMARK_CAPTURE(BM_Quantize, fp32_e4m3_transpose_8192x8192, Kind::kTranspose, 
 
 }  // namespace
 }  // namespace fp8lab::bench
-
-BENCHMARK_MAIN();

@@ -34,7 +34,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "bench/bench_main.hpp"
 #include "bench/step_trainer.hpp"
+#include "bench/timing.hpp"
 #include "experiments/fp8/backend_linear.hpp"
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
@@ -42,12 +44,11 @@
 #include "experiments/workloads/registry.hpp"
 #include "recipes/recipe.hpp"
 
+namespace fp8lab::bench {
 namespace {
 
-namespace ex = fp8lab::experiments;
-namespace rc = fp8lab::recipes;
-using fp8lab::bench::recipe_for;
-using fp8lab::bench::StepTrainer;
+namespace ex = experiments;
+namespace rc = recipes;
 
 constexpr int kCudaSteps = 20;
 constexpr int kReferenceSteps = 10;
@@ -64,10 +65,6 @@ StepTrainer make_trainer(const std::string& workload, const rc::Recipe& recipe,
         ex::set_measure_operands(model, false);
       },
       model_on_cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU), cuda_backend);
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 double mean_step_seconds(StepTrainer& trainer, int steps) {
@@ -133,17 +130,13 @@ void run(benchmark::State& state, const std::string& workload, const std::string
     ++steps;
   }
   if (state.error_occurred()) return;
-  double gemm = 0.0, quantize = 0.0;
-  for (const auto& linear : ex::collect_linear_stats(*trainer->model)) {
-    gemm += linear.stats.total_gemm_seconds();
-    quantize += linear.stats.quantize_seconds;
-  }
+  const auto backend = backend_seconds(*trainer->model);
   const double step = seconds / static_cast<double>(steps);
   state.counters["step_s"] = step;
   state.counters["cpu_reference_step_s"] = reference_step;
   state.counters["ratio_to_cpu_reference"] = step / reference_step;
-  state.counters["gemm_share"] = gemm / seconds;
-  state.counters["quantize_share"] = quantize / seconds;
+  state.counters["gemm_share"] = backend.gemm / seconds;
+  state.counters["quantize_share"] = backend.quantize / seconds;
 }
 
 struct NamedRecipe {
@@ -173,13 +166,7 @@ void register_all() {
   }
 }
 
-}  // namespace
+[[maybe_unused]] const bool registered = add_rows(register_all);
 
-int main(int argc, char** argv) {
-  register_all();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+}  // namespace
+}  // namespace fp8lab::bench

@@ -6,30 +6,17 @@
 // divided (issue 21: fp32 >= 0.8, bf16 >= 0.5, stochastic >= 0.4), and the SIMD target chosen.
 #include <benchmark/benchmark.h>
 
-#include <bit>
 #include <chrono>
 #include <cstring>
-#include <random>
 #include <vector>
 
+#include "bench/cpu_input.hpp"
 #include "sim/quantize.hpp"
 
 namespace {
 
 using fp8lab::sim::Format;
 using fp8lab::sim::Overflow;
-
-// 16 Mi elements: 64 MiB of fp32 or 32 MiB of bf16, far beyond L2 (Google Benchmark prints the
-// machine's cache sizes; a large L3 may still hold them).
-constexpr std::size_t kElements = std::size_t{1} << 24;
-
-std::vector<float> make_input() {
-  std::mt19937 rng(1);
-  std::normal_distribution<float> normal(0.0f, 3.0f);
-  std::vector<float> x(kElements);
-  for (float& v : x) v = normal(rng);
-  return x;
-}
 
 // Seconds per memcpy of `bytes`, averaged over `iterations` copies.
 double memcpy_seconds(const void* source, std::size_t bytes, std::int64_t iterations) {
@@ -40,8 +27,7 @@ double memcpy_seconds(const void* source, std::size_t bytes, std::int64_t iterat
     benchmark::DoNotOptimize(destination.data());
     benchmark::ClobberMemory();
   }
-  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-  return elapsed.count() / static_cast<double>(iterations);
+  return fp8lab::bench::seconds_since(start) / static_cast<double>(iterations);
 }
 
 void report(benchmark::State& state, const void* input, std::size_t input_bytes,
@@ -54,23 +40,11 @@ void report(benchmark::State& state, const void* input, std::size_t input_bytes,
   state.SetLabel(fp8lab::sim::bulk_target_name());
 }
 
-template <typename Run>
-double timed_loop(benchmark::State& state, Run run) {
-  double seconds = 0.0;
-  for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
-    run();
-    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-    seconds += elapsed.count();
-  }
-  return seconds / static_cast<double>(state.iterations());
-}
-
 void BM_QuantizeF32(benchmark::State& state, Format format) {
-  const std::vector<float> x = make_input();
+  const std::vector<float>& x = fp8lab::bench::normal_input();
   std::vector<std::uint8_t> q(x.size(), 0);
   fp8lab::sim::QuantizeStats stats;
-  const double seconds = timed_loop(state, [&] {
+  const double seconds = fp8lab::bench::mean_iteration_seconds(state, [&] {
     stats = fp8lab::sim::quantize(x, 0.5f, format, Overflow::kSatFinite, q);
     benchmark::DoNotOptimize(stats);
     benchmark::ClobberMemory();
@@ -79,12 +53,12 @@ void BM_QuantizeF32(benchmark::State& state, Format format) {
 }
 
 void BM_QuantizeBF16(benchmark::State& state, Format format) {
-  const std::vector<float> values = make_input();
+  const std::vector<float>& values = fp8lab::bench::normal_input();
   std::vector<std::uint16_t> x(values.size());
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = fp8lab::sim::fp32_to_bf16(values[i]);
   std::vector<std::uint8_t> q(x.size(), 0);
   fp8lab::sim::QuantizeStats stats;
-  const double seconds = timed_loop(state, [&] {
+  const double seconds = fp8lab::bench::mean_iteration_seconds(state, [&] {
     stats = fp8lab::sim::quantize_bf16(x, 0.5f, format, Overflow::kSatFinite, q);
     benchmark::DoNotOptimize(stats);
     benchmark::ClobberMemory();
@@ -94,10 +68,10 @@ void BM_QuantizeBF16(benchmark::State& state, Format format) {
 
 // Stochastic rounding (Philox4x32-10 per element; issue 21 asks >= 0.4 of memcpy).
 void BM_QuantizeStochasticF32(benchmark::State& state, Format format) {
-  const std::vector<float> x = make_input();
+  const std::vector<float>& x = fp8lab::bench::normal_input();
   std::vector<std::uint8_t> q(x.size(), 0);
   fp8lab::sim::QuantizeStats stats;
-  const double seconds = timed_loop(state, [&] {
+  const double seconds = fp8lab::bench::mean_iteration_seconds(state, [&] {
     stats = fp8lab::sim::quantize_stochastic(x, 0.5f, format, Overflow::kSatFinite, 1, 2, 0, q);
     benchmark::DoNotOptimize(stats);
     benchmark::ClobberMemory();
@@ -115,5 +89,3 @@ BENCHMARK_CAPTURE(BM_QuantizeBF16, e5m2, Format::E5M2)->Unit(benchmark::kMillise
 BENCHMARK_CAPTURE(BM_QuantizeStochasticF32, e4m3, Format::E4M3)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-
-BENCHMARK_MAIN();

@@ -6,14 +6,11 @@
 //   build-*/bench/scaling_bench --benchmark_min_time=0.5
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <functional>
-#include <random>
 #include <vector>
 
-#include "bench/best_iteration.hpp"
+#include "bench/cpu_input.hpp"
 #include "sim/scaling/block.hpp"
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/delayed.hpp"
@@ -25,71 +22,37 @@ namespace {
 namespace sc = fp8lab::sim::scaling;
 using fp8lab::sim::Format;
 
-constexpr std::int64_t kRows = 4096;
-constexpr std::int64_t kCols = 4096;
-constexpr double kBytes = static_cast<double>(kRows * kCols) * sizeof(float);
+using fp8lab::bench::kInputBytes;
+constexpr std::int64_t kRows = fp8lab::bench::kInputRows;
+constexpr std::int64_t kCols = fp8lab::bench::kInputCols;
 
-const std::vector<float>& input() {
-  static const std::vector<float> x = [] {
-    std::mt19937 gen(1);
-    std::normal_distribution<float> dist(0.0f, 3.0f);
-    std::vector<float> v(static_cast<std::size_t>(kRows * kCols));
-    for (float& e : v) e = dist(gen);
-    return v;
-  }();
-  return x;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// memcpy of the input, fastest of at least 5 runs and 0.3 s, measured once per process.
-double memcpy_bytes_per_second() {
-  static const double rate = [] {
-    const std::vector<float>& x = input();
-    std::vector<float> y(x.size());
-    double best = 1e30;
-    double spent = 0.0;
-    for (int rep = 0; rep < 5 || spent < 0.3; ++rep) {
-      const auto start = std::chrono::steady_clock::now();
-      std::memcpy(y.data(), x.data(), x.size() * sizeof(float));
-      benchmark::DoNotOptimize(y.data());
-      benchmark::ClobberMemory();
-      const double s = seconds_since(start);
-      best = std::min(best, s);
-      spent += s;
-    }
-    return kBytes / best;
-  }();
-  return rate;
-}
+double memcpy_bytes_per_second() { return kInputBytes / fp8lab::bench::input_memcpy_seconds(); }
 
 using Recipe = std::function<sc::QuantizeResult(const std::vector<float>&)>;
 
 void run(benchmark::State& state, const Recipe& recipe) {
-  const std::vector<float>& x = input();
+  const std::vector<float>& x = fp8lab::bench::normal_input();
   const double baseline = memcpy_bytes_per_second();
   const double best = fp8lab::bench::best_iteration_seconds(state, [&] {
     sc::QuantizeResult r = recipe(x);
     benchmark::DoNotOptimize(r.tensor.data.data());
   });
-  const double rate = kBytes / best;
+  const double rate = kInputBytes / best;
   state.counters["GBps"] = rate / 1e9;
   state.counters["memcpy_GBps"] = baseline / 1e9;
   state.counters["x_memcpy"] = rate / baseline;
 }
 
 void BM_memcpy(benchmark::State& state) {
-  const std::vector<float>& x = input();
+  const std::vector<float>& x = fp8lab::bench::normal_input();
   std::vector<float> y(x.size());
   const double best = fp8lab::bench::best_iteration_seconds(state, [&] {
     std::memcpy(y.data(), x.data(), x.size() * sizeof(float));
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   });
-  state.counters["GBps"] = kBytes / best / 1e9;
-  state.counters["x_memcpy"] = (kBytes / best) / memcpy_bytes_per_second();
+  state.counters["GBps"] = kInputBytes / best / 1e9;
+  state.counters["x_memcpy"] = (kInputBytes / best) / memcpy_bytes_per_second();
 }
 
 void BM_delayed(benchmark::State& state) {
@@ -157,5 +120,3 @@ BENCHMARK(BM_mx)
     ->Args({static_cast<int>(sc::E8M0Mode::kRceil), 0})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_mx_2d)->Unit(benchmark::kMillisecond);
-
-BENCHMARK_MAIN();

@@ -1,5 +1,5 @@
 // One model of a workload with its AdamW optimizer and one training batch, for the training-step
-// benchmarks (train_step_bench, gpu_train_step_bench): step() is one forward (inside the FP8
+// benchmarks (train_step_bench, gpu_train_step_bench, thread_scaling_bench): step() is one forward (inside the FP8
 // autocast), backward and optimizer step, as the runner trains (experiments/runner/training.cpp).
 #pragma once
 
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "experiments/fp8/autocast.hpp"
+#include "experiments/fp8/convert_model.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/recipe.hpp"
 
@@ -67,6 +68,22 @@ struct StepTrainer {
     if (synchronize_cuda) torch::cuda::synchronize();
   }
 };
+
+// The seconds a model's Linears spent in backend GEMMs (in all, and per role: fprop, dgrad,
+// wgrad) and in quantizers since their statistics were last reset (LinearStats).
+struct BackendSeconds {
+  double gemm = 0.0, quantize = 0.0;
+  double role[3] = {0.0, 0.0, 0.0};
+};
+inline BackendSeconds backend_seconds(const experiments::TrainableModel& model) {
+  BackendSeconds s;
+  for (const auto& linear : experiments::collect_linear_stats(model)) {
+    s.gemm += linear.stats.total_gemm_seconds();
+    s.quantize += linear.stats.quantize_seconds;
+    for (std::size_t r = 0; r < 3; ++r) s.role[r] += linear.stats.gemm_seconds[r];
+  }
+  return s;
+}
 
 // A recipe of `scaling` with that scaling's default format, power-of-2 choice and GEMM
 // accumulation (recipes/recipe.hpp), as the benchmarks' rows name them.

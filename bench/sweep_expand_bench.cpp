@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/best_iteration.hpp"
+#include "bench/timing.hpp"
 
 #include "recipes/sweep.hpp"
 
@@ -69,17 +69,10 @@ std::vector<Recipe> enumerate_plainly() {
 }
 
 double baseline_seconds() {
-  static const double seconds = [] {
-    double best = 1e30;
-    for (int rep = 0; rep < 20; ++rep) {
-      const auto start = std::chrono::steady_clock::now();
-      auto recipes = enumerate_plainly();
-      benchmark::DoNotOptimize(recipes.data());
-      best = std::min(
-          best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
-    return best;
-  }();
+  static const double seconds = fp8lab::bench::best_of_seconds(20, 0.0, [] {
+    auto recipes = enumerate_plainly();
+    benchmark::DoNotOptimize(recipes.data());
+  });
   return seconds;
 }
 
@@ -127,4 +120,3 @@ void BM_enumerate_baseline(benchmark::State& state) {
 BENCHMARK(BM_enumerate_baseline)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_expand_full_te_grid)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_parse_and_expand_full_te_grid)->Unit(benchmark::kMillisecond);
-BENCHMARK_MAIN();

@@ -21,26 +21,26 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "bench/bench_main.hpp"
 #include "bench/step_trainer.hpp"
+#include "bench/timing.hpp"
 #include "experiments/fp8/backend_linear.hpp"
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
 #include "recipes/recipe.hpp"
 
+namespace fp8lab::bench {
 namespace {
 
-namespace ex = fp8lab::experiments;
-namespace rc = fp8lab::recipes;
-using fp8lab::bench::recipe_for;
-using fp8lab::bench::StepTrainer;
+namespace ex = experiments;
+namespace rc = recipes;
 
-std::string workload_name() { return fp8lab::bench::bench_workload("llama-xs"); }
+std::string workload_name() { return bench_workload("llama-xs"); }
 
 // The workload's model as a run trains it: FP8 Linears (or none, for the baseline) and the
 // baseline's high-precision Linear for the rest, on the sim backend with `threads`.
@@ -55,12 +55,6 @@ StepTrainer make_trainer(const rc::Recipe* recipe, int threads) {
   });
 }
 
-double cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
 struct Arm {
   explicit Arm(StepTrainer t) : trainer(std::move(t)) {}
   StepTrainer trainer;
@@ -69,10 +63,10 @@ struct Arm {
 
   void step() {
     const auto start = std::chrono::steady_clock::now();
-    const double cpu_start = cpu_seconds();
+    const double cpu_start = process_cpu_seconds();
     trainer.step();
-    cpu += cpu_seconds() - cpu_start;
-    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    cpu += process_cpu_seconds() - cpu_start;
+    wall.push_back(seconds_since(start));
   }
   double median() {
     std::sort(wall.begin(), wall.end());
@@ -89,11 +83,10 @@ struct Shares {
 Shares shares(const Arm& arm, double steps) {
   Shares s;
   for (const double w : arm.wall) s.wall += w / steps;
-  for (const auto& linear : ex::collect_linear_stats(*arm.trainer.model)) {
-    s.gemm += linear.stats.total_gemm_seconds() / steps;
-    s.quantize += linear.stats.quantize_seconds / steps;
-    for (std::size_t r = 0; r < 3; ++r) s.role[r] += linear.stats.gemm_seconds[r] / steps;
-  }
+  const auto backend = backend_seconds(*arm.trainer.model);
+  s.gemm = backend.gemm / steps;
+  s.quantize = backend.quantize / steps;
+  for (std::size_t r = 0; r < 3; ++r) s.role[r] = backend.role[r] / steps;
   return s;
 }
 
@@ -149,13 +142,7 @@ void register_all() {
   }
 }
 
-}  // namespace
+[[maybe_unused]] const bool registered = add_rows(register_all);
 
-int main(int argc, char** argv) {
-  register_all();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+}  // namespace
+}  // namespace fp8lab::bench

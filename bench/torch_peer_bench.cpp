@@ -15,15 +15,12 @@
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cstring>
 #include <map>
 #include <random>
 #include <tuple>
 #include <vector>
 
-#include "bench/best_iteration.hpp"
+#include "bench/cpu_input.hpp"
 #include "sim/cast.hpp"
 #include "sim/gemm/gemm.hpp"
 #include "sim/quantize.hpp"
@@ -35,8 +32,10 @@ namespace {
 namespace sc = fp8lab::sim::scaling;
 using fp8lab::sim::Format;
 
-constexpr std::int64_t kRows = 4096, kCols = 4096;
-constexpr double kBytes = static_cast<double>(kRows * kCols) * sizeof(float);
+using fp8lab::bench::best_of_seconds;
+using fp8lab::bench::input_memcpy_seconds;
+using fp8lab::bench::kInputBytes;
+constexpr std::int64_t kRows = fp8lab::bench::kInputRows, kCols = fp8lab::bench::kInputCols;
 constexpr double kE4M3Max = 448.0;
 
 void one_torch_thread() {
@@ -47,43 +46,9 @@ void one_torch_thread() {
   (void)done;
 }
 
-const std::vector<float>& input() {
-  static const std::vector<float> x = [] {
-    std::mt19937 gen(1);
-    std::normal_distribution<float> dist(0.0f, 3.0f);
-    std::vector<float> v(static_cast<std::size_t>(kRows * kCols));
-    for (float& e : v) e = dist(gen);
-    return v;
-  }();
-  return x;
-}
-
 torch::Tensor input_tensor() {
-  auto& x = const_cast<std::vector<float>&>(input());
+  auto& x = const_cast<std::vector<float>&>(fp8lab::bench::normal_input());
   return torch::from_blob(x.data(), {kRows, kCols}, torch::kFloat32);
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-double memcpy_seconds() {
-  static const double best = [] {
-    const std::vector<float>& x = input();
-    std::vector<float> y(x.size());
-    double b = 1e30, spent = 0.0;
-    for (int rep = 0; rep < 5 || spent < 0.3; ++rep) {
-      const auto start = std::chrono::steady_clock::now();
-      std::memcpy(y.data(), x.data(), x.size() * sizeof(float));
-      benchmark::DoNotOptimize(y.data());
-      benchmark::ClobberMemory();
-      const double s = seconds_since(start);
-      b = std::min(b, s);
-      spent += s;
-    }
-    return b;
-  }();
-  return best;
 }
 
 // The torch peers of the quantize rows, each returning the FP8 tensor (and its scales).
@@ -113,21 +78,15 @@ double torch_quantize_seconds(Quantizer q) {
   if (auto it = cache.find(q); it != cache.end()) return it->second;
   one_torch_thread();
   const auto x = input_tensor();
-  double best = 1e30, spent = 0.0;
-  for (int rep = 0; rep < 3 || spent < 0.5; ++rep) {
-    const auto start = std::chrono::steady_clock::now();
-    auto y = torch_quantize(q, x);
-    benchmark::DoNotOptimize(y.data_ptr());
-    const double s = seconds_since(start);
-    best = std::min(best, s);
-    spent += s;
-  }
-  return cache[q] = best;
+  return cache[q] = best_of_seconds(3, 0.5, [&] {
+           auto y = torch_quantize(q, x);
+           benchmark::DoNotOptimize(y.data_ptr());
+         });
 }
 
 void quantize_counters(benchmark::State& state, double seconds, double peer_seconds) {
-  state.counters["GBps"] = kBytes / seconds * 1e-9;
-  state.counters["x_memcpy"] = memcpy_seconds() / seconds;
+  state.counters["GBps"] = kInputBytes / seconds * 1e-9;
+  state.counters["x_memcpy"] = input_memcpy_seconds() / seconds;
   state.counters["x_torch"] = peer_seconds / seconds;
 }
 
@@ -138,12 +97,12 @@ void BM_torch_quantize(benchmark::State& state, Quantizer q) {
     auto y = torch_quantize(q, x);
     benchmark::DoNotOptimize(y.data_ptr());
   });
-  state.counters["GBps"] = kBytes / best * 1e-9;
-  state.counters["x_memcpy"] = memcpy_seconds() / best;
+  state.counters["GBps"] = kInputBytes / best * 1e-9;
+  state.counters["x_memcpy"] = input_memcpy_seconds() / best;
 }
 
 void BM_sim_quantize(benchmark::State& state, Quantizer q) {
-  const std::vector<float>& x = input();
+  const std::vector<float>& x = fp8lab::bench::normal_input();
   const double peer = torch_quantize_seconds(q);
   std::vector<std::uint8_t> codes(x.size());
   const double best = fp8lab::bench::best_iteration_seconds(state, [&] {
@@ -202,19 +161,6 @@ torch::Tensor as_torch_fp8(fp8lab::sim::QuantizedTensor& t) {
       .view(torch::kFloat8_e4m3fn);
 }
 
-template <typename Body>
-double best_seconds(Body body) {
-  double best = 1e30, spent = 0.0;
-  for (int rep = 0; rep < 3 || spent < 0.3; ++rep) {
-    const auto start = std::chrono::steady_clock::now();
-    body();
-    const double s = seconds_since(start);
-    best = std::min(best, s);
-    spent += s;
-  }
-  return best;
-}
-
 // (torch fp32 at::mm seconds, torch dequantize + at::mm seconds) per shape, once per process.
 std::pair<double, double> torch_gemm_seconds(const Shape& s) {
   static std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::pair<double, double>>
@@ -226,11 +172,11 @@ std::pair<double, double> torch_gemm_seconds(const Shape& s) {
   auto x = random_fp8(rng, s.m, s.k), w = random_fp8(rng, s.n, s.k);
   const auto x8 = as_torch_fp8(x), w8 = as_torch_fp8(w);
   const auto xf = x8.to(torch::kFloat32), wf = w8.to(torch::kFloat32);
-  const double fp32 = best_seconds([&] {
+  const double fp32 = best_of_seconds(3, 0.3, [&] {
     auto y = at::mm(xf, wf.t());
     benchmark::DoNotOptimize(y.data_ptr());
   });
-  const double emulate = best_seconds([&] {
+  const double emulate = best_of_seconds(3, 0.3, [&] {
     auto y = at::mm(x8.to(torch::kFloat32) * x.scale_inv[0],
                     (w8.to(torch::kFloat32) * w.scale_inv[0]).t());
     benchmark::DoNotOptimize(y.data_ptr());
@@ -303,5 +249,3 @@ BENCHMARK_CAPTURE(BM_torch_gemm, dequantize_mm, true)->Apply(gemm_shapes);
 BENCHMARK_CAPTURE(BM_sim_gemm, hopper_split, fp8lab::sim::Accumulation::kHopperSplitAccumulator)
     ->Apply(gemm_shapes);
 BENCHMARK_CAPTURE(BM_sim_gemm, fp32_seq, fp8lab::sim::Accumulation::kFp32Seq)->Apply(gemm_shapes);
-
-BENCHMARK_MAIN();

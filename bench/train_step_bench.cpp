@@ -21,24 +21,24 @@
 #include <torch/torch.h>
 
 #include <chrono>
-#include <ctime>
 #include <memory>
 #include <string>
 
+#include "bench/bench_main.hpp"
 #include "bench/step_trainer.hpp"
+#include "bench/timing.hpp"
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/fp8/sim_backend.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/recipe.hpp"
 
+namespace fp8lab::bench {
 namespace {
 
-namespace ex = fp8lab::experiments;
-namespace rc = fp8lab::recipes;
-using fp8lab::bench::recipe_for;
-using fp8lab::bench::StepTrainer;
+namespace ex = experiments;
+namespace rc = recipes;
 
-std::string workload_name() { return fp8lab::bench::bench_workload("gpt-small"); }
+std::string workload_name() { return bench_workload("gpt-small"); }
 
 enum class Arm { torch_fp32, baseline_fp32, baseline_bf16, fp8 };
 
@@ -59,13 +59,6 @@ StepTrainer make_trainer(Arm arm, const rc::Recipe& recipe, bool measure_operand
   });
 }
 
-// Process CPU time in seconds (all threads; every arm here runs on one).
-double cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
 struct StepTimes {
   double wall = 0.0;
   double cpu = 0.0;
@@ -73,10 +66,9 @@ struct StepTimes {
 
 StepTimes mean_step_times(StepTrainer& trainer, int steps) {
   const auto start = std::chrono::steady_clock::now();
-  const double cpu_start = cpu_seconds();
+  const double cpu_start = process_cpu_seconds();
   for (int i = 0; i < steps; ++i) trainer.step();
-  return {std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / steps,
-          (cpu_seconds() - cpu_start) / steps};
+  return {seconds_since(start) / steps, (process_cpu_seconds() - cpu_start) / steps};
 }
 
 StepTimes fp32_step_times() {
@@ -98,17 +90,13 @@ void run(benchmark::State& state, Arm arm, const rc::Recipe& recipe, bool measur
   std::int64_t steps = 0;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    const double cpu_start = cpu_seconds();
+    const double cpu_start = process_cpu_seconds();
     trainer.step();
-    cpu += cpu_seconds() - cpu_start;
-    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    cpu += process_cpu_seconds() - cpu_start;
+    seconds += seconds_since(start);
     ++steps;
   }
-  double gemm = 0.0, quantize = 0.0;
-  for (const auto& linear : ex::collect_linear_stats(*trainer.model)) {
-    gemm += linear.stats.total_gemm_seconds();
-    quantize += linear.stats.quantize_seconds;
-  }
+  const auto backend = backend_seconds(*trainer.model);
   const double step = seconds / static_cast<double>(steps);
   state.counters["step_s"] = step;
   const double cpu_step = cpu / static_cast<double>(steps);
@@ -117,8 +105,8 @@ void run(benchmark::State& state, Arm arm, const rc::Recipe& recipe, bool measur
   state.counters["cpu_step_s"] = cpu_step;
   state.counters["fp32_cpu_step_s"] = reference.cpu;
   state.counters["x_fp32_cpu"] = cpu_step / reference.cpu;
-  state.counters["gemm_share"] = gemm / seconds;
-  state.counters["quantize_share"] = quantize / seconds;
+  state.counters["gemm_share"] = backend.gemm / seconds;
+  state.counters["quantize_share"] = backend.quantize / seconds;
   state.SetLabel(workload_name());
 }
 
@@ -144,13 +132,7 @@ void register_all() {
   }
 }
 
-}  // namespace
+[[maybe_unused]] const bool registered = add_rows(register_all);
 
-int main(int argc, char** argv) {
-  register_all();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+}  // namespace
+}  // namespace fp8lab::bench

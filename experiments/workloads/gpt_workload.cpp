@@ -4,6 +4,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "experiments/workloads/language_model_workload.hpp"
 #include "experiments/workloads/linear_call.hpp"
 #include "experiments/workloads/text_corpus.hpp"
 
@@ -105,119 +106,57 @@ class GptModel : public TrainableModel {
   torch::Tensor causal_mask_;
 };
 
-class GptWorkload : public Workload {
- public:
-  explicit GptWorkload(GptOptions options) : options_(std::move(options)) {
-    if (options_.embedding % options_.heads != 0) {
-      throw std::invalid_argument("gpt workload " + options_.name + ": embedding " +
-                                  std::to_string(options_.embedding) +
-                                  " is not a multiple of heads " + std::to_string(options_.heads));
-    }
-    const auto corpus = read_text_corpus(options_.corpus_directory);
-    vocabulary_ = corpus.vocabulary_size_padded;
-    train_ = torch::tensor(corpus.train, torch::kLong);
-    eval_tokens_ = torch::tensor(corpus.eval, torch::kLong);
-    if (eval_tokens_.size(0) <= options_.context + 1) {
-      throw std::runtime_error("gpt workload: the eval split of " + options_.corpus_directory +
-                               " is shorter than one context window");
-    }
-    // Eval windows at evenly spaced offsets of the eval split: fixed, no randomness.
-    const auto windows = options_.eval_batches * options_.batch_size;
-    const auto last = eval_tokens_.size(0) - options_.context - 1;
-    auto offsets = torch::linspace(0, static_cast<double>(last), windows).to(torch::kLong);
-    for (std::int64_t b = 0; b < options_.eval_batches; ++b) {
-      eval_.push_back(windows_at(
-          eval_tokens_, offsets.slice(0, b * options_.batch_size, (b + 1) * options_.batch_size)));
-    }
-    corpus_characters_ = static_cast<std::int64_t>(corpus.train.size() + corpus.eval.size());
-  }
-
-  std::string name() const override { return options_.name; }
-  std::string description() const override {
-    return "GPT " + std::to_string(options_.layers) +
-           " layers, d=" + std::to_string(options_.embedding) + ", " +
-           std::to_string(options_.heads) + " heads, context " + std::to_string(options_.context) +
-           ", batch " + std::to_string(options_.batch_size) + ", characters of " +
-           options_.corpus_directory + " (" + std::to_string(corpus_characters_) +
-           " bytes, vocabulary " + std::to_string(vocabulary_) + " padded)";
-  }
-  TrainingSchedule schedule() const override {
-    auto s = options_.schedule;
-    s.tokens_per_batch = options_.batch_size * options_.context;
-    return s;
-  }
-  std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
-    return std::make_shared<GptModel>(options_, vocabulary_, seed);
-  }
-  Batch train_batch(std::int64_t step, std::uint64_t seed) const override {
-    auto generator = make_generator(seed, static_cast<std::uint64_t>(step) + 1);
-    const auto last = train_.size(0) - options_.context - 1;
-    auto offsets = torch::randint(0, last + 1, {options_.batch_size}, generator, torch::kLong);
-    return windows_at(train_, offsets);
-  }
-  std::vector<Batch> eval_batches() const override { return eval_; }
-
- private:
-  Batch windows_at(const torch::Tensor& tokens, const torch::Tensor& offsets) const {
-    auto index = offsets.unsqueeze(1) + torch::arange(options_.context + 1, torch::kLong);
-    auto windows = tokens.index({index});
-    return Batch{windows.slice(1, 0, options_.context).contiguous(),
-                 windows.slice(1, 1, options_.context + 1).contiguous()};
-  }
-
-  GptOptions options_;
-  std::int64_t vocabulary_ = 0;
-  std::int64_t corpus_characters_ = 0;
-  torch::Tensor train_, eval_tokens_;
-  std::vector<Batch> eval_;
-};
-
 }  // namespace
 
 GptOptions gpt_tiny_options() { return GptOptions{}; }
 
 GptOptions gpt_small_options() {
-  GptOptions o;
-  o.name = "gpt-small";
-  o.context = 64;
-  o.embedding = 64;
-  o.layers = 2;
-  o.heads = 4;
-  o.batch_size = 16;
-  o.eval_batches = 8;
-  o.schedule.steps = 400;
-  o.schedule.eval_every = 25;
-  o.schedule.warmup_steps = 20;
-  o.schedule.learning_rate = 2e-3;
-  return o;
+  return preset(gpt_option_fields(), gpt_tiny_options(),
+                "gpt-small:context=64,d_model=64,layers=2,heads=4,batch=16,eval_batches=8,"
+                "steps=400,eval_every=25,warmup=20,lr=0.002");
 }
 
-std::unique_ptr<Workload> make_gpt_workload(const GptOptions& options) {
-  return std::make_unique<GptWorkload>(options);
+std::unique_ptr<Workload> make_gpt_workload(const GptOptions& o) {
+  if (o.embedding % o.heads != 0) {
+    throw std::invalid_argument("gpt workload " + o.name + ": embedding " +
+                                std::to_string(o.embedding) + " is not a multiple of heads " +
+                                std::to_string(o.heads));
+  }
+  const auto corpus = read_text_corpus(o.corpus_directory);
+  const auto vocabulary = corpus.vocabulary_size_padded;
+  const auto characters = corpus.train.size() + corpus.eval.size();
+  return make_language_model_workload(
+      {.name = o.name,
+       .description = "GPT " + std::to_string(o.layers) +
+                      " layers, d=" + std::to_string(o.embedding) + ", " + std::to_string(o.heads) +
+                      " heads, context " + std::to_string(o.context) + ", batch " +
+                      std::to_string(o.batch_size) + ", characters of " + o.corpus_directory +
+                      " (" + std::to_string(characters) + " bytes, vocabulary " +
+                      std::to_string(vocabulary) + " padded)",
+       .schedule = o.schedule,
+       .context = o.context,
+       .batch_size = o.batch_size,
+       .eval_windows = o.eval_batches * o.batch_size,
+       .train_tokens = torch::tensor(corpus.train, torch::kLong),
+       .eval_tokens = torch::tensor(corpus.eval, torch::kLong),
+       .corpus = o.corpus_directory,
+       .make_model = [o, vocabulary](std::uint64_t seed) {
+         return std::make_shared<GptModel>(o, vocabulary, seed);
+       }});
 }
 
-WorkloadOptionTable gpt_option_table(const GptOptions& d) {
-  WorkloadOptionTable table{
-      integer_option("context", d.context, 2, 65536, "tokens per training window"),
-      integer_option("d_model", d.embedding, 1, 65536, "embedding width"),
-      integer_option("layers", d.layers, 1, 1024, "transformer blocks"),
-      integer_option("heads", d.heads, 1, 1024, "attention heads (must divide d_model)"),
-      integer_option("batch", d.batch_size, 1, 1 << 20, "windows per training batch"),
-      integer_option("eval_batches", d.eval_batches, 1, 1 << 20, "batches of the eval set"),
+OptionFields<GptOptions> gpt_option_fields() {
+  using O = GptOptions;
+  OptionFields<O> fields{
+      integer_field("context", &O::context, 2, 65536, "tokens per training window"),
+      integer_field("d_model", &O::embedding, 1, 65536, "embedding width"),
+      integer_field("layers", &O::layers, 1, 1024, "transformer blocks"),
+      integer_field("heads", &O::heads, 1, 1024, "attention heads (must divide d_model)"),
+      integer_field("batch", &O::batch_size, 1, 1 << 20, "windows per training batch"),
+      integer_field("eval_batches", &O::eval_batches, 1, 1 << 20, "batches of the eval set"),
   };
-  for (auto& o : schedule_option_table(d.schedule)) table.push_back(std::move(o));
-  return table;
-}
-
-GptOptions gpt_options_from(GptOptions o, const WorkloadOptionValues& values) {
-  o.context = values.integer("context");
-  o.embedding = values.integer("d_model");
-  o.layers = values.integer("layers");
-  o.heads = values.integer("heads");
-  o.batch_size = values.integer("batch");
-  o.eval_batches = values.integer("eval_batches");
-  o.schedule = schedule_from(o.schedule, values);
-  return o;
+  append_fields(fields, &O::schedule, schedule_fields());
+  return fields;
 }
 
 }  // namespace fp8lab::experiments

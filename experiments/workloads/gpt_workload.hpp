@@ -35,9 +35,7 @@ GptOptions gpt_small_options();  // the default sweep (sized so that scripts/mai
 
 std::unique_ptr<Workload> make_gpt_workload(const GptOptions& options);
 
-// Options context, d_model, layers, heads, batch, eval_batches and the schedule's, with
-// `defaults`' values as defaults; and the GptOptions their values give.
-WorkloadOptionTable gpt_option_table(const GptOptions& defaults);
-GptOptions gpt_options_from(GptOptions options, const WorkloadOptionValues& values);
+// Options context, d_model, layers, heads, batch, eval_batches and the schedule's.
+OptionFields<GptOptions> gpt_option_fields();
 
 }  // namespace fp8lab::experiments

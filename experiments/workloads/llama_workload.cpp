@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "experiments/workloads/bpe_corpus.hpp"
+#include "experiments/workloads/language_model_workload.hpp"
 #include "experiments/workloads/linear_call.hpp"
 #include "experiments/workloads/llama_modules.hpp"
 
@@ -86,80 +87,6 @@ class LlamaModel : public TrainableModel {
   RopeTables rope_;
 };
 
-class LlamaWorkload : public Workload {
- public:
-  explicit LlamaWorkload(LlamaOptions options) : options_(std::move(options)) {
-    if (options_.d_model % options_.heads != 0 || (options_.d_model / options_.heads) % 2 != 0) {
-      throw std::invalid_argument("workload " + options_.name + ": d_model " +
-                                  std::to_string(options_.d_model) + " / heads " +
-                                  std::to_string(options_.heads) +
-                                  " must be a whole, even head dimension (RoPE pairs channels)");
-    }
-    corpus_ = read_bpe_corpus(options_.corpus_directory.empty() ? default_bpe_corpus_directory()
-                                                                : options_.corpus_directory);
-    train_ = torch::tensor(corpus_.train, torch::kLong);
-    const auto eval_tokens = torch::tensor(corpus_.eval, torch::kLong);
-    const auto last = eval_tokens.size(0) - options_.context - 1;
-    if (last < 0) {
-      throw std::runtime_error("workload " + options_.name + ": the eval split of " +
-                               corpus_.directory.string() + " is shorter than one window");
-    }
-    // Eval windows at evenly spaced offsets of the eval split (fixed, no randomness); they do not
-    // overlap while eval_windows * (context + 1) fits in the split.
-    const auto windows = options_.eval_windows;
-    const auto offsets = torch::linspace(0, static_cast<double>(last), windows).to(torch::kLong);
-    for (std::int64_t b = 0; b < windows; b += options_.batch_size) {
-      eval_.push_back(
-          windows_at(eval_tokens, offsets.slice(0, b, std::min(windows, b + options_.batch_size))));
-    }
-  }
-
-  std::string name() const override { return options_.name; }
-  std::string description() const override {
-    const auto ffn = options_.ffn > 0 ? options_.ffn : llama_default_ffn(options_.d_model);
-    std::string text =
-        "Llama " + std::to_string(options_.layers) + " layers, d_model " +
-        std::to_string(options_.d_model) + ", " + std::to_string(options_.heads) +
-        " heads, SwiGLU " + std::to_string(ffn) + ", context " + std::to_string(options_.context) +
-        ", batch " + std::to_string(options_.batch_size) + ", head " +
-        (options_.fp8_head ? "a Linear (FP8 if the recipe's filter allows)" : "fp32") + ", eval " +
-        std::to_string(options_.eval_windows) + " windows";
-    if (options_.outlier_channels > 0) {
-      text += ", " + std::to_string(options_.outlier_channels) + " outlier channels x" +
-              std::to_string(options_.outlier_scale);
-    }
-    return text + "; " + corpus_.description;
-  }
-  TrainingSchedule schedule() const override {
-    auto s = options_.schedule;
-    s.tokens_per_batch = options_.batch_size * options_.context;
-    return s;
-  }
-  std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
-    return std::make_shared<LlamaModel>(options_, corpus_.vocabulary, seed);
-  }
-  Batch train_batch(std::int64_t step, std::uint64_t seed) const override {
-    auto generator = make_generator(seed, static_cast<std::uint64_t>(step) + 1);
-    const auto last = train_.size(0) - options_.context - 1;
-    auto offsets = torch::randint(0, last + 1, {options_.batch_size}, generator, torch::kLong);
-    return windows_at(train_, offsets);
-  }
-  std::vector<Batch> eval_batches() const override { return eval_; }
-
- private:
-  Batch windows_at(const torch::Tensor& tokens, const torch::Tensor& offsets) const {
-    auto index = offsets.unsqueeze(1) + torch::arange(options_.context + 1, torch::kLong);
-    auto windows = tokens.index({index});
-    return Batch{windows.slice(1, 0, options_.context).contiguous(),
-                 windows.slice(1, 1, options_.context + 1).contiguous()};
-  }
-
-  LlamaOptions options_;
-  BpeCorpus corpus_;
-  torch::Tensor train_;
-  std::vector<Batch> eval_;
-};
-
 }  // namespace
 
 std::int64_t llama_default_ffn(std::int64_t d_model) { return (8 * d_model / 3 + 31) / 32 * 32; }
@@ -167,79 +94,74 @@ std::int64_t llama_default_ffn(std::int64_t d_model) { return (8 * d_model / 3 +
 LlamaOptions llama_xs_options() { return LlamaOptions{}; }
 
 LlamaOptions llama_s_options() {
-  LlamaOptions o;
-  o.name = "llama-s";
-  o.layers = 4;
-  o.d_model = 256;
-  o.heads = 4;
-  o.context = 128;
-  o.batch_size = 16;
-  o.eval_windows = 512;
-  o.schedule.steps = 1000;
-  o.schedule.eval_every = 50;
-  o.schedule.warmup_steps = 50;
-  o.schedule.learning_rate = 2e-3;
-  return o;
+  return preset(llama_option_fields(), llama_xs_options(),
+                "llama-s:layers=4,d_model=256,heads=4,context=128,batch=16,eval_windows=512,"
+                "steps=1000,eval_every=50,warmup=50,lr=0.002");
 }
 
 LlamaOptions llama_m_options() {
-  LlamaOptions o;
-  o.name = "llama-m";
-  o.layers = 8;
-  o.d_model = 512;
-  o.heads = 8;
-  o.context = 256;
-  o.batch_size = 32;
-  o.eval_windows = 400;
-  o.schedule.steps = 5000;
-  o.schedule.eval_every = 250;
-  o.schedule.warmup_steps = 250;
-  o.schedule.learning_rate = 1e-3;
-  return o;
+  return preset(llama_option_fields(), llama_xs_options(),
+                "llama-m:layers=8,d_model=512,heads=8,context=256,batch=32,eval_windows=400,"
+                "steps=5000,eval_every=250,warmup=250,lr=0.001");
 }
 
-std::unique_ptr<Workload> make_llama_workload(const LlamaOptions& options) {
-  return std::make_unique<LlamaWorkload>(options);
+std::unique_ptr<Workload> make_llama_workload(const LlamaOptions& o) {
+  if (o.d_model % o.heads != 0 || (o.d_model / o.heads) % 2 != 0) {
+    throw std::invalid_argument("workload " + o.name + ": d_model " + std::to_string(o.d_model) +
+                                " / heads " + std::to_string(o.heads) +
+                                " must be a whole, even head dimension (RoPE pairs channels)");
+  }
+  const auto corpus = read_bpe_corpus(o.corpus_directory.empty() ? default_bpe_corpus_directory()
+                                                                 : o.corpus_directory);
+  std::string description =
+      "Llama " + std::to_string(o.layers) + " layers, d_model " + std::to_string(o.d_model) + ", " +
+      std::to_string(o.heads) + " heads, SwiGLU " +
+      std::to_string(o.ffn > 0 ? o.ffn : llama_default_ffn(o.d_model)) + ", context " +
+      std::to_string(o.context) + ", batch " + std::to_string(o.batch_size) + ", head " +
+      (o.fp8_head ? "a Linear (FP8 if the recipe's filter allows)" : "fp32") + ", eval " +
+      std::to_string(o.eval_windows) + " windows";
+  if (o.outlier_channels > 0) {
+    description += ", " + std::to_string(o.outlier_channels) + " outlier channels x" +
+                   std::to_string(o.outlier_scale);
+  }
+  return make_language_model_workload(
+      {.name = o.name,
+       .description = description + "; " + corpus.description,
+       .schedule = o.schedule,
+       .context = o.context,
+       .batch_size = o.batch_size,
+       .eval_windows = o.eval_windows,
+       .train_tokens = torch::tensor(corpus.train, torch::kLong),
+       .eval_tokens = torch::tensor(corpus.eval, torch::kLong),
+       .corpus = corpus.directory.string(),
+       .make_model = [o, vocabulary = corpus.vocabulary](std::uint64_t seed) {
+         return std::make_shared<LlamaModel>(o, vocabulary, seed);
+       }});
 }
 
-WorkloadOptionTable llama_option_table(const LlamaOptions& d) {
-  WorkloadOptionTable table{
-      integer_option("layers", d.layers, 1, 1024, "transformer blocks"),
-      integer_option("d_model", d.d_model, 2, 65536, "residual stream width"),
-      integer_option("heads", d.heads, 1, 1024,
-                     "attention heads (d_model / heads must be even: RoPE pairs channels)"),
-      integer_option("ffn", d.ffn, 0, 1 << 20,
-                     "SwiGLU hidden size (0: 8/3 d_model rounded up to a multiple of 32)"),
-      integer_option("context", d.context, 2, 65536, "tokens per window"),
-      integer_option("batch", d.batch_size, 1, 1 << 20, "windows per training batch"),
-      integer_option("eval_windows", d.eval_windows, 1, 1 << 20,
-                     "windows of the eval split per evaluation (evenly spaced)"),
-      real_option("rope_base", d.rope_base, 1.0, 1e9, "RoPE base (theta)"),
-      flag_option("fp8_head", d.fp8_head,
-                  "make the LM head a Linear the recipe may convert (default: fp32 matmul)"),
-      integer_option("outlier_channels", d.outlier_channels, 0, 65536,
-                     "the first N channels of each block's normalized inputs are scaled by "
-                     "outlier_scale"),
-      real_option("outlier_scale", d.outlier_scale, 1e-6, 1e6, "scale of the outlier channels"),
+OptionFields<LlamaOptions> llama_option_fields() {
+  using O = LlamaOptions;
+  OptionFields<O> fields{
+      integer_field("layers", &O::layers, 1, 1024, "transformer blocks"),
+      integer_field("d_model", &O::d_model, 2, 65536, "residual stream width"),
+      integer_field("heads", &O::heads, 1, 1024,
+                    "attention heads (d_model / heads must be even: RoPE pairs channels)"),
+      integer_field("ffn", &O::ffn, 0, 1 << 20,
+                    "SwiGLU hidden size (0: 8/3 d_model rounded up to a multiple of 32)"),
+      integer_field("context", &O::context, 2, 65536, "tokens per window"),
+      integer_field("batch", &O::batch_size, 1, 1 << 20, "windows per training batch"),
+      integer_field("eval_windows", &O::eval_windows, 1, 1 << 20,
+                    "windows of the eval split per evaluation (evenly spaced)"),
+      real_field("rope_base", &O::rope_base, 1.0, 1e9, "RoPE base (theta)"),
+      flag_field("fp8_head", &O::fp8_head,
+                 "make the LM head a Linear the recipe may convert (default: fp32 matmul)"),
+      integer_field("outlier_channels", &O::outlier_channels, 0, 65536,
+                    "the first N channels of each block's normalized inputs are scaled by "
+                    "outlier_scale"),
+      real_field("outlier_scale", &O::outlier_scale, 1e-6, 1e6, "scale of the outlier channels"),
   };
-  for (auto& o : schedule_option_table(d.schedule)) table.push_back(std::move(o));
-  return table;
-}
-
-LlamaOptions llama_options_from(LlamaOptions o, const WorkloadOptionValues& values) {
-  o.layers = values.integer("layers");
-  o.d_model = values.integer("d_model");
-  o.heads = values.integer("heads");
-  o.ffn = values.integer("ffn");
-  o.context = values.integer("context");
-  o.batch_size = values.integer("batch");
-  o.eval_windows = values.integer("eval_windows");
-  o.rope_base = values.real("rope_base");
-  o.fp8_head = values.flag("fp8_head");
-  o.outlier_channels = values.integer("outlier_channels");
-  o.outlier_scale = values.real("outlier_scale");
-  o.schedule = schedule_from(o.schedule, values);
-  return o;
+  append_fields(fields, &O::schedule, schedule_fields());
+  return fields;
 }
 
 }  // namespace fp8lab::experiments

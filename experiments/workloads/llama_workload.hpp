@@ -56,8 +56,7 @@ std::int64_t llama_default_ffn(std::int64_t d_model);
 std::unique_ptr<Workload> make_llama_workload(const LlamaOptions& options);
 
 // Options layers, d_model, heads, ffn, context, batch, eval_windows, rope_base, fp8_head,
-// outlier_channels, outlier_scale and the schedule's, with `defaults`' values as defaults.
-WorkloadOptionTable llama_option_table(const LlamaOptions& defaults);
-LlamaOptions llama_options_from(LlamaOptions options, const WorkloadOptionValues& values);
+// outlier_channels, outlier_scale and the schedule's.
+OptionFields<LlamaOptions> llama_option_fields();
 
 }  // namespace fp8lab::experiments

@@ -38,9 +38,9 @@ class MlpModel : public TrainableModel {
   }
 };
 
-class MlpWorkload : public Workload {
+class MlpWorkload : public OptionsWorkload<MlpOptions> {
  public:
-  explicit MlpWorkload(MlpOptions options) : options_(std::move(options)) {
+  explicit MlpWorkload(MlpOptions options) : OptionsWorkload(std::move(options)) {
     // The teacher: a fixed random 2-layer network (seed-independent, so that every seed learns the
     // same function), evaluated on the un-scaled features so that outliers change the inputs'
     // range but not the difficulty of the task.
@@ -53,12 +53,9 @@ class MlpWorkload : public Workload {
     const auto n = std::min(options_.outlier_features, in);
     if (n > 0) feature_scale_.slice(0, 0, n).fill_(options_.outlier_scale);
     for (std::int64_t i = 0; i < options_.eval_batches; ++i) {
-      // Eval data: its own generator streams, disjoint from training steps (stream >= 2^62).
-      eval_.push_back(
-          make_batch(make_generator(0xE7A1, (1ULL << 62) + static_cast<std::uint64_t>(i))));
+      eval_.push_back(make_batch(eval_generator(i)));
     }
   }
-  std::string name() const override { return options_.name; }
   std::string description() const override {
     return "MLP " + std::to_string(options_.input_features) + "-" +
            std::to_string(options_.hidden_features) + "-" +
@@ -67,19 +64,12 @@ class MlpWorkload : public Workload {
            std::to_string(options_.outlier_features) + " outlier features x" +
            std::to_string(options_.outlier_scale);
   }
-  TrainingSchedule schedule() const override {
-    auto s = options_.schedule;
-    s.tokens_per_batch = options_.batch_size;
-    return s;
-  }
   std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
     return std::make_shared<MlpModel>(options_, seed);
   }
   Batch train_batch(std::int64_t step, std::uint64_t seed) const override {
-    auto generator = make_generator(seed, static_cast<std::uint64_t>(step) + 1);
-    return make_batch(generator);
+    return make_batch(step_generator(seed, step));
   }
-  std::vector<Batch> eval_batches() const override { return eval_; }
 
  private:
   Batch make_batch(torch::Generator generator) const {
@@ -89,9 +79,7 @@ class MlpWorkload : public Workload {
     return Batch{z * feature_scale_, target};
   }
 
-  MlpOptions options_;
   torch::Tensor teacher_w1_, teacher_w2_, feature_scale_;
-  std::vector<Batch> eval_;
 };
 
 }  // namespace
@@ -100,31 +88,20 @@ std::unique_ptr<Workload> make_mlp_workload(const MlpOptions& options) {
   return std::make_unique<MlpWorkload>(options);
 }
 
-WorkloadOptionTable mlp_option_table(const MlpOptions& d) {
-  WorkloadOptionTable table{
-      integer_option("inputs", d.input_features, 1, 65536, "input features"),
-      integer_option("hidden", d.hidden_features, 1, 65536, "hidden width"),
-      integer_option("outputs", d.output_features, 1, 65536, "output features"),
-      integer_option("batch", d.batch_size, 1, 1 << 20, "samples per batch"),
-      integer_option("outlier_features", d.outlier_features, 0, 65536,
-                     "the first N input features are scaled by outlier_scale"),
-      real_option("outlier_scale", d.outlier_scale, 1e-6, 1e6, "scale of the outlier features"),
-      integer_option("eval_batches", d.eval_batches, 1, 1 << 20, "batches of the eval set"),
+OptionFields<MlpOptions> mlp_option_fields() {
+  using O = MlpOptions;
+  OptionFields<O> fields{
+      integer_field("inputs", &O::input_features, 1, 65536, "input features"),
+      integer_field("hidden", &O::hidden_features, 1, 65536, "hidden width"),
+      integer_field("outputs", &O::output_features, 1, 65536, "output features"),
+      integer_field("batch", &O::batch_size, 1, 1 << 20, "samples per batch"),
+      integer_field("outlier_features", &O::outlier_features, 0, 65536,
+                    "the first N input features are scaled by outlier_scale"),
+      real_field("outlier_scale", &O::outlier_scale, 1e-6, 1e6, "scale of the outlier features"),
+      integer_field("eval_batches", &O::eval_batches, 1, 1 << 20, "batches of the eval set"),
   };
-  for (auto& o : schedule_option_table(d.schedule)) table.push_back(std::move(o));
-  return table;
-}
-
-MlpOptions mlp_options_from(MlpOptions o, const WorkloadOptionValues& values) {
-  o.input_features = values.integer("inputs");
-  o.hidden_features = values.integer("hidden");
-  o.output_features = values.integer("outputs");
-  o.batch_size = values.integer("batch");
-  o.outlier_features = values.integer("outlier_features");
-  o.outlier_scale = values.real("outlier_scale");
-  o.eval_batches = values.integer("eval_batches");
-  o.schedule = schedule_from(o.schedule, values);
-  return o;
+  append_fields(fields, &O::schedule, schedule_fields());
+  return fields;
 }
 
 }  // namespace fp8lab::experiments

@@ -30,9 +30,7 @@ struct MlpOptions {
 
 std::unique_ptr<Workload> make_mlp_workload(const MlpOptions& options);
 
-// Options inputs, hidden, outputs, batch, outlier_features, outlier_scale, eval_batches and the
-// schedule's, with `defaults`' values as defaults; and the MlpOptions their values give.
-WorkloadOptionTable mlp_option_table(const MlpOptions& defaults);
-MlpOptions mlp_options_from(MlpOptions options, const WorkloadOptionValues& values);
+// Options inputs, hidden, outputs, batch, outlier_features, outlier_scale, eval_batches and the schedule's.
+OptionFields<MlpOptions> mlp_option_fields();
 
 }  // namespace fp8lab::experiments

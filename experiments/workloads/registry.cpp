@@ -23,39 +23,29 @@ struct Registry {
   std::map<std::string, Entry> entries;
 };
 
-void add_mlp(std::map<std::string, Entry>& entries, const MlpOptions& defaults) {
-  entries[defaults.name] = {mlp_option_table(defaults), [defaults](const auto& values) {
-                              return make_mlp_workload(mlp_options_from(defaults, values));
-                            }};
-}
-void add_gpt(std::map<std::string, Entry>& entries, const GptOptions& defaults) {
-  entries[defaults.name] = {gpt_option_table(defaults), [defaults](const auto& values) {
-                              return make_gpt_workload(gpt_options_from(defaults, values));
-                            }};
-}
-void add_llama(std::map<std::string, Entry>& entries, const LlamaOptions& defaults) {
-  entries[defaults.name] = {llama_option_table(defaults), [defaults](const auto& values) {
-                              return make_llama_workload(llama_options_from(defaults, values));
+template <class Options>
+void add(std::map<std::string, Entry>& entries, const Options& defaults,
+         const OptionFields<Options>& fields,
+         std::unique_ptr<Workload> (*make)(const Options& options)) {
+  entries[defaults.name] = {option_table(fields, defaults),
+                            [defaults, fields, make](const WorkloadOptionValues& values) {
+                              return make(options_from(fields, defaults, values));
                             }};
 }
 
 void register_builtin_workloads(std::map<std::string, Entry>& entries) {
-  add_mlp(entries, MlpOptions{});
-  MlpOptions outliers;
-  outliers.name = "mlp-outliers";
-  outliers.outlier_features = 4;
-  outliers.outlier_scale = 100.0;
-  add_mlp(entries, outliers);
-  add_gpt(entries, gpt_tiny_options());
-  add_gpt(entries, gpt_small_options());
-  add_llama(entries, llama_xs_options());
-  add_llama(entries, llama_s_options());
-  add_llama(entries, llama_m_options());
-  const ResidualMlpOptions residual;
-  entries[residual.name] = {
-      residual_mlp_option_table(residual), [residual](const auto& values) {
-        return make_residual_mlp_workload(residual_mlp_options_from(residual, values));
-      }};
+  add(entries, MlpOptions{}, mlp_option_fields(), make_mlp_workload);
+  add(entries,
+      preset(mlp_option_fields(), MlpOptions{},
+             "mlp-outliers:outlier_features=4,outlier_scale=100"),
+      mlp_option_fields(), make_mlp_workload);
+  for (const auto& gpt : {gpt_tiny_options(), gpt_small_options()}) {
+    add(entries, gpt, gpt_option_fields(), make_gpt_workload);
+  }
+  for (const auto& llama : {llama_xs_options(), llama_s_options(), llama_m_options()}) {
+    add(entries, llama, llama_option_fields(), make_llama_workload);
+  }
+  add(entries, ResidualMlpOptions{}, residual_mlp_option_fields(), make_residual_mlp_workload);
   entries["user-example"] = {{}, [](const auto&) { return make_user_model_example(); }};
 }
 

@@ -78,44 +78,33 @@ class Teacher {
   std::vector<torch::Tensor> w_in_, w_out_;
 };
 
-class ResidualMlpWorkload : public Workload {
+class ResidualMlpWorkload : public OptionsWorkload<ResidualMlpOptions> {
  public:
   explicit ResidualMlpWorkload(ResidualMlpOptions options)
-      : options_(std::move(options)), teacher_(options_) {
+      : OptionsWorkload(std::move(options)), teacher_(options_) {
     for (std::int64_t i = 0; i < options_.eval_batches; ++i) {
-      // Eval inputs: their own generator streams, disjoint from training steps (>= 2^62).
-      auto generator = make_generator(0xE7A1, (1ULL << 62) + static_cast<std::uint64_t>(i));
-      auto x = torch::randn({options_.eval_batch_size, options_.d}, generator);
+      auto x = torch::randn({options_.eval_batch_size, options_.d}, eval_generator(i));
       eval_.push_back(Batch{x, teacher_(x)});
     }
   }
-  std::string name() const override { return options_.name; }
   std::string description() const override {
     return "residual MLP (Su et al. 2025) d " + std::to_string(options_.d) + ", depth " +
            std::to_string(options_.depth) + ", " + options_.activation + ", batch " +
            std::to_string(options_.batch_size) + ", label noise " + std::to_string(options_.noise) +
            ", regressing a frozen random teacher MLP";
   }
-  TrainingSchedule schedule() const override {
-    auto s = options_.schedule;
-    s.tokens_per_batch = options_.batch_size;
-    return s;
-  }
   std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
     return std::make_shared<ResidualMlpModel>(options_, seed);
   }
   Batch train_batch(std::int64_t step, std::uint64_t seed) const override {
-    auto generator = make_generator(seed, static_cast<std::uint64_t>(step) + 1);
+    auto generator = step_generator(seed, step);
     auto x = torch::randn({options_.batch_size, options_.d}, generator);
     auto noise = torch::randn({options_.batch_size, options_.d}, generator);
     return Batch{x, teacher_(x) + options_.noise * noise};
   }
-  std::vector<Batch> eval_batches() const override { return eval_; }
 
  private:
-  ResidualMlpOptions options_;
   Teacher teacher_;
-  std::vector<Batch> eval_;
 };
 
 }  // namespace
@@ -146,31 +135,19 @@ std::unique_ptr<Workload> make_residual_mlp_workload(const ResidualMlpOptions& o
   return std::make_unique<ResidualMlpWorkload>(options);
 }
 
-WorkloadOptionTable residual_mlp_option_table(const ResidualMlpOptions& d) {
-  WorkloadOptionTable table{
-      integer_option("d", d.d, 1, 65536, "width of the residual stream"),
-      integer_option("depth", d.depth, 1, 1024, "residual blocks (student and teacher)"),
-      choice_option("activation", d.activation, {"gelu", "swiglu"}, "activation of each block"),
-      integer_option("batch", d.batch_size, 1, 1 << 24, "samples per training batch"),
-      real_option("noise", d.noise, 0.0, 1e6, "standard deviation of the label noise"),
-      integer_option("eval_batches", d.eval_batches, 1, 1 << 20, "fixed eval batches"),
-      integer_option("eval_batch", d.eval_batch_size, 1, 1 << 24, "samples per eval batch"),
+OptionFields<ResidualMlpOptions> residual_mlp_option_fields() {
+  using O = ResidualMlpOptions;
+  OptionFields<O> fields{
+      integer_field("d", &O::d, 1, 65536, "width of the residual stream"),
+      integer_field("depth", &O::depth, 1, 1024, "residual blocks (student and teacher)"),
+      choice_field("activation", &O::activation, {"gelu", "swiglu"}, "activation of each block"),
+      integer_field("batch", &O::batch_size, 1, 1 << 24, "samples per training batch"),
+      real_field("noise", &O::noise, 0.0, 1e6, "standard deviation of the label noise"),
+      integer_field("eval_batches", &O::eval_batches, 1, 1 << 20, "fixed eval batches"),
+      integer_field("eval_batch", &O::eval_batch_size, 1, 1 << 24, "samples per eval batch"),
   };
-  for (auto& o : schedule_option_table(d.schedule)) table.push_back(std::move(o));
-  return table;
-}
-
-ResidualMlpOptions residual_mlp_options_from(ResidualMlpOptions o,
-                                             const WorkloadOptionValues& values) {
-  o.d = values.integer("d");
-  o.depth = values.integer("depth");
-  o.activation = values.text("activation");
-  o.batch_size = values.integer("batch");
-  o.noise = values.real("noise");
-  o.eval_batches = values.integer("eval_batches");
-  o.eval_batch_size = values.integer("eval_batch");
-  o.schedule = schedule_from(o.schedule, values);
-  return o;
+  append_fields(fields, &O::schedule, schedule_fields());
+  return fields;
 }
 
 }  // namespace fp8lab::experiments

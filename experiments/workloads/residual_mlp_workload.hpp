@@ -67,10 +67,7 @@ std::int64_t residual_mlp_swiglu_hidden(std::int64_t d);
 
 std::unique_ptr<Workload> make_residual_mlp_workload(const ResidualMlpOptions& options);
 
-// Options d, depth, activation, batch, noise, eval_batches, eval_batch and the schedule's
-// (steps, lr, ...), with `defaults`' values as defaults.
-WorkloadOptionTable residual_mlp_option_table(const ResidualMlpOptions& defaults);
-ResidualMlpOptions residual_mlp_options_from(ResidualMlpOptions options,
-                                             const WorkloadOptionValues& values);
+// Options d, depth, activation, batch, noise, eval_batches, eval_batch and the schedule's.
+OptionFields<ResidualMlpOptions> residual_mlp_option_fields();
 
 }  // namespace fp8lab::experiments

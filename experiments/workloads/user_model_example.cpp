@@ -66,7 +66,7 @@ class SpiralWorkload : public Workload {
     return std::make_shared<SpiralClassifier>(seed);
   }
   Batch train_batch(std::int64_t step, std::uint64_t seed) const override {
-    return spiral(make_generator(seed, static_cast<std::uint64_t>(step) + 1));
+    return spiral(step_generator(seed, step));
   }
   std::vector<Batch> eval_batches() const override {
     return {spiral(make_generator(0x5EED, 1ULL << 62))};

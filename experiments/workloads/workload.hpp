@@ -16,9 +16,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "experiments/workloads/workload_options.hpp"
+#include "experiments/workloads/option_fields.hpp"
 
 namespace fp8lab::experiments {
 
@@ -61,10 +62,9 @@ struct TrainingSchedule {
 };
 
 // The schedule's options (steps, eval_every, warmup, lr, final_lr_fraction, weight_decay,
-// grad_clip, beta1, beta2) with `defaults` as defaults, for a workload's option table; and the
-// schedule those options' values give.
-WorkloadOptionTable schedule_option_table(const TrainingSchedule& defaults);
-TrainingSchedule schedule_from(TrainingSchedule schedule, const WorkloadOptionValues& values);
+// grad_clip, beta1, beta2), which every workload with options appends to its own
+// (option_fields.hpp: append_fields).
+OptionFields<TrainingSchedule> schedule_fields();
 
 class Workload {
  public:
@@ -81,5 +81,29 @@ class Workload {
 // A generator whose stream is a pure function of (seed, stream): used for parameters (stream 0)
 // and per-step data (stream = step + 1), so that reordering nothing else changes the draws.
 torch::Generator make_generator(std::uint64_t seed, std::uint64_t stream);
+// The generator of training step `step`'s data: make_generator(seed, step + 1).
+torch::Generator step_generator(std::uint64_t seed, std::int64_t step);
+// The generator of fixed eval batch i of the synthetic workloads (mlp, residual-mlp): the same for
+// every seed, on streams >= 2^62, disjoint from every training step's.
+torch::Generator eval_generator(std::int64_t i);
+
+// The part of a workload that its options struct decides (name, schedule, batch_size; tokens per
+// batch = batch_size samples) and its fixed eval batches, which the derived class fills.
+template <class Options>
+class OptionsWorkload : public Workload {
+ public:
+  explicit OptionsWorkload(Options options) : options_(std::move(options)) {}
+  std::string name() const override { return options_.name; }
+  TrainingSchedule schedule() const override {
+    auto s = options_.schedule;
+    s.tokens_per_batch = options_.batch_size;
+    return s;
+  }
+  std::vector<Batch> eval_batches() const override { return eval_; }
+
+ protected:
+  Options options_;
+  std::vector<Batch> eval_;
+};
 
 }  // namespace fp8lab::experiments
