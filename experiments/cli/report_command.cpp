@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/cli/command_exit.hpp"
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/option_checks.hpp"
 #include "experiments/report/results_reader.hpp"
@@ -37,39 +38,36 @@ void add_report_command(CLI::App& app) {
                    "finished_at) and say which; without it they are refused")
       ->check(CLI::IsMember({"newest"}));
   command->callback([inputs, out, axes, prefer] {
-    bool incomplete = false;
-    try {
-      ReportOptions options;
-      for (const auto& d : *inputs) options.inputs.emplace_back(d);
-      options.output = *out;
-      options.heatmap_axes = list_items(*axes, "--heatmap-axes", "FIELD,FIELD");
-      if (*prefer == "newest") options.conflicts = ConflictChoice::newest;
-      const auto paths = write_reports(options);
-      for (const auto& chosen : paths.chosen) {
-        std::fprintf(stderr, "fp8lab report: %s\n", chosen.c_str());
-      }
-      std::fprintf(stderr, "fp8lab report: %zu records; %s, %s, %s, %s\n", paths.records,
-                   paths.results_jsonl.c_str(), paths.summary_csv.c_str(),
-                   paths.contrasts_csv.c_str(), paths.report_md.c_str());
-      std::printf("%s\n", paths.report_html.string().c_str());
-      incomplete = !paths.missing.empty();
-      if (incomplete) {
-        std::fprintf(stderr,
-                     "fp8lab report: the sweep is incomplete: %zu requested runs have no record "
-                     "(e.g. %s): they errored, wait for a baseline that errored, have not run "
-                     "yet, or are another shard's; rerun fp8lab sweep with --resume (or merge "
-                     "every shard's directory)\n",
-                     paths.missing.size(), paths.missing.front().c_str());
-      }
-    } catch (const IoError& e) {
-      std::fprintf(stderr, "fp8lab report: error (%s): %s; fix the cause and rerun\n",
-                   e.cause().c_str(), e.what());
-      throw CLI::RuntimeError(kExitErrored);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "fp8lab report: %s\n", e.what());
-      throw CLI::RuntimeError(2);
-    }
-    if (incomplete) throw CLI::RuntimeError(kExitErrored);
+    finish_command(
+        "fp8lab report",
+        [&] {
+          ReportOptions options;
+          for (const auto& d : *inputs) options.inputs.emplace_back(d);
+          options.output = *out;
+          options.heatmap_axes = list_items(*axes, "--heatmap-axes", "FIELD,FIELD");
+          if (*prefer == "newest") options.conflicts = ConflictChoice::newest;
+          const auto paths = write_reports(options);
+          for (const auto& chosen : paths.chosen) {
+            std::fprintf(stderr, "fp8lab report: %s\n", chosen.c_str());
+          }
+          std::fprintf(stderr, "fp8lab report: %zu records; %s, %s, %s, %s\n", paths.records,
+                       paths.results_jsonl.c_str(), paths.summary_csv.c_str(),
+                       paths.contrasts_csv.c_str(), paths.report_md.c_str());
+          std::printf("%s\n", paths.report_html.string().c_str());
+          if (!paths.missing.empty()) {
+            std::fprintf(
+                stderr,
+                "fp8lab report: the sweep is incomplete: %zu requested runs have no record "
+                "(e.g. %s): they errored, wait for a baseline that errored, have not run "
+                "yet, or are another shard's; rerun fp8lab sweep with --resume (or merge "
+                "every shard's directory)\n",
+                paths.missing.size(), paths.missing.front().c_str());
+          }
+          return paths.missing.empty() ? 0 : kExitErrored;
+        },
+        [](const IoError& e) {
+          return io_error_text("fp8lab report", e, "fix the cause and rerun");
+        });
   });
 }
 

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/cli/command_exit.hpp"
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/option_checks.hpp"
 #include "experiments/cli/process_environment.hpp"
@@ -322,37 +323,29 @@ void add_run_command(CLI::App& app) {
                                    "threads per run; above the core count "
                                    "they share cores"));
   command->callback([a] {
-    int code = 0;
-    try {
-      if (a->job_file.empty() && a->workload.empty()) {
-        throw std::invalid_argument("--workload is required");
-      }
-      if (a->list_workload_options) {
-        const auto name = parse_workload_spec(a->workload).name;
-        std::printf("options of workload %s (--workload-set key=value):\n%s", name.c_str(),
-                    describe_workload_options(workload_option_table(name)).c_str());
-        return;
-      }
-      if (a->job_file.empty()) {
-        // Options checked, defaults dropped, before anything runs: the spec the run id and the
-        // record carry.
-        a->workload = canonical_workload(workload_spec_with(a->workload, a->workload_settings));
-      } else if (!a->workload_settings.empty()) {
-        throw std::invalid_argument("--workload-set applies to --workload, not to --job runs");
-      }
-      code = run(*a);
-    } catch (const IoError& e) {
-      // An error, not a result (run_errors.hpp): the sweep reads the cause from this line.
-      std::fprintf(stderr, "%s\n", error_line(e.cause(), e.what()).c_str());
-      code = kExitErrored;
-    } catch (const recipes::RecipeError& e) {
-      std::fprintf(stderr, "fp8lab run: %s\n", e.what());
-      code = 2;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "fp8lab run: %s\n", e.what());
-      code = 2;
-    }
-    if (code != 0) throw CLI::RuntimeError(code);
+    finish_command(
+        "fp8lab run",
+        [&]() -> int {
+          if (a->job_file.empty() && a->workload.empty()) {
+            throw std::invalid_argument("--workload is required");
+          }
+          if (a->list_workload_options) {
+            const auto name = parse_workload_spec(a->workload).name;
+            std::printf("options of workload %s (--workload-set key=value):\n%s", name.c_str(),
+                        describe_workload_options(workload_option_table(name)).c_str());
+            return 0;
+          }
+          if (a->job_file.empty()) {
+            // Options checked, defaults dropped, before anything runs: the spec the run id and
+            // the record carry.
+            a->workload = canonical_workload(workload_spec_with(a->workload, a->workload_settings));
+          } else if (!a->workload_settings.empty()) {
+            throw std::invalid_argument("--workload-set applies to --workload, not to --job runs");
+          }
+          return run(*a);
+        },
+        // An error, not a result (run_errors.hpp): the sweep reads the cause from this line.
+        [](const IoError& e) { return error_line(e.cause(), e.what()); });
   });
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/cli/command_exit.hpp"
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/option_checks.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
@@ -167,22 +168,12 @@ void add_sweep_command(CLI::App& app) {
                    "unless every run record has 0")
       ->check(whole_number_at_least(0));
   command->callback([a] {
-    int code = 0;
-    try {
-      code = sweep(*a);
-    } catch (const IoError& e) {
-      // The sweep's own write failed (sweep.json, a report): an error (run_errors.hpp).
-      std::fprintf(stderr, "fp8lab sweep: error (%s): %s; fix the cause and rerun with --resume\n",
-                   e.cause().c_str(), e.what());
-      code = kExitErrored;
-    } catch (const recipes::RecipeError& e) {
-      std::fprintf(stderr, "fp8lab sweep: %s\n", e.what());
-      code = 2;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "fp8lab sweep: %s\n", e.what());
-      code = 2;
-    }
-    if (code != 0) throw CLI::RuntimeError(code);
+    // The sweep's own write failed (sweep.json, a report): an error (run_errors.hpp).
+    finish_command(
+        "fp8lab sweep", [&] { return sweep(*a); },
+        [](const IoError& e) {
+          return io_error_text("fp8lab sweep", e, "fix the cause and rerun with --resume");
+        });
   });
 }
 
