@@ -18,6 +18,7 @@
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
 #include "experiments/report/report_facts.hpp"
+#include "experiments/report/report_tables.hpp"
 #include "experiments/report/run_provenance.hpp"
 #include "experiments/report/svg_chart.hpp"
 
@@ -334,107 +335,52 @@ std::string interval_text(const std::optional<MeanInterval>& interval) {
   return interval ? describe_interval(*interval) : std::string("-");
 }
 
-// The verdict with what explains it for a single seed (where it diverged, what it threw).
-std::string shown_verdict(const RecipeRow& row) {
-  const auto& r = row.first();
-  std::string shown = row.verdict_text();
-  if (row.runs.size() != 1) return shown;
-  if (row.verdict == "diverged") {
-    shown += " at step " + r["diverged_at_step"].dump() + " (" +
-             r.value("divergence_reason", std::string()) + ")";
-    if (const auto site = first_non_finite_text(r); !site.empty()) shown += "; " + site;
-  } else if (r.value("status", std::string()) == "failed") {
-    shown += ": " + r.value("error", std::string());
-  } else if (row.verdict == "failed") {
-    shown += " (" + underflow_summary(r) + ")";
+// A report table (report_tables.hpp) as HTML: the detail of a cell on hover, a verdict cell
+// coloured by its word, a row with a flagged cell highlighted.
+void table_html(std::ostringstream& html, const ReportTable& table) {
+  html << "<h2>" << escape_html(table.title) << "</h2>\n";
+  if (table.rows.empty() && !table.empty.empty()) {
+    html << "<p class=\"note\">" << escape_html(table.empty) << "</p>\n";
+    return;
   }
-  return shown;
-}
-
-// "2.345 ± 0.004, paired ± 0.031%" when the records carry the eval loss's standard error and
-// per-window losses (eval_sampling_error.hpp).
-std::string eval_loss_text(const RecipeRow& row) {
-  const auto loss = format_number(row.median_at("/final/eval_loss"));
-  const auto se = row.median_at("/final/eval_loss_se");
-  const std::string paired =
-      row.paired_eval_se ? ", paired \u00b1 " + format_percent(row.paired_eval_se) : "";
-  return (se ? loss + " \u00b1 " + format_number(se, "%.2g") : loss) + paired;
-}
-
-// The ranked table: one line per recipe (recipe_rows.hpp): its paired verdict and interval, the
-// chaos floor beside it, how it ran, a short mark of what the peer would do (the full text on
-// hover), and links to its records.
-void ranked_table(std::ostringstream& html, const ReportInput& input, const ReportFacts& facts) {
-  html << "<h2>Recipes ranked</h2>\n<p class=\"note\">One line per recipe over its seeds. "
-       << "<i>rel. loss error</i>: per seed (eval loss - baseline's on the same seed) / "
-       << "baseline's, averaged over the last 10% of eval points; mean over seeds with its 95% "
-       << "t-interval. <i>verdict</i>, <i>test</i>, <i>p</i>, <i>mde80</i>: the named test of the "
-       << "legend above. <i>chaos floor</i>: the spread of the null runs' error (a perturbation "
-       << "that is not FP8). <i>runs as</i>: as asked, or as accelerate + TE / torchao run the "
-       << "settings (upstream); the next column, highlighted where it differs, is what that peer "
-       << "would change or refuse (hover for the full text).</p>\n<table>\n<tr><th>#</th>"
-       << "<th>recipe</th><th>seeds</th><th>verdict</th><th>test</th><th>p raw</th>"
-       << "<th>p Holm (family, size)</th><th>mde80</th><th>seeds for 80%</th>"
-       << "<th>rel. loss error, tail [95% CI]</th><th>final [95% CI]</th><th>chaos floor</th>"
-       << "<th>eval loss</th><th>|vs baseline| (unpaired)</th>"
-       << "<th>forward SQNR (dB)</th><th>gradient SQNR (dB)</th><th>runs as</th>"
-       << "<th>accelerate + TE / torchao</th><th>record</th></tr>\n";
-  int rank = 0;
-  for (const auto& row : facts.rows) {
-    const auto& r = row.first();
-    const auto mark = upstream_mark(r);
-    const auto* chaos = facts.chaos.of(r);
-    const auto t = test_cells(row.paired.test);
-    html << "<tr" << (mark.differs ? " class=\"upstream-differs\"" : "") << ">"
-         << td(std::to_string(++rank), true) << td(run_label(r)) << td(row.seeds_text())
-         << "<td class=\"" << verdict_class(row.verdict) << "\">" << escape_html(shown_verdict(row))
-         << "</td>" << td(t.test) << td(t.p_raw, true) << td(t.p_holm, true) << td(t.mde80, true)
-         << td(t.seeds_for_80, true) << td(interval_text(row.paired.tail), true)
-         << td(interval_text(row.paired.final), true) << td(chaos ? chaos->cell() : "-", true)
-         << td(eval_loss_text(row), true) << td(format_percent(row.median_abs_rel_diff), true)
-         << td(format_number(row.median_at("/final/forward_sqnr_db"), "%.1f"), true)
-         << td(format_number(row.median_at("/final/gradient_sqnr_db"), "%.1f"), true)
-         << td(runs_as_text(r)) << "<td class=\"upstream\" title=\"" << escape_html(mark.text)
-         << "\">" << (mark.differs ? "\u26a0 " : "") << escape_html(short_upstream_mark(r))
-         << "</td><td>";
-    for (const auto* run : row.runs) {
-      html << "<a href=\"" << escape_html(record_link(input, *run)) << "\"><code>"
-           << escape_html((*run)["run_id"].get<std::string>()) << "</code></a> ";
+  html << "<p class=\"note\">" << escape_html(table.note) << "</p>\n<table>\n<tr>";
+  for (const auto& column : table.columns) html << "<th>" << escape_html(column) << "</th>";
+  html << "</tr>\n";
+  for (const auto& row : table.rows) {
+    const bool flagged =
+        std::any_of(row.begin(), row.end(), [](const auto& c) { return c.flagged; });
+    html << "<tr" << (flagged ? " class=\"upstream-differs\"" : "") << ">";
+    for (const auto& cell : row) {
+      std::string classes = cell.numeric ? "num" : "";
+      if (!cell.verdict.empty()) classes = verdict_class(cell.verdict);
+      if (!cell.detail.empty()) classes = "upstream";
+      html << "<td" << (classes.empty() ? "" : " class=\"" + classes + "\"");
+      if (!cell.detail.empty()) html << " title=\"" << escape_html(cell.detail) << "\"";
+      html << ">" << (cell.flagged ? "\u26a0 " : "");
+      for (const auto& [text, href] : cell.links) {
+        html << "<a href=\"" << escape_html(href) << "\"><code>" << escape_html(text)
+             << "</code></a> ";
+      }
+      if (cell.code && !cell.text.empty()) {
+        html << "<code>" << escape_html(cell.text) << "</code>";
+      } else {
+        html << escape_html(cell.text);
+      }
+      html << "</td>";
     }
-    html << "</td></tr>\n";
+    html << "</tr>\n";
   }
   html << "</table>\n";
 }
 
-// Recipes against each other on the same seeds, and what the sweep can resolve.
-void contrasts_table(std::ostringstream& html, const ReportInput& input, const ReportFacts& facts) {
+// What the sweep can resolve, per family.
+void resolution_list(std::ostringstream& html, const ReportFacts& facts) {
   html << "<h2>What this sweep can resolve</h2>\n<ul class=\"note\">\n";
   for (std::size_t i = 0; i < facts.resolution.size(); ++i) {
     html << "<li><code>" << escape_html(facts.resolution[i].family)
          << "</code>: " << escape_html(facts.resolution_lines[i]) << "</li>\n";
   }
-  html << "</ul>\n<h2>Contrasts between recipes on the same seeds</h2>\n";
-  if (facts.contrasts.empty()) {
-    html << "<p class=\"note\">No two recipe rows of one workload differ in exactly one "
-         << "recipe field.</p>\n";
-    return;
-  }
-  html << "<p class=\"note\">Per common seed, (tail eval loss of A - of B) / of B; A has the "
-       << "higher mean loss (so no contrast is <i>better</i>); the verdicts are the named tests "
-       << "of the legend above, against \u00b1" << escape_html(format_percent(input.practical_band))
-       << ".</p>\n"
-       << "<table>\n<tr><th>field</th><th>A (higher loss)</th><th>B</th><th>recipe B</th>"
-       << "<th>seeds</th><th>A vs B [95% CI]</th><th>verdict</th><th>test</th><th>p raw</th>"
-       << "<th>p Holm (family, size)</th><th>mde80</th><th>seeds for 80%</th></tr>\n";
-  for (const auto& c : facts.contrasts) {
-    const auto t = test_cells(c.test);
-    html << "<tr>" << td(c.field) << td(c.worse_value) << td(c.better_value)
-         << td(run_label(c.better->first())) << td(std::to_string(c.seeds.size()), true)
-         << td(interval_text(c.interval), true) << "<td class=\"" << verdict_class(c.verdict)
-         << "\">" << escape_html(c.verdict_text()) << "</td>" << td(t.test) << td(t.p_raw, true)
-         << td(t.p_holm, true) << td(t.mde80, true) << td(t.seeds_for_80, true) << "</tr>\n";
-  }
-  html << "</table>\n";
+  html << "</ul>\n";
 }
 
 // The layer ranking of `method: ablate` runs (ablation.hpp), one table per ablated recipe.
@@ -646,36 +592,15 @@ void underflow_charts(std::ostringstream& html, const ReportInput& input,
   html << "</div>\n";
 }
 
-void throughput_table(std::ostringstream& html, const ReportFacts& facts) {
-  html << "<h2>Throughput</h2>\n<p class=\"note\">Measured in each run's own process: the run, "
-       << "the baseline's high-precision Linear and an unconverted FP32 LibTorch model. steps/s, "
-       << "tokens/s and GEMM share are over the whole run; the three probe columns are medians "
-       << "of a few steps of the three models timed in turn (so that they share the machine's "
-       << "load), and give the ratio.</p>\n<table>\n<tr><th>recipe</th><th>seed</th>"
-       << "<th>steps/s</th><th>tokens/s</th><th>GEMM time share</th><th>FP8 probe step (s)</th>"
-       << "<th>baseline step (s)</th><th>FP32 LibTorch step (s)</th><th>FP8 / FP32</th></tr>\n";
-  for (const auto* r : facts.ranked) {
-    html << "<tr>" << td(run_label(*r)) << td(r->value("seed", nlohmann::json(0)).dump(), true)
-         << td(format_number(number_at(*r, "/throughput/steps_per_second")), true)
-         << td(format_number(number_at(*r, "/throughput/tokens_per_second"), "%.0f"), true)
-         << td(format_percent(number_at(*r, "/throughput/gemm_time_share")), true)
-         << td(format_number(number_at(*r, "/throughput/probe_step_seconds")), true)
-         << td(format_number(number_at(*r, "/throughput/baseline_step_seconds")), true)
-         << td(format_number(number_at(*r, "/throughput/fp32_step_seconds")), true)
-         << td(format_number(number_at(*r, "/throughput/step_time_over_fp32"), "%.3g") + "x", true)
-         << "</tr>\n";
-  }
-  html << "</table>\n";
-}
-
 }  // namespace
 
 std::string render_html_report(const ReportInput& input) {
   const ReportFacts facts(input);
   std::ostringstream html;
   head(html, input, facts);
-  ranked_table(html, input, facts);
-  contrasts_table(html, input, facts);
+  table_html(html, ranked_table(input, facts));
+  resolution_list(html, facts);
+  table_html(html, contrasts_table(input, facts));
   literature_section(html, facts);
   ablation_section(html, input);
   noise_floor_table(html, input, facts.floors);
@@ -684,7 +609,7 @@ std::string render_html_report(const ReportInput& input) {
   trajectories_section(html, facts);
   underflow_charts(html, input, facts);
   html << render_layer_stats_html(input);
-  throughput_table(html, facts);
+  table_html(html, throughput_table(facts));
   if (!input.notes.empty()) {
     html << "<h2>Notes</h2>\n<ul>\n";
     for (const auto& n : input.notes) html << "<li>" << escape_html(n) << "</li>\n";

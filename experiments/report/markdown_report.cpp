@@ -12,6 +12,7 @@
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
 #include "experiments/report/report_facts.hpp"
+#include "experiments/report/report_tables.hpp"
 #include "experiments/report/run_provenance.hpp"
 
 namespace fp8lab::experiments {
@@ -32,17 +33,6 @@ std::string cell(std::string text) {
       out += c;
   }
   return out;
-}
-
-// [`id`](runs/id.json) for each seed's record.
-std::string record_links(const ReportInput& input, const RecipeRow& row) {
-  std::string text;
-  for (const auto* r : row.runs) {
-    if (!text.empty()) text += ' ';
-    text.append("[`").append((*r)["run_id"].get<std::string>()).append("`](");
-    text.append(record_link(input, *r)).append(")");
-  }
-  return text;
 }
 
 // The head: what was read, the verdict counts, the rules, and the floors each verdict stands
@@ -84,53 +74,34 @@ void summary(std::ostringstream& md, const ReportInput& input, const ReportFacts
   }
 }
 
-// "+0.52% [+0.31%, +0.73%] (n=3)" or "-" when the row has no interval.
-std::string interval_cell(const std::optional<MeanInterval>& interval) {
-  return interval ? describe_interval(*interval) : std::string("-");
-}
-
-// "2.345 ± 0.004, paired ± 0.031%" when the records carry the eval loss's standard error and
-// per-window losses (eval_sampling_error.hpp), else the loss alone.
-std::string eval_loss_cell(const RecipeRow& row) {
-  const auto loss = format_number(row.median_at("/final/eval_loss"));
-  const auto se = row.median_at("/final/eval_loss_se");
-  const std::string paired = row.paired_eval_se ? ", paired ± " + format_percent(row.paired_eval_se)
-                                                : "";
-  return (se ? loss + " ± " + format_number(se, "%.2g") : loss) + paired;
-}
-
-// One line per recipe; the peer's full text goes to a numbered footnote below the table.
-void ranked_table(std::ostringstream& md, const ReportInput& input, const ReportFacts& facts) {
-  md << "\n## Recipes ranked (best first)\n\n";
-  md << "| # | recipe | seeds | verdict | test | p raw | p Holm (family, size) | mde80 "
-        "| seeds for 80% | rel. loss error, tail mean [95% CI] | final [95% CI] "
-        "| chaos floor | eval loss | \\|vs baseline\\| (unpaired) | forward SQNR (dB) "
-        "| gradient SQNR (dB) | runs as | accelerate + TE / torchao | record |\n";
-  md << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+// A report table (report_tables.hpp) as a pipe table: the detail of a flagged cell becomes a
+// numbered footnote below it, a flagged cell is bold.
+void table_markdown(std::ostringstream& md, const ReportTable& table) {
+  md << "\n## " << table.title << "\n\n";
+  if (table.rows.empty() && !table.empty.empty()) {
+    md << table.empty << "\n";
+    return;
+  }
+  md << cell(table.note) << "\n\n|";
+  for (const auto& column : table.columns) md << ' ' << cell(column) << " |";
+  md << "\n|";
+  for (std::size_t i = 0; i < table.columns.size(); ++i) md << "---|";
+  md << '\n';
   std::vector<std::string> footnotes;
-  int rank = 0;
-  for (const auto& row : facts.rows) {
-    std::string shown = row.verdict_text();
-    if (row.runs.size() == 1 && row.verdict == "diverged") {
-      shown += " at step " + row.first()["diverged_at_step"].dump();
+  for (const auto& row : table.rows) {
+    md << '|';
+    for (const auto& c : row) {
+      std::string shown = c.code && !c.text.empty() ? "`" + c.text + "`" : cell(c.text);
+      for (const auto& [text, href] : c.links) {
+        shown += (shown.empty() ? "" : " ") + std::string("[`") + text + "`](" + href + ")";
+      }
+      if (c.flagged) {
+        footnotes.push_back(c.detail);
+        shown = "**" + shown + "** [" + std::to_string(footnotes.size()) + "]";
+      }
+      md << ' ' << shown << " |";
     }
-    const auto mark = upstream_mark(row.first());
-    std::string peer = short_upstream_mark(row.first());
-    if (mark.differs) {
-      footnotes.push_back(mark.text);
-      peer = "**" + peer + "** [" + std::to_string(footnotes.size()) + "]";
-    }
-    const auto* chaos = facts.chaos.of(row.first());
-    const auto t = test_cells(row.paired.test);
-    md << "| " << ++rank << " | " << cell(run_label(row.first())) << " | " << row.seeds_text()
-       << " | " << cell(shown) << " | " << cell(t.test) << " | " << t.p_raw << " | " << t.p_holm
-       << " | " << t.mde80 << " | " << t.seeds_for_80 << " | " << interval_cell(row.paired.tail)
-       << " | " << interval_cell(row.paired.final) << " | " << (chaos ? chaos->cell() : "-")
-       << " | " << eval_loss_cell(row) << " | " << format_percent(row.median_abs_rel_diff) << " | "
-       << format_number(row.median_at("/final/forward_sqnr_db"), "%.1f") << " | "
-       << format_number(row.median_at("/final/gradient_sqnr_db"), "%.1f") << " | "
-       << cell(runs_as_text(row.first())) << " | " << peer << " | " << record_links(input, row)
-       << " |\n";
+    md << '\n';
   }
   if (!footnotes.empty()) md << "\n";
   for (std::size_t i = 0; i < footnotes.size(); ++i) {
@@ -149,29 +120,10 @@ void literature_section(std::ostringstream& md, const ReportFacts& facts) {
   }
 }
 
-void contrasts_section(std::ostringstream& md, const ReportInput& input, const ReportFacts& facts) {
+void resolution_list(std::ostringstream& md, const ReportFacts& facts) {
   md << "\n## What this sweep can resolve\n\n";
   for (std::size_t i = 0; i < facts.resolution.size(); ++i) {
     md << "- `" << facts.resolution[i].family << "`: " << cell(facts.resolution_lines[i]) << "\n";
-  }
-  md << "\n## Contrasts between recipes on the same seeds\n\n";
-  if (facts.contrasts.empty()) {
-    md << "No two recipe rows of one workload differ in exactly one recipe field.\n";
-    return;
-  }
-  md << "Per common seed, (tail eval loss of A - of B) / of B; A is the recipe with the higher "
-        "mean loss (so no contrast is `better`); the verdicts are the tests above, against ±"
-     << format_percent(input.practical_band) << ".\n\n";
-  md << "| field | A (higher loss) | B | recipe B | seeds | A vs B, mean [95% CI] | verdict | test "
-        "| p raw | p Holm (family, size) | mde80 | seeds for 80% |\n";
-  md << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-  for (const auto& c : facts.contrasts) {
-    const auto t = test_cells(c.test);
-    md << "| " << cell(c.field) << " | " << cell(c.worse_value) << " | " << cell(c.better_value)
-       << " | " << cell(run_label(c.better->first())) << " | " << c.seeds.size() << " | "
-       << interval_cell(c.interval) << " | " << cell(c.verdict_text()) << " | " << cell(t.test)
-       << " | " << t.p_raw << " | " << t.p_holm << " | " << t.mde80 << " | " << t.seeds_for_80
-       << " |\n";
   }
 }
 
@@ -222,30 +174,15 @@ void problems_list(std::ostringstream& md, const ReportInput& input, const Repor
   }
 }
 
-void throughput_table(std::ostringstream& md, const ReportFacts& facts) {
-  md << "\n## Throughput (same process: FP8 run, baseline Linear, FP32 LibTorch Linear)\n\n";
-  md << "| recipe | seed | run | steps/s | tokens/s | GEMM time share | step / FP32 LibTorch step "
-        "| step / baseline step |\n";
-  md << "|---|---|---|---|---|---|---|---|\n";
-  for (const auto* r : facts.ranked) {
-    md << "| " << cell(run_label(*r)) << " | " << r->value("seed", nlohmann::json(0)).dump()
-       << " | `" << (*r)["run_id"].get<std::string>() << "` | "
-       << format_number(number_at(*r, "/throughput/steps_per_second")) << " | "
-       << format_number(number_at(*r, "/throughput/tokens_per_second"), "%.0f") << " | "
-       << format_percent(number_at(*r, "/throughput/gemm_time_share")) << " | "
-       << format_number(number_at(*r, "/throughput/step_time_over_fp32"), "%.3g") << "x | "
-       << format_number(number_at(*r, "/throughput/step_time_over_baseline"), "%.3g") << "x |\n";
-  }
-}
-
 }  // namespace
 
 std::string render_markdown_report(const ReportInput& input) {
   const ReportFacts facts(input);
   std::ostringstream md;
   summary(md, input, facts);
-  ranked_table(md, input, facts);
-  contrasts_section(md, input, facts);
+  table_markdown(md, ranked_table(input, facts));
+  resolution_list(md, facts);
+  table_markdown(md, contrasts_table(input, facts));
   literature_section(md, facts);
   md << ablation_markdown(ablation_tables(input.records));
   baselines_table(md, input);
@@ -253,7 +190,7 @@ std::string render_markdown_report(const ReportInput& input) {
   if (const auto layer_stats = render_layer_stats_markdown(input); !layer_stats.empty()) {
     md << '\n' << layer_stats;
   }
-  throughput_table(md, facts);
+  table_markdown(md, throughput_table(facts));
   if (!input.notes.empty()) {
     md << "\n## Notes\n\n";
     for (const auto& n : input.notes) md << "- " << cell(n) << "\n";

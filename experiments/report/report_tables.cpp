@@ -1,0 +1,177 @@
+#include "experiments/report/report_tables.hpp"
+
+#include "experiments/report/analysis.hpp"
+#include "experiments/report/first_non_finite.hpp"
+#include "experiments/report/recipe_rows.hpp"
+#include "experiments/report/run_provenance.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+ReportCell text(std::string t) { return {std::move(t)}; }
+ReportCell number(std::string t) {
+  ReportCell c{std::move(t)};
+  c.numeric = true;
+  return c;
+}
+
+std::string interval_text(const std::optional<MeanInterval>& interval) {
+  return interval ? describe_interval(*interval) : std::string("-");
+}
+
+// The verdict with what explains it for a single seed (where it diverged, what it threw).
+ReportCell verdict_cell(const RecipeRow& row) {
+  const auto& r = row.first();
+  ReportCell cell{row.verdict_text()};
+  cell.verdict = row.verdict;
+  if (row.runs.size() != 1) return cell;
+  if (row.verdict == "diverged") {
+    cell.text += " at step " + r["diverged_at_step"].dump() + " (" +
+                 r.value("divergence_reason", std::string()) + ")";
+    if (const auto site = first_non_finite_text(r); !site.empty()) cell.text += "; " + site;
+  } else if (r.value("status", std::string()) == "failed") {
+    cell.text += ": " + r.value("error", std::string());
+  } else if (row.verdict == "failed") {
+    cell.text += " (" + underflow_summary(r) + ")";
+  }
+  return cell;
+}
+
+// "2.345 ± 0.004, paired ± 0.031%" when the records carry the eval loss's standard error and
+// per-window losses (eval_sampling_error.hpp), else the loss alone.
+std::string eval_loss_text(const RecipeRow& row) {
+  const auto loss = format_number(row.median_at("/final/eval_loss"));
+  const auto se = row.median_at("/final/eval_loss_se");
+  const std::string paired =
+      row.paired_eval_se ? ", paired \u00b1 " + format_percent(row.paired_eval_se) : "";
+  return (se ? loss + " \u00b1 " + format_number(se, "%.2g") : loss) + paired;
+}
+
+// The named test's five cells (named_tests.hpp), in the columns' order.
+void append_test_cells(std::vector<ReportCell>& cells, const std::optional<NamedTest>& test) {
+  const auto t = test_cells(test);
+  cells.push_back(text(t.test));
+  for (const auto* value : {&t.p_raw, &t.p_holm, &t.mde80, &t.seeds_for_80}) {
+    cells.push_back(number(*value));
+  }
+}
+
+const std::vector<std::string> kTestColumns = {"test", "p raw", "p Holm (family, size)", "mde80",
+                                               "seeds for 80%"};
+
+}  // namespace
+
+ReportTable ranked_table(const ReportInput& input, const ReportFacts& facts) {
+  ReportTable table;
+  table.title = "Recipes ranked (best first)";
+  table.note =
+      "One line per recipe over its seeds. rel. loss error: per seed (eval loss - baseline's on "
+      "the same seed) / baseline's, averaged over the last 10% of eval points; mean over seeds "
+      "with its 95% t-interval. verdict, test, p, mde80: the named test of the legend above. "
+      "chaos floor: the spread of the null runs' error (a perturbation that is not FP8). runs "
+      "as: as asked, or as accelerate + TE / torchao run the settings (upstream); the next "
+      "column, marked where it differs, is what that peer would change or refuse.";
+  table.columns = {"#", "recipe", "seeds", "verdict"};
+  table.columns.insert(table.columns.end(), kTestColumns.begin(), kTestColumns.end());
+  for (const char* column :
+       {"rel. loss error, tail mean [95% CI]", "final [95% CI]", "chaos floor", "eval loss",
+        "|vs baseline| (unpaired)", "forward SQNR (dB)", "gradient SQNR (dB)", "runs as",
+        "accelerate + TE / torchao", "record"}) {
+    table.columns.emplace_back(column);
+  }
+  int rank = 0;
+  for (const auto& row : facts.rows) {
+    const auto& r = row.first();
+    const auto mark = upstream_mark(r);
+    const auto* chaos = facts.chaos.of(r);
+    std::vector<ReportCell> cells{number(std::to_string(++rank)), text(run_label(r)),
+                                  text(row.seeds_text()), verdict_cell(row)};
+    append_test_cells(cells, row.paired.test);
+    cells.push_back(number(interval_text(row.paired.tail)));
+    cells.push_back(number(interval_text(row.paired.final)));
+    cells.push_back(number(chaos ? chaos->cell() : "-"));
+    cells.push_back(number(eval_loss_text(row)));
+    cells.push_back(number(format_percent(row.median_abs_rel_diff)));
+    cells.push_back(number(format_number(row.median_at("/final/forward_sqnr_db"), "%.1f")));
+    cells.push_back(number(format_number(row.median_at("/final/gradient_sqnr_db"), "%.1f")));
+    cells.push_back(text(runs_as_text(r)));
+    ReportCell peer{short_upstream_mark(r)};
+    peer.detail = mark.text;
+    peer.flagged = mark.differs;
+    cells.push_back(std::move(peer));
+    ReportCell records;
+    records.code = true;
+    for (const auto* run : row.runs) {
+      records.links.emplace_back((*run)["run_id"].get<std::string>(), record_link(input, *run));
+    }
+    cells.push_back(std::move(records));
+    table.rows.push_back(std::move(cells));
+  }
+  return table;
+}
+
+ReportTable contrasts_table(const ReportInput& input, const ReportFacts& facts) {
+  ReportTable table;
+  table.title = "Contrasts between recipes on the same seeds";
+  table.note = "Per common seed, (tail eval loss of A - of B) / of B; A is the recipe with the "
+               "higher mean loss (so no contrast is better); the verdicts are the named tests of "
+               "the legend above, against \u00b1" +
+               format_percent(input.practical_band) + ".";
+  table.empty = "No two recipe rows of one workload differ in exactly one recipe field.";
+  table.columns = {"field", "A (higher loss)",       "B",      "recipe B",
+                   "seeds", "A vs B, mean [95% CI]", "verdict"};
+  table.columns.insert(table.columns.end(), kTestColumns.begin(), kTestColumns.end());
+  for (const auto& c : facts.contrasts) {
+    ReportCell verdict{c.verdict_text()};
+    verdict.verdict = c.verdict;
+    std::vector<ReportCell> cells{text(c.field),
+                                  text(c.worse_value),
+                                  text(c.better_value),
+                                  text(run_label(c.better->first())),
+                                  number(std::to_string(c.seeds.size())),
+                                  number(interval_text(c.interval)),
+                                  std::move(verdict)};
+    append_test_cells(cells, c.test);
+    table.rows.push_back(std::move(cells));
+  }
+  return table;
+}
+
+ReportTable throughput_table(const ReportFacts& facts) {
+  ReportTable table;
+  table.title = "Throughput";
+  table.note =
+      "Measured in each run's own process: the run, the baseline's high-precision Linear and an "
+      "unconverted FP32 LibTorch model. steps/s, tokens/s and GEMM share are over the whole run; "
+      "the probe columns are medians of a few steps of the three models timed in turn (so that "
+      "they share the machine's load), and give the ratios.";
+  table.columns = {"recipe",
+                   "seed",
+                   "run",
+                   "steps/s",
+                   "tokens/s",
+                   "GEMM time share",
+                   "FP8 probe step (s)",
+                   "baseline step (s)",
+                   "FP32 LibTorch step (s)",
+                   "FP8 / FP32",
+                   "FP8 / baseline"};
+  for (const auto* r : facts.ranked) {
+    const auto at = [r](const char* pointer) { return number_at(*r, pointer); };
+    ReportCell id{(*r)["run_id"].get<std::string>()};
+    id.code = true;
+    table.rows.push_back(
+        {text(run_label(*r)), number(r->value("seed", nlohmann::json(0)).dump()), std::move(id),
+         number(format_number(at("/throughput/steps_per_second"))),
+         number(format_number(at("/throughput/tokens_per_second"), "%.0f")),
+         number(format_percent(at("/throughput/gemm_time_share"))),
+         number(format_number(at("/throughput/probe_step_seconds"))),
+         number(format_number(at("/throughput/baseline_step_seconds"))),
+         number(format_number(at("/throughput/fp32_step_seconds"))),
+         number(format_number(at("/throughput/step_time_over_fp32"), "%.3g") + "x"),
+         number(format_number(at("/throughput/step_time_over_baseline"), "%.3g") + "x")});
+  }
+  return table;
+}
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,43 @@
+// The report's tables, decided once: which columns, which rows in which order, every cell's text,
+// and what explains a short cell. report.html (html_report.cpp) and report.md
+// (markdown_report.cpp) only draw them: HTML as <table> (the explanation on hover, a verdict cell
+// coloured by its word), Markdown as a pipe table (the explanation as a numbered footnote). A new
+// column is one entry in `columns` and one cell per row here (docs/architecture.md, "How to
+// add ..."). No LibTorch.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "experiments/report/report_data.hpp"
+#include "experiments/report/report_facts.hpp"
+
+namespace fp8lab::experiments {
+
+struct ReportCell {
+  std::string text;
+  bool numeric = false;  // right-aligned
+  bool code = false;     // an identifier, set in monospace
+  std::string verdict;   // a verdict cell's word (recipe_rows.hpp), which HTML colours
+  std::string detail;    // the full text behind a short cell ("" when the cell says it all)
+  bool flagged = false;  // worth the reader's attention (the peer would run something else)
+  std::vector<std::pair<std::string, std::string>> links;  // (text, href): the cell is links
+};
+
+struct ReportTable {
+  std::string title;
+  std::string note;  // how to read it, one paragraph
+  std::vector<std::string> columns;
+  std::vector<std::vector<ReportCell>> rows;
+  std::string empty;  // said instead of the table when it has no rows
+};
+
+// One line per recipe over its seeds, best first (recipe_rows.hpp).
+ReportTable ranked_table(const ReportInput& input, const ReportFacts& facts);
+// Recipes against each other on the same seeds (contrasts.hpp).
+ReportTable contrasts_table(const ReportInput& input, const ReportFacts& facts);
+// Each FP8 run's own timings (the record's `throughput`).
+ReportTable throughput_table(const ReportFacts& facts);
+
+}  // namespace fp8lab::experiments
