@@ -338,8 +338,9 @@ std::string interval_text(const std::optional<MeanInterval>& interval) {
 // A report table (report_tables.hpp) as HTML: the detail of a cell on hover, a verdict cell
 // coloured by its word, a row with a flagged cell highlighted.
 void table_html(std::ostringstream& html, const ReportTable& table) {
+  if (table.rows.empty() && table.empty.empty()) return;
   html << "<h2>" << escape_html(table.title) << "</h2>\n";
-  if (table.rows.empty() && !table.empty.empty()) {
+  if (table.rows.empty()) {
     html << "<p class=\"note\">" << escape_html(table.empty) << "</p>\n";
     return;
   }
@@ -433,78 +434,34 @@ void ablation_section(std::ostringstream& html, const ReportInput& input) {
 }
 
 // The baselines per family: seeds, final eval losses, the noise floor and what verdicts used.
-void noise_floor_table(std::ostringstream& html, const ReportInput& input,
-                       const NoiseFloors& floors) {
-  html << "<h2>Baselines and the unpaired noise floor (context)</h2>\n<table>\n"
-       << "<tr><th>workload</th>"
-       << "<th>baseline runs</th><th>final eval loss per seed</th><th>noise floor</th>"
-       << "<th>verdicts compare with</th></tr>\n";
-  for (const auto* floor : floors.all()) {
-    std::string losses;
-    for (std::size_t i = 0; i < floor->seeds.size(); ++i) {
-      losses += (losses.empty() ? "" : ", ") + std::string("seed ") +
-                std::to_string(floor->seeds[i]) + ": " + format_number(floor->losses[i]);
-    }
-    html << "<tr>" << td(floor->workload) << "<td>";
-    for (const auto& r : input.records) {
-      if (r["kind"] != "baseline" || &floors.of(r) != floor) continue;
-      html << "<a href=\"" << escape_html(record_link(input, r)) << "\"><code>"
-           << escape_html(r["run_id"].get<std::string>()) << "</code></a>"
-           << (r["status"] != "finished" ? " (" + escape_html(r["status"].get<std::string>()) + ")"
-                                         : std::string())
-           << "<br>";
-    }
-    html << "</td>" << td(losses.empty() ? "-" : losses)
-         << td(floor->floor ? format_percent(floor->floor) : "unmeasured", true)
-         << td(floor->describe()) << "</tr>\n";
-  }
-  html << "</table>\n";
-}
 
 // The head: sources, verdict counts, the rules and the floors beside the verdicts.
-void head(std::ostringstream& html, const ReportInput& input, const ReportFacts& facts) {
+void head(std::ostringstream& html, const ReportHead& head) {
   html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
        << "<title>fp8lab report</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
   html << "<h1>fp8lab report</h1>\n";
-  if (const auto incomplete = incomplete_text(input.requested, input.records);
-      !incomplete.empty()) {
-    html << "<p class=\"incomplete\"><strong>" << escape_html(incomplete) << "</strong></p>\n";
+  if (!head.incomplete.empty()) {
+    html << "<p class=\"incomplete\"><strong>" << escape_html(head.incomplete) << "</strong></p>\n";
   }
   html << "<p class=\"note\">Results from";
-  for (const auto& s : input.sources) html << " <code>" << escape_html(s) << "</code>";
-  std::map<std::string, int> verdicts;
-  for (const auto& row : facts.rows) ++verdicts[row.verdict];
-  html << ". " << facts.ranked.size() << " FP8 runs in " << facts.rows.size() << " recipe rows:";
-  for (const auto& [v, n] : verdicts) {
+  for (const auto& s : head.sources) html << " <code>" << escape_html(s) << "</code>";
+  html << ". " << escape_html(head.counts);
+  for (const auto& [v, n] : head.verdicts) {
     html << " <span class=\"" << verdict_class(v) << "\">" << n << ' ' << escape_html(v)
          << "</span>;";
   }
-  html << ' ' << escape_html(paired_verdict_rules())
-       << "</p>\n<p class=\"note\">Scale of the runs:</p>\n<ul class=\"note\">\n";
-  for (const auto& line : facts.scale) html << "<li>" << escape_html(line) << "</li>\n";
-  html << "</ul>\n<p class=\"note\">The tests:</p>\n<ul class=\"note legend\">\n";
-  for (const auto& line : facts.legend) html << "<li>" << escape_html(line) << "</li>\n";
-  html << "</ul>\n<p class=\"note\">" << escape_html(facts.families)
-       << "</p>\n<ul class=\"note\">\n";
-  for (const auto* floor : facts.chaos.all()) {
-    html << "<li>"
-         << escape_html(floor->workload + ": chaos floor (null runs) " + floor->describe())
-         << "</li>\n";
-  }
-  if (facts.chaos.all().empty()) {
-    html << "<li>chaos floor: not measured, no null runs (the sweep key null_runs: true runs "
-         << "them)</li>\n";
-  }
-  for (const auto* floor : facts.floors.all()) {
-    html << "<li>"
-         << escape_html(floor->workload + " (context, not the verdict rule): " + floor->describe())
-         << "</li>\n";
-  }
-  if (facts.floors.all().empty()) {
-    html << "<li>no baseline record: fixed " << format_percent(kTracksBaselineTolerance)
-         << " tolerance used</li>\n";
-  }
-  html << "</ul>\n";
+  html << ' ' << escape_html(head.rules) << "</p>\n";
+  const auto list = [&html](const char* title, const std::vector<std::string>& lines,
+                            const char* classes) {
+    if (*title != '\0') html << "<p class=\"note\">" << title << "</p>\n";
+    html << "<ul class=\"" << classes << "\">\n";
+    for (const auto& line : lines) html << "<li>" << escape_html(line) << "</li>\n";
+    html << "</ul>\n";
+  };
+  list("Scale of the runs:", head.scale, "note");
+  list("The tests:", head.legend, "note legend");
+  html << "<p class=\"note\">" << escape_html(head.families) << "</p>\n";
+  list("", head.floors, "note");
 }
 
 // Eval and train loss, their difference from the baseline and the weights' divergence.
@@ -597,13 +554,15 @@ void underflow_charts(std::ostringstream& html, const ReportInput& input,
 std::string render_html_report(const ReportInput& input) {
   const ReportFacts facts(input);
   std::ostringstream html;
-  head(html, input, facts);
+  head(html, report_head(input, facts));
   table_html(html, ranked_table(input, facts));
   resolution_list(html, facts);
   table_html(html, contrasts_table(input, facts));
   literature_section(html, facts);
   ablation_section(html, input);
-  noise_floor_table(html, input, facts.floors);
+  table_html(html, noise_floor_table(input, facts));
+  table_html(html, baselines_table(input));
+  table_html(html, problems_table(input, facts));
   loss_charts(html, input, facts);
   heatmap_section(html, input, facts);
   trajectories_section(html, facts);

@@ -1,16 +1,24 @@
 #include "experiments/report/report_tables.hpp"
 
+#include <map>
 #include "experiments/report/analysis.hpp"
+
 #include "experiments/report/first_non_finite.hpp"
+#include "experiments/report/incomplete_sweep.hpp"
+#include "experiments/report/paired_verdicts.hpp"
 #include "experiments/report/recipe_rows.hpp"
 #include "experiments/report/run_provenance.hpp"
 
 namespace fp8lab::experiments {
 namespace {
 
-ReportCell text(std::string t) { return {std::move(t)}; }
+ReportCell text(std::string t) {
+  ReportCell c;
+  c.text = std::move(t);
+  return c;
+}
 ReportCell number(std::string t) {
-  ReportCell c{std::move(t)};
+  ReportCell c = text(std::move(t));
   c.numeric = true;
   return c;
 }
@@ -22,7 +30,7 @@ std::string interval_text(const std::optional<MeanInterval>& interval) {
 // The verdict with what explains it for a single seed (where it diverged, what it threw).
 ReportCell verdict_cell(const RecipeRow& row) {
   const auto& r = row.first();
-  ReportCell cell{row.verdict_text()};
+  ReportCell cell = text(row.verdict_text());
   cell.verdict = row.verdict;
   if (row.runs.size() != 1) return cell;
   if (row.verdict == "diverged") {
@@ -95,7 +103,7 @@ ReportTable ranked_table(const ReportInput& input, const ReportFacts& facts) {
     cells.push_back(number(format_number(row.median_at("/final/forward_sqnr_db"), "%.1f")));
     cells.push_back(number(format_number(row.median_at("/final/gradient_sqnr_db"), "%.1f")));
     cells.push_back(text(runs_as_text(r)));
-    ReportCell peer{short_upstream_mark(r)};
+    ReportCell peer = text(short_upstream_mark(r));
     peer.detail = mark.text;
     peer.flagged = mark.differs;
     cells.push_back(std::move(peer));
@@ -122,7 +130,7 @@ ReportTable contrasts_table(const ReportInput& input, const ReportFacts& facts) 
                    "seeds", "A vs B, mean [95% CI]", "verdict"};
   table.columns.insert(table.columns.end(), kTestColumns.begin(), kTestColumns.end());
   for (const auto& c : facts.contrasts) {
-    ReportCell verdict{c.verdict_text()};
+    ReportCell verdict = text(c.verdict_text());
     verdict.verdict = c.verdict;
     std::vector<ReportCell> cells{text(c.field),
                                   text(c.worse_value),
@@ -158,7 +166,7 @@ ReportTable throughput_table(const ReportFacts& facts) {
                    "FP8 / baseline"};
   for (const auto* r : facts.ranked) {
     const auto at = [r](const char* pointer) { return number_at(*r, pointer); };
-    ReportCell id{(*r)["run_id"].get<std::string>()};
+    ReportCell id = text((*r)["run_id"].get<std::string>());
     id.code = true;
     table.rows.push_back(
         {text(run_label(*r)), number(r->value("seed", nlohmann::json(0)).dump()), std::move(id),
@@ -172,6 +180,136 @@ ReportTable throughput_table(const ReportFacts& facts) {
          number(format_number(at("/throughput/step_time_over_baseline"), "%.3g") + "x")});
   }
   return table;
+}
+
+ReportTable baselines_table(const ReportInput& input) {
+  ReportTable table;
+  table.title = "Baselines and null runs (high-precision Linear, deterministic GEMM)";
+  table.note = "The runs every FP8 run is paired with (baseline) and the perturbation that is not "
+               "FP8 (null: initial weights rounded once to bf16), on the same seeds.";
+  table.columns = {"run",
+                   "kind",
+                   "workload",
+                   "seed",
+                   "operands",
+                   "steps",
+                   "final train loss",
+                   "final eval loss",
+                   "step time (s)",
+                   "FP32 LibTorch step (s)"};
+  for (const auto& r : input.records) {
+    if (is_fp8_run(r)) continue;
+    ReportCell run;
+    run.code = true;
+    run.links.emplace_back(r["run_id"].get<std::string>(), record_link(input, r));
+    if (const auto status = r.value("status", std::string()); status != "finished") {
+      run.text = "(" + status + ")";
+    }
+    table.rows.push_back({std::move(run), text(r.value("kind", std::string())),
+                          text(r["workload"].get<std::string>()),
+                          number(std::to_string(r.value("seed", 0))),
+                          text(r.value("high_precision", std::string("?"))),
+                          number(std::to_string(r.value("steps_completed", 0))),
+                          number(format_number(number_at(r, "/final/train_loss"))),
+                          number(format_number(number_at(r, "/final/eval_loss"))),
+                          number(format_number(number_at(r, "/throughput/step_seconds"))),
+                          number(format_number(number_at(r, "/throughput/fp32_step_seconds")))});
+  }
+  return table;
+}
+
+ReportTable noise_floor_table(const ReportInput& input, const ReportFacts& facts) {
+  ReportTable table;
+  table.title = "Baselines and the unpaired noise floor (context)";
+  table.note = "The spread of the baselines' final eval loss over seeds: context for a reader, "
+               "not the rule of any verdict (the verdicts are the paired tests above).";
+  table.columns = {"workload", "baseline runs", "final eval loss per seed", "noise floor",
+                   "verdicts compare with"};
+  for (const auto* floor : facts.floors.all()) {
+    std::string losses;
+    for (std::size_t i = 0; i < floor->seeds.size(); ++i) {
+      losses += (losses.empty() ? "" : ", ") + std::string("seed ") +
+                std::to_string(floor->seeds[i]) + ": " + format_number(floor->losses[i]);
+    }
+    ReportCell runs;
+    runs.code = true;
+    for (const auto& r : input.records) {
+      if (r["kind"] != "baseline" || &facts.floors.of(r) != floor) continue;
+      runs.links.emplace_back(r["run_id"].get<std::string>(), record_link(input, r));
+    }
+    table.rows.push_back({text(floor->workload), std::move(runs),
+                          text(losses.empty() ? "-" : losses),
+                          number(floor->floor ? format_percent(floor->floor) : "unmeasured"),
+                          text(floor->describe())});
+  }
+  return table;
+}
+
+ReportTable problems_table(const ReportInput& input, const ReportFacts& facts) {
+  ReportTable table;
+  table.title = "Diverged, failed and untrained runs";
+  table.note = "Each FP8 run whose loss went non-finite, which threw, or whose eval loss did not "
+               "fall as the baseline's did; where it broke first (experiments/fp8/non_finite.hpp).";
+  table.columns = {"recipe", "seed", "run", "verdict", "what happened", "where it broke first"};
+  for (const auto* r : facts.ranked) {
+    const auto verdict = run_verdict(*r, facts.floors.of(*r).tolerance);
+    const std::string non_finite = first_non_finite_text(*r);
+    if (verdict != "diverged" && verdict != "error" && verdict != "failed to train" &&
+        non_finite.empty()) {
+      continue;
+    }
+    std::string what;
+    if (verdict == "diverged") {
+      what = "at step " + (*r)["diverged_at_step"].dump() + ": " +
+             r->value("divergence_reason", std::string());
+    } else if (verdict == "error") {
+      what = r->value("error", std::string());
+    } else if (verdict == "failed to train") {
+      what = "eval loss fell " + format_percent(improvement_ratio(*r)) +
+             " of the baseline's fall; " + underflow_summary(*r);
+    }
+    ReportCell run;
+    run.code = true;
+    run.links.emplace_back((*r)["run_id"].get<std::string>(), record_link(input, *r));
+    ReportCell shown = text(verdict);
+    shown.verdict = verdict;
+    table.rows.push_back({text(run_label(*r)), number(r->value("seed", nlohmann::json(0)).dump()),
+                          std::move(run), std::move(shown), text(what),
+                          text(non_finite.empty() ? "-" : non_finite)});
+  }
+  return table;
+}
+
+ReportHead report_head(const ReportInput& input, const ReportFacts& facts) {
+  ReportHead head;
+  head.incomplete = incomplete_text(input.requested, input.records);
+  head.sources = input.sources;
+  std::map<std::string, int> verdicts;
+  for (const auto& row : facts.rows) ++verdicts[row.verdict];
+  head.verdicts.assign(verdicts.begin(), verdicts.end());
+  head.counts = std::to_string(facts.ranked.size()) + " FP8 runs in " +
+                std::to_string(facts.rows.size()) + " recipe rows:";
+  head.rules = paired_verdict_rules();
+  head.scale = facts.scale;
+  head.legend = facts.legend;
+  head.families = facts.families;
+  for (const auto* floor : facts.chaos.all()) {
+    head.floors.push_back(floor->workload + ": chaos floor (null runs, paired tail error) " +
+                          floor->describe());
+  }
+  if (facts.chaos.all().empty()) {
+    head.floors.push_back(
+        "chaos floor: not measured, no null runs (the sweep key null_runs: true runs them)");
+  }
+  for (const auto* floor : facts.floors.all()) {
+    head.floors.push_back(floor->workload +
+                          " (context, not the verdict rule): " + floor->describe());
+  }
+  if (facts.floors.all().empty()) {
+    head.floors.push_back("no baseline record: fixed " + format_percent(kTracksBaselineTolerance) +
+                          " tolerance used");
+  }
+  return head;
 }
 
 }  // namespace fp8lab::experiments

@@ -39,5 +39,25 @@ ReportTable ranked_table(const ReportInput& input, const ReportFacts& facts);
 ReportTable contrasts_table(const ReportInput& input, const ReportFacts& facts);
 // Each FP8 run's own timings (the record's `throughput`).
 ReportTable throughput_table(const ReportFacts& facts);
+// The baselines and null runs, one line each.
+ReportTable baselines_table(const ReportInput& input);
+// Per baseline family: its seeds' final eval losses and the unpaired noise floor (context).
+ReportTable noise_floor_table(const ReportInput& input, const ReportFacts& facts);
+// The FP8 runs that diverged, errored, failed to train or hit a non-finite value, and where.
+ReportTable problems_table(const ReportInput& input, const ReportFacts& facts);
+
+// The report's head, in words: what it read, the verdict counts, the scale, the tests and the
+// floors each verdict stands beside.
+struct ReportHead {
+  std::string incomplete;  // incomplete_sweep.hpp; "" when every requested run has a record
+  std::vector<std::string> sources;
+  std::string counts;                                 // "12 FP8 runs in 4 recipe rows:"
+  std::vector<std::pair<std::string, int>> verdicts;  // verdict word, rows
+  std::string rules;                                  // paired_verdict_rules()
+  std::vector<std::string> scale, legend;             // ReportFacts'
+  std::string families;                               // ReportFacts'
+  std::vector<std::string> floors;                    // chaos floors, then noise floors
+};
+ReportHead report_head(const ReportInput& input, const ReportFacts& facts);
 
 }  // namespace fp8lab::experiments
