@@ -18,6 +18,7 @@
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
 #include "experiments/report/report_facts.hpp"
+#include "experiments/report/report_layout.hpp"
 #include "experiments/report/report_tables.hpp"
 #include "experiments/report/run_provenance.hpp"
 #include "experiments/report/svg_chart.hpp"
@@ -549,33 +550,36 @@ void underflow_charts(std::ostringstream& html, const ReportInput& input,
   html << "</div>\n";
 }
 
+// report.html's canvas (report_layout.hpp).
+class HtmlCanvas final : public ReportCanvas {
+ public:
+  void head(const ReportHead& h) override { experiments::head(html, h); }
+  void table(const ReportTable& t) override { table_html(html, t); }
+  void resolution(const ReportFacts& facts) override { resolution_list(html, facts); }
+  void literature(const ReportFacts& facts) override { literature_section(html, facts); }
+  void ablation(const ReportInput& input) override { ablation_section(html, input); }
+  void charts(const ReportInput& input, const ReportFacts& facts) override {
+    loss_charts(html, input, facts);
+    heatmap_section(html, input, facts);
+    trajectories_section(html, facts);
+    underflow_charts(html, input, facts);
+  }
+  void layer_stats(const ReportInput& input) override { html << render_layer_stats_html(input); }
+  void notes(const std::vector<std::string>& notes) override {
+    html << "<h2>Notes</h2>\n<ul>\n";
+    for (const auto& n : notes) html << "<li>" << escape_html(n) << "</li>\n";
+    html << "</ul>\n";
+  }
+  std::ostringstream html;
+};
+
 }  // namespace
 
 std::string render_html_report(const ReportInput& input) {
-  const ReportFacts facts(input);
-  std::ostringstream html;
-  head(html, report_head(input, facts));
-  table_html(html, ranked_table(input, facts));
-  resolution_list(html, facts);
-  table_html(html, contrasts_table(input, facts));
-  literature_section(html, facts);
-  ablation_section(html, input);
-  table_html(html, noise_floor_table(input, facts));
-  table_html(html, baselines_table(input));
-  table_html(html, problems_table(input, facts));
-  loss_charts(html, input, facts);
-  heatmap_section(html, input, facts);
-  trajectories_section(html, facts);
-  underflow_charts(html, input, facts);
-  html << render_layer_stats_html(input);
-  table_html(html, throughput_table(facts));
-  if (!input.notes.empty()) {
-    html << "<h2>Notes</h2>\n<ul>\n";
-    for (const auto& n : input.notes) html << "<li>" << escape_html(n) << "</li>\n";
-    html << "</ul>\n";
-  }
-  html << "<script>" << kCheckScript << "</script>\n</body>\n</html>\n";
-  return html.str();
+  HtmlCanvas canvas;
+  draw_report(input, canvas);
+  canvas.html << "<script>" << kCheckScript << "</script>\n</body>\n</html>\n";
+  return canvas.html.str();
 }
 
 }  // namespace fp8lab::experiments

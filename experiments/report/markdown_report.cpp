@@ -12,6 +12,7 @@
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
 #include "experiments/report/report_facts.hpp"
+#include "experiments/report/report_layout.hpp"
 #include "experiments/report/report_tables.hpp"
 #include "experiments/report/run_provenance.hpp"
 
@@ -106,29 +107,33 @@ void resolution_list(std::ostringstream& md, const ReportFacts& facts) {
   }
 }
 
+// report.md's canvas (report_layout.hpp): no charts.
+class MarkdownCanvas final : public ReportCanvas {
+ public:
+  void head(const ReportHead& h) override { summary(md, h); }
+  void table(const ReportTable& t) override { table_markdown(md, t); }
+  void resolution(const ReportFacts& facts) override { resolution_list(md, facts); }
+  void literature(const ReportFacts& facts) override { literature_section(md, facts); }
+  void ablation(const ReportInput& input) override {
+    md << ablation_markdown(ablation_tables(input.records));
+  }
+  void charts(const ReportInput&, const ReportFacts&) override {}
+  void layer_stats(const ReportInput& input) override {
+    if (const auto text = render_layer_stats_markdown(input); !text.empty()) md << '\n' << text;
+  }
+  void notes(const std::vector<std::string>& notes) override {
+    md << "\n## Notes\n\n";
+    for (const auto& n : notes) md << "- " << cell(n) << "\n";
+  }
+  std::ostringstream md;
+};
+
 }  // namespace
 
 std::string render_markdown_report(const ReportInput& input) {
-  const ReportFacts facts(input);
-  std::ostringstream md;
-  summary(md, report_head(input, facts));
-  table_markdown(md, ranked_table(input, facts));
-  resolution_list(md, facts);
-  table_markdown(md, contrasts_table(input, facts));
-  literature_section(md, facts);
-  md << ablation_markdown(ablation_tables(input.records));
-  table_markdown(md, noise_floor_table(input, facts));
-  table_markdown(md, baselines_table(input));
-  table_markdown(md, problems_table(input, facts));
-  if (const auto layer_stats = render_layer_stats_markdown(input); !layer_stats.empty()) {
-    md << '\n' << layer_stats;
-  }
-  table_markdown(md, throughput_table(facts));
-  if (!input.notes.empty()) {
-    md << "\n## Notes\n\n";
-    for (const auto& n : input.notes) md << "- " << cell(n) << "\n";
-  }
-  return md.str();
+  MarkdownCanvas canvas;
+  draw_report(input, canvas);
+  return canvas.md.str();
 }
 
 }  // namespace fp8lab::experiments

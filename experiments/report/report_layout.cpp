@@ -1,0 +1,22 @@
+#include "experiments/report/report_layout.hpp"
+
+namespace fp8lab::experiments {
+
+void draw_report(const ReportInput& input, ReportCanvas& canvas) {
+  const ReportFacts facts(input);
+  canvas.head(report_head(input, facts));
+  canvas.table(ranked_table(input, facts));
+  canvas.resolution(facts);
+  canvas.table(contrasts_table(input, facts));
+  canvas.literature(facts);
+  canvas.ablation(input);
+  canvas.table(noise_floor_table(input, facts));
+  canvas.table(baselines_table(input));
+  canvas.table(problems_table(input, facts));
+  canvas.charts(input, facts);
+  canvas.layer_stats(input);
+  canvas.table(throughput_table(facts));
+  if (!input.notes.empty()) canvas.notes(input.notes);
+}
+
+}  // namespace fp8lab::experiments

@@ -1,0 +1,37 @@
+// The report's sections and their order, written once (report.html and report.md alike). A
+// renderer is a ReportCanvas: it draws each kind of section in its own markup and decides nothing
+// about what a section says (report_tables.hpp) or where it stands. report.md has no charts: its
+// canvas draws nothing for them. No LibTorch.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "experiments/report/report_data.hpp"
+#include "experiments/report/report_facts.hpp"
+#include "experiments/report/report_tables.hpp"
+
+namespace fp8lab::experiments {
+
+class ReportCanvas {
+ public:
+  virtual ~ReportCanvas() = default;
+  virtual void head(const ReportHead& head) = 0;
+  virtual void table(const ReportTable& table) = 0;
+  // What the sweep can resolve, per family (ReportFacts::resolution_lines).
+  virtual void resolution(const ReportFacts& facts) = 0;
+  // literature_effects.hpp over the contrasts.
+  virtual void literature(const ReportFacts& facts) = 0;
+  // ablation.hpp's tables.
+  virtual void ablation(const ReportInput& input) = 0;
+  // Loss curves, the heatmap, trajectories, underflow and saturation.
+  virtual void charts(const ReportInput& input, const ReportFacts& facts) = 0;
+  // layer_stats_report.hpp.
+  virtual void layer_stats(const ReportInput& input) = 0;
+  virtual void notes(const std::vector<std::string>& notes) = 0;
+};
+
+// Draws every section of the report on `canvas`, in the report's order.
+void draw_report(const ReportInput& input, ReportCanvas& canvas);
+
+}  // namespace fp8lab::experiments
