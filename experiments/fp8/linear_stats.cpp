@@ -65,18 +65,12 @@ OperandStats measure_quantization(ConstMatrix x, const sim::scaling::QuantizeRes
   stats.saturated = result.stats.saturated;
   stats.underflowed = result.stats.underflowed;
   stats.nan = result.stats.nan;
-  stats.scale_min = std::numeric_limits<float>::infinity();
-  stats.scale_max = -std::numeric_limits<float>::infinity();
-  for (const float s : q.scale) {
-    stats.scale_min = std::fmin(stats.scale_min, s);  // fmin/fmax drop NaN
-    stats.scale_max = std::fmax(stats.scale_max, s);
-  }
-  stats.scale_inv_min = std::numeric_limits<float>::infinity();
-  stats.scale_inv_max = -std::numeric_limits<float>::infinity();
-  for (const float s : q.scale_inv) {
-    stats.scale_inv_min = std::fmin(stats.scale_inv_min, s);
-    stats.scale_inv_max = std::fmax(stats.scale_inv_max, s);
-  }
+  const auto scales = sim::scaling::range_without_nan(q.scale);
+  const auto inverses = sim::scaling::range_without_nan(q.scale_inv);
+  stats.scale_min = scales.min;
+  stats.scale_max = scales.max;
+  stats.scale_inv_min = inverses.min;
+  stats.scale_inv_max = inverses.max;
   // The SQNR's sums as sim computes them (TE's dequantization), the input's power sums and the
   // widest block range, in one walk over x and the codes (sim::scaling::quantization_sums).
   const sim::scaling::QuantizationSums sums = sim::scaling::quantization_sums(x.data, q);

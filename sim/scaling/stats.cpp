@@ -191,6 +191,15 @@ QuantizationSums quantization_sums(std::span<const float> x, const QuantizedTens
   return walk<kSqnr | kMoments | kRange>("quantization_sums", x, q);
 }
 
+ValueRange range_without_nan(std::span<const float> values) {
+  ValueRange r{std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+  for (const float v : values) {
+    r.min = std::fmin(r.min, v);  // fmin/fmax return the other operand for a NaN
+    r.max = std::fmax(r.max, v);
+  }
+  return r;
+}
+
 TensorStats tensor_stats(std::span<const float> x, const QuantizeResult& q) {
   if (x.size() != q.tensor.data.size()) {
     throw std::invalid_argument("tensor_stats: x.size() = " + std::to_string(x.size()) +
@@ -204,12 +213,9 @@ TensorStats tensor_stats(std::span<const float> x, const QuantizeResult& q) {
   s.underflowed = q.stats.underflowed;
   s.nan = q.stats.nan;
 
-  s.scale_min = std::numeric_limits<float>::infinity();
-  s.scale_max = -std::numeric_limits<float>::infinity();
-  for (const float v : q.tensor.scale) {
-    s.scale_min = std::fmin(s.scale_min, v);  // fmin/fmax skip NaN scales
-    s.scale_max = std::fmax(s.scale_max, v);
-  }
+  const ValueRange scales = range_without_nan(q.tensor.scale);
+  s.scale_min = scales.min;
+  s.scale_max = scales.max;
 
   const std::vector<float> xhat = dequantize(q.tensor);
   for (std::size_t i = 0; i < x.size(); ++i) {

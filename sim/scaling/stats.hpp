@@ -81,6 +81,14 @@ struct QuantizationSums {
 };
 QuantizationSums quantization_sums(std::span<const float> x, const QuantizedTensor& q);
 
+// The smallest and largest of `values`, NaN skipped (fmin/fmax); {+Inf, -Inf} when there is none.
+// For a tensor's block scales (scale_min/scale_max) and their inverses.
+struct ValueRange {
+  float min = 0.0f;
+  float max = 0.0f;
+};
+ValueRange range_without_nan(std::span<const float> values);
+
 // Statistics of `q` (the result of quantizing `x`).
 TensorStats tensor_stats(std::span<const float> x, const QuantizeResult& q);
 
