@@ -34,6 +34,7 @@ from fp8lab.recipe import Recipe  # noqa: E402
 from fp8lab.linear import Linear  # noqa: E402
 from fp8lab.convert import convert_model, has_fp8_layers  # noqa: E402
 from fp8lab._autocast import autocast  # noqa: E402
+from fp8lab._layer_stats import layer_stats  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -42,6 +43,7 @@ __all__ = [
     "autocast",
     "convert_model",
     "has_fp8_layers",
+    "layer_stats",
     "delayed_update",
     "dequantize",
     "high_precision_mm",
