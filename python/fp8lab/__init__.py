@@ -6,7 +6,8 @@ kernels for torch.compile. The functions below are the same ops with Python sign
 documentation; ``plan`` shows how a recipe quantizes an operand. ``Recipe`` reads and checks
 recipes with recipes/' reader; ``convert_model`` swaps a model's nn.Linear layers for
 ``fp8lab.Linear``, whose GEMMs run through these ops; ``autocast`` turns them to another recipe
-or to high precision inside a region.
+or to high precision inside a region; ``layer_stats`` reads a results directory's per-layer
+statistics.
 """
 
 import torch  # first: the extension links this process's LibTorch
