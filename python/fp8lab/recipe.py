@@ -182,6 +182,11 @@ class Recipe:
         the reader of `fp8lab run --env` and `fp8lab explain --env`: ValueError naming every
         accepted variable when none is set, or the variable and its accepted values when one is
         wrong. ``runs_as="upstream"``: what accelerate + TE or torchao really run."""
+        if env is not None and not isinstance(env, Mapping):
+            raise TypeError(
+                f"Recipe.from_env: env is a {type(env).__name__}; accepted: None (os.environ) or a "
+                "mapping of str to str"
+            )
         env = dict(os.environ if env is None else env)
         return cls(_C.recipe_text_of_environment(env, runs_as))
 

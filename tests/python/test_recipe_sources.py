@@ -97,6 +97,9 @@ def test_recipe_from_env_errors_are_the_readers():
         fp8lab.Recipe.from_env({"ACCELERATE_FP8_MARGIN": "1"}, runs_as="sideways")
     with pytest.raises(TypeError, match=r"accepted: a dict of str to str"):
         fp8lab.Recipe.from_env({"ACCELERATE_FP8_MARGIN": 1})
+    with pytest.raises(TypeError, match=r"env is a list; accepted: None \(os.environ\) or a "
+                                        r"mapping of str to str"):
+        fp8lab.Recipe.from_env([("ACCELERATE_FP8_MARGIN", "1")])
 
 
 def test_recipe_from_env_defaults_to_the_process_environment(monkeypatch):
