@@ -1,18 +1,25 @@
 // The Python module fp8lab._C. Importing it loads this library, whose static registrations
-// (ops.cpp) define torch.ops.fp8lab.*; its two functions answer, from the same lowering as the
-// kernels, what the fake kernels (python/fp8lab/_fake.py) need to give shapes without data, and
-// what a user asks to see how a recipe quantizes an operand. Plain CPython API (no pybind11):
-// two functions do not need it. Errors become ValueError with the C++ text.
+// (ops.cpp) define torch.ops.fp8lab.*. Its functions answer, from the same lowering as the
+// kernels, what the fake kernels (python/fp8lab/_fake.py) need to give shapes without data and
+// what a user asks to see how a recipe quantizes an operand; and they read recipes with recipes/'
+// readers (recipe files, accelerate configs, ACCELERATE_FP8_* variables) into the recipe text the
+// ops take. Plain CPython API (no pybind11): a few functions do not need it. Errors become
+// ValueError with the C++ text.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 #include <exception>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "python/csrc/lowered.hpp"
 #include "recipes/accelerate.hpp"
 #include "recipes/lowering.hpp"
 #include "recipes/recipe.hpp"
+#include "recipes/recipe_text.hpp"
+#include "recipes/run_source.hpp"
+#include "recipes/runs_as.hpp"
 #include "sim/format.hpp"
 
 namespace fp8lab::python {
@@ -128,6 +135,109 @@ PyObject* gemm_operands(PyObject*, PyObject* args) {
   }
 }
 
+// The recipe text of a RunSource: what `fp8lab run` runs for it (recipes::recipe_to_run with
+// runs_as "asked" or "upstream"), written back as recipe-file text.
+PyObject* source_recipe_text(const recipes::RunSource& source, const char* runs_as) {
+  const recipes::RunsAs how = recipes::parse_runs_as(runs_as, source.site, "runs_as");
+  const recipes::RecipeToRun run = recipes::recipe_to_run(source.compatibility, how, source.site);
+  return PyUnicode_FromString(recipes::recipe_file_text(run.recipe).c_str());
+}
+
+// recipe_text_of_file(text, file, runs_as) -> str: an fp8lab recipe or an accelerate config (told
+// apart as `fp8lab explain` does; `file` names it in messages) as the text of the recipe to run.
+PyObject* recipe_text_of_file(PyObject*, PyObject* args) {
+  const char *text = nullptr, *file = nullptr, *runs_as = nullptr;
+  if (!PyArg_ParseTuple(args, "sss:recipe_text_of_file", &text, &file, &runs_as)) return nullptr;
+  try {
+    return source_recipe_text(recipes::source_from_text(text, file), runs_as);
+  } catch (const std::exception& e) {
+    return value_error(e);
+  }
+}
+
+// recipe_text_of_environment(env: dict[str, str], runs_as) -> str: the ACCELERATE_FP8_* entries
+// of env, read as `fp8lab run --env` and `fp8lab explain --env` read the process environment.
+PyObject* recipe_text_of_environment(PyObject*, PyObject* args) {
+  PyObject* env = nullptr;
+  const char* runs_as = nullptr;
+  if (!PyArg_ParseTuple(args, "O!s:recipe_text_of_environment", &PyDict_Type, &env, &runs_as)) {
+    return nullptr;
+  }
+  std::map<std::string, std::string> variables;
+  PyObject *key = nullptr, *value = nullptr;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(env, &pos, &key, &value)) {
+    const char* k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
+    const char* v = PyUnicode_Check(value) ? PyUnicode_AsUTF8(value) : nullptr;
+    if (k == nullptr || v == nullptr) {
+      if (!PyErr_Occurred()) {
+        PyErr_SetString(PyExc_TypeError,
+                        "recipe_text_of_environment: env holds a key or value that is not a str; "
+                        "accepted: a dict of str to str, as os.environ");
+      }
+      return nullptr;
+    }
+    variables.emplace(k, v);
+  }
+  try {
+    return source_recipe_text(recipes::environment_source(variables), runs_as);
+  } catch (const std::exception& e) {
+    return value_error(e);
+  }
+}
+
+// The strings of a Python list or tuple of str, or false with TypeError naming `what`.
+bool string_list(PyObject* list, const char* what, std::vector<std::string>& out) {
+  if (!PyList_Check(list) && !PyTuple_Check(list)) {
+    PyErr_Format(PyExc_TypeError, "keep_high_precision: %s is a %s; accepted: a list of str", what,
+                 Py_TYPE(list)->tp_name);
+    return false;
+  }
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(list);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PySequence_Fast_GET_ITEM(list, i);
+    const char* text = PyUnicode_Check(item) ? PyUnicode_AsUTF8(item) : nullptr;
+    if (text == nullptr) {
+      if (!PyErr_Occurred()) {
+        PyErr_Format(PyExc_TypeError,
+                     "keep_high_precision: %s[%zd] is a %s; accepted: a str (a regular "
+                     "expression over whole Linear names)",
+                     what, i, Py_TYPE(item)->tp_name);
+      }
+      return false;
+    }
+    out.emplace_back(text);
+  }
+  return true;
+}
+
+// recipe_keep_high_precision(recipe, layers, fprop, dgrad, wgrad) -> str: the recipe text with
+// these patterns added to its keep_high_precision lists; recipes/ checks each regex as it reads
+// the text back.
+PyObject* recipe_keep_high_precision(PyObject*, PyObject* args) {
+  const char* text = nullptr;
+  PyObject* lists[4] = {};
+  if (!PyArg_ParseTuple(args, "sOOOO:recipe_keep_high_precision", &text, &lists[0], &lists[1],
+                        &lists[2], &lists[3])) {
+    return nullptr;
+  }
+  try {
+    recipes::Recipe r = *parsed_recipe(text);
+    recipes::KeepHighPrecision& keep = r.keep_high_precision;
+    std::vector<std::string>* targets[4] = {&keep.layers, &keep.fprop, &keep.dgrad, &keep.wgrad};
+    const char* names[4] = {"layers", "fprop", "dgrad", "wgrad"};
+    for (int i = 0; i < 4; ++i) {
+      if (!string_list(lists[i], names[i], *targets[i])) return nullptr;
+    }
+    keep = recipes::canonical_keep_high_precision(std::move(keep));
+    const std::string written = recipes::recipe_file_text(r);
+    parsed_recipe(written);  // the regexes are checked when read
+    return PyUnicode_FromString(written.c_str());
+  } catch (const std::exception& e) {
+    return value_error(e);
+  }
+}
+
 PyMethodDef methods[] = {
     {"plan", plan, METH_VARARGS,
      "plan(recipe, operand, gemm) -> dict: how the recipe quantizes that operand of that GEMM "
@@ -141,6 +251,15 @@ PyMethodDef methods[] = {
     {"gemm_operands", gemm_operands, METH_VARARGS,
      "gemm_operands(gemm) -> ((a, a_k_is_cols), (b, b_k_is_cols)): the GEMM's operands in "
      "order and whether K is each one's stored columns."},
+    {"recipe_text_of_file", recipe_text_of_file, METH_VARARGS,
+     "recipe_text_of_file(text, file, runs_as) -> str: the recipe fp8lab runs for an fp8lab "
+     "recipe or accelerate config text (runs_as: asked or upstream), as recipe text."},
+    {"recipe_text_of_environment", recipe_text_of_environment, METH_VARARGS,
+     "recipe_text_of_environment(env, runs_as) -> str: the recipe of env's ACCELERATE_FP8_* "
+     "variables, as `fp8lab run --env` reads them, as recipe text."},
+    {"recipe_keep_high_precision", recipe_keep_high_precision, METH_VARARGS,
+     "recipe_keep_high_precision(recipe, layers, fprop, dgrad, wgrad) -> str: the recipe text "
+     "with these regexes added to keep_high_precision."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT,

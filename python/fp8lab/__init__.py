@@ -5,7 +5,9 @@ Importing fp8lab registers ``torch.ops.fp8lab.quantize``, ``dequantize``, ``scal
 kernels for torch.compile. The functions below are the same ops with Python signatures and
 documentation; ``plan`` shows how a recipe quantizes an operand. ``Recipe`` reads and checks
 recipes with recipes/' reader; ``convert_model`` swaps a model's nn.Linear layers for
-``fp8lab.Linear``, whose GEMMs run through these ops.
+``fp8lab.Linear``, whose GEMMs run through these ops; ``autocast`` turns them to another recipe
+or to high precision inside a region; ``layer_stats`` reads a results directory's per-layer
+statistics.
 """
 
 import torch  # first: the extension links this process's LibTorch
@@ -32,13 +34,17 @@ from fp8lab.ops import (  # noqa: E402
 from fp8lab.recipe import Recipe  # noqa: E402
 from fp8lab.linear import Linear  # noqa: E402
 from fp8lab.convert import convert_model, has_fp8_layers  # noqa: E402
+from fp8lab._autocast import autocast  # noqa: E402
+from fp8lab._layer_stats import layer_stats  # noqa: E402
 
 __all__ = [
     "__version__",
     "Linear",
     "Recipe",
+    "autocast",
     "convert_model",
     "has_fp8_layers",
+    "layer_stats",
     "delayed_update",
     "dequantize",
     "high_precision_mm",

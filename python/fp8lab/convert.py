@@ -8,8 +8,9 @@ tree (the C++ one walks torch::nn::Module and cannot see a Python model):
      visited either (accelerate's bare return);
   2. skip_first_last_linear: skip the first and the last nn.Linear of named_modules();
   3. skip_names: skip names matching a glob (* any run of characters, ? one character);
-  4. module_filter(module, name), when given: skip where it returns False (accelerate's
-     module_filter_func and torchao's module_filter_fn take (module, fqn)).
+  4. module_filter(module, name), when given (else the recipe's module_filter_func, from
+     Recipe.ao): skip where it returns False (accelerate's module_filter_func and torchao's
+     module_filter_fn take (module, fqn)).
 """
 
 import re
@@ -36,6 +37,8 @@ def convert_model(
     optimizers built before keep working). Returns the converted Linears' names in visiting
     order. Raises ValueError for a bad recipe (recipes/' message) or a non-float32 Linear."""
     recipe = recipe if isinstance(recipe, Recipe) else Recipe(recipe)
+    if module_filter is None:
+        module_filter = recipe.module_filter_func
     rule = recipe._info["module_filter"]
     linears = [n for n, m in model.named_modules() if type(m) is torch.nn.Linear]
     first_last = {linears[0], linears[-1]} if linears and rule["skip_first_last_linear"] else set()

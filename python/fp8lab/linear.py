@@ -19,7 +19,8 @@ import torch
 import torch.nn.functional as F
 
 from fp8lab import ops
-from fp8lab.recipe import Recipe, recipe_text
+from fp8lab import _autocast
+from fp8lab.recipe import Recipe
 
 _GEMMS = ("fprop", "dgrad", "wgrad")
 
@@ -45,14 +46,37 @@ class _DelayedState:
         state[2] = count + 1
 
 
+class _Lowering:
+    """One recipe as one Linear runs it: which GEMMs run FP8 (its plans for this layer's name)
+    and, for delayed scaling, the layer's state under that recipe."""
+
+    def __init__(self, recipe: Recipe, name: str):
+        self.recipe = recipe.text
+        operands = {"fprop": "input", "dgrad": "grad_output", "wgrad": "input"}
+        self.runs_fp8 = {
+            g: ops.plan(self.recipe, operands[g], g, name)["runs_fp8"] for g in _GEMMS
+        }
+        delayed = ops.plan(self.recipe, "input", "fprop").get("delayed")
+        self.delayed = _DelayedState(self.recipe, delayed["amax_history_len"]) if delayed else None
+        self.use_autocast_during_eval = recipe._info["use_autocast_during_eval"]
+
+
+class _HighPrecision:
+    """A disabled fp8lab.autocast region: every GEMM in high precision, nothing recorded."""
+
+    recipe = ""
+    runs_fp8 = {g: False for g in _GEMMS}
+    delayed = None
+
+
 class _Fp8LinearFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, weight, bias, layer):
-        recipe, fp8 = layer._recipe, layer._runs_fp8
+    def forward(ctx, x, weight, bias, lowering):
+        recipe, fp8, delayed = lowering.recipe, lowering.runs_fp8, lowering.delayed
         amax = {"input": torch.zeros(()), "weight": torch.zeros(())}
 
         def cast(t, operand, gemm):
-            scale = layer._delayed.scale(operand) if layer._delayed else None
+            scale = delayed.scale(operand) if delayed else None
             codes, scale_inv, a = ops.quantize(t, recipe, operand, gemm, scale)
             amax[operand] = a  # every cast of one tensor has its amax; 0: never cast this step
             return codes, scale_inv
@@ -64,25 +88,25 @@ class _Fp8LinearFunction(torch.autograd.Function):
             y = ops.high_precision_mm(x, weight, "fprop", bias)
         saved_x = cast(x, "input", "wgrad") if fp8["wgrad"] else (x,)
         saved_w = cast(weight, "weight", "dgrad") if fp8["dgrad"] else (weight,)
-        if layer._delayed:  # Linear.forward runs delayed scaling in grad mode only
-            layer._delayed.update(layer._delayed.forward, "input", [amax["input"], amax["weight"]])
+        if delayed:  # Linear.forward runs delayed scaling in grad mode only
+            delayed.update(delayed.forward, "input", [amax["input"], amax["weight"]])
         ctx.save_for_backward(*saved_x, *saved_w)
         ctx.split = len(saved_x)
-        ctx.layer = layer
+        ctx.lowering = lowering
         ctx.has_bias = bias is not None
         return y
 
     @staticmethod
     def backward(ctx, dy):
-        layer = ctx.layer
-        recipe, fp8 = layer._recipe, layer._runs_fp8
+        lowering = ctx.lowering
+        recipe, fp8, delayed = lowering.recipe, lowering.runs_fp8, lowering.delayed
         saved = ctx.saved_tensors
         saved_x, saved_w = saved[: ctx.split], saved[ctx.split :]
         dy = dy.contiguous()
         amax = torch.zeros(())
 
         def cast(gemm):
-            scale = layer._delayed.scale("grad_output") if layer._delayed else None
+            scale = delayed.scale("grad_output") if delayed else None
             nonlocal amax
             codes, scale_inv, amax = ops.quantize(dy, recipe, "grad_output", gemm, scale)
             return codes, scale_inv
@@ -104,14 +128,15 @@ class _Fp8LinearFunction(torch.autograd.Function):
             # (acc = RN(acc + RN(dy * 1)), RN(dy * 1) = dy).
             ones = dy.new_ones(dy.shape[0], 1)
             db = ops.high_precision_mm(dy, ones, "wgrad").reshape(-1)
-        if layer._delayed:
-            layer._delayed.update(layer._delayed.backward, "grad_output", [amax])
+        if delayed:
+            delayed.update(delayed.backward, "grad_output", [amax])
         return dx, dw, db, None
 
 
 class Linear(torch.nn.Module):
     """An nn.Linear (float32) whose GEMMs follow ``recipe``; ``name`` is its fully qualified name
-    (keep_high_precision matches it). Holds the original module's weight and bias Parameters."""
+    (keep_high_precision matches it). Holds the original module's weight and bias Parameters.
+    Inside an fp8lab.autocast region, the region's recipe or high precision applies instead."""
 
     def __init__(self, linear: torch.nn.Linear, recipe: "Recipe | str", name: str = ""):
         super().__init__()
@@ -124,32 +149,46 @@ class Linear(torch.nn.Module):
         self.weight, self.bias = linear.weight, linear.bias
         self.name = name
         self.recipe = recipe if isinstance(recipe, Recipe) else Recipe(recipe)
-        self._recipe = recipe_text(recipe)
-        operands = {"fprop": "input", "dgrad": "grad_output", "wgrad": "input"}
-        self._runs_fp8 = {
-            g: ops.plan(self._recipe, operands[g], g, name)["runs_fp8"] for g in _GEMMS
-        }
-        delayed = ops.plan(self._recipe, "input", "fprop").get("delayed")
-        self._delayed = _DelayedState(self._recipe, delayed["amax_history_len"]) if delayed else None
-        self._info = self.recipe._info
+        self._own = _Lowering(self.recipe, name)
+        self._lowerings = {self.recipe.text: self._own}  # by recipe text (autocast regions)
+
+    @property
+    def _runs_fp8(self) -> dict:
+        return self._own.runs_fp8
+
+    @property
+    def _delayed(self):
+        return self._own.delayed
+
+    def _lowering(self):
+        region = _autocast.current()
+        if region is None or (region.enabled and region.recipe is None):
+            return self._own
+        if not region.enabled:
+            return _HighPrecision
+        if region.recipe.text not in self._lowerings:
+            self._lowerings[region.recipe.text] = _Lowering(region.recipe, self.name)
+        return self._lowerings[region.recipe.text]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.dtype != torch.float32:
             raise TypeError(
                 f"fp8lab.Linear {self.name}: input has dtype {x.dtype}; accepted: torch.float32"
             )
-        fp8 = torch.is_grad_enabled() or self._info["use_autocast_during_eval"]
-        if not fp8:
-            return F.linear(x, self.weight, self.bias)  # TE: no FP8 outside training by default
-        if self._delayed and not torch.is_grad_enabled():
-            raise NotImplementedError(
-                f"fp8lab.Linear {self.name}: delayed scaling under no_grad with "
-                "use_autocast_during_eval (casts that record an amax without an update) is not "
-                "built yet from Python"
-            )
+        lowering = self._lowering()
+        if lowering is not _HighPrecision:
+            fp8 = torch.is_grad_enabled() or lowering.use_autocast_during_eval
+            if not fp8:
+                return F.linear(x, self.weight, self.bias)  # TE: no FP8 outside training
+            if lowering.delayed and not torch.is_grad_enabled():
+                raise NotImplementedError(
+                    f"fp8lab.Linear {self.name}: delayed scaling under no_grad with "
+                    "use_autocast_during_eval (casts that record an amax without an update) is "
+                    "not built yet from Python"
+                )
         shape = x.shape
         x2 = x.reshape(-1, self.in_features).contiguous()
-        y = _Fp8LinearFunction.apply(x2, self.weight, self.bias, self)
+        y = _Fp8LinearFunction.apply(x2, self.weight, self.bias, lowering)
         return y.reshape(*shape[:-1], self.out_features)
 
     def extra_repr(self) -> str:
