@@ -102,6 +102,9 @@ struct PreparedOperand {
   std::vector<std::int8_t> m, e;  // [outer][k]
   std::vector<float> value;       // [outer][k]
   std::vector<std::uint8_t> special;
+  std::vector<std::int8_t> twice;  // E2M1 only: 2 x value, an integer in [-12, 12]
+  // Per [outer][32-element step]: whether an element or the scale of that step is NaN or Inf.
+  std::vector<std::uint8_t> step_special;
   std::vector<std::int16_t> scale_m, scale_e;  // [outer][blocks]
   std::vector<std::uint8_t> scale_nan;
   std::vector<float> scale_value;
@@ -133,6 +136,10 @@ PreparedOperand prepare(const BlockScaledOperand& x, const char* name) {
     p.value[i] = t.value;
     p.special[i] = t.special ? 1 : 0;
   }
+  if (x.format == Format::E2M1) {
+    p.twice.resize(n);
+    for (std::size_t i = 0; i < n; ++i) p.twice[i] = static_cast<std::int8_t>(2.0f * p.value[i]);
+  }
   const auto s = static_cast<std::size_t>(x.outer * p.blocks);
   p.scale_m.resize(s);
   p.scale_e.resize(s);
@@ -144,6 +151,20 @@ PreparedOperand prepare(const BlockScaledOperand& x, const char* name) {
     p.scale_e[i] = x.scale_type == BlockScaleType::kUe8m0 ? x.scales[i] - 127 : t.e;
     p.scale_nan[i] = t.special ? 1 : 0;
     p.scale_value[i] = t.value;
+  }
+  if (x.k % kMxf8f6f4StepK == 0 && x.block == kMxf8f6f4StepK) {
+    const std::int64_t steps = x.k / kMxf8f6f4StepK;
+    p.step_special.assign(static_cast<std::size_t>(x.outer * steps), 0);
+    for (std::int64_t r = 0; r < x.outer; ++r) {
+      for (std::int64_t st = 0; st < steps; ++st) {
+        const auto at = static_cast<std::size_t>(r * steps + st);
+        std::uint8_t any = p.scale_nan[at];
+        for (std::int64_t k = 0; k < kMxf8f6f4StepK; ++k) {
+          any |= p.special[static_cast<std::size_t>(r * x.k + st * kMxf8f6f4StepK + k)];
+        }
+        p.step_special[at] = any;
+      }
+    }
   }
   return p;
 }
@@ -171,11 +192,8 @@ float mxf8f6f4_step(const PreparedOperand& a, const PreparedOperand& b, std::int
   const std::size_t base_b = static_cast<std::size_t>(row_b * b.k + k0);
   const std::size_t sa = static_cast<std::size_t>(row_a * a.blocks + k0 / kMxf8f6f4StepK);
   const std::size_t sb = static_cast<std::size_t>(row_b * b.blocks + k0 / kMxf8f6f4StepK);
-  bool special = !std::isfinite(c) || a.scale_nan[sa] || b.scale_nan[sb];
-  for (std::int64_t k = 0; k < kMxf8f6f4StepK; ++k) {
-    special = special || a.special[base_a + k] || b.special[base_b + k];
-  }
-  if (special) {
+  // One flag per step and operand (prepare): a NaN or Inf element or a NaN scale.
+  if (!std::isfinite(c) || a.step_special[sa] || b.step_special[sb]) {
     return special_step(a, b, row_a, row_b, k0, k0 + kMxf8f6f4StepK, kMxf8f6f4StepK, c);
   }
   const int scale_e = a.scale_e[sa] + b.scale_e[sb];
@@ -192,9 +210,15 @@ float mxf8f6f4_step(const PreparedOperand& a, const PreparedOperand& b, std::int
   }
   // A product is m_a m_b 2^(E - 6); on the grid 2^(E_max - 25) that is a shift by
   // E - E_max + 19. c is m_c 2^(e_c - 23): a shift by e_c - E_max + 2.
+  // Branch-free, so that the loop vectorizes: |m_a m_b| 2^19 < 2^27 shifted right by
+  // E_max - E >= 0 (capped at 63: the term is below the grid) is the truncated magnitude; a zero
+  // product contributes 0 whatever its exponent.
   std::int64_t sum = c != 0.0f ? shift_toward_zero(ct.m, ct.e - e_max + 2) : 0;
   for (std::int64_t k = 0; k < kMxf8f6f4StepK; ++k) {
-    if (product[k] != 0) sum += shift_toward_zero(product[k], exponent[k] - e_max + 19);
+    const std::int64_t magnitude =
+        (static_cast<std::int64_t>(product[k] < 0 ? -product[k] : product[k]) << 19) >>
+        std::min(e_max - exponent[k], 63);
+    sum += product[k] < 0 ? -magnitude : magnitude;
   }
   return round_toward_zero_fp32(sum, e_max - kMxf8f6f4FractionBits);
 }
@@ -214,17 +238,18 @@ float mxf4nvf4_step(const PreparedOperand& a, const PreparedOperand& b, std::int
     const std::size_t sa = static_cast<std::size_t>(row_a * a.blocks + k0 / block);
     const std::size_t sb = static_cast<std::size_t>(row_b * b.blocks + k0 / block);
     nan_scale = nan_scale || a.scale_nan[sa] || b.scale_nan[sb];
-    // E2M1 values are m 2^(e - 3) with e in {0, 1, 2} and m a multiple of 4: 2x is an integer.
+    // 2x is an integer for every E2M1 value (PreparedOperand::twice).
     std::int64_t dot = 0;  // sum of (2a)(2b) = 4 p, exact
     bool all_zero = true;
     const std::size_t ia = static_cast<std::size_t>(row_a * a.k + k0);
     const std::size_t ib = static_cast<std::size_t>(row_b * b.k + k0);
+    int nonzero = 0;
     for (std::int64_t k = 0; k < kMxf4Nvf4GroupK; ++k) {
-      const int ta = a.m[ia + k] * (1 << a.e[ia + k]) / 4;
-      const int tb = b.m[ib + k] * (1 << b.e[ib + k]) / 4;
-      all_zero = all_zero && (ta == 0 || tb == 0);
-      dot += ta * tb;
+      const int product = a.twice[ia + k] * b.twice[ib + k];
+      nonzero |= product;
+      dot += product;
     }
+    all_zero = nonzero == 0;
     const int scale_m = a.scale_m[sa] * b.scale_m[sb];  // significands times 8 each
     if (all_zero || scale_m == 0) {
       exponent[g] = kMxf4Nvf4ZeroExponent;
