@@ -1,6 +1,7 @@
 // The random Hadamard transform (sim/rht.hpp): TE's sign vector, the Sylvester matrix, the bf16
 // tensor-core arithmetic (truncation to 25 fraction bits, RZ to fp32, RN to bf16), layouts and
 // errors. Bit-exact against MMA-Sim's bf16 MMA: tests/python/test_block_scaled_mmasim.py.
+#include <array>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -30,9 +31,13 @@ std::vector<float> transform(const std::vector<float>& x) {
 }
 
 TEST_CASE("the sign mask is TE's get_wgrad_sign_vector as get_sign_from_vector packs it") {
-  const int te_signs[16] = {1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1};
-  unsigned mask = 0;
-  for (int i = 0; i < 16; ++i) mask |= (te_signs[i] == -1 ? 1u : 0u) << i;
+  constexpr std::array<int, 16> kTeSigns = {1,  1,  1,  -1, 1,  -1, -1, -1,
+                                            -1, -1, -1, 1,  -1, 1,  -1, -1};
+  unsigned mask = 0, bit = 1;
+  for (int sign : kTeSigns) {
+    if (sign == -1) mask |= bit;
+    bit <<= 1;
+  }
   CHECK(mask == sim::kTeRhtSignMask);
 }
 
