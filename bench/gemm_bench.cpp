@@ -21,6 +21,7 @@
 
 #include "bench/timing.hpp"
 #include "sim/cast.hpp"
+#include "sim/gemm/block_scaled.hpp"
 #include "sim/gemm/gemm.hpp"
 
 namespace {
@@ -103,6 +104,40 @@ void BM_Model(benchmark::State& state, Accumulation model, std::int64_t block) {
   report(state, s, threads, best);
 }
 
+// blackwell_block (sim/gemm/block_scaled.hpp) on the same shapes: X [M,K] and W [N,K] as random
+// codes of `format` with UE8M0 scales per 32 (MX) or UE4M3 per 16 (NVFP4) near 1.
+void BM_BlockScaled(benchmark::State& state, Format format, fp8lab::sim::BlockScaleType type) {
+  const Shape s = shape_of(state);
+  const int threads = threads_of(state);
+  const std::int64_t block = type == fp8lab::sim::BlockScaleType::kUe4m3 ? 16 : 32;
+  std::mt19937 rng(44);
+  const auto codes = [&](std::int64_t rows) {
+    std::vector<std::uint8_t> c(static_cast<std::size_t>(rows * s.k));
+    const int bits = fp8lab::sim::spec(format).total_bits();
+    for (auto& v : c) {
+      v = static_cast<std::uint8_t>(rng() & ((1u << bits) - 1));
+      if (bits == 8 && (v & 0x7F) == 0x7F) v = 0x7E;  // no E4M3 NaN
+    }
+    return c;
+  };
+  const auto scales = [&](std::int64_t rows) {
+    std::vector<std::uint8_t> c(static_cast<std::size_t>(rows * s.k / block));
+    for (auto& v : c) v = static_cast<std::uint8_t>((block == 16 ? 0x30 : 120) + rng() % 12);
+    return c;
+  };
+  const auto xc = codes(s.m), wc = codes(s.n), xs = scales(s.m), ws = scales(s.n);
+  const fp8lab::sim::BlockScaledOperand x{xc, xs, s.m, s.k, format, block, type};
+  const fp8lab::sim::BlockScaledOperand w{wc, ws, s.n, s.k, format, block, type};
+  fp8lab::sim::BlockScaledGemmOptions options;
+  options.threads = threads;
+  std::vector<float> y(static_cast<std::size_t>(s.m * s.n));
+  const double best = fp8lab::bench::best_iteration_seconds(state, [&] {
+    fp8lab::sim::block_scaled_gemm_into(x, w, options, y);
+    benchmark::DoNotOptimize(y.data());
+  });
+  report(state, s, threads, best);
+}
+
 void BM_HighPrecision(benchmark::State& state, bool bf16) {
   const Shape s = shape_of(state);
   const int threads = threads_of(state);
@@ -152,6 +187,12 @@ BENCHMARK_CAPTURE(BM_Model, fp32_seq, Accumulation::kFp32Seq, 0)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Model, fp32_seq_mx32, Accumulation::kFp32Seq, 32)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Model, hopper_split, Accumulation::kHopperSplitAccumulator, 0)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Model, hopper_fast, Accumulation::kHopperFastAccum, 0)->Apply(shapes);
+BENCHMARK_CAPTURE(BM_BlockScaled, blackwell_mxfp8, Format::E4M3,
+                  fp8lab::sim::BlockScaleType::kUe8m0)
+    ->Apply(shapes);
+BENCHMARK_CAPTURE(BM_BlockScaled, blackwell_nvfp4, Format::E2M1,
+                  fp8lab::sim::BlockScaleType::kUe4m3)
+    ->Apply(shapes);
 BENCHMARK_CAPTURE(BM_HighPrecision, fp32, false)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_HighPrecision, bf16, true)->Apply(shapes);
 

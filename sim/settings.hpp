@@ -25,6 +25,9 @@ enum class Accumulation : std::uint8_t {
   kHopperSplitAccumulator,  // sm_90 wgmma, promoted every 128 K (TE use_split_accumulator=True)
   kHopperFastAccum,         // sm_90 wgmma, never promoted (TE fprop default, cuBLASLt FAST_ACCUM)
   kExact,                   // exact block sums (error measurement)
+  // Blackwell block-scaled MMA (kind::mxf8f6f4 / mxf4nvf4) as MMA-Sim models it: operands with
+  // raw UE8M0 / UE4M3 scale bytes, sim::block_scaled_gemm (sim/gemm/block_scaled.hpp).
+  kBlackwellBlock,
 };
 constexpr const char* to_string(Accumulation a) {
   switch (a) {
@@ -32,6 +35,7 @@ constexpr const char* to_string(Accumulation a) {
     case Accumulation::kHopperSplitAccumulator: return "hopper_split_accumulator";
     case Accumulation::kHopperFastAccum: return "hopper_fast_accum";
     case Accumulation::kExact: return "exact";
+    case Accumulation::kBlackwellBlock: return "blackwell_block";
   }
   return "?";
 }

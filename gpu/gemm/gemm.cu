@@ -130,7 +130,8 @@ void gemm(const DeviceGemmOperand& a, const DeviceGemmOperand& b, const DeviceGe
       gemm_detail::launch_hopper(p, true, stream);
       return;
     case sim::Accumulation::kHopperFastAccum: gemm_detail::launch_hopper(p, false, stream); return;
-    case sim::Accumulation::kExact: break;
+    case sim::Accumulation::kExact:
+    case sim::Accumulation::kBlackwellBlock: break;
   }
   throw std::invalid_argument("gpu::gemm: unknown model " +
                               std::to_string(static_cast<int>(options.model)));

@@ -10,13 +10,14 @@
 namespace fp8lab::sim {
 
 Accumulation parse_accumulation(std::string_view name) {
-  for (Accumulation a : {Accumulation::kFp32Seq, Accumulation::kHopperSplitAccumulator,
-                         Accumulation::kHopperFastAccum, Accumulation::kExact}) {
+  for (Accumulation a :
+       {Accumulation::kFp32Seq, Accumulation::kHopperSplitAccumulator,
+        Accumulation::kHopperFastAccum, Accumulation::kExact, Accumulation::kBlackwellBlock}) {
     if (name == to_string(a)) return a;
   }
   throw std::invalid_argument("unknown GEMM accumulation '" + std::string(name) +
                               "'; accepted: fp32_seq, hopper_split_accumulator, "
-                              "hopper_fast_accum, exact");
+                              "hopper_fast_accum, exact, blackwell_block");
 }
 
 void gemm_into(const GemmOperand& a, const GemmOperand& b, const GemmOptions& options,
@@ -59,6 +60,11 @@ void gemm_into(const GemmOperand& a, const GemmOperand& b, const GemmOptions& op
       gemm_detail::finish_output(out, shape.n, options.bias, options.output, options.threads);
       break;
     }
+    case Accumulation::kBlackwellBlock:
+      // Its operands carry raw scale bytes, which a QuantizedTensor does not hold for NVFP4.
+      throw std::invalid_argument(
+          "gemm: accumulation blackwell_block takes block-scaled operands with raw scale bytes: "
+          "call sim::block_scaled_gemm (sim/gemm/block_scaled.hpp)");
   }
 }
 

@@ -88,8 +88,10 @@ namespace fp8lab::sim {
 enum class ReduceDim : std::uint8_t { kCols, kRows };
 
 // Accumulation (the models above) is described in sim/settings.hpp.
-// Parses "fp32_seq", "hopper_split_accumulator", "hopper_fast_accum", "exact"; anything else
-// throws std::invalid_argument listing these.
+// Parses "fp32_seq", "hopper_split_accumulator", "hopper_fast_accum", "exact",
+// "blackwell_block"; anything else throws std::invalid_argument listing these. gemm() refuses
+// blackwell_block (std::invalid_argument): that model is sim::block_scaled_gemm
+// (sim/gemm/block_scaled.hpp), whose operands carry raw UE8M0 / UE4M3 scale bytes.
 Accumulation parse_accumulation(std::string_view name);
 
 enum class GemmOutputType : std::uint8_t { kFp32, kBf16 };

@@ -1,0 +1,381 @@
+// block_scaled_gemm(): the Blackwell block-scaled MMA model of block_scaled.hpp. Operands are
+// decoded once into small integers (significand m with 3 fraction bits, exponent e), so that a
+// step is integer shifts and adds; truncated_sum.hpp does the alignment and the final rounding.
+#include "sim/gemm/block_scaled.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "sim/cast.hpp"
+#include "sim/element_count.hpp"
+#include "sim/gemm/truncated_sum.hpp"
+#include "sim/parallel.hpp"
+
+namespace fp8lab::sim {
+
+const char* to_string(BlockScaledPath path) {
+  switch (path) {
+    case BlockScaledPath::kAuto: return "auto";
+    case BlockScaledPath::kMxf8f6f4: return "mxf8f6f4";
+    case BlockScaledPath::kMxf4Nvf4: return "mxf4nvf4";
+  }
+  return "?";
+}
+
+namespace {
+
+using gemm_detail::fp32_term;
+using gemm_detail::round_toward_zero_fp32;
+using gemm_detail::shift_toward_zero;
+
+constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+
+// An element or scale value as m * 2^(e - 3), |m| <= 15 (every format here has at most 3
+// mantissa bits); a subnormal takes its format's minimum normal exponent (MMA-Sim's
+// frexp_and_normalize), a zero has m = 0. `special`: NaN or Inf (value holds which).
+struct Term {
+  std::int8_t m = 0;
+  std::int8_t e = 0;
+  bool special = false;
+  float value = 0.0f;
+};
+
+Term term_of(float value, int min_exponent) {
+  Term t;
+  t.value = value;
+  if (!std::isfinite(value)) {
+    t.special = true;
+    return t;
+  }
+  if (value == 0.0f) return t;
+  int e = std::ilogb(value);
+  e = std::max(e, min_exponent);
+  t.e = static_cast<std::int8_t>(e);
+  t.m = static_cast<std::int8_t>(std::ldexp(value, 3 - e));  // exact: at most 3 fraction bits
+  return t;
+}
+
+bool is_element_format(Format f) {
+  return f == Format::E4M3 || f == Format::E5M2 || f == Format::E3M2 || f == Format::E2M3 ||
+         f == Format::E2M1;
+}
+
+float decode_element(std::uint8_t code, Format format) {
+  return is_subbyte(format) ? decode_subbyte(code, format) : decode_fp8(code, format);
+}
+
+// The 256 codes of an element format as terms; codes outside a sub-byte format are not codes.
+std::array<Term, 256> element_table(Format format) {
+  std::array<Term, 256> table{};
+  const int codes = 1 << spec(format).total_bits();
+  for (int c = 0; c < codes; ++c) {
+    table[c] = term_of(decode_element(static_cast<std::uint8_t>(c), format),
+                       spec(format).min_normal_exponent());
+  }
+  return table;
+}
+
+// A scale byte as a term: UE8M0 2^(byte - 127) (m = 8), UE4M3 the E4M3 value of byte & 0x7F.
+Term scale_term(std::uint8_t byte, BlockScaleType type) {
+  if (type == BlockScaleType::kUe8m0) {
+    Term t;
+    if (byte == 0xFF) {
+      t.special = true;
+      t.value = kNan;
+      return t;
+    }
+    t.m = 8;
+    t.e = 0;  // the exponent does not fit int8: kept beside (PreparedOperand::scale_exponent)
+    t.value = std::ldexp(1.0f, byte - 127);
+    return t;
+  }
+  return term_of(decode_fp8(byte & 0x7F, Format::E4M3), spec(Format::E4M3).min_normal_exponent());
+}
+
+struct PreparedOperand {
+  std::int64_t outer = 0, k = 0, blocks = 0;
+  std::vector<std::int8_t> m, e;  // [outer][k]
+  std::vector<float> value;       // [outer][k]
+  std::vector<std::uint8_t> special;
+  std::vector<std::int8_t> twice;  // E2M1 only: 2 x value, an integer in [-12, 12]
+  // Per [outer][32-element step]: whether an element or the scale of that step is NaN or Inf.
+  std::vector<std::uint8_t> step_special;
+  std::vector<std::int16_t> scale_m, scale_e;  // [outer][blocks]
+  std::vector<std::uint8_t> scale_nan;
+  std::vector<float> scale_value;
+};
+
+PreparedOperand prepare(const BlockScaledOperand& x, const char* name) {
+  PreparedOperand p;
+  p.outer = x.outer;
+  p.k = x.k;
+  p.blocks = x.k / x.block;
+  const auto table = element_table(x.format);
+  const std::uint32_t code_limit = 1u << spec(x.format).total_bits();
+  const auto n = static_cast<std::size_t>(x.outer * x.k);
+  p.m.resize(n);
+  p.e.resize(n);
+  p.value.resize(n);
+  p.special.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint8_t code = x.codes[i];
+    if (code >= code_limit) {
+      throw std::invalid_argument(std::string("block_scaled_gemm: ") + name + ".codes[" +
+                                  std::to_string(i) + "] = " + std::to_string(code) +
+                                  " is not an " + spec(x.format).name + " code (0.." +
+                                  std::to_string(code_limit - 1) + ")");
+    }
+    const Term& t = table[code];
+    p.m[i] = t.m;
+    p.e[i] = t.e;
+    p.value[i] = t.value;
+    p.special[i] = t.special ? 1 : 0;
+  }
+  if (x.format == Format::E2M1) {
+    p.twice.resize(n);
+    for (std::size_t i = 0; i < n; ++i) p.twice[i] = static_cast<std::int8_t>(2.0f * p.value[i]);
+  }
+  const auto s = static_cast<std::size_t>(x.outer * p.blocks);
+  p.scale_m.resize(s);
+  p.scale_e.resize(s);
+  p.scale_nan.resize(s);
+  p.scale_value.resize(s);
+  for (std::size_t i = 0; i < s; ++i) {
+    const Term t = scale_term(x.scales[i], x.scale_type);
+    p.scale_m[i] = t.m;
+    p.scale_e[i] = x.scale_type == BlockScaleType::kUe8m0 ? x.scales[i] - 127 : t.e;
+    p.scale_nan[i] = t.special ? 1 : 0;
+    p.scale_value[i] = t.value;
+  }
+  if (x.k % kMxf8f6f4StepK == 0 && x.block == kMxf8f6f4StepK) {
+    const std::int64_t steps = x.k / kMxf8f6f4StepK;
+    p.step_special.assign(static_cast<std::size_t>(x.outer * steps), 0);
+    for (std::int64_t r = 0; r < x.outer; ++r) {
+      for (std::int64_t st = 0; st < steps; ++st) {
+        const auto at = static_cast<std::size_t>(r * steps + st);
+        std::uint8_t any = p.scale_nan[at];
+        for (std::int64_t k = 0; k < kMxf8f6f4StepK; ++k) {
+          any |= p.special[static_cast<std::size_t>(r * x.k + st * kMxf8f6f4StepK + k)];
+        }
+        p.step_special[at] = any;
+      }
+    }
+  }
+  return p;
+}
+
+// The IEEE sum of a step's term values, for a step with a NaN or infinite term (block_scaled.hpp):
+// always NaN or an Inf.
+float special_step(const PreparedOperand& a, const PreparedOperand& b, std::int64_t row_a,
+                   std::int64_t row_b, std::int64_t k0, std::int64_t k1, std::int64_t block,
+                   float c) {
+  double sum = c;
+  for (std::int64_t k = k0; k < k1; ++k) {
+    const std::size_t ia = static_cast<std::size_t>(row_a * a.k + k);
+    const std::size_t ib = static_cast<std::size_t>(row_b * b.k + k);
+    const std::size_t sa = static_cast<std::size_t>(row_a * a.blocks + k / block);
+    const std::size_t sb = static_cast<std::size_t>(row_b * b.blocks + k / block);
+    sum += static_cast<double>(a.value[ia]) * b.value[ib] * a.scale_value[sa] * b.scale_value[sb];
+  }
+  return static_cast<float>(sum);
+}
+
+// One kMxf8f6f4 step: 32 elements from k0 (one UE8M0 block of each operand).
+float mxf8f6f4_step(const PreparedOperand& a, const PreparedOperand& b, std::int64_t row_a,
+                    std::int64_t row_b, std::int64_t k0, float c) {
+  const std::size_t base_a = static_cast<std::size_t>(row_a * a.k + k0);
+  const std::size_t base_b = static_cast<std::size_t>(row_b * b.k + k0);
+  const std::size_t sa = static_cast<std::size_t>(row_a * a.blocks + k0 / kMxf8f6f4StepK);
+  const std::size_t sb = static_cast<std::size_t>(row_b * b.blocks + k0 / kMxf8f6f4StepK);
+  // One flag per step and operand (prepare): a NaN or Inf element or a NaN scale.
+  if (!std::isfinite(c) || a.step_special[sa] || b.step_special[sb]) {
+    return special_step(a, b, row_a, row_b, k0, k0 + kMxf8f6f4StepK, kMxf8f6f4StepK, c);
+  }
+  const int scale_e = a.scale_e[sa] + b.scale_e[sb];
+  std::array<int, kMxf8f6f4StepK> product{}, exponent{};
+  // E_max over all 33 terms; a zero term (a zero product, c = 0) counts with E = -133.
+  gemm_detail::Fp32Term ct{0, kMxf8f6f4ZeroExponent};
+  if (c != 0.0f) ct = fp32_term(c);
+  int e_max = ct.e;
+  for (std::int64_t k = 0; k < kMxf8f6f4StepK; ++k) {
+    product[k] = a.m[base_a + k] * b.m[base_b + k];
+    exponent[k] = product[k] == 0 ? kMxf8f6f4ZeroExponent
+                                  : a.e[base_a + k] + b.e[base_b + k] + scale_e;
+    e_max = std::max(e_max, exponent[k]);
+  }
+  // A product is m_a m_b 2^(E - 6); on the grid 2^(E_max - 25) that is a shift by
+  // E - E_max + 19. c is m_c 2^(e_c - 23): a shift by e_c - E_max + 2.
+  // Branch-free, so that the loop vectorizes: |m_a m_b| 2^19 < 2^27 shifted right by
+  // E_max - E >= 0 (capped at 63: the term is below the grid) is the truncated magnitude; a zero
+  // product contributes 0 whatever its exponent.
+  std::int64_t sum = c != 0.0f ? shift_toward_zero(ct.m, ct.e - e_max + 2) : 0;
+  for (std::int64_t k = 0; k < kMxf8f6f4StepK; ++k) {
+    const std::int64_t magnitude =
+        (static_cast<std::int64_t>(product[k] < 0 ? -product[k] : product[k]) << 19) >>
+        std::min(e_max - exponent[k], 63);
+    sum += product[k] < 0 ? -magnitude : magnitude;
+  }
+  return round_toward_zero_fp32(sum, e_max - kMxf8f6f4FractionBits);
+}
+
+// One kMxf4Nvf4 step: groups [g0, g1) of 16 elements (at most 4; fewer at the end of K, the rest
+// zero padding).
+float mxf4nvf4_step(const PreparedOperand& a, const PreparedOperand& b, std::int64_t row_a,
+                    std::int64_t row_b, std::int64_t g0, std::int64_t g1, std::int64_t block,
+                    float c) {
+  constexpr int kGroups = static_cast<int>(kMxf4Nvf4StepK / kMxf4Nvf4GroupK);
+  const std::int64_t groups = g1 - g0;
+  std::array<std::int64_t, kGroups> term{};
+  std::array<int, kGroups> exponent{};
+  bool nan_scale = false;
+  for (std::int64_t g = 0; g < groups; ++g) {
+    const std::int64_t k0 = (g0 + g) * kMxf4Nvf4GroupK;
+    const std::size_t sa = static_cast<std::size_t>(row_a * a.blocks + k0 / block);
+    const std::size_t sb = static_cast<std::size_t>(row_b * b.blocks + k0 / block);
+    nan_scale = nan_scale || a.scale_nan[sa] || b.scale_nan[sb];
+    // 2x is an integer for every E2M1 value (PreparedOperand::twice).
+    std::int64_t dot = 0;  // sum of (2a)(2b) = 4 p, exact
+    bool all_zero = true;
+    const std::size_t ia = static_cast<std::size_t>(row_a * a.k + k0);
+    const std::size_t ib = static_cast<std::size_t>(row_b * b.k + k0);
+    int nonzero = 0;
+    for (std::int64_t k = 0; k < kMxf4Nvf4GroupK; ++k) {
+      const int product = a.twice[ia + k] * b.twice[ib + k];
+      nonzero |= product;
+      dot += product;
+    }
+    all_zero = nonzero == 0;
+    const int scale_m = a.scale_m[sa] * b.scale_m[sb];  // significands times 8 each
+    if (all_zero || scale_m == 0) {
+      exponent[g] = kMxf4Nvf4ZeroExponent;
+      term[g] = 0;
+    } else {
+      exponent[g] = a.scale_e[sa] + b.scale_e[sb];
+      term[g] = dot * scale_m;  // value: term 2^(E - 8) (4 p and the two 8s)
+    }
+  }
+  if (nan_scale || std::isnan(c)) return kNan;
+  if (std::isinf(c)) return c;
+  int e_max = groups < kGroups ? kMxf4Nvf4ZeroExponent : std::numeric_limits<int>::min();
+  gemm_detail::Fp32Term ct{0, kMxf4Nvf4ZeroExponent};
+  if (c != 0.0f) ct = fp32_term(c);
+  e_max = std::max(e_max, ct.e);
+  for (std::int64_t g = 0; g < groups; ++g) e_max = std::max(e_max, exponent[g]);
+  // Grid 2^(E_max - 35): a group term shifts by E - E_max + 27, c by e_c - E_max + 12.
+  std::int64_t sum = c != 0.0f ? shift_toward_zero(ct.m, ct.e - e_max + 12) : 0;
+  for (std::int64_t g = 0; g < groups; ++g) {
+    if (term[g] != 0) sum += shift_toward_zero(term[g], exponent[g] - e_max + 27);
+  }
+  return round_toward_zero_fp32(sum, e_max - kMxf4Nvf4FractionBits);
+}
+
+[[noreturn]] void fail(const std::string& what) {
+  throw std::invalid_argument("block_scaled_gemm: " + what);
+}
+
+void check_operand(const BlockScaledOperand& x, const char* name) {
+  const std::string n(name);
+  const std::int64_t count = checked_element_count("block_scaled_gemm", x.outer, x.k);
+  if (static_cast<std::int64_t>(x.codes.size()) != count) {
+    fail(n + ".codes has " + std::to_string(x.codes.size()) +
+         " codes, expected outer * k = " + std::to_string(count));
+  }
+  if (!is_element_format(x.format)) {
+    fail(n + ".format " + spec(x.format).name + " is not an element format; accepted: e4m3, " +
+         "e5m2, e3m2, e2m3, e2m1");
+  }
+  if (x.block != 16 && x.block != 32) {
+    fail(n + ".block = " + std::to_string(x.block) + "; accepted: 16, 32");
+  }
+  if (x.k % x.block != 0) {
+    fail(n + ".k = " + std::to_string(x.k) +
+         " is not a multiple of block = " + std::to_string(x.block));
+  }
+  if (static_cast<std::int64_t>(x.scales.size()) != x.outer * (x.k / x.block)) {
+    fail(n + ".scales has " + std::to_string(x.scales.size()) +
+         " bytes, expected outer * k / block = " + std::to_string(x.outer * (x.k / x.block)));
+  }
+}
+
+}  // namespace
+
+BlockScaledPath resolve_block_scaled_path(const BlockScaledOperand& a, const BlockScaledOperand& b,
+                                          BlockScaledPath requested) {
+  check_operand(a, "a");
+  check_operand(b, "b");
+  if (a.k != b.k) fail("a.k = " + std::to_string(a.k) + " but b.k = " + std::to_string(b.k));
+  const bool fp4 = a.format == Format::E2M1 && b.format == Format::E2M1;
+  const BlockScaledPath path =
+      requested != BlockScaledPath::kAuto
+          ? requested
+          : (fp4 ? BlockScaledPath::kMxf4Nvf4 : BlockScaledPath::kMxf8f6f4);
+  if (path == BlockScaledPath::kMxf8f6f4) {
+    for (const auto* x : {&a, &b}) {
+      if (x->block != 32 || x->scale_type != BlockScaleType::kUe8m0) {
+        fail(std::string(x == &a ? "a" : "b") +
+             ": the mxf8f6f4 path takes UE8M0 scales per 32 elements (block = 32, scale_type "
+             "ue8m0)");
+      }
+    }
+    return path;
+  }
+  if (!fp4) fail("the mxf4nvf4 path takes E2M1 operands only (a.format and b.format e2m1)");
+  if (a.block != b.block || a.scale_type != b.scale_type) {
+    fail("the mxf4nvf4 path takes one scale type and block for both operands (a and b differ)");
+  }
+  if (a.scale_type == BlockScaleType::kUe4m3 && a.block != 16) {
+    fail("UE4M3 scales come per 16 elements (block = 16)");
+  }
+  return path;
+}
+
+void block_scaled_gemm_into(const BlockScaledOperand& a, const BlockScaledOperand& b,
+                            const BlockScaledGemmOptions& options, std::span<float> out) {
+  const BlockScaledPath path = resolve_block_scaled_path(a, b, options.path);
+  if (options.threads < 1) fail("threads = " + std::to_string(options.threads) + "; must be >= 1");
+  const std::int64_t mn = checked_element_count("block_scaled_gemm", a.outer, b.outer);
+  if (static_cast<std::int64_t>(out.size()) != mn) {
+    fail("out has " + std::to_string(out.size()) +
+         " values, expected M * N = " + std::to_string(mn));
+  }
+  if (!options.c.empty() && static_cast<std::int64_t>(options.c.size()) != mn) {
+    fail("c has " + std::to_string(options.c.size()) +
+         " values, expected 0 or M * N = " + std::to_string(mn));
+  }
+  const PreparedOperand pa = prepare(a, "a");
+  const PreparedOperand pb = prepare(b, "b");
+  const std::int64_t n = b.outer, k = a.k, block = a.block;
+  const std::int64_t groups = k / kMxf4Nvf4GroupK;
+  constexpr std::int64_t kGroupsPerStep = kMxf4Nvf4StepK / kMxf4Nvf4GroupK;
+  parallel_units(a.outer, options.threads, [&](std::int64_t i) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      const auto at = static_cast<std::size_t>(i * n + j);
+      float c = options.c.empty() ? 0.0f : options.c[at];
+      if (path == BlockScaledPath::kMxf8f6f4) {
+        for (std::int64_t k0 = 0; k0 < k; k0 += kMxf8f6f4StepK) {
+          c = mxf8f6f4_step(pa, pb, i, j, k0, c);
+        }
+      } else {
+        for (std::int64_t g0 = 0; g0 < groups; g0 += kGroupsPerStep) {
+          c = mxf4nvf4_step(pa, pb, i, j, g0, std::min(groups, g0 + kGroupsPerStep), block, c);
+        }
+      }
+      out[at] = std::isnan(c) ? std::bit_cast<float>(0x7FFFFFFFu) : c;
+    }
+  });
+}
+
+std::vector<float> block_scaled_gemm(const BlockScaledOperand& a, const BlockScaledOperand& b,
+                                     const BlockScaledGemmOptions& options) {
+  std::vector<float> out(
+      static_cast<std::size_t>(checked_element_count("block_scaled_gemm", a.outer, b.outer)));
+  block_scaled_gemm_into(a, b, options, out);
+  return out;
+}
+
+}  // namespace fp8lab::sim
