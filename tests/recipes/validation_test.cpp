@@ -137,8 +137,8 @@ TEST_CASE("recipe file errors", "[recipes][validation]") {
        "r.yaml:1: power_2_scales: is not an option of scaling 'delayed'; value 'true'; accepted: "
        "current, tensorwise, rowwise, rowwise_with_gw_hp, block"},
       {"mx_scale_mode without MXFP8", "mx_scale_mode: floor\n",
-       "r.yaml:1: mx_scale_mode: applies to mxfp8 only, not 'delayed'; value 'floor'; accepted: "
-       "scaling: mxfp8"},
+       "r.yaml:1: mx_scale_mode: applies to the MX scalings only, not 'delayed'; value 'floor'; "
+       "accepted: scaling: mxfp8, mxfp4, mxfp6_e2m3 or mxfp6_e3m2"},
       {"unknown MX scale mode", "scaling: mxfp8\nmx_scale_mode: round\n",
        "r.yaml:2: mx_scale_mode: unknown value 'round'; accepted: te, floor, ceil, even, rceil"},
       {"torchao option with TE scaling", "pad_inner_dim: false\n",
