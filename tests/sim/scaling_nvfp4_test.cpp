@@ -68,29 +68,40 @@ TEST_CASE("te: amax 0 and amax Inf give S_enc = 1; huge S_enc saturates to FLT_M
 }
 
 TEST_CASE("te: the block scale multiplies amax_b by RN(S_enc * fp32(1/6)), rounded once more") {
-  // Search amaxes where (amax_b / 6) * S_enc and amax_b * (S_enc * (1/6)) give different E4M3
-  // codes: quantize_nvfp4 must give the second (the kernel's) and never the first.
+  // The two orders differ only where the product lands within a few fp32 ulps of an E4M3
+  // rounding midpoint: scan amax_b around the amax_b of each midpoint (1 + (2m + 1)/16) * 2^e and
+  // keep the cases where (amax_b / 6) * S_enc and amax_b * (S_enc * (1/6)) give different codes.
+  // quantize_nvfp4 must give the second (the kernel's) in every one.
   std::mt19937 rng(11);
-  std::uniform_real_distribution<float> u(0.5f, 1.0f);
+  std::uniform_real_distribution<float> u(1.0f, 2.0f);
   int found = 0;
-  for (int i = 0; i < 200000 && found < 20; ++i) {
-    const float amax = 2.0f + u(rng) * 100.0f;
-    const float amax_b = amax * u(rng);
+  for (int trial = 0; trial < 64; ++trial) {
+    const float amax = u(rng) * std::ldexp(1.0f, trial % 16 - 4);
     const Nvfp4Global g = nvfp4_global_scale(amax, Nvfp4Mode::kTe);
-    const std::uint8_t kernel =
-        cast_fp32_to_fp8(amax_b * (g.encode * (1.0f / 6.0f)), Format::E4M3, Overflow::kSatFinite);
-    const std::uint8_t other =
-        cast_fp32_to_fp8((amax_b / 6.0f) * g.encode, Format::E4M3, Overflow::kSatFinite);
-    if (kernel == other) continue;
-    ++found;
-    std::vector<float> x(16, 0.0f);
-    x[0] = amax;
-    x.insert(x.end(), 16, 0.0f);
-    x[16 + 5] = -amax_b;
-    const QuantizeResult r = quantize_nvfp4(x, 1, 32, kRows, Nvfp4Mode::kTe);
-    INFO("amax " << amax << " amax_b " << amax_b);
-    CHECK(static_cast<int>(r.tensor.scale_e4m3[1]) == kernel);
+    for (int e = -4; e <= 7; ++e) {
+      for (int m = 0; m < 8; ++m) {
+        const float mid = (1.0f + static_cast<float>(2 * m + 1) / 16.0f) * std::ldexp(1.0f, e);
+        float amax_b = mid * 6.0f / g.encode;
+        for (int k = 0; k < 32; ++k) amax_b = std::nextafter(amax_b, 0.0f);
+        for (int k = 0; k < 64; ++k, amax_b = std::nextafter(amax_b, kFltMax)) {
+          if (amax_b > amax) break;
+          const std::uint8_t kernel = cast_fp32_to_fp8(amax_b * (g.encode * (1.0f / 6.0f)),
+                                                       Format::E4M3, Overflow::kSatFinite);
+          const std::uint8_t other =
+              cast_fp32_to_fp8((amax_b / 6.0f) * g.encode, Format::E4M3, Overflow::kSatFinite);
+          if (kernel == other) continue;
+          ++found;
+          std::vector<float> x(32, 0.0f);
+          x[0] = amax;
+          x[16 + 5] = -amax_b;
+          const QuantizeResult r = quantize_nvfp4(x, 1, 32, kRows, Nvfp4Mode::kTe);
+          INFO("amax " << amax << " amax_b " << amax_b);
+          REQUIRE(static_cast<int>(r.tensor.scale_e4m3[1]) == kernel);
+        }
+      }
+    }
   }
+  INFO("cases where the orders differ: " << found);
   CHECK(found > 0);
 }
 
