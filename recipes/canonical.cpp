@@ -118,16 +118,32 @@ Canonical canonicalize(const Recipe& input) {
     r.power_2_scales = false;
     reasons.push_back(fmt::format("{} has no power_2_scales option", name(r.scaling)));
   }
-  if (r.scaling != Scaling::mxfp8 && r.mx_scale_mode != defaults.mx_scale_mode) {
+  if (!is_mx(r.scaling) && r.mx_scale_mode != defaults.mx_scale_mode) {
     r.mx_scale_mode = defaults.mx_scale_mode;
-    reasons.push_back(fmt::format("mx_scale_mode applies to mxfp8 only, not {}", name(r.scaling)));
+    reasons.push_back(
+        fmt::format("mx_scale_mode applies to the MX scalings only, not {}", name(r.scaling)));
+  }
+  if (r.scaling != Scaling::nvfp4 &&
+      (r.nvfp4_mode != defaults.nvfp4_mode || r.nvfp4_2d != defaults.nvfp4_2d)) {
+    r.nvfp4_mode = defaults.nvfp4_mode;
+    r.nvfp4_2d = defaults.nvfp4_2d;
+    reasons.push_back(
+        fmt::format("nvfp4_mode and nvfp4_2d apply to nvfp4 only, not {}", name(r.scaling)));
+  }
+  if (r.nvfp4_2d && r.nvfp4_mode == Nvfp4Mode::kTorchao) {
+    r.nvfp4_2d = false;
+    reasons.push_back("nvfp4_2d has no torchao counterpart: nvfp4_mode torchao runs 1 x 16");
+  }
+  if (subbyte_element_format(r.scaling) && r.fp8_format != defaults.fp8_format) {
+    r.fp8_format = defaults.fp8_format;
+    reasons.push_back(fmt::format("fp8_format is unused by {}", name(r.scaling)));
   }
   if (!uses_torchao_version(r) && r.torchao_version != defaults.torchao_version) {
     r.torchao_version = defaults.torchao_version;
     reasons.push_back(fmt::format(
-        "torchao_version applies to mxfp8's torchao scale modes (floor, ceil, even, rceil) only, "
+        "torchao_version applies to the MX torchao scale modes (floor, ceil, even, rceil) only, "
         "not {}",
-        r.scaling == Scaling::mxfp8 ? "mx_scale_mode te" : std::string(name(r.scaling))));
+        is_mx(r.scaling) ? "mx_scale_mode te" : std::string(name(r.scaling))));
   }
   for (auto [member, key] : {std::pair{&Recipe::norm_affine_precision, "norm_affine_precision"},
                              std::pair{&Recipe::activation_precision, "activation_precision"}}) {

@@ -159,6 +159,18 @@ const std::vector<FieldSpec>& specs() {
                    d.fixed.mx_scale_mode = *parse_mx_scale_mode(as_w(v));
                  },
                  [](const Recipe& r) { return std::string(name(r.mx_scale_mode)); }});
+    t.push_back(
+        {"nvfp4_mode", Kind::word, accepted_nvfp4_modes(), 0,
+         enum_normalizer(&parse_nvfp4_mode, &lower),
+         [](Draft& d, const FieldValue& v) { d.fixed.nvfp4_mode = *parse_nvfp4_mode(as_w(v)); },
+         [](const Recipe& r) { return std::string(name(r.nvfp4_mode)); }});
+    t.push_back({"nvfp4_2d",
+                 Kind::boolean,
+                 "true, false",
+                 0,
+                 {},
+                 [](Draft& d, const FieldValue& v) { d.fixed.nvfp4_2d = as_b(v); },
+                 [](const Recipe& r) { return bool_text(r.nvfp4_2d); }});
     t.push_back({"torchao_version", Kind::word, accepted_torchao_versions(), 0,
                  enum_normalizer(&parse_torchao_version, &lower),
                  [](Draft& d, const FieldValue& v) {
@@ -318,19 +330,36 @@ void reject_unused(const Draft& d, Scaling scaling) {
     fail("power_2_scales", fmt::format("is not an option of scaling '{}'; value", name(scaling)),
          "current, tensorwise, rowwise, rowwise_with_gw_hp, block");
   }
-  if (scaling != Scaling::mxfp8) {
-    fail("mx_scale_mode", fmt::format("applies to mxfp8 only, not '{}'; value", name(scaling)),
-         "scaling: mxfp8");
+  if (!is_mx(scaling)) {
+    fail("mx_scale_mode",
+         fmt::format("applies to the MX scalings only, not '{}'; value", name(scaling)),
+         "scaling: mxfp8, mxfp4, mxfp6_e2m3 or mxfp6_e3m2");
+  }
+  if (scaling != Scaling::nvfp4) {
+    for (std::string_view key : {"nvfp4_mode", "nvfp4_2d"}) {
+      fail(key, fmt::format("applies to scaling nvfp4 only, not '{}'; value", name(scaling)),
+           "scaling: nvfp4");
+    }
+  }
+  if (d.fixed.nvfp4_2d && d.fixed.nvfp4_mode == Nvfp4Mode::kTorchao) {
+    fail("nvfp4_2d", "has no torchao counterpart (torchao's NVFP4 has 1 x 16 blocks only); value",
+         "nvfp4_2d: false with nvfp4_mode: torchao, or nvfp4_mode: te");
+  }
+  if (const auto element = subbyte_element_format(scaling)) {
+    fail("fp8_format",
+         fmt::format("is not used by scaling '{}', whose every operand is {}; value", name(scaling),
+                     sim::spec(*element).name),
+         "remove it, or use an FP8 scaling");
   }
   if (!uses_torchao_version(scaling, d.fixed.mx_scale_mode)) {
     const std::string used_by =
-        scaling == Scaling::mxfp8
-            ? fmt::format("mx_scale_mode '{}' (TE's rule, no torchao version)",
-                          name(d.fixed.mx_scale_mode))
-            : fmt::format("scaling '{}'", name(scaling));
+        is_mx(scaling) ? fmt::format("mx_scale_mode '{}' (TE's rule, no torchao version)",
+                                     name(d.fixed.mx_scale_mode))
+                       : fmt::format("scaling '{}'", name(scaling));
     fail("torchao_version",
-         fmt::format("applies to mxfp8's torchao scale modes only, not to {}; value", used_by),
-         "scaling: mxfp8 with mx_scale_mode: floor, ceil, even or rceil");
+         fmt::format("applies to the MX torchao scale modes only, not to {}; value", used_by),
+         "an MX scaling (mxfp8, mxfp4, mxfp6_e2m3, mxfp6_e3m2) with mx_scale_mode: floor, ceil, "
+         "even or rceil");
   }
   if (!d.fixed.autoswitch.enabled) {
     for (std::string_view key : {"autoswitch.underflow_percent", "autoswitch.mse"}) {

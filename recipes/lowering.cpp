@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/scaling/delayed.hpp"
+#include "sim/scaling/nvfp4.hpp"
 #include "sim/scaling/rowwise.hpp"
 
 namespace fp8lab::recipes {
@@ -67,12 +68,24 @@ sc::QuantizePlan plan(const Recipe& recipe, sc::Operand operand, sc::Gemm gemm) 
       p.kind = sc::QuantizeKind::kBlockTe;
       p.block = sc::te_block_shape(gemm, operand);
       return p;
+    case Scaling::mxfp4:
+    case Scaling::mxfp6_e2m3:
+    case Scaling::mxfp6_e3m2:
+      p.format = *subbyte_element_format(recipe.scaling);  // every operand
+      [[fallthrough]];
     case Scaling::mxfp8:
       p.kind = sc::QuantizeKind::kMx;
       p.pow2 = false;
       p.block = sc::mx_block_shape(p.axis);
       p.mx_mode = recipe.mx_scale_mode;
       if (uses_torchao_version(recipe)) p.torchao = recipe.torchao_version;
+      return p;
+    case Scaling::nvfp4:
+      p.kind = sc::QuantizeKind::kNvfp4;
+      p.format = sim::Format::E2M1;
+      p.pow2 = false;
+      p.block = sc::nvfp4_block_shape(gemm, operand, recipe.nvfp4_2d);
+      p.nvfp4_mode = recipe.nvfp4_mode;
       return p;
   }
   throw std::invalid_argument("recipes::plan: unknown scaling " +

@@ -26,8 +26,13 @@ namespace fp8lab::recipes {
 //   block               kBlockTe             te_block_shape: weight 128x128, others 1x128/128x1
 //   mxfp8               kMx                  mx_block_shape: 1x32 / 32x1     mx_scale_mode,
 //                                                                            torchao_version
+//   mxfp4, mxfp6_e2m3,  kMx                  as mxfp8                        as mxfp8, format
+//   mxfp6_e3m2                                                               E2M1/E2M3/E3M2
+//   nvfp4               kNvfp4               nvfp4_block_shape: 1x16 / 16x1, nvfp4_mode, E2M1
+//                                            weight 16x16 with nvfp4_2d
 // The format is the forward one of fp8_format for input and weight, the backward one for
-// grad_output (HYBRID: E4M3 / E5M2). override_linear_precision is not applied here
+// grad_output (HYBRID: E4M3 / E5M2); the sub-byte scalings use their element format for every
+// operand (subbyte_element_format). override_linear_precision is not applied here
 // (gemm_runs_fp8). Throws std::invalid_argument when `operand` is not an operand of `gemm`, or
 // for a delayed recipe whose settings are out of range (delayed_scaling).
 sim::scaling::QuantizePlan plan(const Recipe& recipe, sim::scaling::Operand operand,

@@ -12,13 +12,19 @@ namespace {
 template <class Enum, std::size_t N>
 using NameTable = std::array<std::pair<Enum, std::string_view>, N>;
 
-constexpr NameTable<Scaling, 7> kScalingNames{{{Scaling::delayed, "delayed"},
-                                               {Scaling::current, "current"},
-                                               {Scaling::tensorwise, "tensorwise"},
-                                               {Scaling::rowwise, "rowwise"},
-                                               {Scaling::rowwise_with_gw_hp, "rowwise_with_gw_hp"},
-                                               {Scaling::block, "block"},
-                                               {Scaling::mxfp8, "mxfp8"}}};
+constexpr NameTable<Scaling, 11> kScalingNames{{{Scaling::delayed, "delayed"},
+                                                {Scaling::current, "current"},
+                                                {Scaling::tensorwise, "tensorwise"},
+                                                {Scaling::rowwise, "rowwise"},
+                                                {Scaling::rowwise_with_gw_hp, "rowwise_with_gw_hp"},
+                                                {Scaling::block, "block"},
+                                                {Scaling::mxfp8, "mxfp8"},
+                                                {Scaling::mxfp4, "mxfp4"},
+                                                {Scaling::mxfp6_e2m3, "mxfp6_e2m3"},
+                                                {Scaling::mxfp6_e3m2, "mxfp6_e3m2"},
+                                                {Scaling::nvfp4, "nvfp4"}}};
+constexpr NameTable<Nvfp4Mode, 2> kNvfp4Names{
+    {{Nvfp4Mode::kTe, "te"}, {Nvfp4Mode::kTorchao, "torchao"}}};
 constexpr NameTable<Fp8Format, 3> kFormatNames{
     {{Fp8Format::kHybrid, "HYBRID"}, {Fp8Format::kE4M3, "E4M3"}, {Fp8Format::kE5M2, "E5M2"}}};
 constexpr NameTable<AmaxComputeAlgo, 2> kAlgoNames{
@@ -142,6 +148,11 @@ std::string accepted_mx_scale_modes() { return join_names(kMxNames); }
 std::string accepted_torchao_versions() { return join_names(kTorchaoVersionNames); }
 std::string accepted_accumulations() { return join_names(kAccumulationNames); }
 std::string accepted_elementwise_precisions() { return join_names(kElementwiseNames); }
+std::string accepted_nvfp4_modes() { return join_names(kNvfp4Names); }
+std::string_view name(Nvfp4Mode m) { return lookup_name(kNvfp4Names, m); }
+std::optional<Nvfp4Mode> parse_nvfp4_mode(std::string_view t) {
+  return lookup_value(kNvfp4Names, t);
+}
 std::optional<ElementwisePrecision> parse_elementwise_precision(std::string_view t) {
   return lookup_value(kElementwiseNames, t);
 }
@@ -150,10 +161,23 @@ bool is_torchao_scaling(Scaling s) {
   return s == Scaling::tensorwise || s == Scaling::rowwise || s == Scaling::rowwise_with_gw_hp;
 }
 bool uses_amax_history(Scaling s) { return s == Scaling::delayed; }
-bool has_power_2_option(Scaling s) { return s != Scaling::delayed && s != Scaling::mxfp8; }
-bool uses_torchao_version(Scaling s, E8M0Mode m) {
-  return s == Scaling::mxfp8 && m != E8M0Mode::kTe;
+bool is_mx(Scaling s) {
+  return s == Scaling::mxfp8 || s == Scaling::mxfp4 || s == Scaling::mxfp6_e2m3 ||
+         s == Scaling::mxfp6_e3m2;
 }
+std::optional<sim::Format> subbyte_element_format(Scaling s) {
+  switch (s) {
+    case Scaling::mxfp4:
+    case Scaling::nvfp4: return sim::Format::E2M1;
+    case Scaling::mxfp6_e2m3: return sim::Format::E2M3;
+    case Scaling::mxfp6_e3m2: return sim::Format::E3M2;
+    default: return std::nullopt;
+  }
+}
+bool has_power_2_option(Scaling s) {
+  return s != Scaling::delayed && !is_mx(s) && s != Scaling::nvfp4;
+}
+bool uses_torchao_version(Scaling s, E8M0Mode m) { return is_mx(s) && m != E8M0Mode::kTe; }
 bool uses_torchao_version(const Recipe& r) {
   return uses_torchao_version(r.scaling, r.mx_scale_mode);
 }
@@ -206,7 +230,10 @@ KeepHighPrecision canonical_keep_high_precision(KeepHighPrecision k) {
 
 std::string canonical_string(const Recipe& r) {
   const std::string torchao_version =
-      uses_torchao_version(r) ? fmt::format(";torchao_version={}", name(r.torchao_version)) : "";
+      uses_torchao_version(r) ? fmt::format(";torchao_version={}", name(r.torchao_version))
+      : r.scaling == Scaling::nvfp4
+          ? fmt::format(";nvfp4_mode={};nvfp4_2d={}", name(r.nvfp4_mode), bool_name(r.nvfp4_2d))
+          : "";
   std::string beyond_gemms;
   if (r.norm_affine_precision != ElementwisePrecision::kHigh) {
     beyond_gemms += fmt::format(";norm_affine_precision={}", name(r.norm_affine_precision));
@@ -248,7 +275,17 @@ std::string describe(const Recipe& r) {
     out += fmt::format("margin: {}\ninterval: {}\namax_history_len: {}\namax_compute_algo: {}\n",
                        r.margin, r.interval, r.amax_history_len, name(r.amax_compute_algo));
   }
-  if (r.scaling == Scaling::mxfp8) out += fmt::format("mx_scale_mode: {}\n", name(r.mx_scale_mode));
+  if (const auto element = subbyte_element_format(r.scaling)) {
+    out += fmt::format("element format: {} (every operand; fp8_format is not used)\n",
+                       sim::spec(*element).name);
+  }
+  if (is_mx(r.scaling)) out += fmt::format("mx_scale_mode: {}\n", name(r.mx_scale_mode));
+  if (r.scaling == Scaling::nvfp4) {
+    out += fmt::format("nvfp4_mode: {} ({})\nnvfp4_2d: {}\n", name(r.nvfp4_mode),
+                       r.nvfp4_mode == Nvfp4Mode::kTe ? "TE's kernels"
+                                                      : "torchao 0.18's nvfp4_quantize",
+                       bool_name(r.nvfp4_2d));
+  }
   if (uses_torchao_version(r)) {
     out += fmt::format("torchao_version: {} ({}'s to_mx)\n", name(r.torchao_version),
                        r.torchao_version == TorchaoVersion::kV0_18 ? "torchao v0.18.0"

@@ -27,6 +27,11 @@ enum class Scaling : std::uint8_t {
   rowwise_with_gw_hp,  // torchao "rowwise_with_gw_hp": rowwise, wgrad operands in high precision
   block,               // TE Float8BlockScaling: 1x128 activations/grads, 128x128 weights
   mxfp8,               // TE MXFP8BlockScaling (use_mxfp8_block_scaling): 32-element E8M0 blocks
+  // Below 8 bits (docs/fp4.md): every operand in the element format, the MX rules of mxfp8.
+  mxfp4,       // MX with E2M1 elements (torchao float4_e2m1fn_x2 MX)
+  mxfp6_e2m3,  // MX with E2M3 elements (torchao fp6_e2m3)
+  mxfp6_e3m2,  // MX with E3M2 elements (torchao fp6_e3m2)
+  nvfp4,       // NVFP4: E2M1 in 16-element blocks, E4M3 block scales, fp32 per-tensor scale
 };
 
 // The settings a recipe chooses are sim's own types (sim/settings.hpp), imported by name;
@@ -42,11 +47,14 @@ enum class Scaling : std::uint8_t {
 //                    accumulation), exact
 //   ElementwisePrecision  norm_affine_precision, activation_precision: high (the default), bf16,
 //                    mx (mxfp8 only)
+//   Nvfp4Mode        nvfp4_mode (sim/scaling/nvfp4.hpp): te (TE's kernels, the default), torchao
+//                    (torchao 0.18's nvfp4_quantize)
 using sim::Accumulation;
 using sim::scaling::AmaxComputeAlgo;
 using sim::scaling::E8M0Mode;
 using sim::scaling::ElementwisePrecision;
 using sim::scaling::Fp8Format;
+using sim::scaling::Nvfp4Mode;
 using sim::scaling::TorchaoVersion;
 
 struct GemmAccumulation {
@@ -123,10 +131,14 @@ struct Recipe {
                         Accumulation::kHopperSplitAccumulator};
   // current, tensorwise, rowwise, rowwise_with_gw_hp, block.
   bool power_2_scales = false;
-  // mxfp8 only.
+  // MX scalings only (mxfp8, mxfp4, mxfp6_e2m3, mxfp6_e3m2: is_mx).
   E8M0Mode mx_scale_mode = E8M0Mode::kTe;
-  // mxfp8 with a torchao scale mode only (uses_torchao_version).
+  // MX (mxfp8, mxfp4, mxfp6_*) with a torchao scale mode only (uses_torchao_version).
   TorchaoVersion torchao_version = TorchaoVersion::kV0_18;
+  // nvfp4 only: whose arithmetic, and whether weights take 16 x 16 tiles in every GEMM (TE's
+  // NVFP4BlockScaling does by default; torchao has no 2-D mode, so te only).
+  Nvfp4Mode nvfp4_mode = Nvfp4Mode::kTe;
+  bool nvfp4_2d = false;
   // torchao scalings only (AORecipeKwargs; accelerate's defaults are true, torchao-mx.md §1.1).
   bool pad_inner_dim = true;
   bool enable_fsdp_float8_all_gather = true;
@@ -151,6 +163,7 @@ std::string_view name(E8M0Mode);
 std::string_view name(TorchaoVersion);
 std::string_view name(Accumulation);
 std::string_view name(ElementwisePrecision);
+std::string_view name(Nvfp4Mode);
 std::optional<Scaling> parse_scaling(std::string_view);
 std::optional<Fp8Format> parse_fp8_format(std::string_view);
 std::optional<AmaxComputeAlgo> parse_amax_compute_algo(std::string_view);
@@ -158,6 +171,7 @@ std::optional<E8M0Mode> parse_mx_scale_mode(std::string_view);
 std::optional<TorchaoVersion> parse_torchao_version(std::string_view);
 std::optional<Accumulation> parse_accumulation(std::string_view);
 std::optional<ElementwisePrecision> parse_elementwise_precision(std::string_view);
+std::optional<Nvfp4Mode> parse_nvfp4_mode(std::string_view);
 // All accepted names, comma-separated, for error messages.
 std::string accepted_scalings();
 std::string accepted_fp8_formats();
@@ -166,12 +180,17 @@ std::string accepted_mx_scale_modes();
 std::string accepted_torchao_versions();
 std::string accepted_accumulations();
 std::string accepted_elementwise_precisions();
+std::string accepted_nvfp4_modes();
 
 // ---- per-scaling defaults and applicability --------------------------------------------------
 bool is_torchao_scaling(Scaling);  // tensorwise, rowwise, rowwise_with_gw_hp
 bool uses_amax_history(Scaling);   // delayed only: margin, interval, history, algorithm
+bool is_mx(Scaling);               // mxfp8, mxfp4, mxfp6_e2m3, mxfp6_e3m2: E8M0 blocks of 32
+// The element format of every operand under a sub-byte scaling (mxfp4, nvfp4: E2M1; mxfp6_e2m3,
+// mxfp6_e3m2); nullopt for the FP8 scalings, whose fp8_format decides.
+std::optional<sim::Format> subbyte_element_format(Scaling);
 bool has_power_2_option(Scaling);  // current, tensorwise, rowwise, rowwise_with_gw_hp, block
-// mxfp8 with mx_scale_mode floor, ceil, even or rceil: the only recipes torchao_version changes.
+// MX with mx_scale_mode floor, ceil, even or rceil: the only recipes torchao_version changes.
 bool uses_torchao_version(Scaling, E8M0Mode);
 bool uses_torchao_version(const Recipe&);
 // te-accelerate.md §6 (TE) and torchao-mx.md §1.2 (use_fast_accum T/F/F): block scaling enforces
@@ -192,7 +211,8 @@ KeepHighPrecision canonical_keep_high_precision(KeepHighPrecision);
 // exceptions, added later, leave the string and run id of every other recipe as it was:
 // torchao_version is written (after mx_scale_mode) only where uses_torchao_version;
 // norm_affine_precision / activation_precision (at the end) only when not high, then
-// keep_high_precision only when not empty, then autoswitch only when enabled.
+// keep_high_precision only when not empty, then autoswitch only when enabled; nvfp4_mode and
+// nvfp4_2d (after torchao_version's place) only for scaling nvfp4.
 std::string canonical_string(const Recipe&);
 // 16 hex digits: FNV-1a 64 of text (fixed constants, so no id or hash the project stores ever
 // depends on the standard library's std::hash). Run ids, sweep run keys and sweep.json's

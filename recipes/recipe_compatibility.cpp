@@ -155,6 +155,35 @@ Compatibility compatibility_of_gemms(const Recipe& r) {
   }
   c.asked = r;
   c.te_effective = r;
+  if (const auto element = subbyte_element_format(r.scaling)) {
+    // Below 8 bits (docs/fp4.md): each mode names the peer whose bytes it reproduces.
+    const bool te = r.scaling == Scaling::nvfp4 ? r.nvfp4_mode == Nvfp4Mode::kTe
+                                                : r.mx_scale_mode == E8M0Mode::kTe;
+    if (r.scaling == Scaling::nvfp4) {
+      c.runner = te ? "Transformer Engine" : "torchao";
+      c.te_recipe_class =
+          te ? fmt::format("NVFP4BlockScaling(disable_rht=True, disable_stochastic_rounding=True, "
+                           "disable_2d_quantization={})",
+                           r.nvfp4_2d ? "False" : "True")
+             : "NVFP4Tensor.to_nvfp4(per_tensor_scale=per_tensor_amax_to_scale(amax))";
+      c.quirks.push_back({"nvfp4_mode", std::string(name(r.nvfp4_mode)), "",
+                          te ? "TE's kernels' scale chain (S_enc = 2688/amax, no lower clamp on "
+                               "E4M3 block scales); RHT and stochastic rounding are not modelled"
+                             : "torchao 0.18's nvfp4_quantize (block scales floored at 2^-6)",
+                          "fp4-formats.md §3"});
+    } else {
+      c.runner = te ? "none (TE has no MXFP4/MXFP6 quantizer)" : "torchao";
+      c.te_recipe_class = fmt::format("MXLinearConfig(elem_dtype={}, scale_calculation_mode={})",
+                                      sim::spec(*element).name,
+                                      te ? "(TE's MXFP8 rule)" : name(r.mx_scale_mode));
+    }
+    c.runnable = false;
+    c.quirks.push_back({"scaling", std::string(name(r.scaling)), "",
+                        "fp8lab quantizes it (sim, torch.ops.fp8lab, explain) but does not train "
+                        "it yet: no block-scaled FP4/FP6 GEMM in the training path",
+                        "docs/fp4.md"});
+    return c;
+  }
   if (is_torchao_scaling(r.scaling)) {
     c.runner = "torchao";
     c.te_recipe_class = fmt::format("Float8LinearConfig.from_recipe_name(\"{}\")", name(r.scaling));

@@ -152,6 +152,7 @@ const char* to_string(SubbyteNan nan) {
     case SubbyteNan::kOppositeZero: return "opposite_zero";
     case SubbyteNan::kPositiveZero: return "positive_zero";
     case SubbyteNan::kRoundedBits: return "rounded_bits";
+    case SubbyteNan::kRoundedAllOnes: return "rounded_all_ones";
   }
   return "?";
 }
@@ -169,6 +170,9 @@ std::uint8_t cast_fp32_to_subbyte(float x, Format format, SubbyteSpecials specia
       case SubbyteNan::kOppositeZero: return static_cast<std::uint8_t>(sign ^ f.sign_mask());
       case SubbyteNan::kPositiveZero: return 0;
       case SubbyteNan::kRoundedBits: break;
+      case SubbyteNan::kRoundedAllOnes:  // the NaN torch.clamp leaves: 0xFFFFFFFF
+        return static_cast<std::uint8_t>(round_magnitude(0x7FFF'FFFFu, f, kNearestEven) |
+                                         f.sign_mask());
     }
     // The exponent field of a NaN (255) is above every target's min normal exponent, so
     // round_magnitude takes its normal branch, exactly the arithmetic torchao applies; its result

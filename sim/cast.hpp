@@ -53,6 +53,13 @@ enum class SubbyteNan : std::uint8_t {
                   // on main, same body): the NaN's bits take the normal-number path (add
                   // the RNE increment, shift, rebias), truncated to 8 bits, sign kept: canonical
                   // NaN 0x7FC00000 -> the code of 1.5 (E2M1 0x3, E2M3 0x0C, E3M2 0x0E)
+  kRoundedAllOnes,  // torchao where a torch.clamp precedes that converter (NVFP4's nvfp4_quantize,
+                    // 0.18's MX rceil): ATen's vectorized clamp (at::vec::maximum ORs in its
+                    // unordered-compare mask) turns every NaN into 0xFFFFFFFF, which kRoundedBits
+                    // then maps: E2M1 0xC, E2M3 0x30, E3M2 0x30 (-0 code | rounded bits). ATen's
+                    // scalar tail (the last numel % (2 x vector width) elements) keeps the NaN
+                    // instead; fp8lab models the vectorized body, the whole tensor when its element
+                    // count is a multiple of 32
 };
 
 // How a cast to a sub-byte format treats the inputs the format cannot hold. A described option:
@@ -70,6 +77,7 @@ inline constexpr SubbyteSpecials kSubbyteCuda = {SubbyteNan::kPositiveMax, true}
 inline constexpr SubbyteSpecials kSubbyteMlDtypes = {SubbyteNan::kOppositeZero, true};
 inline constexpr SubbyteSpecials kSubbyteTorchao = {SubbyteNan::kRoundedBits, true};
 inline constexpr SubbyteSpecials kSubbyteTeReference = {SubbyteNan::kPositiveZero, false};
+inline constexpr SubbyteSpecials kSubbyteTorchaoClamped = {SubbyteNan::kRoundedAllOnes, true};
 
 // The same modes by name (CLI, recipe files, tests/sim/subbyte_codes.cpp). "te_reference" is TE's
 // Python reference; TE's kernels convert with cvt.rn.satfinite, i.e. "cuda".
@@ -77,10 +85,12 @@ struct NamedSubbyteSpecials {
   const char* name;
   SubbyteSpecials specials;
 };
-inline constexpr NamedSubbyteSpecials kSubbyteModes[] = {{"cuda", kSubbyteCuda},
-                                                         {"ml_dtypes", kSubbyteMlDtypes},
-                                                         {"torchao", kSubbyteTorchao},
-                                                         {"te_reference", kSubbyteTeReference}};
+inline constexpr NamedSubbyteSpecials kSubbyteModes[] = {
+    {"cuda", kSubbyteCuda},
+    {"ml_dtypes", kSubbyteMlDtypes},
+    {"torchao", kSubbyteTorchao},
+    {"te_reference", kSubbyteTeReference},
+    {"torchao_clamped", kSubbyteTorchaoClamped}};
 
 const char* to_string(SubbyteNan nan);
 

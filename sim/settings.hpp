@@ -87,6 +87,16 @@ constexpr const char* to_string(TorchaoVersion version) {
   return version == TorchaoVersion::kV0_18 ? "torchao-0.18" : "torchao-main";
 }
 
+// NVFP4 (fp4-formats.md §3; sim/scaling/nvfp4.hpp): 16-element E2M1 blocks with an E4M3 block
+// scale and an fp32 per-tensor scale, computed as one of two peers does (they differ bit for bit):
+//   kTe:      TE's kernels (cast/nvfp4/core_nvfp4.cuh, quantize_transpose_nvfp4.cuh);
+//   kTorchao: torchao 0.18's nvfp4_quantize with the dynamic per-tensor scale.
+enum class Nvfp4Mode : std::uint8_t { kTe, kTorchao };
+constexpr const char* to_string(Nvfp4Mode mode) {
+  return mode == Nvfp4Mode::kTe ? "te" : "torchao";
+}
+inline constexpr std::int64_t kNvfp4BlockSize = 16;
+
 // Precision of a tensor outside the GEMMs that a recipe may quantize as well: LayerNorm's affine
 // weight and bias, or an activation function's input and output. Su et al. 2025 (arXiv
 // 2506.20752) train through microsoft/microxcaling, which rounds these to bfloat16 and does the

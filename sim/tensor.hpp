@@ -6,6 +6,8 @@
 //   rowwise (one per row)        1 x C          columnwise (one per column)  R x 1
 //   block 1x128 / 128x128        1 x 128        128 x 128
 //   MXFP8 rowwise / columnwise   1 x 32         32 x 1             2-D weights: 32 x 32
+//   MXFP4 / MXFP6                as MXFP8, E2M1 / E2M3 / E3M2 codes, one per byte
+//   NVFP4                        1 x 16         16 x 1             2-D weights: 16 x 16
 //
 // Partial edge blocks hold only their valid elements. The data keeps the high-precision tensor's
 // row-major [R, C] layout; which dimension is a GEMM's K is the GEMM's business (sim/gemm/).
@@ -38,6 +40,10 @@ struct QuantizedTensor {
   // Kept beside scale_inv because scale_inv = RN(1/s) loses s for non-power-of-2 scales, and
   // torchao dequantizes by dividing by s (torchao-mx.md §2.3, §2.7). Filled by sim/scaling/.
   std::vector<float> scale;
+  // NVFP4 only (sim/scaling/nvfp4.hpp), else empty: the E4M3 codes of the block scales (same
+  // shape as scale_inv), and the per-tensor fp32 scale {amax, encode scale, decode scale}.
+  std::vector<std::uint8_t> scale_e4m3;
+  std::vector<float> global_scale;
 
   // Valid once check_shape() passed (block sizes >= 1).
   std::int64_t scale_rows() const { return ceil_div(rows, block_rows); }

@@ -48,13 +48,13 @@ PyObject* plan(PyObject*, PyObject* args) {
                                                    ? models.dgrad
                                                    : models.wgrad;
     PyObject* out = Py_BuildValue(
-        "{s:s,s:s,s:(LL),s:s,s:O,s:s,s:s,s:O,s:s,s:O}", "kind", sim::scaling::to_string(p.kind),
+        "{s:s,s:s,s:(LL),s:s,s:O,s:s,s:s,s:s,s:O,s:s,s:O}", "kind", sim::scaling::to_string(p.kind),
         "format", sim::spec(p.format).name, "block", static_cast<long long>(p.block.rows),
         static_cast<long long>(p.block.cols), "axis", sim::scaling::to_string(p.axis), "pow2",
         p.pow2 ? Py_True : Py_False, "mx_mode", sim::scaling::to_string(p.mx_mode),
-        "torchao_version", sim::scaling::to_string(p.torchao), "runs_fp8",
-        l.runs_fp8 ? Py_True : Py_False, "accumulation",
-        std::string(recipes::name(accumulation)).c_str(), "k_is_cols",
+        "torchao_version", sim::scaling::to_string(p.torchao), "nvfp4_mode",
+        sim::scaling::to_string(p.nvfp4_mode), "runs_fp8", l.runs_fp8 ? Py_True : Py_False,
+        "accumulation", std::string(recipes::name(accumulation)).c_str(), "k_is_cols",
         sim::scaling::k_is_cols(l.gemm, l.operand) ? Py_True : Py_False);
     if (out == nullptr || p.kind != sim::scaling::QuantizeKind::kDelayed) return out;
     const sim::scaling::DelayedScalingConfig& d = p.delayed;

@@ -18,8 +18,8 @@ from fp8lab import _C
 def plan(recipe: str, operand: str, gemm: str, layer: Optional[str] = None) -> dict:
     """How ``recipe`` quantizes ``operand`` of ``gemm``: the lowering's plan as a dict (kind,
     format, block rows x cols with 0 for a whole dimension, axis, pow2, mx_mode,
-    torchao_version, runs_fp8, the GEMM's accumulation, k_is_cols; and ``delayed`` settings for
-    delayed scaling). With ``layer`` (a Linear's fully qualified name), the recipe's
+    torchao_version, nvfp4_mode, runs_fp8, the GEMM's accumulation, k_is_cols; and ``delayed``
+    settings for delayed scaling). With ``layer`` (a Linear's fully qualified name), the recipe's
     keep_high_precision patterns apply to it. Raises ValueError with recipes/' message for a bad
     recipe or name."""
     return _C.plan(recipe, operand, gemm, layer)

@@ -64,12 +64,41 @@ struct BandAccumulator {
   std::vector<std::uint8_t> run_nan_;
 };
 
+// Pass 2 for a sub-byte format: the scalar cast of every element with its block's multiplier
+// (blocked.hpp), rows of `cols` elements, a block every `run` columns.
+QuantizeStats quantize_subbyte_rows(std::span<const float> x, std::size_t cols,
+                                    std::span<const float> scales, std::size_t run, Format format,
+                                    SubbyteSpecials specials, std::span<std::uint8_t> out) {
+  const FormatSpec& f = spec(format);
+  const auto max = static_cast<float>(f.max_finite());
+  // Every sub-byte max has an all-ones mantissa, so its tie with the next binade rounds up.
+  const float overflow_at = max + std::ldexp(1.0f, f.max_exponent() - f.mantissa_bits - 1);
+  QuantizeStats stats;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float v = x[i];
+    const float y = v * scales[(i % cols) / run];
+    const std::uint8_t code = cast_fp32_to_subbyte(y, format, specials);
+    out[i] = code;
+    const float a = std::fabs(v);
+    stats.amax = a > stats.amax ? a : stats.amax;
+    if (y != y) {
+      ++stats.nan;
+    } else if (std::fabs(y) >= overflow_at) {
+      ++stats.saturated;
+    } else if (v != 0.0f && (code & ~f.sign_mask()) == 0) {
+      ++stats.underflowed;
+    }
+  }
+  stats.count = x.size();
+  return stats;
+}
+
 }  // namespace
 
 QuantizeResult quantize_blocked(const char* function, std::span<const float> x, std::int64_t rows,
                                 std::int64_t cols, BlockShape block, Format format, bool store_e8m0,
-                                const BlockScaleRowRule& rule) {
-  check_tensor_arguments(function, x.size(), rows, cols, format);
+                                const BlockScaleRowRule& rule, SubbyteSpecials subbyte) {
+  check_tensor_arguments(function, x.size(), rows, cols, format, /*subbyte_allowed=*/true);
   if (block.rows < 1 || block.cols < 1) {
     throw std::invalid_argument(std::string(function) + ": block = " + std::to_string(block.rows) +
                                 " x " + std::to_string(block.cols) + "; both must be >= 1");
@@ -117,8 +146,12 @@ QuantizeResult quantize_blocked(const char* function, std::span<const float> x, 
     const std::size_t offset = static_cast<std::size_t>(r0) * ucols;
     const std::size_t band_size = static_cast<std::size_t>(r1 - r0) * ucols;
     const auto band_out = std::span<std::uint8_t>(t.data).subspan(offset, band_size);
-    result.stats.merge(quantize_scaled_rows(x.subspan(offset, band_size), ucols, band_scales, bc,
-                                            format, Overflow::kSatFinite, band_out));
+    const auto band_x = x.subspan(offset, band_size);
+    result.stats.merge(
+        is_subbyte(format)
+            ? quantize_subbyte_rows(band_x, ucols, band_scales, bc, format, subbyte, band_out)
+            : quantize_scaled_rows(band_x, ucols, band_scales, bc, format, Overflow::kSatFinite,
+                                   band_out));
   }
   result.stats.amax = tensor_amax;
   return result;
@@ -126,17 +159,19 @@ QuantizeResult quantize_blocked(const char* function, std::span<const float> x, 
 
 QuantizeResult quantize_blocked(const char* function, std::span<const float> x, std::int64_t rows,
                                 std::int64_t cols, BlockShape block, Format format, bool store_e8m0,
-                                const BlockScaleRule& rule) {
-  return quantize_blocked(function, x, rows, cols, block, format, store_e8m0,
-                          [&rule](std::span<const float> amax,
-                                  std::span<const std::uint8_t> has_nan, BlockScaleRow out) {
-                            for (std::size_t j = 0; j < amax.size(); ++j) {
-                              const BlockScale bs = rule(amax[j], has_nan[j] != 0);
-                              out.scale[j] = bs.scale;
-                              out.scale_inv[j] = bs.scale_inv;
-                              if (!out.e8m0.empty()) out.e8m0[j] = bs.e8m0;
-                            }
-                          });
+                                const BlockScaleRule& rule, SubbyteSpecials subbyte) {
+  return quantize_blocked(
+      function, x, rows, cols, block, format, store_e8m0,
+      [&rule](std::span<const float> amax, std::span<const std::uint8_t> has_nan,
+              BlockScaleRow out) {
+        for (std::size_t j = 0; j < amax.size(); ++j) {
+          const BlockScale bs = rule(amax[j], has_nan[j] != 0);
+          out.scale[j] = bs.scale;
+          out.scale_inv[j] = bs.scale_inv;
+          if (!out.e8m0.empty()) out.e8m0[j] = bs.e8m0;
+        }
+      },
+      subbyte);
 }
 
 }  // namespace fp8lab::sim::scaling

@@ -12,12 +12,20 @@
 // and the returned stats are those of sim::quantize(x_block, s) merged over all blocks (amax of x,
 // saturated / underflowed / NaN counts of the elements).
 // The rule alone decides what NaN does to the scale (TE ignores it, torchao propagates it).
+//
+// Sub-byte element formats (E2M1, E2M3, E3M2: MXFP4/MXFP6, NVFP4) take the same walk and the same
+// q_i = cast(RN(x_i * s)), the cast being cast_fp32_to_subbyte with the caller's SubbyteSpecials
+// (whose NaN and -0 codes the peer's converter gives), element by element: no vectorized path.
+// Codes stay one per byte in QuantizedTensor::data (pack_e2m1 packs E2M1 for storage). Their
+// statistics: saturated = |RN(x * s)| rounds above max (|y| >= max + half an ulp, or ±Inf);
+// underflowed as for FP8; nan = y is NaN (no sub-byte code is NaN: the code is the specials').
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <span>
 
+#include "sim/cast.hpp"
 #include "sim/format.hpp"
 #include "sim/scaling/common.hpp"
 #include "sim/settings.hpp"
@@ -47,13 +55,15 @@ using BlockScaleRowRule = std::function<void(
 
 // Quantizes x [rows, cols] block by block. `store_e8m0` fills QuantizedTensor::scale_e8m0.
 // Blocks are clipped to the tensor (a block shape larger than the tensor gives one block).
+// `subbyte` is read only when `format` is E2M1, E2M3 or E3M2.
 // Throws std::invalid_argument for a bad shape or format (naming `function`).
 QuantizeResult quantize_blocked(const char* function, std::span<const float> x, std::int64_t rows,
                                 std::int64_t cols, BlockShape block, Format format, bool store_e8m0,
-                                const BlockScaleRowRule& rule);
+                                const BlockScaleRowRule& rule,
+                                SubbyteSpecials subbyte = kSubbyteCuda);
 // The same with a rule per block (called block by block, in order).
 QuantizeResult quantize_blocked(const char* function, std::span<const float> x, std::int64_t rows,
                                 std::int64_t cols, BlockShape block, Format format, bool store_e8m0,
-                                const BlockScaleRule& rule);
+                                const BlockScaleRule& rule, SubbyteSpecials subbyte = kSubbyteCuda);
 
 }  // namespace fp8lab::sim::scaling

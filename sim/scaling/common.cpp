@@ -13,16 +13,17 @@ namespace fp8lab::sim::scaling {
 float fp8_max(Format format) { return static_cast<float>(spec(format).max_finite()); }
 
 void check_tensor_arguments(const char* function, std::size_t size, std::int64_t rows,
-                            std::int64_t cols, Format format) {
+                            std::int64_t cols, Format format, bool subbyte_allowed) {
   const std::string where(function);
   if (rows < 1 || cols < 1) {
     throw std::invalid_argument(where + ": rows = " + std::to_string(rows) +
                                 ", cols = " + std::to_string(cols) + "; both must be >= 1");
   }
   checked_element_count(function, rows, cols, size, "x.size()");
-  if (!is_fp8(format)) {
+  if (!is_fp8(format) && !(subbyte_allowed && is_subbyte(format))) {
     throw std::invalid_argument(where + ": format = " + spec(format).name +
-                                "; accepted: e4m3, e5m2");
+                                "; accepted: e4m3, e5m2" +
+                                (subbyte_allowed ? ", e2m1, e2m3, e3m2" : ""));
   }
 }
 

@@ -34,9 +34,10 @@ struct QuantizeResult {
 };
 
 // Throws std::invalid_argument naming `function` and the field when rows or cols < 1, rows * cols
-// overflows int64 or differs from x.size() (checked_element_count), or `format` is not E4M3 / E5M2.
+// overflows int64 or differs from x.size() (checked_element_count), or `format` is not E4M3 / E5M2
+// (nor E2M1 / E2M3 / E3M2 when `subbyte_allowed`: the block walk of blocked.hpp casts those too).
 void check_tensor_arguments(const char* function, std::size_t size, std::int64_t rows,
-                            std::int64_t cols, Format format);
+                            std::int64_t cols, Format format, bool subbyte_allowed = false);
 
 // max |x| with torch.max semantics: NaN if any element is NaN, else the max over |x| (0 for an
 // empty span). torchao's amax propagates NaN (torchao-mx.md §2.1, §4.2); TE's drops it (fmaxf).

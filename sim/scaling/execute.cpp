@@ -11,6 +11,7 @@
 #include "sim/scaling/block.hpp"
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/mx.hpp"
+#include "sim/scaling/nvfp4.hpp"
 #include "sim/scaling/rowwise.hpp"
 
 namespace fp8lab::sim::scaling {
@@ -38,6 +39,7 @@ QuantizeResult run_plan(const QuantizePlan& p, std::span<const float> x, std::in
         return quantize_mx_2d(x, rows, cols, p.format, p.mx_mode, p.torchao);
       }
       return quantize_mx(x, rows, cols, p.axis, p.format, p.mx_mode, p.torchao);
+    case QuantizeKind::kNvfp4: return quantize_nvfp4(x, rows, cols, p.block, p.nvfp4_mode);
     case QuantizeKind::kDelayed:
     case QuantizeKind::kHighPrecision: break;
   }
@@ -70,8 +72,10 @@ QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std:
 QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std::int64_t rows,
                         std::int64_t cols, int threads) {
   const std::int64_t block_rows = plan.block.rows;
+  // NVFP4's per-tensor scale needs the whole tensor's amax: it runs on the calling thread.
   const bool banded = plan.kind != QuantizeKind::kDelayed &&
-                      plan.kind != QuantizeKind::kHighPrecision && block_rows >= 1;
+                      plan.kind != QuantizeKind::kHighPrecision &&
+                      plan.kind != QuantizeKind::kNvfp4 && block_rows >= 1;
   if (threads <= 1 || !banded || rows <= block_rows || cols < 1 ||
       x.size() != static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols)) {
     return run_plan(plan, x, rows, cols, threads);  // which also refuses bad arguments

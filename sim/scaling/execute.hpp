@@ -5,6 +5,8 @@
 //   kAxiswiseTorchao    quantize_axiswise_torchao along plan.axis
 //   kBlockTe            quantize_block_te in plan.block (fp32 input, amax_epsilon 0)
 //   kMx                 quantize_mx along plan.axis, or quantize_mx_2d for 32 x 32 blocks
+//   kNvfp4              quantize_nvfp4 in plan.block with plan.nvfp4_mode (on the calling thread:
+//                       its per-tensor scale needs the whole tensor)
 // gpu::scaling::quantize(plan, ...) must equal it.
 #pragma once
 

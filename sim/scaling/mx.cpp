@@ -70,19 +70,27 @@ QuantizeResult quantize_mx_blocks(const char* function, std::span<const float> x
     tables->multiplier[code] = mx_block_multiplier(code, mode, torchao);
     tables->scale_inv[code] = decode_e8m0(code);
   }
-  return quantize_blocked(function, x, rows, cols, block, format, true,
-                          [format, mode, torchao, tables](std::span<const float> amax,
-                                                          std::span<const std::uint8_t> has_nan,
-                                                          BlockScaleRow out) {
-                            mx_scale_codes(amax, has_nan, format, mode, torchao, out.e8m0);
-                            for (std::size_t j = 0; j < out.e8m0.size(); ++j) {
-                              out.scale[j] = tables->multiplier[out.e8m0[j]];
-                              out.scale_inv[j] = tables->scale_inv[out.e8m0[j]];
-                            }
-                          });
+  return quantize_blocked(
+      function, x, rows, cols, block, format, true,
+      [format, mode, torchao, tables](std::span<const float> amax,
+                                      std::span<const std::uint8_t> has_nan, BlockScaleRow out) {
+        mx_scale_codes(amax, has_nan, format, mode, torchao, out.e8m0);
+        for (std::size_t j = 0; j < out.e8m0.size(); ++j) {
+          out.scale[j] = tables->multiplier[out.e8m0[j]];
+          out.scale_inv[j] = tables->scale_inv[out.e8m0[j]];
+        }
+      },
+      mx_subbyte_specials(mode, torchao));
 }
 
 }  // namespace
+
+SubbyteSpecials mx_subbyte_specials(E8M0Mode mode, TorchaoVersion torchao) {
+  if (mode == E8M0Mode::kTe) return kSubbyteCuda;
+  // 0.18's _to_mx_rceil clamps (torch.clamp) before the converter; its other modes divide only.
+  if (mode == E8M0Mode::kRceil && torchao == TorchaoVersion::kV0_18) return kSubbyteTorchaoClamped;
+  return kSubbyteTorchao;
+}
 
 float mx_reciprocal_of_max(Format element) {
   return static_cast<float>(1.0 / spec(element).max_finite());

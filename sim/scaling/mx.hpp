@@ -11,8 +11,18 @@
 //   kEven   torchao: amax rounded at mantissa bit (23 - mbits - 1) first, then as floor
 //   kRceil  torchao (cuBLAS style), per torchao version (below)
 // where E(a) = fp32 exponent field of a minus 127 (-127 for zero and subnormals), emax = the
-// element format's largest exponent (8 for E4M3, 15 for E5M2) and mbits its mantissa bits. The
-// torchao modes propagate NaN into amax (torch.amax).
+// element format's largest exponent (8 for E4M3, 15 for E5M2, 2 for E2M1 and E2M3, 4 for E3M2:
+// torchao's target_max_pow2) and mbits its mantissa bits. The torchao modes propagate NaN into
+// amax (torch.amax).
+//
+// MXFP4 (E2M1) and MXFP6 (E2M3, E3M2) are these same rules with the element format's emax, mbits
+// and max (fp4-formats.md §2: torchao's to_mx takes them from the element dtype alone), and the
+// element cast of sim/cast.hpp with the converter's specials (mx_subbyte_specials): torchao's
+// _f32_to_floatx_unpacked (kSubbyteTorchao) for its modes, cvt.rn.satfinite (kSubbyteCuda) for kTe.
+// torchao 0.18 clamps to ±max_pos before its FP8 cast and its rceil cast only; the sub-byte casts
+// saturate, so the clamp changes no code. TE has no MXFP4/MXFP6 quantizer (its
+// quantize_transpose_vector_blockwise_fp4.cu refuses pow2 scales): kTe on a sub-byte element is
+// TE's MXFP8 rule with the element's max, what a TE-style kernel would compute, not a TE output.
 //
 // The torchao modes follow one of two torchao versions (TorchaoVersion), because torchao's
 // `to_mx` (torchao/prototype/mx_formats/mx_tensor.py) changed after v0.18.0 (PR #4725):
@@ -48,6 +58,7 @@
 #include <cstdint>
 #include <span>
 
+#include "sim/cast.hpp"
 #include "sim/format.hpp"
 #include "sim/scaling/common.hpp"
 #include "sim/settings.hpp"
@@ -76,6 +87,12 @@ std::uint8_t rceil_float_to_e8m0(float v);
 // the mode's NaN rule: NaN-ignoring for kTe, NaN-propagating for the others).
 std::uint8_t mx_scale_code(float amax, Format element, E8M0Mode mode,
                            TorchaoVersion torchao = TorchaoVersion::kV0_18);
+
+// The sub-byte cast's NaN and -0 codes under an E8M0 mode: kSubbyteCuda for kTe; for torchao's
+// modes kSubbyteTorchao (_f32_to_floatx_unpacked of the NaN x / scale gives), except 0.18's
+// rceil, whose torch.clamp comes first: kSubbyteTorchaoClamped. torchao main's sub-byte elements
+// are modelled as kSubbyteTorchao and not checked against it.
+SubbyteSpecials mx_subbyte_specials(E8M0Mode mode, TorchaoVersion torchao);
 
 // 2^(127 - e) as fp32: the multiplier kTe and kMain apply to elements before the cast.
 float mx_element_multiplier(std::uint8_t e);

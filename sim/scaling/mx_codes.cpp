@@ -182,9 +182,9 @@ void mx_scale_codes(std::span<const float> amax, std::span<const std::uint8_t> h
                                 std::to_string(codes.size()) + " codes; all three must be equal");
   }
   const FormatSpec& es = spec(element);
-  if (!is_fp8(element)) {
+  if (!is_fp8(element) && !is_subbyte(element)) {
     throw std::invalid_argument(std::string("mx_scale_codes: element = ") + es.name +
-                                "; accepted: e4m3, e5m2");
+                                "; accepted: e4m3, e5m2, e2m1, e2m3, e3m2");
   }
   const mx_simd::CodeConstants c{mode,
                                  torchao == TorchaoVersion::kMain,

@@ -61,7 +61,8 @@ enum class QuantizeKind : std::uint8_t {
   kTensorwiseTorchao,  // torchao tensorwise, per tensor (quantize_tensorwise_torchao)
   kAxiswiseTorchao,    // torchao axiswise: one scale per row or column along `axis`
   kBlockTe,            // TE Float8BlockScaling in `block` (quantize_block_te)
-  kMx,                 // MXFP8 in `block` with `mx_mode` and `torchao` (quantize_mx)
+  kMx,                 // MX (FP8, FP6, FP4 elements) in `block` with `mx_mode` and `torchao`
+  kNvfp4,              // NVFP4 in `block` (1x16, 16x1, 16x16) with `nvfp4_mode` (quantize_nvfp4)
   kHighPrecision,      // nothing to quantize: the GEMM runs in high precision
 };
 constexpr const char* to_string(QuantizeKind kind) {
@@ -72,13 +73,15 @@ constexpr const char* to_string(QuantizeKind kind) {
     case QuantizeKind::kAxiswiseTorchao: return "axiswise_torchao";
     case QuantizeKind::kBlockTe: return "block_te";
     case QuantizeKind::kMx: return "mx";
+    case QuantizeKind::kNvfp4: return "nvfp4";
     case QuantizeKind::kHighPrecision: return "high_precision";
   }
   return "?";
 }
 
 // Every quantizer casts q = cast_satfinite(RN(x * s)) (NUMERICS.md §2); the plan says how s is
-// chosen and over which elements.
+// chosen and over which elements. `format` is E4M3 / E5M2, or for kMx also E2M1 / E2M3 / E3M2
+// (MXFP4, MXFP6), and E2M1 for kNvfp4.
 struct QuantizePlan {
   QuantizeKind kind = QuantizeKind::kCurrentTe;
   Format format = Format::E4M3;  // the element format
@@ -89,6 +92,7 @@ struct QuantizePlan {
   bool pow2 = false;                                // power-of-2 scales (current, torchao, block)
   E8M0Mode mx_mode = E8M0Mode::kTe;                 // kMx only
   TorchaoVersion torchao = TorchaoVersion::kV0_18;  // kMx with a torchao mode only
+  Nvfp4Mode nvfp4_mode = Nvfp4Mode::kTe;            // kNvfp4 only
   DelayedScalingConfig delayed{};                   // kDelayed only
 
   // The block shape a tensor [rows, cols] is stored with (QuantizedTensor::block_rows/cols).
@@ -100,7 +104,7 @@ struct QuantizePlan {
   friend constexpr bool operator==(const QuantizePlan& a, const QuantizePlan& b) {
     return a.kind == b.kind && a.format == b.format && a.block == b.block && a.axis == b.axis &&
            a.pow2 == b.pow2 && a.mx_mode == b.mx_mode && a.torchao == b.torchao &&
-           a.delayed == b.delayed;
+           a.nvfp4_mode == b.nvfp4_mode && a.delayed == b.delayed;
   }
 };
 

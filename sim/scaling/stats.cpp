@@ -11,12 +11,22 @@
 
 namespace fp8lab::sim::scaling {
 
+namespace {
+
+// Every element format a quantizer emits: FP8, and the sub-byte E2M1 / E2M3 / E3M2 (MXFP4,
+// MXFP6, NVFP4), each through its own exact decode.
+float decode_element(std::uint8_t code, Format format) {
+  return is_subbyte(format) ? decode_subbyte(code, format) : decode_fp8(code, format);
+}
+
+}  // namespace
+
 std::vector<float> dequantize(const QuantizedTensor& t) {
   t.check_shape("dequantize");
   std::vector<float> out(t.data.size());
   for (std::int64_t r = 0; r < t.rows; ++r) {
     for (std::int64_t c = 0; c < t.cols; ++c) {
-      out[static_cast<std::size_t>(r * t.cols + c)] = decode_fp8(t.code_at(r, c), t.format) *
+      out[static_cast<std::size_t>(r * t.cols + c)] = decode_element(t.code_at(r, c), t.format) *
                                                       t.scale_inv_at(r, c);
     }
   }
@@ -29,15 +39,25 @@ const std::array<float, 256>& decode_table(Format format, const char* function) 
   static const auto make = [](Format f) {
     std::array<float, 256> table{};
     for (int code = 0; code < 256; ++code) {
-      table[static_cast<std::size_t>(code)] = decode_fp8(static_cast<std::uint8_t>(code), f);
+      table[static_cast<std::size_t>(code)] = decode_element(static_cast<std::uint8_t>(code), f);
     }
     return table;
   };
   static const std::array<float, 256> e4m3 = make(Format::E4M3);
   static const std::array<float, 256> e5m2 = make(Format::E5M2);
-  if (format == Format::E4M3) return e4m3;
-  if (format == Format::E5M2) return e5m2;
-  throw std::invalid_argument(std::string(function) + ": not an FP8 element format");
+  static const std::array<float, 256> e2m1 = make(Format::E2M1);
+  static const std::array<float, 256> e2m3 = make(Format::E2M3);
+  static const std::array<float, 256> e3m2 = make(Format::E3M2);
+  switch (format) {
+    case Format::E4M3: return e4m3;
+    case Format::E5M2: return e5m2;
+    case Format::E2M1: return e2m1;
+    case Format::E2M3: return e2m3;
+    case Format::E3M2: return e3m2;
+    default: break;
+  }
+  throw std::invalid_argument(std::string(function) +
+                              ": not an element format (e4m3, e5m2, e2m1, e2m3, e3m2)");
 }
 
 // One element's share of each sum, written once for every walk below. Callers add elements in

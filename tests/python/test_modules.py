@@ -39,7 +39,7 @@ def test_recipe_from_file():
 def test_recipe_file_errors_name_the_file(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("scaling: current\nmx_scale_mode: floor\n")
-    with pytest.raises(ValueError, match=rf"^{path}:2: mx_scale_mode.*applies to mxfp8 only"):
+    with pytest.raises(ValueError, match=rf"^{path}:2: mx_scale_mode.*applies to the MX scalings only"):
         fp8lab.Recipe.from_file(str(path))
 
 

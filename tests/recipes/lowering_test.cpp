@@ -1,5 +1,6 @@
 // The lowering (recipes/lowering.hpp) as a golden table: every scaling (with its defaults), every
-// MX scale mode and torchao version, times every operand of every GEMM, rendered one plan per
+// MX scale mode and torchao version (for each MX element format), every NVFP4 mode with and
+// without 2-D weights, times every operand of every GEMM, rendered one plan per
 // line. Adding a recipe or changing what one quantizes with changes this table, in review.
 // The recipes come from the name tables (accepted_scalings, accepted_mx_scale_modes, ...), so a new
 // scaling, mode or version shows up here as missing rows until its rows are written.
@@ -56,6 +57,7 @@ std::string row(const std::string& label, const Recipe& r, sc::Operand op, sc::G
   if (p.kind == sc::QuantizeKind::kMx) {
     line << " " << sc::to_string(p.mx_mode) << " " << sc::to_string(p.torchao);
   }
+  if (p.kind == sc::QuantizeKind::kNvfp4) line << " " << sc::to_string(p.nvfp4_mode);
   return line.str();
 }
 
@@ -64,7 +66,19 @@ std::vector<std::pair<std::string, Recipe>> recipes_of_the_table() {
   std::vector<std::pair<std::string, Recipe>> out;
   for (const std::string& name : split(accepted_scalings(), ',')) {
     const Scaling s = *parse_scaling(name);
-    if (s != Scaling::mxfp8) {
+    if (s == Scaling::nvfp4) {
+      for (const std::string& mode : split(accepted_nvfp4_modes(), ',')) {
+        for (const bool two_d : {false, true}) {
+          Recipe r = with_defaults(s);
+          r.nvfp4_mode = *parse_nvfp4_mode(mode);
+          r.nvfp4_2d = two_d;
+          if (two_d && r.nvfp4_mode == Nvfp4Mode::kTorchao) continue;  // refused: no torchao 2-D
+          out.emplace_back(name + " " + mode + (two_d ? " 2d" : ""), r);
+        }
+      }
+      continue;
+    }
+    if (!is_mx(s)) {
       out.emplace_back(name, with_defaults(s));
       continue;
     }
@@ -187,6 +201,186 @@ mxfp8 rceil torchao-main | grad_output dgrad -> mx e5m2 1x32 rowwise rceil torch
 mxfp8 rceil torchao-main | weight dgrad -> mx e4m3 32x1 columnwise rceil torchao-main
 mxfp8 rceil torchao-main | grad_output wgrad -> mx e5m2 32x1 columnwise rceil torchao-main
 mxfp8 rceil torchao-main | input wgrad -> mx e4m3 32x1 columnwise rceil torchao-main
+mxfp4 te | input fprop -> mx e2m1 1x32 rowwise te torchao-0.18
+mxfp4 te | weight fprop -> mx e2m1 1x32 rowwise te torchao-0.18
+mxfp4 te | grad_output dgrad -> mx e2m1 1x32 rowwise te torchao-0.18
+mxfp4 te | weight dgrad -> mx e2m1 32x1 columnwise te torchao-0.18
+mxfp4 te | grad_output wgrad -> mx e2m1 32x1 columnwise te torchao-0.18
+mxfp4 te | input wgrad -> mx e2m1 32x1 columnwise te torchao-0.18
+mxfp4 floor torchao-0.18 | input fprop -> mx e2m1 1x32 rowwise floor torchao-0.18
+mxfp4 floor torchao-0.18 | weight fprop -> mx e2m1 1x32 rowwise floor torchao-0.18
+mxfp4 floor torchao-0.18 | grad_output dgrad -> mx e2m1 1x32 rowwise floor torchao-0.18
+mxfp4 floor torchao-0.18 | weight dgrad -> mx e2m1 32x1 columnwise floor torchao-0.18
+mxfp4 floor torchao-0.18 | grad_output wgrad -> mx e2m1 32x1 columnwise floor torchao-0.18
+mxfp4 floor torchao-0.18 | input wgrad -> mx e2m1 32x1 columnwise floor torchao-0.18
+mxfp4 floor torchao-main | input fprop -> mx e2m1 1x32 rowwise floor torchao-main
+mxfp4 floor torchao-main | weight fprop -> mx e2m1 1x32 rowwise floor torchao-main
+mxfp4 floor torchao-main | grad_output dgrad -> mx e2m1 1x32 rowwise floor torchao-main
+mxfp4 floor torchao-main | weight dgrad -> mx e2m1 32x1 columnwise floor torchao-main
+mxfp4 floor torchao-main | grad_output wgrad -> mx e2m1 32x1 columnwise floor torchao-main
+mxfp4 floor torchao-main | input wgrad -> mx e2m1 32x1 columnwise floor torchao-main
+mxfp4 ceil torchao-0.18 | input fprop -> mx e2m1 1x32 rowwise ceil torchao-0.18
+mxfp4 ceil torchao-0.18 | weight fprop -> mx e2m1 1x32 rowwise ceil torchao-0.18
+mxfp4 ceil torchao-0.18 | grad_output dgrad -> mx e2m1 1x32 rowwise ceil torchao-0.18
+mxfp4 ceil torchao-0.18 | weight dgrad -> mx e2m1 32x1 columnwise ceil torchao-0.18
+mxfp4 ceil torchao-0.18 | grad_output wgrad -> mx e2m1 32x1 columnwise ceil torchao-0.18
+mxfp4 ceil torchao-0.18 | input wgrad -> mx e2m1 32x1 columnwise ceil torchao-0.18
+mxfp4 ceil torchao-main | input fprop -> mx e2m1 1x32 rowwise ceil torchao-main
+mxfp4 ceil torchao-main | weight fprop -> mx e2m1 1x32 rowwise ceil torchao-main
+mxfp4 ceil torchao-main | grad_output dgrad -> mx e2m1 1x32 rowwise ceil torchao-main
+mxfp4 ceil torchao-main | weight dgrad -> mx e2m1 32x1 columnwise ceil torchao-main
+mxfp4 ceil torchao-main | grad_output wgrad -> mx e2m1 32x1 columnwise ceil torchao-main
+mxfp4 ceil torchao-main | input wgrad -> mx e2m1 32x1 columnwise ceil torchao-main
+mxfp4 even torchao-0.18 | input fprop -> mx e2m1 1x32 rowwise even torchao-0.18
+mxfp4 even torchao-0.18 | weight fprop -> mx e2m1 1x32 rowwise even torchao-0.18
+mxfp4 even torchao-0.18 | grad_output dgrad -> mx e2m1 1x32 rowwise even torchao-0.18
+mxfp4 even torchao-0.18 | weight dgrad -> mx e2m1 32x1 columnwise even torchao-0.18
+mxfp4 even torchao-0.18 | grad_output wgrad -> mx e2m1 32x1 columnwise even torchao-0.18
+mxfp4 even torchao-0.18 | input wgrad -> mx e2m1 32x1 columnwise even torchao-0.18
+mxfp4 even torchao-main | input fprop -> mx e2m1 1x32 rowwise even torchao-main
+mxfp4 even torchao-main | weight fprop -> mx e2m1 1x32 rowwise even torchao-main
+mxfp4 even torchao-main | grad_output dgrad -> mx e2m1 1x32 rowwise even torchao-main
+mxfp4 even torchao-main | weight dgrad -> mx e2m1 32x1 columnwise even torchao-main
+mxfp4 even torchao-main | grad_output wgrad -> mx e2m1 32x1 columnwise even torchao-main
+mxfp4 even torchao-main | input wgrad -> mx e2m1 32x1 columnwise even torchao-main
+mxfp4 rceil torchao-0.18 | input fprop -> mx e2m1 1x32 rowwise rceil torchao-0.18
+mxfp4 rceil torchao-0.18 | weight fprop -> mx e2m1 1x32 rowwise rceil torchao-0.18
+mxfp4 rceil torchao-0.18 | grad_output dgrad -> mx e2m1 1x32 rowwise rceil torchao-0.18
+mxfp4 rceil torchao-0.18 | weight dgrad -> mx e2m1 32x1 columnwise rceil torchao-0.18
+mxfp4 rceil torchao-0.18 | grad_output wgrad -> mx e2m1 32x1 columnwise rceil torchao-0.18
+mxfp4 rceil torchao-0.18 | input wgrad -> mx e2m1 32x1 columnwise rceil torchao-0.18
+mxfp4 rceil torchao-main | input fprop -> mx e2m1 1x32 rowwise rceil torchao-main
+mxfp4 rceil torchao-main | weight fprop -> mx e2m1 1x32 rowwise rceil torchao-main
+mxfp4 rceil torchao-main | grad_output dgrad -> mx e2m1 1x32 rowwise rceil torchao-main
+mxfp4 rceil torchao-main | weight dgrad -> mx e2m1 32x1 columnwise rceil torchao-main
+mxfp4 rceil torchao-main | grad_output wgrad -> mx e2m1 32x1 columnwise rceil torchao-main
+mxfp4 rceil torchao-main | input wgrad -> mx e2m1 32x1 columnwise rceil torchao-main
+mxfp6_e2m3 te | input fprop -> mx e2m3 1x32 rowwise te torchao-0.18
+mxfp6_e2m3 te | weight fprop -> mx e2m3 1x32 rowwise te torchao-0.18
+mxfp6_e2m3 te | grad_output dgrad -> mx e2m3 1x32 rowwise te torchao-0.18
+mxfp6_e2m3 te | weight dgrad -> mx e2m3 32x1 columnwise te torchao-0.18
+mxfp6_e2m3 te | grad_output wgrad -> mx e2m3 32x1 columnwise te torchao-0.18
+mxfp6_e2m3 te | input wgrad -> mx e2m3 32x1 columnwise te torchao-0.18
+mxfp6_e2m3 floor torchao-0.18 | input fprop -> mx e2m3 1x32 rowwise floor torchao-0.18
+mxfp6_e2m3 floor torchao-0.18 | weight fprop -> mx e2m3 1x32 rowwise floor torchao-0.18
+mxfp6_e2m3 floor torchao-0.18 | grad_output dgrad -> mx e2m3 1x32 rowwise floor torchao-0.18
+mxfp6_e2m3 floor torchao-0.18 | weight dgrad -> mx e2m3 32x1 columnwise floor torchao-0.18
+mxfp6_e2m3 floor torchao-0.18 | grad_output wgrad -> mx e2m3 32x1 columnwise floor torchao-0.18
+mxfp6_e2m3 floor torchao-0.18 | input wgrad -> mx e2m3 32x1 columnwise floor torchao-0.18
+mxfp6_e2m3 floor torchao-main | input fprop -> mx e2m3 1x32 rowwise floor torchao-main
+mxfp6_e2m3 floor torchao-main | weight fprop -> mx e2m3 1x32 rowwise floor torchao-main
+mxfp6_e2m3 floor torchao-main | grad_output dgrad -> mx e2m3 1x32 rowwise floor torchao-main
+mxfp6_e2m3 floor torchao-main | weight dgrad -> mx e2m3 32x1 columnwise floor torchao-main
+mxfp6_e2m3 floor torchao-main | grad_output wgrad -> mx e2m3 32x1 columnwise floor torchao-main
+mxfp6_e2m3 floor torchao-main | input wgrad -> mx e2m3 32x1 columnwise floor torchao-main
+mxfp6_e2m3 ceil torchao-0.18 | input fprop -> mx e2m3 1x32 rowwise ceil torchao-0.18
+mxfp6_e2m3 ceil torchao-0.18 | weight fprop -> mx e2m3 1x32 rowwise ceil torchao-0.18
+mxfp6_e2m3 ceil torchao-0.18 | grad_output dgrad -> mx e2m3 1x32 rowwise ceil torchao-0.18
+mxfp6_e2m3 ceil torchao-0.18 | weight dgrad -> mx e2m3 32x1 columnwise ceil torchao-0.18
+mxfp6_e2m3 ceil torchao-0.18 | grad_output wgrad -> mx e2m3 32x1 columnwise ceil torchao-0.18
+mxfp6_e2m3 ceil torchao-0.18 | input wgrad -> mx e2m3 32x1 columnwise ceil torchao-0.18
+mxfp6_e2m3 ceil torchao-main | input fprop -> mx e2m3 1x32 rowwise ceil torchao-main
+mxfp6_e2m3 ceil torchao-main | weight fprop -> mx e2m3 1x32 rowwise ceil torchao-main
+mxfp6_e2m3 ceil torchao-main | grad_output dgrad -> mx e2m3 1x32 rowwise ceil torchao-main
+mxfp6_e2m3 ceil torchao-main | weight dgrad -> mx e2m3 32x1 columnwise ceil torchao-main
+mxfp6_e2m3 ceil torchao-main | grad_output wgrad -> mx e2m3 32x1 columnwise ceil torchao-main
+mxfp6_e2m3 ceil torchao-main | input wgrad -> mx e2m3 32x1 columnwise ceil torchao-main
+mxfp6_e2m3 even torchao-0.18 | input fprop -> mx e2m3 1x32 rowwise even torchao-0.18
+mxfp6_e2m3 even torchao-0.18 | weight fprop -> mx e2m3 1x32 rowwise even torchao-0.18
+mxfp6_e2m3 even torchao-0.18 | grad_output dgrad -> mx e2m3 1x32 rowwise even torchao-0.18
+mxfp6_e2m3 even torchao-0.18 | weight dgrad -> mx e2m3 32x1 columnwise even torchao-0.18
+mxfp6_e2m3 even torchao-0.18 | grad_output wgrad -> mx e2m3 32x1 columnwise even torchao-0.18
+mxfp6_e2m3 even torchao-0.18 | input wgrad -> mx e2m3 32x1 columnwise even torchao-0.18
+mxfp6_e2m3 even torchao-main | input fprop -> mx e2m3 1x32 rowwise even torchao-main
+mxfp6_e2m3 even torchao-main | weight fprop -> mx e2m3 1x32 rowwise even torchao-main
+mxfp6_e2m3 even torchao-main | grad_output dgrad -> mx e2m3 1x32 rowwise even torchao-main
+mxfp6_e2m3 even torchao-main | weight dgrad -> mx e2m3 32x1 columnwise even torchao-main
+mxfp6_e2m3 even torchao-main | grad_output wgrad -> mx e2m3 32x1 columnwise even torchao-main
+mxfp6_e2m3 even torchao-main | input wgrad -> mx e2m3 32x1 columnwise even torchao-main
+mxfp6_e2m3 rceil torchao-0.18 | input fprop -> mx e2m3 1x32 rowwise rceil torchao-0.18
+mxfp6_e2m3 rceil torchao-0.18 | weight fprop -> mx e2m3 1x32 rowwise rceil torchao-0.18
+mxfp6_e2m3 rceil torchao-0.18 | grad_output dgrad -> mx e2m3 1x32 rowwise rceil torchao-0.18
+mxfp6_e2m3 rceil torchao-0.18 | weight dgrad -> mx e2m3 32x1 columnwise rceil torchao-0.18
+mxfp6_e2m3 rceil torchao-0.18 | grad_output wgrad -> mx e2m3 32x1 columnwise rceil torchao-0.18
+mxfp6_e2m3 rceil torchao-0.18 | input wgrad -> mx e2m3 32x1 columnwise rceil torchao-0.18
+mxfp6_e2m3 rceil torchao-main | input fprop -> mx e2m3 1x32 rowwise rceil torchao-main
+mxfp6_e2m3 rceil torchao-main | weight fprop -> mx e2m3 1x32 rowwise rceil torchao-main
+mxfp6_e2m3 rceil torchao-main | grad_output dgrad -> mx e2m3 1x32 rowwise rceil torchao-main
+mxfp6_e2m3 rceil torchao-main | weight dgrad -> mx e2m3 32x1 columnwise rceil torchao-main
+mxfp6_e2m3 rceil torchao-main | grad_output wgrad -> mx e2m3 32x1 columnwise rceil torchao-main
+mxfp6_e2m3 rceil torchao-main | input wgrad -> mx e2m3 32x1 columnwise rceil torchao-main
+mxfp6_e3m2 te | input fprop -> mx e3m2 1x32 rowwise te torchao-0.18
+mxfp6_e3m2 te | weight fprop -> mx e3m2 1x32 rowwise te torchao-0.18
+mxfp6_e3m2 te | grad_output dgrad -> mx e3m2 1x32 rowwise te torchao-0.18
+mxfp6_e3m2 te | weight dgrad -> mx e3m2 32x1 columnwise te torchao-0.18
+mxfp6_e3m2 te | grad_output wgrad -> mx e3m2 32x1 columnwise te torchao-0.18
+mxfp6_e3m2 te | input wgrad -> mx e3m2 32x1 columnwise te torchao-0.18
+mxfp6_e3m2 floor torchao-0.18 | input fprop -> mx e3m2 1x32 rowwise floor torchao-0.18
+mxfp6_e3m2 floor torchao-0.18 | weight fprop -> mx e3m2 1x32 rowwise floor torchao-0.18
+mxfp6_e3m2 floor torchao-0.18 | grad_output dgrad -> mx e3m2 1x32 rowwise floor torchao-0.18
+mxfp6_e3m2 floor torchao-0.18 | weight dgrad -> mx e3m2 32x1 columnwise floor torchao-0.18
+mxfp6_e3m2 floor torchao-0.18 | grad_output wgrad -> mx e3m2 32x1 columnwise floor torchao-0.18
+mxfp6_e3m2 floor torchao-0.18 | input wgrad -> mx e3m2 32x1 columnwise floor torchao-0.18
+mxfp6_e3m2 floor torchao-main | input fprop -> mx e3m2 1x32 rowwise floor torchao-main
+mxfp6_e3m2 floor torchao-main | weight fprop -> mx e3m2 1x32 rowwise floor torchao-main
+mxfp6_e3m2 floor torchao-main | grad_output dgrad -> mx e3m2 1x32 rowwise floor torchao-main
+mxfp6_e3m2 floor torchao-main | weight dgrad -> mx e3m2 32x1 columnwise floor torchao-main
+mxfp6_e3m2 floor torchao-main | grad_output wgrad -> mx e3m2 32x1 columnwise floor torchao-main
+mxfp6_e3m2 floor torchao-main | input wgrad -> mx e3m2 32x1 columnwise floor torchao-main
+mxfp6_e3m2 ceil torchao-0.18 | input fprop -> mx e3m2 1x32 rowwise ceil torchao-0.18
+mxfp6_e3m2 ceil torchao-0.18 | weight fprop -> mx e3m2 1x32 rowwise ceil torchao-0.18
+mxfp6_e3m2 ceil torchao-0.18 | grad_output dgrad -> mx e3m2 1x32 rowwise ceil torchao-0.18
+mxfp6_e3m2 ceil torchao-0.18 | weight dgrad -> mx e3m2 32x1 columnwise ceil torchao-0.18
+mxfp6_e3m2 ceil torchao-0.18 | grad_output wgrad -> mx e3m2 32x1 columnwise ceil torchao-0.18
+mxfp6_e3m2 ceil torchao-0.18 | input wgrad -> mx e3m2 32x1 columnwise ceil torchao-0.18
+mxfp6_e3m2 ceil torchao-main | input fprop -> mx e3m2 1x32 rowwise ceil torchao-main
+mxfp6_e3m2 ceil torchao-main | weight fprop -> mx e3m2 1x32 rowwise ceil torchao-main
+mxfp6_e3m2 ceil torchao-main | grad_output dgrad -> mx e3m2 1x32 rowwise ceil torchao-main
+mxfp6_e3m2 ceil torchao-main | weight dgrad -> mx e3m2 32x1 columnwise ceil torchao-main
+mxfp6_e3m2 ceil torchao-main | grad_output wgrad -> mx e3m2 32x1 columnwise ceil torchao-main
+mxfp6_e3m2 ceil torchao-main | input wgrad -> mx e3m2 32x1 columnwise ceil torchao-main
+mxfp6_e3m2 even torchao-0.18 | input fprop -> mx e3m2 1x32 rowwise even torchao-0.18
+mxfp6_e3m2 even torchao-0.18 | weight fprop -> mx e3m2 1x32 rowwise even torchao-0.18
+mxfp6_e3m2 even torchao-0.18 | grad_output dgrad -> mx e3m2 1x32 rowwise even torchao-0.18
+mxfp6_e3m2 even torchao-0.18 | weight dgrad -> mx e3m2 32x1 columnwise even torchao-0.18
+mxfp6_e3m2 even torchao-0.18 | grad_output wgrad -> mx e3m2 32x1 columnwise even torchao-0.18
+mxfp6_e3m2 even torchao-0.18 | input wgrad -> mx e3m2 32x1 columnwise even torchao-0.18
+mxfp6_e3m2 even torchao-main | input fprop -> mx e3m2 1x32 rowwise even torchao-main
+mxfp6_e3m2 even torchao-main | weight fprop -> mx e3m2 1x32 rowwise even torchao-main
+mxfp6_e3m2 even torchao-main | grad_output dgrad -> mx e3m2 1x32 rowwise even torchao-main
+mxfp6_e3m2 even torchao-main | weight dgrad -> mx e3m2 32x1 columnwise even torchao-main
+mxfp6_e3m2 even torchao-main | grad_output wgrad -> mx e3m2 32x1 columnwise even torchao-main
+mxfp6_e3m2 even torchao-main | input wgrad -> mx e3m2 32x1 columnwise even torchao-main
+mxfp6_e3m2 rceil torchao-0.18 | input fprop -> mx e3m2 1x32 rowwise rceil torchao-0.18
+mxfp6_e3m2 rceil torchao-0.18 | weight fprop -> mx e3m2 1x32 rowwise rceil torchao-0.18
+mxfp6_e3m2 rceil torchao-0.18 | grad_output dgrad -> mx e3m2 1x32 rowwise rceil torchao-0.18
+mxfp6_e3m2 rceil torchao-0.18 | weight dgrad -> mx e3m2 32x1 columnwise rceil torchao-0.18
+mxfp6_e3m2 rceil torchao-0.18 | grad_output wgrad -> mx e3m2 32x1 columnwise rceil torchao-0.18
+mxfp6_e3m2 rceil torchao-0.18 | input wgrad -> mx e3m2 32x1 columnwise rceil torchao-0.18
+mxfp6_e3m2 rceil torchao-main | input fprop -> mx e3m2 1x32 rowwise rceil torchao-main
+mxfp6_e3m2 rceil torchao-main | weight fprop -> mx e3m2 1x32 rowwise rceil torchao-main
+mxfp6_e3m2 rceil torchao-main | grad_output dgrad -> mx e3m2 1x32 rowwise rceil torchao-main
+mxfp6_e3m2 rceil torchao-main | weight dgrad -> mx e3m2 32x1 columnwise rceil torchao-main
+mxfp6_e3m2 rceil torchao-main | grad_output wgrad -> mx e3m2 32x1 columnwise rceil torchao-main
+mxfp6_e3m2 rceil torchao-main | input wgrad -> mx e3m2 32x1 columnwise rceil torchao-main
+nvfp4 te | input fprop -> nvfp4 e2m1 1x16 rowwise te
+nvfp4 te | weight fprop -> nvfp4 e2m1 1x16 rowwise te
+nvfp4 te | grad_output dgrad -> nvfp4 e2m1 1x16 rowwise te
+nvfp4 te | weight dgrad -> nvfp4 e2m1 16x1 columnwise te
+nvfp4 te | grad_output wgrad -> nvfp4 e2m1 16x1 columnwise te
+nvfp4 te | input wgrad -> nvfp4 e2m1 16x1 columnwise te
+nvfp4 te 2d | input fprop -> nvfp4 e2m1 1x16 rowwise te
+nvfp4 te 2d | weight fprop -> nvfp4 e2m1 16x16 rowwise te
+nvfp4 te 2d | grad_output dgrad -> nvfp4 e2m1 1x16 rowwise te
+nvfp4 te 2d | weight dgrad -> nvfp4 e2m1 16x16 columnwise te
+nvfp4 te 2d | grad_output wgrad -> nvfp4 e2m1 16x1 columnwise te
+nvfp4 te 2d | input wgrad -> nvfp4 e2m1 16x1 columnwise te
+nvfp4 torchao | input fprop -> nvfp4 e2m1 1x16 rowwise torchao
+nvfp4 torchao | weight fprop -> nvfp4 e2m1 1x16 rowwise torchao
+nvfp4 torchao | grad_output dgrad -> nvfp4 e2m1 1x16 rowwise torchao
+nvfp4 torchao | weight dgrad -> nvfp4 e2m1 16x1 columnwise torchao
+nvfp4 torchao | grad_output wgrad -> nvfp4 e2m1 16x1 columnwise torchao
+nvfp4 torchao | input wgrad -> nvfp4 e2m1 16x1 columnwise torchao
 )";
 // clang-format on
 

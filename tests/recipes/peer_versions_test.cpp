@@ -100,13 +100,14 @@ TEST_CASE(
         "r.yaml:3: torchao_version: wrong type: expected one word, got 'a sequence'; "
         "accepted: torchao-0.18, torchao-main");
   CHECK(message_of("scaling: delayed\ntorchao_version: torchao-main\n") ==
-        "r.yaml:2: torchao_version: applies to mxfp8's torchao scale modes only, not to scaling "
-        "'delayed'; value 'torchao-main'; accepted: scaling: mxfp8 with mx_scale_mode: floor, "
-        "ceil, even or rceil");
+        "r.yaml:2: torchao_version: applies to the MX torchao scale modes only, not to scaling "
+        "'delayed'; value 'torchao-main'; accepted: an MX scaling (mxfp8, mxfp4, mxfp6_e2m3, "
+        "mxfp6_e3m2) with mx_scale_mode: floor, ceil, even or rceil");
   CHECK(message_of("scaling: mxfp8\ntorchao_version: torchao-0.18\n") ==
-        "r.yaml:2: torchao_version: applies to mxfp8's torchao scale modes only, not to "
+        "r.yaml:2: torchao_version: applies to the MX torchao scale modes only, not to "
         "mx_scale_mode 'te' (TE's rule, no torchao version); value 'torchao-0.18'; accepted: "
-        "scaling: mxfp8 with mx_scale_mode: floor, ceil, even or rceil");
+        "an MX scaling (mxfp8, mxfp4, mxfp6_e2m3, mxfp6_e3m2) with mx_scale_mode: floor, ceil, "
+        "even or rceil");
 }
 
 TEST_CASE("run ids of every recipe torchao_version does not affect are those from before it",
@@ -155,12 +156,12 @@ TEST_CASE("sweeps over torchao_version: two runs for a torchao MX mode, one else
   const SweepExpansion te = expand_text("scaling: mxfp8");
   REQUIRE(te.runs.size() == 1);
   CHECK(te.requested[1].reasons ==
-        std::vector<std::string>{"torchao_version applies to mxfp8's torchao scale modes (floor, "
+        std::vector<std::string>{"torchao_version applies to the MX torchao scale modes (floor, "
                                  "ceil, even, rceil) only, not mx_scale_mode te"});
   const SweepExpansion delayed = expand_text("scaling: delayed");
   REQUIRE(delayed.runs.size() == 1);
   CHECK(delayed.requested[1].reasons ==
-        std::vector<std::string>{"torchao_version applies to mxfp8's torchao scale modes (floor, "
+        std::vector<std::string>{"torchao_version applies to the MX torchao scale modes (floor, "
                                  "ceil, even, rceil) only, not delayed"});
   // The collapsed run is the canonical default, whichever request came first.
   CHECK(delayed.runs[0].recipe.torchao_version == TorchaoVersion::kV0_18);

@@ -106,7 +106,8 @@ TEST_CASE("recipe file errors", "[recipes][validation]") {
        "(did you mean 'most_recent'?)"},
       {"unknown scaling", "scaling: rowwize\n",
        "r.yaml:1: scaling: unknown value 'rowwize'; accepted: delayed, current, tensorwise, "
-       "rowwise, rowwise_with_gw_hp, block, mxfp8 (did you mean 'rowwise'?)"},
+       "rowwise, rowwise_with_gw_hp, block, mxfp8, mxfp4, mxfp6_e2m3, mxfp6_e3m2, nvfp4 (did you "
+       "mean 'rowwise'?)"},
       {"unknown accumulation in a nested mapping", "gemm:\n  fprop: fast\n",
        "r.yaml:2: gemm.fprop: unknown value 'fast'; accepted: fp32_seq, hopper_split, "
        "hopper_fast, exact"},
@@ -137,8 +138,19 @@ TEST_CASE("recipe file errors", "[recipes][validation]") {
        "r.yaml:1: power_2_scales: is not an option of scaling 'delayed'; value 'true'; accepted: "
        "current, tensorwise, rowwise, rowwise_with_gw_hp, block"},
       {"mx_scale_mode without MXFP8", "mx_scale_mode: floor\n",
-       "r.yaml:1: mx_scale_mode: applies to mxfp8 only, not 'delayed'; value 'floor'; accepted: "
-       "scaling: mxfp8"},
+       "r.yaml:1: mx_scale_mode: applies to the MX scalings only, not 'delayed'; value 'floor'; "
+       "accepted: scaling: mxfp8, mxfp4, mxfp6_e2m3 or mxfp6_e3m2"},
+      {"nvfp4_mode without NVFP4", "nvfp4_mode: torchao\n",
+       "r.yaml:1: nvfp4_mode: applies to scaling nvfp4 only, not 'delayed'; value 'torchao'; "
+       "accepted: scaling: nvfp4"},
+      {"unknown NVFP4 mode", "scaling: nvfp4\nnvfp4_mode: nvidia\n",
+       "r.yaml:2: nvfp4_mode: unknown value 'nvidia'; accepted: te, torchao"},
+      {"NVFP4 2-D with torchao", "scaling: nvfp4\nnvfp4_mode: torchao\nnvfp4_2d: true\n",
+       "r.yaml:3: nvfp4_2d: has no torchao counterpart (torchao's NVFP4 has 1 x 16 blocks only); "
+       "value 'true'; accepted: nvfp4_2d: false with nvfp4_mode: torchao, or nvfp4_mode: te"},
+      {"fp8_format with MXFP4", "scaling: mxfp4\nfp8_format: E4M3\n",
+       "r.yaml:2: fp8_format: is not used by scaling 'mxfp4', whose every operand is e2m1; value "
+       "'E4M3'; accepted: remove it, or use an FP8 scaling"},
       {"unknown MX scale mode", "scaling: mxfp8\nmx_scale_mode: round\n",
        "r.yaml:2: mx_scale_mode: unknown value 'round'; accepted: te, floor, ceil, even, rceil"},
       {"torchao option with TE scaling", "pad_inner_dim: false\n",
@@ -277,13 +289,13 @@ TEST_CASE("sweep file errors", "[recipes][validation]") {
       {"what-if delayed", "workloads: [w]\nwhat_if: [mxfp8, delayed]\n",
        "s.yaml:2: what_if[1]: a stateful scaling (an amax history of its own quantizations) "
        "cannot be measured beside another's training: 'delayed'; accepted: current, tensorwise, "
-       "rowwise, rowwise_with_gw_hp, block, mxfp8"},
+       "rowwise, rowwise_with_gw_hp, block, mxfp8, mxfp4, mxfp6_e2m3, mxfp6_e3m2, nvfp4"},
       {"what-if unknown", "workloads: [w]\nwhat_if: [mxfp9]\n",
        "s.yaml:2: what_if[0]: unknown what-if recipe 'mxfp9'; accepted: current, tensorwise, "
-       "rowwise, rowwise_with_gw_hp, block, mxfp8"},
+       "rowwise, rowwise_with_gw_hp, block, mxfp8, mxfp4, mxfp6_e2m3, mxfp6_e3m2, nvfp4"},
       {"what-if twice", "workloads: [w]\nwhat_if: [block, block]\n",
        "s.yaml:2: what_if[1]: is given twice: 'block'; accepted: current, tensorwise, rowwise, "
-       "rowwise_with_gw_hp, block, mxfp8"},
+       "rowwise_with_gw_hp, block, mxfp8, mxfp4, mxfp6_e2m3, mxfp6_e3m2, nvfp4"},
       {"layer_stats_every 0", "workloads: [w]\nlayer_stats_every: 0\n",
        "s.yaml:2: layer_stats_every: out of range: '0'; accepted: an integer >= 1"},
       {"unknown method", "method: bayes\nworkloads: [w]\n",

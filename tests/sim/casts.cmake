@@ -60,3 +60,15 @@ else()
   message(STATUS "fp8lab: no Python (FP8LAB_PYTHON or .venv), sim_cast_subbyte_ml_dtypes_oracle_test "
                  "is not registered")
 endif()
+
+# MXFP4 / MXFP6 / NVFP4 against torchao 0.18 (tests/python/test_fp4_scaling_torchao.py):
+# sim_fp4_quantize writes sim's codes, raw scale bytes and NVFP4 global scale for one tensor.
+add_executable(sim_fp4_quantize fp4_quantize_dump.cpp)
+target_link_libraries(sim_fp4_quantize PRIVATE fp8lab::sim fp8lab_flags)
+if(_fp8lab_oracle_python)
+  add_test(NAME sim_fp4_scaling_torchao_test
+           COMMAND ${_fp8lab_oracle_python} -m pytest -q -p no:cacheprovider
+                   ${PROJECT_SOURCE_DIR}/tests/python/test_fp4_scaling_torchao.py)
+  set_tests_properties(sim_fp4_scaling_torchao_test PROPERTIES LABELS "fast;torch" TIMEOUT 900
+                       ENVIRONMENT "FP8LAB_SIM_FP4_QUANTIZE=$<TARGET_FILE:sim_fp4_quantize>")
+endif()

@@ -1,0 +1,114 @@
+#include "sim/scaling/nvfp4.hpp"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "sim/cast.hpp"
+#include "sim/scaling/blocked.hpp"
+
+namespace fp8lab::sim::scaling {
+namespace {
+
+constexpr float kFltMax = std::numeric_limits<float>::max();
+constexpr float kE2M1Max = static_cast<float>(kE2M1Spec.max_finite());  // 6
+constexpr float kE4M3Max = static_cast<float>(kE4M3Spec.max_finite());  // 448
+// 448 * 6, exact in fp32: TE's fp8_max * fp4_max (a constant expression), torchao's
+// F8E4M3_MAX * F4_E2M1_MAX (a Python float).
+constexpr float kE4M3TimesE2M1Max = kE4M3Max * kE2M1Max;
+// TE's fp4_max_inv = 1.0f / 6.0f: fp32(1/6), rounded before it multiplies S_enc.
+constexpr float kInverseE2M1Max = 1.0f / kE2M1Max;
+// torchao's E4M3_EPS = torch.finfo(float8_e4m3fn).tiny: the smallest normal E4M3, 2^-6.
+constexpr float kE4M3Tiny = 0.015625f;
+static_assert(kE4M3TimesE2M1Max == 2688.0f);
+
+// torch.clamp on ATen's vectorized CPU path: NaN comes out as the all-ones pattern (see
+// SubbyteNan::kRoundedAllOnes), which the E4M3 cast turns into 0xFF (sign kept, c10's
+// fp8e4m3fn_from_fp32_value).
+float torch_clamp(float v, float lo, float hi) {
+  if (std::isnan(v)) return std::bit_cast<float>(0xFFFF'FFFFu);
+  return v < lo ? lo : (v > hi ? hi : v);
+}
+
+// torch's fp32 -> float8_e4m3fn for what torch_clamp leaves: RNE in range, NaN keeps its sign.
+std::uint8_t torch_e4m3(float v) {
+  if (std::isnan(v)) return std::signbit(v) ? 0xFF : 0x7F;
+  return cast_fp32_to_fp8(v, Format::E4M3, Overflow::kSatFinite);
+}
+
+bool is_nvfp4_block(BlockShape b) {
+  return b == BlockShape{1, kNvfp4BlockSize} || b == BlockShape{kNvfp4BlockSize, 1} ||
+         b == BlockShape{kNvfp4BlockSize, kNvfp4BlockSize};
+}
+
+}  // namespace
+
+Nvfp4Global nvfp4_global_scale(float amax, Nvfp4Mode mode) {
+  Nvfp4Global g;
+  g.amax = amax;
+  if (mode == Nvfp4Mode::kTe) {
+    g.encode = std::fmin(kE4M3TimesE2M1Max / amax, kFltMax);
+    if (amax == 0.0f || g.encode == 0.0f) g.encode = 1.0f;
+    g.decode = 1.0f / g.encode;
+  } else {
+    g.decode = amax / kE4M3TimesE2M1Max;  // per_tensor_amax_to_scale
+    g.encode = 1.0f / g.decode;
+  }
+  return g;
+}
+
+std::uint8_t nvfp4_block_scale(float block_amax, const Nvfp4Global& global, Nvfp4Mode mode) {
+  if (mode == Nvfp4Mode::kTe) {
+    // cvt.rn.satfinite.e4m3: >= 448 and Inf -> 0x7E, NaN -> 0x7F, no lower clamp.
+    return cast_fp32_to_fp8(block_amax * (global.encode * kInverseE2M1Max), Format::E4M3,
+                            Overflow::kSatFinite);
+  }
+  const float scaled = (block_amax / kE2M1Max) / global.decode;
+  return torch_e4m3(torch_clamp(scaled, kE4M3Tiny, kE4M3Max));
+}
+
+float nvfp4_block_multiplier(std::uint8_t scale_e4m3, const Nvfp4Global& global, Nvfp4Mode mode) {
+  const float s = decode_fp8(scale_e4m3, Format::E4M3);
+  if (mode == Nvfp4Mode::kTe) return std::fmin(1.0f / (s * global.decode), kFltMax);
+  return global.encode / s;  // (1.0 / per_tensor_scale) / scaled_block_scales_fp32
+}
+
+QuantizeResult quantize_nvfp4(std::span<const float> x, std::int64_t rows, std::int64_t cols,
+                              BlockShape block, Nvfp4Mode mode) {
+  if (!is_nvfp4_block(block)) {
+    throw std::invalid_argument("quantize_nvfp4: block = " + std::to_string(block.rows) + " x " +
+                                std::to_string(block.cols) + "; accepted: 1 x 16, 16 x 1, 16 x 16");
+  }
+  check_tensor_arguments("quantize_nvfp4", x.size(), rows, cols, Format::E2M1, true);
+  const bool te = mode == Nvfp4Mode::kTe;
+  const Nvfp4Global global = nvfp4_global_scale(te ? amax(x) : amax_nan_propagating(x), mode);
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  // The walk stores one byte per block in its E8M0 slot; here that byte is the E4M3 scale.
+  QuantizeResult result = quantize_blocked(
+      "quantize_nvfp4", x, rows, cols, block, Format::E2M1, /*store_e8m0=*/true,
+      [&global, mode, te](float block_amax, bool has_nan) {
+        const std::uint8_t s = nvfp4_block_scale(has_nan && !te ? kNaN : block_amax, global, mode);
+        BlockScale b;
+        b.scale = nvfp4_block_multiplier(s, global, mode);
+        b.scale_inv = decode_fp8(s, Format::E4M3) * global.decode;
+        b.e8m0 = s;
+        return b;
+      },
+      te ? kSubbyteCuda : kSubbyteTorchaoClamped);
+  QuantizedTensor& t = result.tensor;
+  t.scale_e4m3 = std::move(t.scale_e8m0);
+  t.scale_e8m0.clear();
+  t.global_scale = {global.amax, global.encode, global.decode};
+  return result;
+}
+
+BlockShape nvfp4_block_shape(Gemm gemm, Operand operand, bool weight_2d) {
+  const ScaleAxis axis = scale_axis(gemm, operand);  // throws for an operand the GEMM lacks
+  if (weight_2d && operand == Operand::kWeight) return {kNvfp4BlockSize, kNvfp4BlockSize};
+  return axis == ScaleAxis::kRowwise ? BlockShape{1, kNvfp4BlockSize}
+                                     : BlockShape{kNvfp4BlockSize, 1};
+}
+
+}  // namespace fp8lab::sim::scaling

@@ -1,0 +1,132 @@
+// Quantizes one fp32 tensor with an MXFP4/MXFP6 or NVFP4 plan and writes what the peers store, for
+// the torchao conformance test (tests/python/test_fp4_scaling_torchao.py):
+//   sim_fp4_quantize FORMAT MODE BLOCKS ROWS COLS IN OUT_PREFIX
+//   FORMAT nvfp4 | mxfp4 | mxfp6_e2m3 | mxfp6_e3m2
+//   MODE   nvfp4: te | torchao;  mx: te | floor | ceil | even | rceil (torchao 0.18)
+//   BLOCKS rowwise (1 x 16 / 1 x 32) | columnwise (16 x 1 / 32 x 1) | 2d (16 x 16 / 32 x 32)
+//   IN     ROWS * COLS little-endian fp32, row-major
+// Writes OUT_PREFIX.codes (E2M1 packed two a byte, element 2i low; FP6 one code a byte),
+// OUT_PREFIX.scales (one raw scale byte per block, row-major) and, for NVFP4, OUT_PREFIX.global
+// (fp32 amax, encode scale, decode scale). A columnwise copy is written as the codes and scales
+// of xᵀ (what the peers produce from x.t().contiguous()). Bad arguments: a message, exit 2.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/pack.hpp"
+#include "sim/scaling/execute.hpp"
+
+namespace {
+
+using namespace fp8lab::sim;
+using namespace fp8lab::sim::scaling;
+
+[[noreturn]] void usage(const std::string& problem) {
+  std::fprintf(stderr,
+               "sim_fp4_quantize: %s\nusage: sim_fp4_quantize nvfp4|mxfp4|mxfp6_e2m3|mxfp6_e3m2 "
+               "MODE rowwise|columnwise|2d ROWS COLS IN OUT_PREFIX\n",
+               problem.c_str());
+  std::exit(2);
+}
+
+std::int64_t parse_dim(const char* what, const char* text) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || v < 1 || v > (1 << 24)) {
+    usage(std::string(what) + " '" + text + "' is not a number in 1..16777216");
+  }
+  return v;
+}
+
+void write(const std::string& path, const void* data, std::size_t bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+  if (!out) usage("cannot write " + path);
+}
+
+template <typename T>
+std::vector<T> transposed(const std::vector<T>& v, std::int64_t rows, std::int64_t cols) {
+  std::vector<T> t(v.size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < cols; ++c) t[c * rows + r] = v[r * cols + c];
+  }
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 8) usage("expected 7 arguments, got " + std::to_string(argc - 1));
+  const std::string_view format = argv[1], mode = argv[2], blocks = argv[3];
+  const std::int64_t rows = parse_dim("ROWS", argv[4]), cols = parse_dim("COLS", argv[5]);
+  QuantizePlan plan;
+  const bool nvfp4 = format == "nvfp4";
+  if (nvfp4) {
+    plan.kind = QuantizeKind::kNvfp4;
+    plan.format = Format::E2M1;
+    if (mode != "te" && mode != "torchao") usage("MODE '" + std::string(mode) + "': te, torchao");
+    plan.nvfp4_mode = mode == "te" ? Nvfp4Mode::kTe : Nvfp4Mode::kTorchao;
+  } else {
+    plan.kind = QuantizeKind::kMx;
+    if (format == "mxfp4") {
+      plan.format = Format::E2M1;
+    } else if (format == "mxfp6_e2m3") {
+      plan.format = Format::E2M3;
+    } else if (format == "mxfp6_e3m2") {
+      plan.format = Format::E3M2;
+    } else {
+      usage("FORMAT '" + std::string(format) + "': nvfp4, mxfp4, mxfp6_e2m3, mxfp6_e3m2");
+    }
+    bool found = false;
+    for (const E8M0Mode m :
+         {E8M0Mode::kTe, E8M0Mode::kFloor, E8M0Mode::kCeil, E8M0Mode::kEven, E8M0Mode::kRceil}) {
+      if (mode == to_string(m)) plan.mx_mode = m, found = true;
+    }
+    if (!found) usage("MODE '" + std::string(mode) + "': te, floor, ceil, even, rceil");
+  }
+  const std::int64_t n = nvfp4 ? kNvfp4BlockSize : kMxBlockSize;
+  if (blocks == "rowwise") {
+    plan.block = {1, n};
+  } else if (blocks == "columnwise") {
+    plan.block = {n, 1};
+    plan.axis = ScaleAxis::kColumnwise;
+  } else if (blocks == "2d") {
+    plan.block = {n, n};
+  } else {
+    usage("BLOCKS '" + std::string(blocks) + "': rowwise, columnwise, 2d");
+  }
+  std::ifstream in(argv[6], std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.eof() && !in) usage(std::string("cannot read IN '") + argv[6] + "'");
+  if (bytes.size() != static_cast<std::size_t>(rows * cols) * sizeof(float)) {
+    usage(std::string("IN '") + argv[6] + "' holds " + std::to_string(bytes.size()) +
+          " bytes, ROWS * COLS * 4 = " + std::to_string(rows * cols * 4));
+  }
+  std::vector<float> x(static_cast<std::size_t>(rows * cols));
+  std::memcpy(x.data(), bytes.data(), bytes.size());
+
+  const QuantizeResult r = quantize(plan, x, rows, cols);
+  const QuantizedTensor& t = r.tensor;
+  std::vector<std::uint8_t> codes = t.data;
+  std::vector<std::uint8_t> scales = nvfp4 ? t.scale_e4m3 : t.scale_e8m0;
+  if (blocks == "columnwise") {
+    codes = transposed(codes, rows, cols);
+    scales = transposed(scales, t.scale_rows(), t.scale_cols());
+  }
+  if (plan.format == Format::E2M1) {
+    std::vector<std::uint8_t> packed(packed_e2m1_bytes(codes.size()));
+    pack_e2m1(codes, packed);
+    codes = std::move(packed);
+  }
+  const std::string prefix = argv[7];
+  write(prefix + ".codes", codes.data(), codes.size());
+  write(prefix + ".scales", scales.data(), scales.size());
+  if (nvfp4) write(prefix + ".global", t.global_scale.data(), t.global_scale.size() * 4);
+  return 0;
+}
