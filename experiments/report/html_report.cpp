@@ -37,7 +37,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .verdict-tracks,.verdict-equivalent,.verdict-better,.verdict-not{color:#1a7f37}
 .verdict-degraded,.verdict-worse{color:#9a6700}
 .verdict-inconclusive{color:#57606a}
-.verdict-failed,.verdict-diverged,.verdict-error{color:#cf222e;font-weight:bold}
+.verdict-failed,.verdict-diverged,.verdict-unstable,.verdict-error{color:#cf222e;font-weight:bold}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 svg.chart{background:#fff;border:1px solid #e5e5e5}
 svg .title{font-size:13px;font-weight:600}svg .tick{font-size:10px;fill:#555}
@@ -119,6 +119,7 @@ GroupColors verdict_colors(const std::string& verdict) {
   if (verdict == "degraded") return {{"#9a6700", "#e16f24", "#d4a72c"}, "#f0d58c"};
   if (verdict == "failed to train") return {{"#8250df", "#bf3989", "#a475f9"}, "#d8c7f7"};
   if (verdict == "diverged") return {{"#cf222e", "#fa4549", "#82071e"}, "#ffb3b0"};
+  if (verdict == "unstable") return {{"#bc4c00", "#fb8f44", "#762c00"}, "#ffd8b5"};
   return {{"#57606a", "#8c959f", "#24292f"}, "#c9d1d9"};
 }
 
@@ -343,6 +344,9 @@ std::string shown_verdict(const RecipeRow& row) {
     shown += " at step " + r["diverged_at_step"].dump() + " (" +
              r.value("divergence_reason", std::string()) + ")";
     if (const auto site = first_non_finite_text(r); !site.empty()) shown += "; " + site;
+  } else if (row.verdict == "unstable") {
+    shown += " from step " + r.value("unstable_at_step", nlohmann::json()).dump() + " (" +
+             r.value("instability_reason", std::string()) + ")";
   } else if (r.value("status", std::string()) == "failed") {
     shown += ": " + r.value("error", std::string());
   } else if (row.verdict == "failed") {
@@ -433,6 +437,33 @@ void contrasts_table(std::ostringstream& html, const ReportInput& input, const R
          << td(interval_text(c.interval), true) << "<td class=\"" << verdict_class(c.verdict)
          << "\">" << escape_html(c.verdict_text()) << "</td>" << td(t.test) << td(t.p_raw, true)
          << td(t.p_holm, true) << td(t.mde80, true) << td(t.seeds_for_80, true) << "</tr>\n";
+  }
+  html << "</table>\n";
+}
+
+// The unstable counts per arm and contrast (instability_counts.hpp), as report.md gives them.
+void instability_table(std::ostringstream& html, const ReportFacts& facts) {
+  const auto& inst = facts.instability;
+  if (inst.arms.empty()) return;
+  html << "<h2>Instability (unstable runs per arm)</h2>\n<p class=\"note\">Unstable: "
+       << escape_html(inst.rule_text())
+       << ". Counts with their exact 95% interval (Clopper-Pearson); Fisher's exact test against "
+          "the baselines of the same seeds, per comparison, outside the Holm families.</p>\n"
+       << "<table>\n<tr><th>family</th><th>arm</th><th>unstable [95% CI]</th><th>its "
+          "baselines</th><th>Fisher p (two-sided)</th><th>Fisher p (arm more often)</th></tr>\n";
+  for (const auto& a : inst.arms) {
+    html << "<tr>" << td(a.family) << td(a.label) << td(a.arm.text(), true)
+         << td(a.label == "baseline" ? std::string("-") : a.baseline.text(), true)
+         << td(format_number(a.p_two_sided, "%.2g"), true)
+         << td(format_number(a.p_greater, "%.2g"), true) << "</tr>\n";
+  }
+  html << "</table>\n";
+  if (inst.contrasts.empty()) return;
+  html << "<table>\n<tr><th>contrast</th><th>unstable (A)</th><th>unstable (B)</th><th>Fisher p "
+          "(two-sided)</th></tr>\n";
+  for (const auto& c : inst.contrasts) {
+    html << "<tr>" << td(c.contrast->title()) << td(c.a.text(), true) << td(c.b.text(), true)
+         << td(format_number(c.p_two_sided, "%.2g"), true) << "</tr>\n";
   }
   html << "</table>\n";
 }
@@ -676,6 +707,7 @@ std::string render_html_report(const ReportInput& input) {
   head(html, input, facts);
   ranked_table(html, input, facts);
   contrasts_table(html, input, facts);
+  instability_table(html, facts);
   literature_section(html, facts);
   ablation_section(html, input);
   noise_floor_table(html, input, facts.floors);

@@ -198,11 +198,11 @@ void problems_list(std::ostringstream& md, const ReportInput& input, const Repor
   for (const auto* r : facts.ranked) {
     const auto verdict = run_verdict(*r, facts.floors.of(*r).tolerance);
     const std::string non_finite = first_non_finite_text(*r);
-    if (verdict != "diverged" && verdict != "error" && verdict != "failed to train" &&
-        non_finite.empty()) {
+    if (verdict != "diverged" && verdict != "unstable" && verdict != "error" &&
+        verdict != "failed to train" && non_finite.empty()) {
       continue;
     }
-    if (!any_problem) md << "\n## Diverged, failed and untrained runs\n\n";
+    if (!any_problem) md << "\n## Diverged, unstable, failed and untrained runs\n\n";
     any_problem = true;
     md << "- **" << cell(run_label(*r)) << "** seed " << r->value("seed", nlohmann::json(0)).dump()
        << " (`" << (*r)["run_id"].get<std::string>() << "`, " << record_link(input, *r)
@@ -210,6 +210,9 @@ void problems_list(std::ostringstream& md, const ReportInput& input, const Repor
     if (verdict == "diverged") {
       md << " at step " << (*r)["diverged_at_step"].dump() << ": "
          << cell(r->value("divergence_reason", std::string()));
+    } else if (verdict == "unstable") {
+      md << " from step " << r->value("unstable_at_step", nlohmann::json()).dump() << ": "
+         << cell(r->value("instability_reason", std::string()));
     } else if (verdict == "error") {
       md << ": " << cell(r->value("error", std::string()));
     } else if (verdict == "failed to train") {
@@ -238,6 +241,32 @@ void throughput_table(std::ostringstream& md, const ReportFacts& facts) {
   }
 }
 
+// The unstable counts per arm and per contrast (instability_counts.hpp).
+void instability_section(std::ostringstream& md, const ReportFacts& facts) {
+  const auto& inst = facts.instability;
+  if (inst.arms.empty()) return;
+  md << "\n## Instability (unstable runs per arm)\n\n";
+  md << "Unstable: " << cell(inst.rule_text())
+     << ". Counts with their exact 95% interval (Clopper-Pearson); Fisher's exact test against "
+        "the baselines of the same seeds (two-sided, and one-sided that the arm is unstable more "
+        "often), per comparison, outside the Holm families.\n\n";
+  md << "| family | arm | unstable [95% CI] | its baselines | Fisher p (two-sided) | Fisher p "
+        "(arm more often) |\n";
+  md << "|---|---|---|---|---|---|\n";
+  for (const auto& a : inst.arms) {
+    md << "| " << cell(a.family) << " | " << cell(a.label) << " | " << a.arm.text() << " | "
+       << (a.label == "baseline" ? std::string("-") : a.baseline.text()) << " | "
+       << format_number(a.p_two_sided, "%.2g") << " | " << format_number(a.p_greater, "%.2g")
+       << " |\n";
+  }
+  if (inst.contrasts.empty()) return;
+  md << "\n| contrast | unstable (A) | unstable (B) | Fisher p (two-sided) |\n|---|---|---|---|\n";
+  for (const auto& c : inst.contrasts) {
+    md << "| " << cell(c.contrast->title()) << " | " << c.a.text() << " | " << c.b.text() << " | "
+       << format_number(c.p_two_sided, "%.2g") << " |\n";
+  }
+}
+
 }  // namespace
 
 std::string render_markdown_report(const ReportInput& input) {
@@ -246,6 +275,7 @@ std::string render_markdown_report(const ReportInput& input) {
   summary(md, input, facts);
   ranked_table(md, input, facts);
   contrasts_section(md, input, facts);
+  instability_section(md, facts);
   literature_section(md, facts);
   md << ablation_markdown(ablation_tables(input.records));
   baselines_table(md, input);
