@@ -12,6 +12,7 @@
 #include "recipes/canonical.hpp"
 #include "recipes/detail/field_parse.hpp"
 #include "recipes/detail/hypotheses_yaml.hpp"
+#include "recipes/detail/instability_yaml.hpp"
 #include "recipes/detail/recipe_mapping.hpp"
 #include "recipes/detail/yaml_values.hpp"
 #include "recipes/text_file.hpp"
@@ -31,10 +32,10 @@ constexpr std::uint64_t kExpansionBudget = 2'000'000'000;
 
 const std::vector<std::string>& top_level_keys() {
   static const std::vector<std::string> keys = {
-      "method",         "count",          "seed",      "workloads",         "seeds",
-      "base",           "parameters",     "name",      "description",       "runs_as",
-      "baseline_seeds", "practical_band", "null_runs", "layer_stats_every", "what_if",
-      "ablate",         "hypotheses"};
+      "method",         "count",          "seed",       "workloads",         "seeds",
+      "base",           "parameters",     "name",       "description",       "runs_as",
+      "baseline_seeds", "practical_band", "null_runs",  "layer_stats_every", "what_if",
+      "ablate",         "hypotheses",     "instability"};
   return keys;
 }
 // practical_band: a fraction in (0, 1), e.g. 0.0025 for 0.25%.
@@ -492,6 +493,8 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
       sweep.practical_band = parse_band(v, site, key);
     } else if (key == "hypotheses") {
       sweep.hypotheses = detail::parse_hypotheses(v, site, file);
+    } else if (key == "instability") {
+      sweep.instability = detail::parse_instability(v, site, file);
     } else if (key == "null_runs") {
       sweep.null_runs = detail::as_bool(v, site, key);
     } else if (key == "layer_stats_every") {
@@ -640,6 +643,9 @@ std::string format_dry_run(const SweepExpansion& e) {
   for (const auto& h : s.hypotheses.tests) {
     out += fmt::format("  pre-registered {}: {}\n", h.kind, fmt::join(h.labels, " vs "));
   }
+  out += fmt::format("unstable (instability{}): {}\n",
+                     s.instability.site.line > 0 ? "" : ", the default",
+                     describe_instability_rule(s.instability));
   out += "\n";
   out += "distinct runs:\n";
   for (std::size_t i = 0; i < e.runs.size(); ++i) {

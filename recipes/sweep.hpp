@@ -20,6 +20,10 @@
 //   hypotheses: {...}         # optional: the report's pre-registered confirmatory tests, their
 //                             # alpha and band (recipes/sweep_hypotheses.hpp); recorded in
 //                             # sweep.json
+//   instability: {loss_above: 0.2, after_step: 200}
+//                             # optional: the pre-registered rule that makes a run `unstable`
+//                             # (instability_rule.hpp, with its default); recorded in sweep.json
+//                             # and in every run's record
 //   null_runs: true           # optional (default false): also run the null recipe, the
 //                             # baseline with a perturbation that is not FP8, on every
 //                             # (workload, seed) of `seeds`: the report's chaos floor
@@ -68,6 +72,7 @@
 
 #include "recipes/ablation.hpp"
 #include "recipes/fields.hpp"
+#include "recipes/instability_rule.hpp"
 #include "recipes/recipe.hpp"
 #include "recipes/runs_as.hpp"
 #include "recipes/sweep_hypotheses.hpp"
@@ -92,9 +97,10 @@ struct Sweep {
   std::vector<std::int64_t> baseline_seeds;  // empty: the baseline runs on `seeds` only
   double practical_band = 0.0025;            // the paired verdicts' band (fraction)
   SweepHypotheses hypotheses;                // alpha (default 0.05) and the confirmatory tests
-  bool null_runs = false;                    // run the null recipe on every (workload, seed)
-  std::int64_t layer_stats_every = 0;        // the sidecar's steps; 0: the eval steps
-  std::vector<std::string> what_if;          // what-if recipe names (what_if.hpp)
+  InstabilityRule instability = default_instability_rule();  // when a run is `unstable`
+  bool null_runs = false;              // run the null recipe on every (workload, seed)
+  std::int64_t layer_stats_every = 0;  // the sidecar's steps; 0: the eval steps
+  std::vector<std::string> what_if;    // what-if recipe names (what_if.hpp)
   std::vector<FieldSetting> base;
   std::vector<SweepParameter> parameters;
   RunsAs runs_as = RunsAs::asked;

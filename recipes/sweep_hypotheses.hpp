@@ -2,7 +2,8 @@
 // (a recipe against its baseline) and contrasts (two recipes on the same seeds) that form the
 // report's confirmatory family, with the band and the significance level they are tested at.
 // Every other verdict and contrast of the report is exploratory (experiments/report/
-// multiplicity.hpp). The instability rule of issue 31 §5 is not part of it yet.
+// multiplicity.hpp). The instability rule (issue 31 §5) is pre-registered beside it, under the
+// sweep key `instability:` (instability_rule.hpp).
 //
 //   hypotheses:
 //     alpha: 0.05               # optional (default 0.05): every named test's level, in (0, 0.5)

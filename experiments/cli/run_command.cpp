@@ -44,6 +44,7 @@
 #include "experiments/workloads/registry.hpp"
 #include "experiments/workloads/workload_catalog.hpp"
 #include "recipes/error.hpp"
+#include "recipes/instability_rule.hpp"
 #include "recipes/run_source.hpp"
 #include "recipes/runs_as.hpp"
 #include "recipes/sweep.hpp"
@@ -69,6 +70,7 @@ struct RunArguments {
   std::int64_t shadow_every = 0;
   std::int64_t layer_stats_every = 0;
   std::vector<std::string> what_if;
+  std::string instability;  // recipes/instability_rule.hpp's text form; empty: the default
   std::string inject_nan;
   int threads = 0;  // 0: every core this process may use (parallelism.hpp)
   std::string runs_as = "asked";
@@ -148,6 +150,10 @@ int run(const RunArguments& a) {
   request.layer_stats_every = a.layer_stats_every;
   request.what_if = list_items(a.what_if, "--what-if", "RECIPE[,RECIPE...], e.g. mxfp8,block");
   lower_what_if(request.what_if, "--what-if");  // refused here, before any training
+  if (!a.instability.empty()) {
+    request.instability =
+        recipes::parse_instability_rule_text(a.instability, {"--instability", 0}, "--instability");
+  }
   const ResultsDirectory directory(a.out);
   // A link planted in place of runs/, baselines/, ... is refused before anything runs.
   check_results_subdirectories(directory);
@@ -309,6 +315,11 @@ void add_run_command(CLI::App& app) {
       command->add_option("--what-if", a->what_if,
                           "also measure these recipes' quantization of the same tensors, e.g. "
                           "--what-if mxfp8,block,rowwise (scalings other than delayed)"));
+  command->add_option(
+      "--instability", a->instability,
+      "the rule that makes a run unstable, e.g. loss_above=0.2,for_steps=1,after_step=200 "
+      "(keys loss_above, over_running_min, for_steps, after_step; default "
+      "over_running_min=10,for_steps=10,after_step=0; a sweep passes its instability: key)");
   command
       ->add_option("--inject-nan", a->inject_nan,
                    "(tests) write one NaN into a Linear's input or grad_output: "

@@ -51,6 +51,7 @@ std::string run_verdict(const nlohmann::json& record, double tolerance) {
   const auto status = record.value("status", std::string());
   if (status == "failed") return "error";
   if (status == "diverged") return "diverged";
+  if (status == "unstable") return "unstable";
   if (record.value("kind", std::string()) == "baseline") return "baseline";
   if (auto ratio = improvement_ratio(record); ratio && *ratio < kFailedToTrainImprovement) {
     return "failed to train";
@@ -77,8 +78,9 @@ int verdict_rank(const std::string& verdict) {
   if (verdict == "tracks baseline") return 0;
   if (verdict == "degraded") return 1;
   if (verdict == "failed to train") return 2;
-  if (verdict == "diverged") return 3;
-  return 4;
+  if (verdict == "unstable") return 3;
+  if (verdict == "diverged") return 4;
+  return 5;
 }
 
 std::vector<const nlohmann::json*> ranked_runs(const std::vector<nlohmann::json>& records,

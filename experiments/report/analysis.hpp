@@ -9,6 +9,8 @@
 // kTracksBaselineTolerance):
 //   error            the run threw (status failed)
 //   diverged         non-finite training loss (status diverged)
+//   unstable         met the sweep's pre-registered instability rule (status unstable;
+//                    recipes/instability_rule.hpp): its record ends where it tripped
 //   failed to train  finished, but its eval loss fell by less than half of what the baseline's fell
 //                    over the same steps (e.g. gradients underflowing to zero)
 //   tracks baseline  |final eval rel diff| <= the tolerance: no further from its baseline than two

@@ -11,7 +11,7 @@ std::string render_contrasts_csv(const ReportInput& input) {
   const ReportFacts facts(input);
   std::ostringstream csv;
   csv << "family_key,workload,field,a,b,a_value,b_value,a_runs,b_runs,seeds," << kTestColumns
-      << ",reason,practical_band,alpha\n";
+      << ",reason,practical_band,alpha,a_unstable_runs,b_unstable_runs,unstable_p_fisher\n";
   for (const auto& c : facts.contrasts) {
     // Space-separated lists (appended, not "sep" + text: GCC 12's -Wrestrict misfires on that).
     auto join = [](std::string& list, const std::string& item) {
@@ -32,7 +32,11 @@ std::string render_contrasts_csv(const ReportInput& input) {
         << csv_field(seeds) << ','
         << test_columns(c.test ? &*c.test : nullptr, c.verdict, unstable, runs) << ','
         << csv_field(c.verdict_text()) << ',' << csv_number(input.practical_band) << ','
-        << csv_number(input.alpha) << '\n';
+        << csv_number(input.alpha) << ',';
+    const auto* counts = facts.instability.of(c);
+    csv << (counts ? std::to_string(counts->a.unstable) : std::string()) << ','
+        << (counts ? std::to_string(counts->b.unstable) : std::string()) << ','
+        << csv_number(counts ? counts->p_two_sided : std::nullopt) << '\n';
   }
   return csv.str();
 }

@@ -39,7 +39,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .verdict-tracks,.verdict-equivalent,.verdict-better,.verdict-not{color:#1a7f37}
 .verdict-degraded,.verdict-worse{color:#9a6700}
 .verdict-inconclusive{color:#57606a}
-.verdict-failed,.verdict-diverged,.verdict-error{color:#cf222e;font-weight:bold}
+.verdict-failed,.verdict-diverged,.verdict-unstable,.verdict-error{color:#cf222e;font-weight:bold}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 svg.chart{background:#fff;border:1px solid #e5e5e5}
 svg .title{font-size:13px;font-weight:600}svg .tick{font-size:10px;fill:#555}
@@ -121,6 +121,7 @@ GroupColors verdict_colors(const std::string& verdict) {
   if (verdict == "degraded") return {{"#9a6700", "#e16f24", "#d4a72c"}, "#f0d58c"};
   if (verdict == "failed to train") return {{"#8250df", "#bf3989", "#a475f9"}, "#d8c7f7"};
   if (verdict == "diverged") return {{"#cf222e", "#fa4549", "#82071e"}, "#ffb3b0"};
+  if (verdict == "unstable") return {{"#bc4c00", "#fb8f44", "#762c00"}, "#ffd8b5"};
   return {{"#57606a", "#8c959f", "#24292f"}, "#c9d1d9"};
 }
 

@@ -112,8 +112,9 @@ std::vector<std::string> named_test_legend(double band, double alpha) {
 }
 
 int paired_verdict_rank(const std::string& verdict) {
-  static const std::vector<std::string> order = {
-      "better", "equivalent", "not worse", "inconclusive", "worse", "worse beyond band", "failed"};
+  static const std::vector<std::string> order = {"better",       "equivalent", "not worse",
+                                                 "inconclusive", "worse",      "worse beyond band",
+                                                 "failed",       "unstable"};
   const auto it = std::find(order.begin(), order.end(), verdict);
   return static_cast<int>(it - order.begin());  // diverged (and anything else) last
 }

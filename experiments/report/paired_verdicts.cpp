@@ -66,11 +66,12 @@ std::optional<double> eval_loss_standard_error(const nlohmann::json& record) {
 PairedVerdict paired_verdict(const std::vector<const nlohmann::json*>& seeds, double band,
                              double alpha) {
   PairedVerdict out;
-  std::size_t diverged = 0, threw = 0;
+  std::size_t diverged = 0, unstable = 0, threw = 0;
   std::vector<double> tails, finals, ratios;
   for (const auto* r : seeds) {
     const auto status = r->value("status", std::string());
     if (status == "diverged") ++diverged;
+    if (status == "unstable") ++unstable;
     if (status == "failed") ++threw;
     if (!finished(*r)) continue;
     if (auto ratio = improvement_ratio(*r)) ratios.push_back(*ratio);
@@ -87,6 +88,11 @@ PairedVerdict paired_verdict(const std::vector<const nlohmann::json*>& seeds, do
   if (diverged > 0) {
     out.verdict = "diverged";
     out.reason = count_text(diverged, n, "diverged");
+    return out;
+  }
+  if (unstable > 0) {
+    out.verdict = "unstable";
+    out.reason = count_text(unstable, n, "unstable") + " (the sweep's instability rule)";
     return out;
   }
   if (threw > 0) {
@@ -127,7 +133,9 @@ std::string paired_verdict_rules() {
          "last 10% of eval points (the final point is shown too); over seeds, the named test of "
          "its mean below. \"failed\" = a seed threw or the run did not train (its eval loss fell "
          "by less than half of the baseline's fall); \"diverged\" = a seed's loss became "
-         "non-finite; fewer than 3 finished seeds are \"inconclusive\" without a test.";
+         "non-finite; \"unstable\" = a seed met the sweep's pre-registered instability rule "
+         "(its run stopped there); fewer than 3 finished seeds are \"inconclusive\" without a "
+         "test.";
 }
 
 }  // namespace fp8lab::experiments

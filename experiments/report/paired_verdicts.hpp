@@ -41,7 +41,7 @@ std::optional<double> tail_eval_loss(const nlohmann::json& record);
 std::optional<double> eval_loss_standard_error(const nlohmann::json& record);
 
 struct PairedVerdict {
-  std::string verdict;  // a named test's word (named_tests.hpp), diverged or failed
+  std::string verdict;  // a named test's word (named_tests.hpp), diverged, unstable or failed
   std::string reason;   // "1 of 3 seeds diverged", "2 seeds finished; an interval needs 3", ...
   std::optional<NamedTest> test;     // the tail interval's test, when there is one (>= 3 seeds)
   std::optional<MeanInterval> tail;  // over the finished seeds (>= 2)

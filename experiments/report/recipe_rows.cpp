@@ -5,6 +5,7 @@
 #include <map>
 
 #include "experiments/report/analysis.hpp"
+#include "experiments/report/instability_counts.hpp"
 #include "experiments/report/report_data.hpp"
 
 namespace fp8lab::experiments {
@@ -79,7 +80,7 @@ std::vector<RecipeRow> ranked_recipe_rows(const std::vector<nlohmann::json>& rec
     std::vector<double> rel, paired_se, unpaired_se;
     for (const auto* r : row.runs) {
       if ((*r)["status"] != "finished") ++row.not_finished;
-      if ((*r)["status"] == "unstable") ++row.unstable_runs;
+      if (met_instability(*r)) ++row.unstable_runs;
       if (auto v = final_eval_rel_diff(*r); v && (*r)["status"] == "finished") rel.push_back(*v);
       const auto* base = find_baseline(records, *r);
       if (auto se = base ? eval_sampling_error(*r, *base) : std::nullopt) {

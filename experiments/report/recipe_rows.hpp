@@ -26,7 +26,7 @@ struct RecipeRow {
   std::string family;                       // that family's key (baseline_family)
   PairedVerdict paired;
   std::string verdict;            // paired.verdict
-  std::size_t unstable_runs = 0;  // runs whose record status is "unstable" (none is written yet)
+  std::size_t unstable_runs = 0;  // runs that met the instability rule (instability_counts.hpp)
   std::size_t not_finished = 0;   // seeds that diverged or threw
   std::optional<double> median_abs_rel_diff;  // unpaired context (the noise floor's statistic)
   // The eval set's sampling error of one seed's paired error and of one eval loss, relative

@@ -12,6 +12,7 @@ ReportFacts::ReportFacts(const ReportInput& input)
       ranked(ranked_runs(input.records, floors)),
       contrasts(recipe_contrasts(rows, input.practical_band, input.alpha)),
       multiplicity(apply_holm(rows, contrasts, input.hypotheses)),
+      instability(instability_facts(input.records, rows, contrasts)),
       resolution(sweep_resolution(rows, contrasts, input.alpha)),
       legend(named_test_legend(input.practical_band, input.alpha)),
       scale(run_scale_lines(input.records)) {

@@ -11,6 +11,7 @@
 
 #include "experiments/report/chaos_floor.hpp"
 #include "experiments/report/contrasts.hpp"
+#include "experiments/report/instability_counts.hpp"
 #include "experiments/report/multiplicity.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
@@ -28,7 +29,8 @@ struct ReportFacts {
   std::vector<RecipeRow> rows;
   std::vector<const nlohmann::json*> ranked;  // FP8 runs, best first (analysis.hpp)
   std::vector<Contrast> contrasts;
-  Multiplicity multiplicity;  // after rows and contrasts: sets their tests' p_holm
+  Multiplicity multiplicity;     // after rows and contrasts: sets their tests' p_holm
+  InstabilityFacts instability;  // unstable counts per arm and contrast (instability_counts.hpp)
   std::vector<Resolution> resolution;
   std::vector<std::string> resolution_lines;  // one per family, in words
   std::vector<std::string> legend;            // the named tests, one line each (named_tests.hpp)

@@ -8,6 +8,8 @@ void draw_report(const ReportInput& input, ReportCanvas& canvas) {
   canvas.table(ranked_table(input, facts));
   canvas.resolution(facts);
   canvas.table(contrasts_table(input, facts));
+  canvas.table(instability_table(facts));
+  canvas.table(instability_contrasts_table(facts));
   canvas.literature(facts);
   canvas.ablation(input);
   canvas.table(noise_floor_table(input, facts));

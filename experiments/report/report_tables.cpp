@@ -37,6 +37,9 @@ ReportCell verdict_cell(const RecipeRow& row) {
     cell.text += " at step " + r["diverged_at_step"].dump() + " (" +
                  r.value("divergence_reason", std::string()) + ")";
     if (const auto site = first_non_finite_text(r); !site.empty()) cell.text += "; " + site;
+  } else if (row.verdict == "unstable") {
+    cell.text += " from step " + r.value("unstable_at_step", nlohmann::json()).dump() + " (" +
+                 r.value("instability_reason", std::string()) + ")";
   } else if (r.value("status", std::string()) == "failed") {
     cell.text += ": " + r.value("error", std::string());
   } else if (row.verdict == "failed") {
@@ -247,21 +250,24 @@ ReportTable noise_floor_table(const ReportInput& input, const ReportFacts& facts
 
 ReportTable problems_table(const ReportInput& input, const ReportFacts& facts) {
   ReportTable table;
-  table.title = "Diverged, failed and untrained runs";
+  table.title = "Diverged, unstable, failed and untrained runs";
   table.note = "Each FP8 run whose loss went non-finite, which threw, or whose eval loss did not "
                "fall as the baseline's did; where it broke first (experiments/fp8/non_finite.hpp).";
   table.columns = {"recipe", "seed", "run", "verdict", "what happened", "where it broke first"};
   for (const auto* r : facts.ranked) {
     const auto verdict = run_verdict(*r, facts.floors.of(*r).tolerance);
     const std::string non_finite = first_non_finite_text(*r);
-    if (verdict != "diverged" && verdict != "error" && verdict != "failed to train" &&
-        non_finite.empty()) {
+    if (verdict != "diverged" && verdict != "unstable" && verdict != "error" &&
+        verdict != "failed to train" && non_finite.empty()) {
       continue;
     }
     std::string what;
     if (verdict == "diverged") {
       what = "at step " + (*r)["diverged_at_step"].dump() + ": " +
              r->value("divergence_reason", std::string());
+    } else if (verdict == "unstable") {
+      what = "from step " + r->value("unstable_at_step", nlohmann::json()).dump() + ": " +
+             r->value("instability_reason", std::string());
     } else if (verdict == "error") {
       what = r->value("error", std::string());
     } else if (verdict == "failed to train") {
@@ -276,6 +282,43 @@ ReportTable problems_table(const ReportInput& input, const ReportFacts& facts) {
     table.rows.push_back({text(run_label(*r)), number(r->value("seed", nlohmann::json(0)).dump()),
                           std::move(run), std::move(shown), text(what),
                           text(non_finite.empty() ? "-" : non_finite)});
+  }
+  return table;
+}
+
+ReportTable instability_table(const ReportFacts& facts) {
+  const auto& inst = facts.instability;
+  ReportTable table;
+  table.title = "Instability (unstable runs per arm)";
+  table.note = "Unstable: " + inst.rule_text() +
+               ". Counts with their exact 95% interval (Clopper-Pearson); Fisher's exact test "
+               "against the baselines of the same seeds (two-sided, and one-sided that the arm is "
+               "unstable more often), per comparison, outside the Holm families.";
+  table.columns = {"family",
+                   "arm",
+                   "unstable [95% CI]",
+                   "its baselines",
+                   "Fisher p (two-sided)",
+                   "Fisher p (arm more often)"};
+  for (const auto& a : inst.arms) {
+    table.rows.push_back({text(a.family), text(a.label), number(a.arm.text()),
+                          number(a.label == "baseline" ? std::string("-") : a.baseline.text()),
+                          number(format_number(a.p_two_sided, "%.2g")),
+                          number(format_number(a.p_greater, "%.2g"))});
+  }
+  return table;
+}
+
+ReportTable instability_contrasts_table(const ReportFacts& facts) {
+  ReportTable table;
+  table.title = "Instability between recipes on the same seeds";
+  table.note = "Unstable counts of the two recipes of each contrast above; Fisher's exact test, "
+               "two-sided, per comparison, outside the Holm families.";
+  table.columns = {"contrast", "unstable (A)", "unstable (B)", "Fisher p (two-sided)"};
+  if (facts.instability.arms.empty()) return table;
+  for (const auto& c : facts.instability.contrasts) {
+    table.rows.push_back({text(c.contrast->title()), number(c.a.text()), number(c.b.text()),
+                          number(format_number(c.p_two_sided, "%.2g"))});
   }
   return table;
 }

@@ -39,6 +39,12 @@ ReportTable ranked_table(const ReportInput& input, const ReportFacts& facts);
 ReportTable contrasts_table(const ReportInput& input, const ReportFacts& facts);
 // Each FP8 run's own timings (the record's `throughput`).
 ReportTable throughput_table(const ReportFacts& facts);
+// Per arm (baselines, null runs, each recipe): its unstable count with its Clopper-Pearson
+// interval and Fisher's exact test against its baselines (instability_counts.hpp); no rows when
+// the records carry no instability rule.
+ReportTable instability_table(const ReportFacts& facts);
+// Per contrast: both recipes' unstable counts and Fisher's exact test.
+ReportTable instability_contrasts_table(const ReportFacts& facts);
 // The baselines and null runs, one line each.
 ReportTable baselines_table(const ReportInput& input);
 // Per baseline family: its seeds' final eval losses and the unpaired noise floor (context).

@@ -38,7 +38,15 @@ void paired_fields(std::ostringstream& csv, const nlohmann::json& r, const Recip
       << csv_number(input.practical_band) << ',' << csv_number(input.alpha) << ','
       << csv_number(chaos && chaos->tail ? std::optional(chaos->tail->sd) : std::nullopt) << ','
       << csv_number(eval_loss_standard_error(r)) << ','
-      << csv_number(sampling ? std::optional(sampling->paired) : std::nullopt) << '\n';
+      << csv_number(sampling ? std::optional(sampling->paired) : std::nullopt) << ',';
+  // The row's unstable count against its baselines' (instability_counts.hpp).
+  const auto* arm = row != nullptr ? facts.instability.of(*row) : nullptr;
+  const bool counted = arm != nullptr && arm->arm.runs > 0;
+  csv << csv_number(counted ? std::optional(arm->arm.interval.low) : std::nullopt) << ','
+      << csv_number(counted ? std::optional(arm->arm.interval.high) : std::nullopt) << ','
+      << (arm != nullptr ? std::to_string(arm->baseline.unstable) : std::string()) << ','
+      << (arm != nullptr ? std::to_string(arm->baseline.runs) : std::string()) << ','
+      << csv_number(arm != nullptr ? arm->p_two_sided : std::nullopt) << '\n';
 }
 
 }  // namespace
@@ -56,7 +64,8 @@ std::string render_summary_csv(const ReportInput& input) {
           "source,") +
       kTestColumns +
       ",paired_reason,rel_error_final,rel_error_tail,recipe_seeds,practical_band,alpha,"
-      "chaos_floor_sd,eval_loss_se,paired_eval_se\n";
+      "chaos_floor_sd,eval_loss_se,paired_eval_se,unstable_ci_low,unstable_ci_high,"
+      "baseline_unstable_runs,baseline_runs,unstable_p_fisher\n";
   std::map<std::string, const nlohmann::json*> by_id;
   for (const auto& r : input.records) by_id[r["run_id"].get<std::string>()] = &r;
 

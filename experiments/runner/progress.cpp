@@ -61,6 +61,11 @@ std::string ProgressLine::outcome_text(const nlohmann::json& record, double seco
         .append(std::to_string(record["diverged_at_step"].get<long long>()))
         .append(in);
   }
+  if (status == "unstable" && record.value("unstable_at_step", nlohmann::json()).is_number()) {
+    return text.append("unstable from step ")
+        .append(std::to_string(record["unstable_at_step"].get<long long>()))
+        .append(in);
+  }
   if (status == "failed") {
     std::string error = record.value("error", nlohmann::json()).is_string()
                             ? record["error"].get<std::string>()

@@ -206,8 +206,8 @@ std::optional<std::string> run_record_problem(const nlohmann::json& record) {
     return "kind " + record["kind"].dump() + " is not one of fp8, baseline, null";
   }
   const auto& status = record["status"];
-  if (status != "finished" && status != "diverged" && status != "failed") {
-    return "status " + status.dump() + " is not one of finished, diverged, failed";
+  if (status != "finished" && status != "diverged" && status != "unstable" && status != "failed") {
+    return "status " + status.dump() + " is not one of finished, diverged, unstable, failed";
   }
   return std::nullopt;
 }

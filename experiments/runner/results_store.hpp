@@ -37,7 +37,7 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
 
 // Why `record` is not a run record this fp8lab reads, or nullopt when it is one: a JSON object with
 // schema "fp8lab.run", an integer schema_version in 1..kResultsSchemaVersion, string run_id, kind
-// ("fp8" | "baseline") and workload, and status "finished" | "diverged" | "failed".
+// ("fp8" | "baseline") and workload, and status "finished" | "diverged" | "unstable" | "failed".
 std::optional<std::string> run_record_problem(const nlohmann::json& record);
 
 // One runs/<run_id>.json file as read back.
@@ -65,7 +65,7 @@ class ResultsDirectory {
 
   // Writes a run's record (one JSON line) atomically.
   void write_run_record(const nlohmann::json& record) const;
-  // Run ids that have a valid record (done: finished, diverged or failed).
+  // Run ids that have a valid record (done: finished, diverged, unstable or failed).
   std::set<std::string> recorded_run_ids() const;
   bool has_record(const std::string& run_id) const;
   // Every runs/*.json file (names starting with '.' are temp or set-aside files), sorted.

@@ -251,6 +251,13 @@ void add_provenance(nlohmann::json& record, const RunRequest& request, const cha
   }
 }
 
+// The rule the run was judged by (recipes/instability_rule.hpp), as text and in words.
+void add_instability_rule(nlohmann::json& record, const RunRequest& request) {
+  record["instability"] = {
+      {"text", recipes::instability_rule_text(request.instability)},
+      {"description", recipes::describe_instability_rule(request.instability)}};
+}
+
 nlohmann::json base_record(const RunRequest& request, const Workload& workload,
                            const std::string& run_id, const char* kind) {
   nlohmann::json record{{"schema", "fp8lab.run"},
@@ -267,6 +274,7 @@ nlohmann::json base_record(const RunRequest& request, const Workload& workload,
                         {"machine", machine_json()}};
   record.update(workload_record_fields(request.workload, workload));
   add_provenance(record, request, kind);
+  add_instability_rule(record, request);
   return record;
 }
 
@@ -276,6 +284,7 @@ TrainingOptions training_options(const RunRequest& request) {
   options.seed = static_cast<std::uint64_t>(request.seed);
   options.steps = request.steps;
   options.layer_stats_every = request.layer_stats_every;
+  options.instability = request.instability;
   return options;
 }
 
@@ -303,6 +312,12 @@ void add_status(nlohmann::json& record, const TrainingResult& t) {
                                                   : nlohmann::json(nullptr);
   record["divergence_reason"] = t.diverged_at_step ? nlohmann::json(t.divergence_reason)
                                                    : nlohmann::json(nullptr);
+  record["unstable_at_step"] = t.unstable_at_step ? nlohmann::json(*t.unstable_at_step)
+                                                  : nlohmann::json(nullptr);
+  record["unstable_met_at_step"] = t.unstable_met_at_step ? nlohmann::json(*t.unstable_met_at_step)
+                                                          : nlohmann::json(nullptr);
+  record["instability_reason"] = t.unstable_at_step ? nlohmann::json(t.instability_reason)
+                                                    : nlohmann::json(nullptr);
   record["error"] = nullptr;
 }
 
@@ -501,7 +516,8 @@ nlohmann::json finished_baseline(const ResultsDirectory& directory, const RunReq
   }
   auto baseline = baseline_file.record ? std::move(*baseline_file.record)
                                        : execute_baseline(directory, request);
-  if (baseline["status"] != "finished") {
+  // An unstable baseline trained every step (execute_baseline): its runs compare with it.
+  if (baseline["status"] != "finished" && baseline["status"] != "unstable") {
     throw std::runtime_error("the baseline " + baseline_id + " is " +
                              baseline["status"].get<std::string>() + ": " +
                              baseline.value("error", std::string("no error recorded")));
@@ -623,6 +639,7 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
     record = base_record(request, *workload, run_id, "baseline");
     TrainingOptions options = training_options(request);
     options.keep_snapshots = true;
+    options.stop_when_unstable = false;  // the runs of its seed compare with every step
     const auto backend = make_backend(request.backend);
     const auto device = device_for(request.backend);
     const auto hooks = baseline_hooks(request.high_precision, backend, device, what_if_of(request));
@@ -755,6 +772,7 @@ nlohmann::json execute_null_run(const ResultsDirectory& directory, const RunRequ
     TrainingOptions options;
     options.seed = static_cast<std::uint64_t>(request.seed);
     options.steps = request.steps;
+    options.instability = request.instability;
     const auto backend = make_backend(request.backend);
     auto hooks = baseline_hooks(request.high_precision, backend, device_for(request.backend));
     const auto convert = hooks.convert;

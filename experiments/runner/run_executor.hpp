@@ -21,6 +21,7 @@
 #include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/fp8/non_finite.hpp"
 #include "experiments/runner/results_store.hpp"
+#include "recipes/instability_rule.hpp"
 #include "recipes/recipe.hpp"
 
 namespace fp8lab::experiments {
@@ -40,6 +41,10 @@ struct RunRequest {
   // training, so neither is part of a run id: a run recorded without them keeps its record.
   std::int64_t layer_stats_every = 0;
   std::vector<std::string> what_if;
+  // The pre-registered instability rule (recipes/instability_rule.hpp: the sweep's
+  // `instability:`, `fp8lab run --instability`), applied to every kind of run; the record names it.
+  // Not part of a run id: it judges the run's curve and stops it, it changes no step before.
+  recipes::InstabilityRule instability = recipes::default_instability_rule();
   // FP8 runs only:
   std::optional<recipes::Recipe> recipe;  // nullopt: the baseline itself
   std::string run_id;                     // the sweep's run id (recipes/sweep.hpp)

@@ -86,6 +86,10 @@ nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExp
           {"practical_band", e.sweep.practical_band},
           {"alpha", e.sweep.hypotheses.alpha},
           {"hypotheses", hypotheses_json(e.sweep.hypotheses)},
+          {"instability",
+           {{"text", recipes::instability_rule_text(e.sweep.instability)},
+            {"description", recipes::describe_instability_rule(e.sweep.instability)},
+            {"default", e.sweep.instability.site.line == 0}}},
           {"null_runs", e.sweep.null_runs},
           {"layer_stats_every", e.sweep.layer_stats_every},
           {"what_if", e.sweep.what_if},
@@ -157,6 +161,9 @@ std::vector<std::string> common_arguments(const SweepOptions& options,
     a.push_back("--layer-stats-every");
     a.push_back(std::to_string(sweep.layer_stats_every));
   }
+  // The pre-registered instability rule (recipes/instability_rule.hpp), for every run.
+  a.push_back("--instability");
+  a.push_back(recipes::instability_rule_text(sweep.instability));
   if (!sweep.what_if.empty()) {
     a.push_back("--what-if");
     std::string names;
@@ -493,6 +500,7 @@ class JobPlanner {
     common_request_.backend = options.backend;
     common_request_.layer_stats_every = sweep.layer_stats_every;
     common_request_.what_if = sweep.what_if;
+    common_request_.instability = sweep.instability;
   }
 
   // The baseline of (workload, seed), unless already planned or recorded.

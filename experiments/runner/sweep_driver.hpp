@@ -11,7 +11,7 @@
 //   precision. Running into a DIR whose sweep.json says otherwise is refused: records of two
 //   configurations never mix.
 // - Without --resume a DIR that already holds run records is refused; with --resume, recorded runs
-//   (finished, diverged or failed) are skipped and nothing is repeated; --retry-failed also runs
+//   (finished, diverged, unstable or failed) are skipped and nothing is repeated; --retry-failed also runs
 //   the failed ones again. Delete runs/<id>.json to run one again.
 // - A child that ends without writing its record (killed, crashed, a full disk) is an error, not a
 //   result (run_errors.hpp): logged under logs/ with its cause, no record, so that --resume runs it

@@ -20,9 +20,13 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// The trained parameters: a frozen one (residual-mlp's teacher inside the model, a frozen
+// LayerNorm bias) is the same in every run and would only dilute the relative L2 distances.
 std::vector<std::string> sorted_parameter_names(TrainableModel& model) {
   std::vector<std::string> names;
-  for (const auto& item : model.named_parameters()) names.push_back(item.key());
+  for (const auto& item : model.named_parameters()) {
+    if (item.value().requires_grad()) names.push_back(item.key());
+  }
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -206,6 +210,8 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
   }
   if (hooks.take_step_measurements) hooks.take_step_measurements(*model, false);  // reset
   std::vector<double> step_seconds;
+  std::optional<recipes::InstabilityWatch> watch;
+  if (options.instability) watch.emplace(*options.instability);
   const auto wants_record_rows = [&](std::int64_t step) {
     return step % statistics_every == 0 || step + 1 == result.steps_planned;
   };
@@ -231,8 +237,10 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
     optimizer.zero_grad();
     auto loss = forward_loss(*model, batch, hooks.use_autocast_during_eval);
     const double loss_value = loss.item<double>();
+    const bool trips = std::isfinite(loss_value) && watch && !result.unstable_met_at_step &&
+                       watch->observe(step, loss_value);
     const bool logged = step % train_stride == 0 || step + 1 == result.steps_planned;
-    if (logged || !std::isfinite(loss_value)) {
+    if (logged || trips || !std::isfinite(loss_value)) {
       result.train_steps.push_back(step);
       result.train_loss.push_back(loss_value);
     }
@@ -243,6 +251,17 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
       result.diverged_at_step = step;
       result.divergence_reason = "training loss is " + std::to_string(loss_value);
       break;
+    }
+    if (trips) {
+      result.status = "unstable";
+      result.unstable_at_step = watch->streak_start();
+      result.unstable_met_at_step = step;
+      result.instability_reason = watch->reason();
+      if (options.stop_when_unstable) {
+        result.train_seconds += seconds_since(start);
+        step_seconds.push_back(seconds_since(start));
+        break;
+      }
     }
     loss.backward();
     if (schedule.grad_clip > 0.0) {

@@ -13,6 +13,7 @@
 
 #include "experiments/runner/layer_stats_sidecar.hpp"
 #include "experiments/workloads/workload.hpp"
+#include "recipes/instability_rule.hpp"
 
 namespace fp8lab::experiments {
 
@@ -84,16 +85,25 @@ struct TrainingOptions {
   // multiple of n (k = ceil(steps / n / kMaxTrainRows)).
   std::int64_t layer_stats_every = 0;
   bool keep_snapshots = false;  // the baseline keeps them for the runs
+  // The pre-registered instability rule (recipes/instability_rule.hpp); nullopt: none applied.
+  // A run that meets it gets status "unstable" and, with stop_when_unstable, stops at that step
+  // (its record ends there). A baseline runs on: every run of its seed compares with its curve.
+  std::optional<recipes::InstabilityRule> instability;
+  bool stop_when_unstable = true;
   // Called after each step with (completed steps, total): progress lines.
   std::function<void(std::int64_t, std::int64_t)> on_step;
 };
 
 struct TrainingResult {
-  std::string status = "finished";  // finished | diverged
+  std::string status = "finished";  // finished | diverged | unstable
   std::int64_t steps_planned = 0;
   std::int64_t steps_completed = 0;
   std::optional<std::int64_t> diverged_at_step;
   std::string divergence_reason;
+  // The instability rule met (TrainingOptions::instability): the first step of the streak that
+  // met it, the step at which it was met (the run stopped there unless it is a baseline) and why.
+  std::optional<std::int64_t> unstable_at_step, unstable_met_at_step;
+  std::string instability_reason;
   std::vector<std::int64_t> train_steps;              // the logged steps (kMaxTrainRows)
   std::vector<double> train_loss;                     // their training losses
   std::vector<std::pair<std::int64_t, double>> eval;  // (step, eval loss)
@@ -114,7 +124,9 @@ struct TrainingResult {
 };
 
 // Trains workload's model for the schedule's steps. A non-finite training loss stops the run with
-// status "diverged" at that step (the loss of that step is recorded); exceptions propagate.
+// status "diverged" at that step (the loss of that step is recorded); a finite loss that meets the
+// instability rule gives status "unstable" (stopping likewise unless !stop_when_unstable);
+// exceptions propagate.
 TrainingResult train(const Workload& workload, const ModelHooks& hooks,
                      const TrainingOptions& options, const BaselineReference* reference);
 

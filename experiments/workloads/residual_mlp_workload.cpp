@@ -24,31 +24,6 @@ torch::Tensor swiglu_halves(const torch::Tensor& u) {
   return halves[0] * torch::silu(halves[1]);
 }
 
-class ResidualMlpModel : public TrainableModel {
- public:
-  ResidualMlpModel(const ResidualMlpOptions& o, std::uint64_t seed) {
-    auto generator = make_generator(seed, 0);
-    for (std::int64_t i = 0; i < o.depth; ++i) {
-      blocks_.push_back(
-          register_module("block" + std::to_string(i), ResidualBlock(o.d, o.activation)));
-    }
-    init_uniform(*this, generator);
-  }
-  torch::Tensor forward(torch::Tensor x) {
-    for (auto& block : blocks_) x = block->forward(x);
-    return x;
-  }
-  torch::Tensor loss(const Batch& batch) override {
-    return torch::mse_loss(forward(batch.input), batch.target);
-  }
-  torch::Tensor example_losses(const Batch& batch) override {
-    return (forward(batch.input) - batch.target).pow(2).mean(1);
-  }
-
- private:
-  std::vector<ResidualBlock> blocks_;
-};
-
 // The frozen teacher: per block Linear(d, h_in) -> act -> Linear(h, d), no residual, no bias.
 class Teacher {
  public:
@@ -72,10 +47,79 @@ class Teacher {
     }
     return x;
   }
+  bool swiglu() const { return swiglu_; }
+  const std::vector<torch::Tensor>& w_in() const { return w_in_; }
+  const std::vector<torch::Tensor>& w_out() const { return w_out_; }
 
  private:
   bool swiglu_;
   std::vector<torch::Tensor> w_in_, w_out_;
+};
+
+// The same teacher as a frozen part of the model (option teacher: model): its Linears are
+// registered children, so that convert_model gives them the student's FP8 / high-precision Linear.
+class TeacherBlocks : public torch::nn::Module {
+ public:
+  explicit TeacherBlocks(const Teacher& teacher) : swiglu_(teacher.swiglu()) {
+    for (std::size_t i = 0; i < teacher.w_in().size(); ++i) {
+      auto block = std::make_shared<torch::nn::Module>();
+      for (const auto& [name, w] :
+           {std::pair{"fc1", teacher.w_in()[i]}, std::pair{"fc2", teacher.w_out()[i]}}) {
+        torch::nn::Linear linear(torch::nn::LinearOptions(w.size(1), w.size(0)).bias(false));
+        linear->weight.set_data(w.clone());
+        linear->weight.set_requires_grad(false);
+        block->register_module(name, linear);
+      }
+      blocks_.push_back(register_module("block" + std::to_string(i), block));
+    }
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    torch::NoGradGuard no_grad;
+    for (auto& block : blocks_) {
+      const auto u = forward_linear(*block, "fc1", x);
+      x = forward_linear(*block, "fc2", swiglu_ ? swiglu_halves(u) : torch::gelu(u));
+    }
+    return x;
+  }
+
+ private:
+  bool swiglu_;
+  std::vector<std::shared_ptr<torch::nn::Module>> blocks_;
+};
+
+class ResidualMlpModel : public TrainableModel {
+ public:
+  // `teacher`: the teacher inside the model (teacher: model), else nullptr (targets come in the
+  // batches).
+  ResidualMlpModel(const ResidualMlpOptions& o, std::uint64_t seed, const Teacher* teacher) {
+    auto generator = make_generator(seed, 0);
+    for (std::int64_t i = 0; i < o.depth; ++i) {
+      blocks_.push_back(register_module("block" + std::to_string(i),
+                                        ResidualBlock(o.d, o.activation, o.norm_bias == "frozen")));
+    }
+    init_uniform(*this, generator);  // before the teacher: the student's init as without it
+    if (teacher != nullptr) {
+      teacher_ = register_module("teacher", std::make_shared<TeacherBlocks>(*teacher));
+    }
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    for (auto& block : blocks_) x = block->forward(x);
+    return x;
+  }
+  torch::Tensor loss(const Batch& batch) override {
+    return torch::mse_loss(forward(batch.input), target(batch));
+  }
+  torch::Tensor example_losses(const Batch& batch) override {
+    return (forward(batch.input) - target(batch)).pow(2).mean(1);
+  }
+
+ private:
+  // With the teacher inside, a batch's target is the label noise alone.
+  torch::Tensor target(const Batch& batch) {
+    return teacher_ ? teacher_->forward(batch.input) + batch.target : batch.target;
+  }
+  std::vector<ResidualBlock> blocks_;
+  std::shared_ptr<TeacherBlocks> teacher_;
 };
 
 class ResidualMlpWorkload : public OptionsWorkload<ResidualMlpOptions> {
@@ -84,7 +128,7 @@ class ResidualMlpWorkload : public OptionsWorkload<ResidualMlpOptions> {
       : OptionsWorkload(std::move(options)), teacher_(options_) {
     for (std::int64_t i = 0; i < options_.eval_batches; ++i) {
       auto x = torch::randn({options_.eval_batch_size, options_.d}, eval_generator(i));
-      eval_.push_back(Batch{x, teacher_(x)});
+      eval_.push_back(Batch{x, in_model() ? torch::zeros_like(x) : teacher_(x)});
     }
   }
   std::string description() const override {
@@ -94,16 +138,18 @@ class ResidualMlpWorkload : public OptionsWorkload<ResidualMlpOptions> {
            ", regressing a frozen random teacher MLP";
   }
   std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
-    return std::make_shared<ResidualMlpModel>(options_, seed);
+    return std::make_shared<ResidualMlpModel>(options_, seed, in_model() ? &teacher_ : nullptr);
   }
   Batch train_batch(std::int64_t step, std::uint64_t seed) const override {
     auto generator = step_generator(seed, step);
     auto x = torch::randn({options_.batch_size, options_.d}, generator);
     auto noise = torch::randn({options_.batch_size, options_.d}, generator);
+    if (in_model()) return Batch{x, options_.noise * noise};
     return Batch{x, teacher_(x) + options_.noise * noise};
   }
 
  private:
+  bool in_model() const { return options_.teacher == "model"; }
   Teacher teacher_;
 };
 
@@ -111,9 +157,11 @@ class ResidualMlpWorkload : public OptionsWorkload<ResidualMlpOptions> {
 
 std::int64_t residual_mlp_swiglu_hidden(std::int64_t d) { return (8 * d / 3 + 31) / 32 * 32; }
 
-ResidualBlockImpl::ResidualBlockImpl(std::int64_t d, const std::string& activation)
+ResidualBlockImpl::ResidualBlockImpl(std::int64_t d, const std::string& activation,
+                                     bool frozen_norm_bias)
     : swiglu_(activation == "swiglu") {
   norm_ = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
+  if (frozen_norm_bias) norm_->bias.set_requires_grad(false);  // stays 0 (microxcaling's LN)
   const auto h = swiglu_ ? residual_mlp_swiglu_hidden(d) : 4 * d;
   register_module("fc1",
                   torch::nn::Linear(torch::nn::LinearOptions(d, swiglu_ ? 2 * h : h).bias(false)));
@@ -145,6 +193,11 @@ OptionFields<ResidualMlpOptions> residual_mlp_option_fields() {
       real_field("noise", &O::noise, 0.0, 1e6, "standard deviation of the label noise"),
       integer_field("eval_batches", &O::eval_batches, 1, 1 << 20, "fixed eval batches"),
       integer_field("eval_batch", &O::eval_batch_size, 1, 1 << 24, "samples per eval batch"),
+      choice_field("teacher", &O::teacher, {"data", "model"},
+                   "data: targets computed in fp32 with the data; model: the teacher is a frozen "
+                   "part of the model, its Linears converted with the student's"),
+      choice_field("norm_bias", &O::norm_bias, {"trained", "frozen"},
+                   "the LayerNorm biases: trained, or frozen at 0 (microxcaling's LayerNorm)"),
   };
   append_fields(fields, &O::schedule, schedule_fields());
   return fields;

@@ -14,6 +14,18 @@
 // without noise, on fixed batches. Loss: MSE.
 // Optimizer: Adam (AdamW, weight decay 0), betas (0.9, 0.999), constant learning rate.
 //
+// Two options follow their code where it differs from the plain model (issue 31 §8, the faithful
+// L3 arm; both default to the plain model, so every earlier run id stays):
+//   teacher: data   the teacher computes the targets in fp32 with the data (as before);
+//            model  the teacher is a frozen part of the model (modules teacher.block<i>.fc1/fc2,
+//                   no gradient): convert_model converts its Linears with the student's, so an FP8
+//                   run's targets go through the same FP8 / MX GEMMs, as their injected
+//                   microxcaling ops ran the teacher (its GeLU stays fp32; theirs ran through
+//                   microxcaling's bf16 gelu). A batch then carries the label noise as its target.
+//   norm_bias: trained | frozen   frozen: the LayerNorm biases keep their initial 0 and get no
+//                   gradient, as microxcaling's LayerNorm returns none for the bias.
+// Frozen parameters are no part of the snapshots' relative L2 distances (training.cpp).
+//
 // Defaults: the paper's text for the shape (depth 4, d 512, batch 2048, label noise 1e-3) and the
 // script for the rest (7000 steps, Adam lr 1e-3 constant, 4 eval batches of 2048, GeLU). That is
 // about 100 GFLOP per step, hours on a CPU: CPU runs scale it down with options (d, depth, batch,
@@ -36,6 +48,8 @@ struct ResidualMlpOptions {
   double noise = 1e-3;
   std::int64_t eval_batches = 4;
   std::int64_t eval_batch_size = 2048;
+  std::string teacher = "data";       // data | model
+  std::string norm_bias = "trained";  // trained | frozen
   TrainingSchedule schedule{.steps = 7000,
                             .eval_every = 200,
                             .warmup_steps = 0,
@@ -53,7 +67,7 @@ struct ResidualMlpOptions {
 // (experiments/fp8/beyond_gemm.hpp), as microxcaling applied them in Su et al.'s runs.
 class ResidualBlockImpl : public torch::nn::Module, public BeyondGemmQuantizable {
  public:
-  ResidualBlockImpl(std::int64_t d, const std::string& activation);
+  ResidualBlockImpl(std::int64_t d, const std::string& activation, bool frozen_norm_bias = false);
   torch::Tensor forward(const torch::Tensor& x);
 
  private:
