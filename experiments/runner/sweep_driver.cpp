@@ -621,6 +621,14 @@ std::pair<int, int> parse_shard(const std::string& text) {
                               "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT)");
 }
 
+SweepPlan prepare_sweep_directory(const SweepOptions& options) {
+  const auto text = recipes::read_text_file(options.sweep_file.string());
+  std::map<std::string, std::string> id_without_steps;
+  const auto expansion = expand_sweep(options, text, id_without_steps);
+  record_sweep(options, ResultsDirectory(options.output), expansion, text);
+  return {expansion.sweep.name, expansion.runs.size()};
+}
+
 SweepOutcome run_sweep(const SweepOptions& options) {
   // Read once: the text is parsed, hashed into sweep.json and stored in every run's record.
   const auto text = recipes::read_text_file(options.sweep_file.string());
