@@ -3,11 +3,15 @@
 // `fp8lab sweep`.
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "experiments/cli/commands.hpp"
+#include "experiments/cli/option_checks.hpp"
 #include "experiments/literature/gemm_accumulation.hpp"
 #include "experiments/literature/scale_rounding.hpp"
 
@@ -18,15 +22,24 @@ void add_l1(CLI::App& literature) {
   auto* l1 = literature.add_subcommand(
       "L1", "DeepSeek-V3 §3.3: FP8 GEMM error over K for fp32_seq, hopper_fast, hopper_split");
   auto options = std::make_shared<literature::AccumulationOptions>();
-  l1->add_option("--k", options->ks, "the K values (default 512 1024 2048 4096 8192 16384)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20))
-      ->delimiter(',');
+  auto ks = std::make_shared<std::vector<std::string>>();
+  list_option(l1->add_option("--k", *ks, "the K values (default 512,1024,2048,4096,8192,16384)"));
   l1->add_option("--rows", options->rows, "M = N of each GEMM (default 64)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{4096}));
   l1->add_option("--seed", options->seed, "seed of the inputs (default 0)");
   l1->add_option("--threads", options->threads, "GEMM threads (default 1; bits never change)")
       ->check(CLI::Range(1, 256));
-  l1->callback([options] {
+  l1->callback([options, ks] {
+    const std::string accepted = "K[,K...], whole numbers from 1 to 1048576";
+    if (!ks->empty()) options->ks.clear();
+    for (const auto& k : list_items(*ks, "--k", accepted)) {
+      std::int64_t value = 0;
+      const auto [end, error] = std::from_chars(k.data(), k.data() + k.size(), value);
+      if (error != std::errc() || end != k.data() + k.size() || value < 1 || value > (1 << 20)) {
+        throw CLI::ValidationError("--k", "'" + k + "' is not accepted; expected " + accepted);
+      }
+      options->ks.push_back(value);
+    }
     std::fputs(
         literature::format_accumulation_table(literature::measure_accumulation(*options)).c_str(),
         stdout);

@@ -1,11 +1,13 @@
 #include "experiments/cli/option_checks.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <functional>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "experiments/workloads/workload_catalog.hpp"
@@ -95,6 +97,37 @@ CLI::Validator output_directory() {
                "when absent)";
       },
       "DIR");
+}
+
+CLI::Option* list_option(CLI::Option* option) {
+  return option->allow_extra_args(false)->check(CLI::Validator(
+      [](std::string& text) -> std::string {
+        // "--x" or "-x": an option the parser took as this one's value (its value was missing).
+        if (text.size() >= 2 && text[0] == '-' && (text[1] == '-' || std::isalpha(text[1]))) {
+          return "'" + text + "' is an option, not a value: give this option its value first";
+        }
+        return {};
+      },
+      ""));
+}
+
+std::vector<std::string> list_items(const std::vector<std::string>& values, const std::string& flag,
+                                    const std::string& accepted) {
+  std::vector<std::string> items;
+  for (const auto& value : values) {
+    for (std::size_t start = 0;;) {
+      const auto comma = value.find(',', start);
+      const auto item = value.substr(start, comma == std::string::npos ? comma : comma - start);
+      if (item.empty()) {
+        // A CLI::ValidationError (a ParseError): main exits 2 for it, wherever it is thrown.
+        throw CLI::ValidationError(flag + " '" + value + "': an empty item; expected " + accepted);
+      }
+      items.push_back(item);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return items;
 }
 
 }  // namespace fp8lab::experiments::cli

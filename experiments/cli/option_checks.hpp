@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace fp8lab::experiments::cli {
 
@@ -23,5 +24,18 @@ CLI::Validator whole_number();
 CLI::Validator workload_name();
 // --out: absent (created later) or a directory; not an existing file, not empty.
 CLI::Validator output_directory();
+
+// A list-valued option (--what-if a,b, --heatmap-axes A,B, literature --k 512,1024, the repeatable
+// --set k=v): one value per occurrence, never several words, and a value that is an option (CLI11
+// 2.1 gives "--what-if --out M" the value "--out") is refused with the option named. Comma lists
+// are split with list_items, not with CLI11's delimiter: CLI11 2.1 takes the next option as the
+// value when a value splits into nothing ("--what-if ,,, --out M" gave --what-if the recipe
+// "--out"). Returns `option`.
+CLI::Option* list_option(CLI::Option* option);
+// The comma-separated items of a list option's values, in order; an empty item (",,", a
+// leading or trailing comma) throws CLI::ValidationError (exit 2) naming the option, the value and
+// `accepted` (e.g. "NAME[,NAME...]").
+std::vector<std::string> list_items(const std::vector<std::string>& values, const std::string& flag,
+                                    const std::string& accepted);
 
 }  // namespace fp8lab::experiments::cli

@@ -1,7 +1,8 @@
 // fp8lab report DIR [DIR...]: merges the run records of one or more output directories (shards of
 // one sweep) and writes results.jsonl, summary.csv, report.md and report.html
 // (experiments/report/write_reports.hpp). A corrupt or truncated record file is an error naming
-// the file and line (exit 2), never skipped.
+// the file and line (exit 2), never skipped. Runs a sweep.json asked for that have no record make
+// the report say at its top that the sweep is incomplete, and the command exit 3 (run_errors.hpp).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -12,6 +13,8 @@
 #include "experiments/cli/option_checks.hpp"
 #include "experiments/report/results_reader.hpp"
 #include "experiments/report/write_reports.hpp"
+#include "experiments/runner/io_error.hpp"
+#include "experiments/runner/run_errors.hpp"
 
 namespace fp8lab::experiments::cli {
 
@@ -26,22 +29,20 @@ void add_report_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingDirectory);
   command->add_option("--out", *out, "where the reports go (default: the first DIR)");
-  command
-      ->add_option("--heatmap-axes", *axes,
-                   "two recipe fields for the heatmap (default: the two most varied)")
-      ->expected(2)
-      ->delimiter(',');
+  list_option(command->add_option(
+      "--heatmap-axes", *axes, "two recipe fields for the heatmap (default: the two most varied)"));
   command
       ->add_option("--prefer", *prefer,
                    "newest: of two different records of one run id, keep the newer (by "
                    "finished_at) and say which; without it they are refused")
       ->check(CLI::IsMember({"newest"}));
   command->callback([inputs, out, axes, prefer] {
+    bool incomplete = false;
     try {
       ReportOptions options;
       for (const auto& d : *inputs) options.inputs.emplace_back(d);
       options.output = *out;
-      options.heatmap_axes = *axes;
+      options.heatmap_axes = list_items(*axes, "--heatmap-axes", "FIELD,FIELD");
       if (*prefer == "newest") options.conflicts = ConflictChoice::newest;
       const auto paths = write_reports(options);
       for (const auto& chosen : paths.chosen) {
@@ -51,10 +52,24 @@ void add_report_command(CLI::App& app) {
                    paths.results_jsonl.c_str(), paths.summary_csv.c_str(),
                    paths.contrasts_csv.c_str(), paths.report_md.c_str());
       std::printf("%s\n", paths.report_html.string().c_str());
+      incomplete = !paths.missing.empty();
+      if (incomplete) {
+        std::fprintf(stderr,
+                     "fp8lab report: the sweep is incomplete: %zu requested runs have no record "
+                     "(e.g. %s): they errored, wait for a baseline that errored, have not run "
+                     "yet, or are another shard's; rerun fp8lab sweep with --resume (or merge "
+                     "every shard's directory)\n",
+                     paths.missing.size(), paths.missing.front().c_str());
+      }
+    } catch (const IoError& e) {
+      std::fprintf(stderr, "fp8lab report: error (%s): %s; fix the cause and rerun\n",
+                   e.cause().c_str(), e.what());
+      throw CLI::RuntimeError(kExitErrored);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fp8lab report: %s\n", e.what());
       throw CLI::RuntimeError(2);
     }
+    if (incomplete) throw CLI::RuntimeError(kExitErrored);
   });
 }
 

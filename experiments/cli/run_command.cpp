@@ -26,15 +26,21 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/option_checks.hpp"
 #include "experiments/cli/process_environment.hpp"
+#include "experiments/fp8/convert_model.hpp"
+#include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/fp8/what_if.hpp"
 #include "experiments/report/results_reader.hpp"
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/null_run.hpp"
 #include "experiments/runner/parallelism.hpp"
 #include "experiments/runner/provenance.hpp"
+#include "experiments/runner/results_files.hpp"
+#include "experiments/runner/run_diagnostics.hpp"
+#include "experiments/runner/run_errors.hpp"
 #include "experiments/runner/run_executor.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/run_job.hpp"
+#include "experiments/workloads/registry.hpp"
 #include "experiments/workloads/workload_catalog.hpp"
 #include "recipes/error.hpp"
 #include "recipes/run_source.hpp"
@@ -139,9 +145,11 @@ int run(const RunArguments& a) {
   request.backend = {a.backend, a.shadow_every, a.threads > 0 ? a.threads : available_cores()};
   validate(request.backend);
   request.layer_stats_every = a.layer_stats_every;
-  request.what_if = a.what_if;
-  lower_what_if(a.what_if, "--what-if");  // refused here, before any training
+  request.what_if = list_items(a.what_if, "--what-if", "RECIPE[,RECIPE...], e.g. mxfp8,block");
+  lower_what_if(request.what_if, "--what-if");  // refused here, before any training
   const ResultsDirectory directory(a.out);
+  // A link planted in place of runs/, baselines/, ... is refused before anything runs.
+  check_results_subdirectories(directory);
   use_one_torch_thread();
 
   if (!a.job_file.empty()) {
@@ -207,6 +215,10 @@ int run(const RunArguments& a) {
     // A faulty run must never stand for its recipe: its own id.
     request.inject_nan = parse_fault(a.inject_nan);
     request.run_id += "-injected";
+    // The layer is checked here, before any training: a misspelt one is bad input (exit 2).
+    const auto model = make_workload(request.workload)->make_model(0);
+    check_injection_target(*request.inject_nan,
+                           convert_model_to_high_precision(*model, make_backend({"sim", 0})));
   }
   const auto record = execute_fp8_run(directory, request);
   const auto status = record["status"].get<std::string>();
@@ -231,17 +243,18 @@ void add_run_command(CLI::App& app) {
                    "mlp-outliers, residual-mlp, user-example, or one your program "
                    "registered; NAME:key=value,... sets its options")
       ->check(workload_name());
-  command->add_option("--workload-set", a->workload_settings,
-                      "workload option as key=value (repeatable), e.g. --workload-set "
-                      "d_model=384; fp8lab run --workload NAME --workload-options lists them");
+  list_option(
+      command->add_option("--workload-set", a->workload_settings,
+                          "workload option as key=value (repeatable), e.g. --workload-set "
+                          "d_model=384; fp8lab run --workload NAME --workload-options lists them"));
   command->add_flag("--workload-options", a->list_workload_options,
                     "list the options of --workload with their defaults and exit");
   auto* recipe =
       command
           ->add_option("--recipe", a->recipe_file, "fp8lab recipe file or accelerate config (YAML)")
           ->check(CLI::ExistingFile);
-  auto* set = command->add_option("--set", a->settings,
-                                  "recipe field as key=value (repeatable), instead of --recipe");
+  auto* set = list_option(command->add_option(
+      "--set", a->settings, "recipe field as key=value (repeatable), instead of --recipe"));
   auto* environment = command->add_flag(
       "--env", a->from_environment,
       "read the recipe from accelerate's ACCELERATE_FP8_* variables of this process (no config "
@@ -291,11 +304,10 @@ void add_run_command(CLI::App& app) {
                    "per-layer statistics into the run's Parquet sidecar every N-th step "
                    "(0: at the eval steps; docs/results-schema.md)")
       ->check(whole_number_at_least(0));
-  command
-      ->add_option("--what-if", a->what_if,
-                   "also measure these recipes' quantization of the same tensors, e.g. "
-                   "--what-if mxfp8,block,rowwise (scalings other than delayed)")
-      ->delimiter(',');
+  list_option(
+      command->add_option("--what-if", a->what_if,
+                          "also measure these recipes' quantization of the same tensors, e.g. "
+                          "--what-if mxfp8,block,rowwise (scalings other than delayed)"));
   command
       ->add_option("--inject-nan", a->inject_nan,
                    "(tests) write one NaN into a Linear's input or grad_output: "
@@ -329,6 +341,10 @@ void add_run_command(CLI::App& app) {
         throw std::invalid_argument("--workload-set applies to --workload, not to --job runs");
       }
       code = run(*a);
+    } catch (const IoError& e) {
+      // An error, not a result (run_errors.hpp): the sweep reads the cause from this line.
+      std::fprintf(stderr, "%s\n", error_line(e.cause(), e.what()).c_str());
+      code = kExitErrored;
     } catch (const recipes::RecipeError& e) {
       std::fprintf(stderr, "fp8lab run: %s\n", e.what());
       code = 2;

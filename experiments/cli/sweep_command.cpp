@@ -13,7 +13,9 @@
 #include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/report/results_reader.hpp"
 #include "experiments/runner/child_process.hpp"
+#include "experiments/runner/io_error.hpp"
 #include "experiments/runner/parallelism.hpp"
+#include "experiments/runner/run_errors.hpp"
 #include "experiments/runner/slurm_script.hpp"
 #include "experiments/runner/slurm_submit.hpp"
 #include "experiments/runner/sweep_driver.hpp"
@@ -26,6 +28,7 @@ struct SweepArguments {
   std::string file;
   std::string out;
   bool resume = false;
+  bool retry_failed = false;
   int jobs = 0;     // 0: chosen per phase (experiments/runner/parallelism.hpp)
   int threads = 0;  // 0: chosen per phase
   std::string shard = "0/1";
@@ -68,16 +71,18 @@ void note_above_cores(int jobs, int threads) {
 
 // The options every array task passes to its sweep besides FILE, --out, --shard and --resume: the
 // user's, as given. A new sweep option that changes what runs belongs here too.
-std::vector<std::string> task_options(const SweepArguments& a) {
+std::vector<std::string> task_options(const SweepArguments& a, const SweepOptions& options) {
   std::vector<std::string> o;
   if (a.jobs > 0) o.insert(o.end(), {"--jobs", std::to_string(a.jobs)});
   if (a.threads > 0) o.insert(o.end(), {"--threads", std::to_string(a.threads)});
   if (a.steps > 0) o.insert(o.end(), {"--steps", std::to_string(a.steps)});
   o.insert(o.end(), {"--baseline-precision", a.high_precision, "--backend", a.backend});
   if (a.shadow_every > 0) o.insert(o.end(), {"--shadow-every", std::to_string(a.shadow_every)});
-  if (!a.heatmap_axes.empty()) {
+  if (!options.heatmap_axes.empty()) {
     std::string axes;
-    for (const auto& axis : a.heatmap_axes) axes.append(axes.empty() ? "" : ",").append(axis);
+    for (const auto& axis : options.heatmap_axes) {
+      axes.append(axes.empty() ? "" : ",").append(axis);
+    }
     o.insert(o.end(), {"--heatmap-axes", axes});
   }
   return o;
@@ -101,7 +106,7 @@ int submit_to_slurm(const SweepArguments& a, SweepOptions options) {
                                 std::to_string(plan.distinct_runs) +
                                 " distinct runs; expected at most that many array tasks");
   }
-  array.sweep_options = task_options(a);
+  array.sweep_options = task_options(a, options);
   const auto submission = submit_slurm_array(array, a.slurm_settings, !a.slurm_script_only);
   if (!submission.warning.empty()) {
     std::fprintf(stderr, "fp8lab sweep: warning: %s\n", submission.warning.c_str());
@@ -128,6 +133,7 @@ int sweep(const SweepArguments& a) {
                        ? std::filesystem::path("runs") / std::filesystem::path(a.file).stem()
                        : std::filesystem::path(a.out);
   options.resume = a.resume;
+  options.retry_failed = a.retry_failed;
   options.jobs = a.jobs;
   options.threads = a.threads;
   std::tie(options.shard_index, options.shard_count) = parse_shard(a.shard);
@@ -139,7 +145,8 @@ int sweep(const SweepArguments& a) {
     throw std::invalid_argument("--baseline-precision '" + a.high_precision +
                                 "': accepted fp32, bf16");
   }
-  options.heatmap_axes = a.heatmap_axes;  // checked by run_sweep before any run starts
+  // Checked by run_sweep before any run starts.
+  options.heatmap_axes = list_items(a.heatmap_axes, "--heatmap-axes", "FIELD,FIELD");
   // Checked here, before any child starts (the same rules as each run's).
   options.backend = {a.backend, a.shadow_every};
   validate(options.backend);
@@ -158,6 +165,13 @@ int sweep(const SweepArguments& a) {
                "fp8lab sweep: %zu distinct runs in this shard, %zu already recorded, %zu left to "
                "another sweep on this --out; %zu processes run now (baselines included)\n",
                outcome.runs_in_shard, outcome.skipped, outcome.running_elsewhere, outcome.executed);
+  if (!outcome.errors.empty() || !outcome.waiting.empty()) {
+    // Errors, not results (run_errors.hpp): the sweep is incomplete, and says so last.
+    if (!outcome.report_html.empty()) std::printf("%s\n", outcome.report_html.string().c_str());
+    std::fprintf(stderr, "fp8lab sweep: %s\n",
+                 errors_summary(outcome.errors, outcome.waiting.size()).c_str());
+    return kExitErrored;
+  }
   if (a.shadow_every > 0) {
     // The shadow check's verdict: exit 1 unless every record has one with 0 mismatches.
     const ShadowSummary shadow = summarize_shadow_checks(options.output.string());
@@ -182,7 +196,14 @@ void add_sweep_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   command->add_option("--out", a->out, "output directory (default runs/<file stem>)")
       ->check(output_directory());
-  command->add_flag("--resume", a->resume, "skip the runs already recorded in --out");
+  auto* resume = command->add_flag(
+      "--resume", a->resume,
+      "skip the runs already recorded in --out; runs that errored or waited run again");
+  command
+      ->add_flag("--retry-failed", a->retry_failed,
+                 "with --resume: also run again the runs recorded as failed (a recipe that "
+                 "failed to train is a result, kept unless asked)")
+      ->needs(resume);
   command
       ->add_option("--jobs", a->jobs,
                    "runs at once, each its own process (default: chosen from the cores and "
@@ -204,11 +225,9 @@ void add_sweep_command(CLI::App& app) {
       ->check(whole_number_at_least(1));
   command->add_option("--baseline-precision", a->high_precision,
                       "operands of the baseline's high-precision GEMMs: fp32 or bf16");
-  command
-      ->add_option("--heatmap-axes", a->heatmap_axes,
-                   "two recipe fields for the report's heatmap (default: the two most varied)")
-      ->expected(2)
-      ->delimiter(',');
+  list_option(command->add_option(
+      "--heatmap-axes", a->heatmap_axes,
+      "two recipe fields for the report's heatmap (default: the two most varied)"));
   command
       ->add_option("--backend", a->backend,
                    "sim (CPU reference), cuda (Linears, model and batches on the GPU) or "
@@ -249,11 +268,17 @@ void add_sweep_command(CLI::App& app) {
       ->add_flag("--slurm-script-only", a->slurm_script_only,
                  "with --slurm: write the script and submit nothing")
       ->needs(slurm);
-  slurm->excludes("--shard")->excludes("--dry-run");
+  // --retry-failed is left out: every attempt of a requeued task would run its failed runs again.
+  slurm->excludes("--shard")->excludes("--dry-run")->excludes("--retry-failed");
   command->callback([a] {
     int code = 0;
     try {
       code = sweep(*a);
+    } catch (const IoError& e) {
+      // The sweep's own write failed (sweep.json, a report): an error (run_errors.hpp).
+      std::fprintf(stderr, "fp8lab sweep: error (%s): %s; fix the cause and rerun with --resume\n",
+                   e.cause().c_str(), e.what());
+      code = kExitErrored;
     } catch (const recipes::RecipeError& e) {
       std::fprintf(stderr, "fp8lab sweep: %s\n", e.what());
       code = 2;

@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <span>
 #include <stdexcept>
 
+#include "experiments/runner/no_follow.hpp"
 #include "recipes/lowering.hpp"
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/delayed.hpp"
@@ -205,8 +205,8 @@ ShadowSummary summarize_shadow_checks(const std::string& results_directory) {
   }
   std::sort(files.begin(), files.end());
   for (const auto& file : files) {
-    std::ifstream in(file);
-    const nlohmann::json record = nlohmann::json::parse(in, nullptr, false);
+    const auto text = read_regular_file(file);  // a FIFO there is named (no_follow.hpp)
+    const nlohmann::json record = nlohmann::json::parse(text.value_or(""), nullptr, false);
     ++summary.records;
     std::string line = "  " + file.stem().string() + ": ";
     if (record.is_discarded() || !record.contains("shadow_check")) {

@@ -1,4 +1,5 @@
 #include "experiments/report/html_report.hpp"
+#include "experiments/report/incomplete_sweep.hpp"
 
 #include <algorithm>
 #include <array>
@@ -42,7 +43,7 @@ svg.chart{background:#fff;border:1px solid #e5e5e5}
 svg .title{font-size:13px;font-weight:600}svg .tick{font-size:10px;fill:#555}
 svg .axis{font-size:11px;fill:#333}svg .legend{font-size:10px}svg .celltext{font-size:10px}
 svg .grid{stroke:#eee}svg .frame{fill:none;stroke:#bbb}svg .empty{font-size:12px;fill:#999}
-code{font-size:12px}.note{color:#555;font-size:13px}svg .legend-group{font-weight:600}
+code{font-size:12px}.note{color:#555;font-size:13px}.incomplete{color:#b00020}svg .legend-group{font-weight:600}
 tr.upstream-differs td.upstream{background:#fff8c5}
 )";
 
@@ -518,7 +519,12 @@ void noise_floor_table(std::ostringstream& html, const ReportInput& input,
 void head(std::ostringstream& html, const ReportInput& input, const ReportFacts& facts) {
   html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
        << "<title>fp8lab report</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
-  html << "<h1>fp8lab report</h1>\n<p class=\"note\">Results from";
+  html << "<h1>fp8lab report</h1>\n";
+  if (const auto incomplete = incomplete_text(input.requested, input.records);
+      !incomplete.empty()) {
+    html << "<p class=\"incomplete\"><strong>" << escape_html(incomplete) << "</strong></p>\n";
+  }
+  html << "<p class=\"note\">Results from";
   for (const auto& s : input.sources) html << " <code>" << escape_html(s) << "</code>";
   std::map<std::string, int> verdicts;
   for (const auto& row : facts.rows) ++verdicts[row.verdict];

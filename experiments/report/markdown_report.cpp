@@ -1,4 +1,5 @@
 #include "experiments/report/markdown_report.hpp"
+#include "experiments/report/incomplete_sweep.hpp"
 
 #include <map>
 #include <sstream>
@@ -48,6 +49,10 @@ std::string record_links(const ReportInput& input, const RecipeRow& row) {
 // beside (the unpaired noise floor as context, the chaos floor of the null runs).
 void summary(std::ostringstream& md, const ReportInput& input, const ReportFacts& facts) {
   md << "# fp8lab report\n\n";
+  if (const auto incomplete = incomplete_text(input.requested, input.records);
+      !incomplete.empty()) {
+    md << "> **" << incomplete << "**\n\n";
+  }
   md << "Results from:";
   for (const auto& s : input.sources) md << " `" << s << "`";
   md << "\n\n";

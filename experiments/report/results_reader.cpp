@@ -1,11 +1,12 @@
 #include "experiments/report/results_reader.hpp"
 
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
 
 #include "experiments/runner/baseline_archive.hpp"
+#include "experiments/runner/no_follow.hpp"
+#include "experiments/runner/results_files.hpp"
 #include "experiments/runner/results_store.hpp"
 
 namespace fp8lab::experiments {
@@ -19,10 +20,10 @@ ResultsFileError::ResultsFileError(std::filesystem::path path, std::size_t line,
 namespace {
 
 std::optional<nlohmann::json> read_json_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
+  const auto text = read_regular_file(path);  // a FIFO there is named, never waited on
+  if (!text) return std::nullopt;
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(*text);
   } catch (const nlohmann::json::exception& e) {  // syntax, or a number out of range
     throw ResultsFileError(path, 1, std::string("not valid JSON: ") + e.what());
   }
@@ -38,11 +39,9 @@ std::vector<nlohmann::json> read_run_records(const std::filesystem::path& path) 
 
 std::vector<std::pair<std::size_t, nlohmann::json>> read_numbered_run_records(
     const std::filesystem::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw ResultsFileError(path, 0, "cannot open");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return run_records_from_text(path, text.str());
+  const auto text = read_regular_file(path);
+  if (!text) throw ResultsFileError(path, 0, "does not exist");
+  return run_records_from_text(path, *text);
 }
 
 std::vector<std::pair<std::size_t, nlohmann::json>> run_records_from_text(
@@ -125,7 +124,10 @@ LoadedResults load_results(const std::vector<std::filesystem::path>& directories
     };
     // One per runs/*.json file, or per line of results.jsonl.
     std::vector<Source> sources;
-    if (std::filesystem::is_directory(results.runs_directory())) {
+    // Its subdirectories are opened without following a link (no_follow.hpp): a planted one is
+    // named, never read through.
+    for (const char* sub : {"baselines", "layer_stats"}) results_subdirectory(results, sub);
+    if (results_subdirectory(results, "runs")) {
       for (auto& file : results.run_record_files()) {
         // A run record file that is not a finished run's record (results_store.hpp) is an
         // unfinished or damaged run: reporting without it would hide that.
@@ -152,7 +154,7 @@ LoadedResults load_results(const std::vector<std::filesystem::path>& directories
         }
         sources.push_back({file.path, file.path.string(), std::move(*file.record)});
       }
-    } else if (std::filesystem::exists(results.results_path())) {
+    } else if (std::filesystem::exists(std::filesystem::symlink_status(results.results_path()))) {
       const auto path = results.results_path();
       for (auto& [line, record] : read_numbered_run_records(path)) {
         sources.push_back({path, path.string() + ":" + std::to_string(line), std::move(record)});

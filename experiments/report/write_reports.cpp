@@ -8,6 +8,7 @@
 #include "experiments/report/contrasts_csv.hpp"
 #include "experiments/report/cross_machine.hpp"
 #include "experiments/report/html_report.hpp"
+#include "experiments/report/incomplete_sweep.hpp"
 #include "experiments/report/markdown_report.hpp"
 #include "experiments/report/multiplicity.hpp"
 #include "experiments/report/report_data.hpp"
@@ -98,9 +99,10 @@ ReportPaths write_reports(const ReportOptions& options) {
     input.layer_stats_files[id] =
         directory / std::filesystem::path(record["layer_stats_sidecar"].get<std::string>());
   }
-  ReportPaths paths{out / "results.jsonl", out / "summary.csv", out / "contrasts.csv",
-                    out / "report.md",     out / "report.html", input.records.size(),
-                    loaded.chosen};
+  ReportPaths paths{out / "results.jsonl", out / "summary.csv",
+                    out / "contrasts.csv", out / "report.md",
+                    out / "report.html",   input.records.size(),
+                    loaded.chosen,         missing_runs(input.requested, input.records)};
   std::ostringstream jsonl;
   for (const auto& r : input.records) jsonl << r.dump() << '\n';
   write_file_atomically(paths.results_jsonl, jsonl.str());

@@ -28,7 +28,8 @@ struct ReportOptions {
 struct ReportPaths {
   std::filesystem::path results_jsonl, summary_csv, contrasts_csv, report_md, report_html;
   std::size_t records = 0;
-  std::vector<std::string> chosen;  // --prefer newest: which record of each conflict was kept
+  std::vector<std::string> chosen;   // --prefer newest: which record of each conflict was kept
+  std::vector<std::string> missing;  // requested runs without a record (incomplete_sweep.hpp)
 };
 
 // Throws ResultsFileError (results_reader.hpp) for a corrupt or truncated record file.

@@ -3,10 +3,11 @@
 #include <zlib.h>
 
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <vector>
+
+#include "experiments/runner/no_follow.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -198,11 +199,10 @@ nlohmann::json archive_fingerprint(std::string_view bytes) {
 
 std::optional<std::string> baseline_archive_problem(const std::filesystem::path& path,
                                                     const nlohmann::json& record) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::filesystem::exists(path) ? "cannot be read" : "does not exist";
-  std::ostringstream text;
-  text << in.rdbuf();
-  const std::string bytes = text.str();
+  // A FIFO, device or directory there throws NotARegularFile (no_follow.hpp), naming it.
+  const auto read = read_regular_file(path);
+  if (!read) return std::string("does not exist");
+  const std::string& bytes = *read;
   if (auto problem = zip_archive_problem(bytes)) return problem;
   if (record.is_object() && record.contains("baseline_archive")) {
     const auto fingerprint = archive_fingerprint(bytes);

@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <stdexcept>
 
 #include "experiments/runner/no_follow.hpp"
@@ -78,9 +77,8 @@ HeldLock::~HeldLock() {
 }
 
 std::string lock_holder(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
+  const auto text = read_regular_file(path);  // a FIFO or a device there is named, never read
+  const std::string line = text ? text->substr(0, text->find('\n')) : "";
   return line.empty() ? "an unknown process" : line;
 }
 

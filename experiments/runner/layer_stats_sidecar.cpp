@@ -5,6 +5,7 @@
 #include <arrow/api.h>
 #include <arrow/io/file.h>
 #include <arrow/io/memory.h>
+#include <fcntl.h>
 #include <parquet/arrow/reader.h>
 #include <parquet/arrow/writer.h>
 #include <parquet/properties.h>
@@ -13,6 +14,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "experiments/runner/no_follow.hpp"
 #include "experiments/runner/results_store.hpp"
 
 namespace fp8lab::experiments {
@@ -97,7 +99,8 @@ std::filesystem::path layer_stats_relative_path(const std::string& run_id) {
   return std::filesystem::path("layer_stats") / (run_id + ".parquet");
 }
 
-void write_layer_stats(const std::filesystem::path& path, const std::vector<LayerStatsRow>& rows) {
+std::string layer_stats_parquet(const std::vector<LayerStatsRow>& rows,
+                                const std::filesystem::path& path) {
   std::vector<std::shared_ptr<arrow::Field>> fields;
   std::vector<std::shared_ptr<arrow::Array>> arrays;
   for (const auto& c : kIntColumns) {
@@ -122,11 +125,18 @@ void write_layer_stats(const std::filesystem::path& path, const std::vector<Laye
                                    parquet::DEFAULT_MAX_ROW_GROUP_LENGTH, properties),
         path, "writing Parquet");
   const auto buffer = take(sink->Finish(), path, "closing the buffer");
-  write_file_atomically(path, buffer->ToString());
+  return buffer->ToString();
+}
+
+void write_layer_stats(const std::filesystem::path& path, const std::vector<LayerStatsRow>& rows) {
+  write_file_atomically(path, layer_stats_parquet(rows, path));
 }
 
 std::vector<LayerStatsRow> read_layer_stats(const std::filesystem::path& path) {
-  auto file = take(arrow::io::ReadableFile::Open(path.string()), path, "opening");
+  // Opened by fp8lab (no_follow.hpp: a regular file, no link), then handed to Arrow, which closes it.
+  auto file =
+      take(arrow::io::ReadableFile::Open(open_regular_at(nullptr, path, O_RDONLY, 0).release()),
+           path, "opening");
   auto reader = take(parquet::arrow::OpenFile(file, arrow::default_memory_pool()), path,
                      "not a Parquet file");
   const auto table = take(reader->ReadTable(), path, "reading");

@@ -51,13 +51,17 @@ LayerStatsRow layer_stats_row(std::int64_t step, const std::string& layer, Opera
 // Relative to a results directory: where a run's sidecar lives.
 std::filesystem::path layer_stats_relative_path(const std::string& run_id);
 
-// Writes `rows` as one Parquet file at `path`, atomically (write_file_atomically: temp file,
-// fsync, rename), so that a killed run leaves no half file and a resumed sweep rewrites it whole.
-// Throws std::runtime_error naming the path on failure.
+// `rows` as the bytes of one Parquet file; `path` names it in errors (std::runtime_error).
+std::string layer_stats_parquet(const std::vector<LayerStatsRow>& rows,
+                                const std::filesystem::path& path);
+// Writes layer_stats_parquet(rows) at `path`, atomically (write_file_atomically: temp file, fsync,
+// rename), so that a killed run leaves no half file and a resumed sweep rewrites it whole. Runs
+// write theirs with ResultsDirectory::write_file (no link followed under the results directory).
 void write_layer_stats(const std::filesystem::path& path, const std::vector<LayerStatsRow>& rows);
 
 // Reads a sidecar back. Throws std::runtime_error naming the file and the column when it is not a
-// Parquet file or a column is missing or of another type.
+// Parquet file or a column is missing or of another type; NotARegularFile (no_follow.hpp) when it
+// is a FIFO, a device, a directory or a link.
 std::vector<LayerStatsRow> read_layer_stats(const std::filesystem::path& path);
 
 }  // namespace fp8lab::experiments

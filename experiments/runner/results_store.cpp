@@ -1,30 +1,22 @@
 #include "experiments/runner/results_store.hpp"
 
+#include "experiments/runner/results_files.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 namespace fp8lab::experiments {
 namespace {
-
-[[noreturn]] void fail(const std::string& what, const std::filesystem::path& path) {
-  throw std::runtime_error(what + " " + path.string() + ": " + std::strerror(errno));
-}
-
-void fsync_directory(const std::filesystem::path& directory) {
-  const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) fail("cannot open directory", directory);
-  ::fsync(fd);  // best effort: some file systems refuse fsync on directories
-  ::close(fd);
-}
 
 std::string this_host() {
   char host[256] = "unknown";
@@ -32,36 +24,81 @@ std::string this_host() {
   return host;
 }
 
+// The test hook FP8LAB_FAULT_WRITE=N:ERRNO (ERRNO one of ENOSPC, EDQUOT, EIO): the N-th atomic
+// write (counted from 1) fails with that errno, as a full disk would fail it, before anything is
+// written. The writes are counted in this process, or, when FP8LAB_FAULT_COUNT_FILE names a file,
+// in that file (one byte appended per write), so that a sweep and its runs' processes count
+// together. docs/architecture.md, "Errors and results"; tests/experiments/faults_test.cpp.
+int injected_write_error() {
+  static const auto [target, injected] = []() -> std::pair<long, int> {
+    const char* spec = std::getenv("FP8LAB_FAULT_WRITE");
+    if (spec == nullptr || *spec == '\0') return {0, 0};
+    const std::string text = spec;
+    const auto colon = text.find(':');
+    const std::string name = colon == std::string::npos ? "" : text.substr(colon + 1);
+    const int error = name == "ENOSPC"   ? ENOSPC
+                      : name == "EDQUOT" ? EDQUOT
+                      : name == "EIO"    ? EIO
+                                         : 0;
+    long n = 0;
+    try {
+      n = std::stol(text.substr(0, colon));
+    } catch (const std::exception&) {
+    }
+    if (n < 1 || error == 0) {
+      std::fprintf(stderr, "FP8LAB_FAULT_WRITE '%s': expected N:ENOSPC|EDQUOT|EIO, N >= 1\n", spec);
+      std::exit(2);
+    }
+    return {n, error};
+  }();
+  if (target == 0) return 0;
+  static long count = 0;
+  long index = ++count;
+  if (const char* file = std::getenv("FP8LAB_FAULT_COUNT_FILE"); file != nullptr && *file) {
+    const int fd = ::open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    struct stat s {};
+    if (fd < 0 || ::write(fd, "w", 1) != 1 || ::fstat(fd, &s) != 0) {
+      std::fprintf(stderr, "FP8LAB_FAULT_COUNT_FILE %s: %s\n", file, std::strerror(errno));
+      std::exit(2);
+    }
+    ::close(fd);
+    index = static_cast<long>(s.st_size);
+  }
+  return index == target ? injected : 0;
+}
+
 }  // namespace
 
-void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
-  const auto directory = path.parent_path().empty() ? std::filesystem::path(".")
-                                                    : path.parent_path();
-  std::filesystem::create_directories(directory);
+void write_file_at(const Descriptor& directory, const std::string& name, const std::string& text) {
+  const auto shown = directory.path() / name;
+  if (const int error = injected_write_error()) {
+    throw IoError("cannot write " + shown.string() + " (FP8LAB_FAULT_WRITE)", error);
+  }
   // A temp name unique across hosts sharing the directory, processes (pid) and threads (counter),
   // in the same directory so that rename() is atomic: .<name>.tmp.<host>.<pid>.<n>. Readers
   // ignore names starting with '.'; remove_stale_temp_files removes those of dead processes.
   static std::atomic<unsigned> counter{0};
-  std::filesystem::path temp;
+  std::string temp;
   int fd = -1;
   // O_EXCL|O_NOFOLLOW: a name someone planted (a link, a leftover of a process that had this pid)
   // is never written through; the next name is tried.
   for (int attempt = 0; fd < 0; ++attempt) {
     // Appends, not a "literal" + string chain: GCC 12 warns falsely (-Wrestrict) on the latter.
-    std::string name = ".";
-    name.append(path.filename().string()).append(".tmp.").append(this_host()).append(".");
-    name.append(std::to_string(::getpid())).append(".").append(std::to_string(counter++));
-    temp = directory / name;
-    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0 && (errno != EEXIST || attempt == 100)) fail("cannot create", temp);
+    temp = ".";
+    temp.append(name).append(".tmp.").append(this_host()).append(".");
+    temp.append(std::to_string(::getpid())).append(".").append(std::to_string(counter++));
+    fd = ::openat(directory.fd(), temp.c_str(),
+                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && (errno != EEXIST || attempt == 100)) {
+      throw IoError("cannot create " + (directory.path() / temp).string(), errno);
+    }
   }
   // On a failure (a full disk) the temp file goes: nothing is left behind for --resume to sweep.
-  auto fail_removing = [&temp](const std::string& what, int open_fd) {
+  auto fail_removing = [&](const std::string& what, int open_fd) {
     const int error = errno;
     if (open_fd >= 0) ::close(open_fd);
-    ::unlink(temp.c_str());
-    errno = error;
-    fail(what, temp);
+    ::unlinkat(directory.fd(), temp.c_str(), 0);
+    throw IoError(what + " " + (directory.path() / temp).string(), error);
   };
   std::size_t written = 0;
   while (written < text.size()) {
@@ -74,13 +111,17 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
   }
   if (::fsync(fd) != 0) fail_removing("cannot fsync", fd);
   if (::close(fd) != 0) fail_removing("cannot close", -1);
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
+  if (::renameat(directory.fd(), temp.c_str(), directory.fd(), name.c_str()) != 0) {
     const int error = errno;
-    ::unlink(temp.c_str());
-    errno = error;
-    fail("cannot rename into place", path);
+    ::unlinkat(directory.fd(), temp.c_str(), 0);
+    throw IoError("cannot rename into place " + shown.string(), error);
   }
-  fsync_directory(directory);
+  ::fsync(directory.fd());  // best effort: some file systems refuse fsync on directories
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
+  const auto directory = open_directory(path.parent_path(), /*create=*/true);
+  write_file_at(*directory, path.filename().string(), text);
 }
 
 void check_run_id(const std::string& run_id) {
@@ -105,10 +146,37 @@ std::filesystem::path ResultsDirectory::baseline_trajectory_path(const std::stri
   return root_ / "baselines" / (run_id + ".pt");
 }
 
+void write_results_file(const ResultsDirectory& results, const std::filesystem::path& relative,
+                        const std::string& text) {
+  const auto root = open_directory(results.root(), /*create=*/true);
+  if (!relative.has_parent_path()) {
+    write_file_at(*root, relative.string(), text);
+    return;
+  }
+  // One level (runs/, baselines/, layer_stats/, jobs/): opened without following a link.
+  const auto sub = open_subdirectory(*root, relative.parent_path().string(), /*create=*/true);
+  write_file_at(*sub, relative.filename().string(), text);
+}
+
+std::optional<Descriptor> results_subdirectory(const ResultsDirectory& results,
+                                               const std::string& name) {
+  const auto root = open_directory(results.root(), /*create=*/false);
+  if (!root) return std::nullopt;
+  return open_subdirectory(*root, name, /*create=*/false);
+}
+
+void check_results_subdirectories(const ResultsDirectory& results) {
+  for (const char* name : {"runs", "baselines", "layer_stats", "jobs", "claims", "logs"}) {
+    results_subdirectory(results, name);
+  }
+}
+
 void ResultsDirectory::write_run_record(const nlohmann::json& record) const {
   const auto run_id = record.at("run_id").get<std::string>();
+  check_run_id(run_id);
   // dump() escapes nothing into newlines: one record is one line, as in results.jsonl.
-  write_file_atomically(run_record_path(run_id), record.dump() + "\n");
+  write_results_file(*this, std::filesystem::path("runs") / (run_id + ".json"),
+                     record.dump() + "\n");
 }
 
 std::optional<std::string> run_record_problem(const nlohmann::json& record) {
@@ -145,17 +213,12 @@ std::optional<std::string> run_record_problem(const nlohmann::json& record) {
 }
 
 RunRecordFile read_run_record_file(const std::filesystem::path& path) {
+  // A FIFO, socket, device or directory here throws NotARegularFile (no_follow.hpp).
+  if (auto text = read_regular_file(path)) return run_record_from_text(path, *text);
   RunRecordFile file;
   file.path = path;
-  std::ifstream in(path, std::ios::binary);
-  file.exists = static_cast<bool>(in);
-  if (!file.exists) {
-    file.problem = std::filesystem::exists(path) ? "cannot be read" : "does not exist";
-    return file;
-  }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return run_record_from_text(path, bytes.str());
+  file.problem = "does not exist";
+  return file;
 }
 
 RunRecordFile run_record_from_text(const std::filesystem::path& path, const std::string& text) {
@@ -192,8 +255,10 @@ RunRecordFile run_record_from_text(const std::filesystem::path& path, const std:
 std::vector<std::filesystem::path> ResultsDirectory::remove_stale_temp_files() const {
   std::vector<std::filesystem::path> removed;
   const std::string host = this_host();
-  for (const auto& directory :
-       {root_, runs_directory(), root_ / "baselines", root_ / "layer_stats"}) {
+  for (const char* sub : {"", "runs", "baselines", "layer_stats", "jobs"}) {
+    // A planted link in place of a subdirectory is refused (no_follow.hpp), not swept through.
+    if (*sub != '\0' && !results_subdirectory(*this, sub)) continue;
+    const auto directory = root_ / sub;
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
       const auto name = entry.path().filename().string();
@@ -220,6 +285,8 @@ std::vector<std::filesystem::path> ResultsDirectory::remove_stale_temp_files() c
 
 std::vector<std::filesystem::path> ResultsDirectory::run_record_paths() const {
   std::vector<std::filesystem::path> paths;
+  if (!results_subdirectory(*this, "runs"))
+    return paths;  // a link there is refused (no_follow.hpp)
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(runs_directory(), error)) {
     const auto name = entry.path().filename().string();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <torch/nn/module.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -22,20 +23,23 @@ RunDiagnostics::RunDiagnostics(recipes::Autoswitch rule, std::optional<FaultInje
   watch_->injection = std::move(injection);
 }
 
-void RunDiagnostics::attach(torch::nn::Module& model) {
-  bool injected_layer_found = false;
+void check_injection_target(const FaultInjection& fault, const std::vector<std::string>& linears) {
+  if (std::find(linears.begin(), linears.end(), fault.layer) != linears.end()) return;
   std::string names;
+  for (const auto& name : linears) names.append(names.empty() ? "" : ", ").append(name);
+  throw std::invalid_argument("--inject-nan: the model has no Linear '" + fault.layer +
+                              "'; its Linears: " + names);
+}
+
+void RunDiagnostics::attach(torch::nn::Module& model) {
+  std::vector<std::string> linears;
   for (const auto& item : model.named_modules("", /*include_self=*/false)) {
     auto* linear = dynamic_cast<BackendLinearImpl*>(item.value().get());
     if (linear == nullptr) continue;
     linear->set_watch(std::make_shared<LayerWatch>(item.key(), watch_));
-    names += (names.empty() ? "" : ", ") + item.key();
-    if (watch_->injection && watch_->injection->layer == item.key()) injected_layer_found = true;
+    linears.push_back(item.key());
   }
-  if (watch_->injection && !injected_layer_found) {
-    throw std::invalid_argument("--inject-nan: the model has no Linear '" +
-                                watch_->injection->layer + "'; its Linears: " + names);
-  }
+  if (watch_->injection) check_injection_target(*watch_->injection, linears);
 }
 
 void RunDiagnostics::after_step(torch::nn::Module& model, std::int64_t step) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "experiments/fp8/autoswitch.hpp"
@@ -19,6 +20,11 @@ class Module;
 }
 
 namespace fp8lab::experiments {
+
+// Throws std::invalid_argument listing `linears` (a model's backend Linears, by fully qualified
+// name) unless the fault names one of them: `fp8lab run --inject-nan` checks this before training,
+// so that a misspelt layer is bad input (exit 2), not a failed run.
+void check_injection_target(const FaultInjection& fault, const std::vector<std::string>& linears);
 
 class RunDiagnostics {
  public:

@@ -23,6 +23,7 @@
 #include "experiments/runner/layer_stats_sidecar.hpp"
 #include "experiments/runner/null_run.hpp"
 #include "experiments/runner/provenance.hpp"
+#include "experiments/runner/results_files.hpp"
 #include "experiments/runner/run_diagnostics.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/training.hpp"
@@ -30,6 +31,10 @@
 #include "experiments/workloads/workload_record.hpp"
 #include "recipes/fields.hpp"
 
+// A failure of the recipe never escapes execute_*: an exception becomes a record with status
+// "failed" and the message (a result). A failure of the machine does: an IoError (io_error.hpp: a
+// full disk) or a NotARegularFile (no_follow.hpp: a planted link or FIFO) propagates and no record
+// is written (run_errors.hpp).
 namespace fp8lab::experiments {
 namespace {
 
@@ -284,7 +289,8 @@ void add_layer_stats_sidecar(nlohmann::json& record, const ResultsDirectory& dir
     return;
   }
   const auto relative = layer_stats_relative_path(run_id);
-  write_layer_stats(directory.root() / relative, t.layer_stats_rows);
+  write_results_file(directory, relative,
+                     layer_stats_parquet(t.layer_stats_rows, directory.root() / relative));
   record["layer_stats_sidecar"] = relative.generic_string();
 }
 
@@ -467,7 +473,12 @@ BaselineReference load_reference(const ResultsDirectory& directory,
   reference.run_id = baseline["run_id"].get<std::string>();
   reference.parameter_names = baseline["parameter_names"].get<std::vector<std::string>>();
   torch::serialize::InputArchive archive;
-  archive.load_from(directory.baseline_trajectory_path(reference.run_id).string());
+  // Read by fp8lab (a regular file, no link: no_follow.hpp), not opened by LibTorch by name.
+  const auto path = directory.baseline_trajectory_path(reference.run_id);
+  const auto bytes = read_regular_file(path);
+  if (!bytes) throw std::runtime_error(path.string() + " does not exist");
+  std::istringstream in(*bytes);
+  archive.load_from(in);
   for (const auto& step : baseline["snapshot_steps"]) {
     ModelSnapshot s;
     s.step = step.get<std::int64_t>();
@@ -639,9 +650,14 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
     }
     std::ostringstream bytes;
     archive.save_to(bytes);
-    write_file_atomically(directory.baseline_trajectory_path(run_id), bytes.str());
+    write_results_file(directory, std::filesystem::path("baselines") / (run_id + ".pt"),
+                       bytes.str());
     record["baseline_archive"] = archive_fingerprint(bytes.str());  // baseline_archive.hpp
     record["finished_at"] = now_utc();
+  } catch (const IoError&) {
+    throw;  // an error, not a result: no record (run_errors.hpp)
+  } catch (const NotARegularFile&) {
+    throw;  // a planted link or FIFO in the results directory: bad input
   } catch (const c10::Error& e) {
     record = failed_record(request, run_id, "baseline", e.what_without_backtrace());
   } catch (const std::exception& e) {
@@ -709,6 +725,10 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
       }
     }
     record["finished_at"] = now_utc();
+  } catch (const IoError&) {
+    throw;  // an error, not a result: no record (run_errors.hpp)
+  } catch (const NotARegularFile&) {
+    throw;  // a planted link or FIFO in the results directory: bad input
   } catch (const std::exception& e) {
     // c10::Error's what() carries a backtrace: the record keeps the message only.
     const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
@@ -745,6 +765,10 @@ nlohmann::json execute_null_run(const ResultsDirectory& directory, const RunRequ
     add_training(record, train(*workload, hooks, options, &reference), &baseline);
     add_threads(record, request);
     record["finished_at"] = now_utc();
+  } catch (const IoError&) {
+    throw;  // an error, not a result: no record (run_errors.hpp)
+  } catch (const NotARegularFile&) {
+    throw;  // a planted link or FIFO in the results directory: bad input
   } catch (const std::exception& e) {
     const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
     record = failed_record(request, run_id, "null",

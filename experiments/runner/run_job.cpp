@@ -1,8 +1,8 @@
 #include "experiments/runner/run_job.hpp"
 
-#include <fstream>
 #include <stdexcept>
 
+#include "experiments/runner/results_files.hpp"
 #include "recipes/complete_recipe.hpp"
 #include "recipes/error.hpp"
 
@@ -20,7 +20,7 @@ std::filesystem::path run_job_path(const ResultsDirectory& directory, const std:
   return directory.root() / "jobs" / (run_id + ".json");
 }
 
-void write_run_job(const std::filesystem::path& path, const RunRequest& request) {
+void write_run_job(const ResultsDirectory& directory, const RunRequest& request) {
   const auto& recipe = request.recipe.value();
   const nlohmann::json job{{"schema", "fp8lab.job"},
                            {"run_id", request.run_id},
@@ -29,15 +29,17 @@ void write_run_job(const std::filesystem::path& path, const RunRequest& request)
                            {"recipe", recipes::complete_recipe_text(recipe)},
                            {"recipe_canonical", recipes::canonical_string(recipe)},
                            {"provenance", request.provenance}};
-  write_file_atomically(path, job.dump() + "\n");
+  check_run_id(request.run_id);
+  write_results_file(directory, std::filesystem::path("jobs") / (request.run_id + ".json"),
+                     job.dump() + "\n");
 }
 
 void read_run_job(const std::filesystem::path& path, RunRequest& request) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
+  const auto text = read_regular_file(path);  // a FIFO or a device there is named (no_follow.hpp)
+  if (!text) throw std::runtime_error("cannot read " + path.string() + ": it does not exist");
   nlohmann::json job;
   try {
-    job = nlohmann::json::parse(in);
+    job = nlohmann::json::parse(*text);
     if (job.value("schema", "") != "fp8lab.job") bad_job(path, "schema is not fp8lab.job");
     request.run_id = job.at("run_id").get<std::string>();
     request.workload = job.at("workload").get<std::string>();

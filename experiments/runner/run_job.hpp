@@ -18,8 +18,8 @@ namespace fp8lab::experiments {
 std::filesystem::path run_job_path(const ResultsDirectory& directory, const std::string& run_id);
 
 // Writes the request's run_id, workload, seed, recipe (recipes/complete_recipe.hpp) and provenance
-// atomically.
-void write_run_job(const std::filesystem::path& path, const RunRequest& request);
+// to run_job_path atomically (ResultsDirectory::write_file: never through a link at jobs/).
+void write_run_job(const ResultsDirectory& directory, const RunRequest& request);
 
 // Sets those fields of `request` from the job file. std::runtime_error naming the file when it
 // cannot be read or is not a job file, or when its recipe does not read back to the canonical

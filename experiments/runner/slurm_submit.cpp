@@ -10,6 +10,7 @@
 
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/no_follow.hpp"
+#include "experiments/runner/results_files.hpp"
 #include "experiments/runner/results_store.hpp"
 
 namespace fp8lab::experiments {
@@ -94,7 +95,7 @@ SlurmSubmission submit_slurm_array(const SlurmArray& array, const SlurmSettings&
   // other nodes see it, only they can tell (a tmpfs is local to its machine: said).
   create_slurm_directory(array.output);
   try {
-    write_file_atomically(submission.script, text);
+    write_results_file(ResultsDirectory(array.output), "slurm/sweep.sbatch", text);
   } catch (const std::exception& e) {
     throw unwritable(array.output, "write the Slurm script there", e.what());
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -24,7 +25,9 @@
 #include "experiments/runner/parallelism.hpp"
 #include "experiments/runner/progress.hpp"
 #include "experiments/runner/provenance.hpp"
+#include "experiments/runner/results_files.hpp"
 #include "experiments/runner/results_store.hpp"
+#include "experiments/runner/run_errors.hpp"
 #include "experiments/runner/run_executor.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/run_job.hpp"
@@ -94,11 +97,11 @@ nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExp
 // Refuses a directory that holds another configuration's results (see sweep_driver.hpp).
 void check_directory(const SweepOptions& options, const ResultsDirectory& directory,
                      const nlohmann::json& sweep) {
-  if (std::filesystem::exists(directory.sweep_path())) {
-    std::ifstream in(directory.sweep_path());
+  // A FIFO or a device in its place is named (no_follow.hpp), never read from.
+  if (const auto text = read_regular_file(directory.sweep_path())) {
     nlohmann::json existing;
     try {
-      existing = nlohmann::json::parse(in);
+      existing = nlohmann::json::parse(*text);
     } catch (const nlohmann::json::exception& e) {
       throw std::runtime_error(directory.sweep_path().string() + ": not valid JSON (" + e.what() +
                                ")");
@@ -130,11 +133,9 @@ struct Job {
   std::string run_id;
   std::string kind;  // baseline | null | fp8
   std::vector<std::string> arguments;
-  // What the run's own record would say of it (run_executor.hpp: the request with its
-  // provenance, an FP8 run's recipe_identity), for the record written when its process dies
-  // without one.
+  // The run as its process gets it (an FP8 run's job file, run_job.hpp) and the baseline it
+  // compares with (baseline_run_id).
   RunRequest request;
-  nlohmann::json identity;
 };
 
 std::vector<std::string> common_arguments(const SweepOptions& options,
@@ -207,6 +208,18 @@ void stop_children(std::map<pid_t, RunningJob>& running) {
   }
 }
 
+// The test hook FP8LAB_FAULT_KILL_CHILD=N: the N-th run process this sweep starts (counted from 1)
+// is killed with SIGKILL at once, as the OOM killer would kill it (docs/architecture.md, "Errors
+// and results"; tests/experiments/faults_test.cpp).
+void kill_if_faulted(pid_t pid) {
+  static const long target = [] {
+    const char* text = std::getenv("FP8LAB_FAULT_KILL_CHILD");
+    return text == nullptr ? 0L : std::strtol(text, nullptr, 10);
+  }();
+  static long started = 0;
+  if (target > 0 && ++started == target) ::kill(pid, SIGKILL);
+}
+
 // run_jobs' loop; `running` is the caller's, so that it can stop the children on an exception.
 bool run_jobs_in(const std::vector<Job>& todo, const Parallelism& plan,
                  const ResultsDirectory& directory, ProgressLine& progress, std::size_t& done,
@@ -228,10 +241,23 @@ bool run_jobs_in(const std::vector<Job>& todo, const Parallelism& plan,
         continue;
       }
       const auto log = directory.root() / "logs" / (job.run_id + ".log");
-      if (job.kind == "fp8") write_run_job(run_job_path(directory, job.run_id), job.request);
+      if (job.kind == "fp8") {
+        try {
+          write_run_job(directory, job.request);
+        } catch (const IoError& e) {
+          // An error, not a result: no record; --resume runs it again (run_errors.hpp).
+          outcome.errors.push_back({job.run_id, e.cause(), e.what()});
+          log_run_error(outcome.errors.back(), log);
+          ++done;
+          progress.finished(job.run_id, nullptr, done, running.size());
+          continue;
+        }
+      }
       auto arguments = job.arguments;
       arguments.insert(arguments.end(), {"--threads", std::to_string(plan.threads)});
-      running.emplace(start_child(arguments, log), RunningJob{&job, std::move(*claim)});
+      const pid_t pid = start_child(arguments, log);
+      kill_if_faulted(pid);
+      running.emplace(pid, RunningJob{&job, std::move(*claim)});
       ++outcome.executed;
       progress.started(job.run_id, done, running.size());
     }
@@ -253,15 +279,14 @@ bool run_jobs_in(const std::vector<Job>& todo, const Parallelism& plan,
     const Job& job = *ended.job;
     remove_run_job(directory, job);
     // Read once: whether the run wrote its record, and what the progress line says of it.
-    auto record = read_run_record_file(directory.run_record_path(job.run_id)).record;
+    const auto record = read_run_record_file(directory.run_record_path(job.run_id)).record;
     if (g_stop_signal == 0 && !record) {
-      // The child died before writing its record: the run is recorded as failed, with the end of
-      // its log.
-      const auto message = "the run's process " + exit->describe() +
-                           " without writing its record; log: " +
-                           (directory.root() / "logs" / (job.run_id + ".log")).string();
-      record = failed_record(job.request, job.run_id, job.kind, message, job.identity);
-      directory.write_run_record(*record);
+      // The child died (a signal, a crash) or erred (a full disk) before writing its record: an
+      // error, not a result (run_errors.hpp). Logged with its cause; no record, so that --resume
+      // runs it again.
+      const auto log = directory.root() / "logs" / (job.run_id + ".log");
+      outcome.errors.push_back(child_error(job.run_id, *exit, log));
+      log_run_error(outcome.errors.back(), log);
     }
     if (record) ++outcome.recorded;
     ++done;
@@ -326,10 +351,25 @@ bool run_baselines(const std::vector<Job>& baselines, const SweepOptions& option
   return true;
 }
 
-// The runs: one another process is running is left to it (it writes the record).
-bool run_runs(const std::vector<Job>& runs, const SweepOptions& options,
+// The runs: one another process is running is left to it (it writes the record). A run whose
+// baseline has no record (it errored) is not started: it waits (run_errors.hpp).
+bool run_runs(const std::vector<Job>& all_runs, const SweepOptions& options,
               const ResultsDirectory& directory, ProgressLine& progress, std::size_t& done,
               SweepOutcome& outcome) {
+  std::vector<Job> runs;
+  for (const auto& job : all_runs) {
+    const auto baseline = baseline_run_id(job.request);
+    if (directory.has_record(baseline)) {
+      runs.push_back(job);
+      continue;
+    }
+    outcome.waiting.push_back(job.run_id);
+    std::fprintf(stderr,
+                 "fp8lab sweep: run %s waits: its baseline %s errored (no record); --resume "
+                 "runs both\n",
+                 job.run_id.c_str(), baseline.c_str());
+    ++done;
+  }
   std::vector<HeldElsewhere> held_elsewhere;
   const Parallelism plan = phase_parallelism(options, runs.size(), "runs");
   const bool completed = run_jobs(runs, plan, directory, progress, done, outcome, held_elsewhere);
@@ -403,7 +443,7 @@ void record_sweep(const SweepOptions& options, const ResultsDirectory& directory
   // Another sweep (another shard, maybe another configuration) may be checking DIR now.
   const HeldLock sweep_file_lock = lock_sweep_file(directory);
   check_directory(options, directory, sweep);
-  write_file_atomically(directory.sweep_path(), sweep.dump(2) + "\n");
+  write_results_file(directory, "sweep.json", sweep.dump(2) + "\n");
   if (const auto removed = directory.remove_stale_temp_files(); !removed.empty()) {
     std::fprintf(stderr,
                  "fp8lab sweep: removed %zu temp files left by processes that died "
@@ -472,7 +512,7 @@ class JobPlanner {
     const auto file = read_run_record_file(directory_.run_record_path(job.run_id));
     if (const auto aside = set_aside_bad_baseline(directory_, file)) {
       std::fprintf(stderr, "fp8lab sweep: %s\n", aside->c_str());
-    } else if (file.record) {
+    } else if (recorded(job.run_id)) {
       return;
     }
     jobs_.baselines.push_back(std::move(job));
@@ -490,7 +530,7 @@ class JobPlanner {
     job.arguments = {executable_, "run",    "--null-run",        "--workload",
                      workload,    "--seed", std::to_string(seed)};
     job.arguments.insert(job.arguments.end(), common_.begin(), common_.end());
-    if (!directory_.has_record(job.run_id)) jobs_.runs.push_back(std::move(job));
+    if (!recorded(job.run_id)) jobs_.runs.push_back(std::move(job));
   }
 
   // The FP8 run `run` of the sweep read from `text`.
@@ -505,7 +545,6 @@ class JobPlanner {
     job.request.recipe = run.recipe;
     job.request.run_id = run.id;
     job.request.provenance = sweep_run_provenance(expansion, run, text);
-    job.identity = recipe_identity(job.request);
     // The process reads its run from the job file (run_job.hpp), not from the sweep file.
     job.arguments = {
         executable_, "run",
@@ -516,6 +555,24 @@ class JobPlanner {
   }
 
   Jobs take() { return std::move(jobs_); }
+
+  // Whether `run_id` has a record that counts as done: any valid record, except a "failed" one
+  // under --retry-failed, which is set aside (runs/.<id>.json.invalid-<n>) so that the run runs
+  // again.
+  bool recorded(const std::string& run_id) const {
+    const auto file = read_run_record_file(directory_.run_record_path(run_id));
+    if (!file.record) return false;
+    if (!options_.retry_failed || (*file.record)["status"] != "failed") return true;
+    const auto aside = directory_.set_aside(file);
+    std::fprintf(
+        stderr,
+        "fp8lab sweep: --retry-failed: %s was failed (%s); kept as %s, the run "
+        "runs again\n",
+        file.path.c_str(),
+        file.record->value("error", std::string("no error recorded")).substr(0, 200).c_str(),
+        aside.c_str());
+    return false;
+  }
 
  private:
   const SweepOptions& options_;
@@ -547,7 +604,7 @@ Jobs plan_jobs(const SweepOptions& options, const ResultsDirectory& directory,
     if (options.resume && options.steps) {
       adopt_record_without_steps(directory, id_without_steps.at(run->id), run->id, *options.steps);
     }
-    if (directory.has_record(run->id)) {
+    if (planner.recorded(run->id)) {
       ++outcome.skipped;
       continue;
     }
@@ -625,7 +682,9 @@ SweepPlan prepare_sweep_directory(const SweepOptions& options) {
   const auto text = recipes::read_text_file(options.sweep_file.string());
   std::map<std::string, std::string> id_without_steps;
   const auto expansion = expand_sweep(options, text, id_without_steps);
-  record_sweep(options, ResultsDirectory(options.output), expansion, text);
+  const ResultsDirectory directory(options.output);
+  check_results_subdirectories(directory);
+  record_sweep(options, directory, expansion, text);
   return {expansion.sweep.name, expansion.runs.size()};
 }
 
@@ -643,6 +702,8 @@ SweepOutcome run_sweep(const SweepOptions& options) {
   }
 
   const ResultsDirectory directory(options.output);
+  // A link planted in place of runs/, baselines/, ... is refused before anything runs.
+  check_results_subdirectories(directory);
   // Held until the sweep returns: a second sweep of this shard into DIR is refused.
   const HeldLock shard_lock = lock_shard(directory, options.shard_index, options.shard_count);
   record_sweep(options, directory, expansion, text);
@@ -652,7 +713,12 @@ SweepOutcome run_sweep(const SweepOptions& options) {
     outcome.interrupted = true;
     return outcome;
   }
-  outcome.report_html = write_sweep_reports(options);
+  // Also after errors: the report says at its top which runs are missing; unless errors left no
+  // record at all to report (the closing line says what happened).
+  const bool errored = !outcome.errors.empty() || !outcome.waiting.empty();
+  if (!errored || !directory.run_record_paths().empty()) {
+    outcome.report_html = write_sweep_reports(options);
+  }
   return outcome;
 }
 

@@ -11,10 +11,12 @@
 //   precision. Running into a DIR whose sweep.json says otherwise is refused: records of two
 //   configurations never mix.
 // - Without --resume a DIR that already holds run records is refused; with --resume, recorded runs
-//   (finished, diverged or failed) are skipped and nothing is repeated. Delete runs/<id>.json to
-//   run one again.
-// - A child that dies without writing its record gets a "failed" record naming how it died; a
-//   sweep interrupted by SIGINT/SIGTERM stops its children and records nothing for them.
+//   (finished, diverged or failed) are skipped and nothing is repeated; --retry-failed also runs
+//   the failed ones again. Delete runs/<id>.json to run one again.
+// - A child that ends without writing its record (killed, crashed, a full disk) is an error, not a
+//   result (run_errors.hpp): logged under logs/ with its cause, no record, so that --resume runs it
+//   again; the runs of a baseline that errored wait (not started). A sweep interrupted by
+//   SIGINT/SIGTERM stops its children and records nothing for them.
 // - Shard i/n (0 <= i < n) takes the distinct runs whose index in the expansion is i modulo n;
 //   each shard runs the baselines its runs need. Shards may share DIR (one file per run) or use
 //   their own and be merged by `fp8lab report DIR1 DIR2 ...`.
@@ -27,9 +29,11 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "experiments/fp8/backend.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/runner/run_errors.hpp"
 
 namespace fp8lab::experiments {
 
@@ -37,6 +41,7 @@ struct SweepOptions {
   std::filesystem::path sweep_file;
   std::filesystem::path output;
   bool resume = false;
+  bool retry_failed = false;  // with resume: runs recorded "failed" run again
   // Run processes at once and threads per run (parallelism.hpp); 0: chosen for each phase
   // (baselines, then runs) from `cores` and the runs it has left, and said on stderr.
   int jobs = 0;
@@ -59,7 +64,10 @@ struct SweepOutcome {
   std::size_t recorded = 0;  // records written by those processes (or for them, when one died)
   std::size_t running_elsewhere = 0;  // runs another sweep on DIR had claimed (left to it)
   bool interrupted = false;
-  std::filesystem::path report_html;  // empty for a dry run or an interrupted sweep
+  std::vector<RunError> errors;      // runs that errored (run_errors.hpp): no record
+  std::vector<std::string> waiting;  // runs not started: their baseline errored
+  // Empty for a dry run, an interrupted sweep, or one whose errors left no record to report.
+  std::filesystem::path report_html;
 };
 
 // Parses "i/n"; std::invalid_argument names the text and the rule.

@@ -87,8 +87,12 @@ TEST_CASE("A planted link at a lock, claim or log is refused and its target left
   }
 }
 
-TEST_CASE("A planted link in place of DIR/claims or DIR/logs is refused", "[hardening][links]") {
-  for (const char* name : {"claims", "logs"}) {
+TEST_CASE("A planted link in place of any directory under --out is refused, nothing written "
+          "outside --out",
+          "[hardening][links]") {
+  // One link rule (issue 33, item 6): every directory fp8lab creates or reads under --out is
+  // opened relative to --out's descriptor without following a link.
+  for (const char* name : {"claims", "logs", "runs", "baselines", "layer_stats", "jobs"}) {
     const auto p = setup(std::string("dir-") + name);
     INFO(name);
     // The link points at a directory of the user's: new files would land there.
@@ -101,6 +105,34 @@ TEST_CASE("A planted link in place of DIR/claims or DIR/logs is refused", "[hard
     INFO(text);
     CHECK_THAT(text, Catch::Contains((p.out / name).string() + " is a symbolic link (to " +
                                      elsewhere.string() + ")"));
+    CHECK(fs::is_empty(elsewhere));
+    // `fp8lab report` reads through none either (runs/, baselines/, layer_stats/).
+    if (std::string(name) == "runs" || std::string(name) == "baselines" ||
+        std::string(name) == "layer_stats") {
+      fs::create_directories(elsewhere / "inside");
+      const auto report_log = p.dir / "report.log";
+      CHECK(run_to_end({FP8LAB_EXECUTABLE, "report", p.out.string()}, report_log) == 2);
+      CHECK_THAT(read_text(report_log),
+                 Catch::Contains((p.out / name).string() + " is a symbolic link (to " +
+                                 elsewhere.string() + ")"));
+    }
+    fs::remove_all(p.dir);
+  }
+}
+
+TEST_CASE("fp8lab run refuses a planted link in place of runs/ or baselines/ before training",
+          "[hardening][links]") {
+  for (const char* name : {"runs", "baselines"}) {
+    const auto p = setup(std::string("run-") + name);
+    INFO(name);
+    const auto elsewhere = p.dir / "users-directory";
+    fs::create_directories(elsewhere);
+    fs::create_directory_symlink(elsewhere, p.out / name);
+    const auto log = p.dir / "run.log";
+    CHECK(run_to_end({FP8LAB_EXECUTABLE, "run", "--workload", "mlp", "--set", "margin=0", "--steps",
+                      "2", "--out", p.out.string()},
+                     log) == 2);
+    CHECK_THAT(read_text(log), Catch::Contains((p.out / name).string() + " is a symbolic link"));
     CHECK(fs::is_empty(elsewhere));
     fs::remove_all(p.dir);
   }

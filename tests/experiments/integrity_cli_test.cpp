@@ -85,6 +85,21 @@ TEST_CASE("Bad command-line inputs get errors naming the flag or file, value and
       {{"sweep", sweep, "--out", out, "--heatmap-axes", "margn,scaling"},
        {"--heatmap-axes", "'margn' is not a recipe field", "did you mean 'margin'?"}},
       {{"report", dir.string()}, {"holds no results"}},
+      // Issue 33: a list option never takes the next option as its value, and an unknown
+      // --inject-nan layer is bad input, refused before training.
+      {{"run", "--workload", "mlp", "--set", "scaling=current", "--what-if", ",,,", "--out", out},
+       {"--what-if ',,,': an empty item; expected RECIPE[,RECIPE...]"}},
+      {{"run", "--workload", "mlp", "--set", "scaling=current", "--what-if", "--out", out},
+       {"--what-if", "'--out' is an option, not a value"}},
+      {{"run", "--workload", "mlp", "--set", "--out", out}, {"--set", "'--out' is an option"}},
+      {{"sweep", sweep, "--heatmap-axes", "margin,", "--out", out},
+       {"--heatmap-axes 'margin,': an empty item; expected FIELD,FIELD"}},
+      {{"report", dir.string(), "--heatmap-axes", ",", "--out", out},
+       {"--heatmap-axes ',': an empty item"}},
+      {{"literature", "L1", "--k", ",,,", "--rows", "2"}, {"--k ',,,': an empty item"}},
+      {{"literature", "L1", "--k", "0", "--rows", "2"}, {"--k", "'0' is not accepted"}},
+      {plus(run, {"--inject-nan", "nosuch@2:backward"}),
+       {"--inject-nan: the model has no Linear 'nosuch'; its Linears: fc1, fc2, fc3"}},
   };
   int index = 0;
   for (const auto& bad : cases) {

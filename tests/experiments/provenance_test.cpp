@@ -9,15 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <regex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -30,7 +27,6 @@
 #include "experiments/runner/run_job.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/read_text.hpp"
-#include "tests/support/run_processes.hpp"
 #include "tests/support/run_to_end.hpp"
 
 namespace fp8lab::experiments {
@@ -292,53 +288,8 @@ TEST_CASE("Sweep runs record the sweep, their combinations and upstream's change
   fs::remove_all(dir);
 }
 
-TEST_CASE("A sweep run whose process is killed gets a failed record with its provenance",
-          "[provenance]") {
-  const auto dir = scratch("provenance-killed");
-  std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [gpt-tiny]\nseeds: [0]\n"
-                                       "parameters:\n  fp8_format: {values: [E4M3]}\n";
-  const auto out = dir / "out";
-  const pid_t sweep = start_child({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(),
-                                   "--out", out.string(), "--steps", "2000"},
-                                  dir / "sweep.log");
-  // The FP8 run starts after the baseline (2000 steps of gpt-tiny: long enough to be caught).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(4);
-  std::string run_id;
-  pid_t child = 0;
-  while (child == 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (!fs::exists(out / "logs")) continue;
-    for (const auto& log : fs::directory_iterator(out / "logs")) {
-      const std::string id = log.path().stem();
-      if (id.rfind("baseline-", 0) == 0) continue;
-      run_id = id;
-      child = testing::pid_of_run(id);
-    }
-  }
-  REQUIRE(child != 0);
-  ::kill(child, SIGKILL);
-  int status = 0;
-  ::waitpid(sweep, &status, 0);
-  const auto record = read_json(out / "runs" / (run_id + ".json"));
-  INFO(record.dump());
-  CHECK(record["status"] == "failed");
-  CHECK_THAT(record["error"].get<std::string>(), Catch::Contains("without writing its record"));
-  CHECK(record["git_commit"] == version_commit(dir));
-  CHECK(record["source"]["kind"] == "sweep");
-  CHECK(record["source"]["combinations"] == nlohmann::json::array({"fp8_format=E4M3"}));
-  CHECK(record["runs_as"] == "asked");
-  CHECK(record["upstream"].is_object());
-  // What the run's own record would say of its recipe and baseline, so that the reports group it
-  // with its recipe's other seeds.
-  CHECK(record["recipe_canonical"].is_string());
-  CHECK(record["recipe_label"].is_string());
-  CHECK(record["recipe"]["fp8_format"] == "E4M3");
-  CHECK(record["recipe_fields"].is_array());
-  CHECK(record["baseline_run_id"] == "baseline-gpt-tiny-seed0-fp32-steps2000");
-  CHECK(record["backend"] == "sim");
-  CHECK(record["high_precision"] == "fp32");
-  fs::remove_all(dir);
-}
+// A sweep run whose process is killed has no record since issue 33 (an error, not a result:
+// experiments/runner/run_errors.hpp); tests/experiments/faults_test.cpp kills each run in turn.
 
 // Issue 17 item 4: the process of a sweep's run gets its run from the sweep (run_job.hpp), and
 // never reads the sweep file: handed the same job with the sweep file deleted, it writes the record
@@ -373,7 +324,7 @@ TEST_CASE("A sweep run's process runs the job the sweep hands it, without the sw
   request.provenance = sweep_run_provenance(expansion, run, text);
   const auto out = dir / "job";
   const auto job = run_job_path(ResultsDirectory(out), request.run_id);
-  write_run_job(job, request);
+  write_run_job(ResultsDirectory(out), request);
   fs::remove(sweep_file);
   REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "run", "--job", job.string(), "--run-id", request.run_id,
                       "--out", out.string(), "--steps", "2"},
