@@ -95,7 +95,7 @@ int submit_to_slurm(const SweepArguments& a, SweepOptions options) {
   create_slurm_directory(options.output);  // an unwritable --out stops first
   const SweepPlan plan = prepare_sweep_directory(options);
   SlurmArray array;
-  array.sweep_name = plan.name;
+  array.sweep_name = plan.name.empty() ? options.sweep_file.stem().string() : plan.name;
   array.executable = fs::canonical(current_executable());
   array.sweep_file = fs::absolute(options.sweep_file).lexically_normal();
   array.output = options.output;
@@ -250,8 +250,8 @@ void add_sweep_command(CLI::App& app) {
   command
       ->add_option("--partition", a->slurm_settings.partition,
                    "with --slurm: the Slurm partition (default: the cluster's)")
-      ->check(CLI::Validator(
-          [](std::string& text) { return slurm_partition_problem(text); }, "PARTITION"))
+      ->check(CLI::Validator([](std::string& text) { return slurm_partition_problem(text); },
+                             "PARTITION"))
       ->needs(slurm);
   command
       ->add_option("--time", a->slurm_settings.time,

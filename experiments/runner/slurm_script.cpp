@@ -41,12 +41,11 @@ std::string slurm_time_problem(const std::string& text) {
       "minutes, minutes:seconds, hours:minutes:seconds, days-hours, days-hours:minutes, "
       "days-hours:minutes:seconds (whole numbers) or UNLIMITED";
   if (text == "UNLIMITED" || text == "INFINITE") return {};
+  // days-... takes the same 1 to 3 clock fields after the dash as the forms without days.
   std::string clock = text;
-  bool has_days = false;
   if (const auto dash = text.find('-'); dash != std::string::npos) {
     if (!all_digits(text.substr(0, dash))) return "'" + text + "': expected " + accepted;
     clock = text.substr(dash + 1);
-    has_days = true;
   }
   const auto fields = split(clock, ':');
   const bool digits = !fields.empty() && std::all_of(fields.begin(), fields.end(), all_digits);
@@ -82,8 +81,8 @@ std::string slurm_output_problem(const std::filesystem::path& output) {
 
 std::string shell_quote(const std::string& text) {
   const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
-    return std::isalnum(c) != 0 || std::string_view("_./:=,+-@%").find(static_cast<char>(c)) !=
-                                       std::string_view::npos;
+    return std::isalnum(c) != 0 ||
+           std::string_view("_./:=,+-@%").find(static_cast<char>(c)) != std::string_view::npos;
   });
   if (plain) return text;
   std::string quoted = "'";

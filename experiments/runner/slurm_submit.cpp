@@ -53,10 +53,9 @@ std::string sbatch(const fs::path& script, const fs::path& log) {
   while (!output.empty() && (output.back() == '\n' || output.back() == ' ')) output.pop_back();
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     throw std::runtime_error("sbatch " + script.string() + " failed (" +
-                             (WIFEXITED(status) ? "exit status " +
-                                                      std::to_string(WEXITSTATUS(status))
-                                                : "killed by signal " +
-                                                      std::to_string(WTERMSIG(status))) +
+                             (WIFEXITED(status)
+                                  ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                  : "killed by signal " + std::to_string(WTERMSIG(status))) +
                              "): " + output + "; nothing was submitted");
   }
   const auto id = parsable_job_id(output);

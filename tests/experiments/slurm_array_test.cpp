@@ -38,10 +38,9 @@ TEST_CASE("a 2-shard array sweep on Slurm records what one process records", "[s
   testing::write_mlp_sweep(sweep);
   const auto on_slurm = dir / "slurm-out", here = dir / "one-process";
 
-  const auto submit =
-      run_command({FP8LAB_EXECUTABLE, "sweep", sweep, "--out", on_slurm.string(), "--steps", "20",
-                   "--slurm", "--shards", "2"},
-                  dir / "submit.log");
+  const auto submit = run_command({FP8LAB_EXECUTABLE, "sweep", sweep, "--out", on_slurm.string(),
+                                   "--steps", "20", "--slurm", "--shards", "2"},
+                                  dir / "submit.log");
   INFO(submit.output);
   REQUIRE(submit.status == 0);
   const auto job = testing::submitted_job(submit.output);

@@ -4,17 +4,11 @@
 // run the script on a real one).
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "experiments/runner/slurm_script.hpp"
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -67,7 +61,8 @@ TEST_CASE("the script is #SBATCH lines, then one command running the task's shar
         "--heatmap-axes fp8_format,margin");
   // The comment says how to rerun a shard and how to merge.
   CHECK_THAT(text, Catch::Contains("sbatch --array=K /shared/u/formats/slurm/sweep.sbatch"));
-  CHECK_THAT(text, Catch::Contains("/opt/fp8lab/build/experiments/fp8lab report /shared/u/formats"));
+  CHECK_THAT(text,
+             Catch::Contains("/opt/fp8lab/build/experiments/fp8lab report /shared/u/formats"));
 }
 
 TEST_CASE("settings not given leave their #SBATCH lines out", "[slurm]") {
@@ -94,13 +89,13 @@ TEST_CASE("paths and options are quoted for bash where they need it", "[slurm]")
 }
 
 TEST_CASE("Slurm time limits: the forms sbatch accepts, and nothing else", "[slurm]") {
-  for (const char* good : {"30", "30:00", "2:00:00", "1-12", "1-12:30", "1-12:30:00", "0",
-                           "UNLIMITED"}) {
+  for (const char* good :
+       {"30", "30:00", "2:00:00", "1-12", "1-12:30", "1-12:30:00", "0", "UNLIMITED"}) {
     INFO(good);
     CHECK(slurm_time_problem(good).empty());
   }
-  for (const char* bad : {"", "1h", "1:2:3:4", "-5", "1-", "1-2:3:4:5", ":30", "30:", "1.5",
-                          "2 hours"}) {
+  for (const char* bad :
+       {"", "1h", "1:2:3:4", "-5", "1-", "1-2:3:4:5", ":30", "30:", "1.5", "2 hours"}) {
     INFO(bad);
     CHECK_THAT(slurm_time_problem(bad), Catch::Contains("expected minutes, minutes:seconds"));
   }
@@ -132,58 +127,6 @@ TEST_CASE("partitions and output directories a #SBATCH line cannot hold are refu
   array = example_array();
   array.shards = 0;
   CHECK_THROWS_WITH(slurm_script(array, {}), Catch::StartsWith("--shards 0"));
-}
-
-TEST_CASE("fp8lab sweep --slurm: bad values exit 2 naming the option, before anything is submitted",
-          "[slurm]") {
-  namespace fs = std::filesystem;
-  const auto dir =
-      fs::temp_directory_path() / ("fp8lab-slurm-options-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const auto sweep = (dir / "sweep.yaml").string();
-  std::ofstream(sweep) << "workloads: [mlp]\nparameters:\n  margin: {values: [0, 1]}\n";
-  std::ofstream(dir / "a-file") << "not a directory\n";
-  const auto out = (dir / "out").string();
-  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"--out", out, "--slurm", "--time", "1h"}, "--time '1h': expected minutes"},
-      {{"--out", out, "--slurm", "--partition", "a;b"}, "--partition 'a;b': expected"},
-      {{"--out", out, "--slurm", "--array-parallel", "0"}, "--array-parallel"},
-      {{"--out", out, "--slurm", "--shards", "0"}, "--shards"},
-      {{"--out", out, "--slurm", "--shards", "3"}, "--shards 3: the sweep has 2 distinct runs"},
-      {{"--out", out, "--shards", "2"}, "--shards requires --slurm"},
-      {{"--out", out, "--slurm", "--shard", "0/2"}, "excludes"},
-      {{"--out", (dir / "my out").string(), "--slurm"}, "a #SBATCH line cannot hold"},
-      // This machine cannot create it: stopped before the sweep is read or sbatch is looked up.
-      {{"--out", (dir / "a-file" / "out").string(), "--slurm"}, "/a-file/out: cannot create"},
-  };
-  int i = 0;
-  for (const auto& [options, message] : cases) {
-    std::vector<std::string> argv = {FP8LAB_EXECUTABLE, "sweep", sweep};
-    argv.insert(argv.end(), options.begin(), options.end());
-    const auto log = dir / ("case-" + std::to_string(i++) + ".log");
-    const int status = testing::run_to_end(argv, log);
-    const auto text = testing::read_text(log);
-    INFO(options.back() << ": " << text);
-    CHECK(status == 2);
-    CHECK_THAT(text, Catch::Contains(message));
-    CHECK_THAT(text, !Catch::Contains("submitted"));
-  }
-  CHECK(!fs::exists(dir / "my out"));
-  // --slurm-script-only writes the script and submits nothing.
-  const auto log = dir / "script-only.log";
-  REQUIRE(testing::run_to_end({FP8LAB_EXECUTABLE, "sweep", sweep, "--out", out, "--slurm",
-                               "--slurm-script-only", "--steps", "2"},
-                              log) == 0);
-  const auto text = testing::read_text(log);
-  INFO(text);
-  CHECK_THAT(text, Catch::Contains("wrote " + out + "/slurm/sweep.sbatch (2 array tasks"));
-  CHECK_THAT(text, Catch::Contains(" report " + out));
-  CHECK_THAT(text, !Catch::Contains("submitted"));
-  CHECK_THAT(testing::read_text(fs::path(out) / "slurm" / "sweep.sbatch"),
-             Catch::Contains("--resume --steps 2 --baseline-precision fp32 --backend sim\n"));
-  CHECK(fs::exists(fs::path(out) / "sweep.json"));
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments
