@@ -56,10 +56,17 @@ inline std::optional<std::string> option_value(const std::vector<std::string>& a
   return std::nullopt;
 }
 
-// The pid of the process whose command line holds "--run-id <run_id>", or 0 when none runs.
+// The pid of the process whose command line holds "--run-id <run_id>", or 0 when none runs. Reads
+// only command lines (as before processes() existed): integrity and provenance tests poll it.
 inline pid_t pid_of_run(const std::string& run_id) {
-  for (const auto& process : processes()) {
-    if (option_value(process.arguments, "--run-id") == run_id) return process.pid;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string command((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (command.find(std::string("--run-id") + '\0' + run_id + '\0') != std::string::npos) {
+      return static_cast<pid_t>(std::stol(name));
+    }
   }
   return 0;
 }
