@@ -2,7 +2,9 @@
 // (experiments/runner/sweep_driver.hpp). Ends by printing the path of report.html.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -11,9 +13,12 @@
 #include "experiments/cli/option_checks.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/report/results_reader.hpp"
+#include "experiments/runner/child_process.hpp"
 #include "experiments/runner/io_error.hpp"
 #include "experiments/runner/parallelism.hpp"
 #include "experiments/runner/run_errors.hpp"
+#include "experiments/runner/slurm_script.hpp"
+#include "experiments/runner/slurm_submit.hpp"
 #include "experiments/runner/sweep_driver.hpp"
 #include "recipes/error.hpp"
 
@@ -34,7 +39,16 @@ struct SweepArguments {
   std::vector<std::string> heatmap_axes;
   std::string backend = "sim";
   std::int64_t shadow_every = 0;
+  // --slurm: submit the sweep as a Slurm array job instead of running it here.
+  bool slurm = false;
+  bool slurm_script_only = false;
+  int shards = 0;  // 0: one array task per distinct run (at most kMaxArrayTasks)
+  SlurmSettings slurm_settings;
 };
+
+// Slurm's default MaxArraySize is 1001 (array indices 0..1000): more tasks than that by default
+// would be refused by sbatch on most clusters.
+constexpr int kMaxArrayTasks = 1000;
 
 constexpr int kMaxJobs = 4096;
 
@@ -54,6 +68,63 @@ void note_above_cores(int jobs, int threads) {
                  "machine: threads share cores, and the runs' timings are slower than alone\n",
                  jobs, threads, cores);
   }
+}
+
+// The options every array task passes to its sweep besides FILE, --out, --shard and --resume: the
+// user's, as given. A new sweep option that changes what runs belongs here too.
+std::vector<std::string> task_options(const SweepArguments& a, const SweepOptions& options) {
+  std::vector<std::string> o;
+  if (a.jobs > 0) o.insert(o.end(), {"--jobs", std::to_string(a.jobs)});
+  if (a.threads > 0) o.insert(o.end(), {"--threads", std::to_string(a.threads)});
+  if (a.steps > 0) o.insert(o.end(), {"--steps", std::to_string(a.steps)});
+  o.insert(o.end(), {"--baseline-precision", a.high_precision, "--backend", a.backend});
+  if (a.shadow_every > 0) o.insert(o.end(), {"--shadow-every", std::to_string(a.shadow_every)});
+  if (!options.heatmap_axes.empty()) {
+    std::string axes;
+    for (const auto& axis : options.heatmap_axes) {
+      axes.append(axes.empty() ? "" : ",").append(axis);
+    }
+    o.insert(o.end(), {"--heatmap-axes", axes});
+  }
+  return o;
+}
+
+// --slurm: DIR prepared here (prepare_sweep_directory), then the array job written and submitted.
+int submit_to_slurm(const SweepArguments& a, SweepOptions options) {
+  namespace fs = std::filesystem;
+  options.output = fs::absolute(options.output).lexically_normal();
+  create_slurm_directory(options.output);  // an unwritable --out stops first
+  const SweepPlan plan = prepare_sweep_directory(options);
+  SlurmArray array;
+  array.sweep_name = plan.name.empty() ? options.sweep_file.stem().string() : plan.name;
+  array.executable = fs::canonical(current_executable());
+  array.sweep_file = fs::absolute(options.sweep_file).lexically_normal();
+  array.output = options.output;
+  const auto runs = static_cast<int>(std::min<std::size_t>(plan.distinct_runs, kMaxArrayTasks));
+  array.shards = a.shards > 0 ? a.shards : std::max(1, runs);
+  if (a.shards > 0 && static_cast<std::size_t>(a.shards) > plan.distinct_runs) {
+    throw std::invalid_argument("--shards " + std::to_string(a.shards) + ": the sweep has " +
+                                std::to_string(plan.distinct_runs) +
+                                " distinct runs; expected at most that many array tasks");
+  }
+  array.sweep_options = task_options(a, options);
+  const auto submission = submit_slurm_array(array, a.slurm_settings, !a.slurm_script_only);
+  if (!submission.warning.empty()) {
+    std::fprintf(stderr, "fp8lab sweep: warning: %s\n", submission.warning.c_str());
+  }
+  const std::string report = shell_quote(array.executable.string()) + " report " +
+                             shell_quote(array.output.string());
+  if (submission.job_id.empty()) {
+    std::printf("wrote %s (%d array tasks, one per shard); submit it with: sbatch %s\n",
+                submission.script.c_str(), array.shards,
+                shell_quote(submission.script.string()).c_str());
+  } else {
+    std::printf("submitted Slurm job %s: %d array tasks, one per shard (%s)\n",
+                submission.job_id.c_str(), array.shards, submission.script.c_str());
+    std::printf("follow it with: squeue -j %s\n", submission.job_id.c_str());
+  }
+  std::printf("merge the results when it is done: %s\n", report.c_str());
+  return 0;
 }
 
 int sweep(const SweepArguments& a) {
@@ -80,6 +151,7 @@ int sweep(const SweepArguments& a) {
   // Checked here, before any child starts (the same rules as each run's).
   options.backend = {a.backend, a.shadow_every};
   validate(options.backend);
+  if (a.slurm) return submit_to_slurm(a, options);
   note_above_cores(a.jobs, a.threads);
   const auto outcome = run_sweep(options);
   if (a.dry_run) return 0;
@@ -167,6 +239,38 @@ void add_sweep_command(CLI::App& app) {
                    "replay every N-th step through sim and count mismatches (0: off); exit 1 "
                    "unless every run record has 0")
       ->check(whole_number_at_least(0));
+  auto* slurm = command->add_flag(
+      "--slurm", a->slurm,
+      "submit the sweep as a Slurm array job, one task per shard, each running its shard with "
+      "--resume into --out, which the nodes must share (writes DIR/slurm/sweep.sbatch)");
+  command
+      ->add_option("--shards", a->shards,
+                   "with --slurm: array tasks (default: one per distinct run, at most 1000)")
+      ->check(whole_number_between(1, kMaxArrayTasks, "array tasks"))
+      ->needs(slurm);
+  command
+      ->add_option("--partition", a->slurm_settings.partition,
+                   "with --slurm: the Slurm partition (default: the cluster's)")
+      ->check(CLI::Validator([](std::string& text) { return slurm_partition_problem(text); },
+                             "PARTITION"))
+      ->needs(slurm);
+  command
+      ->add_option("--time", a->slurm_settings.time,
+                   "with --slurm: each task's time limit, e.g. 30, 2:00:00, 1-12 (default: the "
+                   "partition's)")
+      ->check(CLI::Validator([](std::string& text) { return slurm_time_problem(text); }, "TIME"))
+      ->needs(slurm);
+  command
+      ->add_option("--array-parallel", a->slurm_settings.array_parallel,
+                   "with --slurm: array tasks running at once (default: as many as Slurm gives)")
+      ->check(whole_number_between(1, kMaxArrayTasks, "array tasks at once"))
+      ->needs(slurm);
+  command
+      ->add_flag("--slurm-script-only", a->slurm_script_only,
+                 "with --slurm: write the script and submit nothing")
+      ->needs(slurm);
+  // --retry-failed is left out: every attempt of a requeued task would run its failed runs again.
+  slurm->excludes("--shard")->excludes("--dry-run")->excludes("--retry-failed");
   command->callback([a] {
     // The sweep's own write failed (sweep.json, a report): an error (run_errors.hpp).
     finish_command(

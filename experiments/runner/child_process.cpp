@@ -7,7 +7,9 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <stdexcept>
 
 #include "experiments/runner/no_follow.hpp"
@@ -15,6 +17,21 @@
 namespace fp8lab::experiments {
 
 std::filesystem::path current_executable() { return "/proc/self/exe"; }
+
+std::filesystem::path find_on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::istringstream directories(path != nullptr ? path : "/usr/bin:/bin");
+  std::string directory;
+  while (std::getline(directories, directory, ':')) {
+    const auto candidate = std::filesystem::path(directory.empty() ? "." : directory) / program;
+    std::error_code error;
+    if (std::filesystem::is_regular_file(candidate, error) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return {};
+}
 
 pid_t start_child(const std::vector<std::string>& arguments,
                   const std::filesystem::path& log_path) {

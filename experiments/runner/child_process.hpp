@@ -19,6 +19,10 @@ namespace fp8lab::experiments {
 // (the link then reads "... (deleted)"): every run of a sweep runs the binary that started it.
 std::filesystem::path current_executable();
 
+// `program` in the first directory of $PATH that holds it as an executable file, as execvp would
+// find it (start_child takes a path); empty when none does.
+std::filesystem::path find_on_path(const std::string& program);
+
 // Starts `arguments` (arguments[0] is the program path), stdout and stderr appended to log_path.
 // Throws std::runtime_error when fork fails.
 pid_t start_child(const std::vector<std::string>& arguments, const std::filesystem::path& log_path);

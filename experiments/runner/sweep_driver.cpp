@@ -686,6 +686,16 @@ std::pair<int, int> parse_shard(const std::string& text) {
                               "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT)");
 }
 
+SweepPlan prepare_sweep_directory(const SweepOptions& options) {
+  const auto text = recipes::read_text_file(options.sweep_file.string());
+  std::map<std::string, std::string> id_without_steps;
+  const auto expansion = expand_sweep(options, text, id_without_steps);
+  const ResultsDirectory directory(options.output);
+  check_results_subdirectories(directory);
+  record_sweep(options, directory, expansion, text);
+  return {expansion.sweep.name, expansion.runs.size()};
+}
+
 SweepOutcome run_sweep(const SweepOptions& options) {
   // Read once: the text is parsed, hashed into sweep.json and stored in every run's record.
   const auto text = recipes::read_text_file(options.sweep_file.string());

@@ -76,4 +76,14 @@ std::pair<int, int> parse_shard(const std::string& text);
 // Throws recipes::RecipeError for a bad sweep file, std::runtime_error for a refused directory.
 SweepOutcome run_sweep(const SweepOptions& options);
 
+// What `fp8lab sweep --slurm` does here before it submits the array job (slurm_submit.hpp): the
+// sweep file is read and expanded and DIR is checked as run_sweep checks it (another
+// configuration's results; records without --resume), and its sweep.json is written, so that a bad
+// file or a refused DIR stops now and not in every array task. Runs nothing. Throws as run_sweep.
+struct SweepPlan {
+  std::string name;  // the sweep's name (recipes::Sweep::name)
+  std::size_t distinct_runs = 0;
+};
+SweepPlan prepare_sweep_directory(const SweepOptions& options);
+
 }  // namespace fp8lab::experiments

@@ -17,6 +17,7 @@
 
 #include "experiments/runner/results_store.hpp"
 #include "tests/support/read_text.hpp"
+#include "tests/support/records_without.hpp"
 #include "tests/support/run_to_end.hpp"
 
 namespace fp8lab::experiments {
@@ -31,13 +32,7 @@ constexpr const char* kWorkload = "llama-xs:eval_windows=32";
 
 // Every record of `out` by run id, without the fields that are timings by nature.
 std::map<std::string, nlohmann::json> records_without_timings(const fs::path& out) {
-  std::map<std::string, nlohmann::json> records;
-  for (const auto& id : ResultsDirectory(out).recorded_run_ids()) {
-    auto record = nlohmann::json::parse(read_text(out / "runs" / (id + ".json")));
-    for (const char* key : {"throughput", "started_at", "finished_at"}) record.erase(key);
-    records[id] = std::move(record);
-  }
-  return records;
+  return testing::records_without(out, {"throughput", "started_at", "finished_at"});
 }
 
 // One `fp8lab run` of `recipe` at `threads` into `out`; its records' threads checked.
