@@ -33,8 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -119,18 +118,15 @@ std::string describe(const std::map<std::string, Arm>& arms) {
 TEST_CASE(
     "L3 at small scale: every arm trains, and the LayerNorm and scale-rule switches take effect",
     "[beyond_gemm][literature]") {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-l3-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const testing::Scratch dir("l3");
   std::ofstream(dir / "sweep.yaml") << kSweep;
   REQUIRE(testing::run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
                                (dir / "out").string(), "--jobs", "2"},
                               dir / "sweep.log") == 0);
 
   std::map<std::string, Arm> arms;
-  for (const auto& entry : fs::directory_iterator(dir / "out" / "runs")) {
-    const auto record = nlohmann::json::parse(testing::read_text(entry.path()));
-    INFO(entry.path());
+  for (const auto& [id, record] : testing::records(dir / "out")) {
+    INFO(id);
     const auto status = record["status"].get<std::string>();
     REQUIRE((status == "finished" || status == "unstable"));
     CHECK(record["instability"]["text"] == "loss_above=0.2,for_steps=1,after_step=200");
@@ -200,7 +196,6 @@ TEST_CASE(
       CHECK(curves_differ(arms[arm].curve[seed], arms["baseline"].curve[seed]));
     }
   }
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

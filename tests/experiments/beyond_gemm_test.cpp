@@ -20,8 +20,7 @@
 #include "recipes/recipe_file.hpp"
 #include "sim/scaling/execute.hpp"
 #include "sim/scaling/stats.hpp"
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -157,8 +156,7 @@ TEST_CASE("A model without LayerNorm or activation to quantize refuses the field
 TEST_CASE("fp8lab refuses a bad value of the fields with exit 2, naming the field",
           "[beyond_gemm]") {
   namespace fs = std::filesystem;
-  const auto dir = fs::temp_directory_path() / ("fp8lab-beyond-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const testing::Scratch dir("beyond");
   std::ofstream(dir / "r.yaml") << "scaling: mxfp8\nactivation_precision: fp4\n";
   const auto log = dir / "explain.log";
   CHECK(testing::run_to_end({FP8LAB_EXECUTABLE, "explain", (dir / "r.yaml").string()}, log) == 2);
@@ -166,7 +164,6 @@ TEST_CASE("fp8lab refuses a bad value of the fields with exit 2, naming the fiel
   CHECK_THAT(text, Catch::Contains("r.yaml:2"));
   CHECK_THAT(text, Catch::Contains("activation_precision"));
   CHECK_THAT(text, Catch::Contains("high, bf16, mx"));
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

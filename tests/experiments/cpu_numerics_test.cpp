@@ -14,37 +14,14 @@
 #include <vector>
 
 #include "experiments/report/cross_machine.hpp"
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Sets (or, with nullptr, unsets) a variable for the children this test starts, and restores it.
-class ScopedVariable {
- public:
-  ScopedVariable(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    value == nullptr ? ::unsetenv(name) : ::setenv(name, value, 1);
-  }
-  ~ScopedVariable() { old_.empty() ? ::unsetenv(name_) : ::setenv(name_, old_.c_str(), 1); }
-  ScopedVariable(const ScopedVariable&) = delete;
-  ScopedVariable& operator=(const ScopedVariable&) = delete;
-
- private:
-  const char* name_;
-  std::string old_;
-};
-
-fs::path scratch(const std::string& name) {
-  const auto dir = fs::temp_directory_path() /
-                   ("fp8lab-cpu-numerics-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using testing::ScopedEnvironment;
+using testing::Scratch;
 
 // The "machine" objects of the FP8 record and the baseline of a 2-step mlp run into `out`, after
 // checking that the run exited 0.
@@ -53,9 +30,8 @@ std::vector<nlohmann::json> machines_of_run(const fs::path& out) {
                                "--set", "scaling=current", "--out", (out / "d").string()},
                               out / "run.log") == 0);
   std::vector<nlohmann::json> machines;
-  for (const auto& entry : fs::directory_iterator(out / "d" / "runs")) {
-    const auto record = nlohmann::json::parse(testing::read_text(entry.path()));
-    INFO(entry.path() << ": " << record.dump().substr(0, 400));
+  for (const auto& [id, record] : testing::records(out / "d")) {
+    INFO(id << ": " << record.dump().substr(0, 400));
     REQUIRE(record.contains("machine"));
     machines.push_back(record["machine"]);
   }
@@ -68,10 +44,11 @@ std::vector<nlohmann::json> machines_of_run(const fs::path& out) {
 
 TEST_CASE("a record names its processor, the CPU numerics mode, ATen's and MKL's paths and sim's",
           "[cpu_numerics]") {
-  const ScopedVariable mode("FP8LAB_CPU_NUMERICS", nullptr);
-  const ScopedVariable aten("ATEN_CPU_CAPABILITY", nullptr);
-  const ScopedVariable mkl("MKL_CBWR", nullptr);
-  const auto machine = machines_of_run(scratch("native")).front();
+  const ScopedEnvironment unset({{"FP8LAB_CPU_NUMERICS", std::nullopt},
+                                 {"ATEN_CPU_CAPABILITY", std::nullopt},
+                                 {"MKL_CBWR", std::nullopt}});
+  const Scratch dir("cpu-numerics-native");
+  const auto machine = machines_of_run(dir).front();
   INFO(machine.dump());
   CHECK_FALSE(machine["cpu_model"].get<std::string>().empty());
   CHECK(machine["cpu_numerics"] == "native");
@@ -82,10 +59,11 @@ TEST_CASE("a record names its processor, the CPU numerics mode, ATen's and MKL's
 
 TEST_CASE("FP8LAB_CPU_NUMERICS=portable pins ATen's default kernels and MKL's compatible branch",
           "[cpu_numerics]") {
-  const ScopedVariable mode("FP8LAB_CPU_NUMERICS", "portable");
-  const ScopedVariable aten("ATEN_CPU_CAPABILITY", nullptr);
-  const ScopedVariable mkl("MKL_CBWR", nullptr);
-  const auto machine = machines_of_run(scratch("portable")).front();
+  const ScopedEnvironment portable({{"FP8LAB_CPU_NUMERICS", "portable"},
+                                    {"ATEN_CPU_CAPABILITY", std::nullopt},
+                                    {"MKL_CBWR", std::nullopt}});
+  const Scratch dir("cpu-numerics-portable");
+  const auto machine = machines_of_run(dir).front();
   INFO(machine.dump());
   CHECK(machine["cpu_numerics"] == "portable");
   CHECK(machine["aten_cpu_capability"] == "DEFAULT");
@@ -94,17 +72,17 @@ TEST_CASE("FP8LAB_CPU_NUMERICS=portable pins ATen's default kernels and MKL's co
 
 TEST_CASE("a bad CPU numerics mode, or a pin that contradicts portable, is exit 2 with the reason",
           "[cpu_numerics]") {
-  const auto dir = scratch("bad");
+  const Scratch dir("cpu-numerics-bad");
   {
-    const ScopedVariable mode("FP8LAB_CPU_NUMERICS", "fastest");
+    const ScopedEnvironment mode({{"FP8LAB_CPU_NUMERICS", "fastest"}});
     CHECK(testing::run_to_end({FP8LAB_EXECUTABLE, "formats"}, dir / "mode.log") == 2);
     CHECK_THAT(testing::read_text(dir / "mode.log"),
                Catch::Contains("FP8LAB_CPU_NUMERICS=fastest is not a CPU numerics mode: accepted "
                                "are native (the default) and portable"));
   }
   {
-    const ScopedVariable mode("FP8LAB_CPU_NUMERICS", "portable");
-    const ScopedVariable aten("ATEN_CPU_CAPABILITY", "avx2");
+    const ScopedEnvironment pin(
+        {{"FP8LAB_CPU_NUMERICS", "portable"}, {"ATEN_CPU_CAPABILITY", "avx2"}});
     CHECK(testing::run_to_end({FP8LAB_EXECUTABLE, "formats"}, dir / "pin.log") == 2);
     CHECK_THAT(testing::read_text(dir / "pin.log"),
                Catch::Contains("needs ATEN_CPU_CAPABILITY=default, but the environment sets "

@@ -9,13 +9,13 @@
 #include "linear_test_support.hpp"  // first: LibTorch, then Catch2
 
 #include <cmath>
-#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/fp8/sim_backend.hpp"
+#include "experiments/gpu_check/check_inputs.hpp"
 #include "gpu/gemm/gemm.hpp"
 #include "gpu/scaling/blocked.hpp"
 #include "recipes/lowering.hpp"
@@ -65,18 +65,7 @@ std::vector<float> input(std::size_t n, std::uint64_t seed) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> x(n);
   for (auto& v : x) v = std::ldexp(normal(rng), static_cast<int>(rng() % 6) - 3);
-  const float inf = std::numeric_limits<float>::infinity();
-  const float pick[] = {0.0f,
-                        -0.0f,
-                        inf,
-                        -inf,
-                        std::numeric_limits<float>::quiet_NaN(),
-                        std::numeric_limits<float>::denorm_min(),
-                        1e30f,
-                        -3e-30f};
-  if (seed % 2 == 1) {
-    for (std::size_t i = 0; i < n / 301 + 1; ++i) x[rng() % n] = pick[rng() % std::size(pick)];
-  }
+  if (seed % 2 == 1) gpu_check::scatter_specials(x, rng, n / 301 + 1, 1e30f, -3e-30f);
   return x;
 }
 

@@ -22,6 +22,7 @@
 #include "experiments/fp8/shadow_check.hpp"
 #include "experiments/fp8/sim_backend.hpp"
 #include "experiments/runner/run_ids.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -321,9 +322,7 @@ TEST_CASE("Backend choice: --backend and --shadow-every are checked by name", "[
 namespace fp8lab::experiments {
 
 TEST_CASE("Shadow summary: a record whose check compared no value is not clean", "[shadow]") {
-  const auto root = std::filesystem::temp_directory_path() /
-                    ("fp8lab-shadow-summary-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(root);
+  const testing::Scratch root("shadow-summary");
   std::filesystem::create_directories(root / "runs");
   const auto write_record = [&](std::int64_t compared) {
     nlohmann::json record = {{"status", "finished"}, {"backend", "cuda"}};
@@ -340,7 +339,6 @@ TEST_CASE("Shadow summary: a record whose check compared no value is not clean",
   CHECK(empty.without_check == 1);
   CHECK_FALSE(empty.clean());
   CHECK(empty.text.find("compared no value") != std::string::npos);
-  std::filesystem::remove_all(root);
 }
 
 }  // namespace fp8lab::experiments

@@ -20,21 +20,12 @@
 #include "experiments/workloads/registry.hpp"
 #include "recipes/recipe_file.hpp"
 #include "recipes/sweep.hpp"
-#include "tests/support/read_text.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag)
-      : path(fs::temp_directory_path() / ("fp8lab-" + tag + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 // The MLP with a planted fault: between fc1 and fc2 a frozen Linear `mix` passes fc1's 128
 // features through (identity) and reads 16 padding features that are always 0 through a block
@@ -102,8 +93,8 @@ RunRequest request_for(const std::string& recipe_text, std::int64_t steps) {
 TEST_CASE("A NaN planted in one layer's backward is the first non-finite site",
           "[diagnostics][non_finite]") {
   use_one_torch_thread();
-  TempDir dir("non-finite");
-  const ResultsDirectory directory(dir.path);
+  const testing::Scratch dir("non-finite");
+  const ResultsDirectory directory(dir.path());
 
   auto clean = request_for("scaling: current\n", 5);
   const auto finite = execute_fp8_run(directory, clean);
@@ -144,8 +135,8 @@ TEST_CASE("A NaN planted in one layer's backward is the first non-finite site",
   CHECK(record["fault_injection"]["layer"] == "fc2");
 
   // The report names it under the run.
-  write_reports(ReportOptions{{dir.path}, {}, {}});
-  const std::string md = testing::read_text(dir.path / "report.md");
+  write_reports(ReportOptions{{dir.path()}, {}, {}});
+  const std::string md = testing::read_text(dir.path() / "report.md");
   CHECK_THAT(md, Catch::Contains("first non-finite value: step 2, backward, layer `fc2`, "
                                  "grad_output read by dgrad"));
   CHECK_THAT(first_non_finite_text(record), Catch::Contains("[4096] non-finite (0x7fc00000)"));
@@ -153,8 +144,8 @@ TEST_CASE("A NaN planted in one layer's backward is the first non-finite site",
 
 TEST_CASE("A NaN planted in a forward input is found there", "[diagnostics][non_finite]") {
   use_one_torch_thread();
-  TempDir dir("non-finite-fwd");
-  const ResultsDirectory directory(dir.path);
+  const testing::Scratch dir("non-finite-fwd");
+  const ResultsDirectory directory(dir.path());
   // fc1 in high precision: the NaN is found by the scan of a high-precision operand.
   auto faulty = request_for("scaling: current\nkeep_high_precision: {layers: [fc1]}\n", 3);
   faulty.run_id += "-injected";
@@ -174,8 +165,8 @@ TEST_CASE("A NaN planted in a forward input is found there", "[diagnostics][non_
 
 TEST_CASE("keep_high_precision reaches every Fp8Linear", "[diagnostics][keep]") {
   use_one_torch_thread();
-  TempDir dir("keep");
-  const ResultsDirectory directory(dir.path);
+  const testing::Scratch dir("keep");
+  const ResultsDirectory directory(dir.path());
   const auto some = execute_fp8_run(
       directory,
       request_for("scaling: current\nkeep_high_precision: {layers: [fc2], wgrad: ['fc.']}\n", 3));
@@ -193,8 +184,8 @@ TEST_CASE("keep_high_precision reaches every Fp8Linear", "[diagnostics][keep]") 
 
 TEST_CASE("The autoswitch rule records when and which GEMM it moved", "[diagnostics][autoswitch]") {
   use_one_torch_thread();
-  TempDir dir("autoswitch");
-  const ResultsDirectory directory(dir.path);
+  const testing::Scratch dir("autoswitch");
+  const ResultsDirectory directory(dir.path());
   // An MSE threshold every quantization crosses: every FP8 GEMM switches after step 0.
   const auto record = execute_fp8_run(
       directory, request_for("scaling: current\nautoswitch: {enabled: true, mse: 1e-30}\n", 3));
@@ -220,8 +211,8 @@ TEST_CASE("Ablation ranks first the layer with a planted block of outlier weight
           "[diagnostics][ablate]") {
   use_one_torch_thread();
   register_workload("mlp-planted", [] { return std::make_unique<PlantedWorkload>(); });
-  TempDir dir("ablate");
-  const ResultsDirectory directory(dir.path);
+  const testing::Scratch dir("ablate");
+  const ResultsDirectory directory(dir.path());
   const std::string text = R"(
 method: ablate
 workloads: [mlp-planted]
@@ -264,9 +255,9 @@ ablate: {layers: [fc1, mix, fc2, fc3]}
   CHECK(tables[0].layers[0].share > 0.5);
   CHECK(tables[0].layers[0].removed->low() > 0.0);
   // The report shows the ranking.
-  write_reports(ReportOptions{{dir.path}, {}, {}});
-  CHECK_THAT(testing::read_text(dir.path / "report.md"), Catch::Contains("| 1 | `mix` | all |"));
-  const std::string html = testing::read_text(dir.path / "report.html");
+  write_reports(ReportOptions{{dir.path()}, {}, {}});
+  CHECK_THAT(testing::read_text(dir.path() / "report.md"), Catch::Contains("| 1 | `mix` | all |"));
+  const std::string html = testing::read_text(dir.path() / "report.html");
   CHECK_THAT(html, Catch::Contains("<h2>Layer ablation"));
   CHECK(html.find("<td>mix</td>") < html.find("<td>fc1</td>"));
 }

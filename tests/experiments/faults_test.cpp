@@ -25,54 +25,19 @@
 #include <vector>
 
 #include "experiments/runner/io_error.hpp"
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::plus;
 using testing::read_text;
 using testing::run_to_end;
 
 // Fields of a record that say when, where and how fast it ran (docs/results-schema.md): they differ
 // between two runs of the same thing; every other field must be equal.
 const std::vector<std::string> kVolatile = {"finished_at", "started_at", "host", "throughput"};
-
-fs::path scratch() {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-faults-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
-                                       "parameters:\n  margin: {values: [0]}\n";
-  return dir;
-}
-
-std::vector<std::string> sweep_command(const fs::path& dir, const fs::path& out) {
-  return {FP8LAB_EXECUTABLE,
-          "sweep",
-          (dir / "sweep.yaml").string(),
-          "--out",
-          out.string(),
-          "--steps",
-          "2",
-          "--jobs",
-          "1"};
-}
-
-// Sets the environment variables for one call, and clears them after.
-class Environment {
- public:
-  explicit Environment(std::map<std::string, std::string> values) : values_(std::move(values)) {
-    for (const auto& [name, value] : values_) ::setenv(name.c_str(), value.c_str(), 1);
-  }
-  ~Environment() {
-    for (const auto& [name, value] : values_) ::unsetenv(name.c_str());
-  }
-
- private:
-  std::map<std::string, std::string> values_;
-};
 
 // What a sweep directory holds, as compared: each record without kVolatile, and the bytes of each
 // sidecar and baseline archive.
@@ -83,15 +48,7 @@ struct Contents {
 
 Contents contents(const fs::path& out) {
   Contents c;
-  if (fs::is_directory(out / "runs")) {
-    for (const auto& entry : fs::directory_iterator(out / "runs")) {
-      const auto name = entry.path().filename().string();
-      if (name[0] == '.') continue;
-      auto record = nlohmann::json::parse(read_text(entry.path()));
-      for (const auto& field : kVolatile) record.erase(field);
-      c.records[entry.path().stem().string()] = record;
-    }
-  }
+  c.records = testing::records(out, kVolatile);
   for (const char* sub : {"layer_stats", "baselines"}) {
     if (!fs::is_directory(out / sub)) continue;
     for (const auto& entry : fs::directory_iterator(out / sub)) {
@@ -150,18 +107,27 @@ void check_errored(const fs::path& out, const std::string& log_text, const Conte
   }
 }
 
+// A baseline and one FP8 run, one at a time.
+struct Sweep : testing::MlpSweep {
+  Sweep() : MlpSweep("faults", FP8LAB_EXECUTABLE, "0") {}
+  std::vector<std::string> command(const fs::path& out) const {
+    return plus(sweep_into(out), {"--jobs", "1"});
+  }
+};
+
 }  // namespace
 
 TEST_CASE("A fault at each write or run process of a sweep is an error; --resume completes it "
           "bit for bit",
           "[faults]") {
-  const auto dir = scratch();
+  const Sweep sweep;
+  const fs::path& dir = sweep.dir;
   // The uninterrupted sweep, counting its writes.
   const auto count_file = dir / "reference.count";
   {
-    const Environment counting(
+    const testing::ScopedEnvironment counting(
         {{"FP8LAB_FAULT_WRITE", "1000000:EIO"}, {"FP8LAB_FAULT_COUNT_FILE", count_file.string()}});
-    REQUIRE(run_to_end(sweep_command(dir, dir / "reference"), dir / "reference.log") == 0);
+    REQUIRE(run_to_end(sweep.command(dir / "reference"), dir / "reference.log") == 0);
   }
   const auto reference = contents(dir / "reference");
   REQUIRE(reference.records.size() == 2);  // the baseline and the FP8 run
@@ -178,17 +144,16 @@ TEST_CASE("A fault at each write or run process of a sweep is an error; --resume
     INFO("write " << n << " of " << writes << " fails with " << name);
     int status = 0;
     {
-      const Environment fault({{"FP8LAB_FAULT_WRITE", std::to_string(n) + ":" + name},
-                               {"FP8LAB_FAULT_COUNT_FILE", (out.string() + ".count")}});
-      status = run_to_end(sweep_command(dir, out), out.string() + ".log");
+      const testing::ScopedEnvironment fault(
+          {{"FP8LAB_FAULT_WRITE", std::to_string(n) + ":" + name},
+           {"FP8LAB_FAULT_COUNT_FILE", (out.string() + ".count")}});
+      status = run_to_end(sweep.command(out), out.string() + ".log");
     }
     const auto log_text = read_text(out.string() + ".log");
     INFO(log_text);
     CHECK(status == 3);
     check_errored(out, log_text, reference, errno_cause(error));
-    auto resume = sweep_command(dir, out);
-    resume.push_back("--resume");
-    REQUIRE(run_to_end(resume, out.string() + ".resume.log") == 0);
+    REQUIRE(run_to_end(plus(sweep.command(out), {"--resume"}), out.string() + ".resume.log") == 0);
     INFO(read_text(out.string() + ".resume.log"));
     check_equal(contents(out), reference);
     fs::remove_all(out);
@@ -200,17 +165,15 @@ TEST_CASE("A fault at each write or run process of a sweep is an error; --resume
     INFO("run process " << k << " killed");
     int status = 0;
     {
-      const Environment fault({{"FP8LAB_FAULT_KILL_CHILD", std::to_string(k)}});
-      status = run_to_end(sweep_command(dir, out), out.string() + ".log");
+      const testing::ScopedEnvironment fault({{"FP8LAB_FAULT_KILL_CHILD", std::to_string(k)}});
+      status = run_to_end(sweep.command(out), out.string() + ".log");
     }
     const auto log_text = read_text(out.string() + ".log");
     INFO(log_text);
     CHECK(status == 3);
     CHECK_THAT(log_text, Catch::Contains("1 run errored (1 killed by signal 9)"));
     check_errored(out, log_text, reference, "killed by signal 9");
-    auto resume = sweep_command(dir, out);
-    resume.push_back("--resume");
-    REQUIRE(run_to_end(resume, out.string() + ".resume.log") == 0);
+    REQUIRE(run_to_end(plus(sweep.command(out), {"--resume"}), out.string() + ".resume.log") == 0);
     check_equal(contents(out), reference);
   }
 
@@ -220,26 +183,25 @@ TEST_CASE("A fault at each write or run process of a sweep is an error; --resume
   for (const auto& entry : fs::directory_iterator(out / "runs")) {
     if (entry.path().filename().string().rfind("baseline-", 0) != 0) fp8_record = entry.path();
   }
-  auto failed = nlohmann::json::parse(read_text(fp8_record));
+  auto failed = testing::read_json(fp8_record);
   failed["status"] = "failed";
   failed["error"] = "a failure of the recipe, for the test";
   std::ofstream(fp8_record) << failed.dump() << "\n";
-  auto resume = sweep_command(dir, out);
-  resume.push_back("--resume");
+  auto resume = plus(sweep.command(out), {"--resume"});
   CHECK(run_to_end(resume, dir / "keep.log") == 0);
-  CHECK(nlohmann::json::parse(read_text(fp8_record))["status"] == "failed");
+  CHECK(testing::read_json(fp8_record)["status"] == "failed");
   resume.push_back("--retry-failed");
   CHECK(run_to_end(resume, dir / "retry.log") == 0);
   CHECK_THAT(read_text(dir / "retry.log"), Catch::Contains("--retry-failed"));
   check_equal(contents(out), reference);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("fp8lab run exits 3 and records nothing when its write fails", "[faults]") {
-  const auto dir = scratch();
+  const Sweep sweep;
+  const fs::path& dir = sweep.dir;
   int status = 0;
   {
-    const Environment fault(std::map<std::string, std::string>{{"FP8LAB_FAULT_WRITE", "1:ENOSPC"}});
+    const testing::ScopedEnvironment fault({{"FP8LAB_FAULT_WRITE", "1:ENOSPC"}});
     status = run_to_end({FP8LAB_EXECUTABLE, "run", "--workload", "mlp", "--set", "margin=0",
                          "--steps", "2", "--out", (dir / "out").string()},
                         dir / "run.log");
@@ -250,14 +212,14 @@ TEST_CASE("fp8lab run exits 3 and records nothing when its write fails", "[fault
   CHECK_THAT(log_text,
              Catch::Contains("fp8lab run: error (no space left on device): cannot write"));
   CHECK(contents(dir / "out").records.empty());
-  fs::remove_all(dir);
 }
 
 TEST_CASE("A sweep on a real full file system exits 3, and --resume completes it once there is "
           "room",
           "[faults][tmpfs]") {
-  const auto dir = scratch();
-  REQUIRE(run_to_end(sweep_command(dir, dir / "reference"), dir / "reference.log") == 0);
+  const Sweep sweep;
+  const fs::path& dir = sweep.dir;
+  REQUIRE(run_to_end(sweep.command(dir / "reference"), dir / "reference.log") == 0);
   const auto reference = contents(dir / "reference");
   const auto mount_point = dir / "small";
   fs::create_directories(mount_point);
@@ -265,11 +227,10 @@ TEST_CASE("A sweep on a real full file system exits 3, and --resume completes it
   if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=48k") != 0) {
     WARN("skipped: cannot mount a tmpfs here (" << errno_cause(errno)
                                                 << "; the test needs root or CAP_SYS_ADMIN)");
-    fs::remove_all(dir);
     return;
   }
   const auto out = mount_point / "out";
-  const int status = run_to_end(sweep_command(dir, out), dir / "full.log");
+  const int status = run_to_end(sweep.command(out), dir / "full.log");
   const auto log_text = read_text(dir / "full.log");
   INFO(log_text);
   CHECK(status == 3);
@@ -277,13 +238,11 @@ TEST_CASE("A sweep on a real full file system exits 3, and --resume completes it
   check_errored(out, log_text, reference, "");
   // Room again: --resume completes the sweep.
   REQUIRE(::mount("tmpfs", mount_point.c_str(), "tmpfs", MS_REMOUNT, "size=64m") == 0);
-  auto resume = sweep_command(dir, out);
-  resume.push_back("--resume");
+  auto resume = plus(sweep.command(out), {"--resume"});
   CHECK(run_to_end(resume, dir / "resume.log") == 0);
   INFO(read_text(dir / "resume.log"));
   check_equal(contents(out), reference);
   ::umount(mount_point.c_str());
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

@@ -18,8 +18,7 @@
 
 #include "experiments/runner/no_follow.hpp"
 #include "experiments/runner/results_store.hpp"
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -27,14 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::read_text;
 using testing::run_to_end;
-
-fs::path scratch(const std::string& name) {
-  const auto dir = fs::temp_directory_path() /
-                   ("fp8lab-files-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using testing::Scratch;
 
 void make_fifo(const fs::path& path) {
   fs::create_directories(path.parent_path());
@@ -61,7 +53,7 @@ const std::string kSweep = "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
 
 TEST_CASE("The reader names a FIFO, a socket, a directory and a link, and reads a regular file",
           "[hardening][files]") {
-  const auto dir = scratch("reader");
+  const Scratch dir("files-reader");
   std::ofstream(dir / "file.json") << "{}\n";
   CHECK(read_regular_file(dir / "file.json") == std::optional<std::string>("{}\n"));
   CHECK_FALSE(read_regular_file(dir / "absent.json").has_value());
@@ -83,12 +75,11 @@ TEST_CASE("The reader names a FIFO, a socket, a directory and a link, and reads 
                                     (dir / "file.json").string() + ")"));
   // A run record file as --resume and report read it.
   CHECK_THROWS_AS(read_run_record_file(dir / "fifo.json"), NotARegularFile);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("fp8lab report on a directory with a FIFO runs/x.json names it and exits 2 at once",
           "[hardening][files]") {
-  const auto dir = scratch("report");
+  const Scratch dir("files-report");
   fs::create_directories(dir / "out" / "runs");
   make_fifo(dir / "out" / "runs" / "x.json");
   const auto log = dir / "report.log";
@@ -96,12 +87,11 @@ TEST_CASE("fp8lab report on a directory with a FIFO runs/x.json names it and exi
   CHECK(run_to_end({FP8LAB_EXECUTABLE, "report", (dir / "out").string()}, log) == 2);
   CHECK_THAT(read_text(log), Catch::Contains((dir / "out" / "runs" / "x.json").string() +
                                              " is a FIFO (named pipe), not a regular file"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("fp8lab sweep names a FIFO, socket or directory in place of its files and exits 2",
           "[hardening][files]") {
-  const auto dir = scratch("sweep");
+  const Scratch dir("files-sweep");
   std::ofstream(dir / "sweep.yaml") << kSweep;
   const auto out = dir / "out";
   const std::vector<std::string> sweep = {
@@ -134,12 +124,11 @@ TEST_CASE("fp8lab sweep names a FIFO, socket or directory in place of its files 
     if (listener >= 0) ::close(listener);
     listener = -1;
   }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("fp8lab report names a FIFO in place of a run's layer statistics sidecar in the report",
           "[hardening][files]") {
-  const auto dir = scratch("sidecar");
+  const Scratch dir("files-sidecar");
   std::ofstream(dir / "sweep.yaml") << kSweep;
   const auto out = dir / "out";
   REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
@@ -155,7 +144,6 @@ TEST_CASE("fp8lab report names a FIFO in place of a run's layer statistics sidec
   // As a corrupt sidecar is: named in the report, which finishes at once.
   CHECK(run_to_end({FP8LAB_EXECUTABLE, "report", out.string()}, dir / "report.log") == 0);
   CHECK_THAT(read_text(out / "report.md"), Catch::Contains(sidecar.string() + " is a FIFO"));
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -40,9 +39,7 @@ std::string replaced(std::string text, const std::string& file) {
 
 TEST_CASE("Non-UTF-8 bytes and repeated keys are refused when the file is read",
           "[hardening][input]") {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-input-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const testing::Scratch dir("input");
   const auto out = dir / "out";
   const std::string sweep_head = "method: grid\nworkloads: [mlp]\nseeds: [0]\n";
   const std::vector<Refused> cases = {
@@ -131,13 +128,10 @@ TEST_CASE("Non-UTF-8 bytes and repeated keys are refused when the file is read",
                Catch::Contains("environment: ACCELERATE_FP8_FORMAT: not UTF-8 at byte offset 4 "
                                "(byte 5 of the line) '0xff'"));
   }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("--dry-run prints a sweep's name without its terminal escapes", "[hardening][input]") {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-ansi-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const testing::Scratch dir("ansi");
   // ESC [ 2 J (clear screen), a C1 CSI (U+009B), a bell, in a quoted YAML string.
   std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
                                        "name: \"evil\\e[2Jname\\u009b31m\\a\"\n"
@@ -151,7 +145,6 @@ TEST_CASE("--dry-run prints a sweep's name without its terminal escapes", "[hard
   CHECK(text.find('\x1b') == std::string::npos);
   CHECK(text.find("\xc2\x9b") == std::string::npos);
   CHECK(text.find('\a') == std::string::npos);
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

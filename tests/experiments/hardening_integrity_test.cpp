@@ -18,41 +18,22 @@
 
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/results_store.hpp"
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::plus;
 using testing::read_text;
 using testing::run_to_end;
 
 const std::string kBaseline = "baseline-mlp-seed0-fp32-steps2";
 
-struct Swept {
-  fs::path dir, out;
-  std::vector<std::string> sweep;  // fp8lab sweep FILE --out OUT --steps 2
+struct Swept : testing::MlpSweep {
+  explicit Swept(const std::string& name)
+      : MlpSweep("integrity-" + name, FP8LAB_EXECUTABLE, "0, 1") {}
 };
-
-Swept swept(const std::string& name) {
-  Swept s;
-  s.dir = fs::temp_directory_path() /
-          ("fp8lab-integrity-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(s.dir);
-  fs::create_directories(s.dir);
-  std::ofstream(s.dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
-                                         "parameters:\n  margin: {values: [0, 1]}\n";
-  s.out = s.dir / "out";
-  s.sweep = {FP8LAB_EXECUTABLE, "sweep", (s.dir / "sweep.yaml").string(), "--out", s.out.string(),
-             "--steps",         "2"};
-  return s;
-}
-
-std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& more) {
-  a.insert(a.end(), more.begin(), more.end());
-  return a;
-}
 
 std::string host() {
   char name[256] = "unknown";
@@ -66,7 +47,7 @@ TEST_CASE("A truncated or garbage baseline archive is named, set aside and run a
           "[hardening][integrity]") {
   for (const std::string damage : {"truncated", "garbage", "another run's"}) {
     INFO(damage);
-    const auto s = swept("archive");
+    const Swept s("archive");
     REQUIRE(run_to_end(s.sweep, s.dir / "first.log") == 0);
     const auto archive = s.out / "baselines" / (kBaseline + ".pt");
     const auto good = read_text(archive);
@@ -107,13 +88,12 @@ TEST_CASE("A truncated or garbage baseline archive is named, set aside and run a
       CHECK((*file.record)["status"] == "finished");
     }
     CHECK(run_to_end({FP8LAB_EXECUTABLE, "report", s.out.string()}, s.dir / "report.log") == 0);
-    fs::remove_all(s.dir);
   }
 }
 
 TEST_CASE("--resume removes temp files of dead processes of this host, and only those",
           "[hardening][integrity]") {
-  const auto s = swept("temps");
+  const Swept s("temps");
   REQUIRE(run_to_end(s.sweep, s.dir / "first.log") == 0);
   // A pid that is not running: a child of ours, reaped.
   const pid_t dead = ::fork();
@@ -130,11 +110,10 @@ TEST_CASE("--resume removes temp files of dead processes of this host, and only 
   CHECK_FALSE(fs::exists(stale));
   CHECK(fs::exists(alive));
   CHECK(fs::exists(other_host));
-  fs::remove_all(s.dir);
 }
 
 TEST_CASE("An interrupted sweep counts the records it wrote", "[hardening][integrity]") {
-  const auto s = swept("sigint");
+  const Swept s("sigint");
   // Long FP8 runs, two at a time, so that SIGINT finds them running.
   std::ofstream(s.dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
                                          "parameters:\n  margin: {values: [0, 1, 2]}\n";
@@ -142,11 +121,8 @@ TEST_CASE("An interrupted sweep counts the records it wrote", "[hardening][integ
   sweep.back() = "20000";
   const pid_t pid = start_child(plus(sweep, {"--jobs", "2"}), s.dir / "sweep.log");
   // Wait for the baseline's record, then for the FP8 runs to start.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
-  while (std::chrono::steady_clock::now() < deadline &&
-         ResultsDirectory(s.out).recorded_run_ids().empty()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  testing::eventually([&] { return !ResultsDirectory(s.out).recorded_run_ids().empty(); },
+                      std::chrono::minutes(3));
   std::this_thread::sleep_for(std::chrono::seconds(1));
   ::kill(pid, SIGINT);
   int status = 0;
@@ -157,12 +133,11 @@ TEST_CASE("An interrupted sweep counts the records it wrote", "[hardening][integ
   INFO(log);
   CHECK_THAT(log, Catch::Contains("interrupted; " + std::to_string(recorded) +
                                   " runs recorded this time"));
-  fs::remove_all(s.dir);
 }
 
 TEST_CASE("A long run's record keeps at most kMaxTrainRows training rows, the last included",
           "[hardening][integrity]") {
-  const auto s = swept("long");
+  const Swept s("long");
   const auto log = s.dir / "run.log";
   REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "run", "--workload", "mlp", "--baseline-only", "--steps",
                       "9000", "--out", s.out.string()},
@@ -177,7 +152,6 @@ TEST_CASE("A long run's record keeps at most kMaxTrainRows training rows, the la
   CHECK(eval.size() <= 257);
   CHECK(eval.back()["step"] == 8999);
   CHECK((*file.record)["steps_completed"] == 9000);
-  fs::remove_all(s.dir);
 }
 
 }  // namespace fp8lab::experiments

@@ -11,8 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -24,26 +23,22 @@ using testing::run_to_end;
 const std::string kVictimText = "the user's own file: must stay as it is\n";
 const std::string kBaseline = "baseline-mlp-seed0-fp32-steps2";
 
-struct Planted {
-  fs::path dir, out, victim;
-  std::vector<std::string> sweep;  // fp8lab sweep FILE --out OUT --steps 2
+// The sweep's directory, --out made, and a file of the user's outside --out: the victim.
+struct Planted : testing::MlpSweep {
+  explicit Planted(const std::string& name)
+      : MlpSweep("links-" + name, FP8LAB_EXECUTABLE, "0, 1"), victim(dir / "victim.txt") {
+    fs::create_directories(out);
+    testing::write_text(victim, kVictimText);
+  }
+  // Makes OUT/<name> a link to a new directory of the user's outside --out, and returns that.
+  fs::path link_elsewhere(const std::string& name) const {
+    const auto elsewhere = dir / "users-directory";
+    fs::create_directories(elsewhere);
+    fs::create_directory_symlink(elsewhere, out / name);
+    return elsewhere;
+  }
+  fs::path victim;
 };
-
-Planted setup(const std::string& name) {
-  Planted p;
-  p.dir = fs::temp_directory_path() / ("fp8lab-links-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(p.dir);
-  fs::create_directories(p.dir);
-  std::ofstream(p.dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
-                                         "parameters:\n  margin: {values: [0, 1]}\n";
-  p.out = p.dir / "out";
-  fs::create_directories(p.out);
-  p.victim = p.dir / "victim.txt";  // outside --out
-  std::ofstream(p.victim) << kVictimText;
-  p.sweep = {FP8LAB_EXECUTABLE, "sweep", (p.dir / "sweep.yaml").string(), "--out", p.out.string(),
-             "--steps",         "2"};
-  return p;
-}
 
 // Plants `link` -> the victim, runs the sweep, and checks the refusal.
 void check_refused(const Planted& p, const fs::path& link, const fs::path& named) {
@@ -66,24 +61,20 @@ void check_refused(const Planted& p, const fs::path& link, const fs::path& named
 TEST_CASE("A planted link at a lock, claim or log is refused and its target left alone",
           "[hardening][links]") {
   SECTION("the shard lock DIR/.lock-0-of-1") {
-    const auto p = setup("shard");
+    const Planted p("shard");
     check_refused(p, p.out / ".lock-0-of-1", p.out / ".lock-0-of-1");
-    fs::remove_all(p.dir);
   }
   SECTION("the sweep-file lock DIR/.lock-sweep") {
-    const auto p = setup("sweep");
+    const Planted p("sweep");
     check_refused(p, p.out / ".lock-sweep", p.out / ".lock-sweep");
-    fs::remove_all(p.dir);
   }
   SECTION("a run's claim DIR/claims/<id>") {
-    const auto p = setup("claim");
+    const Planted p("claim");
     check_refused(p, p.out / "claims" / kBaseline, p.out / "claims" / kBaseline);
-    fs::remove_all(p.dir);
   }
   SECTION("a run's log DIR/logs/<id>.log (appended to, before)") {
-    const auto p = setup("log");
+    const Planted p("log");
     check_refused(p, p.out / "logs" / (kBaseline + ".log"), p.out / "logs" / (kBaseline + ".log"));
-    fs::remove_all(p.dir);
   }
 }
 
@@ -93,12 +84,10 @@ TEST_CASE("A planted link in place of any directory under --out is refused, noth
   // One link rule (issue 33, item 6): every directory fp8lab creates or reads under --out is
   // opened relative to --out's descriptor without following a link.
   for (const char* name : {"claims", "logs", "runs", "baselines", "layer_stats", "jobs"}) {
-    const auto p = setup(std::string("dir-") + name);
+    const Planted p(std::string("dir-") + name);
     INFO(name);
     // The link points at a directory of the user's: new files would land there.
-    const auto elsewhere = p.dir / "users-directory";
-    fs::create_directories(elsewhere);
-    fs::create_directory_symlink(elsewhere, p.out / name);
+    const auto elsewhere = p.link_elsewhere(name);
     const auto log = p.dir / "sweep.log";
     CHECK(run_to_end(p.sweep, log) == 2);
     const auto text = read_text(log);
@@ -116,31 +105,27 @@ TEST_CASE("A planted link in place of any directory under --out is refused, noth
                  Catch::Contains((p.out / name).string() + " is a symbolic link (to " +
                                  elsewhere.string() + ")"));
     }
-    fs::remove_all(p.dir);
   }
 }
 
 TEST_CASE("fp8lab run refuses a planted link in place of runs/ or baselines/ before training",
           "[hardening][links]") {
   for (const char* name : {"runs", "baselines"}) {
-    const auto p = setup(std::string("run-") + name);
+    const Planted p(std::string("run-") + name);
     INFO(name);
-    const auto elsewhere = p.dir / "users-directory";
-    fs::create_directories(elsewhere);
-    fs::create_directory_symlink(elsewhere, p.out / name);
+    const auto elsewhere = p.link_elsewhere(name);
     const auto log = p.dir / "run.log";
     CHECK(run_to_end({FP8LAB_EXECUTABLE, "run", "--workload", "mlp", "--set", "margin=0", "--steps",
                       "2", "--out", p.out.string()},
                      log) == 2);
     CHECK_THAT(read_text(log), Catch::Contains((p.out / name).string() + " is a symbolic link"));
     CHECK(fs::is_empty(elsewhere));
-    fs::remove_all(p.dir);
   }
 }
 
 TEST_CASE("Without planted links the sweep runs, and --out may itself be a link the user chose",
           "[hardening][links]") {
-  const auto p = setup("none");
+  const Planted p("none");
   const auto chosen = p.dir / "out-link";
   fs::create_directory_symlink(p.out, chosen);
   auto sweep = p.sweep;
@@ -153,7 +138,6 @@ TEST_CASE("Without planted links the sweep runs, and --out may itself be a link 
   for (const auto& entry : fs::recursive_directory_iterator(p.out)) {
     CHECK(entry.path().filename().string().find(".tmp.") == std::string::npos);
   }
-  fs::remove_all(p.dir);
 }
 
 }  // namespace fp8lab::experiments

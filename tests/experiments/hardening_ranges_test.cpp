@@ -11,45 +11,23 @@
 #include <vector>
 
 #include "experiments/runner/parallelism.hpp"
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/refusals.hpp"
 
 namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::check_refused;
 using testing::read_text;
+using testing::Refused;
 using testing::run_to_end;
-
-struct Refused {
-  std::vector<std::string> arguments;  // after the executable
-  std::vector<std::string> message;    // substrings the output must contain
-};
-
-void check_refused(const std::vector<Refused>& cases, const fs::path& dir, const fs::path& out) {
-  int index = 0;
-  for (const auto& bad : cases) {
-    std::string command = "fp8lab";
-    for (const auto& a : bad.arguments) command += " '" + a + "'";
-    INFO(command);
-    const auto log = dir / ("case" + std::to_string(index++) + ".log");
-    std::vector<std::string> arguments = {FP8LAB_EXECUTABLE};
-    arguments.insert(arguments.end(), bad.arguments.begin(), bad.arguments.end());
-    CHECK(run_to_end(arguments, log) == 2);
-    const auto text = read_text(log);
-    INFO("output: " << text);
-    for (const auto& part : bad.message) CHECK_THAT(text, Catch::Contains(part));
-    CHECK_FALSE(fs::exists(out / "runs"));  // refused before anything ran
-  }
-}
 
 }  // namespace
 
 TEST_CASE("Integers out of range are refused where they are read, naming the range",
           "[hardening][ranges]") {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-ranges-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const testing::Scratch dir("ranges");
   const auto out = dir / "out";
   const auto sweep = (dir / "sweep.yaml").string();
   std::ofstream(sweep) << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
@@ -76,7 +54,7 @@ TEST_CASE("Integers out of range are refused where they are read, naming the ran
       {{"sweep", sweep, "--out", out.string(), "--jobs", "4294967297"},
        {"--jobs", "'4294967297'", "a whole number from 1 to 4096"}},
   };
-  check_refused(cases, dir, out);
+  check_refused(FP8LAB_EXECUTABLE, cases, dir, out / "runs");
 
   SECTION("ACCELERATE_FP8_MARGIN=4294967296") {
     const auto log = dir / "env.log";
@@ -88,13 +66,10 @@ TEST_CASE("Integers out of range are refused where they are read, naming the ran
                                                "got '4294967296'; accepted: " +
                                                margin_range));
   }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("--jobs above the core count says so", "[hardening][ranges]") {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-jobs-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const testing::Scratch dir("jobs");
   std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
                                        "parameters:\n  margin: {values: [0, 1]}\n";
   const int cores = available_cores();  // as the sweep counts them (nproc)
@@ -110,7 +85,6 @@ TEST_CASE("--jobs above the core count says so", "[hardening][ranges]") {
             {FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--dry-run", "--jobs", "1"},
             quiet) == 0);
   CHECK_THAT(read_text(quiet), !Catch::Contains("cores of this machine"));
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

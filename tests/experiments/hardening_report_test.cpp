@@ -15,9 +15,8 @@
 #include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/runner/results_store.hpp"
 #include "experiments/runner/run_ids.hpp"
-#include "tests/support/read_text.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"
-#include "tests/support/run_to_end.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -25,7 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 using testing::baseline_record;
 using testing::fp8_record;
-using testing::fresh_directory;
 using testing::read_text;
 using testing::run_to_end;
 
@@ -40,7 +38,7 @@ nlohmann::json with_steps(nlohmann::json record, int steps, const std::string& f
 
 TEST_CASE("Two different records of one run id in two directories are refused, naming both",
           "[hardening][report]") {
-  const auto dir = fresh_directory("dup-dirs");
+  const testing::Scratch dir("dup-dirs");
   const auto a = dir / "a", b = dir / "b";
   ResultsDirectory(a).write_run_record(baseline_record());
   ResultsDirectory(b).write_run_record(baseline_record());  // the same baseline: kept once
@@ -79,12 +77,11 @@ TEST_CASE("Two different records of one run id in two directories are refused, n
   CHECK(run_to_end({FP8LAB_EXECUTABLE, "report", a.string(), "--prefer", "oldest"},
                    dir / "bad.log") == 2);
   CHECK_THAT(read_text(dir / "bad.log"), Catch::Contains("--prefer") && Catch::Contains("newest"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("Conflicting duplicate lines of results.jsonl are refused, naming both lines",
           "[hardening][report]") {
-  const auto dir = fresh_directory("dup-lines");
+  const testing::Scratch dir("dup-lines");
   const auto copy = dir / "copied";
   fs::create_directories(copy);
   std::ofstream(copy / "results.jsonl")
@@ -105,11 +102,10 @@ TEST_CASE("Conflicting duplicate lines of results.jsonl are refused, naming both
                     "--prefer", "newest"},
                    log) == 0);
   CHECK_THAT(read_text(log), Catch::Contains("--prefer newest kept " + path + ":4"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("report.md keeps a <script> from a record as text", "[hardening][report]") {
-  const auto dir = fresh_directory("md-script");
+  const testing::Scratch dir("md-script");
   auto run = fp8_record("r1", "HYBRID", 0, 2.0, "failed");
   run["recipe_label"] = "<script>alert(1)</script> HYBRID";
   run["error"] = "<script>alert(2)</script>";
@@ -120,7 +116,6 @@ TEST_CASE("report.md keeps a <script> from a record as text", "[hardening][repor
   INFO(md);
   CHECK_THAT(md, Catch::Contains("&lt;script>alert(1)") && Catch::Contains("&lt;script>alert(2)"));
   CHECK_THAT(md, !Catch::Contains("<script>"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("FP8 run ids name --steps as baseline ids do", "[hardening][report]") {
@@ -132,7 +127,7 @@ TEST_CASE("FP8 run ids name --steps as baseline ids do", "[hardening][report]") 
 
   // Through the CLI: the same sweep at 2 and 3 steps files its FP8 run under two ids, and a
   // directory written before the change (FP8 ids without -steps) is adopted by --resume.
-  const auto dir = fresh_directory("steps-ids");
+  const testing::Scratch dir("steps-ids");
   std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
                                        "parameters:\n  margin: {values: [0]}\n";
   auto sweep = [&](const fs::path& out, const std::string& steps, bool resume) {
@@ -176,7 +171,6 @@ TEST_CASE("FP8 run ids name --steps as baseline ids do", "[hardening][report]") 
   // Adopted, not rerun: its log holds one start only.
   const auto run_log = read_text(dir / "two" / "logs" / (id2 + ".log"));
   CHECK(run_log.find("started") == run_log.rfind("started"));
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

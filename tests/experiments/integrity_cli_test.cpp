@@ -10,27 +10,20 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/refusals.hpp"
 
 namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::read_text;
-using testing::run_to_end;
-
-struct BadInput {
-  std::vector<std::string> arguments;  // after the executable
-  std::vector<std::string> message;    // substrings the output must contain
-};
+using testing::plus;
 
 }  // namespace
 
 TEST_CASE("Bad command-line inputs get errors naming the flag or file, value and accepted values",
           "[integrity][cli]") {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-bad-inputs-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
+  const testing::Scratch dir("bad-inputs");
   fs::create_directories(dir / "a_directory");
   const auto sweep = (dir / "sweep.yaml").string();
   std::ofstream(sweep) << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
@@ -44,11 +37,7 @@ TEST_CASE("Bad command-line inputs get errors naming the flag or file, value and
   const auto out = (dir / "out").string();
   const std::vector<std::string> run = {"run",   "--workload", "mlp", "--set", "scaling=current",
                                         "--out", out};
-  auto plus = [](std::vector<std::string> a, const std::vector<std::string>& more) {
-    a.insert(a.end(), more.begin(), more.end());
-    return a;
-  };
-  const std::vector<BadInput> cases = {
+  const std::vector<testing::Refused> cases = {
       {plus(run, {"--steps", "0"}),
        {"--steps", "'0' is not accepted; expected a whole number >= 1"}},
       {plus(run, {"--steps", "-3"}), {"--steps", "'-3'", ">= 1"}},
@@ -101,21 +90,8 @@ TEST_CASE("Bad command-line inputs get errors naming the flag or file, value and
       {plus(run, {"--inject-nan", "nosuch@2:backward"}),
        {"--inject-nan: the model has no Linear 'nosuch'; its Linears: fc1, fc2, fc3"}},
   };
-  int index = 0;
-  for (const auto& bad : cases) {
-    std::string command = "fp8lab";
-    for (const auto& a : bad.arguments) command += " '" + a + "'";
-    INFO(command);
-    const auto log = dir / ("case" + std::to_string(index++) + ".log");
-    std::vector<std::string> arguments = {FP8LAB_EXECUTABLE};
-    arguments.insert(arguments.end(), bad.arguments.begin(), bad.arguments.end());
-    CHECK(run_to_end(arguments, log) == 2);  // every bad input: usage errors too (main.cpp)
-    const auto text = read_text(log);
-    INFO("output: " << text);
-    for (const auto& part : bad.message) CHECK_THAT(text, Catch::Contains(part));
-    CHECK_FALSE(fs::exists(out));  // refused before anything ran
-  }
-  fs::remove_all(dir);
+  // Every bad input exits 2, usage errors too (main.cpp).
+  testing::check_refused(FP8LAB_EXECUTABLE, cases, dir, out);
 }
 
 }  // namespace fp8lab::experiments

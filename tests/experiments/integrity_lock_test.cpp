@@ -20,63 +20,24 @@
 
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/results_store.hpp"
-#include "tests/support/read_text.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/support/run_processes.hpp"
-#include "tests/support/run_to_end.hpp"
 
 namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::count_of;
+using testing::eventually;
+using testing::plus;
 using testing::read_text;
 using testing::run_to_end;
+using testing::wait_exit;
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-// Waits (up to a minute) until `done` holds; false on timeout.
-template <typename Condition>
-bool eventually(Condition done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
-
-struct Setup {
-  fs::path dir, out;
-  std::vector<std::string> sweep;  // fp8lab sweep FILE --out OUT --steps 2
+// 4 distinct runs of mlp beside one baseline.
+struct Setup : testing::MlpSweep {
+  explicit Setup(const std::string& name) : MlpSweep(name, FP8LAB_EXECUTABLE, "0, 1, 2, 3") {}
 };
-
-Setup setup(const std::string& name) {
-  Setup s;
-  s.dir = fs::temp_directory_path() / ("fp8lab-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(s.dir);
-  fs::create_directories(s.dir);
-  // 4 distinct runs of mlp beside one baseline.
-  std::ofstream(s.dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
-                                         "parameters:\n  margin: {values: [0, 1, 2, 3]}\n";
-  s.out = s.dir / "out";
-  s.sweep = {FP8LAB_EXECUTABLE, "sweep", (s.dir / "sweep.yaml").string(), "--out", s.out.string(),
-             "--steps",         "2"};
-  return s;
-}
-
-std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& more) {
-  a.insert(a.end(), more.begin(), more.end());
-  return a;
-}
 
 // Every run's log says it started exactly once, and every run has a valid record.
 void check_each_run_ran_once(const fs::path& out) {
@@ -84,14 +45,14 @@ void check_each_run_ran_once(const fs::path& out) {
   CHECK(ids.size() == 5);
   for (const auto& id : ids) {
     INFO(id);
-    CHECK(count(read_text(out / "logs" / (id + ".log")), "fp8lab run " + id + ": started") == 1);
+    CHECK(count_of(read_text(out / "logs" / (id + ".log")), "fp8lab run " + id + ": started") == 1);
   }
 }
 
 }  // namespace
 
 TEST_CASE("Overlapping shards on one --out run every run exactly once", "[integrity][lock]") {
-  const auto s = setup("lock-overlap");
+  const Setup s("lock-overlap");
   // Started together: 0/1 takes every run, 0/2 every other one; both need the one baseline.
   const pid_t all = start_child(plus(s.sweep, {"--resume", "--jobs", "2"}), s.dir / "all.log");
   const pid_t half = start_child(plus(s.sweep, {"--resume", "--shard", "0/2"}), s.dir / "half.log");
@@ -101,12 +62,11 @@ TEST_CASE("Overlapping shards on one --out run every run exactly once", "[integr
   INFO("0/1:\n" << all_log << "\n0/2:\n" << half_log);
   check_each_run_ran_once(s.out);
   CHECK(fs::is_empty(s.out / "claims"));  // every claim released and removed
-  fs::remove_all(s.dir);
 }
 
 TEST_CASE("A second sweep of the same shard is refused while the first runs; kill -9 frees it",
           "[integrity][lock]") {
-  const auto s = setup("lock-refused");
+  const Setup s("lock-refused");
   const auto lock = s.out / ".lock-0-of-1";
   // This test holds the baseline's claim, as an overlapping sweep running it would: the first
   // sweep waits for it, so it is still running at the refusal and at the kill (its five two-step
@@ -136,14 +96,11 @@ TEST_CASE("A second sweep of the same shard is refused while the first runs; kil
   CHECK_THAT(read_text(lock), !Catch::Contains(holder));
   const auto ids = ResultsDirectory(s.out).recorded_run_ids();
   CHECK(ids.size() == 5);
-  fs::remove_all(s.dir);
 }
 
 TEST_CASE("A sweep that fails while runs are running stops and reaps them before it exits",
           "[integrity][lock]") {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-lock-fails-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const testing::Scratch dir("lock-fails");
   // Two FP8 runs at once, each long (2000 steps of gpt-tiny) so that both are caught running.
   std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [gpt-tiny]\nseeds: [0]\n"
                                        "parameters:\n  fp8_format: {values: [E4M3, HYBRID]}\n";
@@ -177,12 +134,11 @@ TEST_CASE("A sweep that fails while runs are running stops and reaps them before
   CHECK(::waitpid(runs[1].second, nullptr, WNOHANG) == -1);
   CHECK(errno == ECHILD);
   ::prctl(PR_SET_CHILD_SUBREAPER, 0);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("A sweep checks and writes sweep.json under DIR/.lock-sweep, waiting for its holder",
           "[integrity][lock]") {
-  const auto s = setup("lock-sweep-file");
+  const Setup s("lock-sweep-file");
   fs::create_directories(s.out);
   // This test holds the lock, as another sweep checking sweep.json would.
   const int fd = ::open((s.out / ".lock-sweep").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -198,7 +154,6 @@ TEST_CASE("A sweep checks and writes sweep.json under DIR/.lock-sweep, waiting f
   ::close(fd);
   CHECK(wait_exit(sweep) == 0);
   CHECK(fs::exists(s.out / "sweep.json"));
-  fs::remove_all(s.dir);
 }
 
 }  // namespace fp8lab::experiments

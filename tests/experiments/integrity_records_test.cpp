@@ -13,34 +13,16 @@
 
 #include "experiments/report/results_reader.hpp"
 #include "experiments/runner/results_store.hpp"
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::count_of;
 using testing::read_text;
 using testing::run_to_end;
-
-fs::path fresh_directory(const std::string& name) {
-  const auto dir = fs::temp_directory_path() /
-                   ("fp8lab-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-void write(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
+using testing::write_text;
 
 const nlohmann::json kRecord = {{"schema", "fp8lab.run"}, {"schema_version", 1},
                                 {"run_id", "r1"},         {"kind", "fp8"},
@@ -50,7 +32,7 @@ const nlohmann::json kRecord = {{"schema", "fp8lab.run"}, {"schema_version", 1},
 
 TEST_CASE("read_run_record_file names why a file is not a finished run's record",
           "[integrity][records]") {
-  const auto dir = fresh_directory("record-files");
+  const testing::Scratch dir("record-files");
   const auto path = dir / "runs" / "r1.json";
   const std::string good = kRecord.dump() + "\n";
   auto with = [](const char* key, const nlohmann::json& value) {
@@ -84,7 +66,7 @@ TEST_CASE("read_run_record_file names why a file is not a finished run's record"
   const ResultsDirectory results(dir);
   for (const auto& [text, problem] : cases) {
     INFO("file text: " << text);
-    write(path, text);
+    write_text(path, text);
     const auto file = read_run_record_file(path);
     CHECK(file.exists);
     CHECK_FALSE(file.record.has_value());
@@ -94,30 +76,30 @@ TEST_CASE("read_run_record_file names why a file is not a finished run's record"
     CHECK_THROWS_WITH(load_results({dir}),
                       Catch::Contains(path.string() + ":1: ") && Catch::Contains(problem));
   }
-  write(path, good);
+  write_text(path, good);
   CHECK(read_run_record_file(path).record == kRecord);
   CHECK(results.has_record("r1"));
   CHECK(results.recorded_run_ids() == std::set<std::string>{"r1"});
   CHECK_FALSE(read_run_record_file(dir / "runs" / "absent.json").exists);
 
   // Set aside: renamed, bytes kept, numbered so that a second bad file does not overwrite it.
-  write(path, "");
+  write_text(path, "");
   results.set_aside(read_run_record_file(path));
-  write(path, "{\"schema\": \"fp8lab.run\"}\n");
+  write_text(path, "{\"schema\": \"fp8lab.run\"}\n");
   const auto second = results.set_aside(read_run_record_file(path));
   CHECK(second == dir / "runs" / ".r1.json.invalid-2");
   CHECK(fs::file_size(dir / "runs" / ".r1.json.invalid-1") == 0);
   CHECK(read_text(second) == "{\"schema\": \"fp8lab.run\"}\n");
   CHECK_FALSE(fs::exists(path));
   CHECK(results.run_record_files().empty());  // set-aside files are not records
-  fs::remove_all(dir);
 }
 
 TEST_CASE("report refuses stub records; sweep --resume sets them aside and reruns only them",
           "[integrity][records][resume]") {
-  const auto dir = fresh_directory("stub-records");
-  write(dir / "sweep.yaml",
-        "method: grid\nworkloads: [mlp]\nseeds: [0]\nparameters:\n  margin: {values: [0, 1, 2]}\n");
+  const testing::Scratch dir("stub-records");
+  write_text(
+      dir / "sweep.yaml",
+      "method: grid\nworkloads: [mlp]\nseeds: [0]\nparameters:\n  margin: {values: [0, 1, 2]}\n");
   const auto out = dir / "out";
   const std::vector<std::string> sweep = {
       FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out", out.string(),
@@ -135,8 +117,8 @@ TEST_CASE("report refuses stub records; sweep --resume sets them aside and rerun
   const auto stubbed = results.run_record_path(fp8_ids[1]);
   const auto kept = results.run_record_path(fp8_ids[2]);
   const std::string kept_bytes = read_text(kept);
-  write(emptied, "");
-  write(stubbed, "{\"schema\": \"fp8lab.run\", \"run_id\": \"" + fp8_ids[1] + "\"}\n");
+  write_text(emptied, "");
+  write_text(stubbed, "{\"schema\": \"fp8lab.run\", \"run_id\": \"" + fp8_ids[1] + "\"}\n");
 
   // The report names the first bad file (sorted) and what is wrong with it.
   const auto first_bad = std::min(emptied, stubbed);
@@ -168,10 +150,9 @@ TEST_CASE("report refuses stub records; sweep --resume sets them aside and rerun
   for (const auto& id : ids) {
     const auto log = read_text(out / "logs" / (id + ".log"));
     const bool rerun = id == fp8_ids[0] || id == fp8_ids[1];
-    CHECK(count(log, "fp8lab run " + id + ": started") == (rerun ? 2u : 1u));
+    CHECK(count_of(log, "fp8lab run " + id + ": started") == (rerun ? 2u : 1u));
   }
   CHECK(run_to_end({FP8LAB_EXECUTABLE, "report", out.string()}, dir / "report2.log") == 0);
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

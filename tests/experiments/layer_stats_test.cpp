@@ -27,6 +27,7 @@
 #include "recipes/error.hpp"
 #include "sim/format.hpp"
 #include "sim/scaling/stats.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -299,9 +300,7 @@ TEST_CASE("what-if recipes: delayed and unknown names are refused, naming the so
 }
 
 TEST_CASE("a layer statistics sidecar reads back as written", "[runner][layer_stats]") {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("fp8lab-layer-stats-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  const testing::Scratch dir("layer-stats");
   std::vector<LayerStatsRow> rows;
   for (int i = 0; i < 5; ++i) {
     LayerStatsRow row;
@@ -352,14 +351,11 @@ TEST_CASE("a layer statistics sidecar reads back as written", "[runner][layer_st
   CHECK_THROWS_WITH(read_layer_stats(dir / "bad.parquet"),
                     Catch::Contains((dir / "bad.parquet").string()) &&
                         Catch::Contains("not a Parquet file"));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("the report draws a run's layer heatmaps beside its baseline's, and the what-if table",
           "[report][layer_stats]") {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("fp8lab-layer-report-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  const testing::Scratch dir("layer-report");
   // Two layers, two steps; fc2's input underflows at step 5 under the run's own quantization.
   const auto make_row = [](std::int64_t step, const std::string& layer, const std::string& recipe,
                            std::int64_t underflowed, double sqnr) {
@@ -432,7 +428,6 @@ TEST_CASE("the report draws a run's layer heatmaps beside its baseline's, and th
   // The missing sidecar is named, not skipped silently.
   CHECK(html.find("run gone: layer statistics sidecar") != std::string::npos);
   CHECK(html.find("gone.parquet") != std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

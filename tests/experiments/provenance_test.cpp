@@ -26,23 +26,21 @@
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/run_job.hpp"
 #include "recipes/sweep.hpp"
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_json;
 using testing::read_text;
 using testing::run_to_end;
-
-nlohmann::json read_json(const fs::path& path) { return nlohmann::json::parse(read_text(path)); }
+using testing::Scratch;
 
 // The one FP8 record (kind "fp8") and the baseline record of an output directory.
 nlohmann::json record_of_kind(const fs::path& out, const std::string& kind) {
   nlohmann::json found;
-  for (const auto& id : ResultsDirectory(out).recorded_run_ids()) {
-    auto record = read_json(out / "runs" / (id + ".json"));
+  for (auto& [id, record] : testing::records(out)) {
     if (record["kind"] == kind) {
       REQUIRE(found.is_null());  // exactly one
       found = std::move(record);
@@ -64,15 +62,6 @@ void clear_accelerate_env() {
   for (const auto& name : names) ::unsetenv(name.c_str());
 }
 
-// A fresh directory per test case.
-fs::path scratch(const std::string& name) {
-  const auto dir = fs::temp_directory_path() /
-                   ("fp8lab-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
 std::string version_commit(const fs::path& dir) {
   REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "--version"}, dir / "version.log") == 0);
   const std::string text = read_text(dir / "version.log");
@@ -92,16 +81,15 @@ void check_build_fields(const nlohmann::json& record, const std::string& commit)
 }  // namespace
 
 TEST_CASE("fp8lab --version prints the build every record stores", "[provenance]") {
-  const auto dir = scratch("version");
+  const Scratch dir("version");
   const std::string commit = version_commit(dir);
   // FP8LAB_SOURCE_DIR is a checkout in CI: the commit is known there.
   if (fs::exists(fs::path(FP8LAB_SOURCE_DIR) / ".git")) CHECK(commit != "unknown");
-  fs::remove_all(dir);
 }
 
 TEST_CASE("Runs from an accelerate config record source, mode, changes and the peer's view",
           "[provenance]") {
-  const auto dir = scratch("provenance-config");
+  const Scratch dir("provenance-config");
   const std::string commit = version_commit(dir);
   // accelerate's default TE recipe, plus the key `accelerate config` writes and accelerate never
   // reads (te-accelerate.md §1.7).
@@ -161,12 +149,11 @@ TEST_CASE("Runs from an accelerate config record source, mode, changes and the p
   CHECK(te["upstream"]["refusal"].is_null());
   CHECK(te["source"]["text"] == config);
   CHECK(te["run_id"] != fp8["run_id"]);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("fp8lab run --env runs accelerate's ACCELERATE_FP8_* variables, no config file",
           "[provenance][ergonomics]") {
-  const auto dir = scratch("provenance-env");
+  const Scratch dir("provenance-env");
   clear_accelerate_env();
   // None set: a clear error naming what is accepted, nothing run.
   CHECK(run_to_end({FP8LAB_EXECUTABLE, "run", "--workload", "mlp", "--steps", "2", "--env", "--out",
@@ -202,12 +189,11 @@ TEST_CASE("fp8lab run --env runs accelerate's ACCELERATE_FP8_* variables, no con
     CHECK(record["changed_fields"].size() == (mode == "asked" ? 0u : 1u));
   }
   clear_accelerate_env();
-  fs::remove_all(dir);
 }
 
 TEST_CASE("mixed_precision bf16 + fp8_config: explain says no FP8, run --as upstream refuses",
           "[provenance][ergonomics]") {
-  const auto dir = scratch("provenance-bf16");
+  const Scratch dir("provenance-bf16");
   std::ofstream(dir / "bf16.yaml") << "mixed_precision: bf16\nfp8_config:\n  backend: TE\n";
   CHECK(run_to_end({FP8LAB_EXECUTABLE, "explain", (dir / "bf16.yaml").string()},
                    dir / "explain.log") == 0);
@@ -235,13 +221,12 @@ TEST_CASE("mixed_precision bf16 + fp8_config: explain says no FP8, run --as upst
   CHECK(record["upstream"]["runnable"] == false);
   CHECK(record["upstream"]["would_change"] == nlohmann::json::array());
   CHECK_THAT(record["upstream"]["refusal"].get<std::string>(), Catch::Contains("runs no FP8"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("Sweep runs record the sweep, their combinations and upstream's changes per request; "
           "the log has one progress line per finished run",
           "[provenance][progress]") {
-  const auto dir = scratch("provenance-sweep");
+  const Scratch dir("provenance-sweep");
   // Upstream: TE never gets most_recent, so both combinations run max: one run standing for two.
   const std::string text =
       "runs_as: upstream\nworkloads: [mlp]\nseeds: [0]\nparameters:\n"
@@ -285,7 +270,6 @@ TEST_CASE("Sweep runs record the sweep, their combinations and upstream's change
                                           R"(finished in \d+s \(eval rel diff [+-]\d+\.\d\d%\) )"
                                           R"(\| all done in \d+)")));
   CHECK(log.find('\r') == std::string::npos);
-  fs::remove_all(dir);
 }
 
 // A sweep run whose process is killed has no record since issue 33 (an error, not a result:
@@ -296,7 +280,7 @@ TEST_CASE("Sweep runs record the sweep, their combinations and upstream's change
 // the sweep's own run wrote (same id, recipe, provenance).
 TEST_CASE("A sweep run's process runs the job the sweep hands it, without the sweep file",
           "[provenance][job]") {
-  const auto dir = scratch("provenance-job");
+  const Scratch dir("provenance-job");
   const std::string text =
       "runs_as: upstream\nworkloads: [mlp]\nseeds: [0]\nparameters:\n"
       "  amax_history_len: {value: 16}\n  amax_compute_algo: {values: [max, most_recent]}\n";
@@ -346,7 +330,6 @@ TEST_CASE("A sweep run's process runs the job the sweep hands it, without the sw
                    dir / "wrong.log") == 2);
   CHECK_THAT(read_text(dir / "wrong.log"),
              Catch::Contains("holds run " + run.id) && Catch::Contains("not --run-id 0123abcd"));
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

@@ -22,7 +22,7 @@
 #include "experiments/report/svg_chart.hpp"
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/results_store.hpp"
-#include "tests/support/read_text.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"
 
 namespace fp8lab::experiments {
@@ -31,19 +31,13 @@ namespace {
 namespace fs = std::filesystem;
 using testing::baseline_record;
 using testing::change;
+using testing::count_of;
 using testing::fp8_record;
-using testing::fresh_directory;
 using testing::read_text;
 
 // Baselines on seeds 0, 1, 2 ending at 2.00, 2.02, 1.99: median 2.00, range 0.03, floor 1.5%.
 std::vector<nlohmann::json> three_baselines() {
   return {baseline_record(0, 2.0), baseline_record(1, 2.02), baseline_record(2, 1.99)};
-}
-
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
 }
 
 }  // namespace
@@ -258,7 +252,7 @@ TEST_CASE("Every row says how it ran and what accelerate + TE would change or re
   ReportInput input;
   input.records = {baseline_record(), refused, changed, same, upstream, old};
   const auto html = render_html_report(input);
-  CHECK(count(html, "<tr class=\"upstream-differs\">") == 2);
+  CHECK(count_of(html, "<tr class=\"upstream-differs\">") == 2);
   // A short mark in the cell, the full text on hover.
   CHECK_THAT(html, Catch::Contains("<td>as asked</td><td class=\"upstream\" title=\"accelerate + "
                                    "TE refuses: Pure E5M2 training is not supported by "
@@ -279,7 +273,7 @@ TEST_CASE("Every row says how it ran and what accelerate + TE would change or re
 
 TEST_CASE("Each row links to its run record, relative to where the reports are",
           "[report][links]") {
-  const auto dir = fresh_directory("links");
+  const testing::Scratch dir("links");
   ResultsDirectory store(dir / "sweep");
   store.write_run_record(baseline_record());
   store.write_run_record(fp8_record("hybrid", "HYBRID", 0, 2.01));
@@ -299,12 +293,11 @@ TEST_CASE("Each row links to its run record, relative to where the reports are",
                Catch::Contains("<a href=\"../sweep/runs/hybrid.json\">"));
     CHECK(fs::exists(dir / "merged" / "../sweep/runs/hybrid.json"));
   }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("--heatmap-axes naming a field that is not a recipe field or not varied is an error",
           "[report][heatmap]") {
-  const auto dir = fresh_directory("axes");
+  const testing::Scratch dir("axes");
   ResultsDirectory store(dir);
   store.write_run_record(baseline_record());
   store.write_run_record(fp8_record("a", "HYBRID", 0, 2.01));
@@ -326,7 +319,6 @@ TEST_CASE("--heatmap-axes naming a field that is not a recipe field or not varie
                     "--heatmap-axes 'margin,fp8_format': 'fp8_format' is a recipe field these "
                     "runs do not vary (one value); accepted: none, these runs vary only margin (a "
                     "heatmap needs two): drop --heatmap-axes");
-  fs::remove_all(dir);
 }
 
 TEST_CASE("Axes stay readable: few decade ticks on a log axis, cut outliers on a linear one",
@@ -339,7 +331,7 @@ TEST_CASE("Axes stay readable: few decade ticks on a log axis, cut outliers on a
                     {{"mx", {{0, 1e-3}, {1, 1.0}, {2, std::ldexp(1.0, 127)}}, "#000", 1.0, false}}};
     const auto svg = render_line_chart(chart);
     // 41 decades: at most 8 tick labels, one per 6 decades.
-    const auto ticks = count(svg, "class=\"tick\" text-anchor=\"end\"");
+    const auto ticks = count_of(svg, "class=\"tick\" text-anchor=\"end\"");
     CHECK(ticks >= 3);
     CHECK(ticks <= 8);
   }
@@ -384,7 +376,7 @@ TEST_CASE("Legends group curves by verdict, name the top 3 of each and count the
   CHECK_THAT(html, Catch::Contains(">+7 more tracks baseline (hover a curve)</text>"));
   CHECK_THAT(html, Catch::Contains(">failed to train (1)</text>"));
   // Every curve has its hover, naming the run, seed, verdict and difference.
-  CHECK(count(html, "<path class=\"series\"") == count(html, "</title></path>"));
+  CHECK(count_of(html, "<path class=\"series\"") == count_of(html, "</title></path>"));
   CHECK_THAT(html, Catch::Contains("<title>HYBRID m9, seed 0: tracks baseline, final eval-loss "
                                    "difference 0.45% (run t9)</title></path>"));
   // The ranked table comes before the first chart.

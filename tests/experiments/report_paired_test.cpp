@@ -22,6 +22,7 @@
 #include "experiments/report/summary_csv.hpp"
 #include "recipes/error.hpp"
 #include "recipes/sweep.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"
 
 namespace fp8lab::experiments {
@@ -341,12 +342,12 @@ TEST_CASE("The ranked table's peer column is a short mark; the full text is a fo
 
 TEST_CASE("A sweep's practical_band is a fraction in (0, 1); 0.25% by default",
           "[report][paired]") {
-  const auto dir = testing::fresh_directory("band");
+  const testing::Scratch dir("band");
   const auto write = [&](const std::string& band) {
     const auto path = dir / "s.yaml";
-    testing::write_lines(path, std::string("workloads: [mlp]\nseeds: [0]\n")
-                                   .append(band)
-                                   .append("parameters:\n  margin: {values: [0]}\n"));
+    testing::write_text(path, std::string("workloads: [mlp]\nseeds: [0]\n")
+                                  .append(band)
+                                  .append("parameters:\n  margin: {values: [0]}\n"));
     return recipes::read_sweep(path.string());
   };
   CHECK(write("").practical_band == 0.0025);

@@ -16,7 +16,7 @@
 #include "experiments/report/svg_chart.hpp"
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/results_store.hpp"
-#include "tests/support/read_text.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"
 
 namespace fp8lab::experiments {
@@ -26,14 +26,13 @@ namespace fs = std::filesystem;
 
 using testing::baseline_record;
 using testing::fp8_record;
-using testing::fresh_directory;
 using testing::read_text;
-using testing::write_lines;
+using testing::write_text;
 
 }  // namespace
 
 TEST_CASE("write_file_atomically leaves the whole text and no temp file", "[report][store]") {
-  const auto dir = fresh_directory("atomic");
+  const testing::Scratch dir("atomic");
   write_file_atomically(dir / "sub" / "a.json", "first\n");
   write_file_atomically(dir / "sub" / "a.json", "second\n");
   CHECK(read_text(dir / "sub" / "a.json") == "second\n");
@@ -43,7 +42,6 @@ TEST_CASE("write_file_atomically leaves the whole text and no temp file", "[repo
     INFO(e.path());
   }
   CHECK(files == 1);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("Run ids must be file names", "[report][store]") {
@@ -54,11 +52,11 @@ TEST_CASE("Run ids must be file names", "[report][store]") {
 }
 
 TEST_CASE("A corrupt results file is reported with its path and line", "[report][reader]") {
-  const auto dir = fresh_directory("corrupt");
+  const testing::Scratch dir("corrupt");
   const auto good = baseline_record().dump();
   SECTION("garbage on line 3 of results.jsonl") {
-    write_lines(dir / "results.jsonl",
-                good + "\n" + fp8_record("a", "HYBRID", 0, 2.0).dump() + "\n{\"run_id\": oops}\n");
+    write_text(dir / "results.jsonl",
+               good + "\n" + fp8_record("a", "HYBRID", 0, 2.0).dump() + "\n{\"run_id\": oops}\n");
     try {
       load_results({dir});
       FAIL("no error for a corrupt line");
@@ -70,7 +68,7 @@ TEST_CASE("A corrupt results file is reported with its path and line", "[report]
   }
   SECTION("a truncated last record (no final newline)") {
     const auto record = fp8_record("a", "HYBRID", 0, 2.0).dump();
-    write_lines(dir / "results.jsonl", good + "\n" + record.substr(0, record.size() / 2));
+    write_text(dir / "results.jsonl", good + "\n" + record.substr(0, record.size() / 2));
     try {
       load_results({dir});
       FAIL("no error for a truncated line");
@@ -82,7 +80,7 @@ TEST_CASE("A corrupt results file is reported with its path and line", "[report]
   SECTION("a run file without a required field") {
     auto record = fp8_record("a", "HYBRID", 0, 2.0);
     record.erase("status");
-    write_lines(dir / "runs" / "a.json", record.dump() + "\n");
+    write_text(dir / "runs" / "a.json", record.dump() + "\n");
     CHECK_THROWS_WITH(load_results({dir}),
                       Catch::Contains((dir / "runs" / "a.json").string() + ":1:") &&
                           Catch::Contains("'status'"));
@@ -90,17 +88,16 @@ TEST_CASE("A corrupt results file is reported with its path and line", "[report]
   SECTION("a schema version from the future") {
     auto record = fp8_record("a", "HYBRID", 0, 2.0);
     record["schema_version"] = kResultsSchemaVersion + 1;
-    write_lines(dir / "runs" / "a.json", record.dump() + "\n");
+    write_text(dir / "runs" / "a.json", record.dump() + "\n");
     CHECK_THROWS_WITH(load_results({dir}), Catch::Contains("schema_version"));
   }
   SECTION("a directory without results") {
     CHECK_THROWS_WITH(load_results({dir}), Catch::Contains("holds no results"));
   }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("Shards merge into one record per run, baselines first", "[report][reader]") {
-  const auto a = fresh_directory("shard0"), b = fresh_directory("shard1");
+  const testing::Scratch a("shard0"), b("shard1");
   ResultsDirectory(a).write_run_record(baseline_record());
   ResultsDirectory(a).write_run_record(fp8_record("r1", "HYBRID", 0, 2.0));
   ResultsDirectory(b).write_run_record(baseline_record());  // each shard ran the baseline
@@ -109,8 +106,6 @@ TEST_CASE("Shards merge into one record per run, baselines first", "[report][rea
   REQUIRE(loaded.records.size() == 3);
   CHECK(loaded.records[0]["kind"] == "baseline");
   CHECK(loaded.notes.empty());
-  fs::remove_all(a);
-  fs::remove_all(b);
 }
 
 TEST_CASE("Verdicts: tracks baseline, degraded, failed to train, diverged, error",
@@ -182,7 +177,7 @@ TEST_CASE("Charts are inline SVG with one mark per series or cell", "[report][sv
 }
 
 TEST_CASE("write_reports writes all four files, and report.html is self-contained", "[report]") {
-  const auto dir = fresh_directory("reports");
+  const testing::Scratch dir("reports");
   ResultsDirectory store(dir);
   store.write_run_record(baseline_record());
   store.write_run_record(fp8_record("hybrid", "HYBRID", 0, 2.01));
@@ -204,7 +199,6 @@ TEST_CASE("write_reports writes all four files, and report.html is self-containe
   CHECK_THAT(md, Catch::Contains("| 1 | HYBRID m0 | 0 | inconclusive (1 seed with a paired "
                                  "error; a test needs 3) |"));
   CHECK_THAT(md, Catch::Contains("failed to train"));
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

@@ -16,9 +16,8 @@
 #include "experiments/runner/results_store.hpp"
 #include "recipes/error.hpp"
 #include "recipes/sweep.hpp"
-#include "tests/support/read_text.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"
-#include "tests/support/run_to_end.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -70,14 +69,14 @@ TEST_CASE("The default sweep runs its baseline on five seeds; the dry run says s
 
 TEST_CASE("A sweep with baseline_seeds runs the baseline per seed and reports the noise floor",
           "[report][seeds]") {
-  const auto dir = testing::fresh_directory("seeds-sweep");
+  const testing::Scratch dir("seeds-sweep");
   std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
                                        "baseline_seeds: [0, 1, 2]\nparameters:\n"
                                        "  fp8_format: {values: [HYBRID, E4M3]}\n";
   REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
                       (dir / "out").string(), "--steps", "4", "--jobs", "2"},
                      dir / "sweep.log") == 0);
-  const auto sweep = nlohmann::json::parse(read_text(dir / "out" / "sweep.json"));
+  const auto sweep = testing::read_json(dir / "out" / "sweep.json");
   CHECK(sweep["baseline_seeds"] == nlohmann::json({0, 1, 2}));
   for (int seed = 0; seed < 3; ++seed) {
     INFO("seed " << seed);
@@ -88,20 +87,19 @@ TEST_CASE("A sweep with baseline_seeds runs the baseline per seed and reports th
   CHECK_THAT(md, Catch::Contains("- mlp (context, not the verdict rule): noise floor ") &&
                      Catch::Contains("over baseline seeds 0, 1, 2)"));
   CHECK(md.find("unmeasured") == std::string::npos);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("null_runs: the sweep runs the null recipe on each seed; the report shows the chaos "
           "floor and paired verdicts over 3 seeds",
           "[report][seeds][paired]") {
-  const auto dir = testing::fresh_directory("null-sweep");
+  const testing::Scratch dir("null-sweep");
   std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0, 1, 2]\n"
                                        "null_runs: true\npractical_band: 0.01\nparameters:\n"
                                        "  fp8_format: {values: [HYBRID, E5M2]}\n";
   REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
                       (dir / "out").string(), "--steps", "4", "--jobs", "2"},
                      dir / "sweep.log") == 0);
-  const auto sweep = nlohmann::json::parse(read_text(dir / "out" / "sweep.json"));
+  const auto sweep = testing::read_json(dir / "out" / "sweep.json");
   CHECK(sweep["null_runs"] == true);
   CHECK(sweep["practical_band"] == 0.01);
   for (int seed = 0; seed < 3; ++seed) {
@@ -109,7 +107,7 @@ TEST_CASE("null_runs: the sweep runs the null recipe on each seed; the report sh
     const auto path = dir / "out" / "runs" /
                       ("null-baseline-mlp-seed" + std::to_string(seed) + "-fp32-steps4.json");
     REQUIRE(fs::exists(path));
-    const auto record = nlohmann::json::parse(read_text(path));
+    const auto record = testing::read_json(path);
     CHECK(record["kind"] == "null");
     CHECK(record["status"] == "finished");
     CHECK(record["perturbation"] == "initial weights rounded once to bf16");
@@ -121,13 +119,12 @@ TEST_CASE("null_runs: the sweep runs the null recipe on each seed; the report sh
   CHECK_THAT(md, Catch::Contains("(n=3), sd "));
   CHECK_THAT(md, Catch::Contains("at alpha 0.05 and band b = 1%"));
   CHECK_THAT(md, Catch::Contains("| fp8_format | "));  // HYBRID vs E5M2 on the same seeds
-  fs::remove_all(dir);
 }
 
 TEST_CASE("fp8lab sweep and fp8lab report name the bad --heatmap-axes value and the accepted "
           "fields",
           "[report][heatmap]") {
-  const auto dir = testing::fresh_directory("axes-cli");
+  const testing::Scratch dir("axes-cli");
   std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nparameters:\n"
                                        "  fp8_format: {values: [HYBRID, E4M3]}\n"
                                        "  margin: {values: [0, 4]}\n  interval: {value: 1}\n";
@@ -158,14 +155,13 @@ TEST_CASE("fp8lab sweep and fp8lab report name the bad --heatmap-axes value and 
              Catch::Contains("fp8lab report: --heatmap-axes 'fp8_format,scaling': 'scaling' is a "
                              "recipe field these runs do not vary (one value); accepted: two "
                              "different recipe fields these runs vary: fp8_format, margin"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE(
     "sweep --shard with --heatmap-axes the shard does not vary finishes with the default axes "
     "and a note",
     "[report][heatmap]") {
-  const auto dir = testing::fresh_directory("axes-shard");
+  const testing::Scratch dir("axes-shard");
   // Shard 0/2 takes runs 1 and 3: HYBRID and E4M3 at margin 0 (margin does not vary there).
   std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nparameters:\n"
                                        "  fp8_format: {values: [HYBRID, E4M3]}\n"
@@ -184,7 +180,6 @@ TEST_CASE(
   CHECK_THAT(read_text(dir / "report.log"),
              Catch::Contains("fp8lab report: --heatmap-axes 'fp8_format,margin': 'margin' is a "
                              "recipe field these runs do not vary"));
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

@@ -23,7 +23,7 @@
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/run_executor.hpp"
 #include "recipes/sweep.hpp"
-#include "tests/support/read_text.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -56,8 +56,7 @@ using testing::read_text;
 
 TEST_CASE("The report shows the three facts on gpt-tiny", "[runner][facts]") {
   use_one_torch_thread();
-  const auto dir = fs::temp_directory_path() / ("fp8lab-facts-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
+  const testing::Scratch dir("facts");
   const ResultsDirectory directory(dir);
 
   const auto hybrid = run(directory, te_default());
@@ -123,7 +122,6 @@ TEST_CASE("The report shows the three facts on gpt-tiny", "[runner][facts]") {
                 (*r)["throughput"]["fp32_step_seconds"].get<double>(),
                 (*r)["throughput"]["step_time_over_fp32"].get<double>());
   }
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

@@ -19,7 +19,7 @@
 #include "experiments/workloads/mlp_workload.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/sweep.hpp"
-#include "tests/support/read_text.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -75,8 +75,7 @@ TEST_CASE("A diverged run is recorded at its step; a throwing run is recorded as
           "[runner][failures]") {
   use_one_torch_thread();
   register_workload("nan-at-step-5", [] { return std::make_unique<NanAtStepFive>(); });
-  const auto dir = fs::temp_directory_path() / ("fp8lab-failures-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
+  const testing::Scratch dir("failures");
   const ResultsDirectory directory(dir);
 
   RunRequest diverging;
@@ -107,7 +106,6 @@ TEST_CASE("A diverged run is recorded at its step; a throwing run is recorded as
   // The reports take all of them.
   const auto paths = write_reports(ReportOptions{{dir}, {}, {}});
   CHECK(paths.records == 3);  // the baseline, the diverged run, the failed run
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

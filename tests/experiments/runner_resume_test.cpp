@@ -7,20 +7,17 @@
 #include <nlohmann/json.hpp>
 
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
-#include <thread>
+#include <string>
 
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/results_store.hpp"
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -30,15 +27,9 @@ namespace fs = std::filesystem;
 using testing::read_text;
 using testing::run_to_end;
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
-
 // The sidecar a run's record names (docs/results-schema.md), or "" when it names none.
 fs::path sidecar_of(const ResultsDirectory& results, const std::string& id) {
-  const auto record = nlohmann::json::parse(read_text(results.run_record_path(id)));
+  const auto record = testing::read_json(results.run_record_path(id));
   const auto& relative = record["layer_stats_sidecar"];
   return relative.is_string() ? results.root() / relative.get<std::string>() : fs::path();
 }
@@ -47,9 +38,7 @@ fs::path sidecar_of(const ResultsDirectory& results, const std::string& id) {
 
 TEST_CASE("A sweep killed mid-run resumes without losing or repeating a finished run",
           "[runner][resume]") {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-resume-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const testing::Scratch dir("resume");
   // 6 distinct runs of gpt-tiny.
   std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [gpt-tiny]\nseeds: [0]\n"
                                        "parameters:\n  fp8_format: {values: [HYBRID, E4M3, E5M2]}\n"
@@ -68,16 +57,15 @@ TEST_CASE("A sweep killed mid-run resumes without losing or repeating a finished
 
   // First attempt: killed (SIGKILL, no chance to clean up) once two FP8 runs are recorded.
   const pid_t pid = start_child(sweep, dir / "first.log");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
   std::size_t recorded = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
-    recorded = results.recorded_run_ids().size();
-    if (recorded >= 3) break;  // the baseline and two runs
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  testing::eventually(
+      [&] {
+        recorded = results.recorded_run_ids().size();
+        return recorded >= 3;  // the baseline and two runs
+      },
+      std::chrono::minutes(5));
   ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  testing::wait_exit(pid);
   REQUIRE(recorded >= 3);
   std::map<std::string, std::pair<std::string, fs::file_time_type>> before, sidecars_before;
   for (const auto& id : results.recorded_run_ids()) {
@@ -93,9 +81,7 @@ TEST_CASE("A sweep killed mid-run resumes without losing or repeating a finished
   // Without --resume the directory is refused; with it the sweep completes.
   CHECK(run_to_end(sweep, dir / "refused.log") == 2);
   CHECK_THAT(read_text(dir / "refused.log"), Catch::Contains("pass --resume"));
-  auto resume = sweep;
-  resume.push_back("--resume");
-  REQUIRE(run_to_end(resume, dir / "second.log") == 0);
+  REQUIRE(run_to_end(testing::plus(sweep, {"--resume"}), dir / "second.log") == 0);
 
   const auto after = results.recorded_run_ids();
   CHECK(after.size() == 7);  // 6 runs + the baseline
@@ -104,7 +90,7 @@ TEST_CASE("A sweep killed mid-run resumes without losing or repeating a finished
     CHECK(read_text(results.run_record_path(id)) == record.first);
     CHECK(fs::last_write_time(results.run_record_path(id)) == record.second);
     if (id.rfind("baseline-", 0) != 0) {
-      CHECK(count(read_text(out / "logs" / (id + ".log")), "started") == 1);
+      CHECK(testing::count_of(read_text(out / "logs" / (id + ".log")), "started") == 1);
       // Written before its record: an FP8 run recorded before the kill has its sidecar, untouched.
       REQUIRE(sidecars_before.count(id) == 1);
       CHECK(read_text(sidecar_of(results, id)) == sidecars_before[id].first);
@@ -118,7 +104,6 @@ TEST_CASE("A sweep killed mid-run resumes without losing or repeating a finished
     if (id.rfind("baseline-", 0) != 0) CHECK(fs::is_regular_file(sidecar_of(results, id)));
   }
   CHECK(fs::exists(out / "report.html"));
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

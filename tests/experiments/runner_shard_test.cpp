@@ -16,8 +16,7 @@
 #include "experiments/report/results_reader.hpp"
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/results_store.hpp"
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -30,9 +29,7 @@ using testing::run_to_end;
 }  // namespace
 
 TEST_CASE("Shards split the distinct runs and report merges them", "[runner][shard]") {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-shards-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const testing::Scratch dir("shards");
   // 8 requests, 6 distinct runs: amax_history_len 1 makes max equal most_recent.
   std::ofstream(dir / "sweep.yaml")
       << "method: grid\nworkloads: [gpt-tiny]\nseeds: [0]\nparameters:\n"
@@ -74,14 +71,11 @@ TEST_CASE("Shards split the distinct runs and report merges them", "[runner][sha
   }
   CHECK(rows == 8);
   CHECK(fs::exists(merged / "report.html"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("A results directory keeps one model device: CPU-trained runs never resume as GPU ones",
           "[runner][resume]") {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-device-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const testing::Scratch dir("device");
   std::ofstream(dir / "sweep.yaml") << "workloads: [mlp]\nparameters:\n  margin: {value: 0}\n";
   const auto out = (dir / "out").string();
   const std::vector<std::string> sweep = {
@@ -107,7 +101,6 @@ TEST_CASE("A results directory keeps one model device: CPU-trained runs never re
   resume.push_back("--resume");
   CHECK(run_to_end(resume, dir / "resume.log") == 0);
   CHECK_THAT(read_text(dir / "resume.log"), !Catch::Contains("another sweep configuration"));
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

@@ -18,6 +18,7 @@
 #include "experiments/workloads/gpt_workload.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "experiments/workloads/text_corpus.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -41,9 +42,7 @@ bool same_parameters(TrainableModel& a, TrainableModel& b) {
 
 TEST_CASE("The corpus reads regular files in sorted order and splits 90/10", "[workloads]") {
   namespace fs = std::filesystem;
-  const auto dir = fs::temp_directory_path() / ("fp8lab-corpus-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const testing::Scratch dir("corpus");
   std::ofstream(dir / "b") << "bbbbbbbbb";
   std::ofstream(dir / "a") << "aaaaaaaaa";
   fs::create_symlink(dir / "a", dir / "link");  // skipped: would repeat a

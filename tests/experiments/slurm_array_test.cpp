@@ -15,9 +15,7 @@
 
 #include "experiments/report/results_reader.hpp"
 #include "tests/experiments/slurm_test_support.hpp"
-#include "tests/support/read_text.hpp"
-#include "tests/support/records_without.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -60,8 +58,8 @@ TEST_CASE("a 2-shard array sweep on Slurm records what one process records", "[s
                      dir / "one-process.log") == 0);
   const std::vector<std::string> timings_and_host = {"throughput", "started_at", "finished_at",
                                                      "host"};
-  const auto expected = testing::records_without(here, timings_and_host);
-  const auto got = testing::records_without(on_slurm, timings_and_host);
+  const auto expected = testing::records(here, timings_and_host);
+  const auto got = testing::records(on_slurm, timings_and_host);
   REQUIRE(expected.size() == 6);  // 4 FP8 runs and 2 baselines
   CHECK(got.size() == expected.size());
   for (const auto& [id, record] : expected) {
@@ -72,7 +70,7 @@ TEST_CASE("a 2-shard array sweep on Slurm records what one process records", "[s
     CHECK(nlohmann::json::diff(record, got.at(id)).dump() == "[]");
     if (id.rfind("baseline-", 0) == 0) {
       // Both shards needed it; one task ran it, the other waited for its record.
-      CHECK(count(read_text(on_slurm / "logs" / (id + ".log")), ": started") == 1);
+      CHECK(testing::count_of(read_text(on_slurm / "logs" / (id + ".log")), ": started") == 1);
     }
   }
   for (const auto& entry : fs::directory_iterator(here / "baselines")) {

@@ -18,9 +18,8 @@
 #include "experiments/report/results_reader.hpp"
 #include "experiments/runner/results_store.hpp"
 #include "tests/experiments/slurm_test_support.hpp"
-#include "tests/support/read_text.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/support/run_processes.hpp"
-#include "tests/support/run_to_end.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -99,7 +98,7 @@ TEST_CASE("an array task cancelled mid-run and resubmitted loses nothing and rep
   for (const auto& entry : fs::directory_iterator(out / "logs")) {
     if (entry.path().extension() != ".log") continue;
     const auto id = entry.path().stem().string();
-    starts_before[id] = count(read_text(entry.path()), ": started");
+    starts_before[id] = testing::count_of(read_text(entry.path()), ": started");
     INFO(id);
     CHECK(starts_before[id] == 1);
   }
@@ -130,7 +129,7 @@ TEST_CASE("an array task cancelled mid-run and resubmitted loses nothing and rep
     const auto text = read_text(results.run_record_path(id));
     CHECK(text.find("\"status\":\"finished\"") != std::string::npos);
     // A run recorded before ran once; one cancelled mid-run ran once more, and only once.
-    const auto starts = count(read_text(out / "logs" / (id + ".log")), ": started");
+    const auto starts = testing::count_of(read_text(out / "logs" / (id + ".log")), ": started");
     CHECK(starts == starts_before[id] + (before.count(id) == 1 ? 0u : 1u));
     if (before.count(id) == 1) {
       CHECK(text == before[id].first);

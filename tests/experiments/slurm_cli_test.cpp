@@ -11,8 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <string>
 
-#include "tests/support/read_text.hpp"
+#include "tests/support/cli.hpp"
 
 int main(int argc, char** argv) {
   const char* dir_variable = std::getenv("FP8LAB_SLURM_DIR");

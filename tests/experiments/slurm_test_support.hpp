@@ -13,8 +13,7 @@
 #include <vector>
 
 #include "experiments/runner/child_process.hpp"
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::testing {
 
@@ -38,12 +37,6 @@ inline CommandResult run_command(std::vector<std::string> arguments,
   result.status = run_to_end(arguments, log);
   result.output = read_text(log).substr(before);
   return result;
-}
-
-inline std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
 }
 
 // The job id in `fp8lab sweep --slurm`'s output ("submitted Slurm job 12: ..."), or "".

@@ -11,8 +11,7 @@
 
 #include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/runner/parallelism.hpp"
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -64,9 +63,7 @@ TEST_CASE("the sweep chooses runs at once x threads from the cores and the runs 
 
 TEST_CASE("--threads out of range is refused with exit 2, naming the flag and the range",
           "[threads]") {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-threads-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const testing::Scratch dir("threads");
   const auto sweep = (dir / "sweep.yaml").string();
   std::ofstream(sweep) << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
                           "parameters:\n  margin: {values: [0, 1]}\n";
@@ -92,7 +89,6 @@ TEST_CASE("--threads out of range is refused with exit 2, naming the flag and th
     CHECK_THAT(text, Catch::Contains("from 1 to 256"));
   }
   CHECK_FALSE(fs::exists(dir / "out" / "runs"));  // nothing ran
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -15,10 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/runner/results_store.hpp"
-#include "tests/support/read_text.hpp"
-#include "tests/support/records_without.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -30,10 +27,8 @@ using testing::run_to_end;
 // Few eval windows: the evaluations would otherwise be most of the test's time.
 constexpr const char* kWorkload = "llama-xs:eval_windows=32";
 
-// Every record of `out` by run id, without the fields that are timings by nature.
-std::map<std::string, nlohmann::json> records_without_timings(const fs::path& out) {
-  return testing::records_without(out, {"throughput", "started_at", "finished_at"});
-}
+// The fields of a record that are timings by nature.
+const std::vector<std::string> kTimings = {"throughput", "started_at", "finished_at"};
 
 // One `fp8lab run` of `recipe` at `threads` into `out`; its records' threads checked.
 void run_at(const std::vector<std::string>& recipe, int threads, const fs::path& out) {
@@ -44,8 +39,7 @@ void run_at(const std::vector<std::string>& recipe, int threads, const fs::path&
   const auto log = out.string() + ".log";
   INFO(read_text(log));
   REQUIRE(run_to_end(argv, log) == 0);
-  for (const auto& id : ResultsDirectory(out).recorded_run_ids()) {
-    const auto record = nlohmann::json::parse(read_text(out / "runs" / (id + ".json")));
+  for (const auto& [id, record] : testing::records(out)) {
     CHECK(record["status"] == "finished");
     CHECK(record["throughput"]["threads"] == threads);
     CHECK(record["throughput"]["torch_threads"] == 1);
@@ -53,9 +47,7 @@ void run_at(const std::vector<std::string>& recipe, int threads, const fs::path&
 }
 
 TEST_CASE("a run's record is identical at 1 and 2 threads, timings aside", "[threads]") {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-threads-rec-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const testing::Scratch dir("threads-rec");
   const std::vector<std::vector<std::string>> recipes = {
       {"scaling=current"},                       // Hopper accumulation, per tensor
       {"scaling=block", "gemm.fprop=fp32_seq"},  // 1x128 / 128x128 blocks
@@ -65,7 +57,7 @@ TEST_CASE("a run's record is identical at 1 and 2 threads, timings aside", "[thr
     const auto one = dir / ("one-" + std::to_string(i)), two = dir / ("two-" + std::to_string(i));
     run_at(recipes[i], 1, one);
     run_at(recipes[i], 2, two);
-    const auto a = records_without_timings(one), b = records_without_timings(two);
+    const auto a = testing::records(one, kTimings), b = testing::records(two, kTimings);
     REQUIRE(a.size() == 2);  // the baseline and the FP8 run
     REQUIRE(b.size() == a.size());
     for (const auto& [id, record] : a) {
@@ -82,7 +74,6 @@ TEST_CASE("a run's record is identical at 1 and 2 threads, timings aside", "[thr
       CHECK(read_text(entry.path()) == read_text(other));
     }
   }
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -18,8 +18,7 @@
 #include "experiments/workloads/bpe_corpus.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "experiments/workloads/workload_record.hpp"
-#include "tests/support/read_text.hpp"
-#include "tests/support/run_to_end.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -89,10 +88,7 @@ TEST_CASE("Tiny llama and residual-mlp runs are deterministic, learn, and measur
 TEST_CASE("fp8lab run takes --workload-set, records options, sizes and eval SE, refuses bad "
           "options with exit 2",
           "[workloads][cli]") {
-  const auto dir = fs::temp_directory_path() /
-                   ("fp8lab-workload-cli-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const testing::Scratch dir("workload-cli");
   const auto out = (dir / "out").string();
   const std::vector<std::string> run = {FP8LAB_EXECUTABLE, "run",
                                         "--workload",      "llama-xs",
@@ -117,9 +113,8 @@ TEST_CASE("fp8lab run takes --workload-set, records options, sizes and eval SE, 
   INFO(testing::read_text(dir / "run.log"));
   REQUIRE(fs::exists(baseline_path));
   int fp8_records = 0;
-  for (const auto& entry : fs::directory_iterator(fs::path(out) / "runs")) {
-    const auto record = nlohmann::json::parse(testing::read_text(entry.path()));
-    INFO(entry.path());
+  for (const auto& [id, record] : testing::records(out)) {
+    INFO(id);
     CHECK(record["status"] == "finished");
     CHECK(record["workload"] == spec);
     CHECK(record["workload_name"] == "llama-xs");
@@ -158,7 +153,6 @@ TEST_CASE("fp8lab run takes --workload-set, records options, sizes and eval SE, 
     CHECK_THAT(testing::read_text(log), Catch::Contains(message));
     CHECK_FALSE(fs::exists(bad_out));
   }
-  fs::remove_all(dir);
 }
 
 }  // namespace fp8lab::experiments

@@ -3,56 +3,37 @@
 // provenance fields of docs/results-schema.md (runs_as, changed_fields, upstream) when asked for.
 #pragma once
 
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 namespace fp8lab::testing {
 
-inline std::filesystem::path fresh_directory(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("fp8lab-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-inline void write_lines(const std::filesystem::path& path, const std::string& text) {
-  std::filesystem::create_directories(path.parent_path());
-  std::ofstream(path) << text;
-}
-
 inline std::string baseline_id(int seed) {
   return "baseline-w-seed" + std::to_string(seed) + "-fp32";
 }
 
-// A failed record has no steps_planned (run_executor's failed_record): training never reported it.
-inline nlohmann::json without_steps_if_failed(nlohmann::json record) {
-  if (record["status"] == "failed") record.erase("steps_planned");
+// A record of workload "w" (sim backend, fp32, 10 steps planned) with the fields of its kind in
+// `rest`. A failed record has no steps_planned (run_executor's failed_record): training never
+// reported it.
+inline nlohmann::json record_of(const std::string& id, const std::string& kind,
+                                const std::string& status, int seed, const nlohmann::json& rest) {
+  nlohmann::json record = {
+      {"schema", "fp8lab.run"}, {"schema_version", 1},      {"run_id", id},
+      {"kind", kind},           {"status", status},         {"workload", "w"},
+      {"seed", seed},           {"high_precision", "fp32"}, {"backend", "sim"}};
+  if (status != "failed") record["steps_planned"] = 10;
+  record.update(rest);
   return record;
 }
 
 inline nlohmann::json baseline_record(int seed = 0, double final_loss = 2.0,
                                       const std::string& status = "finished") {
-  return without_steps_if_failed(
-      {{"schema", "fp8lab.run"},
-       {"schema_version", 1},
-       {"run_id", baseline_id(seed)},
-       {"kind", "baseline"},
-       {"status", status},
-       {"workload", "w"},
-       {"seed", seed},
-       {"high_precision", "fp32"},
-       {"backend", "sim"},
-       {"steps_planned", 10},
-       {"upstream", nullptr},
-       {"eval", {{{"step", 0}, {"loss", 4.0}}, {{"step", 10}, {"loss", final_loss}}}},
-       {"train", {{{"step", 0}, {"loss", 4.1}}, {{"step", 1}, {"loss", 3.9}}}},
-       {"final", {{"eval_loss", final_loss}, {"initial_eval_loss", 4.0}}}});
+  return record_of(baseline_id(seed), "baseline", status, seed,
+                   {{"upstream", nullptr},
+                    {"eval", {{{"step", 0}, {"loss", 4.0}}, {{"step", 10}, {"loss", final_loss}}}},
+                    {"train", {{{"step", 0}, {"loss", 4.1}}, {{"step", 1}, {"loss", 3.9}}}},
+                    {"final", {{"eval_loss", final_loss}, {"initial_eval_loss", 4.0}}}});
 }
 
 // An FP8 run on `seed` whose eval loss went from 4.0 to `final_loss` against its baseline's
@@ -61,18 +42,9 @@ inline nlohmann::json fp8_record(const std::string& id, const std::string& forma
                                  double final_loss, const std::string& status = "finished",
                                  int seed = 0) {
   const double rel = (final_loss - 2.0) / 2.0;
-  return without_steps_if_failed(
-      {{"schema", "fp8lab.run"},
-       {"schema_version", 1},
-       {"run_id", id},
-       {"kind", "fp8"},
-       {"status", status},
-       {"workload", "w"},
-       {"seed", seed},
-       {"high_precision", "fp32"},
-       {"backend", "sim"},
-       {"steps_planned", 10},
-       {"baseline_run_id", baseline_id(seed)},
+  return record_of(
+      id, "fp8", status, seed,
+      {{"baseline_run_id", baseline_id(seed)},
        {"recipe", {{"fp8_format", format}, {"margin", std::to_string(margin)}}},
        {"recipe_fields", {"fp8_format", "margin"}},
        {"recipe_canonical", "fp8_format=" + format + ";margin=" + std::to_string(margin)},
