@@ -21,7 +21,6 @@ namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::count;
 using testing::read_text;
 using testing::run_command;
 using testing::run_to_end;
