@@ -281,7 +281,8 @@ TEST_CASE("ACCELERATE_FP8_* environment errors", "[recipes][validation]") {
 TEST_CASE("sweep file errors", "[recipes][validation]") {
   const std::string top =
       "method, count, seed, workloads, seeds, base, parameters, name, description, runs_as, "
-      "baseline_seeds, practical_band, null_runs, layer_stats_every, what_if, ablate, hypotheses";
+      "baseline_seeds, practical_band, null_runs, layer_stats_every, what_if, ablate, hypotheses, "
+      "instability";
   const std::vector<Case> cases = {
       {"unknown top-level key", "workloads: [w]\nparamaters: {}\n",
        "s.yaml:2: paramaters: unknown sweep key; accepted: " + top +
