@@ -311,7 +311,7 @@ TEST_CASE("Paired eval sampling error from records: far below the unpaired one, 
   CHECK_THAT(md, Catch::Contains(", paired ± " + format_percent(rows[0].paired_eval_se)));
   CHECK_THAT(md, Catch::Contains("The eval set's own sampling error of one seed's paired error"));
   const auto csv = render_summary_csv(input);
-  CHECK_THAT(csv, Catch::Contains(",eval_loss_se,paired_eval_se\n"));
+  CHECK_THAT(csv, Catch::Contains(",eval_loss_se,paired_eval_se,"));
 }
 
 TEST_CASE("The ranked table's peer column is a short mark; the full text is a footnote",

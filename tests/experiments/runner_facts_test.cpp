@@ -103,9 +103,11 @@ TEST_CASE("The report shows the three facts on gpt-tiny", "[runner][facts]") {
                                  "seed with a paired error; a test needs 3) |"));
   CHECK_THAT(md, Catch::Contains("[`" + hybrid["run_id"].get<std::string>() + "`](runs/" +
                                  hybrid["run_id"].get<std::string>() + ".json)"));
-  CHECK_THAT(md, Catch::Contains("**delayed HYBRID m40 h1024 most_recent** seed 0 (`" +
-                                 failing["run_id"].get<std::string>() + "`, runs/" +
-                                 failing["run_id"].get<std::string>() + ".json): failed to train"));
+  // The problem runs' table (report_tables.hpp, problems_table): recipe, seed, record, verdict.
+  CHECK_THAT(md,
+             Catch::Contains("| delayed HYBRID m40 h1024 most_recent | 0 | [`" +
+                             failing["run_id"].get<std::string>() + "`](runs/" +
+                             failing["run_id"].get<std::string>() + ".json) | failed to train |"));
   CHECK_THAT(md, Catch::Contains("underflowed at the last logged step: input "));
   char sqnr_text[64];
   std::snprintf(sqnr_text, sizeof sqnr_text, "| %.1f |", sqnr_e5m2);

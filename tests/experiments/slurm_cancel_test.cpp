@@ -99,9 +99,10 @@ TEST_CASE("an array task cancelled mid-run and resubmitted loses nothing and rep
     const auto id = entry.path().stem().string();
     starts_before[id] = testing::count_of(read_text(entry.path()), ": started");
     INFO(id);
-    CHECK(starts_before[id] == 1);
+    // At most once; a run the cancel killed before it printed its start has a log and no start.
+    CHECK(starts_before[id] <= 1);
   }
-  CHECK(starts_before.count(cancelled_run) == 1);
+  CHECK(starts_before[cancelled_run] == 1);
   std::map<std::string, std::pair<std::string, fs::file_time_type>> before;
   for (const auto& id : recorded) {
     const auto path = results.run_record_path(id);
