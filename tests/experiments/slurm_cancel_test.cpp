@@ -70,8 +70,14 @@ TEST_CASE("an array task cancelled mid-run and resubmitted loses nothing and rep
   std::string cancelled_run;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
   for (int i = 1; cancelled_run.empty() && std::chrono::steady_clock::now() < deadline; ++i) {
+    // In flight and training: its process exists and has printed its start (LibTorch's load
+    // comes before it; a cancel in that second would kill a run that never started).
     cancelled_run = fp8_run_in_flight(out, "1/2");
-    if (!cancelled_run.empty()) break;
+    if (!cancelled_run.empty() &&
+        testing::count_of(read_text(out / "logs" / (cancelled_run + ".log")), ": started") == 1) {
+      break;
+    }
+    cancelled_run.clear();
     // Once a second: a job that ended before a run was seen ends the wait (and the test).
     if (i % 20 == 0 && testing::active_tasks(job, dir / "squeue.log").empty()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
