@@ -333,10 +333,6 @@ std::string td(const std::string& text, bool numeric = false) {
   return std::string(numeric ? "<td class=\"num\">" : "<td>") + escape_html(text) + "</td>";
 }
 
-std::string interval_text(const std::optional<MeanInterval>& interval) {
-  return interval ? describe_interval(*interval) : std::string("-");
-}
-
 // A report table (report_tables.hpp) as HTML: the detail of a cell on hover, a verdict cell
 // coloured by its word, a row with a flagged cell highlighted.
 void table_html(std::ostringstream& html, const ReportTable& table) {

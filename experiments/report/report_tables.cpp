@@ -23,8 +23,10 @@ ReportCell number(std::string t) {
   return c;
 }
 
-std::string interval_text(const std::optional<MeanInterval>& interval) {
-  return interval ? describe_interval(*interval) : std::string("-");
+// Makes `cell` a link to `record` (runs/<id>.json), its id in monospace; called once per record.
+void link_record(ReportCell& cell, const ReportInput& input, const nlohmann::json& record) {
+  cell.code = true;
+  cell.links.emplace_back(record["run_id"].get<std::string>(), record_link(input, record));
 }
 
 // The verdict with what explains it for a single seed (where it diverged, what it threw).
@@ -72,6 +74,10 @@ const std::vector<std::string> kTestColumns = {"test", "p raw", "p Holm (family,
 
 }  // namespace
 
+std::string interval_text(const std::optional<MeanInterval>& interval) {
+  return interval ? describe_interval(*interval) : std::string("-");
+}
+
 ReportTable ranked_table(const ReportInput& input, const ReportFacts& facts) {
   ReportTable table;
   table.title = "Recipes ranked (best first)";
@@ -111,10 +117,7 @@ ReportTable ranked_table(const ReportInput& input, const ReportFacts& facts) {
     peer.flagged = mark.differs;
     cells.push_back(std::move(peer));
     ReportCell records;
-    records.code = true;
-    for (const auto* run : row.runs) {
-      records.links.emplace_back((*run)["run_id"].get<std::string>(), record_link(input, *run));
-    }
+    for (const auto* run : row.runs) link_record(records, input, *run);
     cells.push_back(std::move(records));
     table.rows.push_back(std::move(cells));
   }
@@ -203,8 +206,7 @@ ReportTable baselines_table(const ReportInput& input) {
   for (const auto& r : input.records) {
     if (is_fp8_run(r)) continue;
     ReportCell run;
-    run.code = true;
-    run.links.emplace_back(r["run_id"].get<std::string>(), record_link(input, r));
+    link_record(run, input, r);
     if (const auto status = r.value("status", std::string()); status != "finished") {
       run.text = "(" + status + ")";
     }
@@ -235,10 +237,9 @@ ReportTable noise_floor_table(const ReportInput& input, const ReportFacts& facts
                 std::to_string(floor->seeds[i]) + ": " + format_number(floor->losses[i]);
     }
     ReportCell runs;
-    runs.code = true;
     for (const auto& r : input.records) {
       if (r["kind"] != "baseline" || &facts.floors.of(r) != floor) continue;
-      runs.links.emplace_back(r["run_id"].get<std::string>(), record_link(input, r));
+      link_record(runs, input, r);
     }
     table.rows.push_back({text(floor->workload), std::move(runs),
                           text(losses.empty() ? "-" : losses),
@@ -275,8 +276,7 @@ ReportTable problems_table(const ReportInput& input, const ReportFacts& facts) {
              " of the baseline's fall; " + underflow_summary(*r);
     }
     ReportCell run;
-    run.code = true;
-    run.links.emplace_back((*r)["run_id"].get<std::string>(), record_link(input, *r));
+    link_record(run, input, *r);
     ReportCell shown = text(verdict);
     shown.verdict = verdict;
     table.rows.push_back({text(run_label(*r)), number(r->value("seed", nlohmann::json(0)).dump()),

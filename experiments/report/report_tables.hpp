@@ -33,6 +33,9 @@ struct ReportTable {
   std::string empty;  // said instead of the table when it has no rows
 };
 
+// "+0.52% [+0.31%, +0.73%] (n=3)", or "-" for no interval: every interval cell of the report.
+std::string interval_text(const std::optional<MeanInterval>& interval);
+
 // One line per recipe over its seeds, best first (recipe_rows.hpp).
 ReportTable ranked_table(const ReportInput& input, const ReportFacts& facts);
 // Recipes against each other on the same seeds (contrasts.hpp).
