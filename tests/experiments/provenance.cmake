@@ -24,3 +24,10 @@ fp8lab_add_test(NAME experiments_cpu_numerics_test SOURCES cpu_numerics_test.cpp
 target_compile_definitions(experiments_cpu_numerics_test PRIVATE
                            FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
 add_dependencies(experiments_cpu_numerics_test fp8lab)
+# Issue 31 item 10: portable CPU numerics give the checked-in loss bits (an 8-step llama-xs run)
+# on whichever processor CI lands on.
+fp8lab_add_test(NAME experiments_portable_golden_test SOURCES portable_golden_test.cpp
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
+target_compile_definitions(experiments_portable_golden_test PRIVATE
+                           FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
+add_dependencies(experiments_portable_golden_test fp8lab)

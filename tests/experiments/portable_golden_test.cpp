@@ -1,0 +1,102 @@
+// Issue 31 item 10: under FP8LAB_CPU_NUMERICS=portable a training run must give the same bits on
+// every x86-64 processor (docs/architecture.md, "Bits across processors"). This is the golden
+// check of that promise: an 8-step llama-xs run (the baseline and delayed scaling, one thread)
+// whose every training and eval loss is checked in as measured on the first machine, an AMD EPYC
+// (Milan, AVX2; 2026-12-04). CI lands on Intel and AMD machines of this kind, so over time it
+// runs on both vendors. A failure prints the first step that differs, with both values' bits,
+// and the processor it ran on: that step is where to start looking for the op whose bits moved.
+//
+// Native numerics on the same machine give other FP8 losses from step 0 (the FP8 run's losses
+// measured there differ in the last hex digits), so the check can fail where a pin is lost.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/cli.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string hex_of(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%a", value);
+  return text;
+}
+
+struct Curve {
+  const char* kind;
+  const char* field;  // "train" or "eval"
+  std::vector<double> losses;
+};
+
+// Measured on the AMD EPYC (Milan) machine with the command below; every value is the exact
+// binary the record stores (train losses are fp32, eval losses fp64).
+const std::vector<Curve>& golden() {
+  static const std::vector<Curve> curves = {
+      {"baseline",
+       "train",
+       {0x1.0b02d6p+3, 0x1.0a25d6p+3, 0x1.08ffcp+3, 0x1.071728p+3, 0x1.032a68p+3, 0x1.00edf6p+3,
+        0x1.f8d3f6p+2, 0x1.f2201cp+2}},
+      {"baseline", "eval", {0x1.0a332552p+3, 0x1.eb6f4594p+2}},
+      {"fp8",
+       "train",
+       {0x1.0b0182p+3, 0x1.0a1f02p+3, 0x1.09080ep+3, 0x1.0718dep+3, 0x1.032f8cp+3, 0x1.00f8d8p+3,
+        0x1.f8d9ccp+2, 0x1.f2267ap+2}},
+      {"fp8", "eval", {0x1.0a34c92ap+3, 0x1.eb7b2d78p+2}},
+  };
+  return curves;
+}
+
+// The first step whose loss differs from the golden curve, described; empty when all are equal.
+std::string first_difference(const Curve& curve, const nlohmann::json& rows) {
+  std::ostringstream out;
+  if (rows.size() != curve.losses.size()) {
+    out << curve.kind << " " << curve.field << ": " << rows.size() << " rows, the golden curve has "
+        << curve.losses.size();
+    return out.str();
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const double got = rows[i].at("loss").get<double>();
+    if (got != curve.losses[i]) {
+      out << curve.kind << " " << curve.field << " row " << i << " (step "
+          << rows[i].at("step").get<long>() << "): loss " << hex_of(got) << " ("
+          << rows[i].at("loss").dump() << "), the golden curve has " << hex_of(curve.losses[i]);
+      return out.str();
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("portable CPU numerics give the golden loss curve on this processor",
+          "[cpu_numerics][golden]") {
+  const testing::ScopedEnvironment portable({{"FP8LAB_CPU_NUMERICS", "portable"},
+                                             {"ATEN_CPU_CAPABILITY", std::nullopt},
+                                             {"MKL_CBWR", std::nullopt}});
+  const testing::Scratch dir("portable-golden");
+  REQUIRE(testing::run_to_end({FP8LAB_EXECUTABLE, "run", "--workload", "llama-xs", "--steps", "8",
+                               "--set", "scaling=delayed", "--threads", "1", "--out",
+                               (dir / "d").string()},
+                              dir / "run.log") == 0);
+  const auto records = testing::records(dir / "d");
+  REQUIRE(records.size() == 2);
+  for (const auto& curve : golden()) {
+    const nlohmann::json* record = nullptr;
+    for (const auto& [id, candidate] : records) {
+      if (candidate.at("kind") == curve.kind) record = &candidate;
+    }
+    REQUIRE(record != nullptr);
+    INFO("ran on " << record->at("machine").dump());
+    CHECK(first_difference(curve, record->at(curve.field)) == "");
+  }
+}
+
+}  // namespace fp8lab::experiments
