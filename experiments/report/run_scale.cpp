@@ -1,10 +1,42 @@
 #include "experiments/report/run_scale.hpp"
 
 #include <map>
+#include <optional>
 
 #include "experiments/report/report_data.hpp"
 
 namespace fp8lab::experiments {
+
+namespace {
+
+// "GEMM K: fprop 64, 256; dgrad 64, 256; wgrad 512", from the first FP8 record of the workload
+// that has `gemm_k` (every FP8 run of a workload has the same Linears and batch).
+std::string gemm_k_text(const std::vector<nlohmann::json>& records, const std::string& workload) {
+  for (const auto& r : records) {
+    if (r.value("workload", nlohmann::json()) != workload || !r.contains("gemm_k") ||
+        !r["gemm_k"].is_object()) {
+      continue;
+    }
+    std::string text = "GEMM K:";
+    const char* separator = " ";
+    for (const char* gemm : {"fprop", "dgrad", "wgrad"}) {
+      const auto values = r["gemm_k"].value(gemm, nlohmann::json::array());
+      if (!values.is_array() || values.empty()) continue;
+      text += separator;
+      text += gemm;
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        text += i == 0 ? " " : ", ";
+        text += format_number(
+            values[i].is_number() ? std::optional(values[i].get<double>()) : std::nullopt, "%.0f");
+      }
+      separator = "; ";
+    }
+    return text;
+  }
+  return "GEMM K values: not in the run records (records before gemm_k)";
+}
+
+}  // namespace
 
 std::vector<std::string> run_scale_lines(const std::vector<nlohmann::json>& records) {
   std::map<std::string, const nlohmann::json*> chosen;  // workload -> record
@@ -43,7 +75,7 @@ std::vector<std::string> run_scale_lines(const std::vector<nlohmann::json>& reco
     } else {
       line += "; tokens per step not recorded";
     }
-    lines.push_back(line + "; GEMM K values: not in the run records");
+    lines.push_back(line + "; " + gemm_k_text(records, workload));
   }
   return lines;
 }

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string_view>
 
@@ -728,6 +729,11 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     // autoswitch: the ablation report reads the layers from here.
     record["fp8_gemms"] = nlohmann::json::object();
     {
+      // The K (inner dimension) of each GEMM that runs in FP8: fprop sums over in_features,
+      // dgrad over out_features, wgrad over the rows of a step's batch (its tokens), so the
+      // report can state the scale of every conclusion (issue 31 item 9).
+      std::set<std::int64_t> fprop_k, dgrad_k, wgrad_k;
+      const std::int64_t tokens = record["throughput"].value("tokens_per_step", 0);
       auto converted = workload->make_model(seed);
       fp8_hooks(recipe, request.high_precision, backend, device).convert(*converted);
       for (const auto& item : converted->named_modules("", /*include_self=*/false)) {
@@ -736,10 +742,18 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
         record["fp8_layers"].push_back(item.key());
         auto gemms = nlohmann::json::array();
         for (const Gemm g : {Gemm::kFprop, Gemm::kDgrad, Gemm::kWgrad}) {
-          if (linear->runs_fp8(g)) gemms.push_back(std::string(name(g)));
+          if (!linear->runs_fp8(g)) continue;
+          gemms.push_back(std::string(name(g)));
+          (g == Gemm::kFprop   ? fprop_k
+           : g == Gemm::kDgrad ? dgrad_k
+                               : wgrad_k)
+              .insert(g == Gemm::kFprop   ? linear->in_features()
+                      : g == Gemm::kDgrad ? linear->out_features()
+                                          : tokens);
         }
         record["fp8_gemms"][item.key()] = std::move(gemms);
       }
+      record["gemm_k"] = {{"fprop", fprop_k}, {"dgrad", dgrad_k}, {"wgrad", wgrad_k}};
     }
     record["finished_at"] = now_utc();
   } catch (const IoError&) {

@@ -174,6 +174,11 @@ TEST_CASE("keep_high_precision reaches every Fp8Linear", "[diagnostics][keep]") 
   CHECK(some["fp8_gemms"]["fc1"] == nlohmann::json::array({"fprop", "dgrad"}));
   CHECK(some["fp8_gemms"]["fc2"] == nlohmann::json::array());
   CHECK(some["fp8_gemms"]["fc3"] == nlohmann::json::array({"fprop", "dgrad"}));
+  // gemm_k holds the K of the GEMMs that run in FP8 only: fc1 (64 -> 128) and fc3 (128 -> 16)
+  // keep fprop and dgrad, no Linear runs wgrad in FP8.
+  CHECK(some["gemm_k"] ==
+        nlohmann::json(
+            {{"fprop", {64, 128}}, {"dgrad", {16, 128}}, {"wgrad", nlohmann::json::array()}}));
   // Every Linear kept: the baseline's bits (the Fp8Linears run the baseline's GEMMs).
   const auto all = execute_fp8_run(
       directory, request_for("scaling: current\nkeep_high_precision: {layers: ['.*']}\n", 3));

@@ -275,7 +275,18 @@ TEST_CASE("The report's head states the runs' steps and tokens per parameter", "
   CHECK(lines[0] == b["workload"].get<std::string>() +
                         ": 300 steps x 4096 tokens = 1.23e+06 tokens; 0.0512 tokens per "
                         "parameter (2.4e+07 parameters), 3.07 per non-embedding parameter "
-                        "(4e+05); GEMM K values: not in the run records");
+                        "(4e+05); GEMM K values: not in the run records (records before "
+                        "gemm_k)");
+  // An FP8 record of the workload carries each GEMM's K over its FP8 Linears (run_executor):
+  // fprop over in_features, dgrad over out_features, wgrad over the step's tokens.
+  nlohmann::json fp8 = {
+      {"workload", b["workload"]},
+      {"kind", "fp8"},
+      {"status", "finished"},
+      {"gemm_k", {{"fprop", {64, 256}}, {"dgrad", {64, 256}}, {"wgrad", {4096}}}}};
+  const auto with_k = run_scale_lines({b, fp8});
+  REQUIRE(with_k.size() == 1);
+  CHECK_THAT(with_k[0], Catch::EndsWith("; GEMM K: fprop 64, 256; dgrad 64, 256; wgrad 4096"));
 }
 
 TEST_CASE("Counts: Clopper-Pearson intervals and Fisher's exact test, as scipy gives them",
