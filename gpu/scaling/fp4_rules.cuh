@@ -54,13 +54,24 @@ FP8LAB_HD inline BlockAmax block_amax(const float* x, std::int64_t cols, const B
   return a;
 }
 
+// x * m with x86's rule for a NaN operand (SSE mulss: the first NaN operand, quieted), which sim
+// computes with, as torchao does on a CPU. The GPU's own multiply returns 0x7FFFFFFF for any NaN,
+// and a NaN's payload picks the code under SubbyteNan::kRoundedBits (torchao's MX modes): seen on
+// an H200 (docs/device-log.md, 2026-12-04) as code 0x4 where sim has 0x3, for NaN elements and for
+// every element of a NaN block (torchao main's multiplier is NaN there).
+FP8LAB_HD inline float mul_nan_as_x86(float x, float m) {
+  if (std::isnan(x)) return bits_float(float_bits(x) | 0x0040'0000u);
+  if (std::isnan(m)) return bits_float(float_bits(m) | 0x0040'0000u);
+  return mul_rn(x, m);
+}
+
 // Codes of the block: cast_subbyte(RN(x * multiplier)), sim's sub-byte pass.
 template <Format F>
 FP8LAB_HD inline void cast_block(const float* x, std::int64_t cols, const BlockRange& k,
                                  float multiplier, SubbyteSpecials specials, std::uint8_t* codes) {
   for (std::int64_t r = k.r0; r < k.r1; ++r) {
     for (std::int64_t c = k.c0; c < k.c1; ++c) {
-      codes[r * cols + c] = cast_subbyte<F>(mul_rn(x[r * cols + c], multiplier), specials);
+      codes[r * cols + c] = cast_subbyte<F>(mul_nan_as_x86(x[r * cols + c], multiplier), specials);
     }
   }
 }
