@@ -10,5 +10,6 @@ if(FP8LAB_PYTHON)
            COMMAND ${FP8LAB_PYTHON} -m pytest -q -p no:cacheprovider
                    ${PROJECT_SOURCE_DIR}/tests/python/test_quantize_cli.py)
   set_tests_properties(experiments_quantize_torchao_test PROPERTIES LABELS "fast;torch"
-                       TIMEOUT 900 ENVIRONMENT "FP8LAB_EXECUTABLE=$<TARGET_FILE:fp8lab>")
+                       TIMEOUT 900 ENVIRONMENT
+                       "FP8LAB_EXECUTABLE=$<TARGET_FILE:fp8lab>;FP8LAB_SIM_FP4_QUANTIZE=$<TARGET_FILE:sim_fp4_quantize>")
 endif()

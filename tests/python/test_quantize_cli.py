@@ -74,3 +74,33 @@ def test_mx_torchao_modes_give_torchaos_bytes(tmp_path, gen, fmt, mode, axis):
     ref = x.t().contiguous() if axis == "columns" else x
     check_equal(f"{fmt} {mode} {axis}", quantize(tmp_path, fmt, mode, axis, x),
                 torchao(fmt, mode, ref))
+
+
+DUMP = os.environ.get("FP8LAB_SIM_FP4_QUANTIZE")
+
+
+@pytest.mark.skipif(not DUMP, reason="FP8LAB_SIM_FP4_QUANTIZE (sim_fp4_quantize) is not set")
+@pytest.mark.parametrize("fmt,axis,blocks", [("nvfp4", "rows", "rowwise"),
+                                             ("nvfp4", "columns", "columnwise"),
+                                             ("nvfp4", "2d", "2d"), ("mxfp4", "rows", "rowwise"),
+                                             ("mxfp6_e3m2", "columns", "columnwise")])
+def test_te_modes_equal_the_plan_built_by_hand(tmp_path, gen, fmt, axis, blocks):
+    """TE mode has no torchao to compare with: the command's files (plan from the lowering) equal
+    sim_fp4_quantize's (tests/sim/fp4_quantize_dump.cpp, whose plan names its blocks by hand)."""
+    _, x = random_inputs(gen, *SHAPE)[2]  # the adversarial tensor
+    src, out = tmp_path / "x.npy", tmp_path / "out"
+    np.save(src, x.numpy())
+    args = [EXE, "quantize", "--format", fmt, "--mode", "te", "--in", str(src), "--out", str(out)]
+    args += ["--2d"] if axis == "2d" else ["--axis", axis]
+    run = subprocess.run(args, capture_output=True, text=True)
+    assert run.returncode == 0, f"{' '.join(args)}: exit {run.returncode}: {run.stderr}"
+    (tmp_path / "x.bin").write_bytes(x.numpy().tobytes())
+    subprocess.run([DUMP, fmt, "te", blocks, str(SHAPE[0]), str(SHAPE[1]), str(tmp_path / "x.bin"),
+                    str(tmp_path / "dump")], check=True)
+    for name, suffix in (("codes", "codes"), ("scales", "scales")):
+        ours = np.load(out / f"{name}.npy").tobytes()
+        theirs = (tmp_path / f"dump.{suffix}").read_bytes()
+        assert ours == theirs, f"{fmt} {axis} {name}: {sum(a != b for a, b in zip(ours, theirs))} " \
+                               f"of {len(theirs)} bytes differ"
+    if fmt == "nvfp4":
+        assert np.load(out / "global.npy").tobytes() == (tmp_path / "dump.global").read_bytes()
