@@ -62,6 +62,9 @@ void quantize_nvfp4(const float* x, std::int64_t rows, std::int64_t cols, std::i
                     std::int64_t block_cols, Nvfp4Mode mode, const Fp4Outputs& out);
 // sim::cast_fp32_to_subbyte's device twin (gpu/subbyte.cuh), compiled for the host.
 std::uint8_t cast_subbyte(float x, sim::Format format, sim::SubbyteSpecials specials);
+// fp4_rules.cuh's mul_nan_as_x86 (x86's NaN rule for x * m, which the kernels follow), compiled
+// for the host, where a test compares it with the host's own multiply.
+float mul_nan_as_x86(float x, float m);
 }  // namespace host_twin
 
 }  // namespace scaling

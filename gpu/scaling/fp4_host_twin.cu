@@ -54,6 +54,8 @@ std::uint8_t cast_subbyte(float x, sim::Format format, sim::SubbyteSpecials spec
   return gpu::cast_subbyte(x, format, specials);
 }
 
+float mul_nan_as_x86(float x, float m) { return scaling::mul_nan_as_x86(x, m); }
+
 }  // namespace scaling::host_twin
 
 void host_twin::random_hadamard_transform_bf16(const float* x, std::int64_t rows, std::int64_t cols,

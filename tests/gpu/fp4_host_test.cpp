@@ -4,8 +4,10 @@
 // gpu_fp4_test runs on the device (experiments/gpu_check/fp4_checks.cpp).
 #include <bit>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <vector>
 
 #include "experiments/gpu_check/checks.hpp"
 #include "gpu/scaling/fp4.hpp"
@@ -36,6 +38,38 @@ TEST_CASE("host twin of the device sub-byte cast equals sim::cast_fp32_to_subbyt
     }
   }
   CHECK(compared == 3 * 5 * bits.size());
+}
+
+// torchao's MX cast maps a NaN by its bits, so the kernels' x * multiplier must give the NaN that
+// sim's multiply gives on x86 (an H200's own multiply gives 0x7FFFFFFF: docs/device-log.md).
+TEST_CASE("mul_nan_as_x86 gives the host's own product bits for NaN operands") {
+  std::vector<std::uint32_t> nans;
+  for (const std::uint32_t sign : {0u, 0x8000'0000u}) {
+    for (const std::uint32_t payload :
+         {0x1u, 0x2A'AAAAu, 0x3F'FFFFu, 0x40'0000u, 0x40'0001u, 0x55'5555u, 0x7F'FFFFu}) {
+      nans.push_back(sign | 0x7F80'0000u | payload);  // signalling (bit 22 clear) and quiet
+    }
+  }
+  const float others[] = {0.0f, -0.0f, 1.0f, -3.5f, 1e-40f, 3e38f, INFINITY, -INFINITY};
+  std::uint64_t checked = 0;
+  const auto check = [&checked](float x, float m) {
+    volatile float vx = x, vm = m;  // the host's multiply, as sim's `v * scale` compiles
+    const float host = vx * vm;
+    const float twin = gpu::scaling::host_twin::mul_nan_as_x86(x, m);
+    INFO("x 0x" << std::hex << std::bit_cast<std::uint32_t>(x) << " m 0x"
+                << std::bit_cast<std::uint32_t>(m) << ": host 0x"
+                << std::bit_cast<std::uint32_t>(host) << ", twin 0x"
+                << std::bit_cast<std::uint32_t>(twin));
+    CHECK(std::bit_cast<std::uint32_t>(host) == std::bit_cast<std::uint32_t>(twin));
+    ++checked;
+  };
+  for (const std::uint32_t n : nans) {
+    for (const float o : others) {
+      check(std::bit_cast<float>(n), o);
+      check(o, std::bit_cast<float>(n));
+    }
+  }
+  CHECK(checked == 2 * nans.size() * std::size(others));
 }
 
 TEST_CASE("host twins of the FP4/FP6 quantizers and the RHT equal sim") {
