@@ -69,6 +69,7 @@ int run_check(bool exhaustive, bool peers, nlohmann::json& document) {
   };
   add(gpu_check::check_quantize_kernels());
   add(gpu_check::check_scaling_quantizers());
+  add(gpu_check::check_fp4_kernels());
   add(gpu_check::check_gemm_models());
   if (exhaustive) add(gpu_check::check_casts_all_inputs(false));
   if (peers) {

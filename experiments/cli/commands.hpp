@@ -15,5 +15,6 @@ void add_run_command(CLI::App& app);      // run: one workload x one recipe besi
 void add_sweep_command(CLI::App& app);    // sweep: every distinct run of a sweep file, then report
 void add_report_command(CLI::App& app);   // report: merge output directories, write the reports
 void add_literature_command(CLI::App& app);  // literature L1|L2: GEMM-level published effects
+void add_quantize_command(CLI::App& app);    // quantize: one .npy tensor as a peer stores it
 
 }  // namespace fp8lab::experiments::cli

@@ -37,20 +37,22 @@ void execute(const QuantizePlan& p, const float* x, std::int64_t rows, std::int6
                      : quantize_block_te(x, rows, cols, b.rows, b.cols, p.format, p.pow2, 0.0f,
                                          value_for_inf, o, stream);
     case QuantizeKind::kMx:
-      if (sim::is_subbyte(p.format)) break;  // MXFP4 / MXFP6: no kernel yet (docs/fp4.md)
+      // MXFP4 / MXFP6 have kernels (gpu/scaling/fp4.hpp) whose outputs BlockedOutputs cannot hold
+      // yet (no statistics); docs/fp4.md.
+      if (sim::is_subbyte(p.format)) break;
       return on_host ? twin::quantize_mx(x, rows, cols, b.rows, b.cols, p.format, p.mx_mode,
                                          p.torchao, o)
                      : quantize_mx(x, rows, cols, b.rows, b.cols, p.format, p.mx_mode, p.torchao, o,
                                    stream);
-    case QuantizeKind::kNvfp4:  // no kernel yet (docs/fp4.md)
+    case QuantizeKind::kNvfp4:  // kernels in gpu/scaling/fp4.hpp, not behind a plan yet
     case QuantizeKind::kDelayed:
     case QuantizeKind::kHighPrecision: break;
   }
-  throw std::invalid_argument(std::string("gpu::scaling::quantize: a ") +
-                              sim::scaling::to_string(p.kind) + " plan with format " +
-                              sim::spec(p.format).name +
-                              " has no stateless GPU quantizer (NVFP4, MXFP4 and MXFP6 run in sim "
-                              "only)");
+  throw std::invalid_argument(
+      std::string("gpu::scaling::quantize: a ") + sim::scaling::to_string(p.kind) +
+      " plan with format " + sim::spec(p.format).name +
+      " has no stateless GPU quantizer behind a plan (NVFP4, MXFP4 and MXFP6: "
+      "gpu/scaling/fp4.hpp's kernels, called directly)");
 }
 
 }  // namespace

@@ -99,12 +99,22 @@ FP8LAB_HD inline std::uint32_t rceil_float_to_e8m0(float v) {
   return (e + (e == 0 ? (m > 0x40'0000u ? 1u : 0u) : (m != 0 ? 1u : 0u))) & 0xFFu;
 }
 
+// The element format's constants the E8M0 rules read, from its FormatSpec: the same for FP8
+// (MXFP8) and the sub-byte formats (MXFP4, MXFP6; sim/format.hpp), as in sim's rules.
+template <Format F>
+struct MxElement {
+  static constexpr int kMantissaBits = sim::spec(F).mantissa_bits;
+  static constexpr int kMaxExponent = sim::spec(F).max_exponent();  // torchao's target_max_pow2
+  static constexpr float kMaxFinite = static_cast<float>(sim::spec(F).max_finite());
+  static constexpr float kReciprocalOfMax = static_cast<float>(1.0 / sim::spec(F).max_finite());
+};
+
 // torchao v0.18.0 _to_mx_rceil (torchao-mx.md §4.3; sim::scaling mx.cpp): d = amax / fp8_max
 // (IEEE division), 255 for NaN, 254 for Inf, else clamp(ceil(torch_log2_f32(d)), -127, 127) + 127
 // (log2 of 0 is -Inf: code 0).
 template <Format F>
 FP8LAB_HD inline std::uint32_t torchao_0_18_rceil(float amax) {
-  const float d = div_rn(amax, Fp8<F>::kMaxFinite);
+  const float d = div_rn(amax, MxElement<F>::kMaxFinite);
   if (std::isnan(d)) return 0xFFu;
   if (std::isinf(d)) return 0xFEu;
   float e = std::ceil(torch_log2_f32(d));
@@ -115,7 +125,7 @@ FP8LAB_HD inline std::uint32_t torchao_0_18_rceil(float amax) {
 // The E8M0 code of a block with this amax (amax already follows the mode's NaN rule).
 template <Format F>
 FP8LAB_HD inline std::uint32_t mx_scale_code(float amax, E8M0Mode mode, TorchaoVersion torchao) {
-  using T = Fp8<F>;
+  using T = MxElement<F>;
   switch (mode) {
     case E8M0Mode::kTe: return te_float_to_e8m0(mul_rn(amax, T::kReciprocalOfMax));
     case E8M0Mode::kRceil:

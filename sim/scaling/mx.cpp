@@ -85,13 +85,6 @@ QuantizeResult quantize_mx_blocks(const char* function, std::span<const float> x
 
 }  // namespace
 
-SubbyteSpecials mx_subbyte_specials(E8M0Mode mode, TorchaoVersion torchao) {
-  if (mode == E8M0Mode::kTe) return kSubbyteCuda;
-  // 0.18's _to_mx_rceil clamps (torch.clamp) before the converter; its other modes divide only.
-  if (mode == E8M0Mode::kRceil && torchao == TorchaoVersion::kV0_18) return kSubbyteTorchaoClamped;
-  return kSubbyteTorchao;
-}
-
 float mx_reciprocal_of_max(Format element) {
   return static_cast<float>(1.0 / spec(element).max_finite());
 }

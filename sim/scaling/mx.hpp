@@ -61,6 +61,7 @@
 #include "sim/cast.hpp"
 #include "sim/format.hpp"
 #include "sim/scaling/common.hpp"
+#include "sim/scaling/subbyte_specials.hpp"
 #include "sim/settings.hpp"
 
 namespace fp8lab::sim::scaling {
@@ -88,11 +89,8 @@ std::uint8_t rceil_float_to_e8m0(float v);
 std::uint8_t mx_scale_code(float amax, Format element, E8M0Mode mode,
                            TorchaoVersion torchao = TorchaoVersion::kV0_18);
 
-// The sub-byte cast's NaN and -0 codes under an E8M0 mode: kSubbyteCuda for kTe; for torchao's
-// modes kSubbyteTorchao (_f32_to_floatx_unpacked of the NaN x / scale gives), except 0.18's
-// rceil, whose torch.clamp comes first: kSubbyteTorchaoClamped. torchao main's sub-byte elements
-// are modelled as kSubbyteTorchao and not checked against it.
-SubbyteSpecials mx_subbyte_specials(E8M0Mode mode, TorchaoVersion torchao);
+// The sub-byte cast's NaN and -0 codes under an E8M0 mode: mx_subbyte_specials
+// (sim/scaling/subbyte_specials.hpp, shared with gpu/).
 
 // 2^(127 - e) as fp32: the multiplier kTe and kMain apply to elements before the cast.
 float mx_element_multiplier(std::uint8_t e);

@@ -8,6 +8,7 @@
 
 #include "sim/cast.hpp"
 #include "sim/scaling/blocked.hpp"
+#include "sim/scaling/subbyte_specials.hpp"
 
 namespace fp8lab::sim::scaling {
 namespace {
@@ -96,7 +97,7 @@ QuantizeResult quantize_nvfp4(std::span<const float> x, std::int64_t rows, std::
         b.e8m0 = s;
         return b;
       },
-      te ? kSubbyteCuda : kSubbyteTorchaoClamped);
+      nvfp4_subbyte_specials(mode));
   QuantizedTensor& t = result.tensor;
   t.scale_e4m3 = std::move(t.scale_e8m0);
   t.scale_e8m0.clear();

@@ -5,10 +5,11 @@
 //   MODE   nvfp4: te | torchao;  mx: te | floor | ceil | even | rceil (torchao 0.18)
 //   BLOCKS rowwise (1 x 16 / 1 x 32) | columnwise (16 x 1 / 32 x 1) | 2d (16 x 16 / 32 x 32)
 //   IN     ROWS * COLS little-endian fp32, row-major
-// Writes OUT_PREFIX.codes (E2M1 packed two a byte, element 2i low; FP6 one code a byte),
-// OUT_PREFIX.scales (one raw scale byte per block, row-major) and, for NVFP4, OUT_PREFIX.global
-// (fp32 amax, encode scale, decode scale). A columnwise copy is written as the codes and scales
-// of xᵀ (what the peers produce from x.t().contiguous()). Bad arguments: a message, exit 2.
+// Writes what the peers store (sim/scaling/stored.hpp: E2M1 packed two a byte, element 2i low;
+// FP6 one code a byte; one raw scale byte per block; a columnwise copy as the codes and scales of
+// xᵀ) as OUT_PREFIX.codes, OUT_PREFIX.scales and, for NVFP4, OUT_PREFIX.global (fp32 amax, encode
+// scale, decode scale). Bad arguments: a message, exit 2. `fp8lab quantize` writes the same bytes
+// as .npy files through the recipes' lowering; this program stays free of LibTorch for the test.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -19,8 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/pack.hpp"
 #include "sim/scaling/execute.hpp"
+#include "sim/scaling/stored.hpp"
 
 namespace {
 
@@ -48,15 +49,6 @@ void write(const std::string& path, const void* data, std::size_t bytes) {
   std::ofstream out(path, std::ios::binary);
   out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
   if (!out) usage("cannot write " + path);
-}
-
-template <typename T>
-std::vector<T> transposed(const std::vector<T>& v, std::int64_t rows, std::int64_t cols) {
-  std::vector<T> t(v.size());
-  for (std::int64_t r = 0; r < rows; ++r) {
-    for (std::int64_t c = 0; c < cols; ++c) t[c * rows + r] = v[r * cols + c];
-  }
-  return t;
 }
 
 }  // namespace
@@ -112,21 +104,10 @@ int main(int argc, char** argv) {
   std::memcpy(x.data(), bytes.data(), bytes.size());
 
   const QuantizeResult r = quantize(plan, x, rows, cols);
-  const QuantizedTensor& t = r.tensor;
-  std::vector<std::uint8_t> codes = t.data;
-  std::vector<std::uint8_t> scales = nvfp4 ? t.scale_e4m3 : t.scale_e8m0;
-  if (blocks == "columnwise") {
-    codes = transposed(codes, rows, cols);
-    scales = transposed(scales, t.scale_rows(), t.scale_cols());
-  }
-  if (plan.format == Format::E2M1) {
-    std::vector<std::uint8_t> packed(packed_e2m1_bytes(codes.size()));
-    pack_e2m1(codes, packed);
-    codes = std::move(packed);
-  }
+  const StoredTensor stored = stored_bytes(plan, r.tensor);
   const std::string prefix = argv[7];
-  write(prefix + ".codes", codes.data(), codes.size());
-  write(prefix + ".scales", scales.data(), scales.size());
-  if (nvfp4) write(prefix + ".global", t.global_scale.data(), t.global_scale.size() * 4);
+  write(prefix + ".codes", stored.codes.data(), stored.codes.size());
+  write(prefix + ".scales", stored.scales.data(), stored.scales.size());
+  if (nvfp4) write(prefix + ".global", stored.global.data(), stored.global.size() * 4);
   return 0;
 }

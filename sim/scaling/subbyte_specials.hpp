@@ -1,0 +1,33 @@
+// Which NaN and -0 codes a scaling's sub-byte element cast gives (sim/cast.hpp, SubbyteSpecials),
+// per mode: one decision that sim's quantizers (mx.cpp, nvfp4.cpp) and gpu/'s kernels both read.
+// Header-only (sim/cast.hpp's constants and sim/settings.hpp), so that gpu/ may include it.
+#pragma once
+
+#include "sim/cast.hpp"
+#include "sim/format.hpp"  // FP8LAB_HD
+#include "sim/settings.hpp"
+
+namespace fp8lab::sim::scaling {
+
+// MXFP4/MXFP6 under an E8M0 mode: kSubbyteCuda for kTe (cvt.rn.satfinite); for torchao's modes
+// kSubbyteTorchao (_f32_to_floatx_unpacked of the NaN x / scale gives), except 0.18's rceil,
+// whose torch.clamp comes first: kSubbyteTorchaoClamped. torchao main's sub-byte elements are
+// modelled as kSubbyteTorchao and not checked against it.
+// (The presets are copied into local constants: device code may not read a namespace-scope
+// variable, but may use a constant expression.)
+FP8LAB_HD constexpr SubbyteSpecials mx_subbyte_specials(E8M0Mode mode, TorchaoVersion torchao) {
+  constexpr SubbyteSpecials cuda = kSubbyteCuda, torchao_plain = kSubbyteTorchao,
+                            torchao_clamped = kSubbyteTorchaoClamped;
+  if (mode == E8M0Mode::kTe) return cuda;
+  if (mode == E8M0Mode::kRceil && torchao == TorchaoVersion::kV0_18) return torchao_clamped;
+  return torchao_plain;
+}
+
+// NVFP4: TE's kernels cast with cvt.rn.satfinite (NaN -> +6); torchao's nvfp4_quantize clamps to
+// ±6 first (torch.clamp: every NaN becomes all ones).
+FP8LAB_HD constexpr SubbyteSpecials nvfp4_subbyte_specials(Nvfp4Mode mode) {
+  constexpr SubbyteSpecials cuda = kSubbyteCuda, torchao_clamped = kSubbyteTorchaoClamped;
+  return mode == Nvfp4Mode::kTe ? cuda : torchao_clamped;
+}
+
+}  // namespace fp8lab::sim::scaling
