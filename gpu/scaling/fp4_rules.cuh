@@ -58,11 +58,14 @@ FP8LAB_HD inline BlockAmax block_amax(const float* x, std::int64_t cols, const B
 // computes with, as torchao does on a CPU. The GPU's own multiply returns 0x7FFFFFFF for any NaN,
 // and a NaN's payload picks the code under SubbyteNan::kRoundedBits (torchao's MX modes): seen on
 // an H200 (docs/device-log.md, 2026-12-04) as code 0x4 where sim has 0x3, for NaN elements and for
-// every element of a NaN block (torchao main's multiplier is NaN there).
+// every element of a NaN block (torchao main's multiplier is NaN there). A NaN made from no NaN
+// (Inf x 0: an Inf element of a 0.18 block whose multiplier is 0) is x86's default NaN, "real
+// indefinite" 0xFFC00000, sign set; an H200 gave 0x7FFFFFFF there too (code 0x4 for sim's 0xB).
 FP8LAB_HD inline float mul_nan_as_x86(float x, float m) {
   if (std::isnan(x)) return bits_float(float_bits(x) | 0x0040'0000u);
   if (std::isnan(m)) return bits_float(float_bits(m) | 0x0040'0000u);
-  return mul_rn(x, m);
+  const float product = mul_rn(x, m);
+  return std::isnan(product) ? bits_float(0xFFC0'0000u) : product;
 }
 
 // Codes of the block: cast_subbyte(RN(x * multiplier)), sim's sub-byte pass.

@@ -42,7 +42,7 @@ TEST_CASE("host twin of the device sub-byte cast equals sim::cast_fp32_to_subbyt
 
 // torchao's MX cast maps a NaN by its bits, so the kernels' x * multiplier must give the NaN that
 // sim's multiply gives on x86 (an H200's own multiply gives 0x7FFFFFFF: docs/device-log.md).
-TEST_CASE("mul_nan_as_x86 gives the host's own product bits for NaN operands") {
+TEST_CASE("mul_nan_as_x86 gives the host's own product bits for NaN operands and Inf x 0") {
   std::vector<std::uint32_t> nans;
   for (const std::uint32_t sign : {0u, 0x8000'0000u}) {
     for (const std::uint32_t payload :
@@ -70,6 +70,14 @@ TEST_CASE("mul_nan_as_x86 gives the host's own product bits for NaN operands") {
     }
   }
   CHECK(checked == 2 * nans.size() * std::size(others));
+  // A NaN made from no NaN operand: Inf x 0 in either order and sign (x86's default NaN).
+  for (const float inf : {INFINITY, -INFINITY}) {
+    for (const float zero : {0.0f, -0.0f}) {
+      check(inf, zero);
+      check(zero, inf);
+    }
+  }
+  CHECK(checked == 2 * nans.size() * std::size(others) + 8);
 }
 
 TEST_CASE("host twins of the FP4/FP6 quantizers and the RHT equal sim") {
