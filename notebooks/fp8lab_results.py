@@ -33,6 +33,8 @@ RECORD_FIELDS = ("schema_version", "run_id", "kind", "status", "workload", "seed
 TRAINED_FIELDS = ("steps_planned", "steps_completed", "diverged_at_step", "train", "eval", "final",
                   "throughput", "layers")
 FP8_FIELDS = ("recipe", "recipe_fields", "recipe_label", "baseline_run_id")
+# A null run (experiments/runner/null_run.hpp) is compared like an FP8 run but has no recipe.
+NULL_FIELDS = ("recipe_label", "baseline_run_id", "perturbation")
 FINAL_FIELDS = ("train_loss",)
 FP8_FINAL_FIELDS = ("eval_loss", "baseline_eval_loss", "eval_rel_diff", "weight_rel_l2",
                     "grad_rel_l2")
@@ -114,8 +116,9 @@ def _check_record(record, path, line):
             _require(row, SHADOW_KEY_FIELDS, path, line, f"{run}: 'shadow_check.by_key' row {i}")
     if record["status"] not in ("finished", "diverged"):
         return  # a failed run has its error and nothing else to plot
-    fp8 = record["kind"] != "baseline"
-    _require(record, TRAINED_FIELDS + (FP8_FIELDS if fp8 else ()), path, line, run)
+    fp8 = record["kind"] != "baseline"  # compared with a baseline: an FP8 run or a null run
+    identity = FP8_FIELDS if record["kind"] == "fp8" else NULL_FIELDS if fp8 else ()
+    _require(record, TRAINED_FIELDS + identity, path, line, run)
     _require(record["final"], FINAL_FIELDS, path, line, f"{run}: 'final'")
     if fp8 and record["status"] == "finished":
         _require(record["final"], FP8_FINAL_FIELDS, path, line, f"{run}: 'final'")

@@ -35,6 +35,7 @@
 #include "experiments/runner/null_run.hpp"
 #include "experiments/runner/parallelism.hpp"
 #include "experiments/runner/provenance.hpp"
+#include "experiments/runner/python_run.hpp"
 #include "experiments/runner/results_files.hpp"
 #include "experiments/runner/run_diagnostics.hpp"
 #include "experiments/runner/run_errors.hpp"
@@ -349,7 +350,10 @@ void add_run_command(CLI::App& app) {
           if (a->job_file.empty()) {
             // Options checked, defaults dropped, before anything runs: the spec the run id and
             // the record carry.
-            a->workload = canonical_workload(workload_spec_with(a->workload, a->workload_settings));
+            a->workload =
+                is_python_workload(a->workload) && a->workload_settings.empty()
+                    ? a->workload
+                    : canonical_workload(workload_spec_with(a->workload, a->workload_settings));
           } else if (!a->workload_settings.empty()) {
             throw std::invalid_argument("--workload-set applies to --workload, not to --job runs");
           }

@@ -24,9 +24,11 @@
 #include "experiments/runner/layer_stats_sidecar.hpp"
 #include "experiments/runner/null_run.hpp"
 #include "experiments/runner/provenance.hpp"
+#include "experiments/runner/python_run.hpp"
 #include "experiments/runner/results_files.hpp"
 #include "experiments/runner/run_diagnostics.hpp"
 #include "experiments/runner/run_ids.hpp"
+#include "experiments/runner/run_record.hpp"
 #include "experiments/runner/training.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "experiments/workloads/workload_record.hpp"
@@ -55,6 +57,8 @@ void add_shadow_check(nlohmann::json& record, const LinearBackend& backend) {
   }
 }
 
+}  // namespace
+
 std::string now_utc() {
   const auto t = std::time(nullptr);
   std::tm tm{};
@@ -70,10 +74,31 @@ std::string host_name() {
   return buffer;
 }
 
+namespace {
+
 // NaN and ±Inf have no JSON spelling: they are written as null (docs/results-schema.md).
 nlohmann::json finite_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
+
+}  // namespace
+
+nlohmann::json layer_record_row(const std::string& layer, Operand tensor, Gemm role,
+                                const OperandStats& op) {
+  return {{"layer", layer},
+          {"tensor", std::string(name(tensor))},
+          {"gemm", std::string(name(role))},
+          {"amax", finite_or_null(op.amax)},
+          {"scale_min", finite_or_null(op.scale_min)},
+          {"scale_max", finite_or_null(op.scale_max)},
+          {"count", op.count},
+          {"saturated", op.saturated},
+          {"underflowed", op.underflowed},
+          {"nan", op.nan},
+          {"sqnr_db", finite_or_null(op.sqnr_db())}};
+}
+
+namespace {
 
 double relative_difference(double value, double reference) {
   return (value - reference) / std::fabs(reference);
@@ -113,17 +138,7 @@ StepMeasurements take_linear_measurements(TrainableModel& model, bool want_rows,
       for (auto role : {Gemm::kFprop, Gemm::kDgrad, Gemm::kWgrad}) {
         const auto& op = linear.stats.operand(tensor, role);
         if (op.quantizations == 0) continue;
-        m.rows.push_back({{"layer", linear.name},
-                          {"tensor", std::string(name(tensor))},
-                          {"gemm", std::string(name(role))},
-                          {"amax", finite_or_null(op.amax)},
-                          {"scale_min", finite_or_null(op.scale_min)},
-                          {"scale_max", finite_or_null(op.scale_max)},
-                          {"count", op.count},
-                          {"saturated", op.saturated},
-                          {"underflowed", op.underflowed},
-                          {"nan", op.nan},
-                          {"sqnr_db", finite_or_null(op.sqnr_db())}});
+        m.rows.push_back(layer_record_row(linear.name, tensor, role, op));
       }
     }
   }
@@ -240,6 +255,8 @@ nlohmann::json recipe_json(const recipes::Recipe& recipe) {
   return fields;
 }
 
+}  // namespace
+
 // The build, and the provenance of the request's recipe (or of a baseline), into the record.
 void add_provenance(nlohmann::json& record, const RunRequest& request, const char* kind) {
   record.update(build_provenance());
@@ -258,6 +275,8 @@ void add_instability_rule(nlohmann::json& record, const RunRequest& request) {
       {"text", recipes::instability_rule_text(request.instability)},
       {"description", recipes::describe_instability_rule(request.instability)}};
 }
+
+namespace {
 
 nlohmann::json base_record(const RunRequest& request, const Workload& workload,
                            const std::string& run_id, const char* kind) {
@@ -289,6 +308,8 @@ TrainingOptions training_options(const RunRequest& request) {
   return options;
 }
 
+}  // namespace
+
 // The sidecar of a run's layer statistics, written before its record (so that a valid record
 // always has its sidecar: a resumed sweep never sees one without it), and its path relative to
 // the directory in the record; null when the run kept no rows.
@@ -303,6 +324,8 @@ void add_layer_stats_sidecar(nlohmann::json& record, const ResultsDirectory& dir
                      layer_stats_parquet(t.layer_stats_rows, directory.root() / relative));
   record["layer_stats_sidecar"] = relative.generic_string();
 }
+
+namespace {
 
 // Status, steps and divergence of a finished training.
 void add_status(nlohmann::json& record, const TrainingResult& t) {
@@ -457,6 +480,8 @@ nlohmann::json throughput(const TrainingResult& t) {
           {"gemm_time_share", t.train_seconds > 0 ? t.gemm_seconds / t.train_seconds : 0.0}};
 }
 
+}  // namespace
+
 // Losses, divergence, final figures and throughput of a finished training into the record.
 void add_training(nlohmann::json& record, const TrainingResult& t, const nlohmann::json* baseline) {
   add_status(record, t);
@@ -481,6 +506,22 @@ void add_threads(nlohmann::json& record, const RunRequest& request) {
 
 std::string trajectory_key(const char* what, std::int64_t step) {
   return std::string(what) + "_" + std::to_string(step);
+}
+
+void add_baseline_archive(nlohmann::json& record, const ResultsDirectory& directory,
+                          const std::string& run_id, const TrainingResult& result) {
+  record["parameter_names"] = result.parameter_names;
+  torch::serialize::OutputArchive archive;
+  auto& steps = record["snapshot_steps"] = nlohmann::json::array();
+  for (const auto& s : result.snapshots) {
+    archive.write(trajectory_key("weights", s.step), s.weights);
+    archive.write(trajectory_key("gradients", s.step), s.gradients);
+    steps.push_back(s.step);
+  }
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  write_results_file(directory, std::filesystem::path("baselines") / (run_id + ".pt"), bytes.str());
+  record["baseline_archive"] = archive_fingerprint(bytes.str());  // baseline_archive.hpp
 }
 
 BaselineReference load_reference(const ResultsDirectory& directory,
@@ -525,8 +566,6 @@ nlohmann::json finished_baseline(const ResultsDirectory& directory, const RunReq
   }
   return baseline;
 }
-
-}  // namespace
 
 void use_one_torch_thread() {
   at::set_num_threads(1);
@@ -633,6 +672,8 @@ nlohmann::json failed_record(const RunRequest& request, const std::string& run_i
 }
 
 nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequest& request) {
+  if (is_python_workload(request.workload))
+    return execute_python_run(directory, request, "baseline");
   const auto run_id = baseline_run_id(request);
   nlohmann::json record;
   try {
@@ -658,19 +699,7 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
     record["throughput"]["baseline_step_seconds"] = probe[0];
     record["throughput"]["fp32_step_seconds"] = fp32;
     record["throughput"]["step_time_over_fp32"] = fp32 > 0 ? probe[0] / fp32 : 0.0;
-    record["parameter_names"] = result.parameter_names;
-    torch::serialize::OutputArchive archive;
-    auto& steps = record["snapshot_steps"] = nlohmann::json::array();
-    for (const auto& s : result.snapshots) {
-      archive.write(trajectory_key("weights", s.step), s.weights);
-      archive.write(trajectory_key("gradients", s.step), s.gradients);
-      steps.push_back(s.step);
-    }
-    std::ostringstream bytes;
-    archive.save_to(bytes);
-    write_results_file(directory, std::filesystem::path("baselines") / (run_id + ".pt"),
-                       bytes.str());
-    record["baseline_archive"] = archive_fingerprint(bytes.str());  // baseline_archive.hpp
+    add_baseline_archive(record, directory, run_id, result);
     record["finished_at"] = now_utc();
   } catch (const IoError&) {
     throw;  // an error, not a result: no record (run_errors.hpp)
@@ -686,6 +715,7 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
 }
 
 nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunRequest& request) {
+  if (is_python_workload(request.workload)) return execute_python_run(directory, request, "fp8");
   const auto& recipe = request.recipe.value();
   nlohmann::json record;
   nlohmann::json identity;  // the recipe fields, kept by a failed record once known
@@ -772,6 +802,7 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
 }
 
 nlohmann::json execute_null_run(const ResultsDirectory& directory, const RunRequest& request) {
+  if (is_python_workload(request.workload)) return execute_python_run(directory, request, "null");
   const auto run_id = null_run_id(baseline_run_id(request));
   const nlohmann::json identity{{"baseline_run_id", baseline_run_id(request)},
                                 {"perturbation", kNullPerturbation},

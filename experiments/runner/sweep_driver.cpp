@@ -25,6 +25,7 @@
 #include "experiments/runner/parallelism.hpp"
 #include "experiments/runner/progress.hpp"
 #include "experiments/runner/provenance.hpp"
+#include "experiments/runner/python_run.hpp"
 #include "experiments/runner/results_files.hpp"
 #include "experiments/runner/results_store.hpp"
 #include "experiments/runner/run_errors.hpp"
@@ -403,8 +404,18 @@ std::vector<std::string> ablated_layers(const recipes::Sweep& sweep) {
 recipes::SweepExpansion expand_sweep(const SweepOptions& options, const std::string& text,
                                      std::map<std::string, std::string>& id_without_steps) {
   auto parsed = recipes::parse_sweep_text(text, options.sweep_file.string());
-  // Checked (unknown workloads and options stop here) and spelt canonically before the ids.
-  canonicalize_workloads(parsed.workloads, options.sweep_file.string());
+  // Checked (unknown workloads and options stop here) and spelt canonically before the ids; a
+  // PyTorch model's sweep (fp8lab.sweep) has the one workload `python` (python_run.hpp).
+  check_python_workloads(parsed.workloads, options.sweep_file.string());
+  const bool python_model =
+      std::any_of(parsed.workloads.begin(), parsed.workloads.end(), is_python_workload);
+  if (!python_model) canonicalize_workloads(parsed.workloads, options.sweep_file.string());
+  if (python_model && parsed.method == recipes::SweepMethod::ablate &&
+      parsed.ablate.layers.empty()) {
+    throw std::invalid_argument(options.sweep_file.string() +
+                                ": method: ablate over a PyTorch model needs its layers listed "
+                                "(ablate: layers: [...]); fp8lab cannot walk a Python model");
+  }
   if (parsed.method == recipes::SweepMethod::ablate && parsed.ablate.layers.empty()) {
     parsed.ablate.layers = ablated_layers(parsed);
   }

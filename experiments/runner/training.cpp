@@ -76,17 +76,6 @@ struct EvalLoss {
   std::vector<double> example_losses;  // empty when the model gives none
 };
 
-double standard_error(const std::vector<double>& values) {
-  if (values.size() < 2) return NAN;
-  double mean = 0.0;
-  for (const double v : values) mean += v;
-  mean /= static_cast<double>(values.size());
-  double squares = 0.0;
-  for (const double v : values) squares += (v - mean) * (v - mean);
-  const double n = static_cast<double>(values.size());
-  return std::sqrt(squares / (n - 1.0) / n);
-}
-
 EvalLoss evaluate(TrainableModel& model, const std::vector<Batch>& batches,
                   bool autocast_during_eval) {
   model.eval();
@@ -167,6 +156,17 @@ class TrainingProgress {
 };
 
 }  // namespace
+
+double standard_error(const std::vector<double>& values) {
+  if (values.size() < 2) return NAN;
+  double mean = 0.0;
+  for (const double v : values) mean += v;
+  mean /= static_cast<double>(values.size());
+  double squares = 0.0;
+  for (const double v : values) squares += (v - mean) * (v - mean);
+  const double n = static_cast<double>(values.size());
+  return std::sqrt(squares / (n - 1.0) / n);
+}
 
 double relative_l2(const torch::Tensor& a, const torch::Tensor& b) {
   const double denominator = b.to(torch::kDouble).norm().item<double>();

@@ -138,6 +138,10 @@ std::vector<double> time_training_steps(const Workload& workload,
                                         const std::vector<ModelHooks>& variants, std::uint64_t seed,
                                         int steps);
 
+// The standard error of the mean of `values` (sample standard deviation over sqrt(n)); NaN for
+// fewer than 2 values.
+double standard_error(const std::vector<double>& values);
+
 // Relative L2 distance ||a - b|| / ||b|| in float64 (0 when both are zero, +Inf when only b is).
 double relative_l2(const torch::Tensor& a, const torch::Tensor& b);
 

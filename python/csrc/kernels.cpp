@@ -119,15 +119,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> quantize_cpu(
       check_tensor(op, "scale", *scale, at::kFloat, scale->dim(), "");
       TORCH_CHECK_VALUE(scale->numel() == 1, op, ": scale has shape ", scale->sizes(),
                         "; accepted: one element");
-      result = sim::scaling::quantize_per_tensor(op, span_of<float>(x), rows, cols, l.plan.format,
-                                                 scale->item<float>());
+      result = quantize_lowered(op, l, span_of<float>(x), rows, cols, scale->item<float>());
     } else {
       TORCH_CHECK_VALUE(!scale.has_value(), op,
                         ": scale is the state of delayed scaling; the "
                         "recipe's scaling is ",
                         recipes::name(l.recipe->scaling),
                         ", which computes its own: pass scale=None");
-      result = sim::scaling::quantize(l.plan, span_of<float>(x), rows, cols);
+      result = quantize_lowered(op, l, span_of<float>(x), rows, cols, std::nullopt);
     }
     const sim::QuantizedTensor& q = result.tensor;
     at::Tensor amax = at::empty({}, at::TensorOptions().dtype(at::kFloat));

@@ -7,6 +7,7 @@
 #include "recipes/lowering.hpp"
 #include "recipes/recipe_file.hpp"
 #include "sim/element_count.hpp"
+#include "sim/scaling/current.hpp"
 
 namespace fp8lab::python {
 namespace {
@@ -82,6 +83,15 @@ Lowered lowered_fp8(const char* function, const std::string& recipe, std::string
         "quantizes nothing for it; accepted: a GEMM the recipe runs in FP8");
   }
   return out;
+}
+
+sim::scaling::QuantizeResult quantize_lowered(const char* function, const Lowered& l,
+                                              std::span<const float> x, std::int64_t rows,
+                                              std::int64_t cols, std::optional<float> scale) {
+  if (l.plan.kind == sim::scaling::QuantizeKind::kDelayed) {
+    return sim::scaling::quantize_per_tensor(function, x, rows, cols, l.plan.format, scale.value());
+  }
+  return sim::scaling::quantize(l.plan, x, rows, cols);
 }
 
 sim::scaling::Gemm pass_gemm(sim::scaling::Operand operand) {

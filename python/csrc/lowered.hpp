@@ -4,11 +4,15 @@
 // (module.cpp) both ask here, so the two never lower a recipe differently.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "recipes/recipe.hpp"
+#include "sim/scaling/execute.hpp"
 #include "sim/scaling/plan.hpp"
 #include "sim/settings.hpp"
 
@@ -42,6 +46,15 @@ Lowered lowered(const char* function, const std::string& recipe, std::string_vie
 // nothing to quantize for it.
 Lowered lowered_fp8(const char* function, const std::string& recipe, std::string_view operand,
                     std::string_view gemm);
+
+// sim's quantization of the row-major [rows, cols] x under l's plan: delayed scaling casts with
+// `scale` (the slot's current scale, sim::scaling::quantize_per_tensor, as
+// DelayedScalingState::quantize does), every other plan computes its own (sim::scaling::quantize).
+// The caller has checked that `scale` is given exactly for delayed scaling. The op
+// fp8lab::quantize and the statistics of fp8lab._C.quantize_stats both run this.
+sim::scaling::QuantizeResult quantize_lowered(const char* function, const Lowered& l,
+                                              std::span<const float> x, std::int64_t rows,
+                                              std::int64_t cols, std::optional<float> scale);
 
 // The GEMM a pass's delayed-scaling slot belongs to: fprop for input and weight (the forward
 // pass), dgrad for grad_output (the backward pass); its plan has the pass's element format.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "python/csrc/lowered.hpp"
+#include "python/csrc/quantize_stats.hpp"
 #include "recipes/accelerate.hpp"
 #include "recipes/lowering.hpp"
 #include "recipes/recipe.hpp"
@@ -260,6 +261,10 @@ PyMethodDef methods[] = {
     {"recipe_keep_high_precision", recipe_keep_high_precision, METH_VARARGS,
      "recipe_keep_high_precision(recipe, layers, fprop, dgrad, wgrad) -> str: the recipe text "
      "with these regexes added to keep_high_precision."},
+    {"quantize_stats", quantize_stats, METH_VARARGS,
+     "quantize_stats(x, rows, cols, recipe, operand, gemm, scale=None) -> dict: what one quantize "
+     "of x (a contiguous float32 buffer) measures, OperandStats' fields "
+     "(experiments/fp8/linear_stats.hpp); scale: delayed scaling's current scale."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT,

@@ -7,7 +7,7 @@ documentation; ``plan`` shows how a recipe quantizes an operand. ``Recipe`` read
 recipes with recipes/' reader; ``convert_model`` swaps a model's nn.Linear layers for
 ``fp8lab.Linear``, whose GEMMs run through these ops; ``autocast`` turns them to another recipe
 or to high precision inside a region; ``layer_stats`` reads a results directory's per-layer
-statistics.
+statistics; ``sweep`` runs a sweep of recipes on your own model through fp8lab's sweep runner.
 """
 
 import torch  # first: the extension links this process's LibTorch
@@ -36,6 +36,7 @@ from fp8lab.linear import Linear  # noqa: E402
 from fp8lab.convert import convert_model, has_fp8_layers  # noqa: E402
 from fp8lab._autocast import autocast  # noqa: E402
 from fp8lab._layer_stats import layer_stats  # noqa: E402
+from fp8lab._sweep import sweep  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -51,4 +52,5 @@ __all__ = [
     "plan",
     "quantize",
     "scaled_mm",
+    "sweep",
 ]

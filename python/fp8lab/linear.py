@@ -20,6 +20,7 @@ import torch.nn.functional as F
 
 from fp8lab import ops
 from fp8lab import _autocast
+from fp8lab import _statistics
 from fp8lab.recipe import Recipe
 
 _GEMMS = ("fprop", "dgrad", "wgrad")
@@ -52,6 +53,7 @@ class _Lowering:
 
     def __init__(self, recipe: Recipe, name: str):
         self.recipe = recipe.text
+        self.name = name
         operands = {"fprop": "input", "dgrad": "grad_output", "wgrad": "input"}
         self.runs_fp8 = {
             g: ops.plan(self.recipe, operands[g], g, name)["runs_fp8"] for g in _GEMMS
@@ -78,6 +80,7 @@ class _Fp8LinearFunction(torch.autograd.Function):
         def cast(t, operand, gemm):
             scale = delayed.scale(operand) if delayed else None
             codes, scale_inv, a = ops.quantize(t, recipe, operand, gemm, scale)
+            _statistics.record(lowering.name, t, recipe, operand, gemm, scale)
             amax[operand] = a  # every cast of one tensor has its amax; 0: never cast this step
             return codes, scale_inv
 
@@ -109,6 +112,7 @@ class _Fp8LinearFunction(torch.autograd.Function):
             scale = delayed.scale("grad_output") if delayed else None
             nonlocal amax
             codes, scale_inv, amax = ops.quantize(dy, recipe, "grad_output", gemm, scale)
+            _statistics.record(lowering.name, dy, recipe, "grad_output", gemm, scale)
             return codes, scale_inv
 
         dx = dw = db = None
