@@ -12,6 +12,8 @@
 #include "recipes/limits.hpp"
 #include "recipes/text_file.hpp"
 #include "recipes/utf8.hpp"
+#include "sim/name_table.hpp"
+#include "sim/settings.hpp"
 
 namespace fp8lab::recipes {
 namespace {
@@ -67,6 +69,42 @@ std::int64_t parse_int(const Input& in, const IntegerLimit& limit) {
 }
 
 using Reader = std::function<void(AccelerateFp8Settings&, const Input&)>;
+using Settings = AccelerateFp8Settings;
+
+Reader flag_reader(Setting<bool> Settings::*member) {
+  return [member](Settings& s, const Input& in) { set(s.*member, parse_flag(in), in); };
+}
+
+Reader integer_reader(Setting<std::int64_t> Settings::*member, const IntegerLimit& limit) {
+  return
+      [member, &limit](Settings& s, const Input& in) { set(s.*member, parse_int(in, limit), in); };
+}
+
+// One GEMM's flag of TE's override_linear_precision triple.
+Reader override_reader(bool OverrideLinearPrecision::*gemm) {
+  return [gemm](Settings& s, const Input& in) {
+    auto o = s.override_linear_precision.value;
+    o.*gemm = parse_flag(in);
+    set(s.override_linear_precision, o, in);
+  };
+}
+
+// A word of `table` after accelerate's case folding (`fold`).
+template <class Enum, std::size_t N>
+Reader word_reader(Setting<Enum> Settings::*member, const sim::NameTable<Enum, N>& table,
+                   std::string (*fold)(std::string_view)) {
+  return [member, &table, fold](Settings& s, const Input& in) {
+    const std::string folded = fold(in.text);
+    const auto value = sim::value_in(table, folded);
+    if (!value) {
+      std::vector<std::string> words;
+      for (const auto& entry : table) words.emplace_back(entry.second);
+      throw RecipeError(in.site, in.field, in.text, "unknown value", sim::joined_names(table),
+                        did_you_mean(folded, words));
+    }
+    set(s.*member, *value, in);
+  };
+}
 
 // The variables TERecipeKwargs / AORecipeKwargs / Accelerator read (te-accelerate.md §1.1, §1.5).
 const std::map<std::string, Reader, std::less<>>& readers() {
@@ -89,70 +127,23 @@ const std::map<std::string, Reader, std::less<>>& readers() {
          throw RecipeError(in.site, in.field, in.text, problem, "TE, AO",
                            did_you_mean(in.text, {"TE", "AO", "MSAMP"}));
        }},
-      {"ACCELERATE_FP8_USE_AUTOCAST_DURING_EVAL",
-       [](AccelerateFp8Settings& s, const Input& in) {
-         set(s.use_autocast_during_eval, parse_flag(in), in);
-       }},
-      {"ACCELERATE_FP8_MARGIN",
-       [](AccelerateFp8Settings& s, const Input& in) {
-         set(s.margin, parse_int(in, margin_limit()), in);
-       }},
-      {"ACCELERATE_FP8_INTERVAL",
-       [](AccelerateFp8Settings& s, const Input& in) {
-         set(s.interval, parse_int(in, interval_limit()), in);
-       }},
+      {"ACCELERATE_FP8_USE_AUTOCAST_DURING_EVAL", flag_reader(&Settings::use_autocast_during_eval)},
+      {"ACCELERATE_FP8_MARGIN", integer_reader(&Settings::margin, margin_limit())},
+      {"ACCELERATE_FP8_INTERVAL", integer_reader(&Settings::interval, interval_limit())},
+      // Uppercased first; accelerate's message: "`fp8_format` must be one of HYBRID or E4M3 or E5M2."
       {"ACCELERATE_FP8_FORMAT",
-       [](AccelerateFp8Settings& s, const Input& in) {
-         // Uppercased first; accelerate's message: "`fp8_format` must be one of HYBRID or E4M3 or E5M2."
-         const auto f = parse_fp8_format(upper(in.text));
-         if (!f) {
-           throw RecipeError(in.site, in.field, in.text, "unknown value", accepted_fp8_formats(),
-                             did_you_mean(upper(in.text), {"HYBRID", "E4M3", "E5M2"}));
-         }
-         set(s.fp8_format, *f, in);
-       }},
+       word_reader(&Settings::fp8_format, sim::scaling::kFp8FormatNames, &upper)},
       {"ACCELERATE_FP8_AMAX_HISTORY_LEN",
-       [](AccelerateFp8Settings& s, const Input& in) {
-         set(s.amax_history_len, parse_int(in, amax_history_len_limit()), in);
-       }},
+       integer_reader(&Settings::amax_history_len, amax_history_len_limit())},
       {"ACCELERATE_FP8_AMAX_COMPUTE_ALGO",
-       [](AccelerateFp8Settings& s, const Input& in) {
-         const auto a = parse_amax_compute_algo(lower(in.text));
-         if (!a) {
-           throw RecipeError(in.site, in.field, in.text, "unknown value",
-                             accepted_amax_compute_algos(),
-                             did_you_mean(lower(in.text), {"max", "most_recent"}));
-         }
-         set(s.amax_compute_algo, *a, in);
-       }},
-      {"ACCELERATE_FP8_OVERRIDE_FPROP",
-       [](AccelerateFp8Settings& s, const Input& in) {
-         auto o = s.override_linear_precision.value;
-         o.fprop = parse_flag(in);
-         set(s.override_linear_precision, o, in);
-       }},
-      {"ACCELERATE_FP8_OVERRIDE_DGRAD",
-       [](AccelerateFp8Settings& s, const Input& in) {
-         auto o = s.override_linear_precision.value;
-         o.dgrad = parse_flag(in);
-         set(s.override_linear_precision, o, in);
-       }},
-      {"ACCELERATE_FP8_OVERRIDE_WGRAD",
-       [](AccelerateFp8Settings& s, const Input& in) {
-         auto o = s.override_linear_precision.value;
-         o.wgrad = parse_flag(in);
-         set(s.override_linear_precision, o, in);
-       }},
-      {"ACCELERATE_FP8_USE_MXFP8_BLOCK_SCALING",
-       [](AccelerateFp8Settings& s, const Input& in) {
-         set(s.use_mxfp8_block_scaling, parse_flag(in), in);
-       }},
-      {"ACCELERATE_FP8_PAD_INNER_DIM",
-       [](AccelerateFp8Settings& s, const Input& in) { set(s.pad_inner_dim, parse_flag(in), in); }},
+       word_reader(&Settings::amax_compute_algo, sim::scaling::kAmaxComputeAlgoNames, &lower)},
+      {"ACCELERATE_FP8_OVERRIDE_FPROP", override_reader(&OverrideLinearPrecision::fprop)},
+      {"ACCELERATE_FP8_OVERRIDE_DGRAD", override_reader(&OverrideLinearPrecision::dgrad)},
+      {"ACCELERATE_FP8_OVERRIDE_WGRAD", override_reader(&OverrideLinearPrecision::wgrad)},
+      {"ACCELERATE_FP8_USE_MXFP8_BLOCK_SCALING", flag_reader(&Settings::use_mxfp8_block_scaling)},
+      {"ACCELERATE_FP8_PAD_INNER_DIM", flag_reader(&Settings::pad_inner_dim)},
       {"ACCELERATE_FP8_ENABLE_FSDP_FLOAT8_ALL_GATHER",
-       [](AccelerateFp8Settings& s, const Input& in) {
-         set(s.enable_fsdp_float8_all_gather, parse_flag(in), in);
-       }},
+       flag_reader(&Settings::enable_fsdp_float8_all_gather)},
       {"ACCELERATE_FP8_OPT_LEVEL",
        [](AccelerateFp8Settings& s, const Input& in) {
          s.ignored.push_back({in.field, in.text, in.site,

@@ -87,6 +87,35 @@ const std::string& as_w(const FieldValue& v) { return std::get<std::string>(v); 
 const std::vector<FieldSpec>& specs() {
   static const std::vector<FieldSpec> table = [] {
     std::vector<FieldSpec> t;
+    // Fields with a fixed default: the draft's Recipe member is the recipe's own.
+    auto fixed_flag = [&](std::string_view key, bool Recipe::*member) {
+      t.push_back({key,
+                   Kind::boolean,
+                   "true, false",
+                   0,
+                   {},
+                   [member](Draft& d, const FieldValue& v) { d.fixed.*member = as_b(v); },
+                   [member](const Recipe& r) { return bool_text(r.*member); }});
+    };
+    auto fixed_integer = [&](std::string_view key, std::string accepted, std::int64_t min_int,
+                             std::int64_t Recipe::*member) {
+      t.push_back({key,
+                   Kind::integer,
+                   std::move(accepted),
+                   min_int,
+                   {},
+                   [member](Draft& d, const FieldValue& v) { d.fixed.*member = as_i(v); },
+                   [member](const Recipe& r) { return std::to_string(r.*member); }});
+    };
+    // An enum field, its words folded to lower case as accelerate does.
+    auto fixed_word = [&]<class Enum>(std::string_view key, std::string accepted,
+                                      std::optional<Enum> (*parse)(std::string_view),
+                                      Enum Recipe::*member) {
+      t.push_back(
+          {key, Kind::word, std::move(accepted), 0, enum_normalizer(parse, &lower),
+           [member, parse](Draft& d, const FieldValue& v) { d.fixed.*member = *parse(as_w(v)); },
+           [member](const Recipe& r) { return std::string(name(r.*member)); }});
+    };
     t.push_back({"scaling", Kind::word, accepted_scalings(), 0,
                  enum_normalizer(&parse_scaling, &keep),
                  [](Draft& d, const FieldValue& v) { d.scaling = parse_scaling(as_w(v)); },
@@ -103,33 +132,12 @@ const std::vector<FieldSpec>& specs() {
                  enum_normalizer(&parse_fp8_format, &upper),
                  [](Draft& d, const FieldValue& v) { d.fp8_format = parse_fp8_format(as_w(v)); },
                  [](const Recipe& r) { return std::string(name(r.fp8_format)); }});
-    t.push_back({"margin",
-                 Kind::integer,
-                 margin_limit().accepted(),
-                 0,
-                 {},
-                 [](Draft& d, const FieldValue& v) { d.fixed.margin = as_i(v); },
-                 [](const Recipe& r) { return std::to_string(r.margin); }});
-    t.push_back({"interval",
-                 Kind::integer,
-                 interval_limit().accepted(),
-                 1,
-                 {},
-                 [](Draft& d, const FieldValue& v) { d.fixed.interval = as_i(v); },
-                 [](const Recipe& r) { return std::to_string(r.interval); }});
-    t.push_back({"amax_history_len",
-                 Kind::integer,
-                 amax_history_len_limit().accepted(),
-                 1,
-                 {},
-                 [](Draft& d, const FieldValue& v) { d.fixed.amax_history_len = as_i(v); },
-                 [](const Recipe& r) { return std::to_string(r.amax_history_len); }});
-    t.push_back({"amax_compute_algo", Kind::word, accepted_amax_compute_algos(), 0,
-                 enum_normalizer(&parse_amax_compute_algo, &lower),
-                 [](Draft& d, const FieldValue& v) {
-                   d.fixed.amax_compute_algo = *parse_amax_compute_algo(as_w(v));
-                 },
-                 [](const Recipe& r) { return std::string(name(r.amax_compute_algo)); }});
+    fixed_integer("margin", margin_limit().accepted(), 0, &Recipe::margin);
+    fixed_integer("interval", interval_limit().accepted(), 1, &Recipe::interval);
+    fixed_integer("amax_history_len", amax_history_len_limit().accepted(), 1,
+                  &Recipe::amax_history_len);
+    fixed_word("amax_compute_algo", accepted_amax_compute_algos(), &parse_amax_compute_algo,
+               &Recipe::amax_compute_algo);
     t.push_back({"override_linear_precision",
                  Kind::triple,
                  "three booleans [fprop, dgrad, wgrad], e.g. [false, false, true]",
@@ -139,13 +147,7 @@ const std::vector<FieldSpec>& specs() {
                    d.fixed.override_linear_precision = std::get<OverrideLinearPrecision>(v);
                  },
                  [](const Recipe& r) { return override_text(r.override_linear_precision); }});
-    t.push_back({"use_autocast_during_eval",
-                 Kind::boolean,
-                 "true, false",
-                 0,
-                 {},
-                 [](Draft& d, const FieldValue& v) { d.fixed.use_autocast_during_eval = as_b(v); },
-                 [](const Recipe& r) { return bool_text(r.use_autocast_during_eval); }});
+    fixed_flag("use_autocast_during_eval", &Recipe::use_autocast_during_eval);
     t.push_back({"power_2_scales",
                  Kind::boolean,
                  "true, false",
@@ -153,45 +155,14 @@ const std::vector<FieldSpec>& specs() {
                  {},
                  [](Draft& d, const FieldValue& v) { d.power_2_scales = as_b(v); },
                  [](const Recipe& r) { return bool_text(r.power_2_scales); }});
-    t.push_back({"mx_scale_mode", Kind::word, accepted_mx_scale_modes(), 0,
-                 enum_normalizer(&parse_mx_scale_mode, &lower),
-                 [](Draft& d, const FieldValue& v) {
-                   d.fixed.mx_scale_mode = *parse_mx_scale_mode(as_w(v));
-                 },
-                 [](const Recipe& r) { return std::string(name(r.mx_scale_mode)); }});
-    t.push_back(
-        {"nvfp4_mode", Kind::word, accepted_nvfp4_modes(), 0,
-         enum_normalizer(&parse_nvfp4_mode, &lower),
-         [](Draft& d, const FieldValue& v) { d.fixed.nvfp4_mode = *parse_nvfp4_mode(as_w(v)); },
-         [](const Recipe& r) { return std::string(name(r.nvfp4_mode)); }});
-    t.push_back({"nvfp4_2d",
-                 Kind::boolean,
-                 "true, false",
-                 0,
-                 {},
-                 [](Draft& d, const FieldValue& v) { d.fixed.nvfp4_2d = as_b(v); },
-                 [](const Recipe& r) { return bool_text(r.nvfp4_2d); }});
-    t.push_back({"torchao_version", Kind::word, accepted_torchao_versions(), 0,
-                 enum_normalizer(&parse_torchao_version, &lower),
-                 [](Draft& d, const FieldValue& v) {
-                   d.fixed.torchao_version = *parse_torchao_version(as_w(v));
-                 },
-                 [](const Recipe& r) { return std::string(name(r.torchao_version)); }});
-    t.push_back({"pad_inner_dim",
-                 Kind::boolean,
-                 "true, false",
-                 0,
-                 {},
-                 [](Draft& d, const FieldValue& v) { d.fixed.pad_inner_dim = as_b(v); },
-                 [](const Recipe& r) { return bool_text(r.pad_inner_dim); }});
-    t.push_back(
-        {"enable_fsdp_float8_all_gather",
-         Kind::boolean,
-         "true, false",
-         0,
-         {},
-         [](Draft& d, const FieldValue& v) { d.fixed.enable_fsdp_float8_all_gather = as_b(v); },
-         [](const Recipe& r) { return bool_text(r.enable_fsdp_float8_all_gather); }});
+    fixed_word("mx_scale_mode", accepted_mx_scale_modes(), &parse_mx_scale_mode,
+               &Recipe::mx_scale_mode);
+    fixed_word("nvfp4_mode", accepted_nvfp4_modes(), &parse_nvfp4_mode, &Recipe::nvfp4_mode);
+    fixed_flag("nvfp4_2d", &Recipe::nvfp4_2d);
+    fixed_word("torchao_version", accepted_torchao_versions(), &parse_torchao_version,
+               &Recipe::torchao_version);
+    fixed_flag("pad_inner_dim", &Recipe::pad_inner_dim);
+    fixed_flag("enable_fsdp_float8_all_gather", &Recipe::enable_fsdp_float8_all_gather);
     auto gemm = [&](std::string_view key, std::optional<Accumulation> Draft::*slot,
                     Accumulation GemmAccumulation::*member) {
       t.push_back({key, Kind::word, accepted_accumulations(), 0,
@@ -227,16 +198,10 @@ const std::vector<FieldSpec>& specs() {
          &ModuleFilter::require_dims_divisible_by_16);
     flag("module_filter.skip_later_siblings_after_indivisible", &Draft::later_siblings,
          &ModuleFilter::skip_later_siblings_after_indivisible);
-    auto beyond_gemm = [&](std::string_view key, ElementwisePrecision Recipe::*member) {
-      t.push_back({key, Kind::word, accepted_elementwise_precisions(), 0,
-                   enum_normalizer(&parse_elementwise_precision, &lower),
-                   [member](Draft& d, const FieldValue& v) {
-                     d.fixed.*member = *parse_elementwise_precision(as_w(v));
-                   },
-                   [member](const Recipe& r) { return std::string(name(r.*member)); }});
-    };
-    beyond_gemm("norm_affine_precision", &Recipe::norm_affine_precision);
-    beyond_gemm("activation_precision", &Recipe::activation_precision);
+    fixed_word("norm_affine_precision", accepted_elementwise_precisions(),
+               &parse_elementwise_precision, &Recipe::norm_affine_precision);
+    fixed_word("activation_precision", accepted_elementwise_precisions(),
+               &parse_elementwise_precision, &Recipe::activation_precision);
     auto keep_list = [&](std::string_view key,
                          std::vector<std::string> KeepHighPrecision::*member) {
       t.push_back(
@@ -499,6 +464,24 @@ std::optional<OverrideLinearPrecision> parse_override(const YAML::Node& node) {
   return o;
 }
 
+namespace {
+// A keep_high_precision pattern: not empty (it would match no Linear) and a valid ECMAScript
+// regular expression.
+void check_regex(const std::string& pattern, const Site& site, const std::string& display,
+                 const std::string& accepted) {
+  if (pattern.empty()) {
+    throw RecipeError(site, display, pattern, "an empty pattern matches no Linear; value",
+                      accepted);
+  }
+  try {
+    std::regex compiled(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw RecipeError(site, display, pattern,
+                      fmt::format("is not a valid regular expression ({}):", e.what()), accepted);
+  }
+}
+}  // namespace
+
 FieldSetting parse_field(const std::string& key, const YAML::Node& value, const Site& site,
                          const std::string& display) {
   const FieldSpec* spec = find_spec(key);
@@ -538,40 +521,20 @@ FieldSetting parse_field(const std::string& key, const YAML::Node& value, const 
       throw RecipeError(site, display, describe_node(value),
                         "must be three booleans (fprop, dgrad, wgrad), got", spec->accepted);
     }
-    case Kind::names: {
-      if (!value.IsSequence()) {
-        throw RecipeError(site, display, describe_node(value), "wrong type: expected a list, got",
-                          spec->accepted);
-      }
-      std::vector<std::string> names;
-      for (const auto& item : value) {
-        names.push_back(as_scalar(item, site_of(site.file, item), display, spec->accepted));
-      }
-      return {key, names, site};
-    }
+    case Kind::names:
     case Kind::regexes: {
       if (!value.IsSequence()) {
         throw RecipeError(site, display, describe_node(value), "wrong type: expected a list, got",
                           spec->accepted);
       }
-      std::vector<std::string> patterns;
+      std::vector<std::string> items;
       for (const auto& item : value) {
         const Site item_site = site_of(site.file, item);
-        std::string pattern = as_scalar(item, item_site, display, spec->accepted);
-        if (pattern.empty()) {
-          throw RecipeError(item_site, display, pattern,
-                            "an empty pattern matches no Linear; value", spec->accepted);
-        }
-        try {
-          std::regex compiled(pattern, std::regex::ECMAScript);
-        } catch (const std::regex_error& e) {
-          throw RecipeError(item_site, display, pattern,
-                            fmt::format("is not a valid regular expression ({}):", e.what()),
-                            spec->accepted);
-        }
-        patterns.push_back(std::move(pattern));
+        std::string text = as_scalar(item, item_site, display, spec->accepted);
+        if (spec->kind == Kind::regexes) check_regex(text, item_site, display, spec->accepted);
+        items.push_back(std::move(text));
       }
-      return {key, patterns, site};
+      return {key, items, site};
     }
     case Kind::number: {
       const std::string text = as_scalar(value, site, display, spec->accepted);

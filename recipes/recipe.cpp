@@ -9,8 +9,14 @@
 namespace fp8lab::recipes {
 namespace {
 
-template <class Enum, std::size_t N>
-using NameTable = std::array<std::pair<Enum, std::string_view>, N>;
+using sim::joined_names;
+using sim::name_in;
+using sim::NameTable;
+using sim::value_in;
+// The FP8 format, amax algorithm, MX mode, torchao version, NVFP4 mode and elementwise precision
+// are spelled in files as sim names them (sim/settings.hpp's tables: sim::scaling::k...Names);
+// the scalings and the GEMM models are recipe words of their own.
+namespace words = sim::scaling;
 
 constexpr NameTable<Scaling, 11> kScalingNames{{{Scaling::delayed, "delayed"},
                                                 {Scaling::current, "current"},
@@ -23,54 +29,11 @@ constexpr NameTable<Scaling, 11> kScalingNames{{{Scaling::delayed, "delayed"},
                                                 {Scaling::mxfp6_e2m3, "mxfp6_e2m3"},
                                                 {Scaling::mxfp6_e3m2, "mxfp6_e3m2"},
                                                 {Scaling::nvfp4, "nvfp4"}}};
-constexpr NameTable<Nvfp4Mode, 2> kNvfp4Names{
-    {{Nvfp4Mode::kTe, "te"}, {Nvfp4Mode::kTorchao, "torchao"}}};
-constexpr NameTable<Fp8Format, 3> kFormatNames{
-    {{Fp8Format::kHybrid, "HYBRID"}, {Fp8Format::kE4M3, "E4M3"}, {Fp8Format::kE5M2, "E5M2"}}};
-constexpr NameTable<AmaxComputeAlgo, 2> kAlgoNames{
-    {{AmaxComputeAlgo::kMax, "max"}, {AmaxComputeAlgo::kMostRecent, "most_recent"}}};
-constexpr NameTable<E8M0Mode, 5> kMxNames{{{E8M0Mode::kTe, "te"},
-                                           {E8M0Mode::kFloor, "floor"},
-                                           {E8M0Mode::kCeil, "ceil"},
-                                           {E8M0Mode::kEven, "even"},
-                                           {E8M0Mode::kRceil, "rceil"}}};
-constexpr NameTable<TorchaoVersion, 2> kTorchaoVersionNames{
-    {{TorchaoVersion::kV0_18, "torchao-0.18"}, {TorchaoVersion::kMain, "torchao-main"}}};
-constexpr NameTable<Accumulation, 4> kAccumulationNames{
+constexpr NameTable<Accumulation, 4> kAccumulationWords{
     {{Accumulation::kFp32Seq, "fp32_seq"},
      {Accumulation::kHopperSplitAccumulator, "hopper_split"},
      {Accumulation::kHopperFastAccum, "hopper_fast"},
      {Accumulation::kExact, "exact"}}};
-constexpr NameTable<ElementwisePrecision, 3> kElementwiseNames{
-    {{ElementwisePrecision::kHigh, "high"},
-     {ElementwisePrecision::kBf16, "bf16"},
-     {ElementwisePrecision::kMx, "mx"}}};
-
-template <class Enum, std::size_t N>
-std::string_view lookup_name(const NameTable<Enum, N>& table, Enum value) {
-  for (const auto& [e, n] : table) {
-    if (e == value) return n;
-  }
-  return "?";
-}
-
-template <class Enum, std::size_t N>
-std::optional<Enum> lookup_value(const NameTable<Enum, N>& table, std::string_view text) {
-  for (const auto& [e, n] : table) {
-    if (n == text) return e;
-  }
-  return std::nullopt;
-}
-
-template <class Enum, std::size_t N>
-std::string join_names(const NameTable<Enum, N>& table) {
-  std::string out;
-  for (const auto& entry : table) {
-    if (!out.empty()) out += ", ";
-    out += entry.second;
-  }
-  return out;
-}
 
 std::string_view bool_name(bool b) { return b ? "true" : "false"; }
 
@@ -118,43 +81,47 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
 
 }  // namespace
 
-std::string_view name(Scaling v) { return lookup_name(kScalingNames, v); }
-std::string_view name(Fp8Format v) { return lookup_name(kFormatNames, v); }
-std::string_view name(AmaxComputeAlgo v) { return lookup_name(kAlgoNames, v); }
-std::string_view name(E8M0Mode v) { return lookup_name(kMxNames, v); }
-std::string_view name(TorchaoVersion v) { return lookup_name(kTorchaoVersionNames, v); }
-std::string_view name(Accumulation v) { return lookup_name(kAccumulationNames, v); }
-std::string_view name(ElementwisePrecision v) { return lookup_name(kElementwiseNames, v); }
-std::optional<Scaling> parse_scaling(std::string_view t) { return lookup_value(kScalingNames, t); }
+std::string_view name(Scaling v) { return name_in(kScalingNames, v); }
+std::string_view name(Fp8Format v) { return name_in(words::kFp8FormatNames, v); }
+std::string_view name(AmaxComputeAlgo v) { return name_in(words::kAmaxComputeAlgoNames, v); }
+std::string_view name(E8M0Mode v) { return name_in(words::kE8M0ModeNames, v); }
+std::string_view name(TorchaoVersion v) { return name_in(words::kTorchaoVersionNames, v); }
+std::string_view name(Accumulation v) { return name_in(kAccumulationWords, v); }
+std::string_view name(ElementwisePrecision v) {
+  return name_in(words::kElementwisePrecisionNames, v);
+}
+std::optional<Scaling> parse_scaling(std::string_view t) { return value_in(kScalingNames, t); }
 std::optional<Fp8Format> parse_fp8_format(std::string_view t) {
-  return lookup_value(kFormatNames, t);
+  return value_in(words::kFp8FormatNames, t);
 }
 std::optional<AmaxComputeAlgo> parse_amax_compute_algo(std::string_view t) {
-  return lookup_value(kAlgoNames, t);
+  return value_in(words::kAmaxComputeAlgoNames, t);
 }
 std::optional<E8M0Mode> parse_mx_scale_mode(std::string_view t) {
-  return lookup_value(kMxNames, t);
+  return value_in(words::kE8M0ModeNames, t);
 }
 std::optional<TorchaoVersion> parse_torchao_version(std::string_view t) {
-  return lookup_value(kTorchaoVersionNames, t);
+  return value_in(words::kTorchaoVersionNames, t);
 }
 std::optional<Accumulation> parse_accumulation(std::string_view t) {
-  return lookup_value(kAccumulationNames, t);
+  return value_in(kAccumulationWords, t);
 }
-std::string accepted_scalings() { return join_names(kScalingNames); }
-std::string accepted_fp8_formats() { return join_names(kFormatNames); }
-std::string accepted_amax_compute_algos() { return join_names(kAlgoNames); }
-std::string accepted_mx_scale_modes() { return join_names(kMxNames); }
-std::string accepted_torchao_versions() { return join_names(kTorchaoVersionNames); }
-std::string accepted_accumulations() { return join_names(kAccumulationNames); }
-std::string accepted_elementwise_precisions() { return join_names(kElementwiseNames); }
-std::string accepted_nvfp4_modes() { return join_names(kNvfp4Names); }
-std::string_view name(Nvfp4Mode m) { return lookup_name(kNvfp4Names, m); }
+std::string accepted_scalings() { return joined_names(kScalingNames); }
+std::string accepted_fp8_formats() { return joined_names(words::kFp8FormatNames); }
+std::string accepted_amax_compute_algos() { return joined_names(words::kAmaxComputeAlgoNames); }
+std::string accepted_mx_scale_modes() { return joined_names(words::kE8M0ModeNames); }
+std::string accepted_torchao_versions() { return joined_names(words::kTorchaoVersionNames); }
+std::string accepted_accumulations() { return joined_names(kAccumulationWords); }
+std::string accepted_elementwise_precisions() {
+  return joined_names(words::kElementwisePrecisionNames);
+}
+std::string accepted_nvfp4_modes() { return joined_names(words::kNvfp4ModeNames); }
+std::string_view name(Nvfp4Mode m) { return name_in(words::kNvfp4ModeNames, m); }
 std::optional<Nvfp4Mode> parse_nvfp4_mode(std::string_view t) {
-  return lookup_value(kNvfp4Names, t);
+  return value_in(words::kNvfp4ModeNames, t);
 }
 std::optional<ElementwisePrecision> parse_elementwise_precision(std::string_view t) {
-  return lookup_value(kElementwiseNames, t);
+  return value_in(words::kElementwisePrecisionNames, t);
 }
 
 bool is_torchao_scaling(Scaling s) {

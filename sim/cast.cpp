@@ -1,5 +1,6 @@
 // Scalar casts, computed on the fp32 bit pattern so that no wider type can round twice.
 #include "sim/cast.hpp"
+#include "sim/name_table.hpp"
 
 #include <array>
 #include <bit>
@@ -111,18 +112,36 @@ const std::array<float, 256> kE2M1Table = build_decode_table(kE2M1Spec);
 const std::array<float, 256> kE2M3Table = build_decode_table(kE2M3Spec);
 const std::array<float, 256> kE3M2Table = build_decode_table(kE3M2Spec);
 
+// The decode table of each 8-bit and sub-byte format; nullptr for the wide ones (BF16, FP16, FP32).
+const std::array<float, 256>* decode_table(Format format) {
+  switch (format) {
+    case Format::E4M3: return &kE4M3Table;
+    case Format::E5M2: return &kE5M2Table;
+    case Format::E8M0: return &kE8M0Table;
+    case Format::E2M1: return &kE2M1Table;
+    case Format::E2M3: return &kE2M3Table;
+    case Format::E3M2: return &kE3M2Table;
+    default: return nullptr;
+  }
+}
+
+// decode_fp8 and decode_subbyte: NaN for a format outside their family.
+float decode_in_family(std::uint8_t code, Format format, bool subbyte) {
+  const std::array<float, 256>* table = decode_table(format);
+  if (table == nullptr || is_subbyte(format) != subbyte) {
+    return std::numeric_limits<float>::quiet_NaN();
+  }
+  return (*table)[code];
+}
+
 constexpr auto kFp8Nan = [](std::uint32_t, std::uint32_t) { return kFp8CanonicalNan; };
 
 }  // namespace
 
-const char* to_string(Overflow mode) {
-  switch (mode) {
-    case Overflow::kSatFinite: return "satfinite";
-    case Overflow::kNoSat: return "nosat";
-    case Overflow::kSatKeepInf: return "sat_keep_inf";
-  }
-  return "?";
-}
+constexpr sim::NameTable<Overflow, 3> kOverflowNames{{{Overflow::kSatFinite, "satfinite"},
+                                                      {Overflow::kNoSat, "nosat"},
+                                                      {Overflow::kSatKeepInf, "sat_keep_inf"}}};
+const char* to_string(Overflow mode) { return sim::name_in(kOverflowNames, mode); }
 
 std::uint8_t cast_fp32_to_fp8(float x, Format format, Overflow mode) {
   return cast_fp32_to_small(x, spec(format), mode, kNearestEven, kFp8Nan);
@@ -138,24 +157,16 @@ std::uint8_t cast_fp32_to_fp8_stochastic(float x, Format format, Overflow mode,
 }
 
 float decode_fp8(std::uint8_t code, Format format) {
-  switch (format) {
-    case Format::E4M3: return kE4M3Table[code];
-    case Format::E5M2: return kE5M2Table[code];
-    case Format::E8M0: return kE8M0Table[code];
-    default: return std::numeric_limits<float>::quiet_NaN();
-  }
+  return decode_in_family(code, format, /*subbyte=*/false);
 }
 
-const char* to_string(SubbyteNan nan) {
-  switch (nan) {
-    case SubbyteNan::kPositiveMax: return "positive_max";
-    case SubbyteNan::kOppositeZero: return "opposite_zero";
-    case SubbyteNan::kPositiveZero: return "positive_zero";
-    case SubbyteNan::kRoundedBits: return "rounded_bits";
-    case SubbyteNan::kRoundedAllOnes: return "rounded_all_ones";
-  }
-  return "?";
-}
+constexpr sim::NameTable<SubbyteNan, 5> kSubbyteNanNames{
+    {{SubbyteNan::kPositiveMax, "positive_max"},
+     {SubbyteNan::kOppositeZero, "opposite_zero"},
+     {SubbyteNan::kPositiveZero, "positive_zero"},
+     {SubbyteNan::kRoundedBits, "rounded_bits"},
+     {SubbyteNan::kRoundedAllOnes, "rounded_all_ones"}}};
+const char* to_string(SubbyteNan nan) { return sim::name_in(kSubbyteNanNames, nan); }
 
 std::uint8_t cast_fp32_to_subbyte(float x, Format format, SubbyteSpecials specials) {
   if (!is_subbyte(format)) {
@@ -184,12 +195,7 @@ std::uint8_t cast_fp32_to_subbyte(float x, Format format, SubbyteSpecials specia
 }
 
 float decode_subbyte(std::uint8_t code, Format format) {
-  switch (format) {
-    case Format::E2M1: return kE2M1Table[code];
-    case Format::E2M3: return kE2M3Table[code];
-    case Format::E3M2: return kE3M2Table[code];
-    default: return std::numeric_limits<float>::quiet_NaN();
-  }
+  return decode_in_family(code, format, /*subbyte=*/true);
 }
 
 std::uint8_t encode_e8m0(float x, E8M0Rounding rounding) {

@@ -17,6 +17,9 @@ enum class Overflow : std::uint8_t {
   kNoSat,       // CUDA __NV_NOSAT, torch .to(float8_*): E4M3 -> NaN, E5M2 -> ±Inf
   kSatKeepInf,  // ml_dtypes saturating: finite overflow -> ±max, ±Inf -> ±Inf (E5M2) / NaN (E4M3)
 };
+// Every mode, for the checks that sweep them all.
+inline constexpr Overflow kOverflowModes[] = {Overflow::kSatFinite, Overflow::kNoSat,
+                                              Overflow::kSatKeepInf};
 
 const char* to_string(Overflow mode);
 

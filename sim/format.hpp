@@ -146,6 +146,10 @@ constexpr bool is_subbyte(Format f) { return spec(f).total_bits() < 8; }
 
 static_assert(is_subbyte(Format::E2M1) && is_subbyte(Format::E2M3) && is_subbyte(Format::E3M2));
 static_assert(!is_subbyte(Format::E4M3) && !is_subbyte(Format::E8M0) && !is_subbyte(Format::BF16));
+
+// The two FP8 element formats (E8M0 is a scale format), for the checks that sweep both.
+inline constexpr Format kFp8Formats[] = {Format::E4M3, Format::E5M2};
+
 static_assert(kE2M1Spec.codes_per_byte() == 2 && kE2M3Spec.codes_per_byte() == 1 &&
               kE4M3Spec.codes_per_byte() == 1);
 static_assert(kE2M1Spec.max_finite_code() == 0x7 && kE2M3Spec.max_finite_code() == 0x1F &&

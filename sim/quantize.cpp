@@ -621,32 +621,35 @@ void QuantizeStats::merge(const QuantizeStats& other) {
   nan += other.nan;
 }
 
+namespace {
 // The whole vectors go through the dispatched kernel; the last x.size() % Lanes elements through
 // the scalar reference itself. A non-finite scale (no recipe makes one: NUMERICS.md §2 turns an
 // infinite scale into FLT_MAX) takes the scalar path for the whole span, which keeps the kernel's
-// statistics simple (see quantize_vectors).
+// statistics simple (see quantize_vectors). T is the input's element (fp32, or bf16 bits).
+template <class T, class Kernel, class Reference>
+QuantizeStats quantize_vectors_then_tail(const char* function, Kernel kernel, Reference reference,
+                                         std::span<const T> x, float scale, Format format,
+                                         Overflow mode, std::span<std::uint8_t> out) {
+  check_quantize_arguments(function, x.size(), out.size(), format);
+  if (!std::isfinite(scale)) return reference(x, scale, format, mode, out);
+  const bulk::CastConstants c = bulk::make_cast_constants(format, mode);
+  QuantizeStats stats = kernel(x.data(), x.size(), scale, c, out.data());
+  const std::size_t done = stats.count;
+  stats.merge(reference(x.subspan(done), scale, format, mode, out.subspan(done)));
+  return stats;
+}
+}  // namespace
+
 QuantizeStats quantize(std::span<const float> x, float scale, Format format, Overflow mode,
                        std::span<std::uint8_t> out) {
-  check_quantize_arguments("quantize", x.size(), out.size(), format);
-  if (!std::isfinite(scale)) return reference::quantize(x, scale, format, mode, out);
-  const bulk::CastConstants c = bulk::make_cast_constants(format, mode);
-  QuantizeStats stats =
-      HWY_DYNAMIC_DISPATCH(bulk::QuantizeF32)(x.data(), x.size(), scale, c, out.data());
-  const std::size_t done = stats.count;
-  stats.merge(reference::quantize(x.subspan(done), scale, format, mode, out.subspan(done)));
-  return stats;
+  return quantize_vectors_then_tail("quantize", HWY_DYNAMIC_DISPATCH(bulk::QuantizeF32),
+                                    &reference::quantize, x, scale, format, mode, out);
 }
 
 QuantizeStats quantize_bf16(std::span<const std::uint16_t> x, float scale, Format format,
                             Overflow mode, std::span<std::uint8_t> out) {
-  check_quantize_arguments("quantize_bf16", x.size(), out.size(), format);
-  if (!std::isfinite(scale)) return reference::quantize_bf16(x, scale, format, mode, out);
-  const bulk::CastConstants c = bulk::make_cast_constants(format, mode);
-  QuantizeStats stats =
-      HWY_DYNAMIC_DISPATCH(bulk::QuantizeBF16)(x.data(), x.size(), scale, c, out.data());
-  const std::size_t done = stats.count;
-  stats.merge(reference::quantize_bf16(x.subspan(done), scale, format, mode, out.subspan(done)));
-  return stats;
+  return quantize_vectors_then_tail("quantize_bf16", HWY_DYNAMIC_DISPATCH(bulk::QuantizeBF16),
+                                    &reference::quantize_bf16, x, scale, format, mode, out);
 }
 
 QuantizeStats quantize_stochastic(std::span<const float> x, float scale, Format format,

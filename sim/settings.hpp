@@ -15,6 +15,7 @@
 #include <string>
 
 #include "sim/format.hpp"
+#include "sim/name_table.hpp"
 
 namespace fp8lab::sim {
 
@@ -29,16 +30,15 @@ enum class Accumulation : std::uint8_t {
   // raw UE8M0 / UE4M3 scale bytes, sim::block_scaled_gemm (sim/gemm/block_scaled.hpp).
   kBlackwellBlock,
 };
-constexpr const char* to_string(Accumulation a) {
-  switch (a) {
-    case Accumulation::kFp32Seq: return "fp32_seq";
-    case Accumulation::kHopperSplitAccumulator: return "hopper_split_accumulator";
-    case Accumulation::kHopperFastAccum: return "hopper_fast_accum";
-    case Accumulation::kExact: return "exact";
-    case Accumulation::kBlackwellBlock: return "blackwell_block";
-  }
-  return "?";
-}
+// sim's own names of the GEMM models (a recipe file spells the ones it offers its own way:
+// recipes/recipe.cpp).
+inline constexpr NameTable<Accumulation, 5> kAccumulationNames{
+    {{Accumulation::kFp32Seq, "fp32_seq"},
+     {Accumulation::kHopperSplitAccumulator, "hopper_split_accumulator"},
+     {Accumulation::kHopperFastAccum, "hopper_fast_accum"},
+     {Accumulation::kExact, "exact"},
+     {Accumulation::kBlackwellBlock, "blackwell_block"}}};
+constexpr const char* to_string(Accumulation a) { return name_in(kAccumulationNames, a); }
 
 }  // namespace fp8lab::sim
 
@@ -49,14 +49,10 @@ namespace fp8lab::sim::scaling {
 //   kHybrid: E4M3 forward, E5M2 backward.   kE4M3: E4M3 everywhere.
 //   kE5M2:   E5M2 everywhere (TE asserts "Pure E5M2 training is not supported."; we run it).
 enum class Fp8Format : std::uint8_t { kHybrid, kE4M3, kE5M2 };
-constexpr const char* to_string(Fp8Format format) {
-  switch (format) {
-    case Fp8Format::kHybrid: return "HYBRID";
-    case Fp8Format::kE4M3: return "E4M3";
-    case Fp8Format::kE5M2: return "E5M2";
-  }
-  return "?";
-}
+// The names below are also the words of recipe files (recipes/recipe.cpp reads these tables).
+inline constexpr NameTable<Fp8Format, 3> kFp8FormatNames{
+    {{Fp8Format::kHybrid, "HYBRID"}, {Fp8Format::kE4M3, "E4M3"}, {Fp8Format::kE5M2, "E5M2"}}};
+constexpr const char* to_string(Fp8Format format) { return name_in(kFp8FormatNames, format); }
 constexpr Format forward_format(Fp8Format format) {
   return format == Fp8Format::kE5M2 ? Format::E5M2 : Format::E4M3;
 }
@@ -67,24 +63,22 @@ constexpr Format backward_format(Fp8Format format) {
 // NUMERICS.md §2.5: how an MX block's E8M0 scale comes from its amax (the table in
 // sim/scaling/mx.hpp): TE's rule, or torchao's floor, ceil, even and rceil.
 enum class E8M0Mode : std::uint8_t { kTe, kFloor, kCeil, kEven, kRceil };
-constexpr const char* to_string(E8M0Mode mode) {
-  switch (mode) {
-    case E8M0Mode::kTe: return "te";
-    case E8M0Mode::kFloor: return "floor";
-    case E8M0Mode::kCeil: return "ceil";
-    case E8M0Mode::kEven: return "even";
-    case E8M0Mode::kRceil: return "rceil";
-  }
-  return "?";
-}
+inline constexpr NameTable<E8M0Mode, 5> kE8M0ModeNames{{{E8M0Mode::kTe, "te"},
+                                                        {E8M0Mode::kFloor, "floor"},
+                                                        {E8M0Mode::kCeil, "ceil"},
+                                                        {E8M0Mode::kEven, "even"},
+                                                        {E8M0Mode::kRceil, "rceil"}}};
+constexpr const char* to_string(E8M0Mode mode) { return name_in(kE8M0ModeNames, mode); }
 
 // Which torchao `to_mx` the torchao MX modes follow (torchao-mx.md §4.2-4.3; sim/scaling/mx.hpp):
 //   kV0_18: torchao v0.18.0, the release users install (pinned; the default);
 //   kMain:  torchao main after PR #4725 (5d73a0c10), which changed NaN/Inf, tiny blocks and rceil.
 // kTe ignores it.
 enum class TorchaoVersion : std::uint8_t { kV0_18, kMain };
+inline constexpr NameTable<TorchaoVersion, 2> kTorchaoVersionNames{
+    {{TorchaoVersion::kV0_18, "torchao-0.18"}, {TorchaoVersion::kMain, "torchao-main"}}};
 constexpr const char* to_string(TorchaoVersion version) {
-  return version == TorchaoVersion::kV0_18 ? "torchao-0.18" : "torchao-main";
+  return name_in(kTorchaoVersionNames, version);
 }
 
 // NVFP4 (fp4-formats.md §3; sim/scaling/nvfp4.hpp): 16-element E2M1 blocks with an E4M3 block
@@ -92,9 +86,9 @@ constexpr const char* to_string(TorchaoVersion version) {
 //   kTe:      TE's kernels (cast/nvfp4/core_nvfp4.cuh, quantize_transpose_nvfp4.cuh);
 //   kTorchao: torchao 0.18's nvfp4_quantize with the dynamic per-tensor scale.
 enum class Nvfp4Mode : std::uint8_t { kTe, kTorchao };
-constexpr const char* to_string(Nvfp4Mode mode) {
-  return mode == Nvfp4Mode::kTe ? "te" : "torchao";
-}
+inline constexpr NameTable<Nvfp4Mode, 2> kNvfp4ModeNames{
+    {{Nvfp4Mode::kTe, "te"}, {Nvfp4Mode::kTorchao, "torchao"}}};
+constexpr const char* to_string(Nvfp4Mode mode) { return name_in(kNvfp4ModeNames, mode); }
 inline constexpr std::int64_t kNvfp4BlockSize = 16;
 
 // Precision of a tensor outside the GEMMs that a recipe may quantize as well: LayerNorm's affine
@@ -107,19 +101,20 @@ inline constexpr std::int64_t kNvfp4BlockSize = 16;
 //   kMx:   MX-quantized in 1 x 32 blocks along the last dimension with the recipe's E8M0 mode and
 //          forward element format, then elementwise math in bfloat16.
 enum class ElementwisePrecision : std::uint8_t { kHigh, kBf16, kMx };
+inline constexpr NameTable<ElementwisePrecision, 3> kElementwisePrecisionNames{
+    {{ElementwisePrecision::kHigh, "high"},
+     {ElementwisePrecision::kBf16, "bf16"},
+     {ElementwisePrecision::kMx, "mx"}}};
 constexpr const char* to_string(ElementwisePrecision precision) {
-  switch (precision) {
-    case ElementwisePrecision::kHigh: return "high";
-    case ElementwisePrecision::kBf16: return "bf16";
-    case ElementwisePrecision::kMx: return "mx";
-  }
-  return "?";
+  return name_in(kElementwisePrecisionNames, precision);
 }
 
 // TE amax_compute_algo. Through accelerate TE always runs `max` (te-accelerate.md §1.2).
 enum class AmaxComputeAlgo : std::uint8_t { kMax, kMostRecent };
+inline constexpr NameTable<AmaxComputeAlgo, 2> kAmaxComputeAlgoNames{
+    {{AmaxComputeAlgo::kMax, "max"}, {AmaxComputeAlgo::kMostRecent, "most_recent"}}};
 constexpr const char* to_string(AmaxComputeAlgo algo) {
-  return algo == AmaxComputeAlgo::kMax ? "max" : "most_recent";
+  return name_in(kAmaxComputeAlgoNames, algo);
 }
 
 // ---- the GEMMs of a Linear and their operands ----------------------------------------------
@@ -146,25 +141,16 @@ enum class Gemm : std::uint8_t { kFprop, kDgrad, kWgrad };
 enum class Operand : std::uint8_t { kInput, kWeight, kGradOutput };
 enum class ScaleAxis : std::uint8_t { kRowwise, kColumnwise };
 
-constexpr const char* to_string(Gemm gemm) {
-  switch (gemm) {
-    case Gemm::kFprop: return "fprop";
-    case Gemm::kDgrad: return "dgrad";
-    case Gemm::kWgrad: return "wgrad";
-  }
-  return "?";
-}
-constexpr const char* to_string(Operand operand) {
-  switch (operand) {
-    case Operand::kInput: return "input";
-    case Operand::kWeight: return "weight";
-    case Operand::kGradOutput: return "grad_output";
-  }
-  return "?";
-}
-constexpr const char* to_string(ScaleAxis axis) {
-  return axis == ScaleAxis::kRowwise ? "rowwise" : "columnwise";
-}
+inline constexpr NameTable<Gemm, 3> kGemmNames{
+    {{Gemm::kFprop, "fprop"}, {Gemm::kDgrad, "dgrad"}, {Gemm::kWgrad, "wgrad"}}};
+inline constexpr NameTable<Operand, 3> kOperandNames{{{Operand::kInput, "input"},
+                                                      {Operand::kWeight, "weight"},
+                                                      {Operand::kGradOutput, "grad_output"}}};
+inline constexpr NameTable<ScaleAxis, 2> kScaleAxisNames{
+    {{ScaleAxis::kRowwise, "rowwise"}, {ScaleAxis::kColumnwise, "columnwise"}}};
+constexpr const char* to_string(Gemm gemm) { return name_in(kGemmNames, gemm); }
+constexpr const char* to_string(Operand operand) { return name_in(kOperandNames, operand); }
+constexpr const char* to_string(ScaleAxis axis) { return name_in(kScaleAxisNames, axis); }
 
 struct GemmOperands {
   Operand a;

@@ -27,6 +27,7 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/option_checks.hpp"
 #include "experiments/cli/process_environment.hpp"
+#include "experiments/cli/shared_options.hpp"
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/fp8/what_if.hpp"
@@ -283,10 +284,7 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--steps", a->steps, "override the workload's number of steps")
       ->check(whole_number_at_least(1));
-  command
-      ->add_option("--baseline-precision", a->high_precision,
-                   "operands of the baseline's high-precision GEMMs: fp32 or bf16")
-      ->capture_default_str();
+  add_baseline_precision_option(*command, a->high_precision)->capture_default_str();
   auto* job =
       command->add_option("--job", a->job_file, "(used by fp8lab sweep) the job file of --run-id");
   command->add_option("--run-id", a->run_id, "(used by fp8lab sweep) the run of --job")->needs(job);
@@ -298,11 +296,7 @@ void add_run_command(CLI::App& app) {
                  "run the null recipe of --workload and --seed: the baseline with its initial "
                  "weights rounded once to bf16 (the report's chaos floor)")
       ->excludes(baseline_only);
-  command
-      ->add_option("--backend", a->backend,
-                   "sim (CPU reference), cuda (Linears, model and batches on the GPU) or "
-                   "cuda-staged (Linears on the GPU, model on the CPU: bit-identical to sim)")
-      ->capture_default_str();
+  add_backend_option(*command, a->backend);
   command
       ->add_option("--shadow-every", a->shadow_every,
                    "replay every N-th step through sim and count mismatches (0: off)")
@@ -327,13 +321,9 @@ void add_run_command(CLI::App& app) {
                    "LAYER@STEP[:forward|backward]; the record's first_non_finite should name it")
       ->excludes(job)
       ->excludes(baseline_only);
-  command
-      ->add_option("--threads", a->threads,
-                   "threads of the sim GEMMs and quantizers (default: every core this "
-                   "process may use; no bit of the run depends on it, its timings do)")
-      ->check(whole_number_between(1, kMaxRunThreads,
-                                   "threads per run; above the core count "
-                                   "they share cores"));
+  add_threads_option(*command, a->threads,
+                     "threads of the sim GEMMs and quantizers (default: every core this "
+                     "process may use; no bit of the run depends on it, its timings do)");
   command->callback([a] {
     finish_command(
         "fp8lab run",

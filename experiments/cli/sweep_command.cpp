@@ -11,6 +11,7 @@
 #include "experiments/cli/command_exit.hpp"
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/option_checks.hpp"
+#include "experiments/cli/shared_options.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/report/results_reader.hpp"
 #include "experiments/runner/child_process.hpp"
@@ -212,28 +213,19 @@ void add_sweep_command(CLI::App& app) {
       ->check(whole_number_between(1, kMaxJobs,
                                    "processes at once; above the core count they "
                                    "share cores"));
-  command
-      ->add_option("--threads", a->threads,
-                   "threads of each run's sim GEMMs and quantizers (default: the cores "
-                   "--jobs leaves; no bit of a run depends on it)")
-      ->check(whole_number_between(1, kMaxRunThreads,
-                                   "threads per run; above the core count "
-                                   "they share cores"));
+  add_threads_option(*command, a->threads,
+                     "threads of each run's sim GEMMs and quantizers (default: the cores "
+                     "--jobs leaves; no bit of a run depends on it)");
   command->add_option("--shard", a->shard,
                       "i/n: run only the distinct runs whose index is i modulo n (0 <= i < n)");
   command->add_flag("--dry-run", a->dry_run, "print the expansion and run nothing");
   command->add_option("--steps", a->steps, "override every workload's number of steps")
       ->check(whole_number_at_least(1));
-  command->add_option("--baseline-precision", a->high_precision,
-                      "operands of the baseline's high-precision GEMMs: fp32 or bf16");
+  add_baseline_precision_option(*command, a->high_precision);
   list_option(command->add_option(
       "--heatmap-axes", a->heatmap_axes,
       "two recipe fields for the report's heatmap (default: the two most varied)"));
-  command
-      ->add_option("--backend", a->backend,
-                   "sim (CPU reference), cuda (Linears, model and batches on the GPU) or "
-                   "cuda-staged (Linears on the GPU, model on the CPU: bit-identical to sim)")
-      ->capture_default_str();
+  add_backend_option(*command, a->backend);
   command
       ->add_option("--shadow-every", a->shadow_every,
                    "replay every N-th step through sim and count mismatches (0: off); exit 1 "

@@ -151,4 +151,18 @@ class LinearBackend {
   }
 };
 
+// The declarations of LinearBackend's pure virtual host path (all but name()), which every
+// backend overrides: one list, so that a change of the interface is one edit of the backends'
+// headers, not one per backend.
+#define FP8LAB_LINEAR_BACKEND_HOST_PATH                                                         \
+  std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& recipe) const override; \
+  sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor, Gemm role,   \
+                                        ConstMatrix x) const override;                          \
+  void gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,            \
+            recipes::Accumulation accumulation, MutableMatrix out) const override;              \
+  void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b, HighPrecision precision,    \
+                           MutableMatrix out) const override;                                   \
+  void end_forward(LinearScalingState& state) const override;                                   \
+  void end_backward(LinearScalingState& state) const override
+
 }  // namespace fp8lab::experiments

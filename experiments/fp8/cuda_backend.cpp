@@ -336,6 +336,18 @@ void check_memory(const char* call, const char* matrix, MemorySpace got, MemoryS
                               text(got) + " memory; this call takes " + text(want) + " memory");
 }
 
+// What gemm and gemm_resident check and choose before they look at an operand: the output
+// matrix, its memory, a kernel for the accumulation model.
+gpu::DeviceGemmOptions gemm_options(const char* call, recipes::Accumulation accumulation,
+                                    MutableMatrix out, MemorySpace memory) {
+  check_matrix("CudaBackend", "output", out.data.size(), out.rows, out.cols);
+  check_memory(call, "out", out.memory, memory);
+  gpu::require_kernel(accumulation);
+  gpu::DeviceGemmOptions options;
+  options.model = accumulation;
+  return options;
+}
+
 // Delayed scaling: the slot's device scale, amax fmax-accumulated into history row 0 by the
 // kernel (TE's atomicMaxFloat, te-accelerate.md §2.4); sim::scaling::quantize_per_tensor's layout
 // (one block; `out` has room for one scale_inv and scale).
@@ -482,11 +494,7 @@ std::shared_ptr<const ResidentOperand> CudaBackend::quantize_resident(LinearScal
 
 void CudaBackend::gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
                        recipes::Accumulation accumulation, MutableMatrix out) const {
-  check_matrix("CudaBackend", "output", out.data.size(), out.rows, out.cols);
-  check_memory("gemm", "out", out.memory, MemorySpace::host);
-  gpu::require_kernel(accumulation);
-  gpu::DeviceGemmOptions options;
-  options.model = accumulation;
+  const gpu::DeviceGemmOptions options = gemm_options("gemm", accumulation, out, MemorySpace::host);
   const auto [a_k, b_k] = k_is_cols(role);
   check_operand("a", a);
   check_operand("b", b);
@@ -522,11 +530,8 @@ void CudaBackend::gemm(Gemm role, const sim::QuantizedTensor& a, const sim::Quan
 
 void CudaBackend::gemm_resident(Gemm role, const ResidentOperand& a, const ResidentOperand& b,
                                 recipes::Accumulation accumulation, MutableMatrix out) const {
-  check_matrix("CudaBackend", "output", out.data.size(), out.rows, out.cols);
-  check_memory("gemm_resident", "out", out.memory, MemorySpace::cuda);
-  gpu::require_kernel(accumulation);
-  gpu::DeviceGemmOptions options;
-  options.model = accumulation;
+  const gpu::DeviceGemmOptions options =
+      gemm_options("gemm_resident", accumulation, out, MemorySpace::cuda);
   const auto [a_k, b_k] = k_is_cols(role);
   const CudaResidentOperand& ra = cuda_operand(a, "a");
   const CudaResidentOperand& rb = cuda_operand(b, "b");

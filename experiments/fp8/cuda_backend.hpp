@@ -80,15 +80,7 @@ class CudaBackend final : public LinearBackend {
   ~CudaBackend() override;
 
   std::string_view name() const override { return "cuda"; }
-  std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& recipe) const override;
-  sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor, Gemm role,
-                                        ConstMatrix x) const override;
-  void gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
-            recipes::Accumulation accumulation, MutableMatrix out) const override;
-  void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
-                           MutableMatrix out) const override;
-  void end_forward(LinearScalingState& state) const override;
-  void end_backward(LinearScalingState& state) const override;
+  FP8LAB_LINEAR_BACKEND_HOST_PATH;
 
   // The resident path (backend.hpp): x, out and high-precision operands in cuda memory, read and
   // written in place on torch's current CUDA stream with no synchronization; quantized operands

@@ -96,15 +96,7 @@ class ShadowCheckedBackend final : public LinearBackend {
                        ShadowOptions options = {});
 
   std::string_view name() const override { return watched_->name(); }
-  std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& recipe) const override;
-  sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor, Gemm role,
-                                        ConstMatrix x) const override;
-  void gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
-            recipes::Accumulation accumulation, MutableMatrix out) const override;
-  void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
-                           MutableMatrix out) const override;
-  void end_forward(LinearScalingState& state) const override;
-  void end_backward(LinearScalingState& state) const override;
+  FP8LAB_LINEAR_BACKEND_HOST_PATH;
 
   // The resident path when the watched backend has one; shadowed steps copy the operands and
   // results to the host (watched to_host / ResidentOperand::to_host) and replay them as above.

@@ -25,18 +25,10 @@ class SimBackend final : public LinearBackend {
   explicit SimBackend(SimBackendOptions options = {});
 
   std::string_view name() const override { return "sim"; }
-  std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& recipe) const override;
-  sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor, Gemm role,
-                                        ConstMatrix x) const override;
-  void gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
-            recipes::Accumulation accumulation, MutableMatrix out) const override;
-  void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
-                           MutableMatrix out) const override;
+  FP8LAB_LINEAR_BACKEND_HOST_PATH;
   // With threads >= calls.size() >= 2: the calls at once, one thread each (sim's worker pool),
   // each on a one-thread SimBackend; otherwise in order with every thread.
   void run_independent(std::span<const Call> calls) const override;
-  void end_forward(LinearScalingState& state) const override;
-  void end_backward(LinearScalingState& state) const override;
 
   // The delayed-scaling state inside a state this backend made (scales, amax histories), or
   // nullptr when its recipe is not delayed scaling. Throws std::invalid_argument for a state made

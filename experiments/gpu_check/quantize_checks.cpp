@@ -10,6 +10,7 @@
 #include <string>
 
 #include "experiments/gpu_check/checks.hpp"
+#include "experiments/gpu_check/compare_stats.hpp"
 #include "gpu/cast_api.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
@@ -24,9 +25,6 @@ namespace {
 
 using sim::Format;
 using sim::Overflow;
-
-constexpr Format kFormats[] = {Format::E4M3, Format::E5M2};
-constexpr Overflow kModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow::kSatKeepInf};
 
 // Random magnitudes over 2^-40 .. 2^40 with 1 in 16 elements taken from the traps: NaN, ±Inf,
 // ±0, fp32 denormals, both formats' max and overflow ties and their neighbours, subnormal ties.
@@ -71,24 +69,6 @@ void compare_codes(CheckResult& r, const std::string& where, const std::vector<f
   }
 }
 
-void compare_stats(CheckResult& r, const std::string& where, const sim::QuantizeStats& e,
-                   const gpu::DeviceQuantizeStats& a) {
-  compare_float(r, where + " amax", e.amax, a.amax);
-  const std::pair<const char*, std::pair<std::uint64_t, std::uint64_t>> counts[] = {
-      {"count", {e.count, a.count}},
-      {"saturated", {e.saturated, a.saturated}},
-      {"underflowed", {e.underflowed, a.underflowed}},
-      {"nan", {e.nan, a.nan}}};
-  for (const auto& [name, v] : counts) {
-    ++r.compared;
-    if (v.first != v.second) {
-      r.add_mismatch(where + " " + name + ": sim " + std::to_string(v.first) + ", gpu " +
-                         std::to_string(v.second),
-                     0);
-    }
-  }
-}
-
 enum class Kind { kFp32, kBf16, kStochastic, kTranspose };
 
 CheckResult check_kind(Kind kind, const char* name) {
@@ -106,8 +86,8 @@ CheckResult check_kind(Kind kind, const char* name) {
       xb[i] = sim::fp32_to_bf16(x[i]);
       if (kind == Kind::kBf16) seen[i] = sim::bf16_to_fp32(xb[i]);
     }
-    for (const Format format : kFormats) {
-      for (const Overflow mode : kModes) {
+    for (const Format format : sim::kFp8Formats) {
+      for (const Overflow mode : sim::kOverflowModes) {
         for (const float scale : {1.0f, 0.3f, 1024.0f}) {
           const gpu::StochasticStream random{0xC0FFEE, 3, 17};
           std::vector<std::uint8_t> expected(n);
@@ -253,8 +233,8 @@ std::vector<CheckResult> check_casts_all_inputs(bool stochastic, bool every_mode
   std::vector<CheckResult> results;
   gpu::DeviceBuffer<std::uint8_t> codes(kChunk);
   std::vector<std::uint8_t> host(kChunk);
-  for (const Format format : kFormats) {
-    for (const Overflow mode : kModes) {
+  for (const Format format : sim::kFp8Formats) {
+    for (const Overflow mode : sim::kOverflowModes) {
       if (!every_mode && mode != Overflow::kSatFinite) continue;
       CheckResult r;
       r.kernel = std::string("cast ") + (stochastic ? "stochastic " : "rne ") +

@@ -12,6 +12,7 @@
 
 #include "experiments/gpu_check/check_inputs.hpp"
 #include "experiments/gpu_check/checks.hpp"
+#include "experiments/gpu_check/compare_stats.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/scaling/blocked.hpp"
@@ -190,20 +191,7 @@ void run_case(CheckResult& r, const Quantizer& q, const std::vector<float>& x, S
                      static_cast<std::uint64_t>(std::abs(int{t.scale_e8m0[b]} - int{e8m0[b]})));
     }
   }
-  compare_float(r, where + " stats.amax", expected.stats.amax, st.amax);
-  const std::pair<const char*, std::pair<std::uint64_t, std::uint64_t>> counts[] = {
-      {"count", {expected.stats.count, st.count}},
-      {"saturated", {expected.stats.saturated, st.saturated}},
-      {"underflowed", {expected.stats.underflowed, st.underflowed}},
-      {"nan", {expected.stats.nan, st.nan}}};
-  for (const auto& [name, values] : counts) {
-    ++r.compared;
-    if (values.first != values.second) {
-      r.add_mismatch(where + " stats." + name + ": sim " + std::to_string(values.first) + ", gpu " +
-                         std::to_string(values.second),
-                     0);
-    }
-  }
+  compare_stats(r, where, expected.stats, st);
 }
 
 }  // namespace

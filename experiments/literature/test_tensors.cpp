@@ -4,6 +4,8 @@
 #include <numbers>
 #include <random>
 
+#include "sim/name_table.hpp"
+
 namespace fp8lab::experiments::literature {
 namespace {
 
@@ -41,14 +43,11 @@ constexpr double kWeightStd = 0.02;
 
 }  // namespace
 
-const char* to_string(Distribution d) {
-  switch (d) {
-    case Distribution::kGaussian: return "gaussian";
-    case Distribution::kNonnegative: return "nonnegative";
-    case Distribution::kActivationLike: return "activation-like";
-  }
-  return "?";
-}
+constexpr sim::NameTable<Distribution, 3> kDistributionNames{
+    {{Distribution::kGaussian, "gaussian"},
+     {Distribution::kNonnegative, "nonnegative"},
+     {Distribution::kActivationLike, "activation-like"}}};
+const char* to_string(Distribution d) { return sim::name_in(kDistributionNames, d); }
 
 const std::vector<Distribution>& all_distributions() {
   static const std::vector<Distribution> all = {Distribution::kGaussian, Distribution::kNonnegative,

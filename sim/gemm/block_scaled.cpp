@@ -14,18 +14,16 @@
 #include "sim/cast.hpp"
 #include "sim/element_count.hpp"
 #include "sim/gemm/truncated_sum.hpp"
+#include "sim/name_table.hpp"
 #include "sim/parallel.hpp"
 
 namespace fp8lab::sim {
 
-const char* to_string(BlockScaledPath path) {
-  switch (path) {
-    case BlockScaledPath::kAuto: return "auto";
-    case BlockScaledPath::kMxf8f6f4: return "mxf8f6f4";
-    case BlockScaledPath::kMxf4Nvf4: return "mxf4nvf4";
-  }
-  return "?";
-}
+constexpr sim::NameTable<BlockScaledPath, 3> kBlockScaledPathNames{
+    {{BlockScaledPath::kAuto, "auto"},
+     {BlockScaledPath::kMxf8f6f4, "mxf8f6f4"},
+     {BlockScaledPath::kMxf4Nvf4, "mxf4nvf4"}}};
+const char* to_string(BlockScaledPath path) { return sim::name_in(kBlockScaledPathNames, path); }
 
 namespace {
 
@@ -110,6 +108,24 @@ struct PreparedOperand {
   std::vector<float> scale_value;
 };
 
+// Fills n terms' columns (significand, exponent, NaN/Inf flag, value) from term_at(i); elements
+// and scales keep the same four columns, at different widths.
+template <class Int, class TermAt>
+void fill_columns(std::size_t n, std::vector<Int>& m, std::vector<Int>& e,
+                  std::vector<std::uint8_t>& special, std::vector<float>& value, TermAt term_at) {
+  m.resize(n);
+  e.resize(n);
+  special.resize(n);
+  value.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Term t = term_at(i);
+    m[i] = t.m;
+    e[i] = t.e;
+    special[i] = t.special ? 1 : 0;
+    value[i] = t.value;
+  }
+}
+
 PreparedOperand prepare(const BlockScaledOperand& x, const char* name) {
   PreparedOperand p;
   p.outer = x.outer;
@@ -118,11 +134,7 @@ PreparedOperand prepare(const BlockScaledOperand& x, const char* name) {
   const auto table = element_table(x.format);
   const std::uint32_t code_limit = 1u << spec(x.format).total_bits();
   const auto n = static_cast<std::size_t>(x.outer * x.k);
-  p.m.resize(n);
-  p.e.resize(n);
-  p.value.resize(n);
-  p.special.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
+  fill_columns(n, p.m, p.e, p.special, p.value, [&](std::size_t i) {
     const std::uint8_t code = x.codes[i];
     if (code >= code_limit) {
       throw std::invalid_argument(std::string("block_scaled_gemm: ") + name + ".codes[" +
@@ -130,27 +142,20 @@ PreparedOperand prepare(const BlockScaledOperand& x, const char* name) {
                                   " is not an " + spec(x.format).name + " code (0.." +
                                   std::to_string(code_limit - 1) + ")");
     }
-    const Term& t = table[code];
-    p.m[i] = t.m;
-    p.e[i] = t.e;
-    p.value[i] = t.value;
-    p.special[i] = t.special ? 1 : 0;
-  }
+    return table[code];
+  });
   if (x.format == Format::E2M1) {
     p.twice.resize(n);
     for (std::size_t i = 0; i < n; ++i) p.twice[i] = static_cast<std::int8_t>(2.0f * p.value[i]);
   }
   const auto s = static_cast<std::size_t>(x.outer * p.blocks);
-  p.scale_m.resize(s);
-  p.scale_e.resize(s);
-  p.scale_nan.resize(s);
-  p.scale_value.resize(s);
-  for (std::size_t i = 0; i < s; ++i) {
-    const Term t = scale_term(x.scales[i], x.scale_type);
-    p.scale_m[i] = t.m;
-    p.scale_e[i] = x.scale_type == BlockScaleType::kUe8m0 ? x.scales[i] - 127 : t.e;
-    p.scale_nan[i] = t.special ? 1 : 0;
-    p.scale_value[i] = t.value;
+  fill_columns(s, p.scale_m, p.scale_e, p.scale_nan, p.scale_value,
+               [&](std::size_t i) { return scale_term(x.scales[i], x.scale_type); });
+  // A UE8M0 scale's exponent (-127..128) is its code less the bias; it does not fit a Term's int8.
+  if (x.scale_type == BlockScaleType::kUe8m0) {
+    for (std::size_t i = 0; i < s; ++i) {
+      p.scale_e[i] = static_cast<std::int16_t>(x.scales[i] - 127);
+    }
   }
   if (x.k % kMxf8f6f4StepK == 0 && x.block == kMxf8f6f4StepK) {
     const std::int64_t steps = x.k / kMxf8f6f4StepK;

@@ -2,27 +2,24 @@
 
 #include <limits>
 
+#include "sim/name_table.hpp"
 #include "sim/scaling/blocked.hpp"
 #include "sim/scaling/current.hpp"
 
 namespace fp8lab::sim::scaling {
 
-const char* to_string(TorchaoRecipe recipe) {
-  switch (recipe) {
-    case TorchaoRecipe::kTensorwise: return "tensorwise";
-    case TorchaoRecipe::kRowwise: return "rowwise";
-    case TorchaoRecipe::kRowwiseWithGwHp: return "rowwise_with_gw_hp";
-  }
-  return "?";
-}
+constexpr sim::NameTable<TorchaoRecipe, 3> kTorchaoRecipeNames{
+    {{TorchaoRecipe::kTensorwise, "tensorwise"},
+     {TorchaoRecipe::kRowwise, "rowwise"},
+     {TorchaoRecipe::kRowwiseWithGwHp, "rowwise_with_gw_hp"}}};
+const char* to_string(TorchaoRecipe recipe) { return sim::name_in(kTorchaoRecipeNames, recipe); }
 
+constexpr sim::NameTable<OperandScaling, 3> kOperandScalingNames{
+    {{OperandScaling::kTensorwise, "tensorwise"},
+     {OperandScaling::kAxiswise, "axiswise"},
+     {OperandScaling::kHighPrecision, "high_precision"}}};
 const char* to_string(OperandScaling scaling) {
-  switch (scaling) {
-    case OperandScaling::kTensorwise: return "tensorwise";
-    case OperandScaling::kAxiswise: return "axiswise";
-    case OperandScaling::kHighPrecision: return "high_precision";
-  }
-  return "?";
+  return sim::name_in(kOperandScalingNames, scaling);
 }
 
 OperandCast torchao_operand_cast(TorchaoRecipe recipe, Gemm gemm, Operand operand) {

@@ -8,9 +8,8 @@
 // <= 128 or the blocks are MX's 32; the Hopper models' 13-bit alignment is what shows.)
 #include "linear_test_support.hpp"  // first: LibTorch, then Catch2
 
-#include "experiments/fp8/autocast.hpp"
-#include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/sim_backend.hpp"
+#include "tests/experiments/linear_step.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -29,25 +28,6 @@ torch::Tensor direct_gemm(const LinearBackend& backend, Gemm role, const sim::Qu
       role, a, b, accumulation,
       {{out.mutable_data_ptr<float>(), static_cast<std::size_t>(out.numel())}, rows, cols});
   return out;
-}
-
-struct Outputs {
-  torch::Tensor y, dx, dw;
-};
-
-Outputs run_layer(const recipes::Recipe& recipe, const torch::Tensor& x, const torch::Tensor& w,
-                  const torch::Tensor& b, const torch::Tensor& g) {
-  auto backend = std::make_shared<const SimBackend>();
-  Fp8LinearImpl layer(w.clone().requires_grad_(true), b.clone().requires_grad_(true), recipe,
-                      backend, HighPrecision::fp32);
-  const torch::Tensor xv = x.clone().requires_grad_(true);
-  torch::Tensor y;
-  {
-    Fp8Autocast fp8(true);
-    y = layer.forward(xv);
-  }
-  y.backward(g);
-  return {y.detach(), xv.grad(), layer.weight.grad()};
 }
 
 }  // namespace
@@ -73,7 +53,7 @@ TEST_CASE("Each GEMM runs the recipe's accumulation model on its own operand cop
   const torch::Tensor w = test::normal({N, K}, 22, 0.1);
   const torch::Tensor b = test::normal({N}, 23);
   const torch::Tensor g = test::normal({M, N}, 24, 0.01);
-  const Outputs got = run_layer(recipe, x, w, b, g);
+  const test::LinearStep got = test::fp8_linear_step(recipe, x, w, b, g);
 
   SimBackend backend;
   auto state = backend.make_state(recipe);
@@ -100,7 +80,7 @@ TEST_CASE("Each GEMM runs the recipe's accumulation model on its own operand cop
   };
   recipes::Recipe other_recipe = recipe;
   other_recipe.gemm = {swapped(models.fprop), swapped(models.dgrad), swapped(models.wgrad)};
-  const Outputs other = run_layer(other_recipe, x, w, b, g);
+  const test::LinearStep other = test::fp8_linear_step(other_recipe, x, w, b, g);
   CHECK(test::bitwise_difference(other.y, got.y) != "");
   CHECK(test::bitwise_difference(other.dx, got.dx) != "");
   CHECK(test::bitwise_difference(other.dw, got.dw) != "");

@@ -26,10 +26,9 @@
 #include <cmath>
 #include <vector>
 
-#include "experiments/fp8/autocast.hpp"
-#include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/sim_backend.hpp"
 #include "sim/cast.hpp"
+#include "tests/experiments/linear_step.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -122,17 +121,10 @@ void run_case(const recipes::Recipe& recipe) {
   const torch::Tensor b = test::normal({N}, 13, 0.5);
   const torch::Tensor g = test::normal({M, N}, 14, 0.01);
 
-  Fp8LinearImpl layer(w.clone().requires_grad_(true), b.clone().requires_grad_(true), recipe,
-                      backend, HighPrecision::fp32);
-  const torch::Tensor xv = x.clone().requires_grad_(true);
-  torch::Tensor y;
-  {
-    Fp8Autocast fp8(true);
-    y = layer.forward(xv);
-  }
-  y.backward(g);
-  const Matrix dx = from_tensor(xv.grad()), dw = from_tensor(layer.weight.grad());
-  const torch::Tensor db = layer.bias.grad();
+  const test::LinearStep step = test::fp8_linear_step(recipe, x, w, b, g);
+  const torch::Tensor& y = step.y;
+  const Matrix dx = from_tensor(step.dx), dw = from_tensor(step.dw);
+  const torch::Tensor& db = step.db;
 
   auto state = backend->make_state(recipe);
   const Matrix xf = operand(*backend, *state, recipe, Operand::kInput, Gemm::kFprop, x);

@@ -20,9 +20,6 @@ using sim::Overflow;
 
 namespace {
 
-constexpr Format kFormats[] = {Format::E4M3, Format::E5M2};
-constexpr Overflow kModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow::kSatKeepInf};
-
 // Bit patterns to check: a stride through all 2^32, plus 4096 patterns around each adversarial
 // value (both signs), which covers every tie and overflow boundary of both formats.
 std::vector<std::uint32_t> patterns() { return testing::stride_and_adversarial_patterns(97, 2048); }
@@ -31,8 +28,8 @@ std::vector<std::uint32_t> patterns() { return testing::stride_and_adversarial_p
 
 TEST_CASE("host twin of the device RNE casts equals sim::cast_fp32_to_fp8") {
   const std::vector<std::uint32_t> bits = patterns();
-  for (const Format format : kFormats) {
-    for (const Overflow mode : kModes) {
+  for (const Format format : sim::kFp8Formats) {
+    for (const Overflow mode : sim::kOverflowModes) {
       testing::MismatchLog log;
       testing::parallel_for_u64(0, bits.size(), [&](std::uint64_t i) {
         const float y = std::bit_cast<float>(bits[i]);
@@ -50,8 +47,8 @@ TEST_CASE("host twin of the device RNE casts equals sim::cast_fp32_to_fp8") {
 
 TEST_CASE("host twin of the device stochastic casts equals sim::cast_fp32_to_fp8_stochastic") {
   const std::vector<std::uint32_t> bits = patterns();
-  for (const Format format : kFormats) {
-    for (const Overflow mode : kModes) {
+  for (const Format format : sim::kFp8Formats) {
+    for (const Overflow mode : sim::kOverflowModes) {
       testing::MismatchLog log;
       testing::parallel_for_u64(0, bits.size(), [&](std::uint64_t i) {
         const float y = std::bit_cast<float>(bits[i]);
@@ -68,7 +65,7 @@ TEST_CASE("host twin of the device stochastic casts equals sim::cast_fp32_to_fp8
 }
 
 TEST_CASE("host twin of the device decode equals sim::decode_fp8 on all 256 codes") {
-  for (const Format format : kFormats) {
+  for (const Format format : sim::kFp8Formats) {
     for (int code = 0; code < 256; ++code) {
       const float expected = sim::decode_fp8(static_cast<std::uint8_t>(code), format);
       const float actual = gpu::host_twin::decode(static_cast<std::uint8_t>(code), format);

@@ -30,9 +30,6 @@ using sim::Overflow;
 
 namespace {
 
-constexpr Format kFormats[] = {Format::E4M3, Format::E5M2};
-constexpr Overflow kModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow::kSatKeepInf};
-
 std::vector<std::uint32_t> patterns() {
   return testing::stride_and_adversarial_patterns(997, 1024);
 }
@@ -85,8 +82,8 @@ void log_group_differences(testing::MismatchLog& log, const char* what, std::uin
 TEST_CASE("host twin of the quantize kernels' groups equals sim::quantize") {
   const std::vector<std::uint32_t> bits = patterns();
   for (const float scale : {1.0f, 0.75f}) {
-    for (const Format format : kFormats) {
-      for (const Overflow mode : kModes) {
+    for (const Format format : sim::kFp8Formats) {
+      for (const Overflow mode : sim::kOverflowModes) {
         testing::MismatchLog log;
         testing::parallel_for_u64(0, bits.size(), [&](std::uint64_t i) {
           const std::array<float, 4> x = group(bits[i], i);
@@ -110,8 +107,8 @@ TEST_CASE("host twin of the stochastic quantize groups equals sim::quantize_stoc
   const std::vector<std::uint32_t> bits = testing::stride_and_adversarial_patterns(9973, 256);
   constexpr std::uint64_t kSeed = 0x5EED'0000'1234ull, kStream = 9;
   for (const float scale : {1.0f, 0.75f}) {
-    for (const Format format : kFormats) {
-      for (const Overflow mode : kModes) {
+    for (const Format format : sim::kFp8Formats) {
+      for (const Overflow mode : sim::kOverflowModes) {
         testing::MismatchLog log;
         testing::parallel_for_u64(0, bits.size(), [&](std::uint64_t i) {
           const std::array<float, 4> x = group(bits[i], i);
@@ -152,7 +149,7 @@ TEST_CASE("all_rn_in_range of a block (amax, NaN) equals rn_in_range of every sc
                           std::numeric_limits<float>::quiet_NaN(),
                           -1.0f};
   std::uniform_int_distribution<int> exponent(-30, 12);
-  for (const Format format : kFormats) {
+  for (const Format format : sim::kFp8Formats) {
     std::uint64_t mismatches = 0, fast = 0, slow = 0;
     std::string first;
     for (int b = 0; b < 200000; ++b) {

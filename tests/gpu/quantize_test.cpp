@@ -23,8 +23,6 @@ using sim::Overflow;
 
 namespace {
 
-constexpr Format kFormats[] = {Format::E4M3, Format::E5M2};
-constexpr Overflow kModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow::kSatKeepInf};
 // Sizes around the kernel's 16-byte loads (4 fp32 or 8 bf16 values), its warp chunks (512 fp32,
 // 1024 bf16 values) and its grid, 0 and 1 included.
 constexpr std::size_t kSizes[] = {
@@ -159,8 +157,8 @@ void run_sizes(Kind kind, const char* name, bool in_range) {
                                       : std::span<const std::size_t>(kSizes)) {
     const std::vector<float> x = in_range ? in_range_tensor(n, seed + n)
                                           : testing::mixed_tensor(n, seed + n);
-    for (const Format format : kFormats) {
-      for (const Overflow mode : kModes) {
+    for (const Format format : sim::kFp8Formats) {
+      for (const Overflow mode : sim::kOverflowModes) {
         for (const float scale : kScales) {
           // Misaligned offsets only for one scale per size: they test addressing, not numerics.
           const std::size_t offsets = scale == kScales[0] ? std::size(kOffsets) : 1;

@@ -7,11 +7,12 @@
 #include <limits>
 
 #include "sim/cast.hpp"
+#include "tests/sim/float_bits.hpp"
 
 using namespace fp8lab::sim;
+using namespace fp8lab::testing;
 
 namespace {
-constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr Overflow kAllModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow::kSatKeepInf};
 
 std::uint8_t e4m3(float x, Overflow mode = Overflow::kSatFinite) {

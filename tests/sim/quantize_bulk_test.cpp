@@ -15,14 +15,13 @@
 #include <vector>
 
 #include "sim/quantize.hpp"
+#include "tests/sim/float_bits.hpp"
 #include "tests/sim/quantize_targets.hpp"
 
 using namespace fp8lab::sim;
+using namespace fp8lab::testing;
 
 namespace {
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr Format kFormats[] = {Format::E4M3, Format::E5M2};
-constexpr Overflow kModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow::kSatKeepInf};
 // Exact power-of-two scales keep the boundaries of `adversarial_fp32` on the boundaries; the
 // others put x * scale through an inexact multiply, 0 makes ±Inf * 0 = NaN, 2^100 overflows,
 // -0.5 flips signs; ±Inf and NaN scales take the scalar path, which this checks too.
@@ -46,7 +45,7 @@ void push_both_signs(std::vector<float>& v, float x) {
 // max, where overflow starts), the fp32 values adjacent to each, and the special values.
 std::vector<float> adversarial_fp32() {
   std::vector<float> v;
-  for (const Format format : kFormats) {
+  for (const Format format : kFp8Formats) {
     const FormatSpec& f = spec(format);
     for (std::uint32_t code = 0; code <= f.max_finite_code(); ++code) {
       const float value = decode_fp8(static_cast<std::uint8_t>(code), format);
@@ -98,8 +97,8 @@ unsigned input_bits(std::uint16_t x) { return x; }
 
 template <typename T, typename Bulk, typename Reference>
 void check_equal(const std::vector<T>& x, const char* what, Bulk bulk, Reference reference) {
-  for (const Format format : kFormats) {
-    for (const Overflow mode : kModes) {
+  for (const Format format : kFp8Formats) {
+    for (const Overflow mode : kOverflowModes) {
       for (const float scale : kScales) {
         std::vector<std::uint8_t> got(x.size()), want(x.size());
         const QuantizeStats got_stats =

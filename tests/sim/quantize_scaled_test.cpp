@@ -15,13 +15,13 @@
 #include <vector>
 
 #include "sim/quantize_scaled.hpp"
+#include "tests/sim/float_bits.hpp"
 #include "tests/sim/quantize_targets.hpp"
 
 using namespace fp8lab::sim;
+using namespace fp8lab::testing;
 
 namespace {
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // Normal values near FP8's range, with NaN, ±Inf, ±0 and fp32 subnormals mixed in.
 std::vector<float> mixed_input(std::size_t n, std::uint32_t seed) {

@@ -15,8 +15,6 @@
 using namespace fp8lab::sim;
 
 namespace {
-constexpr Format kFormats[] = {Format::E4M3, Format::E5M2};
-constexpr Overflow kModes[] = {Overflow::kSatFinite, Overflow::kNoSat, Overflow::kSatKeepInf};
 
 std::vector<float> random_values(std::size_t n, std::uint32_t seed) {
   std::mt19937 rng(seed);
@@ -34,8 +32,8 @@ std::vector<float> random_values(std::size_t n, std::uint32_t seed) {
 TEST_CASE("quantize_stochastic equals the per-element definition on random data, every mode") {
   const std::vector<float> x = random_values(4099, 3);
   fp8lab::testing::for_each_simd_target([&] {
-    for (const Format format : kFormats) {
-      for (const Overflow mode : kModes) {
+    for (const Format format : kFp8Formats) {
+      for (const Overflow mode : kOverflowModes) {
         std::vector<std::uint8_t> q(x.size());
         const std::uint64_t seed = 0x1234'5678'9ABC'DEF0ull, stream = 77,
                             first = (1ull << 32) - 100;
@@ -189,7 +187,7 @@ TEST_CASE("stochastic cast: below 2^(emin_subnormal - 8) nothing rounds up (docu
   // cast.hpp: with 32 random bits, a value whose significand would be shifted by 32 or more has no
   // random bit left to reach the smallest subnormal. 2^(emin_sub - 8) is the smallest power of two
   // that can still round up (with all random bits set); half of it cannot.
-  for (const Format format : kFormats) {
+  for (const Format format : kFp8Formats) {
     const int emin_sub = spec(format).min_subnormal_exponent();
     const float lowest_that_can = std::ldexp(1.0f, emin_sub - 8);
     INFO(spec(format).name);

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "sim/quantize.hpp"
+#include "tests/sim/float_bits.hpp"
 
 using namespace fp8lab::sim;
+using namespace fp8lab::testing;
 
 namespace {
-constexpr float kInf = std::numeric_limits<float>::infinity();
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 // 448 is E4M3's max; 464 is the tie between 448 (0b0'1111'110, even) and the first value past
 // max, 480 (0b0'1111'111, the NaN code), so RNE keeps 448 and the overflow rule does not apply;

@@ -11,14 +11,13 @@
 
 #include "sim/cast.hpp"
 #include "sim/scaling/block.hpp"
+#include "tests/sim/float_bits.hpp"
 
 using namespace fp8lab::sim;
 using namespace fp8lab::sim::scaling;
+using namespace fp8lab::testing;
 
 namespace {
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-std::uint32_t bits(float v) { return std::bit_cast<std::uint32_t>(v); }
 
 // The block rule written out from te-accelerate.md §5.1 / §5.3 for a finite, non-zero amax and no
 // eps: RN(fp8_max / amax), Inf -> value_for_inf, then the mantissa mask when pow2.

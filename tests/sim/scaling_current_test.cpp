@@ -10,16 +10,13 @@
 #include <vector>
 
 #include "sim/scaling/current.hpp"
+#include "tests/sim/float_bits.hpp"
 
 using namespace fp8lab::sim;
 using namespace fp8lab::sim::scaling;
+using namespace fp8lab::testing;
 
 namespace {
-constexpr float kFltMax = std::numeric_limits<float>::max();
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-std::uint32_t bits(float v) { return std::bit_cast<std::uint32_t>(v); }
-float from_bits(std::uint32_t u) { return std::bit_cast<float>(u); }
 bool same_bits_or_both_nan(float a, float b) {
   return bits(a) == bits(b) || (std::isnan(a) && std::isnan(b));
 }

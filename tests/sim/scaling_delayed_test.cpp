@@ -11,17 +11,13 @@
 #include <vector>
 
 #include "sim/scaling/delayed.hpp"
+#include "tests/sim/float_bits.hpp"
 
 using namespace fp8lab::sim;
 using namespace fp8lab::sim::scaling;
+using namespace fp8lab::testing;
 
 namespace {
-
-constexpr float kFltMax = std::numeric_limits<float>::max();
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-std::uint32_t bits(float v) { return std::bit_cast<std::uint32_t>(v); }
 
 // torch.testing.assert_close defaults for float32: rtol 1.3e-6, atol 1e-5.
 bool close_torch_f32(double actual, double expected) {

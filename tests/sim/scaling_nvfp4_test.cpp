@@ -14,14 +14,15 @@
 #include "sim/scaling/execute.hpp"
 #include "sim/scaling/mx.hpp"
 #include "sim/scaling/nvfp4.hpp"
+#include "tests/sim/float_bits.hpp"
 
 using namespace fp8lab::sim;
 using namespace fp8lab::sim::scaling;
+using namespace fp8lab::testing;
 
 namespace {
 
 constexpr BlockShape kRows{1, 16}, kCols{16, 1}, kTiles{16, 16};
-constexpr float kFltMax = std::numeric_limits<float>::max();
 
 std::vector<float> gaussian(std::size_t n, unsigned seed, float sigma = 1.0f) {
   std::mt19937 rng(seed);

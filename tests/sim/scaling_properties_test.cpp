@@ -18,14 +18,14 @@
 #include "sim/scaling/mx.hpp"
 #include "sim/scaling/rowwise.hpp"
 #include "sim/scaling/stats.hpp"
+#include "tests/sim/float_bits.hpp"
 
 using namespace fp8lab::sim;
 using namespace fp8lab::sim::scaling;
+using namespace fp8lab::testing;
 
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr std::int64_t kRows = 192;
 constexpr std::int64_t kCols = 160;
 

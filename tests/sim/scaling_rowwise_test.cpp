@@ -12,14 +12,13 @@
 #include "sim/cast.hpp"
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/rowwise.hpp"
+#include "tests/sim/float_bits.hpp"
 
 using namespace fp8lab::sim;
 using namespace fp8lab::sim::scaling;
+using namespace fp8lab::testing;
 
-namespace {
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-std::uint32_t bits(float v) { return std::bit_cast<std::uint32_t>(v); }
-}  // namespace
+namespace {}  // namespace
 
 // torchao-mx.md §2.4 (stored tensors X [M,K], W [N,K], dY [M,N]):
 //   output      = input @ W^T : input dim -1 (per row), W^T [K,N] dim 0 (per output channel = per

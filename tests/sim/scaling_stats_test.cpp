@@ -11,12 +11,13 @@
 #include <vector>
 
 #include "sim/scaling/stats.hpp"
+#include "tests/sim/float_bits.hpp"
 
 namespace fp8lab::sim::scaling {
+using namespace fp8lab::testing;
 namespace {
 
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // A [rows, cols] tensor with blocks of block_rows x block_cols; codes and scales are never read
 // by the dynamic range, only the block layout.

@@ -1,0 +1,27 @@
+#include "experiments/cli/shared_options.hpp"
+
+#include "experiments/cli/option_checks.hpp"
+#include "experiments/fp8/cuda_backend.hpp"
+
+namespace fp8lab::experiments::cli {
+
+CLI::Option* add_backend_option(CLI::App& command, std::string& backend) {
+  return command
+      .add_option("--backend", backend,
+                  "sim (CPU reference), cuda (Linears, model and batches on the GPU) or "
+                  "cuda-staged (Linears on the GPU, model on the CPU: bit-identical to sim)")
+      ->capture_default_str();
+}
+
+CLI::Option* add_baseline_precision_option(CLI::App& command, std::string& precision) {
+  return command.add_option("--baseline-precision", precision,
+                            "operands of the baseline's high-precision GEMMs: fp32 or bf16");
+}
+
+CLI::Option* add_threads_option(CLI::App& command, int& threads, const std::string& help) {
+  return command.add_option("--threads", threads, help)
+      ->check(whole_number_between(1, kMaxRunThreads,
+                                   "threads per run; above the core count they share cores"));
+}
+
+}  // namespace fp8lab::experiments::cli

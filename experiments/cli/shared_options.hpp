@@ -1,0 +1,19 @@
+// The options that `fp8lab run` and `fp8lab sweep` both take (a sweep hands them on to each run),
+// declared once so that their words, checks and help cannot differ between the two commands.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace fp8lab::experiments::cli {
+
+// --backend: sim, cuda or cuda-staged (experiments/fp8/cuda_backend.hpp checks the word).
+CLI::Option* add_backend_option(CLI::App& command, std::string& backend);
+// --baseline-precision: fp32 or bf16.
+CLI::Option* add_baseline_precision_option(CLI::App& command, std::string& precision);
+// --threads: 1 to kMaxRunThreads threads of one run's sim GEMMs and quantizers; `help` says
+// what the command does without it.
+CLI::Option* add_threads_option(CLI::App& command, int& threads, const std::string& help);
+
+}  // namespace fp8lab::experiments::cli
