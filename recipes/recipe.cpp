@@ -36,11 +36,12 @@ constexpr NameTable<E8M0Mode, 5> kMxNames{{{E8M0Mode::kTe, "te"},
                                            {E8M0Mode::kRceil, "rceil"}}};
 constexpr NameTable<TorchaoVersion, 2> kTorchaoVersionNames{
     {{TorchaoVersion::kV0_18, "torchao-0.18"}, {TorchaoVersion::kMain, "torchao-main"}}};
-constexpr NameTable<Accumulation, 4> kAccumulationNames{
+constexpr NameTable<Accumulation, 5> kAccumulationNames{
     {{Accumulation::kFp32Seq, "fp32_seq"},
      {Accumulation::kHopperSplitAccumulator, "hopper_split"},
      {Accumulation::kHopperFastAccum, "hopper_fast"},
-     {Accumulation::kExact, "exact"}}};
+     {Accumulation::kExact, "exact"},
+     {Accumulation::kBlackwellBlock, "blackwell_block"}}};
 constexpr NameTable<ElementwisePrecision, 3> kElementwiseNames{
     {{ElementwisePrecision::kHigh, "high"},
      {ElementwisePrecision::kBf16, "bf16"},
@@ -182,7 +183,16 @@ bool uses_torchao_version(const Recipe& r) {
   return uses_torchao_version(r.scaling, r.mx_scale_mode);
 }
 
+bool gemm_model_takes_subbyte(Accumulation a) {
+  return a == Accumulation::kFp32Seq || a == Accumulation::kExact ||
+         a == Accumulation::kBlackwellBlock;
+}
+
 GemmAccumulation default_gemm_accumulation(Scaling s) {
+  if (subbyte_element_format(s)) {
+    return {Accumulation::kBlackwellBlock, Accumulation::kBlackwellBlock,
+            Accumulation::kBlackwellBlock};
+  }
   if (s == Scaling::block) {
     return {Accumulation::kHopperSplitAccumulator, Accumulation::kHopperSplitAccumulator,
             Accumulation::kHopperSplitAccumulator};
@@ -232,7 +242,9 @@ std::string canonical_string(const Recipe& r) {
   const std::string torchao_version =
       uses_torchao_version(r) ? fmt::format(";torchao_version={}", name(r.torchao_version))
       : r.scaling == Scaling::nvfp4
-          ? fmt::format(";nvfp4_mode={};nvfp4_2d={}", name(r.nvfp4_mode), bool_name(r.nvfp4_2d))
+          ? fmt::format(";nvfp4_mode={};nvfp4_2d={}{}{}", name(r.nvfp4_mode), bool_name(r.nvfp4_2d),
+                        r.nvfp4_rht ? ";nvfp4_rht=true" : "",
+                        r.nvfp4_stochastic_rounding ? ";nvfp4_stochastic_rounding=true" : "")
           : "";
   std::string beyond_gemms;
   if (r.norm_affine_precision != ElementwisePrecision::kHigh) {
@@ -285,6 +297,8 @@ std::string describe(const Recipe& r) {
                        r.nvfp4_mode == Nvfp4Mode::kTe ? "TE's kernels"
                                                       : "torchao 0.18's nvfp4_quantize",
                        bool_name(r.nvfp4_2d));
+    out += fmt::format("nvfp4_rht: {}\nnvfp4_stochastic_rounding: {}\n", bool_name(r.nvfp4_rht),
+                       bool_name(r.nvfp4_stochastic_rounding));
   }
   if (uses_torchao_version(r)) {
     out += fmt::format("torchao_version: {} ({}'s to_mx)\n", name(r.torchao_version),
