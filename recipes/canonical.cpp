@@ -124,15 +124,26 @@ Canonical canonicalize(const Recipe& input) {
         fmt::format("mx_scale_mode applies to the MX scalings only, not {}", name(r.scaling)));
   }
   if (r.scaling != Scaling::nvfp4 &&
-      (r.nvfp4_mode != defaults.nvfp4_mode || r.nvfp4_2d != defaults.nvfp4_2d)) {
+      (r.nvfp4_mode != defaults.nvfp4_mode || r.nvfp4_2d != defaults.nvfp4_2d ||
+       r.nvfp4_rht != defaults.nvfp4_rht ||
+       r.nvfp4_stochastic_rounding != defaults.nvfp4_stochastic_rounding)) {
     r.nvfp4_mode = defaults.nvfp4_mode;
     r.nvfp4_2d = defaults.nvfp4_2d;
-    reasons.push_back(
-        fmt::format("nvfp4_mode and nvfp4_2d apply to nvfp4 only, not {}", name(r.scaling)));
+    r.nvfp4_rht = defaults.nvfp4_rht;
+    r.nvfp4_stochastic_rounding = defaults.nvfp4_stochastic_rounding;
+    reasons.push_back(fmt::format(
+        "nvfp4_mode, nvfp4_2d, nvfp4_rht and nvfp4_stochastic_rounding apply to nvfp4 only, not {}",
+        name(r.scaling)));
   }
   if (r.nvfp4_2d && r.nvfp4_mode == Nvfp4Mode::kTorchao) {
     r.nvfp4_2d = false;
     reasons.push_back("nvfp4_2d has no torchao counterpart: nvfp4_mode torchao runs 1 x 16");
+  }
+  if ((r.nvfp4_rht || r.nvfp4_stochastic_rounding) && r.nvfp4_mode == Nvfp4Mode::kTorchao) {
+    r.nvfp4_rht = false;
+    r.nvfp4_stochastic_rounding = false;
+    reasons.push_back(
+        "nvfp4_rht and nvfp4_stochastic_rounding are modelled as TE's NVFP4BlockScaling only");
   }
   if (subbyte_element_format(r.scaling) && r.fp8_format != defaults.fp8_format) {
     r.fp8_format = defaults.fp8_format;

@@ -159,6 +159,8 @@ const std::vector<FieldSpec>& specs() {
                &Recipe::mx_scale_mode);
     fixed_word("nvfp4_mode", accepted_nvfp4_modes(), &parse_nvfp4_mode, &Recipe::nvfp4_mode);
     fixed_flag("nvfp4_2d", &Recipe::nvfp4_2d);
+    fixed_flag("nvfp4_rht", &Recipe::nvfp4_rht);
+    fixed_flag("nvfp4_stochastic_rounding", &Recipe::nvfp4_stochastic_rounding);
     fixed_word("torchao_version", accepted_torchao_versions(), &parse_torchao_version,
                &Recipe::torchao_version);
     fixed_flag("pad_inner_dim", &Recipe::pad_inner_dim);
@@ -301,7 +303,8 @@ void reject_unused(const Draft& d, Scaling scaling) {
          "scaling: mxfp8, mxfp4, mxfp6_e2m3 or mxfp6_e3m2");
   }
   if (scaling != Scaling::nvfp4) {
-    for (std::string_view key : {"nvfp4_mode", "nvfp4_2d"}) {
+    for (std::string_view key :
+         {"nvfp4_mode", "nvfp4_2d", "nvfp4_rht", "nvfp4_stochastic_rounding"}) {
       fail(key, fmt::format("applies to scaling nvfp4 only, not '{}'; value", name(scaling)),
            "scaling: nvfp4");
     }
@@ -309,6 +312,37 @@ void reject_unused(const Draft& d, Scaling scaling) {
   if (d.fixed.nvfp4_2d && d.fixed.nvfp4_mode == Nvfp4Mode::kTorchao) {
     fail("nvfp4_2d", "has no torchao counterpart (torchao's NVFP4 has 1 x 16 blocks only); value",
          "nvfp4_2d: false with nvfp4_mode: torchao, or nvfp4_mode: te");
+  }
+  for (const auto& [key, value] :
+       {std::pair{"gemm.fprop", d.fprop}, std::pair{"gemm.dgrad", d.dgrad},
+        std::pair{"gemm.wgrad", d.wgrad}}) {
+    if (!value) continue;
+    if (subbyte_element_format(scaling) && !gemm_model_takes_subbyte(*value)) {
+      fail(key,
+           fmt::format("models Hopper's FP8 MMA, which has no FP4/FP6 operands (scaling '{}'); "
+                       "value",
+                       name(scaling)),
+           "blackwell_block (the default), fp32_seq or exact");
+    }
+    if (*value == Accumulation::kBlackwellBlock && !is_mx(scaling) && scaling != Scaling::nvfp4) {
+      fail(key,
+           fmt::format("is Blackwell's block-scaled MMA, which reads MX or NVFP4 blocks only, not "
+                       "scaling '{}'; value",
+                       name(scaling)),
+           "fp32_seq, hopper_split, hopper_fast or exact");
+    }
+  }
+  if (d.fixed.nvfp4_rht && d.fixed.nvfp4_mode == Nvfp4Mode::kTorchao) {
+    fail("nvfp4_rht",
+         "is modelled as TE's NVFP4BlockScaling only (TE's fixed sign vector; torchao's "
+         "NVFP4Linear draws its own per layer); value",
+         "nvfp4_rht: false with nvfp4_mode: torchao, or nvfp4_mode: te");
+  }
+  if (d.fixed.nvfp4_stochastic_rounding && d.fixed.nvfp4_mode == Nvfp4Mode::kTorchao) {
+    fail("nvfp4_stochastic_rounding",
+         "is modelled as TE's NVFP4BlockScaling only (torchao's nvfp4_quantize rounds to nearest); "
+         "value",
+         "nvfp4_stochastic_rounding: false with nvfp4_mode: torchao, or nvfp4_mode: te");
   }
   if (const auto element = subbyte_element_format(scaling)) {
     fail("fp8_format",

@@ -86,6 +86,12 @@ sc::QuantizePlan plan(const Recipe& recipe, sc::Operand operand, sc::Gemm gemm) 
       p.pow2 = false;
       p.block = sc::nvfp4_block_shape(gemm, operand, recipe.nvfp4_2d);
       p.nvfp4_mode = recipe.nvfp4_mode;
+      // TE's NVFP4BlockScaling QParams (pytorch/quantization.py; fp4-formats.md §4): the RHT on
+      // the columnwise copies of the input and the gradient, i.e. the wgrad GEMM's operands, whose
+      // K is the token dimension; stochastic rounding on both copies of the gradient.
+      p.rht = recipe.nvfp4_rht && gemm == sc::Gemm::kWgrad && operand != sc::Operand::kWeight;
+      p.stochastic_rounding = recipe.nvfp4_stochastic_rounding &&
+                              operand == sc::Operand::kGradOutput;
       return p;
   }
   throw std::invalid_argument("recipes::plan: unknown scaling " +

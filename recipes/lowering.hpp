@@ -29,7 +29,9 @@ namespace fp8lab::recipes {
 //   mxfp4, mxfp6_e2m3,  kMx                  as mxfp8                        as mxfp8, format
 //   mxfp6_e3m2                                                               E2M1/E2M3/E3M2
 //   nvfp4               kNvfp4               nvfp4_block_shape: 1x16 / 16x1, nvfp4_mode, E2M1
-//                                            weight 16x16 with nvfp4_2d
+//                                            weight 16x16 with nvfp4_2d; rht on wgrad's input
+//                                            and grad_output with nvfp4_rht; stochastic_rounding
+//                                            on grad_output with nvfp4_stochastic_rounding
 // The format is the forward one of fp8_format for input and weight, the backward one for
 // grad_output (HYBRID: E4M3 / E5M2); the sub-byte scalings use their element format for every
 // operand (subbyte_element_format). override_linear_precision is not applied here

@@ -29,11 +29,12 @@ constexpr NameTable<Scaling, 11> kScalingNames{{{Scaling::delayed, "delayed"},
                                                 {Scaling::mxfp6_e2m3, "mxfp6_e2m3"},
                                                 {Scaling::mxfp6_e3m2, "mxfp6_e3m2"},
                                                 {Scaling::nvfp4, "nvfp4"}}};
-constexpr NameTable<Accumulation, 4> kAccumulationWords{
+constexpr NameTable<Accumulation, 5> kAccumulationWords{
     {{Accumulation::kFp32Seq, "fp32_seq"},
      {Accumulation::kHopperSplitAccumulator, "hopper_split"},
      {Accumulation::kHopperFastAccum, "hopper_fast"},
-     {Accumulation::kExact, "exact"}}};
+     {Accumulation::kExact, "exact"},
+     {Accumulation::kBlackwellBlock, "blackwell_block"}}};
 
 std::string_view bool_name(bool b) { return b ? "true" : "false"; }
 
@@ -149,7 +150,16 @@ bool uses_torchao_version(const Recipe& r) {
   return uses_torchao_version(r.scaling, r.mx_scale_mode);
 }
 
+bool gemm_model_takes_subbyte(Accumulation a) {
+  return a == Accumulation::kFp32Seq || a == Accumulation::kExact ||
+         a == Accumulation::kBlackwellBlock;
+}
+
 GemmAccumulation default_gemm_accumulation(Scaling s) {
+  if (subbyte_element_format(s)) {
+    return {Accumulation::kBlackwellBlock, Accumulation::kBlackwellBlock,
+            Accumulation::kBlackwellBlock};
+  }
   if (s == Scaling::block) {
     return {Accumulation::kHopperSplitAccumulator, Accumulation::kHopperSplitAccumulator,
             Accumulation::kHopperSplitAccumulator};
@@ -199,7 +209,9 @@ std::string canonical_string(const Recipe& r) {
   const std::string torchao_version =
       uses_torchao_version(r) ? fmt::format(";torchao_version={}", name(r.torchao_version))
       : r.scaling == Scaling::nvfp4
-          ? fmt::format(";nvfp4_mode={};nvfp4_2d={}", name(r.nvfp4_mode), bool_name(r.nvfp4_2d))
+          ? fmt::format(";nvfp4_mode={};nvfp4_2d={}{}{}", name(r.nvfp4_mode), bool_name(r.nvfp4_2d),
+                        r.nvfp4_rht ? ";nvfp4_rht=true" : "",
+                        r.nvfp4_stochastic_rounding ? ";nvfp4_stochastic_rounding=true" : "")
           : "";
   std::string beyond_gemms;
   if (r.norm_affine_precision != ElementwisePrecision::kHigh) {
@@ -252,6 +264,8 @@ std::string describe(const Recipe& r) {
                        r.nvfp4_mode == Nvfp4Mode::kTe ? "TE's kernels"
                                                       : "torchao 0.18's nvfp4_quantize",
                        bool_name(r.nvfp4_2d));
+    out += fmt::format("nvfp4_rht: {}\nnvfp4_stochastic_rounding: {}\n", bool_name(r.nvfp4_rht),
+                       bool_name(r.nvfp4_stochastic_rounding));
   }
   if (uses_torchao_version(r)) {
     out += fmt::format("torchao_version: {} ({}'s to_mx)\n", name(r.torchao_version),

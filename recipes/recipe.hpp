@@ -139,6 +139,12 @@ struct Recipe {
   // NVFP4BlockScaling does by default; torchao has no 2-D mode, so te only).
   Nvfp4Mode nvfp4_mode = Nvfp4Mode::kTe;
   bool nvfp4_2d = false;
+  // nvfp4 with te only, the rest of TE's NVFP4BlockScaling (fp4-formats.md §4; TE's defaults
+  // are on: disable_rht and disable_stochastic_rounding False): the 16-point RHT on the wgrad
+  // GEMM's operands, and stochastic rounding of grad_output's copies. Off by default, like
+  // nvfp4_2d, so that `scaling: nvfp4` alone is the plain quantizer.
+  bool nvfp4_rht = false;
+  bool nvfp4_stochastic_rounding = false;
   // torchao scalings only (AORecipeKwargs; accelerate's defaults are true, torchao-mx.md §1.1).
   bool pad_inner_dim = true;
   bool enable_fsdp_float8_all_gather = true;
@@ -195,7 +201,12 @@ bool uses_torchao_version(Scaling, E8M0Mode);
 bool uses_torchao_version(const Recipe&);
 // te-accelerate.md §6 (TE) and torchao-mx.md §1.2 (use_fast_accum T/F/F): block scaling enforces
 // split accumulation everywhere; every other recipe uses fast accumulation for fprop only.
+// The sub-byte scalings (mxfp4, mxfp6_*, nvfp4) default to blackwell_block everywhere, the
+// block-scaled MMA that runs them (sim/gemm/block_scaled.hpp).
 GemmAccumulation default_gemm_accumulation(Scaling);
+// Whether a GEMM model reads FP4/FP6 operands: fp32_seq, exact and blackwell_block do; the two
+// Hopper models do not (Hopper has no FP4/FP6 MMA).
+bool gemm_model_takes_subbyte(Accumulation);
 // TE/accelerate: HYBRID; torchao rowwise recipes: E4M3 everywhere; TE block scaling: E4M3.
 Fp8Format default_fp8_format(Scaling);
 // torchao rowwise recipes and TE block scaling default to power-of-2 scales.
@@ -212,7 +223,8 @@ KeepHighPrecision canonical_keep_high_precision(KeepHighPrecision);
 // torchao_version is written (after mx_scale_mode) only where uses_torchao_version;
 // norm_affine_precision / activation_precision (at the end) only when not high, then
 // keep_high_precision only when not empty, then autoswitch only when enabled; nvfp4_mode and
-// nvfp4_2d (after torchao_version's place) only for scaling nvfp4.
+// nvfp4_2d (after torchao_version's place) only for scaling nvfp4, then nvfp4_rht and
+// nvfp4_stochastic_rounding, each only when true.
 std::string canonical_string(const Recipe&);
 // 16 hex digits: FNV-1a 64 of text (fixed constants, so no id or hash the project stores ever
 // depends on the standard library's std::hash). Run ids, sweep run keys and sweep.json's

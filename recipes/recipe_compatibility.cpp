@@ -162,13 +162,16 @@ Compatibility compatibility_of_gemms(const Recipe& r) {
     if (r.scaling == Scaling::nvfp4) {
       c.runner = te ? "Transformer Engine" : "torchao";
       c.te_recipe_class =
-          te ? fmt::format("NVFP4BlockScaling(disable_rht=True, disable_stochastic_rounding=True, "
+          te ? fmt::format("NVFP4BlockScaling(disable_rht={}, disable_stochastic_rounding={}, "
                            "disable_2d_quantization={})",
+                           r.nvfp4_rht ? "False" : "True",
+                           r.nvfp4_stochastic_rounding ? "False" : "True",
                            r.nvfp4_2d ? "False" : "True")
              : "NVFP4Tensor.to_nvfp4(per_tensor_scale=per_tensor_amax_to_scale(amax))";
       c.quirks.push_back({"nvfp4_mode", std::string(name(r.nvfp4_mode)), "",
                           te ? "TE's kernels' scale chain (S_enc = 2688/amax, no lower clamp on "
-                               "E4M3 block scales); RHT and stochastic rounding are not modelled"
+                               "E4M3 block scales); the RHT is TE's bit for bit, stochastic "
+                               "rounding TE's rule with fp8lab's own Philox stream"
                              : "torchao 0.18's nvfp4_quantize (block scales floored at 2^-6)",
                           "fp4-formats.md §3"});
     } else {
@@ -177,10 +180,9 @@ Compatibility compatibility_of_gemms(const Recipe& r) {
                                       sim::spec(*element).name,
                                       te ? "(TE's MXFP8 rule)" : name(r.mx_scale_mode));
     }
-    c.runnable = false;
     c.quirks.push_back({"scaling", std::string(name(r.scaling)), "",
-                        "fp8lab quantizes it (sim, torch.ops.fp8lab, explain) but does not train "
-                        "it yet: no block-scaled FP4/FP6 GEMM in the training path",
+                        "trains on the sim backend only (no FP4/FP6 kernels in gpu/ yet); GEMMs "
+                        "in Blackwell's block-scaled model by default",
                         "docs/fp4.md"});
     return c;
   }

@@ -106,6 +106,12 @@ std::uint8_t cast_fp32_to_subbyte(float x, Format format, SubbyteSpecials specia
 // A byte with bits above the format's width set is not a code of it: NaN (no code decodes to NaN).
 float decode_subbyte(std::uint8_t code, Format format);
 
+// The value of a code of any element format: decode_subbyte for E2M1 / E2M3 / E3M2, else
+// decode_fp8.
+inline float decode_element(std::uint8_t code, Format format) {
+  return is_subbyte(format) ? decode_subbyte(code, format) : decode_fp8(code, format);
+}
+
 // E8M0 (UE8M0) encode of a scale, CUDA __nv_cvt_float_to_e8m0(x, __NV_SATFINITE, rounding)
 // semantics (cuda_fp8.hpp host path): kUp = cudaRoundPosInf, kDown = cudaRoundZero. E8M0 has no
 // sign, so both work on |x| (a negative x encodes like -x). With e = the fp32 exponent field of x:

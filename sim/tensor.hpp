@@ -44,6 +44,9 @@ struct QuantizedTensor {
   // shape as scale_inv), and the per-tensor fp32 scale {amax, encode scale, decode scale}.
   std::vector<std::uint8_t> scale_e4m3;
   std::vector<float> global_scale;
+  // NVFP4 with the RHT (sim/scaling/plan.hpp `rht`): the codes are of RHT(x) (sim/rht.hpp, TE's
+  // sign vector, chunks of 16 down the rows), not of x; statistics compare them with RHT(x).
+  bool rht = false;
 
   // Valid once check_shape() passed (block sizes >= 1).
   std::int64_t scale_rows() const { return ceil_div(rows, block_rows); }

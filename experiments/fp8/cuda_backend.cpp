@@ -466,6 +466,12 @@ CudaBackend::CudaBackend() {
 CudaBackend::~CudaBackend() = default;
 
 std::unique_ptr<LinearScalingState> CudaBackend::make_state(const recipes::Recipe& recipe) const {
+  // docs/fp4.md: gpu/ has no NVFP4/MXFP4/MXFP6 quantizer nor block-scaled GEMM kernel yet.
+  if (recipes::subbyte_element_format(recipe.scaling)) {
+    throw std::invalid_argument(
+        "CudaBackend: scaling " + std::string(recipes::name(recipe.scaling)) +
+        " trains on the sim backend only (no FP4/FP6 kernels in gpu/ yet); use --backend sim");
+  }
   return std::make_unique<CudaLinearState>(recipe);
 }
 

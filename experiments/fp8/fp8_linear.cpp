@@ -27,17 +27,7 @@ Fp8LinearImpl::Fp8LinearImpl(torch::Tensor weight_tensor, torch::Tensor bias_ten
       fp8_gemms_{recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kFprop),
                  recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kDgrad),
                  recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kWgrad)},
-      state_(backend_->make_state(recipe_)) {
-  // docs/fp4.md: the sub-byte scalings quantize (sim, the ops, explain), but no GEMM model here
-  // reads E2M1/E2M3/E3M2 operands with their block scales yet.
-  if (recipes::subbyte_element_format(recipe_.scaling)) {
-    throw std::invalid_argument(
-        "fp8lab::Fp8Linear: scaling " + std::string(recipes::name(recipe_.scaling)) +
-        " cannot train yet: the block-scaled FP4/FP6 GEMM is not wired into the training path; "
-        "accepted for training: delayed, current, tensorwise, rowwise, rowwise_with_gw_hp, block, "
-        "mxfp8");
-  }
-}
+      state_(backend_->make_state(recipe_)) {}
 
 void Fp8LinearImpl::pretty_print(std::ostream& stream) const {
   stream << "fp8lab::Fp8Linear(in_features=" << in_features() << ", out_features=" << out_features()

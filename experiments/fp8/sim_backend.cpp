@@ -16,11 +16,18 @@ namespace sc = sim::scaling;
 
 class SimLinearState final : public LinearScalingState {
  public:
-  explicit SimLinearState(const recipes::Recipe& r) : recipe(r) {
+  SimLinearState(const recipes::Recipe& r, std::uint64_t ordinal)
+      : recipe(r), stochastic_seed(ordinal) {
     if (const auto config = recipes::delayed_scaling(r)) delayed.emplace(*config);
   }
   recipes::Recipe recipe;
   std::optional<sc::DelayedScalingLinear> delayed;
+  // Stochastic rounding's Philox stream (sim/scaling/nvfp4.hpp): the seed is the Linear's ordinal
+  // among the states this backend made (the model's Linears in conversion order), the stream
+  // counts this Linear's stochastically rounded quantizations, so a run's draws are a pure
+  // function of its model and step count, and no two tensors share a stream.
+  std::uint64_t stochastic_seed = 0;
+  std::uint64_t stochastic_calls = 0;
 };
 
 SimLinearState& sim_state(LinearScalingState& state) {
@@ -60,7 +67,7 @@ SimBackend::SimBackend(SimBackendOptions options) : options_(options) {
 }
 
 std::unique_ptr<LinearScalingState> SimBackend::make_state(const recipes::Recipe& recipe) const {
-  return std::make_unique<SimLinearState>(recipe);
+  return std::make_unique<SimLinearState>(recipe, states_made_.fetch_add(1));
 }
 
 sc::QuantizeResult SimBackend::quantize(LinearScalingState& state, Operand tensor, Gemm role,
@@ -81,6 +88,10 @@ sc::QuantizeResult SimBackend::quantize(LinearScalingState& state, Operand tenso
     throw std::invalid_argument("SimBackend: " + std::string(recipes::name(s.recipe.scaling)) +
                                 " runs the " + std::string(experiments::name(role)) +
                                 " GEMM in high precision; its operands are not quantized");
+  }
+  if (plan.stochastic_rounding) {
+    const sc::StochasticStream stream{s.stochastic_seed, s.stochastic_calls++};
+    return sc::quantize(plan, x.data, x.rows, x.cols, threads, &stream);
   }
   return sc::quantize(plan, x.data, x.rows, x.cols, threads);
 }

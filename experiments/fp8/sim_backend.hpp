@@ -11,6 +11,9 @@
 // (run_independent).
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+
 #include "experiments/fp8/backend.hpp"
 #include "sim/scaling/delayed.hpp"
 
@@ -37,6 +40,7 @@ class SimBackend final : public LinearBackend {
 
  private:
   SimBackendOptions options_;
+  mutable std::atomic<std::uint64_t> states_made_{0};  // the next state's ordinal
 };
 
 // Throws std::invalid_argument naming the backend and the matrix unless size == rows * cols.

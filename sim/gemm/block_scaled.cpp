@@ -63,10 +63,6 @@ bool is_element_format(Format f) {
          f == Format::E2M1;
 }
 
-float decode_element(std::uint8_t code, Format format) {
-  return is_subbyte(format) ? decode_subbyte(code, format) : decode_fp8(code, format);
-}
-
 // The 256 codes of an element format as terms; codes outside a sub-byte format are not codes.
 std::array<Term, 256> element_table(Format format) {
   std::array<Term, 256> table{};

@@ -28,7 +28,7 @@ std::array<Fp8Parts, 256> parts_table(Format format) {
   const FormatSpec& f = spec(format);
   std::array<Fp8Parts, 256> table{};
   for (std::uint32_t code = 0; code < 256; ++code) {
-    if (!std::isfinite(decode_fp8(static_cast<std::uint8_t>(code), format))) {
+    if (!std::isfinite(decode_element(static_cast<std::uint8_t>(code), format))) {
       table[code].special = true;
       continue;
     }
@@ -69,8 +69,8 @@ std::vector<double> gemm_exact(const GemmOperand& a, const GemmOperand& b,
   const OperandView bv{b.tensor, b.k_dim == ReduceDim::kCols};
   const auto a_parts = parts_table(a.tensor.format);
   const auto b_parts = parts_table(b.tensor.format);
-  const auto a_values = [&](std::uint8_t c) { return decode_fp8(c, a.tensor.format); };
-  const auto b_values = [&](std::uint8_t c) { return decode_fp8(c, b.tensor.format); };
+  const auto a_values = [&](std::uint8_t c) { return decode_element(c, a.tensor.format); };
+  const auto b_values = [&](std::uint8_t c) { return decode_element(c, b.tensor.format); };
   const std::size_t blocks = starts.size() - 1;
 
   std::vector<double> out(static_cast<std::size_t>(shape.m * shape.n));

@@ -35,6 +35,13 @@ void gemm_into(const GemmOperand& a, const GemmOperand& b, const GemmOptions& op
     }
     case Accumulation::kHopperSplitAccumulator:
     case Accumulation::kHopperFastAccum: {
+      if (is_subbyte(a.tensor.format) || is_subbyte(b.tensor.format)) {
+        throw std::invalid_argument(
+            std::string("gemm: accumulation ") + to_string(options.accumulation) +
+            " models Hopper's FP8 MMA, which takes no FP4/FP6 operands (" +
+            spec(a.tensor.format).name + " x " + spec(b.tensor.format).name +
+            "); accepted for them: fp32_seq, exact, blackwell_block");
+      }
       const bool split = options.accumulation == Accumulation::kHopperSplitAccumulator;
       // The round-toward-zero kernel where the CPU has it and no operand holds NaN or Inf.
       const bool rz = gemm_detail::hopper_rz_available() &&
@@ -61,10 +68,11 @@ void gemm_into(const GemmOperand& a, const GemmOperand& b, const GemmOptions& op
       break;
     }
     case Accumulation::kBlackwellBlock:
-      // Its operands carry raw scale bytes, which a QuantizedTensor does not hold for NVFP4.
-      throw std::invalid_argument(
-          "gemm: accumulation blackwell_block takes block-scaled operands with raw scale bytes: "
-          "call sim::block_scaled_gemm (sim/gemm/block_scaled.hpp)");
+      if (options.pad_inner_dim) {
+        throw std::invalid_argument("gemm: accumulation blackwell_block takes no pad_inner_dim");
+      }
+      gemm_detail::block_scaled_quantized_gemm(a, b, options, out);
+      break;
   }
 }
 

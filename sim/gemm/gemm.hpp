@@ -89,9 +89,12 @@ enum class ReduceDim : std::uint8_t { kCols, kRows };
 
 // Accumulation (the models above) is described in sim/settings.hpp.
 // Parses "fp32_seq", "hopper_split_accumulator", "hopper_fast_accum", "exact",
-// "blackwell_block"; anything else throws std::invalid_argument listing these. gemm() refuses
-// blackwell_block (std::invalid_argument): that model is sim::block_scaled_gemm
-// (sim/gemm/block_scaled.hpp), whose operands carry raw UE8M0 / UE4M3 scale bytes.
+// "blackwell_block"; anything else throws std::invalid_argument listing these. gemm() runs
+// blackwell_block through sim::block_scaled_gemm (sim/gemm/block_scaled.hpp) on MX and NVFP4
+// tensors (their raw UE8M0 / UE4M3 scale bytes, laid out K-contiguous; NVFP4's per-tensor decode
+// scales then multiply the result as alpha = RN(S_dec_A * S_dec_B), before the epilogue below)
+// and refuses other operands. FP4/FP6 operands (E2M1, E2M3, E3M2) take fp32_seq, exact and
+// blackwell_block; the Hopper models refuse them (Hopper has no FP4/FP6 MMA).
 Accumulation parse_accumulation(std::string_view name);
 
 enum class GemmOutputType : std::uint8_t { kFp32, kBf16 };

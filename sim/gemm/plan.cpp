@@ -21,8 +21,9 @@ std::string operand_name(char which) { return std::string("GEMM operand ") + whi
 
 void check_tensor(const QuantizedTensor& t, char which) {
   const std::string name = operand_name(which);
-  if (!is_fp8(t.format)) {
-    throw std::invalid_argument(name + ": format must be e4m3 or e5m2, got " + spec(t.format).name);
+  if (!is_fp8(t.format) && !is_subbyte(t.format)) {
+    throw std::invalid_argument(name + ": format must be e4m3, e5m2, e2m1, e2m3 or e3m2, got " +
+                                spec(t.format).name);
   }
   t.check_shape(name.c_str());
 }
@@ -75,7 +76,7 @@ std::array<float, 256> exponent_power_table(Format format) {
   const FormatSpec& f = spec(format);
   std::array<float, 256> table{};
   for (std::uint32_t code = 0; code < 256; ++code) {
-    const float value = decode_fp8(static_cast<std::uint8_t>(code), format);
+    const float value = decode_element(static_cast<std::uint8_t>(code), format);
     if (value == 0.0f || !std::isfinite(value)) continue;
     const int field = static_cast<int>((code & ~f.sign_mask() & 0xFFu) >> f.mantissa_bits);
     table[code] = std::ldexp(1.0f, std::max(field, 1) - f.bias);
@@ -86,7 +87,7 @@ std::array<float, 256> exponent_power_table(Format format) {
 std::array<float, 256> value_table(Format format) {
   std::array<float, 256> table{};
   for (std::uint32_t code = 0; code < 256; ++code) {
-    table[code] = decode_fp8(static_cast<std::uint8_t>(code), format);
+    table[code] = decode_element(static_cast<std::uint8_t>(code), format);
   }
   return table;
 }
@@ -159,11 +160,18 @@ const CodeTables& code_tables(Format format) {
     return CodeTables{value_table(f), exponent_power_table(f), rz_code_table(f)};
   };
   static const CodeTables e4m3 = build(Format::E4M3), e5m2 = build(Format::E5M2);
-  if (format != Format::E4M3 && format != Format::E5M2) {
-    throw std::invalid_argument(std::string("GEMM code tables: not an FP8 format: ") +
-                                spec(format).name);
+  static const CodeTables e2m1 = build(Format::E2M1), e2m3 = build(Format::E2M3),
+                          e3m2 = build(Format::E3M2);
+  switch (format) {
+    case Format::E4M3: return e4m3;
+    case Format::E5M2: return e5m2;
+    case Format::E2M1: return e2m1;
+    case Format::E2M3: return e2m3;
+    case Format::E3M2: return e3m2;
+    default: break;
   }
-  return format == Format::E4M3 ? e4m3 : e5m2;
+  throw std::invalid_argument(std::string("GEMM code tables: not an element format: ") +
+                              spec(format).name);
 }
 
 // Calls f(w, o, kk) for every valid output o = panel * width + w of the panel and kk < k, k outer:

@@ -206,6 +206,11 @@ void check_output(const GemmShape& shape, std::span<const float> bias, std::size
 // 0x7FFFFFFF, bf16 RN when asked, for count values; out may be total.
 void finish_values(const float* total, const float* bias, GemmOutputType output, std::int64_t count,
                    float* out);
+// gemm_into's kBlackwellBlock: MX or NVFP4 QuantizedTensors through block_scaled_gemm
+// (block_scaled_quantized.cpp), NVFP4's per-tensor scales as alpha, then finish_output.
+void block_scaled_quantized_gemm(const GemmOperand& a, const GemmOperand& b,
+                                 const GemmOptions& options, std::span<float> out);
+
 // The same over a whole C (total, [M, N], in place), with the bias per column.
 void finish_output(std::span<float> total, std::int64_t n, std::span<const float> bias,
                    GemmOutputType output, int threads);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/parallel.hpp"
+#include "sim/rht.hpp"
 #include "sim/scaling/block.hpp"
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/mx.hpp"
@@ -20,7 +21,8 @@ namespace {
 // The plan's quantizer; per-tensor kinds on `threads` (current.hpp), the others on the calling
 // thread.
 QuantizeResult run_plan(const QuantizePlan& p, std::span<const float> x, std::int64_t rows,
-                        std::int64_t cols, int threads) {
+                        std::int64_t cols, int threads,
+                        const StochasticStream* stochastic = nullptr) {
   switch (p.kind) {
     case QuantizeKind::kCurrentTe:
       return quantize_current_te(x, rows, cols, p.format, p.pow2, /*eps=*/0.0f, {}, threads);
@@ -39,7 +41,20 @@ QuantizeResult run_plan(const QuantizePlan& p, std::span<const float> x, std::in
         return quantize_mx_2d(x, rows, cols, p.format, p.mx_mode, p.torchao);
       }
       return quantize_mx(x, rows, cols, p.axis, p.format, p.mx_mode, p.torchao);
-    case QuantizeKind::kNvfp4: return quantize_nvfp4(x, rows, cols, p.block, p.nvfp4_mode);
+    case QuantizeKind::kNvfp4: {
+      if (p.stochastic_rounding && stochastic == nullptr) {
+        throw std::invalid_argument(
+            "sim::scaling::quantize: an nvfp4 plan with stochastic_rounding needs a Philox stream");
+      }
+      const StochasticStream* sr = p.stochastic_rounding ? stochastic : nullptr;
+      if (!p.rht) return quantize_nvfp4(x, rows, cols, p.block, p.nvfp4_mode, sr);
+      check_tensor_arguments("sim::scaling::quantize (rht)", x.size(), rows, cols, p.format, true);
+      std::vector<float> transformed(x.size());
+      random_hadamard_transform_bf16(x, rows, cols, RhtAxis::kRows, kTeRhtSignMask, transformed);
+      QuantizeResult result = quantize_nvfp4(transformed, rows, cols, p.block, p.nvfp4_mode, sr);
+      result.tensor.rht = true;
+      return result;
+    }
     case QuantizeKind::kDelayed:
     case QuantizeKind::kHighPrecision: break;
   }
@@ -67,6 +82,12 @@ void append_band(QuantizeResult& whole, const QuantizeResult& part) {
 QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std::int64_t rows,
                         std::int64_t cols) {
   return run_plan(plan, x, rows, cols, 1);
+}
+
+QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std::int64_t rows,
+                        std::int64_t cols, int threads, const StochasticStream* stochastic) {
+  if (plan.kind == QuantizeKind::kNvfp4) return run_plan(plan, x, rows, cols, 1, stochastic);
+  return quantize(plan, x, rows, cols, threads);
 }
 
 QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std::int64_t rows,

@@ -6,7 +6,10 @@
 //   kBlockTe            quantize_block_te in plan.block (fp32 input, amax_epsilon 0)
 //   kMx                 quantize_mx along plan.axis, or quantize_mx_2d for 32 x 32 blocks
 //   kNvfp4              quantize_nvfp4 in plan.block with plan.nvfp4_mode (on the calling thread:
-//                       its per-tensor scale needs the whole tensor)
+//                       its per-tensor scale needs the whole tensor); with plan.rht, of
+//                       random_hadamard_transform_bf16(x, RhtAxis::kRows, TE's sign vector), whose
+//                       tensor (and amax) the result then describes; with
+//                       plan.stochastic_rounding, rounded stochastically with the caller's stream
 // gpu::scaling::quantize(plan, ...) must equal it.
 #pragma once
 
@@ -14,6 +17,7 @@
 #include <span>
 
 #include "sim/scaling/common.hpp"
+#include "sim/scaling/nvfp4.hpp"
 #include "sim/scaling/plan.hpp"
 
 namespace fp8lab::sim::scaling {
@@ -32,5 +36,10 @@ QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std:
 // scale per whole column) runs on the calling thread. No bit depends on `threads` (>= 1).
 QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std::int64_t rows,
                         std::int64_t cols, int threads);
+
+// The same, with the Philox stream a plan with stochastic_rounding draws from (nullptr for any
+// other plan). A stochastic_rounding plan without a stream throws std::invalid_argument.
+QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std::int64_t rows,
+                        std::int64_t cols, int threads, const StochasticStream* stochastic);
 
 }  // namespace fp8lab::sim::scaling

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/cast.hpp"
+#include "sim/fp4_stochastic.hpp"
 #include "sim/scaling/blocked.hpp"
 #include "sim/scaling/subbyte_specials.hpp"
 
@@ -44,6 +45,27 @@ bool is_nvfp4_block(BlockShape b) {
          b == BlockShape{kNvfp4BlockSize, kNvfp4BlockSize};
 }
 
+// Replaces the RN codes of `result` (made from x) by stochastically rounded ones under the same
+// block multipliers (QuantizedTensor::scale), and recounts the underflows.
+void round_stochastically(std::span<const float> x, const StochasticStream& stream,
+                          QuantizeResult& result) {
+  QuantizedTensor& t = result.tensor;
+  const std::int64_t scale_cols = t.scale_cols();
+  std::size_t underflowed = 0;
+  for (std::int64_t r = 0; r < t.rows; ++r) {
+    const float* scale_row = t.scale.data() + (r / t.block_rows) * scale_cols;
+    for (std::int64_t c = 0; c < t.cols; ++c) {
+      const auto i = static_cast<std::size_t>(r * t.cols + c);
+      const float y = x[i] * scale_row[c / t.block_cols];
+      const std::uint8_t code = e2m1_stochastic_code(
+          y, e2m1_stochastic_byte(stream.seed, stream.stream, static_cast<std::uint64_t>(i)));
+      t.data[i] = code;
+      if (x[i] != 0.0f && !std::isnan(y) && (code & 0x7u) == 0) ++underflowed;
+    }
+  }
+  result.stats.underflowed = underflowed;
+}
+
 }  // namespace
 
 Nvfp4Global nvfp4_global_scale(float amax, Nvfp4Mode mode) {
@@ -77,13 +99,19 @@ float nvfp4_block_multiplier(std::uint8_t scale_e4m3, const Nvfp4Global& global,
 }
 
 QuantizeResult quantize_nvfp4(std::span<const float> x, std::int64_t rows, std::int64_t cols,
-                              BlockShape block, Nvfp4Mode mode) {
+                              BlockShape block, Nvfp4Mode mode,
+                              const StochasticStream* stochastic) {
   if (!is_nvfp4_block(block)) {
     throw std::invalid_argument("quantize_nvfp4: block = " + std::to_string(block.rows) + " x " +
                                 std::to_string(block.cols) + "; accepted: 1 x 16, 16 x 1, 16 x 16");
   }
   check_tensor_arguments("quantize_nvfp4", x.size(), rows, cols, Format::E2M1, true);
   const bool te = mode == Nvfp4Mode::kTe;
+  if (stochastic != nullptr && !te) {
+    throw std::invalid_argument(
+        "quantize_nvfp4: stochastic rounding is modelled for mode te (TE's NVFP4BlockScaling) "
+        "only; torchao's nvfp4_quantize rounds to nearest");
+  }
   const Nvfp4Global global = nvfp4_global_scale(te ? amax(x) : amax_nan_propagating(x), mode);
   constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
   // The walk stores one byte per block in its E8M0 slot; here that byte is the E4M3 scale.
@@ -102,6 +130,7 @@ QuantizeResult quantize_nvfp4(std::span<const float> x, std::int64_t rows, std::
   t.scale_e4m3 = std::move(t.scale_e8m0);
   t.scale_e8m0.clear();
   t.global_scale = {global.amax, global.encode, global.decode};
+  if (stochastic != nullptr) round_stochastically(x, *stochastic, result);
   return result;
 }
 

@@ -52,11 +52,23 @@ std::uint8_t nvfp4_block_scale(float block_amax, const Nvfp4Global& global, Nvfp
 // enc_b, the multiplier of a block's elements before the cast.
 float nvfp4_block_multiplier(std::uint8_t scale_e4m3, const Nvfp4Global& global, Nvfp4Mode mode);
 
+// The Philox stream of a stochastically rounded tensor (sim/fp4_stochastic.hpp): element i of
+// the tensor (row-major) takes byte i % 4 of philox_random_word(seed, stream, i / 4).
+struct StochasticStream {
+  std::uint64_t seed = 0;
+  std::uint64_t stream = 0;
+};
+
 // One NVFP4 copy of x [rows, cols] in `block` (1 x 16, 16 x 1 or 16 x 16; partial edge blocks use
 // their valid elements, the peers require multiples of 16). std::invalid_argument for another
 // block shape and as quantize_blocked for bad shapes.
+// With `stochastic` (kTe only: TE's NVFP4BlockScaling rounds gradients so; torchao has no such
+// mode, std::invalid_argument), the scales are the same and each element's code is
+// e2m1_stochastic_code(x * enc_b, its byte of the stream) instead of the RN cast; the
+// statistics' underflow count is that of the stochastic codes.
 QuantizeResult quantize_nvfp4(std::span<const float> x, std::int64_t rows, std::int64_t cols,
-                              BlockShape block, Nvfp4Mode mode);
+                              BlockShape block, Nvfp4Mode mode,
+                              const StochasticStream* stochastic = nullptr);
 
 // The block an operand is read with in a GEMM: 1 x 16 or 16 x 1 along the GEMM's K, or 16 x 16
 // for the weight with `weight_2d` (TE's NVFP4BlockScaling default for weights).

@@ -93,7 +93,13 @@ struct QuantizePlan {
   E8M0Mode mx_mode = E8M0Mode::kTe;                 // kMx only
   TorchaoVersion torchao = TorchaoVersion::kV0_18;  // kMx with a torchao mode only
   Nvfp4Mode nvfp4_mode = Nvfp4Mode::kTe;            // kNvfp4 only
-  DelayedScalingConfig delayed{};                   // kDelayed only
+  // kNvfp4 only, TE's NVFP4BlockScaling parts (fp4-formats.md §4): `rht` applies the 16-point
+  // random Hadamard transform (sim/rht.hpp, TE's sign vector) along the rows before the amax and
+  // the cast (the wgrad operands, whose K is the token dimension); `stochastic_rounding` rounds
+  // the elements with sim/fp4_stochastic.hpp's rule and a caller-given Philox stream (gradients).
+  bool rht = false;
+  bool stochastic_rounding = false;
+  DelayedScalingConfig delayed{};  // kDelayed only
 
   // The block shape a tensor [rows, cols] is stored with (QuantizedTensor::block_rows/cols).
   constexpr BlockShape blocks(std::int64_t rows, std::int64_t cols) const {
@@ -104,7 +110,8 @@ struct QuantizePlan {
   friend constexpr bool operator==(const QuantizePlan& a, const QuantizePlan& b) {
     return a.kind == b.kind && a.format == b.format && a.block == b.block && a.axis == b.axis &&
            a.pow2 == b.pow2 && a.mx_mode == b.mx_mode && a.torchao == b.torchao &&
-           a.nvfp4_mode == b.nvfp4_mode && a.delayed == b.delayed;
+           a.nvfp4_mode == b.nvfp4_mode && a.rht == b.rht &&
+           a.stochastic_rounding == b.stochastic_rounding && a.delayed == b.delayed;
   }
 };
 

@@ -6,17 +6,23 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "sim/cast.hpp"
+#include "sim/rht.hpp"
 
 namespace fp8lab::sim::scaling {
 
 namespace {
 
-// Every element format a quantizer emits: FP8, and the sub-byte E2M1 / E2M3 / E3M2 (MXFP4,
-// MXFP6, NVFP4), each through its own exact decode.
-float decode_element(std::uint8_t code, Format format) {
-  return is_subbyte(format) ? decode_subbyte(code, format) : decode_fp8(code, format);
+// The tensor q's codes describe: x, or for an RHT copy (QuantizedTensor::rht) RHT(x), computed into
+// `storage`, so that errors are measured in the domain the codes were cast in.
+std::span<const float> quantized_domain(std::span<const float> x, const QuantizedTensor& q,
+                                        std::vector<float>& storage) {
+  if (!q.rht || x.size() != q.data.size()) return x;
+  storage.resize(x.size());
+  random_hadamard_transform_bf16(x, q.rows, q.cols, RhtAxis::kRows, kTeRhtSignMask, storage);
+  return storage;
 }
 
 }  // namespace
@@ -174,7 +180,8 @@ void SqnrSums::add(const SqnrSums& other) {
 }
 
 SqnrSums sqnr_sums(std::span<const float> x, const QuantizedTensor& q) {
-  return walk<kSqnr>("sqnr_sums", x, q).sqnr;
+  std::vector<float> storage;
+  return walk<kSqnr>("sqnr_sums", quantized_domain(x, q, storage), q).sqnr;
 }
 
 double MomentSums::kurtosis() const {
@@ -208,7 +215,8 @@ double max_block_dynamic_range_log2(std::span<const float> x, const QuantizedTen
 }
 
 QuantizationSums quantization_sums(std::span<const float> x, const QuantizedTensor& q) {
-  return walk<kSqnr | kMoments | kRange>("quantization_sums", x, q);
+  std::vector<float> storage;
+  return walk<kSqnr | kMoments | kRange>("quantization_sums", quantized_domain(x, q, storage), q);
 }
 
 ValueRange range_without_nan(std::span<const float> values) {

@@ -319,14 +319,20 @@ TEST_CASE("explain prints the recipe, the TE-effective recipe and every quirk",
   CHECK(recipe.find("Float8CurrentScaling") != std::string::npos);
 }
 
-TEST_CASE("explain names the peer of each sub-byte mode and says it does not train yet",
+TEST_CASE("explain names the peer of each sub-byte mode, TE's recipe fields, and where it trains",
           "[recipes][accelerate]") {
   const std::string te = explain_text("scaling: nvfp4\nnvfp4_2d: true\n", "te.yaml");
-  CHECK(te.find("nvfp4_mode: te (TE's kernels)\nnvfp4_2d: true") != std::string::npos);
+  CHECK(te.find("nvfp4_mode: te (TE's kernels)\nnvfp4_2d: true\nnvfp4_rht: false\n"
+                "nvfp4_stochastic_rounding: false") != std::string::npos);
   CHECK(te.find("NVFP4BlockScaling(disable_rht=True, disable_stochastic_rounding=True, "
                 "disable_2d_quantization=False)") != std::string::npos);
-  CHECK(te.find("NOT RUNNABLE") != std::string::npos);
-  CHECK(te.find("does not train it yet") != std::string::npos);
+  CHECK(te.find("NOT RUNNABLE") == std::string::npos);
+  CHECK(te.find("trains on the sim backend only") != std::string::npos);
+  const std::string full = explain_text(
+      "scaling: nvfp4\nnvfp4_2d: true\nnvfp4_rht: true\nnvfp4_stochastic_rounding: true\n",
+      "full.yaml");
+  CHECK(full.find("NVFP4BlockScaling(disable_rht=False, disable_stochastic_rounding=False, "
+                  "disable_2d_quantization=False)") != std::string::npos);
   const std::string ao = explain_text("scaling: nvfp4\nnvfp4_mode: torchao\n", "ao.yaml");
   CHECK(ao.find("torchao 0.18's nvfp4_quantize") != std::string::npos);
   const std::string mx = explain_text("scaling: mxfp6_e3m2\nmx_scale_mode: rceil\n", "mx.yaml");

@@ -58,6 +58,8 @@ std::string row(const std::string& label, const Recipe& r, sc::Operand op, sc::G
     line << " " << sc::to_string(p.mx_mode) << " " << sc::to_string(p.torchao);
   }
   if (p.kind == sc::QuantizeKind::kNvfp4) line << " " << sc::to_string(p.nvfp4_mode);
+  if (p.rht) line << " rht";
+  if (p.stochastic_rounding) line << " sr";
   return line.str();
 }
 
@@ -76,6 +78,10 @@ std::vector<std::pair<std::string, Recipe>> recipes_of_the_table() {
           out.emplace_back(name + " " + mode + (two_d ? " 2d" : ""), r);
         }
       }
+      // TE's NVFP4BlockScaling with every part on.
+      Recipe te = with_defaults(s);
+      te.nvfp4_2d = te.nvfp4_rht = te.nvfp4_stochastic_rounding = true;
+      out.emplace_back(name + " te 2d rht sr", te);
       continue;
     }
     if (!is_mx(s)) {
@@ -381,6 +387,12 @@ nvfp4 torchao | grad_output dgrad -> nvfp4 e2m1 1x16 rowwise torchao
 nvfp4 torchao | weight dgrad -> nvfp4 e2m1 16x1 columnwise torchao
 nvfp4 torchao | grad_output wgrad -> nvfp4 e2m1 16x1 columnwise torchao
 nvfp4 torchao | input wgrad -> nvfp4 e2m1 16x1 columnwise torchao
+nvfp4 te 2d rht sr | input fprop -> nvfp4 e2m1 1x16 rowwise te
+nvfp4 te 2d rht sr | weight fprop -> nvfp4 e2m1 16x16 rowwise te
+nvfp4 te 2d rht sr | grad_output dgrad -> nvfp4 e2m1 1x16 rowwise te sr
+nvfp4 te 2d rht sr | weight dgrad -> nvfp4 e2m1 16x16 columnwise te
+nvfp4 te 2d rht sr | grad_output wgrad -> nvfp4 e2m1 16x1 columnwise te rht sr
+nvfp4 te 2d rht sr | input wgrad -> nvfp4 e2m1 16x1 columnwise te rht
 )";
 // clang-format on
 

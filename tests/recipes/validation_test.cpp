@@ -110,7 +110,7 @@ TEST_CASE("recipe file errors", "[recipes][validation]") {
        "mean 'rowwise'?)"},
       {"unknown accumulation in a nested mapping", "gemm:\n  fprop: fast\n",
        "r.yaml:2: gemm.fprop: unknown value 'fast'; accepted: fp32_seq, hopper_split, "
-       "hopper_fast, exact"},
+       "hopper_fast, exact, blackwell_block"},
       {"overrides: two booleans", "override_linear_precision: [true, false]\n",
        "r.yaml:1: override_linear_precision: must be three booleans (fprop, dgrad, wgrad), got 'a "
        "sequence'; accepted: three booleans [fprop, dgrad, wgrad], e.g. [false, false, true]"},
@@ -148,6 +148,27 @@ TEST_CASE("recipe file errors", "[recipes][validation]") {
       {"NVFP4 2-D with torchao", "scaling: nvfp4\nnvfp4_mode: torchao\nnvfp4_2d: true\n",
        "r.yaml:3: nvfp4_2d: has no torchao counterpart (torchao's NVFP4 has 1 x 16 blocks only); "
        "value 'true'; accepted: nvfp4_2d: false with nvfp4_mode: torchao, or nvfp4_mode: te"},
+      {"NVFP4 RHT with torchao", "scaling: nvfp4\nnvfp4_mode: torchao\nnvfp4_rht: true\n",
+       "r.yaml:3: nvfp4_rht: is modelled as TE's NVFP4BlockScaling only (TE's fixed sign vector; "
+       "torchao's NVFP4Linear draws its own per layer); value 'true'; accepted: nvfp4_rht: false "
+       "with nvfp4_mode: torchao, or nvfp4_mode: te"},
+      {"NVFP4 SR with torchao",
+       "scaling: nvfp4\nnvfp4_mode: torchao\nnvfp4_stochastic_rounding: true\n",
+       "r.yaml:3: nvfp4_stochastic_rounding: is modelled as TE's NVFP4BlockScaling only (torchao's "
+       "nvfp4_quantize rounds to nearest); value 'true'; accepted: nvfp4_stochastic_rounding: "
+       "false with nvfp4_mode: torchao, or nvfp4_mode: te"},
+      {"nvfp4_rht without NVFP4", "scaling: mxfp4\nnvfp4_rht: true\n",
+       "r.yaml:2: nvfp4_rht: applies to scaling nvfp4 only, not 'mxfp4'; value 'true'; accepted: "
+       "scaling: nvfp4"},
+      {"Hopper GEMM with NVFP4", "scaling: nvfp4\ngemm:\n  wgrad: hopper_split\n",
+       "r.yaml:3: gemm.wgrad: models Hopper's FP8 MMA, which has no FP4/FP6 operands (scaling "
+       "'nvfp4'); value 'hopper_split'; accepted: blackwell_block (the default), fp32_seq or "
+       "exact"},
+      {"Blackwell GEMM with delayed scaling", "gemm:\n  fprop: blackwell_block\n",
+       "r.yaml:2: gemm.fprop: is Blackwell's block-scaled MMA, which reads MX or NVFP4 blocks "
+       "only, "
+       "not scaling 'delayed'; value 'blackwell_block'; accepted: fp32_seq, hopper_split, "
+       "hopper_fast or exact"},
       {"fp8_format with MXFP4", "scaling: mxfp4\nfp8_format: E4M3\n",
        "r.yaml:2: fp8_format: is not used by scaling 'mxfp4', whose every operand is e2m1; value "
        "'E4M3'; accepted: remove it, or use an FP8 scaling"},

@@ -1,0 +1,263 @@
+// FP4/FP6 recipes in the Linear (docs/fp4.md, "Training"): the operands an Fp8Linear quantizes
+// under NVFP4 (TE's recipe parts: 16 x 16 weight tiles, the RHT on the wgrad operands, stochastic
+// rounding of the gradient), MXFP4 and MXFP6 are, byte for byte, what sim's quantizers give for
+// the same tensors, called directly here rather than through the lowering; and the layer's output
+// and weight gradient are the GEMM model of those operands (blackwell_block, or fp32_seq).
+#include "linear_test_support.hpp"  // first: LibTorch, then Catch2
+
+#include <cmath>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "experiments/fp8/autocast.hpp"
+#include "experiments/fp8/fp8_linear.hpp"
+#include "experiments/fp8/sim_backend.hpp"
+#include "recipes/lowering.hpp"
+#include "sim/gemm/gemm.hpp"
+#include "sim/rht.hpp"
+#include "sim/scaling/mx.hpp"
+#include "sim/scaling/nvfp4.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+namespace sc = sim::scaling;
+constexpr std::int64_t M = 64, K = 64, N = 32;  // tokens, in_features, out_features
+
+// The SimBackend, recording every quantize call: which tensor, for which GEMM, its input, its
+// result.
+struct Recorded {
+  Operand tensor;
+  Gemm role;
+  std::vector<float> x;
+  std::int64_t rows, cols;
+  sim::QuantizedTensor q;
+};
+class RecordingBackend final : public LinearBackend {
+ public:
+  std::string_view name() const override { return "recording-sim"; }
+  std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& r) const override {
+    return sim_.make_state(r);
+  }
+  sc::QuantizeResult quantize(LinearScalingState& state, Operand tensor, Gemm role,
+                              ConstMatrix x) const override {
+    auto result = sim_.quantize(state, tensor, role, x);
+    const std::lock_guard lock(mutex_);
+    calls.push_back({tensor, role, {x.data.begin(), x.data.end()}, x.rows, x.cols, result.tensor});
+    return result;
+  }
+  void gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
+            recipes::Accumulation accumulation, MutableMatrix out) const override {
+    sim_.gemm(role, a, b, accumulation, out);
+  }
+  void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
+                           MutableMatrix out) const override {
+    sim_.high_precision_gemm(role, a, b, precision, out);
+  }
+  void end_forward(LinearScalingState& s) const override { sim_.end_forward(s); }
+  void end_backward(LinearScalingState& s) const override { sim_.end_backward(s); }
+  mutable std::vector<Recorded> calls;
+
+ private:
+  SimBackend sim_;
+  mutable std::mutex mutex_;
+};
+
+struct Step {
+  torch::Tensor x, w, g, y, dw;
+};
+
+// One forward and backward of a bias-free Linear [N, K] on x [M, K] with upstream gradient g.
+Step run_step(const recipes::Recipe& recipe, const std::shared_ptr<RecordingBackend>& backend) {
+  Step s;
+  s.x = test::normal({M, K}, 1);
+  s.w = test::normal({N, K}, 2, 0.1);
+  s.g = test::normal({M, N}, 3, 0.01);
+  // Outliers in a few blocks, so that per-block scales matter.
+  s.x.index_put_({5, 7}, 40.0f);
+  s.g.index_put_({17, 3}, -2.0f);
+  Fp8Linear layer(Fp8LinearImpl(s.w.clone().requires_grad_(true), torch::Tensor(), recipe, backend,
+                                HighPrecision::fp32, "layer"));
+  {
+    Fp8Autocast fp8(true);
+    s.y = layer->forward(s.x.clone().requires_grad_(true));  // with dX: all three GEMMs run
+  }
+  s.y.backward(s.g);
+  s.dw = layer->weight.grad();
+  return s;
+}
+
+std::string compare(const sim::QuantizedTensor& got, const sim::QuantizedTensor& want) {
+  if (got.rows != want.rows || got.cols != want.cols || got.format != want.format)
+    return "shape or format differs";
+  for (std::size_t i = 0; i < want.data.size(); ++i) {
+    if (got.data[i] != want.data[i]) {
+      return "code " + std::to_string(i) + " of " + std::to_string(want.data.size()) + ": got " +
+             std::to_string(got.data[i]) + ", sim gives " + std::to_string(want.data[i]);
+    }
+  }
+  if (got.scale_e4m3 != want.scale_e4m3) return "E4M3 scale bytes differ";
+  if (got.scale_e8m0 != want.scale_e8m0) return "E8M0 scale bytes differ";
+  if (got.global_scale != want.global_scale) return "per-tensor scales differ";
+  if (got.block_rows != want.block_rows || got.block_cols != want.block_cols)
+    return "block shape differs";
+  return "";
+}
+
+std::vector<float> rht(const std::vector<float>& x, std::int64_t rows, std::int64_t cols) {
+  std::vector<float> y(x.size());
+  sim::random_hadamard_transform_bf16(x, rows, cols, sim::RhtAxis::kRows, sim::kTeRhtSignMask, y);
+  return y;
+}
+
+torch::Tensor as_tensor(const std::vector<float>& v, std::int64_t rows, std::int64_t cols) {
+  return torch::from_blob(const_cast<float*>(v.data()), {rows, cols}, torch::kFloat).clone();
+}
+
+// The Linear's GEMM of two recorded operands, as gemm.hpp's table reads them.
+torch::Tensor gemm_of(const Recorded& a, sim::ReduceDim ka, const Recorded& b, sim::ReduceDim kb,
+                      recipes::Accumulation accumulation) {
+  sim::GemmOptions o;
+  o.accumulation = accumulation;
+  const auto out = sim::gemm({a.q, ka}, {b.q, kb}, o);
+  const auto shape = sim::gemm_shape({a.q, ka}, {b.q, kb});
+  return as_tensor(out, shape.m, shape.n);
+}
+
+const Recorded& find(const std::vector<Recorded>& calls, Operand tensor, Gemm role) {
+  for (const auto& c : calls)
+    if (c.tensor == tensor && c.role == role) return c;
+  FAIL("no quantize call for " << name(tensor) << " of " << name(role));
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("An NVFP4 Linear quantizes as TE's recipe says: 2-D weights, RHT wgrad operands, "
+          "stochastically rounded gradients",
+          "[linear][fp4]") {
+  recipes::Recipe r = test::recipe_with_defaults(recipes::Scaling::nvfp4);
+  r.nvfp4_2d = true;
+  r.nvfp4_rht = true;
+  r.nvfp4_stochastic_rounding = true;
+  REQUIRE(r.gemm.fprop == recipes::Accumulation::kBlackwellBlock);
+  auto backend = std::make_shared<RecordingBackend>();
+  const Step s = run_step(r, backend);
+  const auto& calls = backend->calls;
+  REQUIRE(calls.size() == 6);  // x, W for fprop; dY, W for dgrad; dY, x for wgrad
+
+  std::uint64_t stochastic_calls = 0;
+  for (const Recorded& c : calls) {
+    INFO(name(c.tensor) << " of " << name(c.role));
+    const bool wgrad_rht = c.role == Gemm::kWgrad && c.tensor != Operand::kWeight;
+    const std::vector<float> in = wgrad_rht ? rht(c.x, c.rows, c.cols) : c.x;
+    const sc::BlockShape block = c.tensor == Operand::kWeight ? sc::BlockShape{16, 16}
+                                 : c.role == Gemm::kWgrad     ? sc::BlockShape{16, 1}
+                                                              : sc::BlockShape{1, 16};
+    std::optional<sc::StochasticStream> stream;
+    if (c.tensor == Operand::kGradOutput) stream = sc::StochasticStream{0, stochastic_calls++};
+    const auto want = sc::quantize_nvfp4(in, c.rows, c.cols, block, sc::Nvfp4Mode::kTe,
+                                         stream ? &*stream : nullptr);
+    CHECK(compare(c.q, want.tensor) == "");
+    CHECK(c.q.rht == wgrad_rht);
+    if (stream) {
+      // The stochastic codes differ from round-to-nearest somewhere: SR is really on.
+      const auto nearest = sc::quantize_nvfp4(in, c.rows, c.cols, block, sc::Nvfp4Mode::kTe);
+      CHECK(nearest.tensor.data != c.q.data);
+    }
+  }
+  // y = the block-scaled GEMM of the fprop operands; dW = that of the (RHT) wgrad operands.
+  const auto y = gemm_of(find(calls, Operand::kInput, Gemm::kFprop), sim::ReduceDim::kCols,
+                         find(calls, Operand::kWeight, Gemm::kFprop), sim::ReduceDim::kCols,
+                         recipes::Accumulation::kBlackwellBlock);
+  CHECK(test::bitwise_difference(s.y.detach(), y) == "");
+  const auto dw = gemm_of(find(calls, Operand::kGradOutput, Gemm::kWgrad), sim::ReduceDim::kRows,
+                          find(calls, Operand::kInput, Gemm::kWgrad), sim::ReduceDim::kRows,
+                          recipes::Accumulation::kBlackwellBlock);
+  CHECK(test::bitwise_difference(s.dw, dw) == "");
+  // Both wgrad operands transformed: M Mᵀ = I, so dW stays near gᵀx (one operand alone would not:
+  // its error would be of the size of dW itself).
+  const auto exact = s.g.t().matmul(s.x);
+  const double relative = ((s.dw - exact).norm() / exact.norm()).item<double>();
+  INFO("relative Frobenius error of dW against g^T x: " << relative);
+  CHECK(relative < 0.3);
+}
+
+TEST_CASE("MXFP4, MXFP6 and torchao NVFP4 Linears quantize as sim's quantizers, and their GEMMs "
+          "are the recipe's model",
+          "[linear][fp4]") {
+  struct Case {
+    recipes::Scaling scaling;
+    recipes::Accumulation gemm;
+  };
+  for (const Case& k : {Case{recipes::Scaling::mxfp4, recipes::Accumulation::kBlackwellBlock},
+                        Case{recipes::Scaling::mxfp6_e2m3, recipes::Accumulation::kFp32Seq},
+                        Case{recipes::Scaling::mxfp6_e3m2, recipes::Accumulation::kBlackwellBlock},
+                        Case{recipes::Scaling::nvfp4, recipes::Accumulation::kFp32Seq}}) {
+    recipes::Recipe r = test::recipe_with_defaults(k.scaling);
+    r.gemm = {k.gemm, k.gemm, k.gemm};
+    if (k.scaling == recipes::Scaling::nvfp4)
+      r.nvfp4_mode = sc::Nvfp4Mode::kTorchao;
+    else
+      r.mx_scale_mode = sc::E8M0Mode::kRceil;
+    INFO(recipes::name(k.scaling) << " with " << recipes::name(k.gemm));
+    auto backend = std::make_shared<RecordingBackend>();
+    const Step s = run_step(r, backend);
+    REQUIRE(backend->calls.size() == 6);
+    const sim::Format format = *recipes::subbyte_element_format(k.scaling);
+    for (const Recorded& c : backend->calls) {
+      INFO(name(c.tensor) << " of " << name(c.role));
+      const sc::ScaleAxis axis = sc::scale_axis(c.role, c.tensor);
+      const auto want = k.scaling == recipes::Scaling::nvfp4
+                            ? sc::quantize_nvfp4(c.x, c.rows, c.cols,
+                                                 axis == sc::ScaleAxis::kRowwise
+                                                     ? sc::BlockShape{1, 16}
+                                                     : sc::BlockShape{16, 1},
+                                                 sc::Nvfp4Mode::kTorchao)
+                            : sc::quantize_mx(c.x, c.rows, c.cols, axis, format,
+                                              sc::E8M0Mode::kRceil, sc::TorchaoVersion::kV0_18);
+      CHECK(compare(c.q, want.tensor) == "");
+    }
+    const auto y = gemm_of(
+        find(backend->calls, Operand::kInput, Gemm::kFprop), sim::ReduceDim::kCols,
+        find(backend->calls, Operand::kWeight, Gemm::kFprop), sim::ReduceDim::kCols, k.gemm);
+    CHECK(test::bitwise_difference(s.y.detach(), y) == "");
+    // And near the fp32 product: the format's error, not a misrouted operand.
+    const auto exact = s.x.matmul(s.w.t());
+    const double relative = ((s.y.detach() - exact).norm() / exact.norm()).item<double>();
+    INFO("relative Frobenius error of y: " << relative);
+    CHECK(relative < 0.3);
+  }
+}
+
+TEST_CASE("Stochastic rounding in training is reproducible and draws a new stream per call",
+          "[linear][fp4]") {
+  recipes::Recipe r = test::recipe_with_defaults(recipes::Scaling::nvfp4);
+  r.nvfp4_stochastic_rounding = true;
+  auto a = std::make_shared<RecordingBackend>(), b = std::make_shared<RecordingBackend>();
+  const Step sa = run_step(r, a), sb = run_step(r, b);
+  CHECK(test::bitwise_difference(sa.dw, sb.dw) == "");
+  const auto& dgrad = find(a->calls, Operand::kGradOutput, Gemm::kDgrad);
+  const auto& wgrad = find(a->calls, Operand::kGradOutput, Gemm::kWgrad);
+  // The same tensor in the two GEMMs (its row- and columnwise copies) with two streams.
+  const auto with = [&](std::uint64_t stream, sc::BlockShape block) {
+    const sc::StochasticStream st{0, stream};
+    return sc::quantize_nvfp4(dgrad.x, M, N, block, sc::Nvfp4Mode::kTe, &st).tensor;
+  };
+  const std::uint64_t first = dgrad.q.data == with(0, {1, 16}).data ? 0 : 1;
+  CHECK(compare(dgrad.q, with(first, {1, 16})) == "");
+  CHECK(compare(wgrad.q, with(1 - first, {16, 1})) == "");
+}
+
+TEST_CASE("The Hopper models refuse FP4 operands and name the models that take them",
+          "[linear][fp4]") {
+  sim::QuantizedTensor a =
+      sc::quantize_nvfp4(std::vector<float>(64, 1.0f), 4, 16, {1, 16}, sc::Nvfp4Mode::kTe).tensor;
+  sim::GemmOptions o;
+  o.accumulation = recipes::Accumulation::kHopperSplitAccumulator;
+  CHECK_THROWS_WITH(sim::gemm({a, sim::ReduceDim::kCols}, {a, sim::ReduceDim::kCols}, o),
+                    Catch::Contains("accepted for them: fp32_seq, exact, blackwell_block"));
+}
+
+}  // namespace fp8lab::experiments
