@@ -590,10 +590,18 @@ std::string recipe_label(const recipes::Recipe& r) {
   auto add_number = [&label](const char* tag, std::int64_t v) {
     label.append(" ").append(tag).append(std::to_string(v));
   };
-  if (r.scaling == Scaling::mxfp8) add(recipes::name(r.mx_scale_mode));
+  if (recipes::is_mx(r.scaling)) add(recipes::name(r.mx_scale_mode));
   // torchao-0.18 and torchao-main rows of one mode would otherwise read the same.
   if (recipes::uses_torchao_version(r)) add(recipes::name(r.torchao_version));
-  add(recipes::name(r.fp8_format));
+  // NVFP4's arms (te or torchao, and TE's recipe parts) differ only in these fields.
+  if (r.scaling == Scaling::nvfp4) {
+    add(recipes::name(r.nvfp4_mode));
+    if (r.nvfp4_2d) add("2d");
+    if (r.nvfp4_rht) add("rht");
+    if (r.nvfp4_stochastic_rounding) add("sr");
+  }
+  // A sub-byte scaling's element format is its own (fp8_format is refused with it).
+  if (!recipes::subbyte_element_format(r.scaling)) add(recipes::name(r.fp8_format));
   if (recipes::uses_amax_history(r.scaling)) {
     add_number("m", r.margin);
     add_number("h", r.amax_history_len);

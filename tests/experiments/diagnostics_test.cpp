@@ -268,3 +268,23 @@ ablate: {layers: [fc1, mix, fc2, fc3]}
 }
 
 }  // namespace fp8lab::experiments
+
+namespace fp8lab::experiments {
+
+// The report's rows are told apart by their labels: NVFP4's arms differ only in nvfp4_mode and
+// TE's recipe parts, MXFP4/MXFP6 arms only in the E8M0 mode, and a sub-byte scaling has no FP8
+// format of its own (an L7 report once showed four rows all named "nvfp4 HYBRID").
+TEST_CASE("recipe labels name the sub-byte scalings' mode and NVFP4's recipe parts", "[labels]") {
+  const auto label = [](const std::string& text) {
+    return recipe_label(recipes::parse_recipe_text(text, "label.yaml"));
+  };
+  CHECK(label("scaling: nvfp4\nnvfp4_mode: te\nnvfp4_2d: true\nnvfp4_rht: true\n"
+              "nvfp4_stochastic_rounding: true\n") == "nvfp4 te 2d rht sr");
+  CHECK(label("scaling: nvfp4\nnvfp4_mode: torchao\n") == "nvfp4 torchao");
+  CHECK(label("scaling: mxfp4\n") == "mxfp4 te");
+  CHECK(label("scaling: mxfp6_e2m3\nmx_scale_mode: rceil\n") ==
+        "mxfp6_e2m3 rceil " + std::string(recipes::name(recipes::TorchaoVersion::kV0_18)));
+  CHECK(label("scaling: mxfp8\n") == "mxfp8 te HYBRID");
+}
+
+}  // namespace fp8lab::experiments
