@@ -32,10 +32,10 @@ constexpr std::uint64_t kExpansionBudget = 2'000'000'000;
 
 const std::vector<std::string>& top_level_keys() {
   static const std::vector<std::string> keys = {
-      "method",         "count",          "seed",       "workloads",         "seeds",
-      "base",           "parameters",     "name",       "description",       "runs_as",
-      "baseline_seeds", "practical_band", "null_runs",  "layer_stats_every", "what_if",
-      "ablate",         "hypotheses",     "instability"};
+      "method",         "count",          "seed",        "workloads",         "seeds",
+      "base",           "parameters",     "name",        "description",       "runs_as",
+      "baseline_seeds", "practical_band", "null_runs",   "layer_stats_every", "what_if",
+      "ablate",         "hypotheses",     "instability", "null_noise"};
   return keys;
 }
 // practical_band: a fraction in (0, 1), e.g. 0.0025 for 0.25%.
@@ -129,6 +129,40 @@ std::vector<std::string> parse_what_if(const std::string& key, const YAML::Node&
     names.push_back(name);
   }
   return names;
+}
+
+// null_runs: true (= [once]), false (none) or a non-empty list of distinct arm names.
+std::vector<NullArm> parse_null_runs(const std::string& key, const YAML::Node& v, const Site& site,
+                                     const std::string& file) {
+  const std::string accepted = "true, false, or a list of " + accepted_null_arms() +
+                               ", e.g. [once, per_step]";
+  if (v.IsScalar()) {
+    if (v.Scalar() != "true" && v.Scalar() != "false") {
+      throw RecipeError(site, key, v.Scalar(), "expected a boolean or a list, got", accepted);
+    }
+    return detail::as_bool(v, site, key) ? std::vector<NullArm>{NullArm::once}
+                                         : std::vector<NullArm>{};
+  }
+  if (!v.IsSequence() || v.size() == 0) {
+    throw RecipeError(site, key, v.IsSequence() ? "[]" : detail::describe_node(v),
+                      "expected a boolean or a non-empty list, got", accepted);
+  }
+  std::vector<NullArm> arms;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const Site item_site = detail::site_of(file, v[i]);
+    const std::string field = fmt::format("{}[{}]", key, i);
+    const std::string name = detail::as_scalar(v[i], item_site, field, accepted_null_arms());
+    const auto arm = null_arm_named(name);
+    if (!arm) {
+      throw RecipeError(item_site, field, name, "unknown null arm", accepted_null_arms(),
+                        did_you_mean(name, {"once", "per_step"}));
+    }
+    if (std::find(arms.begin(), arms.end(), *arm) != arms.end()) {
+      throw RecipeError(item_site, field, name, "is given twice:", accepted_null_arms());
+    }
+    arms.push_back(*arm);
+  }
+  return arms;
 }
 
 SweepMethod parse_method(const YAML::Node& v, const Site& site, const std::string& key) {
@@ -467,6 +501,7 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
   sweep.file = file;
   bool has_count = false, has_seed = false, has_ablate = false, has_band = false;
   Site method_site{file, 0};
+  Site null_noise_site{file, 0};  // line 0: null_noise not given
   for (const auto& entry : root) {
     const std::string key = entry.first.Scalar();
     const YAML::Node& v = entry.second;
@@ -496,7 +531,11 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
     } else if (key == "instability") {
       sweep.instability = detail::parse_instability(v, site, file);
     } else if (key == "null_runs") {
-      sweep.null_runs = detail::as_bool(v, site, key);
+      sweep.null_runs = parse_null_runs(key, v, site, file);
+    } else if (key == "null_noise") {
+      null_noise_site = site;
+      sweep.null_noise = detail::as_scalar(v, site, key, accepted_what_if_names());
+      what_if_recipe(sweep.null_noise, site, key);
     } else if (key == "layer_stats_every") {
       sweep.layer_stats_every = detail::as_int(v, site, key, "an integer >= 1");
       if (sweep.layer_stats_every < 1) {
@@ -524,6 +563,13 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
     }
   }
   check_method_keys(sweep, has_count, has_seed, method_site);
+  if (null_noise_site.line > 0 && std::find(sweep.null_runs.begin(), sweep.null_runs.end(),
+                                            NullArm::per_step) == sweep.null_runs.end()) {
+    throw RecipeError(null_noise_site, "null_noise", sweep.null_noise,
+                      "sizes the per_step null arm, which null_runs does not list:",
+                      "null_runs: [once, per_step] (or [per_step]) with null_noise, or no "
+                      "null_noise");
+  }
   if (sweep.workloads.empty()) {
     throw RecipeError({file, 0}, "workloads", "", "is required", "a list of workload names");
   }
@@ -637,8 +683,15 @@ std::string format_dry_run(const SweepExpansion& e) {
                        "workload (the report's seed-to-seed noise floor)\n\n",
                        fmt::join(s.baseline_seeds, ", "));
   }
-  out += fmt::format("practical band of the paired verdicts: {}%{}\n\n", s.practical_band * 100,
-                     s.null_runs ? "; null runs (the chaos floor) on every workload and seed" : "");
+  std::vector<std::string> arms;
+  for (const NullArm arm : s.null_runs) {
+    arms.push_back(arm == NullArm::per_step ? "per_step (sized by " + s.null_noise + ")"
+                                            : null_arm_name(arm));
+  }
+  out += fmt::format(
+      "practical band of the paired verdicts: {}%{}\n\n", s.practical_band * 100,
+      arms.empty() ? ""
+                   : "; null runs (the chaos floor) on every workload and seed: " + joined(arms));
   out += fmt::format("alpha of the report's named tests: {}\n", s.hypotheses.alpha);
   for (const auto& h : s.hypotheses.tests) {
     out += fmt::format("  pre-registered {}: {}\n", h.kind, fmt::join(h.labels, " vs "));

@@ -26,7 +26,11 @@
 //                             # and in every run's record
 //   null_runs: true           # optional (default false): also run the null recipe, the
 //                             # baseline with a perturbation that is not FP8, on every
-//                             # (workload, seed) of `seeds`: the report's chaos floor
+//                             # (workload, seed) of `seeds`: the report's chaos floor. true is
+//                             # [once]; [once, per_step] adds the null that perturbs every step
+//                             # (null_arms.hpp)
+//   null_noise: current       # optional, with per_step only: the what-if recipe whose
+//                             # quantization error sizes the per_step noise (default current)
 //   layer_stats_every: 10     # optional: per-layer statistics into each run's Parquet sidecar
 //                             # every 10th step (default: at the eval steps)
 //   what_if: [mxfp8, block]   # optional: also measure these recipes' quantization of the same
@@ -73,6 +77,7 @@
 #include "recipes/ablation.hpp"
 #include "recipes/fields.hpp"
 #include "recipes/instability_rule.hpp"
+#include "recipes/null_arms.hpp"
 #include "recipes/recipe.hpp"
 #include "recipes/runs_as.hpp"
 #include "recipes/sweep_hypotheses.hpp"
@@ -98,9 +103,10 @@ struct Sweep {
   double practical_band = 0.0025;            // the paired verdicts' band (fraction)
   SweepHypotheses hypotheses;                // alpha (default 0.05) and the confirmatory tests
   InstabilityRule instability = default_instability_rule();  // when a run is `unstable`
-  bool null_runs = false;              // run the null recipe on every (workload, seed)
-  std::int64_t layer_stats_every = 0;  // the sidecar's steps; 0: the eval steps
-  std::vector<std::string> what_if;    // what-if recipe names (what_if.hpp)
+  std::vector<NullArm> null_runs;  // the null arms run on every (workload, seed); none: off
+  std::string null_noise = kDefaultNullNoise;  // sizes the per_step arm (a what-if name)
+  std::int64_t layer_stats_every = 0;          // the sidecar's steps; 0: the eval steps
+  std::vector<std::string> what_if;            // what-if recipe names (what_if.hpp)
   std::vector<FieldSetting> base;
   std::vector<SweepParameter> parameters;
   RunsAs runs_as = RunsAs::asked;

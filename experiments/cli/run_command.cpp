@@ -68,6 +68,8 @@ struct RunArguments {
   std::string run_id;
   bool baseline_only = false;
   bool null_run = false;
+  std::string null_arm = "once";  // recipes/null_arms.hpp
+  std::string null_noise;         // empty: recipes::kDefaultNullNoise (per_step only)
   std::string backend = "sim";
   std::int64_t shadow_every = 0;
   std::int64_t layer_stats_every = 0;
@@ -178,7 +180,21 @@ int run(const RunArguments& a) {
   request.workload = a.workload;  // canonical (the command's callback)
   request.seed = a.seed;
   if (a.null_run) {
-    std::printf("fp8lab run %s: started\n", null_run_id(baseline_run_id(request)).c_str());
+    const auto arm = recipes::null_arm_named(a.null_arm);
+    if (!arm) {
+      throw std::invalid_argument("--null-arm '" + a.null_arm + "': accepted " +
+                                  recipes::accepted_null_arms());
+    }
+    if (!a.null_noise.empty() && *arm != recipes::NullArm::per_step) {
+      throw std::invalid_argument("--null-noise '" + a.null_noise +
+                                  "' sizes the per_step null arm: accepted with --null-arm "
+                                  "per_step only");
+    }
+    request.null_arm = *arm;
+    if (!a.null_noise.empty()) request.null_noise = a.null_noise;
+    lower_what_if({request.null_noise}, "--null-noise");  // refused here, before any training
+    std::printf("fp8lab run %s: started\n",
+                null_run_id(baseline_run_id(request), request.null_arm).c_str());
     std::fflush(stdout);
     const auto record = execute_null_run(directory, request);
     return record["status"] == "failed" ? 1 : 0;
@@ -291,11 +307,25 @@ void add_run_command(CLI::App& app) {
   runs_as->excludes(job);  // a sweep's run has it from the sweep file's runs_as:
   auto* baseline_only = command->add_flag("--baseline-only", a->baseline_only,
                                           "run only the baseline of --workload and --seed");
+  auto* null_run =
+      command
+          ->add_flag("--null-run", a->null_run,
+                     "run a null recipe of --workload and --seed (the report's chaos floor): "
+                     "the baseline with a perturbation that is not FP8 (--null-arm)")
+          ->excludes(baseline_only);
   command
-      ->add_flag("--null-run", a->null_run,
-                 "run the null recipe of --workload and --seed: the baseline with its initial "
-                 "weights rounded once to bf16 (the report's chaos floor)")
-      ->excludes(baseline_only);
+      ->add_option("--null-arm", a->null_arm,
+                   "once: the initial weights rounded once to bf16; per_step: every GEMM "
+                   "operand of every step plus --null-noise's quantization error of it with "
+                   "random signs")
+      ->capture_default_str()
+      ->needs(null_run);
+  command
+      ->add_option("--null-noise", a->null_noise,
+                   std::string("with --null-arm per_step: the what-if recipe whose quantization "
+                               "error sizes the noise (default ") +
+                       recipes::kDefaultNullNoise + ")")
+      ->needs(null_run);
   add_backend_option(*command, a->backend);
   command
       ->add_option("--shadow-every", a->shadow_every,

@@ -40,6 +40,10 @@ class BackendLinearImpl : public torch::nn::Module {
   void set_what_if(std::shared_ptr<const WhatIfRecipes> what_if) { what_if_ = std::move(what_if); }
   // The run's first-non-finite watch for this Linear (non_finite.hpp); null (the default): none.
   void set_watch(std::shared_ptr<LayerWatch> watch) { watch_ = std::move(watch); }
+  // The per-step null's operand noise (operand_noise.hpp); null (the default): none. Only the
+  // high-precision Linear applies it.
+  void set_noise(std::shared_ptr<OperandNoise> noise) { noise_ = std::move(noise); }
+  const OperandNoise* noise() const { return noise_.get(); }
 
   torch::Tensor weight;
   torch::Tensor bias;  // undefined when the Linear has none
@@ -59,6 +63,7 @@ class BackendLinearImpl : public torch::nn::Module {
   bool measure_operands_ = true;
   std::shared_ptr<const WhatIfRecipes> what_if_;
   std::shared_ptr<LayerWatch> watch_;
+  std::shared_ptr<OperandNoise> noise_;
 };
 
 }  // namespace fp8lab::experiments

@@ -30,6 +30,7 @@ LinearExecution HighPrecisionLinearImpl::execution() {
   e.backend = backend_;
   e.high_precision = high_precision_;
   e.stats = stats_;
+  e.noise = noise_;
   return e;
 }
 

@@ -140,6 +140,16 @@ void run_gemm(const LinearExecution& e, Gemm role, const QuantizedOperand* qa,
   count(e, g);
 }
 
+// A copy of t with the per-step null's noise added as the `tensor` operand of `role`
+// (operand_noise.hpp), on t's device; noise is applied on the host.
+at::Tensor with_noise(const LinearExecution& e, Operand tensor, Gemm role, const at::Tensor& t) {
+  at::Tensor host = t.to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
+  e.noise->perturb(tensor, role,
+                   {host.mutable_data_ptr<float>(), static_cast<std::size_t>(host.numel())},
+                   host.size(0), host.size(1));
+  return host.to(t.device());
+}
+
 // The test-only fault of non_finite.hpp: a copy of t with one NaN at its middle element.
 at::Tensor with_injected_nan(const at::Tensor& t) {
   at::Tensor poisoned = t.clone();
@@ -174,6 +184,10 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
       const auto qx = quantize_operand(e, Operand::kInput, Gemm::kFprop, x);
       const auto qw = quantize_operand(e, Operand::kWeight, Gemm::kFprop, weight);
       run_gemm(e, Gemm::kFprop, &qx, &qw, x, weight, y);
+    } else if (e.noise) {
+      const at::Tensor noisy_x = with_noise(e, Operand::kInput, Gemm::kFprop, x);
+      const at::Tensor noisy_w = with_noise(e, Operand::kWeight, Gemm::kFprop, weight);
+      run_gemm(e, Gemm::kFprop, nullptr, nullptr, noisy_x, noisy_w, y);
     } else {
       run_gemm(e, Gemm::kFprop, nullptr, nullptr, x, weight, y);
     }
@@ -207,6 +221,8 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     // then both GEMMs as one parallel region; their counts follow in the same order.
     at::Tensor dx, dw, db;
     std::optional<QuantizedOperand> qdy_dgrad, qdy_wgrad;
+    // The per-step null's noisy operands of the high-precision GEMMs (kept alive for the calls).
+    at::Tensor noisy_dy_dgrad, noisy_w_dgrad, noisy_dy_wgrad, noisy_x_wgrad;
     std::vector<GemmCall> gemms;
     gemms.reserve(2);
     if (ctx->needs_input_grad(0)) {
@@ -217,6 +233,10 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
           throw std::logic_error("Fp8Linear: no FP8 copy of W for dgrad");
         qdy_dgrad = quantize_operand(e, Operand::kGradOutput, Gemm::kDgrad, dy);
         gemms.push_back({Gemm::kDgrad, &*qdy_dgrad, &*saved.weight_for_dgrad, &dy, &weight, &dx});
+      } else if (e.noise) {
+        noisy_dy_dgrad = with_noise(e, Operand::kGradOutput, Gemm::kDgrad, dy);
+        noisy_w_dgrad = with_noise(e, Operand::kWeight, Gemm::kDgrad, weight);
+        gemms.push_back({Gemm::kDgrad, nullptr, nullptr, &noisy_dy_dgrad, &noisy_w_dgrad, &dx});
       } else {
         gemms.push_back({Gemm::kDgrad, nullptr, nullptr, &dy, &weight, &dx});
       }
@@ -229,6 +249,10 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
         if (!saved.input_for_wgrad) throw std::logic_error("Fp8Linear: no FP8 copy of x for wgrad");
         qdy_wgrad = quantize_operand(e, Operand::kGradOutput, Gemm::kWgrad, dy);
         gemms.push_back({Gemm::kWgrad, &*qdy_wgrad, &*saved.input_for_wgrad, &dy, &x, &dw});
+      } else if (e.noise) {
+        noisy_dy_wgrad = with_noise(e, Operand::kGradOutput, Gemm::kWgrad, dy);
+        noisy_x_wgrad = with_noise(e, Operand::kInput, Gemm::kWgrad, x);
+        gemms.push_back({Gemm::kWgrad, nullptr, nullptr, &noisy_dy_wgrad, &noisy_x_wgrad, &dw});
       } else {
         gemms.push_back({Gemm::kWgrad, nullptr, nullptr, &dy, &x, &dw});
       }
@@ -300,6 +324,7 @@ at::Tensor run_linear(const at::Tensor& x, const at::Tensor& weight, const at::T
   // autograd::Function takes no undefined tensor: a Linear without bias passes an empty one.
   const bool grad = at::GradMode::is_enabled();
   const bool has_bias = bias.defined();
+  if (!grad) execution.noise = nullptr;  // the per-step null perturbs training steps, not evals
   return LinearFunction::apply(x.contiguous(), weight.contiguous(),
                                has_bias ? bias : at::empty({0}, weight.options()), execution,
                                has_bias, grad && x.requires_grad(), grad && weight.requires_grad());

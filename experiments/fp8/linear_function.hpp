@@ -14,6 +14,7 @@
 #include "experiments/fp8/backend.hpp"
 #include "experiments/fp8/linear_stats.hpp"
 #include "experiments/fp8/non_finite.hpp"
+#include "experiments/fp8/operand_noise.hpp"
 #include "experiments/fp8/what_if.hpp"
 #include "recipes/recipe.hpp"
 
@@ -41,6 +42,9 @@ struct LinearExecution {
   std::shared_ptr<const WhatIfRecipes> what_if;
   // The run's first-non-finite watch for this Linear (non_finite.hpp); null: not watched.
   std::shared_ptr<LayerWatch> watch;
+  // The per-step null's noise (operand_noise.hpp): added to every operand of the high-precision
+  // GEMMs of training steps (not eval passes, which run without autograd); null: none.
+  std::shared_ptr<OperandNoise> noise;
 };
 
 // y = x · weightᵀ + bias for x [rows, in_features] fp32, weight [out_features, in_features] fp32

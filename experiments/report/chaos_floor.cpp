@@ -27,18 +27,22 @@ std::string ChaosFloor::describe() const {
 }
 
 std::string ChaosFloor::cell() const {
-  if (tail) return "sd " + format_percent(tail->sd) + " (n=" + std::to_string(tail->n) + ")";
-  if (tail_errors.empty()) return "-";
-  return signed_percent(tail_errors.front()) + " (n=1)";
+  if (tail) {
+    return arm + ": sd " + format_percent(tail->sd) + " (n=" + std::to_string(tail->n) + ")";
+  }
+  if (tail_errors.empty()) return arm + ": -";
+  return arm + ": " + signed_percent(tail_errors.front()) + " (n=1)";
 }
 
 ChaosFloors::ChaosFloors(const std::vector<nlohmann::json>& records) {
-  std::map<std::string, std::vector<std::pair<std::int64_t, double>>> by_family;
+  std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::int64_t, double>>>
+      by_family;
   for (const auto& r : records) {
     if (r.value("kind", std::string()) != "null") continue;
-    const auto key = family_of(r);
+    const auto key = std::pair(family_of(r), r.value("null_arm", std::string("once")));
     auto& floor = families_[key];
     floor.workload = r.value("workload", std::string());
+    floor.arm = key.second;
     floor.perturbation = r.value("perturbation", std::string("null run"));
     if (r.value("status", std::string()) != "finished") continue;
     if (auto e = tail_rel_error(r)) {
@@ -57,8 +61,14 @@ ChaosFloors::ChaosFloors(const std::vector<nlohmann::json>& records) {
 }
 
 const ChaosFloor* ChaosFloors::of(const nlohmann::json& record) const {
-  const auto it = families_.find(family_of(record));
-  return it == families_.end() ? nullptr : &it->second;
+  const std::string family = family_of(record);
+  const auto per_step = families_.find({family, "per_step"});
+  if (per_step != families_.end() && !per_step->second.tail_errors.empty()) {
+    return &per_step->second;
+  }
+  const auto once = families_.find({family, "once"});
+  if (once != families_.end()) return &once->second;
+  return per_step == families_.end() ? nullptr : &per_step->second;
 }
 
 std::vector<const ChaosFloor*> ChaosFloors::all() const {

@@ -1,8 +1,14 @@
-// The chaos floor (issue 20 §2): how far a perturbation that is not FP8 moves a run from its
-// baseline on the same seed, measured directly by the null runs (kind "null",
-// experiments/runner/null_run.hpp: the baseline with its initial weights rounded once to bf16).
+// The chaos floor (issue 20 §2, issue 31 §6): how far a perturbation that is not FP8 moves a run
+// from its baseline on the same seed, measured directly by the null runs (kind "null",
+// experiments/runner/null_run.hpp), one floor per baseline family and null arm
+// (recipes/null_arms.hpp): `once` (the initial weights rounded once to bf16) and `per_step`
+// (every GEMM operand of every step plus noise as large as an FP8 recipe's quantization error).
 // Shown beside each verdict: an FP8 recipe whose paired error is no larger than the null run's
-// moved the run no more than any tiny perturbation would. No LibTorch.
+// moved the run no more than a perturbation of that kind would.
+//
+// Which floor a verdict is read against: its family's per_step floor where the sweep ran that arm
+// (FP8 perturbs every step, so the once floor understates the chaos an FP8 run starts), else the
+// once floor; the report names the arm beside each floor. No LibTorch.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "experiments/report/paired_statistics.hpp"
@@ -19,6 +26,7 @@ namespace fp8lab::experiments {
 
 struct ChaosFloor {
   std::string workload;
+  std::string arm = "once";          // the null runs' "null_arm" (records before it: once)
   std::string perturbation;          // the null runs' "perturbation" field
   std::vector<std::int64_t> seeds;   // of the finished null runs, in seed order
   std::vector<double> tail_errors;   // their tail relative errors (paired_verdicts.hpp)
@@ -26,19 +34,23 @@ struct ChaosFloor {
 
   // "+0.41% [-1.2%, +2.0%] (n=3), sd 0.65%" or "1 null seed: +0.3% (no interval)".
   std::string describe() const;
-  // The same in a table cell's few characters: "sd 0.65% (n=3)".
+  // The same in a table cell's few characters, with the arm: "per_step: sd 0.65% (n=3)".
   std::string cell() const;
 };
 
 class ChaosFloors {
  public:
   explicit ChaosFloors(const std::vector<nlohmann::json>& records);
-  // The floor of the baseline family an FP8 run was compared with; nullptr without null runs.
+  // The floor a verdict of the baseline family an FP8 run was compared with is read against (the
+  // per_step arm's when it has a finished null run, else the once arm's); nullptr without null
+  // runs.
   const ChaosFloor* of(const nlohmann::json& record) const;
+  // Every floor, by family, once before per_step.
   std::vector<const ChaosFloor*> all() const;
 
  private:
-  std::map<std::string, ChaosFloor> families_;  // baseline family (noise_floor.hpp) -> floor
+  // (baseline family (noise_floor.hpp), arm) -> floor
+  std::map<std::pair<std::string, std::string>, ChaosFloor> families_;
 };
 
 }  // namespace fp8lab::experiments

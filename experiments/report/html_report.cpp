@@ -561,6 +561,12 @@ class HtmlCanvas final : public ReportCanvas {
     trajectories_section(html, facts);
     underflow_charts(html, input, facts);
   }
+  void line_charts(const std::vector<LineChart>& charts) override {
+    if (charts.empty()) return;
+    html << "<div class=\"charts\">\n";
+    for (const auto& chart : charts) html << render_line_chart(chart);
+    html << "</div>\n";
+  }
   void layer_stats(const ReportInput& input) override { html << render_layer_stats_html(input); }
   void notes(const std::vector<std::string>& notes) override {
     html << "<h2>Notes</h2>\n<ul>\n";

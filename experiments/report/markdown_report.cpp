@@ -118,6 +118,7 @@ class MarkdownCanvas final : public ReportCanvas {
     md << ablation_markdown(ablation_tables(input.records));
   }
   void charts(const ReportInput&, const ReportFacts&) override {}
+  void line_charts(const std::vector<LineChart>&) override {}
   void layer_stats(const ReportInput& input) override {
     if (const auto text = render_layer_stats_markdown(input); !text.empty()) md << '\n' << text;
   }

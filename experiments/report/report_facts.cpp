@@ -15,7 +15,8 @@ ReportFacts::ReportFacts(const ReportInput& input)
       instability(instability_facts(input.records, rows, contrasts)),
       resolution(sweep_resolution(rows, contrasts, input.alpha)),
       legend(named_test_legend(input.practical_band, input.alpha)),
-      scale(run_scale_lines(input.records)) {
+      scale(run_scale_lines(input.records)),
+      lr(lr_sweeps(input.records, input.alpha)) {
   const auto& m = multiplicity;
   families = "Families: " + std::to_string(m.confirmatory) + " confirmatory test" +
              (m.confirmatory == 1 ? "" : "s") +

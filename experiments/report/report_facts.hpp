@@ -12,6 +12,7 @@
 #include "experiments/report/chaos_floor.hpp"
 #include "experiments/report/contrasts.hpp"
 #include "experiments/report/instability_counts.hpp"
+#include "experiments/report/lr_sensitivity.hpp"
 #include "experiments/report/multiplicity.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
@@ -36,6 +37,7 @@ struct ReportFacts {
   std::vector<std::string> legend;            // the named tests, one line each (named_tests.hpp)
   std::string families;            // the families' sizes and what was pre-registered, in words
   std::vector<std::string> scale;  // per workload: steps, tokens per parameter, K
+  std::vector<LrSweep> lr;         // the learning-rate groups (lr_sensitivity.hpp); often none
 };
 
 }  // namespace fp8lab::experiments

@@ -1,5 +1,7 @@
 #include "experiments/report/report_layout.hpp"
 
+#include "experiments/report/lr_report.hpp"
+
 namespace fp8lab::experiments {
 
 void draw_report(const ReportInput& input, ReportCanvas& canvas) {
@@ -10,6 +12,9 @@ void draw_report(const ReportInput& input, ReportCanvas& canvas) {
   canvas.table(contrasts_table(input, facts));
   canvas.table(instability_table(facts));
   canvas.table(instability_contrasts_table(facts));
+  canvas.table(lr_loss_table(facts));
+  canvas.line_charts(lr_charts(facts));
+  canvas.table(lr_edge_table(facts));
   canvas.literature(facts);
   canvas.ablation(input);
   canvas.table(noise_floor_table(input, facts));

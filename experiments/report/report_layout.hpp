@@ -10,6 +10,7 @@
 #include "experiments/report/report_data.hpp"
 #include "experiments/report/report_facts.hpp"
 #include "experiments/report/report_tables.hpp"
+#include "experiments/report/svg_chart.hpp"
 
 namespace fp8lab::experiments {
 
@@ -26,6 +27,8 @@ class ReportCanvas {
   virtual void ablation(const ReportInput& input) = 0;
   // Loss curves, the heatmap, trajectories, underflow and saturation.
   virtual void charts(const ReportInput& input, const ReportFacts& facts) = 0;
+  // A row of line charts beside the table above them (lr_report.hpp's).
+  virtual void line_charts(const std::vector<LineChart>& charts) = 0;
   // layer_stats_report.hpp.
   virtual void layer_stats(const ReportInput& input) = 0;
   virtual void notes(const std::vector<std::string>& notes) = 0;

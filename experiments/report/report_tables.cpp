@@ -337,12 +337,17 @@ ReportHead report_head(const ReportInput& input, const ReportFacts& facts) {
   head.legend = facts.legend;
   head.families = facts.families;
   for (const auto* floor : facts.chaos.all()) {
-    head.floors.push_back(floor->workload + ": chaos floor (null runs, paired tail error) " +
-                          floor->describe());
+    head.floors.push_back(floor->workload + ": chaos floor, " + floor->arm +
+                          " null arm (paired tail error) " + floor->describe());
   }
   if (facts.chaos.all().empty()) {
     head.floors.push_back(
         "chaos floor: not measured, no null runs (the sweep key null_runs: true runs them)");
+  } else {
+    head.floors.push_back(
+        "each verdict is read against its family's per_step chaos floor where the sweep ran that "
+        "null arm (FP8 perturbs every step), else the once floor: the ranked table's chaos floor "
+        "column names the arm");
   }
   for (const auto* floor : facts.floors.all()) {
     head.floors.push_back(floor->workload +

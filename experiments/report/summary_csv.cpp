@@ -37,8 +37,8 @@ void paired_fields(std::ostringstream& csv, const nlohmann::json& r, const Recip
       << (row ? std::to_string(row->paired.finished) : std::string()) << ','
       << csv_number(input.practical_band) << ',' << csv_number(input.alpha) << ','
       << csv_number(chaos && chaos->tail ? std::optional(chaos->tail->sd) : std::nullopt) << ','
-      << csv_number(eval_loss_standard_error(r)) << ','
-      << csv_number(sampling ? std::optional(sampling->paired) : std::nullopt) << ',';
+      << (chaos ? chaos->arm : std::string()) << ',' << csv_number(eval_loss_standard_error(r))
+      << ',' << csv_number(sampling ? std::optional(sampling->paired) : std::nullopt) << ',';
   // The row's unstable count against its baselines' (instability_counts.hpp).
   const auto* arm = row != nullptr ? facts.instability.of(*row) : nullptr;
   const bool counted = arm != nullptr && arm->arm.runs > 0;
@@ -64,7 +64,7 @@ std::string render_summary_csv(const ReportInput& input) {
           "source,") +
       kTestColumns +
       ",paired_reason,rel_error_final,rel_error_tail,recipe_seeds,practical_band,alpha,"
-      "chaos_floor_sd,eval_loss_se,paired_eval_se,unstable_ci_low,unstable_ci_high,"
+      "chaos_floor_sd,chaos_floor_arm,eval_loss_se,paired_eval_se,unstable_ci_low,unstable_ci_high,"
       "baseline_unstable_runs,baseline_runs,unstable_p_fisher\n";
   std::map<std::string, const nlohmann::json*> by_id;
   for (const auto& r : input.records) by_id[r["run_id"].get<std::string>()] = &r;

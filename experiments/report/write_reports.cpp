@@ -9,9 +9,11 @@
 #include "experiments/report/cross_machine.hpp"
 #include "experiments/report/html_report.hpp"
 #include "experiments/report/incomplete_sweep.hpp"
+#include "experiments/report/lr_report.hpp"
 #include "experiments/report/markdown_report.hpp"
 #include "experiments/report/multiplicity.hpp"
 #include "experiments/report/report_data.hpp"
+#include "experiments/report/report_facts.hpp"
 #include "experiments/report/results_reader.hpp"
 #include "experiments/report/summary_csv.hpp"
 #include "experiments/runner/results_store.hpp"
@@ -102,7 +104,8 @@ ReportPaths write_reports(const ReportOptions& options) {
   ReportPaths paths{out / "results.jsonl", out / "summary.csv",
                     out / "contrasts.csv", out / "report.md",
                     out / "report.html",   input.records.size(),
-                    loaded.chosen,         missing_runs(input.requested, input.records)};
+                    loaded.chosen,         missing_runs(input.requested, input.records),
+                    std::nullopt};
   std::ostringstream jsonl;
   for (const auto& r : input.records) jsonl << r.dump() << '\n';
   write_file_atomically(paths.results_jsonl, jsonl.str());
@@ -110,6 +113,11 @@ ReportPaths write_reports(const ReportOptions& options) {
   write_file_atomically(paths.contrasts_csv, render_contrasts_csv(input));
   write_file_atomically(paths.report_md, render_markdown_report(input));
   write_file_atomically(paths.report_html, render_html_report(input));
+  // The learning-rate analysis's figures, when the records vary the learning rate.
+  if (const auto lr_csv = render_lr_sensitivity_csv(ReportFacts(input)); !lr_csv.empty()) {
+    paths.lr_sensitivity_csv = out / "lr_sensitivity.csv";
+    write_file_atomically(*paths.lr_sensitivity_csv, lr_csv);
+  }
   return paths;
 }
 

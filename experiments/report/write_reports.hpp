@@ -1,10 +1,11 @@
 // `fp8lab report DIR...`: merges the run records of one or more directories (the shards of a sweep)
-// and writes results.jsonl, summary.csv, contrasts.csv, report.md and report.html into the output
-// directory, each
+// and writes results.jsonl, summary.csv, contrasts.csv, report.md and report.html (and
+// lr_sensitivity.csv when the records vary the learning rate) into the output directory, each
 // atomically. No LibTorch.
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct ReportPaths {
   std::size_t records = 0;
   std::vector<std::string> chosen;   // --prefer newest: which record of each conflict was kept
   std::vector<std::string> missing;  // requested runs without a record (incomplete_sweep.hpp)
+  // lr_sensitivity.csv (lr_report.hpp), written when the records vary the learning rate.
+  std::optional<std::filesystem::path> lr_sensitivity_csv;
 };
 
 // Throws ResultsFileError (results_reader.hpp) for a corrupt or truncated record file.

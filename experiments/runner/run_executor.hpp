@@ -22,6 +22,7 @@
 #include "experiments/fp8/non_finite.hpp"
 #include "experiments/runner/results_store.hpp"
 #include "recipes/instability_rule.hpp"
+#include "recipes/null_arms.hpp"
 #include "recipes/recipe.hpp"
 
 namespace fp8lab::experiments {
@@ -45,6 +46,9 @@ struct RunRequest {
   // `instability:`, `fp8lab run --instability`), applied to every kind of run; the record names it.
   // Not part of a run id: it judges the run's curve and stops it, it changes no step before.
   recipes::InstabilityRule instability = recipes::default_instability_rule();
+  // Null runs only (execute_null_run): the arm, and the what-if recipe that sizes per_step's noise.
+  recipes::NullArm null_arm = recipes::NullArm::once;
+  std::string null_noise = recipes::kDefaultNullNoise;
   // FP8 runs only:
   std::optional<recipes::Recipe> recipe;  // nullopt: the baseline itself
   std::string run_id;                     // the sweep's run id (recipes/sweep.hpp)
@@ -82,9 +86,10 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
 // when its record is missing), writes the record, returns it.
 nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunRequest& request);
 
-// Trains the null run of the request's (workload, seed) (null_run.hpp: the baseline with its
-// initial weights rounded once to bf16) against the baseline in `directory` (running it first
-// when missing), writes the record (kind "null"), returns it.
+// Trains the null run of the request's (workload, seed) and null_arm (null_run.hpp: the
+// baseline with its initial weights rounded once to bf16, or with per-step operand noise sized by
+// null_noise) against the baseline in `directory` (running it first when missing), writes the
+// record (kind "null", its "null_arm"), returns it.
 nlohmann::json execute_null_run(const ResultsDirectory& directory, const RunRequest& request);
 
 // Torch's intra-op threads to 1: call once per process before any run. A run's --threads go to

@@ -60,6 +60,12 @@ nlohmann::json hypotheses_json(const recipes::SweepHypotheses& hypotheses) {
   return out;
 }
 
+std::vector<std::string> null_arm_names(const std::vector<recipes::NullArm>& arms) {
+  std::vector<std::string> names;
+  for (const recipes::NullArm arm : arms) names.push_back(recipes::null_arm_name(arm));
+  return names;
+}
+
 nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExpansion& e,
                             const std::string& text_hash) {
   nlohmann::json requested = nlohmann::json::array();
@@ -91,7 +97,9 @@ nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExp
            {{"text", recipes::instability_rule_text(e.sweep.instability)},
             {"description", recipes::describe_instability_rule(e.sweep.instability)},
             {"default", e.sweep.instability.site.line == 0}}},
-          {"null_runs", e.sweep.null_runs},
+          {"null_runs", !e.sweep.null_runs.empty()},
+          {"null_arms", null_arm_names(e.sweep.null_runs)},
+          {"null_noise", e.sweep.null_noise},
           {"layer_stats_every", e.sweep.layer_stats_every},
           {"what_if", e.sweep.what_if},
           {"grid_size", e.grid_size},
@@ -504,6 +512,7 @@ class JobPlanner {
              const recipes::Sweep& sweep)
       : options_(options),
         directory_(directory),
+        sweep_(sweep),
         executable_(current_executable().string()),
         common_(common_arguments(options, sweep)) {
     common_request_.high_precision = options.high_precision;
@@ -537,17 +546,28 @@ class JobPlanner {
     jobs_.baselines.push_back(std::move(job));
   }
 
-  // The null run of (workload, seed) (sweep.hpp: null_runs), unless already planned or recorded.
-  void need_null_run(const std::string& workload, std::int64_t seed) {
+  // The null runs of (workload, seed), one per arm (sweep.hpp: null_runs), unless already
+  // planned or recorded.
+  void need_null_runs(const std::string& workload, std::int64_t seed) {
     if (!null_keys_.insert({workload, seed}).second) return;
+    for (const recipes::NullArm arm : sweep_.null_runs) need_null_run(workload, seed, arm);
+  }
+
+  void need_null_run(const std::string& workload, std::int64_t seed, recipes::NullArm arm) {
     Job job;
     job.kind = "null";
     job.request = common_request_;
     job.request.workload = workload;
     job.request.seed = seed;
-    job.run_id = null_run_id(baseline_run_id(job.request));
+    job.request.null_arm = arm;
+    job.request.null_noise = sweep_.null_noise;
+    job.run_id = null_run_id(baseline_run_id(job.request), arm);
     job.arguments = {executable_, "run",    "--null-run",        "--workload",
                      workload,    "--seed", std::to_string(seed)};
+    if (arm == recipes::NullArm::per_step) {
+      job.arguments.insert(job.arguments.end(),
+                           {"--null-arm", "per_step", "--null-noise", sweep_.null_noise});
+    }
     job.arguments.insert(job.arguments.end(), common_.begin(), common_.end());
     if (!recorded(job.run_id)) jobs_.runs.push_back(std::move(job));
   }
@@ -596,6 +616,7 @@ class JobPlanner {
  private:
   const SweepOptions& options_;
   const ResultsDirectory& directory_;
+  const recipes::Sweep& sweep_;
   const std::string executable_;
   const std::vector<std::string> common_;
   RunRequest common_request_;
@@ -619,7 +640,7 @@ Jobs plan_jobs(const SweepOptions& options, const ResultsDirectory& directory,
   }
   for (const auto* run : shard) {
     planner.need_baseline(run->workload, run->seed);
-    if (expansion.sweep.null_runs) planner.need_null_run(run->workload, run->seed);
+    planner.need_null_runs(run->workload, run->seed);
     if (options.resume && options.steps) {
       adopt_record_without_steps(directory, id_without_steps.at(run->id), run->id, *options.steps);
     }

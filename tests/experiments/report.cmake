@@ -9,6 +9,12 @@ target_compile_definitions(experiments_report_seeds_test PRIVATE
                            FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>"
                            FP8LAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(experiments_report_seeds_test fp8lab)
+# The per-step null (issue 31 §6): the sweep key's arms, the operand noise, a sweep with both arms.
+fp8lab_add_test(NAME experiments_null_per_step_test SOURCES null_per_step_test.cpp
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
+target_compile_definitions(experiments_null_per_step_test PRIVATE
+                           FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
+add_dependencies(experiments_null_per_step_test fp8lab)
 # Paired verdicts, contrasts, the chaos floor and the short peer marks (issue 20 §2), on crafted
 # records; the literature experiments' directions (issue 20 §3, L1 and L2).
 fp8lab_add_test(NAME experiments_report_paired_test SOURCES report_paired_test.cpp
@@ -33,4 +39,12 @@ if(FP8LAB_PYTHON)
                    --out ${CMAKE_CURRENT_BINARY_DIR}/report-statistics-sweep)
   set_tests_properties(experiments_report_statistics_scipy_test PROPERTIES LABELS "torch"
                        TIMEOUT 1800)
+  # The learning-rate analysis (issue 31 §7) recomputed with numpy/scipy from hand-made records
+  # (no training: one `fp8lab report`).
+  add_test(NAME experiments_lr_sensitivity_scipy_test
+           COMMAND ${FP8LAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/lr_sensitivity_scipy_test.py
+                   --fp8lab $<TARGET_FILE:fp8lab>
+                   --out ${CMAKE_CURRENT_BINARY_DIR}/lr-sensitivity-records)
+  set_tests_properties(experiments_lr_sensitivity_scipy_test PROPERTIES LABELS "torch;fast"
+                       TIMEOUT 120)
 endif()

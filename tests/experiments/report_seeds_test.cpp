@@ -115,7 +115,7 @@ TEST_CASE("null_runs: the sweep runs the null recipe on each seed; the report sh
     CHECK(record["final"]["eval_rel_diff"].get<double>() != 0.0);
   }
   const auto md = read_text(dir / "out" / "report.md");
-  CHECK_THAT(md, Catch::Contains("- mlp: chaos floor (null runs, paired tail error) "));
+  CHECK_THAT(md, Catch::Contains("- mlp: chaos floor, once null arm (paired tail error) "));
   CHECK_THAT(md, Catch::Contains("(n=3), sd "));
   CHECK_THAT(md, Catch::Contains("at alpha 0.05 and band b = 1%"));
   CHECK_THAT(md, Catch::Contains("| fp8_format | "));  // HYBRID vs E5M2 on the same seeds

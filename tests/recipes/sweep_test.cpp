@@ -252,7 +252,7 @@ TEST_CASE("the shipped default sweep: a few llama-xs recipes, each on 3 seeds, w
   // Paired verdicts need >= 3 seeds per recipe (issue 20), like the baselines.
   CHECK(sweep.seeds.size() >= 3);
   CHECK(sweep.seeds == sweep.baseline_seeds);
-  CHECK(sweep.null_runs);
+  CHECK(sweep.null_runs == std::vector<NullArm>{NullArm::once});
   const std::size_t recipes = e.runs.size() / sweep.seeds.size();
   CHECK(recipes * sweep.seeds.size() == e.runs.size());
   CHECK(recipes >= 4);
@@ -272,6 +272,45 @@ TEST_CASE("the shipped default sweep: a few llama-xs recipes, each on 3 seeds, w
   CHECK(has_te_default);
   CHECK(has_e4m3);
   CHECK(has_e5m2);
+}
+
+TEST_CASE("the learning-rate sensitivity sweep: baseline + 4 recipes, >= 6 lrs x sqrt(10), >= 3 "
+          "seeds on llama-xs",
+          "[recipes][sweep]") {
+  // Issue 31 §7: delayed HYBRID, current, block and MXFP8 over learning rates spaced x sqrt(10)
+  // (three digits), one workload entry per learning rate, the rest of the spec alike.
+  const Sweep sweep =
+      read_sweep(std::string(FP8LAB_SOURCE_DIR) + "/recipes/sweeps/lr-sensitivity.yaml");
+  const SweepExpansion e = expand(sweep);
+  CHECK(sweep.seeds.size() >= 3);
+  REQUIRE(sweep.workloads.size() >= 6);
+  std::vector<double> lrs;
+  std::set<std::string> rest;
+  for (const auto& w : sweep.workloads) {
+    INFO(w);
+    CHECK(w.rfind("llama-xs:", 0) == 0);
+    const auto at = w.find("lr=");
+    REQUIRE(at != std::string::npos);
+    const auto end = w.find(',', at);
+    lrs.push_back(std::stod(w.substr(at + 3, end == std::string::npos ? end : end - at - 3)));
+    rest.insert(w.substr(0, at) + (end == std::string::npos ? "" : w.substr(end)));
+  }
+  CHECK(rest.size() == 1);  // only the learning rate varies
+  for (std::size_t i = 1; i < lrs.size(); ++i) {
+    INFO("lr " << lrs[i - 1] << " -> " << lrs[i]);
+    CHECK(lrs[i] / lrs[i - 1] == Approx(3.1623).epsilon(0.005));
+  }
+  std::set<Scaling> scalings;
+  for (const auto& run : e.runs) {
+    CHECK(run.recipe.fp8_format == Fp8Format::kHybrid);
+    scalings.insert(run.recipe.scaling);
+  }
+  CHECK(scalings ==
+        std::set<Scaling>{Scaling::delayed, Scaling::current, Scaling::block, Scaling::mxfp8});
+  CHECK(e.runs.size() == 4 * sweep.workloads.size() * sweep.seeds.size());
+  // The pre-registered rule that places the edge (the file says why).
+  CHECK(sweep.instability.site.line > 0);
+  CHECK(sweep.instability.loss_above == 9.0);
 }
 
 TEST_CASE("the TE-axes gpt-small sweep holds the recipes the report's three facts need",

@@ -303,7 +303,7 @@ TEST_CASE("sweep file errors", "[recipes][validation]") {
   const std::string top =
       "method, count, seed, workloads, seeds, base, parameters, name, description, runs_as, "
       "baseline_seeds, practical_band, null_runs, layer_stats_every, what_if, ablate, hypotheses, "
-      "instability";
+      "instability, null_noise";
   const std::vector<Case> cases = {
       {"unknown top-level key", "workloads: [w]\nparamaters: {}\n",
        "s.yaml:2: paramaters: unknown sweep key; accepted: " + top +
