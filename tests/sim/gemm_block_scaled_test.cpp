@@ -190,8 +190,11 @@ TEST_CASE("block_scaled_gemm names the bad field") {
   sim::GemmOptions options;
   options.accumulation = sim::parse_accumulation("blackwell_block");
   const auto t = per_tensor(1, 1, Format::E4M3, {kE4M3One});
+  // sim::gemm runs blackwell_block on block-scaled operands only; a per-tensor one is refused
+  // with what the model takes.
   CHECK_THROWS_WITH(sim::gemm({t, ReduceDim::kCols}, {t, ReduceDim::kCols}, options),
-                    Catch::Contains("sim::block_scaled_gemm"));
+                    Catch::Contains("gemm (blackwell_block): operand A: needs MX (E8M0 scales) or "
+                                    "NVFP4 (E4M3 scales) blocks of 16 or 32 along K"));
 }
 
 }  // namespace
