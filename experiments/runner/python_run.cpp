@@ -336,18 +336,8 @@ nlohmann::json execute_python_run(const ResultsDirectory& directory, const RunRe
           "a Python model's runs take --baseline-precision fp32 and --backend sim only (its "
           "high-precision layers are torch's own)");
     }
-    record = {{"schema", "fp8lab.run"},
-              {"schema_version", kResultsSchemaVersion},
-              {"run_id", run_id},
-              {"kind", kind},
-              {"workload", request.workload},
-              {"seed", request.seed},
-              {"backend", request.backend.name},
-              {"high_precision", std::string(name(request.high_precision))},
-              {"started_at", now_utc()},
-              {"host", host_name()},
-              {"machine", machine_json()}};
-    add_provenance(record, request, kind.c_str());
+    record = record_head(request, run_id, kind.c_str());
+    record["started_at"] = now_utc();
     add_instability_rule(record, request);
     if (identity.is_object()) record.update(identity);
     std::optional<nlohmann::json> baseline;

@@ -277,24 +277,29 @@ void add_instability_rule(nlohmann::json& record, const RunRequest& request) {
       {"description", recipes::describe_instability_rule(request.instability)}};
 }
 
-namespace {
-
-nlohmann::json base_record(const RunRequest& request, const Workload& workload,
-                           const std::string& run_id, const char* kind) {
+nlohmann::json record_head(const RunRequest& request, const std::string& run_id, const char* kind) {
   nlohmann::json record{{"schema", "fp8lab.run"},
                         {"schema_version", kResultsSchemaVersion},
                         {"run_id", run_id},
                         {"kind", kind},
                         {"workload", request.workload},
-                        {"workload_description", workload.description()},
                         {"seed", request.seed},
                         {"backend", request.backend.name},
                         {"high_precision", std::string(name(request.high_precision))},
-                        {"started_at", now_utc()},
                         {"host", host_name()},
                         {"machine", machine_json()}};
-  record.update(workload_record_fields(request.workload, workload));
   add_provenance(record, request, kind);
+  return record;
+}
+
+namespace {
+
+nlohmann::json base_record(const RunRequest& request, const Workload& workload,
+                           const std::string& run_id, const char* kind) {
+  auto record = record_head(request, run_id, kind);
+  record["workload_description"] = workload.description();
+  record["started_at"] = now_utc();
+  record.update(workload_record_fields(request.workload, workload));
   add_instability_rule(record, request);
   return record;
 }
@@ -662,20 +667,10 @@ nlohmann::json recipe_identity(const RunRequest& request) {
 nlohmann::json failed_record(const RunRequest& request, const std::string& run_id,
                              const std::string& kind, const std::string& message,
                              const nlohmann::json& identity) {
-  nlohmann::json record{{"schema", "fp8lab.run"},
-                        {"schema_version", kResultsSchemaVersion},
-                        {"run_id", run_id},
-                        {"kind", kind},
-                        {"status", "failed"},
-                        {"error", message},
-                        {"workload", request.workload},
-                        {"seed", request.seed},
-                        {"backend", request.backend.name},
-                        {"high_precision", std::string(name(request.high_precision))},
-                        {"finished_at", now_utc()},
-                        {"host", host_name()},
-                        {"machine", machine_json()}};
-  add_provenance(record, request, kind.c_str());
+  auto record = record_head(request, run_id, kind.c_str());
+  record["status"] = "failed";
+  record["error"] = message;
+  record["finished_at"] = now_utc();
   if (identity.is_object()) record.update(identity);
   return record;
 }

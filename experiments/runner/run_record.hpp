@@ -25,6 +25,10 @@ nlohmann::json layer_record_row(const std::string& layer, Operand tensor, Gemm r
 // The build and the provenance of the request's recipe (a baseline's or null run's: the
 // baseline's) into the record.
 void add_provenance(nlohmann::json& record, const RunRequest& request, const char* kind);
+// The fields every record of a run starts with, whoever trains it (run_executor, python_run, a
+// failed run): schema, run id, kind, workload, seed, backend, precision, host, machine and the
+// provenance; each caller adds its own times and status.
+nlohmann::json record_head(const RunRequest& request, const std::string& run_id, const char* kind);
 // The instability rule the run is judged by, as text and in words.
 void add_instability_rule(nlohmann::json& record, const RunRequest& request);
 // Status, train and eval rows against the baseline (null: none), "layers", "final" and
