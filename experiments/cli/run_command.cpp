@@ -25,6 +25,7 @@
 
 #include "experiments/cli/command_exit.hpp"
 #include "experiments/cli/commands.hpp"
+#include "experiments/cli/export_inputs.hpp"
 #include "experiments/cli/option_checks.hpp"
 #include "experiments/cli/process_environment.hpp"
 #include "experiments/cli/shared_options.hpp"
@@ -79,6 +80,7 @@ struct RunArguments {
   int threads = 0;  // 0: every core this process may use (parallelism.hpp)
   std::string runs_as = "asked";
   bool list_workload_options = false;
+  std::string export_inputs;  // a directory: export the workload's inputs and train nothing
 };
 
 // --set key=value... as the YAML of a recipe file, so that values are parsed, checked and
@@ -274,6 +276,9 @@ void add_run_command(CLI::App& app) {
                           "d_model=384; fp8lab run --workload NAME --workload-options lists them"));
   command->add_flag("--workload-options", a->list_workload_options,
                     "list the options of --workload with their defaults and exit");
+  command->add_option("--export-inputs", a->export_inputs,
+                      "write --workload's initial parameters (--seed), its batches (--steps) and "
+                      "its schedule into this directory as .npy and JSON, train nothing and exit");
   auto* recipe =
       command
           ->add_option("--recipe", a->recipe_file, "fp8lab recipe file or accelerate config (YAML)")
@@ -365,6 +370,12 @@ void add_run_command(CLI::App& app) {
             const auto name = parse_workload_spec(a->workload).name;
             std::printf("options of workload %s (--workload-set key=value):\n%s", name.c_str(),
                         describe_workload_options(workload_option_table(name)).c_str());
+            return 0;
+          }
+          if (!a->export_inputs.empty()) {
+            export_workload_inputs(
+                canonical_workload(workload_spec_with(a->workload, a->workload_settings)),
+                static_cast<std::uint64_t>(a->seed), a->steps, a->export_inputs);
             return 0;
           }
           if (a->job_file.empty()) {

@@ -10,6 +10,7 @@
 #include <torch/cuda.h>
 
 #include "experiments/fp8/autocast.hpp"
+#include "experiments/workloads/learning_rate.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -101,17 +102,6 @@ EvalLoss evaluate(TrainableModel& model, const std::vector<Batch>& batches,
   if (batches.empty()) return {};
   const double se = standard_error(example_losses.empty() ? batch_losses : example_losses);
   return {sum / static_cast<double>(batches.size()), se, std::move(example_losses)};
-}
-
-double learning_rate_at(const TrainingSchedule& s, std::int64_t step, std::int64_t steps) {
-  if (step < s.warmup_steps) {
-    return s.learning_rate * static_cast<double>(step + 1) / static_cast<double>(s.warmup_steps);
-  }
-  const auto decay_steps = std::max<std::int64_t>(1, steps - 1 - s.warmup_steps);
-  const double progress =
-      std::min(1.0, static_cast<double>(step - s.warmup_steps) / static_cast<double>(decay_steps));
-  const double cosine = 0.5 * (1.0 + std::cos(3.14159265358979323846 * progress));
-  return s.learning_rate * (s.final_lr_fraction + (1.0 - s.final_lr_fraction) * cosine);
 }
 
 torch::optim::AdamW make_optimizer(TrainableModel& model, const TrainingSchedule& s) {
@@ -233,7 +223,9 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
     if (hooks.measure_operands) hooks.measure_operands(*model, wants_rows(step));
     if (hooks.before_step) hooks.before_step(*model, step);
     const auto start = Clock::now();
-    set_learning_rate(optimizer, learning_rate_at(schedule, step, result.steps_planned));
+    set_learning_rate(optimizer,
+                      learning_rate_at(schedule.learning_rate, schedule.warmup_steps,
+                                       schedule.final_lr_fraction, step, result.steps_planned));
     optimizer.zero_grad();
     auto loss = forward_loss(*model, batch, hooks.use_autocast_during_eval);
     const double loss_value = loss.item<double>();

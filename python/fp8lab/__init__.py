@@ -37,6 +37,7 @@ from fp8lab.convert import convert_model, has_fp8_layers  # noqa: E402
 from fp8lab._autocast import autocast  # noqa: E402
 from fp8lab._layer_stats import layer_stats  # noqa: E402
 from fp8lab._sweep import sweep  # noqa: E402
+from fp8lab import optim  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -46,6 +47,7 @@ __all__ = [
     "convert_model",
     "has_fp8_layers",
     "layer_stats",
+    "optim",
     "delayed_update",
     "dequantize",
     "high_precision_mm",

@@ -101,7 +101,9 @@ def sweep(
       the first 4 batches of data_fn(0)). Evaluated every ``eval_every`` steps (default steps // 4)
       and at the last.
     - ``steps``: training steps of every run (default: len(data_fn(0))).
-    - ``lr``: AdamW's learning rate, or ``optimizer_fn(params) -> optimizer``.
+    - ``lr``: the learning rate of fp8lab.optim.AdamW (LibTorch's AdamW, as ``fp8lab run``
+      trains; torch.optim.AdamW's defaults otherwise), or ``optimizer_fn(params) ->
+      optimizer``, any torch optimizer, in its place.
     - ``jobs``: runs at once (each its own process; default: the runner's choice).
     - ``resume``: continue a sweep into ``out`` (recorded runs are skipped).
 

@@ -4,7 +4,7 @@ your model"), started by the run's process (`fp8lab run`, experiments/runner/pyt
 It only trains. It reads the request (kind baseline, fp8 or null; seed; steps; the recipe's
 text; the steps whose parameters to snapshot), builds model_fn(seed), converts it with the
 recipe (fp8lab.convert_model), or rounds its parameters once to bf16 for the null run, trains it
-with AdamW on data_fn(seed) for the steps, evaluates it on the fixed eval set, and writes
+with AdamW (LibTorch's, fp8lab.optim.AdamW) on data_fn(seed) for the steps, evaluates it on the fixed eval set, and writes
 result.json and the snapshots into the request's output directory: every step's loss, the eval
 batches' losses, each quantize call's statistics (fp8lab._C.quantize_stats) and the flat
 parameters and gradients. The runner makes the record, the sidecar, the divergence and the
@@ -133,8 +133,9 @@ def train(request: dict, workload: dict) -> dict:
     snapshot_steps = request.get("snapshot_steps")
     optimizer_fn = workload.get("optimizer_fn")
     params = [p for p in model.parameters() if p.requires_grad]
+    # LibTorch's AdamW, the optimizer of `fp8lab run` (fp8lab.optim), unless the user gives one.
     optimizer = (resolve(optimizer_fn)(params) if optimizer_fn
-                 else torch.optim.AdamW(params, lr=workload.get("lr", 1e-3)))
+                 else fp8lab.optim.AdamW(params, lr=workload.get("lr", 1e-3)))
     eval_every = workload.get("eval_every") or max(1, steps // 4)
     eval_fn = workload.get("eval_fn")
     eval_batches = (list(resolve(eval_fn)()) if eval_fn
