@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "python/csrc/checks.hpp"
 #include "python/csrc/lowered.hpp"
 #include "recipes/lowering.hpp"
 #include "recipes/recipe.hpp"
@@ -25,37 +26,6 @@ namespace fp8lab::python {
 namespace {
 
 using sim::scaling::QuantizeKind;
-
-std::string dtype_name(at::ScalarType type) {
-  return "torch." + std::string(c10::getDtypeNames(type).first);
-}
-
-// TypeError for a dtype, ValueError for rank and layout: the messages name the op, the argument,
-// what it got and what is accepted.
-void check_tensor(const char* op, const char* name, const at::Tensor& t, at::ScalarType dtype,
-                  std::int64_t dim, const char* shape) {
-  TORCH_CHECK_TYPE(t.scalar_type() == dtype, op, ": ", name, " has dtype ",
-                   dtype_name(t.scalar_type()), "; accepted: ", dtype_name(dtype));
-  TORCH_CHECK_VALUE(t.dim() == dim, op, ": ", name, " has shape ", t.sizes(),
-                    "; accepted: ", shape);
-  TORCH_CHECK_VALUE(t.is_contiguous(), op, ": ", name, " is not contiguous (shape ", t.sizes(),
-                    ", strides ", t.strides(), "); accepted: a contiguous tensor (.contiguous())");
-}
-
-// Runs `body`, turning the std::invalid_argument of sim/ and the RecipeError of recipes/ into a
-// ValueError with their text (torch's own errors pass through as they are).
-template <class Body>
-auto translated(const char* op, Body&& body) -> decltype(body()) {
-  try {
-    return body();
-  } catch (const c10::Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    const std::string text = e.what();
-    // lowered() already names the op; the recipe's and sim's messages name their own function.
-    C10_THROW_ERROR(ValueError, text.rfind(op, 0) == 0 ? text : std::string(op) + ": " + text);
-  }
-}
 
 template <class T>
 std::span<const T> span_of(const at::Tensor& t) {
@@ -76,17 +46,9 @@ sim::QuantizedTensor quantized_operand(const char* op, const char* codes_name,
                                        const char* scale_name, const at::Tensor& codes,
                                        const at::Tensor& scale_inv,
                                        const sim::scaling::QuantizePlan& plan) {
-  check_tensor(op, codes_name, codes, at::kByte, 2, "a 2-D tensor of codes [rows, cols]");
-  check_tensor(op, scale_name, scale_inv, at::kFloat, 2,
-               "a 2-D tensor [ceil(rows / block rows), ceil(cols / block cols)]");
+  const sim::scaling::BlockShape blocks =
+      checked_scale_blocks(op, codes_name, scale_name, codes, scale_inv, plan);
   const std::int64_t rows = codes.size(0), cols = codes.size(1);
-  const ScaleShape expected = scale_shape(plan, rows, cols);
-  const sim::scaling::BlockShape blocks = plan.blocks(rows, cols);
-  TORCH_CHECK_VALUE(scale_inv.size(0) == expected.rows && scale_inv.size(1) == expected.cols, op,
-                    ": ", scale_name, " has shape ", scale_inv.sizes(), "; accepted: [",
-                    expected.rows, ", ", expected.cols, "] for ", codes_name, " ", codes.sizes(),
-                    " in ", blocks.rows, " x ", blocks.cols, " blocks (",
-                    sim::scaling::to_string(plan.kind), ")");
   sim::QuantizedTensor t;
   t.rows = rows;
   t.cols = cols;
@@ -167,20 +129,8 @@ at::Tensor scaled_mm_cpu(const at::Tensor& a, const at::Tensor& a_scale_inv, con
         quantized_operand(op, "b", "b_scale_inv", b, b_scale_inv, lb.plan);
 
     sim::GemmOptions options;
-    const recipes::GemmAccumulation& models = la.recipe->gemm;
-    options.accumulation = g == sim::scaling::Gemm::kFprop   ? models.fprop
-                           : g == sim::scaling::Gemm::kDgrad ? models.dgrad
-                                                             : models.wgrad;
-    if (accumulation.has_value()) {
-      const auto parsed = recipes::parse_accumulation(*accumulation);
-      TORCH_CHECK_VALUE(parsed.has_value(), op, ": accumulation '", std::string(*accumulation),
-                        "'; accepted: ", recipes::accepted_accumulations(),
-                        " (None: the recipe's gemm.", gemm, ")");
-      options.accumulation = *parsed;
-    }
-    const at::ScalarType out_type = out_dtype.value_or(at::kFloat);
-    TORCH_CHECK_TYPE(out_type == at::kFloat || out_type == at::kBFloat16, op, ": out_dtype ",
-                     dtype_name(out_type), "; accepted: torch.float32, torch.bfloat16");
+    options.accumulation = scaled_mm_accumulation(op, *la.recipe, g, gemm, accumulation);
+    const at::ScalarType out_type = gemm_out_type(op, out_dtype);
     options.output = out_type == at::kFloat ? sim::GemmOutputType::kFp32
                                             : sim::GemmOutputType::kBf16;
     const auto k_dim = [&](sim::scaling::Operand o) {
@@ -223,9 +173,7 @@ at::Tensor high_precision_mm_cpu(const at::Tensor& a, const at::Tensor& b, std::
     const std::int64_t m = a_cols ? da.rows : da.cols, n = b_cols ? db.rows : db.cols;
     sim::HighPrecisionGemmOptions options;
     options.round_operands_to_bf16 = bf16_operands;
-    const at::ScalarType out_type = out_dtype.value_or(at::kFloat);
-    TORCH_CHECK_TYPE(out_type == at::kFloat || out_type == at::kBFloat16, op, ": out_dtype ",
-                     dtype_name(out_type), "; accepted: torch.float32, torch.bfloat16");
+    const at::ScalarType out_type = gemm_out_type(op, out_dtype);
     options.output = out_type == at::kFloat ? sim::GemmOutputType::kFp32
                                             : sim::GemmOutputType::kBf16;
     if (bias.has_value()) {

@@ -4,24 +4,30 @@
 // the recipes gain reaches these ops without a new op or a new argument. high_precision_mm is
 // the GEMM a recipe keeps in high precision (sim::high_precision_gemm).
 //   CPU   sim/ (python/csrc/kernels.cpp)
-//   CUDA  not built yet: NotImplementedError naming what is missing
+//   CUDA  gpu/ (python/csrc/cuda/kernels_cuda.cpp) when built with FP8LAB_PYTHON_CUDA=ON, with
+//         NotImplementedError where gpu/ lacks a piece; else NotImplementedError for every op
 //   Meta  the fake kernels of python/fp8lab/_fake.py (torch.library.register_fake)
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
 #include "python/csrc/kernels.hpp"
+#ifdef FP8LAB_PYTHON_CUDA
+#include "python/csrc/cuda/kernels_cuda.hpp"
+#endif
 
 namespace fp8lab::python {
 namespace {
 
-// Tensors on a CUDA device: gpu/ has the kernels (gpu::scaling::quantize, gpu/gemm) but the ops
-// do not call them yet, and this build (pip install .) compiles no CUDA.
+#ifndef FP8LAB_PYTHON_CUDA
+// Tensors on a CUDA device in a build without FP8LAB_PYTHON_CUDA (pip install . builds no CUDA).
 void cuda_not_built(const c10::OperatorHandle& op, torch::jit::Stack*) {
   TORCH_CHECK_NOT_IMPLEMENTED(false, op.schema().name(),
-                              " on CUDA tensors: not built yet (the ops run sim/ on the CPU; "
-                              "gpu/'s kernels are not wired into them). Move the tensors to the "
-                              "CPU (.cpu()) to run sim/.");
+                              " on CUDA tensors: this build of fp8lab has no CUDA kernels (the "
+                              "ops run sim/ on the CPU). Build the package with "
+                              "FP8LAB_PYTHON_CUDA=ON to run gpu/ (docs/python.md), or move the "
+                              "tensors to the CPU (.cpu()) to run sim/.");
 }
+#endif
 
 }  // namespace
 
@@ -53,10 +59,18 @@ TORCH_LIBRARY_IMPL(fp8lab, CPU, m) {
 }
 
 TORCH_LIBRARY_IMPL(fp8lab, CUDA, m) {
+#ifdef FP8LAB_PYTHON_CUDA
+  m.impl("quantize", &quantize_cuda);
+  m.impl("dequantize", &dequantize_cuda);
+  m.impl("scaled_mm", &scaled_mm_cuda);
+  m.impl("high_precision_mm", &high_precision_mm_cuda);
+  m.impl("delayed_update", &delayed_update_cuda);
+#else
   for (const char* name :
        {"quantize", "dequantize", "scaled_mm", "high_precision_mm", "delayed_update"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&cuda_not_built>());
   }
+#endif
 }
 
 }  // namespace fp8lab::python
