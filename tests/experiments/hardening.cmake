@@ -2,10 +2,7 @@
 # resource limits. Each drives the fp8lab executable as a user would, on tiny mlp sweeps.
 foreach(area links ranges report input integrity files)
   fp8lab_add_test(NAME experiments_hardening_${area}_test SOURCES hardening_${area}_test.cpp
-                  LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 600)
-  target_compile_definitions(experiments_hardening_${area}_test PRIVATE
-                             FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
-  add_dependencies(experiments_hardening_${area}_test fp8lab)
+                  LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 600 RUNS_FP8LAB)
 endforeach()
 
 # libFuzzer over the results readers and the baseline archive check (scripts/fuzz-results), built
