@@ -10,10 +10,5 @@ fp8lab_add_test(NAME experiments_cuda_backend_shadow_test SOURCES cuda_backend_s
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
 fp8lab_add_test(NAME experiments_cuda_backend_plan_test SOURCES cuda_backend_plan_test.cpp
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
-
-add_executable(experiments_cuda_backend_equality_test cuda_backend_equality_test.cpp)
-target_link_libraries(experiments_cuda_backend_equality_test PRIVATE fp8lab_gpu_test_main
-                      fp8lab_flags fp8lab_experiments)
-add_test(NAME experiments_cuda_backend_equality_test COMMAND experiments_cuda_backend_equality_test)
-set_tests_properties(experiments_cuda_backend_equality_test PROPERTIES LABELS gpu
-                     TIMEOUT 600 SKIP_RETURN_CODE 77)
+fp8lab_add_test(NAME experiments_cuda_backend_equality_test SOURCES cuda_backend_equality_test.cpp
+                MAIN fp8lab_gpu_test_main LIBS fp8lab_experiments LABELS gpu TIMEOUT 600)

@@ -26,11 +26,7 @@ namespace {
 
 using recipes::Accumulation;
 using recipes::Scaling;
-
-struct NamedRecipe {
-  std::string name;
-  recipes::Recipe recipe;
-};
+using test::NamedRecipe;
 
 std::vector<NamedRecipe> recipes_under_test() {
   std::vector<NamedRecipe> list;
@@ -162,6 +158,32 @@ void check_same_step(const StepResult& c, const StepResult& s) {
   }
 }
 
+// `steps` steps of every recipe's stack (the delayed ones alone with `delayed_only`) with its
+// tensors on `device` through `backend`, and of the same stack on the host through sim:
+// check(named, on_backend, on_sim, backend's step, sim's step) after each step.
+template <typename Check>
+void against_sim(std::shared_ptr<const LinearBackend> backend, torch::Device device, int steps,
+                 bool delayed_only, Check check) {
+  auto sim = std::make_shared<const SimBackend>();
+  for (const NamedRecipe& named : recipes_under_test()) {
+    if (delayed_only && named.recipe.scaling != Scaling::delayed) continue;
+    INFO("recipe " << named.name);
+    Stack on_backend = make_stack(named.recipe, backend, device);
+    Stack on_sim = make_stack(named.recipe, sim);
+    for (int i = 0; i < steps; ++i) {
+      INFO("step " << i);
+      const StepResult b = step(on_backend, i, device);
+      const StepResult s = step(on_sim, i);
+      check(named, on_backend, on_sim, b, s);
+    }
+  }
+}
+
+void check_same_states(const Stack& on_cuda, const Stack& on_sim) {
+  check_same_state("first", on_cuda.first->scaling_state(), on_sim.first->scaling_state());
+  check_same_state("second", on_cuda.second->scaling_state(), on_sim.second->scaling_state());
+}
+
 // Three steps of every recipe's stack with its tensors on `device` through the shadow-checked
 // cuda backend, each step bit for bit equal to the same stack on the host through sim; the shadow
 // check counts no mismatch.
@@ -169,18 +191,9 @@ void check_shadowed_stack_equals_sim(torch::Device device) {
   auto cuda = std::make_shared<const CudaBackend>();
   auto shadowed = std::make_shared<const ShadowCheckedBackend>(cuda, &CudaBackend::delayed_snapshot,
                                                                ShadowOptions{.every = 1});
-  auto sim = std::make_shared<const SimBackend>();
-  for (const NamedRecipe& named : recipes_under_test()) {
-    INFO("recipe " << named.name);
-    Stack on_cuda = make_stack(named.recipe, shadowed, device);
-    Stack on_sim = make_stack(named.recipe, sim);
-    for (int i = 0; i < 3; ++i) {
-      INFO("step " << i);
-      const StepResult c = step(on_cuda, i, device);
-      const StepResult s = step(on_sim, i);
-      check_same_step(c, s);
-    }
-  }
+  against_sim(shadowed, device, 3, false,
+              [](const NamedRecipe&, const Stack&, const Stack&, const StepResult& c,
+                 const StepResult& s) { check_same_step(c, s); });
   const ShadowReport report = shadowed->report();
   INFO(to_json(report).dump(1));
   CHECK(report.mismatches == 0);
@@ -210,24 +223,12 @@ TEST_CASE("cuda backend: a resident stack without the shadow check equals the si
           "bit, delayed-scaling states included",
           "[cuda_backend][gpu]") {
   REQUIRE(torch::cuda::is_available());
-  const torch::Device cuda_device(torch::kCUDA);
-  auto cuda = std::make_shared<const CudaBackend>();
-  auto sim = std::make_shared<const SimBackend>();
-  for (const NamedRecipe& named : recipes_under_test()) {
-    INFO("recipe " << named.name);
-    Stack on_cuda = make_stack(named.recipe, cuda, cuda_device);
-    Stack on_sim = make_stack(named.recipe, sim);
-    for (int i = 0; i < 4; ++i) {
-      INFO("step " << i);
-      const StepResult c = step(on_cuda, i, cuda_device);
-      const StepResult s = step(on_sim, i);
-      check_same_step(c, s);
-      if (named.recipe.scaling == Scaling::delayed) {
-        check_same_state("first", on_cuda.first->scaling_state(), on_sim.first->scaling_state());
-        check_same_state("second", on_cuda.second->scaling_state(), on_sim.second->scaling_state());
-      }
-    }
-  }
+  against_sim(std::make_shared<const CudaBackend>(), torch::Device(torch::kCUDA), 4, false,
+              [](const NamedRecipe& named, const Stack& on_cuda, const Stack& on_sim,
+                 const StepResult& c, const StepResult& s) {
+                check_same_step(c, s);
+                if (named.recipe.scaling == Scaling::delayed) check_same_states(on_cuda, on_sim);
+              });
 }
 
 TEST_CASE("sim backend: a Linear whose tensors live on the device is refused by name",
@@ -242,22 +243,12 @@ TEST_CASE("sim backend: a Linear whose tensors live on the device is refused by 
 
 TEST_CASE("cuda backend: delayed-scaling states equal sim's after every step",
           "[cuda_backend][gpu]") {
-  auto cuda = std::make_shared<const CudaBackend>();
-  auto sim = std::make_shared<const SimBackend>();
-  for (const NamedRecipe& named : recipes_under_test()) {
-    if (named.recipe.scaling != Scaling::delayed) continue;
-    INFO("recipe " << named.name);
-    Stack on_cuda = make_stack(named.recipe, cuda);
-    Stack on_sim = make_stack(named.recipe, sim);
-    for (int i = 0; i < 4; ++i) {
-      INFO("step " << i);
-      const StepResult c = step(on_cuda, i);
-      const StepResult s = step(on_sim, i);
-      CHECK(test::bitwise_difference(c.y, s.y) == "");
-      check_same_state("first", on_cuda.first->scaling_state(), on_sim.first->scaling_state());
-      check_same_state("second", on_cuda.second->scaling_state(), on_sim.second->scaling_state());
-    }
-  }
+  against_sim(std::make_shared<const CudaBackend>(), torch::kCPU, 4, true,
+              [](const NamedRecipe&, const Stack& on_cuda, const Stack& on_sim, const StepResult& c,
+                 const StepResult& s) {
+                CHECK(test::bitwise_difference(c.y, s.y) == "");
+                check_same_states(on_cuda, on_sim);
+              });
 }
 
 TEST_CASE("cuda backend: accumulation `exact` has no GPU kernel and is refused by name",

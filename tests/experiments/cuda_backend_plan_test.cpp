@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda_backend_test_support.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/fp8/sim_backend.hpp"
 #include "experiments/gpu_check/check_inputs.hpp"
@@ -24,11 +25,7 @@ namespace fp8lab::experiments {
 namespace {
 
 using recipes::Scaling;
-
-struct NamedRecipe {
-  std::string name;
-  recipes::Recipe recipe;
-};
+using test::NamedRecipe;
 
 std::vector<NamedRecipe> stateless_recipes() {
   std::vector<NamedRecipe> list;

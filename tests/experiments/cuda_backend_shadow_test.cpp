@@ -107,6 +107,23 @@ ShadowReport train_three_steps(const std::shared_ptr<FaultyBackend>& faulty,
 
 std::string describe(const ShadowReport& report) { return to_json(report).dump(1); }
 
+// Three steps with one fault planted at operation `at`: the shadow check counts exactly one
+// mismatch, under one key "linear#...<key_end>", with one description, which contains `names`
+// where one is given.
+void check_one_mismatch(Fault fault, int at, recipes::Scaling scaling, const std::string& key_end,
+                        const std::string& names) {
+  const ShadowReport report =
+      train_three_steps(std::make_shared<FaultyBackend>(fault, at), scaling, 1);
+  INFO(describe(report));
+  REQUIRE(report.mismatches == 1);
+  REQUIRE(report.by_key.size() == 1);
+  const std::string key = report.by_key.begin()->first;
+  CHECK(key.ends_with(key_end));
+  CHECK(key.starts_with("linear#"));
+  REQUIRE(report.first.size() == 1);
+  if (!names.empty()) CHECK(report.first[0].find(names) != std::string::npos);
+}
+
 }  // namespace
 
 TEST_CASE("Shadow check: sim watched by sim reports 0 mismatches over every call", "[shadow]") {
@@ -128,33 +145,15 @@ TEST_CASE("Shadow check: one corrupted code byte is exactly one mismatch", "[sha
   INFO("scaling " << recipes::name(scaling));
   // Quantize call 15 is in step 1: each step quantizes 10 times (the first layer's input needs no
   // gradient, so it has no dgrad: 3 + 1 casts; the second layer 4 + 2).
-  const ShadowReport report =
-      train_three_steps(std::make_shared<FaultyBackend>(Fault::code_byte, 15), scaling, 1);
-  INFO(describe(report));
-  REQUIRE(report.mismatches == 1);
-  REQUIRE(report.by_key.size() == 1);
-  const std::string key = report.by_key.begin()->first;
-  CHECK(key.ends_with("|code"));
-  CHECK(key.starts_with("linear#"));
-  REQUIRE(report.first.size() == 1);
-  CHECK(report.first[0].find("code[5]: faulty 0x") != std::string::npos);
+  check_one_mismatch(Fault::code_byte, 15, scaling, "|code", "code[5]: faulty 0x");
 }
 
 TEST_CASE("Shadow check: one corrupted GEMM output value is exactly one mismatch", "[shadow]") {
-  const ShadowReport report = train_three_steps(
-      std::make_shared<FaultyBackend>(Fault::gemm_output, 4), recipes::Scaling::current, 1);
-  INFO(describe(report));
-  REQUIRE(report.mismatches == 1);
-  CHECK(report.by_key.begin()->first.ends_with("|output"));
-  CHECK(report.first.at(0).find("output[3]") != std::string::npos);
+  check_one_mismatch(Fault::gemm_output, 4, recipes::Scaling::current, "|output", "output[3]");
 }
 
 TEST_CASE("Shadow check: one corrupted amax-history entry is exactly one mismatch", "[shadow]") {
-  const ShadowReport report = train_three_steps(
-      std::make_shared<FaultyBackend>(Fault::history_entry, 1), recipes::Scaling::delayed, 1);
-  INFO(describe(report));
-  REQUIRE(report.mismatches == 1);
-  CHECK(report.by_key.begin()->first.ends_with("|backward|history"));
+  check_one_mismatch(Fault::history_entry, 1, recipes::Scaling::delayed, "|backward|history", "");
 }
 
 TEST_CASE("Shadow check: --shadow-every 2 checks steps 0 and 2, not step 1", "[shadow]") {

@@ -2,6 +2,4 @@
 # process in turn (FP8LAB_FAULT_WRITE, FP8LAB_FAULT_KILL_CHILD), then --resume; and on a real small
 # tmpfs where mounting is allowed. Drives the fp8lab executable: label torch, not fast.
 fp8lab_add_test(NAME experiments_faults_test SOURCES faults_test.cpp LIBS fp8lab_experiments
-                LABELS torch TIMEOUT 900)
-target_compile_definitions(experiments_faults_test PRIVATE FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
-add_dependencies(experiments_faults_test fp8lab)
+                LABELS torch TIMEOUT 900 RUNS_FP8LAB)

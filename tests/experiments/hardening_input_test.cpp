@@ -42,6 +42,9 @@ TEST_CASE("Non-UTF-8 bytes and repeated keys are refused when the file is read",
   const testing::Scratch dir("input");
   const auto out = dir / "out";
   const std::string sweep_head = "method: grid\nworkloads: [mlp]\nseeds: [0]\n";
+  // "1, 2, ..., 1000": a parameter's list of values for a grid too large to expand.
+  std::string one_to_1000;
+  for (int i = 1; i <= 1000; ++i) one_to_1000 += (i > 1 ? ", " : "") + std::to_string(i);
   const std::vector<Refused> cases = {
       {"latin-1 in a recipe's comment",
        "scaling: current\n# caf\xe9\n",
@@ -87,19 +90,10 @@ TEST_CASE("Non-UTF-8 bytes and repeated keys are refused when the file is read",
            "parameters:\n"
            "  margin: {values: [0, 1, 2, 3, 4, 5, 6, 7, 8]}\n"
            "  interval: {values: [" +
-           [] {
-             std::string v;
-             for (int i = 1; i <= 1000; ++i) v += (i > 1 ? ", " : "") + std::to_string(i);
-             return v;
-           }() +
+           one_to_1000 +
            "]}\n"
            "  amax_history_len: {values: [" +
-           [] {
-             std::string v;
-             for (int i = 1; i <= 1000; ++i) v += (i > 1 ? ", " : "") + std::to_string(i);
-             return v;
-           }() +
-           "]}\n",
+           one_to_1000 + "]}\n",
        {"sweep", "FILE", "--dry-run"},
        {"requests too many combinations to expand: about 20.7 GB at about 2300 bytes each",
         "above the 2.0 GB limit", "accepted: at most 869565 combinations"}},

@@ -2,8 +2,5 @@
 # Each drives the fp8lab executable on tiny mlp sweeps (--steps 2).
 foreach(area records cli lock)
   fp8lab_add_test(NAME experiments_integrity_${area}_test SOURCES integrity_${area}_test.cpp
-                  LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
-  target_compile_definitions(experiments_integrity_${area}_test PRIVATE
-                             FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
-  add_dependencies(experiments_integrity_${area}_test fp8lab)
+                  LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300 RUNS_FP8LAB)
 endforeach()

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "experiments/fp8/sim_backend.hpp"
@@ -114,6 +115,35 @@ struct Tally {
   }
 };
 
+// A gradient of one matrix parameter against the central difference of the loss at every
+// `stride`-th entry. The difference may be the quantization error of the GEMM that made it (the
+// sum over its `terms` terms of |dequantized product - the loss's product|, from term(i, j, r)),
+// the fp32_seq rounding of those dot products and the float64 slack of the difference quotient.
+template <typename LossOf, typename Term>
+void check_gradient(const char* name, const Matrix& grad, const Matrix& param, std::int64_t stride,
+                    std::int64_t terms, double eps, double fd_slack, LossOf loss_of, Term term,
+                    Tally& tally) {
+  for (std::int64_t flat = 0; flat < param.rows * param.cols; flat += stride) {
+    const std::int64_t i = flat / param.cols, j = flat % param.cols;
+    Matrix plus = param, minus = param;
+    plus(i, j) += eps;
+    minus(i, j) -= eps;
+    const double fd = (loss_of(plus) - loss_of(minus)) / (2.0 * eps);
+    double quantization = 0.0, products = 0.0;
+    for (std::int64_t r = 0; r < terms; ++r) {
+      const auto [dequantized, exact] = term(i, j, r);
+      quantization += std::fabs(dequantized - exact);
+      products += std::fabs(dequantized);
+    }
+    const double bound = quantization + gamma(terms + 4) * products + fd_slack;
+    INFO(name << "[" << i << "][" << j << "] = " << grad(i, j) << ", finite difference " << fd
+              << ", bound " << bound);
+    REQUIRE(std::fabs(grad(i, j) - fd) <= bound);
+    tally.bounds.push_back(bound);
+    tally.gradients.push_back(std::fabs(fd));
+  }
+}
+
 void run_case(const recipes::Recipe& recipe) {
   auto backend = std::make_shared<const SimBackend>();
   const torch::Tensor x = test::normal({M, K}, 11);
@@ -162,44 +192,20 @@ void run_case(const recipes::Recipe& recipe) {
                           std::ldexp(1.0, -53) / (2.0 * eps);
 
   Tally tally;
-  // dx at a sample of entries (every 37th: all rows and columns get visited).
-  for (std::int64_t flat = 0; flat < M * K; flat += 37) {
-    const std::int64_t i = flat / K, j = flat % K;
-    Matrix plus = xf, minus = xf;
-    plus(i, j) += eps;
-    minus(i, j) -= eps;
-    const double fd = (loss(gm, plus, wf, bias) - loss(gm, minus, wf, bias)) / (2.0 * eps);
-    double quantization = 0.0, products = 0.0;
-    for (std::int64_t n = 0; n < N; ++n) {
-      quantization += std::fabs(gd(i, n) * wd(n, j) - gm(i, n) * wf(n, j));
-      products += std::fabs(gd(i, n) * wd(n, j));
-    }
-    const double bound = quantization + gamma(N + 4) * products + fd_slack;
-    INFO("dx[" << i << "][" << j << "] = " << dx(i, j) << ", finite difference " << fd << ", bound "
-               << bound);
-    REQUIRE(std::fabs(dx(i, j) - fd) <= bound);
-    tally.bounds.push_back(bound);
-    tally.gradients.push_back(std::fabs(fd));
-  }
-  // dW.
-  for (std::int64_t flat = 0; flat < N * K; flat += 29) {
-    const std::int64_t i = flat / K, j = flat % K;
-    Matrix plus = wf, minus = wf;
-    plus(i, j) += eps;
-    minus(i, j) -= eps;
-    const double fd = (loss(gm, xf, plus, bias) - loss(gm, xf, minus, bias)) / (2.0 * eps);
-    double quantization = 0.0, products = 0.0;
-    for (std::int64_t m = 0; m < M; ++m) {
-      quantization += std::fabs(gw(m, i) * xw(m, j) - gm(m, i) * xf(m, j));
-      products += std::fabs(gw(m, i) * xw(m, j));
-    }
-    const double bound = quantization + gamma(M + 4) * products + fd_slack;
-    INFO("dW[" << i << "][" << j << "] = " << dw(i, j) << ", finite difference " << fd << ", bound "
-               << bound);
-    REQUIRE(std::fabs(dw(i, j) - fd) <= bound);
-    tally.bounds.push_back(bound);
-    tally.gradients.push_back(std::fabs(fd));
-  }
+  // dx at a sample of entries (every 37th: all rows and columns get visited): dx = G Ŵ over N.
+  check_gradient(
+      "dx", dx, xf, 37, N, eps, fd_slack, [&](const Matrix& x) { return loss(gm, x, wf, bias); },
+      [&](std::int64_t i, std::int64_t j, std::int64_t n) {
+        return std::pair{gd(i, n) * wd(n, j), gm(i, n) * wf(n, j)};
+      },
+      tally);
+  // dW: Gᵀ X̂ over M.
+  check_gradient(
+      "dW", dw, wf, 29, M, eps, fd_slack, [&](const Matrix& w) { return loss(gm, xf, w, bias); },
+      [&](std::int64_t i, std::int64_t j, std::int64_t m) {
+        return std::pair{gw(m, i) * xw(m, j), gm(m, i) * xf(m, j)};
+      },
+      tally);
   // db: every entry; an fp32 sum of G over the rows.
   for (std::int64_t n = 0; n < N; ++n) {
     std::vector<double> plus = bias, minus = bias;

@@ -3,11 +3,7 @@
 # sweep's progress lines (progress_test); scripts/main's --jobs (main_script_test.sh); the
 # generated build info (build_info_test.sh, on scratch git repositories).
 fp8lab_add_test(NAME experiments_provenance_test SOURCES provenance_test.cpp
-                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
-target_compile_definitions(experiments_provenance_test PRIVATE
-                           FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>"
-                           FP8LAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-add_dependencies(experiments_provenance_test fp8lab)
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300 RUNS_FP8LAB READS_SOURCE)
 fp8lab_add_test(NAME experiments_progress_test SOURCES progress_test.cpp
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 60)
 add_test(NAME experiments_main_script_test
@@ -20,14 +16,8 @@ set_tests_properties(experiments_build_info_test PROPERTIES LABELS fast TIMEOUT 
 # Issue 31 item 10: the CPU numerics every record stores, FP8LAB_CPU_NUMERICS=portable and the
 # report's note on pairs from different CPU numerics (cpu_numerics_test: tiny mlp runs).
 fp8lab_add_test(NAME experiments_cpu_numerics_test SOURCES cpu_numerics_test.cpp
-                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
-target_compile_definitions(experiments_cpu_numerics_test PRIVATE
-                           FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
-add_dependencies(experiments_cpu_numerics_test fp8lab)
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300 RUNS_FP8LAB)
 # Issue 31 item 10: portable CPU numerics give the checked-in loss bits (an 8-step llama-xs run)
 # on whichever processor CI lands on.
 fp8lab_add_test(NAME experiments_portable_golden_test SOURCES portable_golden_test.cpp
-                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
-target_compile_definitions(experiments_portable_golden_test PRIVATE
-                           FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
-add_dependencies(experiments_portable_golden_test fp8lab)
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300 RUNS_FP8LAB)

@@ -1,10 +1,7 @@
 # fp8lab quantize (issue 28, item 5): the command's files, refusals and write faults, and their
 # bytes against torchao 0.18 read through numpy (tests/python/test_quantize_cli.py).
 fp8lab_add_test(NAME experiments_quantize_cli_test SOURCES quantize_cli_test.cpp
-                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
-target_compile_definitions(experiments_quantize_cli_test PRIVATE
-                           FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
-add_dependencies(experiments_quantize_cli_test fp8lab)
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300 RUNS_FP8LAB)
 if(FP8LAB_PYTHON)
   add_test(NAME experiments_quantize_torchao_test
            COMMAND ${FP8LAB_PYTHON} -m pytest -q -p no:cacheprovider

@@ -4,17 +4,10 @@
 fp8lab_add_test(NAME experiments_report_honesty_test SOURCES report_honesty_test.cpp
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 120)
 fp8lab_add_test(NAME experiments_report_seeds_test SOURCES report_seeds_test.cpp
-                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
-target_compile_definitions(experiments_report_seeds_test PRIVATE
-                           FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>"
-                           FP8LAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-add_dependencies(experiments_report_seeds_test fp8lab)
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300 RUNS_FP8LAB READS_SOURCE)
 # The per-step null (issue 31 §6): the sweep key's arms, the operand noise, a sweep with both arms.
 fp8lab_add_test(NAME experiments_null_per_step_test SOURCES null_per_step_test.cpp
-                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
-target_compile_definitions(experiments_null_per_step_test PRIVATE
-                           FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
-add_dependencies(experiments_null_per_step_test fp8lab)
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300 RUNS_FP8LAB)
 # Paired verdicts, contrasts, the chaos floor and the short peer marks (issue 20 §2), on crafted
 # records; the literature experiments' directions (issue 20 §3, L1 and L2).
 fp8lab_add_test(NAME experiments_report_paired_test SOURCES report_paired_test.cpp

@@ -22,6 +22,7 @@
 #include "experiments/report/svg_chart.hpp"
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/results_store.hpp"
+#include "tests/experiments/report_test_support.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"
 
@@ -29,11 +30,15 @@ namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::add_seed_runs;
 using testing::baseline_record;
 using testing::change;
 using testing::count_of;
 using testing::fp8_record;
+using testing::html_of;
+using testing::markdown_of;
 using testing::read_text;
+using testing::report_input_of;
 
 // Baselines on seeds 0, 1, 2 ending at 2.00, 2.02, 1.99: median 2.00, range 0.03, floor 1.5%.
 std::vector<nlohmann::json> three_baselines() {
@@ -63,15 +68,13 @@ TEST_CASE("Three baseline seeds measure the noise floor the verdicts compare wit
   REQUIRE(ranked.size() == 2);
   CHECK((*ranked[0])["run_id"] == "near");
 
-  ReportInput input;
-  input.records = records;
-  const auto md = render_markdown_report(input);
+  const auto md = markdown_of(records);
   // The unpaired floor stays as context; one seed gives no paired interval.
   CHECK_THAT(md, Catch::Contains("- w (context, not the verdict rule): noise floor 1.5% (range / "
                                  "median"));
   CHECK_THAT(md, Catch::Contains("| 2 | E4M3 m0 | 0 | inconclusive (1 seed with a paired error; "
                                  "a test needs 3) |"));
-  const auto csv = render_summary_csv(input);
+  const auto csv = render_summary_csv(report_input_of(records));
   CHECK_THAT(csv, Catch::Contains(",degraded,"));
   CHECK_THAT(csv, Catch::Contains(",0.015,0.015,\"noise floor 1.5%"));
 }
@@ -107,11 +110,9 @@ TEST_CASE("Fewer than 3 finished baseline seeds: the floor is unmeasured, the fi
     CHECK_FALSE(floor.floor);
     CHECK(floor.tolerance == kTracksBaselineTolerance);
     CHECK_THAT(floor.describe(), Catch::Contains("0 finished baseline seeds;"));
-    ReportInput input;
-    input.records = records;
-    CHECK_THAT(render_html_report(input),
+    CHECK_THAT(html_of(records),
                Catch::Contains("<li>no baseline record: fixed 2% tolerance used</li>"));
-    CHECK_THAT(render_markdown_report(input),
+    CHECK_THAT(markdown_of(records),
                Catch::Contains("- no baseline record: fixed 2% tolerance used"));
   }
 }
@@ -120,13 +121,9 @@ TEST_CASE("A recipe run on several seeds is one row: medians with n, a diverged 
           "[report][noise]") {
   auto records = three_baselines();
   // HYBRID m0 on seeds 0, 1, 2: +0.5%, +3%, +1% -> median 1%, within the 1.5% floor.
-  records.push_back(fp8_record("h0", "HYBRID", 0, 2.01, "finished", 0));
-  records.push_back(fp8_record("h1", "HYBRID", 0, 2.06, "finished", 1));
-  records.push_back(fp8_record("h2", "HYBRID", 0, 2.02, "finished", 2));
+  add_seed_runs(records, "h", "HYBRID", 0, {2.01, 2.06, 2.02});
   // E5M2 m0: two seeds track, one diverged.
-  records.push_back(fp8_record("e0", "E5M2", 0, 2.0, "finished", 0));
-  records.push_back(fp8_record("e1", "E5M2", 0, 2.0, "diverged", 1));
-  records.push_back(fp8_record("e2", "E5M2", 0, 2.0, "finished", 2));
+  add_seed_runs(records, "e", "E5M2", 0, {2.0, 2.0, 2.0}, {"finished", "diverged"});
   const NoiseFloors floors(records);
   const auto rows = ranked_recipe_rows(records, floors);
   REQUIRE(rows.size() == 2);
@@ -140,9 +137,7 @@ TEST_CASE("A recipe run on several seeds is one row: medians with n, a diverged 
   CHECK(rows[1].verdict == "diverged");
   CHECK(rows[1].verdict_text() == "diverged (1 of 3 seeds diverged)");
 
-  ReportInput input;
-  input.records = records;
-  const auto md = render_markdown_report(input);
+  const auto md = markdown_of(records);
   CHECK_THAT(md, Catch::Contains("| 1 | HYBRID m0 | 0, 1, 2 (n=3) | inconclusive (80% power for a "
                                  "mean of +1.5% at this spread needs "));
   CHECK_THAT(md, Catch::Contains("| 2 | E5M2 m0 | 0, 1, 2 (n=3) | diverged (1 of 3 seeds "
@@ -154,9 +149,7 @@ TEST_CASE("A seed that threw (no steps_planned) stays in its recipe's row; a fai
           "[report][noise]") {
   auto records = three_baselines();
   records.push_back(baseline_record(3, 0, "failed"));
-  records.push_back(fp8_record("h0", "HYBRID", 0, 2.01, "finished", 0));
-  records.push_back(fp8_record("h1", "HYBRID", 0, 2.0, "failed", 1));
-  records.push_back(fp8_record("h2", "HYBRID", 0, 2.02, "finished", 2));
+  add_seed_runs(records, "h", "HYBRID", 0, {2.01, 2.0, 2.02}, {"finished", "failed"});
   REQUIRE_FALSE(records[5].contains("steps_planned"));
   const NoiseFloors floors(records);
   CHECK(floors.all().size() == 1);
@@ -174,17 +167,13 @@ TEST_CASE("The unpaired vs-baseline column shows the median |rel diff| of finish
   auto records = three_baselines();
   // -2%, +0.5%, +1% and a failed seed: the signed median over all seeds would be 0.5% (or
   // include the failed one); the column shows the median |rel diff| of the finished ones, 1%.
-  records.push_back(fp8_record("h0", "HYBRID", 0, 1.96, "finished", 0));
-  records.push_back(fp8_record("h1", "HYBRID", 0, 2.01, "finished", 1));
-  records.push_back(fp8_record("h2", "HYBRID", 0, 2.02, "finished", 2));
-  records.push_back(fp8_record("h3", "HYBRID", 0, 2.3, "failed", 3));
-  ReportInput input;
-  input.records = records;
-  const auto md = render_markdown_report(input);
+  add_seed_runs(records, "h", "HYBRID", 0, {1.96, 2.01, 2.02, 2.3},
+                {"finished", "finished", "finished", "failed"});
+  const auto md = markdown_of(records);
   CHECK_THAT(md, Catch::Contains("| \\|vs baseline\\| (unpaired) |"));
   CHECK_THAT(md, Catch::Contains("| HYBRID m0 | 0, 1, 2, 3 (n=4) | failed (1 of 4 seeds threw) |"));
   CHECK_THAT(md, Catch::Contains(" | - | 2.015 | 1% |"));
-  const auto html = render_html_report(input);
+  const auto html = html_of(records);
   CHECK_THAT(html, Catch::Contains("<th>|vs baseline| (unpaired)</th>"));
 }
 
@@ -198,9 +187,7 @@ TEST_CASE("Heatmap cells are medians with n; a diverged run counts as the worst,
   // Cell (E5M2, 4): one run that diverged -> broken.
   records.push_back(fp8_record("d", "E5M2", 4, 2.0, "diverged"));
   records.push_back(fp8_record("e", "E5M2", 0, 2.2));
-  ReportInput input;
-  input.records = records;
-  const auto html = render_html_report(input);
+  const auto html = html_of(records);
   CHECK_THAT(html, Catch::Contains(">1.2% n=3 1\u2717</text>"));
   CHECK_THAT(html, Catch::Contains(">broken n=1 1\u2717</text>"));
   CHECK_THAT(html, Catch::Contains("<title>fp8_format=HYBRID, margin=0: median 1.2% over n=3 "
@@ -249,8 +236,8 @@ TEST_CASE("Every row says how it ran and what accelerate + TE would change or re
   CHECK_FALSE(upstream_mark(old).differs);
   CHECK(runs_as_text(baseline_record()) == "baseline");
 
-  ReportInput input;
-  input.records = {baseline_record(), refused, changed, same, upstream, old};
+  const ReportInput input =
+      report_input_of({baseline_record(), refused, changed, same, upstream, old});
   const auto html = render_html_report(input);
   CHECK(count_of(html, "<tr class=\"upstream-differs\">") == 2);
   // A short mark in the cell, the full text on hover.
@@ -369,9 +356,7 @@ TEST_CASE("Legends group curves by verdict, name the top 3 of each and count the
         fp8_record(std::string("t").append(std::to_string(i)), "HYBRID", i, 2.0 + 0.001 * i));
   }
   records.push_back(fp8_record("bad", "E5M2", 40, 3.9));
-  ReportInput input;
-  input.records = records;
-  const auto html = render_html_report(input);
+  const auto html = html_of(records);
   CHECK_THAT(html, Catch::Contains(">tracks baseline (10)</text>"));
   CHECK_THAT(html, Catch::Contains(">+7 more tracks baseline (hover a curve)</text>"));
   CHECK_THAT(html, Catch::Contains(">failed to train (1)</text>"));
@@ -381,7 +366,7 @@ TEST_CASE("Legends group curves by verdict, name the top 3 of each and count the
                                    "difference 0.45% (run t9)</title></path>"));
   // The ranked table comes before the first chart.
   CHECK(html.find("<h2>Recipes ranked") < html.find("<svg"));
-  const auto md = render_markdown_report(input);
+  const auto md = markdown_of(records);
   CHECK(md.find("## Recipes ranked") < md.find("## Baselines"));
 }
 

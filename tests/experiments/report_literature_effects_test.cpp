@@ -42,30 +42,38 @@ struct Pair {
 
 TEST_CASE("a contrast is read against the paper's ranking", "[report][literature]") {
   const Pair p(25.6, 31.4);
-  // L5: E5M2 forward worse than E4M3 / HYBRID; HYBRID and E4M3 share the forward format.
-  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E5M2", "E4M3", "worse")) ==
-        "direction only");
-  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E4M3", "E5M2", "worse")) == "opposite");
-  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E5M2", "HYBRID", "equivalent")) ==
-        "equivalent");
-  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E5M2", "HYBRID", "inconclusive")) ==
-        "inconclusive");
-  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E5M2", "HYBRID", "not worse")) ==
-        "not worse");
-  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E5M2", "HYBRID", "worse beyond band")) ==
-        "direction only");
-  CHECK(effect_outcome("L5", p.contrast("fp8_format", "HYBRID", "E4M3", "worse")).empty());
-  // L4: granularity; two per-tensor scalings are not a granularity contrast.
-  CHECK(effect_outcome("L4", p.contrast("scaling", "tensorwise", "mxfp8", "worse")) ==
-        "direction only");
-  CHECK(effect_outcome("L4", p.contrast("scaling", "delayed", "current", "worse")).empty());
-  // L2 and L3 read their own fields only.
-  CHECK(effect_outcome("L2", p.contrast("mx_scale_mode", "floor", "rceil", "worse")) ==
-        "direction only");
-  CHECK(effect_outcome("L2", p.contrast("fp8_format", "E5M2", "E4M3", "worse")).empty());
-  CHECK(effect_outcome("L3", p.contrast("norm_affine_precision", "high", "mx", "worse")) ==
-        "opposite");
-  CHECK(effect_outcome("L9", p.contrast("fp8_format", "E5M2", "E4M3", "worse")).empty());
+  struct Case {
+    const char* effect;
+    const char* field;
+    const char* worse_value;
+    const char* better_value;
+    const char* verdict;
+    const char* outcome;  // "": the effect does not read this contrast
+  };
+  const Case cases[] = {
+      // L5: E5M2 forward worse than E4M3 / HYBRID; HYBRID and E4M3 share the forward format.
+      {"L5", "fp8_format", "E5M2", "E4M3", "worse", "direction only"},
+      {"L5", "fp8_format", "E4M3", "E5M2", "worse", "opposite"},
+      {"L5", "fp8_format", "E5M2", "HYBRID", "equivalent", "equivalent"},
+      {"L5", "fp8_format", "E5M2", "HYBRID", "inconclusive", "inconclusive"},
+      {"L5", "fp8_format", "E5M2", "HYBRID", "not worse", "not worse"},
+      {"L5", "fp8_format", "E5M2", "HYBRID", "worse beyond band", "direction only"},
+      {"L5", "fp8_format", "HYBRID", "E4M3", "worse", ""},
+      // L4: granularity; two per-tensor scalings are not a granularity contrast.
+      {"L4", "scaling", "tensorwise", "mxfp8", "worse", "direction only"},
+      {"L4", "scaling", "delayed", "current", "worse", ""},
+      // L2 and L3 read their own fields only.
+      {"L2", "mx_scale_mode", "floor", "rceil", "worse", "direction only"},
+      {"L2", "fp8_format", "E5M2", "E4M3", "worse", ""},
+      {"L3", "norm_affine_precision", "high", "mx", "worse", "opposite"},
+      {"L9", "fp8_format", "E5M2", "E4M3", "worse", ""},
+  };
+  for (const Case& c : cases) {
+    INFO(c.effect << ": " << c.field << " " << c.worse_value << " vs " << c.better_value << " "
+                  << c.verdict);
+    CHECK(effect_outcome(c.effect, p.contrast(c.field, c.worse_value, c.better_value, c.verdict)) ==
+          c.outcome);
+  }
 }
 
 TEST_CASE("the effects list says which effects a sweep shows", "[report][literature]") {

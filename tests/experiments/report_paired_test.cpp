@@ -22,6 +22,7 @@
 #include "experiments/report/summary_csv.hpp"
 #include "recipes/error.hpp"
 #include "recipes/sweep.hpp"
+#include "tests/experiments/report_test_support.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"
 
@@ -30,6 +31,9 @@ namespace {
 
 using testing::baseline_record;
 using testing::fp8_record;
+using testing::html_of;
+using testing::markdown_of;
+using testing::report_input_of;
 
 // Baselines of seeds 0..n-1 whose final eval losses spread by about 3% between seeds.
 double baseline_loss(int seed) { return 2.0 * (1.0 + 0.03 * ((seed * 7) % 5 - 2) / 2.0); }
@@ -188,9 +192,7 @@ TEST_CASE("Contrasts between recipes on the same seeds resolve what the baseline
   REQUIRE(resolution[0].contrast);
   CHECK(*resolution[0].contrast < *resolution[0].vs_baseline);
 
-  ReportInput input;
-  input.records = records;
-  const auto md = render_markdown_report(input);
+  const auto md = markdown_of(records);
   CHECK_THAT(md, Catch::Contains("| fp8_format | E5M2 | E4M3 | E4M3 m0 | 3 | +0.3% ["));
   CHECK_THAT(md, Catch::Contains("| worse beyond band | t-test mean=+b, 95% CI ["));
   CHECK_THAT(md, Catch::Contains("0 of 2 recipe rows and 1 of 1 contrasts reach a verdict other "
@@ -219,14 +221,12 @@ TEST_CASE("Null runs measure the chaos floor shown beside each verdict", "[repor
   // Null runs are no recipe rows.
   const NoiseFloors floors(records);
   CHECK(ranked_recipe_rows(records, floors).size() == 1);
-  ReportInput input;
-  input.records = records;
-  const auto md = render_markdown_report(input);
+  const auto md = markdown_of(records);
   CHECK_THAT(md, Catch::Contains("- w: chaos floor, once null arm (paired tail error) "));
   CHECK_THAT(md, Catch::Contains("(initial weights rounded once to bf16)"));
   const auto chaos_cell = std::string("| once: sd ").append(format_percent(floor->tail->sd));
   CHECK_THAT(md, Catch::Contains(chaos_cell + " (n=3) |"));
-  const auto csv = render_summary_csv(input);
+  const auto csv = render_summary_csv(report_input_of(records));
   CHECK_THAT(csv, Catch::Contains(",verdict,mde80,seeds_for_80,unstable_runs,runs,paired_reason,"
                                   "rel_error_final,"));
 }
@@ -305,12 +305,10 @@ TEST_CASE("Paired eval sampling error from records: far below the unpaired one, 
   CHECK_THAT(describe_eval_sampling_error(resolution[0], *rows[0].paired_eval_se),
              Catch::Contains("not well below the") && Catch::Contains("eval_windows"));
 
-  ReportInput input;
-  input.records = records;
-  const auto md = render_markdown_report(input);
+  const auto md = markdown_of(records);
   CHECK_THAT(md, Catch::Contains(", paired ± " + format_percent(rows[0].paired_eval_se)));
   CHECK_THAT(md, Catch::Contains("The eval set's own sampling error of one seed's paired error"));
-  const auto csv = render_summary_csv(input);
+  const auto csv = render_summary_csv(report_input_of(records));
   CHECK_THAT(csv, Catch::Contains(",eval_loss_se,paired_eval_se,"));
 }
 
@@ -329,9 +327,7 @@ TEST_CASE("The ranked table's peer column is a short mark; the full text is a fo
   records.push_back(changed);
   CHECK(short_upstream_mark(refused) == "TE refuses (E5M2)");
   CHECK(short_upstream_mark(changed) == "TE changes 2 fields");
-  ReportInput input;
-  input.records = records;
-  const auto md = render_markdown_report(input);
+  const auto md = markdown_of(records);
   CHECK_THAT(md, Catch::Contains("| **TE refuses (E5M2)** ["));
   CHECK_THAT(md, Catch::Contains("] accelerate + TE refuses these settings (fp8_format: E5M2"));
   // One readable line: no row of the ranked table carries the quirk text.

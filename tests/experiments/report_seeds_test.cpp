@@ -70,12 +70,11 @@ TEST_CASE("The default sweep runs its baseline on five seeds; the dry run says s
 TEST_CASE("A sweep with baseline_seeds runs the baseline per seed and reports the noise floor",
           "[report][seeds]") {
   const testing::Scratch dir("seeds-sweep");
-  std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
-                                       "baseline_seeds: [0, 1, 2]\nparameters:\n"
-                                       "  fp8_format: {values: [HYBRID, E4M3]}\n";
-  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
-                      (dir / "out").string(), "--steps", "4", "--jobs", "2"},
-                     dir / "sweep.log") == 0);
+  REQUIRE(testing::sweep_yaml(FP8LAB_EXECUTABLE, dir,
+                              "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
+                              "baseline_seeds: [0, 1, 2]\nparameters:\n"
+                              "  fp8_format: {values: [HYBRID, E4M3]}\n",
+                              {"--steps", "4", "--jobs", "2"}) == 0);
   const auto sweep = testing::read_json(dir / "out" / "sweep.json");
   CHECK(sweep["baseline_seeds"] == nlohmann::json({0, 1, 2}));
   for (int seed = 0; seed < 3; ++seed) {
@@ -93,12 +92,11 @@ TEST_CASE("null_runs: the sweep runs the null recipe on each seed; the report sh
           "floor and paired verdicts over 3 seeds",
           "[report][seeds][paired]") {
   const testing::Scratch dir("null-sweep");
-  std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nseeds: [0, 1, 2]\n"
-                                       "null_runs: true\npractical_band: 0.01\nparameters:\n"
-                                       "  fp8_format: {values: [HYBRID, E5M2]}\n";
-  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
-                      (dir / "out").string(), "--steps", "4", "--jobs", "2"},
-                     dir / "sweep.log") == 0);
+  REQUIRE(testing::sweep_yaml(FP8LAB_EXECUTABLE, dir,
+                              "method: grid\nworkloads: [mlp]\nseeds: [0, 1, 2]\n"
+                              "null_runs: true\npractical_band: 0.01\nparameters:\n"
+                              "  fp8_format: {values: [HYBRID, E5M2]}\n",
+                              {"--steps", "4", "--jobs", "2"}) == 0);
   const auto sweep = testing::read_json(dir / "out" / "sweep.json");
   CHECK(sweep["null_runs"] == true);
   CHECK(sweep["practical_band"] == 0.01);
@@ -163,13 +161,12 @@ TEST_CASE(
     "[report][heatmap]") {
   const testing::Scratch dir("axes-shard");
   // Shard 0/2 takes runs 1 and 3: HYBRID and E4M3 at margin 0 (margin does not vary there).
-  std::ofstream(dir / "sweep.yaml") << "method: grid\nworkloads: [mlp]\nparameters:\n"
-                                       "  fp8_format: {values: [HYBRID, E4M3]}\n"
-                                       "  margin: {values: [0, 4]}\n";
-  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
-                      (dir / "out").string(), "--steps", "2", "--shard", "0/2", "--heatmap-axes",
-                      "fp8_format,margin"},
-                     dir / "sweep.log") == 0);
+  REQUIRE(testing::sweep_yaml(
+              FP8LAB_EXECUTABLE, dir,
+              "method: grid\nworkloads: [mlp]\nparameters:\n"
+              "  fp8_format: {values: [HYBRID, E4M3]}\n"
+              "  margin: {values: [0, 4]}\n",
+              {"--steps", "2", "--shard", "0/2", "--heatmap-axes", "fp8_format,margin"}) == 0);
   CHECK_THAT(read_text(dir / "out" / "report.md"),
              Catch::Contains("'margin' is a recipe field these runs do not vary (one value)") &&
                  Catch::Contains("The heatmap here uses the default axes"));

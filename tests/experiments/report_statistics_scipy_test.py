@@ -9,28 +9,20 @@ uses Boost.Math (experiments/report/named_tests.hpp); agreement to 1e-6 relative
 
 Usage: report_statistics_scipy_test.py --fp8lab BUILD/experiments/fp8lab --sweep YAML --out DIR
 """
-import argparse
 import csv
 import json
 import math
-import shutil
-import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 from scipy import optimize, stats
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from fp8lab_command import fresh_sweep, sweep_arguments  # noqa: E402
+
 MIN_SEEDS = 3
 POWER = 0.80
-
-
-def run(command):
-    print("$", " ".join(str(c) for c in command), flush=True)
-    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    print(done.stdout[-4000:], flush=True)
-    if done.returncode != 0:
-        sys.exit(f"exit status {done.returncode}")
 
 
 def tail_mean(record, field):
@@ -135,13 +127,8 @@ def compare(row, expected, where):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--fp8lab", required=True, type=Path)
-    parser.add_argument("--sweep", required=True, type=Path)
-    parser.add_argument("--out", required=True, type=Path)
-    args = parser.parse_args()
-    shutil.rmtree(args.out, ignore_errors=True)
-    run([args.fp8lab, "sweep", args.sweep, "--out", args.out, "--steps", "30", "--jobs", "2"])
+    args = sweep_arguments(__doc__).parse_args()
+    fresh_sweep(args, 30, tail=4000)
 
     records = [json.loads(line) for line in (args.out / "results.jsonl").read_text().splitlines()]
     sweep = json.loads((args.out / "sweep.json").read_text())

@@ -5,10 +5,7 @@ fp8lab_add_test(NAME experiments_report_results_test SOURCES report_results_test
 fp8lab_add_test(NAME experiments_runner_facts_test SOURCES runner_facts_test.cpp
                 LIBS fp8lab_experiments LABELS torch TIMEOUT 600)
 fp8lab_add_test(NAME experiments_runner_resume_test SOURCES runner_resume_test.cpp
-                LIBS fp8lab_experiments LABELS torch TIMEOUT 600)
-target_compile_definitions(experiments_runner_resume_test PRIVATE
-                           FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
-add_dependencies(experiments_runner_resume_test fp8lab)
+                LIBS fp8lab_experiments LABELS torch TIMEOUT 600 RUNS_FP8LAB)
 # report.html in headless Chromium (a shell script: it drives the fp8lab command and chromium).
 add_test(NAME experiments_report_html_chromium_test
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/report_html_chromium_test.sh $<TARGET_FILE:fp8lab>)
@@ -19,7 +16,4 @@ fp8lab_add_test(NAME experiments_runner_workloads_test SOURCES runner_workloads_
 fp8lab_add_test(NAME experiments_runner_failures_test SOURCES runner_failures_test.cpp
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
 fp8lab_add_test(NAME experiments_runner_shard_test SOURCES runner_shard_test.cpp
-                LIBS fp8lab_experiments LABELS torch TIMEOUT 600)
-target_compile_definitions(experiments_runner_shard_test PRIVATE
-                           FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
-add_dependencies(experiments_runner_shard_test fp8lab)
+                LIBS fp8lab_experiments LABELS torch TIMEOUT 600 RUNS_FP8LAB)

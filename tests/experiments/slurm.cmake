@@ -7,21 +7,13 @@
 fp8lab_add_test(NAME experiments_slurm_script_test SOURCES slurm_script_test.cpp
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 120)
 fp8lab_add_test(NAME experiments_slurm_cli_test SOURCES slurm_cli_test.cpp
-                LIBS fp8lab_experiments LABELS torch TIMEOUT 300)
-target_compile_definitions(experiments_slurm_cli_test PRIVATE
-                           FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
-add_dependencies(experiments_slurm_cli_test fp8lab)
+                LIBS fp8lab_experiments LABELS torch TIMEOUT 300 RUNS_FP8LAB)
 
 add_library(fp8lab_slurm_test_main STATIC slurm_test_main.cpp)
 target_link_libraries(fp8lab_slurm_test_main PUBLIC Catch2::Catch2 PRIVATE fp8lab_flags)
 target_include_directories(fp8lab_slurm_test_main PRIVATE ${PROJECT_SOURCE_DIR})
 foreach(test slurm_array_test slurm_cancel_test)
-  add_executable(experiments_${test} ${test}.cpp)
-  target_link_libraries(experiments_${test} PRIVATE fp8lab_slurm_test_main fp8lab_flags
-                        fp8lab_experiments)
-  target_compile_definitions(experiments_${test} PRIVATE FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
-  add_dependencies(experiments_${test} fp8lab)
-  add_test(NAME experiments_${test} COMMAND experiments_${test})
-  set_tests_properties(experiments_${test} PROPERTIES LABELS "torch;slurm" TIMEOUT 600
-                       SKIP_RETURN_CODE 77 RESOURCE_LOCK slurm_cluster)
+  fp8lab_add_test(NAME experiments_${test} SOURCES ${test}.cpp MAIN fp8lab_slurm_test_main
+                  LIBS fp8lab_experiments LABELS "torch;slurm" TIMEOUT 600 RUNS_FP8LAB
+                  RESOURCE_LOCK slurm_cluster)
 endforeach()

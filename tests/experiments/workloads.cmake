@@ -5,10 +5,9 @@
 #   residual-mlp block against float64 references (forward and gradients).
 # - experiments_workload_training_test: preset sizes, tiny deterministic training, the eval SE,
 #   and a run through the fp8lab command (reads the corpus scripts/setup makes).
-foreach(part options modules training)
+foreach(part options modules)
   fp8lab_add_test(NAME experiments_workload_${part}_test SOURCES workload_${part}_test.cpp
                   LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
 endforeach()
-target_compile_definitions(experiments_workload_training_test PRIVATE
-                           FP8LAB_EXECUTABLE="$<TARGET_FILE:fp8lab>")
-add_dependencies(experiments_workload_training_test fp8lab)
+fp8lab_add_test(NAME experiments_workload_training_test SOURCES workload_training_test.cpp
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300 RUNS_FP8LAB)

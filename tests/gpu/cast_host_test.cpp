@@ -6,10 +6,12 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 #include "gpu/cast_api.hpp"
 #include "sim/cast.hpp"
 #include "sim/rng.hpp"
+#include "tests/gpu/check_results.hpp"
 #include "tests/gpu/describe.hpp"
 #include "tests/gpu/inputs.hpp"
 #include "tests/support/exhaustive.hpp"
@@ -24,44 +26,45 @@ namespace {
 // value (both signs), which covers every tie and overflow boundary of both formats.
 std::vector<std::uint32_t> patterns() { return testing::stride_and_adversarial_patterns(97, 2048); }
 
+// Over patterns(), for each FP8 format and overflow mode: sim's code against the host twin's, each
+// a function of (x, its bits, format, mode); `what` names the cast in a mismatch.
+template <typename SimCode, typename TwinCode>
+void check_twin_codes(const char* what, SimCode sim_code, TwinCode twin_code) {
+  const std::vector<std::uint32_t> bits = patterns();
+  testing::check_every_format_and_mode(
+      bits.size(), "over " + std::to_string(bits.size()) + " patterns",
+      [&](testing::MismatchLog& log, std::uint64_t i, Format format, Overflow mode) {
+        const float y = std::bit_cast<float>(bits[i]);
+        const std::uint8_t expected = sim_code(y, bits[i], format, mode);
+        const std::uint8_t actual = twin_code(y, bits[i], format, mode);
+        if (expected != actual)
+          log.add(testing::code_mismatch(what, i, y, expected, actual, format));
+      });
+}
+
+// The random word the stochastic casts get for a pattern: Philox (seed 5, stream 0) at its bits.
+std::uint32_t random_word(std::uint32_t bits) { return sim::philox_random_word(5, 0, bits); }
+
 }  // namespace
 
 TEST_CASE("host twin of the device RNE casts equals sim::cast_fp32_to_fp8") {
-  const std::vector<std::uint32_t> bits = patterns();
-  for (const Format format : sim::kFp8Formats) {
-    for (const Overflow mode : sim::kOverflowModes) {
-      testing::MismatchLog log;
-      testing::parallel_for_u64(0, bits.size(), [&](std::uint64_t i) {
-        const float y = std::bit_cast<float>(bits[i]);
-        const std::uint8_t expected = sim::cast_fp32_to_fp8(y, format, mode);
-        const std::uint8_t actual = gpu::host_twin::cast_rn(y, format, mode);
-        if (expected != actual)
-          log.add(testing::code_mismatch("rn", i, y, expected, actual, format));
+  check_twin_codes(
+      "rn",
+      [](float y, std::uint32_t, Format f, Overflow m) { return sim::cast_fp32_to_fp8(y, f, m); },
+      [](float y, std::uint32_t, Format f, Overflow m) {
+        return gpu::host_twin::cast_rn(y, f, m);
       });
-      INFO(sim::spec(format).name << " " << sim::to_string(mode) << " over " << bits.size()
-                                  << " patterns: " << log.report());
-      CHECK(log.count == 0);
-    }
-  }
 }
 
 TEST_CASE("host twin of the device stochastic casts equals sim::cast_fp32_to_fp8_stochastic") {
-  const std::vector<std::uint32_t> bits = patterns();
-  for (const Format format : sim::kFp8Formats) {
-    for (const Overflow mode : sim::kOverflowModes) {
-      testing::MismatchLog log;
-      testing::parallel_for_u64(0, bits.size(), [&](std::uint64_t i) {
-        const float y = std::bit_cast<float>(bits[i]);
-        const std::uint32_t random = sim::philox_random_word(5, 0, bits[i]);
-        const std::uint8_t expected = sim::cast_fp32_to_fp8_stochastic(y, format, mode, random);
-        const std::uint8_t actual = gpu::host_twin::cast_stochastic(y, format, mode, random);
-        if (expected != actual)
-          log.add(testing::code_mismatch("stochastic", i, y, expected, actual, format));
+  check_twin_codes(
+      "stochastic",
+      [](float y, std::uint32_t bits, Format f, Overflow m) {
+        return sim::cast_fp32_to_fp8_stochastic(y, f, m, random_word(bits));
+      },
+      [](float y, std::uint32_t bits, Format f, Overflow m) {
+        return gpu::host_twin::cast_stochastic(y, f, m, random_word(bits));
       });
-      INFO(sim::spec(format).name << " " << sim::to_string(mode) << ": " << log.report());
-      CHECK(log.count == 0);
-    }
-  }
 }
 
 TEST_CASE("host twin of the device decode equals sim::decode_fp8 on all 256 codes") {

@@ -6,12 +6,12 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <vector>
 
 #include "experiments/gpu_check/checks.hpp"
 #include "gpu/scaling/fp4.hpp"
 #include "sim/cast.hpp"
+#include "tests/gpu/check_results.hpp"
 #include "tests/gpu/inputs.hpp"
 
 using namespace fp8lab;
@@ -83,10 +83,5 @@ TEST_CASE("mul_nan_as_x86 gives the host's own product bits for NaN operands and
 TEST_CASE("host twins of the FP4/FP6 quantizers and the RHT equal sim") {
   const auto results = experiments::gpu_check::check_fp4_kernels(true);
   CHECK(results.size() == 3 * 9 + 6 + 2);
-  for (const auto& r : results) {
-    std::printf("%s\n", r.report().c_str());
-    INFO(r.report());
-    CHECK(r.mismatches == 0);
-    CHECK(r.nonzero > 0);
-  }
+  fp8lab::testing::check_every_result(results);
 }

@@ -1,18 +1,13 @@
 // The GEMM kernels' per-output code (gpu::host_twin::gemm) against sim::gemm, on the host: the
 // same cases as gpu_gemm_test (experiments/gpu_check/gemm_checks.cpp), no GPU needed (label fast).
 #include <catch2/catch.hpp>
-#include <cstdio>
 #include <vector>
 
 #include "experiments/gpu_check/checks.hpp"
+#include "tests/gpu/check_results.hpp"
 
 TEST_CASE("host twin of the GEMM kernels equals sim::gemm for every model and scaling kind") {
-  for (const auto& r : fp8lab::experiments::gpu_check::check_gemm_models(true)) {
-    std::printf("%s\n", r.report().c_str());
-    INFO(r.report());
-    CHECK(r.mismatches == 0);
-    CHECK(r.nonzero > 0);
-  }
+  fp8lab::testing::check_every_result(fp8lab::experiments::gpu_check::check_gemm_models(true));
 }
 
 TEST_CASE("a matrix comparison counts every value and names a mismatch by row, column and bits") {

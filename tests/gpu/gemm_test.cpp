@@ -2,15 +2,10 @@
 // fprop/dgrad/wgrad layouts, fp32/bf16 output, with and without bias: every output bit for bit.
 // The cases are experiments/gpu_check/gemm_checks.cpp, the same ones `fp8lab check` runs.
 #include <catch2/catch.hpp>
-#include <cstdio>
 
 #include "experiments/gpu_check/checks.hpp"
+#include "tests/gpu/check_results.hpp"
 
 TEST_CASE("gpu::gemm equals sim::gemm for every model and scaling kind") {
-  for (const auto& r : fp8lab::experiments::gpu_check::check_gemm_models()) {
-    std::printf("%s\n", r.report().c_str());
-    INFO(r.report());
-    CHECK(r.mismatches == 0);
-    CHECK(r.nonzero > 0);  // an all-zero output cannot pass
-  }
+  fp8lab::testing::check_every_result(fp8lab::experiments::gpu_check::check_gemm_models());
 }

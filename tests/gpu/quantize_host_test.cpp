@@ -14,12 +14,14 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "gpu/quantize_host_twin.hpp"
 #include "gpu/quantize_layout.hpp"
 #include "sim/quantize.hpp"
+#include "tests/gpu/check_results.hpp"
 #include "tests/gpu/describe.hpp"
 #include "tests/gpu/inputs.hpp"
 #include "tests/support/exhaustive.hpp"
@@ -77,15 +79,21 @@ void log_group_differences(testing::MismatchLog& log, const char* what, std::uin
   }
 }
 
+// What a failure names besides format and mode: "scale 0.75 over N groups".
+std::string over_groups(float scale, std::size_t groups) {
+  std::ostringstream text;
+  text << "scale " << scale << " over " << groups << " groups";
+  return text.str();
+}
+
 }  // namespace
 
 TEST_CASE("host twin of the quantize kernels' groups equals sim::quantize") {
   const std::vector<std::uint32_t> bits = patterns();
   for (const float scale : {1.0f, 0.75f}) {
-    for (const Format format : sim::kFp8Formats) {
-      for (const Overflow mode : sim::kOverflowModes) {
-        testing::MismatchLog log;
-        testing::parallel_for_u64(0, bits.size(), [&](std::uint64_t i) {
+    testing::check_every_format_and_mode(
+        bits.size(), over_groups(scale, bits.size()),
+        [&](testing::MismatchLog& log, std::uint64_t i, Format format, Overflow mode) {
           const std::array<float, 4> x = group(bits[i], i);
           std::array<std::uint8_t, 4> expected{}, actual{};
           const sim::QuantizeStats want = sim::quantize(x, scale, format, mode, expected);
@@ -93,11 +101,6 @@ TEST_CASE("host twin of the quantize kernels' groups equals sim::quantize") {
               gpu::host_twin::quantize_rn_groups(x.data(), 4, scale, format, mode, actual.data());
           log_group_differences(log, "group code", i, x, expected, actual, want, got, format);
         });
-        INFO(sim::spec(format).name << " " << sim::to_string(mode) << " scale " << scale << " over "
-                                    << bits.size() << " groups: " << log.report());
-        CHECK(log.count == 0);
-      }
-    }
   }
 }
 
@@ -107,10 +110,9 @@ TEST_CASE("host twin of the stochastic quantize groups equals sim::quantize_stoc
   const std::vector<std::uint32_t> bits = testing::stride_and_adversarial_patterns(9973, 256);
   constexpr std::uint64_t kSeed = 0x5EED'0000'1234ull, kStream = 9;
   for (const float scale : {1.0f, 0.75f}) {
-    for (const Format format : sim::kFp8Formats) {
-      for (const Overflow mode : sim::kOverflowModes) {
-        testing::MismatchLog log;
-        testing::parallel_for_u64(0, bits.size(), [&](std::uint64_t i) {
+    testing::check_every_format_and_mode(
+        bits.size(), over_groups(scale, bits.size()),
+        [&](testing::MismatchLog& log, std::uint64_t i, Format format, Overflow mode) {
           const std::array<float, 4> x = group(bits[i], i);
           const std::uint64_t first_index = 4 * i + (1ull << 32) - 64;  // crosses 2^32 on the way
           std::array<std::uint8_t, 4> expected{}, actual{};
@@ -120,11 +122,6 @@ TEST_CASE("host twin of the stochastic quantize groups equals sim::quantize_stoc
               x.data(), 4, scale, format, mode, kSeed, kStream, first_index, actual.data());
           log_group_differences(log, "stochastic code", i, x, expected, actual, want, got, format);
         });
-        INFO(sim::spec(format).name << " " << sim::to_string(mode) << " scale " << scale << " over "
-                                    << bits.size() << " groups: " << log.report());
-        CHECK(log.count == 0);
-      }
-    }
   }
 }
 

@@ -3,21 +3,17 @@
 // (experiments/gpu_check/scaling_checks.cpp), no GPU needed (label fast).
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <cstdio>
 #include <vector>
 
 #include "experiments/gpu_check/checks.hpp"
 #include "gpu/scaling/blocked.hpp"
 #include "sim/scaling/mx.hpp"
+#include "tests/gpu/check_results.hpp"
 #include "tests/sim/mx_cases.hpp"
 
 TEST_CASE("host twin of the gpu scaling quantizers equals sim::scaling") {
-  for (const auto& r : fp8lab::experiments::gpu_check::check_scaling_quantizers(true)) {
-    std::printf("%s\n", r.report().c_str());
-    INFO(r.report());
-    CHECK(r.mismatches == 0);
-    CHECK(r.nonzero > 0);
-  }
+  fp8lab::testing::check_every_result(
+      fp8lab::experiments::gpu_check::check_scaling_quantizers(true));
 }
 
 // The torchao versions of the MX modes (gpu/scaling/rules.cuh mx_scale_code, mx_block_multiplier)

@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 #include <cfloat>
 #include <cmath>
-#include <cstdio>
 #include <functional>
 #include <limits>
 #include <random>
@@ -17,6 +16,7 @@
 #include "sim/scaling/block.hpp"
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/mx.hpp"
+#include "tests/gpu/check_results.hpp"
 #include "tests/gpu/describe.hpp"
 #include "tests/gpu/inputs.hpp"
 #include "tests/support/exhaustive.hpp"
@@ -25,12 +25,7 @@ using namespace fp8lab;
 using sim::Format;
 
 TEST_CASE("gpu scaling quantizers equal sim::scaling") {
-  for (const auto& r : fp8lab::experiments::gpu_check::check_scaling_quantizers()) {
-    std::printf("%s\n", r.report().c_str());
-    INFO(r.report());
-    CHECK(r.mismatches == 0);
-    CHECK(r.nonzero > 0);
-  }
+  fp8lab::testing::check_every_result(fp8lab::experiments::gpu_check::check_scaling_quantizers());
 }
 
 TEST_CASE("gpu 1x128, MXFP8 1x32 and current scaling on tensors larger than one grid pass") {

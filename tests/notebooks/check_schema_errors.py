@@ -85,18 +85,20 @@ def main():
 
     with tempfile.TemporaryDirectory() as temp:
         temp = Path(temp)
-        line = broken_copy(results, temp / "final", rename_final_field)
-        expect_error("renamed final.eval_rel_diff", lambda: fr.load_records(temp / "final"),
-                     f"results.jsonl:{line}:", "'final' has no field 'eval_rel_diff'")
-        line = broken_copy(results, temp / "layers", rename_layer_field)
-        expect_error("renamed layers[0].underflowed", lambda: fr.load_records(temp / "layers"),
-                     f"results.jsonl:{line}:", "'layers' row 0 has no field 'underflowed'")
-        line = broken_copy(results, temp / "shadow", shadow_check_without_compared)
-        expect_error("shadow_check without compared", lambda: fr.load_records(temp / "shadow"),
-                     f"results.jsonl:{line}:", "'shadow_check' has no field 'compared'")
-        line = broken_copy(results, temp / "version", bump_schema_version)
-        expect_error("schema_version 2", lambda: fr.load_records(temp / "version"),
-                     f"results.jsonl:{line}:", "schema_version 2 is not one")
+        # (case, folder, the edit of one record, what the error must say besides the line)
+        record_cases = [
+            ("renamed final.eval_rel_diff", "final", rename_final_field,
+             "'final' has no field 'eval_rel_diff'"),
+            ("renamed layers[0].underflowed", "layers", rename_layer_field,
+             "'layers' row 0 has no field 'underflowed'"),
+            ("shadow_check without compared", "shadow", shadow_check_without_compared,
+             "'shadow_check' has no field 'compared'"),
+            ("schema_version 2", "version", bump_schema_version, "schema_version 2 is not one"),
+        ]
+        for name, folder, edit, message in record_cases:
+            line = broken_copy(results, temp / folder, edit)
+            expect_error(name, lambda folder=folder: fr.load_records(temp / folder),
+                         f"results.jsonl:{line}:", message)
         broken_copy(results, temp / "summary",
                     edit_summary=lambda text: text.replace(",run_verdict,", ",verdict_text,", 1))
         expect_error("renamed summary.csv column run_verdict",

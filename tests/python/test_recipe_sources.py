@@ -3,6 +3,7 @@ fp8lab.autocast: recipes read by recipes/' readers, with the CLI's messages."""
 
 import os
 import pathlib
+import re
 import subprocess
 
 import pytest
@@ -131,10 +132,15 @@ def test_recipe_from_file_reads_accelerate_configs():
     assert block.scaling == "block"
 
 
-def test_accelerate_config_errors_name_the_file(tmp_path):
-    path = tmp_path / "acc.yaml"
-    path.write_text("mixed_precision: fp8\nfp8_config:\n  backend: TE\n  margin: lots\n")
-    with pytest.raises(ValueError, match=rf"{path}:4.*margin"):
+@pytest.mark.parametrize("name, text, message", [
+    ("bad.yaml", "scaling: current\nmx_scale_mode: floor\n",
+     ":2: mx_scale_mode.*applies to the MX scalings only"),
+    ("acc.yaml", "mixed_precision: fp8\nfp8_config:\n  backend: TE\n  margin: lots\n", ":4.*margin"),
+], ids=["recipe", "accelerate_config"])
+def test_recipe_file_errors_name_the_file(tmp_path, name, text, message):
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}{message}"):
         fp8lab.Recipe.from_file(str(path))
 
 

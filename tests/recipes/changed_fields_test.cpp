@@ -14,6 +14,20 @@
 
 using namespace fp8lab::recipes;
 
+namespace {
+
+// One upstream change: its field, the asked and run values, and a part of its reason.
+void check_change(const Quirk& change, const std::string& field, const std::string& asked,
+                  const std::string& runs, const std::string& why_part) {
+  INFO(change_text(change));
+  CHECK(change.field == field);
+  CHECK(change.asked == asked);
+  CHECK(change.runs == runs);
+  CHECK_THAT(change.why, Catch::Contains(why_part));
+}
+
+}  // namespace
+
 TEST_CASE("upstream changes as data: field, asked and run values, why, reference",
           "[recipes][runs_as]") {
   const RunSource source = read_source_file(std::string(FP8LAB_SOURCE_DIR) +
@@ -24,10 +38,8 @@ TEST_CASE("upstream changes as data: field, asked and run values, why, reference
   const RecipeToRun upstream = recipe_to_run(source.compatibility, RunsAs::upstream, source.site);
   REQUIRE(upstream.changed_fields.size() == 1);
   const Quirk& change = upstream.changed_fields[0];
-  CHECK(change.field == "amax_compute_algo");
-  CHECK(change.asked == "most_recent");
-  CHECK(change.runs == "max");
-  CHECK(change.why.find("DelayedScaling's default is max") != std::string::npos);
+  check_change(change, "amax_compute_algo", "most_recent", "max",
+               "DelayedScaling's default is max");
   CHECK(change.reference == "te-accelerate.md §1.2");
   CHECK(change_text(change) ==
         "amax_compute_algo: most_recent -> max (" + change.why + "; " + change.reference + ")");
@@ -115,10 +127,7 @@ parameters:
   INFO(texts);
   REQUIRE(request.changed_fields.size() == 1);
   const Quirk& change = request.changed_fields[0];
-  CHECK(change.field == "mx_scale_mode");
-  CHECK(change.asked == "floor");
-  CHECK(change.runs == "te");
-  CHECK(change.why.find("torchao_version: torchao-main") != std::string::npos);
+  check_change(change, "mx_scale_mode", "floor", "te", "torchao_version: torchao-main");
   REQUIRE(request.reasons.size() == 1);
   CHECK(request.reasons[0] == "runs_as upstream: " + change_text(change));
   CHECK(e.runs[0].recipe.mx_scale_mode == E8M0Mode::kTe);

@@ -2,7 +2,5 @@
 # no-FP8 accelerate config (ergonomics_test), upstream changes as data (changed_fields_test).
 foreach(area ergonomics changed_fields)
   fp8lab_add_test(NAME recipes_${area}_test SOURCES ${area}_test.cpp LIBS fp8lab::recipes
-                  LABELS fast)
-  target_compile_definitions(recipes_${area}_test PRIVATE
-                             FP8LAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+                  LABELS fast READS_SOURCE)
 endforeach()

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "recipes/ablation.hpp"
@@ -101,20 +102,25 @@ TEST_CASE("keep_high_precision: bad input names the file, line and field", "[kee
                                     "regular expression ("));
   CHECK_THAT(bad, Catch::EndsWith("): 'blocks.(0'; accepted: a list of regular expressions over "
                                   "whole Linear names, e.g. [\"blocks\\.0\\..*\", \"lm_head\"]"));
-  CHECK_THAT(message_of("keep_high_precision:\n  wgrad: lm_head\n"),
-             Catch::StartsWith("r.yaml:2: keep_high_precision.wgrad: wrong type: expected a list"));
-  CHECK_THAT(message_of("keep_high_precision:\n  fprop: ['']\n"),
-             Catch::StartsWith("r.yaml:2: keep_high_precision.fprop: an empty pattern"));
-  CHECK_THAT(message_of("keep_high_precision:\n  everything: [x]\n"),
-             Catch::StartsWith("r.yaml:2: keep_high_precision.everything: unknown field"));
-  CHECK_THAT(message_of("autoswitch: {enabled: true, mse: -1}\n"),
-             Catch::StartsWith("r.yaml:1: autoswitch.mse: out of range, got '-1'"));
-  CHECK_THAT(message_of("autoswitch: {enabled: true, underflow_percent: lots}\n"),
-             Catch::StartsWith("r.yaml:1: autoswitch.underflow_percent: wrong type: expected a "
-                               "number, got 'lots'"));
-  CHECK_THAT(message_of("autoswitch: {mse: 1e-3}\n"),
-             Catch::StartsWith("r.yaml:1: autoswitch.mse: is a threshold of the autoswitch "
-                               "rule, which is off"));
+  // (recipe text, how its message starts)
+  const std::pair<const char*, const char*> cases[] = {
+      {"keep_high_precision:\n  wgrad: lm_head\n",
+       "r.yaml:2: keep_high_precision.wgrad: wrong type: expected a list"},
+      {"keep_high_precision:\n  fprop: ['']\n",
+       "r.yaml:2: keep_high_precision.fprop: an empty pattern"},
+      {"keep_high_precision:\n  everything: [x]\n",
+       "r.yaml:2: keep_high_precision.everything: unknown field"},
+      {"autoswitch: {enabled: true, mse: -1}\n",
+       "r.yaml:1: autoswitch.mse: out of range, got '-1'"},
+      {"autoswitch: {enabled: true, underflow_percent: lots}\n",
+       "r.yaml:1: autoswitch.underflow_percent: wrong type: expected a number, got 'lots'"},
+      {"autoswitch: {mse: 1e-3}\n",
+       "r.yaml:1: autoswitch.mse: is a threshold of the autoswitch rule, which is off"},
+  };
+  for (const auto& [text, start] : cases) {
+    INFO(text);
+    CHECK_THAT(message_of(text), Catch::StartsWith(start));
+  }
 }
 
 TEST_CASE("keep_high_precision: the job file's complete text reads back as the same recipe",
@@ -209,17 +215,22 @@ ablate: {layers: [fc1, fc2]}
 }
 
 TEST_CASE("ablation: sweep errors", "[ablate]") {
-  CHECK_THAT(sweep_message_of("method: ablate\nworkloads: [a, b]\nablate: {layers: [x]}\n"),
-             Catch::Contains("workloads: method: ablate takes one workload"));
-  CHECK_THAT(sweep_message_of("method: ablate\nworkloads: [a]\nablate: {layers: [x]}\n"
-                              "parameters:\n  margin: {values: [0, 1]}\n"),
-             Catch::Contains("are not used by method: ablate"));
-  CHECK_THAT(sweep_message_of("method: grid\nworkloads: [a]\nablate: {layers: [x]}\n"),
-             Catch::Contains("ablate: applies to method: ablate only"));
-  CHECK_THAT(sweep_message_of("method: ablate\nworkloads: [a]\nablate: {layer: [x]}\n"),
-             Catch::Contains("ablate.layer: unknown key"));
-  CHECK_THAT(sweep_message_of("method: ablate\nworkloads: [a]\nablate: {layers: []}\n"),
-             Catch::Contains("ablate.layers: is empty"));
+  // (sweep text, what its message says)
+  const std::pair<const char*, const char*> cases[] = {
+      {"method: ablate\nworkloads: [a, b]\nablate: {layers: [x]}\n",
+       "workloads: method: ablate takes one workload"},
+      {"method: ablate\nworkloads: [a]\nablate: {layers: [x]}\n"
+       "parameters:\n  margin: {values: [0, 1]}\n",
+       "are not used by method: ablate"},
+      {"method: grid\nworkloads: [a]\nablate: {layers: [x]}\n",
+       "ablate: applies to method: ablate only"},
+      {"method: ablate\nworkloads: [a]\nablate: {layer: [x]}\n", "ablate.layer: unknown key"},
+      {"method: ablate\nworkloads: [a]\nablate: {layers: []}\n", "ablate.layers: is empty"},
+  };
+  for (const auto& [text, says] : cases) {
+    INFO(text);
+    CHECK_THAT(sweep_message_of(text), Catch::Contains(says));
+  }
 }
 
 TEST_CASE("keep_high_precision and autoswitch: what the peers run", "[keep]") {

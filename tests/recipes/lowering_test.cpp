@@ -1,13 +1,15 @@
 // The lowering (recipes/lowering.hpp) as a golden table: every scaling (with its defaults), every
 // MX scale mode and torchao version (for each MX element format), every NVFP4 mode with and
 // without 2-D weights, times every operand of every GEMM, rendered one plan per
-// line. Adding a recipe or changing what one quantizes with changes this table, in review.
+// line (tests/recipes/golden/lowering*.txt). Adding a recipe or changing what one quantizes with
+// changes that table, in review.
 // The recipes come from the name tables (accepted_scalings, accepted_mx_scale_modes, ...), so a new
 // scaling, mode or version shows up here as missing rows until its rows are written.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -104,308 +106,51 @@ std::vector<std::pair<std::string, Recipe>> recipes_of_the_table() {
   return out;
 }
 
-std::string lowering_table() {
+// The six rows of one recipe (for one layer when `layer` is given): every operand of every GEMM.
+std::string plan_rows(const std::string& label, const Recipe& r,
+                      const std::string* layer = nullptr) {
   std::string text;
-  for (const auto& [label, r] : recipes_of_the_table()) {
-    for (const sc::Gemm gemm : {sc::Gemm::kFprop, sc::Gemm::kDgrad, sc::Gemm::kWgrad}) {
-      const sc::GemmOperands o = sc::gemm_operands(gemm);
-      for (const sc::Operand op : {o.a, o.b}) text += row(label, r, op, gemm) + "\n";
-    }
+  for (const sc::Gemm gemm : {sc::Gemm::kFprop, sc::Gemm::kDgrad, sc::Gemm::kWgrad}) {
+    const sc::GemmOperands o = sc::gemm_operands(gemm);
+    for (const sc::Operand op : {o.a, o.b}) text += row(label, r, op, gemm, layer) + "\n";
   }
   return text;
 }
 
-// clang-format off
-const char* const kGolden = R"(
-delayed | input fprop -> delayed e4m3 allxall rowwise
-delayed | weight fprop -> delayed e4m3 allxall rowwise
-delayed | grad_output dgrad -> delayed e5m2 allxall rowwise
-delayed | weight dgrad -> delayed e4m3 allxall columnwise
-delayed | grad_output wgrad -> delayed e5m2 allxall columnwise
-delayed | input wgrad -> delayed e4m3 allxall columnwise
-current | input fprop -> current_te e4m3 allxall rowwise
-current | weight fprop -> current_te e4m3 allxall rowwise
-current | grad_output dgrad -> current_te e5m2 allxall rowwise
-current | weight dgrad -> current_te e4m3 allxall columnwise
-current | grad_output wgrad -> current_te e5m2 allxall columnwise
-current | input wgrad -> current_te e4m3 allxall columnwise
-tensorwise | input fprop -> tensorwise_torchao e4m3 allxall rowwise
-tensorwise | weight fprop -> tensorwise_torchao e4m3 allxall rowwise
-tensorwise | grad_output dgrad -> tensorwise_torchao e5m2 allxall rowwise
-tensorwise | weight dgrad -> tensorwise_torchao e4m3 allxall columnwise
-tensorwise | grad_output wgrad -> tensorwise_torchao e5m2 allxall columnwise
-tensorwise | input wgrad -> tensorwise_torchao e4m3 allxall columnwise
-rowwise | input fprop -> axiswise_torchao e4m3 1xall rowwise pow2
-rowwise | weight fprop -> axiswise_torchao e4m3 1xall rowwise pow2
-rowwise | grad_output dgrad -> axiswise_torchao e4m3 1xall rowwise pow2
-rowwise | weight dgrad -> axiswise_torchao e4m3 allx1 columnwise pow2
-rowwise | grad_output wgrad -> axiswise_torchao e4m3 allx1 columnwise pow2
-rowwise | input wgrad -> axiswise_torchao e4m3 allx1 columnwise pow2
-rowwise_with_gw_hp | input fprop -> axiswise_torchao e4m3 1xall rowwise pow2
-rowwise_with_gw_hp | weight fprop -> axiswise_torchao e4m3 1xall rowwise pow2
-rowwise_with_gw_hp | grad_output dgrad -> axiswise_torchao e4m3 1xall rowwise pow2
-rowwise_with_gw_hp | weight dgrad -> tensorwise_torchao e4m3 allxall columnwise pow2
-rowwise_with_gw_hp | grad_output wgrad -> high_precision
-rowwise_with_gw_hp | input wgrad -> high_precision
-block | input fprop -> block_te e4m3 1x128 rowwise pow2
-block | weight fprop -> block_te e4m3 128x128 rowwise pow2
-block | grad_output dgrad -> block_te e4m3 1x128 rowwise pow2
-block | weight dgrad -> block_te e4m3 128x128 columnwise pow2
-block | grad_output wgrad -> block_te e4m3 128x1 columnwise pow2
-block | input wgrad -> block_te e4m3 128x1 columnwise pow2
-mxfp8 te | input fprop -> mx e4m3 1x32 rowwise te torchao-0.18
-mxfp8 te | weight fprop -> mx e4m3 1x32 rowwise te torchao-0.18
-mxfp8 te | grad_output dgrad -> mx e5m2 1x32 rowwise te torchao-0.18
-mxfp8 te | weight dgrad -> mx e4m3 32x1 columnwise te torchao-0.18
-mxfp8 te | grad_output wgrad -> mx e5m2 32x1 columnwise te torchao-0.18
-mxfp8 te | input wgrad -> mx e4m3 32x1 columnwise te torchao-0.18
-mxfp8 floor torchao-0.18 | input fprop -> mx e4m3 1x32 rowwise floor torchao-0.18
-mxfp8 floor torchao-0.18 | weight fprop -> mx e4m3 1x32 rowwise floor torchao-0.18
-mxfp8 floor torchao-0.18 | grad_output dgrad -> mx e5m2 1x32 rowwise floor torchao-0.18
-mxfp8 floor torchao-0.18 | weight dgrad -> mx e4m3 32x1 columnwise floor torchao-0.18
-mxfp8 floor torchao-0.18 | grad_output wgrad -> mx e5m2 32x1 columnwise floor torchao-0.18
-mxfp8 floor torchao-0.18 | input wgrad -> mx e4m3 32x1 columnwise floor torchao-0.18
-mxfp8 floor torchao-main | input fprop -> mx e4m3 1x32 rowwise floor torchao-main
-mxfp8 floor torchao-main | weight fprop -> mx e4m3 1x32 rowwise floor torchao-main
-mxfp8 floor torchao-main | grad_output dgrad -> mx e5m2 1x32 rowwise floor torchao-main
-mxfp8 floor torchao-main | weight dgrad -> mx e4m3 32x1 columnwise floor torchao-main
-mxfp8 floor torchao-main | grad_output wgrad -> mx e5m2 32x1 columnwise floor torchao-main
-mxfp8 floor torchao-main | input wgrad -> mx e4m3 32x1 columnwise floor torchao-main
-mxfp8 ceil torchao-0.18 | input fprop -> mx e4m3 1x32 rowwise ceil torchao-0.18
-mxfp8 ceil torchao-0.18 | weight fprop -> mx e4m3 1x32 rowwise ceil torchao-0.18
-mxfp8 ceil torchao-0.18 | grad_output dgrad -> mx e5m2 1x32 rowwise ceil torchao-0.18
-mxfp8 ceil torchao-0.18 | weight dgrad -> mx e4m3 32x1 columnwise ceil torchao-0.18
-mxfp8 ceil torchao-0.18 | grad_output wgrad -> mx e5m2 32x1 columnwise ceil torchao-0.18
-mxfp8 ceil torchao-0.18 | input wgrad -> mx e4m3 32x1 columnwise ceil torchao-0.18
-mxfp8 ceil torchao-main | input fprop -> mx e4m3 1x32 rowwise ceil torchao-main
-mxfp8 ceil torchao-main | weight fprop -> mx e4m3 1x32 rowwise ceil torchao-main
-mxfp8 ceil torchao-main | grad_output dgrad -> mx e5m2 1x32 rowwise ceil torchao-main
-mxfp8 ceil torchao-main | weight dgrad -> mx e4m3 32x1 columnwise ceil torchao-main
-mxfp8 ceil torchao-main | grad_output wgrad -> mx e5m2 32x1 columnwise ceil torchao-main
-mxfp8 ceil torchao-main | input wgrad -> mx e4m3 32x1 columnwise ceil torchao-main
-mxfp8 even torchao-0.18 | input fprop -> mx e4m3 1x32 rowwise even torchao-0.18
-mxfp8 even torchao-0.18 | weight fprop -> mx e4m3 1x32 rowwise even torchao-0.18
-mxfp8 even torchao-0.18 | grad_output dgrad -> mx e5m2 1x32 rowwise even torchao-0.18
-mxfp8 even torchao-0.18 | weight dgrad -> mx e4m3 32x1 columnwise even torchao-0.18
-mxfp8 even torchao-0.18 | grad_output wgrad -> mx e5m2 32x1 columnwise even torchao-0.18
-mxfp8 even torchao-0.18 | input wgrad -> mx e4m3 32x1 columnwise even torchao-0.18
-mxfp8 even torchao-main | input fprop -> mx e4m3 1x32 rowwise even torchao-main
-mxfp8 even torchao-main | weight fprop -> mx e4m3 1x32 rowwise even torchao-main
-mxfp8 even torchao-main | grad_output dgrad -> mx e5m2 1x32 rowwise even torchao-main
-mxfp8 even torchao-main | weight dgrad -> mx e4m3 32x1 columnwise even torchao-main
-mxfp8 even torchao-main | grad_output wgrad -> mx e5m2 32x1 columnwise even torchao-main
-mxfp8 even torchao-main | input wgrad -> mx e4m3 32x1 columnwise even torchao-main
-mxfp8 rceil torchao-0.18 | input fprop -> mx e4m3 1x32 rowwise rceil torchao-0.18
-mxfp8 rceil torchao-0.18 | weight fprop -> mx e4m3 1x32 rowwise rceil torchao-0.18
-mxfp8 rceil torchao-0.18 | grad_output dgrad -> mx e5m2 1x32 rowwise rceil torchao-0.18
-mxfp8 rceil torchao-0.18 | weight dgrad -> mx e4m3 32x1 columnwise rceil torchao-0.18
-mxfp8 rceil torchao-0.18 | grad_output wgrad -> mx e5m2 32x1 columnwise rceil torchao-0.18
-mxfp8 rceil torchao-0.18 | input wgrad -> mx e4m3 32x1 columnwise rceil torchao-0.18
-mxfp8 rceil torchao-main | input fprop -> mx e4m3 1x32 rowwise rceil torchao-main
-mxfp8 rceil torchao-main | weight fprop -> mx e4m3 1x32 rowwise rceil torchao-main
-mxfp8 rceil torchao-main | grad_output dgrad -> mx e5m2 1x32 rowwise rceil torchao-main
-mxfp8 rceil torchao-main | weight dgrad -> mx e4m3 32x1 columnwise rceil torchao-main
-mxfp8 rceil torchao-main | grad_output wgrad -> mx e5m2 32x1 columnwise rceil torchao-main
-mxfp8 rceil torchao-main | input wgrad -> mx e4m3 32x1 columnwise rceil torchao-main
-mxfp4 te | input fprop -> mx e2m1 1x32 rowwise te torchao-0.18
-mxfp4 te | weight fprop -> mx e2m1 1x32 rowwise te torchao-0.18
-mxfp4 te | grad_output dgrad -> mx e2m1 1x32 rowwise te torchao-0.18
-mxfp4 te | weight dgrad -> mx e2m1 32x1 columnwise te torchao-0.18
-mxfp4 te | grad_output wgrad -> mx e2m1 32x1 columnwise te torchao-0.18
-mxfp4 te | input wgrad -> mx e2m1 32x1 columnwise te torchao-0.18
-mxfp4 floor torchao-0.18 | input fprop -> mx e2m1 1x32 rowwise floor torchao-0.18
-mxfp4 floor torchao-0.18 | weight fprop -> mx e2m1 1x32 rowwise floor torchao-0.18
-mxfp4 floor torchao-0.18 | grad_output dgrad -> mx e2m1 1x32 rowwise floor torchao-0.18
-mxfp4 floor torchao-0.18 | weight dgrad -> mx e2m1 32x1 columnwise floor torchao-0.18
-mxfp4 floor torchao-0.18 | grad_output wgrad -> mx e2m1 32x1 columnwise floor torchao-0.18
-mxfp4 floor torchao-0.18 | input wgrad -> mx e2m1 32x1 columnwise floor torchao-0.18
-mxfp4 floor torchao-main | input fprop -> mx e2m1 1x32 rowwise floor torchao-main
-mxfp4 floor torchao-main | weight fprop -> mx e2m1 1x32 rowwise floor torchao-main
-mxfp4 floor torchao-main | grad_output dgrad -> mx e2m1 1x32 rowwise floor torchao-main
-mxfp4 floor torchao-main | weight dgrad -> mx e2m1 32x1 columnwise floor torchao-main
-mxfp4 floor torchao-main | grad_output wgrad -> mx e2m1 32x1 columnwise floor torchao-main
-mxfp4 floor torchao-main | input wgrad -> mx e2m1 32x1 columnwise floor torchao-main
-mxfp4 ceil torchao-0.18 | input fprop -> mx e2m1 1x32 rowwise ceil torchao-0.18
-mxfp4 ceil torchao-0.18 | weight fprop -> mx e2m1 1x32 rowwise ceil torchao-0.18
-mxfp4 ceil torchao-0.18 | grad_output dgrad -> mx e2m1 1x32 rowwise ceil torchao-0.18
-mxfp4 ceil torchao-0.18 | weight dgrad -> mx e2m1 32x1 columnwise ceil torchao-0.18
-mxfp4 ceil torchao-0.18 | grad_output wgrad -> mx e2m1 32x1 columnwise ceil torchao-0.18
-mxfp4 ceil torchao-0.18 | input wgrad -> mx e2m1 32x1 columnwise ceil torchao-0.18
-mxfp4 ceil torchao-main | input fprop -> mx e2m1 1x32 rowwise ceil torchao-main
-mxfp4 ceil torchao-main | weight fprop -> mx e2m1 1x32 rowwise ceil torchao-main
-mxfp4 ceil torchao-main | grad_output dgrad -> mx e2m1 1x32 rowwise ceil torchao-main
-mxfp4 ceil torchao-main | weight dgrad -> mx e2m1 32x1 columnwise ceil torchao-main
-mxfp4 ceil torchao-main | grad_output wgrad -> mx e2m1 32x1 columnwise ceil torchao-main
-mxfp4 ceil torchao-main | input wgrad -> mx e2m1 32x1 columnwise ceil torchao-main
-mxfp4 even torchao-0.18 | input fprop -> mx e2m1 1x32 rowwise even torchao-0.18
-mxfp4 even torchao-0.18 | weight fprop -> mx e2m1 1x32 rowwise even torchao-0.18
-mxfp4 even torchao-0.18 | grad_output dgrad -> mx e2m1 1x32 rowwise even torchao-0.18
-mxfp4 even torchao-0.18 | weight dgrad -> mx e2m1 32x1 columnwise even torchao-0.18
-mxfp4 even torchao-0.18 | grad_output wgrad -> mx e2m1 32x1 columnwise even torchao-0.18
-mxfp4 even torchao-0.18 | input wgrad -> mx e2m1 32x1 columnwise even torchao-0.18
-mxfp4 even torchao-main | input fprop -> mx e2m1 1x32 rowwise even torchao-main
-mxfp4 even torchao-main | weight fprop -> mx e2m1 1x32 rowwise even torchao-main
-mxfp4 even torchao-main | grad_output dgrad -> mx e2m1 1x32 rowwise even torchao-main
-mxfp4 even torchao-main | weight dgrad -> mx e2m1 32x1 columnwise even torchao-main
-mxfp4 even torchao-main | grad_output wgrad -> mx e2m1 32x1 columnwise even torchao-main
-mxfp4 even torchao-main | input wgrad -> mx e2m1 32x1 columnwise even torchao-main
-mxfp4 rceil torchao-0.18 | input fprop -> mx e2m1 1x32 rowwise rceil torchao-0.18
-mxfp4 rceil torchao-0.18 | weight fprop -> mx e2m1 1x32 rowwise rceil torchao-0.18
-mxfp4 rceil torchao-0.18 | grad_output dgrad -> mx e2m1 1x32 rowwise rceil torchao-0.18
-mxfp4 rceil torchao-0.18 | weight dgrad -> mx e2m1 32x1 columnwise rceil torchao-0.18
-mxfp4 rceil torchao-0.18 | grad_output wgrad -> mx e2m1 32x1 columnwise rceil torchao-0.18
-mxfp4 rceil torchao-0.18 | input wgrad -> mx e2m1 32x1 columnwise rceil torchao-0.18
-mxfp4 rceil torchao-main | input fprop -> mx e2m1 1x32 rowwise rceil torchao-main
-mxfp4 rceil torchao-main | weight fprop -> mx e2m1 1x32 rowwise rceil torchao-main
-mxfp4 rceil torchao-main | grad_output dgrad -> mx e2m1 1x32 rowwise rceil torchao-main
-mxfp4 rceil torchao-main | weight dgrad -> mx e2m1 32x1 columnwise rceil torchao-main
-mxfp4 rceil torchao-main | grad_output wgrad -> mx e2m1 32x1 columnwise rceil torchao-main
-mxfp4 rceil torchao-main | input wgrad -> mx e2m1 32x1 columnwise rceil torchao-main
-mxfp6_e2m3 te | input fprop -> mx e2m3 1x32 rowwise te torchao-0.18
-mxfp6_e2m3 te | weight fprop -> mx e2m3 1x32 rowwise te torchao-0.18
-mxfp6_e2m3 te | grad_output dgrad -> mx e2m3 1x32 rowwise te torchao-0.18
-mxfp6_e2m3 te | weight dgrad -> mx e2m3 32x1 columnwise te torchao-0.18
-mxfp6_e2m3 te | grad_output wgrad -> mx e2m3 32x1 columnwise te torchao-0.18
-mxfp6_e2m3 te | input wgrad -> mx e2m3 32x1 columnwise te torchao-0.18
-mxfp6_e2m3 floor torchao-0.18 | input fprop -> mx e2m3 1x32 rowwise floor torchao-0.18
-mxfp6_e2m3 floor torchao-0.18 | weight fprop -> mx e2m3 1x32 rowwise floor torchao-0.18
-mxfp6_e2m3 floor torchao-0.18 | grad_output dgrad -> mx e2m3 1x32 rowwise floor torchao-0.18
-mxfp6_e2m3 floor torchao-0.18 | weight dgrad -> mx e2m3 32x1 columnwise floor torchao-0.18
-mxfp6_e2m3 floor torchao-0.18 | grad_output wgrad -> mx e2m3 32x1 columnwise floor torchao-0.18
-mxfp6_e2m3 floor torchao-0.18 | input wgrad -> mx e2m3 32x1 columnwise floor torchao-0.18
-mxfp6_e2m3 floor torchao-main | input fprop -> mx e2m3 1x32 rowwise floor torchao-main
-mxfp6_e2m3 floor torchao-main | weight fprop -> mx e2m3 1x32 rowwise floor torchao-main
-mxfp6_e2m3 floor torchao-main | grad_output dgrad -> mx e2m3 1x32 rowwise floor torchao-main
-mxfp6_e2m3 floor torchao-main | weight dgrad -> mx e2m3 32x1 columnwise floor torchao-main
-mxfp6_e2m3 floor torchao-main | grad_output wgrad -> mx e2m3 32x1 columnwise floor torchao-main
-mxfp6_e2m3 floor torchao-main | input wgrad -> mx e2m3 32x1 columnwise floor torchao-main
-mxfp6_e2m3 ceil torchao-0.18 | input fprop -> mx e2m3 1x32 rowwise ceil torchao-0.18
-mxfp6_e2m3 ceil torchao-0.18 | weight fprop -> mx e2m3 1x32 rowwise ceil torchao-0.18
-mxfp6_e2m3 ceil torchao-0.18 | grad_output dgrad -> mx e2m3 1x32 rowwise ceil torchao-0.18
-mxfp6_e2m3 ceil torchao-0.18 | weight dgrad -> mx e2m3 32x1 columnwise ceil torchao-0.18
-mxfp6_e2m3 ceil torchao-0.18 | grad_output wgrad -> mx e2m3 32x1 columnwise ceil torchao-0.18
-mxfp6_e2m3 ceil torchao-0.18 | input wgrad -> mx e2m3 32x1 columnwise ceil torchao-0.18
-mxfp6_e2m3 ceil torchao-main | input fprop -> mx e2m3 1x32 rowwise ceil torchao-main
-mxfp6_e2m3 ceil torchao-main | weight fprop -> mx e2m3 1x32 rowwise ceil torchao-main
-mxfp6_e2m3 ceil torchao-main | grad_output dgrad -> mx e2m3 1x32 rowwise ceil torchao-main
-mxfp6_e2m3 ceil torchao-main | weight dgrad -> mx e2m3 32x1 columnwise ceil torchao-main
-mxfp6_e2m3 ceil torchao-main | grad_output wgrad -> mx e2m3 32x1 columnwise ceil torchao-main
-mxfp6_e2m3 ceil torchao-main | input wgrad -> mx e2m3 32x1 columnwise ceil torchao-main
-mxfp6_e2m3 even torchao-0.18 | input fprop -> mx e2m3 1x32 rowwise even torchao-0.18
-mxfp6_e2m3 even torchao-0.18 | weight fprop -> mx e2m3 1x32 rowwise even torchao-0.18
-mxfp6_e2m3 even torchao-0.18 | grad_output dgrad -> mx e2m3 1x32 rowwise even torchao-0.18
-mxfp6_e2m3 even torchao-0.18 | weight dgrad -> mx e2m3 32x1 columnwise even torchao-0.18
-mxfp6_e2m3 even torchao-0.18 | grad_output wgrad -> mx e2m3 32x1 columnwise even torchao-0.18
-mxfp6_e2m3 even torchao-0.18 | input wgrad -> mx e2m3 32x1 columnwise even torchao-0.18
-mxfp6_e2m3 even torchao-main | input fprop -> mx e2m3 1x32 rowwise even torchao-main
-mxfp6_e2m3 even torchao-main | weight fprop -> mx e2m3 1x32 rowwise even torchao-main
-mxfp6_e2m3 even torchao-main | grad_output dgrad -> mx e2m3 1x32 rowwise even torchao-main
-mxfp6_e2m3 even torchao-main | weight dgrad -> mx e2m3 32x1 columnwise even torchao-main
-mxfp6_e2m3 even torchao-main | grad_output wgrad -> mx e2m3 32x1 columnwise even torchao-main
-mxfp6_e2m3 even torchao-main | input wgrad -> mx e2m3 32x1 columnwise even torchao-main
-mxfp6_e2m3 rceil torchao-0.18 | input fprop -> mx e2m3 1x32 rowwise rceil torchao-0.18
-mxfp6_e2m3 rceil torchao-0.18 | weight fprop -> mx e2m3 1x32 rowwise rceil torchao-0.18
-mxfp6_e2m3 rceil torchao-0.18 | grad_output dgrad -> mx e2m3 1x32 rowwise rceil torchao-0.18
-mxfp6_e2m3 rceil torchao-0.18 | weight dgrad -> mx e2m3 32x1 columnwise rceil torchao-0.18
-mxfp6_e2m3 rceil torchao-0.18 | grad_output wgrad -> mx e2m3 32x1 columnwise rceil torchao-0.18
-mxfp6_e2m3 rceil torchao-0.18 | input wgrad -> mx e2m3 32x1 columnwise rceil torchao-0.18
-mxfp6_e2m3 rceil torchao-main | input fprop -> mx e2m3 1x32 rowwise rceil torchao-main
-mxfp6_e2m3 rceil torchao-main | weight fprop -> mx e2m3 1x32 rowwise rceil torchao-main
-mxfp6_e2m3 rceil torchao-main | grad_output dgrad -> mx e2m3 1x32 rowwise rceil torchao-main
-mxfp6_e2m3 rceil torchao-main | weight dgrad -> mx e2m3 32x1 columnwise rceil torchao-main
-mxfp6_e2m3 rceil torchao-main | grad_output wgrad -> mx e2m3 32x1 columnwise rceil torchao-main
-mxfp6_e2m3 rceil torchao-main | input wgrad -> mx e2m3 32x1 columnwise rceil torchao-main
-mxfp6_e3m2 te | input fprop -> mx e3m2 1x32 rowwise te torchao-0.18
-mxfp6_e3m2 te | weight fprop -> mx e3m2 1x32 rowwise te torchao-0.18
-mxfp6_e3m2 te | grad_output dgrad -> mx e3m2 1x32 rowwise te torchao-0.18
-mxfp6_e3m2 te | weight dgrad -> mx e3m2 32x1 columnwise te torchao-0.18
-mxfp6_e3m2 te | grad_output wgrad -> mx e3m2 32x1 columnwise te torchao-0.18
-mxfp6_e3m2 te | input wgrad -> mx e3m2 32x1 columnwise te torchao-0.18
-mxfp6_e3m2 floor torchao-0.18 | input fprop -> mx e3m2 1x32 rowwise floor torchao-0.18
-mxfp6_e3m2 floor torchao-0.18 | weight fprop -> mx e3m2 1x32 rowwise floor torchao-0.18
-mxfp6_e3m2 floor torchao-0.18 | grad_output dgrad -> mx e3m2 1x32 rowwise floor torchao-0.18
-mxfp6_e3m2 floor torchao-0.18 | weight dgrad -> mx e3m2 32x1 columnwise floor torchao-0.18
-mxfp6_e3m2 floor torchao-0.18 | grad_output wgrad -> mx e3m2 32x1 columnwise floor torchao-0.18
-mxfp6_e3m2 floor torchao-0.18 | input wgrad -> mx e3m2 32x1 columnwise floor torchao-0.18
-mxfp6_e3m2 floor torchao-main | input fprop -> mx e3m2 1x32 rowwise floor torchao-main
-mxfp6_e3m2 floor torchao-main | weight fprop -> mx e3m2 1x32 rowwise floor torchao-main
-mxfp6_e3m2 floor torchao-main | grad_output dgrad -> mx e3m2 1x32 rowwise floor torchao-main
-mxfp6_e3m2 floor torchao-main | weight dgrad -> mx e3m2 32x1 columnwise floor torchao-main
-mxfp6_e3m2 floor torchao-main | grad_output wgrad -> mx e3m2 32x1 columnwise floor torchao-main
-mxfp6_e3m2 floor torchao-main | input wgrad -> mx e3m2 32x1 columnwise floor torchao-main
-mxfp6_e3m2 ceil torchao-0.18 | input fprop -> mx e3m2 1x32 rowwise ceil torchao-0.18
-mxfp6_e3m2 ceil torchao-0.18 | weight fprop -> mx e3m2 1x32 rowwise ceil torchao-0.18
-mxfp6_e3m2 ceil torchao-0.18 | grad_output dgrad -> mx e3m2 1x32 rowwise ceil torchao-0.18
-mxfp6_e3m2 ceil torchao-0.18 | weight dgrad -> mx e3m2 32x1 columnwise ceil torchao-0.18
-mxfp6_e3m2 ceil torchao-0.18 | grad_output wgrad -> mx e3m2 32x1 columnwise ceil torchao-0.18
-mxfp6_e3m2 ceil torchao-0.18 | input wgrad -> mx e3m2 32x1 columnwise ceil torchao-0.18
-mxfp6_e3m2 ceil torchao-main | input fprop -> mx e3m2 1x32 rowwise ceil torchao-main
-mxfp6_e3m2 ceil torchao-main | weight fprop -> mx e3m2 1x32 rowwise ceil torchao-main
-mxfp6_e3m2 ceil torchao-main | grad_output dgrad -> mx e3m2 1x32 rowwise ceil torchao-main
-mxfp6_e3m2 ceil torchao-main | weight dgrad -> mx e3m2 32x1 columnwise ceil torchao-main
-mxfp6_e3m2 ceil torchao-main | grad_output wgrad -> mx e3m2 32x1 columnwise ceil torchao-main
-mxfp6_e3m2 ceil torchao-main | input wgrad -> mx e3m2 32x1 columnwise ceil torchao-main
-mxfp6_e3m2 even torchao-0.18 | input fprop -> mx e3m2 1x32 rowwise even torchao-0.18
-mxfp6_e3m2 even torchao-0.18 | weight fprop -> mx e3m2 1x32 rowwise even torchao-0.18
-mxfp6_e3m2 even torchao-0.18 | grad_output dgrad -> mx e3m2 1x32 rowwise even torchao-0.18
-mxfp6_e3m2 even torchao-0.18 | weight dgrad -> mx e3m2 32x1 columnwise even torchao-0.18
-mxfp6_e3m2 even torchao-0.18 | grad_output wgrad -> mx e3m2 32x1 columnwise even torchao-0.18
-mxfp6_e3m2 even torchao-0.18 | input wgrad -> mx e3m2 32x1 columnwise even torchao-0.18
-mxfp6_e3m2 even torchao-main | input fprop -> mx e3m2 1x32 rowwise even torchao-main
-mxfp6_e3m2 even torchao-main | weight fprop -> mx e3m2 1x32 rowwise even torchao-main
-mxfp6_e3m2 even torchao-main | grad_output dgrad -> mx e3m2 1x32 rowwise even torchao-main
-mxfp6_e3m2 even torchao-main | weight dgrad -> mx e3m2 32x1 columnwise even torchao-main
-mxfp6_e3m2 even torchao-main | grad_output wgrad -> mx e3m2 32x1 columnwise even torchao-main
-mxfp6_e3m2 even torchao-main | input wgrad -> mx e3m2 32x1 columnwise even torchao-main
-mxfp6_e3m2 rceil torchao-0.18 | input fprop -> mx e3m2 1x32 rowwise rceil torchao-0.18
-mxfp6_e3m2 rceil torchao-0.18 | weight fprop -> mx e3m2 1x32 rowwise rceil torchao-0.18
-mxfp6_e3m2 rceil torchao-0.18 | grad_output dgrad -> mx e3m2 1x32 rowwise rceil torchao-0.18
-mxfp6_e3m2 rceil torchao-0.18 | weight dgrad -> mx e3m2 32x1 columnwise rceil torchao-0.18
-mxfp6_e3m2 rceil torchao-0.18 | grad_output wgrad -> mx e3m2 32x1 columnwise rceil torchao-0.18
-mxfp6_e3m2 rceil torchao-0.18 | input wgrad -> mx e3m2 32x1 columnwise rceil torchao-0.18
-mxfp6_e3m2 rceil torchao-main | input fprop -> mx e3m2 1x32 rowwise rceil torchao-main
-mxfp6_e3m2 rceil torchao-main | weight fprop -> mx e3m2 1x32 rowwise rceil torchao-main
-mxfp6_e3m2 rceil torchao-main | grad_output dgrad -> mx e3m2 1x32 rowwise rceil torchao-main
-mxfp6_e3m2 rceil torchao-main | weight dgrad -> mx e3m2 32x1 columnwise rceil torchao-main
-mxfp6_e3m2 rceil torchao-main | grad_output wgrad -> mx e3m2 32x1 columnwise rceil torchao-main
-mxfp6_e3m2 rceil torchao-main | input wgrad -> mx e3m2 32x1 columnwise rceil torchao-main
-nvfp4 te | input fprop -> nvfp4 e2m1 1x16 rowwise te
-nvfp4 te | weight fprop -> nvfp4 e2m1 1x16 rowwise te
-nvfp4 te | grad_output dgrad -> nvfp4 e2m1 1x16 rowwise te
-nvfp4 te | weight dgrad -> nvfp4 e2m1 16x1 columnwise te
-nvfp4 te | grad_output wgrad -> nvfp4 e2m1 16x1 columnwise te
-nvfp4 te | input wgrad -> nvfp4 e2m1 16x1 columnwise te
-nvfp4 te 2d | input fprop -> nvfp4 e2m1 1x16 rowwise te
-nvfp4 te 2d | weight fprop -> nvfp4 e2m1 16x16 rowwise te
-nvfp4 te 2d | grad_output dgrad -> nvfp4 e2m1 1x16 rowwise te
-nvfp4 te 2d | weight dgrad -> nvfp4 e2m1 16x16 columnwise te
-nvfp4 te 2d | grad_output wgrad -> nvfp4 e2m1 16x1 columnwise te
-nvfp4 te 2d | input wgrad -> nvfp4 e2m1 16x1 columnwise te
-nvfp4 torchao | input fprop -> nvfp4 e2m1 1x16 rowwise torchao
-nvfp4 torchao | weight fprop -> nvfp4 e2m1 1x16 rowwise torchao
-nvfp4 torchao | grad_output dgrad -> nvfp4 e2m1 1x16 rowwise torchao
-nvfp4 torchao | weight dgrad -> nvfp4 e2m1 16x1 columnwise torchao
-nvfp4 torchao | grad_output wgrad -> nvfp4 e2m1 16x1 columnwise torchao
-nvfp4 torchao | input wgrad -> nvfp4 e2m1 16x1 columnwise torchao
-nvfp4 te 2d rht sr | input fprop -> nvfp4 e2m1 1x16 rowwise te
-nvfp4 te 2d rht sr | weight fprop -> nvfp4 e2m1 16x16 rowwise te
-nvfp4 te 2d rht sr | grad_output dgrad -> nvfp4 e2m1 1x16 rowwise te sr
-nvfp4 te 2d rht sr | weight dgrad -> nvfp4 e2m1 16x16 columnwise te
-nvfp4 te 2d rht sr | grad_output wgrad -> nvfp4 e2m1 16x1 columnwise te rht sr
-nvfp4 te 2d rht sr | input wgrad -> nvfp4 e2m1 16x1 columnwise te rht
-)";
-// clang-format on
+std::string lowering_table() {
+  std::string text;
+  for (const auto& [label, r] : recipes_of_the_table()) text += plan_rows(label, r);
+  return text;
+}
 
-TEST_CASE("lowering: every recipe's plan per operand and GEMM is the golden table", "[lowering]") {
-  const std::vector<std::string> got = split(lowering_table(), '\n');
-  const std::vector<std::string> want = split(kGolden, '\n');
+// The golden tables are files (tests/recipes/golden/), one plan per line; '#' starts a comment line.
+std::vector<std::string> golden_rows(const std::string& file) {
+  const std::string path = std::string(FP8LAB_SOURCE_DIR) + "/tests/recipes/golden/" + file;
+  std::ifstream in(path);
+  INFO("golden table " << path);
+  REQUIRE(in.good());
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '#') rows.push_back(line);
+  }
+  return rows;
+}
+
+// Row by row, so that a failure shows the first rows that differ, lowered and golden.
+void check_table(const std::string& lowered, const std::string& golden_file) {
+  const std::vector<std::string> got = split(lowered, '\n');
+  const std::vector<std::string> want = golden_rows(golden_file);
   for (std::size_t i = 0; i < std::max(got.size(), want.size()); ++i) {
     const std::string g = i < got.size() ? got[i] : "(missing)";
     const std::string w = i < want.size() ? want[i] : "(no row)";
-    INFO("row " << i << "\n  lowered: " << g << "\n  golden:  " << w);
+    INFO(golden_file << " row " << i << "\n  lowered: " << g << "\n  golden:  " << w);
     CHECK(g == w);
   }
   CHECK(got.size() == want.size());
+}
+
+TEST_CASE("lowering: every recipe's plan per operand and GEMM is the golden table", "[lowering]") {
+  check_table(lowering_table(), "lowering.txt");
 }
 
 TEST_CASE("lowering: non-default settings reach the plan", "[lowering]") {
@@ -479,79 +224,14 @@ std::string per_layer_table() {
   for (const Scaling s : {Scaling::current, Scaling::mxfp8}) {
     const Recipe r = with_kept_layers(s);
     for (const std::string layer : {"blocks.0.mlp_fc", "blocks.1.mlp_fc", "lm_head", "lm_head_2"}) {
-      const std::string label = std::string(name(s)) + " " + layer;
-      for (const sc::Gemm gemm : {sc::Gemm::kFprop, sc::Gemm::kDgrad, sc::Gemm::kWgrad}) {
-        const sc::GemmOperands o = sc::gemm_operands(gemm);
-        for (const sc::Operand op : {o.a, o.b}) text += row(label, r, op, gemm, &layer) + "\n";
-      }
+      text += plan_rows(std::string(name(s)) + " " + layer, r, &layer);
     }
   }
   return text;
 }
 
-// clang-format off
-const char* const kGoldenPerLayer = R"(
-current blocks.0.mlp_fc | input fprop -> high_precision
-current blocks.0.mlp_fc | weight fprop -> high_precision
-current blocks.0.mlp_fc | grad_output dgrad -> high_precision
-current blocks.0.mlp_fc | weight dgrad -> high_precision
-current blocks.0.mlp_fc | grad_output wgrad -> high_precision
-current blocks.0.mlp_fc | input wgrad -> high_precision
-current blocks.1.mlp_fc | input fprop -> current_te e4m3 allxall rowwise
-current blocks.1.mlp_fc | weight fprop -> current_te e4m3 allxall rowwise
-current blocks.1.mlp_fc | grad_output dgrad -> high_precision
-current blocks.1.mlp_fc | weight dgrad -> high_precision
-current blocks.1.mlp_fc | grad_output wgrad -> current_te e5m2 allxall columnwise
-current blocks.1.mlp_fc | input wgrad -> current_te e4m3 allxall columnwise
-current lm_head | input fprop -> current_te e4m3 allxall rowwise
-current lm_head | weight fprop -> current_te e4m3 allxall rowwise
-current lm_head | grad_output dgrad -> current_te e5m2 allxall rowwise
-current lm_head | weight dgrad -> current_te e4m3 allxall columnwise
-current lm_head | grad_output wgrad -> high_precision
-current lm_head | input wgrad -> high_precision
-current lm_head_2 | input fprop -> current_te e4m3 allxall rowwise
-current lm_head_2 | weight fprop -> current_te e4m3 allxall rowwise
-current lm_head_2 | grad_output dgrad -> current_te e5m2 allxall rowwise
-current lm_head_2 | weight dgrad -> current_te e4m3 allxall columnwise
-current lm_head_2 | grad_output wgrad -> current_te e5m2 allxall columnwise
-current lm_head_2 | input wgrad -> current_te e4m3 allxall columnwise
-mxfp8 blocks.0.mlp_fc | input fprop -> high_precision
-mxfp8 blocks.0.mlp_fc | weight fprop -> high_precision
-mxfp8 blocks.0.mlp_fc | grad_output dgrad -> high_precision
-mxfp8 blocks.0.mlp_fc | weight dgrad -> high_precision
-mxfp8 blocks.0.mlp_fc | grad_output wgrad -> high_precision
-mxfp8 blocks.0.mlp_fc | input wgrad -> high_precision
-mxfp8 blocks.1.mlp_fc | input fprop -> mx e4m3 1x32 rowwise te torchao-0.18
-mxfp8 blocks.1.mlp_fc | weight fprop -> mx e4m3 1x32 rowwise te torchao-0.18
-mxfp8 blocks.1.mlp_fc | grad_output dgrad -> high_precision
-mxfp8 blocks.1.mlp_fc | weight dgrad -> high_precision
-mxfp8 blocks.1.mlp_fc | grad_output wgrad -> mx e5m2 32x1 columnwise te torchao-0.18
-mxfp8 blocks.1.mlp_fc | input wgrad -> mx e4m3 32x1 columnwise te torchao-0.18
-mxfp8 lm_head | input fprop -> mx e4m3 1x32 rowwise te torchao-0.18
-mxfp8 lm_head | weight fprop -> mx e4m3 1x32 rowwise te torchao-0.18
-mxfp8 lm_head | grad_output dgrad -> mx e5m2 1x32 rowwise te torchao-0.18
-mxfp8 lm_head | weight dgrad -> mx e4m3 32x1 columnwise te torchao-0.18
-mxfp8 lm_head | grad_output wgrad -> high_precision
-mxfp8 lm_head | input wgrad -> high_precision
-mxfp8 lm_head_2 | input fprop -> mx e4m3 1x32 rowwise te torchao-0.18
-mxfp8 lm_head_2 | weight fprop -> mx e4m3 1x32 rowwise te torchao-0.18
-mxfp8 lm_head_2 | grad_output dgrad -> mx e5m2 1x32 rowwise te torchao-0.18
-mxfp8 lm_head_2 | weight dgrad -> mx e4m3 32x1 columnwise te torchao-0.18
-mxfp8 lm_head_2 | grad_output wgrad -> mx e5m2 32x1 columnwise te torchao-0.18
-mxfp8 lm_head_2 | input wgrad -> mx e4m3 32x1 columnwise te torchao-0.18
-)";
-// clang-format on
-
 TEST_CASE("lowering: keep_high_precision's plans per layer are the golden table", "[lowering]") {
-  const std::vector<std::string> got = split(per_layer_table(), '\n');
-  const std::vector<std::string> want = split(kGoldenPerLayer, '\n');
-  for (std::size_t i = 0; i < std::max(got.size(), want.size()); ++i) {
-    const std::string g = i < got.size() ? got[i] : "(missing)";
-    const std::string w = i < want.size() ? want[i] : "(no row)";
-    INFO("row " << i << "\n  lowered: " << g << "\n  golden:  " << w);
-    CHECK(g == w);
-  }
-  CHECK(got.size() == want.size());
+  check_table(per_layer_table(), "lowering_per_layer.txt");
 }
 
 TEST_CASE("lowering: without keep_high_precision a layer's plan is the recipe's", "[lowering]") {

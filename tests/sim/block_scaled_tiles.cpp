@@ -20,43 +20,37 @@
 #include <vector>
 
 #include "sim/gemm/block_scaled.hpp"
+#include "tests/sim/program_args.hpp"
 
 namespace {
 
 using namespace fp8lab::sim;
 
-[[noreturn]] void usage(const std::string& problem) {
-  std::fprintf(stderr,
-               "sim_block_scaled_tiles: %s\nusage: sim_block_scaled_tiles IN FORMAT_A FORMAT_B "
-               "ue8m0|ue4m3 16|32 auto|mxf8f6f4|mxf4nvf4 M N K COUNT\n",
-               problem.c_str());
-  std::exit(2);
-}
+const fp8lab::testing::ProgramArgs kArgs("sim_block_scaled_tiles",
+                                         "IN FORMAT_A FORMAT_B ue8m0|ue4m3 16|32 "
+                                         "auto|mxf8f6f4|mxf4nvf4 M N K COUNT");
 
 Format parse_format(const char* what, std::string_view text) {
   for (Format f : {Format::E4M3, Format::E5M2, Format::E3M2, Format::E2M3, Format::E2M1}) {
     if (text == spec(f).name) return f;
   }
-  usage(std::string(what) + " '" + std::string(text) + "': accepted e4m3, e5m2, e3m2, e2m3, e2m1");
+  kArgs.fail(std::string(what) + " '" + std::string(text) +
+             "': accepted e4m3, e5m2, e3m2, e2m3, e2m1");
 }
 
 std::int64_t parse_size(const char* what, const char* text) {
-  char* end = nullptr;
-  const long long value = std::strtoll(text, &end, 10);
-  if (end == text || *end != '\0' || value < 1 || value > (1 << 24)) {
-    usage(std::string(what) + " '" + text + "' is not a number in 1..2^24");
-  }
-  return value;
+  return kArgs.integer(what, text, 1, 1 << 24);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 11) usage("expected 10 arguments");
+  if (argc != 11) kArgs.fail("expected 10 arguments");
   const Format fa = parse_format("FORMAT_A", argv[2]);
   const Format fb = parse_format("FORMAT_B", argv[3]);
   const std::string_view st = argv[4];
-  if (st != "ue8m0" && st != "ue4m3") usage("SCALE_TYPE '" + std::string(st) + "': ue8m0|ue4m3");
+  if (st != "ue8m0" && st != "ue4m3")
+    kArgs.fail("SCALE_TYPE '" + std::string(st) + "': ue8m0|ue4m3");
   const BlockScaleType scale_type = st == "ue8m0" ? BlockScaleType::kUe8m0 : BlockScaleType::kUe4m3;
   const std::int64_t block = parse_size("BLOCK", argv[5]);
   const std::string_view path_name = argv[6];
@@ -66,14 +60,14 @@ int main(int argc, char** argv) {
   } else if (path_name == "mxf4nvf4") {
     path = BlockScaledPath::kMxf4Nvf4;
   } else if (path_name != "auto") {
-    usage("PATH '" + std::string(path_name) + "': auto|mxf8f6f4|mxf4nvf4");
+    kArgs.fail("PATH '" + std::string(path_name) + "': auto|mxf8f6f4|mxf4nvf4");
   }
   const std::int64_t m = parse_size("M", argv[7]), n = parse_size("N", argv[8]);
   const std::int64_t k = parse_size("K", argv[9]), count = parse_size("COUNT", argv[10]);
-  if (k % block != 0) usage("K must be a multiple of BLOCK");
+  if (k % block != 0) kArgs.fail("K must be a multiple of BLOCK");
 
   std::ifstream in(argv[1], std::ios::binary);
-  if (!in) usage(std::string("IN '") + argv[1] + "' cannot be read");
+  if (!in) kArgs.fail(std::string("IN '") + argv[1] + "' cannot be read");
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
   const std::int64_t kb = k / block;
   const std::int64_t sizes[] = {count * m * k, count * n * k, count * m * kb, count * n * kb,
@@ -81,8 +75,8 @@ int main(int argc, char** argv) {
   std::int64_t expected = 0;
   for (std::int64_t s : sizes) expected += s;
   if (static_cast<std::int64_t>(bytes.size()) != expected) {
-    usage("IN has " + std::to_string(bytes.size()) + " bytes, expected " +
-          std::to_string(expected) + " for these sizes");
+    kArgs.fail("IN has " + std::to_string(bytes.size()) + " bytes, expected " +
+               std::to_string(expected) + " for these sizes");
   }
   const auto* base = reinterpret_cast<const std::uint8_t*>(bytes.data());
   const std::uint8_t* codes_a = base;
@@ -118,7 +112,7 @@ int main(int argc, char** argv) {
                                                            static_cast<std::size_t>(m * n)));
     }
   } catch (const std::exception& e) {
-    usage(e.what());
+    kArgs.fail(e.what());
   }
   std::fwrite(out.data(), sizeof(float), out.size(), stdout);
   return 0;

@@ -8,8 +8,10 @@
 #include <limits>
 
 #include "sim/cast.hpp"
+#include "tests/sim/float_bits.hpp"
 
 using namespace fp8lab::sim;
+using fp8lab::testing::from_bits;
 
 namespace {
 
@@ -17,7 +19,6 @@ constexpr Format kSubbyte[] = {Format::E2M1, Format::E2M3, Format::E3M2};
 constexpr SubbyteSpecials kModes[] = {kSubbyteCuda, kSubbyteMlDtypes, kSubbyteTorchao,
                                       kSubbyteTeReference};
 
-float from_bits(std::uint32_t bits) { return std::bit_cast<float>(bits); }
 unsigned cast(float x, Format f, SubbyteSpecials s) { return cast_fp32_to_subbyte(x, f, s); }
 
 }  // namespace
@@ -76,34 +77,48 @@ TEST_CASE("NaN and -0 by peer: CUDA +max, ml_dtypes opposite zero, TE table +0, 
   const float pos_nan = from_bits(0x7FC0'0000);  // the canonical quiet NaN
   const float neg_nan = from_bits(0xFFC0'0000);
   const float neg_zero = -0.0f;
-  // CUDA (cuda_fp4.hpp / cuda_fp6.hpp host code, "NaN converts to positive MAXNORM").
-  CHECK(cast(pos_nan, Format::E2M1, kSubbyteCuda) == 0x7);
-  CHECK(cast(neg_nan, Format::E2M1, kSubbyteCuda) == 0x7);
-  CHECK(cast(neg_nan, Format::E3M2, kSubbyteCuda) == 0x1F);
-  CHECK(cast(neg_zero, Format::E2M1, kSubbyteCuda) == 0x8);
-  // ml_dtypes 0.7.0: quiet_NaN() is the sign-only code, negated for a negative NaN (run: +NaN ->
-  // 8, -NaN -> 0 for float4_e2m1fn; 32 / 0 for both FP6 types).
-  CHECK(cast(pos_nan, Format::E2M1, kSubbyteMlDtypes) == 0x8);
-  CHECK(cast(neg_nan, Format::E2M1, kSubbyteMlDtypes) == 0x0);
-  CHECK(cast(pos_nan, Format::E2M3, kSubbyteMlDtypes) == 0x20);
-  CHECK(cast(neg_nan, Format::E3M2, kSubbyteMlDtypes) == 0x00);
-  CHECK(cast(neg_zero, Format::E2M3, kSubbyteMlDtypes) == 0x20);
-  // TE's reference table: NaN and an exact -0.0 stay at code 0; a negative underflow keeps -0.
-  CHECK(cast(pos_nan, Format::E2M1, kSubbyteTeReference) == 0x0);
-  CHECK(cast(neg_nan, Format::E2M1, kSubbyteTeReference) == 0x0);
-  CHECK(cast(neg_zero, Format::E2M1, kSubbyteTeReference) == 0x0);
-  CHECK(cast(-0.1f, Format::E2M1, kSubbyteTeReference) == 0x8);
-  CHECK(cast(from_bits(0x8000'0001), Format::E2M1, kSubbyteTeReference) == 0x8);
-  // torchao (reference/fp4-formats.md §1, run): the canonical NaN gives the code of 1.5 with its
-  // sign; other payloads other codes (E2M1: 0x7FFFFFFF -> 0x411FFFFF >> 22 = 260 -> byte 4,
-  // 0x7F800001 -> 258 -> 2).
-  CHECK(cast(pos_nan, Format::E2M1, kSubbyteTorchao) == 0x3);
-  CHECK(cast(neg_nan, Format::E2M1, kSubbyteTorchao) == 0xB);
-  CHECK(cast(pos_nan, Format::E2M3, kSubbyteTorchao) == 0x0C);
-  CHECK(cast(pos_nan, Format::E3M2, kSubbyteTorchao) == 0x0E);
-  CHECK(cast(from_bits(0x7FFF'FFFF), Format::E2M1, kSubbyteTorchao) == 0x4);
-  CHECK(cast(from_bits(0x7F80'0001), Format::E2M1, kSubbyteTorchao) == 0x2);
-  CHECK(cast(neg_zero, Format::E2M1, kSubbyteTorchao) == 0x8);
+  struct Case {
+    const char* peer;
+    SubbyteSpecials mode;
+    float x;
+    Format format;
+    unsigned code;
+  };
+  const Case cases[] = {
+      // CUDA (cuda_fp4.hpp / cuda_fp6.hpp host code, "NaN converts to positive MAXNORM").
+      {"cuda", kSubbyteCuda, pos_nan, Format::E2M1, 0x7},
+      {"cuda", kSubbyteCuda, neg_nan, Format::E2M1, 0x7},
+      {"cuda", kSubbyteCuda, neg_nan, Format::E3M2, 0x1F},
+      {"cuda", kSubbyteCuda, neg_zero, Format::E2M1, 0x8},
+      // ml_dtypes 0.7.0: quiet_NaN() is the sign-only code, negated for a negative NaN (run: +NaN
+      // -> 8, -NaN -> 0 for float4_e2m1fn; 32 / 0 for both FP6 types).
+      {"ml_dtypes", kSubbyteMlDtypes, pos_nan, Format::E2M1, 0x8},
+      {"ml_dtypes", kSubbyteMlDtypes, neg_nan, Format::E2M1, 0x0},
+      {"ml_dtypes", kSubbyteMlDtypes, pos_nan, Format::E2M3, 0x20},
+      {"ml_dtypes", kSubbyteMlDtypes, neg_nan, Format::E3M2, 0x00},
+      {"ml_dtypes", kSubbyteMlDtypes, neg_zero, Format::E2M3, 0x20},
+      // TE's reference table: NaN and an exact -0.0 stay at code 0; a negative underflow keeps -0.
+      {"te_reference", kSubbyteTeReference, pos_nan, Format::E2M1, 0x0},
+      {"te_reference", kSubbyteTeReference, neg_nan, Format::E2M1, 0x0},
+      {"te_reference", kSubbyteTeReference, neg_zero, Format::E2M1, 0x0},
+      {"te_reference", kSubbyteTeReference, -0.1f, Format::E2M1, 0x8},
+      {"te_reference", kSubbyteTeReference, from_bits(0x8000'0001), Format::E2M1, 0x8},
+      // torchao (reference/fp4-formats.md §1, run): the canonical NaN gives the code of 1.5 with
+      // its sign; other payloads other codes (E2M1: 0x7FFFFFFF -> 0x411FFFFF >> 22 = 260 -> byte
+      // 4, 0x7F800001 -> 258 -> 2).
+      {"torchao", kSubbyteTorchao, pos_nan, Format::E2M1, 0x3},
+      {"torchao", kSubbyteTorchao, neg_nan, Format::E2M1, 0xB},
+      {"torchao", kSubbyteTorchao, pos_nan, Format::E2M3, 0x0C},
+      {"torchao", kSubbyteTorchao, pos_nan, Format::E3M2, 0x0E},
+      {"torchao", kSubbyteTorchao, from_bits(0x7FFF'FFFF), Format::E2M1, 0x4},
+      {"torchao", kSubbyteTorchao, from_bits(0x7F80'0001), Format::E2M1, 0x2},
+      {"torchao", kSubbyteTorchao, neg_zero, Format::E2M1, 0x8},
+  };
+  for (const Case& c : cases) {
+    INFO(c.peer << " " << spec(c.format).name << " x = 0x" << std::hex << fp8lab::testing::bits(c.x)
+                << ": code 0x" << cast(c.x, c.format, c.mode) << ", expected 0x" << c.code);
+    CHECK(cast(c.x, c.format, c.mode) == c.code);
+  }
   // Every NaN code of every mode is a code of the format (no bits above its width).
   for (const Format f : kSubbyte) {
     for (const SubbyteSpecials mode : kModes) {

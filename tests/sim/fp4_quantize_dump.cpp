@@ -22,39 +22,31 @@
 
 #include "sim/scaling/execute.hpp"
 #include "sim/scaling/stored.hpp"
+#include "tests/sim/program_args.hpp"
 
 namespace {
 
 using namespace fp8lab::sim;
 using namespace fp8lab::sim::scaling;
 
-[[noreturn]] void usage(const std::string& problem) {
-  std::fprintf(stderr,
-               "sim_fp4_quantize: %s\nusage: sim_fp4_quantize nvfp4|mxfp4|mxfp6_e2m3|mxfp6_e3m2 "
-               "MODE rowwise|columnwise|2d ROWS COLS IN OUT_PREFIX\n",
-               problem.c_str());
-  std::exit(2);
-}
+const fp8lab::testing::ProgramArgs kArgs("sim_fp4_quantize",
+                                         "nvfp4|mxfp4|mxfp6_e2m3|mxfp6_e3m2 MODE "
+                                         "rowwise|columnwise|2d ROWS COLS IN OUT_PREFIX");
 
 std::int64_t parse_dim(const char* what, const char* text) {
-  char* end = nullptr;
-  const long long v = std::strtoll(text, &end, 10);
-  if (end == text || *end != '\0' || v < 1 || v > (1 << 24)) {
-    usage(std::string(what) + " '" + text + "' is not a number in 1..16777216");
-  }
-  return v;
+  return kArgs.integer(what, text, 1, 1 << 24);
 }
 
 void write(const std::string& path, const void* data, std::size_t bytes) {
   std::ofstream out(path, std::ios::binary);
   out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-  if (!out) usage("cannot write " + path);
+  if (!out) kArgs.fail("cannot write " + path);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 8) usage("expected 7 arguments, got " + std::to_string(argc - 1));
+  if (argc != 8) kArgs.fail("expected 7 arguments, got " + std::to_string(argc - 1));
   const std::string_view format = argv[1], mode = argv[2], blocks = argv[3];
   const std::int64_t rows = parse_dim("ROWS", argv[4]), cols = parse_dim("COLS", argv[5]);
   QuantizePlan plan;
@@ -62,7 +54,8 @@ int main(int argc, char** argv) {
   if (nvfp4) {
     plan.kind = QuantizeKind::kNvfp4;
     plan.format = Format::E2M1;
-    if (mode != "te" && mode != "torchao") usage("MODE '" + std::string(mode) + "': te, torchao");
+    if (mode != "te" && mode != "torchao")
+      kArgs.fail("MODE '" + std::string(mode) + "': te, torchao");
     plan.nvfp4_mode = mode == "te" ? Nvfp4Mode::kTe : Nvfp4Mode::kTorchao;
   } else {
     plan.kind = QuantizeKind::kMx;
@@ -73,14 +66,14 @@ int main(int argc, char** argv) {
     } else if (format == "mxfp6_e3m2") {
       plan.format = Format::E3M2;
     } else {
-      usage("FORMAT '" + std::string(format) + "': nvfp4, mxfp4, mxfp6_e2m3, mxfp6_e3m2");
+      kArgs.fail("FORMAT '" + std::string(format) + "': nvfp4, mxfp4, mxfp6_e2m3, mxfp6_e3m2");
     }
     bool found = false;
     for (const E8M0Mode m :
          {E8M0Mode::kTe, E8M0Mode::kFloor, E8M0Mode::kCeil, E8M0Mode::kEven, E8M0Mode::kRceil}) {
       if (mode == to_string(m)) plan.mx_mode = m, found = true;
     }
-    if (!found) usage("MODE '" + std::string(mode) + "': te, floor, ceil, even, rceil");
+    if (!found) kArgs.fail("MODE '" + std::string(mode) + "': te, floor, ceil, even, rceil");
   }
   const std::int64_t n = nvfp4 ? kNvfp4BlockSize : kMxBlockSize;
   if (blocks == "rowwise") {
@@ -91,14 +84,14 @@ int main(int argc, char** argv) {
   } else if (blocks == "2d") {
     plan.block = {n, n};
   } else {
-    usage("BLOCKS '" + std::string(blocks) + "': rowwise, columnwise, 2d");
+    kArgs.fail("BLOCKS '" + std::string(blocks) + "': rowwise, columnwise, 2d");
   }
   std::ifstream in(argv[6], std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.eof() && !in) usage(std::string("cannot read IN '") + argv[6] + "'");
+  if (!in.eof() && !in) kArgs.fail(std::string("cannot read IN '") + argv[6] + "'");
   if (bytes.size() != static_cast<std::size_t>(rows * cols) * sizeof(float)) {
-    usage(std::string("IN '") + argv[6] + "' holds " + std::to_string(bytes.size()) +
-          " bytes, ROWS * COLS * 4 = " + std::to_string(rows * cols * 4));
+    kArgs.fail(std::string("IN '") + argv[6] + "' holds " + std::to_string(bytes.size()) +
+               " bytes, ROWS * COLS * 4 = " + std::to_string(rows * cols * 4));
   }
   std::vector<float> x(static_cast<std::size_t>(rows * cols));
   std::memcpy(x.data(), bytes.data(), bytes.size());

@@ -107,15 +107,13 @@ TEST_CASE("fp32_seq equals the naive loop for every scaling kind, shape and orie
                                 std::to_string(k);
       INFO(label);
       REQUIRE(count_nonzero(expected) > 0);
-      for_each_simd_target([&](const std::string& target) {
-        for (int threads : {1, 2, 3}) {
-          GemmOptions options;
-          options.output = output;
-          options.bias = bias;
-          options.threads = threads;
-          require_same_bits(expected, sim::gemm(a, b, options), n,
-                            label + " " + target + " threads " + std::to_string(threads), &ta, &tb);
-        }
+      for_each_target_and_threads([&](int threads, const std::string& target_threads) {
+        GemmOptions options;
+        options.output = output;
+        options.bias = bias;
+        options.threads = threads;
+        require_same_bits(expected, sim::gemm(a, b, options), n, label + " " + target_threads, &ta,
+                          &tb);
       });
     }
   }

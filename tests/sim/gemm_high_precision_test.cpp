@@ -90,20 +90,17 @@ TEST_CASE("high-precision GEMM equals the naive multiply-then-add loop") {
         fma_differs = fma_differs || (std::bit_cast<std::uint32_t>(expected[i]) !=
                                       std::bit_cast<std::uint32_t>(fused[i]));
       }
-      for_each_simd_target([&](const std::string& target) {
-        for (int threads : {1, 2, 3}) {
-          HighPrecisionGemmOptions options;
-          options.round_operands_to_bf16 = bf16_operands;
-          options.output = output;
-          options.bias = bias;
-          options.threads = threads;
-          const std::string label = "high precision " + std::to_string(s[0]) + "x" +
-                                    std::to_string(s[1]) + "x" + std::to_string(s[2]) +
-                                    (bf16_operands ? " bf16 " : " fp32 ") + target + " threads " +
-                                    std::to_string(threads);
-          require_same_bits(expected, sim::high_precision_gemm(a.view(), b.view(), options), s[1],
-                            label);
-        }
+      for_each_target_and_threads([&](int threads, const std::string& target_threads) {
+        HighPrecisionGemmOptions options;
+        options.round_operands_to_bf16 = bf16_operands;
+        options.output = output;
+        options.bias = bias;
+        options.threads = threads;
+        const std::string label = "high precision " + std::to_string(s[0]) + "x" +
+                                  std::to_string(s[1]) + "x" + std::to_string(s[2]) +
+                                  (bf16_operands ? " bf16 " : " fp32 ") + target_threads;
+        require_same_bits(expected, sim::high_precision_gemm(a.view(), b.view(), options), s[1],
+                          label);
       });
     }
   }

@@ -1,6 +1,6 @@
 // torchao's MXFP8 ground truth and test blocks, shared by tests/sim/scaling_mx_test.cpp (torchao
 // main), scaling_mx_versions_test.cpp (both versions) and tests/gpu/scaling_host_test.cpp (the
-// host twin), with the bit helpers they use:
+// host twin), with the bit helpers they use and check_rceil_block:
 //   make_mxfp8_semantic_cases (torchao/testing/_mxfp8_test_utils.py, pytorch/ao 5d73a0c10): 18
 //     named blocks x {fp32, bf16} x {floor, rceil}, exact bytes at main (the versions test
 //     recomputes each for 0.18 and says why it differs or not);
@@ -17,7 +17,10 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "sim/cast.hpp"
+#include "sim/scaling/mx.hpp"
 
 namespace fp8lab::test::mx {
 
@@ -194,6 +197,20 @@ inline std::vector<float> block_values(const RceilBlock& b) {
     x.push_back(b.bf16 ? sim::bf16_to_fp32(static_cast<std::uint16_t>(u)) : from_bits(u));
   }
   return x;
+}
+
+// One test_to_mx_rceil block through sim's RCEIL E4M3 quantizer at `version`: its scale byte and
+// every element's code equal the ground truth (the block, element and input bits in a failure).
+inline void check_rceil_block(const RceilBlock& b, sim::scaling::TorchaoVersion version) {
+  namespace ss = sim::scaling;
+  const ss::QuantizeResult r = ss::quantize_mx(block_values(b), 1, 32, ss::ScaleAxis::kRowwise,
+                                               sim::Format::E4M3, ss::E8M0Mode::kRceil, version);
+  INFO(b.name);
+  CHECK(int(r.tensor.scale_e8m0[0]) == b.scale);
+  for (std::size_t i = 0; i < 32; ++i) {
+    INFO("element " << i << " input " << hex(b.bits[i]));
+    CHECK(int(r.tensor.data[i]) == b.fp8[i]);
+  }
 }
 
 // Random [rows, 32] blocks (row-major, one MX block per row) with every kind of amax the torchao

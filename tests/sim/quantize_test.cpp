@@ -21,31 +21,33 @@ namespace {
 // 465 rounds past max. 2^-10 is half E4M3's smallest subnormal 2^-9: a tie that goes to even 0.
 const std::vector<float> kTrapInputs = {1.0f, 500.0f, -kInf,  kNaN,  std::ldexp(1.0f, -10),
                                         0.0f, 464.0f, 465.0f, -0.0f, -448.0f};
-}  // namespace
 
-TEST_CASE("reference quantize: E4M3 satfinite codes and statistics") {
+// kTrapInputs through the reference loop at scale 1 in E4M3: the codes and the statistics.
+void check_trap_inputs(Overflow mode, const std::vector<std::uint8_t>& expected,
+                       std::uint64_t saturated, std::uint64_t nan) {
   std::vector<std::uint8_t> out(kTrapInputs.size());
-  const QuantizeStats s =
-      reference::quantize(kTrapInputs, 1.0f, Format::E4M3, Overflow::kSatFinite, out);
-  const std::vector<std::uint8_t> expected = {0x38, 0x7E, 0xFE, 0x7F, 0x00,
-                                              0x00, 0x7E, 0x7E, 0x80, 0xFE};
+  const QuantizeStats s = reference::quantize(kTrapInputs, 1.0f, Format::E4M3, mode, out);
+  INFO("E4M3 " << to_string(mode));
   CHECK(out == expected);
   CHECK(s.count == kTrapInputs.size());
-  CHECK(s.saturated == 3);    // 500, -Inf, 465
+  CHECK(s.saturated == saturated);
   CHECK(s.underflowed == 1);  // 2^-10
-  CHECK(s.nan == 1);          // the NaN input
+  CHECK(s.nan == nan);
   CHECK(s.amax == kInf);
 }
 
+}  // namespace
+
+TEST_CASE("reference quantize: E4M3 satfinite codes and statistics") {
+  // Saturated: 500, -Inf, 465; NaN: the NaN input.
+  check_trap_inputs(Overflow::kSatFinite,
+                    {0x38, 0x7E, 0xFE, 0x7F, 0x00, 0x00, 0x7E, 0x7E, 0x80, 0xFE}, 3, 1);
+}
+
 TEST_CASE("reference quantize: E4M3 nosat turns overflow into NaN and counts it") {
-  std::vector<std::uint8_t> out(kTrapInputs.size());
-  const QuantizeStats s =
-      reference::quantize(kTrapInputs, 1.0f, Format::E4M3, Overflow::kNoSat, out);
-  const std::vector<std::uint8_t> expected = {0x38, 0x7F, 0xFF, 0x7F, 0x00,
-                                              0x00, 0x7E, 0x7F, 0x80, 0xFE};
-  CHECK(out == expected);
-  CHECK(s.saturated == 3);
-  CHECK(s.nan == 4);  // NaN input, 500, -Inf, 465
+  // Saturated: 500, -Inf, 465 as in satfinite; NaN: the NaN input, 500, -Inf, 465.
+  check_trap_inputs(Overflow::kNoSat, {0x38, 0x7F, 0xFF, 0x7F, 0x00, 0x00, 0x7E, 0x7F, 0x80, 0xFE},
+                    3, 4);
 }
 
 TEST_CASE("reference quantize: E5M2 sat_keep_inf keeps Inf, saturates finite overflow") {

@@ -12,6 +12,7 @@
 #include "sim/cast.hpp"
 #include "sim/scaling/block.hpp"
 #include "tests/sim/float_bits.hpp"
+#include "tests/sim/random_floats.hpp"
 
 using namespace fp8lab::sim;
 using namespace fp8lab::sim::scaling;
@@ -33,10 +34,7 @@ float expected_scale(float amax, float fp8_max, bool pow2, float value_for_inf) 
 TEST_CASE("Block 128x128 with partial edge tiles: one pow2 scale per tile, valid elements only") {
   const std::int64_t rows = 130;
   const std::int64_t cols = 200;
-  std::mt19937 gen(3);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> x(static_cast<std::size_t>(rows * cols));
-  for (float& v : x) v = dist(gen);
+  std::vector<float> x = uniform_floats(static_cast<std::size_t>(rows * cols), -1.0f, 1.0f, 3);
   // Make each tile's amax distinct and known: tile (i, j) holds one element of magnitude
   // 3 * 4^(2i + j) at its top-left corner.
   const float corner[2][2] = {{3.0f, 12.0f}, {48.0f, 192.0f}};
@@ -75,10 +73,8 @@ TEST_CASE("Block 128x128 with partial edge tiles: one pow2 scale per tile, valid
 TEST_CASE("Block 1x128 rowwise and 128x1 columnwise agree with the transpose") {
   const std::int64_t rows = 64;
   const std::int64_t cols = 300;  // 3 blocks per row, the last with 44 elements
-  std::mt19937 gen(9);
-  std::uniform_real_distribution<float> dist(-50.0f, 50.0f);
-  std::vector<float> x(static_cast<std::size_t>(rows * cols));
-  for (float& v : x) v = dist(gen);
+  const std::vector<float> x =
+      uniform_floats(static_cast<std::size_t>(rows * cols), -50.0f, 50.0f, 9);
   std::vector<float> xt(x.size());
   for (std::int64_t r = 0; r < rows; ++r) {
     for (std::int64_t c = 0; c < cols; ++c) {

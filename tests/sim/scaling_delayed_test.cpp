@@ -38,6 +38,16 @@ void train_step(DelayedScalingLinear& layer, float x, float w, float dy) {
   layer.end_of_backward();
 }
 
+// A two-slot E4M3 state (history of `history_len` rows) with one amax recorded per slot.
+DelayedScalingState two_slots(std::int64_t history_len, float amax0, float amax1) {
+  DelayedScalingConfig config;
+  config.amax_history_len = history_len;
+  DelayedScalingState state(2, Format::E4M3, config);
+  state.record_amax(0, amax0);
+  state.record_amax(1, amax1);
+  return state;
+}
+
 }  // namespace
 
 // test_recipe.py::test_scale_update_numeric_scenarios (fused path): a [1, 1] history holding one
@@ -191,11 +201,7 @@ TEST_CASE("Delayed: step 0 casts with 1.0, an update applies from the next cast"
 // modules"; test_fp8_scale_update_with_linear_module: the weight is not rolled when it was not
 // re-cast, is_first_microbatch=False).
 TEST_CASE("Delayed: a step without a cast (amax 0) neither rolls the history nor moves the scale") {
-  DelayedScalingConfig config;
-  config.amax_history_len = 4;
-  DelayedScalingState state(2, Format::E4M3, config);
-  state.record_amax(0, 2.0f);
-  state.record_amax(1, 8.0f);
+  DelayedScalingState state = two_slots(4, 2.0f, 8.0f);
   state.update();
   REQUIRE(state.history_of(0) == std::vector<float>{0.0f, 0.0f, 0.0f, 2.0f});
   state.record_amax(0, 4.0f);  // slot 1 is not cast this step
@@ -335,11 +341,7 @@ TEST_CASE("Delayed property: interval k recomputes the scale only every k steps"
 // §2.7: the reduced row 0 (MAX over ranks) feeds the update; a slot whose reduced amax is 0 uses
 // its local row 0.
 TEST_CASE("Delayed: distributed amax reduction is a MAX before the update") {
-  DelayedScalingConfig config;
-  config.amax_history_len = 2;
-  DelayedScalingState state(2, Format::E4M3, config);
-  state.record_amax(0, 2.0f);
-  state.record_amax(1, 1.0f);
+  DelayedScalingState state = two_slots(2, 2.0f, 1.0f);
   const std::vector<float> other_rank = {8.0f, 0.0f};
   state.update([&](std::span<float> amaxes) {
     REQUIRE(amaxes.size() == 2);
@@ -350,6 +352,8 @@ TEST_CASE("Delayed: distributed amax reduction is a MAX before the update") {
   CHECK(state.history(1, 0) == 8.0f);
 
   // Reduced 0 for a slot and local 0 too: no roll.
+  DelayedScalingConfig config;
+  config.amax_history_len = 2;
   DelayedScalingState idle(1, Format::E4M3, config);
   idle.update([](std::span<float> amaxes) { amaxes[0] = 0.0f; });
   CHECK(idle.history_of(0) == std::vector<float>{0.0f, 0.0f});

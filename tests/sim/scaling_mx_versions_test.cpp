@@ -154,16 +154,7 @@ TEST_CASE("torchao-0.18 replay: main's 18 semantic cases recomputed, each with i
 }
 
 TEST_CASE("torchao-0.18 test_to_mx_rceil ground truth (v0.18.0), all 8 blocks") {
-  for (const RceilBlock& b : to_mx_rceil_blocks()) {
-    const QuantizeResult r = quantize_mx(block_values(b), 1, 32, ScaleAxis::kRowwise, Format::E4M3,
-                                         E8M0Mode::kRceil, kV0_18);
-    INFO(b.name);
-    CHECK(int(r.tensor.scale_e8m0[0]) == b.scale);
-    for (std::size_t i = 0; i < 32; ++i) {
-      INFO("element " << i << " input " << hex(b.bits[i]));
-      CHECK(int(r.tensor.data[i]) == b.fp8[i]);
-    }
-  }
+  for (const RceilBlock& b : to_mx_rceil_blocks()) check_rceil_block(b, kV0_18);
 }
 
 TEST_CASE("torchao-0.18 special blocks: Inf, NaN, FLT_MIN clamp, b == 0, E5M2") {

@@ -19,6 +19,7 @@
 #include "sim/scaling/rowwise.hpp"
 #include "sim/scaling/stats.hpp"
 #include "tests/sim/float_bits.hpp"
+#include "tests/sim/random_floats.hpp"
 
 using namespace fp8lab::sim;
 using namespace fp8lab::sim::scaling;
@@ -172,11 +173,9 @@ TEST_CASE("Every recipe: SQNR on random data is above torchao's test floors") {
 
 TEST_CASE("Every recipe survives NaN / Inf / zero / denormal data and counts it") {
   std::mt19937 gen(99);
-  std::uniform_real_distribution<float> unit(-4.0f, 4.0f);
   std::uniform_int_distribution<std::uint32_t> subnormal(1, 0x007F'FFFF);
-
-  std::vector<float> mixed(static_cast<std::size_t>(kRows * kCols));
-  for (float& v : mixed) v = unit(gen);
+  std::vector<float> mixed =
+      uniform_floats(static_cast<std::size_t>(kRows * kCols), -4.0f, 4.0f, gen);
   const std::size_t nan_at[] = {3, 1000, 20000};
   const std::size_t inf_at[] = {17, 5000, 30001};
   const std::size_t zero_at[] = {5, 6, 7, 8};
@@ -277,10 +276,8 @@ TEST_CASE("tensor_stats: exact values, scale range and the error measures") {
 // s = 2^-127 on denormals), which the walk must still count as underflow.
 TEST_CASE("Every blocked recipe equals sim::quantize applied block by block") {
   std::mt19937 gen(123);
-  std::uniform_real_distribution<float> unit(-2.0f, 2.0f);
   std::uniform_int_distribution<std::uint32_t> subnormal(1, 0x007F'FFFF);
-  std::vector<float> x(static_cast<std::size_t>(kRows * kCols));
-  for (float& v : x) v = unit(gen);
+  std::vector<float> x = uniform_floats(static_cast<std::size_t>(kRows * kCols), -2.0f, 2.0f, gen);
   for (std::size_t i = 0; i < 64; ++i) x[i] = std::bit_cast<float>(subnormal(gen));  // row 0
   x[40] = kInf;         // row 0, in a block with denormals
   x[kCols + 3] = kNaN;  // row 1

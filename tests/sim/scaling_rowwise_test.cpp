@@ -13,6 +13,7 @@
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/rowwise.hpp"
 #include "tests/sim/float_bits.hpp"
+#include "tests/sim/random_floats.hpp"
 
 using namespace fp8lab::sim;
 using namespace fp8lab::sim::scaling;
@@ -98,10 +99,8 @@ TEST_CASE("torchao recipes: which cast each operand of each GEMM gets") {
 TEST_CASE("Axiswise: one torchao scale per row or per column") {
   const std::int64_t rows = 5;
   const std::int64_t cols = 7;
-  std::mt19937 gen(17);
-  std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
-  std::vector<float> x(static_cast<std::size_t>(rows * cols));
-  for (float& v : x) v = dist(gen);
+  const std::vector<float> x =
+      uniform_floats(static_cast<std::size_t>(rows * cols), -3.0f, 3.0f, 17);
   for (const bool pow2 : {false, true}) {
     const QuantizeResult r =
         quantize_axiswise_torchao(x, rows, cols, ScaleAxis::kRowwise, Format::E4M3, pow2);

@@ -14,46 +14,42 @@
 #include <vector>
 
 #include "sim/cast.hpp"
+#include "tests/sim/program_args.hpp"
 
 namespace {
 
 using namespace fp8lab::sim;
 
-[[noreturn]] void usage(const std::string& problem) {
-  std::fprintf(stderr,
-               "sim_subbyte_codes: %s\nusage: sim_subbyte_codes e2m1|e2m3|e3m2 "
-               "cuda|ml_dtypes|torchao|te_reference fp32|bf16 [BEGIN END STRIDE]\n",
-               problem.c_str());
-  std::exit(2);
-}
+const fp8lab::testing::ProgramArgs kArgs(
+    "sim_subbyte_codes", "e2m1|e2m3|e3m2 cuda|ml_dtypes|torchao|te_reference fp32|bf16 "
+                         "[BEGIN END STRIDE]");
 
 std::uint64_t parse_count(const char* what, const char* text, std::uint64_t limit) {
-  char* end = nullptr;
-  const std::uint64_t value = std::strtoull(text, &end, 0);
-  if (end == text || *end != '\0' || value > limit) {
-    usage(std::string(what) + " '" + text + "' is not a number in 0.." + std::to_string(limit));
-  }
-  return value;
+  return static_cast<std::uint64_t>(
+      kArgs.integer(what, text, 0, static_cast<std::int64_t>(limit), /*base=*/0));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4 && argc != 7) usage("expected 3 or 6 arguments, got " + std::to_string(argc - 1));
+  if (argc != 4 && argc != 7)
+    kArgs.fail("expected 3 or 6 arguments, got " + std::to_string(argc - 1));
   const std::string_view format_name = argv[1], mode_name = argv[2], input = argv[3];
   Format format{};
   bool format_found = false;
   for (const Format f : {Format::E2M1, Format::E2M3, Format::E3M2}) {
     if (format_name == spec(f).name) format = f, format_found = true;
   }
-  if (!format_found) usage("FORMAT '" + std::string(format_name) + "' is not e2m1, e2m3 or e3m2");
+  if (!format_found)
+    kArgs.fail("FORMAT '" + std::string(format_name) + "' is not e2m1, e2m3 or e3m2");
   const SubbyteSpecials* mode = nullptr;
   for (const auto& named : kSubbyteModes) {
     if (mode_name == named.name) mode = &named.specials;
   }
-  if (mode == nullptr) usage("MODE '" + std::string(mode_name) + "' is not a kSubbyteModes name");
+  if (mode == nullptr)
+    kArgs.fail("MODE '" + std::string(mode_name) + "' is not a kSubbyteModes name");
   if (input != "fp32" && input != "bf16") {
-    usage("INPUT '" + std::string(input) + "' is not fp32 or bf16");
+    kArgs.fail("INPUT '" + std::string(input) + "' is not fp32 or bf16");
   }
   const bool bf16 = input == "bf16";
   const std::uint64_t patterns = bf16 ? (1ull << 16) : (1ull << 32);
@@ -62,7 +58,7 @@ int main(int argc, char** argv) {
     begin = parse_count("BEGIN", argv[4], patterns);
     end = parse_count("END", argv[5], patterns);
     stride = parse_count("STRIDE", argv[6], patterns);
-    if (stride == 0) usage("STRIDE must be >= 1");
+    if (stride == 0) kArgs.fail("STRIDE must be >= 1");
   }
 
   std::vector<std::uint8_t> buffer;

@@ -162,6 +162,17 @@ class ScopedEnvironment {
   std::vector<std::pair<std::string, std::optional<std::string>>> old_;
 };
 
+// Writes `yaml` as DIR/sweep.yaml and runs `executable sweep DIR/sweep.yaml --out DIR/out` followed
+// by `options` to its end, with its output in DIR/sweep.log; its exit status.
+inline int sweep_yaml(const std::string& executable, const std::filesystem::path& dir,
+                      const std::string& yaml, const std::vector<std::string>& options) {
+  write_text(dir / "sweep.yaml", yaml);
+  return run_to_end(
+      plus({executable, "sweep", (dir / "sweep.yaml").string(), "--out", (dir / "out").string()},
+           options),
+      dir / "sweep.log");
+}
+
 // A scratch directory holding sweep.yaml, a grid of mlp on seed 0 over the margins listed (YAML
 // flow items: "0, 1"), and the command that sweeps it for 2 steps: the smallest real sweep, for
 // tests of what the sweep does with its files.

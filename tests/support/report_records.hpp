@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -81,6 +82,18 @@ inline nlohmann::json fp8_record(const std::string& id, const std::string& forma
          {"baseline_initial_eval_loss", 4.0},
          {"eval_rel_diff", rel}}},
        {"throughput", {{"steps_per_second", 10.0}, {"step_time_over_fp32", 2.5}}}});
+}
+
+// One FP8 run of (format, margin) per seed 0, 1, ...: run ids "<prefix><seed>", each with its
+// seed's final loss and status ("finished" past the end of `statuses`).
+inline void add_seed_runs(std::vector<nlohmann::json>& records, const std::string& prefix,
+                          const std::string& format, int margin, const std::vector<double>& finals,
+                          const std::vector<std::string>& statuses = {}) {
+  for (std::size_t seed = 0; seed < finals.size(); ++seed) {
+    const std::string status = seed < statuses.size() ? statuses[seed] : "finished";
+    records.push_back(fp8_record(prefix + std::to_string(seed), format, margin, finals[seed],
+                                 status, static_cast<int>(seed)));
+  }
 }
 
 // The provenance fields of a run fp8lab ran as asked, which accelerate + TE would change or refuse.
