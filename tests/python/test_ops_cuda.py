@@ -1,6 +1,7 @@
 """The ops on CUDA tensors (a build with FP8LAB_PYTHON_CUDA=ON, docs/python.md): gpu/'s kernels
-give the CPU op's (sim/'s) codes, scales, amax and GEMM outputs bit for bit, and what gpu/ lacks
-raises NotImplementedError naming it. Skipped, with the reason, without such a build or a GPU."""
+give the CPU op's (sim/'s) codes, scales, amax and GEMM outputs bit for bit; dequantize and
+delayed_update (no gpu/ kernel) run sim/ on host copies; sub-byte quantize raises
+NotImplementedError naming what is missing. Skipped, with the reason, without such a build or a GPU."""
 
 import pytest
 import torch
@@ -101,9 +102,20 @@ def test_what_gpu_lacks_raises_not_implemented_naming_it(gen):
     x = operand("input", gen).cuda()
     with pytest.raises(NotImplementedError, match=r"on CUDA tensors: a .* plan with format .* has no GPU quantizer"):
         fp8lab.quantize(x, "{scaling: nvfp4}", "input", "fprop")
-    codes, scale_inv, _ = fp8lab.quantize(x, "{scaling: current}", "input", "fprop")
-    with pytest.raises(NotImplementedError, match=r"gpu/ has no dequantize kernel"):
-        fp8lab.dequantize(codes, scale_inv, "{scaling: current}", "input", "fprop")
-    with pytest.raises(NotImplementedError, match=r"merges a given amax into history row 0"):
-        fp8lab.delayed_update(torch.zeros(4, 1).cuda(), torch.ones(1).cuda(), torch.ones(1).cuda(),
-                              "{scaling: delayed, amax_history_len: 4}", "input", 0)
+
+
+def test_dequantize_and_delayed_update_run_sim_on_host_copies(gen):
+    # gpu/ has neither kernel: the CUDA op returns sim/'s result on the input's device.
+    x = operand("input", gen)
+    recipe = "{scaling: current}"
+    codes, scale_inv, _ = fp8lab.quantize(x, recipe, "input", "fprop")
+    cuda = fp8lab.dequantize(codes.cuda(), scale_inv.cuda(), recipe, "input", "fprop")
+    assert cuda.is_cuda
+    bits_equal(cuda, fp8lab.dequantize(codes, scale_inv, recipe, "input", "fprop"), "dequantize")
+    delayed = "{scaling: delayed, amax_history_len: 4}"
+    state = (torch.tensor([[3.0], [7.0], [0.5], [0.0]]), torch.ones(1), torch.tensor([5.0]))
+    cpu = fp8lab.delayed_update(*state, delayed, "input", 1)
+    cuda = fp8lab.delayed_update(*(t.cuda() for t in state), delayed, "input", 1)
+    for what, ours, theirs in zip(("history", "scale"), cuda, cpu):
+        assert ours.is_cuda, what
+        bits_equal(ours, theirs, f"delayed_update {what}")

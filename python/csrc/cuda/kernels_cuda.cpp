@@ -11,6 +11,7 @@
 #include "gpu/quantize.hpp"
 #include "gpu/scaling/blocked.hpp"
 #include "python/csrc/checks.hpp"
+#include "python/csrc/kernels.hpp"
 #include "python/csrc/lowered.hpp"
 #include "sim/cast.hpp"
 #include "sim/format.hpp"
@@ -113,12 +114,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> quantize_cuda(
   });
 }
 
-at::Tensor dequantize_cuda(const at::Tensor&, const at::Tensor&, std::string_view, std::string_view,
-                           std::string_view) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false,
-                              "fp8lab.dequantize on CUDA tensors: gpu/ has no dequantize kernel "
-                              "(sim::scaling::dequantize's twin). Move the tensors to the CPU "
-                              "(.cpu()) to run sim/.");
+// gpu/ has no dequantize kernel (sim::scaling::dequantize's twin): the op runs sim/ on host copies
+// and returns on the codes' device, so a CUDA caller gets the reference values at a copy's cost.
+at::Tensor dequantize_cuda(const at::Tensor& codes, const at::Tensor& scale_inv,
+                           std::string_view recipe, std::string_view operand,
+                           std::string_view gemm) {
+  check_same_device("fp8lab.dequantize", "scale_inv", scale_inv, codes);
+  TORCH_WARN_ONCE("fp8lab.dequantize on CUDA tensors runs sim/ on a host copy: gpu/ has no "
+                  "dequantize kernel");
+  return dequantize_cpu(codes.cpu(), scale_inv.cpu(), recipe, operand, gemm).to(codes.device());
 }
 
 at::Tensor scaled_mm_cuda(const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b,
@@ -202,15 +206,18 @@ at::Tensor high_precision_mm_cuda(const at::Tensor& a, const at::Tensor& b, std:
   });
 }
 
-std::tuple<at::Tensor, at::Tensor> delayed_update_cuda(const at::Tensor&, const at::Tensor&,
-                                                       const at::Tensor&, std::string_view,
-                                                       std::string_view, std::int64_t) {
-  TORCH_CHECK_NOT_IMPLEMENTED(
-      false,
-      "fp8lab.delayed_update on CUDA tensors: gpu::scaling::delayed_update has the fused "
-      "update, but gpu/ has no function that merges a given amax into history row 0 "
-      "(sim::scaling::recorded_amax; on the GPU the casts write it, gpu/scaling/delayed.hpp). "
-      "Move the tensors to the CPU (.cpu()) to run sim/.");
+// gpu::scaling::delayed_update fuses the update with the casts that record the amax; no gpu/
+// function merges a given amax into history row 0 (sim::scaling::recorded_amax). So the op runs
+// sim/ on host copies of the (small) state and returns it on the history's device.
+std::tuple<at::Tensor, at::Tensor> delayed_update_cuda(
+    const at::Tensor& amax_history, const at::Tensor& scale, const at::Tensor& amax,
+    std::string_view recipe, std::string_view operand, std::int64_t update) {
+  constexpr const char* op = "fp8lab.delayed_update";
+  check_same_device(op, "scale", scale, amax_history);
+  check_same_device(op, "amax", amax, amax_history);
+  auto [history, new_scale] =
+      delayed_update_cpu(amax_history.cpu(), scale.cpu(), amax.cpu(), recipe, operand, update);
+  return std::make_tuple(history.to(amax_history.device()), new_scale.to(amax_history.device()));
 }
 
 }  // namespace fp8lab::python
