@@ -139,37 +139,34 @@ void BM_Quantize(benchmark::State& state, Kind kind, sim::Format format, sim::Ov
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
 }
 
+// Every benchmark here: the kernels' CUDA-event time (SetIterationTime), in milliseconds.
+void manual_time_ms(benchmark::internal::Benchmark* b) {
+  b->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
 using sim::Format;
 using sim::Overflow;
 BENCHMARK_CAPTURE(BM_Quantize, fp32_e4m3_satfinite, Kind::kFp32, Format::E4M3, Overflow::kSatFinite)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
+    ->Apply(manual_time_ms);
 BENCHMARK_CAPTURE(BM_Quantize, fp32_e5m2_nosat, Kind::kFp32, Format::E5M2, Overflow::kNoSat)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
+    ->Apply(manual_time_ms);
 BENCHMARK_CAPTURE(BM_Quantize, bf16_e4m3_satfinite, Kind::kBf16, Format::E4M3, Overflow::kSatFinite)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
+    ->Apply(manual_time_ms);
 BENCHMARK_CAPTURE(BM_Quantize, fp32_e4m3_stochastic, Kind::kStochastic, Format::E4M3,
                   Overflow::kSatFinite)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
+    ->Apply(manual_time_ms);
 BENCHMARK_CAPTURE(BM_Quantize, mxfp8_1x32_te_e4m3, Kind::kMxRowwise, Format::E4M3,
                   Overflow::kSatFinite)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
+    ->Apply(manual_time_ms);
 BENCHMARK_CAPTURE(BM_Quantize, block_1x128_te_e4m3, Kind::kBlock1x128, Format::E4M3,
                   Overflow::kSatFinite)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
+    ->Apply(manual_time_ms);
 BENCHMARK_CAPTURE(BM_Quantize, current_te_e4m3, Kind::kCurrentTe, Format::E4M3,
                   Overflow::kSatFinite)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
+    ->Apply(manual_time_ms);
 BENCHMARK_CAPTURE(BM_Quantize, fp32_e4m3_transpose_8192x8192, Kind::kTranspose, Format::E4M3,
                   Overflow::kSatFinite)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
+    ->Apply(manual_time_ms);
 
 }  // namespace
 }  // namespace fp8lab::bench

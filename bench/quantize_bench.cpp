@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "bench/cpu_input.hpp"
@@ -40,43 +41,44 @@ void report(benchmark::State& state, const void* input, std::size_t input_bytes,
   state.SetLabel(fp8lab::sim::bulk_target_name());
 }
 
-void BM_QuantizeF32(benchmark::State& state, Format format) {
-  const std::vector<float>& x = fp8lab::bench::normal_input();
+// Times quantize(x, codes) over x (fp32, or bf16 bits) and reports it: every quantize benchmark's
+// loop, written once.
+template <class T, class Quantize>
+void time_quantize(benchmark::State& state, const std::vector<T>& x, Quantize quantize) {
   std::vector<std::uint8_t> q(x.size(), 0);
   fp8lab::sim::QuantizeStats stats;
   const double seconds = fp8lab::bench::mean_iteration_seconds(state, [&] {
-    stats = fp8lab::sim::quantize(x, 0.5f, format, Overflow::kSatFinite, q);
+    stats = quantize(x, std::span<std::uint8_t>(q));
     benchmark::DoNotOptimize(stats);
     benchmark::ClobberMemory();
   });
-  report(state, x.data(), x.size() * sizeof(float), seconds);
+  report(state, x.data(), x.size() * sizeof(T), seconds);
+}
+
+void BM_QuantizeF32(benchmark::State& state, Format format) {
+  time_quantize(state, fp8lab::bench::normal_input(),
+                [format](const std::vector<float>& in, std::span<std::uint8_t> q) {
+                  return fp8lab::sim::quantize(in, 0.5f, format, Overflow::kSatFinite, q);
+                });
 }
 
 void BM_QuantizeBF16(benchmark::State& state, Format format) {
   const std::vector<float>& values = fp8lab::bench::normal_input();
   std::vector<std::uint16_t> x(values.size());
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = fp8lab::sim::fp32_to_bf16(values[i]);
-  std::vector<std::uint8_t> q(x.size(), 0);
-  fp8lab::sim::QuantizeStats stats;
-  const double seconds = fp8lab::bench::mean_iteration_seconds(state, [&] {
-    stats = fp8lab::sim::quantize_bf16(x, 0.5f, format, Overflow::kSatFinite, q);
-    benchmark::DoNotOptimize(stats);
-    benchmark::ClobberMemory();
-  });
-  report(state, x.data(), x.size() * sizeof(std::uint16_t), seconds);
+  time_quantize(state, x,
+                [format](const std::vector<std::uint16_t>& in, std::span<std::uint8_t> q) {
+                  return fp8lab::sim::quantize_bf16(in, 0.5f, format, Overflow::kSatFinite, q);
+                });
 }
 
 // Stochastic rounding (Philox4x32-10 per element; issue 21 asks >= 0.4 of memcpy).
 void BM_QuantizeStochasticF32(benchmark::State& state, Format format) {
-  const std::vector<float>& x = fp8lab::bench::normal_input();
-  std::vector<std::uint8_t> q(x.size(), 0);
-  fp8lab::sim::QuantizeStats stats;
-  const double seconds = fp8lab::bench::mean_iteration_seconds(state, [&] {
-    stats = fp8lab::sim::quantize_stochastic(x, 0.5f, format, Overflow::kSatFinite, 1, 2, 0, q);
-    benchmark::DoNotOptimize(stats);
-    benchmark::ClobberMemory();
-  });
-  report(state, x.data(), x.size() * sizeof(float), seconds);
+  time_quantize(state, fp8lab::bench::normal_input(),
+                [format](const std::vector<float>& in, std::span<std::uint8_t> q) {
+                  return fp8lab::sim::quantize_stochastic(in, 0.5f, format, Overflow::kSatFinite, 1,
+                                                          2, 0, q);
+                });
 }
 
 }  // namespace

@@ -219,31 +219,24 @@ void BM_sim_gemm(benchmark::State& state, fp8lab::sim::Accumulation model) {
   state.counters["x_torch"] = emulate / best;
 }
 
+// Every benchmark here: wall time (the torch and sim arms run threads), in milliseconds.
+void real_time_ms(benchmark::internal::Benchmark* b) {
+  b->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
 void gemm_shapes(benchmark::internal::Benchmark* b) {
   b->Args({1024, 1024, 1024})->Args({256, 512, 512})->Args({256, 128, 512});
-  b->ArgNames({"M", "N", "K"})->UseRealTime()->Unit(benchmark::kMillisecond);
+  real_time_ms(b->ArgNames({"M", "N", "K"}));
 }
 
 }  // namespace
 
-BENCHMARK_CAPTURE(BM_torch_quantize, cast, Quantizer::kCast)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_sim_quantize, cast, Quantizer::kCast)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_torch_quantize, tensorwise, Quantizer::kTensorwise)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_sim_quantize, tensorwise, Quantizer::kTensorwise)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_torch_quantize, mx_1x32, Quantizer::kMx)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_sim_quantize, mx_1x32, Quantizer::kMx)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_torch_quantize, cast, Quantizer::kCast)->Apply(real_time_ms);
+BENCHMARK_CAPTURE(BM_sim_quantize, cast, Quantizer::kCast)->Apply(real_time_ms);
+BENCHMARK_CAPTURE(BM_torch_quantize, tensorwise, Quantizer::kTensorwise)->Apply(real_time_ms);
+BENCHMARK_CAPTURE(BM_sim_quantize, tensorwise, Quantizer::kTensorwise)->Apply(real_time_ms);
+BENCHMARK_CAPTURE(BM_torch_quantize, mx_1x32, Quantizer::kMx)->Apply(real_time_ms);
+BENCHMARK_CAPTURE(BM_sim_quantize, mx_1x32, Quantizer::kMx)->Apply(real_time_ms);
 BENCHMARK_CAPTURE(BM_torch_gemm, fp32_mm, false)->Apply(gemm_shapes);
 BENCHMARK_CAPTURE(BM_torch_gemm, dequantize_mm, true)->Apply(gemm_shapes);
 BENCHMARK_CAPTURE(BM_sim_gemm, hopper_split, fp8lab::sim::Accumulation::kHopperSplitAccumulator)

@@ -1,5 +1,6 @@
 // Scalar casts, computed on the fp32 bit pattern so that no wider type can round twice.
 #include "sim/cast.hpp"
+#include "sim/decode_table.hpp"
 #include "sim/name_table.hpp"
 
 #include <array>
@@ -154,6 +155,10 @@ std::uint8_t cast_fp32_to_fp8_stochastic(float x, Format format, Overflow mode,
     return shift >= 32 ? random_bits : random_bits & ((1u << shift) - 1u);
   };
   return cast_fp32_to_small(x, spec(format), mode, random_below, kFp8Nan);
+}
+
+const std::array<float, 256>* element_decode_table(Format format) {
+  return format == Format::E8M0 ? nullptr : decode_table(format);
 }
 
 float decode_fp8(std::uint8_t code, Format format) {

@@ -110,6 +110,26 @@ struct CaseInputs {
   std::string where;
 };
 
+// The GPU side of a case, written once for both GEMM kinds: gopt with the case's output type and
+// bias, run by host(gopt, out) on the host twin, or by device(gopt, out) with the bias and out in
+// device memory, then synchronized and downloaded.
+template <class GpuOptions, class Host, class Device>
+std::vector<float> gpu_output(const CaseInputs& in, GpuOptions gopt, std::size_t size, bool on_host,
+                              Host host, Device device) {
+  gopt.bf16_output = in.bf16;
+  if (on_host) {
+    std::vector<float> out(size);
+    gopt.bias = in.with_bias ? in.bias.data() : nullptr;
+    host(gopt, out.data());
+    return out;
+  }
+  gpu::DeviceBuffer<float> dbias(in.bias), dout(size);
+  gopt.bias = in.with_bias ? dbias.get() : nullptr;
+  device(gopt, dout.get());
+  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  return dout.download();
+}
+
 void run_case(CheckResult& result, sim::Accumulation model, const ScalingKind& kind,
               const Layout& layout, const GemmShape& s, std::uint64_t seed, bool on_host) {
   const CaseInputs in(layout, s, seed);
@@ -134,24 +154,20 @@ void run_case(CheckResult& result, sim::Accumulation model, const ScalingKind& k
 
   gpu::DeviceGemmOptions gopt;
   gopt.model = model;
-  gopt.bf16_output = bf16;
-  std::vector<float> actual(expected.size());
-  if (on_host) {
-    gopt.bias = with_bias ? bias.data() : nullptr;
-    const auto host_operand = [](const sim::QuantizedTensor& t, bool k_is_cols) {
-      return gpu::DeviceGemmOperand{t.data.data(), t.scale_inv.data(), t.rows,   t.cols,
-                                    t.block_rows,  t.block_cols,       t.format, k_is_cols};
-    };
-    gpu::host_twin::gemm(host_operand(ta, layout.a_k_is_cols), host_operand(tb, layout.b_k_is_cols),
-                         gopt, actual.data());
-  } else {
-    const DeviceTensor da(ta), db(tb);
-    gpu::DeviceBuffer<float> dbias(bias), dout(expected.size());
-    gopt.bias = with_bias ? dbias.get() : nullptr;
-    gpu::gemm(da.operand(layout.a_k_is_cols), db.operand(layout.b_k_is_cols), gopt, dout.get());
-    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
-    actual = dout.download();
-  }
+  const auto host_operand = [](const sim::QuantizedTensor& t, bool k_is_cols) {
+    return gpu::DeviceGemmOperand{t.data.data(), t.scale_inv.data(), t.rows,   t.cols,
+                                  t.block_rows,  t.block_cols,       t.format, k_is_cols};
+  };
+  const std::vector<float> actual = gpu_output(
+      in, gopt, expected.size(), on_host,
+      [&](const gpu::DeviceGemmOptions& o, float* out) {
+        gpu::host_twin::gemm(host_operand(ta, layout.a_k_is_cols),
+                             host_operand(tb, layout.b_k_is_cols), o, out);
+      },
+      [&](const gpu::DeviceGemmOptions& o, float* out) {
+        const DeviceTensor da(ta), db(tb);
+        gpu::gemm(da.operand(layout.a_k_is_cols), db.operand(layout.b_k_is_cols), o, out);
+      });
   ++result.cases;
   compare_matrix(result, in.describe(std::string(" B ") + sim::spec(b_format).name), expected,
                  actual.data(), s.n);
@@ -173,21 +189,17 @@ void run_dense_case(CheckResult& result, bool round_to_bf16, const Layout& layou
       {xa, ar, ac, dim(layout.a_k_is_cols)}, {xb, br, bc, dim(layout.b_k_is_cols)}, options);
   gpu::DenseGemmOptions gopt;
   gopt.round_operands_to_bf16 = round_to_bf16;
-  gopt.bf16_output = bf16;
-  std::vector<float> actual(expected.size());
-  if (on_host) {
-    gopt.bias = with_bias ? bias.data() : nullptr;
-    gpu::host_twin::high_precision_gemm({xa.data(), ar, ac, layout.a_k_is_cols},
-                                        {xb.data(), br, bc, layout.b_k_is_cols}, gopt,
-                                        actual.data());
-  } else {
-    gpu::DeviceBuffer<float> da(xa), db(xb), dbias(bias), dout(expected.size());
-    gopt.bias = with_bias ? dbias.get() : nullptr;
-    gpu::high_precision_gemm({da.get(), ar, ac, layout.a_k_is_cols},
-                             {db.get(), br, bc, layout.b_k_is_cols}, gopt, dout.get());
-    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
-    actual = dout.download();
-  }
+  const std::vector<float> actual = gpu_output(
+      in, gopt, expected.size(), on_host,
+      [&](const gpu::DenseGemmOptions& o, float* out) {
+        gpu::host_twin::high_precision_gemm({xa.data(), ar, ac, layout.a_k_is_cols},
+                                            {xb.data(), br, bc, layout.b_k_is_cols}, o, out);
+      },
+      [&](const gpu::DenseGemmOptions& o, float* out) {
+        gpu::DeviceBuffer<float> da(xa), db(xb);
+        gpu::high_precision_gemm({da.get(), ar, ac, layout.a_k_is_cols},
+                                 {db.get(), br, bc, layout.b_k_is_cols}, o, out);
+      });
   ++result.cases;
   compare_matrix(result, in.describe(""), expected, actual.data(), s.n);
 }

@@ -1,6 +1,6 @@
 #include "experiments/report/chaos_floor.hpp"
 
-#include <algorithm>
+#include <utility>
 
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/paired_verdicts.hpp"
@@ -50,12 +50,7 @@ ChaosFloors::ChaosFloors(const std::vector<nlohmann::json>& records) {
     }
   }
   for (auto& [key, floor] : families_) {
-    auto& seeds = by_family[key];
-    std::sort(seeds.begin(), seeds.end());
-    for (const auto& [seed, error] : seeds) {
-      floor.seeds.push_back(seed);
-      floor.tail_errors.push_back(error);
-    }
+    append_in_seed_order(std::move(by_family[key]), floor.seeds, floor.tail_errors);
     floor.tail = t_interval(floor.tail_errors);
   }
 }

@@ -32,6 +32,15 @@ std::optional<double> median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+void append_in_seed_order(std::vector<std::pair<std::int64_t, double>> by_seed,
+                          std::vector<std::int64_t>& seeds, std::vector<double>& values) {
+  std::sort(by_seed.begin(), by_seed.end());
+  for (const auto& [seed, value] : by_seed) {
+    seeds.push_back(seed);
+    values.push_back(value);
+  }
+}
+
 std::string NoiseFloor::describe() const {
   std::string seed_list;
   for (const auto seed : seeds) seed_list += (seed_list.empty() ? "" : ", ") + std::to_string(seed);
@@ -60,12 +69,7 @@ NoiseFloors::NoiseFloors(const std::vector<nlohmann::json>& records) {
     }
   }
   for (auto& [key, family] : families_) {
-    auto& seeds = by_family[key];
-    std::sort(seeds.begin(), seeds.end());
-    for (const auto& [seed, loss] : seeds) {
-      family.seeds.push_back(seed);
-      family.losses.push_back(loss);
-    }
+    append_in_seed_order(std::move(by_family[key]), family.seeds, family.losses);
     family.tolerance = kTracksBaselineTolerance;
     const auto middle = median(family.losses);
     if (family.seeds.size() >= kMinNoiseSeeds && middle && *middle > 0) {

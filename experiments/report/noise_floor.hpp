@@ -17,9 +17,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fp8lab::experiments {
@@ -43,6 +45,11 @@ struct NoiseFloor {
 // the family of baselines comparable seed to seed. The id names the workload, precision, steps
 // and placement (run_ids.hpp), and every record has it (a failed one too, unlike steps_planned).
 std::string baseline_family(const std::string& baseline_run_id);
+
+// Sorts one family's (seed, value) pairs by seed and appends them to seeds and values, so that
+// both the noise floors and the chaos floors list a family's runs in seed order.
+void append_in_seed_order(std::vector<std::pair<std::int64_t, double>> by_seed,
+                          std::vector<std::int64_t>& seeds, std::vector<double>& values);
 
 // The median of the values (the mean of the two middle ones for an even count); empty for none.
 std::optional<double> median(std::vector<double> values);

@@ -5,7 +5,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <c10/util/Exception.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -176,19 +175,7 @@ TrainingResult training_result(const nlohmann::json& r, const std::filesystem::p
     const bool trips = std::isfinite(loss) && !t.unstable_met_at_step && watch.observe(step, loss);
     t.train_steps.push_back(step);
     t.train_loss.push_back(loss);
-    if (!std::isfinite(loss)) {
-      t.status = "diverged";
-      t.diverged_at_step = step;
-      t.divergence_reason = "training loss is " + std::to_string(loss);
-      break;
-    }
-    if (trips) {
-      t.status = "unstable";
-      t.unstable_at_step = watch.streak_start();
-      t.unstable_met_at_step = step;
-      t.instability_reason = watch.reason();
-      if (!baseline) break;
-    }
+    if (step_ends_run(t, step, loss, trips, &watch, /*stop_when_unstable=*/!baseline)) break;
     completed = step + 1;
   }
   t.steps_completed = completed;
@@ -327,8 +314,7 @@ nlohmann::json execute_python_run(const ResultsDirectory& directory, const RunRe
                 {"perturbation", kNullPerturbation},
                 {"recipe_label", kNullRunLabel}};
   }
-  nlohmann::json record;
-  try {
+  return record_run(directory, request, run_id, kind, identity, [&](nlohmann::json& record) {
     if (kind == "fp8") identity = recipe_identity(request);
     const auto workload = python_workload();
     if (request.high_precision != HighPrecision::fp32 || request.backend.name != "sim") {
@@ -385,18 +371,7 @@ nlohmann::json execute_python_run(const ResultsDirectory& directory, const RunRe
       }
     }
     record["finished_at"] = now_utc();
-  } catch (const IoError&) {
-    throw;  // an error, not a result: no record (run_errors.hpp)
-  } catch (const NotARegularFile&) {
-    throw;
-  } catch (const std::exception& e) {
-    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
-    record = failed_record(request, run_id, kind,
-                           torch_error ? torch_error->what_without_backtrace() : e.what(),
-                           identity);
-  }
-  directory.write_run_record(record);
-  return record;
+  });
 }
 
 }  // namespace fp8lab::experiments

@@ -675,12 +675,33 @@ nlohmann::json failed_record(const RunRequest& request, const std::string& run_i
   return record;
 }
 
+nlohmann::json record_run(const ResultsDirectory& directory, const RunRequest& request,
+                          const std::string& run_id, const std::string& kind,
+                          const nlohmann::json& identity,
+                          const std::function<void(nlohmann::json&)>& body) {
+  nlohmann::json record;
+  try {
+    body(record);
+  } catch (const IoError&) {
+    throw;  // an error, not a result: no record (run_errors.hpp)
+  } catch (const NotARegularFile&) {
+    throw;  // a planted link or FIFO in the results directory: bad input
+  } catch (const std::exception& e) {
+    // c10::Error's what() carries a backtrace: the record keeps the message only.
+    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
+    record = failed_record(request, run_id, kind,
+                           torch_error ? torch_error->what_without_backtrace() : e.what(),
+                           identity);
+  }
+  directory.write_run_record(record);
+  return record;
+}
+
 nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequest& request) {
   if (is_python_workload(request.workload))
     return execute_python_run(directory, request, "baseline");
   const auto run_id = baseline_run_id(request);
-  nlohmann::json record;
-  try {
+  return record_run(directory, request, run_id, "baseline", nullptr, [&](nlohmann::json& record) {
     const auto workload = make_workload(request.workload);
     record = base_record(request, *workload, run_id, "baseline");
     TrainingOptions options = training_options(request);
@@ -705,104 +726,82 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
     record["throughput"]["step_time_over_fp32"] = fp32 > 0 ? probe[0] / fp32 : 0.0;
     add_baseline_archive(record, directory, run_id, result);
     record["finished_at"] = now_utc();
-  } catch (const IoError&) {
-    throw;  // an error, not a result: no record (run_errors.hpp)
-  } catch (const NotARegularFile&) {
-    throw;  // a planted link or FIFO in the results directory: bad input
-  } catch (const c10::Error& e) {
-    record = failed_record(request, run_id, "baseline", e.what_without_backtrace());
-  } catch (const std::exception& e) {
-    record = failed_record(request, run_id, "baseline", e.what());
-  }
-  directory.write_run_record(record);
-  return record;
+  });
 }
 
 nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunRequest& request) {
   if (is_python_workload(request.workload)) return execute_python_run(directory, request, "fp8");
   const auto& recipe = request.recipe.value();
-  nlohmann::json record;
   nlohmann::json identity;  // the recipe fields, kept by a failed record once known
-  try {
-    identity = recipe_identity(request);
-    const auto workload = make_workload(request.workload);
-    record = base_record(request, *workload, request.run_id, "fp8");
-    record.update(identity);
-    const auto baseline = finished_baseline(directory, request);
-    const auto reference = load_reference(directory, baseline);
-    const TrainingOptions options = training_options(request);
-    const auto backend = make_backend(request.backend);
-    const auto device = device_for(request.backend);
-    const auto diagnostics =
-        std::make_shared<RunDiagnostics>(recipe.autoswitch, request.inject_nan);
-    const auto hooks = fp8_hooks(recipe, request.high_precision, backend, device,
-                                 what_if_of(request), diagnostics);
-    const auto result = train(*workload, hooks, options, &reference);
-    add_training(record, result, &baseline);
-    add_layer_stats_sidecar(record, directory, request.run_id, result);
-    diagnostics->add_to_record(record);
-    add_threads(record, request);
-    add_shadow_check(record, *backend);
-    // Throughput probes in this process, under the same load as the run itself; every arm on the
-    // run's device (a GPU step over a GPU baseline step, never over a CPU one).
-    const auto seed = static_cast<std::uint64_t>(request.seed);
-    const auto timed = timing_backend(request.backend, backend);
-    const auto probe = time_training_steps(
-        *workload,
-        {fp8_hooks(recipe, request.high_precision, timed, device),
-         baseline_hooks(request.high_precision, timed, device), plain_torch_hooks(device)},
-        seed, request.timing_steps);
-    auto& tp = record["throughput"];
-    tp["probe_step_seconds"] = probe[0];
-    tp["baseline_step_seconds"] = probe[1];
-    tp["fp32_step_seconds"] = probe[2];
-    tp["step_time_over_baseline"] = probe[1] > 0 ? probe[0] / probe[1] : 0.0;
-    tp["step_time_over_fp32"] = probe[2] > 0 ? probe[0] / probe[2] : 0.0;
-    record["fp8_layers"] = nlohmann::json::array();
-    // Which GEMMs of each FP8 Linear the plan runs in FP8 (keep_high_precision), before any
-    // autoswitch: the ablation report reads the layers from here.
-    record["fp8_gemms"] = nlohmann::json::object();
-    {
-      // The K (inner dimension) of each GEMM that runs in FP8: fprop sums over in_features,
-      // dgrad over out_features, wgrad over the rows of a step's batch (its tokens), so the
-      // report can state the scale of every conclusion (issue 31 item 9).
-      std::set<std::int64_t> fprop_k, dgrad_k, wgrad_k;
-      const std::int64_t tokens = record["throughput"].value("tokens_per_step", 0);
-      auto converted = workload->make_model(seed);
-      fp8_hooks(recipe, request.high_precision, backend, device).convert(*converted);
-      for (const auto& item : converted->named_modules("", /*include_self=*/false)) {
-        const auto* linear = dynamic_cast<const Fp8LinearImpl*>(item.value().get());
-        if (linear == nullptr) continue;
-        record["fp8_layers"].push_back(item.key());
-        auto gemms = nlohmann::json::array();
-        for (const Gemm g : {Gemm::kFprop, Gemm::kDgrad, Gemm::kWgrad}) {
-          if (!linear->runs_fp8(g)) continue;
-          gemms.push_back(std::string(name(g)));
-          (g == Gemm::kFprop   ? fprop_k
-           : g == Gemm::kDgrad ? dgrad_k
-                               : wgrad_k)
-              .insert(g == Gemm::kFprop   ? linear->in_features()
-                      : g == Gemm::kDgrad ? linear->out_features()
-                                          : tokens);
+  return record_run(
+      directory, request, request.run_id, "fp8", identity, [&](nlohmann::json& record) {
+        identity = recipe_identity(request);
+        const auto workload = make_workload(request.workload);
+        record = base_record(request, *workload, request.run_id, "fp8");
+        record.update(identity);
+        const auto baseline = finished_baseline(directory, request);
+        const auto reference = load_reference(directory, baseline);
+        const TrainingOptions options = training_options(request);
+        const auto backend = make_backend(request.backend);
+        const auto device = device_for(request.backend);
+        const auto diagnostics =
+            std::make_shared<RunDiagnostics>(recipe.autoswitch, request.inject_nan);
+        const auto hooks = fp8_hooks(recipe, request.high_precision, backend, device,
+                                     what_if_of(request), diagnostics);
+        const auto result = train(*workload, hooks, options, &reference);
+        add_training(record, result, &baseline);
+        add_layer_stats_sidecar(record, directory, request.run_id, result);
+        diagnostics->add_to_record(record);
+        add_threads(record, request);
+        add_shadow_check(record, *backend);
+        // Throughput probes in this process, under the same load as the run itself; every arm on the
+        // run's device (a GPU step over a GPU baseline step, never over a CPU one).
+        const auto seed = static_cast<std::uint64_t>(request.seed);
+        const auto timed = timing_backend(request.backend, backend);
+        const auto probe = time_training_steps(
+            *workload,
+            {fp8_hooks(recipe, request.high_precision, timed, device),
+             baseline_hooks(request.high_precision, timed, device), plain_torch_hooks(device)},
+            seed, request.timing_steps);
+        auto& tp = record["throughput"];
+        tp["probe_step_seconds"] = probe[0];
+        tp["baseline_step_seconds"] = probe[1];
+        tp["fp32_step_seconds"] = probe[2];
+        tp["step_time_over_baseline"] = probe[1] > 0 ? probe[0] / probe[1] : 0.0;
+        tp["step_time_over_fp32"] = probe[2] > 0 ? probe[0] / probe[2] : 0.0;
+        record["fp8_layers"] = nlohmann::json::array();
+        // Which GEMMs of each FP8 Linear the plan runs in FP8 (keep_high_precision), before any
+        // autoswitch: the ablation report reads the layers from here.
+        record["fp8_gemms"] = nlohmann::json::object();
+        {
+          // The K (inner dimension) of each GEMM that runs in FP8: fprop sums over in_features,
+          // dgrad over out_features, wgrad over the rows of a step's batch (its tokens), so the
+          // report can state the scale of every conclusion (issue 31 item 9).
+          std::set<std::int64_t> fprop_k, dgrad_k, wgrad_k;
+          const std::int64_t tokens = record["throughput"].value("tokens_per_step", 0);
+          auto converted = workload->make_model(seed);
+          fp8_hooks(recipe, request.high_precision, backend, device).convert(*converted);
+          for (const auto& item : converted->named_modules("", /*include_self=*/false)) {
+            const auto* linear = dynamic_cast<const Fp8LinearImpl*>(item.value().get());
+            if (linear == nullptr) continue;
+            record["fp8_layers"].push_back(item.key());
+            auto gemms = nlohmann::json::array();
+            for (const Gemm g : {Gemm::kFprop, Gemm::kDgrad, Gemm::kWgrad}) {
+              if (!linear->runs_fp8(g)) continue;
+              gemms.push_back(std::string(name(g)));
+              (g == Gemm::kFprop   ? fprop_k
+               : g == Gemm::kDgrad ? dgrad_k
+                                   : wgrad_k)
+                  .insert(g == Gemm::kFprop   ? linear->in_features()
+                          : g == Gemm::kDgrad ? linear->out_features()
+                                              : tokens);
+            }
+            record["fp8_gemms"][item.key()] = std::move(gemms);
+          }
+          record["gemm_k"] = {{"fprop", fprop_k}, {"dgrad", dgrad_k}, {"wgrad", wgrad_k}};
         }
-        record["fp8_gemms"][item.key()] = std::move(gemms);
-      }
-      record["gemm_k"] = {{"fprop", fprop_k}, {"dgrad", dgrad_k}, {"wgrad", wgrad_k}};
-    }
-    record["finished_at"] = now_utc();
-  } catch (const IoError&) {
-    throw;  // an error, not a result: no record (run_errors.hpp)
-  } catch (const NotARegularFile&) {
-    throw;  // a planted link or FIFO in the results directory: bad input
-  } catch (const std::exception& e) {
-    // c10::Error's what() carries a backtrace: the record keeps the message only.
-    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
-    record = failed_record(request, request.run_id, "fp8",
-                           torch_error ? torch_error->what_without_backtrace() : e.what(),
-                           identity);
-  }
-  directory.write_run_record(record);
-  return record;
+        record["finished_at"] = now_utc();
+      });
 }
 
 nlohmann::json execute_null_run(const ResultsDirectory& directory, const RunRequest& request) {
@@ -823,8 +822,7 @@ nlohmann::json execute_null_run(const ResultsDirectory& directory, const RunRequ
     directory.write_run_record(refused);
     return refused;
   }
-  nlohmann::json record;
-  try {
+  return record_run(directory, request, run_id, "null", identity, [&](nlohmann::json& record) {
     const auto workload = make_workload(request.workload);
     record = base_record(request, *workload, run_id, "null");
     record.update(identity);
@@ -852,18 +850,7 @@ nlohmann::json execute_null_run(const ResultsDirectory& directory, const RunRequ
     if (per_step) record["null_noise"] = operand_noise_summary(*noises, request.null_noise);
     add_threads(record, request);
     record["finished_at"] = now_utc();
-  } catch (const IoError&) {
-    throw;  // an error, not a result: no record (run_errors.hpp)
-  } catch (const NotARegularFile&) {
-    throw;  // a planted link or FIFO in the results directory: bad input
-  } catch (const std::exception& e) {
-    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
-    record = failed_record(request, run_id, "null",
-                           torch_error ? torch_error->what_without_backtrace() : e.what(),
-                           identity);
-  }
-  directory.write_run_record(record);
-  return record;
+  });
 }
 
 }  // namespace fp8lab::experiments

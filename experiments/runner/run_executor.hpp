@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,6 +79,15 @@ nlohmann::json recipe_identity(const RunRequest& request);
 nlohmann::json failed_record(const RunRequest& request, const std::string& run_id,
                              const std::string& kind, const std::string& message,
                              const nlohmann::json& identity = nullptr);
+
+// Runs body, which fills a run's record, writes the record and returns it. An exception from body
+// makes the record a failed_record of kind instead, with identity (read when it is thrown: the
+// recipe fields once known), except IoError and NotARegularFile: errors, not results, which leave
+// no record (run_errors.hpp). c10::Error's backtrace is left out of the message.
+nlohmann::json record_run(const ResultsDirectory& directory, const RunRequest& request,
+                          const std::string& run_id, const std::string& kind,
+                          const nlohmann::json& identity,
+                          const std::function<void(nlohmann::json&)>& body);
 
 // Trains the baseline, writes its record and trajectory, returns the record.
 nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequest& request);

@@ -165,6 +165,22 @@ double relative_l2(const torch::Tensor& a, const torch::Tensor& b) {
   return numerator / denominator;
 }
 
+bool step_ends_run(TrainingResult& result, std::int64_t step, double loss, bool trips,
+                   const recipes::InstabilityWatch* watch, bool stop_when_unstable) {
+  if (!std::isfinite(loss)) {
+    result.status = "diverged";
+    result.diverged_at_step = step;
+    result.divergence_reason = "training loss is " + std::to_string(loss);
+    return true;
+  }
+  if (!trips) return false;
+  result.status = "unstable";
+  result.unstable_at_step = watch->streak_start();
+  result.unstable_met_at_step = step;
+  result.instability_reason = watch->reason();
+  return stop_when_unstable;
+}
+
 TrainingResult train(const Workload& workload, const ModelHooks& hooks,
                      const TrainingOptions& options, const BaselineReference* reference) {
   const auto schedule = workload.schedule();
@@ -236,24 +252,11 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
       result.train_steps.push_back(step);
       result.train_loss.push_back(loss_value);
     }
-    if (!std::isfinite(loss_value)) {
+    if (step_ends_run(result, step, loss_value, trips, watch ? &*watch : nullptr,
+                      options.stop_when_unstable)) {
       result.train_seconds += seconds_since(start);
       step_seconds.push_back(seconds_since(start));
-      result.status = "diverged";
-      result.diverged_at_step = step;
-      result.divergence_reason = "training loss is " + std::to_string(loss_value);
       break;
-    }
-    if (trips) {
-      result.status = "unstable";
-      result.unstable_at_step = watch->streak_start();
-      result.unstable_met_at_step = step;
-      result.instability_reason = watch->reason();
-      if (options.stop_when_unstable) {
-        result.train_seconds += seconds_since(start);
-        step_seconds.push_back(seconds_since(start));
-        break;
-      }
     }
     loss.backward();
     if (schedule.grad_clip > 0.0) {

@@ -130,6 +130,14 @@ struct TrainingResult {
 TrainingResult train(const Workload& workload, const ModelHooks& hooks,
                      const TrainingOptions& options, const BaselineReference* reference);
 
+// The one decision on a step's training loss, for train() and for the runs that fp8lab.sweep's
+// Python trainer made (python_run.cpp): a non-finite loss diverges the run; a finite one that
+// tripped the instability watch (trips, from watch->observe) makes it unstable. Sets result's
+// status and the steps and reason of either; true when the run ends at this step (diverged, or
+// unstable and stop_when_unstable).
+bool step_ends_run(TrainingResult& result, std::int64_t step, double loss, bool trips,
+                   const recipes::InstabilityWatch* watch, bool stop_when_unstable);
+
 // Seconds per training step of each variant's model (fresh, converted by its hooks): the median of
 // `steps` steps after one warm-up step, the variants' steps interleaved (step i of each, then
 // step i + 1 of each) so that they share the machine's load. The throughput probe run beside each

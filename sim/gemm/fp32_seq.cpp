@@ -15,10 +15,9 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
-HWY_BEFORE_NAMESPACE();
-namespace fp8lab::sim::gemm_detail {
-namespace HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
+#include "sim/gemm/tile_frame.hpp"
+
+FP8LAB_GEMM_TILES_BEGIN;
 
 template <bool kFused>
 HWY_INLINE void SequentialTile(const TileArgs& t) {
@@ -79,9 +78,7 @@ HWY_INLINE void SequentialTile(const TileArgs& t) {
 void Fp32SeqTile(const TileArgs& t) { SequentialTile<true>(t); }
 void Fp32MulAddTile(const TileArgs& t) { SequentialTile<false>(t); }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace fp8lab::sim::gemm_detail
-HWY_AFTER_NAMESPACE();
+FP8LAB_GEMM_TILES_END;
 
 #if HWY_ONCE
 namespace fp8lab::sim::gemm_detail {

@@ -26,10 +26,9 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
-HWY_BEFORE_NAMESPACE();
-namespace fp8lab::sim::gemm_detail {
-namespace HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
+#include "sim/gemm/tile_frame.hpp"
+
+FP8LAB_GEMM_TILES_BEGIN;
 
 // Rows per micro-tile: the second pass keeps scale and sum for rows x 2 vectors in registers
 // (AVX-512 has 32 vector registers, AVX2 16).
@@ -158,9 +157,7 @@ void HopperTile(const TileArgs& t, bool split_accumulator) {
   }
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace fp8lab::sim::gemm_detail
-HWY_AFTER_NAMESPACE();
+FP8LAB_GEMM_TILES_END;
 
 #if HWY_ONCE
 namespace fp8lab::sim::gemm_detail {

@@ -46,9 +46,9 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
-HWY_BEFORE_NAMESPACE();
-namespace fp8lab::sim::gemm_detail {
-namespace HWY_NAMESPACE {
+#include "sim/gemm/tile_frame.hpp"
+
+FP8LAB_GEMM_TILES_BEGIN;
 
 // Every AVX-512 target of Highway (AVX3, AVX3_DL and later ones) has embedded rounding.
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
@@ -229,9 +229,7 @@ void HopperRzTile(const TileArgs&, bool) { std::abort(); }
 
 #endif
 
-}  // namespace HWY_NAMESPACE
-}  // namespace fp8lab::sim::gemm_detail
-HWY_AFTER_NAMESPACE();
+FP8LAB_GEMM_TILES_END;
 
 #if HWY_ONCE
 namespace fp8lab::sim::gemm_detail {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sim/cast.hpp"
+#include "sim/decode_table.hpp"
 #include "sim/element_count.hpp"
 #include "sim/parallel.hpp"
 
@@ -84,12 +85,10 @@ std::array<float, 256> exponent_power_table(Format format) {
   return table;
 }
 
-std::array<float, 256> value_table(Format format) {
-  std::array<float, 256> table{};
-  for (std::uint32_t code = 0; code < 256; ++code) {
-    table[code] = decode_element(static_cast<std::uint8_t>(code), format);
-  }
-  return table;
+const std::array<float, 256>& value_table(Format format) {
+  if (const auto* table = element_decode_table(format)) return *table;
+  throw std::invalid_argument(std::string("GEMM code tables: not an element format: ") +
+                              spec(format).name);
 }
 
 // Where panel `panel` of a quantized operand reads its codes: the code of panel row w < valid

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/cast.hpp"
+#include "sim/decode_table.hpp"
 #include "sim/rht.hpp"
 
 namespace fp8lab::sim::scaling {
@@ -42,26 +43,7 @@ std::vector<float> dequantize(const QuantizedTensor& t) {
 namespace {
 
 const std::array<float, 256>& decode_table(Format format, const char* function) {
-  static const auto make = [](Format f) {
-    std::array<float, 256> table{};
-    for (int code = 0; code < 256; ++code) {
-      table[static_cast<std::size_t>(code)] = decode_element(static_cast<std::uint8_t>(code), f);
-    }
-    return table;
-  };
-  static const std::array<float, 256> e4m3 = make(Format::E4M3);
-  static const std::array<float, 256> e5m2 = make(Format::E5M2);
-  static const std::array<float, 256> e2m1 = make(Format::E2M1);
-  static const std::array<float, 256> e2m3 = make(Format::E2M3);
-  static const std::array<float, 256> e3m2 = make(Format::E3M2);
-  switch (format) {
-    case Format::E4M3: return e4m3;
-    case Format::E5M2: return e5m2;
-    case Format::E2M1: return e2m1;
-    case Format::E2M3: return e2m3;
-    case Format::E3M2: return e3m2;
-    default: break;
-  }
+  if (const auto* table = element_decode_table(format)) return *table;
   throw std::invalid_argument(std::string(function) +
                               ": not an element format (e4m3, e5m2, e2m1, e2m3, e3m2)");
 }
