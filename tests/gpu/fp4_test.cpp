@@ -8,7 +8,7 @@
 
 TEST_CASE("gpu FP4/FP6 quantizers and the RHT equal sim") {
   const auto results = fp8lab::experiments::gpu_check::check_fp4_kernels();
-  CHECK(results.size() == 3 * 9 + 6 + 2);
+  CHECK(results.size() == 3 * 9 + 6 + 3 + 2);
   for (const auto& r : results) {
     std::printf("%s\n", r.report().c_str());
     INFO(r.report());
