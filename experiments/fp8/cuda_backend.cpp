@@ -466,11 +466,13 @@ CudaBackend::CudaBackend() {
 CudaBackend::~CudaBackend() = default;
 
 std::unique_ptr<LinearScalingState> CudaBackend::make_state(const recipes::Recipe& recipe) const {
-  // docs/fp4.md: gpu/ has no NVFP4/MXFP4/MXFP6 quantizer nor block-scaled GEMM kernel yet.
+  // docs/fp4.md ("Not yet: training FP4/FP6 on the cuda backend"): gpu/ has the quantizer
+  // kernels, but no plan path (scale-byte and global slots, statistics) nor GEMM for them.
   if (recipes::subbyte_element_format(recipe.scaling)) {
     throw std::invalid_argument(
         "CudaBackend: scaling " + std::string(recipes::name(recipe.scaling)) +
-        " trains on the sim backend only (no FP4/FP6 kernels in gpu/ yet); use --backend sim");
+        " trains on the sim backend only (gpu/ has FP4/FP6 quantizer kernels but no plan path "
+        "or GEMM for them yet); use --backend sim");
   }
   return std::make_unique<CudaLinearState>(recipe);
 }

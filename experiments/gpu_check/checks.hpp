@@ -39,7 +39,8 @@ std::vector<CheckResult> check_scaling_quantizers(bool on_host = false);
 
 // The FP4/FP6 quantizers and the RHT (gpu/scaling/fp4.hpp) against sim: MXFP4/MXFP6 (E2M1, E2M3,
 // E3M2 x every E8M0 mode and torchao version x 1x32, 32x1, 32x32), NVFP4 (te, torchao x 1x16,
-// 16x1, 16x16, with all-zero and Inf tensors) and the RHT (both chunk directions), on clean,
+// 16x1, 16x16, with all-zero and Inf tensors), NVFP4 te with stochastic rounding
+// (gpu/scaling/fp4_stochastic.hpp: 1x16, 16x1, 16x16, three Philox seeds) and the RHT (both chunk directions), on clean,
 // wide-range and special-laden inputs: codes, scale bytes, multipliers, scale_inv, NVFP4's global
 // scale, RHT outputs. on_host: the host twins (no device needed).
 std::vector<CheckResult> check_fp4_kernels(bool on_host = false);

@@ -17,6 +17,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/scaling/fp4.hpp"
+#include "gpu/scaling/fp4_stochastic.hpp"
 #include "sim/cast.hpp"
 #include "sim/rht.hpp"
 #include "sim/scaling/mx.hpp"
@@ -238,6 +239,39 @@ std::vector<CheckResult> check_fp4_kernels(bool on_host) {
       }
       results.push_back(std::move(r));
     }
+  }
+  // NVFP4 te with stochastic rounding of the codes (gpu/scaling/fp4_stochastic.hpp), 1x16, 16x1,
+  // 16x16: Gaussian, wide-range, special-value and one-Inf tensors, each under three Philox seeds
+  // (two streams), so that every code is drawn with bits sim draws for the same element.
+  for (const ss::BlockShape block :
+       {ss::BlockShape{1, 16}, ss::BlockShape{16, 1}, ss::BlockShape{16, 16}}) {
+    CheckResult r;
+    r.kernel = prefix + "nvfp4 te sr " + shape_name(block.rows, block.cols);
+    std::uint64_t seed = 1100;
+    for (const Shape& s : kShapes) {
+      for (const int family : {0, 1, 2, 4}) {
+        std::vector<float> x = input(s, seed++, family > 2 ? 0 : family);
+        if (family == 4) x[x.size() / 3] = INFINITY;
+        for (const ss::StochasticStream sr :
+             {ss::StochasticStream{0, 0}, ss::StochasticStream{42, 7},
+              ss::StochasticStream{0x9E37'79B9'7F4A'7C15u, 3}}) {
+          const ss::QuantizeResult want =
+              ss::quantize_nvfp4(x, s.rows, s.cols, block, ss::Nvfp4Mode::kTe, &sr);
+          const Outputs got = run_quantizer(
+              x, want.tensor, true, on_host, [&](const float* dx, const gs::Fp4Outputs& o) {
+                on_host ? gs::host_twin::quantize_nvfp4_stochastic(
+                              dx, s.rows, s.cols, block.rows, block.cols, sr.seed, sr.stream, o)
+                        : gs::quantize_nvfp4_stochastic(dx, s.rows, s.cols, block.rows, block.cols,
+                                                        sr.seed, sr.stream, o);
+              });
+          compare_quantized(r,
+                            std::to_string(s.rows) + "x" + std::to_string(s.cols) + " family " +
+                                std::to_string(family) + " seed " + std::to_string(sr.seed),
+                            x, want.tensor, got, true);
+        }
+      }
+    }
+    results.push_back(std::move(r));
   }
   // The RHT, chunks down the rows (TE's use) and along them, TE's sign vector and another.
   for (const bool down : {true, false}) {

@@ -10,7 +10,9 @@
 
 #include "experiments/gpu_check/checks.hpp"
 #include "gpu/scaling/fp4.hpp"
+#include "gpu/scaling/fp4_stochastic.hpp"
 #include "sim/cast.hpp"
+#include "sim/fp4_stochastic.hpp"
 #include "tests/gpu/check_results.hpp"
 #include "tests/gpu/inputs.hpp"
 
@@ -80,8 +82,38 @@ TEST_CASE("mul_nan_as_x86 gives the host's own product bits for NaN operands and
   CHECK(checked == 2 * nans.size() * std::size(others) + 8);
 }
 
+// The per-element rule of the NVFP4 stochastic rounding kernel under every random byte: fp32
+// patterns over all 2^32 (strided) and around the adversarial values, and a dense walk of |x| <= 7
+// (every rounding step, the 6 cap), both signs.
+TEST_CASE("host twin of E2M1 stochastic rounding equals sim::e2m1_stochastic_code, every byte") {
+  std::vector<std::uint32_t> bits = testing::stride_and_adversarial_patterns((1u << 20) + 7, 16);
+  for (std::uint32_t b = 0; b <= 0x40E0'0000u; b += 65537) {  // 0x40E00000: 7.0f
+    bits.push_back(b);
+    bits.push_back(b | 0x8000'0000u);
+  }
+  std::uint64_t compared = 0, mismatches = 0;
+  for (const std::uint32_t b : bits) {
+    const float x = std::bit_cast<float>(b);
+    for (int byte = 0; byte < 256; ++byte) {
+      const auto r = static_cast<std::uint8_t>(byte);
+      const std::uint8_t want = sim::e2m1_stochastic_code(x, r);
+      const std::uint8_t got = gpu::scaling::host_twin::e2m1_stochastic_code(x, r);
+      ++compared;
+      if (want != got && mismatches++ < 5) {
+        std::printf("x bits 0x%08X (%g), byte %d: sim 0x%X, twin 0x%X\n", b, x, byte, want, got);
+      }
+    }
+  }
+  std::printf("e2m1 stochastic host twin: %llu (x, byte) pairs, %llu mismatches\n",
+              static_cast<unsigned long long>(compared),
+              static_cast<unsigned long long>(mismatches));
+  CHECK(mismatches == 0);
+  CHECK(compared == 256 * bits.size());
+  CHECK(compared > 4'000'000);
+}
+
 TEST_CASE("host twins of the FP4/FP6 quantizers and the RHT equal sim") {
   const auto results = experiments::gpu_check::check_fp4_kernels(true);
-  CHECK(results.size() == 3 * 9 + 6 + 2);
+  CHECK(results.size() == 3 * 9 + 6 + 3 + 2);
   fp8lab::testing::check_every_result(results);
 }

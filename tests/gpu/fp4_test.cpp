@@ -8,6 +8,6 @@
 
 TEST_CASE("gpu FP4/FP6 quantizers and the RHT equal sim") {
   const auto results = fp8lab::experiments::gpu_check::check_fp4_kernels();
-  CHECK(results.size() == 3 * 9 + 6 + 2);
+  CHECK(results.size() == 3 * 9 + 6 + 3 + 2);
   fp8lab::testing::check_every_result(results);
 }
