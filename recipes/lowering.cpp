@@ -1,9 +1,11 @@
 #include "recipes/lowering.hpp"
 
+#include <algorithm>
 #include <regex>
 #include <stdexcept>
 #include <string>
 
+#include "recipes/unmatched_keep.hpp"
 #include "sim/scaling/delayed.hpp"
 #include "sim/scaling/nvfp4.hpp"
 #include "sim/scaling/rowwise.hpp"
@@ -160,6 +162,23 @@ sc::QuantizePlan plan(const Recipe& recipe, std::string_view layer, sc::Operand 
 
 bool gemm_runs_fp8(const Recipe& recipe, std::string_view layer, sc::Gemm gemm) {
   return gemm_runs_fp8(recipe, gemm) && !keeps_high_precision(recipe, layer, gemm);
+}
+
+std::vector<std::string> unmatched_keep_patterns(const Recipe& recipe,
+                                                 const std::vector<std::string>& layers) {
+  const KeepHighPrecision& k = recipe.keep_high_precision;
+  std::vector<std::string> unmatched;
+  for (const auto* list : {&k.layers, &k.fprop, &k.dgrad, &k.wgrad}) {
+    for (const std::string& pattern : *list) {
+      const std::vector<std::string> one{pattern};
+      bool matched = false;
+      for (const std::string& layer : layers) matched = matched || any_matches(one, layer);
+      if (!matched && std::find(unmatched.begin(), unmatched.end(), pattern) == unmatched.end()) {
+        unmatched.push_back(pattern);
+      }
+    }
+  }
+  return unmatched;
 }
 
 }  // namespace fp8lab::recipes

@@ -6,10 +6,14 @@
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/linear.h>
 
+#include <cstdio>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 
 #include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/high_precision_linear.hpp"
+#include "recipes/unmatched_keep.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -120,6 +124,23 @@ void convert_children(torch::nn::Module& parent, const std::string& prefix, Visi
   }
 }
 
+// A keep_high_precision pattern that names no Linear keeps nothing: say so in the run's log, once
+// per pattern and model per process (a run converts its model, shadow and what-if copies). Not an
+// error: one sweep recipe meets several workloads, whose Linear names differ.
+void warn_unmatched_keep_patterns(const recipes::Recipe& recipe,
+                                  const std::vector<std::string>& linears) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  for (const std::string& pattern : recipes::unmatched_keep_patterns(recipe, linears)) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (!warned.insert(pattern + "\n" + linears.front()).second) continue;
+    std::fprintf(stderr,
+                 "fp8lab: warning: keep_high_precision pattern '%s' matches none of the model's "
+                 "%zu Linears (the first is '%s'); it keeps nothing in high precision\n",
+                 pattern.c_str(), linears.size(), linears.front().c_str());
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> convert_model(torch::nn::Module& model, const recipes::Recipe& recipe,
@@ -129,10 +150,15 @@ std::vector<std::string> convert_model(torch::nn::Module& model, const recipes::
   Visit v;
   v.filter = &recipe.module_filter;
   v.predicate = &options.predicate;
+  std::vector<std::string> linears;
   for (const auto& item : model.named_modules("", /*include_self=*/false)) {
     if (dynamic_cast<torch::nn::LinearImpl*>(item.value().get()) == nullptr) continue;
-    if (v.first_linear.empty()) v.first_linear = item.key();
-    v.last_linear = item.key();
+    linears.push_back(item.key());
+  }
+  if (!linears.empty()) {
+    v.first_linear = linears.front();
+    v.last_linear = linears.back();
+    warn_unmatched_keep_patterns(recipe, linears);
   }
   v.make = [&](const std::string& full_name, const torch::nn::LinearImpl& linear) {
     return replacement_of(std::make_shared<Fp8LinearImpl>(linear, recipe, backend,

@@ -17,6 +17,7 @@
 
 #include "recipes/lowering.hpp"
 #include "recipes/recipe.hpp"
+#include "recipes/unmatched_keep.hpp"
 
 namespace fp8lab::recipes {
 namespace {
@@ -254,6 +255,17 @@ TEST_CASE("lowering: gemm_runs_fp8 per layer follows keep_high_precision", "[low
   CHECK(gemm_runs_fp8(r, "lm_head_2", sc::Gemm::kDgrad));
   CHECK(keeps_high_precision(r, "lm_head", sc::Gemm::kWgrad));
   CHECK_FALSE(keeps_high_precision(r, "lm_head", sc::Gemm::kFprop));
+}
+
+TEST_CASE("lowering: unmatched_keep_patterns names the patterns no Linear matches", "[lowering]") {
+  const Recipe r = with_kept_layers(Scaling::current);  // layers blocks\.0\..*, dgrad .*mlp_fc
+  using Names = std::vector<std::string>;
+  CHECK(unmatched_keep_patterns(r, {"blocks.0.attn", "blocks.1.mlp_fc", "lm_head"}).empty());
+  // llama's names: block0.q_proj matches none of blocks\.0\..* ; no lm_head Linear either.
+  CHECK(unmatched_keep_patterns(r, {"block0.q_proj", "block0.mlp_fc"}) ==
+        Names{"blocks\\.0\\..*", "lm_head"});
+  CHECK(unmatched_keep_patterns(r, {}) == Names{"blocks\\.0\\..*", ".*mlp_fc", "lm_head"});
+  CHECK(unmatched_keep_patterns(with_defaults(Scaling::current), {"x"}).empty());
 }
 
 }  // namespace
