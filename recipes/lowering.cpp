@@ -126,17 +126,18 @@ bool gemm_runs_fp8(const Recipe& recipe, sc::Gemm gemm) {
 
 namespace {
 
-bool any_matches(const std::vector<std::string>& patterns, std::string_view layer) {
-  const std::string name(layer);
-  for (const auto& pattern : patterns) {
-    try {
-      if (std::regex_match(name, std::regex(pattern, std::regex::ECMAScript))) return true;
-    } catch (const std::regex_error& e) {
-      throw std::invalid_argument("keep_high_precision: '" + pattern +
-                                  "' is not a valid regular expression (" + e.what() + ")");
-    }
+bool matches(const std::string& pattern, std::string_view layer) {
+  try {
+    return std::regex_match(std::string(layer), std::regex(pattern, std::regex::ECMAScript));
+  } catch (const std::regex_error& e) {
+    throw std::invalid_argument("keep_high_precision: '" + pattern +
+                                "' is not a valid regular expression (" + e.what() + ")");
   }
-  return false;
+}
+
+bool any_matches(const std::vector<std::string>& patterns, std::string_view layer) {
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& pattern) { return matches(pattern, layer); });
 }
 
 }  // namespace
@@ -170,9 +171,9 @@ std::vector<std::string> unmatched_keep_patterns(const Recipe& recipe,
   std::vector<std::string> unmatched;
   for (const auto* list : {&k.layers, &k.fprop, &k.dgrad, &k.wgrad}) {
     for (const std::string& pattern : *list) {
-      const std::vector<std::string> one{pattern};
-      bool matched = false;
-      for (const std::string& layer : layers) matched = matched || any_matches(one, layer);
+      const bool matched = std::any_of(layers.begin(), layers.end(), [&](const std::string& layer) {
+        return matches(pattern, layer);
+      });
       if (!matched && std::find(unmatched.begin(), unmatched.end(), pattern) == unmatched.end()) {
         unmatched.push_back(pattern);
       }
