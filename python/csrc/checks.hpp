@@ -33,6 +33,14 @@ inline void check_tensor(const char* op, const char* name, const at::Tensor& t,
                     ", strides ", t.strides(), "); accepted: a contiguous tensor (.contiguous())");
 }
 
+// The optional bias of a GEMM with N output columns: float32, 1-D, contiguous, N long.
+inline void check_bias(const char* op, const at::Tensor& bias, std::int64_t n,
+                       std::string_view gemm) {
+  check_tensor(op, "bias", bias, at::kFloat, 1, "a 1-D tensor [N]");
+  TORCH_CHECK_VALUE(bias.size(0) == n, op, ": bias has shape ", bias.sizes(), "; accepted: [", n,
+                    "] (N of this ", gemm, ")");
+}
+
 // Runs `body`, turning the std::invalid_argument of sim/ and gpu/ and the RecipeError of recipes/
 // into a ValueError with their text (torch's own errors pass through as they are).
 template <class Body>

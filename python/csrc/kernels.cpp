@@ -139,9 +139,7 @@ at::Tensor scaled_mm_cpu(const at::Tensor& a, const at::Tensor& a_scale_inv, con
     const sim::GemmOperand ga{qa, k_dim(roles.a)}, gb{qb, k_dim(roles.b)};
     const sim::GemmShape shape = sim::gemm_shape(ga, gb);
     if (bias.has_value()) {
-      check_tensor(op, "bias", *bias, at::kFloat, 1, "a 1-D tensor [N]");
-      TORCH_CHECK_VALUE(bias->size(0) == shape.n, op, ": bias has shape ", bias->sizes(),
-                        "; accepted: [", shape.n, "] (N of this ", gemm, ")");
+      check_bias(op, *bias, shape.n, gemm);
       options.bias = span_of<float>(*bias);
     }
     // bf16 output: sim returns each value's exact fp32, so the conversion below is exact.
@@ -177,9 +175,7 @@ at::Tensor high_precision_mm_cpu(const at::Tensor& a, const at::Tensor& b, std::
     options.output = out_type == at::kFloat ? sim::GemmOutputType::kFp32
                                             : sim::GemmOutputType::kBf16;
     if (bias.has_value()) {
-      check_tensor(op, "bias", *bias, at::kFloat, 1, "a 1-D tensor [N]");
-      TORCH_CHECK_VALUE(bias->size(0) == n, op, ": bias has shape ", bias->sizes(), "; accepted: [",
-                        n, "] (N of this ", gemm, ")");
+      check_bias(op, *bias, n, gemm);
       options.bias = span_of<float>(*bias);
     }
     const at::Tensor out = tensor_of(sim::high_precision_gemm(da, db, options), {m, n}, at::kFloat);

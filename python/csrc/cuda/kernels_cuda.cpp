@@ -155,10 +155,8 @@ at::Tensor scaled_mm_cuda(const at::Tensor& a, const at::Tensor& a_scale_inv, co
     options.bf16_output = out_type == at::kBFloat16;
     const std::int64_t m = da.k_is_cols ? da.rows : da.cols, n = db.k_is_cols ? db.rows : db.cols;
     if (bias.has_value()) {
-      check_tensor(op, "bias", *bias, at::kFloat, 1, "a 1-D tensor [N]");
+      check_bias(op, *bias, n, gemm);
       check_same_device(op, "bias", *bias, a);
-      TORCH_CHECK_VALUE(bias->size(0) == n, op, ": bias has shape ", bias->sizes(), "; accepted: [",
-                        n, "] (N of this ", gemm, ")");
       options.bias = bias->const_data_ptr<float>();
     }
     at::Tensor out = at::empty({m, n}, a.options().dtype(at::kFloat));
@@ -194,10 +192,8 @@ at::Tensor high_precision_mm_cuda(const at::Tensor& a, const at::Tensor& b, std:
     const at::ScalarType out_type = gemm_out_type(op, out_dtype);
     options.bf16_output = out_type == at::kBFloat16;
     if (bias.has_value()) {
-      check_tensor(op, "bias", *bias, at::kFloat, 1, "a 1-D tensor [N]");
+      check_bias(op, *bias, n, gemm);
       check_same_device(op, "bias", *bias, a);
-      TORCH_CHECK_VALUE(bias->size(0) == n, op, ": bias has shape ", bias->sizes(), "; accepted: [",
-                        n, "] (N of this ", gemm, ")");
       options.bias = bias->const_data_ptr<float>();
     }
     at::Tensor out = at::empty({m, n}, a.options());
