@@ -3,28 +3,25 @@
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
-#include <fstream>
-#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "experiments/cli/npy.hpp"
+#include "experiments/runner/no_follow.hpp"
+#include "experiments/runner/results_files.hpp"
 #include "experiments/workloads/registry.hpp"
 
 namespace fp8lab::experiments::cli {
 namespace {
 
-void write_file(const std::filesystem::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw std::runtime_error("--export-inputs: cannot write " + path.string());
-}
-
-void write_npy(const std::filesystem::path& path, const torch::Tensor& tensor) {
+// Through the one writer (results_files.hpp: atomic, a full disk an error naming the file), as
+// `fp8lab quantize` writes its .npy files.
+void write_npy(const Descriptor& directory, const std::string& name, const torch::Tensor& tensor) {
   const auto t = tensor.detach().to(torch::kFloat).cpu().contiguous();
   const std::vector<std::int64_t> shape(t.sizes().begin(), t.sizes().end());
-  write_file(path, npy_file("<f4", shape, t.data_ptr<float>(),
-                            static_cast<std::size_t>(t.numel()) * sizeof(float)));
+  write_file_at(directory, name,
+                npy_file("<f4", shape, t.data_ptr<float>(),
+                         static_cast<std::size_t>(t.numel()) * sizeof(float)));
 }
 
 }  // namespace
@@ -34,19 +31,19 @@ void export_workload_inputs(const std::string& workload, std::uint64_t seed, std
   const auto w = make_workload(workload);
   const auto schedule = w->schedule();
   if (steps <= 0) steps = schedule.steps;
-  const std::filesystem::path root(dir);
-  std::filesystem::create_directories(root / "parameters");
-  std::filesystem::create_directories(root / "batches");
+  const Descriptor root = *open_directory(dir, /*create=*/true);
+  const Descriptor parameters = open_subdirectory(root, "parameters", /*create=*/true).value();
+  const Descriptor batches = open_subdirectory(root, "batches", /*create=*/true).value();
   const auto model = w->make_model(seed);
   nlohmann::json names = nlohmann::json::array();
   for (const auto& item : model->named_parameters()) {
-    write_npy(root / "parameters" / (item.key() + ".npy"), item.value());
+    write_npy(parameters, item.key() + ".npy", item.value());
     names.push_back(item.key());
   }
   for (std::int64_t step = 0; step < steps; ++step) {
     const auto batch = w->train_batch(step, seed);
-    write_npy(root / "batches" / (std::to_string(step) + ".input.npy"), batch.input);
-    write_npy(root / "batches" / (std::to_string(step) + ".target.npy"), batch.target);
+    write_npy(batches, std::to_string(step) + ".input.npy", batch.input);
+    write_npy(batches, std::to_string(step) + ".target.npy", batch.target);
   }
   const nlohmann::json inputs{{"workload", workload},
                               {"seed", seed},
@@ -60,7 +57,7 @@ void export_workload_inputs(const std::string& workload, std::uint64_t seed, std
                                 {"beta1", schedule.beta1},
                                 {"beta2", schedule.beta2},
                                 {"grad_clip", schedule.grad_clip}}}};
-  write_file(root / "inputs.json", inputs.dump(2) + "\n");
+  write_file_at(root, "inputs.json", inputs.dump(2) + "\n");
 }
 
 }  // namespace fp8lab::experiments::cli
