@@ -21,6 +21,7 @@
 #include "recipes/recipe_text.hpp"
 #include "recipes/run_source.hpp"
 #include "recipes/runs_as.hpp"
+#include "recipes/unmatched_keep.hpp"
 #include "sim/format.hpp"
 
 namespace fp8lab::python {
@@ -239,6 +240,27 @@ PyObject* recipe_keep_high_precision(PyObject*, PyObject* args) {
   }
 }
 
+// recipe_unmatched_keep_patterns(recipe, linears) -> list[str]: the keep_high_precision patterns
+// that match none of these Linear names (recipes::unmatched_keep_patterns, the rule the C++
+// convert_model warns by), for the Python convert_model's warning.
+PyObject* recipe_unmatched_keep_patterns(PyObject*, PyObject* args) {
+  const char* text = nullptr;
+  PyObject* list = nullptr;
+  if (!PyArg_ParseTuple(args, "sO:recipe_unmatched_keep_patterns", &text, &list)) return nullptr;
+  std::vector<std::string> linears;
+  if (!string_list(list, "linears", linears)) return nullptr;
+  try {
+    const auto unmatched = recipes::unmatched_keep_patterns(*parsed_recipe(text), linears);
+    PyObject* out = PyList_New(static_cast<Py_ssize_t>(unmatched.size()));
+    for (std::size_t i = 0; out != nullptr && i < unmatched.size(); ++i) {
+      PyList_SET_ITEM(out, static_cast<Py_ssize_t>(i), PyUnicode_FromString(unmatched[i].c_str()));
+    }
+    return out;
+  } catch (const std::exception& e) {
+    return value_error(e);
+  }
+}
+
 PyMethodDef methods[] = {
     {"plan", plan, METH_VARARGS,
      "plan(recipe, operand, gemm) -> dict: how the recipe quantizes that operand of that GEMM "
@@ -261,6 +283,9 @@ PyMethodDef methods[] = {
     {"recipe_keep_high_precision", recipe_keep_high_precision, METH_VARARGS,
      "recipe_keep_high_precision(recipe, layers, fprop, dgrad, wgrad) -> str: the recipe text "
      "with these regexes added to keep_high_precision."},
+    {"recipe_unmatched_keep_patterns", recipe_unmatched_keep_patterns, METH_VARARGS,
+     "recipe_unmatched_keep_patterns(recipe, linears) -> list[str]: the keep_high_precision "
+     "patterns that match none of these Linear names (each once)."},
     {"quantize_stats", quantize_stats, METH_VARARGS,
      "quantize_stats(x, rows, cols, recipe, operand, gemm, scale=None) -> dict: what one quantize "
      "of x (a contiguous float32 buffer) measures, OperandStats' fields "

@@ -11,13 +11,18 @@ tree (the C++ one walks torch::nn::Module and cannot see a Python model):
   4. module_filter(module, name), when given (else the recipe's module_filter_func, from
      Recipe.ao): skip where it returns False (accelerate's module_filter_func and torchao's
      module_filter_fn take (module, fqn)).
+A keep_high_precision pattern that matches none of the model's Linears keeps nothing: a
+UserWarning says so (recipes::unmatched_keep_patterns, the rule of the C++ convert_model's
+warning), once per pattern and model under Python's default warning filter.
 """
 
 import re
+import warnings
 from typing import Callable, Optional
 
 import torch
 
+from fp8lab import _C
 from fp8lab.linear import Linear
 from fp8lab.recipe import Recipe
 
@@ -42,6 +47,11 @@ def convert_model(
     rule = recipe._info["module_filter"]
     linears = [n for n, m in model.named_modules() if type(m) is torch.nn.Linear]
     first_last = {linears[0], linears[-1]} if linears and rule["skip_first_last_linear"] else set()
+    if linears:
+        for pattern in _C.recipe_unmatched_keep_patterns(recipe.text, linears):
+            warnings.warn(f"keep_high_precision pattern '{pattern}' matches none of the model's "
+                          f"{len(linears)} Linears (the first is '{linears[0]}'); it keeps "
+                          "nothing in high precision", UserWarning, stacklevel=2)
     skip_globs = [_glob(p) for p in rule["skip_names"]]
     converted: list[str] = []
 

@@ -2,6 +2,7 @@
 the module filter, and training through the ops (exact where the operands are exact in FP8)."""
 
 import pathlib
+import warnings
 
 import pytest
 import torch
@@ -65,6 +66,24 @@ def test_keep_high_precision_by_layer():
     assert m[0]._runs_fp8 == {"fprop": False, "dgrad": False, "wgrad": False}
     assert m[2]._runs_fp8 == {"fprop": True, "dgrad": True, "wgrad": False}
 
+
+def test_keep_pattern_matching_no_linear_warns_and_keeps_nothing():
+    # 'blocks\.0' names no Linear of this model (its Linears are '0' and '2'): converted anyway,
+    # with a warning naming the pattern; the pattern that matches ('2') gives no warning.
+    recipe = fp8lab.Recipe("{scaling: current, keep_high_precision: {layers: ['blocks\\.0'], "
+                           "wgrad: ['2']}}")
+    m = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU(), torch.nn.Linear(16, 16))
+    with pytest.warns(UserWarning) as caught:
+        assert fp8lab.convert_model(m, recipe) == ["0", "2"]
+    messages = [str(w.message) for w in caught]
+    assert messages == ["keep_high_precision pattern 'blocks\\.0' matches none of the model's 2 "
+                        "Linears (the first is '0'); it keeps nothing in high precision"]
+    assert m[0]._runs_fp8 == {"fprop": True, "dgrad": True, "wgrad": True}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fp8lab.convert_model(torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU(),
+                                                 torch.nn.Linear(16, 16)),
+                             "{scaling: current, keep_high_precision: {wgrad: ['2']}}")
 
 def test_gemms_kept_in_high_precision_run_sims_high_precision_gemm(gen):
     # override_linear_precision (False, True, True): fprop in FP8, dgrad and wgrad through
