@@ -5,8 +5,6 @@
 // and `fp8lab report DIR` merges the shards' records.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -28,20 +26,12 @@ using testing::run_to_end;
 }  // namespace
 
 TEST_CASE("a 2-shard array sweep on Slurm records what one process records", "[slurm]") {
-  const auto dir = fs::temp_directory_path() / ("fp8lab-slurm-array-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const auto dir = testing::mlp_sweep_directory("slurm-array");
   const auto sweep = (dir / "sweep.yaml").string();
-  testing::write_mlp_sweep(sweep);
   const auto on_slurm = dir / "slurm-out", here = dir / "one-process";
 
-  const auto submit = run_command({FP8LAB_EXECUTABLE, "sweep", sweep, "--out", on_slurm.string(),
-                                   "--steps", "20", "--slurm", "--shards", "2"},
-                                  dir / "submit.log");
-  INFO(submit.output);
-  REQUIRE(submit.status == 0);
-  const auto job = testing::submitted_job(submit.output);
-  REQUIRE(!job.empty());
+  const auto submit = testing::submit_two_shards(dir, on_slurm, 20);
+  const auto& job = submit.job;
   CHECK_THAT(submit.output, Catch::Contains(" report " + on_slurm.string()));
   const auto script = read_text(on_slurm / "slurm" / "sweep.sbatch");
   CHECK_THAT(script, Catch::Contains("#SBATCH --array=0-1\n"));

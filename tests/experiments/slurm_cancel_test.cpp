@@ -5,8 +5,6 @@
 // and baseline ends with one finished record, and only the cancelled runs started a second time.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -49,22 +47,11 @@ std::string fp8_run_in_flight(const fs::path& out, const std::string& shard) {
 
 TEST_CASE("an array task cancelled mid-run and resubmitted loses nothing and repeats nothing",
           "[slurm]") {
-  const auto dir = fs::temp_directory_path() /
-                   ("fp8lab-slurm-cancel-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const auto sweep = (dir / "sweep.yaml").string();
-  testing::write_mlp_sweep(sweep);
+  const auto dir = testing::mlp_sweep_directory("slurm-cancel");
   const auto out = dir / "out";
   const ResultsDirectory results(out);
 
-  const auto submit = run_command({FP8LAB_EXECUTABLE, "sweep", sweep, "--out", out.string(),
-                                   "--steps", "1000", "--slurm", "--shards", "2"},
-                                  dir / "submit.log");
-  INFO(submit.output);
-  REQUIRE(submit.status == 0);
-  const auto job = testing::submitted_job(submit.output);
-  REQUIRE(!job.empty());
+  const auto job = testing::submit_two_shards(dir, out, 1000).job;
 
   // Task 1 is cancelled while it trains one of its FP8 runs (its baselines are done by then).
   std::string cancelled_run;

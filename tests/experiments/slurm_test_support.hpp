@@ -1,9 +1,11 @@
 // What the slurm tests share: Slurm's own commands (sbatch, squeue, scancel, found on PATH) and
-// fp8lab run to their end with their output, the job id `fp8lab sweep --slurm` printed, and waiting
+// fp8lab run to their end with their output, a sweep submitted in two shards, the job id `fp8lab sweep --slurm` printed, and waiting
 // until a job has left the queue. The cluster is scripts/slurm-up's (slurm_test_main.cpp).
 #pragma once
 
 #include <catch2/catch.hpp>
+
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -76,6 +78,36 @@ inline bool wait_for_job(const std::string& id, const std::filesystem::path& log
 inline void write_mlp_sweep(const std::filesystem::path& file) {
   std::ofstream(file) << "method: grid\nworkloads: [mlp]\nseeds: [0, 1]\nparameters:\n"
                          "  fp8_format: {values: [HYBRID, E4M3]}\n";
+}
+
+// A new empty directory temp/fp8lab-NAME-PID holding write_mlp_sweep's file as sweep.yaml.
+inline std::filesystem::path mlp_sweep_directory(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("fp8lab-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  write_mlp_sweep(dir / "sweep.yaml");
+  return dir;
+}
+
+struct Submission {
+  std::string output;  // fp8lab's, for the test's own checks
+  std::string job;     // the array job's id
+};
+
+// `fp8lab sweep DIR/sweep.yaml --out OUT --steps STEPS --slurm --shards 2`, its output in
+// DIR/submit.log; requires exit 0 and a printed job id (the output is shown where not).
+inline Submission submit_two_shards(const std::filesystem::path& dir,
+                                    const std::filesystem::path& out, int steps) {
+  const auto submit =
+      run_command({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out", out.string(),
+                   "--steps", std::to_string(steps), "--slurm", "--shards", "2"},
+                  dir / "submit.log");
+  INFO(submit.output);
+  REQUIRE(submit.status == 0);
+  Submission result{submit.output, submitted_job(submit.output)};
+  REQUIRE(!result.job.empty());
+  return result;
 }
 
 }  // namespace fp8lab::testing
