@@ -43,31 +43,22 @@ FP8LAB_HD inline float bits_float(std::uint32_t bits) {
 #endif
 }
 
-// One correctly rounded fp32 multiply. Spelled out so that no compiler setting can contract it
-// into an FMA with a neighbouring add (STYLE.md §7).
-FP8LAB_HD inline float mul_rn(float a, float b) {
+// The correctly rounded IEEE operations of the kernels, one list so that each is spelt once. On
+// the device each is its _rn intrinsic, so that no compiler setting can contract it into an FMA
+// with a neighbouring add or replace a division by an approximation (STYLE.md §7); on the host,
+// the plain operator (-ffp-contract=off, cmake/fp8lab_options.cmake).
 #if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
+#define FP8LAB_RN_OPERATION(name, type, intrinsic, op) \
+  FP8LAB_HD inline type name(type a, type b) { return intrinsic(a, b); }
 #else
-  return a * b;  // host: -ffp-contract=off (cmake/fp8lab_options.cmake)
+#define FP8LAB_RN_OPERATION(name, type, intrinsic, op) \
+  FP8LAB_HD inline type name(type a, type b) { return a op b; }
 #endif
-}
-
-FP8LAB_HD inline float add_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-
-FP8LAB_HD inline float div_rn(float a, float b) {  // IEEE division, never an approximation
-#if defined(__CUDA_ARCH__)
-  return __fdiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
+FP8LAB_RN_OPERATION(mul_rn, float, __fmul_rn, *)
+FP8LAB_RN_OPERATION(add_rn, float, __fadd_rn, +)
+FP8LAB_RN_OPERATION(div_rn, float, __fdiv_rn, /)
+FP8LAB_RN_OPERATION(dadd_rn, double, __dadd_rn, +)
+#undef FP8LAB_RN_OPERATION
 
 FP8LAB_HD inline float fma_rn(float a, float b, float c) {
 #if defined(__CUDA_ARCH__)

@@ -41,19 +41,25 @@ struct QuantizeStats {
   void merge(const QuantizeStats& other);
 };
 
+// The bulk quantizers' signatures, declared once: the fast paths below and their definitions in
+// reference:: (tests compare them byte for byte) are functions of these types.
+//
 // fp32 input, round-to-nearest-even. out.size() must equal x.size() and format must be E4M3 or
 // E5M2, else std::invalid_argument names the mismatch.
-QuantizeStats quantize(std::span<const float> x, float scale, Format format, Overflow mode,
-                       std::span<std::uint8_t> out);
+using QuantizeFp32 = QuantizeStats(std::span<const float> x, float scale, Format format,
+                                   Overflow mode, std::span<std::uint8_t> out);
 // bf16 input (raw bits), through its exact fp32 value.
-QuantizeStats quantize_bf16(std::span<const std::uint16_t> x, float scale, Format format,
-                            Overflow mode, std::span<std::uint8_t> out);
-
+using QuantizeBf16 = QuantizeStats(std::span<const std::uint16_t> x, float scale, Format format,
+                                   Overflow mode, std::span<std::uint8_t> out);
 // Stochastic rounding: element i uses the random word philox(seed, stream, first_index + i), see
 // sim/rng.hpp, so a tensor split into parts (or into GPU threads) draws the same bits.
-QuantizeStats quantize_stochastic(std::span<const float> x, float scale, Format format,
-                                  Overflow mode, std::uint64_t seed, std::uint64_t stream,
-                                  std::uint64_t first_index, std::span<std::uint8_t> out);
+using QuantizeStochastic = QuantizeStats(std::span<const float> x, float scale, Format format,
+                                         Overflow mode, std::uint64_t seed, std::uint64_t stream,
+                                         std::uint64_t first_index, std::span<std::uint8_t> out);
+
+QuantizeFp32 quantize;
+QuantizeBf16 quantize_bf16;
+QuantizeStochastic quantize_stochastic;
 
 // max |x| over non-NaN elements (amax_update), 0 for an empty or all-NaN span.
 float amax(std::span<const float> x);
@@ -66,13 +72,9 @@ const char* bulk_target_name();
 // The definition of every function above: one loop over the scalar casts of sim/cast.hpp per
 // element, no vectorization. The bulk paths are tested byte for byte against these.
 namespace reference {
-QuantizeStats quantize(std::span<const float> x, float scale, Format format, Overflow mode,
-                       std::span<std::uint8_t> out);
-QuantizeStats quantize_bf16(std::span<const std::uint16_t> x, float scale, Format format,
-                            Overflow mode, std::span<std::uint8_t> out);
-QuantizeStats quantize_stochastic(std::span<const float> x, float scale, Format format,
-                                  Overflow mode, std::uint64_t seed, std::uint64_t stream,
-                                  std::uint64_t first_index, std::span<std::uint8_t> out);
+QuantizeFp32 quantize;
+QuantizeBf16 quantize_bf16;
+QuantizeStochastic quantize_stochastic;
 }  // namespace reference
 
 }  // namespace fp8lab::sim

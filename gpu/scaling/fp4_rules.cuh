@@ -189,14 +189,6 @@ FP8LAB_HD inline float rz_fp32(std::int64_t sum, int exponent) {
 #endif
 }
 
-FP8LAB_HD inline double dadd_rn(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-
 FP8LAB_HD inline void rht_chunk_bf16(const float* x, std::uint32_t sign_mask, float* y) {
   constexpr int kFractionBits = 25, kZeroExponent = -133;
   float in[kRhtSize];
