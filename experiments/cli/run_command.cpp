@@ -303,8 +303,7 @@ void add_run_command(CLI::App& app) {
   command->add_option("--out", a->out, "output directory")
       ->check(output_directory())
       ->capture_default_str();
-  command->add_option("--steps", a->steps, "override the workload's number of steps")
-      ->check(whole_number_at_least(1));
+  add_steps_option(*command, a->steps, "override the workload's number of steps");
   add_baseline_precision_option(*command, a->high_precision)->capture_default_str();
   auto* job =
       command->add_option("--job", a->job_file, "(used by fp8lab sweep) the job file of --run-id");
@@ -332,10 +331,7 @@ void add_run_command(CLI::App& app) {
                        recipes::kDefaultNullNoise + ")")
       ->needs(null_run);
   add_backend_option(*command, a->backend);
-  command
-      ->add_option("--shadow-every", a->shadow_every,
-                   "replay every N-th step through sim and count mismatches (0: off)")
-      ->check(whole_number_at_least(0));
+  add_shadow_every_option(*command, a->shadow_every, "");
   command
       ->add_option("--layer-stats-every", a->layer_stats_every,
                    "per-layer statistics into the run's Parquet sidecar every N-th step "

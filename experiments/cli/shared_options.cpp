@@ -24,4 +24,16 @@ CLI::Option* add_threads_option(CLI::App& command, int& threads, const std::stri
                                    "threads per run; above the core count they share cores"));
 }
 
+CLI::Option* add_steps_option(CLI::App& command, std::int64_t& steps, const std::string& help) {
+  return command.add_option("--steps", steps, help)->check(whole_number_at_least(1));
+}
+
+CLI::Option* add_shadow_every_option(CLI::App& command, std::int64_t& every,
+                                     const std::string& more_help) {
+  return command
+      .add_option("--shadow-every", every,
+                  "replay every N-th step through sim and count mismatches (0: off)" + more_help)
+      ->check(whole_number_at_least(0));
+}
+
 }  // namespace fp8lab::experiments::cli

@@ -219,18 +219,13 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--shard", a->shard,
                       "i/n: run only the distinct runs whose index is i modulo n (0 <= i < n)");
   command->add_flag("--dry-run", a->dry_run, "print the expansion and run nothing");
-  command->add_option("--steps", a->steps, "override every workload's number of steps")
-      ->check(whole_number_at_least(1));
+  add_steps_option(*command, a->steps, "override every workload's number of steps");
   add_baseline_precision_option(*command, a->high_precision);
   list_option(command->add_option(
       "--heatmap-axes", a->heatmap_axes,
       "two recipe fields for the report's heatmap (default: the two most varied)"));
   add_backend_option(*command, a->backend);
-  command
-      ->add_option("--shadow-every", a->shadow_every,
-                   "replay every N-th step through sim and count mismatches (0: off); exit 1 "
-                   "unless every run record has 0")
-      ->check(whole_number_at_least(0));
+  add_shadow_every_option(*command, a->shadow_every, "; exit 1 unless every run record has 0");
   auto* slurm = command->add_flag(
       "--slurm", a->slurm,
       "submit the sweep as a Slurm array job, one task per shard, each running its shard with "

@@ -157,6 +157,37 @@ at::Tensor with_injected_nan(const at::Tensor& t) {
   return poisoned;
 }
 
+// One backward GEMM (dgrad: dy x W into dx; wgrad: dy x x into dW): its what-if rows of dy, its
+// output, and its call, quantized (dy now, `other` from forward's FP8 copy), with the per-step
+// null's noise, or in high precision. `held` keeps the operands the call points to alive.
+struct BackwardOperands {
+  std::optional<QuantizedOperand> dy_quantized;
+  at::Tensor dy_noisy, other_noisy;
+};
+void add_backward_gemm(const LinearExecution& e, Gemm role, const at::Tensor& dy,
+                       Operand other_operand, const at::Tensor& other,
+                       const std::optional<QuantizedOperand>& other_quantized,
+                       const at::Tensor& out_like, at::Tensor& out, BackwardOperands& held,
+                       std::vector<GemmCall>& gemms) {
+  what_if_operand(e, Operand::kGradOutput, role, dy);
+  out = at::empty_like(out_like);
+  if (e.state && e.quantized[role_index(role)]) {
+    if (!other_quantized) {
+      std::string what = "Fp8Linear: no FP8 copy of ";
+      throw std::logic_error(what.append(name(other_operand)).append(" for ").append(name(role)));
+    }
+    held.dy_quantized = quantize_operand(e, Operand::kGradOutput, role, dy);
+    gemms.push_back({role, &*held.dy_quantized, &*other_quantized, &dy, &other, &out});
+  } else if (e.noise) {
+    held.dy_noisy = with_noise(e, Operand::kGradOutput, role, dy);
+    held.other_noisy = with_noise(e, other_operand, role, other);
+    gemms.push_back({role, nullptr, nullptr, &held.dy_noisy, &held.other_noisy, &out});
+  } else {
+    gemms.push_back({role, nullptr, nullptr, &dy, &other, &out});
+  }
+  check_operands(e, gemms.back());
+}
+
 // What forward leaves for backward besides the saved tensors: the execution and the operands
 // quantized in forward with the forward scales (TE keeps them, te-accelerate.md §2.5 step 3).
 struct SavedLinear : torch::CustomClassHolder {
@@ -220,43 +251,16 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     // dgrad and wgrad: operands quantized (and watched and measured) in the order dgrad, wgrad,
     // then both GEMMs as one parallel region; their counts follow in the same order.
     at::Tensor dx, dw, db;
-    std::optional<QuantizedOperand> qdy_dgrad, qdy_wgrad;
-    // The per-step null's noisy operands of the high-precision GEMMs (kept alive for the calls).
-    at::Tensor noisy_dy_dgrad, noisy_w_dgrad, noisy_dy_wgrad, noisy_x_wgrad;
+    BackwardOperands dgrad_operands, wgrad_operands;
     std::vector<GemmCall> gemms;
     gemms.reserve(2);
     if (ctx->needs_input_grad(0)) {
-      what_if_operand(e, Operand::kGradOutput, Gemm::kDgrad, dy);
-      dx = at::empty_like(x);
-      if (e.state && e.quantized[role_index(Gemm::kDgrad)]) {
-        if (!saved.weight_for_dgrad)
-          throw std::logic_error("Fp8Linear: no FP8 copy of W for dgrad");
-        qdy_dgrad = quantize_operand(e, Operand::kGradOutput, Gemm::kDgrad, dy);
-        gemms.push_back({Gemm::kDgrad, &*qdy_dgrad, &*saved.weight_for_dgrad, &dy, &weight, &dx});
-      } else if (e.noise) {
-        noisy_dy_dgrad = with_noise(e, Operand::kGradOutput, Gemm::kDgrad, dy);
-        noisy_w_dgrad = with_noise(e, Operand::kWeight, Gemm::kDgrad, weight);
-        gemms.push_back({Gemm::kDgrad, nullptr, nullptr, &noisy_dy_dgrad, &noisy_w_dgrad, &dx});
-      } else {
-        gemms.push_back({Gemm::kDgrad, nullptr, nullptr, &dy, &weight, &dx});
-      }
-      check_operands(e, gemms.back());
+      add_backward_gemm(e, Gemm::kDgrad, dy, Operand::kWeight, weight, saved.weight_for_dgrad, x,
+                        dx, dgrad_operands, gemms);
     }
     if (ctx->needs_input_grad(1)) {
-      what_if_operand(e, Operand::kGradOutput, Gemm::kWgrad, dy);
-      dw = at::empty_like(weight);
-      if (e.state && e.quantized[role_index(Gemm::kWgrad)]) {
-        if (!saved.input_for_wgrad) throw std::logic_error("Fp8Linear: no FP8 copy of x for wgrad");
-        qdy_wgrad = quantize_operand(e, Operand::kGradOutput, Gemm::kWgrad, dy);
-        gemms.push_back({Gemm::kWgrad, &*qdy_wgrad, &*saved.input_for_wgrad, &dy, &x, &dw});
-      } else if (e.noise) {
-        noisy_dy_wgrad = with_noise(e, Operand::kGradOutput, Gemm::kWgrad, dy);
-        noisy_x_wgrad = with_noise(e, Operand::kInput, Gemm::kWgrad, x);
-        gemms.push_back({Gemm::kWgrad, nullptr, nullptr, &noisy_dy_wgrad, &noisy_x_wgrad, &dw});
-      } else {
-        gemms.push_back({Gemm::kWgrad, nullptr, nullptr, &dy, &x, &dw});
-      }
-      check_operands(e, gemms.back());
+      add_backward_gemm(e, Gemm::kWgrad, dy, Operand::kInput, x, saved.input_for_wgrad, weight, dw,
+                        wgrad_operands, gemms);
     }
     std::vector<LinearBackend::Call> calls;
     for (GemmCall& g : gemms) {

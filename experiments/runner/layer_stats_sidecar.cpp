@@ -5,12 +5,12 @@
 #include <arrow/api.h>
 #include <arrow/io/file.h>
 #include <arrow/io/memory.h>
+#include <arrow/type_traits.h>
 #include <fcntl.h>
 #include <parquet/arrow/reader.h>
 #include <parquet/arrow/writer.h>
 #include <parquet/properties.h>
 
-#include <array>
 #include <stdexcept>
 #include <utility>
 
@@ -26,32 +26,28 @@ struct Column {
   T LayerStatsRow::*member;
 };
 
-constexpr std::array<Column<std::string>, 5> kStringColumns{{
-    {"layer", &LayerStatsRow::layer},
-    {"tensor", &LayerStatsRow::tensor},
-    {"gemm", &LayerStatsRow::gemm},
-    {"copy", &LayerStatsRow::copy},
-    {"recipe", &LayerStatsRow::recipe},
-}};
-constexpr std::array<Column<std::int64_t>, 6> kIntColumns{{
-    {"step", &LayerStatsRow::step},
-    {"quantizations", &LayerStatsRow::quantizations},
-    {"count", &LayerStatsRow::count},
-    {"underflowed", &LayerStatsRow::underflowed},
-    {"saturated", &LayerStatsRow::saturated},
-    {"nan", &LayerStatsRow::nan},
-}};
-constexpr std::array<Column<double>, 9> kDoubleColumns{{
-    {"underflow_pct", &LayerStatsRow::underflow_pct},
-    {"overflow_pct", &LayerStatsRow::overflow_pct},
-    {"sqnr_db", &LayerStatsRow::sqnr_db},
-    {"mse", &LayerStatsRow::mse},
-    {"amax", &LayerStatsRow::amax},
-    {"scale_inv_min", &LayerStatsRow::scale_inv_min},
-    {"scale_inv_max", &LayerStatsRow::scale_inv_max},
-    {"max_block_dynamic_range_log2", &LayerStatsRow::max_block_dynamic_range_log2},
-    {"kurtosis", &LayerStatsRow::kurtosis},
-}};
+// The sidecar's columns by C++ type, in the file's order (int64, then string, then double). Each
+// is written once: its Parquet name is its LayerStatsRow member's name.
+#define FP8LAB_COLUMN(member) \
+  { #member, &LayerStatsRow::member }
+constexpr Column<std::int64_t> kIntColumns[] = {
+    FP8LAB_COLUMN(step),        FP8LAB_COLUMN(quantizations), FP8LAB_COLUMN(count),
+    FP8LAB_COLUMN(underflowed), FP8LAB_COLUMN(saturated),     FP8LAB_COLUMN(nan)};
+constexpr Column<std::string> kStringColumns[] = {FP8LAB_COLUMN(layer), FP8LAB_COLUMN(tensor),
+                                                  FP8LAB_COLUMN(gemm), FP8LAB_COLUMN(copy),
+                                                  FP8LAB_COLUMN(recipe)};
+constexpr Column<double> kDoubleColumns[] = {
+    FP8LAB_COLUMN(underflow_pct), FP8LAB_COLUMN(overflow_pct),
+    FP8LAB_COLUMN(sqnr_db),       FP8LAB_COLUMN(mse),
+    FP8LAB_COLUMN(amax),          FP8LAB_COLUMN(scale_inv_min),
+    FP8LAB_COLUMN(scale_inv_max), FP8LAB_COLUMN(max_block_dynamic_range_log2),
+    FP8LAB_COLUMN(kurtosis)};
+#undef FP8LAB_COLUMN
+
+// How a column of C++ type T is stored: Arrow's own traits (int64, utf8, float64) give its type,
+// builder and array.
+template <typename T>
+using ArrowOf = arrow::CTypeTraits<T>;
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
   // Appends, not a "literal" + string chain: GCC 12 warns falsely (-Wrestrict) on the latter.
@@ -69,14 +65,19 @@ T take(arrow::Result<T> result, const std::filesystem::path& path, const char* d
   return std::move(result).ValueUnsafe();
 }
 
-// One column of `rows` as an Arrow array, with the builder for its type.
-template <typename Builder, typename T>
-std::shared_ptr<arrow::Array> build(const std::vector<LayerStatsRow>& rows,
-                                    T LayerStatsRow::*member, const std::filesystem::path& path) {
-  Builder builder;
-  check(builder.Reserve(static_cast<std::int64_t>(rows.size())), path, "reserving a column");
-  for (const auto& row : rows) check(builder.Append(row.*member), path, "appending a value");
-  return take(builder.Finish(), path, "finishing a column");
+// The columns of one C++ type: their fields and their Arrow arrays of `rows`, appended.
+template <typename T, std::size_t N>
+void add_columns(const Column<T> (&columns)[N], const std::vector<LayerStatsRow>& rows,
+                 const std::filesystem::path& path,
+                 std::vector<std::shared_ptr<arrow::Field>>& fields,
+                 std::vector<std::shared_ptr<arrow::Array>>& arrays) {
+  for (const auto& c : columns) {
+    fields.push_back(arrow::field(c.name, ArrowOf<T>::type_singleton(), /*nullable=*/false));
+    typename ArrowOf<T>::BuilderType builder;
+    check(builder.Reserve(static_cast<std::int64_t>(rows.size())), path, "reserving a column");
+    for (const auto& row : rows) check(builder.Append(row.*c.member), path, "appending a value");
+    arrays.push_back(take(builder.Finish(), path, "finishing a column"));
+  }
 }
 
 // The column `name` of `table` as one array of type ArrayType, or a clear error.
@@ -95,6 +96,19 @@ std::shared_ptr<ArrayType> column(const arrow::Table& table, const char* name,
   return std::static_pointer_cast<ArrayType>(combined);
 }
 
+// The columns of one C++ type of `table` into `rows` (sized to the table's rows).
+template <typename T, std::size_t N>
+void read_columns(const Column<T> (&columns)[N], const arrow::Table& table,
+                  const std::filesystem::path& path, std::vector<LayerStatsRow>& rows) {
+  for (const auto& c : columns) {
+    const auto values =
+        column<typename ArrowOf<T>::ArrayType>(table, c.name, ArrowOf<T>::type_singleton(), path);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      rows[i].*c.member = T(values->GetView(static_cast<std::int64_t>(i)));
+    }
+  }
+}
+
 }  // namespace
 
 std::filesystem::path layer_stats_relative_path(const std::string& run_id) {
@@ -106,18 +120,9 @@ std::string layer_stats_parquet(const std::vector<LayerStatsRow>& rows,
                                 const std::filesystem::path& path) {
   std::vector<std::shared_ptr<arrow::Field>> fields;
   std::vector<std::shared_ptr<arrow::Array>> arrays;
-  for (const auto& c : kIntColumns) {
-    fields.push_back(arrow::field(c.name, arrow::int64(), /*nullable=*/false));
-    arrays.push_back(build<arrow::Int64Builder>(rows, c.member, path));
-  }
-  for (const auto& c : kStringColumns) {
-    fields.push_back(arrow::field(c.name, arrow::utf8(), false));
-    arrays.push_back(build<arrow::StringBuilder>(rows, c.member, path));
-  }
-  for (const auto& c : kDoubleColumns) {
-    fields.push_back(arrow::field(c.name, arrow::float64(), false));
-    arrays.push_back(build<arrow::DoubleBuilder>(rows, c.member, path));
-  }
+  add_columns(kIntColumns, rows, path, fields, arrays);
+  add_columns(kStringColumns, rows, path, fields, arrays);
+  add_columns(kDoubleColumns, rows, path, fields, arrays);
   const auto table =
       arrow::Table::Make(arrow::schema(fields), arrays, static_cast<std::int64_t>(rows.size()));
   // Into memory, then to disk through the one atomic writer of results files.
@@ -149,24 +154,9 @@ std::vector<LayerStatsRow> read_layer_stats(const std::filesystem::path& path) {
                      "not a Parquet file");
   const auto table = take(reader->ReadTable(), path, "reading");
   std::vector<LayerStatsRow> rows(static_cast<std::size_t>(table->num_rows()));
-  for (const auto& c : kIntColumns) {
-    const auto values = column<arrow::Int64Array>(*table, c.name, arrow::int64(), path);
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      rows[i].*c.member = values->Value(static_cast<std::int64_t>(i));
-    }
-  }
-  for (const auto& c : kStringColumns) {
-    const auto values = column<arrow::StringArray>(*table, c.name, arrow::utf8(), path);
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      rows[i].*c.member = values->GetString(static_cast<std::int64_t>(i));
-    }
-  }
-  for (const auto& c : kDoubleColumns) {
-    const auto values = column<arrow::DoubleArray>(*table, c.name, arrow::float64(), path);
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      rows[i].*c.member = values->Value(static_cast<std::int64_t>(i));
-    }
-  }
+  read_columns(kIntColumns, *table, path, rows);
+  read_columns(kStringColumns, *table, path, rows);
+  read_columns(kDoubleColumns, *table, path, rows);
   return rows;
 }
 
