@@ -81,16 +81,19 @@ std::vector<AccumulationRow> measure_accumulation(const AccumulationOptions& opt
 }
 
 std::string format_accumulation_table(const std::vector<AccumulationRow>& rows) {
-  std::string out;
-  append_line(out, "%-16s %6s %-13s %13s %13s %13s %13s\n", "inputs", "K", "accumulation",
-              "max rel exact", "frob exact", "max rel fp64", "frob fp64");
-  for (const auto& r : rows) {
-    append_line(out, "%-16s %6lld %-13s %12.4f%% %12.4f%% %12.4f%% %12.4f%%\n",
-                to_string(r.distribution), static_cast<long long>(r.k), r.model.c_str(),
-                100 * r.max_rel_vs_exact, 100 * r.frob_vs_exact, 100 * r.max_rel_vs_fp64,
-                100 * r.frob_vs_fp64);
-  }
-  return out;
+  using R = AccumulationRow;
+  const auto percent = [](double R::*member) {
+    return [member](const R& r) { return printed("%.4f%%", 100 * r.*member); };
+  };
+  return text_table<R>(
+      {{-16, "inputs", [](const R& r) { return std::string(to_string(r.distribution)); }},
+       {6, "K", [](const R& r) { return printed("%lld", static_cast<long long>(r.k)); }},
+       {-13, "accumulation", [](const R& r) { return r.model; }},
+       {13, "max rel exact", percent(&R::max_rel_vs_exact)},
+       {13, "frob exact", percent(&R::frob_vs_exact)},
+       {13, "max rel fp64", percent(&R::max_rel_vs_fp64)},
+       {13, "frob fp64", percent(&R::frob_vs_fp64)}},
+      rows);
 }
 
 }  // namespace fp8lab::experiments::literature

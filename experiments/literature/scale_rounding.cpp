@@ -88,20 +88,27 @@ std::vector<ScaleRoundingRow> measure_scale_rounding(const ScaleRoundingOptions&
 }
 
 std::string format_scale_rounding_table(const std::vector<ScaleRoundingRow>& rows) {
-  std::string out;
-  append_line(out, "%-16s %-6s %7s %16s %16s %11s %11s\n", "inputs", "mode", "blocks",
-              "clipped blocks", "blocks > 6.25%", "worst loss", "mean loss");
-  for (const auto& r : rows) {
-    const double n = r.blocks > 0 ? static_cast<double>(r.blocks) : 1.0;
-    append_line(out,
-                "%-16s %-6s %7lld %7lld (%5.1f%%) %7lld (%5.1f%%) %10.3f%% "
-                "%10.3f%%\n",
-                to_string(r.distribution), r.mode.c_str(), static_cast<long long>(r.blocks),
-                static_cast<long long>(r.clipped), 100.0 * static_cast<double>(r.clipped) / n,
-                static_cast<long long>(r.over_half_step),
-                100.0 * static_cast<double>(r.over_half_step) / n, 100 * r.worst_loss,
-                100 * r.mean_loss);
-  }
+  using R = ScaleRoundingRow;
+  // A count of blocks with its share of the row's blocks.
+  const auto share = [](std::int64_t R::*member) {
+    return [member](const R& r) {
+      const double n = r.blocks > 0 ? static_cast<double>(r.blocks) : 1.0;
+      return printed("%7lld (%5.1f%%)", static_cast<long long>(r.*member),
+                     100.0 * static_cast<double>(r.*member) / n);
+    };
+  };
+  const auto percent = [](double R::*member) {
+    return [member](const R& r) { return printed("%.3f%%", 100 * r.*member); };
+  };
+  std::string out = text_table<R>(
+      {{-16, "inputs", [](const R& r) { return std::string(to_string(r.distribution)); }},
+       {-6, "mode", [](const R& r) { return r.mode; }},
+       {7, "blocks", [](const R& r) { return printed("%lld", static_cast<long long>(r.blocks)); }},
+       {16, "clipped blocks", share(&R::clipped)},
+       {16, "blocks > 6.25%", share(&R::over_half_step)},
+       {11, "worst loss", percent(&R::worst_loss)},
+       {11, "mean loss", percent(&R::mean_loss)}},
+      rows);
   out += "torchao issue 2035 vector, amax 150 (E4M3):";
   for (const auto& mode : scale_modes()) {
     out += " " + mode + " " + std::to_string(scale_code(150.0f, mode));
