@@ -146,10 +146,10 @@ struct NamedRecipe {
 
 void register_all() {
   // delayed: TE's default (HYBRID, history 1024, max); the others with their scaling's defaults.
-  const NamedRecipe recipes[] = {{"delayed_hybrid", recipe_for(rc::Scaling::delayed)},
-                                 {"current", recipe_for(rc::Scaling::current)},
-                                 {"block", recipe_for(rc::Scaling::block)},
-                                 {"mxfp8", recipe_for(rc::Scaling::mxfp8)}};
+  const NamedRecipe recipes[] = {{"delayed_hybrid", rc::recipe_with_defaults(rc::Scaling::delayed)},
+                                 {"current", rc::recipe_with_defaults(rc::Scaling::current)},
+                                 {"block", rc::recipe_with_defaults(rc::Scaling::block)},
+                                 {"mxfp8", rc::recipe_with_defaults(rc::Scaling::mxfp8)}};
   for (const std::string workload : {"gpt-tiny", "gpt-small"}) {
     for (const NamedRecipe& named : recipes) {
       for (const bool model_on_cuda : {false, true}) {

@@ -14,7 +14,7 @@
 #include "experiments/fp8/autocast.hpp"
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/workloads/registry.hpp"
-#include "recipes/recipe.hpp"
+#include "recipes/default_recipe.hpp"
 
 namespace fp8lab::bench {
 
@@ -83,17 +83,6 @@ inline BackendSeconds backend_seconds(const experiments::TrainableModel& model) 
     for (std::size_t r = 0; r < 3; ++r) s.role[r] += linear.stats.gemm_seconds[r];
   }
   return s;
-}
-
-// A recipe of `scaling` with that scaling's default format, power-of-2 choice and GEMM
-// accumulation (recipes/recipe.hpp), as the benchmarks' rows name them.
-inline recipes::Recipe recipe_for(recipes::Scaling scaling) {
-  recipes::Recipe r;
-  r.scaling = scaling;
-  r.fp8_format = recipes::default_fp8_format(scaling);
-  r.power_2_scales = recipes::default_power_2_scales(scaling);
-  r.gemm = recipes::default_gemm_accumulation(scaling);
-  return r;
 }
 
 }  // namespace fp8lab::bench

@@ -135,7 +135,8 @@ void register_all() {
        {rc::Scaling::delayed, rc::Scaling::current, rc::Scaling::mxfp8, rc::Scaling::block}) {
     benchmark::RegisterBenchmark(("threads/fp8_" + std::string(rc::name(scaling))).c_str(),
                                  [scaling](benchmark::State& s) {
-                                   static const rc::Recipe recipe = recipe_for(scaling);
+                                   static const rc::Recipe recipe =
+                                       rc::recipe_with_defaults(scaling);
                                    run(s, &recipe);
                                  })
         ->Unit(benchmark::kMillisecond);

@@ -126,7 +126,7 @@ void register_all() {
       const std::string name = "train_step/fp8_" + std::string(rc::name(scaling)) +
                                (measure ? "" : "_unlogged");
       benchmark::RegisterBenchmark(name.c_str(), [scaling, measure](benchmark::State& s) {
-        run(s, Arm::fp8, recipe_for(scaling), measure);
+        run(s, Arm::fp8, rc::recipe_with_defaults(scaling), measure);
       })->Unit(benchmark::kMillisecond);
     }
   }

@@ -147,16 +147,14 @@ std::unique_ptr<Workload> make_gpt_workload(const GptOptions& o) {
 
 OptionFields<GptOptions> gpt_option_fields() {
   using O = GptOptions;
-  OptionFields<O> fields{
+  return with_schedule_fields<O>({
       integer_field("context", &O::context, 2, 65536, "tokens per training window"),
       integer_field("d_model", &O::embedding, 1, 65536, "embedding width"),
       integer_field("layers", &O::layers, 1, 1024, "transformer blocks"),
       integer_field("heads", &O::heads, 1, 1024, "attention heads (must divide d_model)"),
       integer_field("batch", &O::batch_size, 1, 1 << 20, "windows per training batch"),
       integer_field("eval_batches", &O::eval_batches, 1, 1 << 20, "batches of the eval set"),
-  };
-  append_fields(fields, &O::schedule, schedule_fields());
-  return fields;
+  });
 }
 
 }  // namespace fp8lab::experiments

@@ -19,15 +19,13 @@ struct GptOptions {
   std::int64_t batch_size = 8;
   std::int64_t eval_batches = 4;
   std::string corpus_directory = "/usr/share/common-licenses";
+  // Every other field is TrainingSchedule's (tokens_per_batch: batch x context, set by the
+  // language-model workload).
   TrainingSchedule schedule{.steps = 60,
-                            .eval_every = 10,
                             .warmup_steps = 5,
                             .learning_rate = 3e-3,
                             .final_lr_fraction = 0.1,
-                            .weight_decay = 0.01,
-                            .beta1 = 0.9,
-                            .beta2 = 0.99,
-                            .tokens_per_batch = 8 * 32};
+                            .weight_decay = 0.01};
 };
 
 GptOptions gpt_tiny_options();   // tests: a few seconds per run

@@ -141,7 +141,7 @@ std::unique_ptr<Workload> make_llama_workload(const LlamaOptions& o) {
 
 OptionFields<LlamaOptions> llama_option_fields() {
   using O = LlamaOptions;
-  OptionFields<O> fields{
+  return with_schedule_fields<O>({
       integer_field("layers", &O::layers, 1, 1024, "transformer blocks"),
       integer_field("d_model", &O::d_model, 2, 65536, "residual stream width"),
       integer_field("heads", &O::heads, 1, 1024,
@@ -159,9 +159,7 @@ OptionFields<LlamaOptions> llama_option_fields() {
                     "the first N channels of each block's normalized inputs are scaled by "
                     "outlier_scale"),
       real_field("outlier_scale", &O::outlier_scale, 1e-6, 1e6, "scale of the outlier channels"),
-  };
-  append_fields(fields, &O::schedule, schedule_fields());
-  return fields;
+  });
 }
 
 }  // namespace fp8lab::experiments

@@ -34,15 +34,15 @@ struct LlamaOptions {
   std::int64_t outlier_channels = 0;
   double outlier_scale = 1.0;
   std::filesystem::path corpus_directory;  // empty: default_bpe_corpus_directory()
+  // Every other field is TrainingSchedule's (tokens_per_batch: batch x context, set by the
+  // language-model workload).
   TrainingSchedule schedule{.steps = 200,
                             .eval_every = 25,
                             .warmup_steps = 20,
                             .learning_rate = 3e-3,
                             .final_lr_fraction = 0.1,
                             .weight_decay = 0.1,
-                            .beta1 = 0.9,
                             .beta2 = 0.95,
-                            .tokens_per_batch = 0,
                             .grad_clip = 1.0};
 };
 

@@ -90,7 +90,7 @@ std::unique_ptr<Workload> make_mlp_workload(const MlpOptions& options) {
 
 OptionFields<MlpOptions> mlp_option_fields() {
   using O = MlpOptions;
-  OptionFields<O> fields{
+  return with_schedule_fields<O>({
       integer_field("inputs", &O::input_features, 1, 65536, "input features"),
       integer_field("hidden", &O::hidden_features, 1, 65536, "hidden width"),
       integer_field("outputs", &O::output_features, 1, 65536, "output features"),
@@ -99,9 +99,7 @@ OptionFields<MlpOptions> mlp_option_fields() {
                     "the first N input features are scaled by outlier_scale"),
       real_field("outlier_scale", &O::outlier_scale, 1e-6, 1e6, "scale of the outlier features"),
       integer_field("eval_batches", &O::eval_batches, 1, 1 << 20, "batches of the eval set"),
-  };
-  append_fields(fields, &O::schedule, schedule_fields());
-  return fields;
+  });
 }
 
 }  // namespace fp8lab::experiments

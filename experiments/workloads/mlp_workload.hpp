@@ -17,15 +17,12 @@ struct MlpOptions {
   std::int64_t outlier_features = 0;  // the first N input features are scaled by outlier_scale
   double outlier_scale = 1.0;
   std::int64_t eval_batches = 4;
+  // Every other field is TrainingSchedule's (tokens_per_batch: batch, set by OptionsWorkload).
   TrainingSchedule schedule{.steps = 200,
                             .eval_every = 20,
                             .warmup_steps = 10,
                             .learning_rate = 2e-3,
-                            .final_lr_fraction = 0.1,
-                            .weight_decay = 0.0,
-                            .beta1 = 0.9,
-                            .beta2 = 0.99,
-                            .tokens_per_batch = 64};
+                            .final_lr_fraction = 0.1};
 };
 
 std::unique_ptr<Workload> make_mlp_workload(const MlpOptions& options);

@@ -185,7 +185,7 @@ std::unique_ptr<Workload> make_residual_mlp_workload(const ResidualMlpOptions& o
 
 OptionFields<ResidualMlpOptions> residual_mlp_option_fields() {
   using O = ResidualMlpOptions;
-  OptionFields<O> fields{
+  return with_schedule_fields<O>({
       integer_field("d", &O::d, 1, 65536, "width of the residual stream"),
       integer_field("depth", &O::depth, 1, 1024, "residual blocks (student and teacher)"),
       choice_field("activation", &O::activation, {"gelu", "swiglu"}, "activation of each block"),
@@ -198,9 +198,7 @@ OptionFields<ResidualMlpOptions> residual_mlp_option_fields() {
                    "part of the model, its Linears converted with the student's"),
       choice_field("norm_bias", &O::norm_bias, {"trained", "frozen"},
                    "the LayerNorm biases: trained, or frozen at 0 (microxcaling's LayerNorm)"),
-  };
-  append_fields(fields, &O::schedule, schedule_fields());
-  return fields;
+  });
 }
 
 }  // namespace fp8lab::experiments

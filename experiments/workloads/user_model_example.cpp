@@ -52,14 +52,13 @@ class SpiralWorkload : public Workload {
     return "example of a user's model: residual MLP classifying a 16-arm spiral";
   }
   TrainingSchedule schedule() const override {
+    // Only what differs from TrainingSchedule's defaults (workload.hpp): AdamW betas (0.9, 0.99),
+    // no weight decay, no gradient clipping.
     return TrainingSchedule{.steps = 100,
                             .eval_every = 20,
                             .warmup_steps = 5,
                             .learning_rate = 3e-3,
                             .final_lr_fraction = 0.1,
-                            .weight_decay = 0.0,
-                            .beta1 = 0.9,
-                            .beta2 = 0.99,
                             .tokens_per_batch = kBatch};
   }
   std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {

@@ -62,9 +62,16 @@ struct TrainingSchedule {
 };
 
 // The schedule's options (steps, eval_every, warmup, lr, final_lr_fraction, weight_decay,
-// grad_clip, beta1, beta2), which every workload with options appends to its own
-// (option_fields.hpp: append_fields).
+// grad_clip, beta1, beta2).
 OptionFields<TrainingSchedule> schedule_fields();
+
+// The option fields of a workload with options: its own, then the schedule's (of its options
+// struct's member `schedule`), so that every workload lists and reads them alike.
+template <class Options>
+OptionFields<Options> with_schedule_fields(OptionFields<Options> own) {
+  append_fields(own, &Options::schedule, schedule_fields());
+  return own;
+}
 
 class Workload {
  public:

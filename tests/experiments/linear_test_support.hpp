@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-#include "recipes/recipe.hpp"
+#include "recipes/default_recipe.hpp"
 
 namespace fp8lab::experiments::test {
 
@@ -58,16 +58,8 @@ inline std::string bitwise_difference(const torch::Tensor& a, const torch::Tenso
   return s.str();
 }
 
-// A recipe of `scaling` with that scaling's default format, power-of-2 rule and GEMM
-// accumulation (recipes/recipe.hpp's default_* functions); every other field as Recipe{}.
-inline recipes::Recipe recipe_with_defaults(recipes::Scaling scaling) {
-  recipes::Recipe r;
-  r.scaling = scaling;
-  r.fp8_format = recipes::default_fp8_format(scaling);
-  r.power_2_scales = recipes::default_power_2_scales(scaling);
-  r.gemm = recipes::default_gemm_accumulation(scaling);
-  return r;
-}
+// A recipe of `scaling` with that scaling's defaults (recipes/default_recipe.hpp).
+using recipes::recipe_with_defaults;
 
 // A recipe whose GEMMs all use the fp32_seq reference accumulation (tests that bound errors).
 inline recipes::Recipe fp32_seq_recipe(recipes::Scaling scaling) {
