@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "recipes/default_recipe.hpp"
 #include "recipes/lowering.hpp"
 #include "recipes/recipe.hpp"
 #include "recipes/unmatched_keep.hpp"
@@ -33,15 +34,6 @@ std::vector<std::string> split(const std::string& text, char sep) {
     if (first != std::string::npos) out.push_back(item.substr(first));
   }
   return out;
-}
-
-Recipe with_defaults(Scaling s) {
-  Recipe r;
-  r.scaling = s;
-  r.fp8_format = default_fp8_format(s);
-  r.power_2_scales = default_power_2_scales(s);
-  r.gemm = default_gemm_accumulation(s);
-  return r;
 }
 
 std::string extent(std::int64_t n) { return n == 0 ? "all" : std::to_string(n); }
@@ -74,7 +66,7 @@ std::vector<std::pair<std::string, Recipe>> recipes_of_the_table() {
     if (s == Scaling::nvfp4) {
       for (const std::string& mode : split(accepted_nvfp4_modes(), ',')) {
         for (const bool two_d : {false, true}) {
-          Recipe r = with_defaults(s);
+          Recipe r = recipe_with_defaults(s);
           r.nvfp4_mode = *parse_nvfp4_mode(mode);
           r.nvfp4_2d = two_d;
           if (two_d && r.nvfp4_mode == Nvfp4Mode::kTorchao) continue;  // refused: no torchao 2-D
@@ -82,17 +74,17 @@ std::vector<std::pair<std::string, Recipe>> recipes_of_the_table() {
         }
       }
       // TE's NVFP4BlockScaling with every part on.
-      Recipe te = with_defaults(s);
+      Recipe te = recipe_with_defaults(s);
       te.nvfp4_2d = te.nvfp4_rht = te.nvfp4_stochastic_rounding = true;
       out.emplace_back(name + " te 2d rht sr", te);
       continue;
     }
     if (!is_mx(s)) {
-      out.emplace_back(name, with_defaults(s));
+      out.emplace_back(name, recipe_with_defaults(s));
       continue;
     }
     for (const std::string& mode : split(accepted_mx_scale_modes(), ',')) {
-      Recipe r = with_defaults(s);
+      Recipe r = recipe_with_defaults(s);
       r.mx_scale_mode = *parse_mx_scale_mode(mode);
       if (!uses_torchao_version(r)) {
         out.emplace_back(name + " " + mode, r);
@@ -155,7 +147,7 @@ TEST_CASE("lowering: every recipe's plan per operand and GEMM is the golden tabl
 }
 
 TEST_CASE("lowering: non-default settings reach the plan", "[lowering]") {
-  Recipe r = with_defaults(Scaling::current);
+  Recipe r = recipe_with_defaults(Scaling::current);
   r.fp8_format = Fp8Format::kE5M2;
   r.power_2_scales = true;
   const sc::QuantizePlan p = plan(r, sc::Operand::kWeight, sc::Gemm::kFprop);
@@ -172,7 +164,7 @@ TEST_CASE("lowering: an operand a GEMM does not have is refused by name", "[lowe
 
 TEST_CASE("lowering: the delayed update rule carries the recipe's settings unnarrowed",
           "[lowering]") {
-  Recipe r = with_defaults(Scaling::delayed);
+  Recipe r = recipe_with_defaults(Scaling::delayed);
   r.interval = 3;
   r.amax_history_len = 16;
   r.amax_compute_algo = AmaxComputeAlgo::kMax;
@@ -192,18 +184,18 @@ TEST_CASE("lowering: the delayed update rule carries the recipe's settings unnar
   r.margin = 1;
   CHECK(sc::delayed_scaled_max(plan(r, sc::Operand::kInput, sc::Gemm::kFprop).delayed,
                                sim::Format::E4M3) == 224.0f);
-  CHECK_FALSE(delayed_scaling(with_defaults(Scaling::current)).has_value());
+  CHECK_FALSE(delayed_scaling(recipe_with_defaults(Scaling::current)).has_value());
   r.interval = 0;
   CHECK_THROWS_WITH(delayed_scaling(r), Catch::Contains("interval = 0"));
 }
 
 TEST_CASE("lowering: gemm_runs_fp8 follows the overrides and torchao's high-precision wgrad",
           "[lowering]") {
-  Recipe r = with_defaults(Scaling::rowwise_with_gw_hp);
+  Recipe r = recipe_with_defaults(Scaling::rowwise_with_gw_hp);
   CHECK(gemm_runs_fp8(r, sc::Gemm::kFprop));
   CHECK(gemm_runs_fp8(r, sc::Gemm::kDgrad));
   CHECK_FALSE(gemm_runs_fp8(r, sc::Gemm::kWgrad));
-  r = with_defaults(Scaling::rowwise);
+  r = recipe_with_defaults(Scaling::rowwise);
   CHECK(gemm_runs_fp8(r, sc::Gemm::kWgrad));
   r.override_linear_precision.dgrad = true;
   CHECK_FALSE(gemm_runs_fp8(r, sc::Gemm::kDgrad));
@@ -213,7 +205,7 @@ TEST_CASE("lowering: gemm_runs_fp8 follows the overrides and torchao's high-prec
 // keep_high_precision: per Linear, the layer's plans. Patterns match whole names: "lm_head"
 // keeps lm_head's wgrad but not lm_head_2's; "blocks\.0\..*" keeps every GEMM of block 0.
 Recipe with_kept_layers(Scaling s) {
-  Recipe r = with_defaults(s);
+  Recipe r = recipe_with_defaults(s);
   r.keep_high_precision.layers = {"blocks\\.0\\..*"};
   r.keep_high_precision.wgrad = {"lm_head"};
   r.keep_high_precision.dgrad = {".*mlp_fc"};
@@ -265,7 +257,7 @@ TEST_CASE("lowering: unmatched_keep_patterns names the patterns no Linear matche
   CHECK(unmatched_keep_patterns(r, {"block0.q_proj", "block0.mlp_fc"}) ==
         Names{"blocks\\.0\\..*", "lm_head"});
   CHECK(unmatched_keep_patterns(r, {}) == Names{"blocks\\.0\\..*", ".*mlp_fc", "lm_head"});
-  CHECK(unmatched_keep_patterns(with_defaults(Scaling::current), {"x"}).empty());
+  CHECK(unmatched_keep_patterns(recipe_with_defaults(Scaling::current), {"x"}).empty());
 }
 
 }  // namespace
