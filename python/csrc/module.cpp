@@ -77,6 +77,22 @@ PyObject* plan(PyObject*, PyObject* args) {
   }
 }
 
+// A new Python list of these strings, or nullptr with the Python error set.
+PyObject* str_list(const std::vector<std::string>& strings) {
+  PyObject* list = PyList_New(0);
+  if (list == nullptr) return nullptr;
+  for (const std::string& text : strings) {
+    PyObject* item = PyUnicode_FromString(text.c_str());
+    if (item == nullptr || PyList_Append(list, item) != 0) {
+      Py_XDECREF(item);
+      Py_DECREF(list);
+      return nullptr;
+    }
+    Py_DECREF(item);
+  }
+  return list;
+}
+
 // recipe_info(recipe) -> dict: the parsed recipe's identity and the fields Python's modules read.
 PyObject* recipe_info(PyObject*, PyObject* args) {
   const char* text = nullptr;
@@ -84,17 +100,8 @@ PyObject* recipe_info(PyObject*, PyObject* args) {
   try {
     const auto r = parsed_recipe(text);
     const recipes::ModuleFilter& f = r->module_filter;
-    PyObject* skip_names = PyList_New(0);
+    PyObject* skip_names = str_list(f.skip_names);
     if (skip_names == nullptr) return nullptr;
-    for (const std::string& name : f.skip_names) {
-      PyObject* item = PyUnicode_FromString(name.c_str());
-      if (item == nullptr || PyList_Append(skip_names, item) != 0) {
-        Py_XDECREF(item);
-        Py_DECREF(skip_names);
-        return nullptr;
-      }
-      Py_DECREF(item);
-    }
     return Py_BuildValue(
         "{s:s,s:s,s:s,s:O,s:{s:N,s:O,s:O,s:O}}", "scaling",
         std::string(recipes::name(r->scaling)).c_str(), "canonical",
@@ -250,12 +257,7 @@ PyObject* recipe_unmatched_keep_patterns(PyObject*, PyObject* args) {
   std::vector<std::string> linears;
   if (!string_list(list, "linears", linears)) return nullptr;
   try {
-    const auto unmatched = recipes::unmatched_keep_patterns(*parsed_recipe(text), linears);
-    PyObject* out = PyList_New(static_cast<Py_ssize_t>(unmatched.size()));
-    for (std::size_t i = 0; out != nullptr && i < unmatched.size(); ++i) {
-      PyList_SET_ITEM(out, static_cast<Py_ssize_t>(i), PyUnicode_FromString(unmatched[i].c_str()));
-    }
-    return out;
+    return str_list(recipes::unmatched_keep_patterns(*parsed_recipe(text), linears));
   } catch (const std::exception& e) {
     return value_error(e);
   }
