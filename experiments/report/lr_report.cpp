@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
+#include "experiments/report/csv_table.hpp"
+#include "experiments/report/named_tests.hpp"
 #include "experiments/report/report_data.hpp"
-#include "experiments/report/test_columns.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -176,15 +176,8 @@ std::vector<LineChart> lr_charts(const ReportFacts& facts) {
 }
 
 std::string render_lr_sensitivity_csv(const ReportFacts& facts) {
-  if (facts.lr.empty()) return "";
-  std::ostringstream csv;
-  csv << "workload,arm,lr,seeds,loss_mean,loss_ci_low,loss_ci_high,unstable_runs,runs,"
-         "unstable_ci_low,unstable_ci_high,edge_lr,edge_lr_ci_low,edge_lr_ci_high,edge_seeds,"
-         "edge_censored,edge_shift_decades,edge_shift_ci_low,edge_shift_ci_high,edge_ci_level,"
-         "edge_test,edge_p_raw,edge_verdict,band_decades,alpha,lr_sensitivity,"
-         "lr_sensitivity_ci_low,lr_sensitivity_ci_high,lr_sensitivity_vs_baseline,"
-         "lr_sensitivity_vs_baseline_ci_low,lr_sensitivity_vs_baseline_ci_high\n";
-  const auto opt = [](const std::optional<MeanInterval>& m, int which) -> std::optional<double> {
+  // The low (1) or high (2) end of an interval, or its mean (0).
+  const auto end = [](const std::optional<MeanInterval>& m, int which) -> std::optional<double> {
     if (!m) return std::nullopt;
     return which == 0 ? m->mean : which == 1 ? m->low() : m->high();
   };
@@ -192,36 +185,54 @@ std::string render_lr_sensitivity_csv(const ReportFacts& facts) {
     if (!log10_lr) return std::nullopt;
     return std::pow(10.0, *log10_lr);
   };
+  CsvTable csv;
   for (const auto& g : facts.lr) {
     for (const auto& arm : g.arms) {
+      const NamedTest* t = arm.edge_test ? &*arm.edge_test : nullptr;
+      const auto test_figure = [t](double NamedTest::*figure) {
+        return t ? std::optional(t->*figure) : std::nullopt;
+      };
       for (const auto& c : arm.cells) {
         const bool counted = c.unstable.runs > 0;
-        csv << csv_field(g.workload) << ',' << csv_field(arm.label) << ',' << csv_number(c.lr)
-            << ',' << c.seeds.size() << ',' << csv_number(mean_of(c.losses)) << ','
-            << csv_number(opt(c.loss, 1)) << ',' << csv_number(opt(c.loss, 2)) << ','
-            << c.unstable.unstable << ',' << c.unstable.runs << ','
-            << csv_number(counted ? std::optional(c.unstable.interval.low) : std::nullopt) << ','
-            << csv_number(counted ? std::optional(c.unstable.interval.high) : std::nullopt) << ','
-            << csv_number(lr_of(opt(arm.edge, 0))) << ',' << csv_number(lr_of(opt(arm.edge, 1)))
-            << ',' << csv_number(lr_of(opt(arm.edge, 2))) << ',' << arm.edges.size() << ','
-            << arm.censored << ',';
-        const NamedTest* t = arm.edge_test ? &*arm.edge_test : nullptr;
-        csv << csv_number(opt(arm.edge_shift, 0)) << ','
-            << csv_number(t ? std::optional(t->ci_low) : std::nullopt) << ','
-            << csv_number(t ? std::optional(t->ci_high) : std::nullopt) << ','
-            << csv_number(t ? std::optional(t->ci_level) : std::nullopt) << ','
-            << csv_field(t ? t->test : "") << ','
-            << csv_number(t ? std::optional(t->p_raw) : std::nullopt) << ','
-            << csv_field(t ? t->verdict : "") << ',' << csv_number(g.step_decades) << ','
-            << csv_number(g.alpha) << ',' << csv_number(opt(arm.sensitivity, 0)) << ','
-            << csv_number(opt(arm.sensitivity, 1)) << ',' << csv_number(opt(arm.sensitivity, 2))
-            << ',' << csv_number(opt(arm.sensitivity_shift, 0)) << ','
-            << csv_number(opt(arm.sensitivity_shift, 1)) << ','
-            << csv_number(opt(arm.sensitivity_shift, 2)) << '\n';
+        const auto unstable_end = [&](double Proportion::*end) {
+          return counted ? std::optional(c.unstable.interval.*end) : std::nullopt;
+        };
+        csv.field("workload", g.workload)
+            .field("arm", arm.label)
+            .number("lr", c.lr)
+            .count("seeds", c.seeds.size())
+            .number("loss_mean", mean_of(c.losses))
+            .number("loss_ci_low", end(c.loss, 1))
+            .number("loss_ci_high", end(c.loss, 2))
+            .count("unstable_runs", c.unstable.unstable)
+            .count("runs", c.unstable.runs)
+            .number("unstable_ci_low", unstable_end(&Proportion::low))
+            .number("unstable_ci_high", unstable_end(&Proportion::high))
+            .number("edge_lr", lr_of(end(arm.edge, 0)))
+            .number("edge_lr_ci_low", lr_of(end(arm.edge, 1)))
+            .number("edge_lr_ci_high", lr_of(end(arm.edge, 2)))
+            .count("edge_seeds", arm.edges.size())
+            .count("edge_censored", arm.censored)
+            .number("edge_shift_decades", end(arm.edge_shift, 0))
+            .number("edge_shift_ci_low", test_figure(&NamedTest::ci_low))
+            .number("edge_shift_ci_high", test_figure(&NamedTest::ci_high))
+            .number("edge_ci_level", test_figure(&NamedTest::ci_level))
+            .field("edge_test", t ? t->test : "")
+            .number("edge_p_raw", test_figure(&NamedTest::p_raw))
+            .field("edge_verdict", t ? t->verdict : "")
+            .number("band_decades", g.step_decades)
+            .number("alpha", g.alpha)
+            .number("lr_sensitivity", end(arm.sensitivity, 0))
+            .number("lr_sensitivity_ci_low", end(arm.sensitivity, 1))
+            .number("lr_sensitivity_ci_high", end(arm.sensitivity, 2))
+            .number("lr_sensitivity_vs_baseline", end(arm.sensitivity_shift, 0))
+            .number("lr_sensitivity_vs_baseline_ci_low", end(arm.sensitivity_shift, 1))
+            .number("lr_sensitivity_vs_baseline_ci_high", end(arm.sensitivity_shift, 2))
+            .end_row();
       }
     }
   }
-  return csv.str();
+  return csv.text();
 }
 
 }  // namespace fp8lab::experiments

@@ -8,20 +8,6 @@ const char* const kTestColumns =
     "estimate,ci_low,ci_high,ci_level,p_raw,p_holm,family_size,family,test,verdict,mde80,"
     "seeds_for_80,unstable_runs,runs";
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
-std::string csv_number(std::optional<double> v) {
-  return v ? format_number(v, "%.9g") : std::string();
-}
-
 std::string test_columns(const NamedTest* t, const std::string& verdict, std::size_t unstable_runs,
                          std::size_t runs) {
   std::string out;

@@ -1,11 +1,12 @@
 // The CSV columns of a named test (issue 31, "Done when"), shared by summary.csv (a recipe row's
 // verdict against its baseline) and contrasts.csv (two recipes on the same seeds), and the CSV
-// quoting both use. Columns: docs/results-schema.md. No LibTorch.
+// quoting both use (csv_table.hpp). Columns: docs/results-schema.md. No LibTorch.
 #pragma once
 
 #include <optional>
 #include <string>
 
+#include "experiments/report/csv_table.hpp"
 #include "experiments/report/named_tests.hpp"
 
 namespace fp8lab::experiments {
@@ -19,9 +20,5 @@ extern const char* const kTestColumns;
 // is unstable and the runs in the row.
 std::string test_columns(const NamedTest* test, const std::string& verdict,
                          std::size_t unstable_runs, std::size_t runs);
-
-// RFC 4180 quoting where needed; numbers with 9 significant digits, empty when absent.
-std::string csv_field(const std::string& text);
-std::string csv_number(std::optional<double> value);
 
 }  // namespace fp8lab::experiments

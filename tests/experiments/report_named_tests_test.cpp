@@ -14,6 +14,7 @@
 
 #include "experiments/report/contrasts_csv.hpp"
 #include "experiments/report/count_statistics.hpp"
+#include "experiments/report/csv_table.hpp"
 #include "experiments/report/markdown_report.hpp"
 #include "experiments/report/multiplicity.hpp"
 #include "experiments/report/named_tests.hpp"
@@ -311,6 +312,26 @@ TEST_CASE("Counts: Clopper-Pearson intervals and Fisher's exact test, as scipy g
   CHECK(fisher_exact_greater(1, 3, 0, 3) == Approx(0.5).epsilon(1e-12));
   CHECK(fisher_exact_two_sided(7, 10, 2, 10) == Approx(0.06977851869492736).epsilon(1e-9));
   CHECK(fisher_exact_greater(0, 3, 2, 3) == 1.0);
+}
+
+TEST_CASE("A CSV's header is its first row's column names; a row that names others is refused",
+          "[report][csv]") {
+  CsvTable empty;
+  CHECK(empty.text().empty());
+
+  CsvTable csv;
+  csv.field("arm", "a,b").number("lr", 0.001).count("runs", 3).number("edge", std::nullopt);
+  csv.end_row();
+  csv.field("arm", "plain").number("lr", 1.0 / 3).count("runs", 0).number("edge", 2.5).end_row();
+  CHECK(csv.text() == "arm,lr,runs,edge\n\"a,b\",0.001,3,\nplain,0.333333333,0,2.5\n");
+
+  CsvTable renamed = csv;
+  renamed.field("arm", "x");
+  CHECK_THROWS_WITH(renamed.number("learning_rate", 1.0),
+                    Catch::Contains("column 2 is 'learning_rate', the header's is 'lr'"));
+  CsvTable short_row = csv;
+  short_row.field("arm", "x").number("lr", 1.0);
+  CHECK_THROWS_WITH(short_row.end_row(), Catch::Contains("2 columns, the header has 4"));
 }
 
 }  // namespace fp8lab::experiments
