@@ -38,4 +38,16 @@ CLI::Option* list_option(CLI::Option* option);
 std::vector<std::string> list_items(const std::vector<std::string>& values, const std::string& flag,
                                     const std::string& accepted);
 
+// An option or flag that means something only with `flag`: its help starts "with --flag: " and
+// CLI11 refuses it without the flag (exit 2), so that the words and the check are one decision.
+template <class T>
+CLI::Option* add_option_with(CLI::App& command, CLI::Option* flag, const std::string& name,
+                             T& value, const std::string& help) {
+  return command.add_option(name, value, "with " + flag->get_name() + ": " + help)->needs(flag);
+}
+inline CLI::Option* add_flag_with(CLI::App& command, CLI::Option* flag, const std::string& name,
+                                  bool& value, const std::string& help) {
+  return command.add_flag(name, value, "with " + flag->get_name() + ": " + help)->needs(flag);
+}
+
 }  // namespace fp8lab::experiments::cli

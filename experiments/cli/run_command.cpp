@@ -317,19 +317,14 @@ void add_run_command(CLI::App& app) {
                      "run a null recipe of --workload and --seed (the report's chaos floor): "
                      "the baseline with a perturbation that is not FP8 (--null-arm)")
           ->excludes(baseline_only);
-  command
-      ->add_option("--null-arm", a->null_arm,
-                   "once: the initial weights rounded once to bf16; per_step: every GEMM "
-                   "operand of every step plus --null-noise's quantization error of it with "
-                   "random signs")
-      ->capture_default_str()
-      ->needs(null_run);
-  command
-      ->add_option("--null-noise", a->null_noise,
-                   std::string("with --null-arm per_step: the what-if recipe whose quantization "
-                               "error sizes the noise (default ") +
-                       recipes::kDefaultNullNoise + ")")
-      ->needs(null_run);
+  add_option_with(*command, null_run, "--null-arm", a->null_arm,
+                  "once: the initial weights rounded once to bf16; per_step: every GEMM operand "
+                  "of every step plus --null-noise's quantization error of it with random signs")
+      ->capture_default_str();
+  add_option_with(*command, null_run, "--null-noise", a->null_noise,
+                  std::string("the what-if recipe whose quantization error sizes --null-arm "
+                              "per_step's noise (default ") +
+                      recipes::kDefaultNullNoise + ")");
   add_backend_option(*command, a->backend);
   add_shadow_every_option(*command, a->shadow_every, "");
   command

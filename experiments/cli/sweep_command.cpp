@@ -201,11 +201,9 @@ void add_sweep_command(CLI::App& app) {
   auto* resume = command->add_flag(
       "--resume", a->resume,
       "skip the runs already recorded in --out; runs that errored or waited run again");
-  command
-      ->add_flag("--retry-failed", a->retry_failed,
-                 "with --resume: also run again the runs recorded as failed (a recipe that "
-                 "failed to train is a result, kept unless asked)")
-      ->needs(resume);
+  add_flag_with(*command, resume, "--retry-failed", a->retry_failed,
+                "also run again the runs recorded as failed (a recipe that failed to train is a "
+                "result, kept unless asked)");
   command
       ->add_option("--jobs", a->jobs,
                    "runs at once, each its own process (default: chosen from the cores and "
@@ -230,32 +228,21 @@ void add_sweep_command(CLI::App& app) {
       "--slurm", a->slurm,
       "submit the sweep as a Slurm array job, one task per shard, each running its shard with "
       "--resume into --out, which the nodes must share (writes DIR/slurm/sweep.sbatch)");
-  command
-      ->add_option("--shards", a->shards,
-                   "with --slurm: array tasks (default: one per distinct run, at most 1000)")
-      ->check(whole_number_between(1, kMaxArrayTasks, "array tasks"))
-      ->needs(slurm);
-  command
-      ->add_option("--partition", a->slurm_settings.partition,
-                   "with --slurm: the Slurm partition (default: the cluster's)")
+  add_option_with(*command, slurm, "--shards", a->shards,
+                  "array tasks (default: one per distinct run, at most 1000)")
+      ->check(whole_number_between(1, kMaxArrayTasks, "array tasks"));
+  add_option_with(*command, slurm, "--partition", a->slurm_settings.partition,
+                  "the Slurm partition (default: the cluster's)")
       ->check(CLI::Validator([](std::string& text) { return slurm_partition_problem(text); },
-                             "PARTITION"))
-      ->needs(slurm);
-  command
-      ->add_option("--time", a->slurm_settings.time,
-                   "with --slurm: each task's time limit, e.g. 30, 2:00:00, 1-12 (default: the "
-                   "partition's)")
-      ->check(CLI::Validator([](std::string& text) { return slurm_time_problem(text); }, "TIME"))
-      ->needs(slurm);
-  command
-      ->add_option("--array-parallel", a->slurm_settings.array_parallel,
-                   "with --slurm: array tasks running at once (default: as many as Slurm gives)")
-      ->check(whole_number_between(1, kMaxArrayTasks, "array tasks at once"))
-      ->needs(slurm);
-  command
-      ->add_flag("--slurm-script-only", a->slurm_script_only,
-                 "with --slurm: write the script and submit nothing")
-      ->needs(slurm);
+                             "PARTITION"));
+  add_option_with(*command, slurm, "--time", a->slurm_settings.time,
+                  "each task's time limit, e.g. 30, 2:00:00, 1-12 (default: the partition's)")
+      ->check(CLI::Validator([](std::string& text) { return slurm_time_problem(text); }, "TIME"));
+  add_option_with(*command, slurm, "--array-parallel", a->slurm_settings.array_parallel,
+                  "array tasks running at once (default: as many as Slurm gives)")
+      ->check(whole_number_between(1, kMaxArrayTasks, "array tasks at once"));
+  add_flag_with(*command, slurm, "--slurm-script-only", a->slurm_script_only,
+                "write the script and submit nothing");
   // --retry-failed is left out: every attempt of a requeued task would run its failed runs again.
   slurm->excludes("--shard")->excludes("--dry-run")->excludes("--retry-failed");
   command->callback([a] {
