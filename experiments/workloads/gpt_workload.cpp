@@ -11,6 +11,12 @@
 namespace fp8lab::experiments {
 namespace {
 
+struct GptOptions {
+  LanguageModelOptions model;
+  std::int64_t eval_batches = 4;  // the eval set: eval_batches x batch windows
+  std::string corpus_directory = "/usr/share/common-licenses";
+};
+
 // GPT-2's initialisation: N(0, 0.02) for embeddings and Linears, the residual projections scaled
 // by 1/sqrt(2 * layers), biases zero, LayerNorm (1, 0).
 void init_normal(torch::Tensor& weight, double std, torch::Generator& generator) {
@@ -31,8 +37,8 @@ torch::nn::Linear make_linear(std::int64_t in, std::int64_t out, bool bias, doub
 
 class Block : public torch::nn::Module {
  public:
-  Block(const GptOptions& o, torch::Generator& generator) : heads_(o.heads) {
-    const auto d = o.embedding;
+  Block(const LanguageModelOptions& o, torch::Generator& generator) : heads_(o.heads) {
+    const auto d = o.d_model;
     const double residual_std = 0.02 / std::sqrt(2.0 * static_cast<double>(o.layers));
     ln1_ = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
     register_module("qkv", make_linear(d, 3 * d, true, 0.02, generator));
@@ -68,21 +74,21 @@ class Block : public torch::nn::Module {
 
 class GptModel : public TrainableModel {
  public:
-  GptModel(const GptOptions& o, std::int64_t vocabulary, std::uint64_t seed) {
+  GptModel(const LanguageModelOptions& o, std::int64_t vocabulary, std::uint64_t seed) {
     auto generator = make_generator(seed, 0);
     token_embedding_ =
-        register_module("token_embedding", torch::nn::Embedding(vocabulary, o.embedding));
+        register_module("token_embedding", torch::nn::Embedding(vocabulary, o.d_model));
     init_normal(token_embedding_->weight, 0.02, generator);
     position_embedding_ =
-        register_module("position_embedding", torch::nn::Embedding(o.context, o.embedding));
+        register_module("position_embedding", torch::nn::Embedding(o.context, o.d_model));
     init_normal(position_embedding_->weight, 0.02, generator);
     for (std::int64_t i = 0; i < o.layers; ++i) {
       blocks_.push_back(
           register_module("block" + std::to_string(i), std::make_shared<Block>(o, generator)));
     }
-    ln_final_ = register_module("ln_final",
-                                torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.embedding})));
-    register_module("head", make_linear(o.embedding, vocabulary, true, 0.02, generator));
+    ln_final_ =
+        register_module("ln_final", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model})));
+    register_module("head", make_linear(o.d_model, vocabulary, true, 0.02, generator));
     causal_mask_ = torch::ones({o.context, o.context}, torch::kBool).triu(1);
   }
 
@@ -106,55 +112,40 @@ class GptModel : public TrainableModel {
   torch::Tensor causal_mask_;
 };
 
-}  // namespace
-
-GptOptions gpt_tiny_options() { return GptOptions{}; }
-
-GptOptions gpt_small_options() {
-  return preset(gpt_option_fields(), gpt_tiny_options(),
-                "gpt-small:context=64,d_model=64,layers=2,heads=4,batch=16,eval_batches=8,"
-                "steps=400,eval_every=25,warmup=20,lr=0.002");
-}
-
-std::unique_ptr<Workload> make_gpt_workload(const GptOptions& o) {
-  if (o.embedding % o.heads != 0) {
-    throw std::invalid_argument("gpt workload " + o.name + ": embedding " +
-                                std::to_string(o.embedding) + " is not a multiple of heads " +
-                                std::to_string(o.heads));
+std::unique_ptr<Workload> make_gpt_workload(const std::string& name, const GptOptions& options) {
+  const auto& o = options.model;
+  if (o.d_model % o.heads != 0) {
+    throw std::invalid_argument("gpt workload " + name + ": d_model " + std::to_string(o.d_model) +
+                                " is not a multiple of heads " + std::to_string(o.heads));
   }
-  const auto corpus = read_text_corpus(o.corpus_directory);
+  const auto corpus = read_text_corpus(options.corpus_directory);
   const auto vocabulary = corpus.vocabulary_size_padded;
   const auto characters = corpus.train.size() + corpus.eval.size();
+  const auto description =
+      "GPT " + std::to_string(o.layers) + " layers, d=" + std::to_string(o.d_model) + ", " +
+      std::to_string(o.heads) + " heads, context " + std::to_string(o.context) + ", batch " +
+      std::to_string(o.batch_size) + ", characters of " + options.corpus_directory + " (" +
+      std::to_string(characters) + " bytes, vocabulary " + std::to_string(vocabulary) + " padded)";
   return make_language_model_workload(
-      {.name = o.name,
-       .description = "GPT " + std::to_string(o.layers) +
-                      " layers, d=" + std::to_string(o.embedding) + ", " + std::to_string(o.heads) +
-                      " heads, context " + std::to_string(o.context) + ", batch " +
-                      std::to_string(o.batch_size) + ", characters of " + o.corpus_directory +
-                      " (" + std::to_string(characters) + " bytes, vocabulary " +
-                      std::to_string(vocabulary) + " padded)",
-       .schedule = o.schedule,
-       .context = o.context,
-       .batch_size = o.batch_size,
-       .eval_windows = o.eval_batches * o.batch_size,
-       .train_tokens = torch::tensor(corpus.train, torch::kLong),
-       .eval_tokens = torch::tensor(corpus.eval, torch::kLong),
-       .corpus = o.corpus_directory,
-       .make_model = [o, vocabulary](std::uint64_t seed) {
-         return std::make_shared<GptModel>(o, vocabulary, seed);
-       }});
+      name, o, options.eval_batches * o.batch_size,
+      token_splits(corpus.train, corpus.eval, options.corpus_directory), description,
+      [o, vocabulary](std::uint64_t seed) {
+        return std::make_shared<GptModel>(o, vocabulary, seed);
+      });
 }
 
-OptionFields<GptOptions> gpt_option_fields() {
+}  // namespace
+
+std::vector<WorkloadPreset> gpt_workloads() {
   using O = GptOptions;
-  return with_schedule_fields<O>({
-      integer_field("context", &O::context, 2, 65536, "tokens per training window"),
-      integer_field("d_model", &O::embedding, 1, 65536, "embedding width"),
-      integer_field("layers", &O::layers, 1, 1024, "transformer blocks"),
-      integer_field("heads", &O::heads, 1, 1024, "attention heads (must divide d_model)"),
-      integer_field("batch", &O::batch_size, 1, 1 << 20, "windows per training batch"),
-      integer_field("eval_batches", &O::eval_batches, 1, 1 << 20, "batches of the eval set"),
-  });
+  return workload_presets<O>(
+      language_model_option_fields<O>(
+          {integer_field("eval_batches", &O::eval_batches, 1, 1 << 20, "batches of the eval set")}),
+      make_gpt_workload,
+      {"gpt-tiny:layers=1,d_model=32,heads=2,context=32,batch=8,steps=60,warmup=5,lr=0.003,"
+       "final_lr_fraction=0.1,weight_decay=0.01",
+       "gpt-small:context=64,d_model=64,layers=2,heads=4,batch=16,eval_batches=8,"
+       "steps=400,eval_every=25,warmup=20,lr=0.002"});
 }
 
 }  // namespace fp8lab::experiments

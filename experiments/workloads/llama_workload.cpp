@@ -1,6 +1,7 @@
 #include "experiments/workloads/llama_workload.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <stdexcept>
 
 #include "experiments/workloads/bpe_corpus.hpp"
@@ -10,6 +11,20 @@
 
 namespace fp8lab::experiments {
 namespace {
+
+struct LlamaOptions {
+  LanguageModelOptions model;
+  std::int64_t ffn = 0;             // 0: 8/3 d_model rounded up to a multiple of 32 (Llama's rule)
+  std::int64_t eval_windows = 256;  // context windows of the eval split per evaluation
+  double rope_base = 10000.0;
+  bool fp8_head = false;
+  std::int64_t outlier_channels = 0;
+  double outlier_scale = 1.0;
+  std::filesystem::path corpus_directory;  // empty: default_bpe_corpus_directory()
+};
+
+// The SwiGLU hidden size of a d_model when ffn is 0.
+std::int64_t llama_default_ffn(std::int64_t d_model) { return (8 * d_model / 3 + 31) / 32 * 32; }
 
 // N(0, 0.02) for the embedding and every Linear, the residual projections (o_proj, down_proj)
 // scaled by 1/sqrt(2 layers) as GPT-2 and OLMo do; RMSNorm weights 1. Drawn from one generator in
@@ -24,7 +39,7 @@ class LlamaModel : public TrainableModel {
   LlamaModel(const LlamaOptions& o, std::int64_t vocabulary, std::uint64_t seed)
       : fp8_head_(o.fp8_head) {
     auto generator = make_generator(seed, 0);
-    const auto d = o.d_model;
+    const auto d = o.model.d_model;
     const auto ffn = o.ffn > 0 ? o.ffn : llama_default_ffn(d);
     token_embedding_ = register_module("token_embedding", torch::nn::Embedding(vocabulary, d));
     init_normal(token_embedding_->weight, 0.02, generator);
@@ -32,10 +47,10 @@ class LlamaModel : public TrainableModel {
     if (o.outlier_channels > 0) {
       channel_scale.slice(0, 0, std::min(o.outlier_channels, d)).fill_(o.outlier_scale);
     }
-    const double residual_std = 0.02 / std::sqrt(2.0 * static_cast<double>(o.layers));
-    for (std::int64_t i = 0; i < o.layers; ++i) {
+    const double residual_std = 0.02 / std::sqrt(2.0 * static_cast<double>(o.model.layers));
+    for (std::int64_t i = 0; i < o.model.layers; ++i) {
       auto block = register_module("block" + std::to_string(i),
-                                   LlamaBlock(d, o.heads, ffn, channel_scale.clone()));
+                                   LlamaBlock(d, o.model.heads, ffn, channel_scale.clone()));
       for (auto& item : block->named_parameters()) {
         if (item.key().ends_with("norm.weight")) continue;
         const bool residual = item.key().find("o_proj") != std::string::npos ||
@@ -53,7 +68,7 @@ class LlamaModel : public TrainableModel {
       head_weight_ = register_parameter("head_weight", torch::empty({vocabulary, d}));
       init_normal(head_weight_, 0.02, generator);
     }
-    rope_ = rope_tables(o.context, d / o.heads, o.rope_base);
+    rope_ = rope_tables(o.model.context, d / o.model.heads, o.rope_base);
   }
 
   torch::Tensor logits(const torch::Tensor& tokens) {
@@ -87,69 +102,43 @@ class LlamaModel : public TrainableModel {
   RopeTables rope_;
 };
 
-}  // namespace
-
-std::int64_t llama_default_ffn(std::int64_t d_model) { return (8 * d_model / 3 + 31) / 32 * 32; }
-
-LlamaOptions llama_xs_options() { return LlamaOptions{}; }
-
-LlamaOptions llama_s_options() {
-  return preset(llama_option_fields(), llama_xs_options(),
-                "llama-s:layers=4,d_model=256,heads=4,context=128,batch=16,eval_windows=512,"
-                "steps=1000,eval_every=50,warmup=50,lr=0.002");
-}
-
-LlamaOptions llama_m_options() {
-  return preset(llama_option_fields(), llama_xs_options(),
-                "llama-m:layers=8,d_model=512,heads=8,context=256,batch=32,eval_windows=400,"
-                "steps=5000,eval_every=250,warmup=250,lr=0.001");
-}
-
-std::unique_ptr<Workload> make_llama_workload(const LlamaOptions& o) {
+std::unique_ptr<Workload> make_llama_workload(const std::string& name,
+                                              const LlamaOptions& options) {
+  const auto& o = options.model;
   if (o.d_model % o.heads != 0 || (o.d_model / o.heads) % 2 != 0) {
-    throw std::invalid_argument("workload " + o.name + ": d_model " + std::to_string(o.d_model) +
+    throw std::invalid_argument("workload " + name + ": d_model " + std::to_string(o.d_model) +
                                 " / heads " + std::to_string(o.heads) +
                                 " must be a whole, even head dimension (RoPE pairs channels)");
   }
-  const auto corpus = read_bpe_corpus(o.corpus_directory.empty() ? default_bpe_corpus_directory()
-                                                                 : o.corpus_directory);
+  const auto corpus = read_bpe_corpus(
+      options.corpus_directory.empty() ? default_bpe_corpus_directory() : options.corpus_directory);
   std::string description =
       "Llama " + std::to_string(o.layers) + " layers, d_model " + std::to_string(o.d_model) + ", " +
       std::to_string(o.heads) + " heads, SwiGLU " +
-      std::to_string(o.ffn > 0 ? o.ffn : llama_default_ffn(o.d_model)) + ", context " +
+      std::to_string(options.ffn > 0 ? options.ffn : llama_default_ffn(o.d_model)) + ", context " +
       std::to_string(o.context) + ", batch " + std::to_string(o.batch_size) + ", head " +
-      (o.fp8_head ? "a Linear (FP8 if the recipe's filter allows)" : "fp32") + ", eval " +
-      std::to_string(o.eval_windows) + " windows";
-  if (o.outlier_channels > 0) {
-    description += ", " + std::to_string(o.outlier_channels) + " outlier channels x" +
-                   std::to_string(o.outlier_scale);
+      (options.fp8_head ? "a Linear (FP8 if the recipe's filter allows)" : "fp32") + ", eval " +
+      std::to_string(options.eval_windows) + " windows";
+  if (options.outlier_channels > 0) {
+    description += ", " + std::to_string(options.outlier_channels) + " outlier channels x" +
+                   std::to_string(options.outlier_scale);
   }
   return make_language_model_workload(
-      {.name = o.name,
-       .description = description + "; " + corpus.description,
-       .schedule = o.schedule,
-       .context = o.context,
-       .batch_size = o.batch_size,
-       .eval_windows = o.eval_windows,
-       .train_tokens = torch::tensor(corpus.train, torch::kLong),
-       .eval_tokens = torch::tensor(corpus.eval, torch::kLong),
-       .corpus = corpus.directory.string(),
-       .make_model = [o, vocabulary = corpus.vocabulary](std::uint64_t seed) {
-         return std::make_shared<LlamaModel>(o, vocabulary, seed);
-       }});
+      name, o, options.eval_windows,
+      token_splits(corpus.train, corpus.eval, corpus.directory.string()),
+      description + "; " + corpus.description,
+      [options, vocabulary = corpus.vocabulary](std::uint64_t seed) {
+        return std::make_shared<LlamaModel>(options, vocabulary, seed);
+      });
 }
 
-OptionFields<LlamaOptions> llama_option_fields() {
+}  // namespace
+
+std::vector<WorkloadPreset> llama_workloads() {
   using O = LlamaOptions;
-  return with_schedule_fields<O>({
-      integer_field("layers", &O::layers, 1, 1024, "transformer blocks"),
-      integer_field("d_model", &O::d_model, 2, 65536, "residual stream width"),
-      integer_field("heads", &O::heads, 1, 1024,
-                    "attention heads (d_model / heads must be even: RoPE pairs channels)"),
+  const auto fields = language_model_option_fields<O>({
       integer_field("ffn", &O::ffn, 0, 1 << 20,
                     "SwiGLU hidden size (0: 8/3 d_model rounded up to a multiple of 32)"),
-      integer_field("context", &O::context, 2, 65536, "tokens per window"),
-      integer_field("batch", &O::batch_size, 1, 1 << 20, "windows per training batch"),
       integer_field("eval_windows", &O::eval_windows, 1, 1 << 20,
                     "windows of the eval split per evaluation (evenly spaced)"),
       real_field("rope_base", &O::rope_base, 1.0, 1e9, "RoPE base (theta)"),
@@ -160,6 +149,14 @@ OptionFields<LlamaOptions> llama_option_fields() {
                     "outlier_scale"),
       real_field("outlier_scale", &O::outlier_scale, 1e-6, 1e6, "scale of the outlier channels"),
   });
+  return workload_presets<O>(
+      fields, make_llama_workload,
+      {"llama-xs:layers=2,d_model=128,heads=4,context=64,batch=8,steps=200,eval_every=25,"
+       "warmup=20,lr=0.003,final_lr_fraction=0.1,weight_decay=0.1,beta2=0.95,grad_clip=1",
+       "llama-s:layers=4,d_model=256,heads=4,context=128,batch=16,eval_windows=512,"
+       "steps=1000,eval_every=50,warmup=50,lr=0.002",
+       "llama-m:layers=8,d_model=512,heads=8,context=256,batch=32,eval_windows=400,"
+       "steps=5000,eval_every=250,warmup=250,lr=0.001"});
 }
 
 }  // namespace fp8lab::experiments

@@ -13,50 +13,16 @@
 // buffer that training cannot change, as mlp-outliers scales its first input features.
 #pragma once
 
-#include <filesystem>
-#include <string>
+#include <vector>
 
 #include "experiments/workloads/workload.hpp"
 
 namespace fp8lab::experiments {
 
-struct LlamaOptions {
-  std::string name = "llama-xs";
-  std::int64_t layers = 2;
-  std::int64_t d_model = 128;
-  std::int64_t heads = 4;
-  std::int64_t ffn = 0;  // 0: 8/3 d_model rounded up to a multiple of 32 (Llama's rule)
-  std::int64_t context = 64;
-  std::int64_t batch_size = 8;
-  std::int64_t eval_windows = 256;  // context windows of the eval split per evaluation
-  double rope_base = 10000.0;
-  bool fp8_head = false;
-  std::int64_t outlier_channels = 0;
-  double outlier_scale = 1.0;
-  std::filesystem::path corpus_directory;  // empty: default_bpe_corpus_directory()
-  // Every other field is TrainingSchedule's (tokens_per_batch: batch x context, set by the
-  // language-model workload).
-  TrainingSchedule schedule{.steps = 200,
-                            .eval_every = 25,
-                            .warmup_steps = 20,
-                            .learning_rate = 3e-3,
-                            .final_lr_fraction = 0.1,
-                            .weight_decay = 0.1,
-                            .beta2 = 0.95,
-                            .grad_clip = 1.0};
-};
-
-LlamaOptions llama_xs_options();  // d_model 128, 2 layers: the default sweep on 2 cores
-LlamaOptions llama_s_options();   // d_model 256, 4 layers: ~3M non-embedding parameters
-LlamaOptions llama_m_options();   // d_model 512, 8 layers: ~25M parameters; long runs, cuda
-
-// The SwiGLU hidden size for d_model when ffn is 0.
-std::int64_t llama_default_ffn(std::int64_t d_model);
-
-std::unique_ptr<Workload> make_llama_workload(const LlamaOptions& options);
-
-// Options layers, d_model, heads, ffn, context, batch, eval_windows, rope_base, fp8_head,
-// outlier_channels, outlier_scale and the schedule's.
-OptionFields<LlamaOptions> llama_option_fields();
+// llama-xs (d_model 128, 2 layers: the default sweep on 2 cores), llama-s (d_model 256, 4 layers:
+// ~3M non-embedding parameters) and llama-m (d_model 512, 8 layers: ~25M parameters; long runs,
+// cuda). Options: language_model_workload.hpp's, ffn, eval_windows, rope_base, fp8_head,
+// outlier_channels and outlier_scale.
+std::vector<WorkloadPreset> llama_workloads();
 
 }  // namespace fp8lab::experiments

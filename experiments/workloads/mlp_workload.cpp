@@ -7,6 +7,22 @@
 namespace fp8lab::experiments {
 namespace {
 
+struct MlpOptions {
+  std::int64_t input_features = 64;
+  std::int64_t hidden_features = 128;
+  std::int64_t output_features = 16;
+  std::int64_t batch_size = 64;
+  std::int64_t outlier_features = 0;  // the first N input features are scaled by outlier_scale
+  double outlier_scale = 1.0;
+  std::int64_t eval_batches = 4;
+  // Every other field is TrainingSchedule's (tokens_per_batch: batch, set by OptionsWorkload).
+  TrainingSchedule schedule{.steps = 200,
+                            .eval_every = 20,
+                            .warmup_steps = 10,
+                            .learning_rate = 2e-3,
+                            .final_lr_fraction = 0.1};
+};
+
 // Linear weights ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) like torch's default, biases zero, drawn
 // from one generator in registration order.
 void init_linear(torch::nn::LinearImpl& linear, torch::Generator& generator) {
@@ -40,7 +56,8 @@ class MlpModel : public TrainableModel {
 
 class MlpWorkload : public OptionsWorkload<MlpOptions> {
  public:
-  explicit MlpWorkload(MlpOptions options) : OptionsWorkload(std::move(options)) {
+  MlpWorkload(std::string name, MlpOptions options)
+      : OptionsWorkload(std::move(name), std::move(options)) {
     // The teacher: a fixed random 2-layer network (seed-independent, so that every seed learns the
     // same function), evaluated on the un-scaled features so that outliers change the inputs'
     // range but not the difficulty of the task.
@@ -84,13 +101,9 @@ class MlpWorkload : public OptionsWorkload<MlpOptions> {
 
 }  // namespace
 
-std::unique_ptr<Workload> make_mlp_workload(const MlpOptions& options) {
-  return std::make_unique<MlpWorkload>(options);
-}
-
-OptionFields<MlpOptions> mlp_option_fields() {
+std::vector<WorkloadPreset> mlp_workloads() {
   using O = MlpOptions;
-  return with_schedule_fields<O>({
+  const auto fields = with_schedule_fields<O>({
       integer_field("inputs", &O::input_features, 1, 65536, "input features"),
       integer_field("hidden", &O::hidden_features, 1, 65536, "hidden width"),
       integer_field("outputs", &O::output_features, 1, 65536, "output features"),
@@ -100,6 +113,8 @@ OptionFields<MlpOptions> mlp_option_fields() {
       real_field("outlier_scale", &O::outlier_scale, 1e-6, 1e6, "scale of the outlier features"),
       integer_field("eval_batches", &O::eval_batches, 1, 1 << 20, "batches of the eval set"),
   });
+  return workload_presets<O>(fields, construct_workload<MlpWorkload, O>,
+                             {"mlp", "mlp-outliers:outlier_features=4,outlier_scale=100"});
 }
 
 }  // namespace fp8lab::experiments

@@ -4,30 +4,14 @@
 // sit near the bottom of the FP8 range, which is what per-tensor scaling recipes must survive.
 #pragma once
 
+#include <vector>
+
 #include "experiments/workloads/workload.hpp"
 
 namespace fp8lab::experiments {
 
-struct MlpOptions {
-  std::string name = "mlp";
-  std::int64_t input_features = 64;
-  std::int64_t hidden_features = 128;
-  std::int64_t output_features = 16;
-  std::int64_t batch_size = 64;
-  std::int64_t outlier_features = 0;  // the first N input features are scaled by outlier_scale
-  double outlier_scale = 1.0;
-  std::int64_t eval_batches = 4;
-  // Every other field is TrainingSchedule's (tokens_per_batch: batch, set by OptionsWorkload).
-  TrainingSchedule schedule{.steps = 200,
-                            .eval_every = 20,
-                            .warmup_steps = 10,
-                            .learning_rate = 2e-3,
-                            .final_lr_fraction = 0.1};
-};
-
-std::unique_ptr<Workload> make_mlp_workload(const MlpOptions& options);
-
-// Options inputs, hidden, outputs, batch, outlier_features, outlier_scale, eval_batches and the schedule's.
-OptionFields<MlpOptions> mlp_option_fields();
+// mlp, and mlp-outliers (4 outlier features x100). Options inputs, hidden, outputs, batch,
+// outlier_features, outlier_scale, eval_batches and the schedule's.
+std::vector<WorkloadPreset> mlp_workloads();
 
 }  // namespace fp8lab::experiments

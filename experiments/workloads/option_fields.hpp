@@ -1,7 +1,7 @@
 // A workload's options declared once. Each field names its key, the member of the workload's
 // options struct that it sets, what it accepts and what it means; the option table (with the
 // defaults of a given options value) and the options that a spec's values give both come from the
-// same list, so that no key is spelt twice. No LibTorch.
+// same list, so that no key is spelt twice. The options struct holds each default. No LibTorch.
 //
 //   OptionFields<MlpOptions> fields{integer_field("hidden", &MlpOptions::hidden_features, 1, 65536,
 //                                                 "hidden width"), ...};
@@ -81,16 +81,15 @@ Options options_from(const OptionFields<Options>& fields, Options defaults,
   return defaults;
 }
 
-// A preset: `base` with the settings of `spec` ("name:key=value,...", the text a user writes after
-// --workload), named by the spec's name. std::invalid_argument names a bad setting.
+// A preset: `base` with the settings of `spec` ("name:key=value,...", the text a user writes
+// after --workload), and the spec's name. std::invalid_argument names a bad setting.
 template <class Options>
-Options preset(const OptionFields<Options>& fields, Options base, const std::string& spec) {
+std::pair<std::string, Options> preset(const OptionFields<Options>& fields, const Options& base,
+                                       const std::string& spec) {
   const WorkloadSpec parsed = parse_workload_spec(spec);
-  base = options_from(
-      fields, base,
-      resolve_workload_options(parsed.name, option_table(fields, base), parsed.settings));
-  base.name = parsed.name;
-  return base;
+  return {parsed.name, options_from(fields, base,
+                                    resolve_workload_options(
+                                        parsed.name, option_table(fields, base), parsed.settings))};
 }
 
 }  // namespace fp8lab::experiments

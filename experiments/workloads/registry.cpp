@@ -23,29 +23,11 @@ struct Registry {
   std::map<std::string, Entry> entries;
 };
 
-template <class Options>
-void add(std::map<std::string, Entry>& entries, const Options& defaults,
-         const OptionFields<Options>& fields,
-         std::unique_ptr<Workload> (*make)(const Options& options)) {
-  entries[defaults.name] = {option_table(fields, defaults),
-                            [defaults, fields, make](const WorkloadOptionValues& values) {
-                              return make(options_from(fields, defaults, values));
-                            }};
-}
-
 void register_builtin_workloads(std::map<std::string, Entry>& entries) {
-  add(entries, MlpOptions{}, mlp_option_fields(), make_mlp_workload);
-  add(entries,
-      preset(mlp_option_fields(), MlpOptions{},
-             "mlp-outliers:outlier_features=4,outlier_scale=100"),
-      mlp_option_fields(), make_mlp_workload);
-  for (const auto& gpt : {gpt_tiny_options(), gpt_small_options()}) {
-    add(entries, gpt, gpt_option_fields(), make_gpt_workload);
+  for (const auto& kind :
+       {mlp_workloads(), gpt_workloads(), llama_workloads(), residual_mlp_workloads()}) {
+    for (const auto& preset : kind) entries[preset.name] = {preset.options, preset.make};
   }
-  for (const auto& llama : {llama_xs_options(), llama_s_options(), llama_m_options()}) {
-    add(entries, llama, llama_option_fields(), make_llama_workload);
-  }
-  add(entries, ResidualMlpOptions{}, residual_mlp_option_fields(), make_residual_mlp_workload);
   entries["user-example"] = {{}, [](const auto&) { return make_user_model_example(); }};
 }
 

@@ -8,7 +8,7 @@
 // deterministic batches, your schedule), then call register_workload before the runner looks the
 // name up: either from your own program that links fp8lab_experiments and then calls the sweep
 // (see user_model_example.cpp, whose registration is compiled into fp8lab as "user-example"), or
-// by adding one line to register_builtin_workloads in registry.cpp. Give it an option table to
+// by adding its presets to register_builtin_workloads in registry.cpp. Give it an option table to
 // make its sizes settable from the command line and sweep files.
 #pragma once
 

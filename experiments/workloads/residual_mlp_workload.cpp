@@ -7,6 +7,23 @@
 namespace fp8lab::experiments {
 namespace {
 
+struct ResidualMlpOptions {
+  std::int64_t d = 512;
+  std::int64_t depth = 4;
+  std::string activation = "gelu";  // gelu | swiglu
+  std::int64_t batch_size = 2048;
+  double noise = 1e-3;
+  std::int64_t eval_batches = 4;
+  std::int64_t eval_batch_size = 2048;
+  std::string teacher = "data";       // data | model
+  std::string norm_bias = "trained";  // trained | frozen
+  // Their script's Adam: lr 1e-3, betas (0.9, 0.999). Every other field is TrainingSchedule's,
+  // which are theirs too: no warm-up, constant lr, no weight decay, no clipping (tokens_per_batch:
+  // batch, set by OptionsWorkload).
+  TrainingSchedule schedule{
+      .steps = 7000, .eval_every = 200, .learning_rate = 1e-3, .beta1 = 0.9, .beta2 = 0.999};
+};
+
 // torch.nn.Linear's default: weight and bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
 void init_uniform(torch::nn::Module& module, torch::Generator& generator) {
   torch::NoGradGuard no_grad;
@@ -124,8 +141,8 @@ class ResidualMlpModel : public TrainableModel {
 
 class ResidualMlpWorkload : public OptionsWorkload<ResidualMlpOptions> {
  public:
-  explicit ResidualMlpWorkload(ResidualMlpOptions options)
-      : OptionsWorkload(std::move(options)), teacher_(options_) {
+  ResidualMlpWorkload(std::string name, ResidualMlpOptions options)
+      : OptionsWorkload(std::move(name), std::move(options)), teacher_(options_) {
     for (std::int64_t i = 0; i < options_.eval_batches; ++i) {
       auto x = torch::randn({options_.eval_batch_size, options_.d}, eval_generator(i));
       eval_.push_back(Batch{x, in_model() ? torch::zeros_like(x) : teacher_(x)});
@@ -179,13 +196,9 @@ torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x) {
   return x + forward_linear(*this, "fc2", activation_beyond_gemm(u, act, plans.activation));
 }
 
-std::unique_ptr<Workload> make_residual_mlp_workload(const ResidualMlpOptions& options) {
-  return std::make_unique<ResidualMlpWorkload>(options);
-}
-
-OptionFields<ResidualMlpOptions> residual_mlp_option_fields() {
+std::vector<WorkloadPreset> residual_mlp_workloads() {
   using O = ResidualMlpOptions;
-  return with_schedule_fields<O>({
+  const auto fields = with_schedule_fields<O>({
       integer_field("d", &O::d, 1, 65536, "width of the residual stream"),
       integer_field("depth", &O::depth, 1, 1024, "residual blocks (student and teacher)"),
       choice_field("activation", &O::activation, {"gelu", "swiglu"}, "activation of each block"),
@@ -199,6 +212,7 @@ OptionFields<ResidualMlpOptions> residual_mlp_option_fields() {
       choice_field("norm_bias", &O::norm_bias, {"trained", "frozen"},
                    "the LayerNorm biases: trained, or frozen at 0 (microxcaling's LayerNorm)"),
   });
+  return workload_presets<O>(fields, construct_workload<ResidualMlpWorkload, O>, {"residual-mlp"});
 }
 
 }  // namespace fp8lab::experiments

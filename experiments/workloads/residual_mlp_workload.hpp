@@ -34,28 +34,12 @@
 
 #include <torch/torch.h>
 
+#include <vector>
+
 #include "experiments/fp8/beyond_gemm.hpp"
 #include "experiments/workloads/workload.hpp"
 
 namespace fp8lab::experiments {
-
-struct ResidualMlpOptions {
-  std::string name = "residual-mlp";
-  std::int64_t d = 512;
-  std::int64_t depth = 4;
-  std::string activation = "gelu";  // gelu | swiglu
-  std::int64_t batch_size = 2048;
-  double noise = 1e-3;
-  std::int64_t eval_batches = 4;
-  std::int64_t eval_batch_size = 2048;
-  std::string teacher = "data";       // data | model
-  std::string norm_bias = "trained";  // trained | frozen
-  // Their script's Adam: lr 1e-3, betas (0.9, 0.999). Every other field is TrainingSchedule's,
-  // which are theirs too: no warm-up, constant lr, no weight decay, no clipping (tokens_per_batch:
-  // batch, set by OptionsWorkload).
-  TrainingSchedule schedule{
-      .steps = 7000, .eval_every = 200, .learning_rate = 1e-3, .beta1 = 0.9, .beta2 = 0.999};
-};
 
 // One residual block of the student, public for the gradient test. A recipe's
 // norm_affine_precision and activation_precision apply to its LayerNorm and activation
@@ -74,9 +58,8 @@ TORCH_MODULE(ResidualBlock);
 // SwiGLU hidden size of a block of width d.
 std::int64_t residual_mlp_swiglu_hidden(std::int64_t d);
 
-std::unique_ptr<Workload> make_residual_mlp_workload(const ResidualMlpOptions& options);
-
-// Options d, depth, activation, batch, noise, eval_batches, eval_batch and the schedule's.
-OptionFields<ResidualMlpOptions> residual_mlp_option_fields();
+// residual-mlp. Options d, depth, activation, batch, noise, eval_batches, eval_batch, teacher,
+// norm_bias and the schedule's.
+std::vector<WorkloadPreset> residual_mlp_workloads();
 
 }  // namespace fp8lab::experiments

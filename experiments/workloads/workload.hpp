@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -94,13 +95,14 @@ torch::Generator step_generator(std::uint64_t seed, std::int64_t step);
 // every seed, on streams >= 2^62, disjoint from every training step's.
 torch::Generator eval_generator(std::int64_t i);
 
-// The part of a workload that its options struct decides (name, schedule, batch_size; tokens per
-// batch = batch_size samples) and its fixed eval batches, which the derived class fills.
+// The part of a workload that its options struct decides (schedule, batch_size; tokens per batch
+// = batch_size samples) and its fixed eval batches, which the derived class fills.
 template <class Options>
 class OptionsWorkload : public Workload {
  public:
-  explicit OptionsWorkload(Options options) : options_(std::move(options)) {}
-  std::string name() const override { return options_.name; }
+  OptionsWorkload(std::string name, Options options)
+      : name_(std::move(name)), options_(std::move(options)) {}
+  std::string name() const override { return name_; }
   TrainingSchedule schedule() const override {
     auto s = options_.schedule;
     s.tokens_per_batch = options_.batch_size;
@@ -109,8 +111,45 @@ class OptionsWorkload : public Workload {
   std::vector<Batch> eval_batches() const override { return eval_; }
 
  protected:
+  std::string name_;
   Options options_;
   std::vector<Batch> eval_;
 };
+
+// What a workload file gives the registry (registry.hpp), once per preset: the name, the option
+// table with the preset's defaults, and what makes the workload from every option's value. The
+// options struct stays in the workload's file: users name a workload by its spec.
+struct WorkloadPreset {
+  std::string name;
+  WorkloadOptionTable options;
+  std::function<std::unique_ptr<Workload>(const WorkloadOptionValues& values)> make;
+};
+
+// The presets of one kind of workload, one per spec ("name" or "name:key=value,..."): the first
+// spec's settings applied to the options struct's defaults, every later one's to the first
+// preset's (a larger model of the same kind); make(name, options) makes one.
+template <class Options>
+std::vector<WorkloadPreset> workload_presets(
+    const OptionFields<Options>& fields,
+    std::unique_ptr<Workload> (*make)(const std::string& name, const Options& options),
+    const std::vector<std::string>& specs) {
+  std::vector<WorkloadPreset> presets;
+  Options first{};
+  for (const auto& spec : specs) {
+    auto [name, defaults] = preset(fields, presets.empty() ? Options{} : first, spec);
+    if (presets.empty()) first = defaults;
+    presets.push_back(
+        {name, option_table(fields, defaults), [=](const WorkloadOptionValues& values) {
+           return make(name, options_from(fields, defaults, values));
+         }});
+  }
+  return presets;
+}
+
+// The `make` of workload_presets for a workload class constructed from (name, options).
+template <class W, class Options>
+std::unique_ptr<Workload> construct_workload(const std::string& name, const Options& options) {
+  return std::make_unique<W>(name, options);
+}
 
 }  // namespace fp8lab::experiments

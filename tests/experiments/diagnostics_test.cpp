@@ -16,7 +16,6 @@
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/run_executor.hpp"
 #include "experiments/workloads/linear_call.hpp"
-#include "experiments/workloads/mlp_workload.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/recipe_file.hpp"
 #include "recipes/sweep.hpp"
@@ -75,7 +74,7 @@ class PlantedWorkload : public Workload {
   std::vector<Batch> eval_batches() const override { return mlp_->eval_batches(); }
 
  private:
-  std::unique_ptr<Workload> mlp_ = make_mlp_workload(MlpOptions{});
+  std::unique_ptr<Workload> mlp_ = make_workload("mlp");
 };
 
 RunRequest request_for(const std::string& recipe_text, std::int64_t steps) {

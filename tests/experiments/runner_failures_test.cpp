@@ -16,7 +16,6 @@
 #include "experiments/report/analysis.hpp"
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/run_executor.hpp"
-#include "experiments/workloads/mlp_workload.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"
@@ -66,7 +65,7 @@ class NanAtStepFive : public Workload {
   std::vector<Batch> eval_batches() const override { return mlp_->eval_batches(); }
 
  private:
-  std::unique_ptr<Workload> mlp_ = make_mlp_workload(MlpOptions{});
+  std::unique_ptr<Workload> mlp_ = make_workload("mlp");
 };
 
 }  // namespace

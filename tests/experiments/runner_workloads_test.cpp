@@ -15,7 +15,6 @@
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/fp8/sim_backend.hpp"
 #include "experiments/runner/training.hpp"
-#include "experiments/workloads/gpt_workload.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "experiments/workloads/text_corpus.hpp"
 #include "tests/support/cli.hpp"
@@ -139,9 +138,7 @@ TEST_CASE("Operand statistics measured only on logged steps give the same rows",
   // logged (and for the eval passes before them, which count into the next step): the logged
   // rows, losses and GEMM counts must not change. FP8 eval passes every 2 steps and statistics
   // every 3: the eval after step 2 counts into step 3's rows, the one after step 4 into none.
-  GptOptions options_eval_2 = gpt_tiny_options();
-  options_eval_2.schedule.eval_every = 2;
-  const auto workload = make_gpt_workload(options_eval_2);
+  const auto workload = make_workload("gpt-tiny:eval_every=2");
   recipes::Recipe recipe;
   recipe.scaling = recipes::Scaling::current;
   recipe.use_autocast_during_eval = true;
