@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "experiments/fp8/sim_backend.hpp"
-#include "recipes/recipe.hpp"
+#include "recipes/default_recipe.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -34,11 +34,8 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 TEST_CASE("run_independent: dgrad and wgrad at once give the one-thread bits", "[threads]") {
   const auto scaling = GENERATE(recipes::Scaling::current, recipes::Scaling::mxfp8);
   INFO(recipes::name(scaling));
-  recipes::Recipe recipe;
-  recipe.scaling = scaling;
-  recipe.fp8_format = recipes::default_fp8_format(scaling);
-  recipe.power_2_scales = recipes::default_power_2_scales(scaling);
-  const recipes::Accumulation accumulation = recipes::default_gemm_accumulation(scaling).dgrad;
+  const recipes::Recipe recipe = recipes::recipe_with_defaults(scaling);
+  const recipes::Accumulation accumulation = recipe.gemm.dgrad;
   // A Linear of 96 tokens, 160 -> 64 (partial tiles and MX blocks of 32).
   constexpr std::int64_t m = 96, k = 160, n = 64;
   const std::vector<float> x = normal(m * k, 1), w = normal(n * k, 2), dy = normal(m * n, 3);
