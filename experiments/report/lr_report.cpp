@@ -194,8 +194,8 @@ std::string render_lr_sensitivity_csv(const ReportFacts& facts) {
       };
       for (const auto& c : arm.cells) {
         const bool counted = c.unstable.runs > 0;
-        const auto unstable_end = [&](double Proportion::*end) {
-          return counted ? std::optional(c.unstable.interval.*end) : std::nullopt;
+        const auto unstable_end = [&](double Proportion::*bound) {
+          return counted ? std::optional(c.unstable.interval.*bound) : std::nullopt;
         };
         csv.field("workload", g.workload)
             .field("arm", arm.label)
