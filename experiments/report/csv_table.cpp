@@ -21,7 +21,7 @@ std::string csv_number(std::optional<double> v) {
 }
 
 CsvTable& CsvTable::cell(const std::string& name, std::string text) {
-  if (!header_done_) {
+  if (text_.empty()) {
     header_.push_back(name);
   } else if (column_ >= header_.size() || header_[column_] != name) {
     throw std::logic_error("CSV row: column " + std::to_string(column_ + 1) + " is '" + name +
@@ -33,14 +33,13 @@ CsvTable& CsvTable::cell(const std::string& name, std::string text) {
 }
 
 void CsvTable::end_row() {
-  if (header_done_ && column_ != header_.size()) {
+  if (!text_.empty() && column_ != header_.size()) {
     throw std::logic_error("CSV row: " + std::to_string(column_) + " columns, the header has " +
                            std::to_string(header_.size()));
   }
-  if (!header_done_) {
+  if (text_.empty()) {
     for (std::size_t i = 0; i < header_.size(); ++i) text_ += (i == 0 ? "" : ",") + header_[i];
     text_ += '\n';
-    header_done_ = true;
   }
   text_ += row_ + '\n';
   row_.clear();

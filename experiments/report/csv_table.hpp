@@ -39,8 +39,7 @@ class CsvTable {
  private:
   std::vector<std::string> header_;
   std::size_t column_ = 0;  // of the row being written
-  bool header_done_ = false;
-  std::string row_, text_;
+  std::string row_, text_;  // text_ is empty until the first row (and the header) ends
 };
 
 }  // namespace fp8lab::experiments

@@ -19,11 +19,6 @@ struct GptOptions {
 
 // GPT-2's initialisation: N(0, 0.02) for embeddings and Linears, the residual projections scaled
 // by 1/sqrt(2 * layers), biases zero, LayerNorm (1, 0).
-void init_normal(torch::Tensor& weight, double std, torch::Generator& generator) {
-  torch::NoGradGuard no_grad;
-  weight.normal_(0.0, std, generator);
-}
-
 torch::nn::Linear make_linear(std::int64_t in, std::int64_t out, bool bias, double std,
                               torch::Generator& generator) {
   torch::nn::Linear linear(torch::nn::LinearOptions(in, out).bias(bias));

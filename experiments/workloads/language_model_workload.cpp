@@ -64,6 +64,11 @@ class LanguageModelWorkload : public Workload {
 
 }  // namespace
 
+void init_normal(torch::Tensor& weight, double std, torch::Generator& generator) {
+  torch::NoGradGuard no_grad;
+  weight.normal_(0.0, std, generator);
+}
+
 OptionFields<LanguageModelOptions> language_model_shape_fields() {
   using O = LanguageModelOptions;
   return {

@@ -63,6 +63,9 @@ TokenSplits token_splits(const std::vector<Token>& train, const std::vector<Toke
   return {torch::tensor(train, torch::kLong), torch::tensor(eval, torch::kLong), std::move(source)};
 }
 
+// Draws `weight` from N(0, std^2) with `generator` (the language models' initialisation).
+void init_normal(torch::Tensor& weight, double std, torch::Generator& generator);
+
 using ModelFactory = std::function<std::shared_ptr<TrainableModel>(std::uint64_t seed)>;
 
 // The workload `name`: `options`' windows of `tokens`, eval_windows of them in its eval set, and

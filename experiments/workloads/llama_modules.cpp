@@ -76,6 +76,8 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const Rop
   return forward_linear(*this, "o_proj", attended);
 }
 
+std::int64_t swiglu_hidden(std::int64_t d) { return (8 * d / 3 + 31) / 32 * 32; }
+
 SwiGluMlpImpl::SwiGluMlpImpl(std::int64_t d_model, std::int64_t ffn) {
   register_module("gate_proj", linear(d_model, ffn));
   register_module("up_proj", linear(d_model, ffn));

@@ -52,6 +52,10 @@ class SwiGluMlpImpl : public torch::nn::Module {
 };
 TORCH_MODULE(SwiGluMlp);
 
+// Llama's SwiGLU hidden size for width d: 8/3 d rounded up to a multiple of 32 (the llama
+// workload's default ffn, and the residual-mlp's SwiGLU blocks).
+std::int64_t swiglu_hidden(std::int64_t d);
+
 // h = x + attention(norm1(x) * c); y = h + mlp(norm2(h) * c), where c is a fixed per-channel
 // multiplier (ones, or the outlier channels of llama_workload.hpp).
 class LlamaBlockImpl : public torch::nn::Module {

@@ -23,16 +23,14 @@ struct LlamaOptions {
   std::filesystem::path corpus_directory;  // empty: default_bpe_corpus_directory()
 };
 
-// The SwiGLU hidden size of a d_model when ffn is 0.
-std::int64_t llama_default_ffn(std::int64_t d_model) { return (8 * d_model / 3 + 31) / 32 * 32; }
+// The SwiGLU hidden size: ffn, or when 0 Llama's rule.
+std::int64_t ffn_of(const LlamaOptions& o) {
+  return o.ffn > 0 ? o.ffn : swiglu_hidden(o.model.d_model);
+}
 
 // N(0, 0.02) for the embedding and every Linear, the residual projections (o_proj, down_proj)
 // scaled by 1/sqrt(2 layers) as GPT-2 and OLMo do; RMSNorm weights 1. Drawn from one generator in
-// registration order.
-void init_normal(torch::Tensor& weight, double std, torch::Generator& generator) {
-  torch::NoGradGuard no_grad;
-  weight.normal_(0.0, std, generator);
-}
+// registration order (init_normal: language_model_workload.hpp).
 
 class LlamaModel : public TrainableModel {
  public:
@@ -40,7 +38,7 @@ class LlamaModel : public TrainableModel {
       : fp8_head_(o.fp8_head) {
     auto generator = make_generator(seed, 0);
     const auto d = o.model.d_model;
-    const auto ffn = o.ffn > 0 ? o.ffn : llama_default_ffn(d);
+    const auto ffn = ffn_of(o);
     token_embedding_ = register_module("token_embedding", torch::nn::Embedding(vocabulary, d));
     init_normal(token_embedding_->weight, 0.02, generator);
     auto channel_scale = torch::ones({d});
@@ -114,8 +112,7 @@ std::unique_ptr<Workload> make_llama_workload(const std::string& name,
       options.corpus_directory.empty() ? default_bpe_corpus_directory() : options.corpus_directory);
   std::string description =
       "Llama " + std::to_string(o.layers) + " layers, d_model " + std::to_string(o.d_model) + ", " +
-      std::to_string(o.heads) + " heads, SwiGLU " +
-      std::to_string(options.ffn > 0 ? options.ffn : llama_default_ffn(o.d_model)) + ", context " +
+      std::to_string(o.heads) + " heads, SwiGLU " + std::to_string(ffn_of(options)) + ", context " +
       std::to_string(o.context) + ", batch " + std::to_string(o.batch_size) + ", head " +
       (options.fp8_head ? "a Linear (FP8 if the recipe's filter allows)" : "fp32") + ", eval " +
       std::to_string(options.eval_windows) + " windows";

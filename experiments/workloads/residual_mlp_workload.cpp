@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "experiments/workloads/linear_call.hpp"
+#include "experiments/workloads/llama_modules.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -172,14 +173,12 @@ class ResidualMlpWorkload : public OptionsWorkload<ResidualMlpOptions> {
 
 }  // namespace
 
-std::int64_t residual_mlp_swiglu_hidden(std::int64_t d) { return (8 * d / 3 + 31) / 32 * 32; }
-
 ResidualBlockImpl::ResidualBlockImpl(std::int64_t d, const std::string& activation,
                                      bool frozen_norm_bias)
     : swiglu_(activation == "swiglu") {
   norm_ = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
   if (frozen_norm_bias) norm_->bias.set_requires_grad(false);  // stays 0 (microxcaling's LN)
-  const auto h = swiglu_ ? residual_mlp_swiglu_hidden(d) : 4 * d;
+  const auto h = swiglu_ ? swiglu_hidden(d) : 4 * d;
   register_module("fc1",
                   torch::nn::Linear(torch::nn::LinearOptions(d, swiglu_ ? 2 * h : h).bias(false)));
   register_module("fc2", torch::nn::Linear(torch::nn::LinearOptions(h, d).bias(true)));

@@ -55,9 +55,6 @@ class ResidualBlockImpl : public torch::nn::Module, public BeyondGemmQuantizable
 };
 TORCH_MODULE(ResidualBlock);
 
-// SwiGLU hidden size of a block of width d.
-std::int64_t residual_mlp_swiglu_hidden(std::int64_t d);
-
 // residual-mlp. Options d, depth, activation, batch, noise, eval_batches, eval_batch, teacher,
 // norm_bias and the schedule's.
 std::vector<WorkloadPreset> residual_mlp_workloads();

@@ -134,10 +134,10 @@ std::vector<WorkloadPreset> workload_presets(
     std::unique_ptr<Workload> (*make)(const std::string& name, const Options& options),
     const std::vector<std::string>& specs) {
   std::vector<WorkloadPreset> presets;
-  Options first{};
+  Options base{};
   for (const auto& spec : specs) {
-    auto [name, defaults] = preset(fields, presets.empty() ? Options{} : first, spec);
-    if (presets.empty()) first = defaults;
+    auto [name, defaults] = preset(fields, base, spec);
+    if (presets.empty()) base = defaults;
     presets.push_back(
         {name, option_table(fields, defaults), [=](const WorkloadOptionValues& values) {
            return make(name, options_from(fields, defaults, values));
