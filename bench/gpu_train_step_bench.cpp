@@ -145,7 +145,8 @@ struct NamedRecipe {
 };
 
 void register_all() {
-  // delayed: TE's default (HYBRID, history 1024, max); the others with their scaling's defaults.
+  // delayed: accelerate's defaults (HYBRID, history 1024, most_recent; TE's own DelayedScaling
+  // default algorithm is max); the others with their scaling's defaults.
   const NamedRecipe recipes[] = {{"delayed_hybrid", rc::recipe_with_defaults(rc::Scaling::delayed)},
                                  {"current", rc::recipe_with_defaults(rc::Scaling::current)},
                                  {"block", rc::recipe_with_defaults(rc::Scaling::block)},
