@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   fp8lab::experiments::cli::add_report_command(app);
   fp8lab::experiments::cli::add_literature_command(app);
   fp8lab::experiments::cli::add_quantize_command(app);
+  fp8lab::experiments::cli::add_cpu_ops_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

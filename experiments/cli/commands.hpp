@@ -16,5 +16,6 @@ void add_sweep_command(CLI::App& app);    // sweep: every distinct run of a swee
 void add_report_command(CLI::App& app);   // report: merge output directories, write the reports
 void add_literature_command(CLI::App& app);  // literature L1|L2: GEMM-level published effects
 void add_quantize_command(CLI::App& app);    // quantize: one .npy tensor as a peer stores it
+void add_cpu_ops_command(CLI::App& app);     // cpu-ops: the bits of LibTorch's CPU ops, to diff
 
 }  // namespace fp8lab::experiments::cli

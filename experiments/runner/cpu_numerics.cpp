@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string_view>
 
+#include "experiments/runner/portable_kernels.hpp"
 #include "sim/quantize.hpp"
 
 namespace fp8lab::experiments {
@@ -54,6 +55,8 @@ std::string pin_cpu_numerics_from_environment() {
   }
   auto error = pin("ATEN_CPU_CAPABILITY", "default");
   if (error.empty()) error = pin("MKL_CBWR", "COMPATIBLE");
+  // What the pins do not reach: MKL's vector math and oneDNN (portable_kernels.hpp).
+  if (error.empty()) use_portable_kernels();
   return error;
 }
 

@@ -21,3 +21,7 @@ fp8lab_add_test(NAME experiments_cpu_numerics_test SOURCES cpu_numerics_test.cpp
 # on whichever processor CI lands on.
 fp8lab_add_test(NAME experiments_portable_golden_test SOURCES portable_golden_test.cpp
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300 RUNS_FP8LAB)
+# Issue 45: the bits of every LibTorch CPU op a training run calls, under portable numerics, against
+# the hashes checked in (portable_op_hashes.txt); and every op a step and eval call is in the list.
+fp8lab_add_test(NAME experiments_portable_ops_test SOURCES portable_ops_test.cpp
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300 RUNS_FP8LAB READS_SOURCE)
