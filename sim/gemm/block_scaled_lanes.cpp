@@ -36,7 +36,11 @@
 #define FP8LAB_SIM_GEMM_BLOCK_SCALED_LANES_DECODE
 namespace fp8lab::sim::gemm_detail {
 
-// An operand decoded for the lanes, row-major ([outer][k], [outer][blocks], [outer][groups]).
+// An operand decoded for the lanes, its rows interleaved by `lanes`: entry w of row r of a
+// column of width W (k, groups or blocks) is at ((r / lanes) W + w) lanes + r % lanes, so that
+// lanes = 1 is row-major (A, whose rows are broadcast) and lanes = one vector gives B's panels
+// ([panel][w][lane], a vector's columns of D per load). Rows past `outer` up to a multiple of
+// `pad_rows` are zero.
 struct LaneOperand {
   std::int64_t outer = 0, k = 0, block = 0, blocks = 0, groups = 0;
   // mxf8f6f4: the element's value; mxf4nvf4: 2x it times its scale's significand (an integer)
@@ -44,11 +48,14 @@ struct LaneOperand {
   std::vector<float> power;            // mxf8f6f4: 2^e of a nonzero element, else 0
   std::vector<std::uint32_t> nonzero;  // mxf4nvf4: per group of 16, bit i set where i is nonzero
   std::vector<std::int32_t> scale_e;
-  std::vector<std::uint8_t> special;  // per row: a NaN or infinite element or scale
+  std::vector<std::uint8_t> special;  // per row (row-major): a NaN or infinite element or scale
 };
 
-// Decodes x into p, whose vectors keep their capacity from earlier calls (LaneScratch).
-inline void decode_lanes(const BlockScaledOperand& x, bool fp4, LaneOperand& p) {
+// Decodes x into p (layout above), whose vectors keep their capacity from earlier calls
+// (LaneScratch).
+template <bool kFp4>
+void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t pad_rows,
+                  LaneOperand& p) {
   p.outer = x.outer;
   p.k = x.k;
   p.block = x.block;
@@ -62,7 +69,7 @@ inline void decode_lanes(const BlockScaledOperand& x, bool fp4, LaneOperand& p) 
   for (int c = 0; c < 256; ++c) {
     const BlockTerm& t = table[c];
     special[c] = t.special ? 1 : 0;
-    value[c] = t.special ? 0.0f : (fp4 ? 2.0f : 1.0f) * t.value;
+    value[c] = t.special ? 0.0f : (kFp4 ? 2.0f : 1.0f) * t.value;
     power[c] = t.m == 0 ? 0.0f : std::ldexp(1.0f, t.e);
     const auto byte = static_cast<std::uint8_t>(c);
     const BlockTerm s = block_scale_term(byte, x.scale_type);
@@ -70,43 +77,55 @@ inline void decode_lanes(const BlockScaledOperand& x, bool fp4, LaneOperand& p) 
     scale_m[c] = s.special ? 0.0f : s.m;
     scale_e[c] = block_scale_exponent(byte, x.scale_type);
   }
-  const auto n = static_cast<std::size_t>(x.outer * x.k);
-  const auto s = static_cast<std::size_t>(x.outer * p.blocks);
-  p.value.resize(n);
-  p.power.resize(fp4 ? 0 : n);
-  p.nonzero.resize(fp4 ? static_cast<std::size_t>(x.outer * p.groups) : 0);
-  p.scale_e.resize(s);
+  const auto k = static_cast<std::size_t>(x.k), blocks = static_cast<std::size_t>(p.blocks);
+  const auto groups = static_cast<std::size_t>(p.groups), block = static_cast<std::size_t>(x.block);
+  const auto rows = static_cast<std::size_t>((x.outer + pad_rows - 1) / pad_rows * pad_rows);
+  p.value.resize(rows * k);
+  p.power.resize(kFp4 ? 0 : rows * k);
+  p.nonzero.resize(kFp4 ? rows * groups : 0);
+  p.scale_e.resize(rows * blocks);
   p.special.resize(static_cast<std::size_t>(x.outer));
+  // Where entry w of row r goes in a column of width `width`.
+  const auto at = [lanes](std::size_t r, std::size_t width, std::size_t w) {
+    return ((r / lanes) * width + w) * lanes + r % lanes;
+  };
   // One pass over the codes, block by block. mxf4nvf4: each 2x-value times its scale's
   // significand (an integer <= 12 * 15), so that a group's dot product is already its term
   // (<= 16 * 180 * 180 < 2^20, exact in fp32); a zero scale makes its elements 0, so the nonzero
   // masks also say when a scale is zero.
-  const auto block = static_cast<std::size_t>(x.block);
-  for (std::size_t row = 0; row < static_cast<std::size_t>(x.outer); ++row) {
+  for (std::size_t r = 0; r < static_cast<std::size_t>(x.outer); ++r) {
     std::uint8_t any = 0;
-    for (std::size_t j = row * static_cast<std::size_t>(p.blocks);
-         j < (row + 1) * static_cast<std::size_t>(p.blocks); ++j) {
-      const std::uint8_t scale = x.scales[j];
-      p.scale_e[j] = scale_e[scale];
+    for (std::size_t j = 0; j < blocks; ++j) {
+      const std::uint8_t scale = x.scales[r * blocks + j];
+      p.scale_e[at(r, blocks, j)] = scale_e[scale];
       any |= scale_special[scale];
-      const float m = fp4 ? scale_m[scale] : 1.0f;
+      const float m = kFp4 ? scale_m[scale] : 1.0f;
       for (std::size_t g = j * block; g < (j + 1) * block; g += kMxf4Nvf4GroupK) {
         std::uint32_t mask = 0;
         for (std::size_t i = g; i < g + kMxf4Nvf4GroupK; ++i) {
-          const std::uint8_t code = x.codes[i];
+          const std::uint8_t code = x.codes[r * k + i];
           any |= special[code];
           const float v = value[code] * m;
-          p.value[i] = v;
-          if (fp4) {
+          p.value[at(r, k, i)] = v;
+          if constexpr (kFp4) {
             mask |= (v != 0.0f ? 1u : 0u) << (i - g);
           } else {
-            p.power[i] = power[code];
+            p.power[at(r, k, i)] = power[code];
           }
         }
-        if (fp4) p.nonzero[g / kMxf4Nvf4GroupK] = mask;
+        if constexpr (kFp4) p.nonzero[at(r, groups, g / kMxf4Nvf4GroupK)] = mask;
       }
     }
-    p.special[row] = any;
+    p.special[r] = any;
+  }
+  // The padding rows: zero elements (their outputs are computed and dropped).
+  for (std::size_t r = static_cast<std::size_t>(x.outer); r < rows; ++r) {
+    for (std::size_t i = 0; i < k; ++i) {
+      p.value[at(r, k, i)] = 0.0f;
+      if constexpr (!kFp4) p.power[at(r, k, i)] = 0.0f;
+    }
+    for (std::size_t g = 0; g < (kFp4 ? groups : 0); ++g) p.nonzero[at(r, groups, g)] = 0;
+    for (std::size_t j = 0; j < blocks; ++j) p.scale_e[at(r, blocks, j)] = 0;
   }
 }
 
@@ -115,9 +134,6 @@ inline void decode_lanes(const BlockScaledOperand& x, bool fp4, LaneOperand& p) 
 // zero-filling) every time.
 struct LaneScratch {
   LaneOperand a, b;
-  std::vector<float> value, power;
-  std::vector<std::uint32_t> nonzero;
-  std::vector<std::int32_t> scale_e;
 };
 
 // Rows of D per unit of work (threads take whole units).
@@ -514,50 +530,33 @@ bool LaneUnit(const LaneArgs& t, std::int64_t unit) {
   return any_left;
 }
 
-// Packs B's rows (D's columns) into panels of one vector's lanes (LaneArgs), zero past N.
-template <class T>
-void PackPanels(const std::vector<T>& rows, std::int64_t n, std::int64_t width, std::size_t lanes,
-                std::vector<T>& packed) {
-  const std::int64_t panels = (n + static_cast<std::int64_t>(lanes) - 1) / lanes;
-  packed.clear();
-  if (rows.empty()) return;  // a column the path does not read
-  packed.resize(static_cast<std::size_t>(panels * width) * lanes, T{});
-  for (std::int64_t col = 0; col < n; ++col) {
-    const auto panel = col / static_cast<std::int64_t>(lanes);
-    const auto lane = static_cast<std::size_t>(col) % lanes;
-    for (std::int64_t i = 0; i < width; ++i) {
-      packed[static_cast<std::size_t>(panel * width + i) * lanes + lane] = rows[col * width + i];
-    }
-  }
-}
-
 bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
                       BlockScaledPath path, std::span<const float> c, int threads,
                       std::span<float> out, std::span<std::uint8_t> left) {
   const bool fp4 = path == BlockScaledPath::kMxf4Nvf4;
   const std::size_t lanes = hn::Lanes(DF());
   thread_local LaneScratch scratch;
-  LaneOperand& pa = scratch.a;
+  const LaneOperand& pa = scratch.a;
   const LaneOperand& pb = scratch.b;
-  decode_lanes(a, fp4, pa);
-  decode_lanes(b, fp4, scratch.b);
-  // Zero rows up to whole micro-tiles: their outputs are computed and dropped.
-  const std::int64_t padded = (a.outer + kLaneRows - 1) / kLaneRows * kLaneRows;
-  pa.value.resize(static_cast<std::size_t>(padded * a.k), 0.0f);
-  if (!fp4) pa.power.resize(static_cast<std::size_t>(padded * a.k), 0.0f);
-  pa.nonzero.resize(fp4 ? static_cast<std::size_t>(padded * pa.groups) : 0, 0);
-  pa.scale_e.resize(static_cast<std::size_t>(padded * pa.blocks), 0);
-  const std::int64_t n = b.outer;
-  std::vector<float>&value = scratch.value, &power = scratch.power;
-  PackPanels(pb.value, n, b.k, lanes, value);
-  PackPanels(pb.power, n, b.k, lanes, power);
-  PackPanels(pb.nonzero, n, pb.groups, lanes, scratch.nonzero);
-  PackPanels(pb.scale_e, n, pb.blocks, lanes, scratch.scale_e);
-  const auto& nonzero = scratch.nonzero;
-  const auto& scale_e = scratch.scale_e;
-  const LaneArgs args{
-      &pa, n,   value.data(), power.data(), nonzero.data(), scale_e.data(), pb.special.data(),
-      c,   out, left};
+  // A row-major with zero rows up to whole micro-tiles, B in panels of one vector's columns with
+  // zero columns up to the last panel's end.
+  if (fp4) {
+    decode_lanes<true>(a, 1, kLaneRows, scratch.a);
+    decode_lanes<true>(b, lanes, static_cast<std::int64_t>(lanes), scratch.b);
+  } else {
+    decode_lanes<false>(a, 1, kLaneRows, scratch.a);
+    decode_lanes<false>(b, lanes, static_cast<std::int64_t>(lanes), scratch.b);
+  }
+  const LaneArgs args{&pa,
+                      b.outer,
+                      pb.value.data(),
+                      pb.power.data(),
+                      pb.nonzero.data(),
+                      pb.scale_e.data(),
+                      pb.special.data(),
+                      c,
+                      out,
+                      left};
   const std::int64_t units = (a.outer + kLaneUnitRows - 1) / kLaneUnitRows;
   std::vector<std::uint8_t> unit_left(static_cast<std::size_t>(units), 0);
   parallel_units(units, threads, [&](std::int64_t unit) HWY_ATTR {
