@@ -131,9 +131,21 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
 
 // The buffers of one call, kept per thread between calls: a training step calls the GEMM with the
 // same shapes again and again, and fresh multi-megabyte vectors would cost their page faults (and
-// zero-filling) every time.
+// zero-filling) every time. Beyond kKeptScratchBytes they are freed after the call, so that one
+// large GEMM does not pin its decoded operands to the thread.
 struct LaneScratch {
   LaneOperand a, b;
+
+  void release_if_large() {
+    constexpr std::size_t kKeptScratchBytes = std::size_t{64} << 20;
+    std::size_t bytes = 0;
+    for (const LaneOperand* x : {&a, &b}) {
+      bytes += (x->value.capacity() + x->power.capacity()) * sizeof(float) +
+               x->nonzero.capacity() * sizeof(std::uint32_t) +
+               x->scale_e.capacity() * sizeof(std::int32_t) + x->special.capacity();
+    }
+    if (bytes > kKeptScratchBytes) a = b = LaneOperand{};
+  }
 };
 
 // Rows of D per unit of work (threads take whole units).
@@ -562,6 +574,7 @@ bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
   parallel_units(units, threads, [&](std::int64_t unit) HWY_ATTR {
     unit_left[unit] = fp4 ? LaneUnit<true>(args, unit) : LaneUnit<false>(args, unit);
   });
+  scratch.release_if_large();
   return std::any_of(unit_left.begin(), unit_left.end(), [](std::uint8_t x) { return x != 0; });
 }
 
