@@ -7,6 +7,7 @@
 
 #include "sim/cast.hpp"
 #include "sim/format.hpp"
+#include "sim/fp4_stochastic_lanes.hpp"
 #include "sim/rng.hpp"
 
 namespace fp8lab::sim {
@@ -42,12 +43,27 @@ std::uint8_t e2m1_stochastic_byte(std::uint64_t seed, std::uint64_t stream, std:
                                    (8 * (index % 4)));
 }
 
-void e2m1_stochastic_codes(std::span<const float> x, std::uint64_t seed, std::uint64_t stream,
-                           std::uint64_t first_index, std::span<std::uint8_t> codes) {
+namespace {
+
+void check_sizes(std::span<const float> x, std::span<std::uint8_t> codes) {
   if (x.size() != codes.size()) {
     throw std::invalid_argument("e2m1_stochastic_codes: x has " + std::to_string(x.size()) +
                                 " values but codes " + std::to_string(codes.size()));
   }
+}
+
+}  // namespace
+
+void e2m1_stochastic_codes(std::span<const float> x, std::uint64_t seed, std::uint64_t stream,
+                           std::uint64_t first_index, std::span<std::uint8_t> codes) {
+  check_sizes(x, codes);
+  fp4_detail::e2m1_stochastic_lanes(x.data(), x.size(), seed, stream, first_index, codes.data());
+}
+
+void reference::e2m1_stochastic_codes(std::span<const float> x, std::uint64_t seed,
+                                      std::uint64_t stream, std::uint64_t first_index,
+                                      std::span<std::uint8_t> codes) {
+  check_sizes(x, codes);
   for (std::size_t i = 0; i < x.size(); ++i) {
     codes[i] = e2m1_stochastic_code(x[i], e2m1_stochastic_byte(seed, stream, first_index + i));
   }

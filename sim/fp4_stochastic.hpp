@@ -34,4 +34,14 @@ std::uint8_t e2m1_stochastic_byte(std::uint64_t seed, std::uint64_t stream, std:
 void e2m1_stochastic_codes(std::span<const float> x, std::uint64_t seed, std::uint64_t stream,
                            std::uint64_t first_index, std::span<std::uint8_t> codes);
 
+// e2m1_stochastic_codes runs Highway lanes (fp4_stochastic_lanes.cpp); reference:: is the loop of
+// scalar calls above (same contract, same bits), which the tests check the lanes against.
+namespace reference {
+void e2m1_stochastic_codes(std::span<const float> x, std::uint64_t seed, std::uint64_t stream,
+                           std::uint64_t first_index, std::span<std::uint8_t> codes);
+}  // namespace reference
+
+// The Highway target e2m1_stochastic_codes dispatches to (tests name it in failures).
+const char* e2m1_stochastic_target_name();
+
 }  // namespace fp8lab::sim

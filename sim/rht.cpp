@@ -12,6 +12,7 @@
 #include "sim/cast.hpp"
 #include "sim/element_count.hpp"
 #include "sim/gemm/truncated_sum.hpp"
+#include "sim/rht_lanes.hpp"
 
 namespace fp8lab::sim {
 
@@ -64,8 +65,10 @@ void random_hadamard_chunk_bf16(const float* x, std::uint16_t sign_mask, float* 
   }
 }
 
-void random_hadamard_transform_bf16(std::span<const float> x, std::int64_t rows, std::int64_t cols,
-                                    RhtAxis axis, std::uint16_t sign_mask, std::span<float> out) {
+namespace {
+
+void check_arguments(std::span<const float> x, std::int64_t rows, std::int64_t cols, RhtAxis axis,
+                     std::span<float> out) {
   const char* fn = "random_hadamard_transform_bf16";
   const std::int64_t n = checked_element_count(fn, rows, cols);
   if (static_cast<std::int64_t>(x.size()) != n || static_cast<std::int64_t>(out.size()) != n) {
@@ -79,19 +82,41 @@ void random_hadamard_transform_bf16(std::span<const float> x, std::int64_t rows,
         std::string(fn) + ": " + (axis == RhtAxis::kRows ? "rows" : "cols") + " = " +
         std::to_string(chunked) + " must be a multiple of 16 (the chunks run along it)");
   }
+}
+
+}  // namespace
+
+void rht_detail::rht_chunks_scalar(const float* x, std::int64_t rows, std::int64_t cols,
+                                   RhtAxis axis, std::uint16_t sign_mask, std::int64_t c0,
+                                   std::int64_t o_begin, std::int64_t o_end, float* out) {
+  (void)rows;
   float in[kRhtSize], res[kRhtSize];
+  for (std::int64_t o = o_begin; o < o_end; ++o) {
+    // Element i of the chunk: (c0 + i, o) for kRows, (o, c0 + i) for kCols.
+    const auto at = [&](int i) {
+      return static_cast<std::size_t>(axis == RhtAxis::kRows ? (c0 + i) * cols + o
+                                                             : o * cols + c0 + i);
+    };
+    for (int i = 0; i < kRhtSize; ++i) in[i] = x[at(i)];
+    random_hadamard_chunk_bf16(in, sign_mask, res);
+    for (int i = 0; i < kRhtSize; ++i) out[at(i)] = res[i];
+  }
+}
+
+void random_hadamard_transform_bf16(std::span<const float> x, std::int64_t rows, std::int64_t cols,
+                                    RhtAxis axis, std::uint16_t sign_mask, std::span<float> out) {
+  check_arguments(x, rows, cols, axis, out);
+  rht_detail::rht_lanes(x.data(), rows, cols, axis, sign_mask, out.data());
+}
+
+void reference::random_hadamard_transform_bf16(std::span<const float> x, std::int64_t rows,
+                                               std::int64_t cols, RhtAxis axis,
+                                               std::uint16_t sign_mask, std::span<float> out) {
+  check_arguments(x, rows, cols, axis, out);
   const std::int64_t outer = axis == RhtAxis::kRows ? cols : rows;
-  for (std::int64_t o = 0; o < outer; ++o) {
-    for (std::int64_t c0 = 0; c0 < chunked; c0 += kRhtSize) {
-      // Element i of the chunk: (c0 + i, o) for kRows, (o, c0 + i) for kCols.
-      const auto at = [&](int i) {
-        return static_cast<std::size_t>(axis == RhtAxis::kRows ? (c0 + i) * cols + o
-                                                               : o * cols + c0 + i);
-      };
-      for (int i = 0; i < kRhtSize; ++i) in[i] = x[at(i)];
-      random_hadamard_chunk_bf16(in, sign_mask, res);
-      for (int i = 0; i < kRhtSize; ++i) out[at(i)] = res[i];
-    }
+  const std::int64_t chunked = axis == RhtAxis::kRows ? rows : cols;
+  for (std::int64_t c0 = 0; c0 < chunked; c0 += kRhtSize) {
+    rht_detail::rht_chunks_scalar(x.data(), rows, cols, axis, sign_mask, c0, 0, outer, out.data());
   }
 }
 

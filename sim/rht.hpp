@@ -41,7 +41,18 @@ enum class RhtAxis : std::uint8_t { kRows, kCols };
 void random_hadamard_transform_bf16(std::span<const float> x, std::int64_t rows, std::int64_t cols,
                                     RhtAxis axis, std::uint16_t sign_mask, std::span<float> out);
 
-// The transform of one chunk (16 values in, 16 bf16 values out).
+// The transform of one chunk (16 values in, 16 bf16 values out): the scalar model.
 void random_hadamard_chunk_bf16(const float* x, std::uint16_t sign_mask, float* y);
+
+// random_hadamard_transform_bf16 runs Highway lanes, one chunk a lane (rht_lanes.cpp), and leaves
+// chunks with NaN/Inf or tiny values to random_hadamard_chunk_bf16; reference:: runs that on
+// every chunk (same contract, same bits), which the tests check the lanes against.
+namespace reference {
+void random_hadamard_transform_bf16(std::span<const float> x, std::int64_t rows, std::int64_t cols,
+                                    RhtAxis axis, std::uint16_t sign_mask, std::span<float> out);
+}  // namespace reference
+
+// The Highway target random_hadamard_transform_bf16 dispatches to (tests name it in failures).
+const char* rht_target_name();
 
 }  // namespace fp8lab::sim

@@ -13,6 +13,8 @@
 
 #include "sim/cast.hpp"
 #include "sim/element_count.hpp"
+#include "sim/gemm/block_scaled_lanes.hpp"
+#include "sim/gemm/block_scaled_terms.hpp"
 #include "sim/gemm/truncated_sum.hpp"
 #include "sim/name_table.hpp"
 #include "sim/parallel.hpp"
@@ -33,62 +35,11 @@ using gemm_detail::shift_toward_zero;
 
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
-// An element or scale value as m * 2^(e - 3), |m| <= 15 (every format here has at most 3
-// mantissa bits); a subnormal takes its format's minimum normal exponent (MMA-Sim's
-// frexp_and_normalize), a zero has m = 0. `special`: NaN or Inf (value holds which).
-struct Term {
-  std::int8_t m = 0;
-  std::int8_t e = 0;
-  bool special = false;
-  float value = 0.0f;
-};
-
-Term term_of(float value, int min_exponent) {
-  Term t;
-  t.value = value;
-  if (!std::isfinite(value)) {
-    t.special = true;
-    return t;
-  }
-  if (value == 0.0f) return t;
-  int e = std::ilogb(value);
-  e = std::max(e, min_exponent);
-  t.e = static_cast<std::int8_t>(e);
-  t.m = static_cast<std::int8_t>(std::ldexp(value, 3 - e));  // exact: at most 3 fraction bits
-  return t;
-}
+using Term = gemm_detail::BlockTerm;
 
 bool is_element_format(Format f) {
   return f == Format::E4M3 || f == Format::E5M2 || f == Format::E3M2 || f == Format::E2M3 ||
          f == Format::E2M1;
-}
-
-// The 256 codes of an element format as terms; codes outside a sub-byte format are not codes.
-std::array<Term, 256> element_table(Format format) {
-  std::array<Term, 256> table{};
-  const int codes = 1 << spec(format).total_bits();
-  for (int c = 0; c < codes; ++c) {
-    table[c] = term_of(decode_element(static_cast<std::uint8_t>(c), format),
-                       spec(format).min_normal_exponent());
-  }
-  return table;
-}
-
-// A scale byte as a term: UE8M0 2^(byte - 127) (m = 8), UE4M3 the E4M3 value of byte & 0x7F.
-Term scale_term(std::uint8_t byte, BlockScaleType type) {
-  if (type == BlockScaleType::kUe8m0) {
-    Term t;
-    if (byte == 0xFF) {
-      t.special = true;
-      t.value = kNan;
-      return t;
-    }
-    t.m = 8;
-    t.e = 0;  // the exponent does not fit int8: kept beside (PreparedOperand::scale_exponent)
-    t.value = std::ldexp(1.0f, byte - 127);
-    return t;
-  }
-  return term_of(decode_fp8(byte & 0x7F, Format::E4M3), spec(Format::E4M3).min_normal_exponent());
 }
 
 struct PreparedOperand {
@@ -122,31 +73,23 @@ void fill_columns(std::size_t n, std::vector<Int>& m, std::vector<Int>& e,
   }
 }
 
-PreparedOperand prepare(const BlockScaledOperand& x, const char* name) {
+PreparedOperand prepare(const BlockScaledOperand& x) {
   PreparedOperand p;
   p.outer = x.outer;
   p.k = x.k;
   p.blocks = x.k / x.block;
-  const auto table = element_table(x.format);
-  const std::uint32_t code_limit = 1u << spec(x.format).total_bits();
+  const auto table = gemm_detail::block_element_table(x.format);
   const auto n = static_cast<std::size_t>(x.outer * x.k);
-  fill_columns(n, p.m, p.e, p.special, p.value, [&](std::size_t i) {
-    const std::uint8_t code = x.codes[i];
-    if (code >= code_limit) {
-      throw std::invalid_argument(std::string("block_scaled_gemm: ") + name + ".codes[" +
-                                  std::to_string(i) + "] = " + std::to_string(code) +
-                                  " is not an " + spec(x.format).name + " code (0.." +
-                                  std::to_string(code_limit - 1) + ")");
-    }
-    return table[code];
-  });
+  // check_operand has checked every code.
+  fill_columns(n, p.m, p.e, p.special, p.value, [&](std::size_t i) { return table[x.codes[i]]; });
   if (x.format == Format::E2M1) {
     p.twice.resize(n);
     for (std::size_t i = 0; i < n; ++i) p.twice[i] = static_cast<std::int8_t>(2.0f * p.value[i]);
   }
   const auto s = static_cast<std::size_t>(x.outer * p.blocks);
-  fill_columns(s, p.scale_m, p.scale_e, p.scale_nan, p.scale_value,
-               [&](std::size_t i) { return scale_term(x.scales[i], x.scale_type); });
+  fill_columns(s, p.scale_m, p.scale_e, p.scale_nan, p.scale_value, [&](std::size_t i) {
+    return gemm_detail::block_scale_term(x.scales[i], x.scale_type);
+  });
   // A UE8M0 scale's exponent (-127..128) is its code less the bias; it does not fit a Term's int8.
   if (x.scale_type == BlockScaleType::kUe8m0) {
     for (std::size_t i = 0; i < s; ++i) {
@@ -290,6 +233,16 @@ void check_operand(const BlockScaledOperand& x, const char* name) {
     fail(n + ".format " + spec(x.format).name + " is not an element format; accepted: e4m3, " +
          "e5m2, e3m2, e2m3, e2m1");
   }
+  const std::uint32_t code_limit = 1u << spec(x.format).total_bits();
+  // The largest code first (a loop that vectorizes), the first bad one only if there is one.
+  std::uint8_t largest = 0;
+  for (const std::uint8_t code : x.codes) largest = std::max(largest, code);
+  for (std::size_t i = 0; largest >= code_limit && i < x.codes.size(); ++i) {
+    if (x.codes[i] >= code_limit) {
+      fail(n + ".codes[" + std::to_string(i) + "] = " + std::to_string(x.codes[i]) + " is not an " +
+           spec(x.format).name + " code (0.." + std::to_string(code_limit - 1) + ")");
+    }
+  }
   if (x.block != 16 && x.block != 32) {
     fail(n + ".block = " + std::to_string(x.block) + "; accepted: 16, 32");
   }
@@ -335,8 +288,11 @@ BlockScaledPath resolve_block_scaled_path(const BlockScaledOperand& a, const Blo
   return path;
 }
 
-void block_scaled_gemm_into(const BlockScaledOperand& a, const BlockScaledOperand& b,
-                            const BlockScaledGemmOptions& options, std::span<float> out) {
+namespace {
+
+// Checks the call (block_scaled.hpp) and returns the path it runs.
+BlockScaledPath check_call(const BlockScaledOperand& a, const BlockScaledOperand& b,
+                           const BlockScaledGemmOptions& options, std::span<float> out) {
   const BlockScaledPath path = resolve_block_scaled_path(a, b, options.path);
   if (options.threads < 1) fail("threads = " + std::to_string(options.threads) + "; must be >= 1");
   const std::int64_t mn = checked_element_count("block_scaled_gemm", a.outer, b.outer);
@@ -348,27 +304,63 @@ void block_scaled_gemm_into(const BlockScaledOperand& a, const BlockScaledOperan
     fail("c has " + std::to_string(options.c.size()) +
          " values, expected 0 or M * N = " + std::to_string(mn));
   }
-  const PreparedOperand pa = prepare(a, "a");
-  const PreparedOperand pb = prepare(b, "b");
-  const std::int64_t n = b.outer, k = a.k, block = a.block;
-  const std::int64_t groups = k / kMxf4Nvf4GroupK;
+  return path;
+}
+
+// Output (i, j) of D: the steps along K chained through c, NaN canonical.
+float reference_output(const PreparedOperand& pa, const PreparedOperand& pb, BlockScaledPath path,
+                       std::int64_t block, std::int64_t i, std::int64_t j, float c) {
+  const std::int64_t k = pa.k, groups = k / kMxf4Nvf4GroupK;
   constexpr std::int64_t kGroupsPerStep = kMxf4Nvf4StepK / kMxf4Nvf4GroupK;
+  if (path == BlockScaledPath::kMxf8f6f4) {
+    for (std::int64_t k0 = 0; k0 < k; k0 += kMxf8f6f4StepK) {
+      c = mxf8f6f4_step(pa, pb, i, j, k0, c);
+    }
+  } else {
+    for (std::int64_t g0 = 0; g0 < groups; g0 += kGroupsPerStep) {
+      c = mxf4nvf4_step(pa, pb, i, j, g0, std::min(groups, g0 + kGroupsPerStep), block, c);
+    }
+  }
+  return std::isnan(c) ? std::bit_cast<float>(0x7FFFFFFFu) : c;
+}
+
+}  // namespace
+
+namespace reference {
+
+void block_scaled_gemm_into(const BlockScaledOperand& a, const BlockScaledOperand& b,
+                            const BlockScaledGemmOptions& options, std::span<float> out) {
+  const BlockScaledPath path = check_call(a, b, options, out);
+  const PreparedOperand pa = prepare(a);
+  const PreparedOperand pb = prepare(b);
+  const std::int64_t n = b.outer;
   parallel_units(a.outer, options.threads, [&](std::int64_t i) {
     for (std::int64_t j = 0; j < n; ++j) {
       const auto at = static_cast<std::size_t>(i * n + j);
-      float c = options.c.empty() ? 0.0f : options.c[at];
-      if (path == BlockScaledPath::kMxf8f6f4) {
-        for (std::int64_t k0 = 0; k0 < k; k0 += kMxf8f6f4StepK) {
-          c = mxf8f6f4_step(pa, pb, i, j, k0, c);
-        }
-      } else {
-        for (std::int64_t g0 = 0; g0 < groups; g0 += kGroupsPerStep) {
-          c = mxf4nvf4_step(pa, pb, i, j, g0, std::min(groups, g0 + kGroupsPerStep), block, c);
-        }
-      }
-      out[at] = std::isnan(c) ? std::bit_cast<float>(0x7FFFFFFFu) : c;
+      out[at] =
+          reference_output(pa, pb, path, a.block, i, j, options.c.empty() ? 0.0f : options.c[at]);
     }
   });
+}
+
+}  // namespace reference
+
+void block_scaled_gemm_into(const BlockScaledOperand& a, const BlockScaledOperand& b,
+                            const BlockScaledGemmOptions& options, std::span<float> out) {
+  const BlockScaledPath path = check_call(a, b, options, out);
+  std::vector<std::uint8_t> left(out.size(), 0);
+  if (!gemm_detail::block_scaled_lanes(a, b, path, options.c, options.threads, out, left)) return;
+  // The outputs the lanes leave to the reference: a step with a NaN or infinite term, or an
+  // overflow to Inf.
+  const PreparedOperand pa = prepare(a);
+  const PreparedOperand pb = prepare(b);
+  const std::int64_t n = b.outer;
+  for (std::size_t at = 0; at < left.size(); ++at) {
+    if (left[at] == 0) continue;
+    const auto i = static_cast<std::int64_t>(at) / n, j = static_cast<std::int64_t>(at) % n;
+    out[at] =
+        reference_output(pa, pb, path, a.block, i, j, options.c.empty() ? 0.0f : options.c[at]);
+  }
 }
 
 std::vector<float> block_scaled_gemm(const BlockScaledOperand& a, const BlockScaledOperand& b,

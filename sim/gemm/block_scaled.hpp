@@ -36,6 +36,10 @@
 //
 // Threads: rows of D are shared among threads; each output is computed by one thread in the order
 // above, so the bits do not depend on the thread count.
+//
+// Two implementations give the same bits: block_scaled_gemm_into runs Highway lanes across N
+// (block_scaled_lanes.cpp) and leaves the outputs with a NaN or infinite term to
+// reference::block_scaled_gemm_into, the scalar integer model, which the tests check it against.
 #pragma once
 
 #include <cstdint>
@@ -92,5 +96,14 @@ void block_scaled_gemm_into(const BlockScaledOperand& a, const BlockScaledOperan
                             const BlockScaledGemmOptions& options, std::span<float> out);
 std::vector<float> block_scaled_gemm(const BlockScaledOperand& a, const BlockScaledOperand& b,
                                      const BlockScaledGemmOptions& options);
+
+namespace reference {
+// The scalar model, one output at a time (same contract and bits as block_scaled_gemm_into).
+void block_scaled_gemm_into(const BlockScaledOperand& a, const BlockScaledOperand& b,
+                            const BlockScaledGemmOptions& options, std::span<float> out);
+}  // namespace reference
+
+// The Highway target block_scaled_gemm_into dispatches to (tests name it in failures).
+const char* block_scaled_target_name();
 
 }  // namespace fp8lab::sim

@@ -7,6 +7,12 @@
 // B codes uint8 [COUNT, N, K], A scales uint8 [COUNT, M, K / BLOCK], B scales uint8
 // [COUNT, N, K / BLOCK], C float32 [COUNT, M, N]. Writes D float32 [COUNT, M, N] to stdout.
 // Bad arguments or input: a message naming the argument and what is accepted, exit 2.
+// The tiles run on every SIMD target Highway built that this CPU has, and on the scalar reference
+// (reference::block_scaled_gemm_into); the first target's D is written, and any other whose bits
+// differ from it is named on stderr with exit 1, so that MMA-Sim's comparison covers them all.
+#include <hwy/targets.h>
+
+#include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -86,8 +92,9 @@ int main(int argc, char** argv) {
   std::vector<float> c(static_cast<std::size_t>(count * m * n));
   std::memcpy(c.data(), scales_b + sizes[3], c.size() * sizeof(float));
 
-  std::vector<float> out(c.size());
-  try {
+  // D of every tile by one implementation: gemm is block_scaled_gemm_into or the reference's.
+  const auto run = [&](auto gemm) {
+    std::vector<float> out(c.size());
     for (std::int64_t t = 0; t < count; ++t) {
       const BlockScaledOperand a{{codes_a + t * m * k, static_cast<std::size_t>(m * k)},
                                  {scales_a + t * m * kb, static_cast<std::size_t>(m * kb)},
@@ -107,13 +114,39 @@ int main(int argc, char** argv) {
       options.path = path;
       options.c = std::span<const float>(c).subspan(static_cast<std::size_t>(t * m * n),
                                                     static_cast<std::size_t>(m * n));
-      block_scaled_gemm_into(a, b, options,
-                             std::span<float>(out).subspan(static_cast<std::size_t>(t * m * n),
-                                                           static_cast<std::size_t>(m * n)));
+      gemm(a, b, options,
+           std::span<float>(out).subspan(static_cast<std::size_t>(t * m * n),
+                                         static_cast<std::size_t>(m * n)));
     }
+    return out;
+  };
+  std::vector<float> out;
+  int differ = 0;
+  const auto compare = [&](const std::vector<float>& other, const std::string& name) {
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (std::bit_cast<std::uint32_t>(out[i]) != std::bit_cast<std::uint32_t>(other[i])) {
+        std::fprintf(stderr, "sim_block_scaled_tiles: %s differs from %s at output %zu\n",
+                     name.c_str(), hwy::TargetName(hwy::SupportedAndGeneratedTargets()[0]), i);
+        differ = 1;
+        return;
+      }
+    }
+  };
+  try {
+    for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      const auto d = run([](auto&&... args) { block_scaled_gemm_into(args...); });
+      if (out.empty()) {
+        out = d;
+      } else {
+        compare(d, hwy::TargetName(target));
+      }
+    }
+    hwy::SetSupportedTargetsForTest(0);
+    compare(run([](auto&&... args) { reference::block_scaled_gemm_into(args...); }), "reference");
   } catch (const std::exception& e) {
     kArgs.fail(e.what());
   }
   std::fwrite(out.data(), sizeof(float), out.size(), stdout);
-  return 0;
+  return differ;
 }

@@ -1,14 +1,19 @@
 // E2M1 stochastic rounding (sim/fp4_stochastic.hpp): the rule on chosen bytes, the Philox stream
-// mapping, reproducibility, and unbiasedness measured statistically. The Philox4x32-10 generator
+// mapping, reproducibility, unbiasedness measured statistically, and the Highway lanes against the
+// scalar rule on every SIMD target. The Philox4x32-10 generator
 // itself is checked against Random123's known-answer vectors in rng_philox_test.cpp.
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <stdexcept>
 #include <vector>
 
+#include <hwy/targets.h>
+
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "sim/cast.hpp"
 #include "sim/format.hpp"
@@ -88,6 +93,56 @@ TEST_CASE("unbiased: the mean of 2^16 roundings is within 5 standard errors of i
     const double sigma = step * std::sqrt(p * (1 - p) / kN);
     INFO("mean = " << mean << ", sigma = " << sigma);
     CHECK(std::fabs(mean - expected) <= 5 * sigma);
+  }
+}
+
+TEST_CASE("e2m1_stochastic_codes' lanes give the scalar rule's bits, every target") {
+  // Values around every step and threshold (exact E2M1 values, their neighbours, 6 and beyond),
+  // +-0, +-Inf, NaN, subnormals and random normals; starts that are not a multiple of 4 and a
+  // start whose word index's low half wraps inside a vector.
+  std::mt19937 rng(46);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  const float picks[] = {0.0f,
+                         -0.0f,
+                         0.25f,
+                         0.5f,
+                         1.0f,
+                         1.5f,
+                         2.0f,
+                         3.0f,
+                         4.0f,
+                         6.0f,
+                         6.5f,
+                         1e30f,
+                         std::numeric_limits<float>::infinity(),
+                         -std::numeric_limits<float>::infinity(),
+                         std::numeric_limits<float>::quiet_NaN(),
+                         std::numeric_limits<float>::denorm_min()};
+  std::vector<float> x(1000);
+  for (auto& v : x) {
+    const unsigned kind = rng() % 4;
+    v = kind == 0 ? picks[rng() % std::size(picks)] : normal(rng);
+    if (kind == 1) v = std::nextafter(picks[rng() % 10], rng() % 2 ? 10.0f : -10.0f);
+    if (rng() % 2 == 0) v = -v;
+  }
+  for (const std::uint64_t first :
+       {std::uint64_t{0}, std::uint64_t{3}, std::uint64_t{4 * 0xFFFFFFF0ull + 1}}) {
+    std::vector<std::uint8_t> expected(x.size()), lanes(x.size());
+    sim::reference::e2m1_stochastic_codes(x, 7, 9, first, expected);
+    for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      INFO("target " << hwy::TargetName(target) << ", first index " << first);
+      REQUIRE(std::string(sim::e2m1_stochastic_target_name()) == hwy::TargetName(target));
+      sim::e2m1_stochastic_codes(x, 7, 9, first, lanes);
+      std::size_t mismatches = 0, at = 0;
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        if (expected[i] != lanes[i] && mismatches++ == 0) at = i;
+      }
+      INFO("first mismatch at " << at << ": x " << x[at] << " expected " << int{expected[at]}
+                                << " got " << int{lanes[at]});
+      CHECK(mismatches == 0);
+    }
+    hwy::SetSupportedTargetsForTest(0);
   }
 }
 

@@ -1,15 +1,20 @@
 // The Blackwell block-scaled MMA model (sim/gemm/block_scaled.hpp) on steps worked out by hand:
 // what the truncation to 25 / 35 fraction bits and the round toward zero do, zero and special
-// terms, and the errors. The bit-exact check against MMA-Sim on 1.2e5 tiles is
+// terms, and the errors; and its Highway lanes against the scalar reference on random operands,
+// on every SIMD target. The bit-exact check against MMA-Sim on 1.2e5 tiles is
 // tests/python/test_block_scaled_mmasim.py.
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "sim/gemm/block_scaled.hpp"
+#include "sim/gemm/block_scaled_lanes.hpp"
 #include "tests/sim/gemm_test_support.hpp"
 
 namespace fp8lab::testing {
@@ -168,6 +173,139 @@ TEST_CASE("block_scaled_gemm: bits do not depend on the thread count, C chains t
       sim::block_scaled_gemm({ta, tsa, m, 64, Format::E2M1, 16, BlockScaleType::kUe4m3},
                              {tb, tsb, n, 64, Format::E2M1, 16, BlockScaleType::kUe4m3}, chained),
       n, "K = 128 vs two chained K = 64");
+}
+
+// Random operands for the lanes-vs-reference comparison: codes of every kind (a NaN or Inf code
+// in a few rows only, so that most outputs stay on the lanes), scale bytes from 2^-127 to 2^127
+// (tiny sums round toward zero onto fp32's subnormals, huge ones overflow to Inf), a few NaN
+// scales, and C with zeros, subnormals, huge values and a few NaN/Inf.
+struct RandomCase {
+  std::vector<std::uint8_t> ca, cb, sa, sb;
+  std::vector<float> c;
+  BlockScaledOperand a, b;
+};
+
+std::vector<std::uint8_t> random_codes(std::mt19937& rng, std::int64_t rows, std::int64_t k,
+                                       Format format) {
+  const int codes = 1 << sim::spec(format).total_bits();
+  std::vector<std::uint8_t> finite;
+  for (int c = 0; c < codes; ++c) {
+    if (std::isfinite(sim::decode_element(static_cast<std::uint8_t>(c), format))) {
+      finite.push_back(static_cast<std::uint8_t>(c));
+    }
+  }
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(rows * k));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const bool any_code = rng() % 8 == 0;  // this row may hold NaN / Inf codes
+    for (std::int64_t i = 0; i < k; ++i) {
+      std::uint8_t code = rng() % 4 == 0 ? std::uint8_t{0} : finite[rng() % finite.size()];
+      if (any_code && rng() % 16 == 0) code = static_cast<std::uint8_t>(rng() % codes);
+      out[static_cast<std::size_t>(r * k + i)] = code;
+    }
+  }
+  return out;
+}
+
+std::vector<std::uint8_t> random_scales(std::mt19937& rng, std::size_t count, BlockScaleType type,
+                                        int spread) {
+  std::vector<std::uint8_t> out(count);
+  std::normal_distribution<double> normal(0.0, spread);
+  for (auto& x : out) {
+    if (type == BlockScaleType::kUe4m3) {
+      x = static_cast<std::uint8_t>(rng() % 256);  // sign bit ignored, 0x7F / 0xFF NaN
+      if ((x & 0x7F) == 0x7F && rng() % 4 != 0) x = 0x38;
+      continue;
+    }
+    const double byte = std::clamp(127.0 + std::round(normal(rng)), 0.0, 254.0);
+    x = rng() % 200 == 0 ? std::uint8_t{0xFF} : static_cast<std::uint8_t>(byte);
+  }
+  return out;
+}
+
+RandomCase random_case(std::mt19937& rng, std::int64_t m, std::int64_t n, std::int64_t k, Format fa,
+                       Format fb, std::int64_t block, BlockScaleType type, int spread,
+                       bool with_c) {
+  RandomCase t;
+  t.ca = random_codes(rng, m, k, fa);
+  t.cb = random_codes(rng, n, k, fb);
+  t.sa = random_scales(rng, static_cast<std::size_t>(m * k / block), type, spread);
+  t.sb = random_scales(rng, static_cast<std::size_t>(n * k / block), type, spread);
+  if (with_c) {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    t.c.resize(static_cast<std::size_t>(m * n));
+    for (auto& x : t.c) {
+      const unsigned kind = rng() % 64;
+      x = std::ldexp(normal(rng), static_cast<int>(rng() % 41) - 20);
+      if (kind == 0) x = 0.0f;
+      if (kind == 1) x = -0.0f;
+      if (kind == 2) x = std::numeric_limits<float>::denorm_min() * static_cast<float>(rng() % 999);
+      if (kind == 3) x = std::ldexp(normal(rng), 126);
+      if (kind == 4) x = std::numeric_limits<float>::quiet_NaN();
+      if (kind == 5) x = -std::numeric_limits<float>::infinity();
+    }
+  }
+  t.a = {t.ca, t.sa, m, k, fa, block, type};
+  t.b = {t.cb, t.sb, n, k, fb, block, type};
+  return t;
+}
+
+TEST_CASE("block_scaled_gemm's lanes give the scalar reference's bits, every target") {
+  struct Kind {
+    Format fa, fb;
+    std::int64_t block;
+    BlockScaleType type;
+  };
+  const Kind kinds[] = {
+      {Format::E4M3, Format::E4M3, 32, BlockScaleType::kUe8m0},
+      {Format::E5M2, Format::E4M3, 32, BlockScaleType::kUe8m0},
+      {Format::E2M1, Format::E3M2, 32, BlockScaleType::kUe8m0},
+      {Format::E2M3, Format::E5M2, 32, BlockScaleType::kUe8m0},
+      {Format::E2M1, Format::E2M1, 16, BlockScaleType::kUe4m3},  // NVFP4: mxf4nvf4
+      {Format::E2M1, Format::E2M1, 16, BlockScaleType::kUe8m0},
+      {Format::E2M1, Format::E2M1, 32, BlockScaleType::kUe8m0},  // MXFP4 on mxf4nvf4
+  };
+  std::mt19937 rng(46);
+  for (const Kind& kind : kinds) {
+    // M and N not multiples of a micro-tile or a vector; K = 96 ends on a part of a 64-step.
+    for (std::int64_t k : {96, 256}) {
+      for (int spread : {4, 30}) {
+        for (bool with_c : {false, true}) {
+          const RandomCase t =
+              random_case(rng, 13, 37, k, kind.fa, kind.fb, kind.block, kind.type, spread, with_c);
+          BlockScaledGemmOptions options;
+          options.c = t.c;
+          std::vector<float> expected(13 * 37);
+          sim::reference::block_scaled_gemm_into(t.a, t.b, options, expected);
+          REQUIRE(count_nonzero(expected) > expected.size() / 4);
+          const std::string label = std::string(sim::spec(kind.fa).name) + " x " +
+                                    sim::spec(kind.fb).name + " block " +
+                                    std::to_string(kind.block) + " k " + std::to_string(k) +
+                                    " spread " + std::to_string(spread) + (with_c ? " c" : "");
+          for_each_target_and_threads([&](int threads, const std::string& target) {
+            INFO(label << " on " << target);
+            REQUIRE(std::string(sim::block_scaled_target_name()) ==
+                    target.substr(0, target.find(' ')));
+            options.threads = threads;
+            // The lanes alone: every output they do not leave has the reference's bits, and
+            // they leave few (a case they all left would compare nothing).
+            std::vector<float> lanes(expected.size());
+            std::vector<std::uint8_t> left(expected.size(), 0);
+            const auto path = sim::resolve_block_scaled_path(t.a, t.b, options.path);
+            sim::gemm_detail::block_scaled_lanes(t.a, t.b, path, options.c, threads, lanes, left);
+            std::size_t kept = 0;
+            for (std::size_t i = 0; i < lanes.size(); ++i) {
+              if (left[i] != 0) lanes[i] = expected[i];
+              kept += left[i] == 0 ? 1 : 0;
+            }
+            CHECK(kept > expected.size() / 4);
+            require_same_bits(expected, lanes, 37, label + " lanes on " + target);
+            require_same_bits(expected, sim::block_scaled_gemm(t.a, t.b, options), 37,
+                              label + " on " + target);
+          });
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("block_scaled_gemm names the bad field") {

@@ -1,0 +1,602 @@
+// The block-scaled MMA model of block_scaled.hpp in Highway lanes, one output column a lane: the
+// same steps, with the same bits, as the scalar integer model reference::block_scaled_gemm_into
+// (block_scaled.cpp), which takes the outputs these lanes leave (NaN/Inf terms, overflow).
+//
+// Every intermediate below is exact, which is why fp32 and fp64 lanes give the integer model's
+// bits:
+//   kMxf4Nvf4: a group's dot product of 2x-values (integers <= 12 in magnitude) is an integer
+//     below 16 * 144 in fp32 FMAs; times the two scale significands (each m <= 15) it stays below
+//     2^20. Truncating it onto the grid 2^(E_max - 35) multiplies by a power of two and truncates
+//     (Trunc): the result has <= 20 significant bits, so it is an exact fp32 integer (< 2^47).
+//     c = m_c 2^(e_c - 23) likewise (m_c < 2^24). The five such integers add exactly in fp64
+//     (< 2^50 < 2^53).
+//   kMxf8f6f4: E_max comes from max(2^e_a * 2^e_b) over the step (exact powers of two, 0 for a
+//     zero element) plus the two scale exponents. A product a * b * 2^(25 + e_sa + e_sb - E_max)
+//     is exact in fp32 (8 significant bits; the power of two is clamped where the term is 0
+//     anyway) and below 2^27; converting it to int32 truncates toward zero, which is the model's
+//     truncation onto the grid. Sixteen such terms add below 2^31 in int32; the two halves of a
+//     step and c's term add exactly in fp64.
+//   Both: the exact sum times 2^(E_max - F) is an exact fp64 value; it is rounded toward zero to
+//     fp32 by clearing the 29 fp64 fraction bits fp32 lacks (or, below 2^-126, truncating onto
+//     fp32's subnormal grid 2^-149) and converting, which is then exact; 2^128 and beyond
+//     converts to Inf as MMA-Sim's conversion does. A zero sum is +0 (the sum starts at +0).
+// Layout: B is packed once into panels of one vector's columns ([k][lane]); a unit of work is 64
+// rows of D, which walk every panel kLaneRows rows at a time, so the bits do not depend on the
+// thread count.
+#include "sim/gemm/block_scaled_lanes.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "sim/gemm/block_scaled_terms.hpp"
+#include "sim/parallel.hpp"
+
+#ifndef FP8LAB_SIM_GEMM_BLOCK_SCALED_LANES_DECODE
+#define FP8LAB_SIM_GEMM_BLOCK_SCALED_LANES_DECODE
+namespace fp8lab::sim::gemm_detail {
+
+// An operand decoded for the lanes, its rows interleaved by `lanes`: entry w of row r of a
+// column of width W (k, groups or blocks) is at ((r / lanes) W + w) lanes + r % lanes, so that
+// lanes = 1 is row-major (A, whose rows are broadcast) and lanes = one vector gives B's panels
+// ([panel][w][lane], a vector's columns of D per load). Rows past `outer` up to a multiple of
+// `pad_rows` are zero.
+struct LaneOperand {
+  std::int64_t outer = 0, k = 0, block = 0, blocks = 0, groups = 0;
+  // mxf8f6f4: the element's value; mxf4nvf4: 2x it times its scale's significand (an integer)
+  std::vector<float> value;
+  std::vector<float> power;            // mxf8f6f4: 2^e of a nonzero element, else 0
+  std::vector<std::uint32_t> nonzero;  // mxf4nvf4: per group of 16, bit i set where i is nonzero
+  std::vector<std::int32_t> scale_e;
+  std::vector<std::uint8_t> special;  // per row (row-major): a NaN or infinite element or scale
+};
+
+// Decodes x into p (layout above), whose vectors keep their capacity from earlier calls
+// (LaneScratch).
+template <bool kFp4>
+void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t pad_rows,
+                  LaneOperand& p) {
+  p.outer = x.outer;
+  p.k = x.k;
+  p.block = x.block;
+  p.blocks = x.k / x.block;
+  p.groups = x.k / kMxf4Nvf4GroupK;
+  // Per code (and per scale byte): the columns' entries, looked up once per element.
+  float value[256], power[256], scale_m[256];
+  std::int32_t scale_e[256];
+  std::uint8_t special[256], scale_special[256];
+  const auto table = block_element_table(x.format);
+  for (int c = 0; c < 256; ++c) {
+    const BlockTerm& t = table[c];
+    special[c] = t.special ? 1 : 0;
+    value[c] = t.special ? 0.0f : (kFp4 ? 2.0f : 1.0f) * t.value;
+    power[c] = t.m == 0 ? 0.0f : std::ldexp(1.0f, t.e);
+    const auto byte = static_cast<std::uint8_t>(c);
+    const BlockTerm s = block_scale_term(byte, x.scale_type);
+    scale_special[c] = s.special ? 1 : 0;
+    scale_m[c] = s.special ? 0.0f : s.m;
+    scale_e[c] = block_scale_exponent(byte, x.scale_type);
+  }
+  const auto k = static_cast<std::size_t>(x.k), blocks = static_cast<std::size_t>(p.blocks);
+  const auto groups = static_cast<std::size_t>(p.groups), block = static_cast<std::size_t>(x.block);
+  const auto rows = static_cast<std::size_t>((x.outer + pad_rows - 1) / pad_rows * pad_rows);
+  p.value.resize(rows * k);
+  p.power.resize(kFp4 ? 0 : rows * k);
+  p.nonzero.resize(kFp4 ? rows * groups : 0);
+  p.scale_e.resize(rows * blocks);
+  p.special.resize(static_cast<std::size_t>(x.outer));
+  // Where entry w of row r goes in a column of width `width`.
+  const auto at = [lanes](std::size_t r, std::size_t width, std::size_t w) {
+    return ((r / lanes) * width + w) * lanes + r % lanes;
+  };
+  // One pass over the codes, block by block. mxf4nvf4: each 2x-value times its scale's
+  // significand (an integer <= 12 * 15), so that a group's dot product is already its term
+  // (<= 16 * 180 * 180 < 2^20, exact in fp32); a zero scale makes its elements 0, so the nonzero
+  // masks also say when a scale is zero.
+  for (std::size_t r = 0; r < static_cast<std::size_t>(x.outer); ++r) {
+    std::uint8_t any = 0;
+    for (std::size_t j = 0; j < blocks; ++j) {
+      const std::uint8_t scale = x.scales[r * blocks + j];
+      p.scale_e[at(r, blocks, j)] = scale_e[scale];
+      any |= scale_special[scale];
+      const float m = kFp4 ? scale_m[scale] : 1.0f;
+      for (std::size_t g = j * block; g < (j + 1) * block; g += kMxf4Nvf4GroupK) {
+        std::uint32_t mask = 0;
+        for (std::size_t i = g; i < g + kMxf4Nvf4GroupK; ++i) {
+          const std::uint8_t code = x.codes[r * k + i];
+          any |= special[code];
+          const float v = value[code] * m;
+          p.value[at(r, k, i)] = v;
+          if constexpr (kFp4) {
+            mask |= (v != 0.0f ? 1u : 0u) << (i - g);
+          } else {
+            p.power[at(r, k, i)] = power[code];
+          }
+        }
+        if constexpr (kFp4) p.nonzero[at(r, groups, g / kMxf4Nvf4GroupK)] = mask;
+      }
+    }
+    p.special[r] = any;
+  }
+  // The padding rows: zero elements (their outputs are computed and dropped).
+  for (std::size_t r = static_cast<std::size_t>(x.outer); r < rows; ++r) {
+    for (std::size_t i = 0; i < k; ++i) {
+      p.value[at(r, k, i)] = 0.0f;
+      if constexpr (!kFp4) p.power[at(r, k, i)] = 0.0f;
+    }
+    for (std::size_t g = 0; g < (kFp4 ? groups : 0); ++g) p.nonzero[at(r, groups, g)] = 0;
+    for (std::size_t j = 0; j < blocks; ++j) p.scale_e[at(r, blocks, j)] = 0;
+  }
+}
+
+// The buffers of one call, kept per thread between calls: a training step calls the GEMM with the
+// same shapes again and again, and fresh multi-megabyte vectors would cost their page faults (and
+// zero-filling) every time. Beyond kKeptScratchBytes they are freed after the call, so that one
+// large GEMM does not pin its decoded operands to the thread.
+struct LaneScratch {
+  LaneOperand a, b;
+
+  void release_if_large() {
+    constexpr std::size_t kKeptScratchBytes = std::size_t{64} << 20;
+    std::size_t bytes = 0;
+    for (const LaneOperand* x : {&a, &b}) {
+      bytes += (x->value.capacity() + x->power.capacity()) * sizeof(float) +
+               x->nonzero.capacity() * sizeof(std::uint32_t) +
+               x->scale_e.capacity() * sizeof(std::int32_t) + x->special.capacity();
+    }
+    if (bytes > kKeptScratchBytes) a = b = LaneOperand{};
+  }
+};
+
+// Rows of D per unit of work (threads take whole units).
+inline constexpr std::int64_t kLaneUnitRows = 64;
+
+}  // namespace fp8lab::sim::gemm_detail
+#endif
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "sim/gemm/block_scaled_lanes.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "sim/gemm/tile_frame.hpp"
+#include "sim/trunc_to_int-inl.h"
+
+FP8LAB_GEMM_TILES_BEGIN;
+
+using DF = hn::ScalableTag<float>;
+using DI = hn::RebindToSigned<DF>;
+using DD = hn::ScalableTag<double>;
+using DFH = hn::Rebind<float, DD>;  // half a float vector, one lane per double lane
+using DIH = hn::Rebind<std::int32_t, DD>;
+using DI64 = hn::RebindToSigned<DD>;
+using DU64 = hn::RebindToUnsigned<DD>;
+using VF = hn::Vec<DF>;
+using VI = hn::Vec<DI>;
+inline constexpr std::size_t kMaxLanes = hn::MaxLanes(DF());
+
+// Rows of D a micro-tile keeps in registers against one vector of B's columns: enough independent
+// FMA chains to keep both FMA ports busy where there are registers for them (AVX-512 has 32).
+#if HWY_TARGET <= HWY_AVX3
+inline constexpr std::int64_t kLaneRows = 8;
+#else
+inline constexpr std::int64_t kLaneRows = 4;
+#endif
+static_assert(kLaneUnitRows % kLaneRows == 0);
+
+// 2^e for e in [-126, 127].
+HWY_INLINE VF Pow2(VI e) {
+  return hn::BitCast(DF(), hn::ShiftLeft<23>(hn::Add(e, hn::Set(DI(), 127))));
+}
+
+HWY_INLINE VI Clamp(VI v, int lo, int hi) {
+  return hn::Min(hn::Max(v, hn::Set(DI(), lo)), hn::Set(DI(), hi));
+}
+
+using fp8lab::sim::HWY_NAMESPACE::TruncToInt;
+
+// c's exponent e as gemm_detail::fp32_term gives it (-126 for a subnormal), or zero_exponent
+// where c is +-0 (MMA-Sim's e_zero).
+HWY_INLINE VI Fp32Exponent(VF c, int zero_exponent) {
+  const DI di;
+  const VI field = hn::And(hn::ShiftRight<23>(hn::BitCast(di, c)), hn::Set(di, 0xFF));
+  const VI e = hn::Max(hn::Sub(field, hn::Set(di, 127)), hn::Set(di, -126));
+  return hn::IfThenElse(hn::RebindMask(di, hn::Eq(c, hn::Zero(DF()))), hn::Set(di, zero_exponent),
+                        e);
+}
+
+// c's term on the grid 2^(E_max - fraction_bits) where E_max sits so far within fp32's range
+// that 2^(F - E_max) is a normal fp32 (RangeOk): trunc(c * 2^(F - E_max)), exact (c < 2^(E_max + 1),
+// so the product is below 2^(F + 1); a product below 1 may round as a subnormal but truncates to
+// 0 either way). Otherwise from c's significand m_c (< 2^24) as m_c 2^(e_c - 23 + F - E_max), with
+// the power of two clamped where the term is 0 anyway.
+HWY_INLINE VF CTerm(VF c, VI e_max, int fraction_bits, int zero_exponent, bool range_ok) {
+  const DF df;
+  const DI di;
+  if (range_ok) return hn::Trunc(hn::Mul(c, Pow2(hn::Sub(hn::Set(di, fraction_bits), e_max))));
+  const VI bits = hn::BitCast(di, c);
+  const VI field = hn::And(hn::ShiftRight<23>(bits), hn::Set(di, 0xFF));
+  const VI magnitude =
+      hn::Or(hn::And(bits, hn::Set(di, 0x7FFFFF)),
+             hn::IfThenElseZero(hn::Ne(field, hn::Zero(di)), hn::Set(di, 0x800000)));
+  const VI m = hn::IfThenElse(hn::Lt(bits, hn::Zero(di)), hn::Neg(magnitude), magnitude);
+  const VI shift =
+      hn::Sub(hn::Add(Fp32Exponent(c, zero_exponent), hn::Set(di, fraction_bits - 23)), e_max);
+  return hn::Trunc(hn::Mul(hn::ConvertTo(df, m), Pow2(Clamp(shift, -64, fraction_bits - 23))));
+}
+
+// Whether 2^(E_max - F) and 2^(F - E_max) are normal fp32 values in every lane: FinishStep's and
+// CTerm's fast forms hold (the usual case; the others take the general forms).
+HWY_INLINE bool RangeOk(VI e_max, int fraction_bits) {
+  const DI di;
+  const VI scale_e = hn::Sub(e_max, hn::Set(di, fraction_bits));
+  return hn::AllTrue(
+      di, hn::And(hn::Gt(scale_e, hn::Set(di, -127)), hn::Lt(scale_e, hn::Set(di, 127))));
+}
+
+using VD = hn::Vec<DD>;
+
+// The two halves of a vector's lanes, widened exactly into d's lanes (low lanes in lo).
+template <class D, class V>
+HWY_INLINE void Promote(D d, V v, hn::Vec<D>& lo, hn::Vec<D>& hi) {
+#if HWY_TARGET == HWY_SCALAR
+  lo = hn::PromoteTo(d, v);
+  hi = hn::Zero(d);
+#else
+  const hn::Half<hn::DFromV<V> > half;
+  lo = hn::PromoteTo(d, hn::LowerHalf(half, v));
+  hi = hn::PromoteTo(d, hn::UpperHalf(half, v));
+#endif
+}
+
+// Adds v's lanes (integers below 2^53) to the fp64 halves lo, hi: exact.
+template <class V>
+HWY_INLINE void AddExact(V v, VD& lo, VD& hi) {
+  VD l, h;
+  Promote(DD(), v, l, h);
+  lo = hn::Add(lo, l);
+  hi = hn::Add(hi, h);
+}
+
+// An exact fp64 value rounded toward zero to fp32, as a fp64 that converts exactly: the 29
+// fraction bits fp32 lacks cleared, or below 2^-126 truncated onto fp32's subnormal grid 2^-149.
+HWY_INLINE VD TowardZero(VD v) {
+  const DD dd;
+  const auto keep24 = hn::BitCast(dd, hn::Set(DU64(), ~((std::uint64_t{1} << 29) - 1)));
+  const VD subnormal = hn::Mul(hn::Trunc(hn::Mul(v, hn::Set(dd, 0x1p149))), hn::Set(dd, 0x1p-149));
+  return hn::IfThenElse(hn::Lt(hn::Abs(v), hn::Set(dd, 0x1p-126)), subnormal, hn::And(v, keep24));
+}
+
+// A step's result: the exact sum (lo, hi halves of the lanes, integers on the grid, +0 for a zero
+// sum: the sums start at +0) times 2^(E_max - fraction_bits), rounded toward zero to fp32; 2^128
+// and beyond gives Inf, which the lanes leave to the reference (bad).
+HWY_INLINE VF FinishStep(VD lo, [[maybe_unused]] VD hi, VI e_max, int fraction_bits, bool range_ok,
+                         VI& bad) {
+  const DF df;
+  const DD dd;
+  const DI64 di64;
+#if HWY_TARGET != HWY_SCALAR
+  if (range_ok) {
+    // The integer sum cut to 24 significant bits (toward zero; exact as fp32) times 2^(E_max - F)
+    // in fp32 is exact (a nonzero result is >= 2^-126) and overflows to Inf exactly where the
+    // value reaches 2^128.
+    const DI di;
+    const auto keep24 = hn::BitCast(dd, hn::Set(DU64(), ~((std::uint64_t{1} << 29) - 1)));
+    const hn::Half<DF> half;
+    const VF sum24 = hn::Combine(df, hn::DemoteTo(half, hn::And(hi, keep24)),
+                                 hn::DemoteTo(half, hn::And(lo, keep24)));
+    const VF result = hn::Mul(sum24, Pow2(hn::Sub(e_max, hn::Set(di, fraction_bits))));
+    const auto inf = hn::Eq(hn::Abs(result), hn::Set(df, HUGE_VALF));
+    bad = hn::Or(bad, hn::VecFromMask(di, hn::RebindMask(di, inf)));
+    return result;
+  }
+#else
+  (void)range_ok;
+#endif
+  // 2^(E_max - F) as fp64: E_max - F + 1023 in the exponent field.
+  hn::Vec<DI64> e_lo, e_hi;
+  Promote(di64, hn::Add(e_max, hn::Set(DI(), 1023 - fraction_bits)), e_lo, e_hi);
+  const VD scale_lo = hn::BitCast(dd, hn::ShiftLeft<52>(e_lo));
+  const VD scale_hi = hn::BitCast(dd, hn::ShiftLeft<52>(e_hi));
+  const VD v_lo = hn::Mul(lo, scale_lo);
+#if HWY_TARGET == HWY_SCALAR
+  (void)scale_hi;
+  // Highway's scalar DemoteTo saturates to FLT_MAX: the conversion by hand.
+  const double v = hn::GetLane(TowardZero(v_lo));
+  const VF result = hn::Set(df, std::fabs(v) >= 0x1p128
+                                    ? std::copysign(HUGE_VALF, static_cast<float>(v))
+                                    : static_cast<float>(v));
+#else
+  const VD v_hi = hn::Mul(hi, scale_hi);
+  const hn::Half<DF> half;
+  const VF result =
+      hn::Combine(df, hn::DemoteTo(half, TowardZero(v_hi)), hn::DemoteTo(half, TowardZero(v_lo)));
+#endif
+  const auto inf = hn::Eq(hn::Abs(result), hn::Set(df, HUGE_VALF));
+  bad = hn::Or(bad, hn::VecFromMask(DI(), hn::RebindMask(DI(), inf)));
+  return result;
+}
+
+struct LaneArgs {
+  const LaneOperand* a;
+  std::int64_t n = 0;
+  // B packed per panel of `lanes` columns: [panel][k][lane], [panel][block][lane],
+  // [panel][group][lane] (columns past N are zero).
+  const float* b_value;
+  const float* b_power;
+  const std::uint32_t* b_nonzero;
+  const std::int32_t* b_scale_e;
+  const std::uint8_t* b_special;
+  std::span<const float> c;
+  std::span<float> out;
+  std::span<std::uint8_t> left;
+};
+
+// kMxf4Nvf4: the steps of rows [r0, r0 + kLaneRows) against one panel, c ([row][lane]) chained.
+HWY_INLINE void Mxf4Nvf4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t panel, float* c,
+                              VI* bad) {
+  const DF df;
+  const DI di;
+  const std::size_t lanes = hn::Lanes(df);
+  const LaneOperand& a = *t.a;
+  const std::int64_t k = a.k, groups = a.groups, blocks = a.blocks, block = a.block;
+  constexpr int kGroups = static_cast<int>(kMxf4Nvf4StepK / kMxf4Nvf4GroupK);
+  const float* bv = t.b_value + panel * k * static_cast<std::int64_t>(lanes);
+  for (std::int64_t g0 = 0; g0 < groups; g0 += kGroups) {
+    const int count = static_cast<int>(std::min<std::int64_t>(kGroups, groups - g0));
+    // The exponents first (they need no dot product), so that each group's dot product goes
+    // into the sums as soon as it is done.
+    VI exponents[kLaneRows][kGroups];
+    VI emax[kLaneRows];
+    for (auto& x : emax) x = hn::Set(di, kMxf4Nvf4ZeroExponent);
+    for (int g = 0; g < count; ++g) {
+      const std::int64_t s = (g0 + g) * kMxf4Nvf4GroupK / block;
+      const VI b_e =
+          hn::LoadU(di, t.b_scale_e + static_cast<std::size_t>(panel * blocks + s) * lanes);
+      const VI b_nz = hn::BitCast(
+          di, hn::LoadU(hn::RebindToUnsigned<DF>(),
+                        t.b_nonzero + static_cast<std::size_t>(panel * groups + g0 + g) * lanes));
+      for (std::int64_t r = 0; r < kLaneRows; ++r) {
+        const std::int64_t row = r0 + r;
+        // A zero term: no nonzero product in the group, or a zero scale.
+        const auto nz =
+            hn::And(hn::Set(di, static_cast<std::int32_t>(a.nonzero[row * groups + g0 + g])), b_nz);
+        exponents[r][g] = hn::IfThenElse(hn::Eq(nz, hn::Zero(di)),
+                                         hn::Set(di, kMxf4Nvf4ZeroExponent),
+                                         hn::Add(hn::Set(di, a.scale_e[row * blocks + s]), b_e));
+        emax[r] = hn::Max(emax[r], exponents[r][g]);
+      }
+    }
+    VF cv[kLaneRows];
+    bool range_ok[kLaneRows];
+    VD lo[kLaneRows], hi[kLaneRows];
+    for (std::int64_t r = 0; r < kLaneRows; ++r) {
+      cv[r] = hn::Load(df, c + r * static_cast<std::int64_t>(kMaxLanes));
+      emax[r] = hn::Max(emax[r], Fp32Exponent(cv[r], kMxf4Nvf4ZeroExponent));
+      range_ok[r] = RangeOk(emax[r], kMxf4Nvf4FractionBits);
+      lo[r] = hn::Zero(DD());
+      hi[r] = hn::Zero(DD());
+    }
+    for (int g = 0; g < count; ++g) {
+      const std::int64_t k0 = (g0 + g) * kMxf4Nvf4GroupK;
+      VF dot[kLaneRows];
+      for (auto& x : dot) x = hn::Zero(df);
+      for (std::int64_t kk = k0; kk < k0 + kMxf4Nvf4GroupK; ++kk) {
+        const VF b = hn::LoadU(df, bv + kk * static_cast<std::int64_t>(lanes));
+        for (std::int64_t r = 0; r < kLaneRows; ++r) {
+          dot[r] = hn::MulAdd(hn::Set(df, a.value[(r0 + r) * k + kk]), b, dot[r]);
+        }
+      }
+      // The dot product is the group's term (the values carry the scale significands,
+      // decode_lanes), value term 2^(E - 8); on the grid 2^(E_max - 35) it is times
+      // 2^(E - E_max + 27) (E <= E_max; below 2^-64 every term truncates to 0).
+      for (std::int64_t r = 0; r < kLaneRows; ++r) {
+        const VI shift =
+            hn::Max(hn::Add(hn::Sub(exponents[r][g], emax[r]), hn::Set(di, 27)), hn::Set(di, -64));
+        AddExact(hn::Trunc(hn::Mul(dot[r], Pow2(shift))), lo[r], hi[r]);
+      }
+    }
+    for (std::int64_t r = 0; r < kLaneRows; ++r) {
+      AddExact(CTerm(cv[r], emax[r], kMxf4Nvf4FractionBits, kMxf4Nvf4ZeroExponent, range_ok[r]),
+               lo[r], hi[r]);
+      hn::Store(FinishStep(lo[r], hi[r], emax[r], kMxf4Nvf4FractionBits, range_ok[r], bad[r]), df,
+                c + r * static_cast<std::int64_t>(kMaxLanes));
+    }
+  }
+}
+
+// kMxf8f6f4: the steps (one block of 32 each) of rows [r0, r0 + R) against one panel.
+HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t panel, float* c,
+                              VI* bad) {
+  const DF df;
+  const DI di;
+  const std::size_t lanes = hn::Lanes(df);
+  const auto l = static_cast<std::int64_t>(lanes);
+  const LaneOperand& a = *t.a;
+  const std::int64_t k = a.k, steps = a.blocks;
+  const float* bv = t.b_value + panel * k * l;
+  const float* bp = t.b_power + panel * k * l;
+  for (std::int64_t s = 0; s < steps; ++s) {
+    const std::int64_t k0 = s * kMxf8f6f4StepK;
+    // E_max: the largest 2^(e_a + e_b) of the nonzero products, exact powers of two.
+    VF top[kLaneRows];
+    for (auto& x : top) x = hn::Zero(df);
+    for (std::int64_t kk = k0; kk < k0 + kMxf8f6f4StepK; ++kk) {
+      const VF b = hn::LoadU(df, bp + kk * l);
+      for (std::int64_t r = 0; r < kLaneRows; ++r) {
+        top[r] = hn::Max(top[r], hn::Mul(hn::Set(df, a.power[(r0 + r) * k + kk]), b));
+      }
+    }
+    const VI b_e = hn::LoadU(di, t.b_scale_e + static_cast<std::size_t>(panel * steps + s) * lanes);
+    VF grid[kLaneRows];
+    VI e_max[kLaneRows];
+    VF c_term[kLaneRows];
+    bool range_ok[kLaneRows];
+    for (std::int64_t r = 0; r < kLaneRows; ++r) {
+      const VI scale_e = hn::Add(hn::Set(di, a.scale_e[(r0 + r) * steps + s]), b_e);
+      const VI top_bits = hn::BitCast(di, top[r]);
+      const VI products =
+          hn::IfThenElse(hn::Gt(top_bits, hn::Zero(di)),
+                         hn::Add(hn::Sub(hn::ShiftRight<23>(top_bits), hn::Set(di, 127)), scale_e),
+                         hn::Set(di, kMxf8f6f4ZeroExponent));
+      const VF cv = hn::Load(df, c + r * static_cast<std::int64_t>(kMaxLanes));
+      const VI emax = hn::Max(products, Fp32Exponent(cv, kMxf8f6f4ZeroExponent));
+      e_max[r] = emax;
+      range_ok[r] = RangeOk(emax, kMxf8f6f4FractionBits);
+      // A product a b (value m_a m_b 2^(e_a + e_b - 6)) on the grid 2^(E_max - 25): times
+      // 2^(25 + e_sa + e_sb - E_max), at most 2^(25 - E_max) <= 2^53 for a nonzero product;
+      // below 2^-100 every product truncates to 0.
+      grid[r] = Pow2(Clamp(hn::Sub(hn::Add(scale_e, hn::Set(di, 25)), emax), -100, 100));
+      c_term[r] = CTerm(cv, emax, kMxf8f6f4FractionBits, kMxf8f6f4ZeroExponent, range_ok[r]);
+    }
+    VD lo[kLaneRows], hi[kLaneRows];
+    for (std::int64_t r = 0; r < kLaneRows; ++r) {
+      lo[r] = hn::Zero(DD());
+      hi[r] = hn::Zero(DD());
+      AddExact(c_term[r], lo[r], hi[r]);
+    }
+    for (int half = 0; half < 2; ++half) {
+      VI sum[kLaneRows];
+      for (auto& x : sum) x = hn::Zero(di);
+      const std::int64_t h0 = k0 + half * (kMxf8f6f4StepK / 2);
+      for (std::int64_t kk = h0; kk < h0 + kMxf8f6f4StepK / 2; ++kk) {
+        const VF b = hn::LoadU(df, bv + kk * l);
+        for (std::int64_t r = 0; r < kLaneRows; ++r) {
+          const VF x = hn::Mul(hn::Set(df, a.value[(r0 + r) * k + kk]), hn::Mul(b, grid[r]));
+          sum[r] = hn::Add(sum[r], TruncToInt(x));
+        }
+      }
+      for (std::int64_t r = 0; r < kLaneRows; ++r) AddExact(sum[r], lo[r], hi[r]);
+    }
+    for (std::int64_t r = 0; r < kLaneRows; ++r) {
+      hn::Store(FinishStep(lo[r], hi[r], e_max[r], kMxf8f6f4FractionBits, range_ok[r], bad[r]), df,
+                c + r * static_cast<std::int64_t>(kMaxLanes));
+    }
+  }
+}
+
+// Rows [64 unit, 64 unit + 64) of D; returns whether it left any output to the reference.
+template <bool kFp4>
+bool LaneUnit(const LaneArgs& t, std::int64_t unit) {
+  const DF df;
+  const DI di;
+  const std::size_t lanes = hn::Lanes(df);
+  const std::int64_t m = t.a->outer, n = t.n;
+  const auto l = static_cast<std::int64_t>(lanes);
+  const std::int64_t panels = (n + l - 1) / l;
+  const std::int64_t row_end = std::min(m, (unit + 1) * kLaneUnitRows);
+  HWY_ALIGN float c[kLaneRows][kMaxLanes];
+  HWY_ALIGN std::int32_t bad_lanes[kMaxLanes];
+  bool any_left = false;
+  for (std::int64_t panel = 0; panel < panels; ++panel) {
+    const std::int64_t col0 = panel * l;
+    const bool full = col0 + l <= n;
+    bool panel_special = false;
+    for (std::int64_t col = col0; col < std::min(n, col0 + l); ++col) {
+      panel_special = panel_special || t.b_special[col] != 0;
+    }
+    for (std::int64_t r0 = unit * kLaneUnitRows; r0 < row_end; r0 += kLaneRows) {
+      // a is padded to whole micro-tiles (zero rows); c starts as C or +0.
+      for (std::int64_t r = 0; r < kLaneRows; ++r) {
+        const std::int64_t row = r0 + r;
+        if (full && row < m && !t.c.empty()) {
+          hn::Store(hn::LoadU(df, t.c.data() + row * n + col0), df, c[r]);
+          continue;
+        }
+        for (std::int64_t j = 0; j < l; ++j) {
+          const std::int64_t col = col0 + j;
+          c[r][j] = row < m && col < n && !t.c.empty() ? t.c[row * n + col] : 0.0f;
+        }
+      }
+      VI bad[kLaneRows];
+      for (auto& x : bad) x = hn::Zero(di);
+      if constexpr (kFp4) {
+        Mxf4Nvf4Panel(t, r0, panel, &c[0][0], bad);
+      } else {
+        Mxf8f6f4Panel(t, r0, panel, &c[0][0], bad);
+      }
+      for (std::int64_t r = 0; r < kLaneRows && r0 + r < m; ++r) {
+        const std::int64_t row = r0 + r;
+        // A whole vector of outputs with nothing to leave (the usual case): one store; left
+        // stays 0 as the caller set it.
+        if (full && !panel_special && t.a->special[row] == 0 &&
+            hn::AllFalse(di, hn::Ne(bad[r], hn::Zero(di))) &&
+            (t.c.empty() ||
+             hn::AllTrue(df, hn::IsFinite(hn::LoadU(df, t.c.data() + row * n + col0))))) {
+          hn::StoreU(hn::Load(df, c[r]), df, t.out.data() + row * n + col0);
+          continue;
+        }
+        hn::Store(bad[r], di, bad_lanes);
+        for (std::int64_t j = 0; j < l && col0 + j < n; ++j) {
+          const std::int64_t col = col0 + j;
+          const auto at = static_cast<std::size_t>(row * n + col);
+          t.out[at] = c[r][j];
+          const bool special = t.a->special[row] != 0 || t.b_special[col] != 0 ||
+                               (!t.c.empty() && !std::isfinite(t.c[at]));
+          t.left[at] = special || bad_lanes[j] != 0 ? 1 : 0;
+          any_left = any_left || t.left[at] != 0;
+        }
+      }
+    }
+  }
+  return any_left;
+}
+
+bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
+                      BlockScaledPath path, std::span<const float> c, int threads,
+                      std::span<float> out, std::span<std::uint8_t> left) {
+  const bool fp4 = path == BlockScaledPath::kMxf4Nvf4;
+  const std::size_t lanes = hn::Lanes(DF());
+  thread_local LaneScratch scratch;
+  const LaneOperand& pa = scratch.a;
+  const LaneOperand& pb = scratch.b;
+  // A row-major with zero rows up to whole micro-tiles, B in panels of one vector's columns with
+  // zero columns up to the last panel's end.
+  if (fp4) {
+    decode_lanes<true>(a, 1, kLaneRows, scratch.a);
+    decode_lanes<true>(b, lanes, static_cast<std::int64_t>(lanes), scratch.b);
+  } else {
+    decode_lanes<false>(a, 1, kLaneRows, scratch.a);
+    decode_lanes<false>(b, lanes, static_cast<std::int64_t>(lanes), scratch.b);
+  }
+  const LaneArgs args{&pa,
+                      b.outer,
+                      pb.value.data(),
+                      pb.power.data(),
+                      pb.nonzero.data(),
+                      pb.scale_e.data(),
+                      pb.special.data(),
+                      c,
+                      out,
+                      left};
+  const std::int64_t units = (a.outer + kLaneUnitRows - 1) / kLaneUnitRows;
+  std::vector<std::uint8_t> unit_left(static_cast<std::size_t>(units), 0);
+  parallel_units(units, threads, [&](std::int64_t unit) HWY_ATTR {
+    unit_left[unit] = fp4 ? LaneUnit<true>(args, unit) : LaneUnit<false>(args, unit);
+  });
+  scratch.release_if_large();
+  return std::any_of(unit_left.begin(), unit_left.end(), [](std::uint8_t x) { return x != 0; });
+}
+
+const char* BlockScaledTargetName() { return hwy::TargetName(HWY_TARGET); }
+
+FP8LAB_GEMM_TILES_END;
+
+#if HWY_ONCE
+namespace fp8lab::sim {
+namespace gemm_detail {
+HWY_EXPORT(BlockScaledLanes);
+HWY_EXPORT(BlockScaledTargetName);
+
+bool block_scaled_lanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
+                        BlockScaledPath path, std::span<const float> c, int threads,
+                        std::span<float> out, std::span<std::uint8_t> left) {
+  return HWY_DYNAMIC_DISPATCH(BlockScaledLanes)(a, b, path, c, threads, out, left);
+}
+}  // namespace gemm_detail
+
+const char* block_scaled_target_name() {
+  return HWY_DYNAMIC_DISPATCH(gemm_detail::BlockScaledTargetName)();
+}
+}  // namespace fp8lab::sim
+#endif

@@ -1,0 +1,20 @@
+// The Highway lanes of the block-scaled MMA model (block_scaled_lanes.cpp), which
+// block_scaled_gemm_into (block_scaled.cpp) runs on checked operands.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "sim/gemm/block_scaled.hpp"
+
+namespace fp8lab::sim::gemm_detail {
+
+// Writes D into out (M * N) for operands that resolve_block_scaled_path accepted on `path`, with
+// c empty (+0) or M * N values. Outputs whose steps have a NaN or infinite term (an element, a
+// scale or c) or whose chain overflows to Inf are left: left[i * N + j] is set to 1 (left comes
+// in all 0) and out is unspecified there. Returns whether any output was left.
+bool block_scaled_lanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
+                        BlockScaledPath path, std::span<const float> c, int threads,
+                        std::span<float> out, std::span<std::uint8_t> left);
+
+}  // namespace fp8lab::sim::gemm_detail
