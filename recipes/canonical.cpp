@@ -137,7 +137,8 @@ Canonical canonicalize(const Recipe& input) {
   }
   if (r.nvfp4_2d && r.nvfp4_mode == Nvfp4Mode::kTorchao) {
     r.nvfp4_2d = false;
-    reasons.push_back("nvfp4_2d has no torchao counterpart: nvfp4_mode torchao runs 1 x 16");
+    reasons.push_back("nvfp4_2d is modelled as TE's only: nvfp4_mode torchao is torchao's "
+                      "nvfp4_quantize, 1 x 16");
   }
   if ((r.nvfp4_rht || r.nvfp4_stochastic_rounding) && r.nvfp4_mode == Nvfp4Mode::kTorchao) {
     r.nvfp4_rht = false;

@@ -310,7 +310,10 @@ void reject_unused(const Draft& d, Scaling scaling) {
     }
   }
   if (d.fixed.nvfp4_2d && d.fixed.nvfp4_mode == Nvfp4Mode::kTorchao) {
-    fail("nvfp4_2d", "has no torchao counterpart (torchao's NVFP4 has 1 x 16 blocks only); value",
+    fail("nvfp4_2d",
+         "is modelled as TE's NVFP4BlockScaling only (nvfp4_mode torchao is torchao's "
+         "nvfp4_quantize, 1 x 16 blocks only; torchao's prototype NVFP4TrainingConfig, with "
+         "16 x 16 weight tiles, is not a mode); value",
          "nvfp4_2d: false with nvfp4_mode: torchao, or nvfp4_mode: te");
   }
   for (const auto& [key, value] :
@@ -334,14 +337,16 @@ void reject_unused(const Draft& d, Scaling scaling) {
   }
   if (d.fixed.nvfp4_rht && d.fixed.nvfp4_mode == Nvfp4Mode::kTorchao) {
     fail("nvfp4_rht",
-         "is modelled as TE's NVFP4BlockScaling only (TE's fixed sign vector; torchao's "
-         "NVFP4Linear draws its own per layer); value",
+         "is modelled as TE's NVFP4BlockScaling only (TE's fixed sign vector; nvfp4_mode torchao "
+         "is torchao's nvfp4_quantize, which has no RHT; the NVFP4Linear of torchao's prototype "
+         "NVFP4TrainingConfig, not a mode, draws its own vector per layer); value",
          "nvfp4_rht: false with nvfp4_mode: torchao, or nvfp4_mode: te");
   }
   if (d.fixed.nvfp4_stochastic_rounding && d.fixed.nvfp4_mode == Nvfp4Mode::kTorchao) {
     fail("nvfp4_stochastic_rounding",
-         "is modelled as TE's NVFP4BlockScaling only (torchao's nvfp4_quantize rounds to nearest); "
-         "value",
+         "is modelled as TE's NVFP4BlockScaling only (nvfp4_mode torchao is torchao's "
+         "nvfp4_quantize, which rounds to nearest; torchao's prototype NVFP4TrainingConfig, not a "
+         "mode, rounds gradients stochastically); value",
          "nvfp4_stochastic_rounding: false with nvfp4_mode: torchao, or nvfp4_mode: te");
   }
   if (const auto element = subbyte_element_format(scaling)) {

@@ -50,6 +50,12 @@ struct ConvertOptions {
 //      recipes::ModuleFilter's business; set the field explicitly when it matters.)
 //   2. skip_first_last_linear: skip the first and the last torch::nn::Linear of model.
 //      named_modules() (pre-order), accelerate's AO default (§1.6).
+// A Linear is any module that dynamic_casts to torch::nn::LinearImpl, the peers' isinstance
+// (accelerate's find_first_last_linear_layers and filter_linear_layers, src/accelerate/utils/
+// ao.py, and its TE convert_model; torchao's swap_linear_layers): python/fp8lab/convert.py has the
+// same rule. LibTorch's MultiheadAttention registers out_proj as a Linear but reads
+// out_proj->weight itself, so a converted out_proj would never run; no workload here has one, and
+// the Python convert_model warns about such a layer.
 //   3. skip_names: skip names matching any glob (* any run of characters, ? one character).
 //   4. options.predicate, when given: skip where it returns false.
 // Modules already converted (Fp8Linear, HighPrecisionLinear) are left alone. Throws

@@ -10,7 +10,8 @@
 // then one thread per Philox4x32-10 word re-rounds its four elements (fp4_stochastic.cuh). The
 // random bits are a pure function of (seed, stream, element index): sim/rng.hpp's mapping, so CPU,
 // GPU and any thread layout draw the same bits (TE's own stream follows its thread layout and is
-// not reproduced: sim/fp4_stochastic.hpp). torchao has no stochastic NVFP4 mode, so none here.
+// not reproduced: sim/fp4_stochastic.hpp). torchao's nvfp4_quantize (the torchao mode) has no
+// stochastic rounding, so none here (torchao's prototype NVFP4TrainingConfig has; not a mode).
 #pragma once
 
 #include <cuda_runtime.h>

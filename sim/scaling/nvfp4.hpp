@@ -62,10 +62,11 @@ struct StochasticStream {
 // One NVFP4 copy of x [rows, cols] in `block` (1 x 16, 16 x 1 or 16 x 16; partial edge blocks use
 // their valid elements, the peers require multiples of 16). std::invalid_argument for another
 // block shape and as quantize_blocked for bad shapes.
-// With `stochastic` (kTe only: TE's NVFP4BlockScaling rounds gradients so; torchao has no such
-// mode, std::invalid_argument), the scales are the same and each element's code is
-// e2m1_stochastic_code(x * enc_b, its byte of the stream) instead of the RN cast; the
-// statistics' underflow count is that of the stochastic codes.
+// With `stochastic` (kTe only: TE's NVFP4BlockScaling rounds gradients so; kTorchao is torchao's
+// nvfp4_quantize, which has no such mode: std::invalid_argument. torchao's prototype
+// NVFP4TrainingConfig rounds gradients stochastically, but is not a mode), the scales are the
+// same and each element's code is e2m1_stochastic_code(x * enc_b, its byte of the stream)
+// instead of the RN cast; the statistics' underflow count is that of the stochastic codes.
 QuantizeResult quantize_nvfp4(std::span<const float> x, std::int64_t rows, std::int64_t cols,
                               BlockShape block, Nvfp4Mode mode,
                               const StochasticStream* stochastic = nullptr);

@@ -59,6 +59,136 @@ def test_convert_model_follows_the_module_filter():
         fp8lab.convert_model(torch.nn.Sequential(torch.nn.Linear(16, 16).double()), "")
 
 
+# ---- convert_model on nn.Transformer layers: which Linears each peer converts -----------------
+
+def _encoder_model():
+    # The model of issue 42: MultiheadAttention's out_proj is a NonDynamicallyQuantizableLinear,
+    # an nn.Linear subclass, and the first Linear of named_modules() by isinstance.
+    return torch.nn.Sequential(torch.nn.TransformerEncoderLayer(64, 4, 160, batch_first=True),
+                               torch.nn.Flatten(), torch.nn.Linear(1024, 10))
+
+
+# accelerate + torchao. huggingface/accelerate src/accelerate/utils/ao.py:
+# find_first_last_linear_layers takes the first and last module of named_modules() with
+# isinstance(module, torch.nn.Linear) (here '0.self_attn.out_proj' and '2'); filter_linear_layers
+# rejects an isinstance Linear whose in or out features % 16 != 0, then those two names. pytorch/ao
+# torchao/float8/float8_linear_utils.py: convert_to_float8_training -> swap_linear_layers swaps
+# every isinstance(module, nn.Linear) that the filter allows.
+_AO_ACCELERATE = ["0.linear1", "0.linear2"]
+# torchao alone (AORecipeKwargs.module_filter_func replaces accelerate's filter): every Linear.
+_AO_ALL = ["0.self_attn.out_proj", "0.linear1", "0.linear2", "2"]
+# accelerate + TE. huggingface/accelerate src/accelerate/utils/transformer_engine.py: convert_model
+# swaps each isinstance(module, nn.Linear) child over named_children(), no first/last rule, and
+# returns from the parent at the first Linear with a weight dim % 16 != 0 (the head, 1024 -> 10).
+_TE_ACCELERATE = ["0.self_attn.out_proj", "0.linear1", "0.linear2"]
+
+_ENCODER_SOURCES = [
+    ("Recipe.ao(config='tensorwise')", lambda: fp8lab.Recipe.ao(config="tensorwise"),
+     _AO_ACCELERATE),
+    ("Recipe.ao()", lambda: fp8lab.Recipe.ao(), _AO_ACCELERATE),
+    ("Recipe.ao(config='rowwise')", lambda: fp8lab.Recipe.ao(config="rowwise"), _AO_ACCELERATE),
+    ("Recipe.from_env(AO)", lambda: fp8lab.Recipe.from_env({"ACCELERATE_FP8_BACKEND": "AO"}),
+     _AO_ACCELERATE),
+    ("Recipe.from_file(accelerate-ao.yaml)",
+     lambda: fp8lab.Recipe.from_file(str(ROOT / "recipes/configs/accelerate-ao.yaml")),
+     _AO_ACCELERATE),
+    ("Recipe('scaling: tensorwise')", lambda: fp8lab.Recipe("scaling: tensorwise"),
+     _AO_ACCELERATE),
+    ("Recipe.ao(module_filter_func=all)",
+     lambda: fp8lab.Recipe.ao(module_filter_func=lambda module, fqn: True), _AO_ALL),
+    ("Recipe.te()", lambda: fp8lab.Recipe.te(), _TE_ACCELERATE),
+    ("Recipe.te(use_mxfp8_block_scaling=True)",
+     lambda: fp8lab.Recipe.te(use_mxfp8_block_scaling=True), _TE_ACCELERATE),
+    ("Recipe.from_env(TE)", lambda: fp8lab.Recipe.from_env({"ACCELERATE_FP8_BACKEND": "TE"}),
+     _TE_ACCELERATE),
+    ("Recipe.from_file(accelerate-te-default.yaml)",
+     lambda: fp8lab.Recipe.from_file(str(ROOT / "recipes/configs/accelerate-te-default.yaml")),
+     _TE_ACCELERATE),
+    ("Recipe('scaling: current')", lambda: fp8lab.Recipe("scaling: current"), _TE_ACCELERATE),
+]
+
+
+@pytest.mark.parametrize("source,make,want", _ENCODER_SOURCES, ids=[s[0] for s in _ENCODER_SOURCES])
+def test_convert_model_converts_the_linears_each_peer_converts(source, make, want):
+    model = _encoder_model()
+    assert fp8lab.convert_model(model, make()) == want, source
+    assert [n for n, m in model.named_modules() if isinstance(m, fp8lab.Linear)] == want
+    # What stays is the module it was (out_proj keeps its NonDynamicallyQuantizableLinear).
+    assert all(type(m) is not fp8lab.Linear for n, m in model.named_modules()
+               if isinstance(m, torch.nn.Linear))
+
+
+def test_convert_model_with_recipe_ao_equals_torchaos_own_conversion():
+    float8 = pytest.importorskip("torchao.float8")
+    float8_linear = pytest.importorskip("torchao.float8.float8_linear")
+
+    def torchao_converts(module_filter_fn):
+        model = _encoder_model()
+        float8.convert_to_float8_training(
+            model, module_filter_fn=module_filter_fn,
+            config=float8.Float8LinearConfig.from_recipe_name("tensorwise"))
+        return [n for n, m in model.named_modules()
+                if isinstance(m, float8_linear.Float8Linear)]
+
+    # accelerate's default filter, stated again from src/accelerate/utils/ao.py (not imported:
+    # accelerate is not a dependency).
+    names = [n for n, m in _encoder_model().named_modules() if isinstance(m, torch.nn.Linear)]
+
+    def accelerates_filter(module, fqn):
+        if isinstance(module, torch.nn.Linear) and (module.in_features % 16
+                                                    or module.out_features % 16):
+            return False
+        return fqn not in (names[0], names[-1])
+
+    assert torchao_converts(accelerates_filter) == _AO_ACCELERATE
+    assert fp8lab.convert_model(_encoder_model(), fp8lab.Recipe.ao(config="tensorwise")) == \
+        torchao_converts(accelerates_filter)
+    assert torchao_converts(None) == _AO_ALL
+    assert fp8lab.convert_model(
+        _encoder_model(), fp8lab.Recipe.ao(module_filter_func=lambda module, fqn: True)
+    ) == torchao_converts(None)
+
+
+@pytest.mark.parametrize("recipe,uncalled", [
+    (lambda: fp8lab.Recipe.te(amax_history_len=4), ["0.self_attn.out_proj"]),
+    (lambda: fp8lab.Recipe.ao(module_filter_func=lambda module, fqn: True),
+     ["0.self_attn.out_proj"]),
+    (lambda: fp8lab.Recipe.ao(config="tensorwise"), []),
+], ids=["te", "ao-no-filter", "ao-accelerate-filter"])
+def test_converted_linear_that_never_runs_is_named_once(gen, recipe, uncalled):
+    torch.manual_seed(int(torch.randint(0, 2**31, (1,), generator=gen)))
+    model = _encoder_model()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # converting says nothing yet
+        converted = fp8lab.convert_model(model, recipe())
+    called = []
+    for name, module in model.named_modules():
+        if isinstance(module, fp8lab.Linear):
+            module.register_forward_hook(lambda m, args, out, name=name: called.append(name))
+    x, target = torch.randn(4, 16, 64, generator=gen), torch.randint(0, 10, (4,), generator=gen)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an eval forward under no_grad is no training step
+        model.eval()
+        with torch.no_grad():
+            model(x)
+    model.train()
+    called.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            loss = torch.nn.functional.cross_entropy(model(x), target)
+            loss.backward()
+    # MultiheadAttention reads out_proj.weight and out_proj.bias itself: its forward never runs.
+    assert sorted(set(called)) == sorted(n for n in converted if n not in uncalled)
+    messages = [str(w.message) for w in caught if "did not run its forward" in str(w.message)]
+    assert len(messages) == len(uncalled)  # once per module, not once per step
+    for name, message in zip(uncalled, messages):
+        assert message.startswith(f"fp8lab.convert_model: converted Linear '{name}' did not run "
+                                  "its forward in the model's first training forward pass")
+        assert "torch.nn.MultiheadAttention passes out_proj.weight and out_proj.bias" in message
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+
+
 def test_keep_high_precision_by_layer():
     recipe = fp8lab.Recipe("{scaling: current, keep_high_precision: {layers: ['0'], wgrad: ['2']}}")
     m = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU(), torch.nn.Linear(16, 16))
