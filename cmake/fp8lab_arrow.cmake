@@ -4,7 +4,7 @@
 # same library.
 #
 # Defines fp8lab::arrow and fp8lab::parquet (imported shared libraries). Only
-# experiments/runner/layer_stats_sidecar.cpp includes their headers.
+# experiments/results/layer_stats_sidecar.cpp includes their headers.
 #
 # Where the wheel is, first found wins:
 #   -DFP8LAB_ARROW_ROOT=DIR    a directory with include/arrow, include/parquet and the libraries

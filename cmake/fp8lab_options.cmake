@@ -1,6 +1,6 @@
 # Compiler flags every fp8lab target gets through the fp8lab_flags interface target.
 #
-# Strict floating point is part of the numerics contract (NUMERICS.md: every fp32 operation is one
+# Strict floating point is part of the numerics contract (docs/numerics.md: every fp32 operation is one
 # correctly rounded IEEE operation): no -ffast-math anywhere, and no FMA contraction, which GCC
 # would otherwise do (-ffp-contract=fast is its default outside ISO C) inside Highway's
 # AVX2/AVX-512 code paths where FMA instructions are available.

@@ -1,4 +1,4 @@
-// Device twins of the scalar casts in sim/cast.hpp (NUMERICS.md §1). Every function here is
+// Device twins of the scalar casts in sim/cast.hpp (docs/numerics.md §1). Every function here is
 // __host__ __device__ so that tests without a GPU also run the host instantiation against sim/
 // (tests/gpu/cast_host_test.cpp, through gpu/cast_host.cu).
 //
@@ -182,7 +182,7 @@ struct StochasticCode {
   bool overflowed;
 };
 
-// Stochastic rounding on the fp32 bit pattern (NUMERICS.md §1): add the low bits of `random`
+// Stochastic rounding on the fp32 bit pattern (docs/numerics.md §1): add the low bits of `random`
 // that truncation will drop (all dropped bits: 20 for E4M3 normals, more for target subnormals),
 // then truncate. Steps, for |y| with fp32 bits a:
 //   1. NaN -> 0x7F; ±Inf -> the overflow code of the mode.

@@ -1,6 +1,6 @@
 // The vendor path: FP8 GEMM through cuBLASLt (tensorcore-and-papers.md §2). A peer, not a
 // reference: its outputs are compared with the `hopper` and `fp32_seq` models and the distance
-// is reported (experiments/gpu_check), never assumed (NUMERICS.md §4).
+// is reported (experiments/gpu_check), never assumed (docs/numerics.md §4).
 //
 // Layout: C[M, N] = A[M, K] * B[N, K]^T, A and B row-major with K contiguous (a Linear's X and W),
 // C row-major. In cuBLASLt's column-major terms this is C^T = B^T' A^T' with B transposed: the

@@ -1,4 +1,4 @@
-// Bulk quantize on the GPU, the twin of sim/quantize.hpp (NUMERICS.md §1-2, §4): codes
+// Bulk quantize on the GPU, the twin of sim/quantize.hpp (docs/numerics.md §1-2, §4): codes
 // q[i] = cast(RN(x[i] * scale)) fused with amax of the unscaled input (NaN ignored, fmaxf) and the
 // statistics of sim::QuantizeStats. Host API over device pointers and a stream; no LibTorch.
 //

@@ -2,7 +2,7 @@
 // distinct computation once. Every rule states why two recipes give the same bits; each rule that
 // changes something adds its reason.
 //
-//   1. override (true, true, true): every GEMM runs in high precision (NUMERICS.md §2.1, §3), so
+//   1. override (true, true, true): every GEMM runs in high precision (docs/numerics.md §2.1, §3), so
 //      no FP8 field matters: all of them take fixed values (norm_affine_precision and
 //      activation_precision too: such a recipe is the baseline, nothing is quantized).
 //   2. A scaling that keeps no amax history (all but delayed) ignores margin, interval,

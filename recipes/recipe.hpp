@@ -5,7 +5,7 @@
 // (recipe_file.hpp, accelerate.hpp) build one; the sweep expander (sweep.hpp) builds many.
 //
 // Names follow the seed API (accelerate's TERecipeKwargs / AORecipeKwargs spelling) and the
-// scaling kinds and accumulation models of NUMERICS.md §2-3.
+// scaling kinds and accumulation models of docs/numerics.md §2-3.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +18,7 @@
 
 namespace fp8lab::recipes {
 
-// NUMERICS.md §2: which scaling turns a tensor into FP8 bytes plus scales.
+// docs/numerics.md §2: which scaling turns a tensor into FP8 bytes plus scales.
 enum class Scaling : std::uint8_t {
   delayed,     // TE DelayedScaling (TERecipeKwargs): per-tensor, amax history
   current,     // TE Float8CurrentScaling: per-tensor, this tensor's amax, TE's fp32 formula
@@ -39,10 +39,10 @@ enum class Scaling : std::uint8_t {
 //   Fp8Format        accelerate's FP8Format literal: HYBRID (E4M3 forward, E5M2 gradients;
 //                    te-accelerate.md §2.2), E4M3, E5M2
 //   AmaxComputeAlgo  max, most_recent
-//   E8M0Mode         mx_scale_mode (NUMERICS.md §2.5): te, floor, ceil, even, rceil
+//   E8M0Mode         mx_scale_mode (docs/numerics.md §2.5): te, floor, ceil, even, rceil
 //   TorchaoVersion   torchao_version (torchao-mx.md §4.2-4.3): torchao-0.18 (the default),
 //                    torchao-main
-//   Accumulation     NUMERICS.md §3: fp32_seq, hopper_split (sm_90 model promoted every 128 K,
+//   Accumulation     docs/numerics.md §3: fp32_seq, hopper_split (sm_90 model promoted every 128 K,
 //                    TE use_split_accumulator=True), hopper_fast (never promoted, TE's fast
 //                    accumulation), exact
 //   ElementwisePrecision  norm_affine_precision, activation_precision: high (the default), bf16,
@@ -67,7 +67,7 @@ struct GemmAccumulation {
   friend bool operator==(const GemmAccumulation&, const GemmAccumulation&) = default;
 };
 
-// (fprop, dgrad, wgrad): true runs that GEMM in the model's high precision (NUMERICS.md §2.1).
+// (fprop, dgrad, wgrad): true runs that GEMM in the model's high precision (docs/numerics.md §2.1).
 struct OverrideLinearPrecision {
   bool fprop = false;
   bool dgrad = false;
@@ -122,7 +122,7 @@ struct Autoswitch {
 struct Recipe {
   Scaling scaling = Scaling::delayed;
   Fp8Format fp8_format = Fp8Format::kHybrid;
-  // Delayed scaling only (te-accelerate.md §2, NUMERICS.md §2.1).
+  // Delayed scaling only (te-accelerate.md §2, docs/numerics.md §2.1).
   std::int64_t margin = 0;
   std::int64_t interval = 1;
   std::int64_t amax_history_len = 1024;

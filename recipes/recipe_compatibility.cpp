@@ -30,7 +30,7 @@ bool is_hardware_accumulation(Accumulation a) {
 }
 
 // GEMM accumulation: TE/torchao choose between split (promoted) and fast accumulation only; the
-// reference models fp32_seq and exact exist in fp8lab alone (NUMERICS.md §3).
+// reference models fp32_seq and exact exist in fp8lab alone (docs/numerics.md §3).
 void gemm_quirks(const Recipe& asked, Compatibility& c, bool peer_can_choose) {
   const GemmAccumulation peer_default = default_gemm_accumulation(asked.scaling);
   const auto check = [&](const char* gemm, Accumulation want, Accumulation peer,
@@ -46,7 +46,7 @@ void gemm_quirks(const Recipe& asked, Compatibility& c, bool peer_can_choose) {
                                           c.te_recipe_class)
                             : "a model of fp8lab's emulator; the GPU library runs its cuBLAS "
                               "accumulation",
-                        "te-accelerate.md §6, NUMERICS.md §3"});
+                        "te-accelerate.md §6, docs/numerics.md §3"});
   };
   check("fprop", asked.gemm.fprop, peer_default.fprop, &GemmAccumulation::fprop);
   check("dgrad", asked.gemm.dgrad, peer_default.dgrad, &GemmAccumulation::dgrad);

@@ -1,4 +1,4 @@
-// Scalar casts between fp32 and the narrow formats of sim/format.hpp (NUMERICS.md §1).
+// Scalar casts between fp32 and the narrow formats of sim/format.hpp (docs/numerics.md §1).
 //
 // Every cast names the hardware semantics it copies: rounding is always IEEE round-to-nearest-even
 // (CUDA `cvt.rn`), except the stochastic cast, and the overflow mode is an explicit argument that
@@ -11,7 +11,7 @@
 
 namespace fp8lab::sim {
 
-// What happens to values beyond the format's largest finite magnitude (NUMERICS.md §1).
+// What happens to values beyond the format's largest finite magnitude (docs/numerics.md §1).
 enum class Overflow : std::uint8_t {
   kSatFinite,   // CUDA __NV_SATFINITE / cvt.rn.satfinite, TE, torchao: overflow and ±Inf -> ±max
   kNoSat,       // CUDA __NV_NOSAT, torch .to(float8_*): E4M3 -> NaN, E5M2 -> ±Inf

@@ -2,7 +2,7 @@
 // (sim/, gpu/, tests, docs) is derived from the FormatSpec values below; nothing writes a bias or
 // a max twice. Header-only and constexpr so that gpu/ includes it as its only piece of sim/.
 //
-// Bit layouts (s = sign, e = exponent, m = mantissa), NUMERICS.md §1:
+// Bit layouts (s = sign, e = exponent, m = mantissa), docs/numerics.md §1:
 //
 //   E4M3 (OCP e4m3fn)  s eeee mmm       bias 7   no Inf; NaN = s.1111.111 only
 //   E5M2               s eeeee mm       bias 15  IEEE-like: Inf = s.11111.00, NaN = s.11111.{01,10,11}
@@ -128,7 +128,7 @@ constexpr const FormatSpec& spec(Format f) {
   return kFP32Spec;
 }
 
-// Derivations checked at compile time against NUMERICS.md §1's table.
+// Derivations checked at compile time against docs/numerics.md §1's table.
 static_assert(kE4M3Spec.max_finite_code() == 0b0'1111'110 && kE4M3Spec.max_finite() == 448.0);
 static_assert(kE5M2Spec.max_finite_code() == 0b0'11110'11 && kE5M2Spec.max_finite() == 57344.0);
 static_assert(kE8M0Spec.max_finite_code() == 0xFE && kE8M0Spec.max_exponent() == 127);

@@ -533,7 +533,7 @@ void QuantizeStats::merge(const QuantizeStats& other) {
 
 namespace {
 // The whole vectors go through the dispatched kernel; the last x.size() % Lanes elements through
-// the scalar reference itself. A non-finite scale (no recipe makes one: NUMERICS.md §2 turns an
+// the scalar reference itself. A non-finite scale (no recipe makes one: docs/numerics.md §2 turns an
 // infinite scale into FLT_MAX) takes the scalar path for the whole span, which keeps the kernel's
 // statistics simple (see quantize_vectors). T is the input's element (fp32, or bf16 bits).
 template <class T, class Kernel, class Reference>

@@ -15,7 +15,7 @@
 namespace fp8lab::sim {
 
 // One step of amax: max(current, |x|) with every NaN x ignored, signalling NaNs included. This is
-// what "fmaxf, NaN ignored" (NUMERICS.md §2) means and what CUDA's fmaxf does; glibc's std::fmax
+// what "fmaxf, NaN ignored" (docs/numerics.md §2) means and what CUDA's fmaxf does; glibc's std::fmax
 // instead returns NaN when an argument is a signalling NaN (IEEE 754-2008 maxNum), so a loop of
 // std::fmax over raw inputs is not this function. `current` must not be NaN.
 inline float amax_update(float current, float x) {

@@ -1,4 +1,4 @@
-// Counter-based random bits for stochastic rounding (NUMERICS.md §1 `stochastic`): Philox4x32-10
+// Counter-based random bits for stochastic rounding (docs/numerics.md §1 `stochastic`): Philox4x32-10
 // (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11; the Random123 and cuRAND
 // generator of the same name). Header-only and FP8LAB_HD: gpu/rng.cuh calls the same functions, so
 // CPU and GPU draw identical bits for every element without any shared state.
@@ -13,7 +13,7 @@
 // One Philox block per element (words 1..3 unused) keeps the element's word a pure function of
 // (seed, stream, index): any split of a tensor into parts, threads or vector lanes draws the same
 // bits. `index` is the element's position in the whole tensor (row-major), `stream` identifies the
-// tensor (NUMERICS.md: "tensor id").
+// tensor (docs/numerics.md: "tensor id").
 //
 // One round, with the multipliers M0 = 0xD2511F53, M1 = 0xCD9E8D57 and (hi, lo) the two halves of
 // a 32x32 -> 64 bit product:

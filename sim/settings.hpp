@@ -19,10 +19,10 @@
 
 namespace fp8lab::sim {
 
-// NUMERICS.md §3: the summation model of one GEMM (sim/gemm/gemm.hpp has the order of operations;
+// docs/numerics.md §3: the summation model of one GEMM (sim/gemm/gemm.hpp has the order of operations;
 // gpu/gemm runs every model but kExact).
 enum class Accumulation : std::uint8_t {
-  kFp32Seq,                 // the reference order (NUMERICS.md §3)
+  kFp32Seq,                 // the reference order (docs/numerics.md §3)
   kHopperSplitAccumulator,  // sm_90 wgmma, promoted every 128 K (TE use_split_accumulator=True)
   kHopperFastAccum,         // sm_90 wgmma, never promoted (TE fprop default, cuBLASLt FAST_ACCUM)
   kExact,                   // exact block sums (error measurement)
@@ -44,7 +44,7 @@ constexpr const char* to_string(Accumulation a) { return name_in(kAccumulationNa
 
 namespace fp8lab::sim::scaling {
 
-// TE `recipe.Format` (te-accelerate.md §2.1-2.2; NUMERICS.md §2.1): which FP8 format the forward
+// TE `recipe.Format` (te-accelerate.md §2.1-2.2; docs/numerics.md §2.1): which FP8 format the forward
 // tensors (input, weight) and the backward tensors (grad_output) get.
 //   kHybrid: E4M3 forward, E5M2 backward.   kE4M3: E4M3 everywhere.
 //   kE5M2:   E5M2 everywhere (TE asserts "Pure E5M2 training is not supported."; we run it).
@@ -60,7 +60,7 @@ constexpr Format backward_format(Fp8Format format) {
   return format == Fp8Format::kE4M3 ? Format::E4M3 : Format::E5M2;
 }
 
-// NUMERICS.md §2.5: how an MX block's E8M0 scale comes from its amax (the table in
+// docs/numerics.md §2.5: how an MX block's E8M0 scale comes from its amax (the table in
 // sim/scaling/mx.hpp): TE's rule, or torchao's floor, ceil, even and rceil.
 enum class E8M0Mode : std::uint8_t { kTe, kFloor, kCeil, kEven, kRceil };
 inline constexpr NameTable<E8M0Mode, 5> kE8M0ModeNames{{{E8M0Mode::kTe, "te"},
@@ -202,11 +202,11 @@ struct BlockShape {
   friend constexpr bool operator!=(const BlockShape& a, const BlockShape& b) { return !(a == b); }
 };
 
-// TE Float8BlockScaling (te-accelerate.md §5.3; NUMERICS.md §2.4).
+// TE Float8BlockScaling (te-accelerate.md §5.3; docs/numerics.md §2.4).
 inline constexpr BlockShape kBlock1x128{1, 128};
 inline constexpr BlockShape kBlock128x1{128, 1};
 inline constexpr BlockShape kBlock128x128{128, 128};
-// MXFP8 (NUMERICS.md §2.5): 32 consecutive elements share one E8M0 scale.
+// MXFP8 (docs/numerics.md §2.5): 32 consecutive elements share one E8M0 scale.
 inline constexpr std::int64_t kMxBlockSize = 32;
 
 // The block one GEMM reads under TE block scaling (x_block_scaling_dim = 1,

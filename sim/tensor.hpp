@@ -1,5 +1,5 @@
 // A quantized 2-D tensor as every scaling recipe produces it and every GEMM model consumes it:
-// FP8 codes plus one scale per block. One shape covers all the scaling kinds of NUMERICS.md §2:
+// FP8 codes plus one scale per block. One shape covers all the scaling kinds of docs/numerics.md §2:
 //
 //   kind                        block (rows x cols) for a [R, C] tensor
 //   per-tensor (delayed/current) R x C

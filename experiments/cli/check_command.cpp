@@ -1,4 +1,4 @@
-// fp8lab check: every GPU kernel against sim/ on random and adversarial tensors (NUMERICS.md §4),
+// fp8lab check: every GPU kernel against sim/ on random and adversarial tensors (docs/numerics.md §4),
 // printed as a table (kernel, cases, values, mismatches, max ULP). Exit status: 0 when every
 // deterministic kernel matched bit for bit, 1 on any mismatch, 77 when there is no usable CUDA
 // device (or fp8lab was built without CUDA), with the reason printed. Peers (cuBLASLt) are
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "experiments/cli/commands.hpp"
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/results_store.hpp"
 
 #if FP8LAB_HAVE_CUDA
 #include "experiments/gpu_check/checks.hpp"

@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include "experiments/runner/io_error.hpp"
+#include "experiments/results/io_error.hpp"
 
 namespace fp8lab::experiments::cli {
 

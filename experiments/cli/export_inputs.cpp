@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "experiments/cli/npy.hpp"
-#include "experiments/runner/no_follow.hpp"
-#include "experiments/runner/results_files.hpp"
+#include "experiments/results/no_follow.hpp"
+#include "experiments/results/results_files.hpp"
 #include "experiments/workloads/registry.hpp"
 
 namespace fp8lab::experiments::cli {

@@ -22,7 +22,7 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/npy.hpp"
 #include "experiments/cli/option_checks.hpp"
-#include "experiments/runner/results_files.hpp"
+#include "experiments/results/results_files.hpp"
 #include "recipes/lowering.hpp"
 #include "recipes/recipe_file.hpp"
 #include "sim/rht.hpp"

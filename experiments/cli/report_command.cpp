@@ -12,9 +12,9 @@
 #include "experiments/cli/command_exit.hpp"
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/option_checks.hpp"
-#include "experiments/report/results_reader.hpp"
 #include "experiments/report/write_reports.hpp"
-#include "experiments/runner/io_error.hpp"
+#include "experiments/results/io_error.hpp"
+#include "experiments/results/results_reader.hpp"
 #include "experiments/runner/run_errors.hpp"
 
 namespace fp8lab::experiments::cli {

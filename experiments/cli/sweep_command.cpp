@@ -13,9 +13,11 @@
 #include "experiments/cli/option_checks.hpp"
 #include "experiments/cli/shared_options.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
-#include "experiments/report/results_reader.hpp"
+#include "experiments/report/shadow_summary.hpp"
+#include "experiments/report/write_reports.hpp"
+#include "experiments/results/io_error.hpp"
+#include "experiments/results/results_reader.hpp"
 #include "experiments/runner/child_process.hpp"
-#include "experiments/runner/io_error.hpp"
 #include "experiments/runner/parallelism.hpp"
 #include "experiments/runner/run_errors.hpp"
 #include "experiments/runner/slurm_script.hpp"
@@ -128,6 +130,16 @@ int submit_to_slurm(const SweepArguments& a, SweepOptions options) {
   return 0;
 }
 
+// The sweep's reports over its directory, as `fp8lab run` writes a run's: from this layer, so
+// that the sweep's orchestration (runner/) never depends on report/.
+std::filesystem::path write_sweep_reports(const SweepOptions& options) {
+  ReportOptions report;
+  report.inputs = {options.output};
+  report.heatmap_axes = options.heatmap_axes;
+  report.default_axes_when_not_varied = true;  // a shard's directory may not vary them
+  return write_reports(report).report_html;
+}
+
 int sweep(const SweepArguments& a) {
   SweepOptions options;
   options.sweep_file = a.file;
@@ -156,6 +168,10 @@ int sweep(const SweepArguments& a) {
   note_above_cores(a.jobs, a.threads);
   const auto outcome = run_sweep(options);
   if (a.dry_run) return 0;
+  // Also after errors: the report says at its top which runs are missing (run_sweep says
+  // whether any record is there to report).
+  const std::filesystem::path report_html = outcome.report_due ? write_sweep_reports(options)
+                                                               : std::filesystem::path();
   if (outcome.interrupted) {
     std::fprintf(stderr,
                  "fp8lab sweep: interrupted; %zu runs recorded this time. Continue with "
@@ -169,7 +185,7 @@ int sweep(const SweepArguments& a) {
                outcome.runs_in_shard, outcome.skipped, outcome.running_elsewhere, outcome.executed);
   if (!outcome.errors.empty() || !outcome.waiting.empty()) {
     // Errors, not results (run_errors.hpp): the sweep is incomplete, and says so last.
-    if (!outcome.report_html.empty()) std::printf("%s\n", outcome.report_html.string().c_str());
+    if (!report_html.empty()) std::printf("%s\n", report_html.string().c_str());
     std::fprintf(stderr, "fp8lab sweep: %s\n",
                  errors_summary(outcome.errors, outcome.waiting.size()).c_str());
     return kExitErrored;
@@ -179,11 +195,11 @@ int sweep(const SweepArguments& a) {
     const ShadowSummary shadow = summarize_shadow_checks(options.output.string());
     std::fputs(shadow.text.c_str(), stderr);
     if (!shadow.clean()) {
-      std::printf("%s\n", outcome.report_html.string().c_str());
+      std::printf("%s\n", report_html.string().c_str());
       return 1;
     }
   }
-  std::printf("%s\n", outcome.report_html.string().c_str());
+  std::printf("%s\n", report_html.string().c_str());
   return 0;
 }
 

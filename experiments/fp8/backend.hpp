@@ -1,6 +1,6 @@
 // The FP8 Linear's backend: where its operands are quantized, its three GEMMs run and its scaling
 // state updates. `sim` (sim_backend.hpp) is the CPU reference; a `cuda` backend implements the
-// same interface over gpu/ and must return the same bits (NUMERICS.md §4).
+// same interface over gpu/ and must return the same bits (docs/numerics.md §4).
 //
 // No LibTorch here: operands are row-major fp32 buffers and sim::QuantizedTensor. A Linear with
 // input X [M, K], weight W [N, K] and output Y [M, N] runs, in TE's operand order
@@ -37,7 +37,7 @@ namespace fp8lab::experiments {
 // (sim/settings.hpp), imported by name.
 using sim::scaling::Gemm;
 using sim::scaling::Operand;
-// Operand precision of the high-precision GEMM (NUMERICS.md §3): fp32 as given, or each operand
+// Operand precision of the high-precision GEMM (docs/numerics.md §3): fp32 as given, or each operand
 // rounded RN to bf16 first; fp32 accumulation in the fp32_seq order either way. The baseline's
 // choice, a workload option.
 enum class HighPrecision : std::uint8_t { fp32, bf16 };
@@ -99,7 +99,7 @@ class LinearBackend {
   virtual void gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
                     recipes::Accumulation accumulation, MutableMatrix out) const = 0;
 
-  // The same GEMM on unquantized operands: the deterministic high-precision GEMM of NUMERICS.md §3
+  // The same GEMM on unquantized operands: the deterministic high-precision GEMM of docs/numerics.md §3
   // (baseline Linears, overridden GEMMs, FP8 Linears outside an FP8 autocast region).
   virtual void high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b, HighPrecision precision,
                                    MutableMatrix out) const = 0;
@@ -115,7 +115,7 @@ class LinearBackend {
     for (const Call& call : calls) call(*this);
   }
 
-  // TE's update moments (te-accelerate.md §2.5-2.6, NUMERICS.md §2.1): forward scales (input,
+  // TE's update moments (te-accelerate.md §2.5-2.6, docs/numerics.md §2.1): forward scales (input,
   // weight) after the forward pass of a training step, backward scales (grad_output) after the
   // backward pass. A stateless scaling does nothing.
   virtual void end_forward(LinearScalingState& state) const = 0;

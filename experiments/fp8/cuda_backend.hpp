@@ -1,5 +1,5 @@
 // The `cuda` LinearBackend: the sim backend's contract (sim_backend.hpp) run on the GPU with gpu/
-// kernels, giving the same bits (NUMERICS.md §4), on torch's current CUDA stream. Two paths:
+// kernels, giving the same bits (docs/numerics.md §4), on torch's current CUDA stream. Two paths:
 // - host tensors (quantize, gemm, high_precision_gemm on host matrices): each call copies its
 //   operands to the device through reused pinned memory, runs, copies its results back and
 //   synchronizes once (cuda_staging.hpp: nothing allocated per call);

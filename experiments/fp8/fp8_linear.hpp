@@ -1,5 +1,5 @@
 // Fp8LinearImpl: a Linear whose three GEMMs run in FP8 through a LinearBackend, as TE's te.Linear
-// under a recipe (te-accelerate.md §2, NUMERICS.md §2-3). Usually made by convert_model
+// under a recipe (te-accelerate.md §2, docs/numerics.md §2-3). Usually made by convert_model
 // (convert_model.hpp); usable alone:
 //
 //   auto backend = std::make_shared<SimBackend>();

@@ -1,5 +1,5 @@
 // The baseline Linear: all three GEMMs (fprop, dgrad, wgrad) are the backend's deterministic
-// high-precision GEMM (NUMERICS.md §3) with fp32 or bf16 operands, never FP8, with or without an
+// high-precision GEMM (docs/numerics.md §3) with fp32 or bf16 operands, never FP8, with or without an
 // FP8 autocast region. Its bits equal those of an Fp8Linear whose recipe overrides all three GEMMs
 // (override_linear_precision = (true, true, true)) on the same backend and HighPrecision.
 #pragma once

@@ -9,7 +9,6 @@
 #include <span>
 #include <stdexcept>
 
-#include "experiments/runner/no_follow.hpp"
 #include "recipes/lowering.hpp"
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/delayed.hpp"
@@ -194,52 +193,6 @@ nlohmann::json to_json(const ShadowReport& report) {
           {"by_key", std::move(by_key)}, {"first", report.first}};
 }
 
-ShadowSummary summarize_shadow_checks(const std::string& results_directory) {
-  ShadowSummary summary;
-  const std::filesystem::path runs = std::filesystem::path(results_directory) / "runs";
-  std::vector<std::filesystem::path> files;
-  if (std::filesystem::is_directory(runs)) {
-    for (const auto& entry : std::filesystem::directory_iterator(runs)) {
-      if (entry.path().extension() == ".json") files.push_back(entry.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  for (const auto& file : files) {
-    const auto text = read_regular_file(file);  // a FIFO there is named (no_follow.hpp)
-    const nlohmann::json record = nlohmann::json::parse(text.value_or(""), nullptr, false);
-    ++summary.records;
-    std::string line = "  " + file.stem().string() + ": ";
-    if (record.is_discarded() || !record.contains("shadow_check")) {
-      ++summary.without_check;
-      line += "no shadow check (status " +
-              (record.is_discarded() ? std::string("unreadable")
-                                     : record.value("status", std::string("?"))) +
-              (record.contains("error") && record["error"].is_string()
-                   ? ": " + record["error"].get<std::string>()
-                   : std::string()) +
-              ")";
-    } else if (record["shadow_check"].value("compared", std::int64_t{0}) == 0) {
-      // A check that compared nothing (no call replayed) could not have failed: not clean.
-      ++summary.without_check;
-      line += "shadow check compared no value (status " + record.value("status", std::string("?")) +
-              ")";
-    } else {
-      const nlohmann::json& check = record["shadow_check"];
-      const auto mismatches = check.value("mismatches", std::int64_t{0});
-      summary.mismatches += mismatches;
-      line += record.value("backend", std::string("?")) + " vs sim, " + std::to_string(mismatches) +
-              " mismatches in " + std::to_string(check.value("compared", std::int64_t{0})) +
-              " values, " + std::to_string(check.value("operations", std::int64_t{0})) +
-              " calls (status " + record.value("status", std::string("?")) + ")";
-    }
-    summary.text += line + "\n";
-  }
-  summary.text = "shadow check: " + std::to_string(summary.mismatches) + " mismatches, " +
-                 std::to_string(summary.without_check) + " of " + std::to_string(summary.records) +
-                 " records without a check (" + runs.string() + ")\n" + summary.text;
-  return summary;
-}
-
 ShadowCheckedBackend::ShadowCheckedBackend(std::shared_ptr<const LinearBackend> watched,
                                            DelayedSnapshotFn snapshot, ShadowOptions options)
     : watched_(std::move(watched)), snapshot_(std::move(snapshot)), options_(options) {
@@ -285,7 +238,7 @@ void ShadowCheckedBackend::check_quantize(LinearScalingState& state, Operand ten
   DelayedStateSnapshot expected_state = before;
   if (delayed) {
     // DelayedScalingState::quantize: the cast with the slot's current scale, then the fmax of the
-    // tensor's amax into history row 0 (NUMERICS.md §2.1).
+    // tensor's amax into history row 0 (docs/numerics.md §2.1).
     const bool backward = tensor == Operand::kGradOutput;
     const std::vector<float>& scales = backward ? before.backward_scale : before.forward_scale;
     const std::size_t slot = static_cast<std::size_t>(delayed_slot(tensor));

@@ -1,5 +1,5 @@
 // The shadow check: a LinearBackend that runs another backend (the cuda one) and, on every N-th
-// training step, replays each call through the sim backend (the reference, NUMERICS.md §4) with
+// training step, replays each call through the sim backend (the reference, docs/numerics.md §4) with
 // the same inputs and the same state, comparing every code byte, scale, scale_inv, E8M0 code,
 // statistic, amax-history entry and GEMM output bit for bit. Mismatches are counted per
 // layer / tensor / kind and the first few are kept with bits and values; the run record carries
@@ -70,19 +70,6 @@ struct ShadowReport {
 };
 
 nlohmann::json to_json(const ShadowReport& report);
-
-// The shadow checks of a results directory's run records (<dir>/runs/*.json): one line per record
-// (run id, status, backend, mismatches over values compared, or why it has no check), then the
-// total. `clean` is true when every record carries a shadow_check with 0 mismatches.
-struct ShadowSummary {
-  std::string text;
-  std::int64_t records = 0;
-  std::int64_t mismatches = 0;
-  // Failed runs, runs made without --shadow-every, and checks that compared no value.
-  std::int64_t without_check = 0;
-  bool clean() const { return records > 0 && mismatches == 0 && without_check == 0; }
-};
-ShadowSummary summarize_shadow_checks(const std::string& results_directory);
 
 struct ShadowOptions {
   std::int64_t every = 1;       // >= 1

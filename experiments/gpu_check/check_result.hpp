@@ -23,7 +23,7 @@ struct CheckResult {
   std::uint64_t max_ulp = 0;     // largest distance in units in the last place among mismatches
   double sum_ulp = 0.0;          // for the mean distance over compared values
   // A peer (cuBLASLt, torch._scaled_mm) compared with a model: its distance is reported, never a
-  // failure, because no model of it is claimed exact (NUMERICS.md §4).
+  // failure, because no model of it is claimed exact (docs/numerics.md §4).
   bool peer = false;
   std::vector<std::string> first;  // the first mismatches, described with bits and values
   // Mismatches by std::bit_width of their ULP distance: [0] 0 ulp (+0 vs -0, NaN payloads),
@@ -93,7 +93,7 @@ struct Sides {
   const char* actual = "gpu";
 };
 
-// Records one float comparison: bit equality is the contract (NUMERICS.md §4). `where()` names
+// Records one float comparison: bit equality is the contract (docs/numerics.md §4). `where()` names
 // the value; it is called only for a mismatch, so loops over millions of values build no text.
 template <typename Where>
 void compare_float_at(CheckResult& r, Where where, float expected, float actual, Sides sides = {}) {

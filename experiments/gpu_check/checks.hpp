@@ -1,4 +1,4 @@
-// GPU kernels against sim/ (NUMERICS.md §4), one function per kernel family. Each runs its random
+// GPU kernels against sim/ (docs/numerics.md §4), one function per kernel family. Each runs its random
 // and adversarial cases (NaN, ±Inf, zeros, denormals, odd shapes, sizes that are not multiples of
 // any block or vector width) on the CPU reference and on the GPU and compares every byte, scale,
 // history entry and GEMM output bit for bit. Needs a CUDA device (callers check first).

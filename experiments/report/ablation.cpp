@@ -87,7 +87,7 @@ std::string interval_text(const std::optional<MeanInterval>& i) {
 
 }  // namespace
 
-std::vector<AblationTable> ablation_tables(const std::vector<nlohmann::json>& records) {
+std::vector<AblationTable> ablation_tables(const std::vector<RunRecord>& records) {
   std::vector<std::pair<std::string, Group>> groups;  // (workload + base) -> group, in order
   const auto group_of = [&](const std::string& workload, const std::string& base) -> Group& {
     const std::string key = workload + "\n" + base;
@@ -101,27 +101,26 @@ std::vector<AblationTable> ablation_tables(const std::vector<nlohmann::json>& re
   };
   const ChaosFloors floors(records);
   for (const auto& r : records) {
-    const auto it = r.find("ablation");
-    if (it == r.end() || !it->is_object()) continue;
-    Group& g =
-        group_of(r.value("workload", std::string()), it->value("base_recipe", std::string()));
+    const auto it = r.other.find("ablation");  // provenance, kept as the record has it
+    if (it == r.other.end() || !it->is_object()) continue;
+    Group& g = group_of(r.workload, it->value("base_recipe", std::string()));
     if (const ChaosFloor* floor = floors.of(r); floor && g.table.chaos_floor.empty()) {
       g.table.chaos_floor = floor->describe();
     }
-    const auto seed = r.value("seed", std::int64_t{0});
-    const auto loss = number_at(r, "/final/eval_loss");
-    if (const auto b = number_at(r, "/final/baseline_eval_loss")) g.baseline[seed] = *b;
+    const auto seed = r.seed.value_or(0);
+    const auto loss = r.final->eval_loss.get();
+    if (const auto b = r.final->baseline_eval_loss.get()) g.baseline[seed] = *b;
     if (!loss || !std::isfinite(*loss)) {
-      g.table.notes.push_back("run " + r.value("run_id", std::string("?")) + " (seed " +
-                              std::to_string(seed) + ") has no final eval loss (" +
-                              r.value("status", std::string("?")) + "): left out");
+      g.table.notes.push_back("run " + r.run_id + " (seed " + std::to_string(seed) +
+                              ") has no final eval loss (" + r.status.value_or("?") +
+                              "): left out");
       continue;
     }
     for (const auto& arm : (*it)["arms"]) {
       const ArmKey key{arm.value("kind", std::string()), arm.value("layer", std::string()),
                        arm.value("gemm", std::string("all"))};
       g.arms[key][seed] = *loss;
-      if (std::get<0>(key) == "all") g.table.recipe_label = r.value("recipe_label", std::string());
+      if (std::get<0>(key) == "all") g.table.recipe_label = r.recipe_label.value_or("");
     }
   }
   std::vector<AblationTable> tables;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "experiments/report/paired_statistics.hpp"
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
@@ -46,7 +47,7 @@ struct AblationTable {
 };
 
 // One table per (workload, ablated recipe) found in `records`, in order of first appearance.
-std::vector<AblationTable> ablation_tables(const std::vector<nlohmann::json>& records);
+std::vector<AblationTable> ablation_tables(const std::vector<RunRecord>& records);
 
 // The Markdown section (empty when no record is an ablation run).
 std::string ablation_markdown(const std::vector<AblationTable>& tables);

@@ -15,44 +15,41 @@ std::optional<double> number_or_null(const nlohmann::json& value) {
   return std::nullopt;
 }
 
-bool is_fp8_run(const nlohmann::json& record) {
-  return record.value("kind", std::string()) == "fp8";
-}
+bool is_fp8_run(const RunRecord& record) { return record.kind == "fp8"; }
 
 namespace {
 
-std::optional<double> final_field(const nlohmann::json& record, const char* field) {
-  if (!record.contains("final") || !record["final"].is_object()) return std::nullopt;
-  const auto& final = record["final"];
-  if (!final.contains(field)) return std::nullopt;
-  return number_or_null(final[field]);
+// A figure of the record's "final" part; nullopt when the record has no such part or figure.
+std::optional<double> final_field(const RunRecord& record, Field<double> FinalFigures::*field) {
+  if (!record.final.has_value()) return std::nullopt;
+  return ((*record.final).*field).get();
 }
 
 }  // namespace
 
-std::optional<double> final_eval_rel_diff(const nlohmann::json& record) {
-  auto v = final_field(record, "eval_rel_diff");
+std::optional<double> final_eval_rel_diff(const RunRecord& record) {
+  auto v = final_field(record, &FinalFigures::eval_rel_diff);
   if (v) return std::fabs(*v);
   return std::nullopt;
 }
 
-std::optional<double> improvement_ratio(const nlohmann::json& record) {
-  const auto initial = final_field(record, "initial_eval_loss");
-  const auto final = final_field(record, "eval_loss");
-  const auto base_initial = final_field(record, "baseline_initial_eval_loss");
-  const auto base_final = final_field(record, "baseline_eval_loss");
+std::optional<double> improvement_ratio(const RunRecord& record) {
+  const auto initial = final_field(record, &FinalFigures::initial_eval_loss);
+  const auto final = final_field(record, &FinalFigures::eval_loss);
+  const auto base_initial = final_field(record, &FinalFigures::baseline_initial_eval_loss);
+  const auto base_final = final_field(record, &FinalFigures::baseline_eval_loss);
   if (!initial || !final || !base_initial || !base_final) return std::nullopt;
   const double baseline_gain = *base_initial - *base_final;
   if (!(baseline_gain > 0)) return std::nullopt;
   return (*initial - *final) / baseline_gain;
 }
 
-std::string run_verdict(const nlohmann::json& record, double tolerance) {
-  const auto status = record.value("status", std::string());
+std::string run_verdict(const RunRecord& record, double tolerance) {
+  const auto& status = *record.status;
   if (status == "failed") return "error";
   if (status == "diverged") return "diverged";
   if (status == "unstable") return "unstable";
-  if (record.value("kind", std::string()) == "baseline") return "baseline";
+  if (record.kind == "baseline") return "baseline";
   if (auto ratio = improvement_ratio(record); ratio && *ratio < kFailedToTrainImprovement) {
     return "failed to train";
   }
@@ -83,10 +80,10 @@ int verdict_rank(const std::string& verdict) {
   return 5;
 }
 
-std::vector<const nlohmann::json*> ranked_runs(const std::vector<nlohmann::json>& records,
-                                               const NoiseFloors& floors) {
+std::vector<const RunRecord*> ranked_runs(const std::vector<RunRecord>& records,
+                                          const NoiseFloors& floors) {
   struct Judged {
-    const nlohmann::json* run;
+    const RunRecord* run;
     int rank;     // of its verdict
     double diff;  // final eval rel diff, +inf without one
   };
@@ -99,35 +96,29 @@ std::vector<const nlohmann::json*> ranked_runs(const std::vector<nlohmann::json>
   std::stable_sort(judged.begin(), judged.end(), [](const Judged& a, const Judged& b) {
     if (a.rank != b.rank) return a.rank < b.rank;
     if (a.diff != b.diff) return a.diff < b.diff;
-    return (*a.run)["run_id"].get<std::string>() < (*b.run)["run_id"].get<std::string>();
+    return a.run->run_id < b.run->run_id;
   });
-  std::vector<const nlohmann::json*> runs;
+  std::vector<const RunRecord*> runs;
   for (const auto& j : judged) runs.push_back(j.run);
   return runs;
 }
 
-std::string recipe_value(const nlohmann::json& record, const std::string& axis) {
-  if (!record.contains("recipe") || !record["recipe"].is_object()) return "";
-  const auto& recipe = record["recipe"];
-  if (!recipe.contains(axis)) return "";
-  const auto& v = recipe[axis];
-  return v.is_string() ? v.get<std::string>() : v.dump();
+std::string recipe_value(const RunRecord& record, const std::string& axis) {
+  return record.recipe_value(axis);
 }
 
-std::vector<std::string> varied_recipe_axes(const std::vector<nlohmann::json>& records) {
+std::vector<std::string> varied_recipe_axes(const std::vector<RunRecord>& records) {
   std::vector<std::string> order;
   std::map<std::string, std::set<std::string>> values;
   for (const auto& r : records) {
     if (!is_fp8_run(r)) continue;
-    if (!r.contains("recipe") || !r["recipe"].is_object()) continue;
-    // recipe_fields keeps the canonical order; "recipe" (an object) is sorted by nlohmann.
-    const auto& fields = r.contains("recipe_fields") ? r["recipe_fields"] : nlohmann::json::array();
-    for (const auto& field : fields) {
-      const auto name = field.get<std::string>();
+    if (!r.recipe.has_value()) continue;
+    // recipe_fields keeps the canonical order; "recipe" (a map) is sorted.
+    for (const auto& name : *r.recipe_fields) {
       if (!values.contains(name)) order.push_back(name);
       values[name].insert(recipe_value(r, name));
     }
-    for (const auto& [name, v] : r["recipe"].items()) {
+    for (const auto& [name, v] : *r.recipe) {
       if (!values.contains(name)) order.push_back(name);
       values[name].insert(recipe_value(r, name));
     }

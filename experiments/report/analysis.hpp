@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
@@ -31,14 +32,14 @@ namespace fp8lab::experiments {
 inline constexpr double kTracksBaselineTolerance = 0.02;
 inline constexpr double kFailedToTrainImprovement = 0.5;
 
-std::string run_verdict(const nlohmann::json& record, double tolerance = kTracksBaselineTolerance);
+std::string run_verdict(const RunRecord& record, double tolerance = kTracksBaselineTolerance);
 // Lower is better: verdict class first, then |final eval rel diff|.
 int verdict_rank(const std::string& verdict);
 
 // The final |relative eval-loss difference| of a finished run, if it has one.
-std::optional<double> final_eval_rel_diff(const nlohmann::json& record);
+std::optional<double> final_eval_rel_diff(const RunRecord& record);
 // Eval-loss improvement of the run over the baseline's improvement (1 = as much as the baseline).
-std::optional<double> improvement_ratio(const nlohmann::json& record);
+std::optional<double> improvement_ratio(const RunRecord& record);
 
 // The verdict rules in one paragraph of plain text, for the head of every report.
 std::string verdict_rules();
@@ -47,19 +48,19 @@ class NoiseFloors;  // noise_floor.hpp
 
 // FP8 runs (kind != baseline), best first, each judged against its noise floor (once per run,
 // before sorting).
-std::vector<const nlohmann::json*> ranked_runs(const std::vector<nlohmann::json>& records,
-                                               const NoiseFloors& floors);
+std::vector<const RunRecord*> ranked_runs(const std::vector<RunRecord>& records,
+                                          const NoiseFloors& floors);
 
 // Recipe fields whose values differ between the FP8 runs, most distinct values first (ties in
 // the order of the canonical string).
-std::vector<std::string> varied_recipe_axes(const std::vector<nlohmann::json>& records);
+std::vector<std::string> varied_recipe_axes(const std::vector<RunRecord>& records);
 
 // A record's recipe field as text ("" when absent).
-std::string recipe_value(const nlohmann::json& record, const std::string& axis);
+std::string recipe_value(const RunRecord& record, const std::string& axis);
 
 // Whether a record is an FP8 run (kind "fp8"), not a baseline or a null run (kind "null": the
 // baseline with a perturbation that is not FP8, chaos_floor.hpp).
-bool is_fp8_run(const nlohmann::json& record);
+bool is_fp8_run(const RunRecord& record);
 
 // A number from a JSON value that may be null (non-finite numbers are written as null).
 std::optional<double> number_or_null(const nlohmann::json& value);

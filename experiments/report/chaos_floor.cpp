@@ -9,9 +9,9 @@
 namespace fp8lab::experiments {
 namespace {
 
-std::string family_of(const nlohmann::json& record) {
-  const auto& id = record.value("baseline_run_id", nlohmann::json());
-  return id.is_string() ? baseline_family(id.get<std::string>()) : std::string();
+std::string family_of(const RunRecord& record) {
+  return record.baseline_run_id.has_value() ? baseline_family(*record.baseline_run_id)
+                                            : std::string();
 }
 
 }  // namespace
@@ -34,19 +34,19 @@ std::string ChaosFloor::cell() const {
   return arm + ": " + signed_percent(tail_errors.front()) + " (n=1)";
 }
 
-ChaosFloors::ChaosFloors(const std::vector<nlohmann::json>& records) {
+ChaosFloors::ChaosFloors(const std::vector<RunRecord>& records) {
   std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::int64_t, double>>>
       by_family;
   for (const auto& r : records) {
-    if (r.value("kind", std::string()) != "null") continue;
-    const auto key = std::pair(family_of(r), r.value("null_arm", std::string("once")));
+    if (r.kind != "null") continue;
+    const auto key = std::pair(family_of(r), r.null_arm.value_or("once"));
     auto& floor = families_[key];
-    floor.workload = r.value("workload", std::string());
+    floor.workload = r.workload;
     floor.arm = key.second;
-    floor.perturbation = r.value("perturbation", std::string("null run"));
-    if (r.value("status", std::string()) != "finished") continue;
+    floor.perturbation = r.perturbation.value_or("null run");
+    if (*r.status != "finished") continue;
     if (auto e = tail_rel_error(r)) {
-      by_family[key].emplace_back(r.value("seed", std::int64_t{0}), *e);
+      by_family[key].emplace_back(r.seed.value_or(0), *e);
     }
   }
   for (auto& [key, floor] : families_) {
@@ -55,7 +55,7 @@ ChaosFloors::ChaosFloors(const std::vector<nlohmann::json>& records) {
   }
 }
 
-const ChaosFloor* ChaosFloors::of(const nlohmann::json& record) const {
+const ChaosFloor* ChaosFloors::of(const RunRecord& record) const {
   const std::string family = family_of(record);
   const auto per_step = families_.find({family, "per_step"});
   if (per_step != families_.end() && !per_step->second.tail_errors.empty()) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "experiments/report/paired_statistics.hpp"
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
@@ -40,11 +41,11 @@ struct ChaosFloor {
 
 class ChaosFloors {
  public:
-  explicit ChaosFloors(const std::vector<nlohmann::json>& records);
+  explicit ChaosFloors(const std::vector<RunRecord>& records);
   // The floor a verdict of the baseline family an FP8 run was compared with is read against (the
   // per_step arm's when it has a finished null run, else the once arm's); nullptr without null
   // runs.
-  const ChaosFloor* of(const nlohmann::json& record) const;
+  const ChaosFloor* of(const RunRecord& record) const;
   // Every floor, by family, once before per_step.
   std::vector<const ChaosFloor*> all() const;
 

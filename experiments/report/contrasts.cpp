@@ -22,11 +22,12 @@ std::map<std::string, std::string> label_settings(const std::string& label) {
   return out;
 }
 
-std::vector<std::map<std::string, std::string>> asked_combinations(const nlohmann::json& record) {
+std::vector<std::map<std::string, std::string>> asked_combinations(const RunRecord& record) {
   std::vector<std::map<std::string, std::string>> out;
-  const auto* combinations = record.contains("source") && record["source"].is_object() &&
-                                     record["source"].contains("combinations")
-                                 ? &record["source"]["combinations"]
+  const auto& other = record.other;  // provenance: source.combinations
+  const auto* combinations = other.contains("source") && other["source"].is_object() &&
+                                     other["source"].contains("combinations")
+                                 ? &other["source"]["combinations"]
                                  : nullptr;
   if (combinations == nullptr || !combinations->is_array()) return out;
   for (const auto& label : *combinations) {
@@ -39,7 +40,7 @@ namespace {
 
 // A sweep run's asked settings: its first combination label ("scaling=rowwise fp8_format=E4M3",
 // provenance `source.combinations`) as key -> value; empty for a run from no sweep.
-std::map<std::string, std::string> asked_settings(const nlohmann::json& record) {
+std::map<std::string, std::string> asked_settings(const RunRecord& record) {
   auto all = asked_combinations(record);
   return all.empty() ? std::map<std::string, std::string>{} : all.front();
 }
@@ -47,7 +48,7 @@ std::map<std::string, std::string> asked_settings(const nlohmann::json& record) 
 // The one asked setting two sweep runs differ in ("" for none or several): what the sweep varied,
 // so that tensorwise vs rowwise is one contrast although the scaling also changes the defaults
 // of other recipe fields.
-std::string single_asked_difference(const nlohmann::json& a, const nlohmann::json& b) {
+std::string single_asked_difference(const RunRecord& a, const RunRecord& b) {
   const auto sa = asked_settings(a), sb = asked_settings(b);
   if (sa.empty() || sb.empty() || sa.size() != sb.size()) return "";
   std::string differing;
@@ -62,14 +63,11 @@ std::string single_asked_difference(const nlohmann::json& a, const nlohmann::jso
 }
 
 // The one recipe field two rows differ in, or "" when they differ in none or several.
-std::string single_field_difference(const nlohmann::json& a, const nlohmann::json& b) {
-  if (!a.contains("recipe") || !b.contains("recipe")) return "";
-  const auto& ra = a["recipe"];
-  const auto& rb = b["recipe"];
-  if (!ra.is_object() || !rb.is_object()) return "";
+std::string single_field_difference(const RunRecord& a, const RunRecord& b) {
+  if (!a.recipe.has_value() || !b.recipe.has_value()) return "";
   std::set<std::string> fields;
-  for (const auto& [k, v] : ra.items()) fields.insert(k);
-  for (const auto& [k, v] : rb.items()) fields.insert(k);
+  for (const auto& [k, v] : *a.recipe) fields.insert(k);
+  for (const auto& [k, v] : *b.recipe) fields.insert(k);
   std::string differing;
   for (const auto& field : fields) {
     if (recipe_value(a, field) == recipe_value(b, field)) continue;
@@ -80,7 +78,7 @@ std::string single_field_difference(const nlohmann::json& a, const nlohmann::jso
 }
 
 // A row's value of a contrast's field: as asked, else as the recipe holds it.
-std::string setting_value(const nlohmann::json& record, const std::string& field) {
+std::string setting_value(const RunRecord& record, const std::string& field) {
   const auto asked = asked_settings(record);
   const auto it = asked.find(field);
   return it != asked.end() ? it->second : recipe_value(record, field);
@@ -90,8 +88,8 @@ std::string setting_value(const nlohmann::json& record, const std::string& field
 std::map<std::int64_t, double> tails_by_seed(const RecipeRow& row) {
   std::map<std::int64_t, double> out;
   for (const auto* r : row.runs) {
-    if (r->value("status", std::string()) != "finished") continue;
-    if (auto t = tail_eval_loss(*r); t && *t > 0) out[r->value("seed", std::int64_t{0})] = *t;
+    if (*r->status != "finished") continue;
+    if (auto t = tail_eval_loss(*r); t && *t > 0) out[r->seed.value_or(0)] = *t;
   }
   return out;
 }

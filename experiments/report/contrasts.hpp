@@ -24,6 +24,7 @@
 #include "experiments/report/named_tests.hpp"
 #include "experiments/report/paired_statistics.hpp"
 #include "experiments/report/recipe_rows.hpp"
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
@@ -31,7 +32,7 @@ namespace fp8lab::experiments {
 std::map<std::string, std::string> label_settings(const std::string& label);
 // Every combination a sweep run stands for (its provenance `source.combinations`), as settings;
 // empty for a run from no sweep.
-std::vector<std::map<std::string, std::string>> asked_combinations(const nlohmann::json& record);
+std::vector<std::map<std::string, std::string>> asked_combinations(const RunRecord& record);
 
 struct Contrast {
   const RecipeRow* worse = nullptr;   // A: the higher mean loss

@@ -19,14 +19,13 @@ std::string render_contrasts_csv(const ReportInput& input) {
       list += item;
     };
     std::string a_runs, b_runs, seeds;
-    for (const auto* r : c.worse->runs) join(a_runs, (*r)["run_id"].get<std::string>());
-    for (const auto* r : c.better->runs) join(b_runs, (*r)["run_id"].get<std::string>());
+    for (const auto* r : c.worse->runs) join(a_runs, r->run_id);
+    for (const auto* r : c.better->runs) join(b_runs, r->run_id);
     for (const auto s : c.seeds) join(seeds, std::to_string(s));
     const std::size_t unstable = c.worse->unstable_runs + c.better->unstable_runs;
     const std::size_t runs = c.worse->runs.size() + c.better->runs.size();
-    csv << csv_field(c.worse->family) << ','
-        << csv_field(c.worse->first().value("workload", std::string())) << ',' << csv_field(c.field)
-        << ',' << csv_field(run_label(c.worse->first())) << ','
+    csv << csv_field(c.worse->family) << ',' << csv_field(c.worse->first().workload) << ','
+        << csv_field(c.field) << ',' << csv_field(run_label(c.worse->first())) << ','
         << csv_field(run_label(c.better->first())) << ',' << csv_field(c.worse_value) << ','
         << csv_field(c.better_value) << ',' << csv_field(a_runs) << ',' << csv_field(b_runs) << ','
         << csv_field(seeds) << ','

@@ -5,41 +5,39 @@
 namespace fp8lab::experiments {
 namespace {
 
-std::string text(const nlohmann::json& machine, const char* key) {
-  const auto it = machine.find(key);
-  return it != machine.end() && it->is_string() ? it->get<std::string>() : "?";
-}
+std::string text(const Field<std::string>& field) { return field.value_or("?"); }
 
 // "AMD EPYC (native: ATen AVX2, MKL AUTO)".
-std::string describe(const nlohmann::json& machine) {
-  return text(machine, "cpu_model") + " (" + text(machine, "cpu_numerics") + ": ATen " +
-         text(machine, "aten_cpu_capability") + ", MKL " + text(machine, "mkl_cbwr") + ")";
+std::string describe(const Machine& machine) {
+  return text(machine.cpu_model) + " (" + text(machine.cpu_numerics) + ": ATen " +
+         text(machine.aten_cpu_capability) + ", MKL " + text(machine.mkl_cbwr) + ")";
 }
+
+// Two fields of two records alike: the same value, or neither has one.
+bool alike(const Field<std::string>& a, const Field<std::string>& b) { return a.get() == b.get(); }
 
 }  // namespace
 
-bool same_numerics(const nlohmann::json& a, const nlohmann::json& b) {
-  if (!a.is_object() || !b.is_object()) return true;
-  for (const char* key : {"cpu_numerics", "aten_cpu_capability", "mkl_cbwr"}) {
-    if (a.value(key, nlohmann::json()) != b.value(key, nlohmann::json())) return false;
+bool same_numerics(const Machine& a, const Machine& b) {
+  if (!alike(a.cpu_numerics, b.cpu_numerics) ||
+      !alike(a.aten_cpu_capability, b.aten_cpu_capability) || !alike(a.mkl_cbwr, b.mkl_cbwr)) {
+    return false;
   }
-  return a.value("cpu_numerics", "") == "portable" ||
-         a.value("cpu_model", nlohmann::json()) == b.value("cpu_model", nlohmann::json());
+  return *a.cpu_numerics == "portable" || alike(a.cpu_model, b.cpu_model);
 }
 
-std::vector<std::string> cross_machine_notes(const std::vector<nlohmann::json>& records) {
+std::vector<std::string> cross_machine_notes(const std::vector<RunRecord>& records) {
   std::vector<std::string> notes;
   for (const auto& run : records) {
     const auto* baseline = find_baseline(records, run);
-    if (baseline == nullptr || !run.contains("machine") || !baseline->contains("machine")) {
+    if (baseline == nullptr || !run.machine.has_value() || !baseline->machine.has_value()) {
       continue;
     }
-    const auto& a = run["machine"];
-    const auto& b = (*baseline)["machine"];
+    const auto& a = *run.machine;
+    const auto& b = *baseline->machine;
     if (same_numerics(a, b)) continue;
-    notes.push_back("run " + run.value("run_id", std::string("?")) + " ran on " + describe(a) +
-                    ", its baseline " + baseline->value("run_id", std::string("?")) + " on " +
-                    describe(b) +
+    notes.push_back("run " + run.run_id + " ran on " + describe(a) + ", its baseline " +
+                    baseline->run_id + " on " + describe(b) +
                     ": their paired difference holds LibTorch's per-processor rounding as well as "
                     "the recipe's effect; rerun both on one machine, or both with "
                     "FP8LAB_CPU_NUMERICS=portable");

@@ -1,5 +1,6 @@
 #include "experiments/report/eval_sampling_error.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -19,7 +20,7 @@ double mean_of(std::span<const double> values) {
   return sum / static_cast<double>(values.size());
 }
 
-bool finished(const nlohmann::json& r) { return r.value("status", std::string()) == "finished"; }
+bool finished(const RunRecord& r) { return *r.status == "finished"; }
 
 }  // namespace
 
@@ -41,23 +42,22 @@ std::optional<EvalSamplingError> window_sampling_error(std::span<const double> r
   return out;
 }
 
-std::vector<double> eval_example_losses(const nlohmann::json& record) {
-  std::vector<double> out;
-  const nlohmann::json::json_pointer p("/final/eval_example_losses");
-  if (!record.contains(p) || !record[p].is_array()) return out;
-  for (const auto& v : record[p]) {
-    if (!v.is_number()) return {};
-    out.push_back(v.get<double>());
+std::vector<double> eval_example_losses(const RunRecord& record) {
+  if (!record.final.has_value()) return {};
+  const auto& losses = record.final->eval_example_losses;
+  // A loss the record holds as null (not finite) makes the whole list unusable.
+  if (!losses.has_value() ||
+      std::any_of(losses->begin(), losses->end(), [](double v) { return std::isnan(v); })) {
+    return {};
   }
-  return out;
+  return *losses;
 }
 
-std::optional<EvalSamplingError> eval_sampling_error(const nlohmann::json& run,
-                                                     const nlohmann::json& baseline) {
+std::optional<EvalSamplingError> eval_sampling_error(const RunRecord& run,
+                                                     const RunRecord& baseline) {
   if (!finished(run) || !finished(baseline)) return std::nullopt;
   // Both last evals must come from the same step (the same length of training).
-  if (run.value("steps_completed", nlohmann::json()) !=
-      baseline.value("steps_completed", nlohmann::json())) {
+  if (run.steps_completed.get() != baseline.steps_completed.get()) {
     return std::nullopt;
   }
   const auto a = eval_example_losses(run);

@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <vector>
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
@@ -33,10 +34,10 @@ std::optional<EvalSamplingError> window_sampling_error(std::span<const double> r
 
 // From the records' /final/eval_example_losses (docs/results-schema.md); nullopt when either
 // lacks them, a run did not finish, or they ended at different steps.
-std::optional<EvalSamplingError> eval_sampling_error(const nlohmann::json& run,
-                                                     const nlohmann::json& baseline);
+std::optional<EvalSamplingError> eval_sampling_error(const RunRecord& run,
+                                                     const RunRecord& baseline);
 
 // The per-window losses of a record's last eval, empty without them.
-std::vector<double> eval_example_losses(const nlohmann::json& record);
+std::vector<double> eval_example_losses(const RunRecord& record);
 
 }  // namespace fp8lab::experiments

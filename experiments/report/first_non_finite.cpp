@@ -25,9 +25,9 @@ std::optional<double> number(const nlohmann::json& j, const char* key) {
 
 }  // namespace
 
-std::string first_non_finite_text(const nlohmann::json& record) {
-  const auto it = record.find("first_non_finite");
-  if (it == record.end() || !it->is_object()) return "";
+std::string first_non_finite_text(const RunRecord& record) {
+  const auto it = record.other.find("first_non_finite");
+  if (it == record.other.end() || !it->is_object()) return "";
   const auto& s = *it;
   std::ostringstream out;
   out << "first non-finite value: step " << s.value("step", nlohmann::json()).dump() << ", "

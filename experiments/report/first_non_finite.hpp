@@ -6,10 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
 // Empty when the record has no first_non_finite site (null or absent).
-std::string first_non_finite_text(const nlohmann::json& record);
+std::string first_non_finite_text(const RunRecord& record);
 
 }  // namespace fp8lab::experiments

@@ -71,14 +71,13 @@ std::string verdict_class(const std::string& verdict) {
   return "verdict-" + verdict.substr(0, verdict.find(' '));
 }
 
-std::vector<std::pair<double, double>> series_of(const nlohmann::json& rows, const char* x,
-                                                 const char* y) {
+// (step, y) of each train or eval row; y NaN where the row has none.
+template <class Row>
+std::vector<std::pair<double, double>> series_of(const Field<std::vector<Row>>& rows,
+                                                 Field<double> Row::*y) {
   std::vector<std::pair<double, double>> points;
-  if (!rows.is_array()) return points;
-  for (const auto& row : rows) {
-    if (!row.contains(x) || !row[x].is_number()) continue;
-    const double yv = row.contains(y) && row[y].is_number() ? row[y].get<double>() : NAN;
-    points.emplace_back(row[x].get<double>(), yv);
+  for (const auto& row : *rows) {
+    points.emplace_back(static_cast<double>(row.step), (row.*y).value_or(NAN));
   }
   return points;
 }
@@ -125,48 +124,48 @@ GroupColors verdict_colors(const std::string& verdict) {
   return {{"#57606a", "#8c959f", "#24292f"}, "#c9d1d9"};
 }
 
+// The record's seed as text ("0" when it has none).
+std::string seed_text(const RunRecord& r) { return std::to_string(r.seed.value_or(0)); }
+
 // "HYBRID m0, seed 0: tracks baseline, final eval-loss difference +0.42% (run 1a2b...)".
-std::string curve_hover(const nlohmann::json& r, const std::string& verdict) {
-  return run_label(r) + ", seed " + r.value("seed", nlohmann::json(0)).dump() + ": " + verdict +
-         ", final eval-loss difference " + format_percent(number_at(r, "/final/eval_rel_diff")) +
-         " (run " + r["run_id"].get<std::string>() + ")";
+std::string curve_hover(const RunRecord& r, const std::string& verdict) {
+  return run_label(r) + ", seed " + seed_text(r) + ": " + verdict +
+         ", final eval-loss difference " +
+         format_percent(r.final.has_value() ? r.final->eval_rel_diff.get() : std::nullopt) +
+         " (run " + r.run_id + ")";
 }
 
 // Baseline curves (black, thick), then every run in ranked order, grouped by verdict.
 LineChart curves(
-    const ReportInput& input, const std::vector<const nlohmann::json*>& ranked,
+    const ReportInput& input, const std::vector<const RunRecord*>& ranked,
     const NoiseFloors& floors, const std::string& title, const std::string& y_label, bool log_y,
-    const std::function<std::vector<std::pair<double, double>>(const nlohmann::json&)>& points,
+    const std::function<std::vector<std::pair<double, double>>(const RunRecord&)>& points,
     bool with_baselines) {
   LineChart chart{title, "step", y_label, log_y, {}};
   if (with_baselines) {
     for (const auto& r : input.records) {
-      if (r["kind"] != "baseline") continue;
-      const auto label = "seed " + r.value("seed", nlohmann::json(0)).dump() + " " +
-                         r["workload"].get<std::string>() + " (" +
-                         r.value("high_precision", std::string("?")) + ")";
-      chart.series.push_back(
-          {label, points(r), "#000000", 2.5, false, "baseline", true,
-           "baseline " + label + " (run " + r["run_id"].get<std::string>() + ")"});
+      if (r.kind != "baseline") continue;
+      const auto label = "seed " + seed_text(r) + " " + r.workload + " (" +
+                         r.high_precision.value_or("?") + ")";
+      chart.series.push_back({label, points(r), "#000000", 2.5, false, "baseline", true,
+                              "baseline " + label + " (run " + r.run_id + ")"});
     }
   }
   // With runs on several seeds a label names the seed too ("s1 HYBRID m0").
   std::set<std::string> seeds;
-  for (const auto* r : ranked) seeds.insert(r->value("seed", nlohmann::json(0)).dump());
+  for (const auto* r : ranked) seeds.insert(seed_text(*r));
   std::string group;
   std::size_t in_group = 0;
   for (const auto* r : ranked) {
     const auto verdict = run_verdict(*r, floors.of(*r).tolerance);
     // The seed first, so that a long label cut in the legend keeps it.
-    const auto label = seeds.size() > 1
-                           ? "s" + r->value("seed", nlohmann::json(0)).dump() + " " + run_label(*r)
-                           : run_label(*r);
+    const auto label = seeds.size() > 1 ? "s" + seed_text(*r) + " " + run_label(*r) : run_label(*r);
     if (verdict != group) in_group = 0;
     group = verdict;
     const auto colors = verdict_colors(verdict);
     const bool named = in_group < kNamedPerGroup;
     chart.series.push_back({label, points(*r), named ? colors.named[in_group] : colors.rest,
-                            named ? 1.6 : 1.0, (*r)["status"] != "finished", verdict, named,
+                            named ? 1.6 : 1.0, *r->status != "finished", verdict, named,
                             curve_hover(*r, verdict)});
     ++in_group;
   }
@@ -174,22 +173,18 @@ LineChart curves(
 }
 
 // One operand row per (layer, tensor): input and weight as read by fprop, grad_output by dgrad.
-bool is_primary_operand(const nlohmann::json& row) {
-  const auto tensor = row.value("tensor", std::string());
-  const auto gemm = row.value("gemm", std::string());
-  return (tensor == "grad_output") ? gemm == "dgrad" : gemm == "fprop";
+bool is_primary_operand(const LayerRow& row) {
+  return (*row.tensor == "grad_output") ? *row.gemm == "dgrad" : *row.gemm == "fprop";
 }
 
-LineChart layer_chart(const nlohmann::json& record, const char* field, const std::string& title,
-                      const std::string& y_label) {
+LineChart layer_chart(const RunRecord& record, Field<double> LayerRow::*field,
+                      const std::string& title, const std::string& y_label) {
   std::map<std::string, std::vector<std::pair<double, double>>> by_operand;
-  if (record.contains("layers") && record["layers"].is_array()) {
-    for (const auto& row : record["layers"]) {
-      if (!is_primary_operand(row)) continue;
-      const auto key = row.value("layer", std::string()) + "." + row.value("tensor", std::string());
-      const auto y = row.contains(field) ? number_or_null(row[field]) : std::nullopt;
-      by_operand[key].emplace_back(row.value("step", 0.0), y ? *y : NAN);
-    }
+  for (const auto& row : *record.layers) {
+    if (!is_primary_operand(row)) continue;
+    const auto key = *row.layer + "." + *row.tensor;
+    by_operand[key].emplace_back(static_cast<double>(row.step.value_or(0)),
+                                 (row.*field).value_or(NAN));
   }
   // Grouped by tensor (input, weight, grad_output), kNamedPerGroup layers of each named.
   LineChart chart{title, "step", y_label, true, {}};
@@ -210,17 +205,15 @@ LineChart layer_chart(const nlohmann::json& record, const char* field, const std
 
 // Fraction of all quantized elements of a step that underflowed (or saturated), over every layer
 // and tensor of the run.
-std::vector<std::pair<double, double>> fraction_per_step(const nlohmann::json& record,
-                                                         const char* field,
+std::vector<std::pair<double, double>> fraction_per_step(const RunRecord& record,
+                                                         Field<std::int64_t> LayerRow::*field,
                                                          const std::string& only_tensor = "") {
   std::map<double, std::pair<double, double>> sums;  // step -> (field, count)
-  if (record.contains("layers") && record["layers"].is_array()) {
-    for (const auto& row : record["layers"]) {
-      if (!only_tensor.empty() && row.value("tensor", std::string()) != only_tensor) continue;
-      auto& s = sums[row.value("step", 0.0)];
-      s.first += row.value(field, 0.0);
-      s.second += row.value("count", 0.0);
-    }
+  for (const auto& row : *record.layers) {
+    if (!only_tensor.empty() && *row.tensor != only_tensor) continue;
+    auto& s = sums[static_cast<double>(row.step.value_or(0))];
+    s.first += static_cast<double>((row.*field).value_or(0));
+    s.second += static_cast<double>(row.count.value_or(0));
   }
   std::vector<std::pair<double, double>> points;
   for (const auto& [step, s] : sums) {
@@ -254,7 +247,7 @@ std::vector<std::string> in_natural_order(const std::set<std::string>& values) {
 // seeds), with n. A diverged or failed run counts as worse than any finished one (+inf in the
 // median), so one bad run moves the median by one rank and no more, and a cell whose median is
 // such a run shows as broken.
-HeatmapChart divergence_heatmap(const std::vector<const nlohmann::json*>& ranked,
+HeatmapChart divergence_heatmap(const std::vector<const RunRecord*>& ranked,
                                 const std::vector<std::string>& axes) {
   HeatmapChart chart;
   chart.x_label = axes[0];
@@ -277,7 +270,7 @@ HeatmapChart divergence_heatmap(const std::vector<const nlohmann::json*>& ranked
     ys.insert(y);
     auto& c = cells[{x, y}];
     const auto rel = final_eval_rel_diff(*r);
-    if ((*r)["status"] == "finished" && rel) {
+    if (*r->status == "finished" && rel) {
       c.values.push_back(*rel);
     } else {
       c.values.push_back(INFINITY);
@@ -469,18 +462,16 @@ void loss_charts(std::ostringstream& html, const ReportInput& input, const Repor
   html << "<h2>Loss against the baseline</h2>\n<div class=\"charts\">\n";
   html << render_line_chart(curves(
       input, ranked, floors, "eval loss", "eval loss", false,
-      [](const nlohmann::json& r) { return series_of(r["eval"], "step", "loss"); }, true));
+      [](const RunRecord& r) { return series_of(r.eval, &EvalRow::loss); }, true));
   html << render_line_chart(curves(
       input, ranked, floors, "train loss (moving average of 10 steps)", "train loss", false,
-      [](const nlohmann::json& r) {
-        return moving_average(series_of(r["train"], "step", "loss"), 10);
-      },
+      [](const RunRecord& r) { return moving_average(series_of(r.train, &TrainRow::loss), 10); },
       true));
   html << render_line_chart(curves(
       input, ranked, floors, "|eval loss - baseline| / baseline (log scale)", "relative difference",
       true,
-      [](const nlohmann::json& r) {
-        auto p = series_of(r["eval"], "step", "rel_diff");
+      [](const RunRecord& r) {
+        auto p = series_of(r.eval, &EvalRow::rel_diff);
         for (auto& xy : p) xy.second = std::fabs(xy.second);
         return p;
       },
@@ -488,8 +479,7 @@ void loss_charts(std::ostringstream& html, const ReportInput& input, const Repor
   html << render_line_chart(curves(
       input, ranked, floors, "weight divergence vs baseline (relative L2)",
       "||w - w_baseline|| / ||w_baseline||", true,
-      [](const nlohmann::json& r) { return series_of(r["eval"], "step", "weight_rel_l2"); },
-      false));
+      [](const RunRecord& r) { return series_of(r.eval, &EvalRow::weight_rel_l2); }, false));
   html << "</div>\n";
 }
 
@@ -509,20 +499,20 @@ void heatmap_section(std::ostringstream& html, const ReportInput& input, const R
 // every GEMM overridden has no FP8 operand to show).
 void trajectories_section(std::ostringstream& html, const ReportFacts& facts) {
   html << "<h2>Scale and amax trajectories</h2>\n";
-  std::vector<const nlohmann::json*> with_layers;
+  std::vector<const RunRecord*> with_layers;
   for (const auto* r : facts.ranked) {
-    if (r->contains("layers") && (*r)["layers"].is_array() && !(*r)["layers"].empty()) {
+    if (!r->layers->empty()) {
       with_layers.push_back(r);
     }
   }
-  std::vector<const nlohmann::json*> focus;
+  std::vector<const RunRecord*> focus;
   if (!with_layers.empty()) focus.push_back(with_layers.front());
   if (with_layers.size() > 1) focus.push_back(with_layers.back());
   for (const auto* r : focus) {
     const auto label = run_label(*r) + " [" + run_verdict(*r, facts.floors.of(*r).tolerance) + "]";
     html << "<div class=\"charts\">\n"
-         << render_line_chart(layer_chart(*r, "amax", "amax per layer: " + label, "amax"))
-         << render_line_chart(layer_chart(*r, "scale_max", "scale per layer: " + label,
+         << render_line_chart(layer_chart(*r, &LayerRow::amax, "amax per layer: " + label, "amax"))
+         << render_line_chart(layer_chart(*r, &LayerRow::scale_max, "scale per layer: " + label,
                                           "scale (q = cast(x * scale))"))
          << "</div>\n";
   }
@@ -536,14 +526,17 @@ void underflow_charts(std::ostringstream& html, const ReportInput& input,
   html << render_line_chart(curves(
       input, ranked, floors, "underflowed fraction of grad_output elements (log scale)", "fraction",
       true,
-      [](const nlohmann::json& r) { return fraction_per_step(r, "underflowed", "grad_output"); },
+      [](const RunRecord& r) {
+        return fraction_per_step(r, &LayerRow::underflowed, "grad_output");
+      },
       false));
   html << render_line_chart(curves(
       input, ranked, floors, "underflowed fraction, all quantized elements (log scale)", "fraction",
-      true, [](const nlohmann::json& r) { return fraction_per_step(r, "underflowed"); }, false));
+      true, [](const RunRecord& r) { return fraction_per_step(r, &LayerRow::underflowed); },
+      false));
   html << render_line_chart(curves(
       input, ranked, floors, "saturated fraction, all quantized elements (log scale)", "fraction",
-      true, [](const nlohmann::json& r) { return fraction_per_step(r, "saturated"); }, false));
+      true, [](const RunRecord& r) { return fraction_per_step(r, &LayerRow::saturated); }, false));
   html << "</div>\n";
 }
 

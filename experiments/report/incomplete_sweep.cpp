@@ -5,9 +5,9 @@
 namespace fp8lab::experiments {
 
 std::vector<std::string> missing_runs(const std::vector<nlohmann::json>& requested,
-                                      const std::vector<nlohmann::json>& records) {
+                                      const std::vector<RunRecord>& records) {
   std::set<std::string> recorded;
-  for (const auto& r : records) recorded.insert(r.value("run_id", std::string()));
+  for (const auto& r : records) recorded.insert(r.run_id);
   std::set<std::string> seen;
   std::vector<std::string> missing;
   for (const auto& q : requested) {
@@ -18,7 +18,7 @@ std::vector<std::string> missing_runs(const std::vector<nlohmann::json>& request
 }
 
 std::string incomplete_text(const std::vector<nlohmann::json>& requested,
-                            const std::vector<nlohmann::json>& records) {
+                            const std::vector<RunRecord>& records) {
   const auto missing = missing_runs(requested, records);
   if (missing.empty()) return "";
   std::set<std::string> distinct;

@@ -8,17 +8,18 @@
 
 #include <string>
 #include <vector>
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
 // The run ids of `requested` (sweep.json rows) that no record in `records` has, each once, in the
 // order requested.
 std::vector<std::string> missing_runs(const std::vector<nlohmann::json>& requested,
-                                      const std::vector<nlohmann::json>& records);
+                                      const std::vector<RunRecord>& records);
 
 // "" when none is missing; else "Incomplete sweep: 3 of 8 requested runs have no record (id, id,
 // ...). They errored, ...: fix the cause and rerun fp8lab sweep with --resume."
 std::string incomplete_text(const std::vector<nlohmann::json>& requested,
-                            const std::vector<nlohmann::json>& records);
+                            const std::vector<RunRecord>& records);
 
 }  // namespace fp8lab::experiments

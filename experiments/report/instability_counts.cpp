@@ -9,18 +9,17 @@
 namespace fp8lab::experiments {
 namespace {
 
-std::string kind_of(const nlohmann::json& r) { return r.value("kind", std::string()); }
+const std::string& kind_of(const RunRecord& r) { return r.kind; }
 
 // The baseline family of a baseline (its own id) or of a run compared with one.
-std::string family_of(const nlohmann::json& r) {
-  const auto id = kind_of(r) == "baseline" ? r.value("run_id", std::string())
-                                           : r.value("baseline_run_id", std::string());
+std::string family_of(const RunRecord& r) {
+  const auto id = kind_of(r) == "baseline" ? r.run_id : r.baseline_run_id.value_or("");
   return id.empty() ? std::string("-") : baseline_family(id);
 }
 
 // Runs that ended as a result of their training (finished, diverged, unstable): a run that threw
 // says nothing about stability.
-bool judged(const nlohmann::json& r) { return r.value("status", std::string()) != "failed"; }
+bool judged(const RunRecord& r) { return *r.status != "failed"; }
 
 void fisher(ArmInstability& line) {
   if (line.arm.runs == 0 || line.baseline.runs == 0) return;
@@ -32,8 +31,8 @@ void fisher(ArmInstability& line) {
 
 }  // namespace
 
-bool met_instability(const nlohmann::json& record) {
-  const auto status = record.value("status", std::string());
+bool met_instability(const RunRecord& record) {
+  const auto& status = *record.status;
   return status == "unstable" || status == "diverged";
 }
 
@@ -43,7 +42,7 @@ std::string UnstableCount::text() const {
          format_percent(interval.low) + ", " + format_percent(interval.high) + "]";
 }
 
-UnstableCount count_unstable(const std::vector<const nlohmann::json*>& runs) {
+UnstableCount count_unstable(const std::vector<const RunRecord*>& runs) {
   UnstableCount out;
   for (const auto* r : runs) {
     if (!judged(*r)) continue;
@@ -80,22 +79,18 @@ std::string InstabilityFacts::rule_text() const {
   return text;
 }
 
-InstabilityFacts instability_facts(const std::vector<nlohmann::json>& records,
+InstabilityFacts instability_facts(const std::vector<RunRecord>& records,
                                    const std::vector<RecipeRow>& rows,
                                    const std::vector<Contrast>& contrasts) {
   InstabilityFacts out;
   std::set<std::string> rules;
   // Per family: its baselines and null runs, in record order.
-  std::map<std::string, std::vector<const nlohmann::json*>> baselines, nulls;
+  std::map<std::string, std::vector<const RunRecord*>> baselines, nulls;
   std::vector<std::string> families;
   for (const auto& r : records) {
-    const auto description =
-        r.value(nlohmann::json::json_pointer("/instability/description"), nlohmann::json());
-    if (description.is_string()) {
-      if (rules.insert(description.get<std::string>()).second) {
-        out.rules.push_back(description.get<std::string>());
-      }
-    } else if (r.value("status", std::string()) != "failed") {
+    if (const auto description = r.instability_description()) {
+      if (rules.insert(*description).second) out.rules.push_back(*description);
+    } else if (*r.status != "failed") {
       ++out.runs_without_rule;
     }
     const auto kind = kind_of(r);
@@ -108,7 +103,7 @@ InstabilityFacts instability_facts(const std::vector<nlohmann::json>& records,
     ArmInstability base{family, "baseline", nullptr, count_unstable(baselines[family]), {}, {}, {}};
     out.arms.push_back(base);
     if (!nulls[family].empty()) {
-      std::vector<const nlohmann::json*> their_baselines;
+      std::vector<const RunRecord*> their_baselines;
       for (const auto* r : nulls[family]) {
         if (const auto* b = find_baseline(records, *r)) their_baselines.push_back(b);
       }
@@ -120,7 +115,7 @@ InstabilityFacts instability_facts(const std::vector<nlohmann::json>& records,
     }
   }
   for (const auto& row : rows) {
-    std::vector<const nlohmann::json*> their_baselines;
+    std::vector<const RunRecord*> their_baselines;
     for (const auto* r : row.runs) {
       if (const auto* b = find_baseline(records, *r)) their_baselines.push_back(b);
     }

@@ -17,12 +17,13 @@
 #include "experiments/report/contrasts.hpp"
 #include "experiments/report/count_statistics.hpp"
 #include "experiments/report/recipe_rows.hpp"
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
 // A run that met the instability rule: status "unstable", or "diverged" (a non-finite loss, the
 // rule's first clause, which keeps its older status name; recipes/instability_rule.hpp).
-bool met_instability(const nlohmann::json& record);
+bool met_instability(const RunRecord& record);
 
 struct UnstableCount {
   std::size_t unstable = 0, runs = 0;
@@ -30,7 +31,7 @@ struct UnstableCount {
   // "1 of 3 [0.8%, 91%]".
   std::string text() const;
 };
-UnstableCount count_unstable(const std::vector<const nlohmann::json*>& runs);
+UnstableCount count_unstable(const std::vector<const RunRecord*>& runs);
 
 struct ArmInstability {
   std::string family;              // the baseline family (noise_floor.hpp)
@@ -62,7 +63,7 @@ struct InstabilityFacts {
   std::string rule_text() const;
 };
 
-InstabilityFacts instability_facts(const std::vector<nlohmann::json>& records,
+InstabilityFacts instability_facts(const std::vector<RunRecord>& records,
                                    const std::vector<RecipeRow>& rows,
                                    const std::vector<Contrast>& contrasts);
 

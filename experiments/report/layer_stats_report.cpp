@@ -141,14 +141,14 @@ constexpr const char* kWhatIfNote =
     "`trained` is the run's own quantization. Baseline columns: the same recipe measured on the "
     "baseline's tensors (for `trained`, the run's scaling).";
 
-std::vector<std::vector<std::string>> what_if_rows(const nlohmann::json& record, const Sidecar& run,
+std::vector<std::vector<std::string>> what_if_rows(const RunRecord& record, const Sidecar& run,
                                                    const Sidecar& base,
                                                    const std::string& scaling) {
   std::vector<std::vector<std::string>> rows;
   const auto base_summary = summarize(base.rows);
   for (const auto& [recipe, s] : summarize(run.rows)) {
     std::vector<std::string> row{run_label(record),
-                                 record.value("seed", nlohmann::json(0)).dump(),
+                                 std::to_string(record.seed.value_or(0)),
                                  recipe,
                                  pct_text(s.underflowed, s.count),
                                  pct_text(s.saturated, s.count),
@@ -169,17 +169,14 @@ struct RunSidecars {
   std::string run_id, scaling;
   Sidecar run, base;
 };
-std::optional<RunSidecars> run_sidecars(const ReportInput& input, const nlohmann::json& record) {
-  if (record.value("kind", "") != "fp8" || !record.contains("layer_stats_sidecar") ||
-      !record["layer_stats_sidecar"].is_string()) {
-    return std::nullopt;
-  }
+std::optional<RunSidecars> run_sidecars(const ReportInput& input, const RunRecord& record) {
+  if (record.kind != "fp8" || !record.layer_stats_sidecar.has_value()) return std::nullopt;
   RunSidecars r;
-  r.run_id = record["run_id"].get<std::string>();
-  r.scaling = record.contains("recipe") ? record["recipe"].value("scaling", "") : "";
+  r.run_id = record.run_id;
+  r.scaling = record.recipe_value("scaling");
   r.run = read_sidecar(input, r.run_id);
-  const nlohmann::json* baseline = find_baseline(input.records, record);
-  r.base = baseline != nullptr ? read_sidecar(input, (*baseline)["run_id"].get<std::string>())
+  const RunRecord* baseline = find_baseline(input.records, record);
+  r.base = baseline != nullptr ? read_sidecar(input, baseline->run_id)
                                : Sidecar{{}, "no baseline record"};
   return r;
 }

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "experiments/report/report_data.hpp"
-#include "experiments/runner/layer_stats_sidecar.hpp"
+#include "experiments/results/layer_stats_sidecar.hpp"
 
 namespace fp8lab::experiments {
 

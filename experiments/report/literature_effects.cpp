@@ -70,8 +70,8 @@ std::optional<int> rank_of(const Effect& e, const std::string& value) {
 
 std::string sqnr_text(const RecipeRow& row) {
   return fmt::format("forward SQNR {} dB, gradient {} dB",
-                     format_number(row.median_at("/final/forward_sqnr_db"), "%.1f"),
-                     format_number(row.median_at("/final/gradient_sqnr_db"), "%.1f"));
+                     format_number(row.median_at(&FinalFigures::forward_sqnr_db), "%.1f"),
+                     format_number(row.median_at(&FinalFigures::gradient_sqnr_db), "%.1f"));
 }
 
 }  // namespace

@@ -44,23 +44,21 @@ std::string workload_without_lr(const std::string& spec) {
 }
 
 // The run's initial eval loss: its step-0 eval, else final.initial_eval_loss.
-std::optional<double> initial_loss(const nlohmann::json& r) {
-  if (r.contains("eval") && r["eval"].is_array() && !r["eval"].empty()) {
-    const auto& first = r["eval"].front();
-    if (first.value("step", std::int64_t{-1}) == 0 && first["loss"].is_number()) {
-      return first["loss"].get<double>();
-    }
+std::optional<double> initial_loss(const RunRecord& r) {
+  if (!r.eval->empty()) {
+    const auto& first = r.eval->front();
+    if (first.step == 0 && first.loss.has_value()) return *first.loss;
   }
-  return number_at(r, "/final/initial_eval_loss");
+  return r.final.has_value() ? r.final->initial_eval_loss.get() : std::nullopt;
 }
 
 // Wortsman's min(loss, initial loss); a run that met the instability rule, or whose final loss is
 // not finite, counts as its initial loss. nullopt: failed, or no initial loss recorded.
-std::optional<double> capped_loss(const nlohmann::json& r) {
-  if (r.value("status", std::string()) == "failed") return std::nullopt;
+std::optional<double> capped_loss(const RunRecord& r) {
+  if (*r.status == "failed") return std::nullopt;
   const auto initial = initial_loss(r);
   if (!initial) return std::nullopt;
-  const auto final_loss = number_at(r, "/final/eval_loss");
+  const auto final_loss = r.final.has_value() ? r.final->eval_loss.get() : std::nullopt;
   if (met_instability(r) || !final_loss || !std::isfinite(*final_loss)) return *initial;
   return std::min(*final_loss, *initial);
 }
@@ -86,7 +84,7 @@ std::vector<std::pair<std::int64_t, double>> paired(
 struct Run {
   double lr;
   std::int64_t seed;
-  const nlohmann::json* record;
+  const RunRecord* record;
 };
 
 LrArm make_arm(const std::string& label, const std::vector<double>& lrs, double step,
@@ -94,11 +92,11 @@ LrArm make_arm(const std::string& label, const std::vector<double>& lrs, double 
   LrArm arm;
   arm.label = label;
   // (lr index, seed) -> run
-  std::map<std::int64_t, std::map<std::size_t, const nlohmann::json*>> by_seed;
+  std::map<std::int64_t, std::map<std::size_t, const RunRecord*>> by_seed;
   for (std::size_t i = 0; i < lrs.size(); ++i) {
     LrCell cell;
     cell.lr = lrs[i];
-    std::vector<const nlohmann::json*> at_lr;
+    std::vector<const RunRecord*> at_lr;
     std::vector<std::pair<std::int64_t, double>> losses;
     for (const auto& run : runs) {
       if (run.lr != lrs[i]) continue;
@@ -147,9 +145,9 @@ LrArm make_arm(const std::string& label, const std::vector<double>& lrs, double 
 
 }  // namespace
 
-std::optional<double> learning_rate_of(const nlohmann::json& record) {
-  if (const auto lr = number_at(record, "/workload_options/lr")) return lr;
-  for (const auto& s : split_spec(record.value("workload", std::string())).second) {
+std::optional<double> learning_rate_of(const RunRecord& record) {
+  if (const auto lr = record.workload_option_number("lr")) return lr;
+  for (const auto& s : split_spec(record.workload).second) {
     if (s.rfind("lr=", 0) != 0) continue;
     char* end = nullptr;
     const double lr = std::strtod(s.c_str() + 3, &end);
@@ -160,20 +158,19 @@ std::optional<double> learning_rate_of(const nlohmann::json& record) {
 
 std::string lr_text(double lr) { return format_number(lr, "%.4g"); }
 
-std::vector<LrSweep> lr_sweeps(const std::vector<nlohmann::json>& records, double alpha) {
+std::vector<LrSweep> lr_sweeps(const std::vector<RunRecord>& records, double alpha) {
   // workload without lr -> arm key -> runs; the arm's label
   std::map<std::string, std::map<std::string, std::vector<Run>>> groups;
   std::map<std::string, std::string> labels;
   for (const auto& r : records) {
-    const auto kind = r.value("kind", std::string());
+    const auto& kind = r.kind;
     if (kind != "baseline" && kind != "fp8") continue;
     const auto lr = learning_rate_of(r);
     if (!lr) continue;
     // "" sorts first: the baseline leads its group.
-    const std::string key = kind == "baseline" ? "" : r.value("recipe_canonical", run_label(r));
+    const std::string key = kind == "baseline" ? "" : r.recipe_canonical.value_or(run_label(r));
     labels[key] = kind == "baseline" ? "baseline" : run_label(r);
-    groups[workload_without_lr(r.value("workload", std::string()))][key].push_back(
-        {*lr, r.value("seed", std::int64_t{0}), &r});
+    groups[workload_without_lr(r.workload)][key].push_back({*lr, r.seed.value_or(0), &r});
   }
   std::vector<LrSweep> out;
   for (const auto& [workload, arms] : groups) {

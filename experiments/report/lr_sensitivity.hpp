@@ -36,6 +36,7 @@
 #include "experiments/report/instability_counts.hpp"
 #include "experiments/report/named_tests.hpp"
 #include "experiments/report/paired_statistics.hpp"
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
@@ -73,11 +74,11 @@ struct LrSweep {
 };
 
 // The learning-rate groups of the records (FP8 runs and baselines; null runs are not arms).
-std::vector<LrSweep> lr_sweeps(const std::vector<nlohmann::json>& records, double alpha);
+std::vector<LrSweep> lr_sweeps(const std::vector<RunRecord>& records, double alpha);
 
 // A record's learning rate: workload_options.lr, else the spec's lr= setting; nullopt when
 // neither is there.
-std::optional<double> learning_rate_of(const nlohmann::json& record);
+std::optional<double> learning_rate_of(const RunRecord& record);
 
 // "0.00316" (4 significant digits).
 std::string lr_text(double lr);

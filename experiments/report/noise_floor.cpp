@@ -19,9 +19,7 @@ std::string baseline_family(const std::string& baseline_run_id) {
 namespace {
 
 // Baselines comparable seed to seed: everything of the baseline's identity but its seed.
-std::string family_key(const nlohmann::json& record) {
-  return baseline_family(record.value("run_id", std::string()));
-}
+std::string family_key(const RunRecord& record) { return baseline_family(record.run_id); }
 
 }  // namespace
 
@@ -55,17 +53,17 @@ std::string NoiseFloor::describe() const {
          " tolerance used";
 }
 
-NoiseFloors::NoiseFloors(const std::vector<nlohmann::json>& records) {
+NoiseFloors::NoiseFloors(const std::vector<RunRecord>& records) {
   unmeasured_.tolerance = kTracksBaselineTolerance;
   std::map<std::string, std::vector<std::pair<std::int64_t, double>>> by_family;
   for (const auto& r : records) {
-    if (r.value("kind", std::string()) != "baseline") continue;
-    family_of_baseline_[r.value("run_id", std::string())] = family_key(r);
+    if (r.kind != "baseline") continue;
+    family_of_baseline_[r.run_id] = family_key(r);
     auto& family = families_[family_key(r)];
-    family.workload = r.value("workload", std::string());
-    const auto loss = number_at(r, "/final/eval_loss");
-    if (r.value("status", std::string()) == "finished" && loss && std::isfinite(*loss)) {
-      by_family[family_key(r)].emplace_back(r.value("seed", std::int64_t{0}), *loss);
+    family.workload = r.workload;
+    const auto loss = r.final->eval_loss.get();
+    if (*r.status == "finished" && loss && std::isfinite(*loss)) {
+      by_family[family_key(r)].emplace_back(r.seed.value_or(0), *loss);
     }
   }
   for (auto& [key, family] : families_) {
@@ -80,11 +78,9 @@ NoiseFloors::NoiseFloors(const std::vector<nlohmann::json>& records) {
   }
 }
 
-const NoiseFloor& NoiseFloors::of(const nlohmann::json& record) const {
-  const bool fp8 = record.value("kind", std::string()) != "baseline";
-  const auto id = record.value(fp8 ? "baseline_run_id" : "run_id", nlohmann::json()).is_string()
-                      ? record[fp8 ? "baseline_run_id" : "run_id"].get<std::string>()
-                      : std::string();
+const NoiseFloor& NoiseFloors::of(const RunRecord& record) const {
+  const bool fp8 = record.kind != "baseline";
+  const auto id = fp8 ? record.baseline_run_id.value_or("") : record.run_id;
   const auto key = family_of_baseline_.find(id);
   if (key == family_of_baseline_.end()) return unmeasured_;
   return families_.at(key->second);

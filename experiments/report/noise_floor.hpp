@@ -23,6 +23,7 @@
 #include <string>
 #include <utility>
 #include <vector>
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
@@ -56,10 +57,10 @@ std::optional<double> median(std::vector<double> values);
 
 class NoiseFloors {
  public:
-  explicit NoiseFloors(const std::vector<nlohmann::json>& records);
+  explicit NoiseFloors(const std::vector<RunRecord>& records);
   // The floor of the baseline family a record belongs to (an FP8 run: that of the baseline it was
   // compared with, baseline_run_id). Without such a baseline: an unmeasured floor, the fallback.
-  const NoiseFloor& of(const nlohmann::json& record) const;
+  const NoiseFloor& of(const RunRecord& record) const;
   // Every family that has a baseline, in key order.
   std::vector<const NoiseFloor*> all() const;
 

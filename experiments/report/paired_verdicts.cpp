@@ -10,12 +10,10 @@ namespace fp8lab::experiments {
 namespace {
 
 // The eval rows' values of `field` that are finite numbers, in step order as recorded.
-std::vector<double> eval_values(const nlohmann::json& record, const char* field) {
+std::vector<double> eval_values(const RunRecord& record, Field<double> EvalRow::*field) {
   std::vector<double> values;
-  if (!record.contains("eval") || !record["eval"].is_array()) return values;
-  for (const auto& row : record["eval"]) {
-    if (!row.is_object() || !row.contains(field)) continue;
-    if (auto v = number_or_null(row[field]); v && std::isfinite(*v)) values.push_back(*v);
+  for (const auto& row : *record.eval) {
+    if (auto v = (row.*field).get(); v && std::isfinite(*v)) values.push_back(*v);
   }
   return values;
 }
@@ -28,7 +26,7 @@ std::optional<double> tail_mean(const std::vector<double>& values) {
   return sum / static_cast<double>(count);
 }
 
-bool finished(const nlohmann::json& r) { return r.value("status", std::string()) == "finished"; }
+bool finished(const RunRecord& r) { return *r.status == "finished"; }
 
 std::string count_text(std::size_t k, std::size_t n, const char* what) {
   return std::to_string(k) + " of " + std::to_string(n) + " seed" + (n == 1 ? "" : "s") + " " +
@@ -44,32 +42,32 @@ std::size_t tail_points(std::size_t eval_points) {
   return count < 1 ? 1 : count;
 }
 
-std::optional<double> final_rel_error(const nlohmann::json& record) {
-  if (auto v = number_at(record, "/final/eval_rel_diff")) return v;
-  const auto values = eval_values(record, "rel_diff");
+std::optional<double> final_rel_error(const RunRecord& record) {
+  if (auto v = record.final->eval_rel_diff.get()) return v;
+  const auto values = eval_values(record, &EvalRow::rel_diff);
   if (values.empty()) return std::nullopt;
   return values.back();
 }
 
-std::optional<double> tail_rel_error(const nlohmann::json& record) {
-  return tail_mean(eval_values(record, "rel_diff"));
+std::optional<double> tail_rel_error(const RunRecord& record) {
+  return tail_mean(eval_values(record, &EvalRow::rel_diff));
 }
 
-std::optional<double> tail_eval_loss(const nlohmann::json& record) {
-  return tail_mean(eval_values(record, "loss"));
+std::optional<double> tail_eval_loss(const RunRecord& record) {
+  return tail_mean(eval_values(record, &EvalRow::loss));
 }
 
-std::optional<double> eval_loss_standard_error(const nlohmann::json& record) {
-  return number_at(record, "/final/eval_loss_se");
+std::optional<double> eval_loss_standard_error(const RunRecord& record) {
+  return record.final->eval_loss_se.get();
 }
 
-PairedVerdict paired_verdict(const std::vector<const nlohmann::json*>& seeds, double band,
+PairedVerdict paired_verdict(const std::vector<const RunRecord*>& seeds, double band,
                              double alpha) {
   PairedVerdict out;
   std::size_t diverged = 0, unstable = 0, threw = 0;
   std::vector<double> tails, finals, ratios;
   for (const auto* r : seeds) {
-    const auto status = r->value("status", std::string());
+    const auto& status = *r->status;
     if (status == "diverged") ++diverged;
     if (status == "unstable") ++unstable;
     if (status == "failed") ++threw;

@@ -24,6 +24,7 @@
 
 #include "experiments/report/named_tests.hpp"
 #include "experiments/report/paired_statistics.hpp"
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
@@ -33,12 +34,12 @@ inline constexpr double kTailFraction = 0.10;
 std::size_t tail_points(std::size_t eval_points);
 
 // Signed per-seed errors of a finished run; nullopt without eval rows that carry rel_diff.
-std::optional<double> final_rel_error(const nlohmann::json& record);
-std::optional<double> tail_rel_error(const nlohmann::json& record);
+std::optional<double> final_rel_error(const RunRecord& record);
+std::optional<double> tail_rel_error(const RunRecord& record);
 // The mean eval loss over the same tail points (contrasts compare recipes with it).
-std::optional<double> tail_eval_loss(const nlohmann::json& record);
+std::optional<double> tail_eval_loss(const RunRecord& record);
 // The eval loss's own standard error when the record has one (/final/eval_loss_se; optional).
-std::optional<double> eval_loss_standard_error(const nlohmann::json& record);
+std::optional<double> eval_loss_standard_error(const RunRecord& record);
 
 struct PairedVerdict {
   std::string verdict;  // a named test's word (named_tests.hpp), diverged, unstable or failed
@@ -50,7 +51,7 @@ struct PairedVerdict {
 };
 
 // The verdict of one recipe over its seeds (one record per seed) against `band` at `alpha`.
-PairedVerdict paired_verdict(const std::vector<const nlohmann::json*>& seeds, double band,
+PairedVerdict paired_verdict(const std::vector<const RunRecord*>& seeds, double band,
                              double alpha = kDefaultAlpha);
 
 // The reason an inconclusive test gives: what 80% power would need ("80% power for a mean of

@@ -13,14 +13,11 @@ namespace {
 
 // One row per recipe and baseline family (noise_floor.hpp): fields every record has, a failed
 // one too (a run that threw has no steps_planned).
-std::string group_key(const nlohmann::json& r) {
+std::string group_key(const RunRecord& r) {
   // A record without a recipe (a run whose process died before writing one) is its own row.
-  if (!r.contains("recipe_canonical") || !r["recipe_canonical"].is_string()) {
-    return "run " + r["run_id"].get<std::string>();
-  }
-  const auto& baseline = r.value("baseline_run_id", nlohmann::json());
-  return r["recipe_canonical"].get<std::string>() + "|" +
-         (baseline.is_string() ? baseline_family(baseline.get<std::string>()) : "-");
+  if (!r.recipe_canonical.has_value()) return "run " + r.run_id;
+  return *r.recipe_canonical + "|" +
+         (r.baseline_run_id.has_value() ? baseline_family(*r.baseline_run_id) : "-");
 }
 
 // Within a verdict class: the mean tail error (signed: lower loss first), else the unpaired
@@ -32,10 +29,11 @@ double error_order(const RecipeRow& row) {
 
 }  // namespace
 
-std::optional<double> RecipeRow::median_at(const char* pointer) const {
+std::optional<double> RecipeRow::median_at(Field<double> FinalFigures::*figure) const {
   std::vector<double> values;
   for (const auto* r : runs) {
-    if (auto v = number_at(*r, pointer)) values.push_back(*v);
+    if (!r->final.has_value()) continue;
+    if (auto v = ((*r->final).*figure).get()) values.push_back(*v);
   }
   return median(values);
 }
@@ -43,7 +41,7 @@ std::optional<double> RecipeRow::median_at(const char* pointer) const {
 std::string RecipeRow::seeds_text() const {
   std::string text;
   for (const auto* r : runs) {
-    text += (text.empty() ? "" : ", ") + r->value("seed", nlohmann::json(0)).dump();
+    text += (text.empty() ? "" : ", ") + std::to_string(r->seed.value_or(0));
   }
   return runs.size() > 1 ? text + " (n=" + std::to_string(runs.size()) + ")" : text;
 }
@@ -57,7 +55,7 @@ std::string RecipeRow::verdict_text() const {
   return reasons.empty() ? verdict : verdict + " (" + reasons + ")";
 }
 
-std::vector<RecipeRow> ranked_recipe_rows(const std::vector<nlohmann::json>& records,
+std::vector<RecipeRow> ranked_recipe_rows(const std::vector<RunRecord>& records,
                                           const NoiseFloors& floors, double band, double alpha) {
   std::map<std::string, RecipeRow> groups;
   std::vector<std::string> order;
@@ -70,18 +68,17 @@ std::vector<RecipeRow> ranked_recipe_rows(const std::vector<nlohmann::json>& rec
   std::vector<RecipeRow> rows;
   for (const auto& key : order) {
     auto row = std::move(groups[key]);
-    std::stable_sort(row.runs.begin(), row.runs.end(),
-                     [](const nlohmann::json* a, const nlohmann::json* b) {
-                       return a->value("seed", std::int64_t{0}) < b->value("seed", std::int64_t{0});
-                     });
+    std::stable_sort(row.runs.begin(), row.runs.end(), [](const RunRecord* a, const RunRecord* b) {
+      return a->seed.value_or(0) < b->seed.value_or(0);
+    });
     row.floor = &floors.of(row.first());
-    const auto& baseline = row.first().value("baseline_run_id", nlohmann::json());
-    row.family = baseline.is_string() ? baseline_family(baseline.get<std::string>()) : "-";
+    const auto& baseline = row.first().baseline_run_id;
+    row.family = baseline.has_value() ? baseline_family(*baseline) : "-";
     std::vector<double> rel, paired_se, unpaired_se;
     for (const auto* r : row.runs) {
-      if ((*r)["status"] != "finished") ++row.not_finished;
+      if (*r->status != "finished") ++row.not_finished;
       if (met_instability(*r)) ++row.unstable_runs;
-      if (auto v = final_eval_rel_diff(*r); v && (*r)["status"] == "finished") rel.push_back(*v);
+      if (auto v = final_eval_rel_diff(*r); v && *r->status == "finished") rel.push_back(*v);
       const auto* base = find_baseline(records, *r);
       if (auto se = base ? eval_sampling_error(*r, *base) : std::nullopt) {
         paired_se.push_back(se->paired);
@@ -100,8 +97,7 @@ std::vector<RecipeRow> ranked_recipe_rows(const std::vector<nlohmann::json>& rec
     if (ra != rb) return ra < rb;
     const double da = error_order(a), db = error_order(b);
     if (da != db) return da < db;
-    return run_label(a.first()) + a.first()["run_id"].get<std::string>() <
-           run_label(b.first()) + b.first()["run_id"].get<std::string>();
+    return run_label(a.first()) + a.first().run_id < run_label(b.first()) + b.first().run_id;
   });
   return rows;
 }

@@ -17,13 +17,14 @@
 #include "experiments/report/eval_sampling_error.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/paired_verdicts.hpp"
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
 struct RecipeRow {
-  std::vector<const nlohmann::json*> runs;  // one per seed, in seed order
-  const NoiseFloor* floor = nullptr;        // of the first run's baseline family
-  std::string family;                       // that family's key (baseline_family)
+  std::vector<const RunRecord*> runs;  // one per seed, in seed order
+  const NoiseFloor* floor = nullptr;   // of the first run's baseline family
+  std::string family;                  // that family's key (baseline_family)
   PairedVerdict paired;
   std::string verdict;            // paired.verdict
   std::size_t unstable_runs = 0;  // runs that met the instability rule (instability_counts.hpp)
@@ -34,9 +35,9 @@ struct RecipeRow {
   std::optional<double> paired_eval_se;
   std::optional<double> unpaired_eval_se;
 
-  const nlohmann::json& first() const { return *runs.front(); }
-  // The median over the seeds of a number at a JSON pointer ("/final/eval_loss").
-  std::optional<double> median_at(const char* pointer) const;
+  const RunRecord& first() const { return *runs.front(); }
+  // The median over the seeds of a final figure (&FinalFigures::eval_loss).
+  std::optional<double> median_at(Field<double> FinalFigures::*figure) const;
   // "0" for one seed, "0, 1, 2 (n=3)" for several.
   std::string seeds_text() const;
   // The verdict with its reason: "diverged (1 of 3 seeds diverged)", "inconclusive (80% power
@@ -48,7 +49,7 @@ struct RecipeRow {
 // FP8 runs grouped by (canonical recipe, baseline family: workload, baseline precision, steps and
 // placement, from baseline_run_id; noise_floor.hpp), best first: paired verdict class, then the
 // mean tail relative error, then label. `band` and `alpha`: the named tests' (named_tests.hpp).
-std::vector<RecipeRow> ranked_recipe_rows(const std::vector<nlohmann::json>& records,
+std::vector<RecipeRow> ranked_recipe_rows(const std::vector<RunRecord>& records,
                                           const NoiseFloors& floors,
                                           double band = kDefaultPracticalBand,
                                           double alpha = kDefaultAlpha);

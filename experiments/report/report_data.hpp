@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
@@ -20,7 +21,7 @@ struct PreRegisteredTest {
 };
 
 struct ReportInput {
-  std::vector<nlohmann::json> records;    // baselines first (results_reader.hpp)
+  std::vector<RunRecord> records;         // baselines first (results_reader.hpp)
   std::vector<nlohmann::json> requested;  // sweep.json "requested" rows of every shard, merged
   std::vector<std::string> sources;       // the directories read
   std::vector<std::string> notes;         // merge notes, shown in the reports
@@ -38,34 +39,25 @@ struct ReportInput {
 };
 
 // The link from a report to a run's record: input.record_files, else "runs/<run_id>.json".
-std::string record_link(const ReportInput& input, const nlohmann::json& record);
+std::string record_link(const ReportInput& input, const RunRecord& record);
 
 // "%.4g"-style text for a number, "-" when absent, "inf"/"nan" spelled out.
 std::string format_number(std::optional<double> value, const char* format = "%.4g");
 std::string format_percent(std::optional<double> fraction);  // 0.0123 -> "1.23%"
 
-// A record's value at a JSON pointer path like "/final/eval_loss", if it is a number.
-std::optional<double> number_at(const nlohmann::json& record, const char* pointer);
-
 // The baseline record a run was compared with, if present among the records.
-const nlohmann::json* find_baseline(const std::vector<nlohmann::json>& records,
-                                    const nlohmann::json& run);
+const RunRecord* find_baseline(const std::vector<RunRecord>& records, const RunRecord& run);
 
 // A short name for a run in tables and legends: its recipe label, else its run id.
-std::string run_label(const nlohmann::json& record);
+std::string run_label(const RunRecord& record);
 
 // "underflowed at the last logged step: input 98%, weight 100%, grad_output 0%" from the record's
 // final figures ("" when it has none).
-std::string underflow_summary(const nlohmann::json& record);
+std::string underflow_summary(const RunRecord& record);
 
 // The two heatmap axes: input.heatmap_axes when given, else the two most varied recipe fields,
 // skipping a field that splits the runs exactly as the first does (scaling and
 // use_mxfp8_block_scaling): its heatmap would be a diagonal.
 std::vector<std::string> heatmap_axes(const ReportInput& input);
-
-// Throws std::invalid_argument naming --heatmap-axes, the value and the accepted fields unless
-// `axes` are two different recipe fields among `varied` (the fields the runs vary).
-void check_heatmap_axes(const std::vector<std::string>& axes,
-                        const std::vector<std::string>& varied);
 
 }  // namespace fp8lab::experiments

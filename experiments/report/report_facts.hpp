@@ -17,6 +17,7 @@
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/recipe_rows.hpp"
 #include "experiments/report/report_data.hpp"
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
@@ -28,7 +29,7 @@ struct ReportFacts {
   NoiseFloors floors;  // unpaired, context only
   ChaosFloors chaos;   // null runs
   std::vector<RecipeRow> rows;
-  std::vector<const nlohmann::json*> ranked;  // FP8 runs, best first (analysis.hpp)
+  std::vector<const RunRecord*> ranked;  // FP8 runs, best first (analysis.hpp)
   std::vector<Contrast> contrasts;
   Multiplicity multiplicity;     // after rows and contrasts: sets their tests' p_holm
   InstabilityFacts instability;  // unstable counts per arm and contrast (instability_counts.hpp)

@@ -24,9 +24,14 @@ ReportCell number(std::string t) {
 }
 
 // Makes `cell` a link to `record` (runs/<id>.json), its id in monospace; called once per record.
-void link_record(ReportCell& cell, const ReportInput& input, const nlohmann::json& record) {
+void link_record(ReportCell& cell, const ReportInput& input, const RunRecord& record) {
   cell.code = true;
-  cell.links.emplace_back(record["run_id"].get<std::string>(), record_link(input, record));
+  cell.links.emplace_back(record.run_id, record_link(input, record));
+}
+
+// A step of the record as the JSON has it: "null" when it has none.
+std::string step_text(const Field<std::int64_t>& step) {
+  return step.has_value() ? std::to_string(*step) : "null";
 }
 
 // The verdict with what explains it for a single seed (where it diverged, what it threw).
@@ -36,14 +41,12 @@ ReportCell verdict_cell(const RecipeRow& row) {
   cell.verdict = row.verdict;
   if (row.runs.size() != 1) return cell;
   if (row.verdict == "diverged") {
-    cell.text += " at step " + r["diverged_at_step"].dump() + " (" +
-                 r.value("divergence_reason", std::string()) + ")";
+    cell.text += " at step " + step_text(r.diverged_at_step) + " (" + *r.divergence_reason + ")";
     if (const auto site = first_non_finite_text(r); !site.empty()) cell.text += "; " + site;
   } else if (row.verdict == "unstable") {
-    cell.text += " from step " + r.value("unstable_at_step", nlohmann::json()).dump() + " (" +
-                 r.value("instability_reason", std::string()) + ")";
-  } else if (r.value("status", std::string()) == "failed") {
-    cell.text += ": " + r.value("error", std::string());
+    cell.text += " from step " + step_text(r.unstable_at_step) + " (" + *r.instability_reason + ")";
+  } else if (*r.status == "failed") {
+    cell.text += ": " + *r.error;
   } else if (row.verdict == "failed") {
     cell.text += " (" + underflow_summary(r) + ")";
   }
@@ -53,8 +56,8 @@ ReportCell verdict_cell(const RecipeRow& row) {
 // "2.345 ± 0.004, paired ± 0.031%" when the records carry the eval loss's standard error and
 // per-window losses (eval_sampling_error.hpp), else the loss alone.
 std::string eval_loss_text(const RecipeRow& row) {
-  const auto loss = format_number(row.median_at("/final/eval_loss"));
-  const auto se = row.median_at("/final/eval_loss_se");
+  const auto loss = format_number(row.median_at(&FinalFigures::eval_loss));
+  const auto se = row.median_at(&FinalFigures::eval_loss_se);
   const std::string paired =
       row.paired_eval_se ? ", paired \u00b1 " + format_percent(row.paired_eval_se) : "";
   return (se ? loss + " \u00b1 " + format_number(se, "%.2g") : loss) + paired;
@@ -109,8 +112,8 @@ ReportTable ranked_table(const ReportInput& input, const ReportFacts& facts) {
     cells.push_back(number(chaos ? chaos->cell() : "-"));
     cells.push_back(number(eval_loss_text(row)));
     cells.push_back(number(format_percent(row.median_abs_rel_diff)));
-    cells.push_back(number(format_number(row.median_at("/final/forward_sqnr_db"), "%.1f")));
-    cells.push_back(number(format_number(row.median_at("/final/gradient_sqnr_db"), "%.1f")));
+    cells.push_back(number(format_number(row.median_at(&FinalFigures::forward_sqnr_db), "%.1f")));
+    cells.push_back(number(format_number(row.median_at(&FinalFigures::gradient_sqnr_db), "%.1f")));
     cells.push_back(text(runs_as_text(r)));
     ReportCell peer = text(short_upstream_mark(r));
     peer.detail = mark.text;
@@ -171,19 +174,18 @@ ReportTable throughput_table(const ReportFacts& facts) {
                    "FP8 / FP32",
                    "FP8 / baseline"};
   for (const auto* r : facts.ranked) {
-    const auto at = [r](const char* pointer) { return number_at(*r, pointer); };
-    ReportCell id = text((*r)["run_id"].get<std::string>());
+    const auto& t = *r->throughput;
+    ReportCell id = text(r->run_id);
     id.code = true;
-    table.rows.push_back(
-        {text(run_label(*r)), number(r->value("seed", nlohmann::json(0)).dump()), std::move(id),
-         number(format_number(at("/throughput/steps_per_second"))),
-         number(format_number(at("/throughput/tokens_per_second"), "%.0f")),
-         number(format_percent(at("/throughput/gemm_time_share"))),
-         number(format_number(at("/throughput/probe_step_seconds"))),
-         number(format_number(at("/throughput/baseline_step_seconds"))),
-         number(format_number(at("/throughput/fp32_step_seconds"))),
-         number(format_number(at("/throughput/step_time_over_fp32"), "%.3g") + "x"),
-         number(format_number(at("/throughput/step_time_over_baseline"), "%.3g") + "x")});
+    table.rows.push_back({text(run_label(*r)), number(std::to_string(r->seed.value_or(0))),
+                          std::move(id), number(format_number(t.steps_per_second.get())),
+                          number(format_number(t.tokens_per_second.get(), "%.0f")),
+                          number(format_percent(t.gemm_time_share.get())),
+                          number(format_number(t.probe_step_seconds.get())),
+                          number(format_number(t.baseline_step_seconds.get())),
+                          number(format_number(t.fp32_step_seconds.get())),
+                          number(format_number(t.step_time_over_fp32.get(), "%.3g") + "x"),
+                          number(format_number(t.step_time_over_baseline.get(), "%.3g") + "x")});
   }
   return table;
 }
@@ -207,18 +209,15 @@ ReportTable baselines_table(const ReportInput& input) {
     if (is_fp8_run(r)) continue;
     ReportCell run;
     link_record(run, input, r);
-    if (const auto status = r.value("status", std::string()); status != "finished") {
-      run.text = "(" + status + ")";
-    }
-    table.rows.push_back({std::move(run), text(r.value("kind", std::string())),
-                          text(r["workload"].get<std::string>()),
-                          number(std::to_string(r.value("seed", 0))),
-                          text(r.value("high_precision", std::string("?"))),
-                          number(std::to_string(r.value("steps_completed", 0))),
-                          number(format_number(number_at(r, "/final/train_loss"))),
-                          number(format_number(number_at(r, "/final/eval_loss"))),
-                          number(format_number(number_at(r, "/throughput/step_seconds"))),
-                          number(format_number(number_at(r, "/throughput/fp32_step_seconds")))});
+    if (const auto& status = *r.status; status != "finished") run.text = "(" + status + ")";
+    table.rows.push_back({std::move(run), text(r.kind), text(r.workload),
+                          number(std::to_string(r.seed.value_or(0))),
+                          text(r.high_precision.value_or("?")),
+                          number(std::to_string(r.steps_completed.value_or(0))),
+                          number(format_number(r.final->train_loss.get())),
+                          number(format_number(r.final->eval_loss.get())),
+                          number(format_number(r.throughput->step_seconds.get())),
+                          number(format_number(r.throughput->fp32_step_seconds.get()))});
   }
   return table;
 }
@@ -238,7 +237,7 @@ ReportTable noise_floor_table(const ReportInput& input, const ReportFacts& facts
     }
     ReportCell runs;
     for (const auto& r : input.records) {
-      if (r["kind"] != "baseline" || &facts.floors.of(r) != floor) continue;
+      if (r.kind != "baseline" || &facts.floors.of(r) != floor) continue;
       link_record(runs, input, r);
     }
     table.rows.push_back({text(floor->workload), std::move(runs),
@@ -264,13 +263,11 @@ ReportTable problems_table(const ReportInput& input, const ReportFacts& facts) {
     }
     std::string what;
     if (verdict == "diverged") {
-      what = "at step " + (*r)["diverged_at_step"].dump() + ": " +
-             r->value("divergence_reason", std::string());
+      what = "at step " + step_text(r->diverged_at_step) + ": " + *r->divergence_reason;
     } else if (verdict == "unstable") {
-      what = "from step " + r->value("unstable_at_step", nlohmann::json()).dump() + ": " +
-             r->value("instability_reason", std::string());
+      what = "from step " + step_text(r->unstable_at_step) + ": " + *r->instability_reason;
     } else if (verdict == "error") {
-      what = r->value("error", std::string());
+      what = *r->error;
     } else if (verdict == "failed to train") {
       what = "eval loss fell " + format_percent(improvement_ratio(*r)) +
              " of the baseline's fall; " + underflow_summary(*r);
@@ -279,7 +276,7 @@ ReportTable problems_table(const ReportInput& input, const ReportFacts& facts) {
     link_record(run, input, *r);
     ReportCell shown = text(verdict);
     shown.verdict = verdict;
-    table.rows.push_back({text(run_label(*r)), number(r->value("seed", nlohmann::json(0)).dump()),
+    table.rows.push_back({text(run_label(*r)), number(std::to_string(r->seed.value_or(0))),
                           std::move(run), std::move(shown), text(what),
                           text(non_finite.empty() ? "-" : non_finite)});
   }

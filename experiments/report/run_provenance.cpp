@@ -32,20 +32,20 @@ std::string short_runner(const std::string& runner) {
 
 }  // namespace
 
-std::string runs_as_text(const nlohmann::json& record) {
-  if (record.value("kind", std::string()) == "baseline") return "baseline";
-  if (!record.contains("runs_as") || !record["runs_as"].is_string()) return "not recorded";
-  const auto mode = record["runs_as"].get<std::string>();
+std::string runs_as_text(const RunRecord& record) {
+  if (record.kind == "baseline") return "baseline";
+  if (!record.runs_as.has_value()) return "not recorded";
+  const auto& mode = *record.runs_as;
   if (mode == "asked") return "as asked";
   if (mode != "upstream") return "unknown runs_as '" + mode + "'";
-  const auto changed = changes_text(record.value("changed_fields", nlohmann::json()), false);
+  const auto changed = changes_text(record.other.value("changed_fields", nlohmann::json()), false);
   return changed.empty() ? "upstream" : "upstream (" + changed + ")";
 }
 
-UpstreamMark upstream_mark(const nlohmann::json& record) {
-  if (record.value("kind", std::string()) == "baseline") return {false, "-"};
-  if (!record.contains("upstream")) return {false, "not recorded"};
-  const auto& upstream = record["upstream"];
+UpstreamMark upstream_mark(const RunRecord& record) {
+  if (record.kind == "baseline") return {false, "-"};
+  if (!record.other.contains("upstream")) return {false, "not recorded"};
+  const auto& upstream = record.other["upstream"];
   if (!upstream.is_object()) return {false, "-"};
   const auto runner = upstream.contains("runner") && upstream["runner"].is_string()
                           ? upstream["runner"].get<std::string>()
@@ -70,10 +70,10 @@ UpstreamMark upstream_mark(const nlohmann::json& record) {
   return mark;
 }
 
-std::string short_upstream_mark(const nlohmann::json& record) {
-  if (record.value("kind", std::string()) != "fp8") return "-";
-  if (!record.contains("upstream")) return "not recorded";
-  const auto& upstream = record["upstream"];
+std::string short_upstream_mark(const RunRecord& record) {
+  if (record.kind != "fp8") return "-";
+  if (!record.other.contains("upstream")) return "not recorded";
+  const auto& upstream = record.other["upstream"];
   if (!upstream.is_object()) return "-";
   const auto runner = short_runner(value_text(upstream, "runner"));
   if (upstream.value("trains_fp8", true) == false) return runner + " trains no FP8";

@@ -11,23 +11,20 @@ namespace {
 
 // "GEMM K: fprop 64, 256; dgrad 64, 256; wgrad 512", from the first FP8 record of the workload
 // that has `gemm_k` (every FP8 run of a workload has the same Linears and batch).
-std::string gemm_k_text(const std::vector<nlohmann::json>& records, const std::string& workload) {
+std::string gemm_k_text(const std::vector<RunRecord>& records, const std::string& workload) {
   for (const auto& r : records) {
-    if (r.value("workload", nlohmann::json()) != workload || !r.contains("gemm_k") ||
-        !r["gemm_k"].is_object()) {
-      continue;
-    }
+    if (r.workload != workload || !r.gemm_k.has_value()) continue;
     std::string text = "GEMM K:";
     const char* separator = " ";
     for (const char* gemm : {"fprop", "dgrad", "wgrad"}) {
-      const auto values = r["gemm_k"].value(gemm, nlohmann::json::array());
-      if (!values.is_array() || values.empty()) continue;
+      const auto it = r.gemm_k->find(gemm);
+      if (it == r.gemm_k->end() || it->second.empty()) continue;
+      const auto& values = it->second;
       text += separator;
       text += gemm;
       for (std::size_t i = 0; i < values.size(); ++i) {
         text += i == 0 ? " " : ", ";
-        text += format_number(
-            values[i].is_number() ? std::optional(values[i].get<double>()) : std::nullopt, "%.0f");
+        text += format_number(static_cast<double>(values[i]), "%.0f");
       }
       separator = "; ";
     }
@@ -38,27 +35,28 @@ std::string gemm_k_text(const std::vector<nlohmann::json>& records, const std::s
 
 }  // namespace
 
-std::vector<std::string> run_scale_lines(const std::vector<nlohmann::json>& records) {
-  std::map<std::string, const nlohmann::json*> chosen;  // workload -> record
+std::vector<std::string> run_scale_lines(const std::vector<RunRecord>& records) {
+  std::map<std::string, const RunRecord*> chosen;  // workload -> record
   for (const auto& r : records) {
-    if (r.value("status", std::string()) != "finished" || !r.contains("workload") ||
-        !r["workload"].is_string()) {
-      continue;
-    }
-    const auto workload = r["workload"].get<std::string>();
+    if (*r.status != "finished") continue;
+    const auto& workload = r.workload;
     const auto it = chosen.find(workload);
-    const bool baseline = r.value("kind", std::string()) == "baseline";
-    if (it == chosen.end() ||
-        (baseline && it->second->value("kind", std::string()) != "baseline")) {
+    const bool baseline = r.kind == "baseline";
+    if (it == chosen.end() || (baseline && it->second->kind != "baseline")) {
       chosen[workload] = &r;
     }
   }
   std::vector<std::string> lines;
   for (const auto& [workload, r] : chosen) {
-    const auto steps = number_at(*r, "/steps_completed");
-    const auto per_step = number_at(*r, "/throughput/tokens_per_step");
-    const auto all = number_at(*r, "/parameter_count");
-    const auto non_embedding = number_at(*r, "/non_embedding_parameter_count");
+    // As numbers (the arithmetic below is in double).
+    const auto number = [](const Field<std::int64_t>& f) -> std::optional<double> {
+      if (!f.has_value()) return std::nullopt;
+      return static_cast<double>(*f);
+    };
+    const auto steps = number(r->steps_completed);
+    const auto per_step = number(r->throughput->tokens_per_step);
+    const auto all = number(r->parameter_count);
+    const auto non_embedding = number(r->non_embedding_parameter_count);
     std::string line = workload + ": " + format_number(steps, "%.0f") + " steps";
     if (steps && per_step) {
       const double tokens = *steps * *per_step;

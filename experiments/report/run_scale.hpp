@@ -9,12 +9,13 @@
 
 #include <string>
 #include <vector>
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
 // "llama-xs: 300 steps x 4096 tokens = 1.23e+06 tokens; 0.0512 tokens per parameter (2.4e+07
 // parameters), 0.41 per non-embedding parameter (3e+06); GEMM K: not in the records", one line
 // per workload, from its first finished baseline (else its first finished run).
-std::vector<std::string> run_scale_lines(const std::vector<nlohmann::json>& records);
+std::vector<std::string> run_scale_lines(const std::vector<RunRecord>& records);
 
 }  // namespace fp8lab::experiments

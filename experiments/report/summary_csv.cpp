@@ -15,18 +15,25 @@
 namespace fp8lab::experiments {
 namespace {
 
+// A sweep.json row's field as text ("" when absent or null).
 std::string text_at(const nlohmann::json& j, const char* key) {
   if (!j.contains(key) || j[key].is_null()) return "";
   return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
+// A record's field as text ("" when absent or null).
+std::string text_of(const std::string& value) { return value; }
+std::string text_of(const Field<std::string>& field) { return field.value_or(""); }
+std::string text_of(const Field<std::int64_t>& field) {
+  return field.has_value() ? std::to_string(*field) : "";
 }
 
 // The paired columns: the recipe row's named test against its baseline and its verdict
 // (test_columns.hpp), the reason, this seed's errors, the seeds of the test, the band and alpha,
 // the chaos floor beside it, and the eval set's sampling error of this seed's paired error
 // (against `baseline`, the record it was compared with, if present).
-void paired_fields(std::ostringstream& csv, const nlohmann::json& r, const RecipeRow* row,
-                   const ReportFacts& facts, const ReportInput& input,
-                   const nlohmann::json* baseline) {
+void paired_fields(std::ostringstream& csv, const RunRecord& r, const RecipeRow* row,
+                   const ReportFacts& facts, const ReportInput& input, const RunRecord* baseline) {
   const auto sampling = baseline ? eval_sampling_error(r, *baseline) : std::nullopt;
   const auto* chaos = facts.chaos.of(r);
   const NamedTest* test = row != nullptr && row->paired.test ? &*row->paired.test : nullptr;
@@ -66,42 +73,41 @@ std::string render_summary_csv(const ReportInput& input) {
       ",paired_reason,rel_error_final,rel_error_tail,recipe_seeds,practical_band,alpha,"
       "chaos_floor_sd,chaos_floor_arm,eval_loss_se,paired_eval_se,unstable_ci_low,unstable_ci_high,"
       "baseline_unstable_runs,baseline_runs,unstable_p_fisher\n";
-  std::map<std::string, const nlohmann::json*> by_id;
-  for (const auto& r : input.records) by_id[r["run_id"].get<std::string>()] = &r;
+  std::map<std::string, const RunRecord*> by_id;
+  for (const auto& r : input.records) by_id[r.run_id] = &r;
 
   const ReportFacts facts(input);
   const auto& floors = facts.floors;
   std::map<std::string, const RecipeRow*> row_of;  // run id -> its recipe row
   for (const auto& row : facts.rows) {
-    for (const auto* r : row.runs) row_of[(*r)["run_id"].get<std::string>()] = &row;
+    for (const auto* r : row.runs) row_of[r->run_id] = &row;
   }
   std::ostringstream csv;
   csv << header;
   auto row = [&](const std::string& index, const std::string& label, const std::string& run_id,
                  const std::string& note) {
     const auto it = by_id.find(run_id);
-    const nlohmann::json empty = nlohmann::json::object();
+    const RunRecord empty;
     const auto& r = it != by_id.end() ? *it->second : empty;
+    const auto& final = *r.final;
+    const auto& throughput = *r.throughput;
     const bool present = it != by_id.end();
     csv << csv_field(index) << ',' << csv_field(label) << ',' << csv_field(run_id) << ','
-        << csv_field(text_at(r, "workload")) << ',' << text_at(r, "seed") << ','
-        << (present ? text_at(r, "status") : "missing") << ','
+        << csv_field(text_of(r.workload)) << ',' << text_of(r.seed) << ','
+        << (present ? text_of(r.status) : "missing") << ','
         << csv_field(present ? run_verdict(r, floors.of(r).tolerance) : "not run") << ','
-        << csv_number(number_at(r, "/final/train_loss")) << ','
-        << csv_number(number_at(r, "/final/eval_loss")) << ','
-        << csv_number(number_at(r, "/final/baseline_eval_loss")) << ','
-        << csv_number(number_at(r, "/final/eval_abs_diff")) << ','
-        << csv_number(number_at(r, "/final/eval_rel_diff")) << ','
-        << csv_number(number_at(r, "/final/weight_rel_l2")) << ','
-        << csv_number(number_at(r, "/final/grad_rel_l2")) << ',' << text_at(r, "diverged_at_step")
-        << ',' << text_at(r, "steps_completed") << ','
-        << csv_number(number_at(r, "/throughput/steps_per_second")) << ','
-        << csv_number(number_at(r, "/throughput/tokens_per_second")) << ','
-        << csv_number(number_at(r, "/throughput/gemm_time_share")) << ','
-        << csv_number(number_at(r, "/throughput/step_time_over_fp32")) << ','
-        << csv_number(number_at(r, "/throughput/step_time_over_baseline")) << ','
-        << text_at(r, "high_precision") << ',' << csv_field(note) << ','
-        << csv_field(text_at(r, "recipe_canonical")) << ',' << csv_field(text_at(r, "error"));
+        << csv_number(final.train_loss.get()) << ',' << csv_number(final.eval_loss.get()) << ','
+        << csv_number(final.baseline_eval_loss.get()) << ','
+        << csv_number(final.eval_abs_diff.get()) << ',' << csv_number(final.eval_rel_diff.get())
+        << ',' << csv_number(final.weight_rel_l2.get()) << ','
+        << csv_number(final.grad_rel_l2.get()) << ',' << text_of(r.diverged_at_step) << ','
+        << text_of(r.steps_completed) << ',' << csv_number(throughput.steps_per_second.get()) << ','
+        << csv_number(throughput.tokens_per_second.get()) << ','
+        << csv_number(throughput.gemm_time_share.get()) << ','
+        << csv_number(throughput.step_time_over_fp32.get()) << ','
+        << csv_number(throughput.step_time_over_baseline.get()) << ',' << text_of(r.high_precision)
+        << ',' << csv_field(note) << ',' << csv_field(text_of(r.recipe_canonical)) << ','
+        << csv_field(text_of(r.error));
     if (!present) {  // the columns after `error` (the 25th) stay empty
       csv << std::string(std::count(header.begin(), header.end(), ',') - 24, ',') << '\n';
       return;
@@ -122,7 +128,7 @@ std::string render_summary_csv(const ReportInput& input) {
   } else {
     for (const auto& r : input.records) {
       if (!is_fp8_run(r)) continue;
-      row("", run_label(r), r["run_id"].get<std::string>(), "");
+      row("", run_label(r), r.run_id, "");
     }
   }
   return csv.str();

@@ -14,9 +14,10 @@
 #include "experiments/report/multiplicity.hpp"
 #include "experiments/report/report_data.hpp"
 #include "experiments/report/report_facts.hpp"
-#include "experiments/report/results_reader.hpp"
 #include "experiments/report/summary_csv.hpp"
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/results_reader.hpp"
+#include "experiments/results/results_store.hpp"
+#include "recipes/heatmap_axes.hpp"
 
 namespace fp8lab::experiments {
 
@@ -70,7 +71,7 @@ ReportPaths write_reports(const ReportOptions& options) {
 
   if (!options.heatmap_axes.empty()) {
     try {
-      check_heatmap_axes(options.heatmap_axes, varied_recipe_axes(input.records));
+      recipes::check_heatmap_axes(options.heatmap_axes, varied_recipe_axes(input.records));
     } catch (const std::invalid_argument& e) {
       if (!options.default_axes_when_not_varied) throw;
       input.notes.push_back(std::string(e.what()) +
@@ -90,16 +91,13 @@ ReportPaths write_reports(const ReportOptions& options) {
   // Sidecars lie under the directory a record was read from: DIR for DIR/results.jsonl, and for
   // DIR/runs/<id>.json too.
   for (const auto& record : input.records) {
-    if (!record.contains("layer_stats_sidecar") || !record["layer_stats_sidecar"].is_string()) {
-      continue;
-    }
-    const auto id = record["run_id"].get<std::string>();
+    if (!record.layer_stats_sidecar.has_value()) continue;
+    const auto& id = record.run_id;
     const auto file = loaded.files.find(id);
     if (file == loaded.files.end()) continue;
     auto directory = file->second.parent_path();
     if (directory.filename() == "runs") directory = directory.parent_path();
-    input.layer_stats_files[id] =
-        directory / std::filesystem::path(record["layer_stats_sidecar"].get<std::string>());
+    input.layer_stats_files[id] = directory / std::filesystem::path(*record.layer_stats_sidecar);
   }
   ReportPaths paths{out / "results.jsonl", out / "summary.csv",
                     out / "contrasts.csv", out / "report.md",
@@ -107,7 +105,7 @@ ReportPaths write_reports(const ReportOptions& options) {
                     loaded.chosen,         missing_runs(input.requested, input.records),
                     std::nullopt};
   std::ostringstream jsonl;
-  for (const auto& r : input.records) jsonl << r.dump() << '\n';
+  for (const auto& r : input.records) jsonl << to_json(r).dump() << '\n';
   write_file_atomically(paths.results_jsonl, jsonl.str());
   write_file_atomically(paths.summary_csv, render_summary_csv(input));
   write_file_atomically(paths.contrasts_csv, render_contrasts_csv(input));

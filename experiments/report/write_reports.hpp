@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/report/results_reader.hpp"
+#include "experiments/results/results_reader.hpp"
 
 namespace fp8lab::experiments {
 

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "experiments/runner/no_follow.hpp"
+#include "experiments/results/no_follow.hpp"
 
 namespace fp8lab::experiments {
 

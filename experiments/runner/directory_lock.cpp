@@ -10,7 +10,7 @@
 #include <ctime>
 #include <stdexcept>
 
-#include "experiments/runner/no_follow.hpp"
+#include "experiments/results/no_follow.hpp"
 
 namespace fp8lab::experiments {
 namespace {

@@ -21,7 +21,7 @@
 #include <optional>
 #include <string>
 
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/results_store.hpp"
 
 namespace fp8lab::experiments {
 

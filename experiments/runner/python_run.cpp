@@ -16,9 +16,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "experiments/results/io_error.hpp"
+#include "experiments/results/no_follow.hpp"
 #include "experiments/runner/cpu_numerics.hpp"
-#include "experiments/runner/io_error.hpp"
-#include "experiments/runner/no_follow.hpp"
+#include "experiments/runner/layer_stats_rows.hpp"
 #include "experiments/runner/null_run.hpp"
 #include "experiments/runner/run_record.hpp"
 #include "recipes/instability_rule.hpp"

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/results_store.hpp"
 #include "experiments/runner/run_executor.hpp"
 
 namespace fp8lab::experiments {

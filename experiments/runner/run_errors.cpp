@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <map>
 
-#include "experiments/runner/no_follow.hpp"
+#include "experiments/results/no_follow.hpp"
 
 namespace fp8lab::experiments {
 namespace {

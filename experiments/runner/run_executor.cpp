@@ -20,13 +20,15 @@
 #include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/operand_noise.hpp"
 #include "experiments/fp8/what_if.hpp"
-#include "experiments/runner/baseline_archive.hpp"
+#include "experiments/results/baseline_archive.hpp"
+#include "experiments/results/layer_stats_sidecar.hpp"
+#include "experiments/results/results_files.hpp"
+#include "experiments/results/run_record.hpp"
 #include "experiments/runner/cpu_numerics.hpp"
-#include "experiments/runner/layer_stats_sidecar.hpp"
+#include "experiments/runner/layer_stats_rows.hpp"
 #include "experiments/runner/null_run.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/python_run.hpp"
-#include "experiments/runner/results_files.hpp"
 #include "experiments/runner/run_diagnostics.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/run_record.hpp"
@@ -360,14 +362,9 @@ struct BaselineLosses {
 BaselineLosses baseline_losses(const nlohmann::json* baseline) {
   BaselineLosses losses;
   if (baseline == nullptr) return losses;
-  for (const auto& row : (*baseline)["train"]) {
-    losses.train[row["step"].get<std::int64_t>()] =
-        row["loss"].is_number() ? row["loss"].get<double>() : NAN;
-  }
-  for (const auto& row : (*baseline)["eval"]) {
-    losses.eval[row["step"].get<std::int64_t>()] =
-        row["loss"].is_number() ? row["loss"].get<double>() : NAN;
-  }
+  const RunRecord record = run_record_from_json(*baseline);
+  for (const auto& row : *record.train) losses.train[row.step] = row.loss.value_or(NAN);
+  for (const auto& row : *record.eval) losses.eval[row.step] = row.loss.value_or(NAN);
   return losses;
 }
 

@@ -21,7 +21,7 @@
 #include "experiments/fp8/backend.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/fp8/non_finite.hpp"
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/results_store.hpp"
 #include "recipes/instability_rule.hpp"
 #include "recipes/null_arms.hpp"
 #include "recipes/recipe.hpp"

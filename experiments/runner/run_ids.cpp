@@ -1,6 +1,6 @@
 #include "experiments/runner/run_ids.hpp"
 
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/results_store.hpp"
 #include "experiments/workloads/workload_options.hpp"
 
 namespace fp8lab::experiments {

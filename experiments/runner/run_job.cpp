@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "experiments/runner/results_files.hpp"
+#include "experiments/results/results_files.hpp"
 #include "recipes/complete_recipe.hpp"
 #include "recipes/error.hpp"
 

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <string>
 
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/results_store.hpp"
 #include "experiments/runner/run_executor.hpp"
 
 namespace fp8lab::experiments {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "experiments/fp8/linear_stats.hpp"
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/results_store.hpp"
 #include "experiments/runner/run_executor.hpp"
 #include "experiments/runner/training.hpp"
 

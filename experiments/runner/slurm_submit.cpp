@@ -8,10 +8,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "experiments/results/no_follow.hpp"
+#include "experiments/results/results_files.hpp"
+#include "experiments/results/results_store.hpp"
 #include "experiments/runner/child_process.hpp"
-#include "experiments/runner/no_follow.hpp"
-#include "experiments/runner/results_files.hpp"
-#include "experiments/runner/results_store.hpp"
 
 namespace fp8lab::experiments {
 namespace {

@@ -16,9 +16,9 @@
 
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
-#include "experiments/report/report_data.hpp"
-#include "experiments/report/write_reports.hpp"
-#include "experiments/runner/baseline_archive.hpp"
+#include "experiments/results/baseline_archive.hpp"
+#include "experiments/results/results_files.hpp"
+#include "experiments/results/results_store.hpp"
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/directory_lock.hpp"
 #include "experiments/runner/null_run.hpp"
@@ -26,14 +26,13 @@
 #include "experiments/runner/progress.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/python_run.hpp"
-#include "experiments/runner/results_files.hpp"
-#include "experiments/runner/results_store.hpp"
 #include "experiments/runner/run_errors.hpp"
 #include "experiments/runner/run_executor.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/run_job.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/fields.hpp"
+#include "recipes/heatmap_axes.hpp"
 #include "recipes/sweep.hpp"
 #include "recipes/text_file.hpp"
 
@@ -435,7 +434,7 @@ recipes::SweepExpansion expand_sweep(const SweepOptions& options, const std::str
   }
   if (!options.heatmap_axes.empty()) {
     // Before any run starts, against the fields the whole sweep varies (not this shard's runs).
-    check_heatmap_axes(options.heatmap_axes, recipes::varied_fields(expansion));
+    recipes::check_heatmap_axes(options.heatmap_axes, recipes::varied_fields(expansion));
   }
   return expansion;
 }
@@ -690,14 +689,6 @@ bool run_all_jobs(const Jobs& jobs, const SweepOptions& options, const ResultsDi
   return completed;
 }
 
-std::filesystem::path write_sweep_reports(const SweepOptions& options) {
-  ReportOptions report;
-  report.inputs = {options.output};
-  report.heatmap_axes = options.heatmap_axes;
-  report.default_axes_when_not_varied = true;  // a shard's directory may not vary them
-  return write_reports(report).report_html;
-}
-
 }  // namespace
 
 std::pair<int, int> parse_shard(const std::string& text) {
@@ -756,9 +747,7 @@ SweepOutcome run_sweep(const SweepOptions& options) {
   // Also after errors: the report says at its top which runs are missing; unless errors left no
   // record at all to report (the closing line says what happened).
   const bool errored = !outcome.errors.empty() || !outcome.waiting.empty();
-  if (!errored || !directory.run_record_paths().empty()) {
-    outcome.report_html = write_sweep_reports(options);
-  }
+  outcome.report_due = !errored || !directory.run_record_paths().empty();
   return outcome;
 }
 

@@ -66,8 +66,10 @@ struct SweepOutcome {
   bool interrupted = false;
   std::vector<RunError> errors;      // runs that errored (run_errors.hpp): no record
   std::vector<std::string> waiting;  // runs not started: their baseline errored
-  // Empty for a dry run, an interrupted sweep, or one whose errors left no record to report.
-  std::filesystem::path report_html;
+  // Whether the reports are to be written now (by the caller: fp8lab sweep calls write_reports,
+  // report/write_reports.hpp): false for a dry run, an interrupted sweep, or one whose errors left
+  // no record to report.
+  bool report_due = false;
 };
 
 // Parses "i/n"; std::invalid_argument names the text and the rule.

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/runner/layer_stats_sidecar.hpp"
+#include "experiments/results/layer_stats_sidecar.hpp"
 #include "experiments/workloads/workload.hpp"
 #include "recipes/instability_rule.hpp"
 

@@ -1,5 +1,5 @@
 // Deterministic FP8 GEMM kernels with the accumulation models of sim/gemm/gemm.hpp
-// (NUMERICS.md §3-4), for every scaling kind: per-tensor, rowwise/columnwise, block 1x128 and
+// (docs/numerics.md §3-4), for every scaling kind: per-tensor, rowwise/columnwise, block 1x128 and
 // 128x128, MXFP8 1x32/32x1 (which Hopper's tensor cores cannot run; these kernels can).
 //
 //   gpu::gemm with Accumulation::kFp32Seq                 must equal sim::gemm, the same model

@@ -1,4 +1,4 @@
-// Quantizers with one scale per block on the GPU (NUMERICS.md §2.2-2.5), twins of sim/scaling/:
+// Quantizers with one scale per block on the GPU (docs/numerics.md §2.2-2.5), twins of sim/scaling/:
 //
 //   gpu::scaling::quantize_block_te         must equal sim::scaling::quantize_block_te
 //   gpu::scaling::quantize_axiswise_torchao must equal sim::scaling::quantize_axiswise_torchao

@@ -1,4 +1,4 @@
-// Delayed scaling on the GPU (NUMERICS.md §2.1, te-accelerate.md §2.6): TE's fused amax-history
+// Delayed scaling on the GPU (docs/numerics.md §2.1, te-accelerate.md §2.6): TE's fused amax-history
 // and scale update for every layer's slots in one launch (TE kernel_bulk).
 //
 //   gpu::scaling::delayed_update must equal sim::scaling::fused_amax_and_scale_update applied to

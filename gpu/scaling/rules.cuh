@@ -1,4 +1,4 @@
-// The scale rules of the scaling recipes (NUMERICS.md §2), device twins of sim/scaling/:
+// The scale rules of the scaling recipes (docs/numerics.md §2), device twins of sim/scaling/:
 //   te_scale_from_amax           = sim::scaling::te_scale_from_amax        (te-accelerate.md §5.1)
 //   torchao_scale_from_amax      = sim::scaling::torchao_scale_from_amax   (torchao-mx.md §2.1)
 //   mx_scale_code / mx_multiplier = sim::scaling::mx_scale_code / mx_element_multiplier (§4.3)

@@ -6,7 +6,7 @@
 // output's addition order, so the kernel equals the naive triple loop to the bit.
 //
 // Two variants: fp32_seq_tile uses FMA (MulAdd), equal to multiply-then-add because products of
-// FP8 values are exact in fp32 (NUMERICS.md §3); fp32_mul_add_tile rounds each product first, as
+// FP8 values are exact in fp32 (docs/numerics.md §3); fp32_mul_add_tile rounds each product first, as
 // the high-precision GEMM must for fp32/bf16 operands whose products need not be exact.
 #include "sim/gemm/plan.hpp"
 

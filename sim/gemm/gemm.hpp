@@ -1,4 +1,4 @@
-// Quantized GEMM with the accumulation models of NUMERICS.md §3, and the high-precision GEMM of
+// Quantized GEMM with the accumulation models of docs/numerics.md §3, and the high-precision GEMM of
 // baselines and overridden GEMMs.
 //
 //   C[M, N] = sum over k of A(m, k) * B(n, k)
@@ -35,7 +35,7 @@
 //   t_j   = RN(P_j * s_j)
 //   total = t_0, then total = RN(total + t_j) for j = 1, 2, ... (increasing j)
 //   out   = bias empty ? total : RN(total + bias[n]);   bf16 output: fp32_to_bf16(out) (RN)
-// A single block therefore gives NUMERICS.md §3's out = RN(acc * RN(sa_inv * sb_inv)).
+// A single block therefore gives docs/numerics.md §3's out = RN(acc * RN(sa_inv * sb_inv)).
 // Every NaN output is the canonical fp32 NaN 0x7FFFFFFF (the GPU's), before the bf16 conversion.
 //
 // P_j by model (k runs over the block's elements in increasing order):
@@ -139,7 +139,7 @@ std::vector<double> gemm_exact(const GemmOperand& a, const GemmOperand& b,
 
 // ---------------------------------------------------------------------------------------------
 // High-precision GEMM (baselines, GEMMs overridden by override_linear_precision): fp32 operands,
-// optionally rounded RN to bf16 first (bf16 operands as NUMERICS.md §3 says), fp32 accumulation in
+// optionally rounded RN to bf16 first (bf16 operands as docs/numerics.md §3 says), fp32 accumulation in
 // the fp32_seq order with the product rounded separately, because fp32 products are not exact:
 //   acc = +0.0f, then acc = RN(acc + RN(a_k * b_k)) for k = 0, 1, ... (no FMA);
 //   out = bias empty ? acc : RN(acc + bias[n]); NaN -> 0x7FFFFFFF; bf16 output RN.

@@ -1,4 +1,4 @@
-// Block scaling: TE Float8BlockScaling, DeepSeek-V3 style (NUMERICS.md §2.4,
+// Block scaling: TE Float8BlockScaling, DeepSeek-V3 style (docs/numerics.md §2.4,
 // te-accelerate.md §5.3). 1 x 128 blocks for activations and gradients (128 x 1 for their
 // columnwise copy), 128 x 128 tiles for weights; fp32 scales, power of 2 by default; partial edge
 // blocks use only their valid elements.

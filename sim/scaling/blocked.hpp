@@ -2,7 +2,7 @@
 // block 1x128 / 128x1 / 128x128, MX 1x32 / 32x1 / 32x32): split a row-major [rows, cols] tensor
 // into block_rows x block_cols blocks (partial edge blocks hold only their valid elements), ask the
 // recipe's rule for each block's scale from the block's amax, then quantize the block with
-// sim::quantize (satfinite, NUMERICS.md §2: every recipe casts with cvt.rn.satfinite).
+// sim::quantize (satfinite, docs/numerics.md §2: every recipe casts with cvt.rn.satfinite).
 //
 // Contract per block b (the GPU twins in gpu/scaling/ follow it):
 //   amax_b    = max |x| over the block's elements, NaN ignored (fmaxf), +Inf if any is ±Inf

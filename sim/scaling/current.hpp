@@ -1,5 +1,5 @@
 // Current (dynamic, per-tensor) scaling: the scale comes from this tensor's amax now.
-// Two peers, two rules (NUMERICS.md §2.2):
+// Two peers, two rules (docs/numerics.md §2.2):
 //   TE Float8CurrentScaling   te-accelerate.md §5.1-5.2  (recipe_common.cuh compute_scale_from_amax)
 //   torchao "tensorwise"      torchao-mx.md §2.1-2.3     (float8_utils.py amax_to_scale)
 // The TE rule is also block scaling's rule (sim/scaling/block.hpp) and the torchao rule is also

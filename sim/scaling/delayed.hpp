@@ -1,4 +1,4 @@
-// Delayed scaling: TE DelayedScaling, the seed's TERecipeKwargs (NUMERICS.md §2.1,
+// Delayed scaling: TE DelayedScaling, the seed's TERecipeKwargs (docs/numerics.md §2.1,
 // te-accelerate.md §2). Per Linear layer: forward slots {input, weight}, backward slot
 // {grad_output}; each slot has a scale (starts at 1.0) and an amax history H[len] (starts at 0)
 // whose row 0 accumulates the running step's amax. Casts use the slot's current scale; the scale

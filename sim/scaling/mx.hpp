@@ -1,4 +1,4 @@
-// MXFP8 (NUMERICS.md §2.5; te-accelerate.md §4; torchao-mx.md §4): blocks of 32 consecutive
+// MXFP8 (docs/numerics.md §2.5; te-accelerate.md §4; torchao-mx.md §4): blocks of 32 consecutive
 // elements along the GEMM's K share one E8M0 scale 2^(e - 127). The rowwise (1 x 32) and
 // columnwise (32 x 1) copies are each quantized from the high-precision input, never from each
 // other; TE's optional 2-D mode gives weights one scale per 32 x 32 tile, shared by both copies.

@@ -16,7 +16,7 @@
 
 namespace fp8lab::sim::scaling {
 
-// TE DelayedScaling's settings (NUMERICS.md §2.1, te-accelerate.md §2) and the one definition of
+// TE DelayedScaling's settings (docs/numerics.md §2.1, te-accelerate.md §2) and the one definition of
 // its update rule: which updates recompute the scale (the interval rule) and the scaled max the
 // new scale divides (S = RN(scaled_max / amax), fused_amax_and_scale_update). sim's
 // DelayedScalingState, the cuda backend's device state and the shadow check all ask it.
@@ -79,7 +79,7 @@ constexpr const char* to_string(QuantizeKind kind) {
   return "?";
 }
 
-// Every quantizer casts q = cast_satfinite(RN(x * s)) (NUMERICS.md §2); the plan says how s is
+// Every quantizer casts q = cast_satfinite(RN(x * s)) (docs/numerics.md §2); the plan says how s is
 // chosen and over which elements. `format` is E4M3 / E5M2, or for kMx also E2M1 / E2M3 / E3M2
 // (MXFP4, MXFP6), and E2M1 for kNvfp4.
 struct QuantizePlan {

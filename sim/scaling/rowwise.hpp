@@ -1,5 +1,5 @@
 // Rowwise / axiswise scaling: torchao Float8LinearConfig recipes "tensorwise", "rowwise" and
-// "rowwise_with_gw_hp" (NUMERICS.md §2.3; torchao-mx.md §1.2, §2.1-2.4). One scale per row or per
+// "rowwise_with_gw_hp" (docs/numerics.md §2.3; torchao-mx.md §1.2, §2.1-2.4). One scale per row or per
 // column of the stored tensor, along the reduction dimension of the GEMM (sim/settings.hpp),
 // each computed with torchao's amax_to_scale (float64 division, 1e-12 clamp, NaN propagating;
 // sim/scaling/current.hpp).

@@ -10,8 +10,11 @@
 
 #include "experiments/report/ablation.hpp"
 
+#include "tests/support/report_records.hpp"
+
 namespace fp8lab::experiments {
 namespace {
+using testing::typed;
 
 nlohmann::json arm_record(const std::string& kind, const std::string& layer, std::int64_t seed,
                           double loss, double baseline) {
@@ -51,7 +54,7 @@ std::vector<nlohmann::json> planted_records() {
 }  // namespace
 
 TEST_CASE("ablation: the layer that carries the gap ranks first", "[report][ablation]") {
-  const auto tables = ablation_tables(planted_records());
+  const auto tables = ablation_tables(typed(planted_records()));
   REQUIRE(tables.size() == 1);
   const auto& t = tables[0];
   CHECK(t.workload == "mlp");
@@ -83,7 +86,7 @@ TEST_CASE("ablation: a run without a final loss is left out and said", "[report]
   auto records = planted_records();
   records[1]["final"]["eval_loss"] = nullptr;  // seed 0's all_but bad diverged
   records[1]["status"] = "diverged";
-  const auto tables = ablation_tables(records);
+  const auto tables = ablation_tables(typed(records));
   REQUIRE(tables.size() == 1);
   const auto& bad = tables[0].layers[0];
   CHECK(bad.layer == "bad");
@@ -92,7 +95,8 @@ TEST_CASE("ablation: a run without a final loss is left out and said", "[report]
   REQUIRE(tables[0].notes.size() == 1);
   CHECK_THAT(tables[0].notes[0], Catch::Contains("(seed 0) has no final eval loss (diverged)"));
   CHECK(ablation_markdown({}).empty());
-  CHECK(ablation_tables({nlohmann::json{{"run_id", "x"}, {"kind", "fp8"}}}).empty());
+  CHECK(ablation_tables(typed(std::vector<nlohmann::json>{{{"run_id", "x"}, {"kind", "fp8"}}}))
+            .empty());
 }
 
 }  // namespace fp8lab::experiments

@@ -15,6 +15,7 @@
 
 #include "experiments/report/cross_machine.hpp"
 #include "tests/support/cli.hpp"
+#include "tests/support/report_records.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -22,6 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::ScopedEnvironment;
 using testing::Scratch;
+using testing::typed;
 
 // The "machine" objects of the FP8 record and the baseline of a 2-step mlp run into `out`, after
 // checking that the run exited 0.
@@ -109,9 +111,9 @@ TEST_CASE("the report names each pair whose records ran on different CPU numeric
   // Same numerics: no note. sim's target alone never makes a difference.
   auto amd_avx3 = amd;
   amd_avx3["sim_simd_target"] = "AVX3";
-  CHECK(cross_machine_notes(records(amd, amd_avx3)).empty());
+  CHECK(cross_machine_notes(typed(records(amd, amd_avx3))).empty());
   // Native on two processors: one note naming both.
-  const auto notes = cross_machine_notes(records(intel, amd));
+  const auto notes = cross_machine_notes(typed(records(intel, amd)));
   REQUIRE(notes.size() == 1);
   CHECK_THAT(notes[0], Catch::Contains("run fp8-s0 ran on Intel(R) Xeon(R) (native: ATen AVX2, "
                                        "MKL AUTO), its baseline base-s0 on AMD EPYC"));
@@ -122,11 +124,11 @@ TEST_CASE("the report names each pair whose records ran on different CPU numeric
     (*m)["aten_cpu_capability"] = "DEFAULT";
     (*m)["mkl_cbwr"] = "COMPATIBLE";
   }
-  CHECK(cross_machine_notes(records(intel_portable, amd_portable)).empty());
+  CHECK(cross_machine_notes(typed(records(intel_portable, amd_portable))).empty());
   // Portable against native on one processor: different paths.
-  CHECK(cross_machine_notes(records(amd_portable, amd)).size() == 1);
+  CHECK(cross_machine_notes(typed(records(amd_portable, amd))).size() == 1);
   // Records from before the field: nothing is known, nothing is claimed.
-  CHECK(cross_machine_notes(records(nullptr, amd)).empty());
+  CHECK(cross_machine_notes(typed(records(nullptr, amd))).empty());
 }
 
 }  // namespace fp8lab::experiments

@@ -1,4 +1,4 @@
-// The cuda backend gives the sim backend's bits (NUMERICS.md §4): two Fp8Linear stacks with the
+// The cuda backend gives the sim backend's bits (docs/numerics.md §4): two Fp8Linear stacks with the
 // same weights, one on each backend, train three steps under each recipe; every output, input /
 // weight / bias gradient and delayed-scaling state (every scale and amax-history entry) must be
 // bitwise equal. The cuda stack runs under the shadow check with every step replayed, which must

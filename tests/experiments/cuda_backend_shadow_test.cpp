@@ -21,6 +21,7 @@
 #include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/shadow_check.hpp"
 #include "experiments/fp8/sim_backend.hpp"
+#include "experiments/report/shadow_summary.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "tests/support/cli.hpp"
 

@@ -20,9 +20,11 @@
 #include "recipes/recipe_file.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"
+#include "tests/support/report_records.hpp"
 
 namespace fp8lab::experiments {
 namespace {
+using testing::typed;
 
 namespace fs = std::filesystem;
 
@@ -142,7 +144,8 @@ TEST_CASE("A NaN planted in one layer's backward is the first non-finite site",
   const std::string md = testing::read_text(dir.path() / "report.md");
   CHECK_THAT(md, Catch::Contains("first non-finite value: step 2, backward, layer `fc2`, "
                                  "grad_output read by dgrad"));
-  CHECK_THAT(first_non_finite_text(record), Catch::Contains("[4096] non-finite (0x7fc00000)"));
+  CHECK_THAT(first_non_finite_text(typed(record)),
+             Catch::Contains("[4096] non-finite (0x7fc00000)"));
 }
 
 TEST_CASE("A NaN planted in a forward input is found there", "[diagnostics][non_finite]") {
@@ -248,7 +251,7 @@ ablate: {layers: [fc1, mix, fc2, fc3]}
     null_run.steps = 60;
     records.push_back(execute_null_run(directory, null_run));
   }
-  const auto tables = ablation_tables(records);
+  const auto tables = ablation_tables(typed(records));
   REQUIRE(tables.size() == 1);
   INFO(ablation_markdown(tables));
   REQUIRE(tables[0].gap);

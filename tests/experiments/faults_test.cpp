@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/runner/io_error.hpp"
+#include "experiments/results/io_error.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {

@@ -10,9 +10,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "experiments/report/results_reader.hpp"
-#include "experiments/runner/baseline_archive.hpp"
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/baseline_archive.hpp"
+#include "experiments/results/results_reader.hpp"
+#include "experiments/results/results_store.hpp"
 
 using namespace fp8lab::experiments;
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "experiments/runner/no_follow.hpp"
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/no_follow.hpp"
+#include "experiments/results/results_store.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {

@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "experiments/results/results_store.hpp"
 #include "experiments/runner/child_process.hpp"
-#include "experiments/runner/results_store.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {

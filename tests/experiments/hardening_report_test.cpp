@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "experiments/fp8/cuda_backend.hpp"
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/results_store.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"

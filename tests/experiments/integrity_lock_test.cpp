@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "experiments/results/results_store.hpp"
 #include "experiments/runner/child_process.hpp"
-#include "experiments/runner/results_store.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/run_processes.hpp"
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "experiments/report/results_reader.hpp"
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/results_reader.hpp"
+#include "experiments/results/results_store.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {

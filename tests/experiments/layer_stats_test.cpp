@@ -1,5 +1,5 @@
 // The per-layer statistics of the sidecar (experiments/fp8/linear_stats.hpp, what_if.hpp,
-// experiments/runner/layer_stats_sidecar.hpp):
+// experiments/results/layer_stats_sidecar.hpp):
 // - each statistic equals a direct computation on the same tensors, for every blocked layout;
 // - a planted fault (a block of outlier weights in one layer, or one layer's input scaled by 1e4)
 //   is flagged by that layer's rows, and the what-if rows of the same tensors say which recipe
@@ -23,14 +23,17 @@
 #include "experiments/fp8/sim_backend.hpp"
 #include "experiments/fp8/what_if.hpp"
 #include "experiments/report/layer_stats_report.hpp"
-#include "experiments/runner/layer_stats_sidecar.hpp"
+#include "experiments/results/layer_stats_sidecar.hpp"
+#include "experiments/runner/layer_stats_rows.hpp"
 #include "recipes/error.hpp"
 #include "sim/format.hpp"
 #include "sim/scaling/stats.hpp"
 #include "tests/support/cli.hpp"
+#include "tests/support/report_records.hpp"
 
 namespace fp8lab::experiments {
 namespace {
+using testing::typed;
 
 // The statistics computed straight from x, the codes and the scales, each by its definition
 // (docs/results-schema.md), without OperandStats or sim::scaling's sums.
@@ -397,7 +400,7 @@ TEST_CASE("the report draws a run's layer heatmaps beside its baseline's, and th
   CHECK(table.figures[1][1]->worst_sqnr_db == 9.0);
 
   ReportInput input;
-  input.records = {
+  input.records = typed(std::vector<nlohmann::json>{
       {{"kind", "baseline"}, {"run_id", "b"}, {"layer_stats_sidecar", "layer_stats/b.parquet"}},
       {{"kind", "fp8"},
        {"run_id", "r"},
@@ -410,7 +413,7 @@ TEST_CASE("the report draws a run's layer heatmaps beside its baseline's, and th
        {"run_id", "gone"},
        {"baseline_run_id", "b"},
        {"recipe", {{"scaling", "block"}}},
-       {"layer_stats_sidecar", "layer_stats/gone.parquet"}}};
+       {"layer_stats_sidecar", "layer_stats/gone.parquet"}}});
   for (const char* id : {"b", "r", "gone"}) {
     input.layer_stats_files[id] = dir / "layer_stats" / (std::string(id) + ".parquet");
   }

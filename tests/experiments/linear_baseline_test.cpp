@@ -2,7 +2,7 @@
 // (override_linear_precision = (true, true, true)) gives exactly the outputs and gradients of the
 // baseline HighPrecisionLinear, bit for bit, with fp32 and with bf16 high-precision operands, over
 // several training steps with weight updates. Both run the deterministic high-precision GEMM of
-// NUMERICS.md §3; the baseline itself is checked against a float64 GEMM so that two equally wrong
+// docs/numerics.md §3; the baseline itself is checked against a float64 GEMM so that two equally wrong
 // Linears cannot pass, and an FP8 Linear without overrides must differ (the comparison can fail).
 #include "linear_test_support.hpp"  // first: LibTorch, then Catch2
 
@@ -51,7 +51,7 @@ float round_operand(float v, HighPrecision precision) {
 }
 
 // |y - (x w^T + b)| against float64 on the (rounded) operands, bounded by the fp32_seq rounding
-// error of NUMERICS.md §3: K sequential adds of RN products, then the bias add:
+// error of docs/numerics.md §3: K sequential adds of RN products, then the bias add:
 // |err| <= gamma_{K+2} (sum_k |x_k w_k| + |b|), gamma_n = n u / (1 - n u), u = 2^-24.
 void check_against_float64(const torch::Tensor& y, const torch::Tensor& x, const torch::Tensor& w,
                            const torch::Tensor& b, HighPrecision precision) {

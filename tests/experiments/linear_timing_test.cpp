@@ -1,5 +1,5 @@
 // TE's timing of delayed-scaling updates through Fp8Linear and the FP8 autocast regions
-// (te-accelerate.md §1.3, §2.5-2.6; NUMERICS.md §2.1):
+// (te-accelerate.md §1.3, §2.5-2.6; docs/numerics.md §2.1):
 // - step 0 casts with scale 1.0 (no warm-up);
 // - the scale a step casts with comes from the amaxes of the steps before it (forward scales
 //   update at the outermost region exit with grad enabled, backward scales at the end of the

@@ -19,9 +19,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/results/results_store.hpp"
 #include "experiments/runner/child_process.hpp"
 #include "experiments/runner/provenance.hpp"
-#include "experiments/runner/results_store.hpp"
 #include "experiments/runner/run_executor.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "experiments/runner/run_job.hpp"

@@ -21,7 +21,8 @@
 #include "experiments/report/summary_csv.hpp"
 #include "experiments/report/svg_chart.hpp"
 #include "experiments/report/write_reports.hpp"
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/results_store.hpp"
+#include "recipes/heatmap_axes.hpp"
 #include "tests/experiments/report_test_support.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"
@@ -39,6 +40,7 @@ using testing::html_of;
 using testing::markdown_of;
 using testing::read_text;
 using testing::report_input_of;
+using testing::typed;
 
 // Baselines on seeds 0, 1, 2 ending at 2.00, 2.02, 1.99: median 2.00, range 0.03, floor 1.5%.
 std::vector<nlohmann::json> three_baselines() {
@@ -52,21 +54,22 @@ TEST_CASE("Three baseline seeds measure the noise floor the verdicts compare wit
   auto records = three_baselines();
   records.push_back(fp8_record("near", "HYBRID", 0, 2.02));  // +1.0%: within the 1.5% floor
   records.push_back(fp8_record("far", "E4M3", 0, 2.036));    // +1.8%: beyond it (but < 2%)
-  const NoiseFloors floors(records);
-  const auto& floor = floors.of(records[3]);
+  const auto typed_records = typed(records);
+  const NoiseFloors floors(typed_records);
+  const auto& floor = floors.of(typed(records[3]));
   REQUIRE(floor.floor);
   CHECK(*floor.floor == Approx(0.015));
   CHECK(floor.tolerance == Approx(0.015));
   CHECK(floor.seeds == std::vector<std::int64_t>{0, 1, 2});
   CHECK(floor.describe() ==
         "noise floor 1.5% (range / median of the final eval loss over baseline seeds 0, 1, 2)");
-  CHECK(run_verdict(records[3], floor.tolerance) == "tracks baseline");
-  CHECK(run_verdict(records[4], floor.tolerance) == "degraded");
+  CHECK(run_verdict(typed(records[3]), floor.tolerance) == "tracks baseline");
+  CHECK(run_verdict(typed(records[4]), floor.tolerance) == "degraded");
   // The fixed 2% would have called the second one tracking: the floor, not 2%, decides.
-  CHECK(run_verdict(records[4]) == "tracks baseline");
-  const auto ranked = ranked_runs(records, NoiseFloors(records));
+  CHECK(run_verdict(typed(records[4])) == "tracks baseline");
+  const auto ranked = ranked_runs(typed_records, NoiseFloors(typed_records));
   REQUIRE(ranked.size() == 2);
-  CHECK((*ranked[0])["run_id"] == "near");
+  CHECK(ranked[0]->run_id == "near");
 
   const auto md = markdown_of(records);
   // The unpaired floor stays as context; one seed gives no paired interval.
@@ -84,29 +87,32 @@ TEST_CASE("Fewer than 3 finished baseline seeds: the floor is unmeasured, the fi
   SECTION("one seed") {
     const std::vector<nlohmann::json> records = {baseline_record(0, 2.0),
                                                  fp8_record("a", "HYBRID", 0, 2.036)};
-    const NoiseFloors floors(records);
-    const auto& floor = floors.of(records[1]);
+    const auto typed_records = typed(records);
+    const NoiseFloors floors(typed_records);
+    const auto& floor = floors.of(typed(records[1]));
     CHECK_FALSE(floor.floor);
     CHECK(floor.tolerance == kTracksBaselineTolerance);
     CHECK(floor.describe() == "noise floor unmeasured (1 finished baseline seed: 0; needs 3, e.g. "
                               "baseline_seeds: [0, 1, 2] in the sweep file): fixed 2% tolerance "
                               "used");
-    CHECK(run_verdict(records[1], floor.tolerance) == "tracks baseline");
+    CHECK(run_verdict(typed(records[1]), floor.tolerance) == "tracks baseline");
   }
   SECTION("three seeds, one of which failed") {
     const std::vector<nlohmann::json> records = {baseline_record(0, 2.0), baseline_record(1, 2.02),
                                                  baseline_record(2, 0, "failed"),
                                                  fp8_record("a", "HYBRID", 0, 2.036)};
-    const NoiseFloors floors(records);
-    const auto& floor = floors.of(records[3]);
+    const auto typed_records = typed(records);
+    const NoiseFloors floors(typed_records);
+    const auto& floor = floors.of(typed(records[3]));
     CHECK_FALSE(floor.floor);
     CHECK_THAT(floor.describe(), Catch::StartsWith("noise floor unmeasured (2 finished baseline "
                                                    "seeds: 0, 1; needs 3"));
   }
   SECTION("an FP8 run whose baseline is not among the records") {
     const std::vector<nlohmann::json> records = {fp8_record("a", "HYBRID", 0, 2.01)};
-    const NoiseFloors floors(records);
-    const auto& floor = floors.of(records[0]);
+    const auto typed_records = typed(records);
+    const NoiseFloors floors(typed_records);
+    const auto& floor = floors.of(typed(records[0]));
     CHECK_FALSE(floor.floor);
     CHECK(floor.tolerance == kTracksBaselineTolerance);
     CHECK_THAT(floor.describe(), Catch::Contains("0 finished baseline seeds;"));
@@ -124,8 +130,9 @@ TEST_CASE("A recipe run on several seeds is one row: medians with n, a diverged 
   add_seed_runs(records, "h", "HYBRID", 0, {2.01, 2.06, 2.02});
   // E5M2 m0: two seeds track, one diverged.
   add_seed_runs(records, "e", "E5M2", 0, {2.0, 2.0, 2.0}, {"finished", "diverged"});
-  const NoiseFloors floors(records);
-  const auto rows = ranked_recipe_rows(records, floors);
+  const auto typed_records = typed(records);
+  const NoiseFloors floors(typed_records);
+  const auto rows = ranked_recipe_rows(typed_records, floors);
   REQUIRE(rows.size() == 2);
   // +0.5%, +3%, +1%: a mean of 1.5% whose 95% interval straddles the 0.25% band.
   CHECK(rows[0].verdict == "inconclusive");
@@ -133,7 +140,7 @@ TEST_CASE("A recipe run on several seeds is one row: medians with n, a diverged 
   CHECK(rows[0].seeds_text() == "0, 1, 2 (n=3)");
   REQUIRE(rows[0].median_abs_rel_diff);
   CHECK(*rows[0].median_abs_rel_diff == Approx(0.01));
-  CHECK(*rows[0].median_at("/final/eval_loss") == Approx(2.02));
+  CHECK(*rows[0].median_at(&FinalFigures::eval_loss) == Approx(2.02));
   CHECK(rows[1].verdict == "diverged");
   CHECK(rows[1].verdict_text() == "diverged (1 of 3 seeds diverged)");
 
@@ -151,10 +158,11 @@ TEST_CASE("A seed that threw (no steps_planned) stays in its recipe's row; a fai
   records.push_back(baseline_record(3, 0, "failed"));
   add_seed_runs(records, "h", "HYBRID", 0, {2.01, 2.0, 2.02}, {"finished", "failed"});
   REQUIRE_FALSE(records[5].contains("steps_planned"));
-  const NoiseFloors floors(records);
+  const auto typed_records = typed(records);
+  const NoiseFloors floors(typed_records);
   CHECK(floors.all().size() == 1);
-  CHECK(floors.of(records[3]).seeds == std::vector<std::int64_t>{0, 1, 2});
-  const auto rows = ranked_recipe_rows(records, floors);
+  CHECK(floors.of(typed(records[3])).seeds == std::vector<std::int64_t>{0, 1, 2});
+  const auto rows = ranked_recipe_rows(typed_records, floors);
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].runs.size() == 3);
   CHECK(rows[0].verdict_text() == "failed (1 of 3 seeds threw)");
@@ -215,26 +223,27 @@ TEST_CASE("Every row says how it ran and what accelerate + TE would change or re
                           {"refusal", nullptr}};
   const auto old = fp8_record("old", "E4M3", 0, 2.0);  // written before the fields existed
 
-  CHECK(runs_as_text(refused) == "as asked");
-  CHECK(upstream_mark(refused).differs);
-  CHECK(upstream_mark(refused).text ==
+  CHECK(runs_as_text(typed(refused)) == "as asked");
+  CHECK(upstream_mark(typed(refused)).differs);
+  CHECK(upstream_mark(typed(refused)).text ==
         "accelerate + TE refuses: Pure E5M2 training is not supported by Transformer Engine");
   // A refusal as fp8lab writes it names the runner itself: not said twice.
   auto refused_by_name = refused;
   refused_by_name["upstream"]["refusal"] = "accelerate + TE refuses these settings (fp8_format)";
-  CHECK(upstream_mark(refused_by_name).text ==
+  CHECK(upstream_mark(typed(refused_by_name)).text ==
         "accelerate + TE refuses these settings (fp8_format)");
-  CHECK(upstream_mark(changed).differs);
-  CHECK(upstream_mark(changed).text == "accelerate + TE would change: amax_compute_algo "
-                                       "most_recent -> max (TERecipeKwargs never forwards it)");
-  CHECK_FALSE(upstream_mark(same).differs);
-  CHECK(upstream_mark(same).text == "accelerate + TE runs it the same");
-  CHECK(runs_as_text(upstream) == "upstream (amax_compute_algo most_recent -> max)");
-  CHECK_FALSE(upstream_mark(upstream).differs);
-  CHECK(runs_as_text(old) == "not recorded");
-  CHECK(upstream_mark(old).text == "not recorded");
-  CHECK_FALSE(upstream_mark(old).differs);
-  CHECK(runs_as_text(baseline_record()) == "baseline");
+  CHECK(upstream_mark(typed(changed)).differs);
+  CHECK(upstream_mark(typed(changed)).text ==
+        "accelerate + TE would change: amax_compute_algo "
+        "most_recent -> max (TERecipeKwargs never forwards it)");
+  CHECK_FALSE(upstream_mark(typed(same)).differs);
+  CHECK(upstream_mark(typed(same)).text == "accelerate + TE runs it the same");
+  CHECK(runs_as_text(typed(upstream)) == "upstream (amax_compute_algo most_recent -> max)");
+  CHECK_FALSE(upstream_mark(typed(upstream)).differs);
+  CHECK(runs_as_text(typed(old)) == "not recorded");
+  CHECK(upstream_mark(typed(old)).text == "not recorded");
+  CHECK_FALSE(upstream_mark(typed(old)).differs);
+  CHECK(runs_as_text(typed(baseline_record())) == "baseline");
 
   const ReportInput input =
       report_input_of({baseline_record(), refused, changed, same, upstream, old});
@@ -302,7 +311,7 @@ TEST_CASE("--heatmap-axes naming a field that is not a recipe field or not varie
   CHECK_THROWS_WITH(report({"margin", "margin"}),
                     Catch::StartsWith("--heatmap-axes 'margin,margin': names 'margin' twice;"));
   CHECK_NOTHROW(report({"margin", "fp8_format"}));
-  CHECK_THROWS_WITH(check_heatmap_axes({"margin", "fp8_format"}, {"margin"}),
+  CHECK_THROWS_WITH(recipes::check_heatmap_axes({"margin", "fp8_format"}, {"margin"}),
                     "--heatmap-axes 'margin,fp8_format': 'fp8_format' is a recipe field these "
                     "runs do not vary (one value); accepted: none, these runs vary only margin (a "
                     "heatmap needs two): drop --heatmap-axes");
@@ -374,7 +383,7 @@ TEST_CASE("The default heatmap axes skip a field that splits the runs as the fir
           "[report][heatmap]") {
   // scaling and use_mxfp8_block_scaling say the same thing: a heatmap over both is a diagonal.
   ReportInput input;
-  input.records = {baseline_record()};
+  input.records = {typed(baseline_record())};
   int i = 0;
   for (const bool mx : {false, true}) {
     for (const char* format : {"HYBRID", "E5M2"}) {
@@ -382,7 +391,7 @@ TEST_CASE("The default heatmap axes skip a field that splits the runs as the fir
       r["recipe"]["scaling"] = mx ? "mxfp8" : "delayed";
       r["recipe"]["use_mxfp8_block_scaling"] = mx ? "true" : "false";
       r["recipe_fields"] = {"scaling", "use_mxfp8_block_scaling", "fp8_format", "margin"};
-      input.records.push_back(r);
+      input.records.push_back(typed(r));
     }
   }
   CHECK(varied_recipe_axes(input.records) ==

@@ -20,9 +20,10 @@ nlohmann::json record(const std::string& label, double forward_sqnr) {
 }
 
 struct Pair {
-  nlohmann::json a, b;
+  RunRecord a, b;
   RecipeRow worse, better;
-  Pair(double sqnr_a, double sqnr_b) : a(record("A", sqnr_a)), b(record("B", sqnr_b)) {
+  Pair(double sqnr_a, double sqnr_b)
+      : a(run_record_from_json(record("A", sqnr_a))), b(run_record_from_json(record("B", sqnr_b))) {
     worse.runs = {&a};
     better.runs = {&b};
   }

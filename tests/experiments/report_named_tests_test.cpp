@@ -29,6 +29,7 @@
 
 namespace fp8lab::experiments {
 namespace {
+using testing::typed;
 
 constexpr double kBand = 0.0025;
 
@@ -231,7 +232,7 @@ TEST_CASE("A report's families: pre-registered rows are confirmatory, the rest e
     }
   }
   ReportInput input;
-  input.records = records;
+  input.records = typed(records);
   input.hypotheses = {{"verdict", {"fp8_format=E5M2"}},
                       {"contrast", {"fp8_format=E5M2", "fp8_format=HYBRID"}},
                       {"verdict", {"fp8_format=E3M4"}}};
@@ -276,7 +277,7 @@ TEST_CASE("The report's head states the runs' steps and tokens per parameter", "
   b["throughput"]["tokens_per_step"] = 4096;
   b["parameter_count"] = 24000000;
   b["non_embedding_parameter_count"] = 400000;
-  const auto lines = run_scale_lines({b});
+  const auto lines = run_scale_lines(typed(std::vector<nlohmann::json>{b}));
   REQUIRE(lines.size() == 1);
   // 300 x 4096 = 1228800 tokens: 0.0512 per parameter, 3.07 per non-embedding parameter.
   CHECK(lines[0] == b["workload"].get<std::string>() +
@@ -291,7 +292,7 @@ TEST_CASE("The report's head states the runs' steps and tokens per parameter", "
       {"kind", "fp8"},
       {"status", "finished"},
       {"gemm_k", {{"fprop", {64, 256}}, {"dgrad", {64, 256}}, {"wgrad", {4096}}}}};
-  const auto with_k = run_scale_lines({b, fp8});
+  const auto with_k = run_scale_lines(typed(std::vector<nlohmann::json>{b, fp8}));
   REQUIRE(with_k.size() == 1);
   CHECK_THAT(with_k[0], Catch::EndsWith("; GEMM K: fprop 64, 256; dgrad 64, 256; wgrad 4096"));
 }

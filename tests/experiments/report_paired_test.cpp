@@ -34,6 +34,7 @@ using testing::fp8_record;
 using testing::html_of;
 using testing::markdown_of;
 using testing::report_input_of;
+using testing::typed;
 
 // Baselines of seeds 0..n-1 whose final eval losses spread by about 3% between seeds.
 double baseline_loss(int seed) { return 2.0 * (1.0 + 0.03 * ((seed * 7) % 5 - 2) / 2.0); }
@@ -59,11 +60,12 @@ std::vector<nlohmann::json> baselines(int seeds) {
   return out;
 }
 
-std::vector<const nlohmann::json*> pointers(const std::vector<nlohmann::json>& records,
-                                            const std::string& kind = "fp8") {
-  std::vector<const nlohmann::json*> out;
+// The records of `kind`; they point into `records`, which must outlive them.
+std::vector<const RunRecord*> pointers(const std::vector<RunRecord>& records,
+                                       const std::string& kind = "fp8") {
+  std::vector<const RunRecord*> out;
   for (const auto& r : records) {
-    if (r["kind"] == kind) out.push_back(&r);
+    if (r.kind == kind) out.push_back(&r);
   }
   return out;
 }
@@ -88,10 +90,11 @@ TEST_CASE("A consistent +0.5% under a 3% spread between seeds is worse beyond th
   auto records = baselines(3);
   // +0.5% on every seed, give or take 0.02%, while the baselines differ by 3% between seeds.
   for (int s = 0; s < 3; ++s) records.push_back(paired_record("E5M2", s, 0.005 + 0.0002 * (s - 1)));
-  const NoiseFloors floors(records);
+  const auto typed_records = typed(records);
+  const NoiseFloors floors(typed_records);
   REQUIRE(floors.all().front()->floor);
   CHECK(*floors.all().front()->floor >= 0.03);  // the unpaired rule would call it noise
-  const auto verdict = paired_verdict(pointers(records), kDefaultPracticalBand);
+  const auto verdict = paired_verdict(pointers(typed(records)), kDefaultPracticalBand);
   CHECK(verdict.verdict == "worse beyond band");
   REQUIRE(verdict.tail);
   REQUIRE(verdict.test);
@@ -106,7 +109,7 @@ TEST_CASE("A consistent +0.5% under a 3% spread between seeds is worse beyond th
   auto noisy = baselines(3);
   const double errors[] = {0.0185, -0.0108, -0.0396};
   for (int s = 0; s < 3; ++s) noisy.push_back(paired_record("HYBRID", s, errors[s]));
-  const auto noise = paired_verdict(pointers(noisy), kDefaultPracticalBand);
+  const auto noise = paired_verdict(pointers(typed(noisy)), kDefaultPracticalBand);
   CHECK(noise.verdict == "inconclusive");
   CHECK_THAT(noise.reason,
              Catch::StartsWith("80% power for a mean of -1.06% at this spread needs "));
@@ -120,11 +123,11 @@ TEST_CASE("A consistent +0.5% under a 3% spread between seeds is worse beyond th
 TEST_CASE("Paired verdicts: equivalent, too few seeds, diverged and failed", "[report][paired]") {
   auto records = baselines(3);
   for (int s = 0; s < 3; ++s) records.push_back(paired_record("E4M3", s, 0.0001 * s));
-  CHECK(paired_verdict(pointers(records), kDefaultPracticalBand).verdict == "equivalent");
+  CHECK(paired_verdict(pointers(typed(records)), kDefaultPracticalBand).verdict == "equivalent");
 
   auto two = baselines(2);
   for (int s = 0; s < 2; ++s) two.push_back(paired_record("E4M3", s, 0.01));
-  const auto few = paired_verdict(pointers(two), kDefaultPracticalBand);
+  const auto few = paired_verdict(pointers(typed(two)), kDefaultPracticalBand);
   CHECK(few.verdict == "inconclusive");
   CHECK(few.reason == "2 seeds with a paired error; a test needs 3");
   CHECK_FALSE(few.test);
@@ -132,9 +135,10 @@ TEST_CASE("Paired verdicts: equivalent, too few seeds, diverged and failed", "[r
   auto broken = baselines(3);
   for (int s = 0; s < 3; ++s) broken.push_back(paired_record("E4M3", s, 0.0));
   broken.back()["status"] = "diverged";
-  CHECK(paired_verdict(pointers(broken), kDefaultPracticalBand).reason == "1 of 3 seeds diverged");
+  CHECK(paired_verdict(pointers(typed(broken)), kDefaultPracticalBand).reason ==
+        "1 of 3 seeds diverged");
   broken.back()["status"] = "failed";
-  CHECK(paired_verdict(pointers(broken), kDefaultPracticalBand).verdict == "failed");
+  CHECK(paired_verdict(pointers(typed(broken)), kDefaultPracticalBand).verdict == "failed");
 
   // A run whose loss barely fell did not train: failed, whatever its interval says.
   std::vector<nlohmann::json> untrained = baselines(3);
@@ -142,7 +146,7 @@ TEST_CASE("Paired verdicts: equivalent, too few seeds, diverged and failed", "[r
     const auto id = std::string("u").append(std::to_string(s));
     untrained.push_back(fp8_record(id, "E4M3", 40, 3.8, "finished", s));
   }
-  CHECK(paired_verdict(pointers(untrained), kDefaultPracticalBand).verdict == "failed");
+  CHECK(paired_verdict(pointers(typed(untrained)), kDefaultPracticalBand).verdict == "failed");
 }
 
 TEST_CASE("The tail is the mean over the last 10% of eval points", "[report][paired]") {
@@ -156,8 +160,8 @@ TEST_CASE("The tail is the mean over the last 10% of eval points", "[report][pai
     r["eval"][i]["rel_diff"] = 0.001 * static_cast<double>(i);
   }
   // 11 points: the last 2 (0.009, 0.010).
-  CHECK(*tail_rel_error(r) == Approx(0.0095));
-  CHECK(*final_rel_error(r) == 0.0);  // /final/eval_rel_diff as recorded
+  CHECK(*tail_rel_error(typed(r)) == Approx(0.0095));
+  CHECK(*final_rel_error(typed(r)) == 0.0);  // /final/eval_rel_diff as recorded
 }
 
 TEST_CASE("Contrasts between recipes on the same seeds resolve what the baseline cannot",
@@ -169,8 +173,9 @@ TEST_CASE("Contrasts between recipes on the same seeds resolve what the baseline
     records.push_back(paired_record("E4M3", s, wander[s]));
     records.push_back(paired_record("E5M2", s, (1 + wander[s]) * 1.003 - 1));
   }
-  const NoiseFloors floors(records);
-  const auto rows = ranked_recipe_rows(records, floors);
+  const auto typed_records = typed(records);
+  const NoiseFloors floors(typed_records);
+  const auto rows = ranked_recipe_rows(typed_records, floors);
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].verdict == "inconclusive");
   CHECK(rows[1].verdict == "inconclusive");
@@ -211,16 +216,17 @@ TEST_CASE("Null runs measure the chaos floor shown beside each verdict", "[repor
     records.push_back(n);
     records.push_back(paired_record("E4M3", s, wander[s] * 0.9));
   }
-  const ChaosFloors chaos(records);
+  const ChaosFloors chaos(typed(records));
   REQUIRE(chaos.all().size() == 1);
   const auto* floor = chaos.all().front();
   CHECK(floor->seeds == std::vector<std::int64_t>{0, 1, 2});
   REQUIRE(floor->tail);
   CHECK(floor->tail->mean == Approx((0.012 - 0.004 - 0.02) / 3));
-  CHECK(chaos.of(records.back()) == floor);
+  CHECK(chaos.of(typed(records.back())) == floor);
   // Null runs are no recipe rows.
-  const NoiseFloors floors(records);
-  CHECK(ranked_recipe_rows(records, floors).size() == 1);
+  const auto typed_records = typed(records);
+  const NoiseFloors floors(typed_records);
+  CHECK(ranked_recipe_rows(typed_records, floors).size() == 1);
   const auto md = markdown_of(records);
   CHECK_THAT(md, Catch::Contains("- w: chaos floor, once null arm (paired tail error) "));
   CHECK_THAT(md, Catch::Contains("(initial weights rounded once to bf16)"));
@@ -276,7 +282,7 @@ TEST_CASE("Paired eval sampling error from records: far below the unpaired one, 
     r["final"]["eval_example_losses"] = fp8;
     records.push_back(r);
   }
-  const auto se = eval_sampling_error(records[3], records[0]);
+  const auto se = eval_sampling_error(typed(records[3]), typed(records[0]));
   REQUIRE(se);
   CHECK(se->windows == kWindows);
   // Unpaired: about 10% / sqrt(512) = 0.45%; paired: about 0.5% / sqrt(512) = 0.022%.
@@ -286,13 +292,14 @@ TEST_CASE("Paired eval sampling error from records: far below the unpaired one, 
   // Runs of different lengths did not evaluate the same weights' losses.
   auto longer = records[3];
   longer["steps_completed"] = 20;
-  CHECK_FALSE(eval_sampling_error(longer, records[0]));
+  CHECK_FALSE(eval_sampling_error(typed(longer), typed(records[0])));
   auto no_windows = records[0];
   no_windows["final"].erase("eval_example_losses");
-  CHECK_FALSE(eval_sampling_error(records[3], no_windows));
+  CHECK_FALSE(eval_sampling_error(typed(records[3]), typed(no_windows)));
 
-  const NoiseFloors floors(records);
-  const auto rows = ranked_recipe_rows(records, floors);
+  const auto typed_records = typed(records);
+  const NoiseFloors floors(typed_records);
+  const auto rows = ranked_recipe_rows(typed_records, floors);
   REQUIRE(rows.size() == 1);
   REQUIRE(rows[0].paired_eval_se);
   CHECK(*rows[0].paired_eval_se < 0.0025 / 3);
@@ -325,8 +332,8 @@ TEST_CASE("The ranked table's peer column is a short mark; the full text is a fo
                               testing::change("margin", "0", "1", "why")});
   records.push_back(refused);
   records.push_back(changed);
-  CHECK(short_upstream_mark(refused) == "TE refuses (E5M2)");
-  CHECK(short_upstream_mark(changed) == "TE changes 2 fields");
+  CHECK(short_upstream_mark(typed(refused)) == "TE refuses (E5M2)");
+  CHECK(short_upstream_mark(typed(changed)) == "TE changes 2 fields");
   const auto md = markdown_of(records);
   CHECK_THAT(md, Catch::Contains("| **TE refuses (E5M2)** ["));
   CHECK_THAT(md, Catch::Contains("] accelerate + TE refuses these settings (fp8_format: E5M2"));

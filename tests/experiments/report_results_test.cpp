@@ -11,11 +11,11 @@
 #include "experiments/report/analysis.hpp"
 #include "experiments/report/html_report.hpp"
 #include "experiments/report/noise_floor.hpp"
-#include "experiments/report/results_reader.hpp"
 #include "experiments/report/summary_csv.hpp"
 #include "experiments/report/svg_chart.hpp"
 #include "experiments/report/write_reports.hpp"
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/results_reader.hpp"
+#include "experiments/results/results_store.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"
 
@@ -27,6 +27,7 @@ namespace fs = std::filesystem;
 using testing::baseline_record;
 using testing::fp8_record;
 using testing::read_text;
+using testing::typed;
 using testing::write_text;
 
 }  // namespace
@@ -104,33 +105,36 @@ TEST_CASE("Shards merge into one record per run, baselines first", "[report][rea
   ResultsDirectory(b).write_run_record(fp8_record("r2", "E5M2", 0, 2.3));
   const auto loaded = load_results({a, b});
   REQUIRE(loaded.records.size() == 3);
-  CHECK(loaded.records[0]["kind"] == "baseline");
+  CHECK(loaded.records[0].kind == "baseline");
   CHECK(loaded.notes.empty());
 }
 
 TEST_CASE("Verdicts: tracks baseline, degraded, failed to train, diverged, error",
           "[report][analysis]") {
-  CHECK(run_verdict(fp8_record("a", "HYBRID", 0, 2.03)) == "tracks baseline");  // +1.5%
-  CHECK(run_verdict(fp8_record("a", "HYBRID", 0, 2.05)) == "degraded");         // +2.5%
-  CHECK(run_verdict(fp8_record("a", "HYBRID", 0, 3.2)) == "failed to train");   // fell 0.8 of 2
-  CHECK(run_verdict(fp8_record("a", "HYBRID", 0, 2.0, "diverged")) == "diverged");
-  CHECK(run_verdict(fp8_record("a", "HYBRID", 0, 2.0, "failed")) == "error");
-  CHECK(run_verdict(baseline_record()) == "baseline");
+  CHECK(run_verdict(typed(fp8_record("a", "HYBRID", 0, 2.03))) == "tracks baseline");  // +1.5%
+  CHECK(run_verdict(typed(fp8_record("a", "HYBRID", 0, 2.05))) == "degraded");         // +2.5%
+  CHECK(run_verdict(typed(fp8_record("a", "HYBRID", 0, 3.2))) ==
+        "failed to train");  // fell 0.8 of 2
+  CHECK(run_verdict(typed(fp8_record("a", "HYBRID", 0, 2.0, "diverged"))) == "diverged");
+  CHECK(run_verdict(typed(fp8_record("a", "HYBRID", 0, 2.0, "failed"))) == "error");
+  CHECK(run_verdict(typed(baseline_record())) == "baseline");
 
   const std::vector<nlohmann::json> records = {
       baseline_record(), fp8_record("worst", "E5M2", 4, 3.5), fp8_record("best", "HYBRID", 0, 2.01),
       fp8_record("mid", "E4M3", 1, 2.2)};
-  const auto ranked = ranked_runs(records, NoiseFloors(records));
+  const auto typed_records = typed(records);
+  const auto ranked = ranked_runs(typed_records, NoiseFloors(typed_records));
   REQUIRE(ranked.size() == 3);
-  CHECK((*ranked[0])["run_id"] == "best");
-  CHECK((*ranked[1])["run_id"] == "mid");
-  CHECK((*ranked[2])["run_id"] == "worst");
-  CHECK(varied_recipe_axes(records) == std::vector<std::string>{"fp8_format", "margin"});
+  CHECK(ranked[0]->run_id == "best");
+  CHECK(ranked[1]->run_id == "mid");
+  CHECK(ranked[2]->run_id == "worst");
+  CHECK(varied_recipe_axes(typed_records) == std::vector<std::string>{"fp8_format", "margin"});
 }
 
 TEST_CASE("summary.csv has one row per requested combination", "[report][csv]") {
   ReportInput input;
-  input.records = {baseline_record(), fp8_record("r1", "HYBRID", 0, 2.0)};
+  input.records =
+      typed(std::vector<nlohmann::json>{baseline_record(), fp8_record("r1", "HYBRID", 0, 2.0)});
   // Two requests share run r1 (canonicalization), a third was never run.
   input.requested = {{{"index", 1}, {"label", "margin=0"}, {"run_id", "r1"}, {"note", ""}},
                      {{"index", 2},
@@ -199,6 +203,34 @@ TEST_CASE("write_reports writes all four files, and report.html is self-containe
   CHECK_THAT(md, Catch::Contains("| 1 | HYBRID m0 | 0 | inconclusive (1 seed with a paired "
                                  "error; a test needs 3) |"));
   CHECK_THAT(md, Catch::Contains("failed to train"));
+}
+
+}  // namespace fp8lab::experiments
+
+namespace fp8lab::experiments {
+
+TEST_CASE("RunRecord: a record read and written back is the same JSON text", "[report][record]") {
+  // Hand-made records, a null where a number was not finite, a field older records lack
+  // (absent stays absent), and a field this struct does not type (kept in `other`).
+  auto fp8 = testing::fp8_record("r1", "HYBRID", 0, 2.0);
+  fp8["final"]["eval_loss_se"] = nullptr;
+  fp8["final"].erase("weight_rel_l2");
+  fp8["upstream"] = {{"runner", "Transformer Engine"}, {"runnable", true}};
+  fp8["some_future_field"] = {1, 2.5, "x"};
+  for (const auto& json : {testing::baseline_record(), fp8}) {
+    const RunRecord record = run_record_from_json(json);
+    CHECK(to_json(record).dump() == json.dump());
+  }
+  const RunRecord record = run_record_from_json(fp8);
+  CHECK(record.final->eval_loss_se.present());
+  CHECK(record.final->eval_loss_se.is_null());
+  CHECK_FALSE(record.final->weight_rel_l2.present());
+  CHECK(record.other.contains("upstream"));
+  // A typed field of another JSON type is refused, naming it.
+  auto wrong = fp8;
+  wrong["final"]["eval_loss"] = "2.0";
+  CHECK_THROWS_WITH(run_record_from_json(wrong),
+                    Catch::Contains("run record field /final/eval_loss"));
 }
 
 }  // namespace fp8lab::experiments

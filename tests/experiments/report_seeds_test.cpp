@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/results/results_store.hpp"
 #include "experiments/runner/child_process.hpp"
-#include "experiments/runner/results_store.hpp"
 #include "recipes/error.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"

@@ -10,12 +10,13 @@
 #include "experiments/report/html_report.hpp"
 #include "experiments/report/markdown_report.hpp"
 #include "experiments/report/report_data.hpp"
+#include "tests/support/report_records.hpp"
 
 namespace fp8lab::testing {
 
 inline experiments::ReportInput report_input_of(std::vector<nlohmann::json> records) {
   experiments::ReportInput input;
-  input.records = std::move(records);
+  input.records = typed(records);
   return input;
 }
 

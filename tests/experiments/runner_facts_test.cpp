@@ -25,6 +25,7 @@
 #include "experiments/runner/run_executor.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"
+#include "tests/support/report_records.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -54,6 +55,7 @@ double final_number(const nlohmann::json& record, const char* field) {
 }
 
 using testing::read_text;
+using testing::typed;
 
 }  // namespace
 
@@ -75,7 +77,7 @@ TEST_CASE("The report shows the three facts on gpt-tiny", "[runner][facts]") {
   INFO("HYBRID final eval loss " << final_number(hybrid, "eval_loss") << " vs baseline "
                                  << final_number(hybrid, "baseline_eval_loss"));
   CHECK(std::fabs(hybrid_rel) <= 0.02);
-  CHECK(run_verdict(hybrid) == "tracks baseline");
+  CHECK(run_verdict(typed(hybrid)) == "tracks baseline");
 
   // 2. E5M2 forward is worse: lower forward SQNR, larger weight divergence.
   const double sqnr_hybrid = final_number(hybrid, "forward_sqnr_db");
@@ -90,7 +92,7 @@ TEST_CASE("The report shows the three facts on gpt-tiny", "[runner][facts]") {
   // 3. The huge margin fails, and says why: the weights underflow to zero, and so do the
   // gradients that still reach a Linear (those of the Linears behind a zeroed one are exact zeros,
   // which are not underflows).
-  CHECK(run_verdict(failing) == "failed to train");
+  CHECK(run_verdict(typed(failing)) == "failed to train");
   CHECK(final_number(failing, "weight_underflow_fraction") > 0.9);
   CHECK(final_number(failing, "grad_output_underflow_fraction") > 0.0);
   CHECK(final_number(hybrid, "weight_underflow_fraction") < 0.01);

@@ -19,6 +19,7 @@
 #include "experiments/workloads/registry.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"
+#include "tests/support/report_records.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -26,6 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 
 using testing::read_text;
+using testing::typed;
 
 // The MLP, except that with FP8 layers its 6th training loss (step 5) is NaN: a run that diverges
 // while its baseline does not.
@@ -91,7 +93,7 @@ TEST_CASE("A diverged run is recorded at its step; a throwing run is recorded as
   CHECK(diverged["steps_completed"] == 5);
   CHECK(diverged["train"].size() == 6);
   CHECK(diverged["train"][5]["loss"].is_null());  // NaN/Inf are written as null
-  CHECK(run_verdict(diverged) == "diverged");
+  CHECK(run_verdict(typed(diverged)) == "diverged");
 
   RunRequest throwing;
   throwing.workload = "no-such-workload";
@@ -100,7 +102,7 @@ TEST_CASE("A diverged run is recorded at its step; a throwing run is recorded as
   const auto failed = execute_fp8_run(directory, throwing);
   CHECK(failed["status"] == "failed");
   CHECK_THAT(failed["error"].get<std::string>(), Catch::Contains("unknown workload"));
-  CHECK(run_verdict(failed) == "error");
+  CHECK(run_verdict(typed(failed)) == "error");
 
   // The reports take all of them.
   const auto paths = write_reports(ReportOptions{{dir}, {}, {}});

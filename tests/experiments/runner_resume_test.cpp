@@ -15,8 +15,8 @@
 #include <map>
 #include <string>
 
+#include "experiments/results/results_store.hpp"
 #include "experiments/runner/child_process.hpp"
-#include "experiments/runner/results_store.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {

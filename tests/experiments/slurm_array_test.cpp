@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/report/results_reader.hpp"
+#include "experiments/results/results_reader.hpp"
 #include "tests/experiments/slurm_test_support.hpp"
 #include "tests/support/cli.hpp"
 

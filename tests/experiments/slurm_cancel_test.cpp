@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/report/results_reader.hpp"
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/results_reader.hpp"
+#include "experiments/results/results_store.hpp"
 #include "tests/experiments/slurm_test_support.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/run_processes.hpp"

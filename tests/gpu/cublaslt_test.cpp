@@ -1,4 +1,4 @@
-// cuBLASLt FP8 GEMM is a peer, not a reference (NUMERICS.md §4): this test prints how far it is
+// cuBLASLt FP8 GEMM is a peer, not a reference (docs/numerics.md §4): this test prints how far it is
 // from sim's hopper and fp32_seq models (bit-exact counts, max and mean ULP) for tensorwise,
 // rowwise and block (1x128 x 128x128, 1x128 x 1x128) scales, fp32 and bf16 outputs, and requires
 // only that it ran: the tensorwise rows always, and on sm_90 with cuBLAS >= 12.9 (where the cuBLAS

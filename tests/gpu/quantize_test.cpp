@@ -1,4 +1,4 @@
-// gpu::quantize, quantize_bf16, quantize_stochastic against sim::quantize* (NUMERICS.md §4): every
+// gpu::quantize, quantize_bf16, quantize_stochastic against sim::quantize* (docs/numerics.md §4): every
 // code and every statistic, on mixed random/adversarial tensors of awkward sizes, at aligned and
 // misaligned addresses, in both formats and every overflow mode.
 #include <array>

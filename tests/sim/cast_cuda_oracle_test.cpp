@@ -1,6 +1,6 @@
 // Exhaustive: sim's fp32 -> FP8 cast against CUDA's host-side __nv_cvt_float_to_fp8 (cuda_fp8.h,
 // compiled by g++) on all 2^32 fp32 bit patterns, E4M3 and E5M2, __NV_SATFINITE and __NV_NOSAT.
-// NUMERICS.md §1: 0 mismatches, NaN bytes included (both sides emit CUDA's canonical 0x7F).
+// docs/numerics.md §1: 0 mismatches, NaN bytes included (both sides emit CUDA's canonical 0x7F).
 #include <cuda_fp8.h>
 
 #include <bit>

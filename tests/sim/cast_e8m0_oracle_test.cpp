@@ -1,6 +1,6 @@
 // Exhaustive: sim's encode_e8m0 against CUDA's host-side __nv_cvt_float_to_e8m0 (cuda_fp8.h,
 // compiled by g++) with __NV_SATFINITE, on all 2^32 fp32 patterns, for both roundings:
-// E8M0Rounding::kUp = cudaRoundPosInf, kDown = cudaRoundZero (NUMERICS.md §1). CUDA's host code
+// E8M0Rounding::kUp = cudaRoundPosInf, kDown = cudaRoundZero (docs/numerics.md §1). CUDA's host code
 // goes through bf16 (rz of x, or ru of |x|); ours works on the fp32 bits, so agreement here is a
 // proof, not a copy.
 #include <cuda_fp8.h>

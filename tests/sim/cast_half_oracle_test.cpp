@@ -1,5 +1,5 @@
 // Exhaustive, against CUDA's host-side conversions (cuda_fp8.h, cuda_bf16.h, cuda_fp16.h compiled
-// by g++; NUMERICS.md §1):
+// by g++; docs/numerics.md §1):
 // - bf16 and fp16 inputs -> E4M3 / E5M2, all 2^16 patterns, satfinite and nosat, against
 //   __nv_cvt_bfloat16raw_to_fp8 / __nv_cvt_halfraw_to_fp8; our side goes through the exact fp32
 //   value (bf16_to_fp32 / fp16_to_fp32, then cast_fp32_to_fp8).

@@ -1,4 +1,4 @@
-// Exhaustive, second independent oracle (NUMERICS.md §1): sim's fp32 -> FP8 cast against torch's
+// Exhaustive, second independent oracle (docs/numerics.md §1): sim's fp32 -> FP8 cast against torch's
 // own CPU conversion, `Tensor.to(float8_e4m3fn / float8_e5m2)` through LibTorch, on all 2^32 fp32
 // bit patterns, in chunked tensors (so torch's vectorized copy kernel is exercised, not only a
 // scalar path).
@@ -7,7 +7,7 @@
 // input rather than assumed):
 // - float8_e5m2: non-saturating, = Overflow::kNoSat (finite overflow and ±Inf -> ±Inf).
 // - float8_e4m3fn: since PyTorch PR #178817 (2026-04, in torch 2.15) the C++/CPU conversion
-//   saturates finite overflow *and* ±Inf to ±448, = Overflow::kSatFinite. NUMERICS.md §1 still
+//   saturates finite overflow *and* ±Inf to ±448, = Overflow::kSatFinite. docs/numerics.md §1 still
 //   lists torch under `nosat`; for E4M3 that describes torch before 2.12, not the pinned 2.15.
 //
 // The one allowed difference, counted exactly: NaN inputs with the sign bit set. c10 ORs the sign

@@ -106,7 +106,7 @@ TEST_CASE("trap: sat_keep_inf follows ml_dtypes' saturating conversion") {
   CHECK(e5m2(kInf, Overflow::kSatKeepInf) == 0x7C);
   CHECK(e5m2(-kInf, Overflow::kSatKeepInf) == 0xFC);
   // The one documented difference: ml_dtypes keeps the NaN sign (e5m2 quiet NaN 0x7E | s); fp8lab
-  // emits CUDA's canonical 0x7F for every NaN in every mode (NUMERICS.md §1, cast.hpp).
+  // emits CUDA's canonical 0x7F for every NaN in every mode (docs/numerics.md §1, cast.hpp).
   CHECK(e5m2(-std::numeric_limits<float>::quiet_NaN(), Overflow::kSatKeepInf) == kFp8CanonicalNan);
 }
 

@@ -1,4 +1,4 @@
-// fp32_seq (gemm.hpp, NUMERICS.md §3) against a naive triple loop written from the header's
+// fp32_seq (gemm.hpp, docs/numerics.md §3) against a naive triple loop written from the header's
 // formulas, bit for bit: every scaling kind, both storage orientations of each operand, awkward
 // shapes (K not a multiple of the block, M or N of 1), E4M3 x E5M2 mixes, bias, bf16 output,
 // zero / NaN / Inf operands, pad_inner_dim, and 1, 2 and 3 threads.

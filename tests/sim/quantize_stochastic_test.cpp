@@ -1,4 +1,4 @@
-// Stochastic rounding (NUMERICS.md §1 `stochastic`, sim/quantize.hpp quantize_stochastic):
+// Stochastic rounding (docs/numerics.md §1 `stochastic`, sim/quantize.hpp quantize_stochastic):
 // reproducibility for a seed, independence of how a tensor is split, equality with the scalar
 // definition (philox_random_word + cast_fp32_to_fp8_stochastic per element), and unbiasedness.
 #include <bit>

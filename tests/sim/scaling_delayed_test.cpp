@@ -120,7 +120,7 @@ TEST_CASE("TE test_fp8_scale_update_with_linear_fuser_op: history tails and scal
         const float scale = state.scale(slot);
         CHECK(close_torch_f32(scale, ref_scale));
         CHECK(close_torch_f32(1.0f / scale, 1.0 / ref_scale));
-        // NUMERICS.md §2.1 exactly: RN(RN(fp8_max * 2^-margin) / amax).
+        // docs/numerics.md §2.1 exactly: RN(RN(fp8_max * 2^-margin) / amax).
         const float exact = static_cast<float>(max_val / 4.0) / static_cast<float>(ref_amax);
         CHECK(bits(scale) == bits(exact));
       };

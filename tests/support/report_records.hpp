@@ -8,7 +8,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/results/run_record.hpp"
+
 namespace fp8lab::testing {
+
+// Hand-made records as the report reads them (experiments/results/run_record.hpp).
+inline experiments::RunRecord typed(const nlohmann::json& record) {
+  return experiments::run_record_from_json(record);
+}
+inline std::vector<experiments::RunRecord> typed(const std::vector<nlohmann::json>& records) {
+  std::vector<experiments::RunRecord> out;
+  for (const auto& r : records) out.push_back(typed(r));
+  return out;
+}
 
 inline std::string baseline_id(int seed) {
   return "baseline-w-seed" + std::to_string(seed) + "-fp32";

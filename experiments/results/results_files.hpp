@@ -7,9 +7,9 @@
 #include <optional>
 #include <string>
 
-#include "experiments/runner/io_error.hpp"
-#include "experiments/runner/no_follow.hpp"
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/io_error.hpp"
+#include "experiments/results/no_follow.hpp"
+#include "experiments/results/results_store.hpp"
 
 namespace fp8lab::experiments {
 

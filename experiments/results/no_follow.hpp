@@ -25,7 +25,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "experiments/runner/io_error.hpp"
+#include "experiments/results/io_error.hpp"
 
 namespace fp8lab::experiments {
 

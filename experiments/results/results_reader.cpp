@@ -1,13 +1,13 @@
-#include "experiments/report/results_reader.hpp"
+#include "experiments/results/results_reader.hpp"
 
 #include <map>
 #include <sstream>
 #include <stdexcept>
 
-#include "experiments/runner/baseline_archive.hpp"
-#include "experiments/runner/no_follow.hpp"
-#include "experiments/runner/results_files.hpp"
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/baseline_archive.hpp"
+#include "experiments/results/no_follow.hpp"
+#include "experiments/results/results_files.hpp"
+#include "experiments/results/results_store.hpp"
 
 namespace fp8lab::experiments {
 
@@ -114,12 +114,14 @@ LoadedResults load_results(const std::vector<std::filesystem::path>& directories
                            ConflictChoice conflicts) {
   LoadedResults loaded;
   std::map<std::string, nlohmann::json> by_id;
+  std::map<std::string, RunRecord> typed;        // by_id's records, typed
   std::map<std::string, std::string> source_of;  // "file" or "file:line"
   for (const auto& directory : directories) {
     ResultsDirectory results(directory);
     struct Source {
       std::filesystem::path file;
       std::string where;  // the file, with ":line" for a line of results.jsonl
+      std::size_t line;   // 1 for a runs/*.json file
       nlohmann::json record;
     };
     // One per runs/*.json file, or per line of results.jsonl.
@@ -152,20 +154,28 @@ LoadedResults load_results(const std::vector<std::filesystem::path>& directories
             }
           }
         }
-        sources.push_back({file.path, file.path.string(), std::move(*file.record)});
+        sources.push_back({file.path, file.path.string(), 1, std::move(*file.record)});
       }
     } else if (std::filesystem::exists(std::filesystem::symlink_status(results.results_path()))) {
       const auto path = results.results_path();
       for (auto& [line, record] : read_numbered_run_records(path)) {
-        sources.push_back({path, path.string() + ":" + std::to_string(line), std::move(record)});
+        sources.push_back(
+            {path, path.string() + ":" + std::to_string(line), line, std::move(record)});
       }
     } else {
       throw std::runtime_error(directory.string() +
                                " holds no results: neither runs/ nor "
                                "results.jsonl (is it an fp8lab run or sweep output directory?)");
     }
-    for (auto& [file, where, record] : sources) {
+    for (auto& [file, where, line, record] : sources) {
       const auto id = record["run_id"].get<std::string>();
+      // The typed record (run_record.hpp): a field of another type is named with its file.
+      RunRecord run;
+      try {
+        run = run_record_from_json(record);
+      } catch (const std::invalid_argument& e) {
+        throw ResultsFileError(file, line, e.what());
+      }
       if (auto it = by_id.find(id); it != by_id.end()) {
         // Nothing is dropped silently: the same run twice is kept once, two different results
         // under one id are refused or resolved as asked, and said.
@@ -186,6 +196,7 @@ LoadedResults load_results(const std::vector<std::filesystem::path>& directories
         loaded.notes.push_back(loaded.chosen.back());
         if (!newer) continue;
         it->second = std::move(record);
+        typed[id] = std::move(run);
         source_of[id] = where;
         loaded.files[id] = file;
         continue;
@@ -193,14 +204,15 @@ LoadedResults load_results(const std::vector<std::filesystem::path>& directories
       source_of[id] = where;
       loaded.files[id] = file;
       by_id.emplace(id, std::move(record));
+      typed.emplace(id, std::move(run));
     }
     if (auto sweep = read_json_file(results.sweep_path())) loaded.sweeps.push_back(*sweep);
   }
-  for (auto& [id, record] : by_id) {
-    if (record["kind"] == "baseline") loaded.records.push_back(record);
+  for (auto& [id, record] : typed) {
+    if (record.kind == "baseline") loaded.records.push_back(record);
   }
-  for (auto& [id, record] : by_id) {
-    if (record["kind"] != "baseline") loaded.records.push_back(record);
+  for (auto& [id, record] : typed) {
+    if (record.kind != "baseline") loaded.records.push_back(record);
   }
   return loaded;
 }

@@ -1,6 +1,6 @@
 // The one file that includes Arrow and Parquet (cmake/fp8lab_arrow.cmake). Each column is named
 // once, in the tables below, for the writer and the reader alike.
-#include "experiments/runner/layer_stats_sidecar.hpp"
+#include "experiments/results/layer_stats_sidecar.hpp"
 
 #include <arrow/api.h>
 #include <arrow/io/file.h>
@@ -14,8 +14,8 @@
 #include <stdexcept>
 #include <utility>
 
-#include "experiments/runner/no_follow.hpp"
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/no_follow.hpp"
+#include "experiments/results/results_store.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -158,32 +158,6 @@ std::vector<LayerStatsRow> read_layer_stats(const std::filesystem::path& path) {
   read_columns(kStringColumns, *table, path, rows);
   read_columns(kDoubleColumns, *table, path, rows);
   return rows;
-}
-
-LayerStatsRow layer_stats_row(std::int64_t step, const std::string& layer, Operand tensor,
-                              Gemm gemm, const std::string& recipe, const OperandStats& stats) {
-  LayerStatsRow row;
-  row.step = step;
-  row.layer = layer;
-  row.tensor = name(tensor);
-  row.gemm = name(gemm);
-  row.copy = sim::scaling::to_string(sim::scaling::scale_axis(gemm, tensor));
-  row.recipe = recipe;
-  row.quantizations = static_cast<std::int64_t>(stats.quantizations);
-  row.count = static_cast<std::int64_t>(stats.count);
-  row.underflowed = static_cast<std::int64_t>(stats.underflowed);
-  row.saturated = static_cast<std::int64_t>(stats.saturated);
-  row.nan = static_cast<std::int64_t>(stats.nan);
-  row.underflow_pct = stats.underflow_pct();
-  row.overflow_pct = stats.overflow_pct();
-  row.sqnr_db = stats.sqnr_db();
-  row.mse = stats.mse();
-  row.amax = stats.amax;
-  row.scale_inv_min = stats.scale_inv_min;
-  row.scale_inv_max = stats.scale_inv_max;
-  row.max_block_dynamic_range_log2 = stats.max_block_dynamic_range_log2;
-  row.kurtosis = stats.kurtosis();
-  return row;
 }
 
 }  // namespace fp8lab::experiments

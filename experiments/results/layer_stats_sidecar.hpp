@@ -12,8 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "experiments/fp8/linear_stats.hpp"
-
 namespace fp8lab::experiments {
 
 // The recipe column of the rows that measure the run's own quantization (what-if rows carry the
@@ -43,10 +41,6 @@ struct LayerStatsRow {
   double max_block_dynamic_range_log2 = 0.0;
   double kurtosis = 0.0;
 };
-
-// The row of one operand's statistics.
-LayerStatsRow layer_stats_row(std::int64_t step, const std::string& layer, Operand tensor,
-                              Gemm gemm, const std::string& recipe, const OperandStats& stats);
 
 // Relative to a results directory: where a run's sidecar lives.
 std::filesystem::path layer_stats_relative_path(const std::string& run_id);

@@ -1,6 +1,6 @@
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/results_store.hpp"
 
-#include "experiments/runner/results_files.hpp"
+#include "experiments/results/results_files.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "experiments/runner/baseline_archive.hpp"
+#include "experiments/results/baseline_archive.hpp"
 
 #include <zlib.h>
 
@@ -7,7 +7,7 @@
 #include <sstream>
 #include <vector>
 
-#include "experiments/runner/no_follow.hpp"
+#include "experiments/results/no_follow.hpp"
 
 namespace fp8lab::experiments {
 namespace {

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "experiments/runner/results_store.hpp"
+#include "experiments/results/results_store.hpp"
 
 namespace fp8lab::experiments {
 

@@ -1,4 +1,4 @@
-#include "experiments/runner/no_follow.hpp"
+#include "experiments/results/no_follow.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-// Reads what runs left in one or more output directories (experiments/runner/results_store.hpp):
+// Reads what runs left in one or more output directories (experiments/results/results_store.hpp):
 // DIR/runs/*.json, or DIR/results.jsonl when a directory has no runs/ (a merged or copied
 // report), plus DIR/sweep.json. No LibTorch.
 //
@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
@@ -51,10 +53,10 @@ std::optional<std::string> record_conflict(const nlohmann::json& a, const nlohma
 enum class ConflictChoice { refuse, newest };
 
 struct LoadedResults {
-  std::vector<nlohmann::json> records;  // unique by run_id, baselines first, then by run_id
-  std::vector<nlohmann::json> sweeps;   // each directory's sweep.json, when present
-  std::vector<std::string> notes;       // e.g. which of two conflicting records was kept
-  std::vector<std::string> chosen;      // those notes alone (ConflictChoice::newest)
+  std::vector<RunRecord> records;      // unique by run_id, baselines first, then by run_id
+  std::vector<nlohmann::json> sweeps;  // each directory's sweep.json, when present
+  std::vector<std::string> notes;      // e.g. which of two conflicting records was kept
+  std::vector<std::string> chosen;     // those notes alone (ConflictChoice::newest)
   std::map<std::string, std::filesystem::path> files;  // run id -> the file it was read from
 };
 
