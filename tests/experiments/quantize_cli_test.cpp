@@ -312,32 +312,35 @@ TEST_CASE("a stack: each tensor its own per-tensor scale, the files with a leadi
            {"--format", "nvfp4", "--mode", "torchao-1level", "--axis", "columns"},
            {"--format", "e5m2", "--mode", "te"}}) {
     INFO(flags[3]);
+    // A directory per flag set: a run writes no global.npy but leaves one already there.
+    const std::string stack_dir = "stack-" + flags[3], files_dir = "files-" + flags[3];
     const bool global = flags[3] != "torchao-1level" && flags[1] == "nvfp4";
-    REQUIRE(run_to_end(quantize(dir / "stack.npy", dir / "stack", flags), dir / "stack.log") == 0);
+    REQUIRE(run_to_end(quantize(dir / "stack.npy", dir / stack_dir, flags), dir / "stack.log") ==
+            0);
     // Several files stack as the 3-D file does, and fp8lab-quantize writes the same bytes.
     REQUIRE(run_to_end(plus(plus({kFp8labQuantize}, flags),
                             {"--in", (dir / "t0.npy").string(), "--in", (dir / "t1.npy").string(),
-                             (dir / "t2.npy").string(), "--out", (dir / "files").string()}),
+                             (dir / "t2.npy").string(), "--out", (dir / files_dir).string()}),
                        dir / "files.log") == 0);
     INFO(read_text(dir / "files.log"));
     for (const char* name : {"codes.npy", "scales.npy", "global.npy"}) {
       if (!global && std::string(name) == "global.npy") continue;
-      CHECK(read_text(dir / "stack" / name) == read_text(dir / "files" / name));
+      CHECK(read_text(dir / stack_dir / name) == read_text(dir / files_dir / name));
     }
-    CHECK(std::filesystem::exists(dir / "stack/global.npy") == global);
-    const Npy codes = read_npy(dir / "stack/codes.npy");
-    const Npy scales = read_npy(dir / "stack/scales.npy");
+    CHECK(std::filesystem::exists(dir / stack_dir / "global.npy") == global);
+    const Npy codes = read_npy(dir / stack_dir / "codes.npy");
+    const Npy scales = read_npy(dir / stack_dir / "scales.npy");
     CHECK_THAT(codes.header, Catch::Contains("'shape': (3, "));
     CHECK_THAT(scales.header, Catch::Contains("'shape': (3, "));
     std::string globals;
     if (global) {
-      const Npy g = read_npy(dir / "stack/global.npy");
+      const Npy g = read_npy(dir / stack_dir / "global.npy");
       CHECK_THAT(g.header, Catch::Contains("'shape': (3, 3)"));
       globals = g.data;
     }
     // Tensor t of the stack is what a call on that tensor alone writes.
     for (int t = 0; t < 3; ++t) {
-      const auto one = dir / ("one" + std::to_string(t));
+      const auto one = dir / ("one-" + flags[3] + std::to_string(t));
       REQUIRE(run_to_end(quantize(dir / ("t" + std::to_string(t) + ".npy"), one, flags),
                          one.string() + ".log") == 0);
       const std::string c = read_npy(one / "codes.npy").data, s = read_npy(one / "scales.npy").data;
