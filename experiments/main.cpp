@@ -26,14 +26,5 @@ int main(int argc, char** argv) {
   fp8lab::experiments::cli::add_literature_command(app);
   fp8lab::experiments::cli::add_quantize_command(app);
   fp8lab::experiments::cli::add_cpu_ops_command(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // app.exit prints the message. A subcommand's own failure (CLI::RuntimeError) keeps its code;
-    // a usage error (unknown flag, a value an option check refuses, --a excludes --b) exits 2,
-    // as every other bad input does, instead of CLI11's 1xx codes.
-    const int code = app.exit(e);
-    return code == 0 || dynamic_cast<const CLI::RuntimeError*>(&e) != nullptr ? code : 2;
-  }
-  return 0;
+  return fp8lab::experiments::cli::parse_command_line(app, argc, argv);
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "experiments/cli/commands.hpp"
 #include "experiments/runner/run_errors.hpp"
 
 namespace fp8lab::experiments::cli {
@@ -24,6 +25,16 @@ void finish_command(const std::string& command, const std::function<int()>& body
     code = 2;
   }
   if (code != 0) throw CLI::RuntimeError(code);
+}
+
+int parse_command_line(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints the message
+    return code == 0 || dynamic_cast<const CLI::RuntimeError*>(&e) != nullptr ? code : 2;
+  }
+  return 0;
 }
 
 std::string io_error_text(const std::string& command, const IoError& e, const std::string& hint) {

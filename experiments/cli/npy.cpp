@@ -13,7 +13,8 @@
 namespace fp8lab::experiments::cli {
 namespace {
 
-static_assert(std::endian::native == std::endian::little, "npy.cpp reads '<f4' as native floats");
+static_assert(std::endian::native == std::endian::little,
+              "npy.cpp reads '<f4' and '<V2' as native words");
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kMagicSize = 6;
@@ -97,7 +98,7 @@ class HeaderParser {
 
 }  // namespace
 
-Float32Matrix read_npy_float32(const std::string& path) {
+Float32Stack read_npy_stack(const std::string& path) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) refuse(path, "not a regular file");
   std::ifstream in(path, std::ios::binary);
@@ -158,39 +159,56 @@ Float32Matrix read_npy_float32(const std::string& path) {
   if (!have_descr || !have_order || !have_shape) {
     p.fail("it needs descr, fortran_order and shape");
   }
-  if (descr != "<f4") {
+  const bool bf16 = descr == "<V2";
+  if (descr != "<f4" && !bf16) {
     refuse(path, "dtype '" + descr +
-                     "'; accepted: '<f4' (little-endian float32: x.astype(np.float32); a bf16 "
-                     "tensor widens to float32 exactly)");
+                     "'; accepted: '<f4' (little-endian float32) or '<V2' (bfloat16 as "
+                     "ml_dtypes saves it: np.save(f, x.astype(ml_dtypes.bfloat16)))");
   }
   if (fortran) {
     refuse(path, "fortran_order True; accepted: C order (np.ascontiguousarray(x))");
   }
-  if (shape.empty() || shape.size() > 2) {
-    refuse(path,
-           std::to_string(shape.size()) + " dimensions; accepted: 2 (rows, cols) or 1 (one row)");
+  if (shape.empty() || shape.size() > 3) {
+    refuse(path, std::to_string(shape.size()) +
+                     " dimensions; accepted: 1 (one row), 2 (rows, cols) or 3 (a stack: "
+                     "tensors, rows, cols)");
   }
-  Float32Matrix m;
-  m.rows = shape.size() == 2 ? shape[0] : 1;
+  Float32Stack m;
+  m.dimensions = shape.size();
+  m.count = shape.size() == 3 ? shape[0] : 1;
+  m.rows = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
   m.cols = shape.back();
-  if (m.rows < 1 || m.cols < 1) {
-    refuse(path, "shape (" + std::to_string(m.rows) + ", " + std::to_string(m.cols) +
-                     ") is empty; accepted: every dimension >= 1");
+  std::string dims;  // the file's shape as numpy prints it
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    dims += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1) dims += ",";
+  for (const std::int64_t d : shape) {
+    if (d < 1) refuse(path, "shape (" + dims + ") is empty; accepted: every dimension >= 1");
   }
   try {
     sim::checked_element_count("--in", m.rows, m.cols);
+    sim::checked_element_count("--in", m.count, m.rows * m.cols);
   } catch (const std::exception& e) {
     refuse(path, e.what());
   }
-  const std::size_t n = static_cast<std::size_t>(m.rows * m.cols);
+  const std::size_t n = static_cast<std::size_t>(m.count * m.rows * m.cols);
+  const std::size_t itemsize = bf16 ? 2 : 4;
   const std::size_t data = bytes.size() - start - length;
-  if (n > std::numeric_limits<std::size_t>::max() / 4 || data != n * 4) {
-    refuse(path, "holds " + std::to_string(data) + " data bytes; its shape (" +
-                     std::to_string(m.rows) + ", " + std::to_string(m.cols) +
-                     ") of float32 needs " + std::to_string(n * 4));
+  if (n > std::numeric_limits<std::size_t>::max() / 4 || data != n * itemsize) {
+    refuse(path, "holds " + std::to_string(data) + " data bytes; its shape (" + dims + ") of " +
+                     (bf16 ? "bfloat16" : "float32") + " needs " + std::to_string(n * itemsize));
   }
   m.values.resize(n);
-  std::memcpy(m.values.data(), bytes.data() + start + length, data);
+  const char* first = bytes.data() + start + length;
+  if (bf16) {
+    for (std::size_t i = 0; i < n; ++i) {
+      std::uint16_t b = 0;
+      std::memcpy(&b, first + 2 * i, 2);
+      m.values[i] = std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
+    }
+    return m;
+  }
+  std::memcpy(m.values.data(), first, data);
   return m;
 }
 

@@ -88,21 +88,6 @@ CLI::Validator workload_name() {
       "WORKLOAD[:key=value,...]");
 }
 
-CLI::Validator output_directory() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        if (text.empty()) return "'' is empty; expected a directory (created when absent)";
-        std::error_code error;
-        if (!std::filesystem::exists(text, error) || std::filesystem::is_directory(text, error)) {
-          return {};
-        }
-        return "'" + text +
-               "' exists and is not a directory; expected a directory (created "
-               "when absent)";
-      },
-      "DIR");
-}
-
 CLI::Option* list_option(CLI::Option* option) {
   return option->allow_extra_args(false)->check(CLI::Validator(
       [](std::string& text) -> std::string {

@@ -98,9 +98,12 @@ float nvfp4_block_multiplier(std::uint8_t scale_e4m3, const Nvfp4Global& global,
   return global.encode / s;  // (1.0 / per_tensor_scale) / scaled_block_scales_fp32
 }
 
-QuantizeResult quantize_nvfp4(std::span<const float> x, std::int64_t rows, std::int64_t cols,
-                              BlockShape block, Nvfp4Mode mode,
-                              const StochasticStream* stochastic) {
+namespace {
+
+// quantize_nvfp4 with the per-tensor scale `fixed` instead of the one from x's amax, when given.
+QuantizeResult quantize_nvfp4_global(std::span<const float> x, std::int64_t rows, std::int64_t cols,
+                                     BlockShape block, Nvfp4Mode mode,
+                                     const StochasticStream* stochastic, const float* fixed) {
   if (!is_nvfp4_block(block)) {
     throw std::invalid_argument("quantize_nvfp4: block = " + std::to_string(block.rows) + " x " +
                                 std::to_string(block.cols) + "; accepted: 1 x 16, 16 x 1, 16 x 16");
@@ -112,7 +115,9 @@ QuantizeResult quantize_nvfp4(std::span<const float> x, std::int64_t rows, std::
         "quantize_nvfp4: stochastic rounding is modelled for mode te (TE's NVFP4BlockScaling) "
         "only; torchao's nvfp4_quantize rounds to nearest");
   }
-  const Nvfp4Global global = nvfp4_global_scale(te ? amax(x) : amax_nan_propagating(x), mode);
+  const float tensor_amax = te ? amax(x) : amax_nan_propagating(x);
+  const Nvfp4Global global = fixed == nullptr ? nvfp4_global_scale(tensor_amax, mode)
+                                              : Nvfp4Global{tensor_amax, *fixed, *fixed};
   constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
   // The walk stores one byte per block in its E8M0 slot; here that byte is the E4M3 scale.
   QuantizeResult result = quantize_blocked(
@@ -132,6 +137,20 @@ QuantizeResult quantize_nvfp4(std::span<const float> x, std::int64_t rows, std::
   t.global_scale = {global.amax, global.encode, global.decode};
   if (stochastic != nullptr) round_stochastically(x, *stochastic, result);
   return result;
+}
+
+}  // namespace
+
+QuantizeResult quantize_nvfp4(std::span<const float> x, std::int64_t rows, std::int64_t cols,
+                              BlockShape block, Nvfp4Mode mode,
+                              const StochasticStream* stochastic) {
+  return quantize_nvfp4_global(x, rows, cols, block, mode, stochastic, nullptr);
+}
+
+QuantizeResult quantize_nvfp4_single_level(std::span<const float> x, std::int64_t rows,
+                                           std::int64_t cols, BlockShape block) {
+  const float one = 1.0f;
+  return quantize_nvfp4_global(x, rows, cols, block, Nvfp4Mode::kTorchao, nullptr, &one);
 }
 
 BlockShape nvfp4_block_shape(Gemm gemm, Operand operand, bool weight_2d) {

@@ -71,6 +71,14 @@ QuantizeResult quantize_nvfp4(std::span<const float> x, std::int64_t rows, std::
                               BlockShape block, Nvfp4Mode mode,
                               const StochasticStream* stochastic = nullptr);
 
+// torchao 0.18's nvfp4_quantize(x, 16, per_tensor_scale=None), its single-level scaling (no
+// per-tensor scale; torchao's NVFP4Tensor.to_nvfp4 without a per_tensor_scale):
+//   s_b   = e4m3(clamp(amax_b / 6.0f, 2^-6, 448))   q = f32_to_f4_unpacked(clamp(x * (1.0f / s_b)))
+// which is kTorchao's arithmetic with pts = 1 exactly ((amax_b / 6) / 1 and (1 / 1) / s_b are the
+// same floats), so it is that with global_scale = {amax, 1, 1}. Blocks as quantize_nvfp4.
+QuantizeResult quantize_nvfp4_single_level(std::span<const float> x, std::int64_t rows,
+                                           std::int64_t cols, BlockShape block);
+
 // The block an operand is read with in a GEMM: 1 x 16 or 16 x 1 along the GEMM's K, or 16 x 16
 // for the weight with `weight_2d` (TE's NVFP4BlockScaling default for weights).
 BlockShape nvfp4_block_shape(Gemm gemm, Operand operand, bool weight_2d);

@@ -22,6 +22,7 @@ namespace fp8lab::testing {
 namespace {
 
 const std::string kFp8lab = FP8LAB_EXECUTABLE;
+const std::string kFp8labQuantize = FP8LAB_QUANTIZE_EXECUTABLE;  // the same without LibTorch
 
 // One .npy file's header dict and data.
 struct Npy {
@@ -195,15 +196,21 @@ TEST_CASE("bad input: exit 2 naming the flag or file and what is accepted, nothi
   write_input(dir / "x.npy", 32, 64, ramp(32, 64));
   const double f64[4] = {1, 2, 3, 4};
   write_text(dir / "f64.npy", experiments::cli::npy_file("<f8", {2, 2}, f64, sizeof f64));
-  const float f32[8] = {};
-  write_text(dir / "3d.npy", experiments::cli::npy_file("<f4", {2, 2, 2}, f32, sizeof f32));
-  std::string fortran = experiments::cli::npy_file("<f4", {2, 4}, f32, sizeof f32);
+  const float f32[16] = {};
+  write_text(dir / "4d.npy", experiments::cli::npy_file("<f4", {2, 2, 2, 1}, f32, 32));
+  write_text(dir / "f16.npy", experiments::cli::npy_file("<f2", {2, 2}, f32, 8));
+  std::string short_bf16 = experiments::cli::npy_file("<V2", {2, 4}, f32, 16);
+  short_bf16.pop_back();
+  write_text(dir / "short-bf16.npy", short_bf16);
+  write_text(dir / "row16.npy", experiments::cli::npy_file("<f4", {1, 16}, f32, 64));
+  write_text(dir / "rows16.npy", experiments::cli::npy_file("<f4", {2, 16}, f32, 128));
+  std::string fortran = experiments::cli::npy_file("<f4", {2, 4}, f32, 32);
   fortran.replace(fortran.find("False"), 5, "True ");
   write_text(dir / "fortran.npy", fortran);
-  std::string shortfile = experiments::cli::npy_file("<f4", {2, 4}, f32, sizeof f32);
+  std::string shortfile = experiments::cli::npy_file("<f4", {2, 4}, f32, 32);
   shortfile.pop_back();
   write_text(dir / "short.npy", shortfile);
-  std::string badheader = experiments::cli::npy_file("<f4", {2, 4}, f32, sizeof f32);
+  std::string badheader = experiments::cli::npy_file("<f4", {2, 4}, f32, 32);
   badheader.replace(badheader.find("'shape'"), 7, "'shapE'");
   write_text(dir / "header.npy", badheader);
   write_text(dir / "text.npy", "rows,cols\n1,2\n");
@@ -230,8 +237,17 @@ TEST_CASE("bad input: exit 2 naming the flag or file and what is accepted, nothi
           {args({"--format", "e4m3", "--mode", "torchao-main"}, x),
            {"--mode torchao-main", "te, torchao, torchao-0.18"}},
           {args(plus(nv, {"--axis", "diagonal"}), x), {"--axis", "diagonal"}},
-          {args(nv, file("f64.npy")), {"f64.npy", "'<f8'", "accepted: '<f4'"}},
-          {args(nv, file("3d.npy")), {"3d.npy", "3 dimensions", "accepted: 2"}},
+          {args({"--format", "mxfp4", "--mode", "torchao-1level"}, x),
+           {"--mode torchao-1level", "--format nvfp4 only"}},
+          {args(nv, file("f64.npy")), {"f64.npy", "dtype '<f8'", "accepted: '<f4'", "'<V2'"}},
+          {args(nv, file("f16.npy")), {"f16.npy", "dtype '<f2'", "bfloat16 as ml_dtypes"}},
+          {args(nv, file("4d.npy")),
+           {"4d.npy", "4 dimensions", "accepted: 1 (one row), 2 (rows, cols) or 3 (a stack"}},
+          {args(nv, file("short-bf16.npy")),
+           {"short-bf16.npy", "15 data bytes", "(2, 4) of bfloat16 needs 16"}},
+          {plus(args(nv, file("row16.npy")), {"--in", file("rows16.npy")}),
+           {"--in '" + file("rows16.npy") + "'", "tensors of 2 x 16",
+            "accepted: those of the first file", "1 x 16", "ragged"}},
           {args(nv, file("fortran.npy")), {"fortran.npy", "fortran_order", "C order"}},
           {args(nv, file("short.npy")), {"short.npy", "31 data bytes", "needs 32"}},
           {args(nv, file("header.npy")), {"header.npy", "unknown key 'shapE'"}},
@@ -241,6 +257,123 @@ TEST_CASE("bad input: exit 2 naming the flag or file and what is accepted, nothi
           {args(plus(nv, {"--rht"}), file("odd.npy")), {"--rht", "odd.npy", "16"}},
       },
       dir.path(), dir / "out");
+  // fp8lab-quantize refuses as fp8lab quantize does, its own name first.
+  check_refused(kFp8labQuantize,
+                {{{"--format", "nvfp4", "--mode", "te", "--in", file("f64.npy"), "--out", out},
+                  {"fp8lab-quantize: --in", "f64.npy", "accepted: '<f4'"}},
+                 {{"--format", "nvfp4", "--in", x, "--out", out}, {"--mode"}}},
+                dir.path(), dir / "out");
+}
+
+// bf16 bits of an fp32 value that bf16 holds exactly.
+std::uint16_t bf16_bits(float v) {
+  std::uint32_t u = 0;
+  std::memcpy(&u, &v, 4);
+  REQUIRE((u & 0xFFFFu) == 0);
+  return static_cast<std::uint16_t>(u >> 16);
+}
+
+TEST_CASE("a bf16 .npy (ml_dtypes' '<V2') gives the bytes of its exact fp32 widening") {
+  Scratch dir("quantize-bf16");
+  std::vector<float> x = ramp(32, 64);  // (1 + i % 97) * 2^k: 7 significant bits, bf16-exact
+  std::vector<std::uint16_t> b(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) b[i] = bf16_bits(x[i]);
+  write_input(dir / "x.npy", 32, 64, x);
+  write_text(dir / "b.npy", experiments::cli::npy_file("<V2", {32, 64}, b.data(), b.size() * 2));
+  for (const auto& flags : std::vector<std::vector<std::string>>{
+           {"--format", "nvfp4", "--mode", "te"},
+           {"--format", "mxfp8_e4m3", "--mode", "torchao", "--axis", "columns"},
+           {"--format", "e4m3", "--mode", "te"}}) {
+    INFO(flags[1]);
+    REQUIRE(run_to_end(quantize(dir / "x.npy", dir / "f32", flags), dir / "f32.log") == 0);
+    REQUIRE(run_to_end(quantize(dir / "b.npy", dir / "bf16", flags), dir / "bf16.log") == 0);
+    for (const char* name : {"codes.npy", "scales.npy"}) {
+      CHECK(read_text(dir / "f32" / name) == read_text(dir / "bf16" / name));
+    }
+  }
+}
+
+TEST_CASE("a stack: each tensor its own per-tensor scale, the files with a leading dimension") {
+  Scratch dir("quantize-stack");
+  const std::int64_t rows = 32, cols = 64, n = rows * cols;
+  // Three tensors of different amax: the ramp times 1, 1/8 and 40.
+  std::vector<float> stack;
+  const float factors[3] = {1.0f, 0.125f, 40.0f};
+  for (int t = 0; t < 3; ++t) {
+    std::vector<float> x = ramp(rows, cols);
+    for (float& v : x) v *= factors[t];
+    write_input(dir / ("t" + std::to_string(t) + ".npy"), rows, cols, x);
+    stack.insert(stack.end(), x.begin(), x.end());
+  }
+  write_text(dir / "stack.npy",
+             experiments::cli::npy_file("<f4", {3, rows, cols}, stack.data(), stack.size() * 4));
+  for (const auto& flags : std::vector<std::vector<std::string>>{
+           {"--format", "nvfp4", "--mode", "torchao"},
+           {"--format", "nvfp4", "--mode", "torchao-1level", "--axis", "columns"},
+           {"--format", "e5m2", "--mode", "te"}}) {
+    INFO(flags[3]);
+    // A directory per flag set: a run writes no global.npy but leaves one already there.
+    const std::string stack_dir = "stack-" + flags[3], files_dir = "files-" + flags[3];
+    const bool global = flags[3] != "torchao-1level" && flags[1] == "nvfp4";
+    REQUIRE(run_to_end(quantize(dir / "stack.npy", dir / stack_dir, flags), dir / "stack.log") ==
+            0);
+    // Several files stack as the 3-D file does, and fp8lab-quantize writes the same bytes.
+    REQUIRE(run_to_end(plus(plus({kFp8labQuantize}, flags),
+                            {"--in", (dir / "t0.npy").string(), "--in", (dir / "t1.npy").string(),
+                             (dir / "t2.npy").string(), "--out", (dir / files_dir).string()}),
+                       dir / "files.log") == 0);
+    INFO(read_text(dir / "files.log"));
+    for (const char* name : {"codes.npy", "scales.npy", "global.npy"}) {
+      if (!global && std::string(name) == "global.npy") continue;
+      CHECK(read_text(dir / stack_dir / name) == read_text(dir / files_dir / name));
+    }
+    CHECK(std::filesystem::exists(dir / stack_dir / "global.npy") == global);
+    const Npy codes = read_npy(dir / stack_dir / "codes.npy");
+    const Npy scales = read_npy(dir / stack_dir / "scales.npy");
+    CHECK_THAT(codes.header, Catch::Contains("'shape': (3, "));
+    CHECK_THAT(scales.header, Catch::Contains("'shape': (3, "));
+    std::string globals;
+    if (global) {
+      const Npy g = read_npy(dir / stack_dir / "global.npy");
+      CHECK_THAT(g.header, Catch::Contains("'shape': (3, 3)"));
+      globals = g.data;
+    }
+    // Tensor t of the stack is what a call on that tensor alone writes.
+    for (int t = 0; t < 3; ++t) {
+      const auto one = dir / ("one-" + flags[3] + std::to_string(t));
+      REQUIRE(run_to_end(quantize(dir / ("t" + std::to_string(t) + ".npy"), one, flags),
+                         one.string() + ".log") == 0);
+      const std::string c = read_npy(one / "codes.npy").data, s = read_npy(one / "scales.npy").data;
+      CHECK(codes.data.substr(t * c.size(), c.size()) == c);
+      CHECK(scales.data.substr(t * s.size(), s.size()) == s);
+      if (global) CHECK(globals.substr(t * 12, 12) == read_npy(one / "global.npy").data);
+    }
+    CHECK(codes.data.size() == 3 * static_cast<std::size_t>(n) / (flags[1] == "nvfp4" ? 2 : 1));
+  }
+}
+
+TEST_CASE("torchao-1level: block scales amax_b / 6 clamped to [2^-6, 448], no global.npy") {
+  Scratch dir("quantize-1level");
+  // Block 0: amax 6 -> scale 1.0 (0x38), the values' own codes. Block 1: amax 0.03 -> 0.005 ->
+  // clamped to 2^-6 (0x08); 0.03 * 64 = 1.92 -> 2.0 (0x4). Two-level would give block 0 the scale
+  // 448 (its amax is the tensor's).
+  std::vector<float> x(32, 0.0f);
+  const float head[] = {6, 3, 1.5f, -0.5f, -6, 0, 1, 2};
+  std::memcpy(x.data(), head, sizeof head);
+  x[16] = 0.03f;
+  write_input(dir / "x.npy", 1, 32, x);
+  REQUIRE(run_to_end(quantize(dir / "x.npy", dir / "out",
+                              {"--format", "nvfp4", "--mode", "torchao-1level"}),
+                     dir / "log") == 0);
+  CHECK(read_npy(dir / "out/scales.npy").data == std::string("\x38\x08", 2));
+  std::string expected = "\x57\x93\x0f\x42";
+  expected.append(4, '\0');
+  expected += '\x04';
+  expected.append(7, '\0');
+  const std::string codes = read_npy(dir / "out/codes.npy").data;
+  INFO("codes: " << hex(codes));
+  CHECK(codes == expected);
+  CHECK_FALSE(std::filesystem::exists(dir / "out/global.npy"));
 }
 
 TEST_CASE("a failed write exits 3 and leaves no file") {

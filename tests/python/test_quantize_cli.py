@@ -2,7 +2,10 @@
 line"): numpy reads codes.npy, scales.npy and global.npy (np.load, no pickle) with the documented
 dtypes and shapes, and their bytes equal torchao's (0 differing bytes) for NVFP4 torchao mode and
 MXFP4/MXFP6 in every torchao 0.18 rounding, rows and columns, on the finite inputs of
-test_fp4_scaling_torchao.py. ctest sets FP8LAB_EXECUTABLE: experiments_quantize_torchao_test."""
+test_fp4_scaling_torchao.py; a bf16 stack (ml_dtypes' .npy) in one call equals torchao on each
+tensor, and the single-level mode (torchao-1level, run through fp8lab-quantize) equals
+nvfp4_quantize without a per-tensor scale. ctest sets FP8LAB_EXECUTABLE and
+FP8LAB_QUANTIZE_EXECUTABLE: experiments_quantize_torchao_test."""
 
 import os
 import subprocess
@@ -104,3 +107,53 @@ def test_te_modes_equal_the_plan_built_by_hand(tmp_path, gen, fmt, axis, blocks)
                                f"of {len(theirs)} bytes differ"
     if fmt == "nvfp4":
         assert np.load(out / "global.npy").tobytes() == (tmp_path / "dump.global").read_bytes()
+
+
+QUANTIZE = os.environ.get("FP8LAB_QUANTIZE_EXECUTABLE")
+
+
+def run_quantize(args):
+    run = subprocess.run(args, capture_output=True, text=True)
+    assert run.returncode == 0, f"{' '.join(args)}: exit {run.returncode}: {run.stderr}"
+
+
+def test_bf16_npy_and_a_stack_give_torchaos_bytes_per_tensor(tmp_path, gen):
+    """A 3-D bfloat16 .npy as ml_dtypes saves it ('<V2'): one call, each tensor its own
+    per-tensor scale, equal to torchao's nvfp4_quantize on each bf16 tensor alone."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    xs = [x.bfloat16() for _, x in random_inputs(gen, *SHAPE)]
+    src, out = tmp_path / "stack.npy", tmp_path / "out"
+    np.save(src, torch.stack(xs).float().numpy().astype(ml_dtypes.bfloat16))
+    assert open(src, "rb").read(64).find(b"'<V2'") > 0  # what the reader accepts as bf16
+    run_quantize([EXE, "quantize", "--format", "nvfp4", "--mode", "torchao", "--in", str(src),
+                  "--out", str(out)])
+    codes, scales = np.load(out / "codes.npy"), np.load(out / "scales.npy")
+    glob = np.load(out / "global.npy")
+    assert codes.shape == (len(xs), SHAPE[0], SHAPE[1] // 2) and glob.shape == (len(xs), 3)
+    assert scales.shape == (len(xs), SHAPE[0], SHAPE[1] // 16)
+    for t, x in enumerate(xs):
+        check_equal(f"tensor {t}", (torch.from_numpy(codes[t]).flatten(),
+                                    torch.from_numpy(scales[t]).flatten(),
+                                    torch.from_numpy(glob[t])), torchao("nvfp4", "torchao", x))
+
+
+@pytest.mark.skipif(not QUANTIZE, reason="FP8LAB_QUANTIZE_EXECUTABLE (fp8lab-quantize) is not set")
+@pytest.mark.parametrize("axis", ["rows", "columns"])
+def test_single_level_nvfp4_gives_torchaos_bytes(tmp_path, gen, axis):
+    """--mode torchao-1level (through fp8lab-quantize, which has no LibTorch) against torchao
+    0.18's nvfp4_quantize(x, 16, per_tensor_scale=None): codes and scales, no global.npy."""
+    from torchao.prototype.mx_formats.nvfp4_tensor import nvfp4_quantize
+    inputs = random_inputs(gen, *SHAPE)
+    src, out = tmp_path / "stack.npy", tmp_path / "out"
+    np.save(src, torch.stack([x for _, x in inputs]).numpy())
+    run_quantize([QUANTIZE, "--format", "nvfp4", "--mode", "torchao-1level", "--axis", axis,
+                  "--in", str(src), "--out", str(out)])
+    assert not (out / "global.npy").exists()
+    codes, scales = np.load(out / "codes.npy"), np.load(out / "scales.npy")
+    for t, (name, x) in enumerate(inputs):
+        ref = x.t().contiguous() if axis == "columns" else x
+        their_scales, their_codes = nvfp4_quantize(ref, 16, None)
+        check_equal(name, (torch.from_numpy(codes[t]).flatten(),
+                           torch.from_numpy(scales[t]).flatten(), None),
+                    (their_codes.view(torch.uint8).flatten(),
+                     their_scales.view(torch.uint8).flatten(), None))
