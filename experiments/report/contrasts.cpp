@@ -115,7 +115,7 @@ void judge_contrast(Contrast& c, double band, double alpha) {
                "; a test needs " + std::to_string(kMinPairedSeeds);
     return;
   }
-  c.test = named_test(*c.interval, band, alpha);
+  c.test = oriented_named_test(*c.interval, band, alpha);
   c.verdict = c.test->verdict;
   if (c.verdict == "inconclusive") c.reason = power_reason(*c.test);
 }

@@ -9,10 +9,10 @@
 // exactly one field. Per
 // common seed on which both finished, d_s = (tail A - tail B) / tail B, the tail being the mean
 // eval loss over the last 10% of eval points (paired_verdicts.hpp); over seeds, the named test of
-// the mean of d against the band at the sweep's alpha (named_tests.hpp: worse beyond band,
-// equivalent, worse, not worse, inconclusive). Oriented so that the mean is >= 0: A is the recipe
-// with the higher loss, so `better` never appears. Fewer than 3 common seeds: inconclusive,
-// without a test.
+// the mean of d against the band at the sweep's alpha. Oriented so that the mean is >= 0: A is the
+// recipe with the higher loss, so the words are those of oriented_named_test (named_tests.hpp):
+// worse beyond band, equivalent, worse, inconclusive; never `better` or `not worse`. Fewer than 3
+// common seeds: inconclusive, without a test.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 #include "experiments/report/report_data.hpp"
 
@@ -21,7 +22,10 @@ std::string percent(double fraction) { return format_percent(fraction); }
 
 bool NamedTest::holds_after_holm() const { return verdict != "inconclusive" && p_holm <= alpha; }
 
-NamedTest named_test(const MeanInterval& interval, double band, double alpha) {
+namespace {
+
+// The named test; `oriented` (a contrast, mean >= 0): `better` and `not worse` are not candidates.
+NamedTest judge(const MeanInterval& interval, double band, double alpha, bool oriented) {
   NamedTest out;
   out.alpha = alpha;
   const double df = static_cast<double>(interval.n - 1);
@@ -48,14 +52,15 @@ NamedTest named_test(const MeanInterval& interval, double band, double alpha) {
   } else if (p_tost < alpha) {
     out.verdict = "equivalent";
     chosen = tost;
-  } else if (p_zero < alpha) {
+  } else if (p_zero < alpha && (!oriented || mean > 0)) {
     out.verdict = mean > 0 ? "worse" : "better";
     chosen = zero;
-  } else if (p_upper < alpha) {
+  } else if (p_upper < alpha && !oriented) {
     out.verdict = "not worse";
     chosen = upper;
   } else {
     out.verdict = "inconclusive";
+    if (oriented) chosen = tost;  // mean >= 0: TOST's p is the non-inferiority p
     for (const Candidate& c : {beyond, tost, zero}) {
       if (c.p < chosen.p) chosen = c;
     }
@@ -67,6 +72,21 @@ NamedTest named_test(const MeanInterval& interval, double band, double alpha) {
   out.ci_low = mean - half;
   out.ci_high = mean + half;
   return out;
+}
+
+}  // namespace
+
+NamedTest named_test(const MeanInterval& interval, double band, double alpha) {
+  return judge(interval, band, alpha, false);
+}
+
+NamedTest oriented_named_test(const MeanInterval& interval, double band, double alpha) {
+  if (interval.mean < 0) {
+    throw std::invalid_argument("oriented_named_test: the mean " +
+                                format_number(interval.mean, "%.3g") +
+                                " is negative; orient the contrast first");
+  }
+  return judge(interval, band, alpha, true);
 }
 
 std::vector<double> holm_adjusted(const std::vector<double>& p) {

@@ -53,6 +53,13 @@ struct NamedTest {
 // The named test of the interval's mean against the band at alpha.
 NamedTest named_test(const MeanInterval& interval, double band, double alpha);
 
+// The named test of a contrast, oriented so that its mean is >= 0 (contrasts.hpp): only the words
+// such a mean can get, in the same order: worse beyond band, equivalent, worse, inconclusive.
+// `better` and `not worse` are not candidates (with mean >= 0 the non-inferiority p is TOST's p,
+// so TOST settles first); an inconclusive one shows the closest of the other three tests.
+// Throws std::invalid_argument for a mean < 0.
+NamedTest oriented_named_test(const MeanInterval& interval, double band, double alpha);
+
 // Holm-Bonferroni adjusted p-values, in the input's order: sorted ascending, the i-th (from 0) is
 // max over j <= i of min(1, (m - j) p_(j)).
 std::vector<double> holm_adjusted(const std::vector<double>& p);

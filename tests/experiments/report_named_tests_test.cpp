@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -99,6 +100,48 @@ TEST_CASE("Each verdict word is its named test, as scipy computes it", "[report]
   check({0.004, -0.003, 0.006, -0.001, 0.002},
         {"inconclusive", "non-inferiority", 0.3052231462430629, 0.90, -0.001876936887000907,
          0.005076936887000907, 0.006134102497785073, 43});
+}
+
+TEST_CASE("A contrast (mean >= 0) gets only the words it can have: never better or not worse",
+          "[report][tests]") {
+  // The inconclusive sample above: the plain test shows non-inferiority; oriented, TOST shows the
+  // same p and interval (with mean >= 0 the two p-values are one).
+  const auto interval = t_interval(std::vector<double>{0.004, -0.003, 0.006, -0.001, 0.002});
+  REQUIRE(interval);
+  const auto plain = named_test(*interval, kBand, kDefaultAlpha);
+  const auto oriented = oriented_named_test(*interval, kBand, kDefaultAlpha);
+  CHECK(plain.test == "non-inferiority");
+  CHECK(oriented.verdict == "inconclusive");
+  CHECK(oriented.test == "TOST");
+  CHECK(oriented.p_raw == plain.p_raw);
+  CHECK(oriented.ci_low == plain.ci_low);
+  CHECK(oriented.ci_high == plain.ci_high);
+  // Over a grid of means >= 0 and spreads, the words are the four a contrast can get.
+  for (double mean = 0; mean <= 0.01; mean += 0.0005) {
+    for (const double sd : {0.0, 1e-5, 0.0005, 0.002, 0.01}) {
+      for (const std::size_t n : {3u, 5u, 20u}) {
+        MeanInterval i;
+        i.n = n;
+        i.mean = mean;
+        i.sd = sd;
+        i.half_width = i.half_width_at(0.95);
+        const auto t = oriented_named_test(i, kBand, kDefaultAlpha);
+        INFO("mean " << mean << " sd " << sd << " n " << n << ": " << t.verdict);
+        CHECK((t.verdict == "worse beyond band" || t.verdict == "equivalent" ||
+               t.verdict == "worse" || t.verdict == "inconclusive"));
+        CHECK(t.test != "non-inferiority");
+        // Where the plain test gives a word a contrast can have, both agree.
+        const auto p = named_test(i, kBand, kDefaultAlpha);
+        if (p.verdict != "not worse" && p.verdict != "better") CHECK(p.verdict == t.verdict);
+      }
+    }
+  }
+  // A negative mean is not an oriented contrast.
+  MeanInterval negative;
+  negative.n = 3;
+  negative.mean = -0.001;
+  negative.sd = 0.001;
+  CHECK_THROWS_AS(oriented_named_test(negative, kBand, kDefaultAlpha), std::invalid_argument);
 }
 
 TEST_CASE("The issue's L3 row: a recipe reliably better than its baseline is `better`, not "

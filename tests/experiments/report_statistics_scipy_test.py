@@ -65,8 +65,12 @@ def seeds_for_80(effect, sd, alpha):
     return n
 
 
-def named_test(values, band, alpha):
-    """The verdict word, test, p, interval level and bounds, as docs/results-schema.md states."""
+def named_test(values, band, alpha, oriented=False):
+    """The verdict word, test, p, interval level and bounds, as docs/results-schema.md states.
+
+    oriented: a contrast (mean >= 0), whose words are worse beyond band, equivalent, worse and
+    inconclusive only; an inconclusive one shows the closest of the beyond-band test, TOST and the
+    test of mean = 0."""
     n = len(values)
     mean = sum(values) / n
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
@@ -83,13 +87,14 @@ def named_test(values, band, alpha):
         verdict, test = "worse beyond band", "t-test mean=+b"
     elif p_tost < alpha:
         verdict, test = "equivalent", "TOST"
-    elif p_zero < alpha:
+    elif p_zero < alpha and (not oriented or mean > 0):
         verdict, test = ("worse" if mean > 0 else "better"), "t-test mean=0"
-    elif p_upper < alpha:
+    elif p_upper < alpha and not oriented:
         verdict, test = "not worse", "non-inferiority"
     else:
         verdict = "inconclusive"
-        test = min(["non-inferiority", "t-test mean=+b", "TOST", "t-test mean=0"],
+        first = "TOST" if oriented else "non-inferiority"
+        test = min([first, "t-test mean=+b", "TOST", "t-test mean=0"],
                    key=lambda name: candidates[name][0])
     p, level = candidates[test]
     half = t.ppf((1 + level) / 2) * se
@@ -168,7 +173,7 @@ def main():
         d = [(a[s] - b[s]) / b[s] for s in sorted(set(a) & set(b))]
         if sum(d) < 0:
             sys.exit(f"contrast {row['a']} vs {row['b']}: A must be the recipe with the higher loss")
-        t = named_test(d, band, alpha)
+        t = named_test(d, band, alpha, oriented=True)
         sa = [settings(x) for x in by_id[row["a_runs"].split()[0]]["source"]["combinations"]]
         sb = [settings(x) for x in by_id[row["b_runs"].split()[0]]["source"]["combinations"]]
         pre = any((x in sa and y in sb) or (x in sb and y in sa)
