@@ -128,14 +128,7 @@ std::optional<double> median_of(const std::vector<T>& values) {
 
 }  // namespace
 
-std::string Contrast::verdict_text() const {
-  std::string reasons = reason;
-  if (test) {
-    const auto note = holm_note(*test);
-    reasons += (reasons.empty() || note.empty() ? "" : "; ") + note;
-  }
-  return reasons.empty() ? verdict : verdict + " (" + reasons + ")";
-}
+std::string Contrast::verdict_text() const { return verdict_with_reasons(verdict, reason, test); }
 
 std::string Contrast::title() const {
   return field + " " + worse_value + " vs " + better_value + " (" + run_label(better->first()) +

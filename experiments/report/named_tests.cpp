@@ -34,17 +34,23 @@ NamedTest judge(const MeanInterval& interval, double band, double alpha, bool or
   out.estimate = mean;
   out.mde80 = minimum_detectable_effect(interval.n, interval.sd, alpha);
   out.seeds_for_80 = seeds_for_power(mean, interval.sd, alpha);
-  // Statistics of each test; se = 0 (identical values) makes them +-inf, and the tails 0 or 1.
-  auto ratio = [se](double x) { return se > 0 ? x / se : (x > 0 ? INFINITY : -INFINITY); };
-  const double p_beyond = std::min(1.0, 2 * student_t_upper_tail(ratio(mean - band), df));
-  const double p_zero = std::min(1.0, 2 * student_t_upper_tail(std::fabs(ratio(mean)), df));
-  const double p_upper = student_t_upper_tail(ratio(band - mean), df);  // H0: mean >= +b
-  const double p_lower = student_t_upper_tail(ratio(mean + band), df);  // H0: mean <= -b
+  // Identical values (se 0): the t statistics are infinite, so each hypothesis gets its exact
+  // sign test: all n values on the rejecting side has probability at most 0.5^n under it.
+  const bool exact = !(se > 0);
+  const double one_sided = std::pow(0.5, static_cast<double>(interval.n));
+  // The upper tail of (x / se), or under the sign test the one-sided p of all values above x.
+  const auto tail = [&](double x) {
+    return exact ? (x > 0 ? one_sided : 1.0) : student_t_upper_tail(x / se, df);
+  };
+  const double p_beyond = std::min(1.0, 2 * tail(mean - band));
+  const double p_zero = std::min(1.0, 2 * tail(std::fabs(mean)));
+  const double p_upper = tail(band - mean);  // H0: mean >= +b
+  const double p_lower = tail(mean + band);  // H0: mean <= -b
   const double p_tost = std::max(p_upper, p_lower);
-  const Candidate beyond{"t-test mean=+b", p_beyond, 1 - alpha};
-  const Candidate tost{"TOST", p_tost, 1 - 2 * alpha};
-  const Candidate zero{"t-test mean=0", p_zero, 1 - alpha};
-  const Candidate upper{"non-inferiority", p_upper, 1 - 2 * alpha};
+  const Candidate beyond{exact ? "sign test mean=+b" : "t-test mean=+b", p_beyond, 1 - alpha};
+  const Candidate tost{exact ? "sign TOST" : "TOST", p_tost, 1 - 2 * alpha};
+  const Candidate zero{exact ? "sign test mean=0" : "t-test mean=0", p_zero, 1 - alpha};
+  const Candidate upper{exact ? "sign non-inferiority" : "non-inferiority", p_upper, 1 - 2 * alpha};
   Candidate chosen = upper;
   if (mean > band && p_beyond < alpha) {
     out.verdict = "worse beyond band";
@@ -122,8 +128,15 @@ std::vector<std::string> named_test_legend(double band, double alpha) {
           format_number(100 * (1 - alpha), "%.3g") + "% upper bound, the " + tost +
           " interval's upper end, is <= +" + b + "); p = its one-sided p.",
       "inconclusive: none of these; the test shown is the one closest to rejecting.",
-      "Multiplicity: Holm-Bonferroni over the report's family (every verdict and every contrast "
-      "that has a test; the hypotheses a sweep pre-registers form a confirmatory family of their "
+      "A contrast between two recipes is oriented so that d >= 0: its words are worse beyond "
+      "band, equivalent, worse or inconclusive, never better or not worse.",
+      "Identical values (sd 0, e.g. every seed's edge shift at the same grid point): the t "
+      "statistics are infinite, so each test above is the exact sign test of its hypothesis "
+      "(sign TOST, ...): p = 0.5^n one-sided, 2 x 0.5^n two-sided (all n values on one side), "
+      "with the same words in the same order; the interval is [d, d].",
+      "Multiplicity: Holm-Bonferroni over the report's family (every verdict, contrast and "
+      "learning-rate edge shift that has a test; the hypotheses a sweep pre-registers form a "
+      "confirmatory family of their "
       "own, every other row is exploratory): p raw and p Holm side by side, with the family "
       "size; a verdict whose p Holm exceeds alpha says so.",
       "Power (the two-sided t-test of mean = 0, exact noncentral t): mde80 = the smallest |mean| "
@@ -160,6 +173,16 @@ std::string holm_note(const NamedTest& t) {
   return "p Holm " + format_number(t.p_holm, "%.2g") + " > alpha " +
          format_number(t.alpha, "%.3g") + ": not significant after the correction for its " +
          t.family + " family of " + std::to_string(t.family_size);
+}
+
+std::string verdict_with_reasons(const std::string& verdict, const std::string& reason,
+                                 const std::optional<NamedTest>& test) {
+  std::string reasons = reason;
+  if (test) {
+    const auto note = holm_note(*test);
+    reasons += (reasons.empty() || note.empty() ? "" : "; ") + note;
+  }
+  return reasons.empty() ? verdict : verdict + " (" + reasons + ")";
 }
 
 }  // namespace fp8lab::experiments

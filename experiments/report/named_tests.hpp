@@ -17,6 +17,9 @@
 //                      TOST, mean = 0, non-inferiority) with the smallest p, with its interval
 // When several hold, the first in this order names the verdict (a small resolved difference
 // inside the band is `equivalent`: it exists and does not matter at this band).
+// Identical values (sd 0): the t statistics are infinite, so each test is the exact sign test of
+// the same hypothesis ("sign TOST", ...): p = 0.5^n one-sided, 2 x 0.5^n two-sided (all n values
+// on the rejecting side), the interval [d, d]; the same words in the same order.
 //
 // Power (the same two-sided t-test of "mean = 0"; exact, noncentral t): mde80 is the smallest
 // |mean| detected with 80% power at this n, sd and alpha (the band test detects b + mde80 with
@@ -84,5 +87,8 @@ std::string describe_p_values(const NamedTest& test);
 // "p Holm 0.21 > alpha 0.05: not significant after the correction for its family of 14" for a
 // verdict other than inconclusive that does not hold after Holm; "" otherwise.
 std::string holm_note(const NamedTest& test);
+// "worse (reason; holm note)": a verdict with its reason and the test's Holm note, each if any.
+std::string verdict_with_reasons(const std::string& verdict, const std::string& reason,
+                                 const std::optional<NamedTest>& test);
 
 }  // namespace fp8lab::experiments

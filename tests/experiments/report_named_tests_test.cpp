@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -16,6 +17,7 @@
 #include "experiments/report/contrasts_csv.hpp"
 #include "experiments/report/count_statistics.hpp"
 #include "experiments/report/csv_table.hpp"
+#include "experiments/report/lr_report.hpp"
 #include "experiments/report/markdown_report.hpp"
 #include "experiments/report/multiplicity.hpp"
 #include "experiments/report/named_tests.hpp"
@@ -312,6 +314,108 @@ TEST_CASE("A report's families: pre-registered rows are confirmatory, the rest e
   const auto md = render_markdown_report(input);
   CHECK_THAT(md, Catch::Contains("- equivalent: TOST"));
   CHECK_THAT(md, Catch::Contains("(confirmatory, 2)"));
+}
+
+namespace {
+
+// A run of workload `w` at lr 1e-3 * 10^i (i = 0, 1, 2) that met the instability rule from lr
+// index `first_unstable` on (3: never).
+nlohmann::json lr_record(const std::string& arm, int seed, int i, int first_unstable) {
+  const double lr = 1e-3 * std::pow(10.0, i);
+  char spec[64];
+  std::snprintf(spec, sizeof spec, "w:lr=%.17g", lr);
+  const bool unstable = i >= first_unstable;
+  const double loss = 4.0 + 0.1 * i + 0.01 * seed + (unstable ? 9.0 : 0.0);
+  nlohmann::json r = {{"schema", "fp8lab.run"},
+                      {"schema_version", 1},
+                      {"status", unstable ? "unstable" : "finished"},
+                      {"workload", spec},
+                      {"workload_options", {{"lr", lr}}},
+                      {"seed", seed},
+                      {"high_precision", "fp32"},
+                      {"backend", "sim"},
+                      {"steps_planned", 10},
+                      {"eval", {{{"step", 0}, {"loss", 8.0}}, {{"step", 10}, {"loss", loss}}}},
+                      {"final", {{"eval_loss", loss}, {"initial_eval_loss", 8.0}}}};
+  const std::string base = std::string("baseline-") + spec + "-" + std::to_string(seed);
+  if (arm == "baseline") {
+    r["run_id"] = base;
+    r["kind"] = "baseline";
+  } else {
+    r["run_id"] = arm + "-" + std::to_string(i) + "-" + std::to_string(seed);
+    r["kind"] = "fp8";
+    r["baseline_run_id"] = base;
+    r["recipe_canonical"] = "scaling=" + arm;
+    r["recipe_label"] = arm + " HYBRID";
+    r["recipe"] = {{"scaling", arm}};
+    r["recipe_fields"] = {"scaling"};
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("Learning-rate edge shifts join the exploratory Holm family; identical shifts get the "
+          "exact sign test, not t = inf",
+          "[report][tests]") {
+  std::vector<nlohmann::json> records;
+  // Baseline unstable at lr index 2 on every seed; `block` likewise (shift 0 on all 3 seeds);
+  // `mxfp8` at index 1 on seeds 0 and 1, never on seed 2 (shifts 1, 1, -0.5 decades).
+  const int mxfp8_first[3] = {1, 1, 3};
+  for (int seed = 0; seed < 3; ++seed) {
+    for (int i = 0; i < 3; ++i) {
+      records.push_back(lr_record("baseline", seed, i, 2));
+      records.push_back(lr_record("block", seed, i, 2));
+      records.push_back(lr_record("mxfp8", seed, i, mxfp8_first[seed]));
+    }
+  }
+  ReportInput input;
+  input.records = typed(records);
+  const ReportFacts facts(input);
+  REQUIRE(facts.lr.size() == 1);
+  const auto& arms = facts.lr.front().arms;
+  REQUIRE(arms.size() == 3);
+  const LrArm& block = arms[1].label == "block HYBRID" ? arms[1] : arms[2];
+  const LrArm& mxfp8 = arms[1].label == "block HYBRID" ? arms[2] : arms[1];
+  REQUIRE(block.edge_test);
+  REQUIRE(mxfp8.edge_test);
+  // Identical shifts: the sign test, exact p = 0.5^3 (was t = inf, p = 0, `equivalent`).
+  CHECK(block.edge_shift->sd == 0);
+  CHECK(block.edge_test->test == "sign non-inferiority");
+  CHECK(block.edge_test->p_raw == Approx(0.125));
+  CHECK(block.edge_test->verdict == "inconclusive");
+  CHECK(block.edge_test->ci_low == 0);
+  CHECK(block.edge_test->ci_high == 0);
+  CHECK(block.edge_exact == "all 3 seeds at the same grid point as the baseline");
+  CHECK(mxfp8.edge_exact.empty());
+  CHECK(mxfp8.edge_test->test.rfind("sign", 0) != 0);
+  // Both edge tests are in the exploratory family, with every row and contrast that has a test.
+  std::size_t with_test = 2;
+  for (const auto& row : facts.rows) with_test += row.paired.test.has_value();
+  for (const auto& c : facts.contrasts) with_test += c.test.has_value();
+  CHECK(facts.multiplicity.exploratory == with_test);
+  for (const LrArm* arm : {&block, &mxfp8}) {
+    CHECK(arm->edge_test->family == "exploratory");
+    CHECK(arm->edge_test->family_size == with_test);
+    CHECK(arm->edge_test->p_holm >= arm->edge_test->p_raw);
+  }
+  // The table says it: the exact answer in the verdict cell, p Holm beside p raw.
+  const auto table = lr_edge_table(facts);
+  const auto column = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(table.columns.begin(), table.columns.end(), name) -
+                                    table.columns.begin());
+  };
+  REQUIRE(column("p Holm") < table.columns.size());
+  bool said = false;
+  for (const auto& row : table.rows) {
+    if (row[1].text != "block HYBRID") continue;
+    CHECK(row[column("verdict")].text ==
+          "inconclusive (all 3 seeds at the same grid point as the baseline)");
+    CHECK_THAT(row[column("p Holm")].text, Catch::Contains("(exploratory, "));
+    said = true;
+  }
+  CHECK(said);
+  CHECK_THAT(render_lr_sensitivity_csv(facts), Catch::Contains(",edge_p_raw,edge_p_holm,"));
 }
 
 TEST_CASE("The report's head states the runs' steps and tokens per parameter", "[report][tests]") {

@@ -47,6 +47,8 @@ def power(effect, sd, n, alpha):
 
 
 def mde80(n, sd, alpha):
+    if sd == 0:
+        return 0.0
     high = sd / math.sqrt(n)
     while power(high, sd, n, alpha) < POWER:
         high *= 2
@@ -76,10 +78,16 @@ def named_test(values, band, alpha, oriented=False):
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     se = sd / math.sqrt(n)
     t = stats.t(n - 1)
-    p_beyond = min(1.0, 2 * t.sf((mean - band) / se))
-    p_zero = min(1.0, 2 * t.sf(abs(mean) / se))
-    p_upper = t.sf((band - mean) / se)
-    p_lower = t.sf((mean + band) / se)
+    if se > 0:
+        def tail(x):
+            return t.sf(x / se)
+    else:  # identical values: the exact sign test, all n on one side
+        def tail(x):
+            return 0.5 ** n if x > 0 else 1.0
+    p_beyond = min(1.0, 2 * tail(mean - band))
+    p_zero = min(1.0, 2 * tail(abs(mean)))
+    p_upper = tail(band - mean)
+    p_lower = tail(mean + band)
     p_tost = max(p_upper, p_lower)
     candidates = {"t-test mean=+b": (p_beyond, 1 - alpha), "TOST": (p_tost, 1 - 2 * alpha),
                   "t-test mean=0": (p_zero, 1 - alpha), "non-inferiority": (p_upper, 1 - 2 * alpha)}
@@ -97,6 +105,9 @@ def named_test(values, band, alpha, oriented=False):
         test = min([first, "t-test mean=+b", "TOST", "t-test mean=0"],
                    key=lambda name: candidates[name][0])
     p, level = candidates[test]
+    if se == 0:
+        test = {"t-test mean=+b": "sign test mean=+b", "TOST": "sign TOST",
+                "t-test mean=0": "sign test mean=0", "non-inferiority": "sign non-inferiority"}[test]
     half = t.ppf((1 + level) / 2) * se
     return {"estimate": mean, "ci_low": mean - half, "ci_high": mean + half, "ci_level": level,
             "p_raw": p, "test": test, "verdict": verdict, "mde80": mde80(n, sd, alpha),
