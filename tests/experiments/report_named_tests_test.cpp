@@ -7,8 +7,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -23,6 +25,7 @@
 #include "experiments/report/named_tests.hpp"
 #include "experiments/report/paired_statistics.hpp"
 #include "experiments/report/report_facts.hpp"
+#include "experiments/report/report_tables.hpp"
 #include "experiments/report/run_scale.hpp"
 #include "experiments/report/summary_csv.hpp"
 #include "experiments/report/test_columns.hpp"
@@ -253,13 +256,13 @@ TEST_CASE("hypotheses: the pre-registered tests, checked against the parameters"
   }
 }
 
-TEST_CASE("A report's families: pre-registered rows are confirmatory, the rest exploratory",
-          "[report][tests]") {
+namespace {
+
+// Baselines on seeds 0-2 (final loss 2.0) and one row per format whose seed s has the paired
+// error errors[f][s] at every eval point, from a sweep that asked fp8_format=<format>.
+std::vector<nlohmann::json> three_format_records(const double (&errors)[3][3],
+                                                 const std::array<const char*, 3>& formats) {
   std::vector<nlohmann::json> records;
-  const double errors[3][3] = {{0.0010, 0.0012, 0.0008},
-                               {0.006, 0.0065, 0.007},
-                               {0.001, -0.02, 0.03}};
-  const char* formats[3] = {"HYBRID", "E5M2", "E4M3"};
   for (int s = 0; s < 3; ++s) records.push_back(testing::baseline_record(s, 2.0));
   for (int f = 0; f < 3; ++f) {
     for (int s = 0; s < 3; ++s) {
@@ -276,6 +279,17 @@ TEST_CASE("A report's families: pre-registered rows are confirmatory, the rest e
       records.push_back(r);
     }
   }
+  return records;
+}
+
+}  // namespace
+
+TEST_CASE("A report's families: pre-registered rows are confirmatory, the rest exploratory",
+          "[report][tests]") {
+  const double errors[3][3] = {{0.0010, 0.0012, 0.0008},
+                               {0.006, 0.0065, 0.007},
+                               {0.001, -0.02, 0.03}};
+  const auto records = three_format_records(errors, {"HYBRID", "E5M2", "E4M3"});
   ReportInput input;
   input.records = typed(records);
   input.hypotheses = {{"verdict", {"fp8_format=E5M2"}},
@@ -314,6 +328,52 @@ TEST_CASE("A report's families: pre-registered rows are confirmatory, the rest e
   const auto md = render_markdown_report(input);
   CHECK_THAT(md, Catch::Contains("- equivalent: TOST"));
   CHECK_THAT(md, Catch::Contains("(confirmatory, 2)"));
+}
+
+TEST_CASE("The report's summary counts count the words that hold after Holm, raw alpha beside",
+          "[report][tests]") {
+  // Three rows of three seeds: +0.1% (equivalent), +0.25% (worse), +0.65% (worse beyond band).
+  const double errors[3][3] = {{0.0010, 0.0012, 0.0008},
+                               {0.0024, 0.0025, 0.0026},
+                               {0.0065, 0.0066, 0.0064}};
+  const auto records = three_format_records(errors, {"HYBRID", "E4M3", "E5M2"});
+  ReportInput input;
+  input.records = typed(records);
+  ReportFacts facts(input);
+  REQUIRE(facts.rows.size() == 3);
+  for (const auto& row : facts.rows) REQUIRE(row.paired.test);
+  const auto words = [&] {
+    std::map<std::string, std::string> out;
+    for (const auto& [word, text] : report_head(input, facts).verdicts) out[word] = text;
+    return out;
+  };
+  // As computed: every word holds after Holm.
+  for (const auto& row : facts.rows) REQUIRE(row.paired.test->holds_after_holm());
+  CHECK(words()["equivalent"] == "1 equivalent after Holm (1 at raw alpha)");
+  CHECK(words()["worse"] == "1 worse after Holm (1 at raw alpha)");
+  // The same words at raw alpha with p Holm above alpha: counted at raw alpha only.
+  for (auto& row : facts.rows) {
+    if (row.verdict != "worse beyond band") row.paired.test->p_holm = 0.2;
+  }
+  auto head = words();
+  CHECK(head["equivalent"] == "0 equivalent after Holm (1 at raw alpha)");
+  CHECK(head["worse"] == "0 worse after Holm (1 at raw alpha)");
+  CHECK(head["worse beyond band"] == "1 worse beyond band after Holm (1 at raw alpha)");
+  const auto resolution = sweep_resolution(facts.rows, facts.contrasts, kDefaultAlpha);
+  REQUIRE(resolution.size() == 1);
+  CHECK(resolution[0].rows_resolved == 3);
+  CHECK(resolution[0].rows_held == 1);
+  CHECK_THAT(describe_resolution(resolution[0], kBand, kDefaultAlpha),
+             Catch::StartsWith("1 of 3 recipe rows and ") &&
+                 Catch::Contains("contrasts reach a verdict other than inconclusive that holds "
+                                 "after Holm (3 and "));
+  // An inconclusive or untested word is a plain count.
+  facts.rows[0].verdict = "inconclusive";
+  facts.rows[0].paired.test->verdict = "inconclusive";
+  CHECK(words()["inconclusive"] == "1 inconclusive");
+  // report.md's first line carries the same words.
+  const auto md = render_markdown_report(input);
+  CHECK_THAT(md, Catch::Contains(" after Holm (1 at raw alpha);"));
 }
 
 namespace {

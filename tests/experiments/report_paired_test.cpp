@@ -201,7 +201,7 @@ TEST_CASE("Contrasts between recipes on the same seeds resolve what the baseline
   CHECK_THAT(md, Catch::Contains("| fp8_format | E5M2 | E4M3 | E4M3 m0 | 3 | +0.3% ["));
   CHECK_THAT(md, Catch::Contains("| worse beyond band | t-test mean=+b, 95% CI ["));
   CHECK_THAT(md, Catch::Contains("0 of 2 recipe rows and 1 of 1 contrasts reach a verdict other "
-                                 "than inconclusive"));
+                                 "than inconclusive that holds after Holm (0 and 1 at raw alpha)"));
 }
 
 TEST_CASE("Null runs measure the chaos floor shown beside each verdict", "[report][paired]") {
