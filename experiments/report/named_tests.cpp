@@ -10,11 +10,43 @@
 namespace fp8lab::experiments {
 namespace {
 
+// The four tests: beyond band, TOST, mean = 0, non-inferiority.
+enum class Kind { beyond, tost, zero, upper };
+
 struct Candidate {
   const char* test;
   double p;
   double level;
+  Kind kind;
 };
+
+// seeds_for_80 of the chosen test at the observed mean and sd: its power at n seeds (t-tests), or
+// for identical values (the sign tests, power 1 once p < alpha) the smallest n whose exact p is
+// below alpha, none where the values cannot reject (p 1).
+std::optional<std::size_t> seeds_for_80(const Candidate& chosen, const MeanInterval& interval,
+                                        double band, double alpha, bool exact) {
+  const bool two_sided = chosen.kind == Kind::beyond || chosen.kind == Kind::zero;
+  if (exact) {
+    if (chosen.p >= 1) return std::nullopt;
+    std::size_t n = 2;
+    while ((two_sided ? 2 : 1) * std::pow(0.5, static_cast<double>(n)) >= alpha) ++n;
+    return n;
+  }
+  const double mean = interval.mean, sd = interval.sd;
+  switch (chosen.kind) {
+    case Kind::beyond:
+      if (mean == band) return std::nullopt;
+      return seeds_for_power(
+          [&](std::size_t n) { return t_test_power(mean - band, sd, n, alpha); });
+    case Kind::tost:
+      return seeds_for_power([&](std::size_t n) { return tost_power(mean, band, sd, n, alpha); });
+    case Kind::zero: return seeds_for_power(mean, sd, alpha);
+    case Kind::upper:
+      return seeds_for_power(
+          [&](std::size_t n) { return non_inferiority_power(mean, band, sd, n, alpha); });
+  }
+  return std::nullopt;
+}
 
 std::string percent(double fraction) { return format_percent(fraction); }
 
@@ -33,7 +65,6 @@ NamedTest judge(const MeanInterval& interval, double band, double alpha, bool or
   const double mean = interval.mean;
   out.estimate = mean;
   out.mde80 = minimum_detectable_effect(interval.n, interval.sd, alpha);
-  out.seeds_for_80 = seeds_for_power(mean, interval.sd, alpha);
   // Identical values (se 0): the t statistics are infinite, so each hypothesis gets its exact
   // sign test: all n values on the rejecting side has probability at most 0.5^n under it.
   const bool exact = !(se > 0);
@@ -47,10 +78,12 @@ NamedTest judge(const MeanInterval& interval, double band, double alpha, bool or
   const double p_upper = tail(band - mean);  // H0: mean >= +b
   const double p_lower = tail(mean + band);  // H0: mean <= -b
   const double p_tost = std::max(p_upper, p_lower);
-  const Candidate beyond{exact ? "sign test mean=+b" : "t-test mean=+b", p_beyond, 1 - alpha};
-  const Candidate tost{exact ? "sign TOST" : "TOST", p_tost, 1 - 2 * alpha};
-  const Candidate zero{exact ? "sign test mean=0" : "t-test mean=0", p_zero, 1 - alpha};
-  const Candidate upper{exact ? "sign non-inferiority" : "non-inferiority", p_upper, 1 - 2 * alpha};
+  const Candidate beyond{exact ? "sign test mean=+b" : "t-test mean=+b", p_beyond, 1 - alpha,
+                         Kind::beyond};
+  const Candidate tost{exact ? "sign TOST" : "TOST", p_tost, 1 - 2 * alpha, Kind::tost};
+  const Candidate zero{exact ? "sign test mean=0" : "t-test mean=0", p_zero, 1 - alpha, Kind::zero};
+  const Candidate upper{exact ? "sign non-inferiority" : "non-inferiority", p_upper, 1 - 2 * alpha,
+                        Kind::upper};
   Candidate chosen = upper;
   if (mean > band && p_beyond < alpha) {
     out.verdict = "worse beyond band";
@@ -73,6 +106,7 @@ NamedTest judge(const MeanInterval& interval, double band, double alpha, bool or
   }
   out.test = chosen.test;
   out.p_raw = chosen.p;
+  out.seeds_for_80 = seeds_for_80(chosen, interval, band, alpha, exact);
   out.ci_level = chosen.level;
   const double half = interval.half_width_at(chosen.level);
   out.ci_low = mean - half;
@@ -139,9 +173,12 @@ std::vector<std::string> named_test_legend(double band, double alpha) {
       "confirmatory family of their "
       "own, every other row is exploratory): p raw and p Holm side by side, with the family "
       "size; a verdict whose p Holm exceeds alpha says so.",
-      "Power (the two-sided t-test of mean = 0, exact noncentral t): mde80 = the smallest |mean| "
-      "detected with 80% power at the row's n, sd and alpha (mean > b is detected from b + "
-      "mde80); seeds_for_80 = the seeds 80% power needs for the observed mean and sd."};
+      "Power: mde80 = the smallest |mean| that the two-sided t-test of mean = 0 detects with 80% "
+      "power at the row's n, sd and alpha (exact noncentral t; mean > b is detected from b + "
+      "mde80); seeds_for_80 = the seeds the row's own test (the one shown: TOST for equivalent, "
+      "the one-sided test against +b for not worse, the test of mean = 0 or of mean = +b) needs "
+      "for 80% power at the observed mean and sd (noncentral t; TOST exact, integrated over the "
+      "sd's distribution; a sign test: the seeds that bring its p below alpha)."};
 }
 
 int paired_verdict_rank(const std::string& verdict) {

@@ -21,9 +21,14 @@
 // the same hypothesis ("sign TOST", ...): p = 0.5^n one-sided, 2 x 0.5^n two-sided (all n values
 // on the rejecting side), the interval [d, d]; the same words in the same order.
 //
-// Power (the same two-sided t-test of "mean = 0"; exact, noncentral t): mde80 is the smallest
-// |mean| detected with 80% power at this n, sd and alpha (the band test detects b + mde80 with
-// the same power); seeds_for_80 the seeds that 80% power needs for the observed mean and sd.
+// Power: mde80 is the smallest |mean| that the two-sided t-test of "mean = 0" detects with 80%
+// power at this n, sd and alpha (exact, noncentral t; the band test detects b + mde80 with the
+// same power). seeds_for_80 is the power of the test that settles the row, the one shown: the
+// seeds at which it has 80% power for the observed mean and sd (TOST for `equivalent`, exact:
+// tost_power; the one-sided test against +b for `not worse`: non_inferiority_power; the
+// two-sided test of mean = 0 for worse / better, of mean = +b at mean - b for worse beyond band;
+// for `inconclusive` the test shown). Identical values (sign tests): the smallest n whose exact p
+// is below alpha; none where the values cannot reject.
 #pragma once
 
 #include <cstddef>

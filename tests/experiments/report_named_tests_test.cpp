@@ -88,10 +88,10 @@ TEST_CASE("Student t from Boost.Math: the quantiles of the old table", "[report]
 TEST_CASE("Each verdict word is its named test, as scipy computes it", "[report][tests]") {
   check({0.0010, 0.0005, 0.0015, 0.0008, 0.0012},
         {"equivalent", "TOST", 0.00045827586434646616, 0.90, 0.0006369595740268495,
-         0.0013630404259731507, 0.00064048536287345, 4});
+         0.0013630404259731507, 0.00064048536287345, 3});
   check({-0.004, 0.001, -0.002, 0.0005, -0.003},
         {"not worse", "non-inferiority", 0.007402794092513357, 0.90, -0.003577867220096775,
-         0.0005778672200967751, 0.003665827398971143, 19});
+         0.0005778672200967751, 0.003665827398971143, 4});
   check({0.002, 0.0035, 0.0028, 0.0031, 0.0022},
         {"worse", "t-test mean=0", 0.0006132802854903472, 0.95, 0.001947569219621277,
          0.0034924307803787234, 0.0010463589432303756, 3});
@@ -104,7 +104,7 @@ TEST_CASE("Each verdict word is its named test, as scipy computes it", "[report]
   // Inconclusive: the test shown is the one closest to rejecting.
   check({0.004, -0.003, 0.006, -0.001, 0.002},
         {"inconclusive", "non-inferiority", 0.3052231462430629, 0.90, -0.001876936887000907,
-         0.005076936887000907, 0.006134102497785073, 43});
+         0.005076936887000907, 0.006134102497785073, 103});
 }
 
 TEST_CASE("A contrast (mean >= 0) gets only the words it can have: never better or not worse",
@@ -178,6 +178,36 @@ TEST_CASE("Power: mde80 and seeds_for_80 from the noncentral t", "[report][tests
   CHECK(seeds_for_power(0.03, 0.134, 0.05) == 159u);
   CHECK_FALSE(seeds_for_power(0.0, 0.1, 0.05));
   CHECK(std::isinf(minimum_detectable_effect(1, 0.1, 0.05)));
+}
+
+TEST_CASE("seeds_for_80 is the power of the row's own test: TOST, non-inferiority, mean = 0",
+          "[report][tests]") {
+  // scipy 1.17.1 (report_statistics_scipy_test.py: tost_power by quad over the sd's chi
+  // distribution, non_inferiority_power from nct.sf).
+  CHECK(tost_power(0.001, 0.0025, 0.000367, 3, 0.05) == Approx(0.9922984092067189).epsilon(1e-6));
+  CHECK(tost_power(0.0, 0.0025, 0.00134, 10, 0.05) == Approx(0.9998268479918848).epsilon(1e-6));
+  CHECK(non_inferiority_power(-0.0014, 0.0025, 0.002, 4, 0.05) ==
+        Approx(0.8965248003939581).epsilon(1e-6));
+  // TOST cannot show equivalence of a mean outside the band: its power stays below alpha.
+  CHECK(tost_power(0.003, 0.0025, 0.001, 50, 0.05) < 0.05);
+  CHECK(tost_power(0.003, 0.0025, 0.001, 2, 0.05) >= 0);
+  // The equivalent sample of the verdict test: 3 seeds for TOST where the two-sided test of
+  // mean = 0 (the old seeds_for_80) needs 4; the not-worse sample: 4 where it needed 19.
+  const std::vector<double> values{0.0010, 0.0005, 0.0015, 0.0008, 0.0012};
+  const auto equivalent = test_of(values);
+  const double sd = t_interval(values)->sd;
+  CHECK(equivalent.seeds_for_80 == seeds_for_power([&](std::size_t n) {
+          return tost_power(equivalent.estimate, kBand, sd, n, kDefaultAlpha);
+        }));
+  CHECK(seeds_for_power(equivalent.estimate, sd, kDefaultAlpha) == 4u);
+  // Identical values: the sign test's seeds (0.5^5 = 0.031 < 0.05).
+  MeanInterval same;
+  same.n = 3;
+  same.mean = 0;
+  same.sd = 0;
+  const auto exact = named_test(same, kBand, kDefaultAlpha);
+  CHECK(exact.test == "sign non-inferiority");
+  CHECK(exact.seeds_for_80 == 5u);
 }
 
 TEST_CASE("Holm-Bonferroni: adjusted p-values in the input's order", "[report][tests]") {
