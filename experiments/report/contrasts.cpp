@@ -115,7 +115,7 @@ void judge_contrast(Contrast& c, double band, double alpha) {
                "; a test needs " + std::to_string(kMinPairedSeeds);
     return;
   }
-  c.test = named_test(*c.interval, band, alpha);
+  c.test = oriented_named_test(*c.interval, band, alpha);
   c.verdict = c.test->verdict;
   if (c.verdict == "inconclusive") c.reason = power_reason(*c.test);
 }
@@ -128,14 +128,7 @@ std::optional<double> median_of(const std::vector<T>& values) {
 
 }  // namespace
 
-std::string Contrast::verdict_text() const {
-  std::string reasons = reason;
-  if (test) {
-    const auto note = holm_note(*test);
-    reasons += (reasons.empty() || note.empty() ? "" : "; ") + note;
-  }
-  return reasons.empty() ? verdict : verdict + " (" + reasons + ")";
-}
+std::string Contrast::verdict_text() const { return verdict_with_reasons(verdict, reason, test); }
 
 std::string Contrast::title() const {
   return field + " " + worse_value + " vs " + better_value + " (" + run_label(better->first()) +
@@ -197,6 +190,10 @@ std::vector<Resolution> sweep_resolution(const std::vector<RecipeRow>& rows,
     r.family = row.family;
     ++r.rows;
     if (row.paired.test && row.verdict != "inconclusive") ++r.rows_resolved;
+    if (row.paired.test && row.verdict == row.paired.test->verdict &&
+        row.paired.test->holds_after_holm()) {
+      ++r.rows_held;
+    }
     seeds[row.family].push_back(static_cast<double>(row.paired.finished));
     if (row.paired.tail) sds[row.family].push_back(row.paired.tail->sd);
     if (row.paired_eval_se) paired_se[row.family].push_back(*row.paired_eval_se);
@@ -206,6 +203,7 @@ std::vector<Resolution> sweep_resolution(const std::vector<RecipeRow>& rows,
     auto& r = by_family[c.worse->family];
     ++r.contrasts;
     if (c.resolved()) ++r.contrasts_resolved;
+    if (c.test && c.test->holds_after_holm()) ++r.contrasts_held;
     if (c.interval) contrast_sds[c.worse->family].push_back(c.interval->sd);
   }
   std::vector<Resolution> out;
@@ -227,10 +225,12 @@ std::vector<Resolution> sweep_resolution(const std::vector<RecipeRow>& rows,
 }
 
 std::string describe_resolution(const Resolution& r, double band, double alpha) {
-  return std::to_string(r.rows_resolved) + " of " + std::to_string(r.rows) + " recipe rows and " +
-         std::to_string(r.contrasts_resolved) + " of " + std::to_string(r.contrasts) +
-         " contrasts reach a verdict other than inconclusive. With " +
-         std::to_string(r.typical_seeds) + " seeds per recipe, the effect against the baseline " +
+  return std::to_string(r.rows_held) + " of " + std::to_string(r.rows) + " recipe rows and " +
+         std::to_string(r.contrasts_held) + " of " + std::to_string(r.contrasts) +
+         " contrasts reach a verdict other than inconclusive that holds after Holm (" +
+         std::to_string(r.rows_resolved) + " and " + std::to_string(r.contrasts_resolved) +
+         " at raw alpha). With " + std::to_string(r.typical_seeds) +
+         " seeds per recipe, the effect against the baseline " +
          "detected with 80% power at alpha " + format_number(alpha, "%.3g") +
          " (mde80, noncentral t) is " + format_percent(r.vs_baseline) + " (sd " +
          format_percent(r.typical_sd) + "), so `worse beyond band` needs a mean of about " +

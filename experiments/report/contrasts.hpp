@@ -9,10 +9,10 @@
 // exactly one field. Per
 // common seed on which both finished, d_s = (tail A - tail B) / tail B, the tail being the mean
 // eval loss over the last 10% of eval points (paired_verdicts.hpp); over seeds, the named test of
-// the mean of d against the band at the sweep's alpha (named_tests.hpp: worse beyond band,
-// equivalent, worse, not worse, inconclusive). Oriented so that the mean is >= 0: A is the recipe
-// with the higher loss, so `better` never appears. Fewer than 3 common seeds: inconclusive,
-// without a test.
+// the mean of d against the band at the sweep's alpha. Oriented so that the mean is >= 0: A is the
+// recipe with the higher loss, so the words are those of oriented_named_test (named_tests.hpp):
+// worse beyond band, equivalent, worse, inconclusive; never `better` or `not worse`. Fewer than 3
+// common seeds: inconclusive, without a test.
 #pragma once
 
 #include <cstdint>
@@ -69,6 +69,9 @@ struct Resolution {
   std::optional<double> unpaired_eval_se;
   std::size_t rows_resolved = 0, rows = 0;  // rows with a verdict other than inconclusive
   std::size_t contrasts_resolved = 0, contrasts = 0;
+  // Of those, the ones whose test holds after the family's Holm correction (holds_after_holm;
+  // the counts above are at raw alpha).
+  std::size_t rows_held = 0, contrasts_held = 0;
 };
 // " The eval set's own sampling error of one seed's paired error: ±0.04% (...), 6x below the
 // 0.25% band." with a leading space; empty when the records keep no per-window losses.
@@ -77,7 +80,8 @@ std::string describe_eval_sampling_error(const Resolution& resolution, double ba
 std::vector<Resolution> sweep_resolution(const std::vector<RecipeRow>& rows,
                                          const std::vector<Contrast>& contrasts, double alpha);
 
-// The "what this sweep can resolve" line of one family, in words (the renderers print it).
+// The "what this sweep can resolve" line of one family, in words (the renderers print it): the
+// rows and contrasts whose verdict holds after Holm, then the same at raw alpha.
 std::string describe_resolution(const Resolution& resolution, double band, double alpha);
 
 }  // namespace fp8lab::experiments

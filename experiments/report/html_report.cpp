@@ -437,9 +437,8 @@ void head(std::ostringstream& html, const ReportHead& head) {
   html << "<p class=\"note\">Results from";
   for (const auto& s : head.sources) html << " <code>" << escape_html(s) << "</code>";
   html << ". " << escape_html(head.counts);
-  for (const auto& [v, n] : head.verdicts) {
-    html << " <span class=\"" << verdict_class(v) << "\">" << n << ' ' << escape_html(v)
-         << "</span>;";
+  for (const auto& [v, text] : head.verdicts) {
+    html << " <span class=\"" << verdict_class(v) << "\">" << escape_html(text) << "</span>;";
   }
   html << ' ' << escape_html(head.rules) << "</p>\n";
   const auto list = [&html](const char* title, const std::vector<std::string>& lines,

@@ -85,10 +85,12 @@ std::string effect_outcome(const std::string& effect_id, const Contrast& c) {
   const auto worse = rank_of(*e, c.worse_value);
   const auto better = rank_of(*e, c.better_value);
   if (!worse || !better || *worse == *better) return "";
+  // A word counts only where its test holds after the family's Holm correction (named_tests.hpp).
+  if (!c.test || !c.test->holds_after_holm()) return "inconclusive";
   if (c.verdict == "worse" || c.verdict == "worse beyond band") {
     return *worse > *better ? "direction only" : "opposite";
   }
-  if (c.verdict == "equivalent" || c.verdict == "not worse") return c.verdict;
+  if (c.verdict == "equivalent") return c.verdict;
   return "inconclusive";
 }
 
@@ -120,11 +122,11 @@ std::vector<EffectReading> literature_effects(const std::vector<Contrast>& contr
       r.word = counts["direction only"] > 0 && counts["opposite"] == 0 ? "direction only"
                                                                        : "not reproduced";
       r.summary = fmt::format("{}: {} contrast{}: {} direction only, {} opposite, {} equivalent, "
-                              "{} not worse, {} inconclusive (this sweep's workload is not the "
+                              "{} inconclusive, after Holm (this sweep's workload is not the "
                               "paper's setting: never reproduced)",
                               r.word, r.lines.size(), r.lines.size() == 1 ? "" : "s",
                               counts["direction only"], counts["opposite"], counts["equivalent"],
-                              counts["not worse"], counts["inconclusive"]);
+                              counts["inconclusive"]);
     }
     readings.push_back(std::move(r));
   }

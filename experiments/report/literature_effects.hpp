@@ -6,12 +6,12 @@
 // worse than ceil / rceil), L3 norm_affine_precision / activation_precision (mx worse than bf16,
 // worse than high), L4 scaling by granularity (per tensor worse than rowwise, worse than 1x128
 // blocks, worse than MXFP8), L5 fp8_format (E5M2 worse than E4M3 / HYBRID, whose forward formats
-// are the same). Per contrast, from its named test (named_tests.hpp):
+// are the same). Per contrast, from its named test (named_tests.hpp: oriented_named_test), each
+// only where the test holds after the family's Holm correction:
 //   direction only     worse or worse beyond band, with the paper's worse value worse
 //   opposite           worse or worse beyond band, with the other value worse
 //   equivalent         TOST inside the practical band: no difference that matters at this band
-//   not worse          the higher-loss recipe is not worse than the band, and not equivalent
-//   inconclusive       none of these
+//   inconclusive       none of these, or a word that does not hold after Holm
 // Per effect, one of docs/literature.md's words (issue 31 §9): `direction only` when a contrast
 // shows the paper's direction and none the opposite, `not reproduced` when bearing contrasts show
 // none (the reason counts them), `not tested` when none bears on it. Never `reproduced`: a sweep's
@@ -37,9 +37,12 @@ struct EffectReading {
 // The published effects (L1-L5, in order) with what `contrasts` show of each.
 std::vector<EffectReading> literature_effects(const std::vector<Contrast>& contrasts);
 
-// One contrast's reading: "direction only", "opposite", "equivalent", "not worse",
-// "inconclusive", or "" when the contrast's values are not ranked by the effect (e.g. fp8_format
-// HYBRID vs E4M3 for L5).
+// One contrast's reading: "direction only", "opposite", "equivalent", "inconclusive", or "" when
+// the contrast's values are not ranked by the effect (e.g. fp8_format HYBRID vs E4M3 for L5). A
+// contrast's words are those of oriented_named_test (never `not worse` or `better`), and each
+// counts only where its test holds after Holm (NamedTest::holds_after_holm): a `worse` at raw
+// alpha that the family's correction does not keep, or a contrast without a test, reads
+// "inconclusive".
 std::string effect_outcome(const std::string& effect_id, const Contrast& contrast);
 
 }  // namespace fp8lab::experiments

@@ -108,7 +108,9 @@ ReportTable lr_edge_table(const ReportFacts& facts) {
       "with the named test at alpha " +
       format_number(g0.alpha, "%.3g") + " and band b = one grid step (" +
       format_number(g0.step_decades, "%.3g") +
-      " decades): `worse` means the recipe's edge is lower. LR sensitivity (Wortsman et al. "
+      " decades): `worse` means the recipe's edge is lower; p Holm over the report's exploratory "
+      "family. Every seed's shift the same (sd 0): the exact sign test, p = 0.5^n. LR sensitivity "
+      "(Wortsman et al. "
       "2023): per seed the mean over the grid of the capped loss minus its smallest value, in "
       "nats; lower is less sensitive; vs baseline: recipe minus baseline on the same seeds.";
   table.columns = {"workload",
@@ -118,6 +120,7 @@ ReportTable lr_edge_table(const ReportFacts& facts) {
                    "verdict",
                    "test",
                    "p raw",
+                   "p Holm",
                    "LR sensitivity [95% CI]",
                    "vs baseline [95% CI]"};
   for (const auto& g : facts.lr) {
@@ -125,9 +128,11 @@ ReportTable lr_edge_table(const ReportFacts& facts) {
       std::vector<ReportCell> row{cell(g.workload, false), cell(arm.label, false),
                                   cell(edge_text(arm))};
       row.push_back(cell(signed_decades(arm.edge_shift)));
-      ReportCell verdict = cell(arm.edge_test ? arm.edge_test->verdict
-                                              : (arm.label == "baseline" ? "-" : "inconclusive"),
-                                false);
+      ReportCell verdict = cell(
+          verdict_with_reasons(arm.edge_test ? arm.edge_test->verdict
+                                             : (arm.label == "baseline" ? "-" : "inconclusive"),
+                               arm.edge_exact, arm.edge_test),
+          false);
       if (arm.edge_test) verdict.verdict = arm.edge_test->verdict;
       row.push_back(std::move(verdict));
       // The test and the interval it used, in decades (test_cells would print percentages).
@@ -138,6 +143,7 @@ ReportTable lr_edge_table(const ReportFacts& facts) {
                            : "-",
                          false));
       row.push_back(cell(t ? format_number(t->p_raw, "%.2g") : "-"));
+      row.push_back(cell(test_cells(arm.edge_test).p_holm));
       row.push_back(cell(value_interval(arm.sensitivity)));
       row.push_back(cell(arm.sensitivity_shift
                              ? format_number(arm.sensitivity_shift->mean, "%+.3g") + " [" +
@@ -219,6 +225,7 @@ std::string render_lr_sensitivity_csv(const ReportFacts& facts) {
             .number("edge_ci_level", test_figure(&NamedTest::ci_level))
             .field("edge_test", t ? t->test : "")
             .number("edge_p_raw", test_figure(&NamedTest::p_raw))
+            .number("edge_p_holm", test_figure(&NamedTest::p_holm))
             .field("edge_verdict", t ? t->verdict : "")
             .number("band_decades", g.step_decades)
             .number("alpha", g.alpha)

@@ -198,6 +198,12 @@ std::vector<LrSweep> lr_sweeps(const std::vector<RunRecord>& records, double alp
       arm.edge_shift = interval_of(shifts);
       if (arm.edge_shift && arm.edge_shift->n >= kMinPairedSeeds) {
         arm.edge_test = named_test(*arm.edge_shift, sweep.step_decades, alpha);
+        if (!(arm.edge_shift->sd > 0)) {
+          const std::string n = std::to_string(arm.edge_shift->n);
+          arm.edge_exact = arm.edge_shift->mean == 0
+                               ? "all " + n + " seeds at the same grid point as the baseline"
+                               : "the same shift on all " + n + " seeds";
+        }
       }
       arm.sensitivity_shift = interval_of(paired(arm.sensitivities, baseline->sensitivities));
     }

@@ -18,7 +18,10 @@
 //   edge shift        per seed, baseline edge - recipe edge in decades (positive: FP8 lowers the
 //                     edge), over the seeds common to both; the named test of named_tests.hpp at
 //                     the sweep's alpha with band = one grid step (the grid cannot place an edge
-//                     closer): `worse` = the recipe's edge is lower
+//                     closer): `worse` = the recipe's edge is lower; in the report's
+//                     exploratory Holm family (multiplicity.hpp). Every seed's shift the same
+//                     (sd 0, e.g. all at the same grid point): the exact sign test of each
+//                     hypothesis (named_tests.hpp), p = 0.5^n, said so in edge_exact
 //   LR sensitivity    per seed, the mean over the grid's learning rates of the capped loss minus
 //                     its smallest value (Wortsman's definition), over the seeds with a run at
 //                     every lr; and its paired difference from the baseline
@@ -60,8 +63,12 @@ struct LrArm {
   std::optional<MeanInterval> edge;  // log10 lr
   std::optional<MeanInterval> sensitivity;
   // Recipes only, over the seeds common with the baseline:
-  std::optional<MeanInterval> edge_shift;         // decades, baseline - recipe
-  std::optional<NamedTest> edge_test;             // >= kMinPairedSeeds seeds
+  std::optional<MeanInterval> edge_shift;  // decades, baseline - recipe
+  std::optional<NamedTest> edge_test;      // >= kMinPairedSeeds seeds
+  // Where every seed's shift is the same (sd 0; edge_test is then the exact sign test):
+  // "all 3 seeds at the same grid point as the baseline" (shift 0) or "the same shift on all 3
+  // seeds"; empty otherwise.
+  std::string edge_exact;
   std::optional<MeanInterval> sensitivity_shift;  // recipe - baseline
 };
 

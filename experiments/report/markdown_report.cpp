@@ -44,7 +44,7 @@ void summary(std::ostringstream& md, const ReportHead& head) {
   md << "Results from:";
   for (const auto& s : head.sources) md << " `" << s << "`";
   md << "\n\n" << head.counts;
-  for (const auto& [v, n] : head.verdicts) md << ' ' << n << ' ' << v << ';';
+  for (const auto& [v, text] : head.verdicts) md << ' ' << text << ';';
   md << ' ' << head.rules << "\n\nScale of the runs:\n\n";
   for (const auto& line : head.scale) md << "- " << cell(line) << "\n";
   md << "\nThe tests:\n\n";

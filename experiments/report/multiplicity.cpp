@@ -29,7 +29,8 @@ bool matches(const PreRegisteredTest& h, const Contrast& c) {
 }  // namespace
 
 Multiplicity apply_holm(std::vector<RecipeRow>& rows, std::vector<Contrast>& contrasts,
-                        const std::vector<PreRegisteredTest>& hypotheses) {
+                        const std::vector<PreRegisteredTest>& hypotheses,
+                        std::vector<LrSweep>& lr) {
   std::vector<NamedTest*> confirmatory, exploratory;
   std::vector<bool> tested(hypotheses.size(), false);
   auto place = [&](NamedTest& test, auto matches_item) {
@@ -47,6 +48,11 @@ Multiplicity apply_holm(std::vector<RecipeRow>& rows, std::vector<Contrast>& con
   for (auto& c : contrasts) {
     if (!c.test) continue;
     place(*c.test, [&](const PreRegisteredTest& h) { return matches(h, c); });
+  }
+  for (auto& sweep : lr) {
+    for (auto& arm : sweep.arms) {
+      if (arm.edge_test) place(*arm.edge_test, [](const PreRegisteredTest&) { return false; });
+    }
   }
   for (auto* family : {&confirmatory, &exploratory}) {
     std::vector<double> p;

@@ -1,7 +1,7 @@
 // Multiplicity (issue 31 §2): Holm-Bonferroni over each report's families of named tests. The
 // hypotheses a sweep pre-registers (sweep.json "hypotheses", recipes/sweep_hypotheses.hpp) form
-// the confirmatory family; every other verdict and contrast with a test forms the exploratory
-// family (the only one when nothing is pre-registered). Rows without a test (diverged, failed,
+// the confirmatory family; every other verdict, contrast and learning-rate edge shift with a test
+// forms the exploratory family (the only one when nothing is pre-registered). Rows without a test (diverged, failed,
 // fewer than 3 seeds) are in no family. No LibTorch.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "experiments/report/contrasts.hpp"
+#include "experiments/report/lr_sensitivity.hpp"
 #include "experiments/report/recipe_rows.hpp"
 #include "experiments/report/report_data.hpp"
 
@@ -21,9 +22,10 @@ struct Multiplicity {
   std::vector<std::string> not_tested;
 };
 
-// Sets every test's family, family_size and p_holm.
+// Sets every test's family, family_size and p_holm: the rows' verdicts, the contrasts and the
+// learning-rate edge shifts (lr_sensitivity.hpp; never pre-registered, so exploratory).
 Multiplicity apply_holm(std::vector<RecipeRow>& rows, std::vector<Contrast>& contrasts,
-                        const std::vector<PreRegisteredTest>& hypotheses);
+                        const std::vector<PreRegisteredTest>& hypotheses, std::vector<LrSweep>& lr);
 
 // Reads sweep.json's "hypotheses" array ({"verdict": label} or {"contrast": [a, b]}); entries of
 // another shape are skipped (the sweep file was checked when it ran).

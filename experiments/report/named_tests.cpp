@@ -3,17 +3,50 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 #include "experiments/report/report_data.hpp"
 
 namespace fp8lab::experiments {
 namespace {
 
+// The four tests: beyond band, TOST, mean = 0, non-inferiority.
+enum class Kind { beyond, tost, zero, upper };
+
 struct Candidate {
   const char* test;
   double p;
   double level;
+  Kind kind;
 };
+
+// seeds_for_80 of the chosen test at the observed mean and sd: its power at n seeds (t-tests), or
+// for identical values (the sign tests, power 1 once p < alpha) the smallest n whose exact p is
+// below alpha, none where the values cannot reject (p 1).
+std::optional<std::size_t> seeds_for_80(const Candidate& chosen, const MeanInterval& interval,
+                                        double band, double alpha, bool exact) {
+  const bool two_sided = chosen.kind == Kind::beyond || chosen.kind == Kind::zero;
+  if (exact) {
+    if (chosen.p >= 1) return std::nullopt;
+    std::size_t n = 2;
+    while ((two_sided ? 2 : 1) * std::pow(0.5, static_cast<double>(n)) >= alpha) ++n;
+    return n;
+  }
+  const double mean = interval.mean, sd = interval.sd;
+  switch (chosen.kind) {
+    case Kind::beyond:
+      if (mean == band) return std::nullopt;
+      return seeds_for_power(
+          [&](std::size_t n) { return t_test_power(mean - band, sd, n, alpha); });
+    case Kind::tost:
+      return seeds_for_power([&](std::size_t n) { return tost_power(mean, band, sd, n, alpha); });
+    case Kind::zero: return seeds_for_power(mean, sd, alpha);
+    case Kind::upper:
+      return seeds_for_power(
+          [&](std::size_t n) { return non_inferiority_power(mean, band, sd, n, alpha); });
+  }
+  return std::nullopt;
+}
 
 std::string percent(double fraction) { return format_percent(fraction); }
 
@@ -21,7 +54,10 @@ std::string percent(double fraction) { return format_percent(fraction); }
 
 bool NamedTest::holds_after_holm() const { return verdict != "inconclusive" && p_holm <= alpha; }
 
-NamedTest named_test(const MeanInterval& interval, double band, double alpha) {
+namespace {
+
+// The named test; `oriented` (a contrast, mean >= 0): `better` and `not worse` are not candidates.
+NamedTest judge(const MeanInterval& interval, double band, double alpha, bool oriented) {
   NamedTest out;
   out.alpha = alpha;
   const double df = static_cast<double>(interval.n - 1);
@@ -29,18 +65,25 @@ NamedTest named_test(const MeanInterval& interval, double band, double alpha) {
   const double mean = interval.mean;
   out.estimate = mean;
   out.mde80 = minimum_detectable_effect(interval.n, interval.sd, alpha);
-  out.seeds_for_80 = seeds_for_power(mean, interval.sd, alpha);
-  // Statistics of each test; se = 0 (identical values) makes them +-inf, and the tails 0 or 1.
-  auto ratio = [se](double x) { return se > 0 ? x / se : (x > 0 ? INFINITY : -INFINITY); };
-  const double p_beyond = std::min(1.0, 2 * student_t_upper_tail(ratio(mean - band), df));
-  const double p_zero = std::min(1.0, 2 * student_t_upper_tail(std::fabs(ratio(mean)), df));
-  const double p_upper = student_t_upper_tail(ratio(band - mean), df);  // H0: mean >= +b
-  const double p_lower = student_t_upper_tail(ratio(mean + band), df);  // H0: mean <= -b
+  // Identical values (se 0): the t statistics are infinite, so each hypothesis gets its exact
+  // sign test: all n values on the rejecting side has probability at most 0.5^n under it.
+  const bool exact = !(se > 0);
+  const double one_sided = std::pow(0.5, static_cast<double>(interval.n));
+  // The upper tail of (x / se), or under the sign test the one-sided p of all values above x.
+  const auto tail = [&](double x) {
+    return exact ? (x > 0 ? one_sided : 1.0) : student_t_upper_tail(x / se, df);
+  };
+  const double p_beyond = std::min(1.0, 2 * tail(mean - band));
+  const double p_zero = std::min(1.0, 2 * tail(std::fabs(mean)));
+  const double p_upper = tail(band - mean);  // H0: mean >= +b
+  const double p_lower = tail(mean + band);  // H0: mean <= -b
   const double p_tost = std::max(p_upper, p_lower);
-  const Candidate beyond{"t-test mean=+b", p_beyond, 1 - alpha};
-  const Candidate tost{"TOST", p_tost, 1 - 2 * alpha};
-  const Candidate zero{"t-test mean=0", p_zero, 1 - alpha};
-  const Candidate upper{"non-inferiority", p_upper, 1 - 2 * alpha};
+  const Candidate beyond{exact ? "sign test mean=+b" : "t-test mean=+b", p_beyond, 1 - alpha,
+                         Kind::beyond};
+  const Candidate tost{exact ? "sign TOST" : "TOST", p_tost, 1 - 2 * alpha, Kind::tost};
+  const Candidate zero{exact ? "sign test mean=0" : "t-test mean=0", p_zero, 1 - alpha, Kind::zero};
+  const Candidate upper{exact ? "sign non-inferiority" : "non-inferiority", p_upper, 1 - 2 * alpha,
+                        Kind::upper};
   Candidate chosen = upper;
   if (mean > band && p_beyond < alpha) {
     out.verdict = "worse beyond band";
@@ -48,25 +91,42 @@ NamedTest named_test(const MeanInterval& interval, double band, double alpha) {
   } else if (p_tost < alpha) {
     out.verdict = "equivalent";
     chosen = tost;
-  } else if (p_zero < alpha) {
+  } else if (p_zero < alpha && (!oriented || mean > 0)) {
     out.verdict = mean > 0 ? "worse" : "better";
     chosen = zero;
-  } else if (p_upper < alpha) {
+  } else if (p_upper < alpha && !oriented) {
     out.verdict = "not worse";
     chosen = upper;
   } else {
     out.verdict = "inconclusive";
+    if (oriented) chosen = tost;  // mean >= 0: TOST's p is the non-inferiority p
     for (const Candidate& c : {beyond, tost, zero}) {
       if (c.p < chosen.p) chosen = c;
     }
   }
   out.test = chosen.test;
   out.p_raw = chosen.p;
+  out.seeds_for_80 = seeds_for_80(chosen, interval, band, alpha, exact);
   out.ci_level = chosen.level;
   const double half = interval.half_width_at(chosen.level);
   out.ci_low = mean - half;
   out.ci_high = mean + half;
   return out;
+}
+
+}  // namespace
+
+NamedTest named_test(const MeanInterval& interval, double band, double alpha) {
+  return judge(interval, band, alpha, false);
+}
+
+NamedTest oriented_named_test(const MeanInterval& interval, double band, double alpha) {
+  if (interval.mean < 0) {
+    throw std::invalid_argument("oriented_named_test: the mean " +
+                                format_number(interval.mean, "%.3g") +
+                                " is negative; orient the contrast first");
+  }
+  return judge(interval, band, alpha, true);
 }
 
 std::vector<double> holm_adjusted(const std::vector<double>& p) {
@@ -102,13 +162,23 @@ std::vector<std::string> named_test_legend(double band, double alpha) {
           format_number(100 * (1 - alpha), "%.3g") + "% upper bound, the " + tost +
           " interval's upper end, is <= +" + b + "); p = its one-sided p.",
       "inconclusive: none of these; the test shown is the one closest to rejecting.",
-      "Multiplicity: Holm-Bonferroni over the report's family (every verdict and every contrast "
-      "that has a test; the hypotheses a sweep pre-registers form a confirmatory family of their "
+      "A contrast between two recipes is oriented so that d >= 0: its words are worse beyond "
+      "band, equivalent, worse or inconclusive, never better or not worse.",
+      "Identical values (sd 0, e.g. every seed's edge shift at the same grid point): the t "
+      "statistics are infinite, so each test above is the exact sign test of its hypothesis "
+      "(sign TOST, ...): p = 0.5^n one-sided, 2 x 0.5^n two-sided (all n values on one side), "
+      "with the same words in the same order; the interval is [d, d].",
+      "Multiplicity: Holm-Bonferroni over the report's family (every verdict, contrast and "
+      "learning-rate edge shift that has a test; the hypotheses a sweep pre-registers form a "
+      "confirmatory family of their "
       "own, every other row is exploratory): p raw and p Holm side by side, with the family "
       "size; a verdict whose p Holm exceeds alpha says so.",
-      "Power (the two-sided t-test of mean = 0, exact noncentral t): mde80 = the smallest |mean| "
-      "detected with 80% power at the row's n, sd and alpha (mean > b is detected from b + "
-      "mde80); seeds_for_80 = the seeds 80% power needs for the observed mean and sd."};
+      "Power: mde80 = the smallest |mean| that the two-sided t-test of mean = 0 detects with 80% "
+      "power at the row's n, sd and alpha (exact noncentral t; mean > b is detected from b + "
+      "mde80); seeds_for_80 = the seeds the row's own test (the one shown: TOST for equivalent, "
+      "the one-sided test against +b for not worse, the test of mean = 0 or of mean = +b) needs "
+      "for 80% power at the observed mean and sd (noncentral t; TOST exact, integrated over the "
+      "sd's distribution; a sign test: the seeds that bring its p below alpha)."};
 }
 
 int paired_verdict_rank(const std::string& verdict) {
@@ -140,6 +210,16 @@ std::string holm_note(const NamedTest& t) {
   return "p Holm " + format_number(t.p_holm, "%.2g") + " > alpha " +
          format_number(t.alpha, "%.3g") + ": not significant after the correction for its " +
          t.family + " family of " + std::to_string(t.family_size);
+}
+
+std::string verdict_with_reasons(const std::string& verdict, const std::string& reason,
+                                 const std::optional<NamedTest>& test) {
+  std::string reasons = reason;
+  if (test) {
+    const auto note = holm_note(*test);
+    reasons += (reasons.empty() || note.empty() ? "" : "; ") + note;
+  }
+  return reasons.empty() ? verdict : verdict + " (" + reasons + ")";
 }
 
 }  // namespace fp8lab::experiments

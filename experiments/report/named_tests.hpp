@@ -17,10 +17,18 @@
 //                      TOST, mean = 0, non-inferiority) with the smallest p, with its interval
 // When several hold, the first in this order names the verdict (a small resolved difference
 // inside the band is `equivalent`: it exists and does not matter at this band).
+// Identical values (sd 0): the t statistics are infinite, so each test is the exact sign test of
+// the same hypothesis ("sign TOST", ...): p = 0.5^n one-sided, 2 x 0.5^n two-sided (all n values
+// on the rejecting side), the interval [d, d]; the same words in the same order.
 //
-// Power (the same two-sided t-test of "mean = 0"; exact, noncentral t): mde80 is the smallest
-// |mean| detected with 80% power at this n, sd and alpha (the band test detects b + mde80 with
-// the same power); seeds_for_80 the seeds that 80% power needs for the observed mean and sd.
+// Power: mde80 is the smallest |mean| that the two-sided t-test of "mean = 0" detects with 80%
+// power at this n, sd and alpha (exact, noncentral t; the band test detects b + mde80 with the
+// same power). seeds_for_80 is the power of the test that settles the row, the one shown: the
+// seeds at which it has 80% power for the observed mean and sd (TOST for `equivalent`, exact:
+// tost_power; the one-sided test against +b for `not worse`: non_inferiority_power; the
+// two-sided test of mean = 0 for worse / better, of mean = +b at mean - b for worse beyond band;
+// for `inconclusive` the test shown). Identical values (sign tests): the smallest n whose exact p
+// is below alpha; none where the values cannot reject.
 #pragma once
 
 #include <cstddef>
@@ -53,6 +61,13 @@ struct NamedTest {
 // The named test of the interval's mean against the band at alpha.
 NamedTest named_test(const MeanInterval& interval, double band, double alpha);
 
+// The named test of a contrast, oriented so that its mean is >= 0 (contrasts.hpp): only the words
+// such a mean can get, in the same order: worse beyond band, equivalent, worse, inconclusive.
+// `better` and `not worse` are not candidates (with mean >= 0 the non-inferiority p is TOST's p,
+// so TOST settles first); an inconclusive one shows the closest of the other three tests.
+// Throws std::invalid_argument for a mean < 0.
+NamedTest oriented_named_test(const MeanInterval& interval, double band, double alpha);
+
 // Holm-Bonferroni adjusted p-values, in the input's order: sorted ascending, the i-th (from 0) is
 // max over j <= i of min(1, (m - j) p_(j)).
 std::vector<double> holm_adjusted(const std::vector<double>& p);
@@ -77,5 +92,8 @@ std::string describe_p_values(const NamedTest& test);
 // "p Holm 0.21 > alpha 0.05: not significant after the correction for its family of 14" for a
 // verdict other than inconclusive that does not hold after Holm; "" otherwise.
 std::string holm_note(const NamedTest& test);
+// "worse (reason; holm note)": a verdict with its reason and the test's Holm note, each if any.
+std::string verdict_with_reasons(const std::string& verdict, const std::string& reason,
+                                 const std::optional<NamedTest>& test);
 
 }  // namespace fp8lab::experiments

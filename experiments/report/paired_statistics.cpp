@@ -1,7 +1,10 @@
 #include "experiments/report/paired_statistics.hpp"
 
+#include <boost/math/distributions/chi_squared.hpp>
 #include <boost/math/distributions/non_central_t.hpp>
+#include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
+#include <boost/math/quadrature/gauss_kronrod.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -70,10 +73,49 @@ double minimum_detectable_effect(std::size_t n, double sd, double alpha) {
   return high;
 }
 
-std::optional<std::size_t> seeds_for_power(double effect, double sd, double alpha,
+double non_inferiority_power(double effect, double band, double sd, std::size_t n, double alpha) {
+  if (n < 2) return 0;
+  if (!(sd > 0)) return effect < band ? 1.0 : 0.0;
+  const double df = static_cast<double>(n - 1);
+  const double critical = student_t_quantile(1 - alpha, df);
+  // Capped as in t_test_power; a negative noncentrality (effect above the band) stays as it is.
+  const double noncentrality =
+      std::min(1e4, (band - effect) * std::sqrt(static_cast<double>(n)) / sd);
+  return boost::math::cdf(
+      boost::math::complement(boost::math::non_central_t(df, noncentrality), critical));
+}
+
+double tost_power(double effect, double band, double sd, std::size_t n, double alpha) {
+  if (n < 2) return 0;
+  if (!(sd > 0)) return std::fabs(effect) < band ? 1.0 : 0.0;
+  const double df = static_cast<double>(n - 1);
+  const double critical = student_t_quantile(1 - alpha, df);
+  const double root_n = std::sqrt(static_cast<double>(n));
+  const double lower = (band + effect) * root_n / sd, upper = (band - effect) * root_n / sd;
+  // Both reject iff critical u - lower < Z < upper - critical u: empty from u = u_max on.
+  const double u_max = (lower + upper) / (2 * critical);
+  if (!(u_max > 0)) return 0;
+  const boost::math::normal z;
+  const boost::math::chi_squared chi2(df);
+  const auto integrand = [&](double u) {
+    const double inside = boost::math::cdf(z, upper - critical * u) -
+                          boost::math::cdf(z, critical * u - lower);
+    // The density of u = s / sd = sqrt(chi2_df / df).
+    return std::max(0.0, inside) * 2 * df * u * boost::math::pdf(chi2, df * u * u);
+  };
+  // u has mean about 1 and sd about 1 / sqrt(2 df): beyond 12 of those the density is below
+  // double precision's reach of the total.
+  const double spread = 12 / std::sqrt(2 * df);
+  const double from = std::max(0.0, 1 - spread), to = std::min(u_max, 1 + spread);
+  if (!(to > from)) return 0;
+  return std::clamp(
+      boost::math::quadrature::gauss_kronrod<double, 61>::integrate(integrand, from, to, 15, 1e-12),
+      0.0, 1.0);
+}
+
+std::optional<std::size_t> seeds_for_power(const std::function<double(std::size_t)>& power,
                                            std::size_t cap) {
-  if (effect == 0 || !std::isfinite(effect)) return std::nullopt;
-  auto enough = [&](std::size_t n) { return t_test_power(effect, sd, n, alpha) >= kTargetPower; };
+  auto enough = [&](std::size_t n) { return power(n) >= kTargetPower; };
   if (enough(2)) return 2;
   // Power rises with n: double until enough, then bisect.
   std::size_t low = 2, high = 4;
@@ -87,6 +129,12 @@ std::optional<std::size_t> seeds_for_power(double effect, double sd, double alph
     (enough(mid) ? high : low) = mid;
   }
   return high;
+}
+
+std::optional<std::size_t> seeds_for_power(double effect, double sd, double alpha,
+                                           std::size_t cap) {
+  if (effect == 0 || !std::isfinite(effect)) return std::nullopt;
+  return seeds_for_power([&](std::size_t n) { return t_test_power(effect, sd, n, alpha); }, cap);
 }
 
 std::string signed_percent(double fraction) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -57,8 +58,24 @@ double t_test_power(double effect, double sd, std::size_t n, double alpha);
 // values of spread `sd` (bisection on t_test_power). INFINITY for n < 2, 0 for sd 0.
 double minimum_detectable_effect(std::size_t n, double sd, double alpha);
 
-// seeds_for_80: the smallest n >= 2 at which the two-sided t-test at `alpha` has 80% power for a
-// true mean `effect` with spread `sd`; nullopt when none up to `cap` has (an effect of 0).
+// The power of the one-sided (non-inferiority) t-test of "mean >= +band" at `alpha` for a true
+// mean `effect`: P(T' > t_(1 - alpha)), T' noncentral t with df n - 1 and noncentrality
+// (band - effect) sqrt(n) / sd.
+double non_inferiority_power(double effect, double band, double sd, std::size_t n, double alpha);
+
+// The power of TOST at `alpha` (both one-sided t-tests, of "mean <= -band" and of "mean >=
+// +band", reject) for a true mean `effect`: exact, integrating over the sample sd. With
+// u = s / sd (sqrt(chi2_(n-1) / (n - 1))), Z the standardized sample mean, d1 = (band + effect)
+// sqrt(n) / sd, d2 = (band - effect) sqrt(n) / sd and c = t_(1 - alpha)(n - 1), both reject iff
+// c u - d1 < Z < d2 - c u: power = E_u[max(0, Phi(d2 - c u) - Phi(c u - d1))] (Gauss-Kronrod).
+double tost_power(double effect, double band, double sd, std::size_t n, double alpha);
+
+// The smallest n >= 2 at which `power(n)` reaches 80% (power rising with n: doubling, then
+// bisection); nullopt when none up to `cap` does.
+std::optional<std::size_t> seeds_for_power(const std::function<double(std::size_t)>& power,
+                                           std::size_t cap = 100000);
+// The same for the two-sided t-test of "mean = 0" at `alpha`, a true mean `effect` with spread
+// `sd`; nullopt for an effect of 0.
 std::optional<std::size_t> seeds_for_power(double effect, double sd, double alpha,
                                            std::size_t cap = 100000);
 

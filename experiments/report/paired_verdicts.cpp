@@ -117,12 +117,10 @@ PairedVerdict paired_verdict(const std::vector<const RunRecord*>& seeds, double 
 }
 
 std::string power_reason(const NamedTest& test) {
-  if (!test.seeds_for_80) {
-    return "no count of seeds up to 100000 gives 80% power for a mean of " +
-           signed_percent(test.estimate) + " at this spread";
-  }
-  return "80% power for a mean of " + signed_percent(test.estimate) + " at this spread needs " +
-         std::to_string(*test.seeds_for_80) + " seeds";
+  const std::string what = "80% power for its test (" + test.test + ") at a mean of " +
+                           signed_percent(test.estimate) + " and this spread";
+  if (!test.seeds_for_80) return "no count of seeds up to 100000 gives " + what;
+  return what + " needs " + std::to_string(*test.seeds_for_80) + " seeds";
 }
 
 std::string paired_verdict_rules() {

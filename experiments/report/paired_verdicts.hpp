@@ -54,8 +54,9 @@ struct PairedVerdict {
 PairedVerdict paired_verdict(const std::vector<const RunRecord*>& seeds, double band,
                              double alpha = kDefaultAlpha);
 
-// The reason an inconclusive test gives: what 80% power would need ("80% power for a mean of
-// +0.12% at this spread needs 14 seeds"), or that no count of seeds would (a mean of 0).
+// The reason an inconclusive test gives: what 80% power of the test shown would need ("80% power
+// for its test (TOST) at a mean of +0.12% and this spread needs 14 seeds", seeds_for_80), or
+// that no count of seeds would (e.g. TOST at a mean outside the band).
 std::string power_reason(const NamedTest& test);
 
 // The paired statistic in one paragraph, for the head of every report (the tests' legend is

@@ -41,8 +41,8 @@ struct RecipeRow {
   // "0" for one seed, "0, 1, 2 (n=3)" for several.
   std::string seeds_text() const;
   // The verdict with its reason: "diverged (1 of 3 seeds diverged)", "inconclusive (80% power
-  // for a mean of +0.12% at this spread needs 14 seeds)", "worse (p Holm 0.21 > alpha: not
-  // after the family's correction)".
+  // for its test (TOST) at a mean of +0.12% and this spread needs 14 seeds)", "worse (p Holm
+  // 0.21 > alpha: not after the family's correction)".
   std::string verdict_text() const;
 };
 

@@ -31,14 +31,14 @@ struct ReportFacts {
   std::vector<RecipeRow> rows;
   std::vector<const RunRecord*> ranked;  // FP8 runs, best first (analysis.hpp)
   std::vector<Contrast> contrasts;
-  Multiplicity multiplicity;     // after rows and contrasts: sets their tests' p_holm
+  std::vector<LrSweep> lr;       // the learning-rate groups (lr_sensitivity.hpp); often none
+  Multiplicity multiplicity;     // after rows, contrasts and lr: sets their tests' p_holm
   InstabilityFacts instability;  // unstable counts per arm and contrast (instability_counts.hpp)
   std::vector<Resolution> resolution;
   std::vector<std::string> resolution_lines;  // one per family, in words
   std::vector<std::string> legend;            // the named tests, one line each (named_tests.hpp)
   std::string families;            // the families' sizes and what was pre-registered, in words
   std::vector<std::string> scale;  // per workload: steps, tokens per parameter, K
-  std::vector<LrSweep> lr;         // the learning-rate groups (lr_sensitivity.hpp); often none
 };
 
 }  // namespace fp8lab::experiments

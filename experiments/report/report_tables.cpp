@@ -1,8 +1,9 @@
 #include "experiments/report/report_tables.hpp"
 
 #include <map>
-#include "experiments/report/analysis.hpp"
+#include <optional>
 
+#include "experiments/report/analysis.hpp"
 #include "experiments/report/first_non_finite.hpp"
 #include "experiments/report/incomplete_sweep.hpp"
 #include "experiments/report/paired_verdicts.hpp"
@@ -324,9 +325,21 @@ ReportHead report_head(const ReportInput& input, const ReportFacts& facts) {
   ReportHead head;
   head.incomplete = incomplete_text(input.requested, input.records);
   head.sources = input.sources;
-  std::map<std::string, int> verdicts;
-  for (const auto& row : facts.rows) ++verdicts[row.verdict];
-  head.verdicts.assign(verdicts.begin(), verdicts.end());
+  // word -> rows at raw alpha, and rows whose test holds after Holm (tested words only)
+  std::map<std::string, std::pair<int, std::optional<int>>> verdicts;
+  for (const auto& row : facts.rows) {
+    auto& [raw, held] = verdicts[row.verdict];
+    ++raw;
+    const auto& t = row.paired.test;
+    if (!t || t->verdict != row.verdict || row.verdict == "inconclusive") continue;
+    held = held.value_or(0) + (t->holds_after_holm() ? 1 : 0);
+  }
+  for (const auto& [word, n] : verdicts) {
+    head.verdicts.emplace_back(word, n.second ? std::to_string(*n.second) + ' ' + word +
+                                                    " after Holm (" + std::to_string(n.first) +
+                                                    " at raw alpha)"
+                                              : std::to_string(n.first) + ' ' + word);
+  }
   head.counts = std::to_string(facts.ranked.size()) + " FP8 runs in " +
                 std::to_string(facts.rows.size()) + " recipe rows:";
   head.rules = paired_verdict_rules();

@@ -60,12 +60,14 @@ ReportTable problems_table(const ReportInput& input, const ReportFacts& facts);
 struct ReportHead {
   std::string incomplete;  // incomplete_sweep.hpp; "" when every requested run has a record
   std::vector<std::string> sources;
-  std::string counts;                                 // "12 FP8 runs in 4 recipe rows:"
-  std::vector<std::pair<std::string, int>> verdicts;  // verdict word, rows
-  std::string rules;                                  // paired_verdict_rules()
-  std::vector<std::string> scale, legend;             // ReportFacts'
-  std::string families;                               // ReportFacts'
-  std::vector<std::string> floors;                    // chaos floors, then noise floors
+  std::string counts;  // "12 FP8 runs in 4 recipe rows:"
+  // Per verdict word: the word and its count in words, "2 worse after Holm (3 at raw alpha)" for
+  // a word from a named test, "1 inconclusive" / "2 diverged" otherwise.
+  std::vector<std::pair<std::string, std::string>> verdicts;
+  std::string rules;                       // paired_verdict_rules()
+  std::vector<std::string> scale, legend;  // ReportFacts'
+  std::string families;                    // ReportFacts'
+  std::vector<std::string> floors;         // chaos floors, then noise floors
 };
 ReportHead report_head(const ReportInput& input, const ReportFacts& facts);
 

@@ -27,8 +27,9 @@ struct Pair {
     worse.runs = {&a};
     better.runs = {&b};
   }
+  // With a test of this verdict whose p Holm is `p_holm` (alpha 0.05); "inconclusive": none.
   Contrast contrast(std::string field, std::string worse_value, std::string better_value,
-                    std::string verdict) const {
+                    std::string verdict, double p_holm = 0.01) const {
     Contrast c;
     c.worse = &worse;
     c.better = &better;
@@ -36,6 +37,15 @@ struct Pair {
     c.worse_value = std::move(worse_value);
     c.better_value = std::move(better_value);
     c.seeds = {0, 1, 2};
+    if (verdict != "inconclusive") {
+      NamedTest t;
+      t.verdict = verdict;
+      t.p_raw = p_holm / 3;
+      t.p_holm = p_holm;
+      t.family = "exploratory";
+      t.family_size = 3;
+      c.test = t;
+    }
     c.verdict = std::move(verdict);
     return c;
   }
@@ -57,7 +67,6 @@ TEST_CASE("a contrast is read against the paper's ranking", "[report][literature
       {"L5", "fp8_format", "E4M3", "E5M2", "worse", "opposite"},
       {"L5", "fp8_format", "E5M2", "HYBRID", "equivalent", "equivalent"},
       {"L5", "fp8_format", "E5M2", "HYBRID", "inconclusive", "inconclusive"},
-      {"L5", "fp8_format", "E5M2", "HYBRID", "not worse", "not worse"},
       {"L5", "fp8_format", "E5M2", "HYBRID", "worse beyond band", "direction only"},
       {"L5", "fp8_format", "HYBRID", "E4M3", "worse", ""},
       // L4: granularity; two per-tensor scalings are not a granularity contrast.
@@ -75,6 +84,32 @@ TEST_CASE("a contrast is read against the paper's ranking", "[report][literature
     CHECK(effect_outcome(c.effect, p.contrast(c.field, c.worse_value, c.better_value, c.verdict)) ==
           c.outcome);
   }
+}
+
+TEST_CASE("a contrast's reading follows Holm: a raw-alpha `worse` the correction does not keep is "
+          "inconclusive",
+          "[report][literature]") {
+  const Pair p(25.6, 31.4);
+  // p raw 0.02 < alpha, p Holm 0.06 > alpha (family of 3): not `direction only`.
+  const auto raw_only = p.contrast("fp8_format", "E5M2", "E4M3", "worse", 0.06);
+  CHECK_FALSE(raw_only.test->holds_after_holm());
+  CHECK(effect_outcome("L5", raw_only) == "inconclusive");
+  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E4M3", "E5M2", "worse", 0.06)) ==
+        "inconclusive");
+  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E5M2", "HYBRID", "equivalent", 0.3)) ==
+        "inconclusive");
+  // Kept by Holm: the word stands.
+  CHECK(effect_outcome("L5", p.contrast("fp8_format", "E5M2", "E4M3", "worse", 0.05)) ==
+        "direction only");
+  // A contrast without a test has no word.
+  auto untested = p.contrast("fp8_format", "E5M2", "E4M3", "worse");
+  untested.test.reset();
+  CHECK(effect_outcome("L5", untested) == "inconclusive");
+  const auto effects = literature_effects({raw_only});
+  CHECK(effects[4].word == "not reproduced");
+  CHECK(effects[4].summary ==
+        "not reproduced: 1 contrast: 0 direction only, 0 opposite, 0 equivalent, 1 inconclusive, "
+        "after Holm (this sweep's workload is not the paper's setting: never reproduced)");
 }
 
 TEST_CASE("the effects list says which effects a sweep shows", "[report][literature]") {
@@ -97,8 +132,8 @@ TEST_CASE("the effects list says which effects a sweep shows", "[report][literat
   REQUIRE(l5.lines.size() == 2);
   CHECK(l5.word == "direction only");
   CHECK(l5.summary ==
-        "direction only: 2 contrasts: 1 direction only, 0 opposite, 1 equivalent, 0 not worse, 0 "
-        "inconclusive (this sweep's workload is not the paper's setting: never reproduced)");
+        "direction only: 2 contrasts: 1 direction only, 0 opposite, 1 equivalent, 0 inconclusive, "
+        "after Holm (this sweep's workload is not the paper's setting: never reproduced)");
   // Each line names the values, both rows' forward SQNR and the reading.
   CHECK(l5.lines[0].find("fp8_format E5M2 vs E4M3") == 0);
   CHECK(l5.lines[0].find("forward SQNR 25.6 dB") != std::string::npos);

@@ -7,7 +7,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,11 +19,13 @@
 #include "experiments/report/contrasts_csv.hpp"
 #include "experiments/report/count_statistics.hpp"
 #include "experiments/report/csv_table.hpp"
+#include "experiments/report/lr_report.hpp"
 #include "experiments/report/markdown_report.hpp"
 #include "experiments/report/multiplicity.hpp"
 #include "experiments/report/named_tests.hpp"
 #include "experiments/report/paired_statistics.hpp"
 #include "experiments/report/report_facts.hpp"
+#include "experiments/report/report_tables.hpp"
 #include "experiments/report/run_scale.hpp"
 #include "experiments/report/summary_csv.hpp"
 #include "experiments/report/test_columns.hpp"
@@ -82,10 +88,10 @@ TEST_CASE("Student t from Boost.Math: the quantiles of the old table", "[report]
 TEST_CASE("Each verdict word is its named test, as scipy computes it", "[report][tests]") {
   check({0.0010, 0.0005, 0.0015, 0.0008, 0.0012},
         {"equivalent", "TOST", 0.00045827586434646616, 0.90, 0.0006369595740268495,
-         0.0013630404259731507, 0.00064048536287345, 4});
+         0.0013630404259731507, 0.00064048536287345, 3});
   check({-0.004, 0.001, -0.002, 0.0005, -0.003},
         {"not worse", "non-inferiority", 0.007402794092513357, 0.90, -0.003577867220096775,
-         0.0005778672200967751, 0.003665827398971143, 19});
+         0.0005778672200967751, 0.003665827398971143, 4});
   check({0.002, 0.0035, 0.0028, 0.0031, 0.0022},
         {"worse", "t-test mean=0", 0.0006132802854903472, 0.95, 0.001947569219621277,
          0.0034924307803787234, 0.0010463589432303756, 3});
@@ -98,7 +104,49 @@ TEST_CASE("Each verdict word is its named test, as scipy computes it", "[report]
   // Inconclusive: the test shown is the one closest to rejecting.
   check({0.004, -0.003, 0.006, -0.001, 0.002},
         {"inconclusive", "non-inferiority", 0.3052231462430629, 0.90, -0.001876936887000907,
-         0.005076936887000907, 0.006134102497785073, 43});
+         0.005076936887000907, 0.006134102497785073, 103});
+}
+
+TEST_CASE("A contrast (mean >= 0) gets only the words it can have: never better or not worse",
+          "[report][tests]") {
+  // The inconclusive sample above: the plain test shows non-inferiority; oriented, TOST shows the
+  // same p and interval (with mean >= 0 the two p-values are one).
+  const auto interval = t_interval(std::vector<double>{0.004, -0.003, 0.006, -0.001, 0.002});
+  REQUIRE(interval);
+  const auto plain = named_test(*interval, kBand, kDefaultAlpha);
+  const auto oriented = oriented_named_test(*interval, kBand, kDefaultAlpha);
+  CHECK(plain.test == "non-inferiority");
+  CHECK(oriented.verdict == "inconclusive");
+  CHECK(oriented.test == "TOST");
+  CHECK(oriented.p_raw == plain.p_raw);
+  CHECK(oriented.ci_low == plain.ci_low);
+  CHECK(oriented.ci_high == plain.ci_high);
+  // Over a grid of means >= 0 and spreads, the words are the four a contrast can get.
+  for (double mean = 0; mean <= 0.01; mean += 0.0005) {
+    for (const double sd : {0.0, 1e-5, 0.0005, 0.002, 0.01}) {
+      for (const std::size_t n : {3u, 5u, 20u}) {
+        MeanInterval i;
+        i.n = n;
+        i.mean = mean;
+        i.sd = sd;
+        i.half_width = i.half_width_at(0.95);
+        const auto t = oriented_named_test(i, kBand, kDefaultAlpha);
+        INFO("mean " << mean << " sd " << sd << " n " << n << ": " << t.verdict);
+        CHECK((t.verdict == "worse beyond band" || t.verdict == "equivalent" ||
+               t.verdict == "worse" || t.verdict == "inconclusive"));
+        CHECK(t.test != "non-inferiority");
+        // Where the plain test gives a word a contrast can have, both agree.
+        const auto p = named_test(i, kBand, kDefaultAlpha);
+        if (p.verdict != "not worse" && p.verdict != "better") CHECK(p.verdict == t.verdict);
+      }
+    }
+  }
+  // A negative mean is not an oriented contrast.
+  MeanInterval negative;
+  negative.n = 3;
+  negative.mean = -0.001;
+  negative.sd = 0.001;
+  CHECK_THROWS_AS(oriented_named_test(negative, kBand, kDefaultAlpha), std::invalid_argument);
 }
 
 TEST_CASE("The issue's L3 row: a recipe reliably better than its baseline is `better`, not "
@@ -130,6 +178,36 @@ TEST_CASE("Power: mde80 and seeds_for_80 from the noncentral t", "[report][tests
   CHECK(seeds_for_power(0.03, 0.134, 0.05) == 159u);
   CHECK_FALSE(seeds_for_power(0.0, 0.1, 0.05));
   CHECK(std::isinf(minimum_detectable_effect(1, 0.1, 0.05)));
+}
+
+TEST_CASE("seeds_for_80 is the power of the row's own test: TOST, non-inferiority, mean = 0",
+          "[report][tests]") {
+  // scipy 1.17.1 (report_statistics_scipy_test.py: tost_power by quad over the sd's chi
+  // distribution, non_inferiority_power from nct.sf).
+  CHECK(tost_power(0.001, 0.0025, 0.000367, 3, 0.05) == Approx(0.9922984092067189).epsilon(1e-6));
+  CHECK(tost_power(0.0, 0.0025, 0.00134, 10, 0.05) == Approx(0.9998268479918848).epsilon(1e-6));
+  CHECK(non_inferiority_power(-0.0014, 0.0025, 0.002, 4, 0.05) ==
+        Approx(0.8965248003939581).epsilon(1e-6));
+  // TOST cannot show equivalence of a mean outside the band: its power stays below alpha.
+  CHECK(tost_power(0.003, 0.0025, 0.001, 50, 0.05) < 0.05);
+  CHECK(tost_power(0.003, 0.0025, 0.001, 2, 0.05) >= 0);
+  // The equivalent sample of the verdict test: 3 seeds for TOST where the two-sided test of
+  // mean = 0 (the old seeds_for_80) needs 4; the not-worse sample: 4 where it needed 19.
+  const std::vector<double> values{0.0010, 0.0005, 0.0015, 0.0008, 0.0012};
+  const auto equivalent = test_of(values);
+  const double sd = t_interval(values)->sd;
+  CHECK(equivalent.seeds_for_80 == seeds_for_power([&](std::size_t n) {
+          return tost_power(equivalent.estimate, kBand, sd, n, kDefaultAlpha);
+        }));
+  CHECK(seeds_for_power(equivalent.estimate, sd, kDefaultAlpha) == 4u);
+  // Identical values: the sign test's seeds (0.5^5 = 0.031 < 0.05).
+  MeanInterval same;
+  same.n = 3;
+  same.mean = 0;
+  same.sd = 0;
+  const auto exact = named_test(same, kBand, kDefaultAlpha);
+  CHECK(exact.test == "sign non-inferiority");
+  CHECK(exact.seeds_for_80 == 5u);
 }
 
 TEST_CASE("Holm-Bonferroni: adjusted p-values in the input's order", "[report][tests]") {
@@ -208,13 +286,13 @@ TEST_CASE("hypotheses: the pre-registered tests, checked against the parameters"
   }
 }
 
-TEST_CASE("A report's families: pre-registered rows are confirmatory, the rest exploratory",
-          "[report][tests]") {
+namespace {
+
+// Baselines on seeds 0-2 (final loss 2.0) and one row per format whose seed s has the paired
+// error errors[f][s] at every eval point, from a sweep that asked fp8_format=<format>.
+std::vector<nlohmann::json> three_format_records(const double (&errors)[3][3],
+                                                 const std::array<const char*, 3>& formats) {
   std::vector<nlohmann::json> records;
-  const double errors[3][3] = {{0.0010, 0.0012, 0.0008},
-                               {0.006, 0.0065, 0.007},
-                               {0.001, -0.02, 0.03}};
-  const char* formats[3] = {"HYBRID", "E5M2", "E4M3"};
   for (int s = 0; s < 3; ++s) records.push_back(testing::baseline_record(s, 2.0));
   for (int f = 0; f < 3; ++f) {
     for (int s = 0; s < 3; ++s) {
@@ -231,6 +309,17 @@ TEST_CASE("A report's families: pre-registered rows are confirmatory, the rest e
       records.push_back(r);
     }
   }
+  return records;
+}
+
+}  // namespace
+
+TEST_CASE("A report's families: pre-registered rows are confirmatory, the rest exploratory",
+          "[report][tests]") {
+  const double errors[3][3] = {{0.0010, 0.0012, 0.0008},
+                               {0.006, 0.0065, 0.007},
+                               {0.001, -0.02, 0.03}};
+  const auto records = three_format_records(errors, {"HYBRID", "E5M2", "E4M3"});
   ReportInput input;
   input.records = typed(records);
   input.hypotheses = {{"verdict", {"fp8_format=E5M2"}},
@@ -269,6 +358,154 @@ TEST_CASE("A report's families: pre-registered rows are confirmatory, the rest e
   const auto md = render_markdown_report(input);
   CHECK_THAT(md, Catch::Contains("- equivalent: TOST"));
   CHECK_THAT(md, Catch::Contains("(confirmatory, 2)"));
+}
+
+TEST_CASE("The report's summary counts count the words that hold after Holm, raw alpha beside",
+          "[report][tests]") {
+  // Three rows of three seeds: +0.1% (equivalent), +0.25% (worse), +0.65% (worse beyond band).
+  const double errors[3][3] = {{0.0010, 0.0012, 0.0008},
+                               {0.0024, 0.0025, 0.0026},
+                               {0.0065, 0.0066, 0.0064}};
+  const auto records = three_format_records(errors, {"HYBRID", "E4M3", "E5M2"});
+  ReportInput input;
+  input.records = typed(records);
+  ReportFacts facts(input);
+  REQUIRE(facts.rows.size() == 3);
+  for (const auto& row : facts.rows) REQUIRE(row.paired.test);
+  const auto words = [&] {
+    std::map<std::string, std::string> out;
+    for (const auto& [word, text] : report_head(input, facts).verdicts) out[word] = text;
+    return out;
+  };
+  // As computed: every word holds after Holm.
+  for (const auto& row : facts.rows) REQUIRE(row.paired.test->holds_after_holm());
+  CHECK(words()["equivalent"] == "1 equivalent after Holm (1 at raw alpha)");
+  CHECK(words()["worse"] == "1 worse after Holm (1 at raw alpha)");
+  // The same words at raw alpha with p Holm above alpha: counted at raw alpha only.
+  for (auto& row : facts.rows) {
+    if (row.verdict != "worse beyond band") row.paired.test->p_holm = 0.2;
+  }
+  auto head = words();
+  CHECK(head["equivalent"] == "0 equivalent after Holm (1 at raw alpha)");
+  CHECK(head["worse"] == "0 worse after Holm (1 at raw alpha)");
+  CHECK(head["worse beyond band"] == "1 worse beyond band after Holm (1 at raw alpha)");
+  const auto resolution = sweep_resolution(facts.rows, facts.contrasts, kDefaultAlpha);
+  REQUIRE(resolution.size() == 1);
+  CHECK(resolution[0].rows_resolved == 3);
+  CHECK(resolution[0].rows_held == 1);
+  CHECK_THAT(describe_resolution(resolution[0], kBand, kDefaultAlpha),
+             Catch::StartsWith("1 of 3 recipe rows and ") &&
+                 Catch::Contains("contrasts reach a verdict other than inconclusive that holds "
+                                 "after Holm (3 and "));
+  // An inconclusive or untested word is a plain count.
+  facts.rows[0].verdict = "inconclusive";
+  facts.rows[0].paired.test->verdict = "inconclusive";
+  CHECK(words()["inconclusive"] == "1 inconclusive");
+  // report.md's first line carries the same words.
+  const auto md = render_markdown_report(input);
+  CHECK_THAT(md, Catch::Contains(" after Holm (1 at raw alpha);"));
+}
+
+namespace {
+
+// A run of workload `w` at lr 1e-3 * 10^i (i = 0, 1, 2) that met the instability rule from lr
+// index `first_unstable` on (3: never).
+nlohmann::json lr_record(const std::string& arm, int seed, int i, int first_unstable) {
+  const double lr = 1e-3 * std::pow(10.0, i);
+  char spec[64];
+  std::snprintf(spec, sizeof spec, "w:lr=%.17g", lr);
+  const bool unstable = i >= first_unstable;
+  const double loss = 4.0 + 0.1 * i + 0.01 * seed + (unstable ? 9.0 : 0.0);
+  nlohmann::json r = {{"schema", "fp8lab.run"},
+                      {"schema_version", 1},
+                      {"status", unstable ? "unstable" : "finished"},
+                      {"workload", spec},
+                      {"workload_options", {{"lr", lr}}},
+                      {"seed", seed},
+                      {"high_precision", "fp32"},
+                      {"backend", "sim"},
+                      {"steps_planned", 10},
+                      {"eval", {{{"step", 0}, {"loss", 8.0}}, {{"step", 10}, {"loss", loss}}}},
+                      {"final", {{"eval_loss", loss}, {"initial_eval_loss", 8.0}}}};
+  const std::string base = std::string("baseline-") + spec + "-" + std::to_string(seed);
+  if (arm == "baseline") {
+    r["run_id"] = base;
+    r["kind"] = "baseline";
+  } else {
+    r["run_id"] = arm + "-" + std::to_string(i) + "-" + std::to_string(seed);
+    r["kind"] = "fp8";
+    r["baseline_run_id"] = base;
+    r["recipe_canonical"] = "scaling=" + arm;
+    r["recipe_label"] = arm + " HYBRID";
+    r["recipe"] = {{"scaling", arm}};
+    r["recipe_fields"] = {"scaling"};
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("Learning-rate edge shifts join the exploratory Holm family; identical shifts get the "
+          "exact sign test, not t = inf",
+          "[report][tests]") {
+  std::vector<nlohmann::json> records;
+  // Baseline unstable at lr index 2 on every seed; `block` likewise (shift 0 on all 3 seeds);
+  // `mxfp8` at index 1 on seeds 0 and 1, never on seed 2 (shifts 1, 1, -0.5 decades).
+  const int mxfp8_first[3] = {1, 1, 3};
+  for (int seed = 0; seed < 3; ++seed) {
+    for (int i = 0; i < 3; ++i) {
+      records.push_back(lr_record("baseline", seed, i, 2));
+      records.push_back(lr_record("block", seed, i, 2));
+      records.push_back(lr_record("mxfp8", seed, i, mxfp8_first[seed]));
+    }
+  }
+  ReportInput input;
+  input.records = typed(records);
+  const ReportFacts facts(input);
+  REQUIRE(facts.lr.size() == 1);
+  const auto& arms = facts.lr.front().arms;
+  REQUIRE(arms.size() == 3);
+  const LrArm& block = arms[1].label == "block HYBRID" ? arms[1] : arms[2];
+  const LrArm& mxfp8 = arms[1].label == "block HYBRID" ? arms[2] : arms[1];
+  REQUIRE(block.edge_test);
+  REQUIRE(mxfp8.edge_test);
+  // Identical shifts: the sign test, exact p = 0.5^3 (was t = inf, p = 0, `equivalent`).
+  CHECK(block.edge_shift->sd == 0);
+  CHECK(block.edge_test->test == "sign non-inferiority");
+  CHECK(block.edge_test->p_raw == Approx(0.125));
+  CHECK(block.edge_test->verdict == "inconclusive");
+  CHECK(block.edge_test->ci_low == 0);
+  CHECK(block.edge_test->ci_high == 0);
+  CHECK(block.edge_exact == "all 3 seeds at the same grid point as the baseline");
+  CHECK(mxfp8.edge_exact.empty());
+  CHECK(mxfp8.edge_test->test.rfind("sign", 0) != 0);
+  // Both edge tests are in the exploratory family, with every row and contrast that has a test.
+  std::size_t with_test = 2;
+  for (const auto& row : facts.rows) with_test += row.paired.test.has_value();
+  for (const auto& c : facts.contrasts) with_test += c.test.has_value();
+  CHECK(facts.multiplicity.exploratory == with_test);
+  for (const LrArm* arm : {&block, &mxfp8}) {
+    CHECK(arm->edge_test->family == "exploratory");
+    CHECK(arm->edge_test->family_size == with_test);
+    CHECK(arm->edge_test->p_holm >= arm->edge_test->p_raw);
+  }
+  // The table says it: the exact answer in the verdict cell, p Holm beside p raw.
+  const auto table = lr_edge_table(facts);
+  const auto column = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(table.columns.begin(), table.columns.end(), name) -
+                                    table.columns.begin());
+  };
+  REQUIRE(column("p Holm") < table.columns.size());
+  bool said = false;
+  for (const auto& row : table.rows) {
+    if (row[1].text != "block HYBRID") continue;
+    CHECK(row[column("verdict")].text ==
+          "inconclusive (all 3 seeds at the same grid point as the baseline)");
+    CHECK_THAT(row[column("p Holm")].text, Catch::Contains("(exploratory, "));
+    said = true;
+  }
+  CHECK(said);
+  CHECK_THAT(render_lr_sensitivity_csv(facts), Catch::Contains(",edge_p_raw,edge_p_holm,"));
 }
 
 TEST_CASE("The report's head states the runs' steps and tokens per parameter", "[report][tests]") {

@@ -4,7 +4,9 @@ Runs a small sweep (report_statistics_sweep.yaml: three forward formats on gpt-t
 one verdict and one contrast pre-registered), then recomputes every verdict row of summary.csv and
 every row of contrasts.csv from the run records alone, with an implementation of its own: the
 paired tail errors, the interval the test used, the named test and its p-value (scipy.stats.t),
-the Holm adjustment per family, mde80 and seeds_for_80 (scipy.stats.nct, brentq). The C++ side
+the Holm adjustment per family, mde80 (scipy.stats.nct, brentq) and seeds_for_80, the power of the
+row's own test (two-sided and one-sided noncentral t; TOST by scipy.integrate.quad over the sample
+sd's chi distribution). The C++ side
 uses Boost.Math (experiments/report/named_tests.hpp); agreement to 1e-6 relative is the check.
 
 Usage: report_statistics_scipy_test.py --fp8lab BUILD/experiments/fp8lab --sweep YAML --out DIR
@@ -16,7 +18,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from scipy import optimize, stats
+from scipy import integrate, optimize, stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 from fp8lab_command import fresh_sweep, sweep_arguments  # noqa: E402
@@ -43,10 +45,13 @@ def power(effect, sd, n, alpha):
     df = n - 1
     critical = stats.t.ppf(1 - alpha / 2, df)
     ncp = abs(effect) * math.sqrt(n) / sd
-    return stats.nct.sf(critical, df, ncp) + stats.nct.cdf(-critical, df, ncp)
+    # The lower tail as the upper tail of -T' (scipy's nct.cdf gives nan there for a large ncp).
+    return stats.nct.sf(critical, df, ncp) + stats.nct.sf(critical, df, -ncp)
 
 
 def mde80(n, sd, alpha):
+    if sd == 0:
+        return 0.0
     high = sd / math.sqrt(n)
     while power(high, sd, n, alpha) < POWER:
         high *= 2
@@ -54,28 +59,87 @@ def mde80(n, sd, alpha):
                            rtol=1e-12)
 
 
-def seeds_for_80(effect, sd, alpha):
+def non_inferiority_power(effect, band, sd, n, alpha):
+    df = n - 1
+    return stats.nct.sf(stats.t.ppf(1 - alpha, df), df, (band - effect) * math.sqrt(n) / sd)
+
+
+def tost_power(effect, band, sd, n, alpha):
+    """P(both one-sided tests reject): over u = s / sd (chi with n - 1 df, scaled), the standardized
+    mean Z must lie in (c u - d1, d2 - c u)."""
+    df = n - 1
+    c = stats.t.ppf(1 - alpha, df)
+    d1, d2 = (band + effect) * math.sqrt(n) / sd, (band - effect) * math.sqrt(n) / sd
+    u_max = (d1 + d2) / (2 * c)
+    low, high = max(0.0, 1 - 20 / math.sqrt(2 * df)), min(u_max, 1 + 20 / math.sqrt(2 * df))
+    if high <= low:
+        return 0.0
+
+    def density(u):
+        inside = stats.norm.cdf(d2 - c * u) - stats.norm.cdf(c * u - d1)
+        return max(0.0, inside) * stats.chi.pdf(u * math.sqrt(df), df) * math.sqrt(df)
+
+    return integrate.quad(density, low, high, epsabs=1e-13, epsrel=1e-12, limit=500)[0]
+
+
+def smallest_n(power_at, cap=100000):
+    """The smallest n >= 2 with power_at(n) >= 80% (power rising with n), None up to cap."""
+    if power_at(2) >= POWER:
+        return 2
+    low, high = 2, 4
+    while power_at(high) < POWER:
+        if high >= cap:
+            return None
+        low, high = high, min(cap, high * 2)
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if power_at(mid) >= POWER else (mid, high)
+    return high
+
+
+def seeds_for_80(test, mean, sd, band, alpha, n):
+    """The seeds the row's own test needs for 80% power at the observed mean and sd."""
+    if sd == 0:  # the sign tests: p = 0.5^n (one-sided) or 2 x 0.5^n below alpha
+        two = test.endswith("=+b") or test.endswith("=0")
+        can = {"sign test mean=+b": mean > band, "sign TOST": abs(mean) < band,
+               "sign test mean=0": mean != 0, "sign non-inferiority": mean < band}[test]
+        if not can:
+            return None
+        m = 2
+        while (2 if two else 1) * 0.5 ** m >= alpha:
+            m += 1
+        return m
+    if test == "TOST":
+        return smallest_n(lambda m: tost_power(mean, band, sd, m, alpha))
+    if test == "non-inferiority":
+        return smallest_n(lambda m: non_inferiority_power(mean, band, sd, m, alpha))
+    effect = mean - band if test == "t-test mean=+b" else mean
     if effect == 0:
         return None
-    n = 2
-    while power(effect, sd, n, alpha) < POWER:
-        n += 1
-        if n > 100000:
-            return None
-    return n
+    return smallest_n(lambda m: power(effect, sd, m, alpha))
 
 
-def named_test(values, band, alpha):
-    """The verdict word, test, p, interval level and bounds, as docs/results-schema.md states."""
+def named_test(values, band, alpha, oriented=False):
+    """The verdict word, test, p, interval level and bounds, as docs/results-schema.md states.
+
+    oriented: a contrast (mean >= 0), whose words are worse beyond band, equivalent, worse and
+    inconclusive only; an inconclusive one shows the closest of the beyond-band test, TOST and the
+    test of mean = 0."""
     n = len(values)
     mean = sum(values) / n
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     se = sd / math.sqrt(n)
     t = stats.t(n - 1)
-    p_beyond = min(1.0, 2 * t.sf((mean - band) / se))
-    p_zero = min(1.0, 2 * t.sf(abs(mean) / se))
-    p_upper = t.sf((band - mean) / se)
-    p_lower = t.sf((mean + band) / se)
+    if se > 0:
+        def tail(x):
+            return t.sf(x / se)
+    else:  # identical values: the exact sign test, all n on one side
+        def tail(x):
+            return 0.5 ** n if x > 0 else 1.0
+    p_beyond = min(1.0, 2 * tail(mean - band))
+    p_zero = min(1.0, 2 * tail(abs(mean)))
+    p_upper = tail(band - mean)
+    p_lower = tail(mean + band)
     p_tost = max(p_upper, p_lower)
     candidates = {"t-test mean=+b": (p_beyond, 1 - alpha), "TOST": (p_tost, 1 - 2 * alpha),
                   "t-test mean=0": (p_zero, 1 - alpha), "non-inferiority": (p_upper, 1 - 2 * alpha)}
@@ -83,19 +147,23 @@ def named_test(values, band, alpha):
         verdict, test = "worse beyond band", "t-test mean=+b"
     elif p_tost < alpha:
         verdict, test = "equivalent", "TOST"
-    elif p_zero < alpha:
+    elif p_zero < alpha and (not oriented or mean > 0):
         verdict, test = ("worse" if mean > 0 else "better"), "t-test mean=0"
-    elif p_upper < alpha:
+    elif p_upper < alpha and not oriented:
         verdict, test = "not worse", "non-inferiority"
     else:
         verdict = "inconclusive"
-        test = min(["non-inferiority", "t-test mean=+b", "TOST", "t-test mean=0"],
+        first = "TOST" if oriented else "non-inferiority"
+        test = min([first, "t-test mean=+b", "TOST", "t-test mean=0"],
                    key=lambda name: candidates[name][0])
     p, level = candidates[test]
+    if se == 0:
+        test = {"t-test mean=+b": "sign test mean=+b", "TOST": "sign TOST",
+                "t-test mean=0": "sign test mean=0", "non-inferiority": "sign non-inferiority"}[test]
     half = t.ppf((1 + level) / 2) * se
     return {"estimate": mean, "ci_low": mean - half, "ci_high": mean + half, "ci_level": level,
             "p_raw": p, "test": test, "verdict": verdict, "mde80": mde80(n, sd, alpha),
-            "seeds_for_80": seeds_for_80(mean, sd, alpha)}
+            "seeds_for_80": seeds_for_80(test, mean, sd, band, alpha, n)}
 
 
 def holm(p_values):
@@ -168,7 +236,7 @@ def main():
         d = [(a[s] - b[s]) / b[s] for s in sorted(set(a) & set(b))]
         if sum(d) < 0:
             sys.exit(f"contrast {row['a']} vs {row['b']}: A must be the recipe with the higher loss")
-        t = named_test(d, band, alpha)
+        t = named_test(d, band, alpha, oriented=True)
         sa = [settings(x) for x in by_id[row["a_runs"].split()[0]]["source"]["combinations"]]
         sb = [settings(x) for x in by_id[row["b_runs"].split()[0]]["source"]["combinations"]]
         pre = any((x in sa and y in sb) or (x in sb and y in sa)
