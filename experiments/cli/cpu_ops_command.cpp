@@ -2,8 +2,8 @@
 // two machines (run both under the same FP8LAB_CPU_NUMERICS; docs/architecture.md, "Bits across
 // processors"). --trace WORKLOAD instead lists the ATen ops that a few of the workload's baseline
 // training steps and their evals call, with counts, and marks those the hashed list does not cover.
-#include <CLI/CLI.hpp>
 #include <torch/torch.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <set>
@@ -36,11 +36,13 @@ void add_cpu_ops_command(CLI::App& app) {
       return;
     }
     std::set<std::string> covered;
-    for (const auto& entry : cpu_op_entries()) covered.insert(entry.covers.begin(), entry.covers.end());
+    for (const auto& entry : cpu_op_entries())
+      covered.insert(entry.covers.begin(), entry.covers.end());
     const auto& exempt = cpu_ops_without_arithmetic();
     for (const auto& [op, count] : trace_cpu_ops(options->trace, options->steps)) {
-      const char* mark = covered.contains(op) ? "hashed" : exempt.contains(op) ? "no arithmetic"
-                                                                                 : "NOT COVERED";
+      const char* mark = covered.contains(op)  ? "hashed"
+                         : exempt.contains(op) ? "no arithmetic"
+                                               : "NOT COVERED";
       std::printf("%s\t%lld\t%s\n", op.c_str(), static_cast<long long>(count), mark);
     }
   });

@@ -72,8 +72,12 @@ std::vector<Group> groups() {
   std::vector<Group> list;
   // Every GEMM shape of llama-xs's forward (x W^T as torch::linear computes it) and backward
   // (dX = dY W, dW = dY^T X), and the eval's.
-  for (const auto& [m, k, n] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
-           {512, 128, 128}, {512, 128, 352}, {512, 352, 128}, {512, 128, 4096}, {64, 64, 64}}) {
+  for (const auto& [m, k, n] :
+       std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{{512, 128, 128},
+                                                                         {512, 128, 352},
+                                                                         {512, 352, 128},
+                                                                         {512, 128, 4096},
+                                                                         {64, 64, 64}}) {
     list.push_back({{"linear " + dims(m, k, n), {"aten::linear", "aten::matmul", "aten::mm"}},
                     [m, k, n](Inputs& in) -> Outputs {
                       auto x = with_grad(in.normal({8, m / 8, k}));
@@ -121,21 +125,21 @@ std::vector<Group> groups() {
                  {"attention dv", v.grad()}};
        }});
   // RoPE's tables as rope_tables builds them: fp64 pow, outer, cos and sin, then fp32.
-  list.push_back(
-      {{"rope tables", {"aten::pow", "aten::arange", "aten::outer", "aten::cos", "aten::sin",
-                        "aten::div", "aten::neg", "aten::mul", "aten::cat"}},
-       [](Inputs&) -> Outputs {
-         const auto options = torch::TensorOptions().dtype(torch::kDouble);
-         auto inverse = torch::pow(10000.0, -torch::arange(0, 32, 2, options) / 32.0);
-         auto angles = torch::outer(torch::arange(64, options), inverse);
-         angles = torch::cat({angles, angles}, -1);
-         return {{"rope cos", angles.cos().to(torch::kFloat)},
-                 {"rope sin", angles.sin().to(torch::kFloat)}};
-       }});
+  list.push_back({{"rope tables",
+                   {"aten::pow", "aten::arange", "aten::outer", "aten::cos", "aten::sin",
+                    "aten::div", "aten::neg", "aten::mul", "aten::cat"}},
+                  [](Inputs&) -> Outputs {
+                    const auto options = torch::TensorOptions().dtype(torch::kDouble);
+                    auto inverse = torch::pow(10000.0, -torch::arange(0, 32, 2, options) / 32.0);
+                    auto angles = torch::outer(torch::arange(64, options), inverse);
+                    angles = torch::cat({angles, angles}, -1);
+                    return {{"rope cos", angles.cos().to(torch::kFloat)},
+                            {"rope sin", angles.sin().to(torch::kFloat)}};
+                  }});
   // RmsNorm as llama_modules.cpp writes it (not F::rms_norm).
   list.push_back({{"rms_norm",
-                   {"aten::pow", "aten::mean", "aten::add", "aten::rsqrt", "aten::mul",
-                    "aten::sum", "aten::div", "aten::expand"}},
+                   {"aten::pow", "aten::mean", "aten::add", "aten::rsqrt", "aten::mul", "aten::sum",
+                    "aten::div", "aten::expand"}},
                   [](Inputs& in) -> Outputs {
                     auto x = with_grad(in.normal({8, 64, 128}));
                     auto w = with_grad(in.normal({128}));
@@ -143,18 +147,19 @@ std::vector<Group> groups() {
                     y.backward(in.normal({8, 64, 128}));
                     return {{"rms_norm", y}, {"rms_norm dx", x.grad()}, {"rms_norm dw", w.grad()}};
                   }});
-  list.push_back({{"layer_norm", {"aten::layer_norm", "aten::native_layer_norm",
-                                  "aten::native_layer_norm_backward"}},
-                  [](Inputs& in) -> Outputs {
-                    auto x = with_grad(in.normal({512, 128}));
-                    auto w = with_grad(in.normal({128})), b = with_grad(in.normal({128}));
-                    auto y = torch::layer_norm(x, {128}, w, b);
-                    y.backward(in.normal({512, 128}));
-                    return {{"layer_norm", y},
-                            {"layer_norm dx", x.grad()},
-                            {"layer_norm dw", w.grad()},
-                            {"layer_norm db", b.grad()}};
-                  }});
+  list.push_back(
+      {{"layer_norm",
+        {"aten::layer_norm", "aten::native_layer_norm", "aten::native_layer_norm_backward"}},
+       [](Inputs& in) -> Outputs {
+         auto x = with_grad(in.normal({512, 128}));
+         auto w = with_grad(in.normal({128})), b = with_grad(in.normal({128}));
+         auto y = torch::layer_norm(x, {128}, w, b);
+         y.backward(in.normal({512, 128}));
+         return {{"layer_norm", y},
+                 {"layer_norm dx", x.grad()},
+                 {"layer_norm dw", w.grad()},
+                 {"layer_norm db", b.grad()}};
+       }});
   // Elementwise activations, forward and backward, on a SwiGLU hidden's shape.
   using Unary = std::function<torch::Tensor(const torch::Tensor&)>;
   for (const auto& [name, aten, f] : std::vector<std::tuple<std::string, std::string, Unary>>{
@@ -202,15 +207,16 @@ std::vector<Group> groups() {
                             {"cross_entropy per window", examples},
                             {"eval mean fp64", examples.to(torch::kDouble).mean()}};
                   }});
-  list.push_back({{"mse_loss", {"aten::mse_loss", "aten::mse_loss_backward"}},
-                  [](Inputs& in) -> Outputs {
-                    auto y = with_grad(in.normal({256, 10}));
-                    auto loss = torch::mse_loss(y, in.normal({256, 10}));
-                    loss.backward();
-                    return {{"mse_loss", loss}, {"mse_loss grad", y.grad()}};
-                  }});
-  list.push_back({{"embedding", {"aten::embedding", "aten::embedding_backward",
-                                 "aten::embedding_dense_backward", "aten::index_select"}},
+  list.push_back(
+      {{"mse_loss", {"aten::mse_loss", "aten::mse_loss_backward"}}, [](Inputs& in) -> Outputs {
+         auto y = with_grad(in.normal({256, 10}));
+         auto loss = torch::mse_loss(y, in.normal({256, 10}));
+         loss.backward();
+         return {{"mse_loss", loss}, {"mse_loss grad", y.grad()}};
+       }});
+  list.push_back({{"embedding",
+                   {"aten::embedding", "aten::embedding_backward", "aten::embedding_dense_backward",
+                    "aten::index_select"}},
                   [](Inputs& in) -> Outputs {
                     auto table = with_grad(in.normal({4096, 128}));
                     auto index = in.integers({8, 64}, 4096);
@@ -218,8 +224,9 @@ std::vector<Group> groups() {
                     y.backward(in.normal({8, 64, 128}));
                     return {{"embedding", y}, {"embedding grad", table.grad()}};
                   }});
-  list.push_back({{"reductions", {"aten::sum", "aten::mean", "aten::norm", "aten::linalg_vector_norm",
-                                  "aten::max", "aten::amax", "aten::abs", "aten::std"}},
+  list.push_back({{"reductions",
+                   {"aten::sum", "aten::mean", "aten::norm", "aten::linalg_vector_norm",
+                    "aten::max", "aten::amax", "aten::abs", "aten::std"}},
                   [](Inputs& in) -> Outputs {
                     auto s = in.normal({1 << 20});
                     auto x = in.normal({512, 4096});
@@ -233,43 +240,62 @@ std::vector<Group> groups() {
                             {"fp64 std", x.to(torch::kDouble).std()}};
                   }});
   // The optimizer side of a step: clip_grad_norm_ and three AdamW steps (the C++ API's).
-  list.push_back(
-      {{"optimizer",
-        {"aten::linalg_vector_norm", "aten::norm", "aten::stack", "aten::mul_", "aten::add_",
-         "aten::addcmul_", "aten::addcdiv_", "aten::sqrt", "aten::div", "aten::lerp_",
-         "aten::_foreach_norm", "aten::clamp", "aten::clamp_max", "aten::clamp_", "aten::mul",
-         "aten::div_", "aten::add", "aten::pow", "aten::sub", "aten::zero_", "aten::reciprocal"}},
-       [](Inputs& in) -> Outputs {
-         std::vector<torch::Tensor> ps = {in.normal({128, 128}), in.normal({4096, 128}),
-                                          in.normal({352, 128})};
-         for (auto& p : ps) {
-           p.requires_grad_(true);
-           p.mutable_grad() = in.normal(p.sizes().vec(), 0.01F);
-         }
-         Outputs out;
-         const auto total = torch::nn::utils::clip_grad_norm_(ps, 0.5);
-         out.emplace_back("clip_grad_norm total", torch::tensor(total, torch::kDouble));
-         for (std::size_t i = 0; i < ps.size(); ++i) {
-           out.emplace_back("clipped grad " + std::to_string(i), ps[i].grad().clone());
-         }
-         torch::optim::AdamW adamw(ps, torch::optim::AdamWOptions(1e-3).weight_decay(0.1));
-         const auto grads = [&] {
-           std::vector<torch::Tensor> g;
-           for (auto& p : ps) g.push_back(p.grad().clone());
-           return g;
-         }();
-         for (int step = 0; step < 3; ++step) {
-           for (std::size_t i = 0; i < ps.size(); ++i) ps[i].mutable_grad() = grads[i] * (step + 1);
-           adamw.step();
-         }
-         for (std::size_t i = 0; i < ps.size(); ++i) {
-           out.emplace_back("adamw p" + std::to_string(i), ps[i].detach().clone());
-         }
-         return out;
-       }});
+  list.push_back({{"optimizer",
+                   {"aten::linalg_vector_norm",
+                    "aten::norm",
+                    "aten::stack",
+                    "aten::mul_",
+                    "aten::add_",
+                    "aten::addcmul_",
+                    "aten::addcdiv_",
+                    "aten::sqrt",
+                    "aten::div",
+                    "aten::lerp_",
+                    "aten::_foreach_norm",
+                    "aten::clamp",
+                    "aten::clamp_max",
+                    "aten::clamp_",
+                    "aten::mul",
+                    "aten::div_",
+                    "aten::add",
+                    "aten::pow",
+                    "aten::sub",
+                    "aten::zero_",
+                    "aten::reciprocal"}},
+                  [](Inputs& in) -> Outputs {
+                    std::vector<torch::Tensor> ps = {in.normal({128, 128}), in.normal({4096, 128}),
+                                                     in.normal({352, 128})};
+                    for (auto& p : ps) {
+                      p.requires_grad_(true);
+                      p.mutable_grad() = in.normal(p.sizes().vec(), 0.01F);
+                    }
+                    Outputs out;
+                    const auto total = torch::nn::utils::clip_grad_norm_(ps, 0.5);
+                    out.emplace_back("clip_grad_norm total", torch::tensor(total, torch::kDouble));
+                    for (std::size_t i = 0; i < ps.size(); ++i) {
+                      out.emplace_back("clipped grad " + std::to_string(i), ps[i].grad().clone());
+                    }
+                    torch::optim::AdamW adamw(ps,
+                                              torch::optim::AdamWOptions(1e-3).weight_decay(0.1));
+                    const auto grads = [&] {
+                      std::vector<torch::Tensor> g;
+                      for (auto& p : ps) g.push_back(p.grad().clone());
+                      return g;
+                    }();
+                    for (int step = 0; step < 3; ++step) {
+                      for (std::size_t i = 0; i < ps.size(); ++i)
+                        ps[i].mutable_grad() = grads[i] * (step + 1);
+                      adamw.step();
+                    }
+                    for (std::size_t i = 0; i < ps.size(); ++i) {
+                      out.emplace_back("adamw p" + std::to_string(i), ps[i].detach().clone());
+                    }
+                    return out;
+                  }});
   // Initialization and batches: LibTorch's own sampling from a seeded generator.
-  list.push_back({{"sampling", {"aten::normal_", "aten::uniform_", "aten::randint", "aten::random_",
-                                "aten::randperm", "aten::randn"}},
+  list.push_back({{"sampling",
+                   {"aten::normal_", "aten::uniform_", "aten::randint", "aten::random_",
+                    "aten::randperm", "aten::randn"}},
                   [](Inputs&) -> Outputs {
                     auto generator = at::make_generator<at::CPUGeneratorImpl>(7);
                     auto big = torch::empty({4096, 128}).normal_(0.0, 0.02, generator);
@@ -278,12 +304,8 @@ std::vector<Group> groups() {
                     auto offsets = torch::randint(0, 100000, {8}, generator, torch::kLong);
                     auto order = torch::randperm(1000, generator, torch::kLong);
                     auto randn = torch::randn({256, 10}, generator);
-                    return {{"normal_ 4096x128", big},
-                            {"normal_ 8", small},
-                            {"uniform_", uniform},
-                            {"randint", offsets},
-                            {"randperm", order},
-                            {"randn", randn}};
+                    return {{"normal_ 4096x128", big}, {"normal_ 8", small}, {"uniform_", uniform},
+                            {"randint", offsets},      {"randperm", order},  {"randn", randn}};
                   }});
   return list;
 }
@@ -307,7 +329,8 @@ CpuOpHash hash_of(std::string name, const torch::Tensor& output) {
     for (std::int64_t i = 0; i < d.numel(); ++i) sum += d.data_ptr<double>()[i];
   } else {
     const auto l = t.to(torch::kLong).contiguous();
-    for (std::int64_t i = 0; i < l.numel(); ++i) sum += static_cast<double>(l.data_ptr<std::int64_t>()[i]);
+    for (std::int64_t i = 0; i < l.numel(); ++i)
+      sum += static_cast<double>(l.data_ptr<std::int64_t>()[i]);
   }
   return {std::move(name), t.sizes().vec(), hex64(h), sum};
 }
@@ -324,7 +347,8 @@ std::vector<CpuOpHash> hash_cpu_ops() {
   Inputs inputs;
   std::vector<CpuOpHash> hashes;
   for (const auto& group : groups()) {
-    for (const auto& [name, output] : group.compute(inputs)) hashes.push_back(hash_of(name, output));
+    for (const auto& [name, output] : group.compute(inputs))
+      hashes.push_back(hash_of(name, output));
   }
   return hashes;
 }
@@ -334,8 +358,7 @@ std::string cpu_op_line(const CpuOpHash& op) {
   for (std::size_t i = 0; i < op.shape.size(); ++i) shape << (i ? "x" : "") << op.shape[i];
   char sum[40];
   std::snprintf(sum, sizeof sum, "%.17g", op.sum);
-  return op.name + "\t" + (op.shape.empty() ? "scalar" : shape.str()) + "\t" + op.hash + "\t" +
-         sum;
+  return op.name + "\t" + (op.shape.empty() ? "scalar" : shape.str()) + "\t" + op.hash + "\t" + sum;
 }
 
 std::map<std::string, std::int64_t> trace_cpu_ops(const std::string& workload_spec,
@@ -374,22 +397,79 @@ std::map<std::string, std::int64_t> trace_cpu_ops(const std::string& workload_sp
 }
 
 const std::set<std::string>& cpu_ops_without_arithmetic() {
-  static const std::set<std::string> ops = {
-      "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::zeros", "aten::zeros_like",
-      "aten::ones", "aten::ones_like", "aten::full", "aten::fill_", "aten::zero_", "aten::copy_",
-      "aten::clone", "aten::detach", "aten::detach_", "aten::view", "aten::reshape",
-      "aten::_reshape_alias", "aten::_unsafe_view", "aten::transpose", "aten::t", "aten::permute",
-      "aten::expand", "aten::expand_as", "aten::slice", "aten::select", "aten::as_strided",
-      "aten::unsqueeze", "aten::squeeze", "aten::contiguous", "aten::to", "aten::_to_copy",
-      "aten::lift_fresh", "aten::alias", "aten::item", "aten::_local_scalar_dense",
-      "aten::is_nonzero", "aten::resize_", "aten::set_", "aten::unfold", "aten::split",
-      "aten::chunk", "aten::narrow", "aten::flatten", "aten::result_type", "aten::stack",
-      "aten::cat", "aten::index_select", "aten::index", "aten::isfinite", "aten::isnan",
-      "aten::eq", "aten::ne", "aten::lt", "aten::gt", "aten::ge", "aten::le", "aten::logical_not",
-      "aten::all", "aten::any", "aten::where", "aten::new_empty", "aten::new_zeros",
-      "aten::new_empty_strided", "aten::scalar_tensor", "aten::arange", "aten::linspace",
-      "aten::lift", "aten::_has_compatible_shallow_copy_type", "aten::random_",
-      "aten::resolve_conj", "aten::resolve_neg", "aten::slice_backward", "aten::select_backward"};
+  static const std::set<std::string> ops = {"aten::empty",
+                                            "aten::empty_like",
+                                            "aten::empty_strided",
+                                            "aten::zeros",
+                                            "aten::zeros_like",
+                                            "aten::ones",
+                                            "aten::ones_like",
+                                            "aten::full",
+                                            "aten::fill_",
+                                            "aten::zero_",
+                                            "aten::copy_",
+                                            "aten::clone",
+                                            "aten::detach",
+                                            "aten::detach_",
+                                            "aten::view",
+                                            "aten::reshape",
+                                            "aten::_reshape_alias",
+                                            "aten::_unsafe_view",
+                                            "aten::transpose",
+                                            "aten::t",
+                                            "aten::permute",
+                                            "aten::expand",
+                                            "aten::expand_as",
+                                            "aten::slice",
+                                            "aten::select",
+                                            "aten::as_strided",
+                                            "aten::unsqueeze",
+                                            "aten::squeeze",
+                                            "aten::contiguous",
+                                            "aten::to",
+                                            "aten::_to_copy",
+                                            "aten::lift_fresh",
+                                            "aten::alias",
+                                            "aten::item",
+                                            "aten::_local_scalar_dense",
+                                            "aten::is_nonzero",
+                                            "aten::resize_",
+                                            "aten::set_",
+                                            "aten::unfold",
+                                            "aten::split",
+                                            "aten::chunk",
+                                            "aten::narrow",
+                                            "aten::flatten",
+                                            "aten::result_type",
+                                            "aten::stack",
+                                            "aten::cat",
+                                            "aten::index_select",
+                                            "aten::index",
+                                            "aten::isfinite",
+                                            "aten::isnan",
+                                            "aten::eq",
+                                            "aten::ne",
+                                            "aten::lt",
+                                            "aten::gt",
+                                            "aten::ge",
+                                            "aten::le",
+                                            "aten::logical_not",
+                                            "aten::all",
+                                            "aten::any",
+                                            "aten::where",
+                                            "aten::new_empty",
+                                            "aten::new_zeros",
+                                            "aten::new_empty_strided",
+                                            "aten::scalar_tensor",
+                                            "aten::arange",
+                                            "aten::linspace",
+                                            "aten::lift",
+                                            "aten::_has_compatible_shallow_copy_type",
+                                            "aten::random_",
+                                            "aten::resolve_conj",
+                                            "aten::resolve_neg",
+                                            "aten::slice_backward",
+                                            "aten::select_backward"};
   return ops;
 }
 

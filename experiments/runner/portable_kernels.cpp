@@ -22,8 +22,10 @@ struct UnaryFunction {
 
 // at::vml's MKL list (ATen/cpu/vml.h, IMPLEMENT_VML_MKL), less abs and trunc, which are exact
 // whoever computes them, and erfinv, which the C library lacks (no workload calls it).
-#define FP8LAB_UNARY(op) \
-  UnaryFunction { #op, [](float x) { return std::op(x); }, [](double x) { return std::op(x); } }
+#define FP8LAB_UNARY(op)                                                         \
+  UnaryFunction {                                                                \
+#op, [](float x) { return std::op(x); }, [](double x) { return std::op(x); } \
+  }
 const UnaryFunction kFunctions[] = {
     FP8LAB_UNARY(sqrt),  FP8LAB_UNARY(exp),   FP8LAB_UNARY(expm1), FP8LAB_UNARY(log),
     FP8LAB_UNARY(log10), FP8LAB_UNARY(log1p), FP8LAB_UNARY(log2),  FP8LAB_UNARY(sin),
@@ -36,8 +38,9 @@ const UnaryFunction kFunctions[] = {
 // out = f(self) element by element, in self's precision (fp16 and bf16 through fp32, as ATen
 // computes them); an integer or bool input gives the default floating type, as ATen's does.
 void apply(const UnaryFunction& f, const at::Tensor& self, at::Tensor& out) {
-  auto input = self.is_floating_point() ? self.contiguous()
-                                        : self.to(c10::typeMetaToScalarType(c10::get_default_dtype()));
+  auto input = self.is_floating_point()
+                   ? self.contiguous()
+                   : self.to(c10::typeMetaToScalarType(c10::get_default_dtype()));
   TORCH_CHECK(out.scalar_type() == input.scalar_type(), "fp8lab portable numerics: ", f.name,
               " writes ", out.scalar_type(), " from ", input.scalar_type(),
               "; only the input's own floating type is supported");
@@ -128,11 +131,11 @@ void use_portable_kernels() {
     SilentWarnings silent;
     const c10::WarningUtils::WarningHandlerGuard guard(&silent);
     // Kept for the process's lifetime: the registrations end with the Library object.
-    static auto* library = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::CPU,
-                                              __FILE__, __LINE__);
+    static auto* library =
+        new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, __FILE__, __LINE__);
     for (const auto& f : kFunctions) {
-      for (const auto& name : {std::string(f.name), std::string(f.name) + "_",
-                                     std::string(f.name) + ".out"}) {
+      for (const auto& name :
+           {std::string(f.name), std::string(f.name) + "_", std::string(f.name) + ".out"}) {
         library->impl(name.c_str(), torch::CppFunction::makeFromBoxedFunctor(
                                         std::make_unique<PortableUnaryKernel>(f)));
       }

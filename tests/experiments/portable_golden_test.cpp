@@ -12,9 +12,10 @@
 // MKL_CBWR=COMPATIBLE; AdamW takes it of the second moment at every step, so the first update
 // already differed (oneDNN's GELU was a second such op, off the llama path). Portable mode now runs
 // its own kernels for those ops (experiments/runner/portable_kernels.hpp), and the curve below is
-// what that gives: measured on the Intel Xeon (AVX-512) and, with the same binary, under QEMU's
-// emulation of an AMD EPYC-Milan (AVX2, no AVX-512; every op of portable_ops_test also gave the
-// same bits there), 2026-12-06. A real AMD machine has not run it yet: CI on one will.
+// what that gives on the Intel Xeon (AVX-512), 2026-12-06. Under QEMU's emulation of an AMD
+// EPYC-Milan (AVX2, no AVX-512) the same binary gave the same bits for every op of
+// portable_ops_test; this 8-step run itself was too slow to finish under the emulation, and no
+// real AMD machine has run it yet: CI on one will.
 //
 // Native numerics on the same machine give other FP8 losses from step 0, so the check can fail
 // where a pin is lost.

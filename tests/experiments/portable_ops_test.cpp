@@ -50,14 +50,13 @@ TEST_CASE("portable CPU numerics give the checked-in bits for every op of a trai
   const testing::Scratch dir("portable-ops");
   const auto output = cpu_ops(dir, {});
   const auto got = by_name(output);
-  const auto expected =
-      by_name(testing::read_text(std::string(FP8LAB_SOURCE_DIR) +
-                                 "/tests/experiments/portable_op_hashes.txt"));
+  const auto expected = by_name(testing::read_text(std::string(FP8LAB_SOURCE_DIR) +
+                                                   "/tests/experiments/portable_op_hashes.txt"));
   REQUIRE(expected.size() > 50);
   INFO("ran on " << output.substr(0, output.find('\n')));
   for (const auto& [name, line] : expected) {
-    INFO("op: " << name << "\n  checked in: " << line << "\n  this machine: "
-                << (got.contains(name) ? got.at(name) : "(not computed)"));
+    INFO("op: " << name << "\n  checked in: " << line
+                << "\n  this machine: " << (got.contains(name) ? got.at(name) : "(not computed)"));
     CHECK((got.contains(name) && got.at(name) == line));
   }
   for (const auto& [name, line] : got) {
