@@ -292,6 +292,13 @@ std::vector<Group> groups() {
                     }
                     return out;
                   }});
+  // An integer input, transposed (not contiguous): promoted to fp32 before the function, as ATen
+  // does; the two outputs are the same bits.
+  list.push_back({{"sqrt of integers", {"aten::sqrt"}}, [](Inputs& in) -> Outputs {
+                    auto counts = in.integers({64, 32}, 1000).t();
+                    return {{"sqrt of integers, transposed", torch::sqrt(counts)},
+                            {"sqrt of integers, contiguous", torch::sqrt(counts.contiguous())}};
+                  }});
   // Initialization and batches: LibTorch's own sampling from a seeded generator.
   list.push_back({{"sampling",
                    {"aten::normal_", "aten::uniform_", "aten::randint", "aten::random_",

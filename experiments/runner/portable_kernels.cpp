@@ -38,14 +38,17 @@ const UnaryFunction kFunctions[] = {
 // out = f(self) element by element, in self's precision (fp16 and bf16 through fp32, as ATen
 // computes them); an integer or bool input gives the default floating type, as ATen's does.
 void apply(const UnaryFunction& f, const at::Tensor& self, at::Tensor& out) {
-  auto input = self.is_floating_point()
-                   ? self.contiguous()
-                   : self.to(c10::typeMetaToScalarType(c10::get_default_dtype()));
+  // to() keeps a non-contiguous input's strides: contiguous() after it, as the loops read flat.
+  auto input = (self.is_floating_point()
+                    ? self
+                    : self.to(c10::typeMetaToScalarType(c10::get_default_dtype())))
+                   .contiguous();
   TORCH_CHECK(out.scalar_type() == input.scalar_type(), "fp8lab portable numerics: ", f.name,
               " writes ", out.scalar_type(), " from ", input.scalar_type(),
               "; only the input's own floating type is supported");
   if (!out.sizes().equals(input.sizes())) out.resize_(input.sizes());
-  auto result = out.is_contiguous() && !out.is_same(self) ? out : at::empty_like(input);
+  // In place on a contiguous self, input is self: each element is read before it is written.
+  auto result = out.is_contiguous() ? out : at::empty_like(input);
   const auto n = input.numel();
   switch (input.scalar_type()) {
     case at::kFloat: {
