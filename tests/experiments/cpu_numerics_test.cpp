@@ -61,9 +61,7 @@ TEST_CASE("a record names its processor, the CPU numerics mode, ATen's and MKL's
 
 TEST_CASE("FP8LAB_CPU_NUMERICS=portable pins ATen's default kernels and MKL's compatible branch",
           "[cpu_numerics]") {
-  const ScopedEnvironment portable({{"FP8LAB_CPU_NUMERICS", "portable"},
-                                    {"ATEN_CPU_CAPABILITY", std::nullopt},
-                                    {"MKL_CBWR", std::nullopt}});
+  const testing::PortableNumerics portable;
   const Scratch dir("cpu-numerics-portable");
   const auto machine = machines_of_run(dir).front();
   INFO(machine.dump());

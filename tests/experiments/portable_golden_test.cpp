@@ -89,9 +89,7 @@ std::string first_difference(const Curve& curve, const nlohmann::json& rows) {
 
 TEST_CASE("portable CPU numerics give the golden loss curve on this processor",
           "[cpu_numerics][golden]") {
-  const testing::ScopedEnvironment portable({{"FP8LAB_CPU_NUMERICS", "portable"},
-                                             {"ATEN_CPU_CAPABILITY", std::nullopt},
-                                             {"MKL_CBWR", std::nullopt}});
+  const testing::PortableNumerics portable;
   const testing::Scratch dir("portable-golden");
   REQUIRE(testing::run_to_end({FP8LAB_EXECUTABLE, "run", "--workload", "llama-xs", "--steps", "8",
                                "--set", "scaling=delayed", "--threads", "1", "--out",

@@ -44,9 +44,7 @@ std::string cpu_ops(const testing::Scratch& dir, const std::vector<std::string>&
 
 TEST_CASE("portable CPU numerics give the checked-in bits for every op of a training run",
           "[cpu_numerics][ops]") {
-  const testing::ScopedEnvironment portable({{"FP8LAB_CPU_NUMERICS", "portable"},
-                                             {"ATEN_CPU_CAPABILITY", std::nullopt},
-                                             {"MKL_CBWR", std::nullopt}});
+  const testing::PortableNumerics portable;
   const testing::Scratch dir("portable-ops");
   const auto output = cpu_ops(dir, {});
   const auto got = by_name(output);

@@ -162,6 +162,16 @@ class ScopedEnvironment {
   std::vector<std::pair<std::string, std::optional<std::string>>> old_;
 };
 
+// FP8LAB_CPU_NUMERICS=portable for the children started while it lives, with LibTorch's two pins
+// unset, so that fp8lab sets them itself (experiments/runner/cpu_numerics.hpp).
+class PortableNumerics : public ScopedEnvironment {
+ public:
+  PortableNumerics()
+      : ScopedEnvironment({{"FP8LAB_CPU_NUMERICS", "portable"},
+                           {"ATEN_CPU_CAPABILITY", std::nullopt},
+                           {"MKL_CBWR", std::nullopt}}) {}
+};
+
 // Writes `yaml` as DIR/sweep.yaml and runs `executable sweep DIR/sweep.yaml --out DIR/out` followed
 // by `options` to its end, with its output in DIR/sweep.log; its exit status.
 inline int sweep_yaml(const std::string& executable, const std::filesystem::path& dir,
