@@ -14,7 +14,7 @@ namespace {
 constexpr auto* text = &text_cell;
 constexpr auto* number = &number_cell;
 
-std::string figure(double v) { return format_number(v, "%.3g"); }
+std::string figure(double v) { return format_number(v, "%.4g"); }
 
 // "0.0123 [0.0101, 0.0145]" (the batch-means 95% interval), or the plain mean with its points.
 std::string summary_text(const std::optional<MetricSummary>& s) {

@@ -5,3 +5,5 @@ fp8lab_add_test(NAME experiments_probe_sidecar_test SOURCES probe_sidecar_test.c
                     fp8lab_report fp8lab::parquet LABELS "fast" TIMEOUT 60)
     fp8lab_add_test(NAME experiments_probe_statistics_test SOURCES probe_statistics_test.cpp LIBS
                         fp8lab_report LABELS "fast" TIMEOUT 60)
+fp8lab_add_test(NAME experiments_probe_report_test SOURCES probe_report_test.cpp
+                LIBS fp8lab_report LABELS "fast" TIMEOUT 60)
