@@ -132,6 +132,7 @@ std::vector<ProbeHeatmap> heatmaps(const std::vector<ProbeTrajectory>& trajector
     h.chart.y_label = "parameter tensor";
     h.chart.value_label = "mean ||g_q - g|| / ||g|| over probe steps";
     h.chart.format_value = [](double v) { return figure(v); };
+    h.chart.broken_label = "dark red: not finite (an exact gradient of norm 0)";
     h.table.title = "On the baseline's trajectory: attribution, " + recipe;
     h.table.note =
         "Mean relative error of each Linear parameter's gradient over the probe steps with only "
