@@ -25,8 +25,8 @@ std::string summary_text(const std::optional<MetricSummary>& s) {
 }
 
 // The per-recipe table of one direction.
-ReportTable recipe_table(const std::vector<ProbeTrajectory>& trajectories,
-                         const std::string& direction, std::string title, std::string note) {
+ReportTable recipe_table(const std::vector<ProbeRecipeSummary>& summaries, std::string title,
+                         std::string note) {
   ReportTable table;
   table.title = std::move(title);
   table.note = std::move(note);
@@ -34,7 +34,7 @@ ReportTable recipe_table(const std::vector<ProbeTrajectory>& trajectories,
   for (const auto* m : probe_table_metrics()) table.columns.push_back(m->name);
   table.columns.push_back("Chmiel crossing step");
   table.columns.push_back("worst tensor (mean rel. error)");
-  for (const auto& s : probe_summaries(trajectories, direction)) {
+  for (const auto& s : summaries) {
     std::vector<ReportCell> row{text(s.recipe)};
     for (const auto& m : s.metrics) row.push_back(number(summary_text(m)));
     row.push_back(number(s.crossing_step ? std::to_string(*s.crossing_step) : "never"));
@@ -47,7 +47,7 @@ ReportTable recipe_table(const std::vector<ProbeTrajectory>& trajectories,
   return table;
 }
 
-ReportTable stochastic_table(const std::vector<ProbeTrajectory>& trajectories) {
+ReportTable stochastic_table(const std::vector<ProbeRecipeSummary>& on_baseline) {
   ReportTable table;
   table.title = "On the baseline's trajectory: stochastic recipes";
   table.note =
@@ -56,7 +56,7 @@ ReportTable stochastic_table(const std::vector<ProbeTrajectory>& trajectories) {
       "to ||g|| (docs/results-schema.md, draw_spread); means over probe steps with 95% "
       "batch-means intervals.";
   table.columns = {"recipe", "mean-of-draws bias", "draw spread"};
-  for (const auto& s : probe_summaries(trajectories, kOnBaseline)) {
+  for (const auto& s : on_baseline) {
     if (!s.mean_of_draws_bias) continue;
     table.rows.push_back({text(s.recipe), number(summary_text(s.mean_of_draws_bias)),
                           number(summary_text(s.draw_spread))});
@@ -163,14 +163,14 @@ std::vector<ProbeHeatmap> heatmaps(const std::vector<ProbeTrajectory>& trajector
 
 // Probed recipes that also trained (by recipe label), their probe error against their paired
 // end-of-run loss error (the tail mean of the paired verdict, recipe_rows.hpp).
-ReportTable prediction_table(const std::vector<ProbeTrajectory>& trajectories,
+ReportTable prediction_table(const std::vector<ProbeRecipeSummary>& on_baseline,
                              const ReportFacts& facts) {
   ReportTable table;
   table.title = "Does it predict?";
   table.columns = {"recipe", "probe relative error", "paired end-of-run loss error",
                    "loss verdict"};
   std::map<std::string, double> probe_error;
-  for (const auto& s : probe_summaries(trajectories, kOnBaseline)) {
+  for (const auto& s : on_baseline) {
     if (s.metrics[1]) probe_error[s.recipe] = s.metrics[1]->mean;  // relative error
   }
   std::vector<double> x, y;
@@ -216,6 +216,7 @@ std::optional<ProbeSection> probe_section(const ReportInput& input, const Report
   if (input.probe_files.empty()) return std::nullopt;
   std::vector<std::string> problems;
   const auto trajectories = read_trajectories(input, problems);
+  const auto on_baseline = probe_summaries(trajectories, kOnBaseline);
   ProbeSection section;
   std::string note =
       "Per recipe probed on a baseline's trajectory: at every probe step, the recipe's forward "
@@ -226,21 +227,20 @@ std::optional<ProbeSection> probe_section(const ReportInput& input, const Report
       "||g|| / ||g_q - g|| < sqrt(3) (never: it did not). Worst tensor: the highest mean "
       "relative error.";
   for (const auto& p : problems) note += " Not read: " + p + ".";
-  section.tables.push_back(
-      recipe_table(trajectories, kOnBaseline, "On the baseline's trajectory", note));
+  section.tables.push_back(recipe_table(on_baseline, "On the baseline's trajectory", note));
   if (section.tables.front().rows.empty()) section.tables.front().empty = note;
   section.tables.push_back(recipe_table(
-      trajectories, kExactOnRun,
+      probe_summaries(trajectories, kExactOnRun),
       "On the baseline's trajectory: the same, in each recipe's own runs",
       "The reverse direction: in each trained FP8 run, the exact forward and backward at the "
       "run's own weights and batch against the run's own gradient, averaged over the recipe's "
       "runs (seeds). Beside the table above, it shows what a teacher-forced probe cannot: a "
       "recipe that moves its own trajectory where it quantizes worse."));
-  section.tables.push_back(stochastic_table(trajectories));
+  section.tables.push_back(stochastic_table(on_baseline));
   section.tables.push_back(pairs_table(probe_pairs(trajectories, input.alpha)));
   section.error_chart = error_chart(trajectories);
   section.heatmaps = heatmaps(trajectories, input);
-  section.prediction = prediction_table(trajectories, facts);
+  section.prediction = prediction_table(on_baseline, facts);
   return section;
 }
 

@@ -3,6 +3,8 @@
 //   mean near 95% (within the Monte Carlo tolerance), an iid interval clearly less;
 // - pairs (probe_pairs.hpp): a recipe whose error is larger at every step is "worse" after Holm,
 //   a pair that differs by noise only is inconclusive, and a direction is shown only after Holm;
+// - a stochastic recipe's mean-of-draws bias (probe_summary.hpp) has an interval holding 0 when
+//   its draws are unbiased, and its spread is reported beside it;
 // - Spearman and "Does it predict?" (rank_prediction.hpp): a monotone relation gives rho 1, few
 //   recipes or an interval holding 0 say "Cannot tell".
 #include <catch2/catch.hpp>
@@ -12,6 +14,7 @@
 
 #include "experiments/report/batch_means.hpp"
 #include "experiments/report/probe_pairs.hpp"
+#include "experiments/report/probe_summary.hpp"
 #include "experiments/report/rank_prediction.hpp"
 
 using namespace fp8lab::experiments;
@@ -145,4 +148,44 @@ TEST_CASE("Spearman's rho and whether it can tell", "[report][probes]") {
   CHECK(unrelated.ci_high > 0);
   CHECK_FALSE(unrelated.can_tell);
   CHECK(unrelated.sentence.find("contains 0") != std::string::npos);
+}
+
+TEST_CASE("a stochastic recipe: its mean-of-draws bias holds 0, its spread is reported",
+          "[report][probes]") {
+  std::mt19937_64 generator(3);
+  std::normal_distribution<double> unbiased(0.0, 0.004);
+  ProbeTrajectory t{"baseline-0", {}};
+  for (std::int64_t step = 0; step < 400; step += 10) {
+    for (std::int64_t draw = 0; draw < 4; ++draw) {
+      auto row = model_row("sr", step, 0.1);
+      row.draw = draw;
+      t.rows.push_back(row);
+    }
+    auto mean = model_row("sr", step, 0.05);
+    mean.draw = kMeanOfDraws;
+    mean.bias = unbiased(generator);  // the mean gradient's bias: noise around 0
+    mean.draw_spread = 0.08;
+    t.rows.push_back(mean);
+    t.rows.push_back(model_row("rtn", step, 0.1));  // bias -0.05 at every step, no draws
+  }
+  const auto summaries = probe_summaries({t}, kOnBaseline);
+  REQUIRE(summaries.size() == 2);
+  const auto& rtn = summaries[0];
+  const auto& sr = summaries[1];
+  REQUIRE(sr.recipe == "sr");
+  REQUIRE(sr.mean_of_draws_bias);
+  REQUIRE(sr.mean_of_draws_bias->interval);
+  const auto& bias = *sr.mean_of_draws_bias->interval;
+  INFO("sr mean-of-draws bias " << bias.mean << " [" << bias.low() << ", " << bias.high() << "]");
+  CHECK(bias.low() < 0);
+  CHECK(bias.high() > 0);
+  REQUIRE(sr.draw_spread);
+  CHECK(sr.draw_spread->mean == Approx(0.08));
+  // Its table value is the draws' own (rel_error 0.1 each), not the mean gradient's 0.05.
+  CHECK(sr.metrics[1]->mean == Approx(0.1));
+  // A deterministic recipe has neither.
+  CHECK(rtn.recipe == "rtn");
+  CHECK_FALSE(rtn.mean_of_draws_bias);
+  CHECK_FALSE(rtn.draw_spread);
+  CHECK(rtn.metrics[2]->mean == Approx(-0.05));
 }
