@@ -1,4 +1,4 @@
-// PhiloxLanes, philox_words: sim/rng.hpp's Philox4x32-10 words in Highway lanes, one element a lane, for the
+// PhiloxLanes: sim/rng.hpp's Philox4x32-10 words in Highway lanes, one element a lane, for the
 // stochastic casts (quantize.cpp's FP8, fp4_stochastic_lanes.cpp's E2M1). A Highway per-target
 // header: include it after <hwy/highway.h> in a foreach_target file.
 #if defined(FP8LAB_SIM_PHILOX_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -179,12 +179,6 @@ class PhiloxLanes {
   V key0_[kPhiloxRounds - 2], key1_[kPhiloxRounds - 2];
   V round1_c3_k1_, round2_c1_k0_, round2_hi0_k1_, round2_lo0_;
 };
-
-// PhiloxLanes for one vector: the words of elements first, first + 1, ...
-HWY_INLINE philox_hn::Vec<philox_hn::RebindToUnsigned<philox_hn::ScalableTag<float>>> philox_words(
-    std::uint64_t seed, std::uint64_t stream, std::uint64_t first) {
-  return PhiloxLanes(seed, stream)(first);
-}
 
 }  // namespace fp8lab::sim::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
