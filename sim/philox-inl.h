@@ -62,8 +62,9 @@ class PhiloxLanes {
 
   // words[q] = the words of elements first + q * Lanes, ...: kVectors vectors whose ten rounds are
   // interleaved round by round. Each round of one half-vector is a chain of dependent operations
-  // (multiply, shuffle, XOR: about 7 cycles on AVX-512) and GCC issues them in program order, so
-  // one vector's two halves alone leave the ports idle while its chain runs.
+  // (a multiply, a shuffle, an XOR), and GCC emits the code in the order written: with one
+  // vector's two halves per round, the chains left ports idle (FP8 stochastic rounding: 31.6-32.3
+  // ms with one vector, 30.4-30.7 with two, same session; docs/performance.md).
   template <int kVectors>
   HWY_INLINE void Words(std::uint64_t first, V (&words)[kVectors]) {
     namespace hn = philox_hn;
