@@ -72,8 +72,8 @@ HWY_INLINE __m256i pair_row_words(const __m512i (&rows)[2], int h, int v) {
 
 // The per-output arrays (acc, count, threshold, e_pair) are indexed only in plain loops, never
 // captured by a lambda: GCC 12 keeps an array that a lambda captures by reference in memory, and
-// with a lambda over (row, vector) here it stored all 12 accumulators on every k (1.4-1.5x the
-// kernel's time; docs/performance.md, issue 46 second round).
+// with a lambda over (row, vector) here it stored all 12 accumulators on every k (the GEMM took
+// 1.4-1.5x as long; docs/performance.md, issue 46 second round).
 void HopperRzTile(const TileArgs& t, bool split_accumulator) {
   using L = HopperRzLayout;
   constexpr int kRz = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
