@@ -1,5 +1,5 @@
 // E2M1 stochastic rounding (fp4_stochastic.hpp) in Highway lanes, with the scalar rule's bits:
-// philox_words (philox-inl.h) draws one Philox word per 4 elements, whose little-endian bytes are
+// PhiloxLanes (philox-inl.h) draws one Philox word per 4 elements, whose little-endian bytes are
 // the 4 elements' random bytes in order, and the rule runs on fp32 lanes exactly as
 // e2m1_stochastic_code does: u * step is exact (a multiple of 2^-9), the add rounds as the scalar
 // add, and floor(t / step) * step keeps t's exponent and first fraction bit (Codes).
@@ -20,7 +20,7 @@ HWY_BEFORE_NAMESPACE();
 namespace fp8lab::sim::fp4_detail {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-using fp8lab::sim::HWY_NAMESPACE::philox_words;
+using fp8lab::sim::HWY_NAMESPACE::PhiloxLanes;
 
 using DF = hn::ScalableTag<float>;
 using DI = hn::RebindToSigned<DF>;
@@ -75,22 +75,22 @@ void E2m1StochasticLanes(const float* x, std::size_t n, std::uint64_t seed, std:
   // Up to the first element that starts a word.
   for (; i < n && (first_index + i) % 4 != 0; ++i) scalar(i);
   // Two vectors of Philox words per iteration: each is a chain of ten dependent rounds, and two
-  // independent chains keep the multiplier busy while the other waits.
+  // independent chains, interleaved round by round (PhiloxLanes::Words), keep the multiplier busy
+  // while the other waits.
   HWY_ALIGN std::uint8_t random[8 * hn::MaxLanes(DF())];
+  PhiloxLanes philox(seed, stream);
   const hn::RebindToUnsigned<DF> du;
   for (; i + 8 * lanes <= n; i += 8 * lanes) {
-    const std::uint64_t word = (first_index + i) / 4;
-    const auto words0 = philox_words(seed, stream, word);
-    const auto words1 = philox_words(seed, stream, word + lanes);
-    hn::Store(words0, du, reinterpret_cast<std::uint32_t*>(random));
-    hn::Store(words1, du, reinterpret_cast<std::uint32_t*>(random + 4 * lanes));
+    hn::Vec<decltype(du)> words[2];
+    philox.Words((first_index + i) / 4, words);
+    hn::Store(words[0], du, reinterpret_cast<std::uint32_t*>(random));
+    hn::Store(words[1], du, reinterpret_cast<std::uint32_t*>(random + 4 * lanes));
     for (std::size_t q = 0; q < 8; ++q) {
       Codes(x + i + q * lanes, random + q * lanes, codes + i + q * lanes);
     }
   }
   for (; i + 4 * lanes <= n; i += 4 * lanes) {
-    hn::Store(philox_words(seed, stream, (first_index + i) / 4), du,
-              reinterpret_cast<std::uint32_t*>(random));
+    hn::Store(philox((first_index + i) / 4), du, reinterpret_cast<std::uint32_t*>(random));
     for (std::size_t q = 0; q < 4; ++q) {
       Codes(x + i + q * lanes, random + q * lanes, codes + i + q * lanes);
     }

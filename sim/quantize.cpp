@@ -370,7 +370,7 @@ std::size_t ColumnAmaxF32(const float* HWY_RESTRICT x, std::size_t n, float* HWY
 
 // ---- Stochastic rounding -------------------------------------------------------------------
 
-using fp8lab::sim::HWY_NAMESPACE::philox_words;
+using fp8lab::sim::HWY_NAMESPACE::PhiloxLanes;
 
 // The stochastic cast of cast.cpp (round_magnitude with random bits) on the same bits: add the
 // low `dropped` bits of the random word below the kept bits, then truncate. dropped = shift in the
@@ -407,59 +407,72 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
   const VI canonical_nan = hn::Set(di, kFp8CanonicalNan);
   const VI magnitude_mask = hn::Set(di, 0x7F);
 
+  PhiloxLanes philox(seed, stream);
+
   VI amax_bits = zero;
   std::size_t saturated = 0, underflowed = 0, nan = 0;
   std::size_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    hwy::Prefetch(x + i + kPrefetchBytes / sizeof(float));
-    const VI x_bits = hn::BitCast(di, hn::LoadU(df, x + i));
-    const VI x_abs = hn::And(x_bits, abs_mask);
-    const auto x_nan = x_abs > inf_bits;
-    amax_bits = hn::Max(amax_bits, hn::IfThenZeroElse(x_nan, x_abs));
-
-    const VU random = philox_words(seed, stream, first_index + i);
-    const VI y_bits = hn::BitCast(di, hn::Mul(hn::BitCast(df, x_bits), vscale));
-    const VI a = hn::And(y_bits, abs_mask);
-    const VU au = hn::BitCast(du, a);
-    // normal range: (a + (r & (2^shift - 1)) - (rebias << shift)) >> shift
-    const VI normal = hn::ShiftRightSame(
-        hn::Sub(hn::BitCast(di, hn::Add(au, hn::And(random, normal_random_mask))), rebias_shifted),
-        shift);
-    // Below it, only when some lane is there (the path is about a third of the cast without
-    // Philox; with normal-range data most vectors have no such lane): a variable shift of the
-    // significand.
-    const auto below_normal = a < min_normal_bits;
-    VI code = normal;
-    if (!hn::AllFalse(di, below_normal)) {
-      const VU e_field = hn::ShiftRight<23>(au);
-      const VU significand =
-          hn::Or(hn::And(au, mantissa_mask),
-                 hn::IfThenElseZero(hn::BitCast(du, e_field) != hn::Zero(du), implicit_bit));
-      const VI total_shift = hn::Sub(subnormal_shift_base, hn::BitCast(di, e_field));
-      // Shifts of 32 or more give 0; negative ones occur only in normal-range lanes, which take the
-      // normal result. Both are zeroed first: a shift count outside 0..31 is undefined per lane.
-      const auto usable = hn::And(total_shift > minus_one, total_shift < shift_limit);
-      const VU shift_u = hn::BitCast(du, hn::IfThenElseZero(usable, total_shift));
-      const VU random_low = hn::And(random, hn::Sub(one << shift_u, one));
-      const VI subnormal =
-          hn::IfThenElseZero(usable, hn::BitCast(di, hn::Add(significand, random_low) >> shift_u));
-      code = hn::IfThenElse(below_normal, subnormal, normal);
+  while (i + lanes <= n) {
+    // Two vectors' words at a time where two remain (PhiloxLanes::Words: their rounds overlap).
+    const int vectors = i + 2 * lanes <= n ? 2 : 1;
+    VU randoms[2];
+    if (vectors == 2) {
+      philox.Words(first_index + i, randoms);
+    } else {
+      randoms[0] = philox(first_index + i);
     }
+    for (int q = 0; q < vectors; ++q, i += lanes) {
+      hwy::Prefetch(x + i + kPrefetchBytes / sizeof(float));
+      const VI x_bits = hn::BitCast(di, hn::LoadU(df, x + i));
+      const VI x_abs = hn::And(x_bits, abs_mask);
+      const auto x_nan = x_abs > inf_bits;
+      amax_bits = hn::Max(amax_bits, hn::IfThenZeroElse(x_nan, x_abs));
 
-    const auto y_nan = a > inf_bits;
-    const auto overflow = code > max_finite;
-    const VI overflow_code = hn::IfThenElse(a == inf_bits, inf_code, finite_overflow);
-    const VI magnitude = hn::IfThenElse(overflow, overflow_code, code);
-    const VI sign =
-        hn::BitCast(di, hn::ShiftRight<24>(hn::BitCast(DU32(), hn::AndNot(abs_mask, y_bits))));
-    const VI result = hn::IfThenElse(y_nan, canonical_nan, hn::Or(magnitude, sign));
-    hn::StoreU(hn::U8FromU32(hn::BitCast(DU32(), result)), DU8(), out + i);
+      const VU random = randoms[q];
+      const VI y_bits = hn::BitCast(di, hn::Mul(hn::BitCast(df, x_bits), vscale));
+      const VI a = hn::And(y_bits, abs_mask);
+      const VU au = hn::BitCast(du, a);
+      // normal range: (a + (r & (2^shift - 1)) - (rebias << shift)) >> shift
+      const VI normal = hn::ShiftRightSame(
+          hn::Sub(hn::BitCast(di, hn::Add(au, hn::And(random, normal_random_mask))),
+                  rebias_shifted),
+          shift);
+      // Below it, only when some lane is there (the path is about a third of the cast without
+      // Philox; with normal-range data most vectors have no such lane): a variable shift of the
+      // significand.
+      const auto below_normal = a < min_normal_bits;
+      VI code = normal;
+      if (!hn::AllFalse(di, below_normal)) {
+        const VU e_field = hn::ShiftRight<23>(au);
+        const VU significand =
+            hn::Or(hn::And(au, mantissa_mask),
+                   hn::IfThenElseZero(hn::BitCast(du, e_field) != hn::Zero(du), implicit_bit));
+        const VI total_shift = hn::Sub(subnormal_shift_base, hn::BitCast(di, e_field));
+        // Shifts of 32 or more give 0; negative ones occur only in normal-range lanes, which take the
+        // normal result. Both are zeroed first: a shift count outside 0..31 is undefined per lane.
+        const auto usable = hn::And(total_shift > minus_one, total_shift < shift_limit);
+        const VU shift_u = hn::BitCast(du, hn::IfThenElseZero(usable, total_shift));
+        const VU random_low = hn::And(random, hn::Sub(one << shift_u, one));
+        const VI subnormal = hn::IfThenElseZero(
+            usable, hn::BitCast(di, hn::Add(significand, random_low) >> shift_u));
+        code = hn::IfThenElse(below_normal, subnormal, normal);
+      }
 
-    saturated += hn::CountTrue(di, hn::AndNot(y_nan, overflow));
-    nan += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
-    const auto x_nonzero_number = hn::AndNot(x_nan, hn::Not(x_abs == zero));
-    underflowed +=
-        hn::CountTrue(di, hn::And(x_nonzero_number, hn::And(result, magnitude_mask) == zero));
+      const auto y_nan = a > inf_bits;
+      const auto overflow = code > max_finite;
+      const VI overflow_code = hn::IfThenElse(a == inf_bits, inf_code, finite_overflow);
+      const VI magnitude = hn::IfThenElse(overflow, overflow_code, code);
+      const VI sign =
+          hn::BitCast(di, hn::ShiftRight<24>(hn::BitCast(DU32(), hn::AndNot(abs_mask, y_bits))));
+      const VI result = hn::IfThenElse(y_nan, canonical_nan, hn::Or(magnitude, sign));
+      hn::StoreU(hn::U8FromU32(hn::BitCast(DU32(), result)), DU8(), out + i);
+
+      saturated += hn::CountTrue(di, hn::AndNot(y_nan, overflow));
+      nan += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
+      const auto x_nonzero_number = hn::AndNot(x_nan, hn::Not(x_abs == zero));
+      underflowed +=
+          hn::CountTrue(di, hn::And(x_nonzero_number, hn::And(result, magnitude_mask) == zero));
+    }
   }
   QuantizeStats stats;
   stats.amax = std::bit_cast<float>(hn::GetLane(hn::MaxOfLanes(di, amax_bits)));

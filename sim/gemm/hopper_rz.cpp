@@ -64,19 +64,16 @@ HWY_INLINE __m512i broadcast_row_pair(const void* k_bytes, int p) {
   return _mm512_set1_epi32(rows);
 }
 
-// Calls body(h, v, words) for both rows h of a row pair and every vector v of 16 columns, with
-// `words` the 16 int16 values of row h in those columns (rows[h] holds the row's 32).
-template <int V, typename Body>
-HWY_INLINE void ForEachPairRow(const __m512i (&rows)[2], Body body) {
-#pragma GCC unroll 2
-  for (int h = 0; h < 2; ++h) {
-#pragma GCC unroll 2
-    for (int v = 0; v < V; ++v) {
-      body(h, v, v == 0 ? _mm512_castsi512_si256(rows[h]) : _mm512_extracti64x4_epi64(rows[h], 1));
-    }
-  }
+// The 16 int16 values of row h of a row pair in the columns of vector v (rows[h] holds the row's
+// 32).
+HWY_INLINE __m256i pair_row_words(const __m512i (&rows)[2], int h, int v) {
+  return v == 0 ? _mm512_castsi512_si256(rows[h]) : _mm512_extracti64x4_epi64(rows[h], 1);
 }
 
+// The per-output arrays (acc, count, threshold, e_pair) are indexed only in plain loops, never
+// captured by a lambda: GCC 12 keeps an array that a lambda captures by reference in memory, and
+// with a lambda over (row, vector) here it stored all 12 accumulators on every k (the GEMM took
+// 1.4-1.5x as long; docs/performance.md, issue 46 second round).
 void HopperRzTile(const TileArgs& t, bool split_accumulator) {
   using L = HopperRzLayout;
   constexpr int kRz = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
@@ -125,30 +122,35 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
         const __m512i rows[2] = {_mm512_srai_epi16(_mm512_slli_epi16(e_pair[p], 8), 8),
                                  _mm512_srai_epi16(e_pair[p], 8)};
         __m256i words[2][V];  // the threshold of row 2p + h, columns 16v.., as int16
-        ForEachPairRow<V>(rows, [&](int h, int v, __m256i half) HWY_ATTR {
-          const int r = 2 * p + h;
-          __m512i e = _mm512_cvtepi16_epi32(half);
-          __m512 c = zero;
-          if (!c_is_zero) {
-            c = _mm512_loadu_ps(t.carry + r * kTileCols + v * 16);
-            const __m512i c_bits = _mm512_castps_si512(c);
-            const __m512i e_c = _mm512_sub_epi32(
-                _mm512_srli_epi32(_mm512_slli_epi32(c_bits, 1), 24), _mm512_set1_epi32(127));
-            e = _mm512_mask_max_epi32(e, _mm512_cmp_ps_mask(c, zero, _CMP_NEQ_OQ), e, e_c);
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+#pragma GCC unroll 2
+          for (int v = 0; v < V; ++v) {
+            const __m256i half = pair_row_words(rows, h, v);
+            const int r = 2 * p + h;
+            __m512i e = _mm512_cvtepi16_epi32(half);
+            __m512 c = zero;
+            if (!c_is_zero) {
+              c = _mm512_loadu_ps(t.carry + r * kTileCols + v * 16);
+              const __m512i c_bits = _mm512_castps_si512(c);
+              const __m512i e_c = _mm512_sub_epi32(
+                  _mm512_srli_epi32(_mm512_slli_epi32(c_bits, 1), 24), _mm512_set1_epi32(127));
+              e = _mm512_mask_max_epi32(e, _mm512_cmp_ps_mask(c, zero, _CMP_NEQ_OQ), e, e_c);
+            }
+            const __m512 m = _mm512_castsi512_ps(_mm512_or_si512(
+                _mm512_slli_epi32(_mm512_add_epi32(e, exponent_offset), 23), half_mantissa));
+            if (c_is_zero) {
+              acc[r][v] = m;  // RZ(M + 0)
+            } else {
+              const __mmask16 negative = _mm512_movepi32_mask(_mm512_castps_si512(c));
+              acc[r][v] =
+                  _mm512_mask_add_round_ps(_mm512_add_round_ps(m, c, kRz), negative, m, c, kRu);
+            }
+            words[h][v] = _mm512_cvtepi32_epi16(_mm512_add_epi32(
+                _mm512_min_epi32(_mm512_max_epi32(e, threshold_low), threshold_high),
+                threshold_offset));
           }
-          const __m512 m = _mm512_castsi512_ps(_mm512_or_si512(
-              _mm512_slli_epi32(_mm512_add_epi32(e, exponent_offset), 23), half_mantissa));
-          if (c_is_zero) {
-            acc[r][v] = m;  // RZ(M + 0)
-          } else {
-            const __mmask16 negative = _mm512_movepi32_mask(_mm512_castps_si512(c));
-            acc[r][v] =
-                _mm512_mask_add_round_ps(_mm512_add_round_ps(m, c, kRz), negative, m, c, kRu);
-          }
-          words[h][v] = _mm512_cvtepi32_epi16(
-              _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(e, threshold_low), threshold_high),
-                               threshold_offset));
-        });
+        }
         // Thresholds are in [31, 95]: row 2p's in the low byte of each word, row 2p + 1's above.
         const __m512i even =
             _mm512_inserti64x4(_mm512_castsi256_si512(words[0][0]), words[0][1], 1);
@@ -184,24 +186,29 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
       for (int p = 0; p < kPairs; ++p) {
         const __m512i rows[2] = {_mm512_and_si512(count[p], low_byte),
                                  _mm512_srli_epi16(count[p], 8)};
-        ForEachPairRow<V>(rows, [&](int h, int v, __m256i half) HWY_ATTR {
-          const int r = 2 * p + h;
-          const __m512i acc_bits = _mm512_castps_si512(acc[r][v]);
-          const __m512 m = _mm512_castsi512_ps(
-              _mm512_or_si512(_mm512_and_si512(acc_bits, exponent_field), half_mantissa));
-          const __m512 truncated =
-              _mm512_castsi512_ps(_mm512_add_epi32(acc_bits, _mm512_cvtepu16_epi32(half)));
-          const __m512 sum = _mm512_sub_ps(truncated, m);
-          const __m512 c =
-              _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(sum), e8m13_mask));
-          const std::int64_t at = r * kTileCols + v * 16;
-          if (promote) {
-            const __m512 sum_before = first_promotion ? zero : _mm512_loadu_ps(t.partial + at);
-            _mm512_storeu_ps(t.partial + at, first_promotion ? c : _mm512_add_ps(sum_before, c));
-          } else {
-            _mm512_storeu_ps(t.carry + at, c);
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+#pragma GCC unroll 2
+          for (int v = 0; v < V; ++v) {
+            const __m256i half = pair_row_words(rows, h, v);
+            const int r = 2 * p + h;
+            const __m512i acc_bits = _mm512_castps_si512(acc[r][v]);
+            const __m512 m = _mm512_castsi512_ps(
+                _mm512_or_si512(_mm512_and_si512(acc_bits, exponent_field), half_mantissa));
+            const __m512 truncated =
+                _mm512_castsi512_ps(_mm512_add_epi32(acc_bits, _mm512_cvtepu16_epi32(half)));
+            const __m512 sum = _mm512_sub_ps(truncated, m);
+            const __m512 c =
+                _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(sum), e8m13_mask));
+            const std::int64_t at = r * kTileCols + v * 16;
+            if (promote) {
+              const __m512 sum_before = first_promotion ? zero : _mm512_loadu_ps(t.partial + at);
+              _mm512_storeu_ps(t.partial + at, first_promotion ? c : _mm512_add_ps(sum_before, c));
+            } else {
+              _mm512_storeu_ps(t.carry + at, c);
+            }
           }
-        });
+        }
       }
     }
     if (k1 < block_end) continue;  // the block continues in the next chunk

@@ -226,6 +226,24 @@ std::array<RzCode, 256> rz_code_table(Format format) {
 
 // Sizes `p` for the operand in HopperRzLayout and returns the function that fills its panel
 // `panel`, as quantized_packer does for the other packings.
+// The 16-bit word of bytes (first, second) in memory order, and its stores: once, or twice in a
+// row (the A row pair layout's x(2p), x(2p+1), x(2p), x(2p+1)).
+std::uint16_t byte_pair(std::uint8_t first, std::uint8_t second) {
+  const std::uint8_t bytes[2] = {first, second};
+  std::uint16_t word;
+  std::memcpy(&word, bytes, sizeof word);
+  return word;
+}
+template <typename Byte>
+void store_pair(Byte* at, std::uint16_t pair) {
+  std::memcpy(at, &pair, sizeof pair);
+}
+template <typename Byte>
+void store_twice(Byte* at, std::uint16_t pair) {
+  const std::uint16_t pairs[2] = {pair, pair};
+  std::memcpy(at, pairs, sizeof pairs);
+}
+
 std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t width,
                                             std::int64_t padded_k, gemm_detail::PackedOperand& p) {
   using L = gemm_detail::HopperRzLayout;
@@ -251,20 +269,33 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
       float* values = v + kk * panel_width;
       std::int8_t* exponents = e + kk * byte_stride;
       std::uint8_t* low_bits = l + kk * byte_stride;
+      // The byte copies as one store each (the byte stores were most of this loop's cost): a
+      // B column's two bytes as a 16-bit word, an A row pair's four (row pair layout) as a 32-bit
+      // word; an odd last A row is stored byte by byte.
+      std::int64_t w = 0;
       if (is_a) {
-        for (std::int64_t w = 0; w < valid; ++w) {
+        for (; w + 1 < valid; w += 2) {
+          const RzCode& c0 = codes[src[w * o_stride]];
+          const RzCode& c1 = codes[src[(w + 1) * o_stride]];
+          values[w] = c0.value;
+          values[w + 1] = c1.value;
+          store_twice(exponents + 2 * w, byte_pair(static_cast<std::uint8_t>(c0.exponent),
+                                                   static_cast<std::uint8_t>(c1.exponent)));
+          store_twice(low_bits + 2 * w, byte_pair(c0.low_bit_a, c1.low_bit_a));
+        }
+        if (w < valid) {
           const RzCode& c = codes[src[w * o_stride]];
           values[w] = c.value;
-          const std::int64_t at = (w / 2) * 4 + w % 2;  // row pair layout
-          exponents[at] = exponents[at + 2] = c.exponent;
-          low_bits[at] = low_bits[at + 2] = c.low_bit_a;
+          exponents[2 * w] = exponents[2 * w + 2] = c.exponent;
+          low_bits[2 * w] = low_bits[2 * w + 2] = c.low_bit_a;
         }
       } else {
-        for (std::int64_t w = 0; w < valid; ++w) {
+        for (; w < valid; ++w) {
           const RzCode& c = codes[src[w * o_stride]];
           values[w] = c.value;
-          exponents[2 * w] = exponents[2 * w + 1] = c.exponent;
-          low_bits[2 * w] = low_bits[2 * w + 1] = c.low_bit_b;
+          store_pair(exponents + 2 * w, byte_pair(static_cast<std::uint8_t>(c.exponent),
+                                                  static_cast<std::uint8_t>(c.exponent)));
+          store_pair(low_bits + 2 * w, byte_pair(c.low_bit_b, c.low_bit_b));
         }
       }
     }

@@ -60,7 +60,7 @@ TEST_CASE("quantize_stochastic equals the per-element definition on random data,
   });
 }
 
-// The vectorized Philox (sim/quantize.cpp philox_words) runs its first two rounds on scalars made
+// The vectorized Philox (sim/philox-inl.h PhiloxLanes) runs its first two rounds on scalars made
 // of the stream's two words, the index's high word and the seed's two words; a word of each that
 // is zero or small would hide a mixed-up word. Every word here is distinct and uses all 32 bits,
 // each index's high word among them, and the low word wraps inside the span.
