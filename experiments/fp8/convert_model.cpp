@@ -189,6 +189,20 @@ bool has_fp8_layers(const torch::nn::Module& model) {
   return false;
 }
 
+std::vector<std::string> fp8_linears_not_run(const torch::nn::Module& model) {
+  std::vector<std::string> names;
+  const auto fprop = static_cast<std::size_t>(Gemm::kFprop);
+  for (const auto& item : model.named_modules("", /*include_self=*/false)) {
+    const auto* linear = dynamic_cast<const Fp8LinearImpl*>(item.value().get());
+    if (linear == nullptr) continue;
+    const LinearStats& stats = linear->stats();
+    if (stats.fp8_gemms[fprop] + stats.high_precision_gemms[fprop] == 0) {
+      names.push_back(item.key());
+    }
+  }
+  return names;
+}
+
 std::vector<NamedLinearStats> collect_linear_stats(const torch::nn::Module& model) {
   std::vector<NamedLinearStats> result;
   for (const auto& item : model.named_modules("", /*include_self=*/false)) {

@@ -53,9 +53,13 @@ struct ConvertOptions {
 // A Linear is any module that dynamic_casts to torch::nn::LinearImpl, the peers' isinstance
 // (accelerate's find_first_last_linear_layers and filter_linear_layers, src/accelerate/utils/
 // ao.py, and its TE convert_model; torchao's swap_linear_layers): python/fp8lab/convert.py has the
-// same rule. LibTorch's MultiheadAttention registers out_proj as a Linear but reads
-// out_proj->weight itself, so a converted out_proj would never run; no workload here has one, and
-// the Python convert_model warns about such a layer.
+// same rule. LibTorch has no subclass of LinearImpl (MultiheadAttention's out_proj is a plain
+// Linear), so in C++ isinstance and exact type pick the same Linears; first and last are those of
+// named_modules(), as accelerate's. On Sequential(TransformerEncoderLayer, Flatten, Linear) the
+// first is self_attn.out_proj and the last the head, as in Python (linear_convert_test).
+// Converted is not called: MultiheadAttention reads out_proj->weight itself, and LibTorch's
+// TransformerEncoderLayer calls linear1 / linear2 through its member holders, so none of these
+// runs after conversion; fp8_linears_not_run (below) names them after a step.
 //   3. skip_names: skip names matching any glob (* any run of characters, ? one character).
 //   4. options.predicate, when given: skip where it returns false.
 // Modules already converted (Fp8Linear, HighPrecisionLinear) are left alone. Throws
@@ -73,6 +77,12 @@ std::vector<std::string> convert_model_to_high_precision(
 
 // Whether any module of model (itself included) is an Fp8Linear.
 bool has_fp8_layers(const torch::nn::Module& model);
+
+// The Fp8Linears of model (named_modules() order) whose forward GEMM has not run, in FP8 or high
+// precision, since their statistics were last reset: after a training step, the converted Linears
+// the model never calls (a member holder or a module that reads the weight itself, above). The
+// runner records them (run_diagnostics.hpp: `fp8_linears_not_run`).
+std::vector<std::string> fp8_linears_not_run(const torch::nn::Module& model);
 
 // Every backend-driven Linear (Fp8Linear or HighPrecisionLinear) of model with its statistics,
 // in named_modules() order.

@@ -187,6 +187,9 @@ struct RunRecord {
   Field<std::string> probe_sidecar;        // the same (probe_sidecar.hpp); null: none
   // The distinct inner dimensions K of the GEMMs run in FP8: fprop, dgrad, wgrad -> [K].
   Field<std::map<std::string, std::vector<std::int64_t>>> gemm_k;
+  // FP8 runs: the Linears converted to FP8 whose forward did not run in the first training step
+  // (fp8/convert_model.hpp: fp8_linears_not_run); null when no step completed.
+  Field<std::vector<std::string>> fp8_linears_not_run;
   Field<std::vector<TrainRow>> train;
   Field<std::vector<EvalRow>> eval;
   Field<std::vector<LayerRow>> layers;
@@ -219,7 +222,7 @@ struct RunRecord {
     f("perturbation", r.perturbation), f("recipe", r.recipe), f("recipe_fields", r.recipe_fields);
     f("recipe_canonical", r.recipe_canonical), f("recipe_label", r.recipe_label);
     f("layer_stats_sidecar", r.layer_stats_sidecar), f("probe_sidecar", r.probe_sidecar);
-    f("gemm_k", r.gemm_k);
+    f("gemm_k", r.gemm_k), f("fp8_linears_not_run", r.fp8_linears_not_run);
     f("train", r.train), f("eval", r.eval), f("layers", r.layers);
     f("final", r.final), f("throughput", r.throughput), f("machine", r.machine);
   }

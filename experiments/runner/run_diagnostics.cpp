@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "experiments/fp8/backend_linear.hpp"
+#include "experiments/fp8/convert_model.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -43,12 +45,25 @@ void RunDiagnostics::attach(torch::nn::Module& model) {
 }
 
 void RunDiagnostics::after_step(torch::nn::Module& model, std::int64_t step) {
+  if (!not_run_) {
+    // The first step: every Linear the model calls has run in it.
+    not_run_ = fp8_linears_not_run(model);
+    for (const auto& name : *not_run_) {
+      std::fprintf(stderr,
+                   "fp8lab: warning: Linear '%s' was converted to FP8 but its forward did not run "
+                   "in training step %lld: the model does not call it (a C++ member holder, or a "
+                   "module such as MultiheadAttention that reads its weight itself), so this layer "
+                   "is not FP8 in effect\n",
+                   name.c_str(), static_cast<long long>(step));
+    }
+  }
   for (auto& event : apply_autoswitch(model, rule_, step)) events_.push_back(std::move(event));
 }
 
 void RunDiagnostics::add_to_record(nlohmann::json& record) const {
   const auto site = watch_->first();
   record["first_non_finite"] = site ? to_json(*site) : nlohmann::json(nullptr);
+  record["fp8_linears_not_run"] = not_run_ ? nlohmann::json(*not_run_) : nlohmann::json(nullptr);
   if (rule_.enabled) {
     auto switches = nlohmann::json::array();
     for (const auto& e : events_) switches.push_back(to_json(e));

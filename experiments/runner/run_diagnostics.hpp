@@ -34,21 +34,25 @@ class RunDiagnostics {
   // naming no Linear of the model throws std::invalid_argument listing them.
   void attach(torch::nn::Module& model);
   void before_step(std::int64_t step) { watch_->set_step(step); }
-  // The autoswitch rule over the step's statistics (call before they are reset).
+  // The autoswitch rule over the step's statistics (call before they are reset); after the first
+  // step, the Fp8Linears that did not run in it (convert_model.hpp: fp8_linears_not_run), named
+  // in a warning on stderr (the run's log).
   void after_step(torch::nn::Module& model, std::int64_t step);
   // The rule reads every step's statistics: operands are measured on every step.
   bool measures_every_step() const { return rule_.enabled; }
 
   std::optional<NonFiniteSite> first_non_finite() const { return watch_->first(); }
   const std::vector<AutoswitchEvent>& autoswitch_events() const { return events_; }
-  // "first_non_finite" (null when every value stayed finite), "autoswitch" (the rule and its
-  // switches, when the rule is on) and "fault_injection" (when a fault was injected).
+  // "first_non_finite" (null when every value stayed finite), "fp8_linears_not_run" (null when no
+  // training step completed), "autoswitch" (the rule and its switches, when the rule is on) and
+  // "fault_injection" (when a fault was injected).
   void add_to_record(nlohmann::json& record) const;
 
  private:
   recipes::Autoswitch rule_;
   std::shared_ptr<NonFiniteWatch> watch_ = std::make_shared<NonFiniteWatch>();
   std::vector<AutoswitchEvent> events_;
+  std::optional<std::vector<std::string>> not_run_;  // set after the first step
 };
 
 nlohmann::json to_json(const NonFiniteSite& site);

@@ -1,14 +1,18 @@
 // Issue 18 §3-4 end to end on the small MLP (fc1 -> fc2 -> fc3, a few steps): the first
 // non-finite value of a planted NaN is named with its step, pass, layer, tensor and GEMM;
 // keep_high_precision reaches the Fp8Linears (every layer kept gives the baseline's bits); the
-// autoswitch rule records its switches.
+// autoswitch rule records its switches; a converted Linear the model never calls is named.
 #include <torch/torch.h>
 #undef CHECK  // c10's CHECK would shadow Catch's (see linear_test_support.hpp)
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "experiments/report/ablation.hpp"
 #include "experiments/report/first_non_finite.hpp"
@@ -77,6 +81,66 @@ class PlantedWorkload : public Workload {
 
  private:
   std::unique_ptr<Workload> mlp_ = make_workload("mlp");
+};
+
+// The MLP with fc2 called through a C++ member holder, the way LibTorch's own modules call their
+// Linears (TransformerEncoderLayer's linear1): convert_model replaces the registered child, the
+// holder keeps the old Linear, so the converted fc2 never runs.
+class MemberHeldModel : public TrainableModel {
+ public:
+  explicit MemberHeldModel(std::uint64_t seed) {
+    torch::manual_seed(static_cast<std::uint64_t>(seed));
+    register_module("fc1", torch::nn::Linear(64, 128));
+    fc2_ = register_module("fc2", torch::nn::Linear(128, 128));
+    register_module("fc3", torch::nn::Linear(128, 16));
+  }
+  torch::Tensor loss(const Batch& batch) override {
+    auto h = torch::gelu(forward_linear(*this, "fc1", batch.input));
+    h = torch::gelu(fc2_(h));
+    return torch::mse_loss(forward_linear(*this, "fc3", h), batch.target);
+  }
+
+ private:
+  torch::nn::Linear fc2_{nullptr};
+};
+
+class MemberHeldWorkload : public Workload {
+ public:
+  std::string name() const override { return "mlp-member-held"; }
+  std::string description() const override { return "mlp whose fc2 is called by member holder"; }
+  TrainingSchedule schedule() const override { return mlp_->schedule(); }
+  std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
+    return std::make_shared<MemberHeldModel>(seed);
+  }
+  Batch train_batch(std::int64_t step, std::uint64_t seed) const override {
+    return mlp_->train_batch(step, seed);
+  }
+  std::vector<Batch> eval_batches() const override { return mlp_->eval_batches(); }
+
+ private:
+  std::unique_ptr<Workload> mlp_ = make_workload("mlp");
+};
+
+// What the process writes to stderr (the run's log) while it lives, kept in `path`.
+class StderrToFile {
+ public:
+  explicit StderrToFile(const fs::path& path) {
+    std::fflush(stderr);
+    saved_ = dup(STDERR_FILENO);
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+  }
+  ~StderrToFile() {
+    std::fflush(stderr);
+    dup2(saved_, STDERR_FILENO);
+    close(saved_);
+  }
+  StderrToFile(const StderrToFile&) = delete;
+  StderrToFile& operator=(const StderrToFile&) = delete;
+
+ private:
+  int saved_ = -1;
 };
 
 RunRequest request_for(const std::string& recipe_text, std::int64_t steps) {
@@ -212,6 +276,42 @@ TEST_CASE("The autoswitch rule records when and which GEMM it moved", "[diagnost
   // Off by default: no "autoswitch" in the record.
   const auto plain = execute_fp8_run(directory, request_for("scaling: current\n", 2));
   CHECK_FALSE(plain.contains("autoswitch"));
+}
+
+TEST_CASE("A converted Linear whose forward never runs is named in the record",
+          "[diagnostics][not_run]") {
+  use_one_torch_thread();
+  register_workload("mlp-member-held", [] { return std::make_unique<MemberHeldWorkload>(); });
+  const testing::Scratch dir("not-run");
+  const ResultsDirectory directory(dir.path());
+  // The MLP calls each Linear by name: every converted Linear ran.
+  const auto plain = execute_fp8_run(directory, request_for("scaling: current\n", 2));
+  REQUIRE(plain["status"] == "finished");
+  CHECK(plain["fp8_layers"] == nlohmann::json::array({"fc1", "fc2", "fc3"}));
+  CHECK(plain["fp8_linears_not_run"] == nlohmann::json::array());
+
+  auto request = request_for("scaling: current\n", 2);
+  request.workload = "mlp-member-held";
+  request.run_id = recipes::sweep_run_id(*request.recipe, request.workload, 0);
+  const fs::path log = dir.path() / "held.log";
+  nlohmann::json held;
+  {
+    const StderrToFile capture(log);
+    held = execute_fp8_run(directory, request);
+  }
+  REQUIRE(held["status"] == "finished");
+  // The run's log names it once, after the first step.
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("Linear 'fc2' was converted to FP8 but its forward did not run "
+                                   "in training step 0"));
+  CHECK(text.find("Linear 'fc2'", text.find("Linear 'fc2'") + 1) == std::string::npos);
+  CHECK_THAT(text, !Catch::Contains("Linear 'fc1'") && !Catch::Contains("Linear 'fc3'"));
+  // fc2 is converted (fp8_layers lists it) but the model calls the old Linear.
+  CHECK(held["fp8_layers"] == nlohmann::json::array({"fc1", "fc2", "fc3"}));
+  CHECK(held["fp8_linears_not_run"] == nlohmann::json::array({"fc2"}));
+  CHECK(typed(held).fp8_linears_not_run.get() == std::vector<std::string>{"fc2"});
 }
 
 TEST_CASE("Ablation ranks first the layer with a planted block of outlier weights",

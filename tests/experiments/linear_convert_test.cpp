@@ -1,6 +1,8 @@
 // convert_model, convert_model_to_high_precision and has_fp8_layers (te-accelerate.md §1.4, §1.6):
 // which Linears are swapped under each filter rule, accelerate's bare-return quirk behind its
-// option, that containers call the new modules, and that the new modules hold the old parameters.
+// option, that containers call the new modules, and that the new modules hold the old parameters;
+// on LibTorch's TransformerEncoderLayer, what each peer's rule converts and which converted
+// Linears never run (fp8_linears_not_run).
 #include "linear_test_support.hpp"  // first: LibTorch, then Catch2
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/high_precision_linear.hpp"
 #include "experiments/fp8/sim_backend.hpp"
+#include "recipes/default_recipe.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -53,6 +56,32 @@ Names fp8_names(torch::nn::Module& model) {
     if (dynamic_cast<Fp8LinearImpl*>(item.value().get()) != nullptr) names.push_back(item.key());
   }
   return names;
+}
+
+// The model of issue 42 in LibTorch: Sequential(TransformerEncoderLayer(64, 4, 160), Flatten,
+// Linear(1024, 10)). Its Linears in named_modules() order: 0.self_attn.out_proj, 0.linear1,
+// 0.linear2, 2 (LibTorch's MultiheadAttention registers out_proj before the layer's linear1).
+torch::nn::Sequential encoder_model() {
+  torch::manual_seed(0);
+  return torch::nn::Sequential(
+      torch::nn::TransformerEncoderLayer(
+          torch::nn::TransformerEncoderLayerOptions(64, 4).dim_feedforward(160).dropout(0.0)),
+      torch::nn::Flatten(), torch::nn::Linear(1024, 10));
+}
+
+// The recipe of `scaling` with the filter its source gets when parsed (default_module_filter):
+// accelerate's AO filter for torchao scalings, TE's convert_model rules for the others.
+recipes::Recipe source_recipe(recipes::Scaling scaling) {
+  recipes::Recipe r = test::fp32_seq_recipe(scaling);
+  r.module_filter = recipes::default_module_filter(scaling);
+  return r;
+}
+
+// One training step's forward and backward in FP8: input [S 16, N 16, E 64] (LibTorch's
+// TransformerEncoderLayer takes sequence first), flattened to [16, 1024] for the head.
+void one_step(torch::nn::Sequential& model) {
+  Fp8Autocast fp8(true);
+  model->forward(test::normal({16, 16, 64}, 3)).square().mean().backward();
 }
 
 }  // namespace
@@ -185,6 +214,49 @@ TEST_CASE("convert_model_to_high_precision converts what convert_model skipped",
   const auto stats = collect_linear_stats(net);
   CHECK(std::count_if(stats.begin(), stats.end(), [](const auto& s) { return s.fp8; }) == 4);
   CHECK(stats.size() == 5);
+}
+
+TEST_CASE("convert_model on TransformerEncoderLayer: each peer's Linears; those never called",
+          "[linear][convert]") {
+  auto backend = std::make_shared<const SimBackend>();
+  {
+    // accelerate's AO path (src/accelerate/utils/ao.py: find_first_last_linear_layers over
+    // named_modules() with isinstance, filter_linear_layers): the first Linear is
+    // 0.self_attn.out_proj, the last the head, so linear1 and linear2 are converted.
+    auto model = encoder_model();
+    CHECK(convert_model(*model, source_recipe(recipes::Scaling::tensorwise), backend) ==
+          Names{"0.linear1", "0.linear2"});
+    // LibTorch's TransformerEncoderLayer calls linear1 and linear2 through its member holders:
+    // after a step neither converted Linear has run.
+    one_step(model);
+    CHECK(fp8_linears_not_run(*model) == Names{"0.linear1", "0.linear2"});
+  }
+  {
+    // TE through accelerate (src/accelerate/utils/transformer_engine.py, convert_model:
+    // isinstance over named_children, dims % 16 with a bare return): out_proj and both MLP
+    // Linears; the head (out_features 10) is not divisible by 16.
+    auto model = encoder_model();
+    CHECK(convert_model(*model, source_recipe(recipes::Scaling::delayed), backend) ==
+          Names{"0.self_attn.out_proj", "0.linear1", "0.linear2"});
+  }
+  {
+    // torchao's own convert_to_float8_training without a filter (torchao/float8/
+    // float8_linear_utils.py, swap_linear_layers: every isinstance nn.Linear): all four.
+    recipes::Recipe recipe = source_recipe(recipes::Scaling::tensorwise);
+    recipe.module_filter.skip_first_last_linear = false;
+    recipe.module_filter.require_dims_divisible_by_16 = false;
+    auto model = encoder_model();
+    CHECK(convert_model(*model, recipe, backend) ==
+          Names{"0.self_attn.out_proj", "0.linear1", "0.linear2", "2"});
+    one_step(model);
+    // MultiheadAttention reads out_proj's weight itself; the head, the Sequential's own entry,
+    // runs in FP8 and is the only one not named.
+    CHECK(fp8_linears_not_run(*model) == Names{"0.self_attn.out_proj", "0.linear1", "0.linear2"});
+    CHECK(model->ptr<Fp8LinearImpl>(2)->stats().fp8_gemms[0] == 1);
+    // Reset statistics: nothing has run since, every Fp8Linear is named.
+    reset_linear_stats(*model);
+    CHECK(fp8_linears_not_run(*model).size() == 4);
+  }
 }
 
 }  // namespace fp8lab::experiments
