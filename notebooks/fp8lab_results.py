@@ -19,11 +19,14 @@ import pandas as pd
 RESULTS_SCHEMA_VERSIONS = (1,)
 CHECK_SCHEMA_VERSIONS = (1,)
 
-# The report's verdicts, best first (experiments/report/analysis.hpp), and the tolerance of
-# "tracks baseline" when the noise floor is unmeasured (fewer than 3 baseline seeds). Each verdict's
-# own tolerance (the noise floor of its baseline's seeds, or this) is summary.csv's
-# tracks_tolerance column: tracks_tolerance() reads it.
-VERDICT_ORDER = ("tracks baseline", "degraded", "failed to train", "diverged", "error", "not run")
+# The report's unpaired labels (summary.csv run_verdict), best first (experiments/report/
+# analysis.hpp), and the tolerance of "within tolerance" when the noise floor is unmeasured (fewer
+# than 3 baseline seeds). "within tolerance" and "beyond tolerance" compare one seed with a
+# threshold: descriptions, not tests (the paired verdicts are). Each run's own tolerance (the noise
+# floor of its baseline's seeds, or this) is summary.csv's tracks_tolerance column:
+# tracks_tolerance() reads it.
+VERDICT_ORDER = ("within tolerance", "beyond tolerance", "failed to train", "unstable", "diverged",
+                 "error", "not run")
 TRACKS_BASELINE_TOLERANCE = 0.02
 
 # Fields every record has, then those of a record that trained (status finished or diverged), of
@@ -167,7 +170,7 @@ def load_summary(directory) -> pd.DataFrame:
 
 
 def tracks_tolerance(summary: pd.DataFrame, workload=None) -> float:
-    """The |final eval rel diff| under which the report called a run "tracks baseline":
+    """The |final eval rel diff| under which the report labels a run "within tolerance":
     summary.csv's tracks_tolerance (the seed-to-seed noise floor of the baseline, or the fixed
     fallback), of one workload or the largest over all; TRACKS_BASELINE_TOLERANCE for a
     summary.csv from before the column (the report then used the fixed tolerance)."""

@@ -54,26 +54,13 @@ std::string run_verdict(const RunRecord& record, double tolerance) {
     return "failed to train";
   }
   const auto rel = final_eval_rel_diff(record);
-  if (rel && *rel <= tolerance) return "tracks baseline";
-  return "degraded";
-}
-
-std::string verdict_rules() {
-  return "\"tracks baseline\" = |final eval-loss difference| from the baseline on the same seed "
-         "within the noise floor of that workload's baseline (the largest difference between "
-         "two of its seeds, relative to their median: a recipe no further from the baseline than "
-         "one seed from another), or within the fixed " +
-         format_percent(kTracksBaselineTolerance) +
-         " where fewer than 3 baseline seeds ran; \"failed to train\" = eval loss fell by less "
-         "than " +
-         format_percent(kFailedToTrainImprovement) +
-         " of the baseline's fall. A recipe run on several seeds is one row: medians over its "
-         "seeds (n), and the worst seed's verdict if a seed diverged or threw.";
+  if (rel && *rel <= tolerance) return "within tolerance";
+  return "beyond tolerance";
 }
 
 int verdict_rank(const std::string& verdict) {
-  if (verdict == "tracks baseline") return 0;
-  if (verdict == "degraded") return 1;
+  if (verdict == "within tolerance") return 0;
+  if (verdict == "beyond tolerance") return 1;
   if (verdict == "failed to train") return 2;
   if (verdict == "unstable") return 3;
   if (verdict == "diverged") return 4;

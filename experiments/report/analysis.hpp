@@ -1,21 +1,23 @@
-// What the reports conclude from single run records: an unpaired verdict per run (context: the
+// What the reports conclude from single run records: an unpaired label per run (context: the
 // summary.csv `run_verdict` column, the charts' groups and the list of diverged and failed runs;
 // the recipe rows' verdicts are paired, paired_verdicts.hpp), the ranking of runs, and the recipe
 // axes a sweep varied. Shared by report.md, report.html and summary.csv so that they never disagree.
 // No LibTorch.
 //
-// Unpaired verdicts (docs/results-schema.md), given the tolerance of the run's baseline family
+// Unpaired labels (docs/results-schema.md), given the tolerance of the run's baseline family
 // (noise_floor.hpp: the seed-to-seed noise floor of >= 3 baseline seeds, else the fixed
-// kTracksBaselineTolerance):
+// kTracksBaselineTolerance). The last two compare one seed's difference with a threshold: they
+// are descriptions, not tests (issue 42 item 4; the words that a test decides are the paired
+// verdicts), and were `tracks baseline` and `degraded` before:
 //   error            the run threw (status failed)
 //   diverged         non-finite training loss (status diverged)
 //   unstable         met the sweep's pre-registered instability rule (status unstable;
 //                    recipes/instability_rule.hpp): its record ends where it tripped
 //   failed to train  finished, but its eval loss fell by less than half of what the baseline's fell
 //                    over the same steps (e.g. gradients underflowing to zero)
-//   tracks baseline  |final eval rel diff| <= the tolerance: no further from its baseline than two
+//   within tolerance |final eval rel diff| <= the tolerance: no further from its baseline than two
 //                    seeds of the baseline are from each other
-//   degraded         anything else that finished
+//   beyond tolerance anything else that finished
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -33,16 +35,13 @@ inline constexpr double kTracksBaselineTolerance = 0.02;
 inline constexpr double kFailedToTrainImprovement = 0.5;
 
 std::string run_verdict(const RunRecord& record, double tolerance = kTracksBaselineTolerance);
-// Lower is better: verdict class first, then |final eval rel diff|.
+// Lower is better: label class first, then |final eval rel diff|.
 int verdict_rank(const std::string& verdict);
 
 // The final |relative eval-loss difference| of a finished run, if it has one.
 std::optional<double> final_eval_rel_diff(const RunRecord& record);
 // Eval-loss improvement of the run over the baseline's improvement (1 = as much as the baseline).
 std::optional<double> improvement_ratio(const RunRecord& record);
-
-// The verdict rules in one paragraph of plain text, for the head of every report.
-std::string verdict_rules();
 
 class NoiseFloors;  // noise_floor.hpp
 

@@ -36,8 +36,8 @@ h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd
 table{border-collapse:collapse;font-size:13px;margin:8px 0}
 th,td{border:1px solid #ddd;padding:3px 7px;text-align:left}th{background:#f4f4f4}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
-.verdict-tracks,.verdict-equivalent,.verdict-better,.verdict-not{color:#1a7f37}
-.verdict-degraded,.verdict-worse{color:#9a6700}
+.verdict-within,.verdict-equivalent,.verdict-better,.verdict-not{color:#1a7f37}
+.verdict-beyond,.verdict-worse{color:#9a6700}
 .verdict-inconclusive{color:#57606a}
 .verdict-failed,.verdict-diverged,.verdict-unstable,.verdict-error{color:#cf222e;font-weight:bold}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
@@ -116,8 +116,8 @@ struct GroupColors {
 };
 
 GroupColors verdict_colors(const std::string& verdict) {
-  if (verdict == "tracks baseline") return {{"#1a7f37", "#54aeff", "#2da44e"}, "#a7d8b5"};
-  if (verdict == "degraded") return {{"#9a6700", "#e16f24", "#d4a72c"}, "#f0d58c"};
+  if (verdict == "within tolerance") return {{"#1a7f37", "#54aeff", "#2da44e"}, "#a7d8b5"};
+  if (verdict == "beyond tolerance") return {{"#9a6700", "#e16f24", "#d4a72c"}, "#f0d58c"};
   if (verdict == "failed to train") return {{"#8250df", "#bf3989", "#a475f9"}, "#d8c7f7"};
   if (verdict == "diverged") return {{"#cf222e", "#fa4549", "#82071e"}, "#ffb3b0"};
   if (verdict == "unstable") return {{"#bc4c00", "#fb8f44", "#762c00"}, "#ffd8b5"};
@@ -127,7 +127,7 @@ GroupColors verdict_colors(const std::string& verdict) {
 // The record's seed as text ("0" when it has none).
 std::string seed_text(const RunRecord& r) { return std::to_string(r.seed.value_or(0)); }
 
-// "HYBRID m0, seed 0: tracks baseline, final eval-loss difference +0.42% (run 1a2b...)".
+// "HYBRID m0, seed 0: within tolerance, final eval-loss difference +0.42% (run 1a2b...)".
 std::string curve_hover(const RunRecord& r, const std::string& verdict) {
   return run_label(r) + ", seed " + seed_text(r) + ": " + verdict +
          ", final eval-loss difference " +

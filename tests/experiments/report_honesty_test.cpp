@@ -63,10 +63,10 @@ TEST_CASE("Three baseline seeds measure the noise floor the verdicts compare wit
   CHECK(floor.seeds == std::vector<std::int64_t>{0, 1, 2});
   CHECK(floor.describe() ==
         "noise floor 1.5% (range / median of the final eval loss over baseline seeds 0, 1, 2)");
-  CHECK(run_verdict(typed(records[3]), floor.tolerance) == "tracks baseline");
-  CHECK(run_verdict(typed(records[4]), floor.tolerance) == "degraded");
-  // The fixed 2% would have called the second one tracking: the floor, not 2%, decides.
-  CHECK(run_verdict(typed(records[4])) == "tracks baseline");
+  CHECK(run_verdict(typed(records[3]), floor.tolerance) == "within tolerance");
+  CHECK(run_verdict(typed(records[4]), floor.tolerance) == "beyond tolerance");
+  // The fixed 2% would have put the second one within: the floor, not 2%, decides.
+  CHECK(run_verdict(typed(records[4])) == "within tolerance");
   const auto ranked = ranked_runs(typed_records, NoiseFloors(typed_records));
   REQUIRE(ranked.size() == 2);
   CHECK(ranked[0]->run_id == "near");
@@ -78,7 +78,7 @@ TEST_CASE("Three baseline seeds measure the noise floor the verdicts compare wit
   CHECK_THAT(md, Catch::Contains("| 2 | E4M3 m0 | 0 | inconclusive (1 seed with a paired error; "
                                  "a test needs 3) |"));
   const auto csv = render_summary_csv(report_input_of(records));
-  CHECK_THAT(csv, Catch::Contains(",degraded,"));
+  CHECK_THAT(csv, Catch::Contains(",beyond tolerance,"));
   CHECK_THAT(csv, Catch::Contains(",0.015,0.015,\"noise floor 1.5%"));
 }
 
@@ -95,7 +95,7 @@ TEST_CASE("Fewer than 3 finished baseline seeds: the floor is unmeasured, the fi
     CHECK(floor.describe() == "noise floor unmeasured (1 finished baseline seed: 0; needs 3, e.g. "
                               "baseline_seeds: [0, 1, 2] in the sweep file): fixed 2% tolerance "
                               "used");
-    CHECK(run_verdict(typed(records[1]), floor.tolerance) == "tracks baseline");
+    CHECK(run_verdict(typed(records[1]), floor.tolerance) == "within tolerance");
   }
   SECTION("three seeds, one of which failed") {
     const std::vector<nlohmann::json> records = {baseline_record(0, 2.0), baseline_record(1, 2.02),
@@ -367,12 +367,14 @@ TEST_CASE("Legends group curves by verdict, name the top 3 of each and count the
   }
   records.push_back(fp8_record("bad", "E5M2", 40, 3.9));
   const auto html = html_of(records);
-  CHECK_THAT(html, Catch::Contains(">tracks baseline (10)</text>"));
-  CHECK_THAT(html, Catch::Contains(">+7 more tracks baseline (hover a curve)</text>"));
+  CHECK_THAT(html, Catch::Contains(">within tolerance (10)</text>"));
+  CHECK_THAT(html, Catch::Contains(">+7 more within tolerance (hover a curve)</text>"));
+  // The threshold's old words are in no group, hover or column (issue 42 item 4).
+  CHECK_THAT(html, !Catch::Contains("tracks baseline") && !Catch::Contains("degraded"));
   CHECK_THAT(html, Catch::Contains(">failed to train (1)</text>"));
   // Every curve has its hover, naming the run, seed, verdict and difference.
   CHECK(count_of(html, "<path class=\"series\"") == count_of(html, "</title></path>"));
-  CHECK_THAT(html, Catch::Contains("<title>HYBRID m9, seed 0: tracks baseline, final eval-loss "
+  CHECK_THAT(html, Catch::Contains("<title>HYBRID m9, seed 0: within tolerance, final eval-loss "
                                    "difference 0.45% (run t9)</title></path>"));
   // The ranked table comes before the first chart.
   CHECK(html.find("<h2>Recipes ranked") < html.find("<svg"));

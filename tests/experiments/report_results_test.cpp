@@ -109,10 +109,10 @@ TEST_CASE("Shards merge into one record per run, baselines first", "[report][rea
   CHECK(loaded.notes.empty());
 }
 
-TEST_CASE("Verdicts: tracks baseline, degraded, failed to train, diverged, error",
+TEST_CASE("Unpaired labels: within / beyond tolerance, failed to train, diverged, error",
           "[report][analysis]") {
-  CHECK(run_verdict(typed(fp8_record("a", "HYBRID", 0, 2.03))) == "tracks baseline");  // +1.5%
-  CHECK(run_verdict(typed(fp8_record("a", "HYBRID", 0, 2.05))) == "degraded");         // +2.5%
+  CHECK(run_verdict(typed(fp8_record("a", "HYBRID", 0, 2.03))) == "within tolerance");  // +1.5%
+  CHECK(run_verdict(typed(fp8_record("a", "HYBRID", 0, 2.05))) == "beyond tolerance");  // +2.5%
   CHECK(run_verdict(typed(fp8_record("a", "HYBRID", 0, 3.2))) ==
         "failed to train");  // fell 0.8 of 2
   CHECK(run_verdict(typed(fp8_record("a", "HYBRID", 0, 2.0, "diverged"))) == "diverged");
@@ -148,7 +148,7 @@ TEST_CASE("summary.csv has one row per requested combination", "[report][csv]") 
   for (std::string line; std::getline(lines, line);) rows.push_back(line);
   REQUIRE(rows.size() == 4);
   CHECK(rows[0].rfind("request_index,request_label,run_id,", 0) == 0);
-  CHECK(rows[1].rfind("1,margin=0,r1,w,0,finished,tracks baseline,", 0) == 0);
+  CHECK(rows[1].rfind("1,margin=0,r1,w,0,finished,within tolerance,", 0) == 0);
   CHECK(rows[2].rfind("2,\"margin=0, dup\",r1,", 0) == 0);
   CHECK_THAT(rows[2], Catch::Contains("same recipe as request #1"));
   CHECK(rows[3].rfind("3,margin=9,r9,,,missing,not run,", 0) == 0);
