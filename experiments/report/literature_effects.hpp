@@ -12,10 +12,12 @@
 //   opposite           worse or worse beyond band, with the other value worse
 //   equivalent         TOST inside the practical band: no difference that matters at this band
 //   inconclusive       none of these, or a word that does not hold after Holm
-// Per effect, one of docs/literature.md's words (issue 31 §9): `direction only` when a contrast
-// shows the paper's direction and none the opposite, `not reproduced` when bearing contrasts show
-// none (the reason counts them), `not tested` when none bears on it. Never `reproduced`: a sweep's
-// workload is not the paper's setting. L1 is GEMM-level (`fp8lab literature L1`): not tested by a
+// Per effect, one of docs/literature.md's words (issue 31 §9, issue 42 item 3): `direction only`
+// when a contrast shows the paper's direction and none the opposite, else `not tested`: when no
+// contrast bears on it, when the bearing contrasts show no direction (the summary counts them:
+// `not reproduced` needs the paper's setting, which a sweep's workload is not), and always for
+// L5, whose paper publishes no loss figure for E5M2 forward (its ranking is this project's
+// expectation). Never `reproduced`. L1 is GEMM-level (`fp8lab literature L1`): not tested by a
 // training sweep.
 #pragma once
 
@@ -30,7 +32,7 @@ struct EffectReading {
   std::string id;                  // "L5"
   std::string claim;               // the paper's claim, one line
   std::vector<std::string> lines;  // one per bearing contrast; empty: not in this sweep
-  std::string word;                // direction only | not reproduced | not tested
+  std::string word;                // direction only | not tested
   std::string summary;             // "2 contrasts: 0 direction only, 0 opposite, 2 equivalent, ..."
 };
 
