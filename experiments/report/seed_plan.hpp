@@ -8,7 +8,7 @@
 // Why not the plain re-estimation (plan from the pilot's sd, then the ordinary t-test on all n):
 // with 3 pilot seeds its sd has 2 degrees of freedom, a pilot whose sd came out small stops at few
 // seeds and is then tested with that small sd, and the realised type I error of non-inferiority
-// at the margin rose to 0.06-0.08 at alpha 0.05 (tests/experiments/report_seed_plan_test.cpp
+// at the margin rose to 0.064-0.078 at alpha 0.05 (tests/experiments/report_seed_plan_test.cpp
 // measures it). Stein's test keeps the mean of all n seeds but its sd and degrees of freedom from
 // the pilot only: given the pilot's sd (which alone decides n) the mean of all n is normal with
 // variance sd^2 / n, so (mean - b) sqrt(n) / s_pilot is Student t with 2 degrees of freedom for
@@ -35,10 +35,11 @@
 
 #include "experiments/report/paired_statistics.hpp"
 #include "experiments/results/run_record.hpp"
+#include "recipes/sweep.hpp"
 
 namespace fp8lab::experiments {
 
-inline constexpr std::size_t kPilotSeedCount = 3;
+inline constexpr auto kPilotSeedCount = static_cast<std::size_t>(recipes::kPilotSeeds);
 
 // A sweep's `seeds: auto` as sweep.json records it ("seed_planning").
 struct SeedPlanning {

@@ -49,19 +49,20 @@ Rates simulate(double mu, double sigma, std::size_t budget, std::uint64_t seed) 
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> error(mu, sigma);
   Rates rates;
-  std::size_t upper = 0, tost = 0, naive = 0, seeds = 0;
+  std::size_t upper = 0, tost = 0, naive = 0, seeds = 0, outside = 0;
   for (std::size_t r = 0; r < kReplicates; ++r) {
     std::vector<double> pilot(kPilotSeedCount);
     for (auto& v : pilot) v = error(rng);
     const SeedPlan plan = plan_seeds(pilot, kBand, kAlpha, budget);
-    REQUIRE(plan.planned);
-    REQUIRE(plan.capped >= kPilotSeedCount);
-    REQUIRE(plan.capped <= budget);
+    // Counted, not asserted per replicate (an assertion each would cost more than the arithmetic).
+    if (!plan.planned || plan.capped < kPilotSeedCount || plan.capped > budget) {
+      ++outside;
+      continue;
+    }
     std::vector<double> all = pilot;
     while (all.size() < plan.capped) all.push_back(error(rng));
     seeds += all.size();
     const auto interval = two_stage_interval(all, pilot);
-    REQUIRE(interval);
     const auto stein = rejections(*interval);
     upper += stein.upper;
     tost += stein.tost;
@@ -77,6 +78,8 @@ Rates simulate(double mu, double sigma, std::size_t budget, std::uint64_t seed) 
       ++rates.checked_verdicts;
     }
   }
+  INFO("replicates whose plan was not from 3 to the budget: " << outside);
+  CHECK(outside == 0u);
   const auto n = static_cast<double>(kReplicates);
   rates.upper = static_cast<double>(upper) / n;
   rates.tost = static_cast<double>(tost) / n;
@@ -159,6 +162,9 @@ TEST_CASE("seeds: auto keeps the level at the margin and has its power at 0 (20,
       CHECK(above.upper <= bound);
       CHECK(above.tost <= bound);
       CHECK(below.tost <= bound);
+      // Why Stein's test: the ordinary t-test on all seeds after the same plan does not keep the
+      // level (0.064-0.078 over these cases; at sd = b about 0.078).
+      if (ratio == 1.0) CHECK(above.naive_upper > bound);
     }
   }
   // Power: a recipe that changes nothing (mean 0), sd = b, a budget that never binds: TOST is
