@@ -101,8 +101,8 @@ struct SweepParameter {
 inline constexpr std::int64_t kPilotSeeds = 3;
 inline constexpr std::int64_t kMaxSeedBudget = 10000;
 struct SeedPlanning {
-  bool automatic = false;       // seeds: auto
-  std::int64_t budget = 0;      // seed_budget: the most seeds a row runs, pilot included
+  bool automatic = false;   // seeds: auto
+  std::int64_t budget = 0;  // seed_budget: the most seeds a row runs, pilot included
 };
 
 struct Sweep {

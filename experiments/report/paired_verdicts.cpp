@@ -63,8 +63,8 @@ std::optional<double> eval_loss_standard_error(const RunRecord& record) {
   return record.final->eval_loss_se.get();
 }
 
-PairedVerdict paired_verdict(const std::vector<const RunRecord*>& seeds, double band,
-                             double alpha, const std::vector<std::int64_t>& pilot_seeds) {
+PairedVerdict paired_verdict(const std::vector<const RunRecord*>& seeds, double band, double alpha,
+                             const std::vector<std::int64_t>& pilot_seeds) {
   PairedVerdict out;
   std::size_t diverged = 0, unstable = 0, threw = 0;
   std::vector<double> tails, finals, ratios, pilot_tails;
@@ -123,8 +123,8 @@ PairedVerdict paired_verdict(const std::vector<const RunRecord*>& seeds, double 
 }
 
 std::string power_reason(const NamedTest& test) {
-  const std::string what = "80% power for its settling test (" + test.power_test + ") at a mean of " +
-                           signed_percent(test.estimate) + " and this spread";
+  const std::string what = "80% power for its settling test (" + test.power_test +
+                           ") at a mean of " + signed_percent(test.estimate) + " and this spread";
   if (!test.seeds_for_80) return "no count of seeds up to 100000 gives " + what;
   return what + " needs " + std::to_string(*test.seeds_for_80) + " seeds";
 }

@@ -58,8 +58,8 @@ std::string RecipeRow::verdict_text() const {
 std::vector<RecipeRow> ranked_recipe_rows(const std::vector<RunRecord>& records,
                                           const NoiseFloors& floors, double band, double alpha,
                                           const std::optional<SeedPlanning>& planning) {
-  const std::vector<std::int64_t> pilot_seeds =
-      planning ? planning->pilot_seeds : std::vector<std::int64_t>{};
+  const std::vector<std::int64_t> pilot_seeds = planning ? planning->pilot_seeds
+                                                         : std::vector<std::int64_t>{};
   std::map<std::string, RecipeRow> groups;
   std::vector<std::string> order;
   for (const auto& r : records) {

@@ -48,8 +48,9 @@ ReportPaths write_reports(const ReportOptions& options) {
     if (sweep.contains("seed_planning") && sweep["seed_planning"].is_object() &&
         !input.seed_planning) {
       const auto& planning = sweep["seed_planning"];
-      input.seed_planning = SeedPlanning{planning.value("budget", std::size_t{0}),
-                                         planning.value("pilot_seeds", std::vector<std::int64_t>{})};
+      input.seed_planning =
+          SeedPlanning{planning.value("budget", std::size_t{0}),
+                       planning.value("pilot_seeds", std::vector<std::int64_t>{})};
     }
     if (!sweep.contains("requested")) continue;
     for (const auto& q : sweep["requested"]) {

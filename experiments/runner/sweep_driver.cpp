@@ -715,9 +715,9 @@ std::vector<recipes::SweepRun> planned_runs(const SweepOptions& options,
   std::vector<recipes::SweepRun> extra;
   for (const auto& row : pilot_rows(expansion)) {
     const auto& first = *row.front();
-    const auto label = recipes::request_label(expansion.sweep,
-                                              expansion.requested[first.requests.front()]) +
-                       " on " + first.workload;
+    const auto label =
+        recipes::request_label(expansion.sweep, expansion.requested[first.requests.front()]) +
+        " on " + first.workload;
     std::vector<RunRecord> pilot;
     for (const auto* run : row) {
       auto file = read_run_record_file(directory.run_record_path(run->id));
@@ -784,9 +784,10 @@ SweepPlan prepare_sweep_directory(const SweepOptions& options) {
   std::map<std::string, std::string> id_without_steps;
   const auto expansion = expand_sweep(options, text, id_without_steps);
   if (expansion.sweep.seed_planning.automatic) {
-    throw std::invalid_argument(options.sweep_file.string() +
-                                ": seeds: auto plans each row from its whole pilot, which --slurm's "
-                                "shards split; not supported yet: use a list of seeds");
+    throw std::invalid_argument(
+        options.sweep_file.string() +
+        ": seeds: auto plans each row from its whole pilot, which --slurm's "
+        "shards split; not supported yet: use a list of seeds");
   }
   const ResultsDirectory directory(options.output);
   check_results_subdirectories(directory);

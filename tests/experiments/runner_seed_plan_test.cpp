@@ -59,10 +59,10 @@ TEST_CASE("seeds: auto runs the pilot, prints the plan, runs the planned seeds; 
   CHECK_THAT(md, Catch::Contains("Stein's two-stage test"));
 
   // Resumed: the same plan from the same pilot records, nothing run, every record as it was.
-  const auto resume = testing::run_to_end(
-      {FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
-       (dir / "out").string(), "--steps", "8", "--resume"},
-      dir / "resume.log");
+  const auto resume =
+      testing::run_to_end({FP8LAB_EXECUTABLE, "sweep", (dir / "sweep.yaml").string(), "--out",
+                           (dir / "out").string(), "--steps", "8", "--resume"},
+                          dir / "resume.log");
   CHECK(resume == 0);
   const auto resumed_log = read_text(dir / "resume.log");
   INFO(resumed_log);
