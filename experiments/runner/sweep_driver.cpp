@@ -746,14 +746,19 @@ std::vector<recipes::SweepRun> planned_runs(const SweepOptions& options,
   return extra;
 }
 
-// seeds: auto plans a row from its whole pilot, which one sweep of the whole expansion runs.
-void check_seed_planning(const SweepOptions& options, const recipes::Sweep& sweep) {
-  if (!sweep.seed_planning.automatic) return;
-  if (options.shard_count > 1) {
+// seeds: auto plans a row from its whole pilot, which one sweep of the whole expansion runs:
+// refused where `split` (--shard, --slurm) would split it.
+void refuse_split_pilot(const SweepOptions& options, const recipes::Sweep& sweep, bool split) {
+  if (sweep.seed_planning.automatic && split) {
     throw std::invalid_argument(options.sweep_file.string() +
                                 ": seeds: auto plans each row from its whole pilot, which --shard "
                                 "and --slurm split; not supported yet: use a list of seeds");
   }
+}
+
+void check_seed_planning(const SweepOptions& options, const recipes::Sweep& sweep) {
+  if (!sweep.seed_planning.automatic) return;
+  refuse_split_pilot(options, sweep, options.shard_count > 1);
   if (!options.plan_row_seeds) {
     throw std::logic_error("seeds: auto needs SweepOptions::plan_row_seeds");
   }
@@ -783,12 +788,7 @@ SweepPlan prepare_sweep_directory(const SweepOptions& options) {
   const auto text = recipes::read_text_file(options.sweep_file.string());
   std::map<std::string, std::string> id_without_steps;
   const auto expansion = expand_sweep(options, text, id_without_steps);
-  if (expansion.sweep.seed_planning.automatic) {
-    throw std::invalid_argument(
-        options.sweep_file.string() +
-        ": seeds: auto plans each row from its whole pilot, which --slurm's "
-        "shards split; not supported yet: use a list of seeds");
-  }
+  refuse_split_pilot(options, expansion.sweep, true);  // --slurm runs shards
   const ResultsDirectory directory(options.output);
   check_results_subdirectories(directory);
   record_sweep(options, directory, expansion, text);

@@ -14,8 +14,11 @@
 #include <vector>
 
 #include "experiments/report/named_tests.hpp"
+#include "experiments/report/noise_floor.hpp"
 #include "experiments/report/paired_statistics.hpp"
+#include "experiments/report/recipe_rows.hpp"
 #include "experiments/report/seed_plan.hpp"
+#include "tests/support/report_records.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -139,6 +142,50 @@ TEST_CASE("two-stage interval: the mean of all seeds, the pilot's sd and degrees
   CHECK(interval->degrees_of_freedom() == 2.0);
   CHECK(interval->half_width == Approx(student_t_quantile(0.975, 2) * 0.001 / std::sqrt(5.0)));
   CHECK(t_interval(all)->degrees_of_freedom() == 4.0);
+}
+
+TEST_CASE("a planned row's verdict: Stein's interval over all seeds, the plan recomputed from "
+          "its pilot's records",
+          "[report][seeds]") {
+  // Paired errors (tail = final: two eval points) of 5 seeds: the pilot 0, 1, 2 and two more.
+  const double errors[] = {0.001, 0.002, 0.003, 0.0, 0.004};
+  std::vector<nlohmann::json> json;
+  for (int seed = 0; seed < 5; ++seed) {
+    json.push_back(testing::baseline_record(seed));
+    json.push_back(testing::fp8_record("E5M2-s" + std::to_string(seed), "E5M2", 0,
+                                       2.0 * (1 + errors[seed]), "finished", seed));
+  }
+  const auto records = testing::typed(json);
+  const NoiseFloors floors(records);
+  const SeedPlanning planning{5, {0, 1, 2}};
+  const auto planned = ranked_recipe_rows(records, floors, kBand, kAlpha, planning);
+  REQUIRE(planned.size() == 1u);
+  const auto& row = planned.front();
+  REQUIRE(row.paired.tail);
+  CHECK(row.paired.tail->n == 5u);
+  CHECK(row.paired.tail->mean == Approx(0.002));
+  CHECK(row.paired.tail->sd == Approx(0.001));  // the pilot's, not all five's (0.00158)
+  CHECK(row.paired.tail->degrees_of_freedom() == 2.0);
+  REQUIRE(row.seed_plan);
+  // sd 0.001 against b 0.0025: TOST needs ceil(23.09 x 0.16) = 4 seeds, within the budget.
+  CHECK(row.seed_plan->test == "TOST");
+  CHECK(row.seed_plan->planned == 4u);
+  CHECK(seed_plan_cell(*row.seed_plan, row.runs.size()) == "4/5");
+  // Without seeds: auto the same records get the ordinary t on all five.
+  const auto plain = ranked_recipe_rows(records, floors, kBand, kAlpha);
+  REQUIRE(plain.front().paired.tail);
+  CHECK(plain.front().paired.tail->degrees_of_freedom() == 4.0);
+  CHECK(plain.front().paired.tail->sd == Approx(0.0015811388));
+  CHECK_FALSE(plain.front().seed_plan);
+  // A pilot seed that did not finish: not planned, whatever the others say.
+  json[1] = testing::fp8_record("E5M2-s0", "E5M2", 0, 2.0, "diverged", 0);
+  const auto broken = testing::typed(json);
+  const auto unplanned = ranked_recipe_rows(broken, NoiseFloors(broken), kBand, kAlpha, planning);
+  REQUIRE(unplanned.front().seed_plan);
+  CHECK_FALSE(unplanned.front().seed_plan->planned);
+  CHECK(unplanned.front().seed_plan->reason ==
+        "pilot seed 0 is diverged: more seeds cannot change its verdict");
+  CHECK(unplanned.front().verdict == "diverged");
 }
 
 TEST_CASE("seeds: auto keeps the level at the margin and has its power at 0 (20,000 replicates)",
