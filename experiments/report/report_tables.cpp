@@ -101,7 +101,13 @@ ReportTable ranked_table(const ReportInput& input, const ReportFacts& facts) {
     table.columns.emplace_back(column);
   }
   // seeds: auto (seed_plan.hpp): the seeds each row's plan asked for and the seeds it has.
-  if (input.seed_planning) table.columns.insert(table.columns.begin() + 3, "seeds planned/run");
+  if (input.seed_planning) {
+    table.columns.insert(table.columns.begin() + 3, "seeds planned/run");
+    table.note += " seeds planned/run (seeds: auto, seed_budget " +
+                  std::to_string(input.seed_planning->budget) +
+                  "): the seeds the row's settling test needs for 80% power at its pilot's sd / "
+                  "the seeds it ran; its test is Stein's two-stage test (the pilot's sd).";
+  }
   int rank = 0;
   for (const auto& row : facts.rows) {
     const auto& r = row.first();
