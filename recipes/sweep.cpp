@@ -35,7 +35,7 @@ const std::vector<std::string>& top_level_keys() {
       "method",         "count",          "seed",        "workloads",         "seeds",
       "base",           "parameters",     "name",        "description",       "runs_as",
       "baseline_seeds", "practical_band", "null_runs",   "layer_stats_every", "what_if",
-      "ablate",         "hypotheses",     "instability", "null_noise"};
+      "ablate",         "hypotheses",     "instability", "null_noise",        "seed_budget"};
   return keys;
 }
 // practical_band: a fraction in (0, 1), e.g. 0.0025 for 0.25%.
@@ -107,6 +107,42 @@ std::vector<std::int64_t> parse_int_list(const std::string& key, const YAML::Nod
     values.push_back(value);
   }
   return values;
+}
+
+// seed_budget: the most seeds one row runs under seeds: auto, its pilot's included.
+std::int64_t parse_seed_budget(const YAML::Node& v, const Site& site, const std::string& key) {
+  const std::string accepted =
+      fmt::format("the most seeds one row runs with seeds: auto, pilot included: an integer from "
+                  "{} to {}",
+                  kPilotSeeds, kMaxSeedBudget);
+  const std::int64_t budget = detail::as_int(v, site, key, accepted);
+  if (budget < kPilotSeeds || budget > kMaxSeedBudget) {
+    throw RecipeError(site, key, std::to_string(budget), "out of range:", accepted);
+  }
+  return budget;
+}
+
+// seeds: auto and seed_budget come together (sweep.hpp, SeedPlanning).
+void check_seed_planning(Sweep& sweep, const Site& seeds_site, const Site& budget_site) {
+  const auto& planning = sweep.seed_planning;
+  if (planning.automatic && budget_site.line == 0) {
+    throw RecipeError(seeds_site, "seed_budget", "", "is required by seeds: auto",
+                      fmt::format("seed_budget: N, the most seeds one row runs, pilot included "
+                                  "(an integer from {} to {})",
+                                  kPilotSeeds, kMaxSeedBudget));
+  }
+  if (!planning.automatic && budget_site.line > 0) {
+    throw RecipeError(budget_site, "seed_budget", std::to_string(planning.budget),
+                      "applies to seeds: auto only:", "seeds: auto with seed_budget, or remove it");
+  }
+  if (planning.automatic && sweep.method == SweepMethod::ablate) {
+    throw RecipeError(seeds_site, "seeds", "auto", "applies to method: grid or random only:",
+                      "a list of seeds with method: ablate");
+  }
+  if (planning.automatic) {
+    sweep.seeds.clear();
+    for (std::int64_t s = 0; s < kPilotSeeds; ++s) sweep.seeds.push_back(s);
+  }
 }
 
 // what_if: a list of distinct what-if recipe names (what_if.hpp), each checked here.
@@ -502,6 +538,7 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
   bool has_count = false, has_seed = false, has_ablate = false, has_band = false;
   Site method_site{file, 0};
   Site null_noise_site{file, 0};  // line 0: null_noise not given
+  Site seeds_site{file, 0}, budget_site{file, 0};
   for (const auto& entry : root) {
     const std::string key = entry.first.Scalar();
     const YAML::Node& v = entry.second;
@@ -520,7 +557,19 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
         sweep.workloads.push_back(std::move(workload));
       }
     } else if (key == "seeds") {
-      sweep.seeds = parse_int_list(key, v, site, file, false);
+      seeds_site = site;
+      if (v.IsScalar() && v.Scalar() == "auto") {
+        sweep.seed_planning.automatic = true;
+      } else if (v.IsScalar()) {
+        throw RecipeError(site, key, v.Scalar(), "expected a list or auto, got",
+                          "a list of integers, e.g. [0, 1], or auto (with seed_budget)",
+                          did_you_mean(v.Scalar(), {"auto"}));
+      } else {
+        sweep.seeds = parse_int_list(key, v, site, file, false);
+      }
+    } else if (key == "seed_budget") {
+      budget_site = site;
+      sweep.seed_planning.budget = parse_seed_budget(v, site, key);
     } else if (key == "baseline_seeds") {
       sweep.baseline_seeds = parse_int_list(key, v, site, file, true);
     } else if (key == "practical_band") {
@@ -563,6 +612,7 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
     }
   }
   check_method_keys(sweep, has_count, has_seed, method_site);
+  check_seed_planning(sweep, seeds_site, budget_site);
   if (null_noise_site.line > 0 && std::find(sweep.null_runs.begin(), sweep.null_runs.end(),
                                             NullArm::per_step) == sweep.null_runs.end()) {
     throw RecipeError(null_noise_site, "null_noise", sweep.null_noise,
@@ -678,6 +728,13 @@ std::string format_dry_run(const SweepExpansion& e) {
   out += fmt::format("requested: {}   distinct runs: {}   (plus the high-precision baseline for "
                      "each workload and seed, which the runner always runs)\n\n",
                      e.requested.size(), e.runs.size());
+  if (s.seed_planning.automatic) {
+    out += fmt::format("seeds: auto: seeds {} are the pilot of every row; after them each row runs "
+                       "the seeds its settling test needs for 80% power, at most seed_budget {} "
+                       "(seeds {} to {}), planned from its pilot when the pilot has run\n\n",
+                       fmt::join(s.seeds, ", "), s.seed_planning.budget, kPilotSeeds,
+                       s.seed_planning.budget - 1);
+  }
   if (!s.baseline_seeds.empty()) {
     out += fmt::format("baseline_seeds: {}: the baseline also runs on these seeds for each "
                        "workload (the report's seed-to-seed noise floor)\n\n",

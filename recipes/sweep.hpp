@@ -8,7 +8,11 @@
 //   workloads: [gpt-small]    # crossed with every combination (never sampled); an entry may
 //                             # set workload options: llama-s:d_model=384 or
 //                             # {llama-s: {d_model: 384}} (experiments/workloads/workload_options.hpp)
-//   seeds: [0]                # training seeds, crossed likewise
+//   seeds: [0]                # training seeds, crossed likewise; or `auto` with seed_budget:
+//                             # seeds planned from power (seed_plan below)
+//   seed_budget: 20           # with seeds: auto only: the most seeds one row (a recipe on a
+//                             # workload) runs, its pilot's 3 included; an integer from 3 to
+//                             # kMaxSeedBudget
 //   baseline_seeds: [0, 1, 2] # optional: the high-precision baseline also runs on these seeds
 //                             # for every workload (besides `seeds`), so that the report can
 //                             # measure the seed-to-seed noise floor its verdicts compare with
@@ -91,6 +95,16 @@ struct SweepParameter {
   std::vector<FieldSetting> values;  // parsed, each with its own line
 };
 
+// `seeds: auto` (issue 41 item 5): every row runs the pilot seeds 0, 1, 2; the sweep driver then
+// plans each row's seeds from its pilot (experiments/report/seed_plan.hpp), at most seed_budget
+// per row, and runs seeds 3, 4, ... up to that count.
+inline constexpr std::int64_t kPilotSeeds = 3;
+inline constexpr std::int64_t kMaxSeedBudget = 10000;
+struct SeedPlanning {
+  bool automatic = false;   // seeds: auto
+  std::int64_t budget = 0;  // seed_budget: the most seeds a row runs, pilot included
+};
+
 struct Sweep {
   std::string file;
   std::string name;
@@ -98,7 +112,8 @@ struct Sweep {
   std::int64_t count = 0;  // random only
   std::uint64_t seed = 0;  // random only
   std::vector<std::string> workloads;
-  std::vector<std::int64_t> seeds;
+  std::vector<std::int64_t> seeds;  // seeds: auto: the pilot's, 0 .. kPilotSeeds - 1
+  SeedPlanning seed_planning;
   std::vector<std::int64_t> baseline_seeds;  // empty: the baseline runs on `seeds` only
   double practical_band = 0.0025;            // the paired verdicts' band (fraction)
   SweepHypotheses hypotheses;                // alpha (default 0.05) and the confirmatory tests

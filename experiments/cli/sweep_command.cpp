@@ -13,6 +13,7 @@
 #include "experiments/cli/option_checks.hpp"
 #include "experiments/cli/shared_options.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/report/seed_plan.hpp"
 #include "experiments/report/shadow_summary.hpp"
 #include "experiments/report/write_reports.hpp"
 #include "experiments/results/io_error.hpp"
@@ -130,6 +131,17 @@ int submit_to_slurm(const SweepArguments& a, SweepOptions options) {
   return 0;
 }
 
+// seeds: auto: a row's seeds from its pilot, by the report's plan (seed_plan.hpp), so that the
+// sweep runs what the report's "seeds planned/run" column recomputes.
+RowSeeds plan_row(const std::vector<RunRecord>& pilot, const recipes::Sweep& sweep) {
+  std::vector<const RunRecord*> records;
+  for (const auto& record : pilot) records.push_back(&record);
+  const auto budget = static_cast<std::size_t>(sweep.seed_planning.budget);
+  const SeedPlan plan =
+      plan_row_seeds(records, sweep.practical_band, sweep.hypotheses.alpha, budget);
+  return {plan.capped, describe_seed_plan(plan, budget)};
+}
+
 // The sweep's reports over its directory, as `fp8lab run` writes a run's: from this layer, so
 // that the sweep's orchestration (runner/) never depends on report/.
 std::filesystem::path write_sweep_reports(const SweepOptions& options) {
@@ -164,6 +176,7 @@ int sweep(const SweepArguments& a) {
   // Checked here, before any child starts (the same rules as each run's).
   options.backend = {a.backend, a.shadow_every};
   validate(options.backend);
+  options.plan_row_seeds = plan_row;
   if (a.slurm) return submit_to_slurm(a, options);
   note_above_cores(a.jobs, a.threads);
   const auto outcome = run_sweep(options);

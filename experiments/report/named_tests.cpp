@@ -20,20 +20,44 @@ struct Candidate {
   Kind kind;
 };
 
-// seeds_for_80 of the chosen test at the observed mean and sd: its power at n seeds (t-tests), or
-// for identical values (the sign tests, power 1 once p < alpha) the smallest n whose exact p is
-// below alpha, none where the values cannot reject (p 1).
-std::optional<std::size_t> seeds_for_80(const Candidate& chosen, const MeanInterval& interval,
-                                        double band, double alpha, bool exact) {
-  const bool two_sided = chosen.kind == Kind::beyond || chosen.kind == Kind::zero;
+// The test whose power seeds_for_80 gives (named_tests.hpp): the verdict's own test where that
+// test is at the band (beyond band, TOST, non-inferiority); else (worse, better, inconclusive) the
+// test at the band that can settle the row at the observed mean: TOST inside the band,
+// non-inferiority below -b, the test of mean = +b from +b up.
+Kind settling_kind(Kind chosen, const std::string& verdict, double mean, double band) {
+  if (verdict != "inconclusive" && chosen != Kind::zero) return chosen;
+  if (mean >= band) return Kind::beyond;
+  return mean > -band ? Kind::tost : Kind::upper;
+}
+
+const char* settling_name(Kind kind, bool exact) {
+  switch (kind) {
+    case Kind::beyond: return exact ? "sign test mean=+b" : "t-test mean=+b";
+    case Kind::tost: return exact ? "sign TOST" : "TOST";
+    case Kind::zero: return exact ? "sign test mean=0" : "t-test mean=0";
+    case Kind::upper: return exact ? "sign non-inferiority" : "non-inferiority";
+  }
+  return "";
+}
+
+// seeds_for_80 of the settling test at the observed mean and sd: its power at n seeds (t-tests),
+// or for identical values (the sign tests, power 1 once p < alpha) the smallest n whose exact p is
+// below alpha, none where the values cannot reject.
+std::optional<std::size_t> seeds_for_80(Kind kind, const MeanInterval& interval, double band,
+                                        double alpha, bool exact) {
+  const double mean = interval.mean, sd = interval.sd;
   if (exact) {
-    if (chosen.p >= 1) return std::nullopt;
+    const bool can = kind == Kind::beyond ? mean > band
+                     : kind == Kind::tost ? std::fabs(mean) < band
+                     : kind == Kind::zero ? mean != 0
+                                          : mean < band;
+    if (!can) return std::nullopt;
+    const bool two_sided = kind == Kind::beyond || kind == Kind::zero;
     std::size_t n = 2;
     while ((two_sided ? 2 : 1) * std::pow(0.5, static_cast<double>(n)) >= alpha) ++n;
     return n;
   }
-  const double mean = interval.mean, sd = interval.sd;
-  switch (chosen.kind) {
+  switch (kind) {
     case Kind::beyond:
       if (mean == band) return std::nullopt;
       return seeds_for_power(
@@ -64,7 +88,7 @@ NamedTest judge(const MeanInterval& interval, double band, double alpha, Words w
   const bool oriented = words == Words::oriented;
   NamedTest out;
   out.alpha = alpha;
-  const double df = static_cast<double>(interval.n - 1);
+  const double df = interval.degrees_of_freedom();
   const double se = interval.standard_error();
   const double mean = interval.mean;
   out.estimate = mean;
@@ -113,7 +137,9 @@ NamedTest judge(const MeanInterval& interval, double band, double alpha, Words w
   }
   out.test = chosen.test;
   out.p_raw = chosen.p;
-  out.seeds_for_80 = seeds_for_80(chosen, interval, band, alpha, exact);
+  const Kind settling = settling_kind(chosen.kind, out.verdict, mean, band);
+  out.power_test = settling_name(settling, exact);
+  out.seeds_for_80 = seeds_for_80(settling, interval, band, alpha, exact);
   out.ci_level = chosen.level;
   const double half = interval.half_width_at(chosen.level);
   out.ci_low = mean - half;
@@ -186,10 +212,16 @@ std::vector<std::string> named_test_legend(double band, double alpha) {
       "size; a verdict whose p Holm exceeds alpha says so.",
       "Power: mde80 = the smallest |mean| that the two-sided t-test of mean = 0 detects with 80% "
       "power at the row's n, sd and alpha (exact noncentral t; mean > b is detected from b + "
-      "mde80); seeds_for_80 = the seeds the row's own test (the one shown: TOST for equivalent, "
-      "the one-sided test against +b for not worse, the test of mean = 0 or of mean = +b) needs "
-      "for 80% power at the observed mean and sd (noncentral t; TOST exact, integrated over the "
-      "sd's distribution; a sign test: the seeds that bring its p below alpha)."};
+      "mde80); seeds_for_80 = the seeds the row's settling test at the band needs for 80% power "
+      "at the observed mean and sd: the verdict's own test for equivalent (TOST), not worse (the "
+      "one-sided test against +b) and worse beyond band (the test of mean = +b); for worse, "
+      "better and inconclusive the test at the band that can settle the row at its mean (TOST "
+      "inside the band, the one-sided test against +b below -b, the test of mean = +b from +b "
+      "up), never the test of mean = 0 (noncentral t; TOST exact, integrated over the sd's "
+      "distribution; a sign test: the seeds that bring its p below alpha).",
+      "Rows whose seeds were planned from a pilot (seeds: auto) are tested once on all their "
+      "seeds by Stein's two-stage test: the mean of all seeds, the sd and degrees of freedom of "
+      "the pilot's 3 (exact level whatever the plan chose)."};
 }
 
 int paired_verdict_rank(const std::string& verdict) {

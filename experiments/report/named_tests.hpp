@@ -23,12 +23,15 @@
 //
 // Power: mde80 is the smallest |mean| that the two-sided t-test of "mean = 0" detects with 80%
 // power at this n, sd and alpha (exact, noncentral t; the band test detects b + mde80 with the
-// same power). seeds_for_80 is the power of the test that settles the row, the one shown: the
-// seeds at which it has 80% power for the observed mean and sd (TOST for `equivalent`, exact:
-// tost_power; the one-sided test against +b for `not worse`: non_inferiority_power; the
-// two-sided test of mean = 0 for worse / better, of mean = +b at mean - b for worse beyond band;
-// for `inconclusive` the test shown). Identical values (sign tests): the smallest n whose exact p
-// is below alpha; none where the values cannot reject.
+// same power). seeds_for_80 is the power of the row's settling test at the band (issue 41 item 5),
+// never of the test against 0: the seeds at which it has 80% power for the observed mean and sd.
+// The settling test (power_test) is the verdict's own test where that is at the band (TOST for
+// `equivalent`, exact: tost_power; the one-sided test against +b for `not worse`:
+// non_inferiority_power; the test of mean = +b for `worse beyond band`), and for worse, better
+// and inconclusive the test at the band that can settle the row at its mean: TOST for
+// -b < mean < b, non-inferiority for mean <= -b, the test of mean = +b for mean >= b. Identical
+// values (sign tests): the smallest n whose exact p is below alpha; none where the values cannot
+// reject.
 #pragma once
 
 #include <cstddef>
@@ -50,6 +53,7 @@ struct NamedTest {
   double alpha = kDefaultAlpha;
   double mde80 = 0;
   std::optional<std::size_t> seeds_for_80;
+  std::string power_test;  // the settling test seeds_for_80 is the power of (above)
   // Multiplicity (holm_over): the row's family, its size and the Holm-adjusted p.
   std::string family;  // "confirmatory" (pre-registered in the sweep's hypotheses) or "exploratory"
   std::size_t family_size = 0;

@@ -23,9 +23,13 @@ double student_t_upper_tail(double t, double df) {
 
 double MeanInterval::standard_error() const { return sd / std::sqrt(static_cast<double>(n)); }
 
+double MeanInterval::degrees_of_freedom() const {
+  return static_cast<double>((sd_n > 0 ? sd_n : n)) - 1;
+}
+
 double MeanInterval::half_width_at(double level) const {
-  if (n < 2) return INFINITY;
-  return student_t_quantile((1 + level) / 2, static_cast<double>(n - 1)) * standard_error();
+  if (n < 2 || degrees_of_freedom() < 1) return INFINITY;
+  return student_t_quantile((1 + level) / 2, degrees_of_freedom()) * standard_error();
 }
 
 std::optional<MeanInterval> t_interval(std::span<const double> values) {

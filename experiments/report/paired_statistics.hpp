@@ -36,12 +36,16 @@ struct MeanInterval {
   std::size_t n = 0;
   double mean = 0;
   double sd = 0;          // sample standard deviation (n - 1)
-  double half_width = 0;  // the 95% two-sided interval's: t_0.975(n - 1) * sd / sqrt(n)
+  double half_width = 0;  // the 95% two-sided interval's: t_0.975(df) * sd / sqrt(n)
+  // The values the sd comes from; 0: all n. A planned row's two-stage test (seed_plan.hpp) takes
+  // its sd from the pilot only, so its t has the pilot's degrees of freedom.
+  std::size_t sd_n = 0;
+  double degrees_of_freedom() const;
   double low() const { return mean - half_width; }
   double high() const { return mean + half_width; }
   double standard_error() const;
   // The half-width of the two-sided interval at `level` (0.90 for the TOST interval at
-  // alpha 0.05): t_((1 + level) / 2)(n - 1) * sd / sqrt(n).
+  // alpha 0.05): t_((1 + level) / 2)(df) * sd / sqrt(n).
   double half_width_at(double level) const;
 };
 

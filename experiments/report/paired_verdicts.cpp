@@ -1,10 +1,12 @@
 #include "experiments/report/paired_verdicts.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "experiments/report/analysis.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/report_data.hpp"
+#include "experiments/report/seed_plan.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -61,11 +63,11 @@ std::optional<double> eval_loss_standard_error(const RunRecord& record) {
   return record.final->eval_loss_se.get();
 }
 
-PairedVerdict paired_verdict(const std::vector<const RunRecord*>& seeds, double band,
-                             double alpha) {
+PairedVerdict paired_verdict(const std::vector<const RunRecord*>& seeds, double band, double alpha,
+                             const std::vector<std::int64_t>& pilot_seeds) {
   PairedVerdict out;
   std::size_t diverged = 0, unstable = 0, threw = 0;
-  std::vector<double> tails, finals, ratios;
+  std::vector<double> tails, finals, ratios, pilot_tails;
   for (const auto* r : seeds) {
     const auto& status = *r->status;
     if (status == "diverged") ++diverged;
@@ -78,9 +80,13 @@ PairedVerdict paired_verdict(const std::vector<const RunRecord*>& seeds, double 
     if (!tail || !final) continue;
     tails.push_back(*tail);
     finals.push_back(*final);
+    if (std::find(pilot_seeds.begin(), pilot_seeds.end(), *r->seed) != pilot_seeds.end()) {
+      pilot_tails.push_back(*tail);
+    }
   }
   out.finished = tails.size();
-  out.tail = t_interval(tails);
+  const bool two_stage = !pilot_seeds.empty() && pilot_tails.size() == pilot_seeds.size();
+  out.tail = two_stage ? two_stage_interval(tails, pilot_tails) : t_interval(tails);
   out.final = t_interval(finals);
   const std::size_t n = seeds.size();
   if (diverged > 0) {
@@ -117,8 +123,8 @@ PairedVerdict paired_verdict(const std::vector<const RunRecord*>& seeds, double 
 }
 
 std::string power_reason(const NamedTest& test) {
-  const std::string what = "80% power for its test (" + test.test + ") at a mean of " +
-                           signed_percent(test.estimate) + " and this spread";
+  const std::string what = "80% power for its settling test (" + test.power_test +
+                           ") at a mean of " + signed_percent(test.estimate) + " and this spread";
   if (!test.seeds_for_80) return "no count of seeds up to 100000 gives " + what;
   return what + " needs " + std::to_string(*test.seeds_for_80) + " seeds";
 }

@@ -50,9 +50,13 @@ struct PairedVerdict {
   std::size_t finished = 0;
 };
 
-// The verdict of one recipe over its seeds (one record per seed) against `band` at `alpha`.
+// The verdict of one recipe over its seeds (one record per seed) against `band` at `alpha`. With
+// `pilot_seeds` (a row of a `seeds: auto` sweep, seed_plan.hpp) whose every seed gave a tail
+// error, the tail interval is Stein's two-stage one: the mean of all seeds, the pilot's sd and
+// degrees of freedom.
 PairedVerdict paired_verdict(const std::vector<const RunRecord*>& seeds, double band,
-                             double alpha = kDefaultAlpha);
+                             double alpha = kDefaultAlpha,
+                             const std::vector<std::int64_t>& pilot_seeds = {});
 
 // The reason an inconclusive test gives: what 80% power of the test shown would need ("80% power
 // for its test (TOST) at a mean of +0.12% and this spread needs 14 seeds", seeds_for_80), or

@@ -56,7 +56,10 @@ std::string RecipeRow::verdict_text() const {
 }
 
 std::vector<RecipeRow> ranked_recipe_rows(const std::vector<RunRecord>& records,
-                                          const NoiseFloors& floors, double band, double alpha) {
+                                          const NoiseFloors& floors, double band, double alpha,
+                                          const std::optional<SeedPlanning>& planning) {
+  const std::vector<std::int64_t> pilot_seeds = planning ? planning->pilot_seeds
+                                                         : std::vector<std::int64_t>{};
   std::map<std::string, RecipeRow> groups;
   std::vector<std::string> order;
   for (const auto& r : records) {
@@ -88,7 +91,17 @@ std::vector<RecipeRow> ranked_recipe_rows(const std::vector<RunRecord>& records,
     row.median_abs_rel_diff = median(rel);
     row.paired_eval_se = median(paired_se);
     row.unpaired_eval_se = median(unpaired_se);
-    row.paired = paired_verdict(row.runs, band, alpha);
+    row.paired = paired_verdict(row.runs, band, alpha, pilot_seeds);
+    if (planning) {
+      std::vector<const RunRecord*> pilot;
+      for (const auto* r : row.runs) {
+        if (std::find(pilot_seeds.begin(), pilot_seeds.end(), r->seed.value_or(-1)) !=
+            pilot_seeds.end()) {
+          pilot.push_back(r);
+        }
+      }
+      row.seed_plan = plan_row_seeds(pilot, band, alpha, planning->budget);
+    }
     row.verdict = row.paired.verdict;
     rows.push_back(std::move(row));
   }

@@ -17,6 +17,7 @@
 #include "experiments/report/eval_sampling_error.hpp"
 #include "experiments/report/noise_floor.hpp"
 #include "experiments/report/paired_verdicts.hpp"
+#include "experiments/report/seed_plan.hpp"
 #include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
@@ -34,6 +35,8 @@ struct RecipeRow {
   // (eval_sampling_error.hpp): medians over the seeds whose records keep per-window losses.
   std::optional<double> paired_eval_se;
   std::optional<double> unpaired_eval_se;
+  // seeds: auto (seed_plan.hpp): the plan its pilot gives, recomputed from the pilot's records.
+  std::optional<SeedPlan> seed_plan;
 
   const RunRecord& first() const { return *runs.front(); }
   // The median over the seeds of a final figure (&FinalFigures::eval_loss).
@@ -49,9 +52,11 @@ struct RecipeRow {
 // FP8 runs grouped by (canonical recipe, baseline family: workload, baseline precision, steps and
 // placement, from baseline_run_id; noise_floor.hpp), best first: paired verdict class, then the
 // mean tail relative error, then label. `band` and `alpha`: the named tests' (named_tests.hpp).
+// With `planning` (a seeds: auto sweep) each row gets its seed plan and Stein's two-stage test.
 std::vector<RecipeRow> ranked_recipe_rows(const std::vector<RunRecord>& records,
                                           const NoiseFloors& floors,
                                           double band = kDefaultPracticalBand,
-                                          double alpha = kDefaultAlpha);
+                                          double alpha = kDefaultAlpha,
+                                          const std::optional<SeedPlanning>& planning = {});
 
 }  // namespace fp8lab::experiments

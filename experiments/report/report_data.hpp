@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include "experiments/report/seed_plan.hpp"
 #include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
@@ -29,6 +30,7 @@ struct ReportInput {
   double practical_band = 0.0025;
   double alpha = 0.05;                        // the named tests' level (sweep.json alpha)
   std::vector<PreRegisteredTest> hypotheses;  // the confirmatory family; empty: all exploratory
+  std::optional<SeedPlanning> seed_planning;  // sweep.json seed_planning (seeds: auto)
   std::vector<std::string> heatmap_axes;  // two recipe fields, or empty to choose the two most varied
   // run id -> the file holding its record, relative to where the reports are written
   // ("runs/<id>.json"; "results.jsonl" for a directory read from its results.jsonl).

@@ -8,7 +8,8 @@ namespace fp8lab::experiments {
 ReportFacts::ReportFacts(const ReportInput& input)
     : floors(input.records),
       chaos(input.records),
-      rows(ranked_recipe_rows(input.records, floors, input.practical_band, input.alpha)),
+      rows(ranked_recipe_rows(input.records, floors, input.practical_band, input.alpha,
+                              input.seed_planning)),
       ranked(ranked_runs(input.records, floors)),
       contrasts(recipe_contrasts(rows, input.practical_band, input.alpha)),
       lr(lr_sweeps(input.records, input.alpha)),

@@ -104,13 +104,26 @@ ReportTable ranked_table(const ReportInput& input, const ReportFacts& facts) {
         "accelerate + TE / torchao", "record"}) {
     table.columns.emplace_back(column);
   }
+  // seeds: auto (seed_plan.hpp): the seeds each row's plan asked for and the seeds it has.
+  if (input.seed_planning) {
+    table.columns.insert(table.columns.begin() + 3, "seeds planned/run");
+    table.note += " seeds planned/run (seeds: auto, seed_budget " +
+                  std::to_string(input.seed_planning->budget) +
+                  "): the seeds the row's settling test needs for 80% power at its pilot's sd / "
+                  "the seeds it ran; its test is Stein's two-stage test (the pilot's sd).";
+  }
   int rank = 0;
   for (const auto& row : facts.rows) {
     const auto& r = row.first();
     const auto mark = upstream_mark(r);
     const auto* chaos = facts.chaos.of(r);
     std::vector<ReportCell> cells{number(std::to_string(++rank)), text(run_label(r)),
-                                  text(row.seeds_text()), verdict_cell(row)};
+                                  text(row.seeds_text())};
+    if (input.seed_planning) {
+      cells.push_back(number(row.seed_plan ? seed_plan_cell(*row.seed_plan, row.runs.size())
+                                           : std::string("-")));
+    }
+    cells.push_back(verdict_cell(row));
     append_test_cells(cells, row.paired.test);
     cells.push_back(number(interval_text(row.paired.tail)));
     cells.push_back(number(interval_text(row.paired.final)));

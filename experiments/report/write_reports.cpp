@@ -45,6 +45,13 @@ ReportPaths write_reports(const ReportOptions& options) {
     if (sweep.contains("practical_band") && sweep["practical_band"].is_number()) {
       bands.insert(sweep["practical_band"].get<double>());
     }
+    if (sweep.contains("seed_planning") && sweep["seed_planning"].is_object() &&
+        !input.seed_planning) {
+      const auto& planning = sweep["seed_planning"];
+      input.seed_planning =
+          SeedPlanning{planning.value("budget", std::size_t{0}),
+                       planning.value("pilot_seeds", std::vector<std::int64_t>{})};
+    }
     if (!sweep.contains("requested")) continue;
     for (const auto& q : sweep["requested"]) {
       if (seen.insert(q.dump()).second) input.requested.push_back(q);

@@ -89,6 +89,10 @@ nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExp
           {"high_precision", std::string(name(options.high_precision))},
           {"model_device", model_device(options)},
           {"baseline_seeds", e.sweep.baseline_seeds},
+          {"seed_planning", e.sweep.seed_planning.automatic
+                                ? nlohmann::json{{"budget", e.sweep.seed_planning.budget},
+                                                 {"pilot_seeds", e.sweep.seeds}}
+                                : nlohmann::json(nullptr)},
           {"practical_band", e.sweep.practical_band},
           {"alpha", e.sweep.hypotheses.alpha},
           {"hypotheses", hypotheses_json(e.sweep.hypotheses)},
@@ -640,7 +644,7 @@ Jobs plan_jobs(const SweepOptions& options, const ResultsDirectory& directory,
   for (const auto* run : shard) {
     planner.need_baseline(run->workload, run->seed);
     planner.need_null_runs(run->workload, run->seed);
-    if (options.resume && options.steps) {
+    if (options.resume && options.steps && id_without_steps.contains(run->id)) {
       adopt_record_without_steps(directory, id_without_steps.at(run->id), run->id, *options.steps);
     }
     if (planner.recorded(run->id)) {
@@ -689,6 +693,77 @@ bool run_all_jobs(const Jobs& jobs, const SweepOptions& options, const ResultsDi
   return completed;
 }
 
+// seeds: auto: the rows of the pilot (runs that differ in seed only), in expansion order.
+std::vector<std::vector<const recipes::SweepRun*>> pilot_rows(
+    const recipes::SweepExpansion& expansion) {
+  std::map<std::string, std::size_t> index;
+  std::vector<std::vector<const recipes::SweepRun*>> rows;
+  for (const auto& run : expansion.runs) {
+    const auto key = recipes::canonical_string(run.recipe) + "|" + run.workload;
+    const auto [it, inserted] = index.try_emplace(key, rows.size());
+    if (inserted) rows.emplace_back();
+    rows[it->second].push_back(&run);
+  }
+  return rows;
+}
+
+// seeds: auto: each row planned from its pilot's records, printed, and the runs of its seeds
+// beyond the pilot (ids as expand_sweep files them).
+std::vector<recipes::SweepRun> planned_runs(const SweepOptions& options,
+                                            const ResultsDirectory& directory,
+                                            const recipes::SweepExpansion& expansion) {
+  std::vector<recipes::SweepRun> extra;
+  for (const auto& row : pilot_rows(expansion)) {
+    const auto& first = *row.front();
+    const auto label =
+        recipes::request_label(expansion.sweep, expansion.requested[first.requests.front()]) +
+        " on " + first.workload;
+    std::vector<RunRecord> pilot;
+    for (const auto* run : row) {
+      auto file = read_run_record_file(directory.run_record_path(run->id));
+      if (!file.record) break;
+      pilot.push_back(run_record_from_json(*file.record));
+    }
+    if (pilot.size() != row.size()) {
+      std::fprintf(stderr,
+                   "fp8lab sweep: seeds: auto: %s: its pilot has %zu of %zu records (an error); "
+                   "not planned now, --resume plans it\n",
+                   label.c_str(), pilot.size(), row.size());
+      continue;
+    }
+    const RowSeeds seeds = options.plan_row_seeds(pilot, expansion.sweep);
+    std::fprintf(stderr, "fp8lab sweep: seeds: auto: %s: %s\n", label.c_str(),
+                 seeds.description.c_str());
+    for (auto seed = static_cast<std::int64_t>(row.size());
+         seed < static_cast<std::int64_t>(seeds.seeds); ++seed) {
+      recipes::SweepRun run = first;
+      run.seed = seed;
+      run.id = fp8_run_id(recipes::sweep_run_id(first.recipe, first.workload, seed), options.steps,
+                          options.backend);
+      extra.push_back(std::move(run));
+    }
+  }
+  return extra;
+}
+
+// seeds: auto plans a row from its whole pilot, which one sweep of the whole expansion runs:
+// refused where `split` (--shard, --slurm) would split it.
+void refuse_split_pilot(const SweepOptions& options, const recipes::Sweep& sweep, bool split) {
+  if (sweep.seed_planning.automatic && split) {
+    throw std::invalid_argument(options.sweep_file.string() +
+                                ": seeds: auto plans each row from its whole pilot, which --shard "
+                                "and --slurm split; not supported yet: use a list of seeds");
+  }
+}
+
+void check_seed_planning(const SweepOptions& options, const recipes::Sweep& sweep) {
+  if (!sweep.seed_planning.automatic) return;
+  refuse_split_pilot(options, sweep, options.shard_count > 1);
+  if (!options.plan_row_seeds) {
+    throw std::logic_error("seeds: auto needs SweepOptions::plan_row_seeds");
+  }
+}
+
 }  // namespace
 
 std::pair<int, int> parse_shard(const std::string& text) {
@@ -713,6 +788,7 @@ SweepPlan prepare_sweep_directory(const SweepOptions& options) {
   const auto text = recipes::read_text_file(options.sweep_file.string());
   std::map<std::string, std::string> id_without_steps;
   const auto expansion = expand_sweep(options, text, id_without_steps);
+  refuse_split_pilot(options, expansion.sweep, true);  // --slurm runs shards
   const ResultsDirectory directory(options.output);
   check_results_subdirectories(directory);
   record_sweep(options, directory, expansion, text);
@@ -725,6 +801,7 @@ SweepOutcome run_sweep(const SweepOptions& options) {
   std::map<std::string, std::string> id_without_steps;  // for adopt_record_without_steps
   const auto expansion = expand_sweep(options, text, id_without_steps);
   const auto shard = shard_runs(expansion, options);
+  if (!options.dry_run) check_seed_planning(options, expansion.sweep);
   SweepOutcome outcome;
   outcome.runs_in_shard = shard.size();
   if (options.dry_run) {
@@ -743,6 +820,18 @@ SweepOutcome run_sweep(const SweepOptions& options) {
   if (!run_all_jobs(jobs, options, directory, outcome)) {
     outcome.interrupted = true;
     return outcome;
+  }
+  if (expansion.sweep.seed_planning.automatic) {
+    const auto extra = planned_runs(options, directory, expansion);
+    std::vector<const recipes::SweepRun*> planned;
+    for (const auto& run : extra) planned.push_back(&run);
+    outcome.runs_in_shard += planned.size();
+    const Jobs more =
+        plan_jobs(options, directory, expansion, planned, text, id_without_steps, outcome);
+    if (!run_all_jobs(more, options, directory, outcome)) {
+      outcome.interrupted = true;
+      return outcome;
+    }
   }
   // Also after errors: the report says at its top which runs are missing; unless errors left no
   // record at all to report (the closing line says what happened).

@@ -20,6 +20,10 @@
 // - Shard i/n (0 <= i < n) takes the distinct runs whose index in the expansion is i modulo n;
 //   each shard runs the baselines its runs need. Shards may share DIR (one file per run) or use
 //   their own and be merged by `fp8lab report DIR1 DIR2 ...`.
+// - seeds: auto (recipes/sweep.hpp): the pilot runs first (baselines, null runs and the runs of
+//   seeds 0, 1, 2), then each row's planned seeds (SweepOptions::plan_row_seeds) with their
+//   baselines and null runs, printed per row on stderr. A row whose pilot lacks a record (an
+//   error) is not planned this time; --resume plans it.
 // - Two sweeps on one DIR never run a run twice (directory_lock.hpp): a second sweep of the same
 //   shard is refused while the first runs; a run or baseline another sweep has claimed is left to
 //   it (a baseline is waited for: this shard's runs need it). With --resume, a record file that
@@ -27,15 +31,27 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "experiments/fp8/backend.hpp"
 #include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/results/run_record.hpp"
 #include "experiments/runner/run_errors.hpp"
+#include "recipes/sweep.hpp"
 
 namespace fp8lab::experiments {
+
+// seeds: auto (recipes/sweep.hpp, SeedPlanning): how many seeds one row runs, from its pilot's
+// records (one per pilot seed, in seed order), and the sentence the sweep prints for it.
+struct RowSeeds {
+  std::size_t seeds = 0;
+  std::string description;
+};
+using RowSeedPlanner =
+    std::function<RowSeeds(const std::vector<RunRecord>& pilot, const recipes::Sweep& sweep)>;
 
 struct SweepOptions {
   std::filesystem::path sweep_file;
@@ -55,6 +71,11 @@ struct SweepOptions {
   std::vector<std::string> heatmap_axes;
   // Passed to every run (fp8lab run --backend, --shadow-every; cuda_backend.hpp).
   BackendChoice backend;
+  // seeds: auto: the plan of a row (fp8lab sweep gives experiments/report/seed_plan.hpp's, which
+  // runner/ may not include). After the pilot (seeds 0, 1, 2 of every row) the sweep plans every
+  // row whose pilot has records and runs its seeds 3 .. n - 1; a resumed sweep plans again from
+  // the same records, so it gets the same plan and skips what is recorded. Not with --shard.
+  RowSeedPlanner plan_row_seeds;
 };
 
 struct SweepOutcome {

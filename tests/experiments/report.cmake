@@ -41,3 +41,7 @@ if(FP8LAB_PYTHON)
   set_tests_properties(experiments_lr_sensitivity_scipy_test PROPERTIES LABELS "torch;fast"
                        TIMEOUT 120)
 endif()
+# Seeds planned from power (issue 41 item 5): the plan, Stein's two-stage interval, and a
+# simulation of the whole procedure (20,000 replicates per case; arithmetic only, no LibTorch).
+fp8lab_add_test(NAME experiments_report_seed_plan_test SOURCES report_seed_plan_test.cpp
+                LIBS fp8lab_report LABELS "fast" TIMEOUT 120)

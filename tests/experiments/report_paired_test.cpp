@@ -114,7 +114,8 @@ TEST_CASE("A consistent +0.5% under a 3% spread between seeds is worse beyond th
   // The test shown (the closest to rejecting) and its own power: the one-sided test against +b.
   REQUIRE(noise.test);
   CHECK(noise.test->test == "non-inferiority");
-  CHECK_THAT(noise.reason, Catch::StartsWith("80% power for its test (non-inferiority) at a mean "
+  CHECK_THAT(noise.reason, Catch::StartsWith("80% power for its settling test (non-inferiority) at "
+                                             "a mean "
                                              "of -1.06% and this spread needs "));
   // A mean of -1.06% under a 2.9% spread: far more seeds than 3 for 80% power.
   const auto needed = seeds_for_power([&](std::size_t n) {

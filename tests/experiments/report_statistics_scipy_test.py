@@ -98,7 +98,7 @@ def smallest_n(power_at, cap=100000):
 
 
 def seeds_for_80(test, mean, sd, band, alpha, n):
-    """The seeds the row's own test needs for 80% power at the observed mean and sd."""
+    """The seeds the row's settling test needs for 80% power at the observed mean and sd."""
     if sd == 0:  # the sign tests: p = 0.5^n (one-sided) or 2 x 0.5^n below alpha
         two = test.endswith("=+b") or test.endswith("=0")
         can = {"sign test mean=+b": mean > band, "sign TOST": abs(mean) < band,
@@ -157,13 +157,21 @@ def named_test(values, band, alpha, oriented=False):
         test = min([first, "t-test mean=+b", "TOST", "t-test mean=0"],
                    key=lambda name: candidates[name][0])
     p, level = candidates[test]
+    # seeds_for_80 is the power of the settling test at the band (issue 41): the verdict's own
+    # test where it is at the band, else TOST inside the band, non-inferiority below -b, the test
+    # of mean = +b from +b up.
+    settling = test
+    if verdict == "inconclusive" or test == "t-test mean=0":
+        settling = ("t-test mean=+b" if mean >= band
+                    else "TOST" if mean > -band else "non-inferiority")
+    sign = {"t-test mean=+b": "sign test mean=+b", "TOST": "sign TOST",
+            "t-test mean=0": "sign test mean=0", "non-inferiority": "sign non-inferiority"}
     if se == 0:
-        test = {"t-test mean=+b": "sign test mean=+b", "TOST": "sign TOST",
-                "t-test mean=0": "sign test mean=0", "non-inferiority": "sign non-inferiority"}[test]
+        test, settling = sign[test], sign[settling]
     half = t.ppf((1 + level) / 2) * se
     return {"estimate": mean, "ci_low": mean - half, "ci_high": mean + half, "ci_level": level,
             "p_raw": p, "test": test, "verdict": verdict, "mde80": mde80(n, sd, alpha),
-            "seeds_for_80": seeds_for_80(test, mean, sd, band, alpha, n)}
+            "seeds_for_80": seeds_for_80(settling, mean, sd, band, alpha, n)}
 
 
 def holm(p_values):

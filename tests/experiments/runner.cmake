@@ -17,3 +17,6 @@ fp8lab_add_test(NAME experiments_runner_failures_test SOURCES runner_failures_te
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
 fp8lab_add_test(NAME experiments_runner_shard_test SOURCES runner_shard_test.cpp
                 LIBS fp8lab_experiments LABELS torch TIMEOUT 600 RUNS_FP8LAB)
+# seeds: auto end to end (issue 41 item 5): pilot, plan, planned seeds, resume; its refusals.
+fp8lab_add_test(NAME experiments_runner_seed_plan_test SOURCES runner_seed_plan_test.cpp
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300 RUNS_FP8LAB)

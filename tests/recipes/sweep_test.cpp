@@ -386,9 +386,10 @@ TEST_CASE("seeds: a non-empty list of integers, read like baseline_seeds but rep
     return parse_sweep_text("workloads: [w]\n" + line + "\n", "s.yaml");
   };
   CHECK(sweep("seeds: [3, 1, 3]").seeds == std::vector<std::int64_t>{3, 1, 3});
+  // A scalar may be `auto` (seeds planned from power), so the message names it.
   CHECK_THROWS_WITH(sweep("seeds: 3"),
-                    "s.yaml:2: seeds: expected a non-empty list, got '3'; accepted: a list of "
-                    "integers, e.g. [0, 1]");
+                    "s.yaml:2: seeds: expected a list or auto, got '3'; accepted: a list of "
+                    "integers, e.g. [0, 1], or auto (with seed_budget)");
   CHECK_THROWS_WITH(sweep("seeds: []"),
                     "s.yaml:2: seeds: expected a non-empty list, got '[]'; accepted: a list of "
                     "integers, e.g. [0, 1]");
@@ -398,6 +399,42 @@ TEST_CASE("seeds: a non-empty list of integers, read like baseline_seeds but rep
   CHECK_THROWS_WITH(sweep("baseline_seeds: [0, 1, 0]"),
                     "s.yaml:2: baseline_seeds[2]: is given twice: '0'; accepted: distinct "
                     "integers, e.g. [0, 1, 2]");
+}
+
+TEST_CASE("seeds: auto with seed_budget: the pilot seeds 0, 1, 2 and the budget per row",
+          "[recipes][sweep]") {
+  auto sweep = [](const std::string& lines) {
+    return parse_sweep_text("workloads: [w]\n" + lines + "\n", "s.yaml");
+  };
+  const auto planned = sweep("seeds: auto\nseed_budget: 12");
+  CHECK(planned.seed_planning.automatic);
+  CHECK(planned.seed_planning.budget == 12);
+  CHECK(planned.seeds == std::vector<std::int64_t>{0, 1, 2});
+  CHECK(expand(planned).runs.size() == 3u);
+  CHECK_THAT(format_dry_run(expand(planned)),
+             Catch::Contains("seeds: auto: seeds 0, 1, 2 are the pilot of every row") &&
+                 Catch::Contains("at most seed_budget 12 (seeds 3 to 11)"));
+  CHECK(sweep("seed_budget: 3\nseeds: auto").seed_planning.budget == 3);
+  CHECK_FALSE(sweep("seeds: [0, 1]").seed_planning.automatic);
+  // Each refusal names the file, the line and the key, and what is accepted (exit 2 in fp8lab:
+  // tests/experiments/runner_seed_plan_test.cpp).
+  CHECK_THROWS_WITH(sweep("seeds: auto"),
+                    "s.yaml:2: seed_budget: is required by seeds: auto; accepted: seed_budget: N, "
+                    "the most seeds one row runs, pilot included (an integer from 3 to 10000)");
+  CHECK_THROWS_WITH(sweep("seeds: auto\nseed_budget: 2"),
+                    "s.yaml:3: seed_budget: out of range: '2'; accepted: the most seeds one row "
+                    "runs with seeds: auto, pilot included: an integer from 3 to 10000");
+  CHECK_THROWS_WITH(sweep("seeds: auto\nseed_budget: 10001"),
+                    Catch::Contains("seed_budget: out of range: '10001'"));
+  CHECK_THROWS_WITH(sweep("seeds: auto\nseed_budget: many"),
+                    Catch::Contains("s.yaml:3: seed_budget: wrong type") &&
+                        Catch::Contains("'many'"));
+  CHECK_THROWS_WITH(sweep("seeds: [0, 1, 2]\nseed_budget: 10"),
+                    "s.yaml:3: seed_budget: applies to seeds: auto only: '10'; accepted: seeds: "
+                    "auto with seed_budget, or remove it");
+  CHECK_THROWS_WITH(sweep("seed_budget: 10"),
+                    Catch::Contains("s.yaml:2: seed_budget: applies to seeds: auto only"));
+  CHECK_THROWS_WITH(sweep("seeds: atuo"), Catch::Contains("(did you mean 'auto'?)"));
 }
 
 // What a sweep hands the process of each run (recipes/complete_recipe.hpp) must be the very recipe:
