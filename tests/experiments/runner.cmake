@@ -17,3 +17,6 @@ fp8lab_add_test(NAME experiments_runner_failures_test SOURCES runner_failures_te
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
 fp8lab_add_test(NAME experiments_runner_shard_test SOURCES runner_shard_test.cpp
                 LIBS fp8lab_experiments LABELS torch TIMEOUT 600 RUNS_FP8LAB)
+# The on-trajectory probe engine (probe_engine.hpp), in process on small models.
+fp8lab_add_test(NAME experiments_probes_test SOURCES probes_test.cpp
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
