@@ -1,10 +1,11 @@
-# Apache Arrow and Parquet (C++) for the per-layer statistics sidecars (docs/results-schema.md,
-# "layer statistics sidecar"): the headers and shared libraries that PyPI's pyarrow wheel ships,
+# Apache Arrow and Parquet (C++) for the per-layer statistics and probe sidecars
+# (docs/results-schema.md, "layer statistics sidecar", "Probe sidecar"): the headers and shared libraries that PyPI's pyarrow wheel ships,
 # so that the project needs no Arrow build of its own and pandas reads what fp8lab writes with the
 # same library.
 #
 # Defines fp8lab::arrow and fp8lab::parquet (imported shared libraries). Only
-# experiments/results/layer_stats_sidecar.cpp includes their headers.
+# experiments/results/parquet_table.{hpp,cpp} and the sidecars' .cpp files that include it
+# (layer_stats_sidecar.cpp, probe_sidecar.cpp) include their headers.
 #
 # Where the wheel is, first found wins:
 #   -DFP8LAB_ARROW_ROOT=DIR    a directory with include/arrow, include/parquet and the libraries

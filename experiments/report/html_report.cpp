@@ -559,6 +559,11 @@ class HtmlCanvas final : public ReportCanvas {
     for (const auto& chart : charts) html << render_line_chart(chart);
     html << "</div>\n";
   }
+  void heatmap(const HeatmapChart& chart, const ReportTable& as_table) override {
+    html << "<h2>" << escape_html(as_table.title) << "</h2>\n<p class=\"note\">"
+         << escape_html(as_table.note) << "</p>\n<div class=\"charts\">" << render_heatmap(chart)
+         << "</div>\n";
+  }
   void layer_stats(const ReportInput& input) override { html << render_layer_stats_html(input); }
   void notes(const std::vector<std::string>& notes) override {
     html << "<h2>Notes</h2>\n<ul>\n";

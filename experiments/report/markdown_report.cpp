@@ -119,6 +119,9 @@ class MarkdownCanvas final : public ReportCanvas {
   }
   void charts(const ReportInput&, const ReportFacts&) override {}
   void line_charts(const std::vector<LineChart>&) override {}
+  void heatmap(const HeatmapChart&, const ReportTable& as_table) override {
+    table_markdown(md, as_table);
+  }
   void layer_stats(const ReportInput& input) override {
     if (const auto text = render_layer_stats_markdown(input); !text.empty()) md << '\n' << text;
   }

@@ -56,8 +56,12 @@ bool NamedTest::holds_after_holm() const { return verdict != "inconclusive" && p
 
 namespace {
 
-// The named test; `oriented` (a contrast, mean >= 0): `better` and `not worse` are not candidates.
-NamedTest judge(const MeanInterval& interval, double band, double alpha, bool oriented) {
+// Which words a test may give: all, a contrast's (oriented, mean >= 0: not `better` or `not
+// worse`), or only the test of mean = 0 (no band).
+enum class Words { all, oriented, zero_only };
+
+NamedTest judge(const MeanInterval& interval, double band, double alpha, Words words) {
+  const bool oriented = words == Words::oriented;
   NamedTest out;
   out.alpha = alpha;
   const double df = static_cast<double>(interval.n - 1);
@@ -85,7 +89,10 @@ NamedTest judge(const MeanInterval& interval, double band, double alpha, bool or
   const Candidate upper{exact ? "sign non-inferiority" : "non-inferiority", p_upper, 1 - 2 * alpha,
                         Kind::upper};
   Candidate chosen = upper;
-  if (mean > band && p_beyond < alpha) {
+  if (words == Words::zero_only) {
+    out.verdict = p_zero < alpha ? (mean > 0 ? "worse" : "better") : "inconclusive";
+    chosen = zero;
+  } else if (mean > band && p_beyond < alpha) {
     out.verdict = "worse beyond band";
     chosen = beyond;
   } else if (p_tost < alpha) {
@@ -117,7 +124,11 @@ NamedTest judge(const MeanInterval& interval, double band, double alpha, bool or
 }  // namespace
 
 NamedTest named_test(const MeanInterval& interval, double band, double alpha) {
-  return judge(interval, band, alpha, false);
+  return judge(interval, band, alpha, Words::all);
+}
+
+NamedTest difference_test(const MeanInterval& interval, double alpha) {
+  return judge(interval, 0, alpha, Words::zero_only);
 }
 
 NamedTest oriented_named_test(const MeanInterval& interval, double band, double alpha) {
@@ -126,7 +137,7 @@ NamedTest oriented_named_test(const MeanInterval& interval, double band, double 
                                 format_number(interval.mean, "%.3g") +
                                 " is negative; orient the contrast first");
   }
-  return judge(interval, band, alpha, true);
+  return judge(interval, band, alpha, Words::oriented);
 }
 
 std::vector<double> holm_adjusted(const std::vector<double>& p) {

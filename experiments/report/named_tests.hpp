@@ -68,6 +68,11 @@ NamedTest named_test(const MeanInterval& interval, double band, double alpha);
 // Throws std::invalid_argument for a mean < 0.
 NamedTest oriented_named_test(const MeanInterval& interval, double band, double alpha);
 
+// Only the two-sided test of "mean = 0" (no band): worse (mean > 0), better (mean < 0) or
+// inconclusive, for differences that have no practical band (the probes' gradient errors,
+// probe_pairs.hpp).
+NamedTest difference_test(const MeanInterval& interval, double alpha);
+
 // Holm-Bonferroni adjusted p-values, in the input's order: sorted ascending, the i-th (from 0) is
 // max over j <= i of min(1, (m - j) p_(j)).
 std::vector<double> holm_adjusted(const std::vector<double>& p);

@@ -36,6 +36,8 @@ struct ReportInput {
   // run id -> its layer statistics sidecar, as this process opens it (the record's
   // layer_stats_sidecar under the directory the record was read from; layer_stats_report.hpp).
   std::map<std::string, std::filesystem::path> layer_stats_files;
+  // run id -> its probe sidecar, the same way (the record's probe_sidecar; probe_report.hpp).
+  std::map<std::string, std::filesystem::path> probe_files;
 };
 
 // The link from a report to a run's record: input.record_files, else "runs/<run_id>.json".

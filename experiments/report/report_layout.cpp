@@ -1,12 +1,20 @@
 #include "experiments/report/report_layout.hpp"
 
 #include "experiments/report/lr_report.hpp"
+#include "experiments/report/probe_report.hpp"
 
 namespace fp8lab::experiments {
 
 void draw_report(const ReportInput& input, ReportCanvas& canvas) {
   const ReportFacts facts(input);
   canvas.head(report_head(input, facts));
+  // The probes lead (issue 41): they resolve with one seed what the loss tables below cannot.
+  if (const auto probes = probe_section(input, facts)) {
+    for (const auto& table : probes->tables) canvas.table(table);
+    canvas.line_charts({probes->error_chart});
+    for (const auto& h : probes->heatmaps) canvas.heatmap(h.chart, h.table);
+    canvas.table(probes->prediction);
+  }
   canvas.table(ranked_table(input, facts));
   canvas.resolution(facts);
   canvas.table(contrasts_table(input, facts));

@@ -29,6 +29,8 @@ class ReportCanvas {
   virtual void charts(const ReportInput& input, const ReportFacts& facts) = 0;
   // A row of line charts beside the table above them (lr_report.hpp's).
   virtual void line_charts(const std::vector<LineChart>& charts) = 0;
+  // A heatmap; report.md, which has no charts, shows the same values as `as_table`.
+  virtual void heatmap(const HeatmapChart& chart, const ReportTable& as_table) = 0;
   // layer_stats_report.hpp.
   virtual void layer_stats(const ReportInput& input) = 0;
   virtual void notes(const std::vector<std::string>& notes) = 0;

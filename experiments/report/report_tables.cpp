@@ -11,18 +11,22 @@
 #include "experiments/report/run_provenance.hpp"
 
 namespace fp8lab::experiments {
-namespace {
 
-ReportCell text(std::string t) {
+ReportCell text_cell(std::string t) {
   ReportCell c;
   c.text = std::move(t);
   return c;
 }
-ReportCell number(std::string t) {
-  ReportCell c = text(std::move(t));
+ReportCell number_cell(std::string t) {
+  ReportCell c = text_cell(std::move(t));
   c.numeric = true;
   return c;
 }
+
+namespace {
+
+constexpr auto* text = &text_cell;
+constexpr auto* number = &number_cell;
 
 // Makes `cell` a link to `record` (runs/<id>.json), its id in monospace; called once per record.
 void link_record(ReportCell& cell, const ReportInput& input, const RunRecord& record) {

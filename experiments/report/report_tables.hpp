@@ -33,6 +33,10 @@ struct ReportTable {
   std::string empty;  // said instead of the table when it has no rows
 };
 
+// A cell of text, and a right-aligned one (a number).
+ReportCell text_cell(std::string text);
+ReportCell number_cell(std::string text);
+
 // "+0.52% [+0.31%, +0.73%] (n=3)", or "-" for no interval: every interval cell of the report.
 std::string interval_text(const std::optional<MeanInterval>& interval);
 

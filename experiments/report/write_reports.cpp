@@ -91,13 +91,17 @@ ReportPaths write_reports(const ReportOptions& options) {
   // Sidecars lie under the directory a record was read from: DIR for DIR/results.jsonl, and for
   // DIR/runs/<id>.json too.
   for (const auto& record : input.records) {
-    if (!record.layer_stats_sidecar.has_value()) continue;
     const auto& id = record.run_id;
     const auto file = loaded.files.find(id);
     if (file == loaded.files.end()) continue;
     auto directory = file->second.parent_path();
     if (directory.filename() == "runs") directory = directory.parent_path();
-    input.layer_stats_files[id] = directory / std::filesystem::path(*record.layer_stats_sidecar);
+    if (record.layer_stats_sidecar.has_value()) {
+      input.layer_stats_files[id] = directory / std::filesystem::path(*record.layer_stats_sidecar);
+    }
+    if (record.probe_sidecar.has_value()) {
+      input.probe_files[id] = directory / std::filesystem::path(*record.probe_sidecar);
+    }
   }
   ReportPaths paths{out / "results.jsonl", out / "summary.csv",
                     out / "contrasts.csv", out / "report.md",

@@ -184,6 +184,7 @@ struct RunRecord {
   Field<std::vector<std::string>> recipe_fields;
   Field<std::string> recipe_canonical, recipe_label;
   Field<std::string> layer_stats_sidecar;  // relative to the results directory; null: none
+  Field<std::string> probe_sidecar;        // the same (probe_sidecar.hpp); null: none
   // The distinct inner dimensions K of the GEMMs run in FP8: fprop, dgrad, wgrad -> [K].
   Field<std::map<std::string, std::vector<std::int64_t>>> gemm_k;
   Field<std::vector<TrainRow>> train;
@@ -217,7 +218,8 @@ struct RunRecord {
     f("baseline_run_id", r.baseline_run_id), f("null_arm", r.null_arm);
     f("perturbation", r.perturbation), f("recipe", r.recipe), f("recipe_fields", r.recipe_fields);
     f("recipe_canonical", r.recipe_canonical), f("recipe_label", r.recipe_label);
-    f("layer_stats_sidecar", r.layer_stats_sidecar), f("gemm_k", r.gemm_k);
+    f("layer_stats_sidecar", r.layer_stats_sidecar), f("probe_sidecar", r.probe_sidecar);
+    f("gemm_k", r.gemm_k);
     f("train", r.train), f("eval", r.eval), f("layers", r.layers);
     f("final", r.final), f("throughput", r.throughput), f("machine", r.machine);
   }
