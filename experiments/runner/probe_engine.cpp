@@ -200,10 +200,13 @@ bool probe_is_stateful(const recipes::Recipe& recipe) {
 
 bool probe_is_stochastic(const recipes::Recipe& recipe) {
   namespace sc = sim::scaling;
-  for (const auto tensor : {sc::Operand::kInput, sc::Operand::kWeight, sc::Operand::kGradOutput}) {
-    for (const auto role : {sc::Gemm::kFprop, sc::Gemm::kDgrad, sc::Gemm::kWgrad}) {
-      if (recipes::plan(recipe, tensor, role).stochastic_rounding) return true;
-    }
+  // Each GEMM's two operands.
+  const std::pair<sc::Operand, sc::Gemm> operands[] = {
+      {sc::Operand::kInput, sc::Gemm::kFprop},      {sc::Operand::kWeight, sc::Gemm::kFprop},
+      {sc::Operand::kGradOutput, sc::Gemm::kDgrad}, {sc::Operand::kWeight, sc::Gemm::kDgrad},
+      {sc::Operand::kGradOutput, sc::Gemm::kWgrad}, {sc::Operand::kInput, sc::Gemm::kWgrad}};
+  for (const auto& [tensor, role] : operands) {
+    if (recipes::plan(recipe, tensor, role).stochastic_rounding) return true;
   }
   return false;
 }
