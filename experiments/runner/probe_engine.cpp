@@ -17,6 +17,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct ProbeModel {
   std::string variant;
+  std::int64_t draws = 1;  // settings.draws for a stochastic recipe, else 1
   std::shared_ptr<const LinearBackend> backend;
   std::shared_ptr<TrainableModel> model;
   bool autocast_during_eval = false;
@@ -28,18 +29,24 @@ ProbeModel make_probe_model(const ProbeModels& where, const ModelHooks& hooks,
   hooks.convert(*model);
   if (!hooks.device.is_cpu()) model->to(hooks.device);
   model->train();
-  return {std::move(variant), std::move(backend), std::move(model), hooks.use_autocast_during_eval};
+  return {std::move(variant), 1, std::move(backend), std::move(model),
+          hooks.use_autocast_during_eval};
 }
 
 std::shared_ptr<const LinearBackend> probe_backend(const BackendChoice& choice) {
   return make_backend({choice.name, 0, choice.threads});
 }
 
+// `draws`: the draws per probe step of a stochastic recipe.
 ProbeModel make_recipe_model(const ProbeModels& where, const recipes::Recipe& recipe,
-                             std::string variant) {
+                             std::string variant, std::int64_t draws) {
   auto backend = probe_backend(where.backend);
-  return make_probe_model(where, fp8_hooks(recipe, where.high_precision, backend, where.device),
-                          backend, std::move(variant));
+  auto probe =
+      make_probe_model(where, fp8_hooks(recipe, where.high_precision, backend, where.device),
+                       backend, std::move(variant));
+  // A variant whose quantized GEMM rounds nothing stochastically (NVFP4's fprop) draws once.
+  probe.draws = probe_is_stochastic(recipe) ? std::max<std::int64_t>(1, draws) : 1;
+  return probe;
 }
 
 // The named parameters of `model` in `names` order (throws naming a missing one).
@@ -205,8 +212,12 @@ bool probe_is_stochastic(const recipes::Recipe& recipe) {
       {sc::Operand::kInput, sc::Gemm::kFprop},      {sc::Operand::kWeight, sc::Gemm::kFprop},
       {sc::Operand::kGradOutput, sc::Gemm::kDgrad}, {sc::Operand::kWeight, sc::Gemm::kDgrad},
       {sc::Operand::kGradOutput, sc::Gemm::kWgrad}, {sc::Operand::kInput, sc::Gemm::kWgrad}};
+  const auto& high = recipe.override_linear_precision;  // these GEMMs quantize nothing
   for (const auto& [tensor, role] : operands) {
-    if (recipes::plan(recipe, tensor, role).stochastic_rounding) return true;
+    const bool quantized = role == sc::Gemm::kFprop   ? !high.fprop
+                           : role == sc::Gemm::kDgrad ? !high.dgrad
+                                                      : !high.wgrad;
+    if (quantized && recipes::plan(recipe, tensor, role).stochastic_rounding) return true;
   }
   return false;
 }
@@ -230,7 +241,6 @@ struct BaselineProbes::Probe {
   recipes::Recipe recipe;
   std::string label;
   bool stateful = false;
-  std::int64_t draws = 1;
   ProbeModel main;
   std::vector<ProbeModel> variants;  // fprop_only, dgrad_only, wgrad_only (with attribution)
 };
@@ -251,12 +261,12 @@ BaselineProbes::BaselineProbes(const ProbeModels& models, const recipes::ProbeSe
     probe->recipe = recipes[i];
     probe->label = labels.at(i);
     probe->stateful = probe_is_stateful(recipes[i]);
-    probe->draws = probe_is_stochastic(recipes[i]) ? std::max<std::int64_t>(1, settings.draws) : 1;
-    probe->main = make_recipe_model(models, recipes[i], kAllGemms);
+    probe->main = make_recipe_model(models, recipes[i], kAllGemms, settings.draws);
     if (!attribution_steps_.empty()) {
       for (const char* variant : {kFpropOnly, kDgradOnly, kWgradOnly}) {
         probe->variants.push_back(
-            make_recipe_model(models, single_gemm_variant(recipes[i], variant), variant));
+            make_recipe_model(models, single_gemm_variant(recipes[i], variant), variant,
+                              settings.draws));
       }
     }
     probes_.push_back(std::move(probe));
@@ -294,7 +304,7 @@ void BaselineProbes::after_backward(const StepAfterBackward& step) {
       // The draws differ because each run advances the stochastic-rounding stream of every
       // Linear of the model (SimBackend: one Philox stream per quantization call).
       std::vector<ProbeGradient> draws;
-      for (std::int64_t d = 0; d < probe->draws; ++d) {
+      for (std::int64_t d = 0; d < model->draws; ++d) {
         draws.push_back(run_probe(*model, step));
         add_rows(rows_,
                  row_head(step, kOnBaseline, probe->label, model->variant, d, draws.back().loss,
@@ -351,7 +361,7 @@ void ExactOnRunProbes::after_backward(const StepAfterBackward& step) {
   GlobalRngGuard rng;
   const auto weights = parameters_named(step.model, step.parameter_names);
   const auto run_grads = gradients_of(weights);
-  const ProbeModel exact{kAllGemms, nullptr, model_, autocast_during_eval_};
+  const ProbeModel exact{kAllGemms, 1, nullptr, model_, autocast_during_eval_};
   const ProbeGradient g = run_probe(exact, step);
   // g is the exact gradient (the reference, with its update), g_q the run's own.
   const Reference ref = make_reference(step, g.grads, weights);
