@@ -37,7 +37,8 @@ Recipe probe_recipe(std::string_view word, const Site& site, const std::string& 
     const auto eq = parts[i].find('=');
     if (eq == std::string::npos || eq == 0) {
       throw RecipeError(site, field, std::string(word),
-                        "expected FIELD=VALUE after each ':' of the probe recipe", accepted_words());
+                        "expected FIELD=VALUE after each ':' of the probe recipe",
+                        accepted_words());
     }
     const std::string key = parts[i].substr(0, eq);
     std::string value = parts[i].substr(eq + 1);

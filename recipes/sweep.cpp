@@ -31,12 +31,18 @@ constexpr std::uint64_t kBytesPerRequest = 2300;  // 900,000 combinations: 2.04 
 constexpr std::uint64_t kExpansionBudget = 2'000'000'000;
 
 const std::vector<std::string>& top_level_keys() {
-  static const std::vector<std::string> keys = {
-      "method",         "count",          "seed",        "workloads",         "seeds",
-      "base",           "parameters",     "name",        "description",       "runs_as",
-      "baseline_seeds", "practical_band", "null_runs",   "layer_stats_every", "what_if",
-      "ablate",         "hypotheses",     "instability", "null_noise",        "probes",
-      "probe_every",    "probe_attribution", "probe_draws"};
+  static const std::vector<std::string> keys = {"method",         "count",
+                                                "seed",           "workloads",
+                                                "seeds",          "base",
+                                                "parameters",     "name",
+                                                "description",    "runs_as",
+                                                "baseline_seeds", "practical_band",
+                                                "null_runs",      "layer_stats_every",
+                                                "what_if",        "ablate",
+                                                "hypotheses",     "instability",
+                                                "null_noise",     "probes",
+                                                "probe_every",    "probe_attribution",
+                                                "probe_draws"};
   return keys;
 }
 // practical_band: a fraction in (0, 1), e.g. 0.0025 for 0.25%.
@@ -148,10 +154,9 @@ std::vector<std::string> parse_probes(const std::string& key, const YAML::Node& 
   for (std::size_t i = 0; i < v.size(); ++i) {
     const Site item_site = detail::site_of(file, v[i]);
     const std::string field = fmt::format("{}[{}]", key, i);
-    const std::string word =
-        v[i].IsMap()
-            ? probe_word(detail::parse_recipe_mapping(v[i], file, field + "."))
-            : detail::as_scalar(v[i], item_site, field, accepted);
+    const std::string word = v[i].IsMap()
+                                 ? probe_word(detail::parse_recipe_mapping(v[i], file, field + "."))
+                                 : detail::as_scalar(v[i], item_site, field, accepted);
     const std::string canonical_text = canonical_string(probe_recipe(word, item_site, field));
     if (std::find(canonical.begin(), canonical.end(), canonical_text) != canonical.end()) {
       throw RecipeError(item_site, field, word, "is given twice (the same recipe):", accepted);

@@ -160,10 +160,10 @@ recipes::ProbeSettings probe_settings(const RunArguments& a) {
   recipes::ProbeSettings probes;
   probes.site = {"--probe", 0};
   probes.field = "--probe";
-  probes.recipes = list_items(a.probes, "--probe",
-                              "RECIPE[,RECIPE...], e.g. current,current:fp8_format=E5M2");
+  probes.recipes =
+      list_items(a.probes, "--probe", "RECIPE[,RECIPE...], e.g. current,current:fp8_format=E5M2");
   for (const auto& word : probes.recipes) recipes::probe_recipe(word, probes.site, probes.field);
-  probes.every = a.probe_every > 0             ? a.probe_every
+  probes.every = a.probe_every > 0        ? a.probe_every
                  : probes.recipes.empty() ? 0
                                           : recipes::kDefaultProbeEvery;
   const auto attribution = recipes::probe_attribution_named(a.probe_attribution);

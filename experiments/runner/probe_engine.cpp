@@ -41,9 +41,9 @@ std::shared_ptr<const LinearBackend> probe_backend(const BackendChoice& choice) 
 ProbeModel make_recipe_model(const ProbeModels& where, const recipes::Recipe& recipe,
                              std::string variant, std::int64_t draws) {
   auto backend = probe_backend(where.backend);
-  auto probe =
-      make_probe_model(where, fp8_hooks(recipe, where.high_precision, backend, where.device),
-                       backend, std::move(variant));
+  auto probe = make_probe_model(where,
+                                fp8_hooks(recipe, where.high_precision, backend, where.device),
+                                backend, std::move(variant));
   // A variant whose quantized GEMM rounds nothing stochastically (NVFP4's fprop) draws once.
   probe.draws = probe_is_stochastic(recipe) ? std::max<std::int64_t>(1, draws) : 1;
   return probe;
@@ -247,8 +247,7 @@ struct BaselineProbes::Probe {
 
 BaselineProbes::BaselineProbes(const ProbeModels& models, const recipes::ProbeSettings& settings,
                                const std::vector<recipes::Recipe>& recipes,
-                               const std::vector<std::string>& labels,
-                               std::int64_t steps_planned)
+                               const std::vector<std::string>& labels, std::int64_t steps_planned)
     : settings_(settings), steps_(probe_steps(steps_planned, settings.every)) {
   using recipes::ProbeAttribution;
   if (settings.attribution == ProbeAttribution::all) attribution_steps_ = steps_;
@@ -264,9 +263,8 @@ BaselineProbes::BaselineProbes(const ProbeModels& models, const recipes::ProbeSe
     probe->main = make_recipe_model(models, recipes[i], kAllGemms, settings.draws);
     if (!attribution_steps_.empty()) {
       for (const char* variant : {kFpropOnly, kDgradOnly, kWgradOnly}) {
-        probe->variants.push_back(
-            make_recipe_model(models, single_gemm_variant(recipes[i], variant), variant,
-                              settings.draws));
+        probe->variants.push_back(make_recipe_model(
+            models, single_gemm_variant(recipes[i], variant), variant, settings.draws));
       }
     }
     probes_.push_back(std::move(probe));
@@ -322,9 +320,10 @@ void BaselineProbes::after_backward(const StepAfterBackward& step) {
       }
       for (const auto& draw : draws) loss += draw.loss / static_cast<double>(draws.size());
       const std::size_t first = rows_.size();
-      add_rows(rows_, row_head(step, kOnBaseline, probe->label, model->variant, kMeanOfDraws,
-                               loss, step.loss),
-               mean, ref);
+      add_rows(
+          rows_,
+          row_head(step, kOnBaseline, probe->label, model->variant, kMeanOfDraws, loss, step.loss),
+          mean, ref);
       for (std::size_t i = 0; i <= mean.size(); ++i) {
         const bool whole_model = i == mean.size();
         const auto mean_i = whole_model ? whole(mean) : mean[i];

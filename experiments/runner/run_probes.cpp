@@ -44,9 +44,8 @@ RunProbes RunProbes::for_fp8_run(const RunRequest& request, const Workload& work
                                  const std::string& label, TrainingOptions& options) {
   RunProbes probes;
   if (request.probes.every < 1) return probes;
-  probes.exact_ = std::make_shared<ExactOnRunProbes>(probe_models(request, workload),
-                                                     request.probes, label,
-                                                     steps_planned(request, workload));
+  probes.exact_ = std::make_shared<ExactOnRunProbes>(
+      probe_models(request, workload), request.probes, label, steps_planned(request, workload));
   options.after_backward = [p = probes.exact_](const StepAfterBackward& step) {
     p->after_backward(step);
   };

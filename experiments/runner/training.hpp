@@ -87,7 +87,7 @@ struct StepAfterBackward {
   const Batch& batch;
   double loss = 0.0;
   const torch::optim::AdamW& optimizer;
-  double grad_clip = 0.0;  // the schedule's (0: none)
+  double grad_clip = 0.0;                           // the schedule's (0: none)
   const std::vector<std::string>& parameter_names;  // the trained ones, sorted (ModelSnapshot)
 };
 

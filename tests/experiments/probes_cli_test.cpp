@@ -35,8 +35,8 @@ void run_ok(std::vector<std::string> argv, const fs::path& log) {
 
 TEST_CASE("a baseline's record and archive are the same with and without probes", "[probes]") {
   const testing::Scratch dir("probes-cli");
-  const std::vector<std::string> base = {FP8LAB_EXECUTABLE, "run",  "--baseline-only",
-                                         "--workload",      kWorkload};
+  const std::vector<std::string> base = {FP8LAB_EXECUTABLE, "run", "--baseline-only", "--workload",
+                                         kWorkload};
   run_ok(testing::plus(base, {"--out", (dir / "plain").string()}), dir / "plain.log");
   run_ok(testing::plus(base, {"--out", (dir / "probed").string(), "--probe",
                               "current,delayed,nvfp4:nvfp4_stochastic_rounding=true",
@@ -148,11 +148,11 @@ TEST_CASE("bad probe keys and flags exit 2 naming the key", "[probes]") {
     const auto sub = dir / ("case" + std::to_string(index++));
     fs::create_directories(sub);
     INFO(bad.yaml);
-    const int code = testing::sweep_yaml(
-        FP8LAB_EXECUTABLE, sub,
-        std::string("workloads: [\"") + kWorkload +
-            "\"]\nparameters:\n  scaling: {values: [current]}\n" + bad.yaml + "\n",
-        {});
+    const int code = testing::sweep_yaml(FP8LAB_EXECUTABLE, sub,
+                                         std::string("workloads: [\"") + kWorkload +
+                                             "\"]\nparameters:\n  scaling: {values: [current]}\n" +
+                                             bad.yaml + "\n",
+                                         {});
     const auto text = read_text(sub / "sweep.log");
     INFO(text);
     CHECK(code == 2);
@@ -171,11 +171,10 @@ TEST_CASE("bad probe keys and flags exit 2 naming the key", "[probes]") {
     const auto out = dir / ("flags" + std::to_string(index++));
     INFO(message);
     const auto log = out.string() + ".log";
-    const int code = run_to_end(
-        testing::plus({FP8LAB_EXECUTABLE, "run", "--baseline-only", "--workload", kWorkload,
-                       "--out", out.string()},
-                      extra),
-        log);
+    const int code = run_to_end(testing::plus({FP8LAB_EXECUTABLE, "run", "--baseline-only",
+                                               "--workload", kWorkload, "--out", out.string()},
+                                              extra),
+                                log);
     const auto text = read_text(log);
     INFO(text);
     CHECK(code == 2);

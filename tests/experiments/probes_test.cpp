@@ -177,10 +177,10 @@ TEST_CASE("E5M2 in the forward pass errs more than E4M3 in the forward pass", "[
   const auto run = run_baseline(*workload, settings, recipes);
   double mean4 = 0, mean5 = 0;
   for (std::int64_t step = 0; step < 5; ++step) {
-    const double r4 = whole_model_row(run.rows, step, recipe_label(recipes[0]), kAllGemms, 0)
-                          .rel_error;
-    const double r5 = whole_model_row(run.rows, step, recipe_label(recipes[1]), kAllGemms, 0)
-                          .rel_error;
+    const double r4 =
+        whole_model_row(run.rows, step, recipe_label(recipes[0]), kAllGemms, 0).rel_error;
+    const double r5 =
+        whole_model_row(run.rows, step, recipe_label(recipes[1]), kAllGemms, 0).rel_error;
     INFO("step " << step << ": E4M3 " << r4 << ", E5M2 " << r5);
     CHECK(r4 > 0);
     mean4 += r4 / 5;
@@ -256,8 +256,8 @@ std::vector<float> wgrad_roundtrip(const recipes::Recipe& recipe, sim::scaling::
   const std::span<const float> data(values.data_ptr<float>(), 64 * 64);
   const auto plan = recipes::plan(recipe, tensor, sim::scaling::Gemm::kWgrad);
   const sim::scaling::StochasticStream draws{1, stream};
-  const auto q = sim::scaling::quantize(plan, data, 64, 64, 1,
-                                        plan.stochastic_rounding ? &draws : nullptr);
+  const auto q =
+      sim::scaling::quantize(plan, data, 64, 64, 1, plan.stochastic_rounding ? &draws : nullptr);
   return sim::scaling::dequantize(q.tensor);
 }
 
