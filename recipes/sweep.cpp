@@ -35,7 +35,8 @@ const std::vector<std::string>& top_level_keys() {
       "method",         "count",          "seed",        "workloads",         "seeds",
       "base",           "parameters",     "name",        "description",       "runs_as",
       "baseline_seeds", "practical_band", "null_runs",   "layer_stats_every", "what_if",
-      "ablate",         "hypotheses",     "instability", "null_noise",        "seed_budget"};
+      "ablate",         "hypotheses",     "instability", "null_noise",        "seed_budget",
+      "probes",         "probe_every",    "probe_attribution", "probe_draws"};
   return keys;
 }
 // practical_band: a fraction in (0, 1), e.g. 0.0025 for 0.25%.
@@ -165,6 +166,35 @@ std::vector<std::string> parse_what_if(const std::string& key, const YAML::Node&
     names.push_back(name);
   }
   return names;
+}
+
+// probes: a non-empty list of distinct probe recipes, each a probe word or a mapping of recipe
+// fields (probe_settings.hpp), kept as probe words.
+std::vector<std::string> parse_probes(const std::string& key, const YAML::Node& v, const Site& site,
+                                      const std::string& file) {
+  const std::string accepted =
+      "a list of probe recipes, each SCALING[:FIELD=VALUE...] or a mapping of recipe fields, "
+      "e.g. [current, {scaling: current, fp8_format: E5M2}]";
+  if (!v.IsSequence() || v.size() == 0) {
+    throw RecipeError(site, key, v.IsSequence() ? "[]" : detail::describe_node(v),
+                      "expected a non-empty list, got", accepted);
+  }
+  std::vector<std::string> words;
+  std::vector<std::string> canonical;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const Site item_site = detail::site_of(file, v[i]);
+    const std::string field = fmt::format("{}[{}]", key, i);
+    const std::string word = v[i].IsMap()
+                                 ? probe_word(detail::parse_recipe_mapping(v[i], file, field + "."))
+                                 : detail::as_scalar(v[i], item_site, field, accepted);
+    const std::string canonical_text = canonical_string(probe_recipe(word, item_site, field));
+    if (std::find(canonical.begin(), canonical.end(), canonical_text) != canonical.end()) {
+      throw RecipeError(item_site, field, word, "is given twice (the same recipe):", accepted);
+    }
+    canonical.push_back(canonical_text);
+    words.push_back(word);
+  }
+  return words;
 }
 
 // null_runs: true (= [once]), false (none) or a non-empty list of distinct arm names.
@@ -536,6 +566,7 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
   Sweep sweep;
   sweep.file = file;
   bool has_count = false, has_seed = false, has_ablate = false, has_band = false;
+  bool has_probe_every = false;
   Site method_site{file, 0};
   Site null_noise_site{file, 0};  // line 0: null_noise not given
   Site seeds_site{file, 0}, budget_site{file, 0};
@@ -592,6 +623,28 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
       }
     } else if (key == "what_if") {
       sweep.what_if = parse_what_if(key, v, site, file);
+    } else if (key == "probes") {
+      sweep.probes.recipes = parse_probes(key, v, site, file);
+      sweep.probes.site = site;
+      sweep.probes.field = key;
+    } else if (key == "probe_every") {
+      has_probe_every = true;
+      sweep.probes.every = detail::as_int(v, site, key, "an integer >= 1");
+      if (sweep.probes.every < 1) {
+        throw RecipeError(site, key, v.Scalar(), "out of range:", "an integer >= 1");
+      }
+    } else if (key == "probe_attribution") {
+      const auto text = detail::as_scalar(v, site, key, accepted_probe_attributions());
+      const auto attribution = probe_attribution_named(text);
+      if (!attribution) {
+        throw RecipeError(site, key, text, "unknown value", accepted_probe_attributions());
+      }
+      sweep.probes.attribution = *attribution;
+    } else if (key == "probe_draws") {
+      sweep.probes.draws = detail::as_int(v, site, key, "an integer >= 1");
+      if (sweep.probes.draws < 1) {
+        throw RecipeError(site, key, v.Scalar(), "out of range:", "an integer >= 1");
+      }
     } else if (key == "ablate") {
       has_ablate = true;
       sweep.ablate = parse_ablation(v, site, file);
@@ -613,6 +666,9 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
   }
   check_method_keys(sweep, has_count, has_seed, method_site);
   check_seed_planning(sweep, seeds_site, budget_site);
+  // probes without probe_every: the default steps. probe_every alone probes the FP8 runs only
+  // (the exact step at each run's own weights).
+  if (!sweep.probes.recipes.empty() && !has_probe_every) sweep.probes.every = kDefaultProbeEvery;
   if (null_noise_site.line > 0 && std::find(sweep.null_runs.begin(), sweep.null_runs.end(),
                                             NullArm::per_step) == sweep.null_runs.end()) {
     throw RecipeError(null_noise_site, "null_noise", sweep.null_noise,

@@ -39,6 +39,13 @@
 //                             # every 10th step (default: at the eval steps)
 //   what_if: [mxfp8, block]   # optional: also measure these recipes' quantization of the same
 //                             # tensors in every run, baselines included (what_if.hpp)
+//   probes: [current, {scaling: current, fp8_format: E5M2}, "mxfp8:mx_scale_mode=floor"]
+//                             # optional: each baseline runs these recipes' forward and backward
+//                             # at its own weights and batch every probe_every-th step, and every
+//                             # FP8 run the exact step at its own (probe_settings.hpp)
+//   probe_every: 10           # optional (default 10 with probes): the probe steps, and the last
+//   probe_attribution: all    # optional: first_middle_last (default), all, none
+//   probe_draws: 4            # optional: draws per probe step of a stochastic recipe (default 4)
 //   base: {scaling: delayed}  # optional recipe fields shared by every combination
 //   runs_as: asked            # or upstream: run what accelerate + TE / torchao really run for
 //                             # each combination (runs_as.hpp); the changes become its reasons
@@ -82,6 +89,7 @@
 #include "recipes/fields.hpp"
 #include "recipes/instability_rule.hpp"
 #include "recipes/null_arms.hpp"
+#include "recipes/probe_settings.hpp"
 #include "recipes/recipe.hpp"
 #include "recipes/runs_as.hpp"
 #include "recipes/sweep_hypotheses.hpp"
@@ -122,6 +130,7 @@ struct Sweep {
   std::string null_noise = kDefaultNullNoise;  // sizes the per_step arm (a what-if name)
   std::int64_t layer_stats_every = 0;          // the sidecar's steps; 0: the eval steps
   std::vector<std::string> what_if;            // what-if recipe names (what_if.hpp)
+  ProbeSettings probes;                        // probe_settings.hpp; every == 0: off
   std::vector<FieldSetting> base;
   std::vector<SweepParameter> parameters;
   RunsAs runs_as = RunsAs::asked;

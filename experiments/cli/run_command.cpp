@@ -37,6 +37,7 @@
 #include "experiments/results/results_reader.hpp"
 #include "experiments/runner/null_run.hpp"
 #include "experiments/runner/parallelism.hpp"
+#include "experiments/runner/probe_recipes.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/python_run.hpp"
 #include "experiments/runner/run_diagnostics.hpp"
@@ -48,6 +49,7 @@
 #include "experiments/workloads/workload_catalog.hpp"
 #include "recipes/error.hpp"
 #include "recipes/instability_rule.hpp"
+#include "recipes/probe_settings.hpp"
 #include "recipes/run_source.hpp"
 #include "recipes/runs_as.hpp"
 #include "recipes/sweep.hpp"
@@ -75,6 +77,12 @@ struct RunArguments {
   std::int64_t shadow_every = 0;
   std::int64_t layer_stats_every = 0;
   std::vector<std::string> what_if;
+  // The on-trajectory probes (recipes/probe_settings.hpp); probe_every 0: the default with
+  // --probe, else off.
+  std::vector<std::string> probes;
+  std::int64_t probe_every = 0;
+  std::string probe_attribution = "first_middle_last";
+  std::int64_t probe_draws = recipes::kDefaultProbeDraws;
   std::string instability;  // recipes/instability_rule.hpp's text form; empty: the default
   std::string inject_nan;
   int threads = 0;  // 0: every core this process may use (parallelism.hpp)
@@ -147,6 +155,27 @@ FaultInjection parse_fault(const std::string& text) {
   return fault;
 }
 
+// --probe, --probe-every, --probe-attribution, --probe-draws; each probe recipe checked here.
+recipes::ProbeSettings probe_settings(const RunArguments& a) {
+  recipes::ProbeSettings probes;
+  probes.site = {"--probe", 0};
+  probes.field = "--probe";
+  probes.recipes =
+      list_items(a.probes, "--probe", "RECIPE[,RECIPE...], e.g. current,current:fp8_format=E5M2");
+  for (const auto& word : probes.recipes) recipes::probe_recipe(word, probes.site, probes.field);
+  probes.every = a.probe_every > 0        ? a.probe_every
+                 : probes.recipes.empty() ? 0
+                                          : recipes::kDefaultProbeEvery;
+  const auto attribution = recipes::probe_attribution_named(a.probe_attribution);
+  if (!attribution) {
+    throw std::invalid_argument("--probe-attribution '" + a.probe_attribution + "': accepted " +
+                                recipes::accepted_probe_attributions());
+  }
+  probes.attribution = *attribution;
+  probes.draws = a.probe_draws;
+  return probes;
+}
+
 int run(const RunArguments& a) {
   RunRequest request;
   request.high_precision = parse_high_precision(a.high_precision);
@@ -156,6 +185,7 @@ int run(const RunArguments& a) {
   request.layer_stats_every = a.layer_stats_every;
   request.what_if = list_items(a.what_if, "--what-if", "RECIPE[,RECIPE...], e.g. mxfp8,block");
   lower_what_if(request.what_if, "--what-if");  // refused here, before any training
+  request.probes = probe_settings(a);
   if (!a.instability.empty()) {
     request.instability =
         recipes::parse_instability_rule_text(a.instability, {"--instability", 0}, "--instability");
@@ -172,6 +202,7 @@ int run(const RunArguments& a) {
       throw std::invalid_argument("--job " + a.job_file + " holds run " + request.run_id +
                                   ", not --run-id " + a.run_id);
     }
+    checked_probe_recipes(request.probes, request.workload);  // refused before any training
     // One line per execution in the run's log (the resume test counts them).
     std::printf("fp8lab run %s: started\n", request.run_id.c_str());
     std::fflush(stdout);
@@ -181,6 +212,7 @@ int run(const RunArguments& a) {
 
   request.workload = a.workload;  // canonical (the command's callback)
   request.seed = a.seed;
+  checked_probe_recipes(request.probes, request.workload);  // refused before any training
   if (a.null_run) {
     const auto arm = recipes::null_arm_named(a.null_arm);
     if (!arm) {
@@ -336,6 +368,27 @@ void add_run_command(CLI::App& app) {
       command->add_option("--what-if", a->what_if,
                           "also measure these recipes' quantization of the same tensors, e.g. "
                           "--what-if mxfp8,block,rowwise (scalings other than delayed)"));
+  list_option(command->add_option(
+      "--probe", a->probes,
+      "on-trajectory probes: the baseline also runs these recipes' forward and backward at its "
+      "own weights and batch every --probe-every steps, e.g. --probe "
+      "current,current:fp8_format=E5M2,mxfp8:mx_scale_mode=floor (SCALING[:FIELD=VALUE...])"));
+  command
+      ->add_option("--probe-every", a->probe_every,
+                   "probe every N-th step and the last (default 10 with --probe); an FP8 run "
+                   "with it also measures the exact step at its own weights")
+      ->check(whole_number_at_least(1));
+  command
+      ->add_option("--probe-attribution", a->probe_attribution,
+                   "when each probe's fprop-, dgrad- and wgrad-only variants run: "
+                   "first_middle_last (probe steps), all, none")
+      ->check(CLI::IsMember({"first_middle_last", "all", "none"}))
+      ->capture_default_str();
+  command
+      ->add_option("--probe-draws", a->probe_draws,
+                   "draws per probe step of a stochastic-rounding recipe")
+      ->check(whole_number_at_least(1))
+      ->capture_default_str();
   command->add_option(
       "--instability", a->instability,
       "the rule that makes a run unstable, e.g. loss_above=0.2,for_steps=1,after_step=200 "

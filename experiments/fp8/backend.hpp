@@ -121,6 +121,15 @@ class LinearBackend {
   virtual void end_forward(LinearScalingState& state) const = 0;
   virtual void end_backward(LinearScalingState& state) const = 0;
 
+  // Sets `to`'s history-dependent scaling state (delayed scaling's scales and amax histories) to
+  // `from`'s, both made by this backend for recipes of the same scaling: an on-trajectory probe's
+  // per-GEMM variants start each probe step where the probed recipe is (runner/probe_engine.hpp).
+  // A backend that cannot copy its states keeps this default, which refuses by name.
+  virtual void copy_state(const LinearScalingState& /*from*/, LinearScalingState& /*to*/) const {
+    throw std::logic_error("LinearBackend " + std::string(name()) +
+                           ": copy_state is not built for this backend (sim has it)");
+  }
+
   // The resident path, for a Linear whose tensors live in `cuda` memory: operands read and
   // results written in place, quantized operands kept on the device from quantize to GEMM, nothing
   // copied to the host unless asked (to_host). high_precision_gemm takes cuda matrices too when

@@ -37,6 +37,10 @@ SimLinearState& sim_state(LinearScalingState& state) {
   return *s;
 }
 
+const SimLinearState& sim_state(const LinearScalingState& state) {
+  return sim_state(const_cast<LinearScalingState&>(state));
+}
+
 // Below this many elements a quantize runs on the calling thread: its work (a few hundred
 // microseconds at most) is too short for a hand-off to the pool and the stitching of bands to pay.
 // llama-xs's operands (512 x 128 .. 512 x 352) quantized at 2 threads took 2.6-3.5x the wall time
@@ -68,6 +72,16 @@ SimBackend::SimBackend(SimBackendOptions options) : options_(options) {
 
 std::unique_ptr<LinearScalingState> SimBackend::make_state(const recipes::Recipe& recipe) const {
   return std::make_unique<SimLinearState>(recipe, states_made_.fetch_add(1));
+}
+
+void SimBackend::copy_state(const LinearScalingState& from, LinearScalingState& to) const {
+  const SimLinearState& source = sim_state(from);
+  SimLinearState& target = sim_state(to);
+  if (source.delayed.has_value() != target.delayed.has_value()) {
+    throw std::invalid_argument("SimBackend::copy_state: one state is delayed scaling, the other "
+                                "is not");
+  }
+  target.delayed = source.delayed;
 }
 
 sc::QuantizeResult SimBackend::quantize(LinearScalingState& state, Operand tensor, Gemm role,

@@ -32,6 +32,9 @@ class SimBackend final : public LinearBackend {
   // With threads >= calls.size() >= 2: the calls at once, one thread each (sim's worker pool),
   // each on a one-thread SimBackend; otherwise in order with every thread.
   void run_independent(std::span<const Call> calls) const override;
+  // Copies the delayed-scaling state (scales, amax histories); the stochastic-rounding stream
+  // stays `to`'s own.
+  void copy_state(const LinearScalingState& from, LinearScalingState& to) const override;
 
   // The delayed-scaling state inside a state this backend made (scales, amax histories), or
   // nullptr when its recipe is not delayed scaling. Throws std::invalid_argument for a state made

@@ -30,7 +30,9 @@
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/python_run.hpp"
 #include "experiments/runner/run_diagnostics.hpp"
+#include "experiments/runner/run_hooks.hpp"
 #include "experiments/runner/run_ids.hpp"
+#include "experiments/runner/run_probes.hpp"
 #include "experiments/runner/run_record.hpp"
 #include "experiments/runner/training.hpp"
 #include "experiments/workloads/registry.hpp"
@@ -185,9 +187,10 @@ std::shared_ptr<const WhatIfRecipes> what_if_of(const RunRequest& request) {
   return std::make_shared<const WhatIfRecipes>(lower_what_if(request.what_if, "--what-if"));
 }
 
+}  // namespace
+
 ModelHooks baseline_hooks(HighPrecision precision, std::shared_ptr<const LinearBackend> backend,
-                          torch::Device device,
-                          std::shared_ptr<const WhatIfRecipes> what_if = nullptr) {
+                          torch::Device device, std::shared_ptr<const WhatIfRecipes> what_if) {
   ModelHooks hooks;
   hooks.device = device;
   hooks.measure_operands = measure_operands;
@@ -198,6 +201,8 @@ ModelHooks baseline_hooks(HighPrecision precision, std::shared_ptr<const LinearB
   hooks.take_step_measurements = linear_measurements(what_if);
   return hooks;
 }
+
+namespace {
 
 // Plain LibTorch Linears (the FP32 throughput reference) on `device`.
 ModelHooks plain_torch_hooks(torch::Device device) {
@@ -214,12 +219,12 @@ std::shared_ptr<const LinearBackend> timing_backend(const BackendChoice& choice,
   return choice.shadow_every == 0 ? backend : make_backend({choice.name, 0, choice.threads});
 }
 
-// `diagnostics` (null for the throughput probes): the run's first-non-finite watch and autoswitch
-// rule, attached after conversion.
+}  // namespace
+
 ModelHooks fp8_hooks(const recipes::Recipe& recipe, HighPrecision precision,
                      std::shared_ptr<const LinearBackend> backend, torch::Device device,
-                     std::shared_ptr<const WhatIfRecipes> what_if = nullptr,
-                     std::shared_ptr<RunDiagnostics> diagnostics = nullptr) {
+                     std::shared_ptr<const WhatIfRecipes> what_if,
+                     std::shared_ptr<RunDiagnostics> diagnostics) {
   ModelHooks hooks;
   hooks.device = device;
   hooks.measure_operands = measure_operands;
@@ -249,6 +254,8 @@ ModelHooks fp8_hooks(const recipes::Recipe& recipe, HighPrecision precision,
   hooks.use_autocast_during_eval = recipe.use_autocast_during_eval;
   return hooks;
 }
+
+namespace {
 
 nlohmann::json recipe_json(const recipes::Recipe& recipe) {
   nlohmann::json fields = nlohmann::json::object();
@@ -707,9 +714,11 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
     const auto backend = make_backend(request.backend);
     const auto device = device_for(request.backend);
     const auto hooks = baseline_hooks(request.high_precision, backend, device, what_if_of(request));
+    const auto probes = RunProbes::for_baseline(request, *workload, options);
     const auto result = train(*workload, hooks, options, nullptr);
     add_training(record, result, nullptr);
     add_layer_stats_sidecar(record, directory, run_id, result);
+    probes.add_sidecar(record, directory, run_id);
     add_threads(record, request);
     add_shadow_check(record, *backend);
     const auto probe = time_training_steps(
@@ -738,16 +747,19 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
         record.update(identity);
         const auto baseline = finished_baseline(directory, request);
         const auto reference = load_reference(directory, baseline);
-        const TrainingOptions options = training_options(request);
+        TrainingOptions options = training_options(request);
         const auto backend = make_backend(request.backend);
         const auto device = device_for(request.backend);
         const auto diagnostics =
             std::make_shared<RunDiagnostics>(recipe.autoswitch, request.inject_nan);
         const auto hooks = fp8_hooks(recipe, request.high_precision, backend, device,
                                      what_if_of(request), diagnostics);
+        const auto probes = RunProbes::for_fp8_run(
+            request, *workload, identity["recipe_label"].get<std::string>(), options);
         const auto result = train(*workload, hooks, options, &reference);
         add_training(record, result, &baseline);
         add_layer_stats_sidecar(record, directory, request.run_id, result);
+        probes.add_sidecar(record, directory, request.run_id);
         diagnostics->add_to_record(record);
         add_threads(record, request);
         add_shadow_check(record, *backend);

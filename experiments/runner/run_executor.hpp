@@ -24,6 +24,7 @@
 #include "experiments/results/results_store.hpp"
 #include "recipes/instability_rule.hpp"
 #include "recipes/null_arms.hpp"
+#include "recipes/probe_settings.hpp"
 #include "recipes/recipe.hpp"
 
 namespace fp8lab::experiments {
@@ -43,6 +44,9 @@ struct RunRequest {
   // training, so neither is part of a run id: a run recorded without them keeps its record.
   std::int64_t layer_stats_every = 0;
   std::vector<std::string> what_if;
+  // The on-trajectory probes (recipes/probe_settings.hpp: `probes:`, --probe, --probe-every):
+  // measured at the run's own steps, they change none, so they are no part of a run id either.
+  recipes::ProbeSettings probes;
   // The pre-registered instability rule (recipes/instability_rule.hpp: the sweep's
   // `instability:`, `fp8lab run --instability`), applied to every kind of run; the record names it.
   // Not part of a run id: it judges the run's curve and stops it, it changes no step before.

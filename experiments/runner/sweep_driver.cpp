@@ -23,6 +23,7 @@
 #include "experiments/runner/directory_lock.hpp"
 #include "experiments/runner/null_run.hpp"
 #include "experiments/runner/parallelism.hpp"
+#include "experiments/runner/probe_recipes.hpp"
 #include "experiments/runner/progress.hpp"
 #include "experiments/runner/provenance.hpp"
 #include "experiments/runner/python_run.hpp"
@@ -105,6 +106,10 @@ nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExp
           {"null_noise", e.sweep.null_noise},
           {"layer_stats_every", e.sweep.layer_stats_every},
           {"what_if", e.sweep.what_if},
+          {"probes", e.sweep.probes.recipes},
+          {"probe_every", e.sweep.probes.every},
+          {"probe_attribution", recipes::probe_attribution_name(e.sweep.probes.attribution)},
+          {"probe_draws", e.sweep.probes.draws},
           {"grid_size", e.grid_size},
           {"distinct_runs", e.runs.size()},
           {"requested", requested}};
@@ -181,6 +186,14 @@ std::vector<std::string> common_arguments(const SweepOptions& options,
     std::string names;
     for (const auto& name : sweep.what_if) names.append(names.empty() ? "" : ",").append(name);
     a.push_back(names);
+  }
+  // The on-trajectory probes (recipes/probe_settings.hpp), for every run: baselines probe the
+  // recipes, FP8 runs the exact step at their own weights.
+  if (sweep.probes.every > 0) {
+    a.insert(a.end(), {"--probe-every", std::to_string(sweep.probes.every), "--probe-attribution",
+                       recipes::probe_attribution_name(sweep.probes.attribution), "--probe-draws",
+                       std::to_string(sweep.probes.draws)});
+    for (const auto& word : sweep.probes.recipes) a.insert(a.end(), {"--probe", word});
   }
   return a;
 }
@@ -430,6 +443,8 @@ recipes::SweepExpansion expand_sweep(const SweepOptions& options, const std::str
   if (parsed.method == recipes::SweepMethod::ablate && parsed.ablate.layers.empty()) {
     parsed.ablate.layers = ablated_layers(parsed);
   }
+  // Each probe recipe on each workload, before any run starts (probe_recipes.hpp).
+  for (const auto& workload : parsed.workloads) checked_probe_recipes(parsed.probes, workload);
   auto expansion = recipes::expand(parsed);
   for (auto& run : expansion.runs) {
     const auto id = fp8_run_id(run.id, options.steps, options.backend);
@@ -523,6 +538,7 @@ class JobPlanner {
     common_request_.backend = options.backend;
     common_request_.layer_stats_every = sweep.layer_stats_every;
     common_request_.what_if = sweep.what_if;
+    common_request_.probes = sweep.probes;
     common_request_.instability = sweep.instability;
   }
 

@@ -61,13 +61,6 @@ Batch on_device(Batch batch, torch::Device device) {
   return Batch{batch.input.to(device), batch.target.to(device)};
 }
 
-// The forward pass of a step, inside the seed API's contextual FP8 autocast: FP8 when training
-// (or when use_autocast_during_eval), forward scales updating on exit (autocast.hpp).
-torch::Tensor forward_loss(TrainableModel& model, const Batch& batch, bool autocast_during_eval) {
-  ContextualFp8Autocast fp8(model, autocast_during_eval);
-  return model.loss(batch);
-}
-
 // The eval loss (mean of the eval batches' losses, as always) and its standard error: the spread
 // of the examples' losses (TrainableModel::example_losses: a window of text, a sample) over the
 // square root of their number, or of the batches' losses when the model gives no example losses.
@@ -146,6 +139,11 @@ class TrainingProgress {
 };
 
 }  // namespace
+
+torch::Tensor forward_loss(TrainableModel& model, const Batch& batch, bool autocast_during_eval) {
+  ContextualFp8Autocast fp8(model, autocast_during_eval);  // autocast.hpp
+  return model.loss(batch);
+}
 
 double standard_error(const std::vector<double>& values) {
   if (values.size() < 2) return NAN;
@@ -259,13 +257,21 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
       break;
     }
     loss.backward();
+    // The probes' time is not the step's: taken out of its seconds (the record's throughput).
+    double probe_seconds = 0.0;
+    if (options.after_backward) {
+      const auto probe_start = Clock::now();
+      options.after_backward({step, result.steps_planned, *model, batch, loss_value, optimizer,
+                              schedule.grad_clip, result.parameter_names});
+      probe_seconds = seconds_since(probe_start);
+    }
     if (schedule.grad_clip > 0.0) {
       torch::nn::utils::clip_grad_norm_(model->parameters(), schedule.grad_clip);
     }
     optimizer.step();
     // The step's queued GPU work (as time_training_steps), not only its launches.
     if (hooks.device.is_cuda()) torch::cuda::synchronize();
-    const double seconds = seconds_since(start);
+    const double seconds = seconds_since(start) - probe_seconds;
     result.train_seconds += seconds;
     if (logged) step_seconds.push_back(seconds);  // the median over the logged steps
     result.steps_completed = step + 1;

@@ -76,6 +76,21 @@ struct ModelHooks {
 inline constexpr std::int64_t kMaxTrainRows = 4096;
 inline constexpr std::int64_t kMaxEvalPoints = 256;
 
+// A training step between its backward pass and its gradient clipping and optimizer step: what
+// TrainingOptions::after_backward sees (the on-trajectory probes, probe_engine.hpp). The model's
+// weights are the step's (before its update), its gradients the step's loss's (before clipping),
+// the optimizer's state from before the step, its learning rate the step's.
+struct StepAfterBackward {
+  std::int64_t step = 0;
+  std::int64_t steps_planned = 0;
+  TrainableModel& model;
+  const Batch& batch;
+  double loss = 0.0;
+  const torch::optim::AdamW& optimizer;
+  double grad_clip = 0.0;                           // the schedule's (0: none)
+  const std::vector<std::string>& parameter_names;  // the trained ones, sorted (ModelSnapshot)
+};
+
 struct TrainingOptions {
   std::uint64_t seed = 0;
   std::optional<std::int64_t> steps;  // overrides the workload's schedule
@@ -90,6 +105,9 @@ struct TrainingOptions {
   // (its record ends there). A baseline runs on: every run of its seed compares with its curve.
   std::optional<recipes::InstabilityRule> instability;
   bool stop_when_unstable = true;
+  // Called after every step's backward pass (StepAfterBackward); it must change nothing of the
+  // model, its gradients, the optimizer or the global RNG.
+  std::function<void(const StepAfterBackward&)> after_backward;
   // Called after each step with (completed steps, total): progress lines.
   std::function<void(std::int64_t, std::int64_t)> on_step;
 };
@@ -145,6 +163,10 @@ bool step_ends_run(TrainingResult& result, std::int64_t step, double loss, bool 
 std::vector<double> time_training_steps(const Workload& workload,
                                         const std::vector<ModelHooks>& variants, std::uint64_t seed,
                                         int steps);
+
+// A training step's forward pass (loss of `batch`), inside the seed API's contextual FP8 autocast:
+// FP8 when the model is training (or when autocast_during_eval), forward scales updating on exit.
+torch::Tensor forward_loss(TrainableModel& model, const Batch& batch, bool autocast_during_eval);
 
 // The standard error of the mean of `values` (sample standard deviation over sqrt(n)); NaN for
 // fewer than 2 values.

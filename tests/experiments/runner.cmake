@@ -20,3 +20,9 @@ fp8lab_add_test(NAME experiments_runner_shard_test SOURCES runner_shard_test.cpp
 # seeds: auto end to end (issue 41 item 5): pilot, plan, planned seeds, resume; its refusals.
 fp8lab_add_test(NAME experiments_runner_seed_plan_test SOURCES runner_seed_plan_test.cpp
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300 RUNS_FP8LAB)
+# The on-trajectory probe engine (probe_engine.hpp), in process on small models.
+fp8lab_add_test(NAME experiments_probes_test SOURCES probes_test.cpp
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300)
+# The probes through the fp8lab command: records and archives unchanged, sidecars, bad keys.
+fp8lab_add_test(NAME experiments_probes_cli_test SOURCES probes_cli_test.cpp
+                LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300 RUNS_FP8LAB)
