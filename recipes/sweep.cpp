@@ -31,12 +31,30 @@ constexpr std::uint64_t kBytesPerRequest = 2300;  // 900,000 combinations: 2.04 
 constexpr std::uint64_t kExpansionBudget = 2'000'000'000;
 
 const std::vector<std::string>& top_level_keys() {
-  static const std::vector<std::string> keys = {
-      "method",         "count",          "seed",        "workloads",         "seeds",
-      "base",           "parameters",     "name",        "description",       "runs_as",
-      "baseline_seeds", "practical_band", "null_runs",   "layer_stats_every", "what_if",
-      "ablate",         "hypotheses",     "instability", "null_noise",        "seed_budget",
-      "probes",         "probe_every",    "probe_attribution", "probe_draws"};
+  static const std::vector<std::string> keys = {"method",
+                                                "count",
+                                                "seed",
+                                                "workloads",
+                                                "seeds",
+                                                "base",
+                                                "parameters",
+                                                "name",
+                                                "description",
+                                                "runs_as",
+                                                "baseline_seeds",
+                                                "practical_band",
+                                                "null_runs",
+                                                "layer_stats_every",
+                                                "what_if",
+                                                "ablate",
+                                                "hypotheses",
+                                                "instability",
+                                                "null_noise",
+                                                "seed_budget",
+                                                "probes",
+                                                "probe_every",
+                                                "probe_attribution",
+                                                "probe_draws"};
   return keys;
 }
 // practical_band: a fraction in (0, 1), e.g. 0.0025 for 0.25%.

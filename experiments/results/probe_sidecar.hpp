@@ -37,23 +37,23 @@ inline constexpr const char* kWholeModel = "model";
 inline constexpr std::int64_t kMeanOfDraws = -1;
 
 struct ProbeRow {
-  std::int64_t step = 0;     // the reference step (before its optimizer step)
-  std::string direction;     // kOnBaseline | kExactOnRun
-  std::string recipe;        // the probed recipe's label (kOnBaseline) or the run's (kExactOnRun)
-  std::string variant;       // kAllGemms | kFpropOnly | kDgradOnly | kWgradOnly
-  std::int64_t draw = 0;     // 0..K-1, or kMeanOfDraws
-  std::string tensor;        // a parameter name, or kWholeModel
-  double loss = 0.0;           // the quantized forward's loss on the batch (whole-model rows)
-  double reference_loss = 0.0; // the exact forward's loss on the same weights and batch
-  double grad_norm = 0.0;      // ||g||, the exact gradient (before clipping)
-  double error_norm = 0.0;     // ||g_q - g||
-  double cosine = 0.0;         // cos(g_q, g)
-  double rel_error = 0.0;      // ||g_q - g|| / ||g||
+  std::int64_t step = 0;  // the reference step (before its optimizer step)
+  std::string direction;  // kOnBaseline | kExactOnRun
+  std::string recipe;     // the probed recipe's label (kOnBaseline) or the run's (kExactOnRun)
+  std::string variant;    // kAllGemms | kFpropOnly | kDgradOnly | kWgradOnly
+  std::int64_t draw = 0;  // 0..K-1, or kMeanOfDraws
+  std::string tensor;     // a parameter name, or kWholeModel
+  double loss = 0.0;      // the quantized forward's loss on the batch (whole-model rows)
+  double reference_loss = 0.0;  // the exact forward's loss on the same weights and batch
+  double grad_norm = 0.0;       // ||g||, the exact gradient (before clipping)
+  double error_norm = 0.0;      // ||g_q - g||
+  double cosine = 0.0;          // cos(g_q, g)
+  double rel_error = 0.0;       // ||g_q - g|| / ||g||
   // e = g_q - g split along g: bias = (e . g) / ||g||^2 (signed, the relative length of e's
   // component along g), noise = ||e - (e . g / ||g||^2) g|| / ||g|| (the rest, relative).
   double bias = 0.0;
   double noise = 0.0;
-  double chmiel_ratio = 0.0;   // ||g|| / ||g_q - g|| (docs/results-schema.md says whose definition)
+  double chmiel_ratio = 0.0;  // ||g|| / ||g_q - g|| (docs/results-schema.md says whose definition)
   // The AdamW update each gradient gives from the reference's optimizer state (its moments and step
   // count, the step's learning rate, clipping each gradient by its own norm as training would).
   double update_cosine = 0.0;
