@@ -93,16 +93,17 @@ TEST_CASE("Only the evals a verdict reads use the whole eval set, and they are b
   const std::string spec =
       "llama-xs:layers=1,d_model=32,heads=2,context=16,batch=4,eval_windows=16,steps=12,"
       "eval_every=1,warmup=2,lr=0.01";
-  const auto run = [](const std::string& s, bool autocast_during_eval) {
+  const auto run = [](const Workload& workload, bool autocast_during_eval) {
     TrainingOptions options;
     options.seed = 5;
     options.keep_snapshots = true;  // a baseline's: snapshots at every eval step
     ModelHooks hooks;
     hooks.use_autocast_during_eval = autocast_during_eval;
-    return train(*make_workload(s), hooks, options, nullptr);
+    return train(workload, hooks, options, nullptr);
   };
-  const auto sampled = run(spec + ",early_eval_stride=2", false);
-  const auto whole = run(spec + ",early_eval_stride=1", false);
+  const auto stride_2 = make_workload(spec + ",early_eval_stride=2");
+  const auto sampled = run(*stride_2, false);
+  const auto whole = run(*make_workload(spec + ",early_eval_stride=1"), false);
   REQUIRE(sampled.status == "finished");
   REQUIRE(sampled.eval.size() == 12);
   REQUIRE(whole.eval.size() == 12);
@@ -140,7 +141,7 @@ TEST_CASE("Only the evals a verdict reads use the whole eval set, and they are b
   CHECK(sampled.final_eval_example_losses == whole.final_eval_example_losses);
 
   // With FP8 during eval the eval passes feed the next step's amaxes: every eval is whole.
-  const auto fp8_eval = run(spec + ",early_eval_stride=2", true);
+  const auto fp8_eval = run(*stride_2, true);
   REQUIRE(fp8_eval.eval_examples.size() == 12);
   for (const auto examples : fp8_eval.eval_examples) CHECK(examples == 16);
 }
