@@ -37,13 +37,6 @@ std::string count_text(std::size_t k, std::size_t n, const char* what) {
 
 }  // namespace
 
-std::size_t tail_points(std::size_t eval_points) {
-  if (eval_points == 0) return 0;
-  const auto count =
-      static_cast<std::size_t>(std::ceil(kTailFraction * static_cast<double>(eval_points)));
-  return count < 1 ? 1 : count;
-}
-
 std::optional<double> final_rel_error(const RunRecord& record) {
   if (auto v = record.final->eval_rel_diff.get()) return v;
   const auto values = eval_values(record, &EvalRow::rel_diff);

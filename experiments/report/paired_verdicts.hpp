@@ -5,8 +5,9 @@
 // Per seed (one FP8 or null run and the baseline of its seed; eval rows' rel_diff =
 // (loss - baseline) / |baseline|, docs/results-schema.md):
 //   final  the last eval point's rel_diff
-//   tail   the mean rel_diff over the last 10% of eval points (at least one): an average over the
-//          end of training, steadier than one point. The verdict's statistic.
+//   tail   the mean rel_diff over the last 10% of eval points (at least one; tail_points,
+//          results/eval_tail.hpp): an average over the end of training, steadier than one point.
+//          The verdict's statistic.
 // Over seeds (the verdicts):
 //   diverged      a seed's training loss became non-finite ("k of n seeds")
 //   failed        a seed's run threw, or the median seed's eval loss fell by less than half of
@@ -24,14 +25,10 @@
 
 #include "experiments/report/named_tests.hpp"
 #include "experiments/report/paired_statistics.hpp"
+#include "experiments/results/eval_tail.hpp"  // the tail: tail_points
 #include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
-
-inline constexpr double kTailFraction = 0.10;
-
-// How many of `eval_points` form the tail: ceil(10%), at least 1 (0 for none).
-std::size_t tail_points(std::size_t eval_points);
 
 // Signed per-seed errors of a finished run; nullopt without eval rows that carry rel_diff.
 std::optional<double> final_rel_error(const RunRecord& record);

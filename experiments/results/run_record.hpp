@@ -67,15 +67,16 @@ struct TrainRow {
   }
 };
 
-// One `eval` row: the eval loss, its standard error, and against the baseline the differences and
-// the weight and gradient divergence.
+// One `eval` row: the eval loss, its standard error and the examples it is over, and against the
+// baseline the differences and the weight and gradient divergence.
 struct EvalRow {
   std::int64_t step = 0;
   Field<double> loss, loss_se, baseline_loss, abs_diff, rel_diff, weight_rel_l2, grad_rel_l2;
+  Field<std::int64_t> examples;
   nlohmann::json other = nlohmann::json::object();
   template <class R, class F>
   static void fields(R& r, F&& f) {
-    f("step", r.step), f("loss", r.loss), f("loss_se", r.loss_se);
+    f("step", r.step), f("loss", r.loss), f("loss_se", r.loss_se), f("examples", r.examples);
     f("baseline_loss", r.baseline_loss), f("abs_diff", r.abs_diff), f("rel_diff", r.rel_diff);
     f("weight_rel_l2", r.weight_rel_l2), f("grad_rel_l2", r.grad_rel_l2);
   }

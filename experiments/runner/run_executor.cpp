@@ -402,6 +402,7 @@ nlohmann::json eval_rows(const TrainingResult& t, const BaselineLosses& baseline
     const auto& [step, loss] = t.eval[i];
     nlohmann::json row{{"step", step}, {"loss", finite_or_null(loss)}};
     if (i < t.eval_standard_error.size()) row["loss_se"] = finite_or_null(t.eval_standard_error[i]);
+    if (i < t.eval_examples.size()) row["examples"] = t.eval_examples[i];
     if (auto it = baseline.eval.find(step); it != baseline.eval.end()) {
       row["baseline_loss"] = finite_or_null(it->second);
       row["abs_diff"] = finite_or_null(loss - it->second);

@@ -10,6 +10,7 @@
 #include <torch/cuda.h>
 
 #include "experiments/fp8/autocast.hpp"
+#include "experiments/results/eval_tail.hpp"
 #include "experiments/workloads/learning_rate.hpp"
 
 namespace fp8lab::experiments {
@@ -68,6 +69,7 @@ struct EvalLoss {
   double loss = 0.0;
   double standard_error = NAN;
   std::vector<double> example_losses;  // empty when the model gives none
+  std::int64_t examples = 0;           // what standard_error is over: examples, else batches
 };
 
 EvalLoss evaluate(TrainableModel& model, const std::vector<Batch>& batches,
@@ -93,8 +95,21 @@ EvalLoss evaluate(TrainableModel& model, const std::vector<Batch>& batches,
   }
   model.train();
   if (batches.empty()) return {};
-  const double se = standard_error(example_losses.empty() ? batch_losses : example_losses);
-  return {sum / static_cast<double>(batches.size()), se, std::move(example_losses)};
+  const auto& spread = example_losses.empty() ? batch_losses : example_losses;
+  const double se = standard_error(spread);
+  const auto examples = static_cast<std::int64_t>(spread.size());
+  return {sum / static_cast<double>(batches.size()), se, std::move(example_losses), examples};
+}
+
+// The evals no verdict reads (results/eval_tail.hpp) draw learning curves; they use every
+// stride-th eval batch from the first: a fixed sample, spread over the whole eval set, the same in
+// every run of the workload, so that a run's early points stay paired with its baseline's.
+std::vector<Batch> early_eval_sample(const std::vector<Batch>& batches, std::int64_t stride) {
+  std::vector<Batch> sample;
+  for (std::size_t i = 0; i < batches.size(); i += static_cast<std::size_t>(stride)) {
+    sample.push_back(batches[i]);
+  }
+  return sample;
 }
 
 torch::optim::AdamW make_optimizer(TrainableModel& model, const TrainingSchedule& s) {
@@ -207,6 +222,15 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
   for (auto& batch : workload.eval_batches()) {
     eval_batches.push_back(on_device(std::move(batch), hooks.device));
   }
+  // Only the evals a verdict reads use the whole eval set (results/eval_tail.hpp: the first and
+  // the tail's, of the run's planned eval points); with FP8 during eval every eval is whole, as
+  // its passes' amaxes feed the next step's scales (a sample would change the trajectory).
+  const auto eval_points = static_cast<std::size_t>(ceil_div(planned, eval_every) +
+                                                    ((planned - 1) % eval_every != 0 ? 1 : 0));
+  const auto early_eval_batches =
+      hooks.use_autocast_during_eval
+          ? eval_batches
+          : early_eval_sample(eval_batches, std::max<std::int64_t>(1, schedule.early_eval_stride));
 
   std::map<std::int64_t, const ModelSnapshot*> reference_snapshots;
   if (reference != nullptr) {
@@ -299,11 +323,15 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
       // time and counts before the next step (else they would land in its measurement, outside
       // train_seconds: a GEMM share above 1, and eval inputs in its per-layer rows).
       if (hooks.measure_operands) hooks.measure_operands(*model, false);
-      const auto measured = evaluate(*model, eval_batches, hooks.use_autocast_during_eval);
+      const bool whole = eval_enters_verdicts(result.eval.size(), eval_points);
+      const auto measured = evaluate(*model, whole ? eval_batches : early_eval_batches,
+                                     hooks.use_autocast_during_eval);
       if (hooks.take_step_measurements) hooks.take_step_measurements(*model, false);
       result.eval.emplace_back(step, measured.loss);
       result.eval_standard_error.push_back(measured.standard_error);
-      result.final_eval_example_losses = measured.example_losses;  // the last eval's, at the end
+      result.eval_examples.push_back(measured.examples);
+      // The last eval's, at the end; none when a run that stopped early last evaluated a sample.
+      result.final_eval_example_losses = whole ? measured.example_losses : std::vector<double>{};
       const auto it = reference_snapshots.find(step);
       if (options.keep_snapshots || it != reference_snapshots.end()) {
         auto s = snapshot(

@@ -126,8 +126,12 @@ struct TrainingResult {
   std::vector<double> train_loss;                     // their training losses
   std::vector<std::pair<std::int64_t, double>> eval;  // (step, eval loss)
   std::vector<double> eval_standard_error;            // of each eval loss (NaN: unmeasured)
+  // Per eval: the examples its loss_se is over (the batches where the model gives no example
+  // losses): the whole eval set's, or the early sample's (TrainingSchedule::early_eval_stride).
+  std::vector<std::int64_t> eval_examples;
   // The last eval's loss per eval example, in eval-set order: an FP8 run and its baseline see the
-  // same examples, so their differences give the paired standard error.
+  // same examples, so their differences give the paired standard error. Empty when the last eval
+  // was a sample (a run that stopped before its tail).
   std::vector<double> final_eval_example_losses;
   nlohmann::json layer_statistics = nlohmann::json::array();
   std::vector<LayerStatsRow> layer_stats_rows;  // the sidecar's (layer_stats_sidecar.hpp)

@@ -26,6 +26,9 @@ OptionFields<TrainingSchedule> schedule_fields() {
   return {
       integer_field("steps", &S::steps, 1, 100000000, "training steps"),
       integer_field("eval_every", &S::eval_every, 1, 100000000, "steps between evaluations"),
+      integer_field("early_eval_stride", &S::early_eval_stride, 1, 1 << 20,
+                    "evals no verdict reads (after step 0, before the last 10%) use every n-th "
+                    "eval batch (1: the whole eval set)"),
       integer_field("warmup", &S::warmup_steps, 0, 100000000, "linear learning-rate warm-up steps"),
       real_field("lr", &S::learning_rate, 0.0, 10.0, "peak learning rate (AdamW)"),
       real_field("final_lr_fraction", &S::final_lr_fraction, 0.0, 1.0,

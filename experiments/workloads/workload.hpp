@@ -45,10 +45,13 @@ class TrainableModel : public torch::nn::Module {
 // AdamW; the learning rate rises linearly over warmup_steps, then follows a cosine from
 // learning_rate down to learning_rate * final_lr_fraction at the last step (the decay makes the
 // final losses of nearby runs comparable instead of catching them at different points of a
-// plateau). Eval every eval_every steps and at the last step.
+// plateau). Eval every eval_every steps and at the last step: the evals a verdict reads (the first
+// and the tail's, experiments/results/eval_tail.hpp) on the whole eval set, the others on every
+// early_eval_stride-th eval batch (1: every eval on the whole set).
 struct TrainingSchedule {
   std::int64_t steps = 100;
   std::int64_t eval_every = 10;
+  std::int64_t early_eval_stride = 8;
   std::int64_t warmup_steps = 0;
   double learning_rate = 1e-3;
   double final_lr_fraction = 1.0;  // 1: constant after warm-up
@@ -62,7 +65,7 @@ struct TrainingSchedule {
   double grad_clip = 0.0;
 };
 
-// The schedule's options (steps, eval_every, warmup, lr, final_lr_fraction, weight_decay,
+// The schedule's options (steps, eval_every, early_eval_stride, warmup, lr, final_lr_fraction, weight_decay,
 // grad_clip, beta1, beta2).
 OptionFields<TrainingSchedule> schedule_fields();
 

@@ -156,6 +156,21 @@ TEST_CASE("Paired verdicts: equivalent, too few seeds, diverged and failed", "[r
   CHECK(paired_verdict(pointers(typed(untrained)), kDefaultPracticalBand).verdict == "failed");
 }
 
+TEST_CASE("The evals a verdict reads are the first and the tail's", "[report][paired]") {
+  const auto read = [](std::size_t points) {
+    std::vector<std::size_t> indices;
+    for (std::size_t i = 0; i < points; ++i) {
+      if (eval_enters_verdicts(i, points)) indices.push_back(i);
+    }
+    return indices;
+  };
+  CHECK(read(1) == std::vector<std::size_t>{0});
+  CHECK(read(2) == std::vector<std::size_t>{0, 1});
+  CHECK(read(10) == std::vector<std::size_t>{0, 9});
+  CHECK(read(11) == std::vector<std::size_t>{0, 9, 10});  // the default sweep: steps 0, 270, 299
+  CHECK(read(41) == std::vector<std::size_t>{0, 36, 37, 38, 39, 40});
+}
+
 TEST_CASE("The tail is the mean over the last 10% of eval points", "[report][paired]") {
   CHECK(tail_points(0) == 0);
   CHECK(tail_points(2) == 1);

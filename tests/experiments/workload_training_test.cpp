@@ -1,5 +1,5 @@
 // The llama and residual-mlp workloads: the presets' sizes, deterministic tiny training that
-// learns, the eval loss's standard error, and a run through the fp8lab command whose records carry
+// learns, the eval loss's standard error, the early evals' sample, and a run through the fp8lab command whose records carry
 // the workload's options, parameter counts, eval standard error and throughput. Tiny sizes: the
 // llama tests read the tokenized corpus that scripts/setup makes (bpe_corpus.hpp).
 #include <torch/torch.h>
@@ -83,6 +83,67 @@ TEST_CASE("Tiny llama and residual-mlp runs are deterministic, learn, and measur
   // The llama's initial loss is near ln(vocabulary): the model starts uninformed.
   const auto llama = train_tiny(kTinyLlama, 0);
   CHECK(std::abs(llama.train_loss.front() - std::log(4096.0)) < 0.5);
+}
+
+TEST_CASE("Only the evals a verdict reads use the whole eval set, and they are bit-identical to a "
+          "run that evaluates the whole set everywhere",
+          "[workloads][eval]") {
+  // 12 eval points (every step): the first (step 0) and the tail (ceil(10%) = 2: steps 10, 11)
+  // are whole; steps 1-9 use every 2nd of the 4 eval batches.
+  const std::string spec =
+      "llama-xs:layers=1,d_model=32,heads=2,context=16,batch=4,eval_windows=16,steps=12,"
+      "eval_every=1,warmup=2,lr=0.01";
+  const auto run = [](const Workload& workload, bool autocast_during_eval) {
+    TrainingOptions options;
+    options.seed = 5;
+    options.keep_snapshots = true;  // a baseline's: snapshots at every eval step
+    ModelHooks hooks;
+    hooks.use_autocast_during_eval = autocast_during_eval;
+    return train(workload, hooks, options, nullptr);
+  };
+  const auto stride_2 = make_workload(spec + ",early_eval_stride=2");
+  const auto sampled = run(*stride_2, false);
+  const auto whole = run(*make_workload(spec + ",early_eval_stride=1"), false);
+  REQUIRE(sampled.status == "finished");
+  REQUIRE(sampled.eval.size() == 12);
+  REQUIRE(whole.eval.size() == 12);
+  REQUIRE(sampled.eval_examples.size() == 12);
+  // The trajectory is the same: the eval passes change nothing in the model.
+  REQUIRE(sampled.train_loss.size() == whole.train_loss.size());
+  CHECK(std::memcmp(sampled.train_loss.data(), whole.train_loss.data(),
+                    whole.train_loss.size() * sizeof(double)) == 0);
+  REQUIRE(sampled.snapshots.size() == whole.snapshots.size());
+  for (std::size_t i = 0; i < whole.snapshots.size(); ++i) {
+    INFO("snapshot " << i);
+    CHECK(sampled.snapshots[i].step == whole.snapshots[i].step);
+    CHECK(torch::equal(sampled.snapshots[i].weights, whole.snapshots[i].weights));
+    CHECK(torch::equal(sampled.snapshots[i].gradients, whole.snapshots[i].gradients));
+  }
+  int sampled_differs = 0;
+  for (std::size_t i = 0; i < 12; ++i) {
+    INFO("eval " << i << " at step " << sampled.eval[i].first << ": " << sampled.eval[i].second
+                 << " vs " << whole.eval[i].second << ", examples " << sampled.eval_examples[i]);
+    CHECK(sampled.eval[i].first == whole.eval[i].first);
+    CHECK(whole.eval_examples[i] == 16);
+    if (i == 0 || i >= 10) {
+      CHECK(sampled.eval_examples[i] == 16);
+      CHECK(std::memcmp(&sampled.eval[i].second, &whole.eval[i].second, sizeof(double)) == 0);
+      CHECK(std::memcmp(&sampled.eval_standard_error[i], &whole.eval_standard_error[i],
+                        sizeof(double)) == 0);
+    } else {
+      CHECK(sampled.eval_examples[i] == 8);  // batches 0 and 2 of 4
+      CHECK(std::isfinite(sampled.eval_standard_error[i]));
+      sampled_differs += sampled.eval[i].second != whole.eval[i].second;
+    }
+  }
+  CHECK(sampled_differs == 9);  // the sample is another set of windows at every early point
+  REQUIRE(sampled.final_eval_example_losses.size() == 16);
+  CHECK(sampled.final_eval_example_losses == whole.final_eval_example_losses);
+
+  // With FP8 during eval the eval passes feed the next step's amaxes: every eval is whole.
+  const auto fp8_eval = run(*stride_2, true);
+  REQUIRE(fp8_eval.eval_examples.size() == 12);
+  for (const auto examples : fp8_eval.eval_examples) CHECK(examples == 16);
 }
 
 TEST_CASE("fp8lab run takes --workload-set, records options, sizes and eval SE, refuses bad "

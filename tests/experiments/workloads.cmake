@@ -4,6 +4,7 @@
 # - experiments_workload_modules_test: RMSNorm, RoPE, attention, SwiGLU, the llama block and the
 #   residual-mlp block against float64 references (forward and gradients).
 # - experiments_workload_training_test: preset sizes, tiny deterministic training, the eval SE,
+#   the early evals' sample (the verdicts' evals bit-identical to whole evals everywhere),
 #   and a run through the fp8lab command (reads the corpus scripts/setup makes).
 foreach(part options modules)
   fp8lab_add_test(NAME experiments_workload_${part}_test SOURCES workload_${part}_test.cpp
