@@ -95,4 +95,9 @@ std::optional<ProbeAttribution> probe_attribution_named(std::string_view text) {
 
 std::string accepted_probe_attributions() { return "first_middle_last, all, none"; }
 
+bool probes_seed(const ProbeSettings& probes, std::int64_t seed) {
+  return probes.seeds.empty() ||
+         std::find(probes.seeds.begin(), probes.seeds.end(), seed) != probes.seeds.end();
+}
+
 }  // namespace fp8lab::recipes

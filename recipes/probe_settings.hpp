@@ -37,6 +37,10 @@ struct ProbeSettings {
   std::int64_t every = 0;            // every n-th step and the last; 0: no probes
   ProbeAttribution attribution = ProbeAttribution::first_middle_last;
   std::int64_t draws = kDefaultProbeDraws;  // per probe step, stochastic recipes only
+  // The sweep's probe_seeds: only the runs (baselines, FP8 and null runs) of these seeds probe;
+  // empty: every seed. One seed's trajectory resolves what the probes measure (no seed chaos in
+  // a paired difference on one trajectory), and delayed scaling's probes run every step.
+  std::vector<std::int64_t> seeds;
   Site site;  // where the recipes were given (the sweep file's `probes:`, or --probe)
   std::string field = "--probe";  // how errors name them ("probes" in a sweep file)
 };
@@ -48,6 +52,9 @@ Recipe probe_recipe(std::string_view word, const Site& site, const std::string& 
 
 // The probe word of a sweep file's mapping of recipe fields (scaling first).
 std::string probe_word(const std::vector<FieldSetting>& settings);
+
+// Whether the runs of `seed` probe (ProbeSettings::seeds).
+bool probes_seed(const ProbeSettings& probes, std::int64_t seed);
 
 std::string probe_attribution_name(ProbeAttribution attribution);
 std::optional<ProbeAttribution> probe_attribution_named(std::string_view name);

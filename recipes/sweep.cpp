@@ -54,7 +54,8 @@ const std::vector<std::string>& top_level_keys() {
                                                 "probes",
                                                 "probe_every",
                                                 "probe_attribution",
-                                                "probe_draws"};
+                                                "probe_draws",
+                                                "probe_seeds"};
   return keys;
 }
 // practical_band: a fraction in (0, 1), e.g. 0.0025 for 0.25%.
@@ -587,7 +588,7 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
   bool has_probe_every = false;
   Site method_site{file, 0};
   Site null_noise_site{file, 0};  // line 0: null_noise not given
-  Site seeds_site{file, 0}, budget_site{file, 0};
+  Site seeds_site{file, 0}, budget_site{file, 0}, probe_seeds_site{file, 0};
   for (const auto& entry : root) {
     const std::string key = entry.first.Scalar();
     const YAML::Node& v = entry.second;
@@ -658,6 +659,9 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
         throw RecipeError(site, key, text, "unknown value", accepted_probe_attributions());
       }
       sweep.probes.attribution = *attribution;
+    } else if (key == "probe_seeds") {
+      probe_seeds_site = site;
+      sweep.probes.seeds = parse_int_list(key, v, site, file, true);
     } else if (key == "probe_draws") {
       sweep.probes.draws = detail::as_int(v, site, key, "an integer >= 1");
       if (sweep.probes.draws < 1) {
@@ -684,6 +688,17 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
   }
   check_method_keys(sweep, has_count, has_seed, method_site);
   check_seed_planning(sweep, seeds_site, budget_site);
+  // A probe seed that no run has would probe nothing: a typo.
+  for (std::size_t i = 0; i < sweep.probes.seeds.size(); ++i) {
+    const auto seed = sweep.probes.seeds[i];
+    const auto has = [seed](const std::vector<std::int64_t>& list) {
+      return std::find(list.begin(), list.end(), seed) != list.end();
+    };
+    if (!sweep.seed_planning.automatic && !has(sweep.seeds) && !has(sweep.baseline_seeds)) {
+      throw RecipeError(probe_seeds_site, fmt::format("probe_seeds[{}]", i), std::to_string(seed),
+                        "is not a seed of this sweep:", "seeds from `seeds` or `baseline_seeds`");
+    }
+  }
   // probes without probe_every: the default steps. probe_every alone probes the FP8 runs only
   // (the exact step at each run's own weights).
   if (!sweep.probes.recipes.empty() && !has_probe_every) sweep.probes.every = kDefaultProbeEvery;

@@ -46,6 +46,7 @@
 //   probe_every: 10           # optional (default 10 with probes): the probe steps, and the last
 //   probe_attribution: all    # optional: first_middle_last (default), all, none
 //   probe_draws: 4            # optional: draws per probe step of a stochastic recipe (default 4)
+//   probe_seeds: [0]          # optional: only the runs of these seeds probe (default: every seed)
 //   base: {scaling: delayed}  # optional recipe fields shared by every combination
 //   runs_as: asked            # or upstream: run what accelerate + TE / torchao really run for
 //                             # each combination (runs_as.hpp); the changes become its reasons

@@ -110,6 +110,7 @@ nlohmann::json sweep_record(const SweepOptions& options, const recipes::SweepExp
           {"probe_every", e.sweep.probes.every},
           {"probe_attribution", recipes::probe_attribution_name(e.sweep.probes.attribution)},
           {"probe_draws", e.sweep.probes.draws},
+          {"probe_seeds", e.sweep.probes.seeds},
           {"grid_size", e.grid_size},
           {"distinct_runs", e.runs.size()},
           {"requested", requested}};
@@ -158,6 +159,12 @@ struct Job {
   // compares with (baseline_run_id).
   RunRequest request;
 };
+
+// The sweep as its runs on a seed outside probe_seeds see it (recipes/probe_settings.hpp).
+recipes::Sweep without_probes(recipes::Sweep sweep) {
+  sweep.probes = {};
+  return sweep;
+}
 
 std::vector<std::string> common_arguments(const SweepOptions& options,
                                           const recipes::Sweep& sweep) {
@@ -532,7 +539,8 @@ class JobPlanner {
         directory_(directory),
         sweep_(sweep),
         executable_(current_executable().string()),
-        common_(common_arguments(options, sweep)) {
+        common_(common_arguments(options, sweep)),
+        common_unprobed_(common_arguments(options, without_probes(sweep))) {
     common_request_.high_precision = options.high_precision;
     common_request_.steps = options.steps;
     common_request_.backend = options.backend;
@@ -547,14 +555,14 @@ class JobPlanner {
     if (!baseline_keys_.insert({workload, seed}).second) return;
     Job job;
     job.kind = "baseline";
-    job.request = common_request_;
+    job.request = request(seed);
     job.request.workload = workload;
     job.request.seed = seed;
     job.run_id = placed_run_id(
         baseline_run_id(workload, seed, options_.high_precision, options_.steps), options_.backend);
     job.arguments = {executable_, "run",    "--baseline-only",   "--workload",
                      workload,    "--seed", std::to_string(seed)};
-    job.arguments.insert(job.arguments.end(), common_.begin(), common_.end());
+    job.arguments.insert(job.arguments.end(), common(seed).begin(), common(seed).end());
     // A finished baseline whose archive is bad is set aside and runs again (baseline_archive.hpp).
     const auto file = read_run_record_file(directory_.run_record_path(job.run_id));
     if (const auto aside = set_aside_bad_baseline(directory_, file)) {
@@ -575,7 +583,7 @@ class JobPlanner {
   void need_null_run(const std::string& workload, std::int64_t seed, recipes::NullArm arm) {
     Job job;
     job.kind = "null";
-    job.request = common_request_;
+    job.request = request(seed);
     job.request.workload = workload;
     job.request.seed = seed;
     job.request.null_arm = arm;
@@ -587,7 +595,7 @@ class JobPlanner {
       job.arguments.insert(job.arguments.end(),
                            {"--null-arm", "per_step", "--null-noise", sweep_.null_noise});
     }
-    job.arguments.insert(job.arguments.end(), common_.begin(), common_.end());
+    job.arguments.insert(job.arguments.end(), common(seed).begin(), common(seed).end());
     if (!recorded(job.run_id)) jobs_.runs.push_back(std::move(job));
   }
 
@@ -597,7 +605,7 @@ class JobPlanner {
     Job job;
     job.kind = "fp8";
     job.run_id = run.id;
-    job.request = common_request_;
+    job.request = request(run.seed);
     job.request.workload = run.workload;
     job.request.seed = run.seed;
     job.request.recipe = run.recipe;
@@ -608,7 +616,7 @@ class JobPlanner {
         executable_, "run",
         "--job",     std::filesystem::absolute(run_job_path(directory_, run.id)).string(),
         "--run-id",  run.id};
-    job.arguments.insert(job.arguments.end(), common_.begin(), common_.end());
+    job.arguments.insert(job.arguments.end(), common(run.seed).begin(), common(run.seed).end());
     jobs_.runs.push_back(std::move(job));
   }
 
@@ -637,7 +645,18 @@ class JobPlanner {
   const ResultsDirectory& directory_;
   const recipes::Sweep& sweep_;
   const std::string executable_;
+  // The arguments and request of a run on a seed outside probe_seeds: no probes.
+  const std::vector<std::string>& common(std::int64_t seed) const {
+    return recipes::probes_seed(sweep_.probes, seed) ? common_ : common_unprobed_;
+  }
+  RunRequest request(std::int64_t seed) const {
+    auto r = common_request_;
+    if (!recipes::probes_seed(sweep_.probes, seed)) r.probes = {};
+    return r;
+  }
+
   const std::vector<std::string> common_;
+  const std::vector<std::string> common_unprobed_;
   RunRequest common_request_;
   std::set<std::pair<std::string, std::int64_t>> baseline_keys_;
   std::set<std::pair<std::string, std::int64_t>> null_keys_;

@@ -125,6 +125,30 @@ TEST_CASE("a sweep's probes reach its baseline and its FP8 runs", "[probes]") {
   CHECK(sweep["probe_every"] == 2);
 }
 
+TEST_CASE("probe_seeds: only the runs of those seeds probe", "[probes]") {
+  const testing::Scratch dir("probes-seeds");
+  const int code = testing::sweep_yaml(
+      FP8LAB_EXECUTABLE, dir,
+      std::string("workloads: [\"") + kWorkload +
+          "\"]\nseeds: [0, 1]\nparameters:\n  scaling: {values: [current]}\n"
+          "probes: [current]\nprobe_every: 2\nprobe_attribution: none\nprobe_seeds: [1]\n",
+      {});
+  INFO(read_text(dir / "sweep.log"));
+  REQUIRE(code == 0);
+  int probed = 0, unprobed = 0;
+  for (const auto& [id, record] : testing::records(dir / "out")) {
+    INFO(id);
+    const bool has_sidecar = record.contains("probe_sidecar") &&
+                             record["probe_sidecar"].is_string();
+    CHECK(has_sidecar == (record["seed"] == 1));
+    (has_sidecar ? probed : unprobed) += 1;
+  }
+  CHECK(probed == 2);  // seed 1's baseline and FP8 run
+  CHECK(unprobed == 2);
+  CHECK(testing::read_json(dir / "out" / "sweep.json")["probe_seeds"] ==
+        nlohmann::json::array({1}));
+}
+
 TEST_CASE("bad probe keys and flags exit 2 naming the key", "[probes]") {
   const testing::Scratch dir("probes-bad");
   struct Case {
@@ -142,6 +166,8 @@ TEST_CASE("bad probe keys and flags exit 2 naming the key", "[probes]") {
       {"probes: [current]\nprobe_attribution: some", "probe_attribution: unknown value 'some'"},
       {"probes: [\"current:module_filter.skip_names=[fc*]\"]", "converts no Linear"},
       {"probes: [\"delayed:autoswitch.enabled=true\"]", "autoswitch"},
+      {"probes: [current]\nprobe_seeds: [7]", "probe_seeds[0]: is not a seed of this sweep: '7'"},
+      {"probes: [current]\nprobe_seeds: [0, 0]", "probe_seeds[1]"},
   };
   int index = 0;
   for (const auto& bad : sweeps) {

@@ -147,7 +147,8 @@ TEST_CASE("A recipe run on several seeds is one row: medians with n, a diverged 
   const auto md = markdown_of(records);
   CHECK_THAT(md,
              Catch::Contains("| 1 | HYBRID m0 | 0, 1, 2 (n=3) | inconclusive (80% power for its "
-                             "test (t-test mean=0) at a mean of +1.5% and this spread needs "));
+                             "settling test (t-test mean=+b) at a mean of +1.5% and this spread "
+                             "needs "));
   CHECK_THAT(md, Catch::Contains("| 2 | E5M2 m0 | 0, 1, 2 (n=3) | diverged (1 of 3 seeds "
                                  "diverged) |"));
 }

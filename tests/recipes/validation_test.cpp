@@ -309,7 +309,8 @@ TEST_CASE("sweep file errors", "[recipes][validation]") {
   const std::string top =
       "method, count, seed, workloads, seeds, base, parameters, name, description, runs_as, "
       "baseline_seeds, practical_band, null_runs, layer_stats_every, what_if, ablate, hypotheses, "
-      "instability, null_noise, probes, probe_every, probe_attribution, probe_draws";
+      "instability, null_noise, seed_budget, probes, probe_every, probe_attribution, probe_draws, "
+      "probe_seeds";
   const std::vector<Case> cases = {
       {"unknown top-level key", "workloads: [w]\nparamaters: {}\n",
        "s.yaml:2: paramaters: unknown sweep key; accepted: " + top +
