@@ -653,10 +653,10 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
         throw RecipeError(site, key, v.Scalar(), "out of range:", "an integer >= 1");
       }
     } else if (key == "probe_attribution") {
-      const auto text = detail::as_scalar(v, site, key, accepted_probe_attributions());
-      const auto attribution = probe_attribution_named(text);
+      const auto word = detail::as_scalar(v, site, key, accepted_probe_attributions());
+      const auto attribution = probe_attribution_named(word);
       if (!attribution) {
-        throw RecipeError(site, key, text, "unknown value", accepted_probe_attributions());
+        throw RecipeError(site, key, word, "unknown value", accepted_probe_attributions());
       }
       sweep.probes.attribution = *attribution;
     } else if (key == "probe_seeds") {
