@@ -57,13 +57,14 @@ TEST_CASE("baseline_seeds: a non-empty list of distinct integers, else a clear e
                         Catch::Contains("did you mean 'baseline_seeds'?"));
 }
 
-TEST_CASE("The default sweep runs its baseline on five seeds; the dry run says so",
+TEST_CASE("The default sweep runs its baseline on three seeds; the dry run says so",
           "[report][seeds]") {
   const auto sweep =
       recipes::read_sweep(std::string(FP8LAB_SOURCE_DIR) + "/recipes/sweeps/default.yaml");
-  CHECK(sweep.baseline_seeds == std::vector<std::int64_t>{0, 1, 2, 3, 4});
+  CHECK(sweep.baseline_seeds == std::vector<std::int64_t>{0, 1, 2});
+  CHECK(sweep.probes.seeds == std::vector<std::int64_t>{0});  // the probes on one trajectory
   CHECK_THAT(recipes::format_dry_run(recipes::expand(sweep)),
-             Catch::Contains("baseline_seeds: 0, 1, 2, 3, 4: the baseline also runs on these seeds "
+             Catch::Contains("baseline_seeds: 0, 1, 2: the baseline also runs on these seeds "
                              "for each workload (the report's seed-to-seed noise floor)"));
 }
 

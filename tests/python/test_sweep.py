@@ -142,7 +142,7 @@ def test_a_directory_of_another_model_is_refused(swept, tmp_path):
     ({"parameters": {"scaling": {"values": ["bogus"]}}},
      r"python-sweep-[0-9a-f]+.yaml:\d+: parameters.scaling.values\[0\]: unknown value 'bogus'; accepted: "),
     ({"workloads": ["mlp"]}, r"workloads: 'mlp' under fp8lab.sweep.*accepted: python"),
-    ({"seeds": "x"}, r"seeds: expected a non-empty list"),
+    ({"seeds": "x"}, r"seeds: expected a list or auto, got 'x'"),
 ])
 def test_bad_sweep_raises_the_runners_message(sweep, message, tmp_path):
     command()
