@@ -40,6 +40,13 @@ if(FP8LAB_PYTHON)
                    --out ${CMAKE_CURRENT_BINARY_DIR}/lr-sensitivity-records)
   set_tests_properties(experiments_lr_sensitivity_scipy_test PROPERTIES LABELS "torch;fast"
                        TIMEOUT 120)
+  # The docs' verdict words against the report rebuilt from the records they quote (issue 42
+  # item 7): docs/literature.md's report-words blocks and docs/records/.
+  add_test(NAME experiments_docs_words_test
+           COMMAND ${FP8LAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/docs_words_test.py
+                   --fp8lab $<TARGET_FILE:fp8lab> --root ${PROJECT_SOURCE_DIR}
+                   --out ${CMAKE_CURRENT_BINARY_DIR}/docs-words)
+  set_tests_properties(experiments_docs_words_test PROPERTIES LABELS "torch;fast" TIMEOUT 120)
 endif()
 # Seeds planned from power (issue 41 item 5): the plan, Stein's two-stage interval, and a
 # simulation of the whole procedure (20,000 replicates per case; arithmetic only, no LibTorch).
