@@ -197,7 +197,7 @@ std::vector<std::string> named_test_legend(double band, double alpha) {
           " interval lies above / below 0); p = its two-sided p.",
       "not worse: one-sided test of mean >= +b rejects, and not equivalent (the one-sided " +
           format_number(100 * (1 - alpha), "%.3g") + "% upper bound, the " + tost +
-          " interval's upper end, is <= +" + b + "); p = its one-sided p.",
+          " interval's upper end, is below +" + b + "); p = its one-sided p.",
       "inconclusive: none of these; the test shown is the one closest to rejecting.",
       "A contrast between two recipes is oriented so that d >= 0: its words are worse beyond "
       "band, equivalent, worse or inconclusive, never better or not worse.",
