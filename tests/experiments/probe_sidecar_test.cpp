@@ -46,6 +46,16 @@ std::vector<ProbeRow> some_rows() {
     row.update_cosine = 0.98;
     row.update_rel_error = 0.2;
     row.draw_spread = row.draw == kMeanOfDraws ? 0.01 : std::numeric_limits<double>::quiet_NaN();
+    if (i == 1) {  // an NVFP4 recipe's weight row: the RHT columns (NaN elsewhere by default)
+      row.wgrad_input_crest = 1.25;
+      row.wgrad_input_crest_rht = 2.0625;
+      row.wgrad_input_rel_error = 0.125;
+      row.wgrad_input_rel_error_rht = 0.09375;
+      row.wgrad_grad_crest = 3.5;
+      row.wgrad_grad_crest_rht = 1.75;
+      row.wgrad_grad_rel_error = 0.0625;
+      row.wgrad_grad_rel_error_rht = 0.078125;
+    }
     rows.push_back(row);
   }
   return rows;
@@ -93,11 +103,26 @@ TEST_CASE("a probe sidecar reads back as written", "[results][probes]") {
     CHECK(a.variant == b.variant);
     CHECK(a.draw == b.draw);
     CHECK(a.tensor == b.tensor);
-    for (auto member :
-         {&ProbeRow::loss, &ProbeRow::reference_loss, &ProbeRow::grad_norm, &ProbeRow::error_norm,
-          &ProbeRow::cosine, &ProbeRow::rel_error, &ProbeRow::bias, &ProbeRow::noise,
-          &ProbeRow::chmiel_ratio, &ProbeRow::update_cosine, &ProbeRow::update_rel_error,
-          &ProbeRow::draw_spread}) {
+    for (auto member : {&ProbeRow::loss,
+                        &ProbeRow::reference_loss,
+                        &ProbeRow::grad_norm,
+                        &ProbeRow::error_norm,
+                        &ProbeRow::cosine,
+                        &ProbeRow::rel_error,
+                        &ProbeRow::bias,
+                        &ProbeRow::noise,
+                        &ProbeRow::chmiel_ratio,
+                        &ProbeRow::update_cosine,
+                        &ProbeRow::update_rel_error,
+                        &ProbeRow::draw_spread,
+                        &ProbeRow::wgrad_input_crest,
+                        &ProbeRow::wgrad_input_crest_rht,
+                        &ProbeRow::wgrad_input_rel_error,
+                        &ProbeRow::wgrad_input_rel_error_rht,
+                        &ProbeRow::wgrad_grad_crest,
+                        &ProbeRow::wgrad_grad_crest_rht,
+                        &ProbeRow::wgrad_grad_rel_error,
+                        &ProbeRow::wgrad_grad_rel_error_rht}) {
       INFO("wrote " << b.*member << ", read " << a.*member);
       CHECK(same(a.*member, b.*member));
     }
