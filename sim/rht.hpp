@@ -11,6 +11,16 @@
 // shared by every layer and step; as a mask (bit i set where sign i is -1, TE's
 // `get_sign_from_vector`) 0xD7E8. torchao's NVFP4Linear draws a random vector per layer instead.
 //
+// Checked against TE's own code (NVIDIA/TransformerEngine at d0067d0, 2026-08; issue 41):
+// common/recipe/__init__.py's NVFP4BlockScaling sets random_hadamard_transform for the input and
+// gradient QParams, not the weight's; pytorch/csrc/quantizer.cpp (NVFP4Quantizer::quantize_impl)
+// transforms only the columnwise copy (RHT(x^T): chunks along the tokens), takes the rowwise amax
+// of x and the columnwise amax of RHT(x^T) (with_post_rht_amax, always on with RHT), and refuses
+// non-bf16 inputs; the sign mask is the fixed vector above, never drawn (with_random_sign_mask
+// only chooses it or all +1); hadamard_transform_utils.cuh builds M with entries +-0.25 and the
+// sign on the input index, its comment's x.reshape(-1, 16) @ diag(sign) @ H16, as the Python
+// reference (custom_recipes/reference_nvfp4.py: sign_mat @ h, times 1/sqrt(16)).
+//
 // Arithmetic: the input is bf16 (x is rounded RN to bf16 first, as TE takes only bf16 inputs); M
 // is exact in bf16; the GPU computes x * M on a bf16 tensor core with fp32 accumulation, one
 // K = 16 instruction with C = +0, which MMA-Sim models (kind::f16, F = 25, RZ-FP32, e_zero = -133)

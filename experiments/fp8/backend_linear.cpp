@@ -39,6 +39,7 @@ torch::Tensor BackendLinearImpl::forward(const torch::Tensor& input) {
   e.measure_operands = measure_operands_;
   e.what_if = what_if_;
   e.watch = watch_;
+  e.rht_probe = rht_probe_;
   torch::Tensor y = run_linear(rows, weight, bias, std::move(e));
   auto shape = input.sizes().vec();
   shape.back() = out_features();

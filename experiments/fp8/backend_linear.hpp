@@ -44,6 +44,8 @@ class BackendLinearImpl : public torch::nn::Module {
   // high-precision Linear applies it.
   void set_noise(std::shared_ptr<OperandNoise> noise) { noise_ = std::move(noise); }
   const OperandNoise* noise() const { return noise_.get(); }
+  // The probes' RHT measurement of the wgrad operands (LinearExecution::rht_probe); null: none.
+  void set_rht_probe(std::shared_ptr<RhtOperandProbe> probe) { rht_probe_ = std::move(probe); }
 
   torch::Tensor weight;
   torch::Tensor bias;  // undefined when the Linear has none
@@ -64,6 +66,7 @@ class BackendLinearImpl : public torch::nn::Module {
   std::shared_ptr<const WhatIfRecipes> what_if_;
   std::shared_ptr<LayerWatch> watch_;
   std::shared_ptr<OperandNoise> noise_;
+  std::shared_ptr<RhtOperandProbe> rht_probe_;
 };
 
 }  // namespace fp8lab::experiments

@@ -81,6 +81,14 @@ void what_if_operand(const LinearExecution& e, Operand tensor, Gemm role, const 
   measure_what_if(*e.what_if, tensor, role, const_view(host_x), *e.stats);
 }
 
+// The probes' RHT measurement of x as the wgrad GEMM's `tensor` operand (rht_operands.hpp); a CUDA
+// tensor is copied to the host for it.
+void rht_operand(const LinearExecution& e, Operand tensor, const at::Tensor& x) {
+  if (!e.rht_probe) return;
+  const at::Tensor host_x = x.is_cuda() ? x.cpu() : x;
+  e.rht_probe->observe(tensor, const_view(host_x));
+}
+
 // One GEMM of a Linear: out = GEMM `role`, FP8 on the quantized operands qa, qb when given, else
 // high precision on a, b. Split in three so that the backward pass can run its two GEMMs as one
 // parallel region (LinearBackend::run_independent) while the watch and the statistics, which
@@ -209,6 +217,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     what_if_operand(e, Operand::kInput, Gemm::kFprop, x);
     what_if_operand(e, Operand::kWeight, Gemm::kFprop, weight);
     if (wgrad_follows) what_if_operand(e, Operand::kInput, Gemm::kWgrad, x);
+    if (wgrad_follows) rht_operand(e, Operand::kInput, x);
     if (dgrad_follows) what_if_operand(e, Operand::kWeight, Gemm::kDgrad, weight);
     at::Tensor y = at::empty({x.size(0), weight.size(0)}, x.options());
     if (fp8 && e.quantized[role_index(Gemm::kFprop)]) {
@@ -259,6 +268,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
                         dx, dgrad_operands, gemms);
     }
     if (ctx->needs_input_grad(1)) {
+      rht_operand(e, Operand::kGradOutput, dy);
       add_backward_gemm(e, Gemm::kWgrad, dy, Operand::kInput, x, saved.input_for_wgrad, weight, dw,
                         wgrad_operands, gemms);
     }

@@ -15,6 +15,7 @@
 #include "experiments/fp8/linear_stats.hpp"
 #include "experiments/fp8/non_finite.hpp"
 #include "experiments/fp8/operand_noise.hpp"
+#include "experiments/fp8/rht_operands.hpp"
 #include "experiments/fp8/what_if.hpp"
 #include "recipes/recipe.hpp"
 
@@ -45,6 +46,9 @@ struct LinearExecution {
   // The per-step null's noise (operand_noise.hpp): added to every operand of the high-precision
   // GEMMs of training steps (not eval passes, which run without autograd); null: none.
   std::shared_ptr<OperandNoise> noise;
+  // The probes' measurement of the wgrad GEMM's operands under the RHT (rht_operands.hpp): given
+  // the forward's input and the backward's gradient whenever wgrad follows; null: none.
+  std::shared_ptr<RhtOperandProbe> rht_probe;
 };
 
 // y = x · weightᵀ + bias for x [rows, in_features] fp32, weight [out_features, in_features] fp32

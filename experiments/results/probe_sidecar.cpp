@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
+#include <span>
+#include <vector>
 
 #include "experiments/results/parquet_table.hpp"
 #include "experiments/results/results_store.hpp"
@@ -32,10 +35,23 @@ constexpr Column<ProbeRow, double> kDoubleColumns[] = {FP8LAB_COLUMN(loss),
                                                        FP8LAB_COLUMN(update_cosine),
                                                        FP8LAB_COLUMN(update_rel_error),
                                                        FP8LAB_COLUMN(draw_spread)};
+// Added after the first sidecars were written: read when present (NaN otherwise).
+constexpr Column<ProbeRow, double> kRhtColumns[] = {
+    FP8LAB_COLUMN(wgrad_input_crest),     FP8LAB_COLUMN(wgrad_input_crest_rht),
+    FP8LAB_COLUMN(wgrad_input_rel_error), FP8LAB_COLUMN(wgrad_input_rel_error_rht),
+    FP8LAB_COLUMN(wgrad_grad_crest),      FP8LAB_COLUMN(wgrad_grad_crest_rht),
+    FP8LAB_COLUMN(wgrad_grad_rel_error),  FP8LAB_COLUMN(wgrad_grad_rel_error_rht)};
 #undef FP8LAB_COLUMN
 
-const parquet_table::Schema<ProbeRow> kSchema{"probe sidecar", kIntColumns, kStringColumns,
-                                              kDoubleColumns};
+constexpr const char* kKind = "probe sidecar";
+const parquet_table::Schema<ProbeRow> kSchema{kKind, kIntColumns, kStringColumns, kDoubleColumns};
+
+// Every column, for writing.
+std::vector<Column<ProbeRow, double>> all_doubles() {
+  std::vector<Column<ProbeRow, double>> out(std::begin(kDoubleColumns), std::end(kDoubleColumns));
+  out.insert(out.end(), std::begin(kRhtColumns), std::end(kRhtColumns));
+  return out;
+}
 
 template <std::size_t N>
 void check_word(const std::string& value, const char* column,
@@ -57,7 +73,9 @@ std::filesystem::path probe_relative_path(const std::string& run_id) {
 }
 
 std::string probe_parquet(const std::vector<ProbeRow>& rows, const std::filesystem::path& path) {
-  return parquet_table::to_parquet(kSchema, rows, path);
+  const auto doubles = all_doubles();
+  const parquet_table::Schema<ProbeRow> schema{kKind, kIntColumns, kStringColumns, doubles};
+  return parquet_table::to_parquet(schema, rows, path);
 }
 
 void write_probes(const std::filesystem::path& path, const std::vector<ProbeRow>& rows) {
@@ -65,7 +83,18 @@ void write_probes(const std::filesystem::path& path, const std::vector<ProbeRow>
 }
 
 std::vector<ProbeRow> read_probes(const std::filesystem::path& path) {
-  auto rows = parquet_table::from_parquet(kSchema, path);
+  const parquet_table::Where where{kKind, path};
+  const auto table = parquet_table::read_table(where);
+  std::vector<ProbeRow> rows(static_cast<std::size_t>(table->num_rows()));
+  parquet_table::read_columns(kSchema.ints, *table, where, rows);
+  parquet_table::read_columns(kSchema.strings, *table, where, rows);
+  parquet_table::read_columns(kSchema.doubles, *table, where, rows);
+  for (const auto& c : kRhtColumns) {
+    if (table->GetColumnByName(c.name)) {
+      parquet_table::read_columns(std::span<const Column<ProbeRow, double>>(&c, 1), *table, where,
+                                  rows);
+    }
+  }
   const std::array directions{kOnBaseline, kExactOnRun};
   const std::array variants{kAllGemms, kFpropOnly, kDgradOnly, kWgradOnly};
   for (const auto& row : rows) {

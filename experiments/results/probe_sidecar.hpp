@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,21 @@ struct ProbeRow {
   // kMeanOfDraws rows only (NaN elsewhere): the draws' spread around their mean,
   // sqrt(mean_k ||g_k - mean g||^2) / ||g||.
   double draw_spread = 0.0;
+  // The RHT's effect on the wgrad GEMM's operands (experiments/fp8/rht_operands.hpp), on the rows
+  // of an NVFP4 recipe's variant kAllGemms, draw 0: a Linear's weight row measures that Linear's
+  // input (x) and gradient (dy) operands, the kWholeModel row all of them pooled (crest factors
+  // averaged over every chunk, errors over every element); NaN on every other row. Per operand:
+  // the mean crest factor amax / rms of its 16-element chunks along the tokens without and with
+  // the transform, and its round-to-nearest NVFP4 relative error ||x^ - x|| / ||x|| without and
+  // with it. Absent in older sidecars (read as NaN).
+  double wgrad_input_crest = std::numeric_limits<double>::quiet_NaN();
+  double wgrad_input_crest_rht = std::numeric_limits<double>::quiet_NaN();
+  double wgrad_input_rel_error = std::numeric_limits<double>::quiet_NaN();
+  double wgrad_input_rel_error_rht = std::numeric_limits<double>::quiet_NaN();
+  double wgrad_grad_crest = std::numeric_limits<double>::quiet_NaN();
+  double wgrad_grad_crest_rht = std::numeric_limits<double>::quiet_NaN();
+  double wgrad_grad_rel_error = std::numeric_limits<double>::quiet_NaN();
+  double wgrad_grad_rel_error_rht = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Relative to a results directory: where a run's probe sidecar lives.
@@ -71,7 +87,8 @@ std::string probe_parquet(const std::vector<ProbeRow>& rows, const std::filesyst
 // Writes probe_parquet(rows) at `path` atomically (temp file, fsync, rename).
 void write_probes(const std::filesystem::path& path, const std::vector<ProbeRow>& rows);
 // Reads a sidecar back. Throws std::runtime_error naming the file and the column when it is not a
-// Parquet file or a column is missing or of another type; NotARegularFile (no_follow.hpp) when it
+// Parquet file or a column is missing (but the wgrad_* columns, absent before them: NaN) or of
+// another type; NotARegularFile (no_follow.hpp) when it
 // is a FIFO, a device, a directory or a link.
 std::vector<ProbeRow> read_probes(const std::filesystem::path& path);
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "experiments/fp8/fp8_linear.hpp"
+#include "experiments/fp8/rht_operands.hpp"
 #include "experiments/runner/global_rng_guard.hpp"
 #include "experiments/runner/probe_metrics.hpp"
 #include "experiments/runner/run_hooks.hpp"
@@ -187,6 +188,58 @@ ProbeRow row_head(const StepAfterBackward& step, const char* direction, const st
   return head;
 }
 
+// The RHT measurement of each FP8 Linear of `probe` whose wgrad GEMM runs NVFP4
+// (rht_operands.hpp), by the Linear's name in the model.
+using RhtProbes = std::vector<std::pair<std::string, std::shared_ptr<RhtOperandProbe>>>;
+RhtProbes attach_rht_probes(const ProbeModel& probe) {
+  namespace sc = sim::scaling;
+  RhtProbes out;
+  for (const auto& item : probe.model->named_modules("", /*include_self=*/false)) {
+    auto* linear = dynamic_cast<Fp8LinearImpl*>(item.value().get());
+    if (linear == nullptr || !linear->runs_fp8(sc::Gemm::kWgrad)) continue;
+    const auto input = recipes::plan(linear->recipe(), sc::Operand::kInput, sc::Gemm::kWgrad);
+    if (input.kind != sc::QuantizeKind::kNvfp4) continue;
+    auto rht = std::make_shared<RhtOperandProbe>(
+        input, recipes::plan(linear->recipe(), sc::Operand::kGradOutput, sc::Gemm::kWgrad));
+    linear->set_rht_probe(rht);
+    out.emplace_back(item.key(), std::move(rht));
+  }
+  return out;
+}
+
+void set_rht_active(const RhtProbes& probes, bool on) {
+  for (const auto& item : probes) item.second->set_active(on);
+}
+
+void set_rht_columns(ProbeRow& row, const RhtOperandSums& input, const RhtOperandSums& grad) {
+  row.wgrad_input_crest = input.mean_crest();
+  row.wgrad_input_crest_rht = input.mean_crest_rht();
+  row.wgrad_input_rel_error = input.rel_error();
+  row.wgrad_input_rel_error_rht = input.rel_error_rht();
+  row.wgrad_grad_crest = grad.mean_crest();
+  row.wgrad_grad_crest_rht = grad.mean_crest_rht();
+  row.wgrad_grad_rel_error = grad.rel_error();
+  row.wgrad_grad_rel_error_rht = grad.rel_error_rht();
+}
+
+// The measurements since the last call into the rows of one gradient (rows[first...]): each
+// Linear's on its weight's row, all pooled on the whole-model row.
+void add_rht_columns(std::vector<ProbeRow>& rows, std::size_t first, const RhtProbes& probes) {
+  RhtOperandSums all_input, all_grad;
+  for (const auto& [layer, probe] : probes) {
+    const auto input = probe->take(sim::scaling::Operand::kInput);
+    const auto grad = probe->take(sim::scaling::Operand::kGradOutput);
+    all_input.merge(input);
+    all_grad.merge(grad);
+    for (std::size_t i = first; i < rows.size(); ++i) {
+      if (rows[i].tensor == layer + ".weight") set_rht_columns(rows[i], input, grad);
+    }
+  }
+  for (std::size_t i = first; i < rows.size(); ++i) {
+    if (rows[i].tensor == kWholeModel) set_rht_columns(rows[i], all_input, all_grad);
+  }
+}
+
 bool contains(const std::vector<std::int64_t>& steps, std::int64_t step) {
   return std::find(steps.begin(), steps.end(), step) != steps.end();
 }
@@ -242,6 +295,7 @@ struct BaselineProbes::Probe {
   std::string label;
   bool stateful = false;
   ProbeModel main;
+  RhtProbes rht;                     // main's Linears whose wgrad runs NVFP4
   std::vector<ProbeModel> variants;  // fprop_only, dgrad_only, wgrad_only (with attribution)
 };
 
@@ -261,6 +315,7 @@ BaselineProbes::BaselineProbes(const ProbeModels& models, const recipes::ProbeSe
     probe->label = labels.at(i);
     probe->stateful = probe_is_stateful(recipes[i]);
     probe->main = make_recipe_model(models, recipes[i], kAllGemms, settings.draws);
+    probe->rht = attach_rht_probes(probe->main);
     if (!attribution_steps_.empty()) {
       for (const char* variant : {kFpropOnly, kDgradOnly, kWgradOnly}) {
         probe->variants.push_back(make_recipe_model(
@@ -303,11 +358,17 @@ void BaselineProbes::after_backward(const StepAfterBackward& step) {
       // Linear of the model (SimBackend: one Philox stream per quantization call).
       std::vector<ProbeGradient> draws;
       for (std::int64_t d = 0; d < model->draws; ++d) {
+        // The RHT measurement: on the recipe's own model, its first draw.
+        const bool rht = model == &probe->main && d == 0 && !probe->rht.empty();
+        if (rht) set_rht_active(probe->rht, true);
         draws.push_back(run_probe(*model, step));
+        if (rht) set_rht_active(probe->rht, false);
+        const std::size_t first = rows_.size();
         add_rows(rows_,
                  row_head(step, kOnBaseline, probe->label, model->variant, d, draws.back().loss,
                           step.loss),
                  draws.back().grads, ref);
+        if (rht) add_rht_columns(rows_, first, probe->rht);
       }
       if (draws.size() < 2) continue;
       // The mean gradient over the draws and the draws' spread around it.

@@ -1,5 +1,6 @@
 // The probe sidecar (experiments/results/probe_sidecar.hpp) and the record field that names it:
-// - rows read back as written, NaN and infinities included, and an empty run's file is valid;
+// - rows read back as written, NaN and infinities included, and an empty run's file is valid; a
+//   file older than the wgrad_* columns reads them as NaN;
 // - a file that is not Parquet, one with a column missing or of another type, and one with a
 //   direction or variant the report does not know are refused, naming the file and the column;
 // - a record's probe_sidecar survives to_json, and an older record without it reads as absent.
@@ -46,6 +47,16 @@ std::vector<ProbeRow> some_rows() {
     row.update_cosine = 0.98;
     row.update_rel_error = 0.2;
     row.draw_spread = row.draw == kMeanOfDraws ? 0.01 : std::numeric_limits<double>::quiet_NaN();
+    if (i == 1) {  // an NVFP4 recipe's weight row: the RHT columns (NaN elsewhere by default)
+      row.wgrad_input_crest = 1.25;
+      row.wgrad_input_crest_rht = 2.0625;
+      row.wgrad_input_rel_error = 0.125;
+      row.wgrad_input_rel_error_rht = 0.09375;
+      row.wgrad_grad_crest = 3.5;
+      row.wgrad_grad_crest_rht = 1.75;
+      row.wgrad_grad_rel_error = 0.0625;
+      row.wgrad_grad_rel_error_rht = 0.078125;
+    }
     rows.push_back(row);
   }
   return rows;
@@ -93,17 +104,78 @@ TEST_CASE("a probe sidecar reads back as written", "[results][probes]") {
     CHECK(a.variant == b.variant);
     CHECK(a.draw == b.draw);
     CHECK(a.tensor == b.tensor);
-    for (auto member :
-         {&ProbeRow::loss, &ProbeRow::reference_loss, &ProbeRow::grad_norm, &ProbeRow::error_norm,
-          &ProbeRow::cosine, &ProbeRow::rel_error, &ProbeRow::bias, &ProbeRow::noise,
-          &ProbeRow::chmiel_ratio, &ProbeRow::update_cosine, &ProbeRow::update_rel_error,
-          &ProbeRow::draw_spread}) {
+    for (auto member : {&ProbeRow::loss,
+                        &ProbeRow::reference_loss,
+                        &ProbeRow::grad_norm,
+                        &ProbeRow::error_norm,
+                        &ProbeRow::cosine,
+                        &ProbeRow::rel_error,
+                        &ProbeRow::bias,
+                        &ProbeRow::noise,
+                        &ProbeRow::chmiel_ratio,
+                        &ProbeRow::update_cosine,
+                        &ProbeRow::update_rel_error,
+                        &ProbeRow::draw_spread,
+                        &ProbeRow::wgrad_input_crest,
+                        &ProbeRow::wgrad_input_crest_rht,
+                        &ProbeRow::wgrad_input_rel_error,
+                        &ProbeRow::wgrad_input_rel_error_rht,
+                        &ProbeRow::wgrad_grad_crest,
+                        &ProbeRow::wgrad_grad_crest_rht,
+                        &ProbeRow::wgrad_grad_rel_error,
+                        &ProbeRow::wgrad_grad_rel_error_rht}) {
       INFO("wrote " << b.*member << ", read " << a.*member);
       CHECK(same(a.*member, b.*member));
     }
   }
   write_probes(dir / "empty.parquet", {});
   CHECK(read_probes(dir / "empty.parquet").empty());
+}
+
+TEST_CASE("a probe sidecar older than the wgrad_* columns reads them as NaN", "[results][probes]") {
+  // One row with the columns the first sidecars had, and none of the RHT ones.
+  const fp8lab::testing::Scratch dir("probe-sidecar-old");
+  std::vector<std::shared_ptr<arrow::Field>> fields;
+  std::vector<std::shared_ptr<arrow::Array>> arrays;
+  for (const char* name : {"step", "draw"}) {
+    arrow::Int64Builder builder;
+    REQUIRE(builder.Append(0).ok());
+    fields.push_back(arrow::field(name, arrow::int64(), false));
+    arrays.push_back(builder.Finish().ValueOrDie());
+  }
+  const std::pair<const char*, const char*> strings[] = {{"direction", kOnBaseline},
+                                                         {"recipe", "nvfp4 te"},
+                                                         {"variant", kAllGemms},
+                                                         {"tensor", "w"}};
+  for (const auto& [name, value] : strings) {
+    arrow::StringBuilder builder;
+    REQUIRE(builder.Append(value).ok());
+    fields.push_back(arrow::field(name, arrow::utf8(), false));
+    arrays.push_back(builder.Finish().ValueOrDie());
+  }
+  for (const char* name :
+       {"loss", "reference_loss", "grad_norm", "error_norm", "cosine", "rel_error", "bias", "noise",
+        "chmiel_ratio", "update_cosine", "update_rel_error", "draw_spread"}) {
+    arrow::DoubleBuilder builder;
+    REQUIRE(builder.Append(0.5).ok());
+    fields.push_back(arrow::field(name, arrow::float64(), false));
+    arrays.push_back(builder.Finish().ValueOrDie());
+  }
+  const auto table = arrow::Table::Make(arrow::schema(fields), arrays, 1);
+  const auto path = dir / "old.parquet";
+  auto sink = arrow::io::FileOutputStream::Open(path.string()).ValueOrDie();
+  REQUIRE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink, 1024).ok());
+  REQUIRE(sink->Close().ok());
+  const auto rows = read_probes(path);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].rel_error == 0.5);
+  CHECK(rows[0].recipe == "nvfp4 te");
+  for (auto member : {&ProbeRow::wgrad_input_crest, &ProbeRow::wgrad_input_crest_rht,
+                      &ProbeRow::wgrad_input_rel_error, &ProbeRow::wgrad_input_rel_error_rht,
+                      &ProbeRow::wgrad_grad_crest, &ProbeRow::wgrad_grad_crest_rht,
+                      &ProbeRow::wgrad_grad_rel_error, &ProbeRow::wgrad_grad_rel_error_rht}) {
+    CHECK(std::isnan(rows[0].*member));
+  }
 }
 
 TEST_CASE("a corrupt probe sidecar is refused, naming the file and the column",

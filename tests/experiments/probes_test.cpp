@@ -3,7 +3,9 @@
 // - a baseline trains to the same bits with and without probes (losses, evals, snapshots);
 // - the rows: one per probe step, recipe, variant, draw and tensor, with consistent metrics, and
 //   a probe of the baseline's own high-precision GEMMs measures exactly 0;
-// - the direction of a mechanism: E5M2 in the forward pass errs more than E4M3;
+// - the direction of a mechanism: E5M2 in the forward pass errs more than E4M3; floor-rounded MX
+//   scales more than rceil ones; the RHT lowers the wgrad error where the wgrad operands' 16-token
+//   chunks are flatter than Gaussian and raises it where they hold an outlier;
 // - stochastic rounding: the draws differ, their spread is reported, and the mean gradient of
 //   NVFP4 with stochastic rounding is unbiased where that rounding is the only quantization.
 #include "linear_test_support.hpp"  // first: LibTorch, then Catch2
@@ -335,6 +337,174 @@ TEST_CASE("stochastic rounding: draws differ, spread reported, mean gradient unb
   // gradient blocks have amaxes below the tensor's, the E4M3-rounded block scales let elements
   // clip at +-6 and the same statistic came out at -0.4%, outside its interval of +-0.27%.)
   CHECK(half_width < 0.002);
+}
+
+}  // namespace fp8lab::experiments
+
+namespace fp8lab::experiments {
+namespace {
+
+// The wgrad GEMM's input operand with planted structure along the tokens (the dimension TE's RHT
+// mixes, in chunks of 16): one bias-free Linear 64 -> 64 on 1024 tokens, loss mean(y * t) with t
+// Gaussian, so that the gradient operand dy = t / (1024 * 64) is Gaussian along the tokens too.
+// - kOffsetChannels: x = N(0, 1) + 10 s_f, a constant offset of random sign s_f in every feature
+//   (channel): each 16-token chunk is nearly constant, its crest factor amax / rms about 1.2,
+//   below a Gaussian chunk's 2.1;
+// - kSpikyTokens: x = N(0, 1) with one token in every 16 multiplied by 16 (a massive-activation
+//   token): each chunk holds one outlier, its crest factor about 3.5.
+enum class PlantedInput { kOffsetChannels, kSpikyTokens };
+constexpr std::int64_t kPlantedTokens = 1024;
+
+class PlantedModel : public TrainableModel {
+ public:
+  PlantedModel() {
+    register_module("fc", torch::nn::Linear(torch::nn::LinearOptions(64, 64).bias(false)));
+  }
+  torch::Tensor loss(const Batch& batch) override {
+    return (forward_linear(*this, "fc", batch.input) * batch.target).mean();
+  }
+};
+
+class PlantedInputWorkload : public Workload {
+ public:
+  explicit PlantedInputWorkload(PlantedInput kind) : kind_(kind) {}
+  std::string name() const override { return "planted-input"; }
+  std::string description() const override { return "one Linear on planted wgrad inputs"; }
+  TrainingSchedule schedule() const override {
+    TrainingSchedule s;
+    s.steps = 6;
+    s.eval_every = 6;
+    s.learning_rate = 1e-2;
+    s.tokens_per_batch = kPlantedTokens;
+    return s;
+  }
+  std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
+    auto model = std::make_shared<PlantedModel>();
+    auto generator = make_generator(seed, 0);
+    torch::NoGradGuard no_grad;
+    for (auto& p : model->parameters()) p.normal_(0.0, 0.125, generator);
+    return model;
+  }
+  Batch train_batch(std::int64_t step, std::uint64_t seed) const override {
+    auto generator = step_generator(seed, step);
+    auto x = torch::randn({kPlantedTokens, 64}, generator);
+    if (kind_ == PlantedInput::kOffsetChannels) {
+      const auto sign = torch::randint(0, 2, {1, 64}, generator).to(torch::kFloat) * 2 - 1;
+      x = x + 10.0 * sign;
+    } else {
+      const auto position = torch::randint(0, 16, {kPlantedTokens / 16}, generator);
+      for (std::int64_t chunk = 0; chunk < kPlantedTokens / 16; ++chunk) {
+        x[chunk * 16 + position[chunk].item<std::int64_t>()] *= 16.0;
+      }
+    }
+    return {x, torch::randn({kPlantedTokens, 64}, generator)};
+  }
+  std::vector<Batch> eval_batches() const override { return {train_batch(0, 99)}; }
+
+ private:
+  PlantedInput kind_;
+};
+
+const ProbeRow& row_of(const std::vector<ProbeRow>& rows, std::int64_t step,
+                       const std::string& recipe, const std::string& tensor) {
+  for (const auto& row : rows) {
+    if (row.step == step && row.recipe == recipe && row.variant == kAllGemms && row.draw == 0 &&
+        row.tensor == tensor) {
+      return row;
+    }
+  }
+  FAIL("no row for step " << step << ", " << recipe << ", " << tensor);
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("RHT lowers the wgrad error below a Gaussian chunk's crest factor, raises it above",
+          "[probes]") {
+  // The mechanism (docs/literature.md, the RHT rows): the transform makes each 16-token chunk of
+  // the wgrad operands closer to Gaussian. With NVFP4's E4M3 block scales, a chunk whose crest
+  // factor is below a Gaussian's (a constant channel offset: all 16 values crowd the top of the
+  // E2M1 grid, where its steps are widest) rounds with less error after it; a chunk above it (one
+  // outlier: exact at the block's maximum while the rest sit low on the grid, where its steps are
+  // finest) with more. Only wgrad is quantized, rounded to nearest; te and te + RHT differ in the
+  // RHT alone, on the wgrad GEMM's operands alone, so a no-op RHT, or one applied to fprop's or
+  // dgrad's operands, leaves the two gradients equal and fails both directions.
+  const std::string te = "nvfp4:nvfp4_mode=te:nvfp4_stochastic_rounding=false:nvfp4_rht=false:"
+                         "override_linear_precision=[true/true/false]";
+  const std::string rht = te + ":nvfp4_rht=true";
+  const auto recipe_te = recipes::probe_recipe(te, {"test", 0}, "probes");
+  const auto recipe_rht = recipes::probe_recipe(rht, {"test", 0}, "probes");
+  REQUIRE(recipe_rht.nvfp4_rht);
+  REQUIRE_FALSE(recipe_te.nvfp4_rht);
+  const auto settings = settings_of({te, rht}, 1, recipes::ProbeAttribution::none);
+  for (const auto kind : {PlantedInput::kOffsetChannels, PlantedInput::kSpikyTokens}) {
+    const bool offset = kind == PlantedInput::kOffsetChannels;
+    INFO((offset ? "offset channels" : "spiky tokens"));
+    const PlantedInputWorkload workload(kind);
+    const auto run = run_baseline(workload, settings, {recipe_te, recipe_rht});
+    const auto label_te = recipe_label(recipe_te), label_rht = recipe_label(recipe_rht);
+    double mean_te = 0, mean_rht = 0;
+    const auto steps = workload.schedule().steps;
+    for (std::int64_t step = 0; step < steps; ++step) {
+      const auto& a = row_of(run.rows, step, label_te, kWholeModel);
+      const auto& b = row_of(run.rows, step, label_rht, kWholeModel);
+      INFO("step " << step << ": wgrad error te " << a.rel_error << ", te + RHT " << b.rel_error
+                   << "; input crest " << a.wgrad_input_crest << " -> " << a.wgrad_input_crest_rht
+                   << ", input error " << a.wgrad_input_rel_error << " -> "
+                   << a.wgrad_input_rel_error_rht << "; gradient crest " << a.wgrad_grad_crest
+                   << " -> " << a.wgrad_grad_crest_rht);
+      REQUIRE(a.rel_error > 0);
+      // Paired, step by step: the direction the chunks' crest factor predicts.
+      CHECK((offset ? b.rel_error < a.rel_error : b.rel_error > a.rel_error));
+      mean_te += a.rel_error / static_cast<double>(steps);
+      mean_rht += b.rel_error / static_cast<double>(steps);
+      // The operand analysis: the same operands under both recipes (only dW differs), the
+      // planted crest factors, and the operand's own error moving as the gradient's does.
+      const auto& w = row_of(run.rows, step, label_te, "fc.weight");
+      const auto& w_rht = row_of(run.rows, step, label_rht, "fc.weight");
+      CHECK(w.wgrad_input_crest == a.wgrad_input_crest);  // one Linear: the pool is its own
+      CHECK(w_rht.wgrad_input_rel_error_rht == w.wgrad_input_rel_error_rht);
+      CHECK(w_rht.wgrad_grad_crest == w.wgrad_grad_crest);
+      CHECK(w.wgrad_grad_crest == Approx(2.1).margin(0.3));  // Gaussian chunks
+      if (offset) {
+        CHECK(w.wgrad_input_crest < 1.6);
+        CHECK(w.wgrad_input_crest_rht > w.wgrad_input_crest + 0.3);
+        CHECK(w.wgrad_input_rel_error_rht < w.wgrad_input_rel_error);
+      } else {
+        CHECK(w.wgrad_input_crest > 3.0);
+        CHECK(w.wgrad_input_crest_rht < w.wgrad_input_crest - 0.5);
+        CHECK(w.wgrad_input_rel_error_rht > w.wgrad_input_rel_error);
+      }
+    }
+    INFO("mean whole-model wgrad error: te " << mean_te << ", te + RHT " << mean_rht);
+    CHECK((offset ? mean_rht < 0.9 * mean_te : mean_rht > 1.05 * mean_te));
+  }
+}
+
+TEST_CASE("MX scales rounded down (floor) err more than rounded up to fit (rceil)", "[probes]") {
+  // The mechanism (L2): floor's scale 2^(floor(log2 amax) - 8) puts a block maximum whose
+  // mantissa is above 1.75 above E4M3's 448, where it clips; rceil's 2^ceil(log2(amax / 448))
+  // never clips. The two differ only in those blocks.
+  const auto workload = make_workload(kWorkload);
+  const std::string floor_word = "mxfp8:fp8_format=E4M3:mx_scale_mode=floor";
+  const std::string rceil_word = "mxfp8:fp8_format=E4M3:mx_scale_mode=rceil";
+  const auto settings = settings_of({floor_word, rceil_word}, 1, recipes::ProbeAttribution::none);
+  const auto recipes = checked_probe_recipes(settings, kWorkload);
+  const auto run = run_baseline(*workload, settings, recipes);
+  double mean_floor = 0, mean_rceil = 0;
+  for (std::int64_t step = 0; step < 5; ++step) {
+    const double f =
+        whole_model_row(run.rows, step, recipe_label(recipes[0]), kAllGemms, 0).rel_error;
+    const double r =
+        whole_model_row(run.rows, step, recipe_label(recipes[1]), kAllGemms, 0).rel_error;
+    INFO("step " << step << ": floor " << f << ", rceil " << r);
+    CHECK(f > r);
+    mean_floor += f / 5;
+    mean_rceil += r / 5;
+  }
+  INFO("mean whole-model relative gradient error: floor " << mean_floor << ", rceil "
+                                                          << mean_rceil);
+  CHECK(mean_floor > 1.05 * mean_rceil);
 }
 
 }  // namespace fp8lab::experiments
