@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "sim/cast.hpp"
 #include "sim/fp4_stochastic.hpp"
@@ -46,21 +47,26 @@ bool is_nvfp4_block(BlockShape b) {
 }
 
 // Replaces the RN codes of `result` (made from x) by stochastically rounded ones under the same
-// block multipliers (QuantizedTensor::scale), and recounts the underflows.
+// block multipliers (QuantizedTensor::scale), and recounts the underflows. Row by row: y = x * s
+// (the products the scalar rule takes), then e2m1_stochastic_codes (Highway lanes, the scalar
+// rule's bits) from the row's first element index.
 void round_stochastically(std::span<const float> x, const StochasticStream& stream,
                           QuantizeResult& result) {
   QuantizedTensor& t = result.tensor;
   const std::int64_t scale_cols = t.scale_cols();
+  const auto cols = static_cast<std::size_t>(t.cols);
+  std::vector<float> y(cols);
   std::size_t underflowed = 0;
   for (std::int64_t r = 0; r < t.rows; ++r) {
     const float* scale_row = t.scale.data() + (r / t.block_rows) * scale_cols;
-    for (std::int64_t c = 0; c < t.cols; ++c) {
-      const auto i = static_cast<std::size_t>(r * t.cols + c);
-      const float y = x[i] * scale_row[c / t.block_cols];
-      const std::uint8_t code = e2m1_stochastic_code(
-          y, e2m1_stochastic_byte(stream.seed, stream.stream, static_cast<std::uint64_t>(i)));
-      t.data[i] = code;
-      if (x[i] != 0.0f && !std::isnan(y) && (code & 0x7u) == 0) ++underflowed;
+    const std::size_t first = static_cast<std::size_t>(r) * cols;
+    const float* xr = x.data() + first;
+    const auto block_cols = static_cast<std::size_t>(t.block_cols);
+    for (std::size_t c = 0; c < cols; ++c) y[c] = xr[c] * scale_row[c / block_cols];
+    const auto codes = std::span<std::uint8_t>(t.data).subspan(first, cols);
+    e2m1_stochastic_codes(y, stream.seed, stream.stream, first, codes);
+    for (std::size_t c = 0; c < cols; ++c) {
+      if (xr[c] != 0.0f && !std::isnan(y[c]) && (codes[c] & 0x7u) == 0) ++underflowed;
     }
   }
   result.stats.underflowed = underflowed;
