@@ -1,7 +1,7 @@
 // The sub-byte element cast of the blocked walk in Highway lanes (sim/scaling/subbyte_lanes.hpp)
 // against the scalar model, code for code and count for count, on every SIMD target Highway
 // compiled that this CPU runs (STYLE.md §9): E2M1, E2M3 and E3M2 under every SubbyteSpecials
-// preset, on every fp32 from 2^-30 to 2^9 at a stride that keeps each binade's ties and their
+// preset, on fp32 values from 2^-12 to 2^9 at a stride that keeps each binade's ties and their
 // neighbours, special values (±0, ±Inf, NaNs, subnormals, max and the saturation threshold),
 // per-column and per-block multipliers, a block that is not a multiple of the lanes (the scalar
 // fallback) and rows with a scalar tail. Then the quantizers that use it: MX and NVFP4 codes
@@ -31,15 +31,16 @@ using sim::Format;
 
 constexpr Format kFormats[] = {Format::E2M1, Format::E2M3, Format::E3M2};
 
-// The value sweep: every exponent from -30 to 8, mantissas k << 10 (every tie of every grid these
-// formats have at these exponents: their rounding bit is at bit 19 or above) and one ulp either
-// side, both signs; then specials scattered among them so that vectors mix the two.
+// The value sweep: every exponent from -12 (below every format's half smallest subnormal, 2^-5)
+// to 8 (above every max), mantissas k << 13 (every tie of every grid these formats have at these
+// exponents: their rounding bit is at bit 19 or above) and one ulp either side, both signs; then
+// specials scattered among them so that vectors mix the two.
 std::vector<float> sweep_values() {
   std::vector<float> x;
-  for (std::uint32_t e = 127 - 30; e <= 127 + 8; ++e) {
-    for (std::uint32_t k = 0; k < (1u << 13); ++k) {
-      for (const std::uint32_t low : {0u, 1u, 0x3FFu}) {
-        const float v = std::bit_cast<float>((e << 23) | (k << 10) | low);
+  for (std::uint32_t e = 127 - 12; e <= 127 + 8; ++e) {
+    for (std::uint32_t k = 0; k < (1u << 10); ++k) {
+      for (const std::uint32_t low : {0u, 1u, 0x1FFFu}) {
+        const float v = std::bit_cast<float>((e << 23) | (k << 13) | low);
         x.push_back(v);
         x.push_back(-v);
       }
