@@ -4,7 +4,8 @@
 // once) and x_memcpy (the ratio). Single-threaded, like the recipes. NVFP4's two element-wise
 // stages are measured alone on the same input: the 16-point RHT (sim/rht.hpp, along the rows as TE
 // applies it) and E2M1 stochastic rounding (sim/fp4_stochastic.hpp); issue 46 asks >= 0.5 of
-// memcpy for each.
+// memcpy for each. The sub-byte quantizers whole: MXFP4 (TE's E8M0 rule, rows and columns) and
+// NVFP4 te (1 x 16, 16 x 1, and 16 x 1 with stochastic rounding, as TE's wgrad grad_output).
 //
 //   build-*/bench/scaling_bench --benchmark_min_time=0.5
 #include <benchmark/benchmark.h>
@@ -20,6 +21,7 @@
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/delayed.hpp"
 #include "sim/scaling/mx.hpp"
+#include "sim/scaling/nvfp4.hpp"
 #include "sim/scaling/rowwise.hpp"
 
 namespace {
@@ -139,6 +141,28 @@ void BM_e2m1_stochastic(benchmark::State& state) {
   });
 }
 
+void BM_mxfp4(benchmark::State& state) {
+  const auto axis = state.range(0) == 0 ? sc::ScaleAxis::kRowwise : sc::ScaleAxis::kColumnwise;
+  state.SetLabel(sc::to_string(axis));
+  run(state, [axis](const std::vector<float>& x) {
+    return sc::quantize_mx(x, kRows, kCols, axis, Format::E2M1);
+  });
+}
+
+// Arg 0: 1 x 16, 1: 16 x 1, 2: 16 x 1 with stochastic rounding.
+void BM_nvfp4_te(benchmark::State& state) {
+  const sc::BlockShape block = state.range(0) == 0 ? sc::BlockShape{1, sc::kNvfp4BlockSize}
+                                                   : sc::BlockShape{sc::kNvfp4BlockSize, 1};
+  const bool stochastic = state.range(0) == 2;
+  state.SetLabel(std::to_string(block.rows) + "x" + std::to_string(block.cols) +
+                 (stochastic ? " sr" : ""));
+  const sc::StochasticStream stream{1, 2};
+  run(state, [&](const std::vector<float>& x) {
+    return sc::quantize_nvfp4(x, kRows, kCols, block, sc::Nvfp4Mode::kTe,
+                              stochastic ? &stream : nullptr);
+  });
+}
+
 }  // namespace
 
 BENCHMARK(BM_memcpy)->Unit(benchmark::kMillisecond);
@@ -156,3 +180,5 @@ BENCHMARK(BM_mx)
 BENCHMARK(BM_mx_2d)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_rht)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_e2m1_stochastic)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_mxfp4)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_nvfp4_te)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);

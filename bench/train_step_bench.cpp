@@ -8,6 +8,8 @@
 //                           Linear measuring its operands (a statistics step: --layer-stats-every)
 //   fp8_<recipe>_unlogged   the same with no operand statistics, as a run's steps between its
 //                           statistics steps (most of a run: 290 of the default sweep's 300)
+//   fp4_<recipe>[_fp32_seq]_unlogged  MXFP4, NVFP4 te (2-D weights) and NVFP4 te + RHT + SR on their
+//                           default GEMM model (blackwell_block), or on fp32_seq
 // Counters: step_s (mean wall-clock step over the timed iterations), fp32_step_s (torch_fp32's mean
 // step, measured once per process before the first row that needs it), x_fp32 = step_s /
 // fp32_step_s; the same from process CPU time (cpu_step_s, fp32_cpu_step_s, x_fp32_cpu), which a
@@ -30,6 +32,8 @@
 #include "experiments/fp8/convert_model.hpp"
 #include "experiments/fp8/sim_backend.hpp"
 #include "experiments/workloads/registry.hpp"
+#include "recipes/default_recipe.hpp"
+#include "recipes/probe_settings.hpp"
 #include "recipes/recipe.hpp"
 
 namespace fp8lab::bench {
@@ -127,6 +131,29 @@ void register_all() {
                                (measure ? "" : "_unlogged");
       benchmark::RegisterBenchmark(name.c_str(), [scaling, measure](benchmark::State& s) {
         run(s, Arm::fp8, rc::recipe_with_defaults(scaling), measure);
+      })->Unit(benchmark::kMillisecond);
+    }
+  }
+  // The sub-byte recipes of L7 (docs/fp4.md), unlogged, on their default GEMM (blackwell_block)
+  // and on fp32_seq (the GEMMs L7's published sweeps pin).
+  struct SubByte {
+    const char* name;
+    const char* word;  // a probe word (recipes/probe_settings.hpp)
+  };
+  static constexpr SubByte kSubByte[] = {
+      {"mxfp4", "mxfp4"},
+      {"nvfp4_te", "nvfp4:nvfp4_mode=te:nvfp4_2d=true"},
+      {"nvfp4_te_rht_sr",
+       "nvfp4:nvfp4_mode=te:nvfp4_2d=true:nvfp4_rht=true:nvfp4_stochastic_rounding=true"}};
+  for (const SubByte& r : kSubByte) {
+    for (const bool fp32_seq : {false, true}) {
+      std::string word = r.word;
+      if (fp32_seq) word += ":gemm.fprop=fp32_seq:gemm.dgrad=fp32_seq:gemm.wgrad=fp32_seq";
+      const rc::Recipe recipe = rc::probe_recipe(word, rc::Site{"train_step_bench", 0}, "row");
+      const std::string name = std::string("train_step/fp4_") + r.name +
+                               (fp32_seq ? "_fp32_seq" : "") + "_unlogged";
+      benchmark::RegisterBenchmark(name.c_str(), [recipe](benchmark::State& s) {
+        run(s, Arm::fp8, recipe, false);
       })->Unit(benchmark::kMillisecond);
     }
   }

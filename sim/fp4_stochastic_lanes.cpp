@@ -95,6 +95,20 @@ void E2m1StochasticLanes(const float* x, std::size_t n, std::uint64_t seed, std:
       Codes(x + i + q * lanes, random + q * lanes, codes + i + q * lanes);
     }
   }
+  // The last partial vector of words (a row of a tensor rarely holds a multiple of 4 lanes): its
+  // words drawn as for a whole one, the elements through a zero-padded copy.
+  if (i + 4 <= n) {
+    HWY_ALIGN float padded[4 * hn::MaxLanes(DF())] = {};
+    HWY_ALIGN std::uint8_t padded_codes[4 * hn::MaxLanes(DF())];
+    const std::size_t rest = n - i;
+    for (std::size_t j = 0; j < rest; ++j) padded[j] = x[i + j];
+    hn::Store(philox((first_index + i) / 4), du, reinterpret_cast<std::uint32_t*>(random));
+    for (std::size_t q = 0; q < 4; ++q) {
+      Codes(padded + q * lanes, random + q * lanes, padded_codes + q * lanes);
+    }
+    for (std::size_t j = 0; j < rest; ++j) codes[i + j] = padded_codes[j];
+    i = n;
+  }
   for (; i < n; ++i) scalar(i);
 }
 

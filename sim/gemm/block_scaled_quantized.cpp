@@ -1,6 +1,7 @@
 // gemm_into's `blackwell_block` model on QuantizedTensor operands (gemm.hpp): the stored codes and
 // raw scale bytes laid out K-contiguous for sim::block_scaled_gemm (block_scaled.hpp), then the
 // NVFP4 per-tensor scales as the GEMM's alpha, then gemm.hpp's epilogue (bias, bf16 output).
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <stdexcept>
@@ -39,14 +40,42 @@ Laid lay_out(const GemmOperand& g, char which) {
   const std::int64_t kb = k / block, scale_cols = t.scale_cols();
   l.codes.resize(static_cast<std::size_t>(outer * k));
   l.scales.resize(static_cast<std::size_t>(outer * kb));
-  for (std::int64_t o = 0; o < outer; ++o) {
-    for (std::int64_t kk = 0; kk < k; ++kk) {
-      const std::int64_t r = k_cols ? o : kk, c = k_cols ? kk : o;
-      l.codes[static_cast<std::size_t>(o * k + kk)] =
-          t.data[static_cast<std::size_t>(r * t.cols + c)];
-      if (kk % block == 0) {
-        l.scales[static_cast<std::size_t>(o * kb + kk / block)] =
-            bytes[static_cast<std::size_t>((r / t.block_rows) * scale_cols + c / t.block_cols)];
+  const auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
+  if (k % block == 0 && k_cols) {
+    // K along the columns: the codes are already [outer, K]; a scale row per block_rows rows.
+    std::copy(t.data.begin(), t.data.end(), l.codes.begin());
+    for (std::int64_t o = 0; o < outer; ++o) {
+      const auto from = bytes.begin() +
+                        static_cast<std::ptrdiff_t>((o / t.block_rows) * scale_cols);
+      std::copy(from, from + kb, l.scales.begin() + static_cast<std::ptrdiff_t>(o * kb));
+    }
+  } else if (k % block == 0) {
+    // K along the rows: the codes transposed in tiles (both sides stay in cache), and scale j of
+    // column o from the stored grid's row j.
+    constexpr std::int64_t kTile = 64;
+    for (std::int64_t k0 = 0; k0 < k; k0 += kTile) {
+      for (std::int64_t o0 = 0; o0 < outer; o0 += kTile) {
+        const std::int64_t k1 = std::min(k, k0 + kTile), o1 = std::min(outer, o0 + kTile);
+        for (std::int64_t o = o0; o < o1; ++o) {
+          for (std::int64_t kk = k0; kk < k1; ++kk)
+            l.codes[at(o * k + kk)] = t.data[at(kk * t.cols + o)];
+        }
+      }
+    }
+    for (std::int64_t o = 0; o < outer; ++o) {
+      for (std::int64_t j = 0; j < kb; ++j) {
+        l.scales[at(o * kb + j)] = bytes[at(j * scale_cols + o / t.block_cols)];
+      }
+    }
+  } else {
+    for (std::int64_t o = 0; o < outer; ++o) {
+      for (std::int64_t kk = 0; kk < k; ++kk) {
+        const std::int64_t r = k_cols ? o : kk, c = k_cols ? kk : o;
+        l.codes[at(o * k + kk)] = t.data[at(r * t.cols + c)];
+        if (kk % block == 0) {
+          l.scales[at(o * kb + kk / block)] =
+              bytes[at((r / t.block_rows) * scale_cols + c / t.block_cols)];
+        }
       }
     }
   }

@@ -1,6 +1,7 @@
 #include "sim/scaling/blocked.hpp"
 
 #include "sim/quantize_scaled.hpp"
+#include "sim/scaling/subbyte_lanes.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -64,35 +65,6 @@ struct BandAccumulator {
   std::vector<std::uint8_t> run_nan_;
 };
 
-// Pass 2 for a sub-byte format: the scalar cast of every element with its block's multiplier
-// (blocked.hpp), rows of `cols` elements, a block every `run` columns.
-QuantizeStats quantize_subbyte_rows(std::span<const float> x, std::size_t cols,
-                                    std::span<const float> scales, std::size_t run, Format format,
-                                    SubbyteSpecials specials, std::span<std::uint8_t> out) {
-  const FormatSpec& f = spec(format);
-  const auto max = static_cast<float>(f.max_finite());
-  // Every sub-byte max has an all-ones mantissa, so its tie with the next binade rounds up.
-  const float overflow_at = max + std::ldexp(1.0f, f.max_exponent() - f.mantissa_bits - 1);
-  QuantizeStats stats;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const float v = x[i];
-    const float y = v * scales[(i % cols) / run];
-    const std::uint8_t code = cast_fp32_to_subbyte(y, format, specials);
-    out[i] = code;
-    const float a = std::fabs(v);
-    stats.amax = a > stats.amax ? a : stats.amax;
-    if (y != y) {
-      ++stats.nan;
-    } else if (std::fabs(y) >= overflow_at) {
-      ++stats.saturated;
-    } else if (v != 0.0f && (code & ~f.sign_mask()) == 0) {
-      ++stats.underflowed;
-    }
-  }
-  stats.count = x.size();
-  return stats;
-}
-
 }  // namespace
 
 QuantizeResult quantize_blocked(const char* function, std::span<const float> x, std::int64_t rows,
@@ -147,11 +119,12 @@ QuantizeResult quantize_blocked(const char* function, std::span<const float> x, 
     const std::size_t band_size = static_cast<std::size_t>(r1 - r0) * ucols;
     const auto band_out = std::span<std::uint8_t>(t.data).subspan(offset, band_size);
     const auto band_x = x.subspan(offset, band_size);
-    result.stats.merge(
-        is_subbyte(format)
-            ? quantize_subbyte_rows(band_x, ucols, band_scales, bc, format, subbyte, band_out)
-            : quantize_scaled_rows(band_x, ucols, band_scales, bc, format, Overflow::kSatFinite,
-                                   band_out));
+    result.stats.merge(is_subbyte(format)
+                           ? subbyte_detail::subbyte_rows_lanes(band_x.data(), band_x.size(), ucols,
+                                                                band_scales.data(), bc, format,
+                                                                subbyte, band_out.data())
+                           : quantize_scaled_rows(band_x, ucols, band_scales, bc, format,
+                                                  Overflow::kSatFinite, band_out));
   }
   result.stats.amax = tensor_amax;
   return result;

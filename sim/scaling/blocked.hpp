@@ -15,7 +15,8 @@
 //
 // Sub-byte element formats (E2M1, E2M3, E3M2: MXFP4/MXFP6, NVFP4) take the same walk and the same
 // q_i = cast(RN(x_i * s)), the cast being cast_fp32_to_subbyte with the caller's SubbyteSpecials
-// (whose NaN and -0 codes the peer's converter gives), element by element: no vectorized path.
+// (whose NaN and -0 codes the peer's converter gives), in Highway lanes with the scalar cast's bits
+// (subbyte_lanes.hpp).
 // Codes stay one per byte in QuantizedTensor::data (pack_e2m1 packs E2M1 for storage). Their
 // statistics: saturated = |RN(x * s)| rounds above max (|y| >= max + half an ulp, or ±Inf);
 // underflowed as for FP8; nan = y is NaN (no sub-byte code is NaN: the code is the specials').

@@ -1,10 +1,12 @@
 #include "sim/scaling/nvfp4.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "sim/cast.hpp"
 #include "sim/fp4_stochastic.hpp"
@@ -46,22 +48,37 @@ bool is_nvfp4_block(BlockShape b) {
 }
 
 // Replaces the RN codes of `result` (made from x) by stochastically rounded ones under the same
-// block multipliers (QuantizedTensor::scale), and recounts the underflows.
+// block multipliers (QuantizedTensor::scale), and recounts the underflows. Row by row: y = x * s
+// (the products the scalar rule takes), then e2m1_stochastic_codes (Highway lanes, the scalar
+// rule's bits) from the row's first element index.
 void round_stochastically(std::span<const float> x, const StochasticStream& stream,
                           QuantizeResult& result) {
   QuantizedTensor& t = result.tensor;
   const std::int64_t scale_cols = t.scale_cols();
+  const auto cols = static_cast<std::size_t>(t.cols);
+  std::vector<float> y(cols);
   std::size_t underflowed = 0;
   for (std::int64_t r = 0; r < t.rows; ++r) {
     const float* scale_row = t.scale.data() + (r / t.block_rows) * scale_cols;
-    for (std::int64_t c = 0; c < t.cols; ++c) {
-      const auto i = static_cast<std::size_t>(r * t.cols + c);
-      const float y = x[i] * scale_row[c / t.block_cols];
-      const std::uint8_t code = e2m1_stochastic_code(
-          y, e2m1_stochastic_byte(stream.seed, stream.stream, static_cast<std::uint64_t>(i)));
-      t.data[i] = code;
-      if (x[i] != 0.0f && !std::isnan(y) && (code & 0x7u) == 0) ++underflowed;
+    const std::size_t first = static_cast<std::size_t>(r) * cols;
+    const float* xr = x.data() + first;
+    const auto block_cols = static_cast<std::size_t>(t.block_cols);
+    if (block_cols == 1) {
+      for (std::size_t c = 0; c < cols; ++c) y[c] = xr[c] * scale_row[c];
     }
+    for (std::size_t c0 = 0, b = 0; block_cols > 1 && c0 < cols; c0 += block_cols, ++b) {
+      const std::size_t c1 = std::min(cols, c0 + block_cols);
+      const float s = scale_row[b];
+      for (std::size_t c = c0; c < c1; ++c) y[c] = xr[c] * s;
+    }
+    const auto codes = std::span<std::uint8_t>(t.data).subspan(first, cols);
+    e2m1_stochastic_codes(y, stream.seed, stream.stream, first, codes);
+    std::size_t row_underflowed = 0;  // x != 0, y not NaN, a ±0 code (as a sum, for the vectorizer)
+    for (std::size_t c = 0; c < cols; ++c) {
+      row_underflowed +=
+          static_cast<std::size_t>((xr[c] != 0.0f) & (y[c] == y[c]) & ((codes[c] & 0x7u) == 0));
+    }
+    underflowed += row_underflowed;
   }
   result.stats.underflowed = underflowed;
 }
@@ -122,13 +139,15 @@ QuantizeResult quantize_nvfp4_global(std::span<const float> x, std::int64_t rows
   // The walk stores one byte per block in its E8M0 slot; here that byte is the E4M3 scale.
   QuantizeResult result = quantize_blocked(
       "quantize_nvfp4", x, rows, cols, block, Format::E2M1, /*store_e8m0=*/true,
-      [&global, mode, te](float block_amax, bool has_nan) {
-        const std::uint8_t s = nvfp4_block_scale(has_nan && !te ? kNaN : block_amax, global, mode);
-        BlockScale b;
-        b.scale = nvfp4_block_multiplier(s, global, mode);
-        b.scale_inv = decode_fp8(s, Format::E4M3) * global.decode;
-        b.e8m0 = s;
-        return b;
+      [&global, mode, te](std::span<const float> block_amax, std::span<const std::uint8_t> has_nan,
+                          BlockScaleRow out) {  // a band at a time: no call per block
+        for (std::size_t j = 0; j < block_amax.size(); ++j) {
+          const std::uint8_t s =
+              nvfp4_block_scale(has_nan[j] != 0 && !te ? kNaN : block_amax[j], global, mode);
+          out.scale[j] = nvfp4_block_multiplier(s, global, mode);
+          out.scale_inv[j] = decode_fp8(s, Format::E4M3) * global.decode;
+          out.e8m0[j] = s;
+        }
       },
       nvfp4_subbyte_specials(mode));
   QuantizedTensor& t = result.tensor;

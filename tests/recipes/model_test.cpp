@@ -37,6 +37,19 @@ TEST_CASE("GEMM accumulation defaults follow TE's per-recipe table", "[recipes]"
   }
   CHECK(default_gemm_accumulation(Scaling::block) == all_split);
   CHECK(parse_recipe_text("scaling: block", "b.yaml").gemm == all_split);
+  // The sub-byte scalings train on Blackwell's block-scaled MMA model in every GEMM (issue 46
+  // item 3); a recipe names fp32_seq to train on the CUDA-core formula instead (L7's sweeps).
+  const GemmAccumulation all_blackwell{Accumulation::kBlackwellBlock, Accumulation::kBlackwellBlock,
+                                       Accumulation::kBlackwellBlock};
+  for (Scaling s : {Scaling::mxfp4, Scaling::mxfp6_e2m3, Scaling::mxfp6_e3m2, Scaling::nvfp4}) {
+    INFO(name(s));
+    CHECK(default_gemm_accumulation(s) == all_blackwell);
+    CHECK(parse_recipe_text("scaling: " + std::string(name(s)), "s.yaml").gemm == all_blackwell);
+  }
+  const Recipe pinned = parse_recipe_text(
+      "scaling: nvfp4\ngemm: {fprop: fp32_seq, dgrad: fp32_seq, wgrad: fp32_seq}\n", "p.yaml");
+  CHECK(pinned.gemm ==
+        GemmAccumulation{Accumulation::kFp32Seq, Accumulation::kFp32Seq, Accumulation::kFp32Seq});
 }
 
 TEST_CASE("formats, power-of-2 scales and module filters default per scaling", "[recipes]") {

@@ -118,31 +118,38 @@ TEST_CASE("e2m1_stochastic_codes' lanes give the scalar rule's bits, every targe
                          -std::numeric_limits<float>::infinity(),
                          std::numeric_limits<float>::quiet_NaN(),
                          std::numeric_limits<float>::denorm_min()};
-  std::vector<float> x(1000);
-  for (auto& v : x) {
+  std::vector<float> values(1000);
+  for (auto& v : values) {
     const unsigned kind = rng() % 4;
     v = kind == 0 ? picks[rng() % std::size(picks)] : normal(rng);
     if (kind == 1) v = std::nextafter(picks[rng() % 10], rng() % 2 ? 10.0f : -10.0f);
     if (rng() % 2 == 0) v = -v;
   }
-  for (const std::uint64_t first :
-       {std::uint64_t{0}, std::uint64_t{3}, std::uint64_t{4 * 0xFFFFFFF0ull + 1}}) {
-    std::vector<std::uint8_t> expected(x.size()), lanes(x.size());
-    sim::reference::e2m1_stochastic_codes(x, 7, 9, first, expected);
-    for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
-      hwy::SetSupportedTargetsForTest(target);
-      INFO("target " << hwy::TargetName(target) << ", first index " << first);
-      REQUIRE(std::string(sim::e2m1_stochastic_target_name()) == hwy::TargetName(target));
-      sim::e2m1_stochastic_codes(x, 7, 9, first, lanes);
-      std::size_t mismatches = 0, at = 0;
-      for (std::size_t i = 0; i < x.size(); ++i) {
-        if (expected[i] != lanes[i] && mismatches++ == 0) at = i;
+  // Lengths that end in a partial vector of words (the padded tail) on every target, or in fewer
+  // than 4 elements (the scalar tail).
+  for (const std::size_t length : {std::size_t{1000}, std::size_t{61}, std::size_t{7}}) {
+    const std::vector<float> x(values.begin(),
+                               values.begin() + static_cast<std::ptrdiff_t>(length));
+    for (const std::uint64_t first :
+         {std::uint64_t{0}, std::uint64_t{3}, std::uint64_t{4 * 0xFFFFFFF0ull + 1}}) {
+      INFO("length " << length);
+      std::vector<std::uint8_t> expected(x.size()), lanes(x.size());
+      sim::reference::e2m1_stochastic_codes(x, 7, 9, first, expected);
+      for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+        hwy::SetSupportedTargetsForTest(target);
+        INFO("target " << hwy::TargetName(target) << ", first index " << first);
+        REQUIRE(std::string(sim::e2m1_stochastic_target_name()) == hwy::TargetName(target));
+        sim::e2m1_stochastic_codes(x, 7, 9, first, lanes);
+        std::size_t mismatches = 0, at = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          if (expected[i] != lanes[i] && mismatches++ == 0) at = i;
+        }
+        INFO("first mismatch at " << at << ": x " << x[at] << " expected " << int{expected[at]}
+                                  << " got " << int{lanes[at]});
+        CHECK(mismatches == 0);
       }
-      INFO("first mismatch at " << at << ": x " << x[at] << " expected " << int{expected[at]}
-                                << " got " << int{lanes[at]});
-      CHECK(mismatches == 0);
+      hwy::SetSupportedTargetsForTest(0);
     }
-    hwy::SetSupportedTargetsForTest(0);
   }
 }
 

@@ -109,6 +109,41 @@ TEST_CASE("blackwell_block on MXFP4 / MXFP6 tensors takes their E8M0 bytes, alph
   }
 }
 
+TEST_CASE("blackwell_block with K along the rows over several 64 x 64 layout tiles (MX 32 x 1, "
+          "NVFP4 16 x 1)",
+          "[gemm][fp4]") {
+  // K = 160 rows, outer sizes 72 and 80: partial tiles on both sides of the transposed layout.
+  constexpr std::int64_t M = 160, N = 72, K = 80;
+  const auto y = random_matrix(M, N, 6), x = random_matrix(M, K, 7);
+  GemmOptions o;
+  o.accumulation = Accumulation::kBlackwellBlock;
+  for (const bool nvfp4 : {false, true}) {
+    INFO((nvfp4 ? "NVFP4 16 x 1" : "MXFP4 32 x 1"));
+    const auto quantize = [nvfp4](const std::vector<float>& v, std::int64_t cols) {
+      return nvfp4 ? sc::quantize_nvfp4(v, M, cols, {16, 1}, sc::Nvfp4Mode::kTe).tensor
+                   : sc::quantize_mx(v, M, cols, sc::ScaleAxis::kColumnwise, Format::E2M1).tensor;
+    };
+    const auto cy = quantize(y, N), cx = quantize(x, K);
+    const std::int64_t block = nvfp4 ? 16 : 32;
+    const auto& ys = nvfp4 ? cy.scale_e4m3 : cy.scale_e8m0;
+    const auto& xs = nvfp4 ? cx.scale_e4m3 : cx.scale_e8m0;
+    const auto type = nvfp4 ? BlockScaleType::kUe4m3 : BlockScaleType::kUe8m0;
+    const auto got = gemm({cy, ReduceDim::kRows}, {cx, ReduceDim::kRows}, o);
+    const auto cy_t = transposed(cy.data, M, N), cx_t = transposed(cx.data, M, K);
+    const auto cys = transposed(ys, M / block, N), cxs = transposed(xs, M / block, K);
+    const auto raw = block_scaled_gemm({cy_t, cys, N, M, Format::E2M1, block, type},
+                                       {cx_t, cxs, K, M, Format::E2M1, block, type}, {});
+    const float alpha = nvfp4 ? cy.global_scale[2] * cx.global_scale[2] : 1.0f;
+    REQUIRE(got.size() == raw.size());
+    std::size_t mismatches = 0;
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+      const float want = alpha == 1.0f ? raw[i] : raw[i] * alpha;
+      if (std::bit_cast<std::uint32_t>(got[i]) != std::bit_cast<std::uint32_t>(want)) ++mismatches;
+    }
+    CHECK(mismatches == 0);
+  }
+}
+
 TEST_CASE("fp32_seq on FP4 tensors is NUMERICS §3's block formula over the decoded codes",
           "[gemm][fp4]") {
   constexpr std::int64_t M = 4, N = 3, K = 48;

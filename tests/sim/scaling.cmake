@@ -13,3 +13,7 @@ fp8lab_add_test(NAME sim_scaling_mx_codes_test SOURCES scaling_mx_codes_test.cpp
 # Every positive fp32 scale through torchao's power-of-2 rule (about a minute on 2 cores).
 fp8lab_add_test(NAME sim_scaling_pow2_exhaustive_test SOURCES scaling_pow2_exhaustive_test.cpp
                 LIBS fp8lab::sim Threads::Threads LABELS exhaustive TIMEOUT 1800)
+# The sub-byte element cast in lanes against the scalar model, and the MX/NVFP4 quantizers (RN
+# and NVFP4's stochastic rounding) element by element, on every SIMD target.
+fp8lab_add_test(NAME sim_scaling_subbyte_lanes_test SOURCES scaling_subbyte_lanes_test.cpp
+                LIBS fp8lab::sim hwy::hwy LABELS fast)
