@@ -109,7 +109,7 @@ void diagnostics_quirks(const Recipe& r, Compatibility& c) {
          "accelerate has no kwarg for it: TE runs it as CustomRecipe(qfactory=...), "
          "a quantizer per QuantizerRole (module name, tensor type); torchao as "
          "quantize_ with a filter_fn per module group",
-         "docs/recipes.md, per-role recipes"});
+         "recipes/README.md, per_role"});
   }
   if (!r.autoswitch.enabled) return;
   c.te_effective.autoswitch = Autoswitch{};

@@ -55,15 +55,15 @@ TEST_CASE("a per_role recipe trains llama-xs; the record names each Linear's pla
     INFO(layer);
     CHECK(roles.size() == 6);
     const bool mlp = layer.find(".mlp.") != std::string::npos;
-    const std::string want = mlp ? "nvfp4 E2M1" : "mx E4M3";
+    const std::string want = mlp ? "nvfp4 e2m1" : "mx e4m3";
     CHECK(roles.at("fprop_input").get<std::string>().rfind(want, 0) == 0);
   }
-  CHECK(plans.at("block0.mlp.gate_proj").at("fprop_weight") == "nvfp4 E2M1 16x16 rowwise te");
-  CHECK(plans.at("block0.mlp.gate_proj").at("wgrad_input") == "nvfp4 E2M1 16x1 columnwise te rht");
+  CHECK(plans.at("block0.mlp.gate_proj").at("fprop_weight") == "nvfp4 e2m1 16x16 rowwise te");
+  CHECK(plans.at("block0.mlp.gate_proj").at("wgrad_input") == "nvfp4 e2m1 16x1 columnwise te rht");
   CHECK(plans.at("block0.mlp.gate_proj").at("dgrad_grad_output") ==
-        "nvfp4 E2M1 1x16 rowwise te sr");
+        "nvfp4 e2m1 1x16 rowwise te sr");
   CHECK(plans.at("block0.attention.q_proj").at("dgrad_grad_output") ==
-        "mx E5M2 1x32 rowwise te torchao-0.18");
+        "mx e5m2 1x32 rowwise te torchao-0.18");
   CHECK_THAT(
       record->at("recipe_canonical").get<std::string>(),
       Catch::Contains(";per_role=[{match: [\"block\\\\d+\\\\.mlp\\\\..*\"], scaling: nvfp4"));
@@ -84,8 +84,8 @@ TEST_CASE("fp8lab explain prints the per_role plans; an unknown role exits 2", "
   REQUIRE(testing::run_to_end({FP8LAB_EXECUTABLE, "explain", kConfig}, log) == 0);
   const std::string text = testing::read_text(log);
   CHECK_THAT(text, Catch::Contains("per_role: 1 rule"));
-  CHECK_THAT(text, Catch::Contains("fprop_weight       nvfp4 E2M1 16x16 rowwise te"));
-  CHECK_THAT(text, Catch::Contains("wgrad_grad_output  nvfp4 E2M1 16x1 columnwise te rht sr"));
+  CHECK_THAT(text, Catch::Contains("fprop_weight       nvfp4 e2m1 16x16 rowwise te"));
+  CHECK_THAT(text, Catch::Contains("wgrad_grad_output  nvfp4 e2m1 16x1 columnwise te rht sr"));
 
   testing::write_text(dir / "bad.yaml",
                       "scaling: mxfp8\nper_role:\n  - roles: [fprop_inputs]\n    scaling: nvfp4\n");
