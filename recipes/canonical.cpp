@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "recipes/role_rules.hpp"
+
 namespace fp8lab::recipes {
 namespace {
 
@@ -42,9 +44,7 @@ bool gradients_quantized(const Recipe& r) {
   return !(r.override_linear_precision.dgrad && wgrad_high_precision);
 }
 
-}  // namespace
-
-Canonical canonicalize(const Recipe& input) {
+Canonical canonicalize_once(const Recipe& input) {
   Canonical out{input, {}};
   Recipe& r = out.recipe;
   auto& reasons = out.reasons;
@@ -173,6 +173,21 @@ Canonical canonicalize(const Recipe& input) {
     reasons.push_back(fmt::format("pad_inner_dim and enable_fsdp_float8_all_gather are torchao "
                                   "options, unused by {}",
                                   name(r.scaling)));
+  }
+  canonicalize_per_role(r, reasons);  // rule 9
+  return out;
+}
+
+}  // namespace
+
+Canonical canonicalize(const Recipe& input) {
+  // Rule 9 may fold a per_role rule into the recipe's own fields, which the other rules then see.
+  Canonical out = canonicalize_once(input);
+  for (int pass = 0; pass < 4; ++pass) {
+    Canonical again = canonicalize_once(out.recipe);
+    if (again.recipe == out.recipe) break;
+    out.recipe = std::move(again.recipe);
+    out.reasons.insert(out.reasons.end(), again.reasons.begin(), again.reasons.end());
   }
   return out;
 }

@@ -20,6 +20,9 @@
 //      per-GEMM list of a GEMM already in high precision (override, rowwise_with_gw_hp's wgrad)
 //      is emptied: those GEMMs run in high precision in every layer anyway. Autoswitch
 //      thresholds of a disabled rule take their defaults.
+//   9. per_role (role_rules.hpp, canonicalize_per_role): patterns sorted, roles of overridden
+//      GEMMs, fields and rules that change nothing dropped, a leading rule over every Linear and
+//      role folded into the recipe's own fields (then rules 1-8 run again).
 #pragma once
 
 #include <string>

@@ -32,6 +32,9 @@ std::string complete_recipe_text(const Recipe& recipe) {
       out << YAML::Flow << YAML::BeginSeq;
       for (const auto& pattern : list) out << YAML::DoubleQuoted << pattern;
       out << YAML::EndSeq;
+    } else if (key == "per_role") {
+      // The rules as YAML (field_text is their flow text, which reads back as the same rules).
+      out << YAML::Load(field_text(recipe, key));
     } else {
       out << field_text(recipe, key);
     }

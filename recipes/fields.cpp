@@ -14,6 +14,7 @@
 #include "recipes/detail/text_case.hpp"
 #include "recipes/detail/yaml_values.hpp"
 #include "recipes/limits.hpp"
+#include "recipes/role_rules.hpp"
 
 namespace fp8lab::recipes {
 namespace {
@@ -37,7 +38,7 @@ struct Draft {
 
 // regexes: a list of ECMAScript regular expressions, each compiled when read.
 // number: a finite decimal number; `normalize` checks its range and spells it canonically.
-enum class Kind { boolean, integer, word, triple, names, regexes, number };
+enum class Kind { boolean, integer, word, triple, names, regexes, number, rules };
 
 struct FieldSpec {
   std::string_view key;
@@ -245,6 +246,18 @@ const std::vector<FieldSpec>& specs() {
     threshold("autoswitch.underflow_percent", "a percentage in (0, 100], e.g. 5", 100.0,
               &Autoswitch::underflow_percent);
     threshold("autoswitch.mse", "a positive number, e.g. 1e-4", HUGE_VAL, &Autoswitch::mse);
+    // role_rules.hpp: the value is the rules' canonical text (per_role_text), read back here.
+    t.push_back({"per_role",
+                 Kind::rules,
+                 "a list of rules, each a mapping of match, roles, scaling, fp8_format, "
+                 "power_2_scales, mx_scale_mode, torchao_version, nvfp4_mode, nvfp4_2d, nvfp4_rht, "
+                 "nvfp4_stochastic_rounding",
+                 0,
+                 {},
+                 [](Draft& d, const FieldValue& v) {
+                   d.fixed.per_role = parse_per_role_text(as_w(v), Site{"per_role", 0});
+                 },
+                 [](const Recipe& r) { return per_role_text(r.per_role); }});
     return t;
   }();
   return table;
@@ -464,6 +477,9 @@ Recipe resolve(const std::vector<FieldSetting>& settings, Strictness strictness)
   if (d.later_siblings) filter.skip_later_siblings_after_indivisible = *d.later_siblings;
   r.module_filter = std::move(filter);
   r.keep_high_precision = canonical_keep_high_precision(std::move(r.keep_high_precision));
+  if (const auto it = d.given.find("per_role"); it != d.given.end()) {
+    check_per_role(r, it->second->site);
+  }
   return r;
 }
 
@@ -575,6 +591,7 @@ FieldSetting parse_field(const std::string& key, const YAML::Node& value, const 
       }
       return {key, items, site};
     }
+    case Kind::rules: return {key, per_role_text(parse_per_role(value, site.file, display)), site};
     case Kind::number: {
       const std::string text = as_scalar(value, site, display, spec->accepted);
       if (const auto normalized = spec->normalize(text)) return {key, *normalized, site};

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "recipes/role_rules.hpp"
 #include "recipes/unmatched_keep.hpp"
 #include "sim/scaling/delayed.hpp"
 #include "sim/scaling/nvfp4.hpp"
@@ -50,7 +51,11 @@ std::optional<sc::DelayedScalingConfig> delayed_scaling(const Recipe& recipe) {
   return config;
 }
 
-sc::QuantizePlan plan(const Recipe& recipe, sc::Operand operand, sc::Gemm gemm) {
+namespace {
+
+// The one switch over the scaling: the plan of `operand` of `gemm` under the recipe's own fields
+// (per_role is applied by the callers, which pass the role's recipe).
+sc::QuantizePlan scaling_plan(const Recipe& recipe, sc::Operand operand, sc::Gemm gemm) {
   sc::QuantizePlan p;
   p.axis = sc::scale_axis(gemm, operand);  // throws for an operand the GEMM lacks
   p.format = operand == sc::Operand::kGradOutput ? sc::backward_format(recipe.fp8_format)
@@ -100,6 +105,13 @@ sc::QuantizePlan plan(const Recipe& recipe, sc::Operand operand, sc::Gemm gemm) 
                               std::to_string(static_cast<int>(recipe.scaling)));
 }
 
+}  // namespace
+
+sc::QuantizePlan plan(const Recipe& recipe, sc::Operand operand, sc::Gemm gemm) {
+  if (recipe.per_role.empty()) return scaling_plan(recipe, operand, gemm);
+  return scaling_plan(role_recipe(recipe, role_of(operand, gemm)), operand, gemm);
+}
+
 ElementwisePlan elementwise_plan(const Recipe& recipe, BeyondGemm tensor) {
   ElementwisePlan p;
   p.precision = tensor == BeyondGemm::kNormAffine ? recipe.norm_affine_precision
@@ -111,7 +123,7 @@ ElementwisePlan elementwise_plan(const Recipe& recipe, BeyondGemm tensor) {
         (tensor == BeyondGemm::kNormAffine ? "norm_affine_precision" : "activation_precision") +
         " = mx needs scaling mxfp8, got " + std::string(name(recipe.scaling)));
   }
-  p.mx = plan(recipe, sc::Operand::kInput, sc::Gemm::kFprop);
+  p.mx = scaling_plan(recipe, sc::Operand::kInput, sc::Gemm::kFprop);
   return p;
 }
 
@@ -153,7 +165,10 @@ bool keeps_high_precision(const Recipe& recipe, std::string_view layer, sc::Gemm
 
 sc::QuantizePlan plan(const Recipe& recipe, std::string_view layer, sc::Operand operand,
                       sc::Gemm gemm) {
-  sc::QuantizePlan p = plan(recipe, operand, gemm);
+  sc::QuantizePlan p =
+      recipe.per_role.empty()
+          ? scaling_plan(recipe, operand, gemm)
+          : scaling_plan(role_recipe(recipe, layer, role_of(operand, gemm)), operand, gemm);
   if (keeps_high_precision(recipe, layer, gemm)) {
     // As torchao's table does for a high-precision GEMM: kind alone decides, the rest stays.
     p.kind = sc::QuantizeKind::kHighPrecision;
@@ -162,7 +177,50 @@ sc::QuantizePlan plan(const Recipe& recipe, std::string_view layer, sc::Operand 
 }
 
 bool gemm_runs_fp8(const Recipe& recipe, std::string_view layer, sc::Gemm gemm) {
-  return gemm_runs_fp8(recipe, gemm) && !keeps_high_precision(recipe, layer, gemm);
+  if (recipe.per_role.empty()) {
+    return gemm_runs_fp8(recipe, gemm) && !keeps_high_precision(recipe, layer, gemm);
+  }
+  const OverrideLinearPrecision& o = recipe.override_linear_precision;
+  if (gemm == sc::Gemm::kFprop ? o.fprop : gemm == sc::Gemm::kDgrad ? o.dgrad : o.wgrad) {
+    return false;
+  }
+  if (keeps_high_precision(recipe, layer, gemm)) return false;
+  const sc::GemmOperands operands = sc::gemm_operands(gemm);
+  const bool a = plan(recipe, layer, operands.a, gemm).kind != sc::QuantizeKind::kHighPrecision;
+  const bool b = plan(recipe, layer, operands.b, gemm).kind != sc::QuantizeKind::kHighPrecision;
+  if (a != b) {
+    throw std::invalid_argument(
+        "per_role: the " + std::string(sc::to_string(gemm)) + " GEMM of '" + std::string(layer) +
+        "' would quantize its " + sc::to_string(a ? operands.a : operands.b) + " and keep its " +
+        sc::to_string(a ? operands.b : operands.a) +
+        " in high precision (rowwise_with_gw_hp keeps wgrad high); give both operands of a GEMM "
+        "scalings that quantize it");
+  }
+  return a;
+}
+
+GemmAccumulation gemm_accumulation(const Recipe& recipe, std::string_view layer) {
+  if (recipe.per_role.empty()) return recipe.gemm;
+  GemmAccumulation out = recipe.gemm;
+  for (const sc::Gemm gemm : {sc::Gemm::kFprop, sc::Gemm::kDgrad, sc::Gemm::kWgrad}) {
+    Accumulation GemmAccumulation::*member = gemm == sc::Gemm::kFprop   ? &GemmAccumulation::fprop
+                                             : gemm == sc::Gemm::kDgrad ? &GemmAccumulation::dgrad
+                                                                        : &GemmAccumulation::wgrad;
+    const sc::GemmOperands operands = sc::gemm_operands(gemm);
+    const Recipe a = role_recipe(recipe, layer, role_of(operands.a, gemm));
+    const Recipe b = role_recipe(recipe, layer, role_of(operands.b, gemm));
+    if (a.gemm.*member != b.gemm.*member) {
+      throw std::invalid_argument(
+          "per_role: the " + std::string(sc::to_string(gemm)) + " GEMM of '" + std::string(layer) +
+          "' reads its " + sc::to_string(operands.a) + " under scaling " +
+          std::string(name(a.scaling)) + " (GEMM model " + std::string(name(a.gemm.*member)) +
+          ") and its " + sc::to_string(operands.b) + " under " + std::string(name(b.scaling)) +
+          " (" + std::string(name(b.gemm.*member)) +
+          "); give both operands of a GEMM scalings with the same GEMM model");
+    }
+    out.*member = a.gemm.*member;
+  }
+  return out;
 }
 
 std::vector<std::string> unmatched_keep_patterns(const Recipe& recipe,

@@ -37,6 +37,9 @@ namespace fp8lab::recipes {
 // operand (subbyte_element_format). override_linear_precision is not applied here
 // (gemm_runs_fp8). Throws std::invalid_argument when `operand` is not an operand of `gemm`, or
 // for a delayed recipe whose settings are out of range (delayed_scaling).
+// With per_role rules (role_rules.hpp), the plan is that of the role's recipe (role_recipe): the
+// rules without `match` apply; a rule with one throws std::invalid_argument (only a Linear's name
+// decides it: use the per-layer plan below, or for_layer).
 sim::scaling::QuantizePlan plan(const Recipe& recipe, sim::scaling::Operand operand,
                                 sim::scaling::Gemm gemm);
 
@@ -71,12 +74,21 @@ bool gemm_runs_fp8(const Recipe& recipe, sim::scaling::Gemm gemm);
 bool keeps_high_precision(const Recipe& recipe, std::string_view layer, sim::scaling::Gemm gemm);
 
 // The plan of `operand` of `gemm` in the Linear named `layer`: kHighPrecision where
-// keeps_high_precision, else plan(recipe, operand, gemm).
+// keeps_high_precision, else the plan of the recipe of that Linear and role (role_rules.hpp:
+// role_recipe; without per_role, plan(recipe, operand, gemm)).
 sim::scaling::QuantizePlan plan(const Recipe& recipe, std::string_view layer,
                                 sim::scaling::Operand operand, sim::scaling::Gemm gemm);
 
 // gemm_runs_fp8 for the Linear named `layer`: the GEMM runs in FP8 under the recipe and is not
-// kept in high precision for that layer. What Fp8Linear executes.
+// kept in high precision for that layer. What Fp8Linear executes. With per_role, both operands'
+// plans decide; throws std::invalid_argument naming the Linear when one operand would be
+// quantized and the other not.
 bool gemm_runs_fp8(const Recipe& recipe, std::string_view layer, sim::scaling::Gemm gemm);
+
+// The accumulation model of each GEMM of the Linear named `layer`: recipe.gemm, or with per_role
+// that of the recipe of the GEMM's operands (a rule that changes the scaling brings that
+// scaling's default models). Throws std::invalid_argument naming the Linear, the GEMM and both
+// scalings when its two operands' recipes disagree.
+GemmAccumulation gemm_accumulation(const Recipe& recipe, std::string_view layer);
 
 }  // namespace fp8lab::recipes

@@ -119,6 +119,25 @@ struct Autoswitch {
   friend bool operator==(const Autoswitch&, const Autoswitch&) = default;
 };
 
+// One per-role rule (recipes/role_rules.hpp): on the Linears whose whole name one of `match`
+// matches (none: every Linear) and the tensor roles in `roles` (a bit per Role of role_rules.hpp;
+// all six by default), the fields it sets replace the recipe's; the rest are the recipe's, or the
+// rule's scaling's defaults where the rule changes the scaling. Later rules win.
+struct RoleRule {
+  std::vector<std::string> match;
+  std::uint8_t roles = 0x3f;
+  std::optional<Scaling> scaling;
+  std::optional<Fp8Format> fp8_format;
+  std::optional<bool> power_2_scales;
+  std::optional<E8M0Mode> mx_scale_mode;
+  std::optional<TorchaoVersion> torchao_version;
+  std::optional<Nvfp4Mode> nvfp4_mode;
+  std::optional<bool> nvfp4_2d;
+  std::optional<bool> nvfp4_rht;
+  std::optional<bool> nvfp4_stochastic_rounding;
+  friend bool operator==(const RoleRule&, const RoleRule&) = default;
+};
+
 struct Recipe {
   Scaling scaling = Scaling::delayed;
   Fp8Format fp8_format = Fp8Format::kHybrid;
@@ -161,6 +180,9 @@ struct Recipe {
   // Every scaling; empty / disabled by default (then absent from the canonical string).
   KeepHighPrecision keep_high_precision{};
   Autoswitch autoswitch{};
+  // Per module and tensor role (recipes/role_rules.hpp); empty by default (then absent from the
+  // canonical string).
+  std::vector<RoleRule> per_role{};
 
   friend bool operator==(const Recipe&, const Recipe&) = default;
 };
@@ -226,7 +248,8 @@ KeepHighPrecision canonical_keep_high_precision(KeepHighPrecision);
 // exceptions, added later, leave the string and run id of every other recipe as it was:
 // torchao_version is written (after mx_scale_mode) only where uses_torchao_version;
 // norm_affine_precision / activation_precision (at the end) only when not high, then
-// keep_high_precision only when not empty, then autoswitch only when enabled; nvfp4_mode and
+// keep_high_precision only when not empty, then autoswitch only when enabled, then per_role only
+// when not empty (role_rules.hpp: per_role_text); nvfp4_mode and
 // nvfp4_2d (after torchao_version's place) only for scaling nvfp4, then nvfp4_rht and
 // nvfp4_stochastic_rounding, each only when true.
 std::string canonical_string(const Recipe&);

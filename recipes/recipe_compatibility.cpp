@@ -98,6 +98,19 @@ void te_direct_quirks(const Recipe& r, Compatibility& c) {
 // GEMM on a threshold: the peer's run has no autoswitch.
 void diagnostics_quirks(const Recipe& r, Compatibility& c) {
   c.te_effective.keep_high_precision = r.keep_high_precision;
+  c.te_effective.per_role = r.per_role;
+  if (!r.per_role.empty()) {
+    // role_rules.hpp: no accelerate kwarg carries a quantizer per module and role; TE runs it as a
+    // CustomRecipe (transformer_engine/common/recipe/__init__.py) whose qfactory reads
+    // QuantizerRole's module name and tensor type, torchao as one quantize_ call per module group.
+    c.quirks.push_back(
+        {"per_role", fmt::format("{} rule{}", r.per_role.size(), r.per_role.size() == 1 ? "" : "s"),
+         "CustomRecipe",
+         "accelerate has no kwarg for it: TE runs it as CustomRecipe(qfactory=...), "
+         "a quantizer per QuantizerRole (module name, tensor type); torchao as "
+         "quantize_ with a filter_fn per module group",
+         "recipes/README.md, per_role"});
+  }
   if (!r.autoswitch.enabled) return;
   c.te_effective.autoswitch = Autoswitch{};
   c.quirks.push_back({"autoswitch", "enabled", "off",

@@ -13,6 +13,7 @@
 
 #include "experiments/fp8/fp8_linear.hpp"
 #include "experiments/fp8/high_precision_linear.hpp"
+#include "recipes/role_rules.hpp"
 #include "recipes/unmatched_keep.hpp"
 
 namespace fp8lab::experiments {
@@ -137,6 +138,14 @@ void warn_unmatched_keep_patterns(const recipes::Recipe& recipe,
     std::fprintf(stderr,
                  "fp8lab: warning: keep_high_precision pattern '%s' matches none of the model's "
                  "%zu Linears (the first is '%s'); it keeps nothing in high precision\n",
+                 pattern.c_str(), linears.size(), linears.front().c_str());
+  }
+  for (const std::string& pattern : recipes::unmatched_role_patterns(recipe, linears)) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (!warned.insert("per_role\n" + pattern + "\n" + linears.front()).second) continue;
+    std::fprintf(stderr,
+                 "fp8lab: warning: per_role pattern '%s' matches none of the model's %zu Linears "
+                 "(the first is '%s'); its rule changes nothing there\n",
                  pattern.c_str(), linears.size(), linears.front().c_str());
   }
 }

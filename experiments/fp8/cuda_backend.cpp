@@ -68,6 +68,7 @@ std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice) {
 #include "gpu/scaling/blocked.hpp"
 #include "gpu/scaling/delayed.hpp"
 #include "recipes/lowering.hpp"
+#include "recipes/role_rules.hpp"
 #include "sim/scaling/delayed.hpp"
 
 namespace fp8lab::experiments {
@@ -468,9 +469,20 @@ CudaBackend::~CudaBackend() = default;
 std::unique_ptr<LinearScalingState> CudaBackend::make_state(const recipes::Recipe& recipe) const {
   // docs/fp4.md ("Not yet: training FP4/FP6 on the cuda backend"): gpu/ has the quantizer
   // kernels, but no plan path (scale-byte and global slots, statistics) nor GEMM for them.
-  if (recipes::subbyte_element_format(recipe.scaling)) {
+  // With per_role (a Linear's rules, for_layer), every role's scaling.
+  recipes::Scaling subbyte = recipe.scaling;
+  bool any_subbyte = recipes::subbyte_element_format(recipe.scaling).has_value();
+  for (const recipes::Role role : recipes::kRoles) {
+    if (recipe.per_role.empty() || any_subbyte) break;
+    const recipes::Recipe r = recipes::role_recipe(recipe, role);
+    if (recipes::subbyte_element_format(r.scaling)) {
+      subbyte = r.scaling;
+      any_subbyte = true;
+    }
+  }
+  if (any_subbyte) {
     throw std::invalid_argument(
-        "CudaBackend: scaling " + std::string(recipes::name(recipe.scaling)) +
+        "CudaBackend: scaling " + std::string(recipes::name(subbyte)) +
         " trains on the sim backend only (gpu/ has FP4/FP6 quantizer kernels but no plan path "
         "or GEMM for them yet); use --backend sim");
   }

@@ -8,6 +8,7 @@
 
 #include "experiments/fp8/autocast.hpp"
 #include "recipes/lowering.hpp"
+#include "recipes/role_rules.hpp"
 
 namespace fp8lab::experiments {
 
@@ -27,7 +28,9 @@ Fp8LinearImpl::Fp8LinearImpl(torch::Tensor weight_tensor, torch::Tensor bias_ten
       fp8_gemms_{recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kFprop),
                  recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kDgrad),
                  recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kWgrad)},
-      state_(backend_->make_state(recipe_)) {}
+      accumulation_(recipes::gemm_accumulation(recipe_, layer_)),
+      // The state holds this Linear's recipe: its per_role rules, patterns resolved (for_layer).
+      state_(backend_->make_state(recipes::for_layer(recipe_, layer_))) {}
 
 void Fp8LinearImpl::pretty_print(std::ostream& stream) const {
   stream << "fp8lab::Fp8Linear(in_features=" << in_features() << ", out_features=" << out_features()
@@ -50,7 +53,7 @@ LinearExecution Fp8LinearImpl::execution() {
   if (record && any_fp8) {
     e.state = state_;
     e.quantized = fp8_gemms_;
-    e.accumulation = recipe_.gemm;
+    e.accumulation = accumulation_;
     e.first_in_region = record->add(backend_, state_);
     e.record = std::move(record);
   }

@@ -69,6 +69,7 @@ class Fp8LinearImpl : public BackendLinearImpl {
   recipes::Recipe recipe_;
   std::string layer_;
   std::array<bool, 3> fp8_gemms_;
+  recipes::GemmAccumulation accumulation_;  // recipes::gemm_accumulation(recipe_, layer_)
   std::shared_ptr<LinearScalingState> state_;
 };
 

@@ -10,6 +10,7 @@
 #include "experiments/runner/probe_metrics.hpp"
 #include "experiments/runner/run_hooks.hpp"
 #include "recipes/lowering.hpp"
+#include "recipes/role_rules.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -270,7 +271,13 @@ bool probe_is_stochastic(const recipes::Recipe& recipe) {
     const bool quantized = role == sc::Gemm::kFprop   ? !high.fprop
                            : role == sc::Gemm::kDgrad ? !high.dgrad
                                                       : !high.wgrad;
-    if (quantized && recipes::plan(recipe, tensor, role).stochastic_rounding) return true;
+    if (!quantized) continue;
+    // Every recipe a Linear's role can get under per_role (the recipe alone without rules).
+    for (const recipes::Recipe& r : recipes::role_recipes(recipe, recipes::role_of(tensor, role))) {
+      recipes::Recipe unnamed = r;
+      unnamed.per_role.clear();
+      if (recipes::plan(unnamed, tensor, role).stochastic_rounding) return true;
+    }
   }
   return false;
 }

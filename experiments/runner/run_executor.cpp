@@ -38,6 +38,7 @@
 #include "experiments/workloads/registry.hpp"
 #include "experiments/workloads/workload_record.hpp"
 #include "recipes/fields.hpp"
+#include "recipes/role_rules.hpp"
 
 // A failure of the recipe never escapes execute_*: an exception becomes a record with status
 // "failed" and the message (a result). A failure of the machine does: an IoError (io_error.hpp: a
@@ -256,6 +257,20 @@ ModelHooks fp8_hooks(const recipes::Recipe& recipe, HighPrecision precision,
 }
 
 namespace {
+
+// A per_role recipe's plans of one FP8 Linear, by role (recipes/role_rules.hpp: plan_text).
+nlohmann::json layer_plans_json(const Fp8LinearImpl& linear, const recipes::Recipe& recipe,
+                                const std::string& layer) {
+  nlohmann::json plans = nlohmann::json::object();
+  for (const recipes::Role role : recipes::kRoles) {
+    const Gemm gemm = recipes::gemm_of(role);
+    plans[std::string(recipes::name(role))] =
+        linear.runs_fp8(gemm)
+            ? recipes::plan_text(recipes::plan(recipe, layer, recipes::operand_of(role), gemm))
+            : std::string("high_precision");
+  }
+  return plans;
+}
 
 nlohmann::json recipe_json(const recipes::Recipe& recipe) {
   nlohmann::json fields = nlohmann::json::object();
@@ -656,6 +671,7 @@ std::string recipe_label(const recipes::Recipe& r) {
   add_patterns("hp-dgrad:", r.keep_high_precision.dgrad);
   add_patterns("hp-wgrad:", r.keep_high_precision.wgrad);
   if (r.autoswitch.enabled) add("autoswitch");
+  if (!r.per_role.empty()) add("per_role:" + recipes::per_role_text(r.per_role));
   return label;
 }
 
@@ -807,6 +823,9 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
                                               : tokens);
             }
             record["fp8_gemms"][item.key()] = std::move(gemms);
+            if (!recipe.per_role.empty()) {
+              record["fp8_plans"][item.key()] = layer_plans_json(*linear, recipe, item.key());
+            }
           }
           record["gemm_k"] = {{"fprop", fprop_k}, {"dgrad", dgrad_k}, {"wgrad", wgrad_k}};
         }

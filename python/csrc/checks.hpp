@@ -78,7 +78,7 @@ inline sim::scaling::BlockShape checked_scale_blocks(const char* op, const char*
 }
 
 // scaled_mm's accumulation model: the named one (recipes/' names), else the recipe's
-// gemm.<fprop|dgrad|wgrad>.
+// gemm.<fprop|dgrad|wgrad> (with per_role rules: that of the GEMM's operands' recipe).
 inline sim::Accumulation scaled_mm_accumulation(const char* op, const recipes::Recipe& recipe,
                                                 sim::scaling::Gemm g, std::string_view gemm,
                                                 std::optional<std::string_view> accumulation) {
@@ -89,7 +89,8 @@ inline sim::Accumulation scaled_mm_accumulation(const char* op, const recipes::R
                       " (None: the recipe's gemm.", gemm, ")");
     return *parsed;
   }
-  const recipes::GemmAccumulation& models = recipe.gemm;
+  // per_role (a Linear's recipe, recipe_for_layer): the GEMM's operands' models.
+  const recipes::GemmAccumulation models = recipes::gemm_accumulation(recipe, "");
   return g == sim::scaling::Gemm::kFprop   ? models.fprop
          : g == sim::scaling::Gemm::kDgrad ? models.dgrad
                                            : models.wgrad;

@@ -19,6 +19,7 @@
 #include "recipes/lowering.hpp"
 #include "recipes/recipe.hpp"
 #include "recipes/recipe_text.hpp"
+#include "recipes/role_rules.hpp"
 #include "recipes/run_source.hpp"
 #include "recipes/runs_as.hpp"
 #include "recipes/unmatched_keep.hpp"
@@ -32,19 +33,42 @@ PyObject* value_error(const std::exception& e) {
   return nullptr;
 }
 
+// The recipe text one Linear runs: `text` itself without per_role rules, else the complete text
+// of recipes::for_layer (the rules that match `layer`, their patterns dropped).
+std::string recipe_for_layer_text(const std::string& text, const std::string& layer) {
+  const auto parsed = parsed_recipe(text);
+  if (parsed->per_role.empty()) return text;
+  return recipes::recipe_file_text(recipes::for_layer(*parsed, layer));
+}
+
+// recipe_for_layer(recipe, layer) -> str: recipe_for_layer_text, for fp8lab.Linear.
+PyObject* recipe_for_layer(PyObject*, PyObject* args) {
+  const char *text = nullptr, *layer = nullptr;
+  if (!PyArg_ParseTuple(args, "ss:recipe_for_layer", &text, &layer)) return nullptr;
+  try {
+    const std::string out = recipe_for_layer_text(text, layer);
+    return PyUnicode_FromStringAndSize(out.data(), static_cast<Py_ssize_t>(out.size()));
+  } catch (const std::exception& e) {
+    return value_error(e);
+  }
+}
+
 // plan(recipe, operand, gemm, layer=None) -> dict: recipes::plan of that operand and GEMM; with
 // a layer name, the plan of that Linear (keep_high_precision applies).
 PyObject* plan(PyObject*, PyObject* args) {
   const char *recipe = nullptr, *operand = nullptr, *gemm = nullptr, *layer = nullptr;
   if (!PyArg_ParseTuple(args, "sss|z:plan", &recipe, &operand, &gemm, &layer)) return nullptr;
   try {
-    Lowered l = lowered("fp8lab.plan", recipe, operand, gemm);
+    // With a layer, that Linear's recipe (per_role rules resolved for its name: for_layer).
+    const std::string text = layer != nullptr ? recipe_for_layer_text(recipe, layer) : recipe;
+    Lowered l = lowered("fp8lab.plan", text, operand, gemm);
     if (layer != nullptr) {
       l.plan = recipes::plan(*l.recipe, layer, l.operand, l.gemm);
       l.runs_fp8 = recipes::gemm_runs_fp8(*l.recipe, layer, l.gemm);
     }
     const sim::scaling::QuantizePlan& p = l.plan;
-    const recipes::GemmAccumulation& models = l.recipe->gemm;
+    const recipes::GemmAccumulation models =
+        recipes::gemm_accumulation(*l.recipe, layer != nullptr ? layer : "");
     const recipes::Accumulation accumulation = l.gemm == sim::scaling::Gemm::kFprop ? models.fprop
                                                : l.gemm == sim::scaling::Gemm::kDgrad
                                                    ? models.dgrad
@@ -285,6 +309,9 @@ PyMethodDef methods[] = {
     {"recipe_keep_high_precision", recipe_keep_high_precision, METH_VARARGS,
      "recipe_keep_high_precision(recipe, layers, fprop, dgrad, wgrad) -> str: the recipe text "
      "with these regexes added to keep_high_precision."},
+    {"recipe_for_layer", recipe_for_layer, METH_VARARGS,
+     "recipe_for_layer(recipe, layer) -> str: the recipe one Linear runs (its per_role rules "
+     "resolved for its name; the text itself without per_role)."},
     {"recipe_unmatched_keep_patterns", recipe_unmatched_keep_patterns, METH_VARARGS,
      "recipe_unmatched_keep_patterns(recipe, linears) -> list[str]: the keep_high_precision "
      "patterns that match none of these Linear names (each once)."},

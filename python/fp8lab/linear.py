@@ -18,6 +18,7 @@ use_autocast_during_eval is refused.
 import torch
 import torch.nn.functional as F
 
+from fp8lab import _C
 from fp8lab import ops
 from fp8lab import _autocast
 from fp8lab import _statistics
@@ -52,7 +53,9 @@ class _Lowering:
     and, for delayed scaling, the layer's state under that recipe."""
 
     def __init__(self, recipe: Recipe, name: str):
-        self.recipe = recipe.text
+        # The recipe this Linear runs: with per_role rules, those that match its name
+        # (recipes::for_layer); the text itself otherwise.
+        self.recipe = _C.recipe_for_layer(recipe.text, name)
         self.name = name
         operands = {"fprop": "input", "dgrad": "grad_output", "wgrad": "input"}
         self.runs_fp8 = {

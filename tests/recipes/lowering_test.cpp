@@ -18,6 +18,8 @@
 #include "recipes/default_recipe.hpp"
 #include "recipes/lowering.hpp"
 #include "recipes/recipe.hpp"
+#include "recipes/recipe_file.hpp"
+#include "recipes/role_rules.hpp"
 #include "recipes/unmatched_keep.hpp"
 
 namespace fp8lab::recipes {
@@ -258,6 +260,84 @@ TEST_CASE("lowering: unmatched_keep_patterns names the patterns no Linear matche
         Names{"blocks\\.0\\..*", "lm_head"});
   CHECK(unmatched_keep_patterns(r, {}) == Names{"blocks\\.0\\..*", ".*mlp_fc", "lm_head"});
   CHECK(unmatched_keep_patterns(recipe_with_defaults(Scaling::current), {"x"}).empty());
+}
+
+// per_role (recipes/role_rules.hpp): the example recipe files' plans for llama's Linear names, per
+// layer and role, lowered through the same plan() as every other row.
+std::string per_role_table() {
+  std::string text;
+  for (const std::string file : {"recipe-per-role-nvfp4-mlp-mxfp8-attention.yaml",
+                                 "recipe-per-role-te-custom-mxfp8-fwd-nvfp4-bwd.yaml",
+                                 "recipe-per-role-torchao-nvfp4-ffn-mxfp8-attention.yaml"}) {
+    const Recipe r = read_recipe_file(std::string(FP8LAB_SOURCE_DIR) + "/recipes/configs/" + file);
+    for (const std::string layer : {"block0.attention.q_proj", "block0.attention.o_proj",
+                                    "block0.mlp.gate_proj", "block1.mlp.down_proj"}) {
+      text +=
+          plan_rows(file.substr(std::string("recipe-per-role-").size()) + " " + layer, r, &layer);
+    }
+  }
+  return text;
+}
+
+TEST_CASE("lowering: per_role recipes' plans per layer and role are the golden table",
+          "[lowering][per_role]") {
+  check_table(per_role_table(), "lowering_per_role.txt");
+}
+
+TEST_CASE("lowering: a per_role rule is the plan of the rule's recipe on its roles only",
+          "[lowering][per_role]") {
+  Recipe r = recipe_with_defaults(Scaling::mxfp8);
+  RoleRule rule;
+  rule.match = {"block\\d+\\.mlp\\..*"};
+  rule.roles = static_cast<std::uint8_t>(role_bit(Role::kDgradGradOutput) |
+                                         role_bit(Role::kWgradGradOutput));
+  rule.mx_scale_mode = E8M0Mode::kRceil;
+  r.per_role = {rule};
+  Recipe rceil = recipe_with_defaults(Scaling::mxfp8);
+  rceil.mx_scale_mode = E8M0Mode::kRceil;
+  for (const Role role : kRoles) {
+    const sc::Operand op = operand_of(role);
+    const sc::Gemm gemm = gemm_of(role);
+    const bool named = role == Role::kDgradGradOutput || role == Role::kWgradGradOutput;
+    INFO(name(role));
+    CHECK(plan(r, "block0.mlp.up_proj", op, gemm) ==
+          plan(named ? rceil : recipe_with_defaults(Scaling::mxfp8), op, gemm));
+    CHECK(plan(r, "block0.attention.q_proj", op, gemm) ==
+          plan(recipe_with_defaults(Scaling::mxfp8), op, gemm));
+    // A backend's state holds for_layer's recipe: its plans without the name are the same.
+    CHECK(plan(for_layer(r, "block0.mlp.up_proj"), op, gemm) ==
+          plan(r, "block0.mlp.up_proj", op, gemm));
+  }
+  // Without a name a pattern cannot be decided.
+  CHECK_THROWS_WITH(plan(r, sc::Operand::kInput, sc::Gemm::kFprop),
+                    Catch::Contains("per_role[0]") && Catch::Contains("Linear's name"));
+}
+
+TEST_CASE("lowering: per_role GEMMs whose operands disagree are refused, naming the Linear",
+          "[lowering][per_role]") {
+  // current (hopper models) on fprop's input, nvfp4 (blackwell_block) on its weight.
+  Recipe r = recipe_with_defaults(Scaling::current);
+  RoleRule rule;
+  rule.roles = role_bit(Role::kFpropWeight);
+  rule.scaling = Scaling::nvfp4;
+  r.per_role = {rule};
+  CHECK_THROWS_WITH(gemm_accumulation(r, "block0.mlp.up_proj"),
+                    Catch::Contains("fprop GEMM of 'block0.mlp.up_proj'") &&
+                        Catch::Contains("current") && Catch::Contains("nvfp4"));
+  // rowwise_with_gw_hp keeps wgrad high: on one wgrad operand only, one is quantized.
+  Recipe half = recipe_with_defaults(Scaling::rowwise);
+  RoleRule gw;
+  gw.roles = role_bit(Role::kWgradInput);
+  gw.scaling = Scaling::rowwise_with_gw_hp;
+  half.per_role = {gw};
+  CHECK_THROWS_WITH(gemm_runs_fp8(half, "x", sc::Gemm::kWgrad),
+                    Catch::Contains("wgrad GEMM of 'x'"));
+  CHECK(gemm_runs_fp8(half, "x", sc::Gemm::kFprop));
+  // Both wgrad operands under rowwise_with_gw_hp: the GEMM runs high, consistently.
+  gw.roles =
+      static_cast<std::uint8_t>(role_bit(Role::kWgradInput) | role_bit(Role::kWgradGradOutput));
+  half.per_role = {gw};
+  CHECK_FALSE(gemm_runs_fp8(half, "x", sc::Gemm::kWgrad));
 }
 
 }  // namespace
