@@ -44,7 +44,9 @@ bool gradients_quantized(const Recipe& r) {
 
 }  // namespace
 
-Canonical canonicalize(const Recipe& input) {
+namespace {
+
+Canonical canonicalize_fields(const Recipe& input) {
   Canonical out{input, {}};
   Recipe& r = out.recipe;
   auto& reasons = out.reasons;
@@ -173,6 +175,27 @@ Canonical canonicalize(const Recipe& input) {
     reasons.push_back(fmt::format("pad_inner_dim and enable_fsdp_float8_all_gather are torchao "
                                   "options, unused by {}",
                                   name(r.scaling)));
+  }
+  return out;
+}
+
+}  // namespace
+
+// The fields' rules, then the same for every stage of a schedule (schedule.hpp): a stage
+// canonicalizes like a recipe of its own, and its reasons say which stage they are of.
+Canonical canonicalize(const Recipe& input) {
+  Recipe first = input;
+  first.schedule.clear();
+  Canonical out = canonicalize_fields(first);
+  for (std::size_t i = 0; i < input.schedule.size(); ++i) {
+    ScheduleStage stage = input.schedule[i];
+    if (stage.recipe) {
+      Canonical c = canonicalize_fields(*stage.recipe);
+      for (auto& reason : c.reasons)
+        out.reasons.push_back(fmt::format("schedule stage {}: {}", i + 1, reason));
+      stage.recipe = std::make_shared<const Recipe>(std::move(c.recipe));
+    }
+    out.recipe.schedule.push_back(std::move(stage));
   }
   return out;
 }

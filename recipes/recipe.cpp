@@ -223,7 +223,8 @@ std::string canonical_string(const Recipe& r) {
   return fmt::format(
       "scaling={};fp8_format={};margin={};interval={};amax_history_len={};amax_compute_algo={};"
       "override_linear_precision={};use_autocast_during_eval={};gemm={};power_2_scales={};"
-      "mx_scale_mode={}{};pad_inner_dim={};enable_fsdp_float8_all_gather={};module_filter={}{}{}{}",
+      "mx_scale_mode={}{};pad_inner_dim={};enable_fsdp_float8_all_gather={};"
+      "module_filter={}{}{}{}{}",
       name(r.scaling), name(r.fp8_format), r.margin, r.interval, r.amax_history_len,
       name(r.amax_compute_algo), override_text(r.override_linear_precision),
       bool_name(r.use_autocast_during_eval), gemm_text(r.gemm), bool_name(r.power_2_scales),
@@ -233,7 +234,8 @@ std::string canonical_string(const Recipe& r) {
           ? std::string()
           : fmt::format(";keep_high_precision={}", keep_text(r.keep_high_precision)),
       r.autoswitch.enabled ? fmt::format(";autoswitch={}", autoswitch_text(r.autoswitch))
-                           : std::string());
+                           : std::string(),
+      r.schedule.empty() ? std::string() : ";schedule=" + schedule_text(r));
 }
 
 std::string fnv1a_hex(std::string_view text) {
@@ -297,6 +299,7 @@ std::string describe(const Recipe& r) {
     out += fmt::format("autoswitch: {} (a GEMM above either moves to high precision)\n",
                        autoswitch_text(r.autoswitch));
   }
+  if (!r.schedule.empty()) out += describe_schedule(r);
   return out;
 }
 

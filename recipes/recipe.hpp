@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "recipes/schedule.hpp"
 #include "sim/settings.hpp"
 
 namespace fp8lab::recipes {
@@ -161,6 +162,10 @@ struct Recipe {
   // Every scaling; empty / disabled by default (then absent from the canonical string).
   KeepHighPrecision keep_high_precision{};
   Autoswitch autoswitch{};
+  // A precision schedule (schedule.hpp): the stages that follow this recipe, each from a step or
+  // a fraction of the run on. Empty: this recipe for the whole run (then absent from the
+  // canonical string).
+  std::vector<ScheduleStage> schedule{};
 
   friend bool operator==(const Recipe&, const Recipe&) = default;
 };
@@ -226,7 +231,8 @@ KeepHighPrecision canonical_keep_high_precision(KeepHighPrecision);
 // exceptions, added later, leave the string and run id of every other recipe as it was:
 // torchao_version is written (after mx_scale_mode) only where uses_torchao_version;
 // norm_affine_precision / activation_precision (at the end) only when not high, then
-// keep_high_precision only when not empty, then autoswitch only when enabled; nvfp4_mode and
+// keep_high_precision only when not empty, then autoswitch only when enabled, then schedule
+// only when not empty (schedule_text); nvfp4_mode and
 // nvfp4_2d (after torchao_version's place) only for scaling nvfp4, then nvfp4_rht and
 // nvfp4_stochastic_rounding, each only when true.
 std::string canonical_string(const Recipe&);
