@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <optional>
 
 #include "recipes/detail/recipe_mapping.hpp"
 #include "recipes/detail/yaml_values.hpp"

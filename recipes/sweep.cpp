@@ -635,6 +635,7 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
   Site null_noise_site{file, 0};  // line 0: null_noise not given
   Site seeds_site{file, 0}, budget_site{file, 0}, probe_seeds_site{file, 0};
   YAML::Node schedules;  // read after the loop, over `base` wherever it is in the file
+  bool has_schedules = false;
   for (const auto& entry : root) {
     const std::string key = entry.first.Scalar();
     const YAML::Node& v = entry.second;
@@ -723,6 +724,7 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
         sweep.parameters.push_back(std::move(parameter));
       }
     } else if (key == "schedules") {
+      has_schedules = true;
       schedules = v;
     } else if (key == "runs_as") {
       sweep.runs_as = parse_runs_as(detail::as_scalar(v, site, key, "asked, upstream"), site, key);
@@ -734,7 +736,7 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
                         joined(top_level_keys()), did_you_mean(key, top_level_keys()));
     }
   }
-  if (schedules) sweep.schedules = parse_sweep_schedules(sweep, schedules);
+  if (has_schedules) sweep.schedules = parse_sweep_schedules(sweep, schedules);
   check_method_keys(sweep, has_count, has_seed, method_site);
   check_seed_planning(sweep, seeds_site, budget_site);
   // A probe seed that no run has would probe nothing: a typo.

@@ -105,7 +105,7 @@ TEST_CASE("A schedule arm switches at its step and resumes to the uninterrupted 
   for (const char* gemm : {"fprop", "dgrad", "wgrad"}) {
     for (const auto& [operand, plan] : stages[0].at("plans").at(gemm).items()) {
       INFO(gemm << " " << operand);
-      CHECK(plan.get<std::string>().rfind("nvfp4 E2M1", 0) == 0);
+      CHECK(plan.get<std::string>().rfind("nvfp4 e2m1", 0) == 0);
       CHECK(stages[1].at("plans").at(gemm).at(operand) == "high_precision");
     }
   }
