@@ -432,6 +432,7 @@ std::string run_text(const Sweep& sweep, const SweepRun& run) {
     out += fmt::format(" {}={}", param.key, field_text(run.recipe, param.key));
   }
   if (!scaling_shown) out = fmt::format(" scaling={}", name(run.recipe.scaling)) + out;
+  if (!run.recipe.schedule.empty()) out += "  schedule: " + schedule_label(run.recipe);
   return out;
 }
 

@@ -37,11 +37,17 @@ const char* const kSweep =
     "schedules:\n"
     "  - schedule: [{until_step: 20, recipe: {scaling: nvfp4}}, {recipe: high_precision}]\n";
 
-// The ids of the scheduled run and of the unscheduled nvfp4 run, from the sweep's expansion.
+// Long enough that a kill after the switch at step 20 lands before the run's record.
+constexpr int kSteps = 600;
+
+// The ids of the scheduled run and of the unscheduled nvfp4 run, from the sweep's expansion
+// (with --steps N a run's id ends in -stepsN).
 std::pair<std::string, std::string> run_ids(const fs::path& sweep_file) {
   const auto expansion = recipes::expand(recipes::read_sweep(sweep_file.string()));
   std::string scheduled, plain;
-  for (const auto& run : expansion.runs) (run.recipe.schedule.empty() ? plain : scheduled) = run.id;
+  for (const auto& run : expansion.runs) {
+    (run.recipe.schedule.empty() ? plain : scheduled) = run.id + "-steps" + std::to_string(kSteps);
+  }
   return {scheduled, plain};
 }
 
@@ -69,7 +75,7 @@ TEST_CASE("A schedule arm switches at its step and resumes to the uninterrupted 
                                     "--jobs",
                                     "1",
                                     "--steps",
-                                    "60"};
+                                    std::to_string(kSteps)};
   };
 
   // The dry run names the arm and its stages.
@@ -101,7 +107,7 @@ TEST_CASE("A schedule arm switches at its step and resumes to the uninterrupted 
   CHECK(stages[0].at("from_step") == 0);
   CHECK(stages[0].at("until_step") == 20);
   CHECK(stages[1].at("from_step") == 20);
-  CHECK(stages[1].at("until_step") == 60);
+  CHECK(stages[1].at("until_step") == kSteps);
   for (const char* gemm : {"fprop", "dgrad", "wgrad"}) {
     for (const auto& [operand, plan] : stages[0].at("plans").at(gemm).items()) {
       INFO(gemm << " " << operand);
@@ -118,14 +124,15 @@ TEST_CASE("A schedule arm switches at its step and resumes to the uninterrupted 
 
   // Steps 0-19 are the unscheduled NVFP4 run's, bit for bit; the switch changes what follows.
   const auto scheduled_loss = losses(record), plain_loss = losses(plain);
-  REQUIRE(scheduled_loss.size() == 60);
-  REQUIRE(plain_loss.size() == 60);
+  REQUIRE(scheduled_loss.size() == static_cast<std::size_t>(kSteps));
+  REQUIRE(plain_loss.size() == static_cast<std::size_t>(kSteps));
   for (std::size_t s = 0; s < 20; ++s) {
     INFO("step " << s);
     CHECK(scheduled_loss[s] == plain_loss[s]);
   }
   bool differs = false;
-  for (std::size_t s = 20; s < 60; ++s) differs = differs || scheduled_loss[s] != plain_loss[s];
+  for (std::size_t s = 20; s < scheduled_loss.size(); ++s)
+    differs = differs || scheduled_loss[s] != plain_loss[s];
   CHECK(differs);
 
   // Killed (SIGKILL) after the switch, before the run's record; then --resume.
