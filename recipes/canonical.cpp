@@ -178,16 +178,36 @@ Canonical canonicalize_once(const Recipe& input) {
   return out;
 }
 
-}  // namespace
-
-Canonical canonicalize(const Recipe& input) {
-  // Rule 9 may fold a per_role rule into the recipe's own fields, which the other rules then see.
+// Rule 9 may fold a per_role rule into the recipe's own fields, which the other rules then see:
+// the rules to a fixed point.
+Canonical canonicalize_fields(const Recipe& input) {
   Canonical out = canonicalize_once(input);
   for (int pass = 0; pass < 4; ++pass) {
     Canonical again = canonicalize_once(out.recipe);
     if (again.recipe == out.recipe) break;
     out.recipe = std::move(again.recipe);
     out.reasons.insert(out.reasons.end(), again.reasons.begin(), again.reasons.end());
+  }
+  return out;
+}
+
+}  // namespace
+
+// The fields' rules, then the same for every stage of a schedule (schedule.hpp): a stage
+// canonicalizes like a recipe of its own, and its reasons say which stage they are of.
+Canonical canonicalize(const Recipe& input) {
+  Recipe first = input;
+  first.schedule.clear();
+  Canonical out = canonicalize_fields(first);
+  for (std::size_t i = 0; i < input.schedule.size(); ++i) {
+    ScheduleStage stage = input.schedule[i];
+    if (stage.recipe) {
+      Canonical c = canonicalize_fields(*stage.recipe);
+      for (auto& reason : c.reasons)
+        out.reasons.push_back(fmt::format("schedule stage {}: {}", i + 1, reason));
+      stage.recipe = std::make_shared<const Recipe>(std::move(c.recipe));
+    }
+    out.recipe.schedule.push_back(std::move(stage));
   }
   return out;
 }

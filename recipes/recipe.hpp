@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "recipes/schedule.hpp"
 #include "sim/settings.hpp"
 
 namespace fp8lab::recipes {
@@ -183,6 +184,10 @@ struct Recipe {
   // Per module and tensor role (recipes/role_rules.hpp); empty by default (then absent from the
   // canonical string).
   std::vector<RoleRule> per_role{};
+  // A precision schedule (schedule.hpp): the stages that follow this recipe, each from a step or
+  // a fraction of the run on. Empty: this recipe for the whole run (then absent from the
+  // canonical string).
+  std::vector<ScheduleStage> schedule{};
 
   friend bool operator==(const Recipe&, const Recipe&) = default;
 };
@@ -249,7 +254,8 @@ KeepHighPrecision canonical_keep_high_precision(KeepHighPrecision);
 // torchao_version is written (after mx_scale_mode) only where uses_torchao_version;
 // norm_affine_precision / activation_precision (at the end) only when not high, then
 // keep_high_precision only when not empty, then autoswitch only when enabled, then per_role only
-// when not empty (role_rules.hpp: per_role_text); nvfp4_mode and
+// when not empty (role_rules.hpp: per_role_text), then schedule only when not empty
+// (schedule_text); nvfp4_mode and
 // nvfp4_2d (after torchao_version's place) only for scaling nvfp4, then nvfp4_rht and
 // nvfp4_stochastic_rounding, each only when true.
 std::string canonical_string(const Recipe&);

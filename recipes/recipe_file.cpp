@@ -58,6 +58,15 @@ std::vector<FieldSetting> parse_recipe_mapping(const YAML::Node& mapping, const 
 Recipe parse_recipe_text(const std::string& text, const std::string& file) {
   const YAML::Node root = detail::load_yaml_text(text, file);
   if (root.IsNull()) return resolve({}, Strictness::file);
+  if (root.IsMap() && root["schedule"]) {
+    // A precision schedule (schedule.hpp): the file's other fields are every stage's base.
+    YAML::Node rest(YAML::NodeType::Map);
+    for (const auto& entry : root) {
+      if (entry.first.Scalar() != "schedule") rest[entry.first] = entry.second;
+    }
+    return parse_schedule(root["schedule"], detail::parse_recipe_mapping(rest, file, ""),
+                          Strictness::file, file, "schedule");
+  }
   return resolve(detail::parse_recipe_mapping(root, file, ""), Strictness::file);
 }
 

@@ -55,7 +55,8 @@ const std::vector<std::string>& top_level_keys() {
                                                 "probe_every",
                                                 "probe_attribution",
                                                 "probe_draws",
-                                                "probe_seeds"};
+                                                "probe_seeds",
+                                                "schedules"};
   return keys;
 }
 // practical_band: a fraction in (0, 1), e.g. 0.0025 for 0.25%.
@@ -431,6 +432,7 @@ std::string run_text(const Sweep& sweep, const SweepRun& run) {
     out += fmt::format(" {}={}", param.key, field_text(run.recipe, param.key));
   }
   if (!scaling_shown) out = fmt::format(" scaling={}", name(run.recipe.scaling)) + out;
+  if (!run.recipe.schedule.empty()) out += "  schedule: " + schedule_label(run.recipe);
   return out;
 }
 
@@ -568,6 +570,50 @@ void check_sweep_hypotheses(Sweep& sweep, bool has_band) {
   check_hypotheses(h, parameters);
 }
 
+// schedules: a non-empty list of {schedule: [...]} (schedule.hpp), each read over `base`.
+std::vector<Recipe> parse_sweep_schedules(const Sweep& sweep, const YAML::Node& v) {
+  const std::string accepted = "a list of {schedule: [...]}, e.g. [{schedule: [{until: 0.82, "
+                               "recipe: {scaling: nvfp4}}, {recipe: high_precision}]}]";
+  const Site site = detail::site_of(sweep.file, v);
+  if (!v.IsSequence() || v.size() == 0) {
+    throw RecipeError(site, "schedules", v.IsSequence() ? "[]" : detail::describe_node(v),
+                      "expected a non-empty list, got", accepted);
+  }
+  if (sweep.method == SweepMethod::ablate || sweep.runs_as == RunsAs::upstream) {
+    throw RecipeError(site, "schedules", "",
+                      sweep.method == SweepMethod::ablate
+                          ? "cannot be used with method: ablate;"
+                          : "cannot be used with runs_as: upstream;",
+                      "schedules with method grid or random and runs_as asked");
+  }
+  if (!sweep.probes.recipes.empty()) {
+    // An FP8 run's exact-step probe builds the run's recipe once: it would go on probing the
+    // first stage after a switch.
+    throw RecipeError(site, "schedules", "", "cannot be used with probes (not built);",
+                      "schedules in a sweep without probes");
+  }
+  std::vector<Recipe> out;
+  std::vector<std::string> canonical;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string field = fmt::format("schedules[{}]", i);
+    const YAML::Node& item = v[i];
+    if (!item.IsMap() || item.size() != 1 || !item["schedule"]) {
+      throw RecipeError(detail::site_of(sweep.file, item), field, detail::describe_node(item),
+                        "expected a mapping with the one key schedule, got", accepted);
+    }
+    Recipe recipe = parse_schedule(item["schedule"], sweep.base, Strictness::sweep, sweep.file,
+                                   field + ".schedule");
+    const std::string text = canonical_string(canonicalize(recipe).recipe);
+    if (std::find(canonical.begin(), canonical.end(), text) != canonical.end()) {
+      throw RecipeError(detail::site_of(sweep.file, item), field, "",
+                        "is given twice (the same schedule):", "distinct schedules");
+    }
+    canonical.push_back(text);
+    out.push_back(std::move(recipe));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string sweep_run_id(const Recipe& recipe, const std::string& workload, std::int64_t seed) {
@@ -589,6 +635,8 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
   Site method_site{file, 0};
   Site null_noise_site{file, 0};  // line 0: null_noise not given
   Site seeds_site{file, 0}, budget_site{file, 0}, probe_seeds_site{file, 0};
+  YAML::Node schedules;  // read after the loop, over `base` wherever it is in the file
+  bool has_schedules = false;
   for (const auto& entry : root) {
     const std::string key = entry.first.Scalar();
     const YAML::Node& v = entry.second;
@@ -676,6 +724,9 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
       for (auto& parameter : parse_parameters(v, site, file, key)) {
         sweep.parameters.push_back(std::move(parameter));
       }
+    } else if (key == "schedules") {
+      has_schedules = true;
+      schedules = v;
     } else if (key == "runs_as") {
       sweep.runs_as = parse_runs_as(detail::as_scalar(v, site, key, "asked, upstream"), site, key);
       sweep.runs_as_site = site;
@@ -686,6 +737,7 @@ Sweep parse_sweep_text(const std::string& text, const std::string& file) {
                         joined(top_level_keys()), did_you_mean(key, top_level_keys()));
     }
   }
+  if (has_schedules) sweep.schedules = parse_sweep_schedules(sweep, schedules);
   check_method_keys(sweep, has_count, has_seed, method_site);
   check_seed_planning(sweep, seeds_site, budget_site);
   // A probe seed that no run has would probe nothing: a typo.
@@ -778,6 +830,13 @@ SweepExpansion expand(const Sweep& sweep) {
     combinations.push_back(combination_at(sweep, index, settings));
   }
   out.requested.reserve(static_cast<std::size_t>(total));
+  for (const Recipe& scheduled : sweep.schedules) {  // `schedules:`, after the grid
+    Combination c;
+    c.requested = scheduled;
+    c.canonical = canonicalize(scheduled);
+    c.canonical_text = canonical_string(c.canonical.recipe);
+    combinations.push_back(std::move(c));
+  }
   add_requests(out, combinations);
   return out;
 }
@@ -794,6 +853,7 @@ std::string assignment_text(const Sweep& sweep, const std::vector<std::size_t>& 
 
 std::string request_label(const Sweep& sweep, const RequestedCombination& request) {
   if (request.ablation) return "ablate: " + request.ablation->label();
+  if (!request.recipe.schedule.empty()) return "schedule: " + schedule_label(request.recipe);
   return assignment_text(sweep, request.value_index);
 }
 

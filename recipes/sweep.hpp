@@ -48,6 +48,11 @@
 //   probe_draws: 4            # optional: draws per probe step of a stochastic recipe (default 4)
 //   probe_seeds: [0]          # optional: only the runs of these seeds probe (default: every seed)
 //   base: {scaling: delayed}  # optional recipe fields shared by every combination
+//   schedules:                # optional: precision schedules (schedule.hpp), each one more arm
+//     - schedule: [{until: 0.82, recipe: {scaling: nvfp4}}, {recipe: high_precision}]
+//                             # run on every workload and seed beside the grid's combinations;
+//                             # each stage's recipe is `base` then its fields (not with
+//                             # runs_as upstream or method ablate)
 //   runs_as: asked            # or upstream: run what accelerate + TE / torchao really run for
 //                             # each combination (runs_as.hpp); the changes become its reasons
 //   ablate: {per_gemm: false} # method: ablate only (ablation.hpp): layers, per_gemm
@@ -134,6 +139,7 @@ struct Sweep {
   ProbeSettings probes;                        // probe_settings.hpp; every == 0: off
   std::vector<FieldSetting> base;
   std::vector<SweepParameter> parameters;
+  std::vector<Recipe> schedules;  // `schedules:`, each a recipe with its schedule, as requested
   RunsAs runs_as = RunsAs::asked;
   Site runs_as_site;
   // method: ablate. An empty layers list is filled by the caller before expand() (fp8lab sweep:

@@ -32,6 +32,18 @@ Fp8LinearImpl::Fp8LinearImpl(torch::Tensor weight_tensor, torch::Tensor bias_ten
       // The state holds this Linear's recipe: its per_role rules, patterns resolved (for_layer).
       state_(backend_->make_state(recipes::for_layer(recipe_, layer_))) {}
 
+void Fp8LinearImpl::set_recipe(const recipes::Recipe* recipe) {
+  if (recipe == nullptr) {
+    fp8_gemms_ = {false, false, false};
+    return;
+  }
+  recipe_ = *recipe;
+  fp8_gemms_ = {recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kFprop),
+                recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kDgrad),
+                recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kWgrad)};
+  state_ = backend_->make_state(recipe_);
+}
+
 void Fp8LinearImpl::pretty_print(std::ostream& stream) const {
   stream << "fp8lab::Fp8Linear(in_features=" << in_features() << ", out_features=" << out_features()
          << ", bias=" << (bias.defined() ? "true" : "false")

@@ -168,6 +168,16 @@ LineChart curves(
                             named ? 1.6 : 1.0, *r->status != "finished", verdict, named,
                             curve_hover(*r, verdict)});
     ++in_group;
+    // A precision schedule's switches (recipes/schedule.hpp), one marker per step and run.
+    if (r->schedule_switches.has_value()) {
+      for (const auto& s : *r->schedule_switches) {
+        chart.markers.push_back(
+            {static_cast<double>(s.step), std::string("switch ").append(std::to_string(s.step)),
+             label + ": stage " + std::to_string(s.stage) + " (" + s.recipe_label.value_or("?") +
+                 ") from step " + std::to_string(s.step),
+             chart.series.back().color});
+      }
+    }
   }
   return chart;
 }

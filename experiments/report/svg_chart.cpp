@@ -276,6 +276,20 @@ void line_series(std::ostringstream& svg, const LinePlot& plot) {
   }
 }
 
+// Markers: a dashed vertical line and its label, each with its hover.
+void line_markers(std::ostringstream& svg, const LinePlot& plot) {
+  for (const auto& m : plot.chart.markers) {
+    if (!std::isfinite(m.x) || m.x < plot.xr.low || m.x > plot.xr.high) continue;
+    const double x = plot.px(m.x);
+    svg << "<g class=\"switch-marker\"><title>" << escape_html(m.hover.empty() ? m.label : m.hover)
+        << "</title><line x1=\"" << number(x) << "\" x2=\"" << number(x) << "\" y1=\"" << plot.top
+        << "\" y2=\"" << plot.top + plot.plot_h() << "\" stroke=\"" << m.color
+        << "\" stroke-width=\"1\" stroke-dasharray=\"3 3\"/><text x=\"" << number(x + 3)
+        << "\" y=\"" << plot.top + 10 << "\" class=\"marker\">" << escape_html(m.label)
+        << "</text></g>\n";
+  }
+}
+
 // The legend: group headings, the series shown by name, "+N more" per group.
 void line_legend(std::ostringstream& svg, const LinePlot& plot,
                  const std::vector<LegendLine>& legend) {
@@ -328,6 +342,7 @@ std::string render_line_chart(const LineChart& chart, int width, int height) {
   pad_ranges(plot);
   line_axes(svg, plot, cut);
   line_series(svg, plot);
+  line_markers(svg, plot);
   line_legend(svg, plot, legend);
   svg << "</svg>\n";
   return svg.str();

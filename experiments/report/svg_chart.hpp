@@ -29,12 +29,22 @@ struct ChartSeries {
 // of 2^127 beside 1e-3 spans 41 decades), and a linear axis whose extreme values lie far outside
 // the bulk (a loss blowing up before it diverges) is cut at the bulk, the points beyond drawn on
 // the edge and the cut marked with the largest (smallest) value.
+// A vertical line at x across the plot, with its label (drawn at the top) and hover: a precision
+// schedule's switch step on the loss charts (recipes/schedule.hpp).
+struct ChartMarker {
+  double x = 0;
+  std::string label;
+  std::string hover;
+  std::string color = "#555555";
+};
+
 struct LineChart {
   std::string title;
   std::string x_label;
   std::string y_label;
   bool log_y = false;  // points with y <= 0 are left out on a log axis
   std::vector<ChartSeries> series;
+  std::vector<ChartMarker> markers{};  // drawn where x is inside the data's x range
 };
 
 struct HeatmapChart {

@@ -167,6 +167,21 @@ struct Machine {
 // provenance (source, upstream, changed_fields, fp8lab_version, git_commit, ...), workload_options,
 // instability, fp8_layers, fp8_gemms, first_non_finite, autoswitch, ablation,
 // null_noise, shadow_check, python_model, the baseline's archive fields, and any field a newer
+// A precision schedule's switch (recipes/schedule.hpp; FP8 runs of a scheduled recipe): the step
+// at which stage `stage` (1, 2, ...) started, and that stage's recipe (high_precision: none).
+struct ScheduleSwitch {
+  std::int64_t step = 0;
+  std::int64_t stage = 0;
+  Field<std::string> recipe_label, recipe_canonical;
+  nlohmann::json other = nlohmann::json::object();
+
+  template <class R, class F>
+  static void fields(R& r, F&& f) {
+    f("step", r.step), f("stage", r.stage), f("recipe_label", r.recipe_label);
+    f("recipe_canonical", r.recipe_canonical);
+  }
+};
+
 // fp8lab of this schema version added.
 struct RunRecord {
   std::string schema = "fp8lab.run";
@@ -197,6 +212,8 @@ struct RunRecord {
   Field<FinalFigures> final;
   Field<Throughput> throughput;
   Field<Machine> machine;
+  // The switches of a scheduled recipe's run, in step order (absent for other runs).
+  Field<std::vector<ScheduleSwitch>> schedule_switches;
   nlohmann::json other = nlohmann::json::object();
 
   // A recipe field's value as written in recipe files; "" when the record has none.
@@ -226,6 +243,7 @@ struct RunRecord {
     f("gemm_k", r.gemm_k), f("fp8_linears_not_run", r.fp8_linears_not_run);
     f("train", r.train), f("eval", r.eval), f("layers", r.layers);
     f("final", r.final), f("throughput", r.throughput), f("machine", r.machine);
+    f("schedule_switches", r.schedule_switches);
   }
 };
 

@@ -340,6 +340,11 @@ nlohmann::json execute_python_run(const ResultsDirectory& directory, const RunRe
                        {"steps", request.steps ? nlohmann::json(*request.steps) : nlohmann::json()},
                        {"layer_stats_every", request.layer_stats_every},
                        {"output", exchange.path.string()}};
+    if (kind == "fp8" && !request.recipe->schedule.empty()) {
+      throw std::invalid_argument(
+          "schedule: precision schedules run on the C++ workloads only (experiments/runner/"
+          "schedule_run.hpp), not on the Python trainer's models");
+    }
     if (kind == "fp8") ask["recipe"] = recipes::recipe_file_text(request.recipe.value());
     if (reference) {
       ask["parameter_names"] = reference->parameter_names;

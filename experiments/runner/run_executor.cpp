@@ -1,4 +1,5 @@
 #include "experiments/runner/run_executor.hpp"
+#include "experiments/runner/schedule_run.hpp"
 
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
@@ -672,6 +673,13 @@ std::string recipe_label(const recipes::Recipe& r) {
   add_patterns("hp-wgrad:", r.keep_high_precision.wgrad);
   if (r.autoswitch.enabled) add("autoswitch");
   if (!r.per_role.empty()) add("per_role:" + recipes::per_role_text(r.per_role));
+  // A precision schedule (recipes/schedule.hpp): each later stage and where it starts.
+  for (const auto& stage : r.schedule) {
+    add("| from");
+    add(recipes::start_text(stage.start));
+    label.append(":");
+    add(stage.recipe ? recipe_label(*stage.recipe) : std::string(recipes::kHighPrecisionStage));
+  }
   return label;
 }
 
@@ -769,8 +777,14 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
         const auto device = device_for(request.backend);
         const auto diagnostics =
             std::make_shared<RunDiagnostics>(recipe.autoswitch, request.inject_nan);
-        const auto hooks = fp8_hooks(recipe, request.high_precision, backend, device,
-                                     what_if_of(request), diagnostics);
+        auto hooks = fp8_hooks(recipe, request.high_precision, backend, device, what_if_of(request),
+                               diagnostics);
+        std::unique_ptr<ScheduleRun> schedule;  // a precision schedule's switches (schedule_run.hpp)
+        if (!recipe.schedule.empty()) {
+          schedule = std::make_unique<ScheduleRun>(
+              recipe, options.steps.value_or(workload->schedule().steps));
+          schedule->wrap(hooks);
+        }
         const auto probes = RunProbes::for_fp8_run(
             request, *workload, identity["recipe_label"].get<std::string>(), options);
         const auto result = train(*workload, hooks, options, &reference);
@@ -778,6 +792,7 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
         add_layer_stats_sidecar(record, directory, request.run_id, result);
         probes.add_sidecar(record, directory, request.run_id);
         diagnostics->add_to_record(record);
+        if (schedule) schedule->add_to_record(record);
         add_threads(record, request);
         add_shadow_check(record, *backend);
         // Throughput probes in this process, under the same load as the run itself; every arm on the

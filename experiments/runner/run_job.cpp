@@ -13,6 +13,35 @@ namespace {
   throw std::runtime_error(path.string() + ": not a job file of fp8lab sweep (" + problem + ")");
 }
 
+// A precision schedule's later stages (recipes/schedule.hpp), each where it starts and its
+// complete recipe text (null: high precision).
+nlohmann::json schedule_json(const recipes::Recipe& recipe) {
+  auto stages = nlohmann::json::array();
+  for (const auto& s : recipe.schedule) {
+    nlohmann::json stage{{"is_fraction", s.start.is_fraction},
+                         {"fraction", s.start.fraction},
+                         {"step", s.start.step}};
+    stage["recipe"] = s.recipe ? nlohmann::json(recipes::complete_recipe_text(*s.recipe))
+                               : nlohmann::json(nullptr);
+    stages.push_back(std::move(stage));
+  }
+  return stages;
+}
+
+void read_schedule(const nlohmann::json& stages, recipes::Recipe& recipe, const std::string& file) {
+  for (const auto& stage : stages) {
+    recipes::ScheduleStage s;
+    s.start.is_fraction = stage.at("is_fraction").get<bool>();
+    s.start.fraction = stage.at("fraction").get<double>();
+    s.start.step = stage.at("step").get<std::int64_t>();
+    if (!stage.at("recipe").is_null()) {
+      s.recipe = std::make_shared<const recipes::Recipe>(
+          recipes::parse_complete_recipe_text(stage.at("recipe").get<std::string>(), file));
+    }
+    recipe.schedule.push_back(std::move(s));
+  }
+}
+
 }  // namespace
 
 std::filesystem::path run_job_path(const ResultsDirectory& directory, const std::string& run_id) {
@@ -22,13 +51,14 @@ std::filesystem::path run_job_path(const ResultsDirectory& directory, const std:
 
 void write_run_job(const ResultsDirectory& directory, const RunRequest& request) {
   const auto& recipe = request.recipe.value();
-  const nlohmann::json job{{"schema", "fp8lab.job"},
-                           {"run_id", request.run_id},
-                           {"workload", request.workload},
-                           {"seed", request.seed},
-                           {"recipe", recipes::complete_recipe_text(recipe)},
-                           {"recipe_canonical", recipes::canonical_string(recipe)},
-                           {"provenance", request.provenance}};
+  nlohmann::json job{{"schema", "fp8lab.job"},
+                     {"run_id", request.run_id},
+                     {"workload", request.workload},
+                     {"seed", request.seed},
+                     {"recipe", recipes::complete_recipe_text(recipe)},
+                     {"recipe_canonical", recipes::canonical_string(recipe)},
+                     {"provenance", request.provenance}};
+  if (!recipe.schedule.empty()) job["schedule"] = schedule_json(recipe);
   check_run_id(request.run_id);
   write_results_file(directory, std::filesystem::path("jobs") / (request.run_id + ".json"),
                      job.dump() + "\n");
@@ -46,6 +76,7 @@ void read_run_job(const std::filesystem::path& path, RunRequest& request) {
     request.seed = job.at("seed").get<std::int64_t>();
     request.recipe =
         recipes::parse_complete_recipe_text(job.at("recipe").get<std::string>(), path.string());
+    if (job.contains("schedule")) read_schedule(job["schedule"], *request.recipe, path.string());
     request.provenance = job.at("provenance");
   } catch (const nlohmann::json::exception& e) {
     bad_job(path, e.what());

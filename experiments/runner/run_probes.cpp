@@ -1,5 +1,7 @@
 #include "experiments/runner/run_probes.hpp"
 
+#include <stdexcept>
+
 #include "experiments/results/probe_sidecar.hpp"
 #include "experiments/results/results_files.hpp"
 #include "experiments/runner/probe_recipes.hpp"
@@ -44,6 +46,11 @@ RunProbes RunProbes::for_fp8_run(const RunRequest& request, const Workload& work
                                  const std::string& label, TrainingOptions& options) {
   RunProbes probes;
   if (request.probes.every < 1) return probes;
+  if (request.recipe && !request.recipe->schedule.empty()) {
+    throw std::invalid_argument(
+        "probes: not built for a recipe with a precision schedule (the exact-step probe would go "
+        "on probing the first stage after a switch); accepted: probes or a schedule, not both");
+  }
   probes.exact_ = std::make_shared<ExactOnRunProbes>(
       probe_models(request, workload), request.probes, label, steps_planned(request, workload));
   options.after_backward = [p = probes.exact_](const StepAfterBackward& step) {

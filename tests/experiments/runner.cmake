@@ -26,3 +26,7 @@ fp8lab_add_test(NAME experiments_probes_test SOURCES probes_test.cpp
 # The probes through the fp8lab command: records and archives unchanged, sidecars, bad keys.
 fp8lab_add_test(NAME experiments_probes_cli_test SOURCES probes_cli_test.cpp
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300 RUNS_FP8LAB)
+# Precision schedules (issue 43 item 2) through the fp8lab command: the switch, kill and resume,
+# the dry run and explain, bad entries.
+fp8lab_add_test(NAME experiments_runner_schedule_test SOURCES runner_schedule_test.cpp
+                LIBS fp8lab_experiments LABELS torch TIMEOUT 600 RUNS_FP8LAB)

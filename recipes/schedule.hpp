@@ -1,0 +1,103 @@
+// Precision schedules (issue 43 item 2): a recipe that changes at a step or a fraction of the run,
+// as NVIDIA's NVFP4 pretraining (arXiv 2509.25149) moves to higher precision for the last part of
+// training. In a recipe file or a sweep's `schedules:` arm:
+//
+//   schedule:
+//     - {until: 0.82, recipe: {scaling: nvfp4}}    # steps [0, round(0.82 * steps))
+//     - {recipe: high_precision}                   # the rest: the baseline's Linears
+//
+// or `until_step: N` (the next stage starts at step N, 0-based) instead of `until`. Every entry but
+// the last ends at its `until` (a fraction in (0, 1)) or `until_step` (an integer >= 1), strictly
+// increasing, one kind per schedule; the last has neither. A stage's `recipe` is a mapping of
+// recipe fields (over the sweep's `base`) or `high_precision` (every GEMM of every converted
+// Linear runs the baseline's high-precision GEMM; not the first stage).
+//
+// The first stage is the Recipe itself; Recipe::schedule holds the stages after it, each with
+// where it starts. The run converts its Linears once, with the first stage (its module_filter),
+// and at each stage's first step gives every converted Linear the stage's recipe and a fresh
+// scaling state (experiments/runner/schedule_run.hpp). So, refused when read:
+//   - stages whose module_filter or use_autocast_during_eval differ (the converted Linears and the
+//     eval passes are the run's, not a stage's);
+//   - autoswitch in any stage (it switches on its own, from the run's statistics);
+//   - a delayed stage directly after a delayed stage: TE keeps that state (below), and fp8lab
+//     does not model carrying an amax history into a changed delayed recipe.
+//
+// What TE does when the recipe object changes between fp8_autocast calls (TransformerEngine at
+// d0067d0da6cb, 2026-08-22, transformer_engine/pytorch/module/base.py): init_fp8_metadata returns
+// early while the recipe compares equal; otherwise set_meta_tensor keeps the existing
+// RecipeState when the new recipe is of the same kind (DelayedScaling on a
+// DelayedScalingRecipeState: the amax history and scales are kept, adjust_amax_history_length
+// truncating it to the first `amax_history_len` rows or zero-padding it; MXFP8, current, block,
+// NVFP4: returned as is, which its TODO(#3157) says leaves a same-kind change of settings
+// unapplied), and for a different kind builds a new RecipeState whose inherit_state_from
+// (quantization.py) finds nothing to take from another class: a fresh state, with the warning
+// "Recipe type changed from ... This may affect model behavior." Outside fp8_autocast (a
+// high-precision stage) fp8_initialized is set False and the module's state is left alone.
+// fp8lab's stages after the first therefore start from a fresh state, which is TE's behaviour
+// for every change of kind; a same-kind change of settings takes effect at the switch here,
+// where TE's cached quantizers would not apply it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace YAML {
+class Node;
+}
+
+namespace fp8lab::recipes {
+
+struct Recipe;
+struct FieldSetting;
+enum class Strictness;
+
+// Where a stage starts: the previous entry's `until` (a fraction of the run's steps) or its
+// `until_step`.
+struct ScheduleStart {
+  bool is_fraction = true;
+  double fraction = 0.0;
+  std::int64_t step = 0;
+  friend bool operator==(const ScheduleStart&, const ScheduleStart&) = default;
+};
+
+struct ScheduleStage {
+  ScheduleStart start;
+  std::shared_ptr<const Recipe> recipe;  // null: high precision (kHighPrecisionStage)
+};
+// Equal starts and equal recipes (by value; two high-precision stages are equal).
+bool operator==(const ScheduleStage& a, const ScheduleStage& b);
+
+inline constexpr std::string_view kHighPrecisionStage = "high_precision";
+
+// Reads a `schedule:` sequence (above). The first stage's recipe is `base` then its fields,
+// resolved with `strictness`; so is every later stage's. `field` names the node in messages
+// ("schedules[0].schedule"). Throws RecipeError naming the file, line, field and what is accepted.
+Recipe parse_schedule(const YAML::Node& node, const std::vector<FieldSetting>& base,
+                      Strictness strictness, const std::string& file, const std::string& field);
+
+// The step (0-based) at which a stage starts in a run of `steps_planned` steps: `until_step`, or
+// llround(until * steps_planned).
+std::int64_t stage_start_step(const ScheduleStart& start, std::int64_t steps_planned);
+// "0.82" or "step 82".
+std::string start_text(const ScheduleStart& start);
+
+// The recipe's stages in order: the recipe itself without its schedule, then each later stage's
+// recipe (nullptr: high precision), with where each starts (the first: step 0).
+struct StageView {
+  ScheduleStart start;
+  std::shared_ptr<const Recipe> recipe;
+};
+std::vector<StageView> schedule_stages(const Recipe& recipe);
+
+// The canonical string's schedule (recipe.hpp: ";schedule=" then this): each later stage as
+// "{from=START:CANONICAL}" with CANONICAL the stage's canonical_string or high_precision.
+std::string schedule_text(const Recipe& recipe);
+// For people (describe, explain, the dry run): "schedule: ..." and one line per stage.
+std::string describe_schedule(const Recipe& recipe);
+// A short label: "nvfp4 until 0.82, then high_precision".
+std::string schedule_label(const Recipe& recipe);
+
+}  // namespace fp8lab::recipes

@@ -1,0 +1,233 @@
+// Precision schedules through the real `fp8lab` command (recipes/schedule.hpp,
+// experiments/runner/schedule_run.hpp) on gpt-tiny: a `schedules:` arm switches at its step
+// (its record's plans before and after, schedule_switches, and its losses equal to the
+// unscheduled first stage's up to the switch and no further); a sweep killed after the switch and
+// resumed gives the uninterrupted run's record bits; the dry run and `fp8lab explain` show the
+// schedule; bad entries exit 2 naming the file, the field and what is accepted.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "experiments/results/results_store.hpp"
+#include "experiments/results/run_record.hpp"
+#include "experiments/runner/child_process.hpp"
+#include "recipes/sweep.hpp"
+#include "tests/support/cli.hpp"
+
+namespace fp8lab::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+using testing::read_text;
+using testing::run_to_end;
+
+const char* const kSweep =
+    "method: grid\nworkloads: [gpt-tiny]\nseeds: [0]\n"
+    // fp32_seq: the block-scaled GEMM model (NVFP4's default) is too slow for a test.
+    "base: {gemm.fprop: fp32_seq, gemm.dgrad: fp32_seq, gemm.wgrad: fp32_seq}\n"
+    "parameters:\n  scaling: {value: nvfp4}\n"
+    "schedules:\n"
+    "  - schedule: [{until_step: 20, recipe: {scaling: nvfp4}}, {recipe: high_precision}]\n";
+
+// Long enough that a kill after the switch at step 20 lands before the run's record.
+constexpr int kSteps = 600;
+
+// The ids of the scheduled run and of the unscheduled nvfp4 run, from the sweep's expansion
+// (with --steps N a run's id ends in -stepsN).
+std::pair<std::string, std::string> run_ids(const fs::path& sweep_file) {
+  const auto expansion = recipes::expand(recipes::read_sweep(sweep_file.string()));
+  std::string scheduled, plain;
+  for (const auto& run : expansion.runs) {
+    (run.recipe.schedule.empty() ? plain : scheduled) = run.id + "-steps" + std::to_string(kSteps);
+  }
+  return {scheduled, plain};
+}
+
+std::vector<double> losses(const nlohmann::json& record) {
+  std::vector<double> out;
+  for (const auto& row : record.at("train")) out.push_back(row.at("loss").get<double>());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("A schedule arm switches at its step and resumes to the uninterrupted run's bits",
+          "[runner][schedule]") {
+  const testing::Scratch dir("schedule");
+  std::ofstream(dir / "sweep.yaml") << kSweep;
+  const auto [scheduled_id, plain_id] = run_ids(dir / "sweep.yaml");
+  REQUIRE(!scheduled_id.empty());
+  REQUIRE(!plain_id.empty());
+  const auto sweep = [&](const fs::path& out) {
+    return std::vector<std::string>{FP8LAB_EXECUTABLE,
+                                    "sweep",
+                                    (dir / "sweep.yaml").string(),
+                                    "--out",
+                                    out.string(),
+                                    "--jobs",
+                                    "1",
+                                    "--steps",
+                                    std::to_string(kSteps)};
+  };
+
+  // The dry run names the arm and its stages.
+  REQUIRE(run_to_end(testing::plus(sweep(dir / "dry"), {"--dry-run"}), dir / "dry.log") == 0);
+  const auto dry = read_text(dir / "dry.log");
+  CHECK_THAT(dry, Catch::Contains("schedule: nvfp4 until step 20, then high_precision"));
+
+  // Uninterrupted.
+  REQUIRE(run_to_end(sweep(dir / "a"), dir / "a.log") == 0);
+  const ResultsDirectory a(dir / "a");
+  const auto record = testing::read_json(a.run_record_path(scheduled_id));
+  const auto plain = testing::read_json(a.run_record_path(plain_id));
+  INFO(record.dump().substr(0, 2000));
+  REQUIRE(record.at("status") == "finished");
+
+  // The switch, in the typed record.
+  const RunRecord typed = run_record_from_json(record);
+  REQUIRE(typed.schedule_switches.has_value());
+  REQUIRE(typed.schedule_switches->size() == 1);
+  CHECK(typed.schedule_switches->front().step == 20);
+  CHECK(typed.schedule_switches->front().stage == 1);
+  CHECK(typed.schedule_switches->front().recipe_label.value_or("") == "high_precision");
+  CHECK(typed.schedule_switches->front().recipe_canonical.is_null());
+  CHECK(!run_record_from_json(plain).schedule_switches.present());
+
+  // The plans before and after, and what the Linears ran at each stage's first step.
+  const auto& stages = record.at("schedule").at("stages");
+  REQUIRE(stages.size() == 2);
+  CHECK(stages[0].at("from_step") == 0);
+  CHECK(stages[0].at("until_step") == 20);
+  CHECK(stages[1].at("from_step") == 20);
+  CHECK(stages[1].at("until_step") == kSteps);
+  for (const char* gemm : {"fprop", "dgrad", "wgrad"}) {
+    for (const auto& [operand, plan] : stages[0].at("plans").at(gemm).items()) {
+      INFO(gemm << " " << operand);
+      CHECK(plan.get<std::string>().rfind("nvfp4 e2m1", 0) == 0);
+      CHECK(stages[1].at("plans").at(gemm).at(operand) == "high_precision");
+    }
+  }
+  REQUIRE(!stages[0].at("fp8_gemms").empty());
+  for (const auto& [layer, gemms] : stages[0].at("fp8_gemms").items()) {
+    INFO(layer);
+    CHECK(gemms.size() == 3);
+    CHECK(stages[1].at("fp8_gemms").at(layer).empty());
+  }
+
+  // Steps 0-19 are the unscheduled NVFP4 run's, bit for bit; the switch changes what follows.
+  const auto scheduled_loss = losses(record), plain_loss = losses(plain);
+  REQUIRE(scheduled_loss.size() == static_cast<std::size_t>(kSteps));
+  REQUIRE(plain_loss.size() == static_cast<std::size_t>(kSteps));
+  for (std::size_t s = 0; s < 20; ++s) {
+    INFO("step " << s);
+    CHECK(scheduled_loss[s] == plain_loss[s]);
+  }
+  bool differs = false;
+  for (std::size_t s = 20; s < scheduled_loss.size(); ++s)
+    differs = differs || scheduled_loss[s] != plain_loss[s];
+  CHECK(differs);
+
+  // Killed (SIGKILL) after the switch, before the run's record; then --resume.
+  const auto b_out = dir / "b";
+  const ResultsDirectory b(b_out);
+  const pid_t pid = start_child(sweep(b_out), dir / "b-first.log");
+  const auto log = b_out / "logs" / (scheduled_id + ".log");
+  const bool switched = testing::eventually(
+      [&] {
+        return fs::exists(log) &&
+               read_text(log).find("schedule: step 20: stage 1") != std::string::npos;
+      },
+      std::chrono::minutes(5));
+  ::kill(pid, SIGKILL);
+  testing::wait_exit(pid);
+  REQUIRE(switched);
+  REQUIRE(!fs::exists(b.run_record_path(scheduled_id)));  // killed mid-run, after the switch
+  REQUIRE(run_to_end(testing::plus(sweep(b_out), {"--resume"}), dir / "b-second.log") == 0);
+  const auto resumed = testing::read_json(b.run_record_path(scheduled_id));
+  for (const char* key : {"status", "train", "eval", "schedule", "schedule_switches", "final"}) {
+    INFO(key);
+    if (std::string(key) == "final") {
+      // final holds the losses and divergences; its timings (if any) are not bits of the run.
+      for (const auto& [k, v] : record.at(key).items()) {
+        if (k.find("seconds") == std::string::npos) CHECK(resumed.at(key).at(k) == v);
+      }
+    } else {
+      CHECK(resumed.at(key) == record.at(key));
+    }
+  }
+  CHECK(losses(resumed) == scheduled_loss);
+}
+
+TEST_CASE("fp8lab explain shows a recipe file's schedule", "[runner][schedule]") {
+  const testing::Scratch dir("schedule-explain");
+  std::ofstream(dir / "recipe.yaml")
+      << "schedule:\n  - {until: 0.82, recipe: {scaling: nvfp4}}\n  - {recipe: {scaling: mxfp8}}\n";
+  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "explain", (dir / "recipe.yaml").string()},
+                     dir / "explain.log") == 0);
+  const auto text = read_text(dir / "explain.log");
+  CHECK_THAT(text, Catch::Contains("schedule: 2 stages"));
+  CHECK_THAT(text, Catch::Contains("stage 0: from step 0 to 0.82 of the steps: nvfp4"));
+  CHECK_THAT(text, Catch::Contains("stage 1: from 0.82 of the steps to the end: scaling=mxfp8"));
+}
+
+TEST_CASE("Bad schedule entries exit 2 naming the file, the field and what is accepted",
+          "[runner][schedule]") {
+  const testing::Scratch dir("schedule-bad");
+  struct Case {
+    const char* schedule;
+    const char* field;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"[{until: 1.5, recipe: {scaling: nvfp4}}, {recipe: high_precision}]",
+       "schedules[0].schedule[0].until", "a fraction in (0, 1)"},
+      {"[{untill: 0.5, recipe: {scaling: nvfp4}}, {recipe: high_precision}]",
+       "schedules[0].schedule[0].untill", "did you mean 'until'"},
+      {"[{until: 0.5, recipe: {scaling: nvfp4}}, {recipe: hi_precision}]",
+       "schedules[0].schedule[1].recipe", "a mapping of recipe fields or high_precision"},
+      {"[{recipe: {scaling: nvfp4}}, {recipe: high_precision}]", "schedules[0].schedule[0].until",
+       "is missing"},
+      {"[{until: 0.5, recipe: {scaling: nvfp4}}, {until: 0.9, recipe: high_precision}]",
+       "schedules[0].schedule[1]", "no until / until_step"},
+      {"[{until: 0.5, recipe: {scaling: nvfp4}}, {until: 0.4, recipe: {scaling: mxfp8}}, "
+       "{recipe: high_precision}]",
+       "schedules[0].schedule[1].until", "values that increase"},
+      {"[{until: 0.5, recipe: {scaling: nvfp4}}, {until_step: 90, recipe: {scaling: mxfp8}}, "
+       "{recipe: high_precision}]",
+       "schedules[0].schedule[1].until_step", "mixes until and until_step"},
+      {"[{until: 0.5, recipe: {scaling: delayed}}, {recipe: {scaling: delayed, margin: 1}}]",
+       "schedules[0].schedule[1].recipe", "TE keeps that amax history"},
+      {"[{until: 0.5, recipe: {scaling: nvfp4}}, {recipe: {scaling: tensorwise}}]",
+       "schedules[0].schedule[1].recipe", "module_filter"},
+      {"[{until: 0.5, recipe: high_precision}, {recipe: {scaling: nvfp4}}]",
+       "schedules[0].schedule[0].recipe", "cannot be the first stage"},
+      {"[{until: 0.5, recipe: {scaling: nvfp4, autoswitch: {enabled: true}}}, "
+       "{recipe: high_precision}]",
+       "schedules[0].schedule[0].recipe", "autoswitch"},
+      {"[{recipe: {scaling: nvfp4}}]", "schedules[0].schedule", "at least two stages"},
+  };
+  int i = 0;
+  for (const auto& c : cases) {
+    const auto file = dir / ("bad" + std::to_string(i++) + ".yaml");
+    std::ofstream(file) << "workloads: [gpt-tiny]\nseeds: [0]\nschedules:\n  - schedule: "
+                        << c.schedule << "\n";
+    const auto log = dir / (file.stem().string() + ".log");
+    INFO(c.schedule);
+    CHECK(run_to_end({FP8LAB_EXECUTABLE, "sweep", file.string(), "--dry-run"}, log) == 2);
+    const auto text = read_text(log);
+    INFO(text);
+    CHECK_THAT(text, Catch::Contains(file.string()));
+    CHECK_THAT(text, Catch::Contains(c.field));
+    CHECK_THAT(text, Catch::Contains(c.says));
+  }
+}
+
+}  // namespace fp8lab::experiments

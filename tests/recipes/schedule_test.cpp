@@ -1,0 +1,126 @@
+// Precision schedules in recipes/ (recipes/schedule.hpp): a recipe file's and a sweep's
+// `schedule`, the canonical string and run id (unchanged without a schedule), the stages, the
+// dry run's label and L9's sweep file.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "recipes/canonical.hpp"
+#include "recipes/error.hpp"
+#include "recipes/recipe_file.hpp"
+#include "recipes/schedule.hpp"
+#include "recipes/sweep.hpp"
+
+namespace fp8lab::recipes {
+
+TEST_CASE("A recipe file's schedule reads into stages", "[recipes][schedule]") {
+  const Recipe r =
+      parse_recipe_text("nvfp4_2d: true\nschedule:\n  - {until: 0.82, recipe: {scaling: nvfp4}}\n"
+                        "  - {recipe: high_precision}\n",
+                        "r.yaml");
+  CHECK(r.scaling == Scaling::nvfp4);
+  CHECK(r.nvfp4_2d);  // the file's other fields are every stage's base
+  REQUIRE(r.schedule.size() == 1);
+  CHECK(r.schedule[0].start.is_fraction);
+  CHECK(r.schedule[0].start.fraction == 0.82);
+  CHECK(r.schedule[0].recipe == nullptr);
+  CHECK(stage_start_step(r.schedule[0].start, 100) == 82);
+  CHECK(stage_start_step(r.schedule[0].start, 60) == 49);  // llround(49.2)
+  CHECK(schedule_label(r) == "nvfp4 until 0.82, then high_precision");
+  const auto stages = schedule_stages(r);
+  REQUIRE(stages.size() == 2);
+  CHECK(stages[0].recipe->schedule.empty());
+  CHECK(stages[0].recipe->scaling == Scaling::nvfp4);
+
+  // The canonical string ends with the schedule; the first stage alone keeps its own string.
+  Recipe first = r;
+  first.schedule.clear();
+  CHECK(canonical_string(r) == canonical_string(first) + ";schedule={from=0.82:high_precision}");
+  CHECK(canonical_string(first).find("schedule") == std::string::npos);
+  CHECK(run_id(r) != run_id(first));
+
+  const Recipe steps = parse_recipe_text(
+      "schedule:\n  - {until_step: 20, recipe: {scaling: nvfp4}}\n"
+      "  - {until_step: 30, recipe: {scaling: mxfp8}}\n  - {recipe: high_precision}\n",
+      "r.yaml");
+  REQUIRE(steps.schedule.size() == 2);
+  CHECK(!steps.schedule[0].start.is_fraction);
+  CHECK(steps.schedule[0].start.step == 20);
+  REQUIRE(steps.schedule[0].recipe != nullptr);
+  CHECK(steps.schedule[0].recipe->scaling == Scaling::mxfp8);
+  CHECK(steps.schedule[1].start.step == 30);
+  CHECK(schedule_label(steps) ==
+        "nvfp4 until step 20, then mxfp8 HYBRID until step 30, then high_precision");
+  CHECK_THAT(describe(steps), Catch::Contains("stage 1: from step 20 to step 30: scaling=mxfp8"));
+}
+
+TEST_CASE("A stage canonicalizes like a recipe and says which stage", "[recipes][schedule]") {
+  const Recipe r = parse_recipe_text(
+      "schedule:\n  - {until: 0.5, recipe: {scaling: nvfp4}}\n"
+      "  - {recipe: {scaling: current, fp8_format: E4M3, override_linear_precision: [true, true, "
+      "true]}}\n",
+      "r.yaml");
+  const Canonical c = canonicalize(r);
+  REQUIRE(c.recipe.schedule.size() == 1);
+  REQUIRE(c.recipe.schedule[0].recipe != nullptr);
+  CHECK(!c.recipe.schedule[0].recipe->override_linear_precision.none());
+  REQUIRE(!c.reasons.empty());
+  CHECK(c.reasons.back().rfind("schedule stage 1: ", 0) == 0);
+}
+
+TEST_CASE("A sweep's schedules are arms beside the grid", "[recipes][schedule]") {
+  const Sweep s =
+      parse_sweep_text("workloads: [gpt-tiny]\nseeds: [0, 1]\nbase: {nvfp4_2d: true}\n"
+                       "parameters:\n  scaling: {value: nvfp4}\n"
+                       "schedules:\n  - schedule: [{until_step: 20, recipe: {scaling: nvfp4}}, "
+                       "{recipe: high_precision}]\n",
+                       "s.yaml");
+  REQUIRE(s.schedules.size() == 1);
+  CHECK(s.schedules[0].nvfp4_2d);
+  const SweepExpansion e = expand(s);
+  REQUIRE(e.runs.size() == 4);  // (nvfp4, scheduled) x 2 seeds
+  int scheduled = 0;
+  for (const auto& run : e.runs) scheduled += run.recipe.schedule.empty() ? 0 : 1;
+  CHECK(scheduled == 2);
+  bool labelled = false;
+  for (const auto& request : e.requested) {
+    if (request.recipe.schedule.empty()) continue;
+    CHECK(request_label(s, request) == "schedule: nvfp4 until step 20, then high_precision");
+    labelled = true;
+  }
+  CHECK(labelled);
+  CHECK_THAT(format_dry_run(e), Catch::Contains("schedule: nvfp4 until step 20"));
+
+  // With probes, or twice: refused.
+  CHECK_THROWS_WITH(
+      parse_sweep_text("workloads: [gpt-tiny]\nseeds: [0]\nprobes: [current]\nschedules:\n"
+                       "  - schedule: [{until: 0.5, recipe: {scaling: nvfp4}}, "
+                       "{recipe: high_precision}]\n",
+                       "p.yaml"),
+      Catch::Contains("p.yaml") && Catch::Contains("schedules") &&
+          Catch::Contains("without probes"));
+  CHECK_THROWS_WITH(parse_sweep_text("workloads: [gpt-tiny]\nseeds: [0]\nschedules:\n"
+                                     "  - schedule: [{until: 0.5, recipe: {scaling: nvfp4}}, "
+                                     "{recipe: high_precision}]\n"
+                                     "  - schedule: [{until: 0.5, recipe: {scaling: nvfp4}}, "
+                                     "{recipe: high_precision}]\n",
+                                     "t.yaml"),
+                    Catch::Contains("schedules[1]") && Catch::Contains("given twice"));
+}
+
+TEST_CASE("L9's sweep file expands to NVFP4 throughout and NVFP4 then fp32",
+          "[recipes][schedule]") {
+  const auto e =
+      expand(read_sweep(FP8LAB_SOURCE_DIR "/recipes/sweeps/literature/L9-precision-switch.yaml"));
+  REQUIRE(e.runs.size() == 6);
+  for (const auto& run : e.runs) {
+    CHECK(run.recipe.scaling == Scaling::nvfp4);
+    CHECK(run.recipe.nvfp4_rht);
+    if (run.recipe.schedule.empty()) continue;
+    REQUIRE(run.recipe.schedule.size() == 1);
+    CHECK(run.recipe.schedule[0].start.fraction == 0.82);
+    CHECK(run.recipe.schedule[0].recipe == nullptr);
+  }
+}
+
+}  // namespace fp8lab::recipes
