@@ -41,7 +41,9 @@ void Fp8LinearImpl::set_recipe(const recipes::Recipe* recipe) {
   fp8_gemms_ = {recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kFprop),
                 recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kDgrad),
                 recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kWgrad)};
-  state_ = backend_->make_state(recipe_);
+  // As the constructor: the stage's accumulation per GEMM and its per_role rules for this Linear.
+  accumulation_ = recipes::gemm_accumulation(recipe_, layer_);
+  state_ = backend_->make_state(recipes::for_layer(recipe_, layer_));
 }
 
 void Fp8LinearImpl::pretty_print(std::ostream& stream) const {
