@@ -7,7 +7,8 @@
 //   mx_scale_mode, torchao_version, pad_inner_dim, enable_fsdp_float8_all_gather, gemm.fprop,
 //   gemm.dgrad, gemm.wgrad, module_filter.skip_names, module_filter.skip_first_last_linear,
 //   module_filter.require_dims_divisible_by_16, module_filter.skip_later_siblings_after_indivisible,
-//   norm_affine_precision, activation_precision
+//   norm_affine_precision, activation_precision, optimizer_states.m, optimizer_states.v,
+//   optimizer_states.scaling, optimizer_states.expansion, master_weights (optimizer_states.hpp)
 #pragma once
 
 #include <string>

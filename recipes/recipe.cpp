@@ -223,7 +223,8 @@ std::string canonical_string(const Recipe& r) {
   return fmt::format(
       "scaling={};fp8_format={};margin={};interval={};amax_history_len={};amax_compute_algo={};"
       "override_linear_precision={};use_autocast_during_eval={};gemm={};power_2_scales={};"
-      "mx_scale_mode={}{};pad_inner_dim={};enable_fsdp_float8_all_gather={};module_filter={}{}{}{}",
+      "mx_scale_mode={}{};pad_inner_dim={};enable_fsdp_float8_all_gather={};module_filter={}{}{}{}"
+      "{}",
       name(r.scaling), name(r.fp8_format), r.margin, r.interval, r.amax_history_len,
       name(r.amax_compute_algo), override_text(r.override_linear_precision),
       bool_name(r.use_autocast_during_eval), gemm_text(r.gemm), bool_name(r.power_2_scales),
@@ -233,7 +234,10 @@ std::string canonical_string(const Recipe& r) {
           ? std::string()
           : fmt::format(";keep_high_precision={}", keep_text(r.keep_high_precision)),
       r.autoswitch.enabled ? fmt::format(";autoswitch={}", autoswitch_text(r.autoswitch))
-                           : std::string());
+                           : std::string(),
+      is_default(r.optimizer_states)
+          ? std::string()
+          : fmt::format(";optimizer_states={}", optimizer_states_text(r.optimizer_states)));
 }
 
 std::string fnv1a_hex(std::string_view text) {
@@ -296,6 +300,10 @@ std::string describe(const Recipe& r) {
   if (r.autoswitch.enabled) {
     out += fmt::format("autoswitch: {} (a GEMM above either moves to high precision)\n",
                        autoswitch_text(r.autoswitch));
+  }
+  if (!is_default(r.optimizer_states)) {
+    out += fmt::format("optimizer_states: {} (AdamW's stored moments and master weights)\n",
+                       optimizer_states_text(r.optimizer_states));
   }
   return out;
 }

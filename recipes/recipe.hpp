@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "recipes/optimizer_states.hpp"
 #include "sim/settings.hpp"
 
 namespace fp8lab::recipes {
@@ -161,6 +162,9 @@ struct Recipe {
   // Every scaling; empty / disabled by default (then absent from the canonical string).
   KeepHighPrecision keep_high_precision{};
   Autoswitch autoswitch{};
+  // AdamW's moments and the master weights (optimizer_states.hpp); all fp32 by default, then
+  // absent from the canonical string.
+  OptimizerStates optimizer_states{};
 
   friend bool operator==(const Recipe&, const Recipe&) = default;
 };
