@@ -4,4 +4,4 @@ fp8lab_add_test(NAME recipes_keep_high_precision_test SOURCES keep_high_precisio
                 LIBS fp8lab::recipes LABELS fast)
 # Issue 43 item 3: the optimizer_states and master_weights recipe fields.
 fp8lab_add_test(NAME recipes_optimizer_states_test SOURCES optimizer_states_test.cpp
-                LIBS fp8lab::recipes LABELS fast)
+                LIBS fp8lab::recipes LABELS fast READS_SOURCE)

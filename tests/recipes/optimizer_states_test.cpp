@@ -111,3 +111,19 @@ parameters:
       parse_recipe_text("optimizer_states: {m: fp8_e4m3, scaling: per_block:32}\n", "r.yaml"));
   CHECK(c.recipe.optimizer_states.block == 32);
 }
+
+TEST_CASE("optimizer_states: the L6 sweeps expand to the arms they name", "[optimizer]") {
+  const std::string dir = std::string(FP8LAB_SOURCE_DIR) + "/recipes/sweeps/literature/";
+  const SweepExpansion grid = expand(read_sweep(dir + "L6-optimizer-states.yaml"));
+  CHECK(grid.runs.size() == 4);
+  for (const auto& run : grid.runs) {
+    CHECK(run.recipe.keep_high_precision.layers == std::vector<std::string>{".*"});
+  }
+  const SweepExpansion coat = expand(read_sweep(dir + "L6-coat.yaml"));
+  REQUIRE(coat.runs.size() == 2);
+  CHECK(coat.runs[1].recipe.optimizer_states.expansion == Expansion::kCoat);
+  CHECK(coat.runs[1].recipe.optimizer_states.block == 128);
+  const SweepExpansion master = expand(read_sweep(dir + "L6-master-weights.yaml"));
+  REQUIRE(master.runs.size() == 2);
+  CHECK(master.runs[1].recipe.optimizer_states.master_weights == MasterWeights::kBf16Stochastic);
+}
