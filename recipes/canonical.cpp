@@ -108,6 +108,7 @@ Canonical canonicalize_once(const Recipe& input) {
   drop_gemm(r.override_linear_precision.fprop, keep.fprop, "fprop");
   drop_gemm(r.override_linear_precision.dgrad, keep.dgrad, "dgrad");
   drop_gemm(wgrad_hp, keep.wgrad, "wgrad");
+  r.optimizer_states = canonical_optimizer_states(r.optimizer_states, &reasons);
   if (!r.autoswitch.enabled && !(r.autoswitch == Autoswitch{})) {
     r.autoswitch = Autoswitch{};
     reasons.push_back("autoswitch is off: its thresholds are unused");

@@ -85,6 +85,43 @@ bool as_b(const FieldValue& v) { return std::get<bool>(v); }
 std::int64_t as_i(const FieldValue& v) { return std::get<std::int64_t>(v); }
 const std::string& as_w(const FieldValue& v) { return std::get<std::string>(v); }
 
+// optimizer_states.{m, v, scaling, expansion} and master_weights (optimizer_states.hpp).
+void add_optimizer_state_fields(std::vector<FieldSpec>& t) {
+  auto state = [&](std::string_view key, sim::optim::StateFormat OptimizerStates::*member) {
+    t.push_back(
+        {key, Kind::word, accepted_state_formats(), 0, enum_normalizer(&parse_state_format, &lower),
+         [member](Draft& d, const FieldValue& v) {
+           d.fixed.optimizer_states.*member = *parse_state_format(as_w(v));
+         },
+         [member](const Recipe& r) { return std::string(name(r.optimizer_states.*member)); }});
+  };
+  state("optimizer_states.m", &OptimizerStates::m);
+  state("optimizer_states.v", &OptimizerStates::v);
+  t.push_back({"optimizer_states.scaling", Kind::word, accepted_state_scalings(), 0,
+               [](std::string_view text) -> std::optional<std::string> {
+                 OptimizerStates s;
+                 if (!parse_state_scaling(lower(text), s)) return std::nullopt;
+                 return state_scaling_text(s);
+               },
+               [](Draft& d, const FieldValue& v) {
+                 parse_state_scaling(as_w(v), d.fixed.optimizer_states);
+               },
+               [](const Recipe& r) { return state_scaling_text(r.optimizer_states); }});
+  t.push_back({"optimizer_states.expansion", Kind::word, accepted_expansions(), 0,
+               enum_normalizer(&parse_expansion, &lower),
+               [](Draft& d, const FieldValue& v) {
+                 d.fixed.optimizer_states.expansion = *parse_expansion(as_w(v));
+               },
+               [](const Recipe& r) { return std::string(name(r.optimizer_states.expansion)); }});
+  t.push_back(
+      {"master_weights", Kind::word, accepted_master_weights(), 0,
+       enum_normalizer(&parse_master_weights, &lower),
+       [](Draft& d, const FieldValue& v) {
+         d.fixed.optimizer_states.master_weights = *parse_master_weights(as_w(v));
+       },
+       [](const Recipe& r) { return std::string(name(r.optimizer_states.master_weights)); }});
+}
+
 const std::vector<FieldSpec>& specs() {
   static const std::vector<FieldSpec> table = [] {
     std::vector<FieldSpec> t;
@@ -258,6 +295,7 @@ const std::vector<FieldSpec>& specs() {
                    d.fixed.per_role = parse_per_role_text(as_w(v), Site{"per_role", 0});
                  },
                  [](const Recipe& r) { return per_role_text(r.per_role); }});
+    add_optimizer_state_fields(t);
     return t;
   }();
   return table;
@@ -394,6 +432,12 @@ void reject_unused(const Draft& d, Scaling scaling) {
            "high, bf16 (any scaling), or mx with scaling: mxfp8");
     }
   }
+  if (!has_scaled_state(d.fixed.optimizer_states)) {
+    for (std::string_view key : {"optimizer_states.scaling", "optimizer_states.expansion"}) {
+      fail(key, "applies to fp16 and fp8 states, and neither moment is one; value",
+           "optimizer_states.m or .v: fp16, fp8_e4m3 or fp8_e5m2 beside it");
+    }
+  }
   if (!is_torchao_scaling(scaling)) {
     for (std::string_view key : {"pad_inner_dim", "enable_fsdp_float8_all_gather"}) {
       fail(key, fmt::format("is a torchao option, not used by scaling '{}'; value", name(scaling)),
@@ -479,6 +523,12 @@ Recipe resolve(const std::vector<FieldSetting>& settings, Strictness strictness)
   r.keep_high_precision = canonical_keep_high_precision(std::move(r.keep_high_precision));
   if (const auto it = d.given.find("per_role"); it != d.given.end()) {
     check_per_role(r, it->second->site);
+  }
+  if (const auto problem = check_optimizer_states(r.optimizer_states)) {
+    const auto it = d.given.find(problem->key);
+    const FieldSetting* s = it != d.given.end() ? it->second : nullptr;
+    throw RecipeError(s ? s->site : Site{}, problem->key, s ? field_text(s->value) : "",
+                      problem->problem, problem->accepted);
   }
   return r;
 }

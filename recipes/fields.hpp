@@ -8,7 +8,9 @@
 //   gemm.dgrad, gemm.wgrad, module_filter.skip_names, module_filter.skip_first_last_linear,
 //   module_filter.require_dims_divisible_by_16, module_filter.skip_later_siblings_after_indivisible,
 //   norm_affine_precision, activation_precision, keep_high_precision.*, autoswitch.*,
-//   per_role (a list of rules, role_rules.hpp; its value is the rules' canonical text)
+//   per_role (a list of rules, role_rules.hpp; its value is the rules' canonical text),
+//   optimizer_states.m, optimizer_states.v, optimizer_states.scaling, optimizer_states.expansion,
+//   master_weights (optimizer_states.hpp)
 #pragma once
 
 #include <string>

@@ -226,7 +226,7 @@ std::string canonical_string(const Recipe& r) {
       "scaling={};fp8_format={};margin={};interval={};amax_history_len={};amax_compute_algo={};"
       "override_linear_precision={};use_autocast_during_eval={};gemm={};power_2_scales={};"
       "mx_scale_mode={}{};pad_inner_dim={};enable_fsdp_float8_all_gather={};"
-      "module_filter={}{}{}{}{}{}",
+      "module_filter={}{}{}{}{}{}{}",
       name(r.scaling), name(r.fp8_format), r.margin, r.interval, r.amax_history_len,
       name(r.amax_compute_algo), override_text(r.override_linear_precision),
       bool_name(r.use_autocast_during_eval), gemm_text(r.gemm), bool_name(r.power_2_scales),
@@ -238,7 +238,10 @@ std::string canonical_string(const Recipe& r) {
       r.autoswitch.enabled ? fmt::format(";autoswitch={}", autoswitch_text(r.autoswitch))
                            : std::string(),
       r.per_role.empty() ? std::string() : ";per_role=" + per_role_text(r.per_role),
-      r.schedule.empty() ? std::string() : ";schedule=" + schedule_text(r));
+      r.schedule.empty() ? std::string() : ";schedule=" + schedule_text(r),
+      is_default(r.optimizer_states)
+          ? std::string()
+          : fmt::format(";optimizer_states={}", optimizer_states_text(r.optimizer_states)));
 }
 
 std::string fnv1a_hex(std::string_view text) {
@@ -304,6 +307,10 @@ std::string describe(const Recipe& r) {
   }
   out += describe_per_role(r);
   if (!r.schedule.empty()) out += describe_schedule(r);
+  if (!is_default(r.optimizer_states)) {
+    out += fmt::format("optimizer_states: {} (AdamW's stored moments and master weights)\n",
+                       optimizer_states_text(r.optimizer_states));
+  }
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "recipes/optimizer_states.hpp"
 #include "recipes/schedule.hpp"
 #include "sim/settings.hpp"
 
@@ -188,6 +189,9 @@ struct Recipe {
   // a fraction of the run on. Empty: this recipe for the whole run (then absent from the
   // canonical string).
   std::vector<ScheduleStage> schedule{};
+  // AdamW's moments and the master weights (optimizer_states.hpp); all fp32 by default, then
+  // absent from the canonical string.
+  OptimizerStates optimizer_states{};
 
   friend bool operator==(const Recipe&, const Recipe&) = default;
 };

@@ -32,14 +32,16 @@ std::vector<FieldSetting> parse_recipe_mapping(const YAML::Node& mapping, const 
     const std::string key = entry.first.Scalar();
     const YAML::Node& value = entry.second;
     if (key == "gemm" || key == "module_filter" || key == "keep_high_precision" ||
-        key == "autoswitch") {
+        key == "autoswitch" || key == "optimizer_states") {
       if (!value.IsMap()) {
         const char* accepted = key == "gemm"                  ? "fprop, dgrad, wgrad"
                                : key == "keep_high_precision" ? "layers, fprop, dgrad, wgrad"
                                : key == "autoswitch"          ? "enabled, underflow_percent, mse"
-                                                     : "skip_names, skip_first_last_linear, "
-                                                       "require_dims_divisible_by_16, "
-                                                       "skip_later_siblings_after_indivisible";
+                               : key == "optimizer_states"
+                                   ? "m, v, scaling, expansion"
+                                   : "skip_names, skip_first_last_linear, "
+                                     "require_dims_divisible_by_16, "
+                                     "skip_later_siblings_after_indivisible";
         throw RecipeError(site_of(file, value.IsNull() ? entry.first : value), prefix + key,
                           describe_node(value), "expected a mapping, got", accepted);
       }

@@ -162,6 +162,33 @@ struct Machine {
   }
 };
 
+// One `optimizer_states.rows` row: the stored moments' SQNR after a logged step's store, and the
+// update's relative error from rounding the master weights (runner/quantized_adamw.hpp). null:
+// the moment was zero (SQNR), or stored exactly (fp32: no noise), or the update was zero.
+struct OptimizerStateRow {
+  std::int64_t step = 0;
+  Field<double> m_sqnr_db, v_sqnr_db, update_rel_error;
+  nlohmann::json other = nlohmann::json::object();
+  template <class R, class F>
+  static void fields(R& r, F&& f) {
+    f("step", r.step), f("m_sqnr_db", r.m_sqnr_db), f("v_sqnr_db", r.v_sqnr_db);
+    f("update_rel_error", r.update_rel_error);
+  }
+};
+
+// `optimizer_states`: how AdamW stored its moments and weights (recipes/optimizer_states.hpp),
+// absent from a run whose recipe leaves them at fp32 (today's AdamW), and its rows.
+struct OptimizerStatesPart {
+  Field<std::string> m, v, scaling, expansion, master_weights;
+  Field<std::vector<OptimizerStateRow>> rows;
+  nlohmann::json other = nlohmann::json::object();
+  template <class R, class F>
+  static void fields(R& r, F&& f) {
+    f("m", r.m), f("v", r.v), f("scaling", r.scaling), f("expansion", r.expansion);
+    f("master_weights", r.master_weights), f("rows", r.rows);
+  }
+};
+
 // One run's record. Typed: what identifies the run, how it ended, its recipe's identity, its rows,
 // final figures, throughput and machine. Kept as JSON in `other` (written back as read): the
 // provenance (source, upstream, changed_fields, fp8lab_version, git_commit, ...), workload_options,
@@ -214,6 +241,7 @@ struct RunRecord {
   Field<Machine> machine;
   // The switches of a scheduled recipe's run, in step order (absent for other runs).
   Field<std::vector<ScheduleSwitch>> schedule_switches;
+  Field<OptimizerStatesPart> optimizer_states;
   nlohmann::json other = nlohmann::json::object();
 
   // A recipe field's value as written in recipe files; "" when the record has none.
@@ -244,6 +272,7 @@ struct RunRecord {
     f("train", r.train), f("eval", r.eval), f("layers", r.layers);
     f("final", r.final), f("throughput", r.throughput), f("machine", r.machine);
     f("schedule_switches", r.schedule_switches);
+    f("optimizer_states", r.optimizer_states);
   }
 };
 

@@ -336,6 +336,9 @@ TrainingOptions training_options(const RunRequest& request) {
   options.steps = request.steps;
   options.layer_stats_every = request.layer_stats_every;
   options.instability = request.instability;
+  if (request.recipe && !recipes::is_default(request.recipe->optimizer_states)) {
+    options.optimizer_precision = recipes::optimizer_precision(request.recipe->optimizer_states);
+  }
   return options;
 }
 
@@ -761,7 +764,18 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
 }
 
 nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunRequest& request) {
-  if (is_python_workload(request.workload)) return execute_python_run(directory, request, "fp8");
+  if (is_python_workload(request.workload)) {
+    // fp8lab.sweep's Python trainer steps torch's AdamW: it has no stored-state precision.
+    if (!recipes::is_default(request.recipe.value().optimizer_states)) {
+      auto refused = failed_record(request, request.run_id, "fp8",
+                                   "optimizer_states and master_weights are not built for the "
+                                   "python workloads of fp8lab.sweep; use fp32 (the default)",
+                                   recipe_identity(request));
+      directory.write_run_record(refused);
+      return refused;
+    }
+    return execute_python_run(directory, request, "fp8");
+  }
   const auto& recipe = request.recipe.value();
   nlohmann::json identity;  // the recipe fields, kept by a failed record once known
   return record_run(
@@ -793,6 +807,10 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
         probes.add_sidecar(record, directory, request.run_id);
         diagnostics->add_to_record(record);
         if (schedule) schedule->add_to_record(record);
+        if (options.optimizer_precision) {
+          record["optimizer_states"] =
+              optimizer_states_json(recipe.optimizer_states, result.optimizer_state_rows);
+        }
         add_threads(record, request);
         add_shadow_check(record, *backend);
         // Throughput probes in this process, under the same load as the run itself; every arm on the

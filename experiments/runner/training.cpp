@@ -112,10 +112,14 @@ std::vector<Batch> early_eval_sample(const std::vector<Batch>& batches, std::int
   return sample;
 }
 
+torch::optim::AdamWOptions adamw_options(const TrainingSchedule& s) {
+  return torch::optim::AdamWOptions(s.learning_rate)
+      .betas({s.beta1, s.beta2})
+      .weight_decay(s.weight_decay);
+}
+
 torch::optim::AdamW make_optimizer(TrainableModel& model, const TrainingSchedule& s) {
-  return torch::optim::AdamW(model.parameters(), torch::optim::AdamWOptions(s.learning_rate)
-                                                     .betas({s.beta1, s.beta2})
-                                                     .weight_decay(s.weight_decay));
+  return torch::optim::AdamW(model.parameters(), adamw_options(s));
 }
 
 void set_learning_rate(torch::optim::AdamW& optimizer, double lr) {
@@ -217,7 +221,11 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
   place(*model, hooks);
   model->train();
   result.parameter_names = sorted_parameter_names(*model);
-  auto optimizer = make_optimizer(*model, schedule);
+  // Today's torch::optim::AdamW, or the recipe's stored precision (quantized_adamw.hpp).
+  const auto optimizer_owner = make_adamw(model->parameters(), adamw_options(schedule),
+                                          options.optimizer_precision, options.seed);
+  auto& optimizer = *optimizer_owner;
+  const auto* quantized = dynamic_cast<const QuantizedAdamW*>(optimizer_owner.get());
   std::vector<Batch> eval_batches;
   for (auto& batch : workload.eval_batches()) {
     eval_batches.push_back(on_device(std::move(batch), hooks.device));
@@ -293,6 +301,10 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
       torch::nn::utils::clip_grad_norm_(model->parameters(), schedule.grad_clip);
     }
     optimizer.step();
+    if (quantized != nullptr && wants_record_rows(step)) {
+      result.optimizer_state_rows.push_back(
+          optimizer_state_row(step, quantized->last_step_errors()));
+    }
     // The step's queued GPU work (as time_training_steps), not only its launches.
     if (hooks.device.is_cuda()) torch::cuda::synchronize();
     const double seconds = seconds_since(start) - probe_seconds;

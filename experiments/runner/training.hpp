@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "experiments/results/layer_stats_sidecar.hpp"
+#include "experiments/runner/quantized_adamw.hpp"
 #include "experiments/workloads/workload.hpp"
 #include "recipes/instability_rule.hpp"
 
@@ -110,6 +111,9 @@ struct TrainingOptions {
   std::function<void(const StepAfterBackward&)> after_backward;
   // Called after each step with (completed steps, total): progress lines.
   std::function<void(std::int64_t, std::int64_t)> on_step;
+  // The recipe's optimizer_states and master_weights (quantized_adamw.hpp); nullopt: today's
+  // torch::optim::AdamW.
+  std::optional<sim::optim::OptimizerPrecision> optimizer_precision;
 };
 
 struct TrainingResult {
@@ -143,6 +147,8 @@ struct TrainingResult {
   double median_step_seconds = 0.0;
   double gemm_seconds = 0.0;
   std::int64_t tokens_per_step = 0;
+  // With TrainingOptions::optimizer_precision: the states' figures at the record rows' steps.
+  std::vector<OptimizerStateRow> optimizer_state_rows;
 };
 
 // Trains workload's model for the schedule's steps. A non-finite training loss stops the run with

@@ -5,3 +5,7 @@ fp8lab_add_test(NAME experiments_ablation_report_test SOURCES ablation_report_te
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 120)
 fp8lab_add_test(NAME experiments_diagnostics_test SOURCES diagnostics_test.cpp
                 LIBS fp8lab_experiments LABELS torch TIMEOUT 600)
+# Issue 43 item 3: QuantizedAdamW against sim/optim, and the record with and without the option
+# (torch; a few MLP runs of 4 steps).
+fp8lab_add_test(NAME experiments_optimizer_states_test SOURCES optimizer_states_test.cpp
+                LIBS fp8lab_experiments LABELS torch TIMEOUT 600)

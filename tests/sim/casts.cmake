@@ -72,3 +72,7 @@ if(_fp8lab_oracle_python)
   set_tests_properties(sim_fp4_scaling_torchao_test PROPERTIES LABELS "fast;torch" TIMEOUT 900
                        ENVIRONMENT "FP8LAB_SIM_FP4_QUANTIZE=$<TARGET_FILE:sim_fp4_quantize>")
 endif()
+
+# Optimizer-state and master-weight precision (sim/optim/, issue 43 item 3).
+fp8lab_add_test(NAME sim_optim_adamw_test SOURCES optim_adamw_test.cpp LIBS fp8lab::sim
+                LABELS fast)
