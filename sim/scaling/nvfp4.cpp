@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "sim/cast.hpp"
 #include "sim/fp4_stochastic.hpp"
@@ -71,7 +72,9 @@ void round_stochastically(std::span<const float> x, const StochasticStream& stre
 Nvfp4Global nvfp4_global_scale(float amax, Nvfp4Mode mode) {
   Nvfp4Global g;
   g.amax = amax;
-  if (mode == Nvfp4Mode::kTe) {
+  // torchao's training kernels (_nvfp4_quantize, _nvfp4_2d_quantize) spell TE's rule: 1 at amax 0,
+  // min(2688 / amax, FLT_MAX) else, 1 where that is 0; decode = 1 / encode.
+  if (mode == Nvfp4Mode::kTe || mode == Nvfp4Mode::kTorchaoTraining) {
     g.encode = std::fmin(kE4M3TimesE2M1Max / amax, kFltMax);
     if (amax == 0.0f || g.encode == 0.0f) g.encode = 1.0f;
     g.decode = 1.0f / g.encode;
@@ -88,13 +91,20 @@ std::uint8_t nvfp4_block_scale(float block_amax, const Nvfp4Global& global, Nvfp
     return cast_fp32_to_fp8(block_amax * (global.encode * kInverseE2M1Max), Format::E4M3,
                             Overflow::kSatFinite);
   }
+  if (mode == Nvfp4Mode::kTorchaoTraining) {
+    // pvscale = (vec_max / 6) * global_encode_scale; tl.clamp(pvscale, E4M3 tiny, 448); then
+    // .to(tl.float8e4nv), RN. Other order than TE's (amax_b / 6 first) and floored at 2^-6.
+    const float scaled = (block_amax / kE2M1Max) * global.encode;
+    return cast_fp32_to_fp8(std::fmin(std::fmax(scaled, kE4M3Tiny), kE4M3Max), Format::E4M3,
+                            Overflow::kSatFinite);
+  }
   const float scaled = (block_amax / kE2M1Max) / global.decode;
   return torch_e4m3(torch_clamp(scaled, kE4M3Tiny, kE4M3Max));
 }
 
 float nvfp4_block_multiplier(std::uint8_t scale_e4m3, const Nvfp4Global& global, Nvfp4Mode mode) {
   const float s = decode_fp8(scale_e4m3, Format::E4M3);
-  if (mode == Nvfp4Mode::kTe) return std::fmin(1.0f / (s * global.decode), kFltMax);
+  if (mode != Nvfp4Mode::kTorchao) return std::fmin(1.0f / (s * global.decode), kFltMax);
   return global.encode / s;  // (1.0 / per_tensor_scale) / scaled_block_scales_fp32
 }
 
@@ -110,10 +120,19 @@ QuantizeResult quantize_nvfp4_global(std::span<const float> x, std::int64_t rows
   }
   check_tensor_arguments("quantize_nvfp4", x.size(), rows, cols, Format::E2M1, true);
   const bool te = mode == Nvfp4Mode::kTe;
-  if (stochastic != nullptr && !te) {
+  if (stochastic != nullptr && mode == Nvfp4Mode::kTorchao) {
     throw std::invalid_argument(
-        "quantize_nvfp4: stochastic rounding is modelled for mode te (TE's NVFP4BlockScaling) "
-        "only; torchao's nvfp4_quantize rounds to nearest");
+        "quantize_nvfp4: stochastic rounding is modelled for modes te (TE's NVFP4BlockScaling) "
+        "and torchao_training (torchao's NVFP4TrainingConfig); torchao's nvfp4_quantize rounds "
+        "to nearest");
+  }
+  // torchao's training kernels take bf16 operands (nvfp4_mm_triton casts input and weight with
+  // .to(torch.bfloat16); gradients arrive in bf16): x is rounded RN to bf16 first.
+  std::vector<float> rounded;
+  if (mode == Nvfp4Mode::kTorchaoTraining) {
+    rounded.resize(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) rounded[i] = bf16_to_fp32(fp32_to_bf16(x[i]));
+    x = rounded;
   }
   const float tensor_amax = te ? amax(x) : amax_nan_propagating(x);
   const Nvfp4Global global = fixed == nullptr ? nvfp4_global_scale(tensor_amax, mode)
