@@ -16,7 +16,8 @@
 //   s_b   = e4m3(clamp((amax_b / 6.0f) / pts, 2^-6, 448))  amax_b NaN-propagating: never
 //           subnormal, never 0; a NaN (0/0 for an all-zero tensor) gives 0xFF
 //   enc_b = (1.0f / pts) / float(s_b)
-//   q     = f32_to_f4_unpacked(clamp(x * enc_b, -6, 6))    kSubbyteTorchaoClamped
+//   q     = f32_to_f4_unpacked(clamp(x * enc_b, -6, 6))    kSubbyteTorchao on the NaN product
+//           torch gives (nvfp4.cpp: every NaN followed bit for bit, docs/fp4.md)
 // kTorchaoTraining, torchao 0.18's NVFP4TrainingConfig (prototype/moe_training/nvfp4_training/:
 // hadamard_utils.py _nvfp4_quantize, quantize_2d_triton.py _nvfp4_2d_quantize; read at the
 // installed 0.18.0):

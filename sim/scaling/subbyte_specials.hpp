@@ -24,11 +24,12 @@ FP8LAB_HD constexpr SubbyteSpecials mx_subbyte_specials(E8M0Mode mode, TorchaoVe
 }
 
 // NVFP4: TE's kernels cast with cvt.rn.satfinite (NaN -> +6); torchao's nvfp4_quantize clamps to
-// ±6 first (torch.clamp: every NaN becomes all ones); torchao's NVFP4TrainingConfig kernels clamp
-// with tl.clamp and cast with cvt.rn.satfinite.e2m1x2 (NaN elements: not checked, no Blackwell).
+// ±6 first (torch.clamp keeps the NaN's bits, which the product chose: nvfp4.cpp) and casts the
+// bits; torchao's NVFP4TrainingConfig kernels clamp with tl.clamp and cast with
+// cvt.rn.satfinite.e2m1x2 (NaN elements: not checked, no Blackwell).
 FP8LAB_HD constexpr SubbyteSpecials nvfp4_subbyte_specials(Nvfp4Mode mode) {
-  constexpr SubbyteSpecials cuda = kSubbyteCuda, torchao_clamped = kSubbyteTorchaoClamped;
-  return mode == Nvfp4Mode::kTorchao ? torchao_clamped : cuda;
+  constexpr SubbyteSpecials cuda = kSubbyteCuda, torchao_plain = kSubbyteTorchao;
+  return mode == Nvfp4Mode::kTorchao ? torchao_plain : cuda;
 }
 
 }  // namespace fp8lab::sim::scaling
