@@ -182,7 +182,7 @@ Compatibility compatibility_of_gemms(const Recipe& r) {
                  "vector is TE's (torchao draws one per Linear unless given one); stochastic "
                  "rounding with fp8lab's own Philox stream"
                : "torchao 0.18's nvfp4_quantize (block scales floored at 2^-6)",
-           "fp4-formats.md §3, docs/fp4.md"});
+           "fp4-formats.md §3"});
     } else {
       c.runner = te ? "none (TE has no MXFP4/MXFP6 quantizer)" : "torchao";
       c.te_recipe_class = fmt::format("MXLinearConfig(elem_dtype={}, scale_calculation_mode={})",
