@@ -174,9 +174,9 @@ QuantizeResult quantize_nvfp4_global(std::span<const float> x, std::int64_t rows
   const bool te = mode == Nvfp4Mode::kTe;
   if (stochastic != nullptr && mode == Nvfp4Mode::kTorchao) {
     throw std::invalid_argument(
-        "quantize_nvfp4: stochastic rounding is modelled for modes te (TE's NVFP4BlockScaling) "
-        "and torchao_training (torchao's NVFP4TrainingConfig); torchao's nvfp4_quantize rounds "
-        "to nearest");
+        "quantize_nvfp4: stochastic rounding is modelled for mode te (TE's NVFP4BlockScaling) "
+        "and mode torchao_training (torchao's NVFP4TrainingConfig); torchao's nvfp4_quantize "
+        "rounds to nearest");
   }
   // torchao's training kernels take bf16 operands (nvfp4_mm_triton casts input and weight with
   // .to(torch.bfloat16); gradients arrive in bf16): x is rounded RN to bf16 first.
