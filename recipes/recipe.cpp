@@ -269,8 +269,10 @@ std::string describe(const Recipe& r) {
   if (is_mx(r.scaling)) out += fmt::format("mx_scale_mode: {}\n", name(r.mx_scale_mode));
   if (r.scaling == Scaling::nvfp4) {
     out += fmt::format("nvfp4_mode: {} ({})\nnvfp4_2d: {}\n", name(r.nvfp4_mode),
-                       r.nvfp4_mode == Nvfp4Mode::kTe ? "TE's kernels"
-                                                      : "torchao 0.18's nvfp4_quantize",
+                       r.nvfp4_mode == Nvfp4Mode::kTe        ? "TE's kernels"
+                       : r.nvfp4_mode == Nvfp4Mode::kTorchao ? "torchao 0.18's nvfp4_quantize"
+                                                             : "torchao 0.18's NVFP4TrainingConfig "
+                                                               "kernels, bf16 operands",
                        bool_name(r.nvfp4_2d));
     out += fmt::format("nvfp4_rht: {}\nnvfp4_stochastic_rounding: {}\n", bool_name(r.nvfp4_rht),
                        bool_name(r.nvfp4_stochastic_rounding));

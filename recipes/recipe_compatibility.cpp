@@ -180,13 +180,22 @@ Compatibility compatibility_of_gemms(const Recipe& r) {
                            r.nvfp4_rht ? "False" : "True",
                            r.nvfp4_stochastic_rounding ? "False" : "True",
                            r.nvfp4_2d ? "False" : "True")
-             : "NVFP4Tensor.to_nvfp4(per_tensor_scale=per_tensor_amax_to_scale(amax))";
-      c.quirks.push_back({"nvfp4_mode", std::string(name(r.nvfp4_mode)), "",
-                          te ? "TE's kernels' scale chain (S_enc = 2688/amax, no lower clamp on "
-                               "E4M3 block scales); the RHT is TE's bit for bit, stochastic "
-                               "rounding TE's rule with fp8lab's own Philox stream"
-                             : "torchao 0.18's nvfp4_quantize (block scales floored at 2^-6)",
-                          "fp4-formats.md §3"});
+          : r.nvfp4_mode == Nvfp4Mode::kTorchaoTraining
+              ? "quantize_(model, NVFP4TrainingConfig(rht_sign_vector=TE's vector))"
+              : "NVFP4Tensor.to_nvfp4(per_tensor_scale=per_tensor_amax_to_scale(amax))";
+      c.quirks.push_back(
+          {"nvfp4_mode", std::string(name(r.nvfp4_mode)), "",
+           te ? "TE's kernels' scale chain (S_enc = 2688/amax, no lower clamp on "
+                "E4M3 block scales); the RHT is TE's bit for bit, stochastic "
+                "rounding TE's rule with fp8lab's own Philox stream"
+           : r.nvfp4_mode == Nvfp4Mode::kTorchaoTraining
+               ? "torchao 0.18's NVFP4TrainingConfig kernels (bf16 operands; TE's per-tensor "
+                 "scale, block scales (amax_b/6)*S_enc floored at 2^-6); torchao's config is "
+                 "nvfp4_2d, nvfp4_rht and nvfp4_stochastic_rounding all true; the RHT sign "
+                 "vector is TE's (torchao draws one per Linear unless given one); stochastic "
+                 "rounding with fp8lab's own Philox stream"
+               : "torchao 0.18's nvfp4_quantize (block scales floored at 2^-6)",
+           "fp4-formats.md §3"});
     } else {
       c.runner = te ? "none (TE has no MXFP4/MXFP6 quantizer)" : "torchao";
       c.te_recipe_class = fmt::format("MXLinearConfig(elem_dtype={}, scale_calculation_mode={})",

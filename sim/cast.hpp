@@ -56,13 +56,12 @@ enum class SubbyteNan : std::uint8_t {
                   // on main, same body): the NaN's bits take the normal-number path (add
                   // the RNE increment, shift, rebias), truncated to 8 bits, sign kept: canonical
                   // NaN 0x7FC00000 -> the code of 1.5 (E2M1 0x3, E2M3 0x0C, E3M2 0x0E)
-  kRoundedAllOnes,  // torchao where a torch.clamp precedes that converter (NVFP4's nvfp4_quantize,
-                    // 0.18's MX rceil): ATen's vectorized clamp (at::vec::maximum ORs in its
-                    // unordered-compare mask) turns every NaN into 0xFFFFFFFF, which kRoundedBits
-                    // then maps: E2M1 0xC, E2M3 0x30, E3M2 0x30 (-0 code | rounded bits). ATen's
-                    // scalar tail (the last numel % (2 x vector width) elements) keeps the NaN
-                    // instead; fp8lab models the vectorized body, the whole tensor when its element
-                    // count is a multiple of 32
+  kRoundedAllOnes,  // every NaN as the all-ones pattern 0xFFFFFFFF, which kRoundedBits maps to
+                    // E2M1 0xC, E2M3 0x30, E3M2 0x30 (-0 code | rounded bits): what torchao gives
+                    // where that pattern reaches the cast (NVFP4's full-reduction amax makes it).
+                    // Not a clamp's doing: torch 2.15's clamp keeps a NaN's bits under every ATen
+                    // capability (docs/fp4.md, "Where a NaN's bytes go"); the torchao modes now
+                    // follow each NaN's bits (sim/scaling/nvfp4.cpp) and use kRoundedBits
 };
 
 // How a cast to a sub-byte format treats the inputs the format cannot hold. A described option:

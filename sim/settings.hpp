@@ -84,10 +84,14 @@ constexpr const char* to_string(TorchaoVersion version) {
 // NVFP4 (fp4-formats.md §3; sim/scaling/nvfp4.hpp): 16-element E2M1 blocks with an E4M3 block
 // scale and an fp32 per-tensor scale, computed as one of two peers does (they differ bit for bit):
 //   kTe:      TE's kernels (cast/nvfp4/core_nvfp4.cuh, quantize_transpose_nvfp4.cuh);
-//   kTorchao: torchao 0.18's nvfp4_quantize with the dynamic per-tensor scale.
-enum class Nvfp4Mode : std::uint8_t { kTe, kTorchao };
-inline constexpr NameTable<Nvfp4Mode, 2> kNvfp4ModeNames{
-    {{Nvfp4Mode::kTe, "te"}, {Nvfp4Mode::kTorchao, "torchao"}}};
+//   kTorchao: torchao 0.18's nvfp4_quantize with the dynamic per-tensor scale;
+//   kTorchaoTraining: torchao 0.18's NVFP4TrainingConfig (prototype/moe_training/nvfp4_training:
+//             its Triton kernels' _nvfp4_quantize and _nvfp4_2d_quantize on bf16 operands).
+enum class Nvfp4Mode : std::uint8_t { kTe, kTorchao, kTorchaoTraining };
+inline constexpr NameTable<Nvfp4Mode, 3> kNvfp4ModeNames{
+    {{Nvfp4Mode::kTe, "te"},
+     {Nvfp4Mode::kTorchao, "torchao"},
+     {Nvfp4Mode::kTorchaoTraining, "torchao_training"}}};
 constexpr const char* to_string(Nvfp4Mode mode) { return name_in(kNvfp4ModeNames, mode); }
 inline constexpr std::int64_t kNvfp4BlockSize = 16;
 

@@ -1,5 +1,7 @@
 // FP4/FP6 quantizer and RHT kernels (gpu/scaling/fp4.hpp): one thread per scale block or RHT chunk,
 // grid-stride, running fp4_rules.cuh's per-block code, which the host twins run too.
+#include <stdexcept>
+
 #include "gpu/cuda_check.hpp"
 #include "gpu/scaling/fp4.hpp"
 #include "gpu/scaling/fp4_checks.hpp"
@@ -91,6 +93,10 @@ void quantize_nvfp4(const float* x, std::int64_t rows, std::int64_t cols, std::i
                     cudaStream_t stream) {
   detail::check_fp4("gpu::scaling::quantize_nvfp4", x, rows, cols, block_rows, block_cols,
                     Format::E2M1, out, true);
+  if (mode == Nvfp4Mode::kTorchaoTraining) {
+    throw std::invalid_argument(
+        "gpu::scaling::quantize_nvfp4: nvfp4 mode torchao_training has no kernel here (sim only)");
+  }
   auto* amax_bits = reinterpret_cast<std::uint32_t*>(out.global);
   FP8LAB_CUDA_CHECK(cudaMemsetAsync(amax_bits, 0, sizeof(std::uint32_t), stream));
   nvfp4_amax_kernel<<<gpu::detail::grid_size(rows * cols, kThreads), kThreads, 0, stream>>>(

@@ -1,5 +1,7 @@
 // gpu::scaling::host_twin for the FP4/FP6 quantizers and gpu::host_twin's RHT
 // (gpu/scaling/fp4.hpp): fp4_rules.cuh's per-block code, block after block, on host pointers.
+#include <stdexcept>
+
 #include "gpu/scaling/fp4.hpp"
 #include "gpu/scaling/fp4_checks.hpp"
 
@@ -34,6 +36,10 @@ void quantize_nvfp4(const float* x, std::int64_t rows, std::int64_t cols, std::i
                     std::int64_t block_cols, Nvfp4Mode mode, const Fp4Outputs& out) {
   detail::check_fp4("host_twin::quantize_nvfp4", x, rows, cols, block_rows, block_cols,
                     Format::E2M1, out, true);
+  if (mode == Nvfp4Mode::kTorchaoTraining) {
+    throw std::invalid_argument(
+        "host_twin::quantize_nvfp4: nvfp4 mode torchao_training has no kernel here (sim only)");
+  }
   std::uint32_t amax = 0;  // the kernel's fold, in one thread
   for (std::int64_t i = 0; i < rows * cols; ++i) {
     const std::uint32_t v = nvfp4_amax_bits(x[i], mode);

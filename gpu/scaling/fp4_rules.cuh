@@ -68,13 +68,33 @@ FP8LAB_HD inline float mul_nan_as_x86(float x, float m) {
   return std::isnan(product) ? bits_float(0xFFC0'0000u) : product;
 }
 
-// Codes of the block: cast_subbyte(RN(x * multiplier)), sim's sub-byte pass.
+// torchao's nvfp4_quantize: data_hp * reciprocal_scale, where torch (measured on an x86 CPU) gives
+// the reciprocal's NaN when both are NaN (sim/scaling/nvfp4.cpp, torch_mul_scale).
+FP8LAB_HD inline float mul_multiplier_nan_first(float x, float m) {
+  if (std::isnan(m)) return bits_float(float_bits(m) | 0x0040'0000u);
+  return mul_nan_as_x86(x, m);
+}
+
+// a / b with x86's rule (divss: the first NaN operand, quieted; 0/0 and Inf/Inf the default NaN).
+FP8LAB_HD inline float div_nan_as_x86(float a, float b) {
+  if (std::isnan(a)) return bits_float(float_bits(a) | 0x0040'0000u);
+  if (std::isnan(b)) return bits_float(float_bits(b) | 0x0040'0000u);
+  const float q = div_rn(a, b);
+  return std::isnan(q) ? bits_float(0xFFC0'0000u) : q;
+}
+
+// Codes of the block: cast_subbyte(RN(x * multiplier)), sim's sub-byte pass (`nan_multiplier_first`
+// for NVFP4's torchao mode).
 template <Format F>
 FP8LAB_HD inline void cast_block(const float* x, std::int64_t cols, const BlockRange& k,
-                                 float multiplier, SubbyteSpecials specials, std::uint8_t* codes) {
+                                 float multiplier, SubbyteSpecials specials, std::uint8_t* codes,
+                                 bool nan_multiplier_first = false) {
   for (std::int64_t r = k.r0; r < k.r1; ++r) {
     for (std::int64_t c = k.c0; c < k.c1; ++c) {
-      codes[r * cols + c] = cast_subbyte<F>(mul_nan_as_x86(x[r * cols + c], multiplier), specials);
+      const float v = x[r * cols + c];
+      const float y = nan_multiplier_first ? mul_multiplier_nan_first(v, multiplier)
+                                           : mul_nan_as_x86(v, multiplier);
+      codes[r * cols + c] = cast_subbyte<F>(y, specials);
     }
   }
 }
@@ -114,8 +134,8 @@ FP8LAB_HD inline Nvfp4Global nvfp4_global(float amax, Nvfp4Mode mode) {
     if (amax == 0.0f || g.encode == 0.0f) g.encode = 1.0f;
     g.decode = div_rn(1.0f, g.encode);
   } else {
-    g.decode = div_rn(amax, kNvfp4E4M3TimesE2M1Max);
-    g.encode = div_rn(1.0f, g.decode);
+    g.decode = div_nan_as_x86(amax, kNvfp4E4M3TimesE2M1Max);
+    g.encode = div_nan_as_x86(1.0f, g.decode);
   }
   return g;
 }
@@ -126,9 +146,9 @@ FP8LAB_HD inline std::uint8_t nvfp4_block_scale(float block_amax, const Nvfp4Glo
     return cast_rn<Format::E4M3, Overflow::kSatFinite>(
         mul_rn(block_amax, mul_rn(g.encode, kNvfp4InverseE2M1Max)));
   }
-  // torch.clamp's vectorized NaN (all ones: a negative NaN), then torch's E4M3 cast of it (0xFF).
-  const float scaled = div_rn(div_rn(block_amax, 6.0f), g.decode);
-  if (std::isnan(scaled)) return 0xFF;
+  // torch.clamp keeps a NaN's bits, and torch's E4M3 cast keeps its sign (0x7F / 0xFF).
+  const float scaled = div_nan_as_x86(div_nan_as_x86(block_amax, 6.0f), g.decode);
+  if (std::isnan(scaled)) return (float_bits(scaled) >> 31) != 0 ? 0xFF : 0x7F;
   const float clamped = scaled < kNvfp4E4M3Tiny ? kNvfp4E4M3Tiny
                                                 : (scaled > 448.0f ? 448.0f : scaled);
   return cast_rn<Format::E4M3, Overflow::kSatFinite>(clamped);
@@ -138,7 +158,10 @@ FP8LAB_HD inline float nvfp4_block_multiplier(std::uint8_t scale, const Nvfp4Glo
                                               Nvfp4Mode mode) {
   const float s = decode<Format::E4M3>(scale);
   if (mode == Nvfp4Mode::kTe) return std::fmin(div_rn(1.0f, mul_rn(s, g.decode)), FLT_MAX);
-  return div_rn(g.encode, s);
+  // c10 decodes the E4M3 NaN bytes 0x7F / 0xFF to 0x7FF00000 / 0xFFF00000.
+  const float torch_s =
+      (scale & 0x7Fu) == 0x7Fu ? bits_float((scale & 0x80u) ? 0xFFF0'0000u : 0x7FF0'0000u) : s;
+  return div_nan_as_x86(g.encode, torch_s);
 }
 
 FP8LAB_HD inline void nvfp4_block(const float* x, std::int64_t rows, std::int64_t cols,
@@ -154,13 +177,14 @@ FP8LAB_HD inline void nvfp4_block(const float* x, std::int64_t rows, std::int64_
   if (out.scale != nullptr) out.scale[b] = multiplier;
   if (out.scale_inv != nullptr) out.scale_inv[b] = mul_rn(decode<Format::E4M3>(s), g.decode);
   cast_block<Format::E2M1>(x, cols, k, multiplier, sim::scaling::nvfp4_subbyte_specials(mode),
-                           out.codes);
+                           out.codes, mode == Nvfp4Mode::kTorchao);
 }
 
 // |x| folded into a tensor amax as fp32 bits (non-negative floats order as their bits): TE's
-// ignores NaN (0), torchao's propagates it (the canonical NaN's bits exceed every other's).
+// ignores NaN (0), torchao's propagates it as torch.max's full reduction does (0xFFFFFFFF, which
+// exceeds every other pattern).
 FP8LAB_HD inline std::uint32_t nvfp4_amax_bits(float v, Nvfp4Mode mode) {
-  if (std::isnan(v)) return mode == Nvfp4Mode::kTe ? 0u : 0x7FC0'0000u;
+  if (std::isnan(v)) return mode == Nvfp4Mode::kTe ? 0u : 0xFFFF'FFFFu;
   return float_bits(v) & kF32AbsMask;
 }
 

@@ -16,7 +16,19 @@
 //   s_b   = e4m3(clamp((amax_b / 6.0f) / pts, 2^-6, 448))  amax_b NaN-propagating: never
 //           subnormal, never 0; a NaN (0/0 for an all-zero tensor) gives 0xFF
 //   enc_b = (1.0f / pts) / float(s_b)
-//   q     = f32_to_f4_unpacked(clamp(x * enc_b, -6, 6))    kSubbyteTorchaoClamped
+//   q     = f32_to_f4_unpacked(clamp(x * enc_b, -6, 6))    kSubbyteTorchao on the NaN product
+//           torch gives (nvfp4.cpp: every NaN followed bit for bit, docs/fp4.md)
+// kTorchaoTraining, torchao 0.18's NVFP4TrainingConfig (prototype/moe_training/nvfp4_training/:
+// hadamard_utils.py _nvfp4_quantize, quantize_2d_triton.py _nvfp4_2d_quantize; read at the
+// installed 0.18.0):
+//   x     = bf16(x)                                        the kernels take bf16 operands only
+//   amax  = max |x| over the tensor, NaN-propagating (tl.maximum, PropagateNan.ALL)
+//   S_enc, S_dec as kTe (the kernels spell TE's rule)
+//   s_b   = e4m3(clamp((amax_b / 6.0f) * S_enc, 2^-6, 448))   RN; TE's values, torchao's order
+//           and floor
+//   enc_b = fminf(1.0f / (float(s_b) * S_dec), FLT_MAX)    as kTe
+//   q     = cvt.rn.satfinite.e2m1(clamp(x * enc_b, -6, 6)) (kSubbyteCuda; NaN elements and NaN
+//           amaxes are not checked: the kernels run on Blackwell only)
 // Both: blocks of 16 along the rows (1 x 16), along the columns (16 x 1: the codes of xᵀ, as TE's
 // columnwise copy and torchao on x.t().contiguous() give them), or 16 x 16 tiles (TE's 2-D weight
 // quantization: one scale per tile, so the columnwise codes are the transposed rowwise codes).
@@ -62,9 +74,9 @@ struct StochasticStream {
 // One NVFP4 copy of x [rows, cols] in `block` (1 x 16, 16 x 1 or 16 x 16; partial edge blocks use
 // their valid elements, the peers require multiples of 16). std::invalid_argument for another
 // block shape and as quantize_blocked for bad shapes.
-// With `stochastic` (kTe only: TE's NVFP4BlockScaling rounds gradients so; kTorchao is torchao's
-// nvfp4_quantize, which has no such mode: std::invalid_argument. torchao's prototype
-// NVFP4TrainingConfig rounds gradients stochastically, but is not a mode), the scales are the
+// With `stochastic` (kTe: TE's NVFP4BlockScaling rounds gradients so; kTorchaoTraining: torchao's
+// NVFP4TrainingConfig does, with cvt.rs.satfinite.e2m1x4, the rule TE's is; kTorchao is torchao's
+// nvfp4_quantize, which has no such mode: std::invalid_argument), the scales are the
 // same and each element's code is e2m1_stochastic_code(x * enc_b, its byte of the stream)
 // instead of the RN cast; the statistics' underflow count is that of the stochastic codes.
 QuantizeResult quantize_nvfp4(std::span<const float> x, std::int64_t rows, std::int64_t cols,

@@ -160,3 +160,50 @@ def test_nan_and_inf_inputs_decode_as_torchao(tmp_path, gen, fmt, mode):
         keep = ~ours.isnan()
         assert torch.equal(ours[keep], theirs[keep]), (
             f"{what}: values differ at {(ours != theirs).logical_and(keep).nonzero()[:5].tolist()}")
+
+
+def nan_cases(gen):
+    """Where torchao's NaN bytes come from (docs/fp4.md, "Where a NaN's bytes go"): issue 43's
+    block (1 x 32 zeros with x[1] = 1e-40 and x[17] = -3e-41: the per-tensor scale's reciprocal
+    is Inf, a zero element gives 0 x Inf, x86's default NaN, which torch.clamp keeps), NaN
+    elements (the full-reduction amax is 0xFFFFFFFF, a NaN block's amax 0x7FC00000), Inf elements
+    and mixes of the two."""
+    block = torch.zeros(1, 32)
+    block[0, 1], block[0, 17] = 1e-40, -3e-41
+    out = [("issue43_block", block)]
+    tiny = torch.zeros(4, 64)
+    tiny.view(-1)[torch.randint(0, 256, (9,), generator=gen)] = 1e-40
+    out.append(("subnormal_and_zeros", tiny))
+    for what in ("nan", "inf", "nan_and_inf"):
+        x = torch.randn(16, 64, generator=gen)
+        idx = torch.randint(0, x.numel(), (12,), generator=gen)
+        x.view(-1)[idx[:6]] = float("nan") if what != "inf" else float("inf")
+        x.view(-1)[idx[6:]] = float("-inf") if what != "nan" else float("nan")
+        out.append((what, x))
+    return out
+
+
+def test_nvfp4_nan_bytes_are_torchaos(tmp_path, gen):
+    for name, x in nan_cases(gen):
+        for blocks in ("rowwise", "columnwise") if x.shape[0] % 16 == 0 else ("rowwise",):
+            ours_codes, ours_scales, ours_glob = sim(tmp_path, "nvfp4", "torchao", blocks, x)
+            ref = x.t().contiguous() if blocks == "columnwise" else x
+            codes, scales, glob = torchao("nvfp4", "torchao", ref)
+            assert torch.equal(ours_scales, scales), bytes_message(f"{name} {blocks} scales", x,
+                                                                   ours_scales, scales)
+            assert torch.equal(ours_codes, codes), bytes_message(f"{name} {blocks} codes", x,
+                                                                 ours_codes, codes)
+            assert torch.equal(ours_glob.view(torch.int32), glob.view(torch.int32)), (
+                f"{name} global: ours {ours_glob.view(torch.int32).tolist()} "
+                f"torchao {glob.view(torch.int32).tolist()}")
+
+
+@pytest.mark.parametrize("fmt", list(MX_FORMATS))
+@pytest.mark.parametrize("mode", list(MX_MODES))
+def test_mx_nan_bytes_are_torchaos(tmp_path, gen, fmt, mode):
+    for name, x in nan_cases(gen)[2:]:
+        ours_codes, ours_scales, _ = sim(tmp_path, fmt, mode, "rowwise", x)
+        codes, scales, _ = torchao(fmt, mode, x)
+        assert torch.equal(ours_scales, scales), bytes_message(f"{name} scales", x, ours_scales,
+                                                               scales)
+        assert torch.equal(ours_codes, codes), bytes_message(f"{name} codes", x, ours_codes, codes)

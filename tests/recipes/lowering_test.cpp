@@ -79,6 +79,9 @@ std::vector<std::pair<std::string, Recipe>> recipes_of_the_table() {
       Recipe te = recipe_with_defaults(s);
       te.nvfp4_2d = te.nvfp4_rht = te.nvfp4_stochastic_rounding = true;
       out.emplace_back(name + " te 2d rht sr", te);
+      // torchao's NVFP4TrainingConfig (recipes/configs/recipe-nvfp4-torchao-training.yaml).
+      te.nvfp4_mode = Nvfp4Mode::kTorchaoTraining;
+      out.emplace_back(name + " torchao_training 2d rht sr", te);
       continue;
     }
     if (!is_mx(s)) {

@@ -144,7 +144,7 @@ TEST_CASE("recipe file errors", "[recipes][validation]") {
        "r.yaml:1: nvfp4_mode: applies to scaling nvfp4 only, not 'delayed'; value 'torchao'; "
        "accepted: scaling: nvfp4"},
       {"unknown NVFP4 mode", "scaling: nvfp4\nnvfp4_mode: nvidia\n",
-       "r.yaml:2: nvfp4_mode: unknown value 'nvidia'; accepted: te, torchao"},
+       "r.yaml:2: nvfp4_mode: unknown value 'nvidia'; accepted: te, torchao, torchao_training"},
       {"NVFP4 2-D with torchao", "scaling: nvfp4\nnvfp4_mode: torchao\nnvfp4_2d: true\n",
        "r.yaml:3: nvfp4_2d: is modelled as TE's NVFP4BlockScaling only (nvfp4_mode torchao is "
        "torchao's nvfp4_quantize, 1 x 16 blocks only; torchao's prototype NVFP4TrainingConfig, "

@@ -71,6 +71,13 @@ if(_fp8lab_oracle_python)
                    ${PROJECT_SOURCE_DIR}/tests/python/test_fp4_scaling_torchao.py)
   set_tests_properties(sim_fp4_scaling_torchao_test PROPERTIES LABELS "fast;torch" TIMEOUT 900
                        ENVIRONMENT "FP8LAB_SIM_FP4_QUANTIZE=$<TARGET_FILE:sim_fp4_quantize>")
+  # nvfp4_mode torchao_training against NVFP4TrainingConfig's Triton kernels under Triton's
+  # interpreter (tests/python/test_nvfp4_training_torchao.py; skipped without torchao or triton).
+  add_test(NAME sim_nvfp4_training_torchao_test
+           COMMAND ${_fp8lab_oracle_python} -m pytest -q -rs -p no:cacheprovider
+                   ${PROJECT_SOURCE_DIR}/tests/python/test_nvfp4_training_torchao.py)
+  set_tests_properties(sim_nvfp4_training_torchao_test PROPERTIES LABELS "fast;torch" TIMEOUT 900
+                       ENVIRONMENT "FP8LAB_SIM_FP4_QUANTIZE=$<TARGET_FILE:sim_fp4_quantize>")
 endif()
 
 # Optimizer-state and master-weight precision (sim/optim/, issue 43 item 3).
