@@ -1,5 +1,5 @@
 // The parts of a run's record (docs/results-schema.md) that every way of training a run shares:
-// the C++ workloads' execute_* (run_executor.cpp, which defines these) and the Python models'
+// the C++ workloads' execute_* (run_executor.cpp) and the Python models'
 // (python_run.hpp). One record writer: a trainer hands over its TrainingResult, these fill the
 // typed RunRecord (results/run_record.hpp), which results/ writes.
 #pragma once
