@@ -30,7 +30,7 @@ void add_cpu_ops_command(CLI::App& app) {
       ->check(CLI::Range(1, 1000));
   command->callback([options] {
     torch::set_num_threads(1);
-    std::printf("# %s\n", machine_json().dump().c_str());
+    std::printf("# %s\n", to_json(machine_facts()).dump().c_str());
     if (options->trace.empty()) {
       for (const auto& op : hash_cpu_ops()) std::printf("%s\n", cpu_op_line(op).c_str());
       return;

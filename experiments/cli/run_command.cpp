@@ -207,7 +207,7 @@ int run(const RunArguments& a) {
     std::printf("fp8lab run %s: started\n", request.run_id.c_str());
     std::fflush(stdout);
     const auto record = execute_fp8_run(directory, request);
-    return record["status"] == "failed" ? 1 : 0;
+    return record.status.value_or("") == "failed" ? 1 : 0;
   }
 
   request.workload = a.workload;  // canonical (the command's callback)
@@ -231,13 +231,13 @@ int run(const RunArguments& a) {
                 null_run_id(baseline_run_id(request), request.null_arm).c_str());
     std::fflush(stdout);
     const auto record = execute_null_run(directory, request);
-    return record["status"] == "failed" ? 1 : 0;
+    return record.status.value_or("") == "failed" ? 1 : 0;
   }
   if (a.baseline_only) {
     std::printf("fp8lab run %s: started\n", baseline_run_id(request).c_str());
     std::fflush(stdout);
     const auto record = execute_baseline(directory, request);
-    return record["status"] == "failed" ? 1 : 0;
+    return record.status.value_or("") == "failed" ? 1 : 0;
   }
   if (!a.recipe_file.empty() + !a.settings.empty() + a.from_environment != 1) {
     throw std::invalid_argument("give the recipe as --recipe FILE, as --set key=value... or as "
@@ -280,12 +280,12 @@ int run(const RunArguments& a) {
                            convert_model_to_high_precision(*model, make_backend({"sim", 0})));
   }
   const auto record = execute_fp8_run(directory, request);
-  const auto status = record["status"].get<std::string>();
+  const auto status = record.status.value_or("");
   ReportOptions report;
   report.inputs = {a.out};
   const auto paths = write_reports(report);
   std::printf("run %s: %s", request.run_id.c_str(), status.c_str());
-  if (status == "failed") std::printf(": %s", record.value("error", std::string()).c_str());
+  if (status == "failed") std::printf(": %s", record.error.value_or("").c_str());
   std::printf("\n%s\n", paths.report_html.string().c_str());
   return status == "failed" ? 1 : 0;
 }

@@ -8,7 +8,10 @@
 namespace fp8lab::experiments {
 
 std::string render_contrasts_csv(const ReportInput& input) {
-  const ReportFacts facts(input);
+  return render_contrasts_csv(input, ReportFacts(input));
+}
+
+std::string render_contrasts_csv(const ReportInput& input, const ReportFacts& facts) {
   std::ostringstream csv;
   csv << "family_key,workload,field,a,b,a_value,b_value,a_runs,b_runs,seeds," << kTestColumns
       << ",reason,practical_band,alpha,a_unstable_runs,b_unstable_runs,unstable_p_fisher\n";

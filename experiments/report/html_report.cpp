@@ -586,8 +586,12 @@ class HtmlCanvas final : public ReportCanvas {
 }  // namespace
 
 std::string render_html_report(const ReportInput& input) {
+  return render_html_report(input, ReportFacts(input));
+}
+
+std::string render_html_report(const ReportInput& input, const ReportFacts& facts) {
   HtmlCanvas canvas;
-  draw_report(input, canvas);
+  draw_report(input, facts, canvas);
   canvas.html << "<script>" << kCheckScript << "</script>\n</body>\n</html>\n";
   return canvas.html.str();
 }

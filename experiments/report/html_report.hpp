@@ -11,9 +11,12 @@
 #include <string>
 
 #include "experiments/report/report_data.hpp"
+#include "experiments/report/report_facts.hpp"
 
 namespace fp8lab::experiments {
 
 std::string render_html_report(const ReportInput& input);
+// The same from facts already built of `input` (write_reports builds them once for every file).
+std::string render_html_report(const ReportInput& input, const ReportFacts& facts);
 
 }  // namespace fp8lab::experiments

@@ -134,10 +134,14 @@ class MarkdownCanvas final : public ReportCanvas {
 
 }  // namespace
 
-std::string render_markdown_report(const ReportInput& input) {
+std::string render_markdown_report(const ReportInput& input, const ReportFacts& facts) {
   MarkdownCanvas canvas;
-  draw_report(input, canvas);
+  draw_report(input, facts, canvas);
   return canvas.md.str();
+}
+
+std::string render_markdown_report(const ReportInput& input) {
+  return render_markdown_report(input, ReportFacts(input));
 }
 
 }  // namespace fp8lab::experiments

@@ -5,8 +5,7 @@
 
 namespace fp8lab::experiments {
 
-void draw_report(const ReportInput& input, ReportCanvas& canvas) {
-  const ReportFacts facts(input);
+void draw_report(const ReportInput& input, const ReportFacts& facts, ReportCanvas& canvas) {
   canvas.head(report_head(input, facts));
   // The probes lead (issue 41): they resolve with one seed what the loss tables below cannot.
   if (const auto probes = probe_section(input, facts)) {

@@ -37,6 +37,8 @@ class ReportCanvas {
 };
 
 // Draws every section of the report on `canvas`, in the report's order.
-void draw_report(const ReportInput& input, ReportCanvas& canvas);
+// The report's sections in order onto `canvas`, from the facts of `input` (built once by the
+// caller: write_reports passes the same facts to every renderer).
+void draw_report(const ReportInput& input, const ReportFacts& facts, ReportCanvas& canvas);
 
 }  // namespace fp8lab::experiments

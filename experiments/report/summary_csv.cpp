@@ -59,6 +59,10 @@ void paired_fields(std::ostringstream& csv, const RunRecord& r, const RecipeRow*
 }  // namespace
 
 std::string render_summary_csv(const ReportInput& input) {
+  return render_summary_csv(input, ReportFacts(input));
+}
+
+std::string render_summary_csv(const ReportInput& input, const ReportFacts& facts) {
   static const std::string header =
       std::string(
           "request_index,request_label,run_id,workload,seed,status,run_verdict,"
@@ -76,7 +80,6 @@ std::string render_summary_csv(const ReportInput& input) {
   std::map<std::string, const RunRecord*> by_id;
   for (const auto& r : input.records) by_id[r.run_id] = &r;
 
-  const ReportFacts facts(input);
   const auto& floors = facts.floors;
   std::map<std::string, const RecipeRow*> row_of;  // run id -> its recipe row
   for (const auto& row : facts.rows) {

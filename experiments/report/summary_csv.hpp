@@ -6,9 +6,12 @@
 #include <string>
 
 #include "experiments/report/report_data.hpp"
+#include "experiments/report/report_facts.hpp"
 
 namespace fp8lab::experiments {
 
 std::string render_summary_csv(const ReportInput& input);
+// The same from facts already built of `input` (write_reports builds them once for every file).
+std::string render_summary_csv(const ReportInput& input, const ReportFacts& facts);
 
 }  // namespace fp8lab::experiments

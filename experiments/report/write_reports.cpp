@@ -118,12 +118,13 @@ ReportPaths write_reports(const ReportOptions& options) {
   std::ostringstream jsonl;
   for (const auto& r : input.records) jsonl << to_json(r).dump() << '\n';
   write_file_atomically(paths.results_jsonl, jsonl.str());
-  write_file_atomically(paths.summary_csv, render_summary_csv(input));
-  write_file_atomically(paths.contrasts_csv, render_contrasts_csv(input));
-  write_file_atomically(paths.report_md, render_markdown_report(input));
-  write_file_atomically(paths.report_html, render_html_report(input));
+  const ReportFacts facts(input);  // once, for every file below
+  write_file_atomically(paths.summary_csv, render_summary_csv(input, facts));
+  write_file_atomically(paths.contrasts_csv, render_contrasts_csv(input, facts));
+  write_file_atomically(paths.report_md, render_markdown_report(input, facts));
+  write_file_atomically(paths.report_html, render_html_report(input, facts));
   // The learning-rate analysis's figures, when the records vary the learning rate.
-  if (const auto lr_csv = render_lr_sensitivity_csv(ReportFacts(input)); !lr_csv.empty()) {
+  if (const auto lr_csv = render_lr_sensitivity_csv(facts); !lr_csv.empty()) {
     paths.lr_sensitivity_csv = out / "lr_sensitivity.csv";
     write_file_atomically(*paths.lr_sensitivity_csv, lr_csv);
   }

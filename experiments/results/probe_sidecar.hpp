@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fp8lab::experiments {
@@ -78,6 +79,20 @@ struct ProbeRow {
   double wgrad_grad_rel_error = std::numeric_limits<double>::quiet_NaN();
   double wgrad_grad_rel_error_rht = std::numeric_limits<double>::quiet_NaN();
 };
+
+// A row that says which probe it is (its step, direction, recipe, variant, draw and tensor); every
+// figure 0 until the caller sets it.
+inline ProbeRow probe_row(std::int64_t step, std::string direction, std::string recipe,
+                          std::string variant, std::int64_t draw = 0, std::string tensor = "") {
+  ProbeRow row;
+  row.step = step;
+  row.direction = std::move(direction);
+  row.recipe = std::move(recipe);
+  row.variant = std::move(variant);
+  row.draw = draw;
+  row.tensor = std::move(tensor);
+  return row;
+}
 
 // Relative to a results directory: where a run's probe sidecar lives.
 std::filesystem::path probe_relative_path(const std::string& run_id);

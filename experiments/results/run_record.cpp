@@ -171,4 +171,16 @@ RunRecord run_record_from_json(const nlohmann::json& json) {
 
 nlohmann::json to_json(const RunRecord& record) { return write(record); }
 
+nlohmann::json to_json(const LayerRow& row) { return write(row); }
+
+nlohmann::json to_json(const Machine& machine) { return write(machine); }
+
+void add_record_fields(RunRecord& record, const nlohmann::json& fields) {
+  read_part(fields, record, "");
+}
+
+void write_run_record(const ResultsDirectory& directory, const RunRecord& record) {
+  directory.write_run_record(to_json(record));
+}
+
 }  // namespace fp8lab::experiments

@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "experiments/results/results_store.hpp"
+
 namespace fp8lab::experiments {
 
 // One field of a record: set, null or absent (see above).
@@ -233,6 +235,10 @@ struct RunRecord {
   // FP8 runs: the Linears converted to FP8 whose forward did not run in the first training step
   // (fp8/convert_model.hpp: fp8_linears_not_run); null when no step completed.
   Field<std::vector<std::string>> fp8_linears_not_run;
+  // Baselines: the trained parameters' names and the steps of the trajectory archive's snapshots
+  // (baseline_archive.hpp); its fingerprint stays in `other` (baseline_archive).
+  Field<std::vector<std::string>> parameter_names;
+  Field<std::vector<std::int64_t>> snapshot_steps;
   Field<std::vector<TrainRow>> train;
   Field<std::vector<EvalRow>> eval;
   Field<std::vector<LayerRow>> layers;
@@ -269,6 +275,7 @@ struct RunRecord {
     f("recipe_canonical", r.recipe_canonical), f("recipe_label", r.recipe_label);
     f("layer_stats_sidecar", r.layer_stats_sidecar), f("probe_sidecar", r.probe_sidecar);
     f("gemm_k", r.gemm_k), f("fp8_linears_not_run", r.fp8_linears_not_run);
+    f("parameter_names", r.parameter_names), f("snapshot_steps", r.snapshot_steps);
     f("train", r.train), f("eval", r.eval), f("layers", r.layers);
     f("final", r.final), f("throughput", r.throughput), f("machine", r.machine);
     f("schedule_switches", r.schedule_switches);
@@ -281,5 +288,17 @@ struct RunRecord {
 RunRecord run_record_from_json(const nlohmann::json& json);
 // The record's JSON: run_record_from_json(j) written back is j.
 nlohmann::json to_json(const RunRecord& record);
+// One `layers` row's JSON and the `machine` part's, as the record holds them.
+nlohmann::json to_json(const LayerRow& row);
+nlohmann::json to_json(const Machine& machine);
+// Fields of a record that a writer has as JSON (the provenance, whose parts the record keeps
+// verbatim), read into `record` as run_record_from_json reads them: a typed key into its field,
+// any other into `other`, replacing what the record had under that key. Throws as
+// run_record_from_json.
+void add_record_fields(RunRecord& record, const nlohmann::json& fields);
+
+// Writes the record as its run's record file and results.jsonl line
+// (ResultsDirectory::write_run_record).
+void write_run_record(const ResultsDirectory& directory, const RunRecord& record);
 
 }  // namespace fp8lab::experiments

@@ -60,14 +60,16 @@ std::string pin_cpu_numerics_from_environment() {
   return error;
 }
 
-nlohmann::json machine_json() {
+Machine machine_facts() {
   const auto mode = environment(kCpuNumericsVariable);
   const auto mkl = environment("MKL_CBWR");
-  return {{"cpu_model", cpu_model()},
-          {"cpu_numerics", mode.empty() ? "native" : mode},
-          {"aten_cpu_capability", at::get_cpu_capability()},
-          {"mkl_cbwr", mkl.empty() ? "AUTO" : mkl},
-          {"sim_simd_target", std::string(sim::bulk_target_name())}};
+  Machine machine;
+  machine.cpu_model = cpu_model();
+  machine.cpu_numerics = mode.empty() ? std::string("native") : mode;
+  machine.aten_cpu_capability = std::string(at::get_cpu_capability());
+  machine.mkl_cbwr = mkl.empty() ? std::string("AUTO") : mkl;
+  machine.sim_simd_target = std::string(sim::bulk_target_name());
+  return machine;
 }
 
 }  // namespace fp8lab::experiments

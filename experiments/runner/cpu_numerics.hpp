@@ -15,9 +15,9 @@
 // computes anything, and inherited by a sweep's child runs.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
+
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
@@ -29,10 +29,9 @@ inline constexpr const char* kCpuNumericsVariable = "FP8LAB_CPU_NUMERICS";
 // else), or "" when all is well.
 std::string pin_cpu_numerics_from_environment();
 
-// {"cpu_model", "cpu_numerics", "aten_cpu_capability", "mkl_cbwr", "sim_simd_target"}: the
-// processor (/proc/cpuinfo's model name), the mode, the kernels ATen chose, MKL's branch as asked
+// cpu_model, cpu_numerics, aten_cpu_capability, mkl_cbwr and sim_simd_target: the processor (/proc/cpuinfo's model name), the mode, the kernels ATen chose, MKL's branch as asked
 // ("AUTO" when unset) and sim's Highway target. Stored in every record as "machine";
 // experiments/report/cross_machine.hpp compares two.
-nlohmann::json machine_json();
+Machine machine_facts();
 
 }  // namespace fp8lab::experiments

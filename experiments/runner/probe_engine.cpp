@@ -177,12 +177,7 @@ void add_rows(std::vector<ProbeRow>& rows, const ProbeRow& head,
 ProbeRow row_head(const StepAfterBackward& step, const char* direction, const std::string& recipe,
                   const std::string& variant, std::int64_t draw, double loss,
                   double reference_loss) {
-  ProbeRow head;
-  head.step = step.step;
-  head.direction = direction;
-  head.recipe = recipe;
-  head.variant = variant;
-  head.draw = draw;
+  ProbeRow head = probe_row(step.step, direction, recipe, variant, draw);
   head.loss = loss;
   head.reference_loss = reference_loss;
   head.draw_spread = kNaN;

@@ -50,53 +50,47 @@ double ProgressLine::remaining_seconds(double elapsed, std::size_t done, std::si
 }
 
 // Strings are built by append: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string.
-std::string ProgressLine::outcome_text(const nlohmann::json& record, double seconds) {
+std::string ProgressLine::outcome_text(const RunRecord* record, double seconds) {
   std::string in = " in ";
   in.append(format_duration(seconds));
   std::string text;
-  if (!record.is_object()) return text.append("ended").append(in).append(" without a record");
-  const std::string status = record.value("status", std::string("?"));
-  if (status == "diverged" && record.value("diverged_at_step", nlohmann::json()).is_number()) {
+  if (record == nullptr) return text.append("ended").append(in).append(" without a record");
+  const std::string status = record->status.value_or("?");
+  if (status == "diverged" && record->diverged_at_step.has_value()) {
     return text.append("diverged at step ")
-        .append(std::to_string(record["diverged_at_step"].get<long long>()))
+        .append(std::to_string(*record->diverged_at_step))
         .append(in);
   }
-  if (status == "unstable" && record.value("unstable_at_step", nlohmann::json()).is_number()) {
+  if (status == "unstable" && record->unstable_at_step.has_value()) {
     return text.append("unstable from step ")
-        .append(std::to_string(record["unstable_at_step"].get<long long>()))
+        .append(std::to_string(*record->unstable_at_step))
         .append(in);
   }
   if (status == "failed") {
-    std::string error = record.value("error", nlohmann::json()).is_string()
-                            ? record["error"].get<std::string>()
-                            : std::string("no message");
+    std::string error = record->error.value_or("no message");
     error = error.substr(0, error.find('\n'));
     if (error.size() > 120) error = error.substr(0, 117).append("...");
     return text.append("failed").append(in).append(" (").append(error).append(")");
   }
   text.append(status).append(in);
-  const auto final = record.value("final", nlohmann::json::object());
-  if (final.value("eval_rel_diff", nlohmann::json()).is_number()) {
+  const FinalFigures final = record->final.value_or({});
+  if (final.eval_rel_diff.has_value()) {
     return text.append(" (eval rel diff ")
-        .append(printed("%+.2f%%", 100 * final["eval_rel_diff"].get<double>()))
+        .append(printed("%+.2f%%", 100 * *final.eval_rel_diff))
         .append(")");
   }
-  if (final.value("eval_loss", nlohmann::json()).is_number()) {
-    return text.append(" (eval loss ")
-        .append(printed("%.4g", final["eval_loss"].get<double>()))
-        .append(")");
+  if (final.eval_loss.has_value()) {
+    return text.append(" (eval loss ").append(printed("%.4g", *final.eval_loss)).append(")");
   }
   return text;
 }
 
 std::string ProgressLine::finished_line(std::size_t done, std::size_t total,
-                                        const std::string& run_id, const nlohmann::json& record,
+                                        const std::string& run_id, const RunRecord* record,
                                         double seconds, std::size_t running, double elapsed) {
   std::string label;
-  if (record.is_object()) {
-    label = record.value("kind", std::string()) == "baseline"
-                ? "baseline"
-                : record.value("recipe_label", std::string());
+  if (record != nullptr) {
+    label = record->kind == "baseline" ? "baseline" : record->recipe_label.value_or("");
   }
   std::string line = "[";
   line.append(std::to_string(done)).append("/").append(std::to_string(total)).append("] ");
@@ -118,8 +112,8 @@ void ProgressLine::started(const std::string& run_id, std::size_t done, std::siz
   if (form_ == Form::redrawn) redraw(done, running);
 }
 
-void ProgressLine::finished(const std::string& run_id, const nlohmann::json& record,
-                            std::size_t done, std::size_t running) {
+void ProgressLine::finished(const std::string& run_id, const RunRecord* record, std::size_t done,
+                            std::size_t running) {
   if (form_ == Form::redrawn) {
     redraw(done, running);
     return;

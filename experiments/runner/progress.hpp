@@ -13,7 +13,7 @@
 #include <map>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "experiments/results/run_record.hpp"
 
 namespace fp8lab::experiments {
 
@@ -27,9 +27,9 @@ class ProgressLine {
 
   // A run's process started; `done` runs have finished, `running` are running now.
   void started(const std::string& run_id, std::size_t done, std::size_t running);
-  // A run ended; its record (null when it wrote none; the caller has read it already) says how,
+  // A run ended; its record (nullptr when it wrote none; the caller has read it already) says how,
   // for the one-line-per-run form.
-  void finished(const std::string& run_id, const nlohmann::json& record, std::size_t done,
+  void finished(const std::string& run_id, const RunRecord* record, std::size_t done,
                 std::size_t running);
   // Ends the redrawn line (newline) if anything was drawn.
   void finish();
@@ -42,11 +42,11 @@ class ProgressLine {
   static double remaining_seconds(double elapsed, std::size_t done, std::size_t total);
   // How a run ended, from its record: "finished in 31s (eval rel diff +0.42%)", "diverged at
   // step 12 in 5s", "failed in 2s (message)"; a null record: "ended in 3s without a record".
-  static std::string outcome_text(const nlohmann::json& record, double seconds);
+  static std::string outcome_text(const RunRecord* record, double seconds);
   // The one-line-per-run form's line (no newline).
   static std::string finished_line(std::size_t done, std::size_t total, const std::string& run_id,
-                                   const nlohmann::json& record, double seconds,
-                                   std::size_t running, double elapsed);
+                                   const RunRecord* record, double seconds, std::size_t running,
+                                   double elapsed);
 
  private:
   void redraw(std::size_t done, std::size_t running);

@@ -234,7 +234,7 @@ TrainingResult training_result(const nlohmann::json& r, const std::filesystem::p
           if (it == merged.end() || it->second.quantizations == 0) continue;
           if (record_row(step)) {
             auto row = layer_record_row(layer, tensor, role, it->second);
-            row["step"] = step;
+            row.step = step;
             t.layer_statistics.push_back(std::move(row));
           }
           if (sidecar_row(step)) {
@@ -265,22 +265,22 @@ TrainingResult training_result(const nlohmann::json& r, const std::filesystem::p
 }
 
 // What the record says of the model (the user's, not a registered workload).
-void add_model(nlohmann::json& record, const nlohmann::json& workload, const nlohmann::json& r) {
+void add_model(RunRecord& record, const nlohmann::json& workload, const nlohmann::json& r) {
   const auto model_class = r.at("model_class").get<std::string>();
   const auto count = r.at("parameter_count").get<std::int64_t>();
-  record["workload_description"] = "PyTorch model " + model_class + " (" + std::to_string(count) +
-                                   " parameters) from " +
-                                   workload.value("model_fn", std::string("model_fn"));
-  record["workload_name"] = kPythonWorkload;
-  record["workload_options"] = nlohmann::json::object();
-  record["parameter_count"] = count;
-  record["non_embedding_parameter_count"] = nullptr;
-  record["python_model"] = {{"class", model_class},
-                            {"parameter_count", count},
-                            {"model_fn", workload.value("model_fn", nlohmann::json())},
-                            {"data_fn", workload.value("data_fn", nlohmann::json())},
-                            {"eval_fn", workload.value("eval_fn", nlohmann::json())},
-                            {"torch", r.value("torch", nlohmann::json())}};
+  record.workload_description = "PyTorch model " + model_class + " (" + std::to_string(count) +
+                                " parameters) from " +
+                                workload.value("model_fn", std::string("model_fn"));
+  record.workload_name = std::string(kPythonWorkload);
+  record.other["workload_options"] = nlohmann::json::object();
+  record.parameter_count = count;
+  record.non_embedding_parameter_count = Field<std::int64_t>::null();
+  record.other["python_model"] = {{"class", model_class},
+                                  {"parameter_count", count},
+                                  {"model_fn", workload.value("model_fn", nlohmann::json())},
+                                  {"data_fn", workload.value("data_fn", nlohmann::json())},
+                                  {"eval_fn", workload.value("eval_fn", nlohmann::json())},
+                                  {"torch", r.value("torch", nlohmann::json())}};
 }
 
 }  // namespace
@@ -303,19 +303,19 @@ void check_python_workloads(const std::vector<std::string>& workloads, const std
   }
 }
 
-nlohmann::json execute_python_run(const ResultsDirectory& directory, const RunRequest& request,
-                                  const std::string& kind) {
+RunRecord execute_python_run(const ResultsDirectory& directory, const RunRequest& request,
+                             const std::string& kind) {
   const auto baseline_id = baseline_run_id(request);
   const auto run_id = kind == "baseline" ? baseline_id
                       : kind == "null"   ? null_run_id(baseline_id)
                                          : request.run_id;
-  nlohmann::json identity;
+  RunIdentity identity;
   if (kind == "null") {
-    identity = {{"baseline_run_id", baseline_id},
-                {"perturbation", kNullPerturbation},
-                {"recipe_label", kNullRunLabel}};
+    identity.baseline_run_id = baseline_id;
+    identity.perturbation = std::string(kNullPerturbation);
+    identity.recipe_label = std::string(kNullRunLabel);
   }
-  return record_run(directory, request, run_id, kind, identity, [&](nlohmann::json& record) {
+  return record_run(directory, request, run_id, kind, identity, [&](RunRecord& record) {
     if (kind == "fp8") identity = recipe_identity(request);
     const auto workload = python_workload();
     if (request.high_precision != HighPrecision::fp32 || request.backend.name != "sim") {
@@ -324,10 +324,10 @@ nlohmann::json execute_python_run(const ResultsDirectory& directory, const RunRe
           "high-precision layers are torch's own)");
     }
     record = record_head(request, run_id, kind.c_str());
-    record["started_at"] = now_utc();
+    record.started_at = now_utc();
     add_instability_rule(record, request);
-    if (identity.is_object()) record.update(identity);
-    std::optional<nlohmann::json> baseline;
+    identity.apply_to(record);
+    std::optional<RunRecord> baseline;
     std::optional<BaselineReference> reference;
     if (kind != "baseline") {
       baseline = finished_baseline(directory, request);
@@ -370,13 +370,11 @@ nlohmann::json execute_python_run(const ResultsDirectory& directory, const RunRe
     add_threads(record, request);
     if (kind == "baseline") add_baseline_archive(record, directory, run_id, t);
     if (kind == "fp8") {
-      record["fp8_layers"] = nlohmann::json::array();
-      record["fp8_gemms"] = result.at("fp8_gemms");
-      for (const auto& item : result.at("fp8_gemms").items()) {
-        record["fp8_layers"].push_back(item.key());
-      }
+      auto& fp8_layers = record.other["fp8_layers"] = nlohmann::json::array();
+      record.other["fp8_gemms"] = result.at("fp8_gemms");
+      for (const auto& item : result.at("fp8_gemms").items()) fp8_layers.push_back(item.key());
     }
-    record["finished_at"] = now_utc();
+    record.finished_at = now_utc();
   });
 }
 

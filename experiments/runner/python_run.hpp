@@ -33,7 +33,7 @@ void check_python_workloads(const std::vector<std::string>& workloads, const std
 
 // Trains the run in the Python trainer and writes its record (kind: baseline, fp8 or null), as
 // execute_baseline, execute_fp8_run and execute_null_run do for a C++ workload.
-nlohmann::json execute_python_run(const ResultsDirectory& directory, const RunRequest& request,
-                                  const std::string& kind);
+RunRecord execute_python_run(const ResultsDirectory& directory, const RunRequest& request,
+                             const std::string& kind);
 
 }  // namespace fp8lab::experiments

@@ -60,22 +60,23 @@ void RunDiagnostics::after_step(torch::nn::Module& model, std::int64_t step) {
   for (auto& event : apply_autoswitch(model, rule_, step)) events_.push_back(std::move(event));
 }
 
-void RunDiagnostics::add_to_record(nlohmann::json& record) const {
+void RunDiagnostics::add_to_record(RunRecord& record) const {
   const auto site = watch_->first();
-  record["first_non_finite"] = site ? to_json(*site) : nlohmann::json(nullptr);
-  record["fp8_linears_not_run"] = not_run_ ? nlohmann::json(*not_run_) : nlohmann::json(nullptr);
+  record.other["first_non_finite"] = site ? to_json(*site) : nlohmann::json(nullptr);
+  record.fp8_linears_not_run = not_run_ ? Field<std::vector<std::string>>(*not_run_)
+                                        : Field<std::vector<std::string>>::null();
   if (rule_.enabled) {
     auto switches = nlohmann::json::array();
     for (const auto& e : events_) switches.push_back(to_json(e));
-    record["autoswitch"] = {{"underflow_percent", rule_.underflow_percent},
-                            {"mse", rule_.mse},
-                            {"switches", std::move(switches)}};
+    record.other["autoswitch"] = {{"underflow_percent", rule_.underflow_percent},
+                                  {"mse", rule_.mse},
+                                  {"switches", std::move(switches)}};
   }
   if (const auto& fault = watch_->injection) {
-    record["fault_injection"] = {{"kind", "nan"},
-                                 {"layer", fault->layer},
-                                 {"step", fault->step},
-                                 {"pass", fault->backward ? "backward" : "forward"}};
+    record.other["fault_injection"] = {{"kind", "nan"},
+                                       {"layer", fault->layer},
+                                       {"step", fault->step},
+                                       {"pass", fault->backward ? "backward" : "forward"}};
   }
 }
 

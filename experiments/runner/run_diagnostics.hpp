@@ -13,6 +13,7 @@
 
 #include "experiments/fp8/autoswitch.hpp"
 #include "experiments/fp8/non_finite.hpp"
+#include "experiments/results/run_record.hpp"
 #include "recipes/recipe.hpp"
 
 namespace torch::nn {
@@ -46,7 +47,7 @@ class RunDiagnostics {
   // "first_non_finite" (null when every value stayed finite), "fp8_linears_not_run" (null when no
   // training step completed), "autoswitch" (the rule and its switches, when the rule is on) and
   // "fault_injection" (when a fault was injected).
-  void add_to_record(nlohmann::json& record) const;
+  void add_to_record(RunRecord& record) const;
 
  private:
   recipes::Autoswitch rule_;

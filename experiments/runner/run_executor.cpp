@@ -49,10 +49,10 @@ namespace fp8lab::experiments {
 namespace {
 
 // The shadow check's counts of a run's backend, when it has one (cuda_backend.hpp, shadow_check.hpp).
-void add_shadow_check(nlohmann::json& record, const LinearBackend& backend) {
+void add_shadow_check(RunRecord& record, const LinearBackend& backend) {
   if (const auto* shadowed = dynamic_cast<const ShadowCheckedBackend*>(&backend)) {
     const ShadowReport report = shadowed->report();
-    record["shadow_check"] = to_json(report);
+    record.other["shadow_check"] = to_json(report);
     // Also in the run's log, so that a mismatch is seen without opening the record.
     std::fprintf(stderr,
                  "shadow check (%s vs sim, every %lld steps): %lld mismatches in %lld "
@@ -66,50 +66,7 @@ void add_shadow_check(nlohmann::json& record, const LinearBackend& backend) {
 
 }  // namespace
 
-std::string now_utc() {
-  const auto t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
-
-std::string host_name() {
-  char buffer[256] = {};
-  if (::gethostname(buffer, sizeof buffer - 1) != 0) return "";
-  return buffer;
-}
-
 namespace {
-
-// NaN and ±Inf have no JSON spelling: they are written as null (docs/results-schema.md).
-nlohmann::json finite_or_null(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
-
-}  // namespace
-
-nlohmann::json layer_record_row(const std::string& layer, Operand tensor, Gemm role,
-                                const OperandStats& op) {
-  return {{"layer", layer},
-          {"tensor", std::string(name(tensor))},
-          {"gemm", std::string(name(role))},
-          {"amax", finite_or_null(op.amax)},
-          {"scale_min", finite_or_null(op.scale_min)},
-          {"scale_max", finite_or_null(op.scale_max)},
-          {"count", op.count},
-          {"saturated", op.saturated},
-          {"underflowed", op.underflowed},
-          {"nan", op.nan},
-          {"sqnr_db", finite_or_null(op.sqnr_db())}};
-}
-
-namespace {
-
-double relative_difference(double value, double reference) {
-  return (value - reference) / std::fabs(reference);
-}
 
 // The sidecar rows of one Linear's step: its own quantizations (FP8 Linears) and each what-if
 // recipe's (every Linear).
@@ -273,8 +230,8 @@ nlohmann::json layer_plans_json(const Fp8LinearImpl& linear, const recipes::Reci
   return plans;
 }
 
-nlohmann::json recipe_json(const recipes::Recipe& recipe) {
-  nlohmann::json fields = nlohmann::json::object();
+std::map<std::string, std::string> recipe_fields(const recipes::Recipe& recipe) {
+  std::map<std::string, std::string> fields;
   for (const auto& key : recipes::recipe_field_names()) {
     fields[key] = recipes::field_text(recipe, key);
   }
@@ -283,48 +240,18 @@ nlohmann::json recipe_json(const recipes::Recipe& recipe) {
 
 }  // namespace
 
-// The build, and the provenance of the request's recipe (or of a baseline), into the record.
-void add_provenance(nlohmann::json& record, const RunRequest& request, const char* kind) {
-  record.update(build_provenance());
-  // A null run is the baseline with a perturbation: no recipe, the baseline's provenance.
-  if (std::string_view(kind) == "baseline" || std::string_view(kind) == "null") {
-    record.update(baseline_provenance());
-  } else {
-    record.update(request.provenance.is_null() ? recipe_provenance(request.recipe.value())
-                                               : request.provenance);
-  }
-}
-
-// The rule the run was judged by (recipes/instability_rule.hpp), as text and in words.
-void add_instability_rule(nlohmann::json& record, const RunRequest& request) {
-  record["instability"] = {
-      {"text", recipes::instability_rule_text(request.instability)},
-      {"description", recipes::describe_instability_rule(request.instability)}};
-}
-
-nlohmann::json record_head(const RunRequest& request, const std::string& run_id, const char* kind) {
-  nlohmann::json record{{"schema", "fp8lab.run"},
-                        {"schema_version", kResultsSchemaVersion},
-                        {"run_id", run_id},
-                        {"kind", kind},
-                        {"workload", request.workload},
-                        {"seed", request.seed},
-                        {"backend", request.backend.name},
-                        {"high_precision", std::string(name(request.high_precision))},
-                        {"host", host_name()},
-                        {"machine", machine_json()}};
-  add_provenance(record, request, kind);
-  return record;
-}
-
 namespace {
 
-nlohmann::json base_record(const RunRequest& request, const Workload& workload,
-                           const std::string& run_id, const char* kind) {
+RunRecord base_record(const RunRequest& request, const Workload& workload,
+                      const std::string& run_id, const char* kind) {
   auto record = record_head(request, run_id, kind);
-  record["workload_description"] = workload.description();
-  record["started_at"] = now_utc();
-  record.update(workload_record_fields(request.workload, workload));
+  record.workload_description = workload.description();
+  record.started_at = now_utc();
+  const auto facts = workload_facts(request.workload, workload);
+  record.workload_name = facts.name;
+  record.other["workload_options"] = facts.options;
+  record.parameter_count = facts.parameter_count;
+  record.non_embedding_parameter_count = facts.non_embedding_parameter_count;
   add_instability_rule(record, request);
   return record;
 }
@@ -343,259 +270,6 @@ TrainingOptions training_options(const RunRequest& request) {
 }
 
 }  // namespace
-
-// The sidecar of a run's layer statistics, written before its record (so that a valid record
-// always has its sidecar: a resumed sweep never sees one without it), and its path relative to
-// the directory in the record; null when the run kept no rows.
-void add_layer_stats_sidecar(nlohmann::json& record, const ResultsDirectory& directory,
-                             const std::string& run_id, const TrainingResult& t) {
-  if (t.layer_stats_rows.empty()) {
-    record["layer_stats_sidecar"] = nullptr;
-    return;
-  }
-  const auto relative = layer_stats_relative_path(run_id);
-  write_results_file(directory, relative,
-                     layer_stats_parquet(t.layer_stats_rows, directory.root() / relative));
-  record["layer_stats_sidecar"] = relative.generic_string();
-}
-
-namespace {
-
-// Status, steps and divergence of a finished training.
-void add_status(nlohmann::json& record, const TrainingResult& t) {
-  record["status"] = t.status;
-  record["steps_planned"] = t.steps_planned;
-  record["steps_completed"] = t.steps_completed;
-  record["diverged_at_step"] = t.diverged_at_step ? nlohmann::json(*t.diverged_at_step)
-                                                  : nlohmann::json(nullptr);
-  record["divergence_reason"] = t.diverged_at_step ? nlohmann::json(t.divergence_reason)
-                                                   : nlohmann::json(nullptr);
-  record["unstable_at_step"] = t.unstable_at_step ? nlohmann::json(*t.unstable_at_step)
-                                                  : nlohmann::json(nullptr);
-  record["unstable_met_at_step"] = t.unstable_met_at_step ? nlohmann::json(*t.unstable_met_at_step)
-                                                          : nlohmann::json(nullptr);
-  record["instability_reason"] = t.unstable_at_step ? nlohmann::json(t.instability_reason)
-                                                    : nlohmann::json(nullptr);
-  record["error"] = nullptr;
-}
-
-// The baseline record's losses, NaN where it logged none: train by step, eval by step.
-struct BaselineLosses {
-  std::map<std::int64_t, double> train;  // by step: long runs log every k-th step
-  std::map<std::int64_t, double> eval;
-};
-
-BaselineLosses baseline_losses(const nlohmann::json* baseline) {
-  BaselineLosses losses;
-  if (baseline == nullptr) return losses;
-  const RunRecord record = run_record_from_json(*baseline);
-  for (const auto& row : *record.train) losses.train[row.step] = row.loss.value_or(NAN);
-  for (const auto& row : *record.eval) losses.eval[row.step] = row.loss.value_or(NAN);
-  return losses;
-}
-
-// One row per train step: the loss and, with a baseline, its differences from the baseline's.
-nlohmann::json train_rows(const TrainingResult& t, const BaselineLosses& baseline) {
-  auto train = nlohmann::json::array();
-  for (std::size_t i = 0; i < t.train_loss.size(); ++i) {
-    const auto step = t.train_steps[i];
-    nlohmann::json row{{"step", step}, {"loss", finite_or_null(t.train_loss[i])}};
-    if (const auto it = baseline.train.find(step); it != baseline.train.end()) {
-      const double b = it->second;
-      row["baseline_loss"] = finite_or_null(b);
-      row["abs_diff"] = finite_or_null(t.train_loss[i] - b);
-      row["rel_diff"] = finite_or_null(relative_difference(t.train_loss[i], b));
-    }
-    train.push_back(std::move(row));
-  }
-  return train;
-}
-
-// One row per eval step: the loss, its differences from the baseline's and the weight and
-// gradient divergence from the baseline's trajectory where measured.
-nlohmann::json eval_rows(const TrainingResult& t, const BaselineLosses& baseline) {
-  std::map<std::int64_t, std::pair<double, double>> divergence;
-  for (const auto& [step, w, g] : t.divergence) divergence[step] = {w, g};
-  auto eval = nlohmann::json::array();
-  for (std::size_t i = 0; i < t.eval.size(); ++i) {
-    const auto& [step, loss] = t.eval[i];
-    nlohmann::json row{{"step", step}, {"loss", finite_or_null(loss)}};
-    if (i < t.eval_standard_error.size()) row["loss_se"] = finite_or_null(t.eval_standard_error[i]);
-    if (i < t.eval_examples.size()) row["examples"] = t.eval_examples[i];
-    if (auto it = baseline.eval.find(step); it != baseline.eval.end()) {
-      row["baseline_loss"] = finite_or_null(it->second);
-      row["abs_diff"] = finite_or_null(loss - it->second);
-      row["rel_diff"] = finite_or_null(relative_difference(loss, it->second));
-    }
-    if (auto it = divergence.find(step); it != divergence.end()) {
-      row["weight_rel_l2"] = finite_or_null(it->second.first);
-      row["grad_rel_l2"] = finite_or_null(it->second.second);
-    }
-    eval.push_back(std::move(row));
-  }
-  return eval;
-}
-
-// The last train loss, and the first and last eval rows' figures under their "final" names.
-void add_final_losses(nlohmann::json& final, const TrainingResult& t, const nlohmann::json& eval) {
-  final["train_loss"] = t.train_loss.empty() ? nlohmann::json(nullptr)
-                                             : finite_or_null(t.train_loss.back());
-  if (eval.empty()) return;
-  const auto& first = eval.front();
-  const auto& last = eval.back();
-  final["eval_loss_se"] = last.value("loss_se", nlohmann::json(nullptr));
-  final["eval_example_losses"] = t.final_eval_example_losses;
-  final["eval_step"] = last["step"];
-  final["eval_loss"] = last["loss"];
-  final["initial_eval_loss"] = first["loss"];
-  for (const char* key :
-       {"baseline_loss", "abs_diff", "rel_diff", "weight_rel_l2", "grad_rel_l2"}) {
-    static const std::map<std::string, std::string> renamed = {
-        {"baseline_loss", "baseline_eval_loss"},
-        {"abs_diff", "eval_abs_diff"},
-        {"rel_diff", "eval_rel_diff"},
-        {"weight_rel_l2", "weight_rel_l2"},
-        {"grad_rel_l2", "grad_rel_l2"}};
-    if (last.contains(key)) final[renamed.at(key)] = last[key];
-  }
-  if (first.contains("baseline_loss")) final["baseline_initial_eval_loss"] = first["baseline_loss"];
-}
-
-// Quantization quality over the run: mean SQNR of the forward operands (input and weight as
-// fprop reads them) and of the gradients (grad_output as dgrad reads it), over every logged
-// step and layer; and the underflowed fraction of each tensor in the last logged step (the
-// symptom of a margin or a format too narrow for it).
-void add_quantization_quality(nlohmann::json& final, const nlohmann::json& layer_statistics) {
-  double forward_db = 0, forward_n = 0, backward_db = 0, backward_n = 0;
-  std::map<std::string, std::pair<double, double>> underflow;  // tensor -> (underflowed, count)
-  const auto last_step = layer_statistics.empty() ? nlohmann::json()
-                                                  : layer_statistics.back()["step"];
-  for (const auto& row : layer_statistics) {
-    const auto tensor = row["tensor"].get<std::string>();
-    const auto gemm = row["gemm"].get<std::string>();
-    const bool primary = tensor == "grad_output" ? gemm == "dgrad" : gemm == "fprop";
-    if (!primary) continue;
-    if (row["sqnr_db"].is_number()) {
-      (tensor == "grad_output" ? backward_db : forward_db) += row["sqnr_db"].get<double>();
-      (tensor == "grad_output" ? backward_n : forward_n) += 1;
-    }
-    if (row["step"] == last_step) {
-      underflow[tensor].first += row["underflowed"].get<double>();
-      underflow[tensor].second += row["count"].get<double>();
-    }
-  }
-  final["forward_sqnr_db"] = forward_n > 0 ? nlohmann::json(forward_db / forward_n)
-                                           : nlohmann::json(nullptr);
-  final["gradient_sqnr_db"] = backward_n > 0 ? nlohmann::json(backward_db / backward_n)
-                                             : nlohmann::json(nullptr);
-  for (const char* tensor : {"input", "weight", "grad_output"}) {
-    const auto it = underflow.find(tensor);
-    final[std::string(tensor) + "_underflow_fraction"] =
-        it != underflow.end() && it->second.second > 0
-            ? nlohmann::json(it->second.first / it->second.second)
-            : nlohmann::json(nullptr);
-  }
-}
-
-nlohmann::json throughput(const TrainingResult& t) {
-  const double steps = static_cast<double>(std::max<std::int64_t>(t.steps_completed, 1));
-  return {{"step_seconds", t.median_step_seconds},
-          {"steps_per_second", t.train_seconds > 0 ? steps / t.train_seconds : 0.0},
-          {"tokens_per_second",
-           t.train_seconds > 0 ? steps * static_cast<double>(t.tokens_per_step) / t.train_seconds
-                               : 0.0},
-          {"tokens_per_step", t.tokens_per_step},
-          {"train_seconds", t.train_seconds},
-          {"gemm_seconds", t.gemm_seconds},
-          {"gemm_time_share", t.train_seconds > 0 ? t.gemm_seconds / t.train_seconds : 0.0}};
-}
-
-}  // namespace
-
-// Losses, divergence, final figures and throughput of a finished training into the record.
-void add_training(nlohmann::json& record, const TrainingResult& t, const nlohmann::json* baseline) {
-  add_status(record, t);
-  const BaselineLosses baseline_loss = baseline_losses(baseline);
-  record["train"] = train_rows(t, baseline_loss);
-  record["eval"] = eval_rows(t, baseline_loss);
-  record["layers"] = t.layer_statistics;
-  nlohmann::json final = nlohmann::json::object();
-  add_final_losses(final, t, record["eval"]);
-  add_quantization_quality(final, t.layer_statistics);
-  record["final"] = final;
-  record["throughput"] = throughput(t);
-}
-
-// The threads the run's step used, beside its timings: they change the timings and nothing else
-// (the sim backend's GEMM and quantizer threads; torch's intra-op threads, 1:
-// use_one_torch_thread).
-void add_threads(nlohmann::json& record, const RunRequest& request) {
-  record["throughput"]["threads"] = request.backend.threads;
-  record["throughput"]["torch_threads"] = at::get_num_threads();
-}
-
-std::string trajectory_key(const char* what, std::int64_t step) {
-  return std::string(what) + "_" + std::to_string(step);
-}
-
-void add_baseline_archive(nlohmann::json& record, const ResultsDirectory& directory,
-                          const std::string& run_id, const TrainingResult& result) {
-  record["parameter_names"] = result.parameter_names;
-  torch::serialize::OutputArchive archive;
-  auto& steps = record["snapshot_steps"] = nlohmann::json::array();
-  for (const auto& s : result.snapshots) {
-    archive.write(trajectory_key("weights", s.step), s.weights);
-    archive.write(trajectory_key("gradients", s.step), s.gradients);
-    steps.push_back(s.step);
-  }
-  std::ostringstream bytes;
-  archive.save_to(bytes);
-  write_results_file(directory, std::filesystem::path("baselines") / (run_id + ".pt"), bytes.str());
-  record["baseline_archive"] = archive_fingerprint(bytes.str());  // baseline_archive.hpp
-}
-
-BaselineReference load_reference(const ResultsDirectory& directory,
-                                 const nlohmann::json& baseline) {
-  BaselineReference reference;
-  reference.run_id = baseline["run_id"].get<std::string>();
-  reference.parameter_names = baseline["parameter_names"].get<std::vector<std::string>>();
-  torch::serialize::InputArchive archive;
-  // Read by fp8lab (a regular file, no link: no_follow.hpp), not opened by LibTorch by name.
-  const auto path = directory.baseline_trajectory_path(reference.run_id);
-  const auto bytes = read_regular_file(path);
-  if (!bytes) throw std::runtime_error(path.string() + " does not exist");
-  std::istringstream in(*bytes);
-  archive.load_from(in);
-  for (const auto& step : baseline["snapshot_steps"]) {
-    ModelSnapshot s;
-    s.step = step.get<std::int64_t>();
-    archive.read(trajectory_key("weights", s.step), s.weights);
-    archive.read(trajectory_key("gradients", s.step), s.gradients);
-    reference.snapshots.push_back(std::move(s));
-  }
-  return reference;
-}
-
-// The baseline record of the request, read from `directory` or trained now; throws unless it
-// finished.
-nlohmann::json finished_baseline(const ResultsDirectory& directory, const RunRequest& request) {
-  const auto baseline_id = baseline_run_id(request);
-  auto baseline_file = read_run_record_file(directory.run_record_path(baseline_id));
-  // A finished baseline whose archive is bad is set aside and runs again (baseline_archive.hpp).
-  if (const auto aside = set_aside_bad_baseline(directory, baseline_file)) {
-    std::fprintf(stderr, "fp8lab run: %s\n", aside->c_str());
-    baseline_file.record.reset();
-  }
-  auto baseline = baseline_file.record ? std::move(*baseline_file.record)
-                                       : execute_baseline(directory, request);
-  // An unstable baseline trained every step (execute_baseline): its runs compare with it.
-  if (baseline["status"] != "finished" && baseline["status"] != "unstable") {
-    throw std::runtime_error("the baseline " + baseline_id + " is " +
-                             baseline["status"].get<std::string>() + ": " +
-                             baseline.value("error", std::string("no error recorded")));
-  }
-  return baseline;
-}
 
 void use_one_torch_thread() {
   at::set_num_threads(1);
@@ -686,32 +360,46 @@ std::string recipe_label(const recipes::Recipe& r) {
   return label;
 }
 
-nlohmann::json recipe_identity(const RunRequest& request) {
-  const auto& recipe = request.recipe.value();
-  return {
-      {"recipe", recipe_json(recipe)},
-      {"recipe_fields", recipes::recipe_field_names()},
-      {"recipe_canonical", recipes::canonical_string(recipe)},
-      {"recipe_label", request.recipe_label.empty() ? recipe_label(recipe) : request.recipe_label},
-      {"baseline_run_id", baseline_run_id(request)}};
+void RunIdentity::apply_to(RunRecord& record) const {
+  const auto copy = [](auto& to, const auto& from) {
+    if (from.present()) to = from;
+  };
+  copy(record.recipe, recipe);
+  copy(record.recipe_fields, recipe_fields);
+  copy(record.recipe_canonical, recipe_canonical);
+  copy(record.recipe_label, recipe_label);
+  copy(record.baseline_run_id, baseline_run_id);
+  copy(record.null_arm, null_arm);
+  copy(record.perturbation, perturbation);
 }
 
-nlohmann::json failed_record(const RunRequest& request, const std::string& run_id,
-                             const std::string& kind, const std::string& message,
-                             const nlohmann::json& identity) {
+RunIdentity recipe_identity(const RunRequest& request) {
+  const auto& recipe = request.recipe.value();
+  RunIdentity identity;
+  identity.recipe = recipe_fields(recipe);
+  identity.recipe_fields = recipes::recipe_field_names();
+  identity.recipe_canonical = recipes::canonical_string(recipe);
+  identity.recipe_label = request.recipe_label.empty() ? recipe_label(recipe)
+                                                       : request.recipe_label;
+  identity.baseline_run_id = baseline_run_id(request);
+  return identity;
+}
+
+RunRecord failed_record(const RunRequest& request, const std::string& run_id,
+                        const std::string& kind, const std::string& message,
+                        const RunIdentity& identity) {
   auto record = record_head(request, run_id, kind.c_str());
-  record["status"] = "failed";
-  record["error"] = message;
-  record["finished_at"] = now_utc();
-  if (identity.is_object()) record.update(identity);
+  record.status = std::string("failed");
+  record.error = message;
+  record.finished_at = now_utc();
+  identity.apply_to(record);
   return record;
 }
 
-nlohmann::json record_run(const ResultsDirectory& directory, const RunRequest& request,
-                          const std::string& run_id, const std::string& kind,
-                          const nlohmann::json& identity,
-                          const std::function<void(nlohmann::json&)>& body) {
-  nlohmann::json record;
+RunRecord record_run(const ResultsDirectory& directory, const RunRequest& request,
+                     const std::string& run_id, const std::string& kind,
+                     const RunIdentity& identity, const std::function<void(RunRecord&)>& body) {
+  RunRecord record;
   try {
     body(record);
   } catch (const IoError&) {
@@ -725,15 +413,15 @@ nlohmann::json record_run(const ResultsDirectory& directory, const RunRequest& r
                            torch_error ? torch_error->what_without_backtrace() : e.what(),
                            identity);
   }
-  directory.write_run_record(record);
+  write_run_record(directory, record);
   return record;
 }
 
-nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequest& request) {
+RunRecord execute_baseline(const ResultsDirectory& directory, const RunRequest& request) {
   if (is_python_workload(request.workload))
     return execute_python_run(directory, request, "baseline");
   const auto run_id = baseline_run_id(request);
-  return record_run(directory, request, run_id, "baseline", nullptr, [&](nlohmann::json& record) {
+  return record_run(directory, request, run_id, "baseline", {}, [&](RunRecord& record) {
     const auto workload = make_workload(request.workload);
     record = base_record(request, *workload, run_id, "baseline");
     TrainingOptions options = training_options(request);
@@ -755,15 +443,16 @@ nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequ
          plain_torch_hooks(device)},
         static_cast<std::uint64_t>(request.seed), request.timing_steps);
     const double fp32 = probe[1];
-    record["throughput"]["baseline_step_seconds"] = probe[0];
-    record["throughput"]["fp32_step_seconds"] = fp32;
-    record["throughput"]["step_time_over_fp32"] = fp32 > 0 ? probe[0] / fp32 : 0.0;
+    auto& tp = record.throughput.set();
+    tp.baseline_step_seconds = probe[0];
+    tp.fp32_step_seconds = fp32;
+    tp.step_time_over_fp32 = fp32 > 0 ? probe[0] / fp32 : 0.0;
     add_baseline_archive(record, directory, run_id, result);
-    record["finished_at"] = now_utc();
+    record.finished_at = now_utc();
   });
 }
 
-nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunRequest& request) {
+RunRecord execute_fp8_run(const ResultsDirectory& directory, const RunRequest& request) {
   if (is_python_workload(request.workload)) {
     // fp8lab.sweep's Python trainer steps torch's AdamW: it has no stored-state precision.
     if (!recipes::is_default(request.recipe.value().optimizer_states)) {
@@ -777,103 +466,114 @@ nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunReque
     return execute_python_run(directory, request, "fp8");
   }
   const auto& recipe = request.recipe.value();
-  nlohmann::json identity;  // the recipe fields, kept by a failed record once known
-  return record_run(
-      directory, request, request.run_id, "fp8", identity, [&](nlohmann::json& record) {
-        identity = recipe_identity(request);
-        const auto workload = make_workload(request.workload);
-        record = base_record(request, *workload, request.run_id, "fp8");
-        record.update(identity);
-        const auto baseline = finished_baseline(directory, request);
-        const auto reference = load_reference(directory, baseline);
-        TrainingOptions options = training_options(request);
-        const auto backend = make_backend(request.backend);
-        const auto device = device_for(request.backend);
-        const auto diagnostics =
-            std::make_shared<RunDiagnostics>(recipe.autoswitch, request.inject_nan);
-        auto hooks = fp8_hooks(recipe, request.high_precision, backend, device, what_if_of(request),
-                               diagnostics);
-        std::unique_ptr<ScheduleRun> schedule;  // a precision schedule's switches (schedule_run.hpp)
-        if (!recipe.schedule.empty()) {
-          schedule = std::make_unique<ScheduleRun>(
-              recipe, options.steps.value_or(workload->schedule().steps));
-          schedule->wrap(hooks);
+  RunIdentity identity;  // the recipe fields, kept by a failed record once known
+  return record_run(directory, request, request.run_id, "fp8", identity, [&](RunRecord& record) {
+    identity = recipe_identity(request);
+    const auto workload = make_workload(request.workload);
+    record = base_record(request, *workload, request.run_id, "fp8");
+    identity.apply_to(record);
+    const auto baseline = finished_baseline(directory, request);
+    const auto reference = load_reference(directory, baseline);
+    TrainingOptions options = training_options(request);
+    const auto backend = make_backend(request.backend);
+    const auto device = device_for(request.backend);
+    const auto diagnostics =
+        std::make_shared<RunDiagnostics>(recipe.autoswitch, request.inject_nan);
+    auto hooks = fp8_hooks(recipe, request.high_precision, backend, device, what_if_of(request),
+                           diagnostics);
+    std::unique_ptr<ScheduleRun> schedule;  // a precision schedule's switches (schedule_run.hpp)
+    if (!recipe.schedule.empty()) {
+      schedule =
+          std::make_unique<ScheduleRun>(recipe, options.steps.value_or(workload->schedule().steps));
+      schedule->wrap(hooks);
+    }
+    const auto probes = RunProbes::for_fp8_run(request, *workload, *identity.recipe_label, options);
+    const auto result = train(*workload, hooks, options, &reference);
+    add_training(record, result, &baseline);
+    add_layer_stats_sidecar(record, directory, request.run_id, result);
+    probes.add_sidecar(record, directory, request.run_id);
+    diagnostics->add_to_record(record);
+    if (schedule) {
+      nlohmann::json parts = nlohmann::json::object();
+      schedule->add_to_record(parts);
+      add_record_fields(record, parts);
+    }
+    if (options.optimizer_precision) {
+      add_record_fields(
+          record, {{"optimizer_states",
+                    optimizer_states_json(recipe.optimizer_states, result.optimizer_state_rows)}});
+    }
+    add_threads(record, request);
+    add_shadow_check(record, *backend);
+    // Throughput probes in this process, under the same load as the run itself; every arm on the
+    // run's device (a GPU step over a GPU baseline step, never over a CPU one).
+    const auto seed = static_cast<std::uint64_t>(request.seed);
+    const auto timed = timing_backend(request.backend, backend);
+    const auto probe = time_training_steps(
+        *workload,
+        {fp8_hooks(recipe, request.high_precision, timed, device),
+         baseline_hooks(request.high_precision, timed, device), plain_torch_hooks(device)},
+        seed, request.timing_steps);
+    auto& tp = record.throughput.set();
+    tp.probe_step_seconds = probe[0];
+    tp.baseline_step_seconds = probe[1];
+    tp.fp32_step_seconds = probe[2];
+    tp.step_time_over_baseline = probe[1] > 0 ? probe[0] / probe[1] : 0.0;
+    tp.step_time_over_fp32 = probe[2] > 0 ? probe[0] / probe[2] : 0.0;
+    auto& fp8_layers = record.other["fp8_layers"] = nlohmann::json::array();
+    // Which GEMMs of each FP8 Linear the plan runs in FP8 (keep_high_precision), before any
+    // autoswitch: the ablation report reads the layers from here.
+    auto& fp8_gemms = record.other["fp8_gemms"] = nlohmann::json::object();
+    {
+      // The K (inner dimension) of each GEMM that runs in FP8: fprop sums over in_features,
+      // dgrad over out_features, wgrad over the rows of a step's batch (its tokens), so the
+      // report can state the scale of every conclusion (issue 31 item 9).
+      std::set<std::int64_t> fprop_k, dgrad_k, wgrad_k;
+      const std::int64_t tokens = tp.tokens_per_step.value_or(0);
+      auto converted = workload->make_model(seed);
+      fp8_hooks(recipe, request.high_precision, backend, device).convert(*converted);
+      for (const auto& item : converted->named_modules("", /*include_self=*/false)) {
+        const auto* linear = dynamic_cast<const Fp8LinearImpl*>(item.value().get());
+        if (linear == nullptr) continue;
+        fp8_layers.push_back(item.key());
+        auto gemms = nlohmann::json::array();
+        for (const Gemm g : {Gemm::kFprop, Gemm::kDgrad, Gemm::kWgrad}) {
+          if (!linear->runs_fp8(g)) continue;
+          gemms.push_back(std::string(name(g)));
+          (g == Gemm::kFprop   ? fprop_k
+           : g == Gemm::kDgrad ? dgrad_k
+                               : wgrad_k)
+              .insert(g == Gemm::kFprop   ? linear->in_features()
+                      : g == Gemm::kDgrad ? linear->out_features()
+                                          : tokens);
         }
-        const auto probes = RunProbes::for_fp8_run(
-            request, *workload, identity["recipe_label"].get<std::string>(), options);
-        const auto result = train(*workload, hooks, options, &reference);
-        add_training(record, result, &baseline);
-        add_layer_stats_sidecar(record, directory, request.run_id, result);
-        probes.add_sidecar(record, directory, request.run_id);
-        diagnostics->add_to_record(record);
-        if (schedule) schedule->add_to_record(record);
-        if (options.optimizer_precision) {
-          record["optimizer_states"] =
-              optimizer_states_json(recipe.optimizer_states, result.optimizer_state_rows);
+        fp8_gemms[item.key()] = std::move(gemms);
+        if (!recipe.per_role.empty()) {
+          record.other["fp8_plans"][item.key()] = layer_plans_json(*linear, recipe, item.key());
         }
-        add_threads(record, request);
-        add_shadow_check(record, *backend);
-        // Throughput probes in this process, under the same load as the run itself; every arm on the
-        // run's device (a GPU step over a GPU baseline step, never over a CPU one).
-        const auto seed = static_cast<std::uint64_t>(request.seed);
-        const auto timed = timing_backend(request.backend, backend);
-        const auto probe = time_training_steps(
-            *workload,
-            {fp8_hooks(recipe, request.high_precision, timed, device),
-             baseline_hooks(request.high_precision, timed, device), plain_torch_hooks(device)},
-            seed, request.timing_steps);
-        auto& tp = record["throughput"];
-        tp["probe_step_seconds"] = probe[0];
-        tp["baseline_step_seconds"] = probe[1];
-        tp["fp32_step_seconds"] = probe[2];
-        tp["step_time_over_baseline"] = probe[1] > 0 ? probe[0] / probe[1] : 0.0;
-        tp["step_time_over_fp32"] = probe[2] > 0 ? probe[0] / probe[2] : 0.0;
-        record["fp8_layers"] = nlohmann::json::array();
-        // Which GEMMs of each FP8 Linear the plan runs in FP8 (keep_high_precision), before any
-        // autoswitch: the ablation report reads the layers from here.
-        record["fp8_gemms"] = nlohmann::json::object();
-        {
-          // The K (inner dimension) of each GEMM that runs in FP8: fprop sums over in_features,
-          // dgrad over out_features, wgrad over the rows of a step's batch (its tokens), so the
-          // report can state the scale of every conclusion (issue 31 item 9).
-          std::set<std::int64_t> fprop_k, dgrad_k, wgrad_k;
-          const std::int64_t tokens = record["throughput"].value("tokens_per_step", 0);
-          auto converted = workload->make_model(seed);
-          fp8_hooks(recipe, request.high_precision, backend, device).convert(*converted);
-          for (const auto& item : converted->named_modules("", /*include_self=*/false)) {
-            const auto* linear = dynamic_cast<const Fp8LinearImpl*>(item.value().get());
-            if (linear == nullptr) continue;
-            record["fp8_layers"].push_back(item.key());
-            auto gemms = nlohmann::json::array();
-            for (const Gemm g : {Gemm::kFprop, Gemm::kDgrad, Gemm::kWgrad}) {
-              if (!linear->runs_fp8(g)) continue;
-              gemms.push_back(std::string(name(g)));
-              (g == Gemm::kFprop   ? fprop_k
-               : g == Gemm::kDgrad ? dgrad_k
-                                   : wgrad_k)
-                  .insert(g == Gemm::kFprop   ? linear->in_features()
-                          : g == Gemm::kDgrad ? linear->out_features()
-                                              : tokens);
-            }
-            record["fp8_gemms"][item.key()] = std::move(gemms);
-            if (!recipe.per_role.empty()) {
-              record["fp8_plans"][item.key()] = layer_plans_json(*linear, recipe, item.key());
-            }
-          }
-          record["gemm_k"] = {{"fprop", fprop_k}, {"dgrad", dgrad_k}, {"wgrad", wgrad_k}};
-        }
-        record["finished_at"] = now_utc();
-      });
+      }
+      const auto as_vector = [](const std::set<std::int64_t>& k) {
+        return std::vector<std::int64_t>(k.begin(), k.end());
+      };
+      record.gemm_k =
+          std::map<std::string, std::vector<std::int64_t>>{{"fprop", as_vector(fprop_k)},
+                                                           {"dgrad", as_vector(dgrad_k)},
+                                                           {"wgrad", as_vector(wgrad_k)}};
+    }
+    record.finished_at = now_utc();
+  });
 }
 
-nlohmann::json execute_null_run(const ResultsDirectory& directory, const RunRequest& request) {
+RunRecord execute_null_run(const ResultsDirectory& directory, const RunRequest& request) {
   const bool per_step = request.null_arm == recipes::NullArm::per_step;
   const auto run_id = null_run_id(baseline_run_id(request), request.null_arm);
-  nlohmann::json identity{
-      {"baseline_run_id", baseline_run_id(request)},
-      {"null_arm", recipes::null_arm_name(request.null_arm)},
-      {"perturbation", per_step ? per_step_perturbation(request.null_noise) : kNullPerturbation},
-      {"recipe_label", per_step ? per_step_label(request.null_noise) : kNullRunLabel}};
+  RunIdentity identity;
+  identity.baseline_run_id = baseline_run_id(request);
+  identity.null_arm = std::string(recipes::null_arm_name(request.null_arm));
+  identity.perturbation = per_step ? per_step_perturbation(request.null_noise)
+                                   : std::string(kNullPerturbation);
+  identity.recipe_label = per_step ? per_step_label(request.null_noise)
+                                   : std::string(kNullRunLabel);
   if (is_python_workload(request.workload)) {
     if (!per_step) return execute_python_run(directory, request, "null");
     // fp8lab.sweep's Python trainer has no operand noise yet (docs/python.md, "Not built yet").
@@ -881,13 +581,13 @@ nlohmann::json execute_null_run(const ResultsDirectory& directory, const RunRequ
                                  "the per_step null arm is not built for the python workload of "
                                  "fp8lab.sweep; use null_runs: [once]",
                                  identity);
-    directory.write_run_record(refused);
+    write_run_record(directory, refused);
     return refused;
   }
-  return record_run(directory, request, run_id, "null", identity, [&](nlohmann::json& record) {
+  return record_run(directory, request, run_id, "null", identity, [&](RunRecord& record) {
     const auto workload = make_workload(request.workload);
     record = base_record(request, *workload, run_id, "null");
-    record.update(identity);
+    identity.apply_to(record);
     const auto baseline = finished_baseline(directory, request);
     const auto reference = load_reference(directory, baseline);
     TrainingOptions options;
@@ -909,9 +609,9 @@ nlohmann::json execute_null_run(const ResultsDirectory& directory, const RunRequ
     };
     add_training(record, train(*workload, hooks, options, &reference), &baseline);
     // How large the per-step noise was (the record says how it was sized).
-    if (per_step) record["null_noise"] = operand_noise_summary(*noises, request.null_noise);
+    if (per_step) record.other["null_noise"] = operand_noise_summary(*noises, request.null_noise);
     add_threads(record, request);
-    record["finished_at"] = now_utc();
+    record.finished_at = now_utc();
   });
 }
 

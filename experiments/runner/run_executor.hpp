@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "experiments/fp8/cuda_backend.hpp"
 #include "experiments/fp8/non_finite.hpp"
 #include "experiments/results/results_store.hpp"
+#include "experiments/results/run_record.hpp"
 #include "recipes/instability_rule.hpp"
 #include "recipes/null_arms.hpp"
 #include "recipes/probe_settings.hpp"
@@ -72,39 +74,48 @@ std::string baseline_run_id(const RunRequest& request);
 // The recipe as a short label: scaling, format and the fields that set it apart.
 std::string recipe_label(const recipes::Recipe& recipe);
 
-// The fields an FP8 run's record names its recipe and baseline with: recipe, recipe_fields,
-// recipe_canonical, recipe_label, baseline_run_id.
-nlohmann::json recipe_identity(const RunRequest& request);
+// The fields a record names its recipe (or null arm) and baseline with, kept by a failed record
+// once known: an FP8 run's recipe, recipe_fields, recipe_canonical, recipe_label and
+// baseline_run_id; a null run's baseline_run_id, null_arm, perturbation and recipe_label.
+struct RunIdentity {
+  Field<std::map<std::string, std::string>> recipe;
+  Field<std::vector<std::string>> recipe_fields;
+  Field<std::string> recipe_canonical, recipe_label, baseline_run_id, null_arm, perturbation;
+  // Into the record: the fields set here.
+  void apply_to(RunRecord& record) const;
+};
+
+// An FP8 run's identity: recipe, recipe_fields, recipe_canonical, recipe_label, baseline_run_id.
+RunIdentity recipe_identity(const RunRequest& request);
 
 // The record of a run that failed before training finished (status "failed", the message): its
 // identity (run id, kind, workload, seed, backend, baseline precision), its provenance and, for an
 // FP8 run, `identity` (recipe_identity) when known, so that the reports group it with its
 // recipe's other seeds. Also the record the sweep writes for a run whose process died.
-nlohmann::json failed_record(const RunRequest& request, const std::string& run_id,
-                             const std::string& kind, const std::string& message,
-                             const nlohmann::json& identity = nullptr);
+RunRecord failed_record(const RunRequest& request, const std::string& run_id,
+                        const std::string& kind, const std::string& message,
+                        const RunIdentity& identity = {});
 
 // Runs body, which fills a run's record, writes the record and returns it. An exception from body
 // makes the record a failed_record of kind instead, with identity (read when it is thrown: the
 // recipe fields once known), except IoError and NotARegularFile: errors, not results, which leave
 // no record (run_errors.hpp). c10::Error's backtrace is left out of the message.
-nlohmann::json record_run(const ResultsDirectory& directory, const RunRequest& request,
-                          const std::string& run_id, const std::string& kind,
-                          const nlohmann::json& identity,
-                          const std::function<void(nlohmann::json&)>& body);
+RunRecord record_run(const ResultsDirectory& directory, const RunRequest& request,
+                     const std::string& run_id, const std::string& kind,
+                     const RunIdentity& identity, const std::function<void(RunRecord&)>& body);
 
 // Trains the baseline, writes its record and trajectory, returns the record.
-nlohmann::json execute_baseline(const ResultsDirectory& directory, const RunRequest& request);
+RunRecord execute_baseline(const ResultsDirectory& directory, const RunRequest& request);
 
 // Trains the FP8 run against the baseline already in `directory` (running the baseline first
 // when its record is missing), writes the record, returns it.
-nlohmann::json execute_fp8_run(const ResultsDirectory& directory, const RunRequest& request);
+RunRecord execute_fp8_run(const ResultsDirectory& directory, const RunRequest& request);
 
 // Trains the null run of the request's (workload, seed) and null_arm (null_run.hpp: the
 // baseline with its initial weights rounded once to bf16, or with per-step operand noise sized by
 // null_noise) against the baseline in `directory` (running it first when missing), writes the
 // record (kind "null", its "null_arm"), returns it.
-nlohmann::json execute_null_run(const ResultsDirectory& directory, const RunRequest& request);
+RunRecord execute_null_run(const ResultsDirectory& directory, const RunRequest& request);
 
 // Torch's intra-op threads to 1: call once per process before any run. A run's --threads go to
 // the sim backend only (BackendChoice::threads), because torch's own ops do not keep their bits

@@ -59,17 +59,17 @@ RunProbes RunProbes::for_fp8_run(const RunRequest& request, const Workload& work
   return probes;
 }
 
-void RunProbes::add_sidecar(nlohmann::json& record, const ResultsDirectory& directory,
+void RunProbes::add_sidecar(RunRecord& record, const ResultsDirectory& directory,
                             const std::string& run_id) const {
   if (!baseline_ && !exact_) return;
   const auto& rows = baseline_ ? baseline_->rows() : exact_->rows();
   if (rows.empty()) {
-    record["probe_sidecar"] = nullptr;
+    record.probe_sidecar = Field<std::string>::null();
     return;
   }
   const auto relative = probe_relative_path(run_id);
   write_results_file(directory, relative, probe_parquet(rows, directory.root() / relative));
-  record["probe_sidecar"] = relative.generic_string();
+  record.probe_sidecar = relative.generic_string();
 }
 
 }  // namespace fp8lab::experiments

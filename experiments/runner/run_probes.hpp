@@ -28,7 +28,7 @@ class RunProbes {
 
   // Writes the sidecar (before the record, as the layer-statistics sidecar) and names it in the
   // record; no key at all when the run had no probes.
-  void add_sidecar(nlohmann::json& record, const ResultsDirectory& directory,
+  void add_sidecar(RunRecord& record, const ResultsDirectory& directory,
                    const std::string& run_id) const;
 
  private:

@@ -208,10 +208,10 @@ std::vector<std::string> common_arguments(const SweepOptions& options,
 // The record of a claimed job that appeared meanwhile (another process ran it), or nullopt when
 // the job still has to run. A record file that is not a finished run's record is set aside, and
 // the job runs.
-std::optional<nlohmann::json> record_written_meanwhile(const Job& job,
-                                                       const ResultsDirectory& directory) {
+std::optional<RunRecord> record_written_meanwhile(const Job& job,
+                                                  const ResultsDirectory& directory) {
   auto file = read_run_record_file(directory.run_record_path(job.run_id));
-  if (file.record) return std::move(file.record);
+  if (file.record) return run_record_from_json(*file.record);
   if (file.exists) {
     const auto aside = directory.set_aside(file);
     std::fprintf(stderr,
@@ -276,7 +276,7 @@ bool run_jobs_in(const std::vector<Job>& todo, const Parallelism& plan,
       }
       if (const auto record = record_written_meanwhile(job, directory)) {
         ++done;  // another process ran it meanwhile: its record says how
-        progress.finished(job.run_id, *record, done, running.size());
+        progress.finished(job.run_id, &*record, done, running.size());
         continue;
       }
       const auto log = directory.root() / "logs" / (job.run_id + ".log");
@@ -318,7 +318,10 @@ bool run_jobs_in(const std::vector<Job>& todo, const Parallelism& plan,
     const Job& job = *ended.job;
     remove_run_job(directory, job);
     // Read once: whether the run wrote its record, and what the progress line says of it.
-    const auto record = read_run_record_file(directory.run_record_path(job.run_id)).record;
+    const auto record_file = read_run_record_file(directory.run_record_path(job.run_id));
+    const auto record = record_file.record
+                            ? std::optional<RunRecord>(run_record_from_json(*record_file.record))
+                            : std::nullopt;
     if (g_stop_signal == 0 && !record) {
       // The child died (a signal, a crash) or erred (a full disk) before writing its record: an
       // error, not a result (run_errors.hpp). Logged with its cause; no record, so that --resume
@@ -329,7 +332,7 @@ bool run_jobs_in(const std::vector<Job>& todo, const Parallelism& plan,
     }
     if (record) ++outcome.recorded;
     ++done;
-    progress.finished(job.run_id, record.value_or(nullptr), done, running.size());
+    progress.finished(job.run_id, record ? &*record : nullptr, done, running.size());
   }
   return g_stop_signal == 0;
 }
@@ -510,13 +513,14 @@ void record_sweep(const SweepOptions& options, const ResultsDirectory& directory
 void adopt_record_without_steps(const ResultsDirectory& directory, const std::string& old_id,
                                 const std::string& id, std::int64_t steps) {
   if (old_id == id || directory.has_record(id)) return;
-  auto old = read_run_record_file(directory.run_record_path(old_id));
-  if (!old.record || (*old.record)["kind"] != "fp8" ||
-      old.record->value("steps_planned", nlohmann::json()) != steps) {
+  const auto old = read_run_record_file(directory.run_record_path(old_id));
+  if (!old.record) return;
+  auto record = run_record_from_json(*old.record);
+  if (record.kind != "fp8" || record.steps_planned.get() != std::optional<std::int64_t>(steps)) {
     return;
   }
-  (*old.record)["run_id"] = id;
-  directory.write_run_record(*old.record);
+  record.run_id = id;
+  write_run_record(directory, record);
   std::filesystem::remove(old.path);
   std::fprintf(stderr,
                "fp8lab sweep: %s was filed under %s before run ids named --steps; now "
@@ -628,15 +632,14 @@ class JobPlanner {
   bool recorded(const std::string& run_id) const {
     const auto file = read_run_record_file(directory_.run_record_path(run_id));
     if (!file.record) return false;
-    if (!options_.retry_failed || (*file.record)["status"] != "failed") return true;
+    const auto record = run_record_from_json(*file.record);
+    if (!options_.retry_failed || record.status.value_or("") != "failed") return true;
     const auto aside = directory_.set_aside(file);
-    std::fprintf(
-        stderr,
-        "fp8lab sweep: --retry-failed: %s was failed (%s); kept as %s, the run "
-        "runs again\n",
-        file.path.c_str(),
-        file.record->value("error", std::string("no error recorded")).substr(0, 200).c_str(),
-        aside.c_str());
+    std::fprintf(stderr,
+                 "fp8lab sweep: --retry-failed: %s was failed (%s); kept as %s, the run "
+                 "runs again\n",
+                 file.path.c_str(),
+                 record.error.value_or("no error recorded").substr(0, 200).c_str(), aside.c_str());
     return false;
   }
 

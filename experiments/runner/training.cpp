@@ -319,7 +319,7 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
       result.gemm_seconds += measured.gemm_seconds;
       if (wants_record_rows(step)) {
         for (auto& row : measured.rows) {
-          row["step"] = step;
+          row.step = step;
           result.layer_statistics.push_back(std::move(row));
         }
       }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "experiments/results/layer_stats_sidecar.hpp"
+#include "experiments/results/run_record.hpp"
 #include "experiments/runner/quantized_adamw.hpp"
 #include "experiments/workloads/workload.hpp"
 #include "recipes/instability_rule.hpp"
@@ -37,7 +38,7 @@ struct BaselineReference {
 
 // What the Linears measured during one training step (read and reset after the step).
 struct StepMeasurements {
-  nlohmann::json rows = nlohmann::json::array();  // per layer and operand; the loop adds "step"
+  std::vector<LayerRow> rows;  // the record's, per layer and operand; the loop sets their step
   // The sidecar's rows of the step (layer_stats_sidecar.hpp); the loop sets their step.
   std::vector<LayerStatsRow> sidecar_rows;
   double gemm_seconds = 0.0;
@@ -137,7 +138,7 @@ struct TrainingResult {
   // same examples, so their differences give the paired standard error. Empty when the last eval
   // was a sample (a run that stopped before its tail).
   std::vector<double> final_eval_example_losses;
-  nlohmann::json layer_statistics = nlohmann::json::array();
+  std::vector<LayerRow> layer_statistics;       // the record's "layers" rows
   std::vector<LayerStatsRow> layer_stats_rows;  // the sidecar's (layer_stats_sidecar.hpp)
   std::vector<ModelSnapshot> snapshots;
   std::vector<std::string> parameter_names;

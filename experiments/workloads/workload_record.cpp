@@ -6,7 +6,7 @@
 
 namespace fp8lab::experiments {
 
-nlohmann::json workload_record_fields(const std::string& spec, const Workload& workload) {
+WorkloadFacts workload_facts(const std::string& spec, const Workload& workload) {
   const auto resolved = resolve_workload(spec);
   const auto model = workload.make_model(0);
   const auto embeddings = model->embedding_parameter_names();
@@ -17,10 +17,7 @@ nlohmann::json workload_record_fields(const std::string& spec, const Workload& w
       non_embedding += item.value().numel();
     }
   }
-  return {{"workload_name", resolved.name},
-          {"workload_options", resolved.values.to_json()},
-          {"parameter_count", all},
-          {"non_embedding_parameter_count", non_embedding}};
+  return {resolved.name, resolved.values.to_json(), all, non_embedding};
 }
 
 }  // namespace fp8lab::experiments

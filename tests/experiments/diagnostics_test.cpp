@@ -170,14 +170,14 @@ TEST_CASE("A NaN planted in one layer's backward is the first non-finite site",
   const ResultsDirectory directory(dir.path());
 
   auto clean = request_for("scaling: current\n", 5);
-  const auto finite = execute_fp8_run(directory, clean);
+  const auto finite = to_json(execute_fp8_run(directory, clean));
   REQUIRE(finite["status"] == "finished");
   CHECK(finite["first_non_finite"].is_null());
 
   auto faulty = request_for("scaling: current\n", 5);
   faulty.run_id += "-injected";
   faulty.inject_nan = FaultInjection{"fc2", 2, true};
-  const auto record = execute_fp8_run(directory, faulty);
+  const auto record = to_json(execute_fp8_run(directory, faulty));
   INFO(record.dump().substr(0, 3000));
   // The NaN reaches the weights in step 2's update: step 3's loss is NaN.
   CHECK(record["status"] == "diverged");
@@ -220,7 +220,7 @@ TEST_CASE("A NaN planted in a forward input is found there", "[diagnostics][non_
   auto faulty = request_for("scaling: current\nkeep_high_precision: {layers: [fc1]}\n", 3);
   faulty.run_id += "-injected";
   faulty.inject_nan = FaultInjection{"fc1", 1, false};
-  const auto record = execute_fp8_run(directory, faulty);
+  const auto record = to_json(execute_fp8_run(directory, faulty));
   const auto& site = record["first_non_finite"];
   REQUIRE(site.is_object());
   check_site(site, nlohmann::json::parse(R"({"step": 1, "pass": "forward", "layer": "fc1",
@@ -233,9 +233,9 @@ TEST_CASE("keep_high_precision reaches every Fp8Linear", "[diagnostics][keep]") 
   use_one_torch_thread();
   const testing::Scratch dir("keep");
   const ResultsDirectory directory(dir.path());
-  const auto some = execute_fp8_run(
+  const auto some = to_json(execute_fp8_run(
       directory,
-      request_for("scaling: current\nkeep_high_precision: {layers: [fc2], wgrad: ['fc.']}\n", 3));
+      request_for("scaling: current\nkeep_high_precision: {layers: [fc2], wgrad: ['fc.']}\n", 3)));
   REQUIRE(some["status"] == "finished");
   CHECK(some["fp8_gemms"]["fc1"] == nlohmann::json::array({"fprop", "dgrad"}));
   CHECK(some["fp8_gemms"]["fc2"] == nlohmann::json::array());
@@ -246,8 +246,8 @@ TEST_CASE("keep_high_precision reaches every Fp8Linear", "[diagnostics][keep]") 
         nlohmann::json(
             {{"fprop", {64, 128}}, {"dgrad", {16, 128}}, {"wgrad", nlohmann::json::array()}}));
   // Every Linear kept: the baseline's bits (the Fp8Linears run the baseline's GEMMs).
-  const auto all = execute_fp8_run(
-      directory, request_for("scaling: current\nkeep_high_precision: {layers: ['.*']}\n", 3));
+  const auto all = to_json(execute_fp8_run(
+      directory, request_for("scaling: current\nkeep_high_precision: {layers: ['.*']}\n", 3)));
   REQUIRE(all["status"] == "finished");
   CHECK(all["final"]["eval_abs_diff"] == 0.0);
   CHECK(all["final"]["train_loss"] == all["train"].back()["baseline_loss"]);
@@ -258,8 +258,8 @@ TEST_CASE("The autoswitch rule records when and which GEMM it moved", "[diagnost
   const testing::Scratch dir("autoswitch");
   const ResultsDirectory directory(dir.path());
   // An MSE threshold every quantization crosses: every FP8 GEMM switches after step 0.
-  const auto record = execute_fp8_run(
-      directory, request_for("scaling: current\nautoswitch: {enabled: true, mse: 1e-30}\n", 3));
+  const auto record = to_json(execute_fp8_run(
+      directory, request_for("scaling: current\nautoswitch: {enabled: true, mse: 1e-30}\n", 3)));
   REQUIRE(record["status"] == "finished");
   const auto& switches = record["autoswitch"]["switches"];
   // fc1's dgrad never runs (its input needs no gradient): 3 layers x 3 GEMMs - 1.
@@ -274,7 +274,7 @@ TEST_CASE("The autoswitch rule records when and which GEMM it moved", "[diagnost
   // From step 1 on every GEMM runs in high precision: no statistics rows after step 0.
   for (const auto& row : record["layers"]) CHECK(row["step"] == 0);
   // Off by default: no "autoswitch" in the record.
-  const auto plain = execute_fp8_run(directory, request_for("scaling: current\n", 2));
+  const auto plain = to_json(execute_fp8_run(directory, request_for("scaling: current\n", 2)));
   CHECK_FALSE(plain.contains("autoswitch"));
 }
 
@@ -285,7 +285,7 @@ TEST_CASE("A converted Linear whose forward never runs is named in the record",
   const testing::Scratch dir("not-run");
   const ResultsDirectory directory(dir.path());
   // The MLP calls each Linear by name: every converted Linear ran.
-  const auto plain = execute_fp8_run(directory, request_for("scaling: current\n", 2));
+  const auto plain = to_json(execute_fp8_run(directory, request_for("scaling: current\n", 2)));
   REQUIRE(plain["status"] == "finished");
   CHECK(plain["fp8_layers"] == nlohmann::json::array({"fc1", "fc2", "fc3"}));
   CHECK(plain["fp8_linears_not_run"] == nlohmann::json::array());
@@ -297,7 +297,7 @@ TEST_CASE("A converted Linear whose forward never runs is named in the record",
   nlohmann::json held;
   {
     const StderrToFile capture(log);
-    held = execute_fp8_run(directory, request);
+    held = to_json(execute_fp8_run(directory, request));
   }
   REQUIRE(held["status"] == "finished");
   // The run's log names it once, after the first step.
@@ -339,7 +339,7 @@ ablate: {layers: [fc1, mix, fc2, fc3]}
     r.recipe = run.recipe;
     r.run_id = run.id;
     r.provenance = sweep_run_provenance(expansion, run, text);
-    records.push_back(execute_fp8_run(directory, r));
+    records.push_back(to_json(execute_fp8_run(directory, r)));
     REQUIRE(records.back()["status"] == "finished");
     REQUIRE(records.back().contains("ablation"));
   }
@@ -349,7 +349,7 @@ ablate: {layers: [fc1, mix, fc2, fc3]}
     null_run.workload = "mlp-planted";
     null_run.seed = seed;
     null_run.steps = 60;
-    records.push_back(execute_null_run(directory, null_run));
+    records.push_back(to_json(execute_null_run(directory, null_run)));
   }
   const auto tables = ablation_tables(typed(records));
   REQUIRE(tables.size() == 1);

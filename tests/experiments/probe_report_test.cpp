@@ -29,13 +29,7 @@ namespace {
 ProbeRow probe(const std::string& direction, const std::string& recipe, std::int64_t step,
                const std::string& variant, const std::string& tensor, double rel_error,
                std::int64_t draw = 0) {
-  ProbeRow row;
-  row.step = step;
-  row.direction = direction;
-  row.recipe = recipe;
-  row.variant = variant;
-  row.tensor = tensor;
-  row.draw = draw;
+  ProbeRow row = probe_row(step, direction, recipe, variant, draw, tensor);
   row.rel_error = rel_error;
   row.cosine = 1 - rel_error * rel_error / 2;
   row.bias = -rel_error / 4;

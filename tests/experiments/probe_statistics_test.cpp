@@ -31,12 +31,7 @@ std::vector<double> ar1(std::mt19937_64& generator, std::size_t n, double phi) {
 }
 
 ProbeRow model_row(const std::string& recipe, std::int64_t step, double rel_error) {
-  ProbeRow row;
-  row.step = step;
-  row.direction = kOnBaseline;
-  row.recipe = recipe;
-  row.variant = kAllGemms;
-  row.tensor = kWholeModel;
+  ProbeRow row = probe_row(step, kOnBaseline, recipe, kAllGemms, 0, kWholeModel);
   row.rel_error = rel_error;
   row.bias = -rel_error / 2;
   row.update_rel_error = 2 * rel_error;

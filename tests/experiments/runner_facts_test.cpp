@@ -42,7 +42,7 @@ nlohmann::json run(const ResultsDirectory& directory, const recipes::Recipe& rec
   request.seed = 0;
   request.recipe = recipe;
   request.run_id = recipes::sweep_run_id(recipe, request.workload, request.seed);
-  const auto record = execute_fp8_run(directory, request);
+  const auto record = to_json(execute_fp8_run(directory, request));
   INFO(record.dump().substr(0, 2000));
   REQUIRE(record["status"] == "finished");
   return record;

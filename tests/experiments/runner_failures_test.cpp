@@ -83,7 +83,7 @@ TEST_CASE("A diverged run is recorded at its step; a throwing run is recorded as
   diverging.workload = "nan-at-step-5";
   diverging.recipe = recipes::Recipe{};
   diverging.run_id = recipes::sweep_run_id(*diverging.recipe, diverging.workload, 0);
-  const auto diverged = execute_fp8_run(directory, diverging);
+  const auto diverged = to_json(execute_fp8_run(directory, diverging));
   INFO(diverged.dump().substr(0, 1500));
   const auto baseline = nlohmann::json::parse(
       read_text(directory.run_record_path("baseline-nan-at-step-5-seed0-fp32")));
@@ -99,7 +99,7 @@ TEST_CASE("A diverged run is recorded at its step; a throwing run is recorded as
   throwing.workload = "no-such-workload";
   throwing.recipe = recipes::Recipe{};
   throwing.run_id = "0123456789abcdef";
-  const auto failed = execute_fp8_run(directory, throwing);
+  const auto failed = to_json(execute_fp8_run(directory, throwing));
   CHECK(failed["status"] == "failed");
   CHECK_THAT(failed["error"].get<std::string>(), Catch::Contains("unknown workload"));
   CHECK(run_verdict(typed(failed)) == "error");

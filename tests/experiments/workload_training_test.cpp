@@ -42,19 +42,17 @@ TrainingResult train_tiny(const std::string& spec, std::uint64_t seed) {
 }  // namespace
 
 TEST_CASE("The llama presets have the sizes the issue asks for", "[workloads]") {
-  const auto s = workload_record_fields("llama-s", *make_workload("llama-s"));
-  CHECK(s["workload_options"]["d_model"] == 256);
-  CHECK(s["workload_options"]["layers"] == 4);
-  CHECK(s["non_embedding_parameter_count"] == 3213568);  // ~3M: 4 x 803,328 + final norm 256
-  const auto m = workload_record_fields("llama-m", *make_workload("llama-m"));
-  CHECK(m["non_embedding_parameter_count"].get<std::int64_t>() >= 25000000);
-  const auto xs = workload_record_fields("llama-xs", *make_workload("llama-xs"));
-  CHECK(xs["workload_options"]["d_model"] == 128);
-  CHECK(xs["workload_options"]["layers"] == 2);
+  const auto s = workload_facts("llama-s", *make_workload("llama-s"));
+  CHECK(s.options["d_model"] == 256);
+  CHECK(s.options["layers"] == 4);
+  CHECK(s.non_embedding_parameter_count == 3213568);  // ~3M: 4 x 803,328 + final norm 256
+  const auto m = workload_facts("llama-m", *make_workload("llama-m"));
+  CHECK(m.non_embedding_parameter_count >= 25000000);
+  const auto xs = workload_facts("llama-xs", *make_workload("llama-xs"));
+  CHECK(xs.options["d_model"] == 128);
+  CHECK(xs.options["layers"] == 2);
   // The embedding and the head: 2 x vocabulary 4096 x d_model 128.
-  CHECK(xs["parameter_count"].get<std::int64_t>() -
-            xs["non_embedding_parameter_count"].get<std::int64_t>() ==
-        2 * 4096 * 128);
+  CHECK(xs.parameter_count - xs.non_embedding_parameter_count == 2 * 4096 * 128);
   const auto corpus = read_bpe_corpus(default_bpe_corpus_directory());
   CHECK(corpus.vocabulary == 4096);
   CHECK(corpus.train.size() + corpus.eval.size() > 1000000);  // 4.3 MB of text
