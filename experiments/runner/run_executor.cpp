@@ -460,7 +460,7 @@ RunRecord execute_fp8_run(const ResultsDirectory& directory, const RunRequest& r
                                    "optimizer_states and master_weights are not built for the "
                                    "python workloads of fp8lab.sweep; use fp32 (the default)",
                                    recipe_identity(request));
-      directory.write_run_record(refused);
+      write_run_record(directory, refused);
       return refused;
     }
     return execute_python_run(directory, request, "fp8");
