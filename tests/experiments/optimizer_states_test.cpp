@@ -124,20 +124,21 @@ TEST_CASE("optimizer_states absent or fp32: the same record; quantized: its figu
           "[optimizer]") {
   use_one_torch_thread();
   const testing::Scratch dir_a("optstates-absent"), dir_b("optstates-fp32"), dir_c("optstates-fp8");
-  const auto absent =
-      execute_fp8_run(ResultsDirectory(dir_a.path()), request_for("scaling: current\n", 4));
-  const auto fp32 = execute_fp8_run(
+  // The records as written (execute_fp8_run returns the typed RunRecord).
+  const auto absent = to_json(
+      execute_fp8_run(ResultsDirectory(dir_a.path()), request_for("scaling: current\n", 4)));
+  const auto fp32 = to_json(execute_fp8_run(
       ResultsDirectory(dir_b.path()),
       request_for("scaling: current\noptimizer_states: {m: fp32, v: fp32}\nmaster_weights: fp32\n",
-                  4));
+                  4)));
   REQUIRE(absent["status"] == "finished");
   CHECK(absent["run_id"] == fp32["run_id"]);
   CHECK_FALSE(absent.contains("optimizer_states"));
   CHECK(without_times(absent) == without_times(fp32));
 
-  const auto fp8lm = execute_fp8_run(
+  const auto fp8lm = to_json(execute_fp8_run(
       ResultsDirectory(dir_c.path()),
-      request_for("scaling: current\noptimizer_states: {m: fp8_e4m3, v: fp16}\n", 4));
+      request_for("scaling: current\noptimizer_states: {m: fp8_e4m3, v: fp16}\n", 4)));
   REQUIRE(fp8lm["status"] == "finished");
   CHECK(fp8lm["run_id"] != absent["run_id"]);
   const auto& part = fp8lm["optimizer_states"];

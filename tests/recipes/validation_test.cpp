@@ -310,7 +310,7 @@ TEST_CASE("sweep file errors", "[recipes][validation]") {
       "method, count, seed, workloads, seeds, base, parameters, name, description, runs_as, "
       "baseline_seeds, practical_band, null_runs, layer_stats_every, what_if, ablate, hypotheses, "
       "instability, null_noise, seed_budget, probes, probe_every, probe_attribution, probe_draws, "
-      "probe_seeds";
+      "probe_seeds, schedules";
   const std::vector<Case> cases = {
       {"unknown top-level key", "workloads: [w]\nparamaters: {}\n",
        "s.yaml:2: paramaters: unknown sweep key; accepted: " + top +
