@@ -69,11 +69,6 @@ float per_tensor_scale(float amax, float fmax, float previous) {
 
 }  // namespace
 
-bool is_scaled(StateFormat format) {
-  return format == StateFormat::kFp16 || format == StateFormat::kE4M3 ||
-         format == StateFormat::kE5M2;
-}
-
 float state_format_max(StateFormat format) {
   switch (format) {
     case StateFormat::kFp16: return 65504.0f;
