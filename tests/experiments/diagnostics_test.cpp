@@ -25,6 +25,7 @@
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"
+#include "tests/support/run_request.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -143,15 +144,7 @@ class StderrToFile {
   int saved_ = -1;
 };
 
-RunRequest request_for(const std::string& recipe_text, std::int64_t steps) {
-  RunRequest r;
-  r.workload = "mlp";
-  r.steps = steps;
-  r.timing_steps = 1;
-  r.recipe = recipes::parse_recipe_text(recipe_text, "test.yaml");
-  r.run_id = recipes::sweep_run_id(*r.recipe, r.workload, 0);
-  return r;
-}
+using testing::request_for;
 
 // Each field of `expected` is the site's (a missing field reads as null); the field in a failure.
 void check_site(const nlohmann::json& site, const nlohmann::json& expected) {

@@ -14,6 +14,7 @@
 #include "recipes/recipe_file.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"
+#include "tests/support/run_request.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -43,15 +44,7 @@ OptimizerPrecision precision_of(StateFormat m, StateFormat v, StateScaling scali
   return p;
 }
 
-RunRequest request_for(const std::string& recipe_text, std::int64_t steps) {
-  RunRequest r;
-  r.workload = "mlp";
-  r.steps = steps;
-  r.timing_steps = 1;
-  r.recipe = recipes::parse_recipe_text(recipe_text, "test.yaml");
-  r.run_id = recipes::sweep_run_id(*r.recipe, r.workload, 0);
-  return r;
-}
+using testing::request_for;
 
 // A record without what differs between two runs of the same request (times, the host's load).
 nlohmann::json without_times(nlohmann::json record) {

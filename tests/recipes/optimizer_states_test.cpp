@@ -10,25 +10,16 @@
 #include "recipes/recipe_file.hpp"
 #include "recipes/recipe_text.hpp"
 #include "recipes/sweep.hpp"
+#include "tests/support/recipe_text.hpp"
 
 using namespace fp8lab::recipes;
 using fp8lab::sim::optim::Expansion;
 using fp8lab::sim::optim::MasterWeights;
 using fp8lab::sim::optim::StateFormat;
 using fp8lab::sim::optim::StateScaling;
+using fp8lab::testing::message_of;
 
-namespace {
-
-std::string message_of(const std::string& text) {
-  try {
-    parse_recipe_text(text, "r.yaml");
-  } catch (const RecipeError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("optimizer_states: FP8-LM's and COAT's choices read from a file", "[optimizer]") {
   const Recipe fp8lm =

@@ -15,20 +15,13 @@
 #include "recipes/recipe_text.hpp"
 #include "recipes/role_rules.hpp"
 #include "recipes/sweep.hpp"
+#include "tests/support/recipe_text.hpp"
 
 using namespace fp8lab::recipes;
+using fp8lab::testing::message_of;
 namespace sc = fp8lab::sim::scaling;
 
 namespace {
-
-std::string message_of(const std::string& text) {
-  try {
-    parse_recipe_text(text, "r.yaml");
-  } catch (const RecipeError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 const char* kMixed = R"(scaling: mxfp8
 per_role:
