@@ -6,22 +6,12 @@
 #include <stdexcept>
 #include <vector>
 
+#include "recipes/detail/yaml_values.hpp"
 #include "recipes/fields.hpp"
 #include "recipes/recipe_file.hpp"
 
 namespace fp8lab::recipes {
 namespace {
-
-// A YAML double-quoted scalar: the reader gets the name back byte for byte (regexes hold
-// backslashes, globs start with '*').
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
 
 // The fields whose values are lists of names; field_text writes them unquoted, for people.
 const std::vector<std::string>* names_of(const Recipe& r, const std::string& key) {
@@ -49,7 +39,8 @@ std::string recipe_file_text(const Recipe& recipe) {
     std::string written = value;
     if (const std::vector<std::string>* names = names_of(recipe, key)) {
       written = "[";
-      for (const std::string& n : *names) written += (written.size() > 1 ? ", " : "") + quoted(n);
+      for (const std::string& n : *names)
+        written += (written.size() > 1 ? ", " : "") + detail::yaml_quoted(n);
       written += "]";
     }
     const std::size_t dot = key.find('.');

@@ -43,15 +43,6 @@ std::string accepted_rule_keys() {
 
 std::string bool_text(bool b) { return b ? "true" : "false"; }
 
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 bool sets_anything(const RoleRule& r) {
   return r.scaling || r.fp8_format || r.power_2_scales || r.mx_scale_mode || r.torchao_version ||
          r.nvfp4_mode || r.nvfp4_2d || r.nvfp4_rht || r.nvfp4_stochastic_rounding;
@@ -104,7 +95,7 @@ std::string rule_text(const RoleRule& r) {
   std::vector<std::string> parts;
   if (!r.match.empty()) {
     std::string m;
-    for (const auto& p : r.match) m += (m.empty() ? "" : ", ") + quoted(p);
+    for (const auto& p : r.match) m += (m.empty() ? "" : ", ") + detail::yaml_quoted(p);
     parts.push_back("match: [" + m + "]");
   }
   if (r.roles != kAllRoles) parts.push_back("roles: " + roles_text(r.roles));
@@ -433,7 +424,7 @@ Recipe role_recipe(const Recipe& recipe, Role role) {
     if (!recipe.per_role[i].match.empty()) {
       throw std::invalid_argument(fmt::format(
           "per_role[{}] applies to the Linears matching {}: the plan needs the Linear's name", i,
-          quoted(recipe.per_role[i].match.front())));
+          detail::yaml_quoted(recipe.per_role[i].match.front())));
     }
   }
   return role_recipe(recipe, "", role);

@@ -178,4 +178,13 @@ double as_fraction(const YAML::Node& node, const Site& site, const std::string& 
   return value;
 }
 
+std::string yaml_quoted(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
 }  // namespace fp8lab::recipes::detail

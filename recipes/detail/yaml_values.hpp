@@ -19,6 +19,10 @@ Site site_of(const std::string& file, const YAML::Node& node);
 // "a sequence", "a mapping", "nothing (null)" or the scalar's text, for messages.
 std::string describe_node(const YAML::Node& node);
 
+// A YAML double-quoted scalar of `text`: a reader gets it back byte for byte (regexes hold
+// backslashes, globs start with '*'), for the recipe texts fp8lab writes.
+std::string yaml_quoted(const std::string& text);
+
 // Parse a whole document; a syntax error becomes a RecipeError at the parser's line.
 YAML::Node load_yaml_text(const std::string& text, const std::string& file);
 YAML::Node load_yaml_file(const std::string& path);

@@ -14,6 +14,7 @@
 
 #include "sim/quantize.hpp"
 #include "tests/support/exhaustive.hpp"
+#include "tests/support/quantize_stats.hpp"
 
 using namespace fp8lab::sim;
 
@@ -74,11 +75,7 @@ void check_all_fp32(Format format, Overflow mode) {
   INFO(spec(format).name << " " << to_string(mode) << " on " << bulk_target_name() << ": "
                          << log.report());
   CHECK(log.count == 0);
-  CHECK(total.amax == want.amax);
-  CHECK(total.count == want.count);
-  CHECK(total.saturated == want.saturated);
-  CHECK(total.underflowed == want.underflowed);
-  CHECK(total.nan == want.nan);
+  fp8lab::testing::check_same_stats(total, want);
 }
 
 }  // namespace

@@ -17,8 +17,10 @@
 #include "sim/quantize_scaled.hpp"
 #include "tests/sim/float_bits.hpp"
 #include "tests/sim/quantize_targets.hpp"
+#include "tests/support/quantize_stats.hpp"
 
 using namespace fp8lab::sim;
+using fp8lab::testing::check_same_stats;
 using namespace fp8lab::testing;
 
 namespace {
@@ -42,14 +44,6 @@ std::vector<float> scales_for(std::size_t count, std::uint32_t seed, bool with_n
   for (auto& v : s) v = choices[rng() % std::size(choices)];
   if (with_non_finite && count > 1) s[count / 2] = kInf;
   return s;
-}
-
-void check_stats(const QuantizeStats& got, const QuantizeStats& want) {
-  CHECK(std::bit_cast<std::uint32_t>(got.amax) == std::bit_cast<std::uint32_t>(want.amax));
-  CHECK(got.count == want.count);
-  CHECK(got.saturated == want.saturated);
-  CHECK(got.underflowed == want.underflowed);
-  CHECK(got.nan == want.nan);
 }
 
 }  // namespace
@@ -89,7 +83,7 @@ TEST_CASE("quantize_scaled equals reference::quantize run by run, every target")
                               want[i]);
                 FAIL(line);
               }
-              check_stats(got_stats, want_stats);
+              check_same_stats(got_stats, want_stats);
             });
           }
         }
@@ -153,7 +147,7 @@ TEST_CASE("quantize_scaled_rows equals quantize_scaled row by row, every target"
           const QuantizeStats got_stats = quantize_scaled_rows(
               x, cols, scales, run, Format::E4M3, Overflow::kSatFinite, std::span(got));
           CHECK(got == want);
-          check_stats(got_stats, want_stats);
+          check_same_stats(got_stats, want_stats);
         });
       }
     }

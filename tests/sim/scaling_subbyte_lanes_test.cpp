@@ -35,6 +35,22 @@ constexpr Format kFormats[] = {Format::E2M1, Format::E2M3, Format::E3M2};
 // to 8 (above every max), mantissas k << 13 (every tie of every grid these formats have at these
 // exponents: their rounding bit is at bit 19 or above) and one ulp either side, both signs; then
 // specials scattered among them so that vectors mix the two.
+// Elements of a block-scaled tensor whose code differs from the scalar cast of x * its block's
+// scale (the lanes kernels must equal sim::cast_fp32_to_subbyte element for element).
+template <typename Tensor>
+std::size_t scalar_cast_mismatches(const Tensor& t, const std::vector<float>& x, std::int64_t R,
+                                   std::int64_t C, Format format) {
+  std::size_t mismatches = 0;
+  for (std::int64_t r = 0; r < R; ++r) {
+    for (std::int64_t c = 0; c < C; ++c) {
+      const float s = t.scale[(r / t.block_rows) * t.scale_cols() + c / t.block_cols];
+      const auto i = static_cast<std::size_t>(r * C + c);
+      if (t.data[i] != sim::cast_fp32_to_subbyte(x[i] * s, format, sim::kSubbyteCuda)) ++mismatches;
+    }
+  }
+  return mismatches;
+}
+
 std::vector<float> sweep_values() {
   std::vector<float> x;
   for (std::uint32_t e = 127 - 12; e <= 127 + 8; ++e) {
@@ -153,37 +169,15 @@ TEST_CASE("MX and NVFP4 codes are the scalar cast of x times the block multiplie
     for (const Format format : kFormats) {
       for (const auto axis : {sc::ScaleAxis::kRowwise, sc::ScaleAxis::kColumnwise}) {
         const auto q = sc::quantize_mx(x, R, C, axis, format);
-        const auto& t = q.tensor;
-        std::size_t mismatches = 0;
-        for (std::int64_t r = 0; r < R; ++r) {
-          for (std::int64_t c = 0; c < C; ++c) {
-            const float s = t.scale[(r / t.block_rows) * t.scale_cols() + c / t.block_cols];
-            const auto i = static_cast<std::size_t>(r * C + c);
-            if (t.data[i] != sim::cast_fp32_to_subbyte(x[i] * s, format, sim::kSubbyteCuda)) {
-              ++mismatches;
-            }
-          }
-        }
         INFO("MX " << sim::spec(format).name << " axis " << static_cast<int>(axis));
-        CHECK(mismatches == 0);
+        CHECK(scalar_cast_mismatches(q.tensor, x, R, C, format) == 0);
       }
     }
     for (const sc::BlockShape block :
          {sc::BlockShape{1, 16}, sc::BlockShape{16, 1}, sc::BlockShape{16, 16}}) {
       const auto q = sc::quantize_nvfp4(x, R, C, block, sc::Nvfp4Mode::kTe);
-      const auto& t = q.tensor;
-      std::size_t mismatches = 0;
-      for (std::int64_t r = 0; r < R; ++r) {
-        for (std::int64_t c = 0; c < C; ++c) {
-          const float s = t.scale[(r / t.block_rows) * t.scale_cols() + c / t.block_cols];
-          const auto i = static_cast<std::size_t>(r * C + c);
-          if (t.data[i] != sim::cast_fp32_to_subbyte(x[i] * s, Format::E2M1, sim::kSubbyteCuda)) {
-            ++mismatches;
-          }
-        }
-      }
       INFO("NVFP4 block " << block.rows << " x " << block.cols);
-      CHECK(mismatches == 0);
+      CHECK(scalar_cast_mismatches(q.tensor, x, R, C, Format::E2M1) == 0);
     }
   });
 }
