@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "sim/gemm/block_scaled_terms.hpp"
@@ -43,7 +44,8 @@ namespace fp8lab::sim::gemm_detail {
 // `pad_rows` are zero.
 struct LaneOperand {
   std::int64_t outer = 0, k = 0, block = 0, blocks = 0, groups = 0;
-  // mxf8f6f4: the element's value; mxf4nvf4: 2x it times its scale's significand (an integer)
+  // mxf8f6f4: the element's value; mxf4nvf4: 2x it times its scale's significand (an integer),
+  // or, folded (fold_scales), the element's value times its scale's (exact: at most 8 bits)
   std::vector<float> value;
   std::vector<float> power;            // mxf8f6f4: 2^e of a nonzero element, else 0
   std::vector<std::uint32_t> nonzero;  // mxf4nvf4: per group of 16, bit i set where i is nonzero
@@ -51,10 +53,45 @@ struct LaneOperand {
   std::vector<std::uint8_t> special;  // per row (row-major): a NaN or infinite element or scale
 };
 
+// Scale exponents (block_scale_exponent) of a mxf4nvf4 pair between which the group products
+// a s_a b s_b may be formed in fp32 (the folded values of LaneOperand::value): every group term
+// is then an exact fp32 sum of 16 such products. A product is (2a m_a)(2b m_b) 2^(E - 8) with
+// E = e_sa + e_sb and |2a m_a| <= 180, a group's sum below 2^19 2^(E - 8): with E in
+// [-110, 115] every partial sum is a normal fp32 multiple of 2^(E - 8) below 2^127, and
+// 2^(8 - E) (which gives a term back its integer dot product) is a normal fp32 too. A folded
+// element a s_a is below 2^(e_sa + 4): e_sa <= 120 keeps it finite.
+inline constexpr int kFoldMinExponent = -110, kFoldMaxExponent = 115, kFoldMaxScale = 120;
+
+// The least and largest scale exponent of x's finite scale bytes.
+inline void scale_exponent_range(const BlockScaledOperand& x, int& lo, int& hi) {
+  bool seen[256] = {};
+  for (const std::uint8_t s : x.scales) seen[s] = true;
+  lo = 0;
+  hi = 0;
+  bool first = true;
+  for (int c = 0; c < 256; ++c) {
+    const auto byte = static_cast<std::uint8_t>(c);
+    if (!seen[c] || block_scale_term(byte, x.scale_type).special) continue;
+    const int e = block_scale_exponent(byte, x.scale_type);
+    lo = first ? e : std::min(lo, e);
+    hi = first ? e : std::max(hi, e);
+    first = false;
+  }
+}
+
+// Whether a mxf4nvf4 pair's values may be folded with their scales (kFoldMinExponent above).
+inline bool fold_scales(const BlockScaledOperand& a, const BlockScaledOperand& b) {
+  int a_lo = 0, a_hi = 0, b_lo = 0, b_hi = 0;
+  scale_exponent_range(a, a_lo, a_hi);
+  scale_exponent_range(b, b_lo, b_hi);
+  return a_lo + b_lo >= kFoldMinExponent && a_hi + b_hi <= kFoldMaxExponent &&
+         std::max(a_hi, b_hi) <= kFoldMaxScale;
+}
+
 // Decodes x into p (layout above), whose vectors keep their capacity from earlier calls
-// (LaneScratch).
+// (LaneScratch). fold (mxf4nvf4 only): the values are the elements times their scales.
 template <bool kFp4>
-void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t pad_rows,
+void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t pad_rows, bool fold,
                   LaneOperand& p) {
   p.outer = x.outer;
   p.k = x.k;
@@ -62,19 +99,20 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
   p.blocks = x.k / x.block;
   p.groups = x.k / kMxf4Nvf4GroupK;
   // Per code (and per scale byte): the columns' entries, looked up once per element.
-  float value[256], power[256], scale_m[256];
+  float value[256], power[256], scale_m[256], scale_value[256];
   std::int32_t scale_e[256];
   std::uint8_t special[256], scale_special[256];
   const auto table = block_element_table(x.format);
   for (int c = 0; c < 256; ++c) {
     const BlockTerm& t = table[c];
     special[c] = t.special ? 1 : 0;
-    value[c] = t.special ? 0.0f : (kFp4 ? 2.0f : 1.0f) * t.value;
+    value[c] = t.special ? 0.0f : (kFp4 && !fold ? 2.0f : 1.0f) * t.value;
     power[c] = t.m == 0 ? 0.0f : std::ldexp(1.0f, t.e);
     const auto byte = static_cast<std::uint8_t>(c);
     const BlockTerm s = block_scale_term(byte, x.scale_type);
     scale_special[c] = s.special ? 1 : 0;
     scale_m[c] = s.special ? 0.0f : s.m;
+    scale_value[c] = s.special ? 0.0f : s.value;
     scale_e[c] = block_scale_exponent(byte, x.scale_type);
   }
   const auto k = static_cast<std::size_t>(x.k), blocks = static_cast<std::size_t>(p.blocks);
@@ -99,7 +137,7 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
       const std::uint8_t scale = x.scales[r * blocks + j];
       p.scale_e[at(r, blocks, j)] = scale_e[scale];
       any |= scale_special[scale];
-      const float m = kFp4 ? scale_m[scale] : 1.0f;
+      const float m = kFp4 ? (fold ? scale_value[scale] : scale_m[scale]) : 1.0f;
       for (std::size_t g = j * block; g < (j + 1) * block; g += kMxf4Nvf4GroupK) {
         std::uint32_t mask = 0;
         for (std::size_t i = g; i < g + kMxf4Nvf4GroupK; ++i) {
@@ -333,6 +371,14 @@ struct LaneArgs {
 };
 
 // kMxf4Nvf4: the steps of rows [r0, r0 + kLaneRows) against one panel, c ([row][lane]) chained.
+// kFolded: the values carry their scales (fold_scales), so that a group's dot product is its term's
+// value, dot 2^(E - 8). Where every group of a row's step has E >= E_max - 27 (the usual case:
+// scales within 2^27 of each other and c not far above the products) and E_max is in RangeOk's
+// range, no term has a bit below the grid 2^(E_max - 35): the step is then the exact fp64 sum of
+// the values and of c truncated onto the grid, rounded toward zero, with no per-group alignment.
+// Other rows take each dot product back to its integer (times 2^(8 - E), exact) and go the
+// unfolded way.
+template <bool kFolded>
 HWY_INLINE void Mxf4Nvf4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t panel, float* c,
                               VI* bad) {
   const DF df;
@@ -341,66 +387,119 @@ HWY_INLINE void Mxf4Nvf4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
   const LaneOperand& a = *t.a;
   const std::int64_t k = a.k, groups = a.groups, blocks = a.blocks, block = a.block;
   constexpr int kGroups = static_cast<int>(kMxf4Nvf4StepK / kMxf4Nvf4GroupK);
+  constexpr int kF = kMxf4Nvf4FractionBits;
   const float* bv = t.b_value + panel * k * static_cast<std::int64_t>(lanes);
   for (std::int64_t g0 = 0; g0 < groups; g0 += kGroups) {
     const int count = static_cast<int>(std::min<std::int64_t>(kGroups, groups - g0));
     // The exponents first (they need no dot product), so that each group's dot product goes
-    // into the sums as soon as it is done.
-    VI exponents[kLaneRows][kGroups];
-    VI emax[kLaneRows];
+    // into the sums as soon as it is done. kFolded keeps only E_max and the least E of the
+    // step's groups (zero terms included, which only makes the test below stricter).
+    VI exponents[kLaneRows][kFolded ? 1 : kGroups];
+    VI emax[kLaneRows], emin[kLaneRows];
     for (auto& x : emax) x = hn::Set(di, kMxf4Nvf4ZeroExponent);
-    for (int g = 0; g < count; ++g) {
+    for (auto& x : emin) x = hn::Set(di, 1 << 20);
+    // E of group g0 + g for row r against the panel: raw (the scales' sum) and with a zero
+    // term's kMxf4Nvf4ZeroExponent.
+    const auto group_exponent = [&](int g, std::int64_t r, VI& raw) HWY_ATTR {
       const std::int64_t s = (g0 + g) * kMxf4Nvf4GroupK / block;
       const VI b_e =
           hn::LoadU(di, t.b_scale_e + static_cast<std::size_t>(panel * blocks + s) * lanes);
       const VI b_nz = hn::BitCast(
           di, hn::LoadU(hn::RebindToUnsigned<DF>(),
                         t.b_nonzero + static_cast<std::size_t>(panel * groups + g0 + g) * lanes));
+      const std::int64_t row = r0 + r;
+      // A zero term: no nonzero product in the group, or a zero scale.
+      const auto nz =
+          hn::And(hn::Set(di, static_cast<std::int32_t>(a.nonzero[row * groups + g0 + g])), b_nz);
+      raw = hn::Add(hn::Set(di, a.scale_e[row * blocks + s]), b_e);
+      return hn::IfThenElse(hn::Eq(nz, hn::Zero(di)), hn::Set(di, kMxf4Nvf4ZeroExponent), raw);
+    };
+    for (int g = 0; g < count; ++g) {
+#pragma GCC unroll 8
       for (std::int64_t r = 0; r < kLaneRows; ++r) {
-        const std::int64_t row = r0 + r;
-        // A zero term: no nonzero product in the group, or a zero scale.
-        const auto nz =
-            hn::And(hn::Set(di, static_cast<std::int32_t>(a.nonzero[row * groups + g0 + g])), b_nz);
-        exponents[r][g] = hn::IfThenElse(hn::Eq(nz, hn::Zero(di)),
-                                         hn::Set(di, kMxf4Nvf4ZeroExponent),
-                                         hn::Add(hn::Set(di, a.scale_e[row * blocks + s]), b_e));
-        emax[r] = hn::Max(emax[r], exponents[r][g]);
+        VI raw;
+        const VI e = group_exponent(g, r, raw);
+        if constexpr (kFolded) {
+          emin[r] = hn::Min(emin[r], raw);
+        } else {
+          exponents[r][g] = e;
+        }
+        emax[r] = hn::Max(emax[r], e);
       }
     }
     VF cv[kLaneRows];
-    bool range_ok[kLaneRows];
-    VD lo[kLaneRows], hi[kLaneRows];
+    bool range_ok[kLaneRows], exact[kLaneRows];
+    bool all_exact = kFolded;
+#pragma GCC unroll 8
     for (std::int64_t r = 0; r < kLaneRows; ++r) {
       cv[r] = hn::Load(df, c + r * static_cast<std::int64_t>(kMaxLanes));
       emax[r] = hn::Max(emax[r], Fp32Exponent(cv[r], kMxf4Nvf4ZeroExponent));
-      range_ok[r] = RangeOk(emax[r], kMxf4Nvf4FractionBits);
-      lo[r] = hn::Zero(DD());
-      hi[r] = hn::Zero(DD());
+      range_ok[r] = RangeOk(emax[r], kF);
+      exact[r] = kFolded && range_ok[r] &&
+                 hn::AllTrue(di, hn::Gt(emin[r], hn::Sub(emax[r], hn::Set(di, 28))));
+      all_exact = all_exact && exact[r];
     }
-    for (int g = 0; g < count; ++g) {
-      const std::int64_t k0 = (g0 + g) * kMxf4Nvf4GroupK;
-      VF dot[kLaneRows];
-      for (auto& x : dot) x = hn::Zero(df);
-      for (std::int64_t kk = k0; kk < k0 + kMxf4Nvf4GroupK; ++kk) {
-        const VF b = hn::LoadU(df, bv + kk * static_cast<std::int64_t>(lanes));
+    // The step's sums and results; kAllExact: every row exact (no branch per row and group).
+    const auto sums = [&](auto all_exact_tag) HWY_ATTR {
+      constexpr bool kAllExact = decltype(all_exact_tag)::value;
+      VD lo[kLaneRows], hi[kLaneRows];
+      for (std::int64_t r = 0; r < kLaneRows; ++r) lo[r] = hi[r] = hn::Zero(DD());
+      for (int g = 0; g < count; ++g) {
+        const std::int64_t k0 = (g0 + g) * kMxf4Nvf4GroupK;
+        VF dot[kLaneRows];
+        for (auto& x : dot) x = hn::Zero(df);
+#pragma GCC unroll 16
+        for (std::int64_t kk = k0; kk < k0 + kMxf4Nvf4GroupK; ++kk) {
+          const VF b = hn::LoadU(df, bv + kk * static_cast<std::int64_t>(lanes));
+#pragma GCC unroll 8
+          for (std::int64_t r = 0; r < kLaneRows; ++r) {
+            dot[r] = hn::MulAdd(hn::Set(df, a.value[(r0 + r) * k + kk]), b, dot[r]);
+          }
+        }
+#pragma GCC unroll 8
         for (std::int64_t r = 0; r < kLaneRows; ++r) {
-          dot[r] = hn::MulAdd(hn::Set(df, a.value[(r0 + r) * k + kk]), b, dot[r]);
+          if (kAllExact || exact[r]) {
+            AddExact(dot[r], lo[r], hi[r]);
+            continue;
+          }
+          // The dot product is the group's term (the values carry the scale significands,
+          // decode_lanes), value term 2^(E - 8); on the grid 2^(E_max - 35) it is times
+          // 2^(E - E_max + 27) (E <= E_max but for a folded zero term, whose product is 0;
+          // below 2^-64 every term truncates to 0).
+          VF term = dot[r];
+          VI e;
+          if constexpr (kFolded) {
+            VI raw;
+            e = group_exponent(g, r, raw);
+            term = hn::Mul(term, Pow2(hn::Sub(hn::Set(di, 8), raw)));
+          } else {
+            e = exponents[r][g];
+          }
+          const VI shift = Clamp(hn::Add(hn::Sub(e, emax[r]), hn::Set(di, 27)), -64, 27);
+          AddExact(hn::Trunc(hn::Mul(term, Pow2(shift))), lo[r], hi[r]);
         }
       }
-      // The dot product is the group's term (the values carry the scale significands,
-      // decode_lanes), value term 2^(E - 8); on the grid 2^(E_max - 35) it is times
-      // 2^(E - E_max + 27) (E <= E_max; below 2^-64 every term truncates to 0).
+#pragma GCC unroll 8
       for (std::int64_t r = 0; r < kLaneRows; ++r) {
-        const VI shift =
-            hn::Max(hn::Add(hn::Sub(exponents[r][g], emax[r]), hn::Set(di, 27)), hn::Set(di, -64));
-        AddExact(hn::Trunc(hn::Mul(dot[r], Pow2(shift))), lo[r], hi[r]);
+        if (kAllExact || exact[r]) {
+          // c truncated onto the grid, as a value (exact: c with its bits below the grid
+          // cleared), and the value sum rounded toward zero (FinishStep's scale is 1).
+          const VF c_value = hn::Mul(CTerm(cv[r], emax[r], kF, kMxf4Nvf4ZeroExponent, true),
+                                     Pow2(hn::Sub(emax[r], hn::Set(di, kF))));
+          AddExact(c_value, lo[r], hi[r]);
+          hn::Store(FinishStep(lo[r], hi[r], hn::Set(di, kF), kF, true, bad[r]), df,
+                    c + r * static_cast<std::int64_t>(kMaxLanes));
+          continue;
+        }
+        AddExact(CTerm(cv[r], emax[r], kF, kMxf4Nvf4ZeroExponent, range_ok[r]), lo[r], hi[r]);
+        hn::Store(FinishStep(lo[r], hi[r], emax[r], kF, range_ok[r], bad[r]), df,
+                  c + r * static_cast<std::int64_t>(kMaxLanes));
       }
-    }
-    for (std::int64_t r = 0; r < kLaneRows; ++r) {
-      AddExact(CTerm(cv[r], emax[r], kMxf4Nvf4FractionBits, kMxf4Nvf4ZeroExponent, range_ok[r]),
-               lo[r], hi[r]);
-      hn::Store(FinishStep(lo[r], hi[r], emax[r], kMxf4Nvf4FractionBits, range_ok[r], bad[r]), df,
-                c + r * static_cast<std::int64_t>(kMaxLanes));
+    };
+    if (all_exact) {
+      sums(std::true_type{});
+    } else {
+      sums(std::false_type{});
     }
   }
 }
@@ -476,7 +575,7 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
 }
 
 // Rows [64 unit, 64 unit + 64) of D; returns whether it left any output to the reference.
-template <bool kFp4>
+template <bool kFp4, bool kFolded>
 bool LaneUnit(const LaneArgs& t, std::int64_t unit) {
   const DF df;
   const DI di;
@@ -511,7 +610,7 @@ bool LaneUnit(const LaneArgs& t, std::int64_t unit) {
       VI bad[kLaneRows];
       for (auto& x : bad) x = hn::Zero(di);
       if constexpr (kFp4) {
-        Mxf4Nvf4Panel(t, r0, panel, &c[0][0], bad);
+        Mxf4Nvf4Panel<kFolded>(t, r0, panel, &c[0][0], bad);
       } else {
         Mxf8f6f4Panel(t, r0, panel, &c[0][0], bad);
       }
@@ -552,12 +651,13 @@ bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
   const LaneOperand& pb = scratch.b;
   // A row-major with zero rows up to whole micro-tiles, B in panels of one vector's columns with
   // zero columns up to the last panel's end.
+  const bool fold = fp4 && fold_scales(a, b);
   if (fp4) {
-    decode_lanes<true>(a, 1, kLaneRows, scratch.a);
-    decode_lanes<true>(b, lanes, static_cast<std::int64_t>(lanes), scratch.b);
+    decode_lanes<true>(a, 1, kLaneRows, fold, scratch.a);
+    decode_lanes<true>(b, lanes, static_cast<std::int64_t>(lanes), fold, scratch.b);
   } else {
-    decode_lanes<false>(a, 1, kLaneRows, scratch.a);
-    decode_lanes<false>(b, lanes, static_cast<std::int64_t>(lanes), scratch.b);
+    decode_lanes<false>(a, 1, kLaneRows, false, scratch.a);
+    decode_lanes<false>(b, lanes, static_cast<std::int64_t>(lanes), false, scratch.b);
   }
   const LaneArgs args{&pa,
                       b.outer,
@@ -572,7 +672,9 @@ bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
   const std::int64_t units = (a.outer + kLaneUnitRows - 1) / kLaneUnitRows;
   std::vector<std::uint8_t> unit_left(static_cast<std::size_t>(units), 0);
   parallel_units(units, threads, [&](std::int64_t unit) HWY_ATTR {
-    unit_left[unit] = fp4 ? LaneUnit<true>(args, unit) : LaneUnit<false>(args, unit);
+    unit_left[unit] =
+        fp4 ? (fold ? LaneUnit<true, true>(args, unit) : LaneUnit<true, false>(args, unit))
+            : LaneUnit<false, false>(args, unit);
   });
   scratch.release_if_large();
   return std::any_of(unit_left.begin(), unit_left.end(), [](std::uint8_t x) { return x != 0; });
