@@ -449,7 +449,8 @@ HWY_INLINE void Mxf4Nvf4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
         VF dot[kLaneRows];
         for (auto& x : dot) x = hn::Zero(df);
 #pragma GCC unroll 16
-        for (std::int64_t kk = k0; kk < k0 + kMxf4Nvf4GroupK; ++kk) {
+        for (int i = 0; i < static_cast<int>(kMxf4Nvf4GroupK); ++i) {
+          const std::int64_t kk = k0 + i;
           const VF b = hn::LoadU(df, bv + kk * static_cast<std::int64_t>(lanes));
 #pragma GCC unroll 8
           for (std::int64_t r = 0; r < kLaneRows; ++r) {
@@ -598,7 +599,11 @@ bool LaneUnit(const LaneArgs& t, std::int64_t unit) {
       // a is padded to whole micro-tiles (zero rows); c starts as C or +0.
       for (std::int64_t r = 0; r < kLaneRows; ++r) {
         const std::int64_t row = r0 + r;
-        if (full && row < m && !t.c.empty()) {
+        if (t.c.empty()) {
+          hn::Store(hn::Zero(df), df, c[r]);
+          continue;
+        }
+        if (full && row < m) {
           hn::Store(hn::LoadU(df, t.c.data() + row * n + col0), df, c[r]);
           continue;
         }
