@@ -10,8 +10,9 @@
 //     (Trunc): the result has <= 20 significant bits, so it is an exact fp32 integer (< 2^47).
 //     c = m_c 2^(e_c - 23) likewise (m_c < 2^24). The five such integers add exactly in fp64
 //     (< 2^50 < 2^53).
-//   kMxf8f6f4: E_max comes from max(2^e_a * 2^e_b) over the step (exact powers of two, 0 for a
-//     zero element) plus the two scale exponents. A product a * b * 2^(25 + e_sa + e_sb - E_max)
+//   kMxf8f6f4: E_max comes from max(e_a + e_b) over the step's nonzero products (int8 lanes, four
+//     elements of K a 32-bit lane; a zero element's kZeroElementExponent keeps its products below
+//     every real sum, saturating) plus the two scale exponents. A product a * b * 2^(25 + e_sa + e_sb - E_max)
 //     is exact in fp32 (8 significant bits; the power of two is clamped where the term is 0
 //     anyway) and below 2^27; converting it to int32 truncates toward zero, which is the model's
 //     truncation onto the grid. Sixteen such terms add below 2^31 in int32; the two halves of a
@@ -27,6 +28,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -47,7 +49,10 @@ struct LaneOperand {
   // mxf8f6f4: the element's value; mxf4nvf4: 2x it times its scale's significand (an integer),
   // or, folded (fold_scales), the element's value times its scale's (exact: at most 8 bits)
   std::vector<float> value;
-  std::vector<float> power;            // mxf8f6f4: 2^e of a nonzero element, else 0
+  // mxf8f6f4: e of a nonzero element, else kZeroElementExponent; in B's panels four entries of K
+  // a lane ([panel][k / 4][lane][k % 4]), so that one 32-bit broadcast of A's row holds the same
+  // four
+  std::vector<std::int8_t> exponent;
   std::vector<std::uint32_t> nonzero;  // mxf4nvf4: per group of 16, bit i set where i is nonzero
   std::vector<std::int32_t> scale_e;
   std::vector<std::uint8_t> special;  // per row (row-major): a NaN or infinite element or scale
@@ -88,6 +93,10 @@ inline bool fold_scales(const BlockScaledOperand& a, const BlockScaledOperand& b
          std::max(a_hi, b_hi) <= kFoldMaxScale;
 }
 
+// A zero element's exponent in LaneOperand::exponent: with any other exponent (-14..15) its sum
+// stays below -84, and two of them saturate at -128.
+inline constexpr std::int8_t kZeroElementExponent = -100;
+
 // Decodes x into p (layout above), whose vectors keep their capacity from earlier calls
 // (LaneScratch). fold (mxf4nvf4 only): the values are the elements times their scales.
 template <bool kFp4>
@@ -99,7 +108,8 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
   p.blocks = x.k / x.block;
   p.groups = x.k / kMxf4Nvf4GroupK;
   // Per code (and per scale byte): the columns' entries, looked up once per element.
-  float value[256], power[256], scale_m[256], scale_value[256];
+  float value[256], scale_m[256], scale_value[256];
+  std::int8_t exponent[256];
   std::int32_t scale_e[256];
   std::uint8_t special[256], scale_special[256];
   const auto table = block_element_table(x.format);
@@ -107,7 +117,7 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
     const BlockTerm& t = table[c];
     special[c] = t.special ? 1 : 0;
     value[c] = t.special ? 0.0f : (kFp4 && !fold ? 2.0f : 1.0f) * t.value;
-    power[c] = t.m == 0 ? 0.0f : std::ldexp(1.0f, t.e);
+    exponent[c] = t.m == 0 || t.special ? kZeroElementExponent : t.e;
     const auto byte = static_cast<std::uint8_t>(c);
     const BlockTerm s = block_scale_term(byte, x.scale_type);
     scale_special[c] = s.special ? 1 : 0;
@@ -119,13 +129,17 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
   const auto groups = static_cast<std::size_t>(p.groups), block = static_cast<std::size_t>(x.block);
   const auto rows = static_cast<std::size_t>((x.outer + pad_rows - 1) / pad_rows * pad_rows);
   p.value.resize(rows * k);
-  p.power.resize(kFp4 ? 0 : rows * k);
+  p.exponent.resize(kFp4 ? 0 : rows * k);
   p.nonzero.resize(kFp4 ? rows * groups : 0);
   p.scale_e.resize(rows * blocks);
   p.special.resize(static_cast<std::size_t>(x.outer));
   // Where entry w of row r goes in a column of width `width`.
   const auto at = [lanes](std::size_t r, std::size_t width, std::size_t w) {
     return ((r / lanes) * width + w) * lanes + r % lanes;
+  };
+  // Where element w of row r's exponent goes (four of K a lane).
+  const auto at4 = [lanes, k](std::size_t r, std::size_t w) {
+    return (((r / lanes) * (k / 4) + w / 4) * lanes + r % lanes) * 4 + w % 4;
   };
   // One pass over the codes, block by block. mxf4nvf4: each 2x-value times its scale's
   // significand (an integer <= 12 * 15), so that a group's dot product is already its term
@@ -148,7 +162,7 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
           if constexpr (kFp4) {
             mask |= (v != 0.0f ? 1u : 0u) << (i - g);
           } else {
-            p.power[at(r, k, i)] = power[code];
+            p.exponent[at4(r, i)] = exponent[code];
           }
         }
         if constexpr (kFp4) p.nonzero[at(r, groups, g / kMxf4Nvf4GroupK)] = mask;
@@ -160,7 +174,7 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
   for (std::size_t r = static_cast<std::size_t>(x.outer); r < rows; ++r) {
     for (std::size_t i = 0; i < k; ++i) {
       p.value[at(r, k, i)] = 0.0f;
-      if constexpr (!kFp4) p.power[at(r, k, i)] = 0.0f;
+      if constexpr (!kFp4) p.exponent[at4(r, i)] = kZeroElementExponent;
     }
     for (std::size_t g = 0; g < (kFp4 ? groups : 0); ++g) p.nonzero[at(r, groups, g)] = 0;
     for (std::size_t j = 0; j < blocks; ++j) p.scale_e[at(r, blocks, j)] = 0;
@@ -178,7 +192,7 @@ struct LaneScratch {
     constexpr std::size_t kKeptScratchBytes = std::size_t{64} << 20;
     std::size_t bytes = 0;
     for (const LaneOperand* x : {&a, &b}) {
-      bytes += (x->value.capacity() + x->power.capacity()) * sizeof(float) +
+      bytes += x->value.capacity() * sizeof(float) + x->exponent.capacity() +
                x->nonzero.capacity() * sizeof(std::uint32_t) +
                x->scale_e.capacity() * sizeof(std::int32_t) + x->special.capacity();
     }
@@ -361,7 +375,7 @@ struct LaneArgs {
   // B packed per panel of `lanes` columns: [panel][k][lane], [panel][block][lane],
   // [panel][group][lane] (columns past N are zero).
   const float* b_value;
-  const float* b_power;
+  const std::int8_t* b_exponent;
   const std::uint32_t* b_nonzero;
   const std::int32_t* b_scale_e;
   const std::uint8_t* b_special;
@@ -515,18 +529,44 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
   const LaneOperand& a = *t.a;
   const std::int64_t k = a.k, steps = a.blocks;
   const float* bv = t.b_value + panel * k * l;
-  const float* bp = t.b_power + panel * k * l;
+  const std::int8_t* be = t.b_exponent + panel * k * l;
   for (std::int64_t s = 0; s < steps; ++s) {
     const std::int64_t k0 = s * kMxf8f6f4StepK;
-    // E_max: the largest 2^(e_a + e_b) of the nonzero products, exact powers of two.
-    VF top[kLaneRows];
-    for (auto& x : top) x = hn::Zero(df);
-    for (std::int64_t kk = k0; kk < k0 + kMxf8f6f4StepK; ++kk) {
-      const VF b = hn::LoadU(df, bp + kk * l);
+    // max(e_a + e_b) of the nonzero products (a sum below -64 means no nonzero product), in int8
+    // lanes: four of K a 32-bit lane, then the largest of each lane's four bytes (sign-extended).
+    VI top[kLaneRows];
+#if HWY_TARGET == HWY_SCALAR
+    for (std::int64_t r = 0; r < kLaneRows; ++r) {
+      int most = -128;
+      for (std::int64_t kk = k0; kk < k0 + kMxf8f6f4StepK; ++kk) {
+        most = std::max(most, a.exponent[(r0 + r) * k + kk] + be[kk]);
+      }
+      top[r] = hn::Set(di, most);
+    }
+#else
+    const hn::Repartition<std::int8_t, DF> di8;
+    const hn::Repartition<std::int16_t, DF> di16;
+    const hn::RebindToUnsigned<DI> du;
+    hn::Vec<decltype(di8)> top8[kLaneRows];
+    for (auto& x : top8) x = hn::Set(di8, -128);
+#pragma GCC unroll 8
+    for (int i = 0; i < static_cast<int>(kMxf8f6f4StepK / 4); ++i) {
+      const std::int64_t kk = k0 + 4 * i;
+      const auto b = hn::LoadU(di8, be + kk * l);
+#pragma GCC unroll 8
       for (std::int64_t r = 0; r < kLaneRows; ++r) {
-        top[r] = hn::Max(top[r], hn::Mul(hn::Set(df, a.power[(r0 + r) * k + kk]), b));
+        std::uint32_t four;
+        std::memcpy(&four, a.exponent.data() + (r0 + r) * k + kk, sizeof(four));
+        top8[r] = hn::Max(top8[r], hn::SaturatedAdd(hn::BitCast(di8, hn::Set(du, four)), b));
       }
     }
+    for (std::int64_t r = 0; r < kLaneRows; ++r) {
+      const auto x16 = hn::BitCast(di16, top8[r]);
+      const auto m16 = hn::Max(hn::ShiftRight<8>(x16), hn::ShiftRight<8>(hn::ShiftLeft<8>(x16)));
+      const VI x32 = hn::BitCast(di, m16);
+      top[r] = hn::Max(hn::ShiftRight<16>(x32), hn::ShiftRight<16>(hn::ShiftLeft<16>(x32)));
+    }
+#endif
     const VI b_e = hn::LoadU(di, t.b_scale_e + static_cast<std::size_t>(panel * steps + s) * lanes);
     VF grid[kLaneRows];
     VI e_max[kLaneRows];
@@ -534,11 +574,8 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
     bool range_ok[kLaneRows];
     for (std::int64_t r = 0; r < kLaneRows; ++r) {
       const VI scale_e = hn::Add(hn::Set(di, a.scale_e[(r0 + r) * steps + s]), b_e);
-      const VI top_bits = hn::BitCast(di, top[r]);
-      const VI products =
-          hn::IfThenElse(hn::Gt(top_bits, hn::Zero(di)),
-                         hn::Add(hn::Sub(hn::ShiftRight<23>(top_bits), hn::Set(di, 127)), scale_e),
-                         hn::Set(di, kMxf8f6f4ZeroExponent));
+      const VI products = hn::IfThenElse(hn::Gt(top[r], hn::Set(di, -64)), hn::Add(top[r], scale_e),
+                                         hn::Set(di, kMxf8f6f4ZeroExponent));
       const VF cv = hn::Load(df, c + r * static_cast<std::int64_t>(kMaxLanes));
       const VI emax = hn::Max(products, Fp32Exponent(cv, kMxf8f6f4ZeroExponent));
       e_max[r] = emax;
@@ -559,8 +596,11 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
       VI sum[kLaneRows];
       for (auto& x : sum) x = hn::Zero(di);
       const std::int64_t h0 = k0 + half * (kMxf8f6f4StepK / 2);
-      for (std::int64_t kk = h0; kk < h0 + kMxf8f6f4StepK / 2; ++kk) {
+#pragma GCC unroll 16
+      for (int i = 0; i < static_cast<int>(kMxf8f6f4StepK / 2); ++i) {
+        const std::int64_t kk = h0 + i;
         const VF b = hn::LoadU(df, bv + kk * l);
+#pragma GCC unroll 8
         for (std::int64_t r = 0; r < kLaneRows; ++r) {
           const VF x = hn::Mul(hn::Set(df, a.value[(r0 + r) * k + kk]), hn::Mul(b, grid[r]));
           sum[r] = hn::Add(sum[r], TruncToInt(x));
@@ -667,7 +707,7 @@ bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
   const LaneArgs args{&pa,
                       b.outer,
                       pb.value.data(),
-                      pb.power.data(),
+                      pb.exponent.data(),
                       pb.nonzero.data(),
                       pb.scale_e.data(),
                       pb.special.data(),
