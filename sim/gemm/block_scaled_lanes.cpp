@@ -111,11 +111,14 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
   float value[256], scale_m[256], scale_value[256];
   std::int8_t exponent[256];
   std::int32_t scale_e[256];
-  std::uint8_t special[256], scale_special[256];
+  std::uint8_t special[256], scale_special[256], code_nonzero[256];
+  bool any_special_code = false;
   const auto table = block_element_table(x.format);
   for (int c = 0; c < 256; ++c) {
     const BlockTerm& t = table[c];
     special[c] = t.special ? 1 : 0;
+    any_special_code = any_special_code || t.special;
+    code_nonzero[c] = !t.special && t.value != 0.0f ? 1 : 0;
     value[c] = t.special ? 0.0f : (kFp4 && !fold ? 2.0f : 1.0f) * t.value;
     exponent[c] = t.m == 0 || t.special ? kZeroElementExponent : t.e;
     const auto byte = static_cast<std::uint8_t>(c);
@@ -156,16 +159,16 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
         std::uint32_t mask = 0;
         for (std::size_t i = g; i < g + kMxf4Nvf4GroupK; ++i) {
           const std::uint8_t code = x.codes[r * k + i];
-          any |= special[code];
-          const float v = value[code] * m;
-          p.value[at(r, k, i)] = v;
+          if (any_special_code) any |= special[code];
+          p.value[at(r, k, i)] = value[code] * m;
           if constexpr (kFp4) {
-            mask |= (v != 0.0f ? 1u : 0u) << (i - g);
+            // value * m is exact (decode_lanes' comment): nonzero where both factors are
+            mask |= std::uint32_t{code_nonzero[code]} << (i - g);
           } else {
             p.exponent[at4(r, i)] = exponent[code];
           }
         }
-        if constexpr (kFp4) p.nonzero[at(r, groups, g / kMxf4Nvf4GroupK)] = mask;
+        if constexpr (kFp4) p.nonzero[at(r, groups, g / kMxf4Nvf4GroupK)] = m != 0.0f ? mask : 0;
       }
     }
     p.special[r] = any;
