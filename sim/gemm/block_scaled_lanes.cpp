@@ -9,7 +9,9 @@
 //     2^20. Truncating it onto the grid 2^(E_max - 35) multiplies by a power of two and truncates
 //     (Trunc): the result has <= 20 significant bits, so it is an exact fp32 integer (< 2^47).
 //     c = m_c 2^(e_c - 23) likewise (m_c < 2^24). The five such integers add exactly in fp64
-//     (< 2^50 < 2^53).
+//     (< 2^50 < 2^53). Folded (fold_scales, Mxf4Nvf4Panel<true>): the values carry their scales,
+//     a group's dot product is its term's value, and a step with every group within 2^27 of
+//     E_max (no term bit below the grid) adds the values and c's truncated value in fp64.
 //   kMxf8f6f4: E_max comes from max(e_a + e_b) over the step's nonzero products (int8 lanes, four
 //     elements of K a 32-bit lane; a zero element's kZeroElementExponent keeps its products below
 //     every real sum, saturating) plus the two scale exponents. A product a * b * 2^(25 + e_sa + e_sb - E_max)
