@@ -745,6 +745,10 @@ bool block_scaled_lanes(const BlockScaledOperand& a, const BlockScaledOperand& b
                         std::span<float> out, std::span<std::uint8_t> left) {
   return HWY_DYNAMIC_DISPATCH(BlockScaledLanes)(a, b, path, c, threads, out, left);
 }
+
+bool block_scaled_folds(const BlockScaledOperand& a, const BlockScaledOperand& b) {
+  return fold_scales(a, b);
+}
 }  // namespace gemm_detail
 
 const char* block_scaled_target_name() {
