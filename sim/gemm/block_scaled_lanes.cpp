@@ -14,8 +14,8 @@
 //     E_max (no term bit below the grid) adds the values and c's truncated value in fp64.
 //   kMxf8f6f4: E_max comes from max(e_a + e_b) over the step's nonzero products (int8 lanes, four
 //     elements of K a 32-bit lane; a zero element's kZeroElementExponent keeps its products below
-//     every real sum, saturating) plus the two scale exponents. A product a * b * 2^(25 + e_sa + e_sb - E_max)
-//     is exact in fp32 (8 significant bits; the power of two is clamped where the term is 0
+//     every real sum, saturating) plus the two scale exponents. A product
+//     a * b * 2^(25 + e_sa + e_sb - E_max) is exact in fp32 (8 significant bits; the power of two is clamped where the term is 0
 //     anyway) and below 2^27; converting it to int32 truncates toward zero, which is the model's
 //     truncation onto the grid. Sixteen such terms add below 2^31 in int32; the two halves of a
 //     step and c's term add exactly in fp64.
