@@ -9,10 +9,13 @@
 //     2^20. Truncating it onto the grid 2^(E_max - 35) multiplies by a power of two and truncates
 //     (Trunc): the result has <= 20 significant bits, so it is an exact fp32 integer (< 2^47).
 //     c = m_c 2^(e_c - 23) likewise (m_c < 2^24). The five such integers add exactly in fp64
-//     (< 2^50 < 2^53).
-//   kMxf8f6f4: E_max comes from max(2^e_a * 2^e_b) over the step (exact powers of two, 0 for a
-//     zero element) plus the two scale exponents. A product a * b * 2^(25 + e_sa + e_sb - E_max)
-//     is exact in fp32 (8 significant bits; the power of two is clamped where the term is 0
+//     (< 2^50 < 2^53). Folded (fold_scales, Mxf4Nvf4Panel<true>): the values carry their scales,
+//     a group's dot product is its term's value, and a step with every group within 2^27 of
+//     E_max (no term bit below the grid) adds the values and c's truncated value in fp64.
+//   kMxf8f6f4: E_max comes from max(e_a + e_b) over the step's nonzero products (int8 lanes, four
+//     elements of K a 32-bit lane; a zero element's kZeroElementExponent keeps its products below
+//     every real sum, saturating) plus the two scale exponents. A product
+//     a * b * 2^(25 + e_sa + e_sb - E_max) is exact in fp32 (8 significant bits; the power of two is clamped where the term is 0
 //     anyway) and below 2^27; converting it to int32 truncates toward zero, which is the model's
 //     truncation onto the grid. Sixteen such terms add below 2^31 in int32; the two halves of a
 //     step and c's term add exactly in fp64.
@@ -27,6 +30,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "sim/gemm/block_scaled_terms.hpp"
@@ -43,18 +48,61 @@ namespace fp8lab::sim::gemm_detail {
 // `pad_rows` are zero.
 struct LaneOperand {
   std::int64_t outer = 0, k = 0, block = 0, blocks = 0, groups = 0;
-  // mxf8f6f4: the element's value; mxf4nvf4: 2x it times its scale's significand (an integer)
+  // mxf8f6f4: the element's value; mxf4nvf4: 2x it times its scale's significand (an integer),
+  // or, folded (fold_scales), the element's value times its scale's (exact: at most 8 bits)
   std::vector<float> value;
-  std::vector<float> power;            // mxf8f6f4: 2^e of a nonzero element, else 0
+  // mxf8f6f4: e of a nonzero element, else kZeroElementExponent; in B's panels four entries of K
+  // a lane ([panel][k / 4][lane][k % 4]), so that one 32-bit broadcast of A's row holds the same
+  // four
+  std::vector<std::int8_t> exponent;
   std::vector<std::uint32_t> nonzero;  // mxf4nvf4: per group of 16, bit i set where i is nonzero
   std::vector<std::int32_t> scale_e;
   std::vector<std::uint8_t> special;  // per row (row-major): a NaN or infinite element or scale
 };
 
+// Scale exponents (block_scale_exponent) of a mxf4nvf4 pair between which the group products
+// a s_a b s_b may be formed in fp32 (the folded values of LaneOperand::value): every group term
+// is then an exact fp32 sum of 16 such products. A product is (2a m_a)(2b m_b) 2^(E - 8) with
+// E = e_sa + e_sb and |2a m_a| <= 180, a group's sum below 2^19 2^(E - 8): with E in
+// [-110, 115] every partial sum is a normal fp32 multiple of 2^(E - 8) below 2^127, and
+// 2^(8 - E) (which gives a term back its integer dot product) is a normal fp32 too. A folded
+// element a s_a is below 2^(e_sa + 4): e_sa <= 120 keeps it finite.
+inline constexpr int kFoldMinExponent = -110, kFoldMaxExponent = 115, kFoldMaxScale = 120;
+
+// The least and largest scale exponent of x's finite scale bytes.
+inline void scale_exponent_range(const BlockScaledOperand& x, int& lo, int& hi) {
+  bool seen[256] = {};
+  for (const std::uint8_t s : x.scales) seen[s] = true;
+  lo = 0;
+  hi = 0;
+  bool first = true;
+  for (int c = 0; c < 256; ++c) {
+    const auto byte = static_cast<std::uint8_t>(c);
+    if (!seen[c] || block_scale_term(byte, x.scale_type).special) continue;
+    const int e = block_scale_exponent(byte, x.scale_type);
+    lo = first ? e : std::min(lo, e);
+    hi = first ? e : std::max(hi, e);
+    first = false;
+  }
+}
+
+// Whether a mxf4nvf4 pair's values may be folded with their scales (kFoldMinExponent above).
+inline bool fold_scales(const BlockScaledOperand& a, const BlockScaledOperand& b) {
+  int a_lo = 0, a_hi = 0, b_lo = 0, b_hi = 0;
+  scale_exponent_range(a, a_lo, a_hi);
+  scale_exponent_range(b, b_lo, b_hi);
+  return a_lo + b_lo >= kFoldMinExponent && a_hi + b_hi <= kFoldMaxExponent &&
+         std::max(a_hi, b_hi) <= kFoldMaxScale;
+}
+
+// A zero element's exponent in LaneOperand::exponent: with any other exponent (-14..15) its sum
+// stays below -84, and two of them saturate at -128.
+inline constexpr std::int8_t kZeroElementExponent = -100;
+
 // Decodes x into p (layout above), whose vectors keep their capacity from earlier calls
-// (LaneScratch).
+// (LaneScratch). fold (mxf4nvf4 only): the values are the elements times their scales.
 template <bool kFp4>
-void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t pad_rows,
+void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t pad_rows, bool fold,
                   LaneOperand& p) {
   p.outer = x.outer;
   p.k = x.k;
@@ -62,32 +110,41 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
   p.blocks = x.k / x.block;
   p.groups = x.k / kMxf4Nvf4GroupK;
   // Per code (and per scale byte): the columns' entries, looked up once per element.
-  float value[256], power[256], scale_m[256];
+  float value[256], scale_m[256], scale_value[256];
+  std::int8_t exponent[256];
   std::int32_t scale_e[256];
-  std::uint8_t special[256], scale_special[256];
+  std::uint8_t special[256], scale_special[256], code_nonzero[256];
+  bool any_special_code = false;
   const auto table = block_element_table(x.format);
   for (int c = 0; c < 256; ++c) {
     const BlockTerm& t = table[c];
     special[c] = t.special ? 1 : 0;
-    value[c] = t.special ? 0.0f : (kFp4 ? 2.0f : 1.0f) * t.value;
-    power[c] = t.m == 0 ? 0.0f : std::ldexp(1.0f, t.e);
+    any_special_code = any_special_code || t.special;
+    code_nonzero[c] = !t.special && t.value != 0.0f ? 1 : 0;
+    value[c] = t.special ? 0.0f : (kFp4 && !fold ? 2.0f : 1.0f) * t.value;
+    exponent[c] = t.m == 0 || t.special ? kZeroElementExponent : t.e;
     const auto byte = static_cast<std::uint8_t>(c);
     const BlockTerm s = block_scale_term(byte, x.scale_type);
     scale_special[c] = s.special ? 1 : 0;
     scale_m[c] = s.special ? 0.0f : s.m;
+    scale_value[c] = s.special ? 0.0f : s.value;
     scale_e[c] = block_scale_exponent(byte, x.scale_type);
   }
   const auto k = static_cast<std::size_t>(x.k), blocks = static_cast<std::size_t>(p.blocks);
   const auto groups = static_cast<std::size_t>(p.groups), block = static_cast<std::size_t>(x.block);
   const auto rows = static_cast<std::size_t>((x.outer + pad_rows - 1) / pad_rows * pad_rows);
   p.value.resize(rows * k);
-  p.power.resize(kFp4 ? 0 : rows * k);
+  p.exponent.resize(kFp4 ? 0 : rows * k);
   p.nonzero.resize(kFp4 ? rows * groups : 0);
   p.scale_e.resize(rows * blocks);
   p.special.resize(static_cast<std::size_t>(x.outer));
   // Where entry w of row r goes in a column of width `width`.
   const auto at = [lanes](std::size_t r, std::size_t width, std::size_t w) {
     return ((r / lanes) * width + w) * lanes + r % lanes;
+  };
+  // Where element w of row r's exponent goes (four of K a lane).
+  const auto at4 = [lanes, k](std::size_t r, std::size_t w) {
+    return (((r / lanes) * (k / 4) + w / 4) * lanes + r % lanes) * 4 + w % 4;
   };
   // One pass over the codes, block by block. mxf4nvf4: each 2x-value times its scale's
   // significand (an integer <= 12 * 15), so that a group's dot product is already its term
@@ -99,21 +156,21 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
       const std::uint8_t scale = x.scales[r * blocks + j];
       p.scale_e[at(r, blocks, j)] = scale_e[scale];
       any |= scale_special[scale];
-      const float m = kFp4 ? scale_m[scale] : 1.0f;
+      const float m = kFp4 ? (fold ? scale_value[scale] : scale_m[scale]) : 1.0f;
       for (std::size_t g = j * block; g < (j + 1) * block; g += kMxf4Nvf4GroupK) {
         std::uint32_t mask = 0;
         for (std::size_t i = g; i < g + kMxf4Nvf4GroupK; ++i) {
           const std::uint8_t code = x.codes[r * k + i];
-          any |= special[code];
-          const float v = value[code] * m;
-          p.value[at(r, k, i)] = v;
+          if (any_special_code) any |= special[code];
+          p.value[at(r, k, i)] = value[code] * m;
           if constexpr (kFp4) {
-            mask |= (v != 0.0f ? 1u : 0u) << (i - g);
+            // value * m is exact (decode_lanes' comment): nonzero where both factors are
+            mask |= std::uint32_t{code_nonzero[code]} << (i - g);
           } else {
-            p.power[at(r, k, i)] = power[code];
+            p.exponent[at4(r, i)] = exponent[code];
           }
         }
-        if constexpr (kFp4) p.nonzero[at(r, groups, g / kMxf4Nvf4GroupK)] = mask;
+        if constexpr (kFp4) p.nonzero[at(r, groups, g / kMxf4Nvf4GroupK)] = m != 0.0f ? mask : 0;
       }
     }
     p.special[r] = any;
@@ -122,7 +179,7 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
   for (std::size_t r = static_cast<std::size_t>(x.outer); r < rows; ++r) {
     for (std::size_t i = 0; i < k; ++i) {
       p.value[at(r, k, i)] = 0.0f;
-      if constexpr (!kFp4) p.power[at(r, k, i)] = 0.0f;
+      if constexpr (!kFp4) p.exponent[at4(r, i)] = kZeroElementExponent;
     }
     for (std::size_t g = 0; g < (kFp4 ? groups : 0); ++g) p.nonzero[at(r, groups, g)] = 0;
     for (std::size_t j = 0; j < blocks; ++j) p.scale_e[at(r, blocks, j)] = 0;
@@ -140,7 +197,7 @@ struct LaneScratch {
     constexpr std::size_t kKeptScratchBytes = std::size_t{64} << 20;
     std::size_t bytes = 0;
     for (const LaneOperand* x : {&a, &b}) {
-      bytes += (x->value.capacity() + x->power.capacity()) * sizeof(float) +
+      bytes += x->value.capacity() * sizeof(float) + x->exponent.capacity() +
                x->nonzero.capacity() * sizeof(std::uint32_t) +
                x->scale_e.capacity() * sizeof(std::int32_t) + x->special.capacity();
     }
@@ -323,7 +380,7 @@ struct LaneArgs {
   // B packed per panel of `lanes` columns: [panel][k][lane], [panel][block][lane],
   // [panel][group][lane] (columns past N are zero).
   const float* b_value;
-  const float* b_power;
+  const std::int8_t* b_exponent;
   const std::uint32_t* b_nonzero;
   const std::int32_t* b_scale_e;
   const std::uint8_t* b_special;
@@ -333,6 +390,14 @@ struct LaneArgs {
 };
 
 // kMxf4Nvf4: the steps of rows [r0, r0 + kLaneRows) against one panel, c ([row][lane]) chained.
+// kFolded: the values carry their scales (fold_scales), so that a group's dot product is its term's
+// value, dot 2^(E - 8). Where every group of a row's step has E >= E_max - 27 (the usual case:
+// scales within 2^27 of each other and c not far above the products) and E_max is in RangeOk's
+// range, no term has a bit below the grid 2^(E_max - 35): the step is then the exact fp64 sum of
+// the values and of c truncated onto the grid, rounded toward zero, with no per-group alignment.
+// Other rows take each dot product back to its integer (times 2^(8 - E), exact) and go the
+// unfolded way.
+template <bool kFolded>
 HWY_INLINE void Mxf4Nvf4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t panel, float* c,
                               VI* bad) {
   const DF df;
@@ -341,66 +406,120 @@ HWY_INLINE void Mxf4Nvf4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
   const LaneOperand& a = *t.a;
   const std::int64_t k = a.k, groups = a.groups, blocks = a.blocks, block = a.block;
   constexpr int kGroups = static_cast<int>(kMxf4Nvf4StepK / kMxf4Nvf4GroupK);
+  constexpr int kF = kMxf4Nvf4FractionBits;
   const float* bv = t.b_value + panel * k * static_cast<std::int64_t>(lanes);
   for (std::int64_t g0 = 0; g0 < groups; g0 += kGroups) {
     const int count = static_cast<int>(std::min<std::int64_t>(kGroups, groups - g0));
     // The exponents first (they need no dot product), so that each group's dot product goes
-    // into the sums as soon as it is done.
-    VI exponents[kLaneRows][kGroups];
-    VI emax[kLaneRows];
+    // into the sums as soon as it is done. kFolded keeps only E_max and the least E of the
+    // step's groups (zero terms included, which only makes the test below stricter).
+    VI exponents[kLaneRows][kFolded ? 1 : kGroups];
+    VI emax[kLaneRows], emin[kLaneRows];
     for (auto& x : emax) x = hn::Set(di, kMxf4Nvf4ZeroExponent);
-    for (int g = 0; g < count; ++g) {
+    for (auto& x : emin) x = hn::Set(di, 1 << 20);
+    // E of group g0 + g for row r against the panel: raw (the scales' sum) and with a zero
+    // term's kMxf4Nvf4ZeroExponent.
+    const auto group_exponent = [&](int g, std::int64_t r, VI& raw) HWY_ATTR {
       const std::int64_t s = (g0 + g) * kMxf4Nvf4GroupK / block;
       const VI b_e =
           hn::LoadU(di, t.b_scale_e + static_cast<std::size_t>(panel * blocks + s) * lanes);
       const VI b_nz = hn::BitCast(
           di, hn::LoadU(hn::RebindToUnsigned<DF>(),
                         t.b_nonzero + static_cast<std::size_t>(panel * groups + g0 + g) * lanes));
+      const std::int64_t row = r0 + r;
+      // A zero term: no nonzero product in the group, or a zero scale.
+      const auto nz =
+          hn::And(hn::Set(di, static_cast<std::int32_t>(a.nonzero[row * groups + g0 + g])), b_nz);
+      raw = hn::Add(hn::Set(di, a.scale_e[row * blocks + s]), b_e);
+      return hn::IfThenElse(hn::Eq(nz, hn::Zero(di)), hn::Set(di, kMxf4Nvf4ZeroExponent), raw);
+    };
+    for (int g = 0; g < count; ++g) {
+#pragma GCC unroll 8
       for (std::int64_t r = 0; r < kLaneRows; ++r) {
-        const std::int64_t row = r0 + r;
-        // A zero term: no nonzero product in the group, or a zero scale.
-        const auto nz =
-            hn::And(hn::Set(di, static_cast<std::int32_t>(a.nonzero[row * groups + g0 + g])), b_nz);
-        exponents[r][g] = hn::IfThenElse(hn::Eq(nz, hn::Zero(di)),
-                                         hn::Set(di, kMxf4Nvf4ZeroExponent),
-                                         hn::Add(hn::Set(di, a.scale_e[row * blocks + s]), b_e));
-        emax[r] = hn::Max(emax[r], exponents[r][g]);
+        VI raw;
+        const VI e = group_exponent(g, r, raw);
+        if constexpr (kFolded) {
+          emin[r] = hn::Min(emin[r], raw);
+        } else {
+          exponents[r][g] = e;
+        }
+        emax[r] = hn::Max(emax[r], e);
       }
     }
     VF cv[kLaneRows];
-    bool range_ok[kLaneRows];
-    VD lo[kLaneRows], hi[kLaneRows];
+    bool range_ok[kLaneRows], exact[kLaneRows];
+    bool all_exact = kFolded;
+#pragma GCC unroll 8
     for (std::int64_t r = 0; r < kLaneRows; ++r) {
       cv[r] = hn::Load(df, c + r * static_cast<std::int64_t>(kMaxLanes));
       emax[r] = hn::Max(emax[r], Fp32Exponent(cv[r], kMxf4Nvf4ZeroExponent));
-      range_ok[r] = RangeOk(emax[r], kMxf4Nvf4FractionBits);
-      lo[r] = hn::Zero(DD());
-      hi[r] = hn::Zero(DD());
+      range_ok[r] = RangeOk(emax[r], kF);
+      exact[r] = kFolded && range_ok[r] &&
+                 hn::AllTrue(di, hn::Gt(emin[r], hn::Sub(emax[r], hn::Set(di, 28))));
+      all_exact = all_exact && exact[r];
     }
-    for (int g = 0; g < count; ++g) {
-      const std::int64_t k0 = (g0 + g) * kMxf4Nvf4GroupK;
-      VF dot[kLaneRows];
-      for (auto& x : dot) x = hn::Zero(df);
-      for (std::int64_t kk = k0; kk < k0 + kMxf4Nvf4GroupK; ++kk) {
-        const VF b = hn::LoadU(df, bv + kk * static_cast<std::int64_t>(lanes));
+    // The step's sums and results; kAllExact: every row exact (no branch per row and group).
+    const auto sums = [&](auto all_exact_tag) HWY_ATTR {
+      constexpr bool kAllExact = decltype(all_exact_tag)::value;
+      VD lo[kLaneRows], hi[kLaneRows];
+      for (std::int64_t r = 0; r < kLaneRows; ++r) lo[r] = hi[r] = hn::Zero(DD());
+      for (int g = 0; g < count; ++g) {
+        const std::int64_t k0 = (g0 + g) * kMxf4Nvf4GroupK;
+        VF dot[kLaneRows];
+        for (auto& x : dot) x = hn::Zero(df);
+#pragma GCC unroll 16
+        for (int i = 0; i < static_cast<int>(kMxf4Nvf4GroupK); ++i) {
+          const std::int64_t kk = k0 + i;
+          const VF b = hn::LoadU(df, bv + kk * static_cast<std::int64_t>(lanes));
+#pragma GCC unroll 8
+          for (std::int64_t r = 0; r < kLaneRows; ++r) {
+            dot[r] = hn::MulAdd(hn::Set(df, a.value[(r0 + r) * k + kk]), b, dot[r]);
+          }
+        }
+#pragma GCC unroll 8
         for (std::int64_t r = 0; r < kLaneRows; ++r) {
-          dot[r] = hn::MulAdd(hn::Set(df, a.value[(r0 + r) * k + kk]), b, dot[r]);
+          if (kAllExact || exact[r]) {
+            AddExact(dot[r], lo[r], hi[r]);
+            continue;
+          }
+          // The dot product is the group's term (the values carry the scale significands,
+          // decode_lanes), value term 2^(E - 8); on the grid 2^(E_max - 35) it is times
+          // 2^(E - E_max + 27) (E <= E_max but for a folded zero term, whose product is 0;
+          // below 2^-64 every term truncates to 0).
+          VF term = dot[r];
+          VI e;
+          if constexpr (kFolded) {
+            VI raw;
+            e = group_exponent(g, r, raw);
+            term = hn::Mul(term, Pow2(hn::Sub(hn::Set(di, 8), raw)));
+          } else {
+            e = exponents[r][g];
+          }
+          const VI shift = Clamp(hn::Add(hn::Sub(e, emax[r]), hn::Set(di, 27)), -64, 27);
+          AddExact(hn::Trunc(hn::Mul(term, Pow2(shift))), lo[r], hi[r]);
         }
       }
-      // The dot product is the group's term (the values carry the scale significands,
-      // decode_lanes), value term 2^(E - 8); on the grid 2^(E_max - 35) it is times
-      // 2^(E - E_max + 27) (E <= E_max; below 2^-64 every term truncates to 0).
+#pragma GCC unroll 8
       for (std::int64_t r = 0; r < kLaneRows; ++r) {
-        const VI shift =
-            hn::Max(hn::Add(hn::Sub(exponents[r][g], emax[r]), hn::Set(di, 27)), hn::Set(di, -64));
-        AddExact(hn::Trunc(hn::Mul(dot[r], Pow2(shift))), lo[r], hi[r]);
+        if (kAllExact || exact[r]) {
+          // c truncated onto the grid, as a value (exact: c with its bits below the grid
+          // cleared), and the value sum rounded toward zero (FinishStep's scale is 1).
+          const VF c_value = hn::Mul(CTerm(cv[r], emax[r], kF, kMxf4Nvf4ZeroExponent, true),
+                                     Pow2(hn::Sub(emax[r], hn::Set(di, kF))));
+          AddExact(c_value, lo[r], hi[r]);
+          hn::Store(FinishStep(lo[r], hi[r], hn::Set(di, kF), kF, true, bad[r]), df,
+                    c + r * static_cast<std::int64_t>(kMaxLanes));
+          continue;
+        }
+        AddExact(CTerm(cv[r], emax[r], kF, kMxf4Nvf4ZeroExponent, range_ok[r]), lo[r], hi[r]);
+        hn::Store(FinishStep(lo[r], hi[r], emax[r], kF, range_ok[r], bad[r]), df,
+                  c + r * static_cast<std::int64_t>(kMaxLanes));
       }
-    }
-    for (std::int64_t r = 0; r < kLaneRows; ++r) {
-      AddExact(CTerm(cv[r], emax[r], kMxf4Nvf4FractionBits, kMxf4Nvf4ZeroExponent, range_ok[r]),
-               lo[r], hi[r]);
-      hn::Store(FinishStep(lo[r], hi[r], emax[r], kMxf4Nvf4FractionBits, range_ok[r], bad[r]), df,
-                c + r * static_cast<std::int64_t>(kMaxLanes));
+    };
+    if (all_exact) {
+      sums(std::true_type{});
+    } else {
+      sums(std::false_type{});
     }
   }
 }
@@ -415,18 +534,44 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
   const LaneOperand& a = *t.a;
   const std::int64_t k = a.k, steps = a.blocks;
   const float* bv = t.b_value + panel * k * l;
-  const float* bp = t.b_power + panel * k * l;
+  const std::int8_t* be = t.b_exponent + panel * k * l;
   for (std::int64_t s = 0; s < steps; ++s) {
     const std::int64_t k0 = s * kMxf8f6f4StepK;
-    // E_max: the largest 2^(e_a + e_b) of the nonzero products, exact powers of two.
-    VF top[kLaneRows];
-    for (auto& x : top) x = hn::Zero(df);
-    for (std::int64_t kk = k0; kk < k0 + kMxf8f6f4StepK; ++kk) {
-      const VF b = hn::LoadU(df, bp + kk * l);
+    // max(e_a + e_b) of the nonzero products (a sum below -64 means no nonzero product), in int8
+    // lanes: four of K a 32-bit lane, then the largest of each lane's four bytes (sign-extended).
+    VI top[kLaneRows];
+#if HWY_TARGET == HWY_SCALAR
+    for (std::int64_t r = 0; r < kLaneRows; ++r) {
+      int most = -128;
+      for (std::int64_t kk = k0; kk < k0 + kMxf8f6f4StepK; ++kk) {
+        most = std::max(most, a.exponent[(r0 + r) * k + kk] + be[kk]);
+      }
+      top[r] = hn::Set(di, most);
+    }
+#else
+    const hn::Repartition<std::int8_t, DF> di8;
+    const hn::Repartition<std::int16_t, DF> di16;
+    const hn::RebindToUnsigned<DI> du;
+    hn::Vec<decltype(di8)> top8[kLaneRows];
+    for (auto& x : top8) x = hn::Set(di8, -128);
+#pragma GCC unroll 8
+    for (int i = 0; i < static_cast<int>(kMxf8f6f4StepK / 4); ++i) {
+      const std::int64_t kk = k0 + 4 * i;
+      const auto b = hn::LoadU(di8, be + kk * l);
+#pragma GCC unroll 8
       for (std::int64_t r = 0; r < kLaneRows; ++r) {
-        top[r] = hn::Max(top[r], hn::Mul(hn::Set(df, a.power[(r0 + r) * k + kk]), b));
+        std::uint32_t four;
+        std::memcpy(&four, a.exponent.data() + (r0 + r) * k + kk, sizeof(four));
+        top8[r] = hn::Max(top8[r], hn::SaturatedAdd(hn::BitCast(di8, hn::Set(du, four)), b));
       }
     }
+    for (std::int64_t r = 0; r < kLaneRows; ++r) {
+      const auto x16 = hn::BitCast(di16, top8[r]);
+      const auto m16 = hn::Max(hn::ShiftRight<8>(x16), hn::ShiftRight<8>(hn::ShiftLeft<8>(x16)));
+      const VI x32 = hn::BitCast(di, m16);
+      top[r] = hn::Max(hn::ShiftRight<16>(x32), hn::ShiftRight<16>(hn::ShiftLeft<16>(x32)));
+    }
+#endif
     const VI b_e = hn::LoadU(di, t.b_scale_e + static_cast<std::size_t>(panel * steps + s) * lanes);
     VF grid[kLaneRows];
     VI e_max[kLaneRows];
@@ -434,11 +579,8 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
     bool range_ok[kLaneRows];
     for (std::int64_t r = 0; r < kLaneRows; ++r) {
       const VI scale_e = hn::Add(hn::Set(di, a.scale_e[(r0 + r) * steps + s]), b_e);
-      const VI top_bits = hn::BitCast(di, top[r]);
-      const VI products =
-          hn::IfThenElse(hn::Gt(top_bits, hn::Zero(di)),
-                         hn::Add(hn::Sub(hn::ShiftRight<23>(top_bits), hn::Set(di, 127)), scale_e),
-                         hn::Set(di, kMxf8f6f4ZeroExponent));
+      const VI products = hn::IfThenElse(hn::Gt(top[r], hn::Set(di, -64)), hn::Add(top[r], scale_e),
+                                         hn::Set(di, kMxf8f6f4ZeroExponent));
       const VF cv = hn::Load(df, c + r * static_cast<std::int64_t>(kMaxLanes));
       const VI emax = hn::Max(products, Fp32Exponent(cv, kMxf8f6f4ZeroExponent));
       e_max[r] = emax;
@@ -459,8 +601,11 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
       VI sum[kLaneRows];
       for (auto& x : sum) x = hn::Zero(di);
       const std::int64_t h0 = k0 + half * (kMxf8f6f4StepK / 2);
-      for (std::int64_t kk = h0; kk < h0 + kMxf8f6f4StepK / 2; ++kk) {
+#pragma GCC unroll 16
+      for (int i = 0; i < static_cast<int>(kMxf8f6f4StepK / 2); ++i) {
+        const std::int64_t kk = h0 + i;
         const VF b = hn::LoadU(df, bv + kk * l);
+#pragma GCC unroll 8
         for (std::int64_t r = 0; r < kLaneRows; ++r) {
           const VF x = hn::Mul(hn::Set(df, a.value[(r0 + r) * k + kk]), hn::Mul(b, grid[r]));
           sum[r] = hn::Add(sum[r], TruncToInt(x));
@@ -476,7 +621,7 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
 }
 
 // Rows [64 unit, 64 unit + 64) of D; returns whether it left any output to the reference.
-template <bool kFp4>
+template <bool kFp4, bool kFolded>
 bool LaneUnit(const LaneArgs& t, std::int64_t unit) {
   const DF df;
   const DI di;
@@ -499,7 +644,11 @@ bool LaneUnit(const LaneArgs& t, std::int64_t unit) {
       // a is padded to whole micro-tiles (zero rows); c starts as C or +0.
       for (std::int64_t r = 0; r < kLaneRows; ++r) {
         const std::int64_t row = r0 + r;
-        if (full && row < m && !t.c.empty()) {
+        if (t.c.empty()) {
+          hn::Store(hn::Zero(df), df, c[r]);
+          continue;
+        }
+        if (full && row < m) {
           hn::Store(hn::LoadU(df, t.c.data() + row * n + col0), df, c[r]);
           continue;
         }
@@ -511,7 +660,7 @@ bool LaneUnit(const LaneArgs& t, std::int64_t unit) {
       VI bad[kLaneRows];
       for (auto& x : bad) x = hn::Zero(di);
       if constexpr (kFp4) {
-        Mxf4Nvf4Panel(t, r0, panel, &c[0][0], bad);
+        Mxf4Nvf4Panel<kFolded>(t, r0, panel, &c[0][0], bad);
       } else {
         Mxf8f6f4Panel(t, r0, panel, &c[0][0], bad);
       }
@@ -552,17 +701,18 @@ bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
   const LaneOperand& pb = scratch.b;
   // A row-major with zero rows up to whole micro-tiles, B in panels of one vector's columns with
   // zero columns up to the last panel's end.
+  const bool fold = fp4 && fold_scales(a, b);
   if (fp4) {
-    decode_lanes<true>(a, 1, kLaneRows, scratch.a);
-    decode_lanes<true>(b, lanes, static_cast<std::int64_t>(lanes), scratch.b);
+    decode_lanes<true>(a, 1, kLaneRows, fold, scratch.a);
+    decode_lanes<true>(b, lanes, static_cast<std::int64_t>(lanes), fold, scratch.b);
   } else {
-    decode_lanes<false>(a, 1, kLaneRows, scratch.a);
-    decode_lanes<false>(b, lanes, static_cast<std::int64_t>(lanes), scratch.b);
+    decode_lanes<false>(a, 1, kLaneRows, false, scratch.a);
+    decode_lanes<false>(b, lanes, static_cast<std::int64_t>(lanes), false, scratch.b);
   }
   const LaneArgs args{&pa,
                       b.outer,
                       pb.value.data(),
-                      pb.power.data(),
+                      pb.exponent.data(),
                       pb.nonzero.data(),
                       pb.scale_e.data(),
                       pb.special.data(),
@@ -572,7 +722,9 @@ bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
   const std::int64_t units = (a.outer + kLaneUnitRows - 1) / kLaneUnitRows;
   std::vector<std::uint8_t> unit_left(static_cast<std::size_t>(units), 0);
   parallel_units(units, threads, [&](std::int64_t unit) HWY_ATTR {
-    unit_left[unit] = fp4 ? LaneUnit<true>(args, unit) : LaneUnit<false>(args, unit);
+    unit_left[unit] =
+        fp4 ? (fold ? LaneUnit<true, true>(args, unit) : LaneUnit<true, false>(args, unit))
+            : LaneUnit<false, false>(args, unit);
   });
   scratch.release_if_large();
   return std::any_of(unit_left.begin(), unit_left.end(), [](std::uint8_t x) { return x != 0; });
@@ -592,6 +744,10 @@ bool block_scaled_lanes(const BlockScaledOperand& a, const BlockScaledOperand& b
                         BlockScaledPath path, std::span<const float> c, int threads,
                         std::span<float> out, std::span<std::uint8_t> left) {
   return HWY_DYNAMIC_DISPATCH(BlockScaledLanes)(a, b, path, c, threads, out, left);
+}
+
+bool block_scaled_folds(const BlockScaledOperand& a, const BlockScaledOperand& b) {
+  return fold_scales(a, b);
 }
 }  // namespace gemm_detail
 

@@ -17,4 +17,9 @@ bool block_scaled_lanes(const BlockScaledOperand& a, const BlockScaledOperand& b
                         BlockScaledPath path, std::span<const float> c, int threads,
                         std::span<float> out, std::span<std::uint8_t> left);
 
+// Whether the mxf4nvf4 lanes fold a and b's values with their scales (their scale exponents'
+// sums in [-110, 115], each at most 120: block_scaled_lanes.cpp), which changes their speed,
+// not their bits.
+bool block_scaled_folds(const BlockScaledOperand& a, const BlockScaledOperand& b);
+
 }  // namespace fp8lab::sim::gemm_detail

@@ -308,6 +308,62 @@ TEST_CASE("block_scaled_gemm's lanes give the scalar reference's bits, every tar
   }
 }
 
+TEST_CASE("block_scaled_gemm's lanes at the edges of folding values with their scales") {
+  // UE8M0 E2M1 x E2M1 (mxf4nvf4) with scale exponents drawn from [lo, hi] per operand, each
+  // bound taken at least once: the lanes fold the values with their scales when both operands'
+  // lowest exponents sum to >= -110 and their highest to <= 115 (each <= 120). On both sides of
+  // each bound the bits are the reference's, with and without C of about the products' size.
+  struct Edge {
+    int a_lo, a_hi, b_lo, b_hi;
+    bool folds;
+  };
+  const Edge edges[] = {
+      {-55, -45, -55, -40, true}, {-56, -45, -55, -40, false}, {50, 57, 40, 58, true},
+      {50, 58, 40, 58, false},    {100, 120, -20, -5, true},   {100, 121, -20, -6, false},
+      {-110, -100, 0, 5, true},   {-111, -100, 0, 5, false},
+  };
+  std::mt19937 rng(4604);
+  const std::int64_t m = 13, n = 37, k = 96;
+  const auto scales = [&](std::int64_t rows, int lo, int hi) {
+    std::vector<std::uint8_t> s(static_cast<std::size_t>(rows * k / 32));
+    for (auto& x : s)
+      x = static_cast<std::uint8_t>(127 + lo + static_cast<int>(rng() % (hi - lo + 1)));
+    s.front() = static_cast<std::uint8_t>(127 + lo);
+    s.back() = static_cast<std::uint8_t>(127 + hi);
+    return s;
+  };
+  for (const Edge& e : edges) {
+    const auto ca = random_codes(rng, m, k, Format::E2M1),
+               cb = random_codes(rng, n, k, Format::E2M1);
+    const auto sa = scales(m, e.a_lo, e.a_hi), sb = scales(n, e.b_lo, e.b_hi);
+    const BlockScaledOperand a{ca, sa, m, k, Format::E2M1, 32, BlockScaleType::kUe8m0};
+    const BlockScaledOperand b{cb, sb, n, k, Format::E2M1, 32, BlockScaleType::kUe8m0};
+    const std::string label = "a [" + std::to_string(e.a_lo) + ", " + std::to_string(e.a_hi) +
+                              "] b [" + std::to_string(e.b_lo) + ", " + std::to_string(e.b_hi) +
+                              "]";
+    INFO(label);
+    CHECK(sim::gemm_detail::block_scaled_folds(a, b) == e.folds);
+    for (bool with_c : {false, true}) {
+      std::vector<float> c;
+      if (with_c) {
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        const int at = (e.a_lo + e.b_lo + e.a_hi + e.b_hi) / 2;
+        for (std::int64_t i = 0; i < m * n; ++i) c.push_back(std::ldexp(normal(rng), at));
+      }
+      BlockScaledGemmOptions options;
+      options.c = c;
+      std::vector<float> expected(static_cast<std::size_t>(m * n));
+      sim::reference::block_scaled_gemm_into(a, b, options, expected);
+      REQUIRE(count_nonzero(expected) > expected.size() / 4);
+      for_each_target_and_threads([&](int threads, const std::string& target) {
+        options.threads = threads;
+        require_same_bits(expected, sim::block_scaled_gemm(a, b, options), n,
+                          label + (with_c ? " c" : "") + " on " + target);
+      });
+    }
+  }
+}
+
 TEST_CASE("block_scaled_gemm names the bad field") {
   const Row one = row(32, {kE4M3One}, {127});
   const auto e4m3 = one.operand(Format::E4M3, 32, BlockScaleType::kUe8m0);
