@@ -136,6 +136,11 @@ Canonical canonicalize_once(const Recipe& input) {
         "nvfp4_mode, nvfp4_2d, nvfp4_rht and nvfp4_stochastic_rounding apply to nvfp4 only, not {}",
         name(r.scaling)));
   }
+  if (r.scaling != Scaling::static_ && r.static_scale != defaults.static_scale) {
+    reasons.push_back(fmt::format("static_scale={} applies to scaling static only, not {}",
+                                  r.static_scale, name(r.scaling)));
+    r.static_scale = defaults.static_scale;
+  }
   if (r.nvfp4_2d && r.nvfp4_mode == Nvfp4Mode::kTorchao) {
     r.nvfp4_2d = false;
     reasons.push_back("nvfp4_2d is modelled as TE's only: nvfp4_mode torchao is torchao's "

@@ -201,6 +201,20 @@ const std::vector<FieldSpec>& specs() {
     fixed_flag("nvfp4_stochastic_rounding", &Recipe::nvfp4_stochastic_rounding);
     fixed_word("torchao_version", accepted_torchao_versions(), &parse_torchao_version,
                &Recipe::torchao_version);
+    // static only: a positive, finite fp32 value (the plan's multiplier is a float).
+    t.push_back(
+        {"static_scale", Kind::number,
+         "a positive number that is an fp32 value, e.g. 1, 0.5, 0.0625", 0,
+         [](std::string_view text) -> std::optional<std::string> {
+           const auto value = parse_number(text);
+           if (!value || !(*value > 0.0) ||
+               static_cast<double>(static_cast<float>(*value)) != *value) {
+             return std::nullopt;
+           }
+           return fmt::format("{}", *value);
+         },
+         [](Draft& d, const FieldValue& v) { d.fixed.static_scale = *parse_number(as_w(v)); },
+         [](const Recipe& r) { return fmt::format("{}", r.static_scale); }});
     fixed_flag("pad_inner_dim", &Recipe::pad_inner_dim);
     fixed_flag("enable_fsdp_float8_all_gather", &Recipe::enable_fsdp_float8_all_gather);
     auto gemm = [&](std::string_view key, std::optional<Accumulation> Draft::*slot,
@@ -359,6 +373,11 @@ void reject_unused(const Draft& d, Scaling scaling) {
       fail(key, fmt::format("applies to scaling nvfp4 only, not '{}'; value", name(scaling)),
            "scaling: nvfp4");
     }
+  }
+  if (scaling != Scaling::static_) {
+    fail("static_scale",
+         fmt::format("applies to scaling static only, not '{}'; value", name(scaling)),
+         "scaling: static");
   }
   if (d.fixed.nvfp4_2d && d.fixed.nvfp4_mode == Nvfp4Mode::kTorchao) {
     fail("nvfp4_2d",

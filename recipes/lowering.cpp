@@ -100,6 +100,11 @@ sc::QuantizePlan scaling_plan(const Recipe& recipe, sc::Operand operand, sc::Gem
       p.stochastic_rounding = recipe.nvfp4_stochastic_rounding &&
                               operand == sc::Operand::kGradOutput;
       return p;
+    case Scaling::static_:
+      p.kind = sc::QuantizeKind::kStatic;
+      p.pow2 = false;
+      p.static_scale = static_cast<float>(recipe.static_scale);  // an fp32 value (fields.cpp)
+      return p;
   }
   throw std::invalid_argument("recipes::plan: unknown scaling " +
                               std::to_string(static_cast<int>(recipe.scaling)));

@@ -20,7 +20,7 @@ using sim::value_in;
 // the scalings and the GEMM models are recipe words of their own.
 namespace words = sim::scaling;
 
-constexpr NameTable<Scaling, 11> kScalingNames{{{Scaling::delayed, "delayed"},
+constexpr NameTable<Scaling, 12> kScalingNames{{{Scaling::delayed, "delayed"},
                                                 {Scaling::current, "current"},
                                                 {Scaling::tensorwise, "tensorwise"},
                                                 {Scaling::rowwise, "rowwise"},
@@ -30,7 +30,8 @@ constexpr NameTable<Scaling, 11> kScalingNames{{{Scaling::delayed, "delayed"},
                                                 {Scaling::mxfp4, "mxfp4"},
                                                 {Scaling::mxfp6_e2m3, "mxfp6_e2m3"},
                                                 {Scaling::mxfp6_e3m2, "mxfp6_e3m2"},
-                                                {Scaling::nvfp4, "nvfp4"}}};
+                                                {Scaling::nvfp4, "nvfp4"},
+                                                {Scaling::static_, "static"}}};
 constexpr NameTable<Accumulation, 5> kAccumulationWords{
     {{Accumulation::kFp32Seq, "fp32_seq"},
      {Accumulation::kHopperSplitAccumulator, "hopper_split"},
@@ -145,7 +146,7 @@ std::optional<sim::Format> subbyte_element_format(Scaling s) {
   }
 }
 bool has_power_2_option(Scaling s) {
-  return s != Scaling::delayed && !is_mx(s) && s != Scaling::nvfp4;
+  return s != Scaling::delayed && !is_mx(s) && s != Scaling::nvfp4 && s != Scaling::static_;
 }
 bool uses_torchao_version(Scaling s, E8M0Mode m) { return is_mx(s) && m != E8M0Mode::kTe; }
 bool uses_torchao_version(const Recipe& r) {
@@ -214,7 +215,8 @@ std::string canonical_string(const Recipe& r) {
           ? fmt::format(";nvfp4_mode={};nvfp4_2d={}{}{}", name(r.nvfp4_mode), bool_name(r.nvfp4_2d),
                         r.nvfp4_rht ? ";nvfp4_rht=true" : "",
                         r.nvfp4_stochastic_rounding ? ";nvfp4_stochastic_rounding=true" : "")
-          : "";
+      : r.scaling == Scaling::static_ ? fmt::format(";static_scale={}", r.static_scale)
+                                      : "";
   std::string beyond_gemms;
   if (r.norm_affine_precision != ElementwisePrecision::kHigh) {
     beyond_gemms += fmt::format(";norm_affine_precision={}", name(r.norm_affine_precision));
@@ -276,6 +278,11 @@ std::string describe(const Recipe& r) {
                        bool_name(r.nvfp4_2d));
     out += fmt::format("nvfp4_rht: {}\nnvfp4_stochastic_rounding: {}\n", bool_name(r.nvfp4_rht),
                        bool_name(r.nvfp4_stochastic_rounding));
+  }
+  if (r.scaling == Scaling::static_) {
+    out += fmt::format(
+        "static_scale: {} (every operand: q = cast_satfinite(RN(x * {})), no amax measured)\n",
+        r.static_scale, r.static_scale);
   }
   if (uses_torchao_version(r)) {
     out += fmt::format("torchao_version: {} ({}'s to_mx)\n", name(r.torchao_version),

@@ -34,6 +34,9 @@ enum class Scaling : std::uint8_t {
   mxfp6_e2m3,  // MX with E2M3 elements (torchao fp6_e2m3)
   mxfp6_e3m2,  // MX with E3M2 elements (torchao fp6_e3m2)
   nvfp4,       // NVFP4: E2M1 in 16-element blocks, E4M3 block scales, fp32 per-tensor scale
+  // Statically scaled FP8 (unit scaling, u-muP: arXiv 2407.17465): every operand per tensor with
+  // the fixed multiplier static_scale, no amax measured; spelled `static` in files.
+  static_,
 };
 
 // The settings a recipe chooses are sim's own types (sim/settings.hpp), imported by name;
@@ -170,6 +173,9 @@ struct Recipe {
   // nvfp4_2d, so that `scaling: nvfp4` alone is the plain quantizer.
   bool nvfp4_rht = false;
   bool nvfp4_stochastic_rounding = false;
+  // static_ only: the multiplier s of q = cast_satfinite(RN(x * s)) for every operand (a positive
+  // fp32 value; 1 casts the tensors as they are, as u-muP's unit-scaled models do).
+  double static_scale = 1.0;
   // torchao scalings only (AORecipeKwargs; accelerate's defaults are true, torchao-mx.md §1.1).
   bool pad_inner_dim = true;
   bool enable_fsdp_float8_all_gather = true;
@@ -261,7 +267,8 @@ KeepHighPrecision canonical_keep_high_precision(KeepHighPrecision);
 // when not empty (role_rules.hpp: per_role_text), then schedule only when not empty
 // (schedule_text); nvfp4_mode and
 // nvfp4_2d (after torchao_version's place) only for scaling nvfp4, then nvfp4_rht and
-// nvfp4_stochastic_rounding, each only when true.
+// nvfp4_stochastic_rounding, each only when true; static_scale (in the same place) only for
+// scaling static.
 std::string canonical_string(const Recipe&);
 // 16 hex digits: FNV-1a 64 of text (fixed constants, so no id or hash the project stores ever
 // depends on the standard library's std::hash). Run ids, sweep run keys and sweep.json's

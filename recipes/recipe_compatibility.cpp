@@ -221,6 +221,15 @@ Compatibility compatibility_of_gemms(const Recipe& r) {
     gemm_quirks(r, c, false);
     return c;
   }
+  if (r.scaling == Scaling::static_) {
+    c.runner = "none (TE, torchao and accelerate scale from measured amaxes only)";
+    c.te_recipe_class = "(none)";
+    c.quirks.push_back({"scaling", "static", "",
+                        "fixed per-tensor scales, as unit scaling and u-muP train in FP8; no "
+                        "peer of fp8lab's has the recipe, so nothing is compared",
+                        "arXiv 2407.17465"});
+    return c;
+  }
   c.runner = "Transformer Engine";
   c.te_recipe_class = r.scaling == Scaling::block ? "Float8BlockScaling" : "Float8CurrentScaling";
   te_direct_quirks(r, c);

@@ -600,6 +600,7 @@ std::string plan_text(const sc::QuantizePlan& p) {
     out += fmt::format(" {} {}", sc::to_string(p.mx_mode), sc::to_string(p.torchao));
   }
   if (p.kind == sc::QuantizeKind::kNvfp4) out += fmt::format(" {}", sc::to_string(p.nvfp4_mode));
+  if (p.kind == sc::QuantizeKind::kStatic) out += fmt::format(" scale {}", p.static_scale);
   if (p.rht) out += " rht";
   if (p.stochastic_rounding) out += " sr";
   return out;

@@ -304,6 +304,12 @@ std::string recipe_label(const recipes::Recipe& r) {
     if (r.nvfp4_rht) add("rht");
     if (r.nvfp4_stochastic_rounding) add("sr");
   }
+  // Static scaling's arms differ in their fixed scale (1 unless set).
+  if (r.scaling == Scaling::static_ && r.static_scale != 1.0) {
+    std::ostringstream scale;
+    scale << "s" << r.static_scale;
+    add(scale.str());
+  }
   // A sub-byte scaling's element format is its own (fp8_format is refused with it).
   if (!recipes::subbyte_element_format(r.scaling)) add(recipes::name(r.fp8_format));
   if (recipes::uses_amax_history(r.scaling)) {

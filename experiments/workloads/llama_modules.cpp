@@ -78,7 +78,8 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const Rop
 
 std::int64_t swiglu_hidden(std::int64_t d) { return (8 * d / 3 + 31) / 32 * 32; }
 
-SwiGluMlpImpl::SwiGluMlpImpl(std::int64_t d_model, std::int64_t ffn) {
+SwiGluMlpImpl::SwiGluMlpImpl(std::int64_t d_model, std::int64_t ffn, bool smooth)
+    : smooth_(smooth) {
   register_module("gate_proj", linear(d_model, ffn));
   register_module("up_proj", linear(d_model, ffn));
   register_module("down_proj", linear(ffn, d_model));
@@ -86,15 +87,20 @@ SwiGluMlpImpl::SwiGluMlpImpl(std::int64_t d_model, std::int64_t ffn) {
 
 torch::Tensor SwiGluMlpImpl::forward(const torch::Tensor& x) {
   const auto gate = torch::silu(forward_linear(*this, "gate_proj", x));
-  return forward_linear(*this, "down_proj", gate * forward_linear(*this, "up_proj", x));
+  const auto up = forward_linear(*this, "up_proj", x);
+  if (!smooth_) return forward_linear(*this, "down_proj", gate * up);
+  // Smooth-SwiGLU: one scale per token, the max of |up| over the ffn channels, detached.
+  auto s = up.detach().abs().amax(-1, /*keepdim=*/true);
+  s = torch::where(s > 0, s, torch::ones_like(s));
+  return forward_linear(*this, "down_proj", gate * (up / s)) * s;
 }
 
 LlamaBlockImpl::LlamaBlockImpl(std::int64_t d_model, std::int64_t heads, std::int64_t ffn,
-                               torch::Tensor channel_scale) {
+                               torch::Tensor channel_scale, bool smooth_swiglu) {
   attention_norm_ = register_module("attention_norm", RmsNorm(d_model));
   attention_ = register_module("attention", CausalSelfAttention(d_model, heads));
   mlp_norm_ = register_module("mlp_norm", RmsNorm(d_model));
-  mlp_ = register_module("mlp", SwiGluMlp(d_model, ffn));
+  mlp_ = register_module("mlp", SwiGluMlp(d_model, ffn, smooth_swiglu));
   channel_scale_ = register_buffer("channel_scale", std::move(channel_scale));
 }
 

@@ -45,10 +45,23 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
 TORCH_MODULE(CausalSelfAttention);
 
 // down_proj(silu(gate_proj(x)) * up_proj(x)) (Shazeer 2020).
+//
+// With `smooth`, Fishman et al.'s Smooth-SwiGLU (arXiv 2409.12517 §4.4) as their reference code
+// computes it (Megatron-DeepSpeed fork, experimental/fp8_linear.py ScaledSwiglu and
+// megatron/model/transformer.py ParallelMLP.forward; docs/numerics.md, "Smooth-SwiGLU"): per token
+// t, s_t = max over the ffn channels of |up_proj(x)_t|, detached (no gradient through it) and
+// computed from the current tensor at every call; h = silu(gate_proj(x)) * (up_proj(x) / s_t);
+// y = down_proj(h) * s_t. In exact arithmetic y, and every gradient, equal the plain MLP's; what
+// changes is the down projection's quantized input, whose rows the scale bounds by
+// max |silu(gate_proj(x)_t)|. A row whose s_t is 0 (up_proj's output all zero) takes s_t = 1.
 class SwiGluMlpImpl : public torch::nn::Module {
  public:
-  SwiGluMlpImpl(std::int64_t d_model, std::int64_t ffn);
+  SwiGluMlpImpl(std::int64_t d_model, std::int64_t ffn, bool smooth = false);
   torch::Tensor forward(const torch::Tensor& x);
+  bool smooth() const { return smooth_; }
+
+ private:
+  bool smooth_;
 };
 TORCH_MODULE(SwiGluMlp);
 
@@ -57,11 +70,12 @@ TORCH_MODULE(SwiGluMlp);
 std::int64_t swiglu_hidden(std::int64_t d);
 
 // h = x + attention(norm1(x) * c); y = h + mlp(norm2(h) * c), where c is a fixed per-channel
-// multiplier (ones, or the outlier channels of llama_workload.hpp).
+// multiplier (ones, or the outlier channels of llama_workload.hpp). `smooth_swiglu`: the MLP is
+// Smooth-SwiGLU (SwiGluMlpImpl).
 class LlamaBlockImpl : public torch::nn::Module {
  public:
   LlamaBlockImpl(std::int64_t d_model, std::int64_t heads, std::int64_t ffn,
-                 torch::Tensor channel_scale);
+                 torch::Tensor channel_scale, bool smooth_swiglu = false);
   torch::Tensor forward(const torch::Tensor& x, const RopeTables& rope);
 
  private:

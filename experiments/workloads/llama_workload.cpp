@@ -20,6 +20,7 @@ struct LlamaOptions {
   bool fp8_head = false;
   std::int64_t outlier_channels = 0;
   double outlier_scale = 1.0;
+  bool smooth_swiglu = false;              // Smooth-SwiGLU (llama_modules.hpp, SwiGluMlpImpl)
   std::filesystem::path corpus_directory;  // empty: default_bpe_corpus_directory()
 };
 
@@ -47,8 +48,9 @@ class LlamaModel : public TrainableModel {
     }
     const double residual_std = 0.02 / std::sqrt(2.0 * static_cast<double>(o.model.layers));
     for (std::int64_t i = 0; i < o.model.layers; ++i) {
-      auto block = register_module("block" + std::to_string(i),
-                                   LlamaBlock(d, o.model.heads, ffn, channel_scale.clone()));
+      auto block = register_module(
+          "block" + std::to_string(i),
+          LlamaBlock(d, o.model.heads, ffn, channel_scale.clone(), o.smooth_swiglu));
       for (auto& item : block->named_parameters()) {
         if (item.key().ends_with("norm.weight")) continue;
         const bool residual = item.key().find("o_proj") != std::string::npos ||
@@ -120,6 +122,7 @@ std::unique_ptr<Workload> make_llama_workload(const std::string& name,
     description += ", " + std::to_string(options.outlier_channels) + " outlier channels x" +
                    std::to_string(options.outlier_scale);
   }
+  if (options.smooth_swiglu) description += ", Smooth-SwiGLU";
   return make_language_model_workload(
       name, o, options.eval_windows,
       token_splits(corpus.train, corpus.eval, corpus.directory.string()),
@@ -145,6 +148,9 @@ std::vector<WorkloadPreset> llama_workloads() {
                     "the first N channels of each block's normalized inputs are scaled by "
                     "outlier_scale"),
       real_field("outlier_scale", &O::outlier_scale, 1e-6, 1e6, "scale of the outlier channels"),
+      flag_field("smooth_swiglu", &O::smooth_swiglu,
+                 "Smooth-SwiGLU (Fishman et al. 2024): divide up_proj's output by its per-token "
+                 "max before the down projection, multiply its output back"),
   });
   return workload_presets<O>(
       fields, make_llama_workload,

@@ -55,6 +55,9 @@ QuantizeResult run_plan(const QuantizePlan& p, std::span<const float> x, std::in
       result.tensor.rht = true;
       return result;
     }
+    case QuantizeKind::kStatic:
+      return quantize_per_tensor("sim::scaling::quantize (static)", x, rows, cols, p.format,
+                                 p.static_scale, threads);
     case QuantizeKind::kDelayed:
     case QuantizeKind::kHighPrecision: break;
   }

@@ -10,6 +10,8 @@
 //                       random_hadamard_transform_bf16(x, RhtAxis::kRows, TE's sign vector), whose
 //                       tensor (and amax) the result then describes; with
 //                       plan.stochastic_rounding, rounded stochastically with the caller's stream
+//   kStatic             quantize_per_tensor with plan.static_scale (no amax measured; the
+//                       statistics count what saturates and what underflows at that scale)
 // gpu::scaling::quantize(plan, ...) must equal it.
 #pragma once
 

@@ -64,6 +64,7 @@ enum class QuantizeKind : std::uint8_t {
   kMx,                 // MX (FP8, FP6, FP4 elements) in `block` with `mx_mode` and `torchao`
   kNvfp4,              // NVFP4 in `block` (1x16, 16x1, 16x16) with `nvfp4_mode` (quantize_nvfp4)
   kHighPrecision,      // nothing to quantize: the GEMM runs in high precision
+  kStatic,             // per tensor with the fixed multiplier `static_scale` (quantize_per_tensor)
 };
 constexpr const char* to_string(QuantizeKind kind) {
   switch (kind) {
@@ -75,6 +76,7 @@ constexpr const char* to_string(QuantizeKind kind) {
     case QuantizeKind::kMx: return "mx";
     case QuantizeKind::kNvfp4: return "nvfp4";
     case QuantizeKind::kHighPrecision: return "high_precision";
+    case QuantizeKind::kStatic: return "static";
   }
   return "?";
 }
@@ -100,6 +102,9 @@ struct QuantizePlan {
   bool rht = false;
   bool stochastic_rounding = false;
   DelayedScalingConfig delayed{};  // kDelayed only
+  // kStatic only: the fixed multiplier s of q = cast_satfinite(RN(x * s)); no amax is measured to
+  // choose it (unit scaling, u-muP: arXiv 2407.17465).
+  float static_scale = 1.0f;
 
   // The block shape a tensor [rows, cols] is stored with (QuantizedTensor::block_rows/cols).
   constexpr BlockShape blocks(std::int64_t rows, std::int64_t cols) const {
@@ -111,7 +116,8 @@ struct QuantizePlan {
     return a.kind == b.kind && a.format == b.format && a.block == b.block && a.axis == b.axis &&
            a.pow2 == b.pow2 && a.mx_mode == b.mx_mode && a.torchao == b.torchao &&
            a.nvfp4_mode == b.nvfp4_mode && a.rht == b.rht &&
-           a.stochastic_rounding == b.stochastic_rounding && a.delayed == b.delayed;
+           a.stochastic_rounding == b.stochastic_rounding && a.delayed == b.delayed &&
+           a.static_scale == b.static_scale;
   }
 };
 

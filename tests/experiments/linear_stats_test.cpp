@@ -116,4 +116,47 @@ TEST_CASE("set_measure_operands(false) keeps GEMM counts and timers, measures no
   CHECK(fc->stats().operand(Operand::kInput, Gemm::kFprop).count == 16 * 64);
 }
 
+TEST_CASE("static scaling: a Linear counts what its fixed scale saturates and flushes",
+          "[linear][stats]") {
+  // scaling static, static_scale 1 (HYBRID: E4M3 forward): the input's 3 entries of 1000 are
+  // above E4M3's 448 (saturated) and its 5 entries of 1e-6 below half its smallest subnormal,
+  // 2^-10 (underflowed); the weight, N(0, 0.1), saturates nothing. The scale is 1 throughout.
+  recipes::Recipe recipe = test::fp32_seq_recipe(recipes::Scaling::static_);
+  Fp8Linear fc(test::normal({32, 64}, 1, 0.1).requires_grad_(true), torch::Tensor(), recipe,
+               std::make_shared<const SimBackend>(), HighPrecision::fp32);
+  torch::Tensor x = test::normal({16, 64}, 2);
+  x = x.sign() * (x.abs() + 0.01);  // |x| >= 0.01 elsewhere: no underflow of its own
+  x.view(-1).slice(0, 0, 3).fill_(1000.0f);
+  x.view(-1).slice(0, 10, 15).fill_(1e-6f);
+  x.requires_grad_(true);
+  torch::Tensor y;
+  {
+    Fp8Autocast fp8(true);
+    y = fc->forward(x);
+  }
+  y.sum().backward();
+  const OperandStats& input = fc->stats().operand(Operand::kInput, Gemm::kFprop);
+  CHECK(input.count == 16 * 64);
+  CHECK(input.saturated == 3);
+  CHECK(input.underflowed == 5);
+  CHECK(input.amax == 1000.0f);
+  CHECK(input.scale_min == 1.0f);
+  CHECK(input.scale_max == 1.0f);
+  const OperandStats& weight = fc->stats().operand(Operand::kWeight, Gemm::kFprop);
+  CHECK(weight.saturated == 0);
+  CHECK(weight.scale_inv_max == 1.0f);
+  // A fixed scale of 2^-4 moves 1000 into range (62.5) and flushes more of the small entries.
+  recipe.static_scale = 0.0625;
+  Fp8Linear scaled(test::normal({32, 64}, 1, 0.1).requires_grad_(true), torch::Tensor(), recipe,
+                   std::make_shared<const SimBackend>(), HighPrecision::fp32);
+  {
+    Fp8Autocast fp8(true);
+    scaled->forward(x.detach());
+  }
+  const OperandStats& input2 = scaled->stats().operand(Operand::kInput, Gemm::kFprop);
+  CHECK(input2.saturated == 0);
+  CHECK(input2.underflowed >= 5);
+  CHECK(input2.scale_max == 0.0625f);
+}
+
 }  // namespace fp8lab::experiments

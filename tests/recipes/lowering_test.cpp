@@ -55,6 +55,7 @@ std::string row(const std::string& label, const Recipe& r, sc::Operand op, sc::G
     line << " " << sc::to_string(p.mx_mode) << " " << sc::to_string(p.torchao);
   }
   if (p.kind == sc::QuantizeKind::kNvfp4) line << " " << sc::to_string(p.nvfp4_mode);
+  if (p.kind == sc::QuantizeKind::kStatic) line << " scale " << p.static_scale;
   if (p.rht) line << " rht";
   if (p.stochastic_rounding) line << " sr";
   return line.str();
@@ -82,6 +83,13 @@ std::vector<std::pair<std::string, Recipe>> recipes_of_the_table() {
       // torchao's NVFP4TrainingConfig (recipes/configs/recipe-nvfp4-torchao-training.yaml).
       te.nvfp4_mode = Nvfp4Mode::kTorchaoTraining;
       out.emplace_back(name + " torchao_training 2d rht sr", te);
+      continue;
+    }
+    if (s == Scaling::static_) {  // the default scale 1 (u-muP's), and one that is not
+      Recipe r = recipe_with_defaults(s);
+      out.emplace_back(name, r);
+      r.static_scale = 0.0625;
+      out.emplace_back(name + " 0.0625", r);
       continue;
     }
     if (!is_mx(s)) {

@@ -2,6 +2,7 @@
 // §1.2), names, and the identity (canonical string, run id) that names results across runs.
 #include <catch2/catch.hpp>
 
+#include "recipes/canonical.hpp"
 #include "recipes/recipe.hpp"
 #include "recipes/recipe_file.hpp"
 
@@ -128,4 +129,27 @@ TEST_CASE("describe lists only the fields the scaling uses", "[recipes]") {
   const std::string delayed = describe(Recipe{});
   CHECK(delayed.find("amax_history_len: 1024") != std::string::npos);
   CHECK(delayed.find("mx_scale_mode") == std::string::npos);
+}
+
+TEST_CASE("static scaling: its scale is in the identity only for scaling static", "[recipes]") {
+  const Recipe read = parse_recipe_text("scaling: static\nstatic_scale: 0.0625\n", "s.yaml");
+  CHECK(read.scaling == Scaling::static_);
+  CHECK(read.static_scale == 0.0625);
+  CHECK(read.fp8_format == Fp8Format::kHybrid);
+  const std::string text = canonical_string(read);
+  CHECK(text.find(";static_scale=0.0625;") != std::string::npos);
+  Recipe one = read;
+  one.static_scale = 1.0;
+  CHECK(run_id(one) != run_id(read));
+  CHECK(describe(read).find("static_scale: 0.0625") != std::string::npos);
+  CHECK_FALSE(has_power_2_option(Scaling::static_));
+  // Another scaling neither writes the field nor keeps it: canonicalize resets it, with a reason.
+  Recipe current;
+  current.scaling = Scaling::current;
+  CHECK(canonical_string(current).find("static_scale") == std::string::npos);
+  current.static_scale = 2.0;
+  const Canonical c = canonicalize(current);
+  CHECK(c.recipe.static_scale == 1.0);
+  REQUIRE(c.reasons.size() == 1);
+  CHECK(c.reasons[0] == "static_scale=2 applies to scaling static only, not current");
 }

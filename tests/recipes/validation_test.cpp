@@ -106,7 +106,8 @@ TEST_CASE("recipe file errors", "[recipes][validation]") {
        "(did you mean 'most_recent'?)"},
       {"unknown scaling", "scaling: rowwize\n",
        "r.yaml:1: scaling: unknown value 'rowwize'; accepted: delayed, current, tensorwise, "
-       "rowwise, rowwise_with_gw_hp, block, mxfp8, mxfp4, mxfp6_e2m3, mxfp6_e3m2, nvfp4 (did you "
+       "rowwise, rowwise_with_gw_hp, block, mxfp8, mxfp4, mxfp6_e2m3, mxfp6_e3m2, nvfp4, static "
+       "(did you "
        "mean 'rowwise'?)"},
       {"unknown accumulation in a nested mapping", "gemm:\n  fprop: fast\n",
        "r.yaml:2: gemm.fprop: unknown value 'fast'; accepted: fp32_seq, hopper_split, "
@@ -143,6 +144,18 @@ TEST_CASE("recipe file errors", "[recipes][validation]") {
       {"nvfp4_mode without NVFP4", "nvfp4_mode: torchao\n",
        "r.yaml:1: nvfp4_mode: applies to scaling nvfp4 only, not 'delayed'; value 'torchao'; "
        "accepted: scaling: nvfp4"},
+      {"static_scale without static scaling", "scaling: current\nstatic_scale: 2\n",
+       "r.yaml:2: static_scale: applies to scaling static only, not 'current'; value '2'; "
+       "accepted: scaling: static"},
+      {"static_scale zero", "scaling: static\nstatic_scale: 0\n",
+       "r.yaml:2: static_scale: out of range, got '0'; accepted: a positive number that is an fp32 "
+       "value, e.g. 1, 0.5, 0.0625"},
+      {"static_scale not an fp32 value", "scaling: static\nstatic_scale: 0.1\n",
+       "r.yaml:2: static_scale: out of range, got '0.1'; accepted: a positive number that is an "
+       "fp32 value, e.g. 1, 0.5, 0.0625"},
+      {"static_scale not a number", "scaling: static\nstatic_scale: one\n",
+       "r.yaml:2: static_scale: wrong type: expected a number, got 'one'; accepted: a positive "
+       "number that is an fp32 value, e.g. 1, 0.5, 0.0625"},
       {"unknown NVFP4 mode", "scaling: nvfp4\nnvfp4_mode: nvidia\n",
        "r.yaml:2: nvfp4_mode: unknown value 'nvidia'; accepted: te, torchao, torchao_training"},
       {"NVFP4 2-D with torchao", "scaling: nvfp4\nnvfp4_mode: torchao\nnvfp4_2d: true\n",
@@ -318,13 +331,13 @@ TEST_CASE("sweep file errors", "[recipes][validation]") {
       {"what-if delayed", "workloads: [w]\nwhat_if: [mxfp8, delayed]\n",
        "s.yaml:2: what_if[1]: a stateful scaling (an amax history of its own quantizations) "
        "cannot be measured beside another's training: 'delayed'; accepted: current, tensorwise, "
-       "rowwise, rowwise_with_gw_hp, block, mxfp8, mxfp4, mxfp6_e2m3, mxfp6_e3m2, nvfp4"},
+       "rowwise, rowwise_with_gw_hp, block, mxfp8, mxfp4, mxfp6_e2m3, mxfp6_e3m2, nvfp4, static"},
       {"what-if unknown", "workloads: [w]\nwhat_if: [mxfp9]\n",
        "s.yaml:2: what_if[0]: unknown what-if recipe 'mxfp9'; accepted: current, tensorwise, "
-       "rowwise, rowwise_with_gw_hp, block, mxfp8, mxfp4, mxfp6_e2m3, mxfp6_e3m2, nvfp4"},
+       "rowwise, rowwise_with_gw_hp, block, mxfp8, mxfp4, mxfp6_e2m3, mxfp6_e3m2, nvfp4, static"},
       {"what-if twice", "workloads: [w]\nwhat_if: [block, block]\n",
        "s.yaml:2: what_if[1]: is given twice: 'block'; accepted: current, tensorwise, rowwise, "
-       "rowwise_with_gw_hp, block, mxfp8, mxfp4, mxfp6_e2m3, mxfp6_e3m2, nvfp4"},
+       "rowwise_with_gw_hp, block, mxfp8, mxfp4, mxfp6_e2m3, mxfp6_e3m2, nvfp4, static"},
       {"layer_stats_every 0", "workloads: [w]\nlayer_stats_every: 0\n",
        "s.yaml:2: layer_stats_every: out of range: '0'; accepted: an integer >= 1"},
       {"unknown method", "method: bayes\nworkloads: [w]\n",

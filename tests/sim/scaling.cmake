@@ -1,8 +1,10 @@
 # Tests of sim/scaling/ (one program per recipe; upstream scenarios and properties; mx_versions:
 # the torchao-0.18 and torchao-main MX scale modes; mx_bump: Su et al.'s exponent bump is rceil;
 # stats: the sidecar's MSE, kurtosis and blockwise dynamic range; threads: the banded executor on
-# threads; nvfp4: NVFP4's te mode against TE's kernel formulas, MXFP4/MXFP6).
-foreach(area delayed current rowwise block mx mx_versions mx_bump properties stats threads nvfp4)
+# threads; nvfp4: NVFP4's te mode against TE's kernel formulas, MXFP4/MXFP6; static: fixed
+# scales and their saturated and underflowed counts).
+foreach(area delayed current rowwise block mx mx_versions mx_bump properties stats threads nvfp4
+             static)
   fp8lab_add_test(NAME sim_scaling_${area}_test SOURCES scaling_${area}_test.cpp
                   LIBS fp8lab::sim LABELS fast)
 endforeach()
