@@ -100,6 +100,17 @@ std::vector<std::pair<std::string, Recipe>> recipes_of_the_table() {
         out.emplace_back(name + " " + mode + " " + version, r);
       }
     }
+    if (s == Scaling::mxfp4) {
+      // Tseng et al.'s MXFP4 backward (docs/fp4.md): dither_scale and the 64-point RHT on the
+      // dgrad and wgrad operands, the forward as the recipe says; then the RHT alone.
+      Recipe tseng = recipe_with_defaults(s);
+      tseng.mx_scale_mode = E8M0Mode::kFloor;
+      tseng.mx_stochastic_rounding = tseng.mx_rht = true;
+      out.emplace_back(name + " floor torchao-0.18 mx_sr mx_rht", tseng);
+      Recipe rht_only = recipe_with_defaults(s);
+      rht_only.mx_rht = true;
+      out.emplace_back(name + " te mx_rht", rht_only);
+    }
   }
   return out;
 }
