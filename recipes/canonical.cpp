@@ -152,6 +152,17 @@ Canonical canonicalize_once(const Recipe& input) {
     reasons.push_back(
         "nvfp4_rht and nvfp4_stochastic_rounding are modelled as TE's NVFP4BlockScaling only");
   }
+  if (r.scaling != Scaling::mxfp4 && (r.mx_stochastic_rounding || r.mx_rht)) {
+    r.mx_stochastic_rounding = false;
+    r.mx_rht = false;
+    reasons.push_back(fmt::format("mx_stochastic_rounding and mx_rht apply to mxfp4 only, not {}",
+                                  name(r.scaling)));
+  }
+  if (r.mx_stochastic_rounding && r.mx_scale_mode != E8M0Mode::kFloor) {
+    r.mx_stochastic_rounding = false;
+    reasons.push_back("mx_stochastic_rounding is Tseng et al.'s dither_scale, with floor scales "
+                      "only");
+  }
   if (subbyte_element_format(r.scaling) && r.fp8_format != defaults.fp8_format) {
     r.fp8_format = defaults.fp8_format;
     reasons.push_back(fmt::format("fp8_format is unused by {}", name(r.scaling)));

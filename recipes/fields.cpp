@@ -199,6 +199,8 @@ const std::vector<FieldSpec>& specs() {
     fixed_flag("nvfp4_2d", &Recipe::nvfp4_2d);
     fixed_flag("nvfp4_rht", &Recipe::nvfp4_rht);
     fixed_flag("nvfp4_stochastic_rounding", &Recipe::nvfp4_stochastic_rounding);
+    fixed_flag("mx_stochastic_rounding", &Recipe::mx_stochastic_rounding);
+    fixed_flag("mx_rht", &Recipe::mx_rht);
     fixed_word("torchao_version", accepted_torchao_versions(), &parse_torchao_version,
                &Recipe::torchao_version);
     // static only: a positive, finite fp32 value (the plan's multiplier is a float).
@@ -418,6 +420,22 @@ void reject_unused(const Draft& d, Scaling scaling) {
          "nvfp4_quantize, which rounds to nearest; torchao's prototype NVFP4TrainingConfig, not a "
          "mode, rounds gradients stochastically); value",
          "nvfp4_stochastic_rounding: false with nvfp4_mode: torchao, or nvfp4_mode: te");
+  }
+  if (scaling != Scaling::mxfp4) {
+    for (std::string_view key : {"mx_stochastic_rounding", "mx_rht"}) {
+      fail(key,
+           fmt::format("is Tseng et al.'s MXFP4 backward, modelled for scaling mxfp4 only, not "
+                       "'{}'; value",
+                       name(scaling)),
+           "scaling: mxfp4");
+    }
+  }
+  if (d.fixed.mx_stochastic_rounding && d.fixed.mx_scale_mode != E8M0Mode::kFloor) {
+    fail("mx_stochastic_rounding",
+         fmt::format("is Tseng et al.'s dither_scale, whose scales are E8M0 floor (microxcaling's "
+                     "shared exponent), not mx_scale_mode '{}'; value",
+                     name(d.fixed.mx_scale_mode)),
+         "mx_scale_mode: floor with mx_stochastic_rounding: true");
   }
   if (const auto element = subbyte_element_format(scaling)) {
     fail("fp8_format",

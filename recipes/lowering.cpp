@@ -86,6 +86,10 @@ sc::QuantizePlan scaling_plan(const Recipe& recipe, sc::Operand operand, sc::Gem
       p.block = sc::mx_block_shape(p.axis);
       p.mx_mode = recipe.mx_scale_mode;
       if (uses_torchao_version(recipe)) p.torchao = recipe.torchao_version;
+      // Tseng et al.'s MXFP4 backward (mxfp4 only, sim/scaling/mx_dither.hpp): every operand of
+      // the dgrad and wgrad GEMMs, the forward untouched (Megatron-LM.patch, BW_USE_MXFP4 = 3).
+      p.stochastic_rounding = recipe.mx_stochastic_rounding && gemm != sc::Gemm::kFprop;
+      p.rht = recipe.mx_rht && gemm != sc::Gemm::kFprop;
       return p;
     case Scaling::nvfp4:
       p.kind = sc::QuantizeKind::kNvfp4;

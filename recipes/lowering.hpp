@@ -27,7 +27,9 @@ namespace fp8lab::recipes {
 //   mxfp8               kMx                  mx_block_shape: 1x32 / 32x1     mx_scale_mode,
 //                                                                            torchao_version
 //   mxfp4, mxfp6_e2m3,  kMx                  as mxfp8                        as mxfp8, format
-//   mxfp6_e3m2                                                               E2M1/E2M3/E3M2
+//   mxfp6_e3m2                                                               E2M1/E2M3/E3M2;
+//                                            mxfp4: stochastic_rounding with mx_stochastic_rounding
+//                                            and rht with mx_rht on the dgrad and wgrad operands
 //   nvfp4               kNvfp4               nvfp4_block_shape: 1x16 / 16x1, nvfp4_mode, E2M1
 //                                            weight 16x16 with nvfp4_2d; rht on wgrad's input
 //                                            and grad_output with nvfp4_rht; stochastic_rounding

@@ -217,6 +217,9 @@ std::string canonical_string(const Recipe& r) {
                         r.nvfp4_stochastic_rounding ? ";nvfp4_stochastic_rounding=true" : "")
       : r.scaling == Scaling::static_ ? fmt::format(";static_scale={}", r.static_scale)
                                       : "";
+  const std::string mx_tseng =
+      fmt::format("{}{}", r.mx_stochastic_rounding ? ";mx_stochastic_rounding=true" : "",
+                  r.mx_rht ? ";mx_rht=true" : "");
   std::string beyond_gemms;
   if (r.norm_affine_precision != ElementwisePrecision::kHigh) {
     beyond_gemms += fmt::format(";norm_affine_precision={}", name(r.norm_affine_precision));
@@ -227,12 +230,12 @@ std::string canonical_string(const Recipe& r) {
   return fmt::format(
       "scaling={};fp8_format={};margin={};interval={};amax_history_len={};amax_compute_algo={};"
       "override_linear_precision={};use_autocast_during_eval={};gemm={};power_2_scales={};"
-      "mx_scale_mode={}{};pad_inner_dim={};enable_fsdp_float8_all_gather={};"
+      "mx_scale_mode={}{}{};pad_inner_dim={};enable_fsdp_float8_all_gather={};"
       "module_filter={}{}{}{}{}{}{}",
       name(r.scaling), name(r.fp8_format), r.margin, r.interval, r.amax_history_len,
       name(r.amax_compute_algo), override_text(r.override_linear_precision),
       bool_name(r.use_autocast_during_eval), gemm_text(r.gemm), bool_name(r.power_2_scales),
-      name(r.mx_scale_mode), torchao_version, bool_name(r.pad_inner_dim),
+      name(r.mx_scale_mode), torchao_version, mx_tseng, bool_name(r.pad_inner_dim),
       bool_name(r.enable_fsdp_float8_all_gather), filter_text(r.module_filter), beyond_gemms,
       r.keep_high_precision.empty()
           ? std::string()
@@ -283,6 +286,14 @@ std::string describe(const Recipe& r) {
     out += fmt::format(
         "static_scale: {} (every operand: q = cast_satfinite(RN(x * {})), no amax measured)\n",
         r.static_scale, r.static_scale);
+  }
+  if (r.scaling == Scaling::mxfp4) {
+    out += fmt::format(
+        "mx_stochastic_rounding: {}{}\nmx_rht: {}{}\n", bool_name(r.mx_stochastic_rounding),
+        r.mx_stochastic_rounding ? " (dgrad and wgrad operands: Tseng et al.'s dither_scale)" : "",
+        bool_name(r.mx_rht),
+        r.mx_rht ? " (dgrad and wgrad operands: 64-point Hadamard along K, fresh signs per call)"
+                 : "");
   }
   if (uses_torchao_version(r)) {
     out += fmt::format("torchao_version: {} ({}'s to_mx)\n", name(r.torchao_version),

@@ -176,6 +176,14 @@ struct Recipe {
   // static_ only: the multiplier s of q = cast_satfinite(RN(x * s)) for every operand (a positive
   // fp32 value; 1 casts the tensors as they are, as u-muP's unit-scaled models do).
   double static_scale = 1.0;
+  // mxfp4 only, Tseng et al.'s MXFP4 backward (arXiv 2502.20586; docs/fp4.md, "MXFP4 with
+  // stochastic rounding and the RHT"): every operand of the dgrad and wgrad GEMMs rounded with
+  // their 'dither_scale' (3/4 prescale, stochastic rounding, E8M0 floor scales: needs
+  // mx_scale_mode floor), and both backward GEMMs' operands transformed along K by a 64-point
+  // Hadamard with random signs drawn afresh each backward call. Off by default; the forward
+  // stays as the recipe says (their BF16 forward: override_linear_precision [true, false, false]).
+  bool mx_stochastic_rounding = false;
+  bool mx_rht = false;
   // torchao scalings only (AORecipeKwargs; accelerate's defaults are true, torchao-mx.md §1.1).
   bool pad_inner_dim = true;
   bool enable_fsdp_float8_all_gather = true;
@@ -268,7 +276,7 @@ KeepHighPrecision canonical_keep_high_precision(KeepHighPrecision);
 // (schedule_text); nvfp4_mode and
 // nvfp4_2d (after torchao_version's place) only for scaling nvfp4, then nvfp4_rht and
 // nvfp4_stochastic_rounding, each only when true; static_scale (in the same place) only for
-// scaling static.
+// scaling static; mx_stochastic_rounding and mx_rht (after torchao_version) each only when true.
 std::string canonical_string(const Recipe&);
 // 16 hex digits: FNV-1a 64 of text (fixed constants, so no id or hash the project stores ever
 // depends on the standard library's std::hash). Run ids, sweep run keys and sweep.json's

@@ -196,6 +196,14 @@ Compatibility compatibility_of_gemms(const Recipe& r) {
                  "rounding with fp8lab's own Philox stream"
                : "torchao 0.18's nvfp4_quantize (block scales floored at 2^-6)",
            "fp4-formats.md §3"});
+    } else if (r.mx_stochastic_rounding || r.mx_rht) {
+      // Tseng et al.'s MXFP4 backward: neither TE nor torchao has it (docs/fp4.md). Their switches
+      // are environment variables of the patched Megatron-LM.
+      c.runner = "Tseng et al.'s Megatron-LM patch (amazon-science/mxfp4-llm), not TE or torchao";
+      c.te_recipe_class = "MXFP4LinearWithGradAccumulationAndAsyncCommunication";
+      c.forwarded_kwargs = {
+          fmt::format("BW_USE_MXFP4={}", r.mx_rht ? (r.mx_stochastic_rounding ? 3 : 1) : 4),
+          "HBS=64"};
     } else {
       c.runner = te ? "none (TE has no MXFP4/MXFP6 quantizer)" : "torchao";
       c.te_recipe_class = fmt::format("MXLinearConfig(elem_dtype={}, scale_calculation_mode={})",

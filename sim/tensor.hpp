@@ -47,6 +47,9 @@ struct QuantizedTensor {
   // NVFP4 with the RHT (sim/scaling/plan.hpp `rht`): the codes are of RHT(x) (sim/rht.hpp, TE's
   // sign vector, chunks of 16 down the rows), not of x; statistics compare them with RHT(x).
   bool rht = false;
+  // kMx with the RHT (sim/scaling/mx_dither.hpp): the sign mask of the draw the codes were
+  // transformed with; a GEMM's two operands must share it. 0 otherwise.
+  std::uint64_t rht_signs = 0;
 
   // Valid once check_shape() passed (block sizes >= 1).
   std::int64_t scale_rows() const { return ceil_div(rows, block_rows); }

@@ -25,7 +25,8 @@ void validate(const BackendChoice& choice) {
 std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice) {
   validate(choice);
   if (choice.name == "sim") {
-    auto sim = std::make_shared<const SimBackend>(SimBackendOptions{.threads = choice.threads});
+    auto sim = std::make_shared<const SimBackend>(
+        SimBackendOptions{.threads = choice.threads, .run_seed = choice.run_seed});
     if (choice.shadow_every == 0) return sim;
     // sim watched by sim: rehearses the check's plumbing (records, sweeps) without a GPU.
     return std::make_shared<const ShadowCheckedBackend>(

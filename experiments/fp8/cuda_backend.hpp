@@ -45,6 +45,9 @@ struct BackendChoice {
   // threads on every SIMD target, tests/sim/scaling_threads_test 1 to 8 per quantizer), so
   // it is no part of a run's id; records keep it beside their timings (throughput.threads).
   int threads = 1;
+  // The run's seed, for the sim backend's draws keyed by run: the sign vectors of Tseng et al.'s
+  // RHT (mx_rht; SimBackendOptions::run_seed). No part of a run's id (its seed already is).
+  std::uint64_t run_seed = 0;
 
   // Whether the model and its batches live on the GPU ("cuda"). Such runs are numerically
   // distinct from CPU-trained ones and are filed under their own ids (run_ids.hpp).

@@ -8,6 +8,7 @@
 #include "sim/gemm/gemm.hpp"
 #include "sim/parallel.hpp"
 #include "sim/scaling/execute.hpp"
+#include "sim/scaling/mx_dither.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -28,7 +29,17 @@ class SimLinearState final : public LinearScalingState {
   // function of its model and step count, and no two tensors share a stream.
   std::uint64_t stochastic_seed = 0;
   std::uint64_t stochastic_calls = 0;
+  // Tseng et al.'s RHT (mxfp4 with mx_rht, sim/scaling/mx_dither.hpp): the k-th quantization of
+  // each backward operand (dgrad: weight, grad_output; wgrad: input, grad_output) takes draw k of
+  // its GEMM, mx_rht_sign_mask(run_seed, kRhtStream + 2 * ordinal + GEMM, k), so a GEMM's two
+  // operands share one draw per backward call (k is the step in a run: one backward per Linear
+  // per step), every call draws afresh, and each seed draws its own signs (SimBackend::gemm
+  // checks that the operands' draws agree).
+  std::uint64_t rht_seed = 0;
+  std::uint64_t rht_calls[2][2] = {{0, 0}, {0, 0}};  // [dgrad, wgrad][other operand, grad_output]
 };
+
+constexpr std::uint64_t kRhtStream = std::uint64_t{1} << 63;
 
 SimLinearState& sim_state(LinearScalingState& state) {
   auto* s = dynamic_cast<SimLinearState*>(&state);
@@ -71,7 +82,9 @@ SimBackend::SimBackend(SimBackendOptions options) : options_(options) {
 }
 
 std::unique_ptr<LinearScalingState> SimBackend::make_state(const recipes::Recipe& recipe) const {
-  return std::make_unique<SimLinearState>(recipe, states_made_.fetch_add(1));
+  auto state = std::make_unique<SimLinearState>(recipe, states_made_.fetch_add(1));
+  state->rht_seed = options_.run_seed;
+  return state;
 }
 
 void SimBackend::copy_state(const LinearScalingState& from, LinearScalingState& to) const {
@@ -103,6 +116,21 @@ sc::QuantizeResult SimBackend::quantize(LinearScalingState& state, Operand tenso
                                 " runs the " + std::string(experiments::name(role)) +
                                 " GEMM in high precision; its operands are not quantized");
   }
+  if (plan.kind == sc::QuantizeKind::kMx && (plan.rht || plan.stochastic_rounding)) {
+    std::uint64_t signs = 0;
+    if (plan.rht) {
+      const int g = role == Gemm::kDgrad ? 0 : 1;
+      const int o = tensor == Operand::kGradOutput ? 1 : 0;
+      signs = sc::mx_rht_sign_mask(
+          s.rht_seed, kRhtStream + 2 * s.stochastic_seed + static_cast<std::uint64_t>(g),
+          s.rht_calls[g][o]++);
+    }
+    if (!plan.stochastic_rounding) {
+      return sc::quantize(plan, x.data, x.rows, x.cols, threads, nullptr, signs);
+    }
+    const sc::StochasticStream stream{s.stochastic_seed, s.stochastic_calls++};
+    return sc::quantize(plan, x.data, x.rows, x.cols, threads, &stream, signs);
+  }
   if (plan.stochastic_rounding) {
     const sc::StochasticStream stream{s.stochastic_seed, s.stochastic_calls++};
     return sc::quantize(plan, x.data, x.rows, x.cols, threads, &stream);
@@ -113,6 +141,12 @@ sc::QuantizeResult SimBackend::quantize(LinearScalingState& state, Operand tenso
 void SimBackend::gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
                       recipes::Accumulation accumulation, MutableMatrix out) const {
   check_matrix("SimBackend", "output", out.data.size(), out.rows, out.cols);
+  if (a.rht_signs != b.rht_signs) {
+    throw std::invalid_argument(
+        "SimBackend: the " + std::string(experiments::name(role)) +
+        " GEMM's operands were transformed with different Hadamard sign draws (mx_rht): their "
+        "product is not the GEMM's; each operand must be quantized once per backward call");
+  }
   const sc::GemmOperands operands = sc::gemm_operands(role);
   sim::GemmOptions options;
   options.accumulation = accumulation;

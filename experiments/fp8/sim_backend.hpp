@@ -21,6 +21,9 @@ namespace fp8lab::experiments {
 
 struct SimBackendOptions {
   int threads = 1;  // GEMM and quantizer threads (>= 1); the bits do not depend on it
+  // Keys the sign draws of Tseng et al.'s RHT (mx_rht): draw k of GEMM g of the Linear with
+  // ordinal n is sim::scaling::mx_rht_sign_mask(run_seed, 2^63 + 2 n + g, k) (sim_backend.cpp).
+  std::uint64_t run_seed = 0;
 };
 
 class SimBackend final : public LinearBackend {

@@ -310,6 +310,8 @@ std::string recipe_label(const recipes::Recipe& r) {
     scale << "s" << r.static_scale;
     add(scale.str());
   }
+  if (r.mx_stochastic_rounding) add("sr");
+  if (r.mx_rht) add("rht64");
   // A sub-byte scaling's element format is its own (fp8_format is refused with it).
   if (!recipes::subbyte_element_format(r.scaling)) add(recipes::name(r.fp8_format));
   if (recipes::uses_amax_history(r.scaling)) {
@@ -481,7 +483,9 @@ RunRecord execute_fp8_run(const ResultsDirectory& directory, const RunRequest& r
     const auto baseline = finished_baseline(directory, request);
     const auto reference = load_reference(directory, baseline);
     TrainingOptions options = training_options(request);
-    const auto backend = make_backend(request.backend);
+    BackendChoice choice = request.backend;
+    choice.run_seed = static_cast<std::uint64_t>(request.seed);  // mx_rht's sign draws
+    const auto backend = make_backend(choice);
     const auto device = device_for(request.backend);
     const auto diagnostics =
         std::make_shared<RunDiagnostics>(recipe.autoswitch, request.inject_nan);

@@ -89,7 +89,8 @@ Laid lay_out(const GemmOperand& g, char which) {
   return l;
 }
 
-// The GEMM's alpha: 1 for MX; for NVFP4 RN(S_dec_A * S_dec_B), the two per-tensor decode scales
+// The GEMM's alpha: 1 for MX (RN(fp32(4/3)^2) for Tseng et al.'s dither_scale operands, whose
+// global_scale[2] is fp32(4/3): sim/scaling/mx_dither.hpp); for NVFP4 RN(S_dec_A * S_dec_B), the two per-tensor decode scales
 // (global_scale[2]; torchao's per_tensor_scale product). TE forms its alpha from the amaxes,
 // amax_A * amax_B * fp32(1 / (6 * 6 * 448 * 448)) (fp4-formats.md §3a.6), the same value up to the
 // roundings of S_enc = 2688 / amax and S_dec = 1 / S_enc: a few ulps, so not TE's last bits.

@@ -12,17 +12,49 @@
 #include "sim/scaling/block.hpp"
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/mx.hpp"
+#include "sim/scaling/mx_dither.hpp"
 #include "sim/scaling/nvfp4.hpp"
 #include "sim/scaling/rowwise.hpp"
 
 namespace fp8lab::sim::scaling {
 namespace {
 
+// A kMx plan with Tseng et al.'s parts (plan.hpp): the 64-point RHT along K with the call's
+// signs, then their 'dither_scale' rounding, or the plan's MX rule (round to nearest).
+QuantizeResult run_mx_tseng(const QuantizePlan& p, std::span<const float> x, std::int64_t rows,
+                            std::int64_t cols, const StochasticStream* stochastic,
+                            std::uint64_t rht_signs) {
+  if (p.stochastic_rounding && (stochastic == nullptr || p.format != Format::E2M1)) {
+    throw std::invalid_argument(
+        "sim::scaling::quantize: an mx plan with stochastic_rounding needs E2M1 elements and a "
+        "Philox stream");
+  }
+  if (p.block.rows > 1 && p.block.cols > 1) {
+    throw std::invalid_argument("sim::scaling::quantize: an mx plan with rht or "
+                                "stochastic_rounding takes 1 x 32 or 32 x 1 blocks, not 2-D tiles");
+  }
+  std::vector<float> transformed;
+  std::span<const float> source = x;
+  if (p.rht) {
+    check_tensor_arguments("sim::scaling::quantize (mx rht)", x.size(), rows, cols, p.format, true);
+    transformed.resize(x.size());
+    mx_rht_bf16(x, rows, cols, p.axis, rht_signs, transformed);
+    source = transformed;
+  }
+  QuantizeResult result =
+      p.stochastic_rounding
+          ? quantize_mx_dither_scale(source, rows, cols, p.axis, *stochastic)
+          : quantize_mx(source, rows, cols, p.axis, p.format, p.mx_mode, p.torchao);
+  result.tensor.rht = p.rht;
+  result.tensor.rht_signs = p.rht ? rht_signs : 0;
+  return result;
+}
+
 // The plan's quantizer; per-tensor kinds on `threads` (current.hpp), the others on the calling
 // thread.
 QuantizeResult run_plan(const QuantizePlan& p, std::span<const float> x, std::int64_t rows,
                         std::int64_t cols, int threads,
-                        const StochasticStream* stochastic = nullptr) {
+                        const StochasticStream* stochastic = nullptr, std::uint64_t rht_signs = 0) {
   switch (p.kind) {
     case QuantizeKind::kCurrentTe:
       return quantize_current_te(x, rows, cols, p.format, p.pow2, /*eps=*/0.0f, {}, threads);
@@ -37,6 +69,8 @@ QuantizeResult run_plan(const QuantizePlan& p, std::span<const float> x, std::in
       return quantize_block_te(x, rows, cols, p.format, config);
     }
     case QuantizeKind::kMx:
+      if (p.rht || p.stochastic_rounding)
+        return run_mx_tseng(p, x, rows, cols, stochastic, rht_signs);
       if (p.block == BlockShape{kMxBlockSize, kMxBlockSize}) {
         return quantize_mx_2d(x, rows, cols, p.format, p.mx_mode, p.torchao);
       }
@@ -89,7 +123,15 @@ QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std:
 
 QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std::int64_t rows,
                         std::int64_t cols, int threads, const StochasticStream* stochastic) {
-  if (plan.kind == QuantizeKind::kNvfp4) return run_plan(plan, x, rows, cols, 1, stochastic);
+  return quantize(plan, x, rows, cols, threads, stochastic, 0);
+}
+
+QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std::int64_t rows,
+                        std::int64_t cols, int threads, const StochasticStream* stochastic,
+                        std::uint64_t rht_signs) {
+  const bool whole = plan.kind == QuantizeKind::kNvfp4 ||
+                     (plan.kind == QuantizeKind::kMx && (plan.rht || plan.stochastic_rounding));
+  if (whole) return run_plan(plan, x, rows, cols, 1, stochastic, rht_signs);
   return quantize(plan, x, rows, cols, threads);
 }
 
@@ -99,7 +141,8 @@ QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std:
   // NVFP4's per-tensor scale needs the whole tensor's amax: it runs on the calling thread.
   const bool banded = plan.kind != QuantizeKind::kDelayed &&
                       plan.kind != QuantizeKind::kHighPrecision &&
-                      plan.kind != QuantizeKind::kNvfp4 && block_rows >= 1;
+                      plan.kind != QuantizeKind::kNvfp4 && !plan.rht && !plan.stochastic_rounding &&
+                      block_rows >= 1;
   if (threads <= 1 || !banded || rows <= block_rows || cols < 1 ||
       x.size() != static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols)) {
     return run_plan(plan, x, rows, cols, threads);  // which also refuses bad arguments

@@ -4,7 +4,11 @@
 //   kTensorwiseTorchao  quantize_tensorwise_torchao
 //   kAxiswiseTorchao    quantize_axiswise_torchao along plan.axis
 //   kBlockTe            quantize_block_te in plan.block (fp32 input, amax_epsilon 0)
-//   kMx                 quantize_mx along plan.axis, or quantize_mx_2d for 32 x 32 blocks
+//   kMx                 quantize_mx along plan.axis, or quantize_mx_2d for 32 x 32 blocks; with
+//                       plan.rht, of mx_rht_bf16(x, plan.axis, the caller's sign mask); with
+//                       plan.stochastic_rounding (E2M1), quantize_mx_dither_scale with the
+//                       caller's stream (sim/scaling/mx_dither.hpp, Tseng et al.); on the
+//                       calling thread
 //   kNvfp4              quantize_nvfp4 in plan.block with plan.nvfp4_mode (on the calling thread:
 //                       its per-tensor scale needs the whole tensor); with plan.rht, of
 //                       random_hadamard_transform_bf16(x, RhtAxis::kRows, TE's sign vector), whose
@@ -43,5 +47,11 @@ QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std:
 // other plan). A stochastic_rounding plan without a stream throws std::invalid_argument.
 QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std::int64_t rows,
                         std::int64_t cols, int threads, const StochasticStream* stochastic);
+
+// The same, with the sign mask of the call's Hadamard draw, which a kMx plan with rht transforms
+// with (mx_rht_sign_mask; the overload above passes 0, all signs +1).
+QuantizeResult quantize(const QuantizePlan& plan, std::span<const float> x, std::int64_t rows,
+                        std::int64_t cols, int threads, const StochasticStream* stochastic,
+                        std::uint64_t rht_signs);
 
 }  // namespace fp8lab::sim::scaling

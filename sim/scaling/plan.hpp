@@ -95,10 +95,15 @@ struct QuantizePlan {
   E8M0Mode mx_mode = E8M0Mode::kTe;                 // kMx only
   TorchaoVersion torchao = TorchaoVersion::kV0_18;  // kMx with a torchao mode only
   Nvfp4Mode nvfp4_mode = Nvfp4Mode::kTe;            // kNvfp4 only
-  // kNvfp4 only, TE's NVFP4BlockScaling parts (fp4-formats.md §4): `rht` applies the 16-point
+  // kNvfp4, TE's NVFP4BlockScaling parts (fp4-formats.md §4): `rht` applies the 16-point
   // random Hadamard transform (sim/rht.hpp, TE's sign vector) along the rows before the amax and
   // the cast (the wgrad operands, whose K is the token dimension); `stochastic_rounding` rounds
   // the elements with sim/fp4_stochastic.hpp's rule and a caller-given Philox stream (gradients).
+  // kMx (Tseng et al.'s MXFP4 backward, sim/scaling/mx_dither.hpp): `rht` multiplies the operand
+  // along K, in chunks of 64, by diag(signs) H64 / 8 with the caller's per-call signs (bf16
+  // output) before the amax and the cast; `stochastic_rounding` (E2M1 only) rounds with their
+  // 'dither_scale' rule (E8M0 floor scales, 3/4 prescale, stochastic rounding, 4/3 on
+  // dequantization) and a caller-given Philox stream.
   bool rht = false;
   bool stochastic_rounding = false;
   DelayedScalingConfig delayed{};  // kDelayed only

@@ -11,6 +11,7 @@
 #include "sim/cast.hpp"
 #include "sim/decode_table.hpp"
 #include "sim/rht.hpp"
+#include "sim/scaling/mx_dither.hpp"
 
 namespace fp8lab::sim::scaling {
 
@@ -22,6 +23,12 @@ std::span<const float> quantized_domain(std::span<const float> x, const Quantize
                                         std::vector<float>& storage) {
   if (!q.rht || x.size() != q.data.size()) return x;
   storage.resize(x.size());
+  if (!q.scale_e8m0.empty()) {
+    // MX with Tseng et al.'s RHT (mx_dither.hpp): 64-point chunks along K with the call's signs.
+    mx_rht_bf16(x, q.rows, q.cols, q.block_rows == 1 ? ScaleAxis::kRowwise : ScaleAxis::kColumnwise,
+                q.rht_signs, storage);
+    return storage;
+  }
   random_hadamard_transform_bf16(x, q.rows, q.cols, RhtAxis::kRows, kTeRhtSignMask, storage);
   return storage;
 }

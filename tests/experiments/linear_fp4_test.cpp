@@ -17,6 +17,7 @@
 #include "sim/gemm/gemm.hpp"
 #include "sim/rht.hpp"
 #include "sim/scaling/mx.hpp"
+#include "sim/scaling/mx_dither.hpp"
 #include "sim/scaling/nvfp4.hpp"
 
 namespace fp8lab::experiments {
@@ -248,6 +249,62 @@ TEST_CASE("Stochastic rounding in training is reproducible and draws a new strea
   const std::uint64_t first = dgrad.q.data == with(0, {1, 16}).data ? 0 : 1;
   CHECK(compare(dgrad.q, with(first, {1, 16})) == "");
   CHECK(compare(wgrad.q, with(1 - first, {16, 1})) == "");
+}
+
+TEST_CASE("Tseng et al.'s MXFP4 backward: one sign draw per backward GEMM, shared by its two "
+          "operands, and dW is the GEMM of the transformed, dithered operands",
+          "[linear][fp4]") {
+  recipes::Recipe r = test::recipe_with_defaults(recipes::Scaling::mxfp4);
+  r.mx_scale_mode = sc::E8M0Mode::kFloor;
+  r.mx_stochastic_rounding = r.mx_rht = true;
+  r.override_linear_precision = {true, false, false};
+  r.gemm = {recipes::Accumulation::kFp32Seq, recipes::Accumulation::kFp32Seq,
+            recipes::Accumulation::kFp32Seq};
+  constexpr std::int64_t n = 64;  // out_features: dgrad's K, a multiple of the 64-point RHT
+  const auto run = [&](const std::shared_ptr<RecordingBackend>& backend) {
+    const torch::Tensor x = test::normal({M, K}, 1), w = test::normal({n, K}, 2, 0.1),
+                        g = test::normal({M, n}, 3, 0.01);
+    Fp8Linear layer(Fp8LinearImpl(w.clone().requires_grad_(true), torch::Tensor(), r, backend,
+                                  HighPrecision::fp32, "layer"));
+    torch::Tensor y;
+    {
+      Fp8Autocast fp8(true);
+      y = layer->forward(x.clone().requires_grad_(true));
+    }
+    y.backward(g);
+    return layer->weight.grad().clone();
+  };
+  auto a = std::make_shared<RecordingBackend>(), b = std::make_shared<RecordingBackend>();
+  const torch::Tensor dw = run(a);
+  CHECK(test::bitwise_difference(dw, run(b)) == "");  // reproducible
+  const auto& dgrad_w = find(a->calls, Operand::kWeight, Gemm::kDgrad);
+  const auto& dgrad_g = find(a->calls, Operand::kGradOutput, Gemm::kDgrad);
+  const auto& wgrad_x = find(a->calls, Operand::kInput, Gemm::kWgrad);
+  const auto& wgrad_g = find(a->calls, Operand::kGradOutput, Gemm::kWgrad);
+  // The first draw of each GEMM of the backend's first Linear, under run seed 0.
+  const std::uint64_t dgrad_signs = sc::mx_rht_sign_mask(0, (std::uint64_t{1} << 63) + 0, 0);
+  const std::uint64_t wgrad_signs = sc::mx_rht_sign_mask(0, (std::uint64_t{1} << 63) + 1, 0);
+  CHECK(dgrad_w.q.rht_signs == dgrad_signs);
+  CHECK(dgrad_g.q.rht_signs == dgrad_signs);
+  CHECK(wgrad_x.q.rht_signs == wgrad_signs);
+  CHECK(wgrad_g.q.rht_signs == wgrad_signs);
+  CHECK(dgrad_signs != wgrad_signs);
+  // Each operand is the transform along its K, then dither_scale (its stream is the count of the
+  // Linear's stochastic quantizations, in call order).
+  for (std::size_t i = 0; i < a->calls.size(); ++i) {
+    const Recorded& c = a->calls[i];
+    const sc::QuantizePlan p = recipes::plan(r, c.tensor, c.role);
+    REQUIRE(p.rht);
+    std::vector<float> t(c.x.size());
+    sc::mx_rht_bf16(c.x, c.rows, c.cols, p.axis, c.q.rht_signs, t);
+    const sc::StochasticStream stream{0, i};
+    CHECK(compare(c.q, sc::quantize_mx_dither_scale(t, c.rows, c.cols, p.axis, stream).tensor) ==
+          "");
+  }
+  // dW = (S dY)^T (S X) in the GEMM model: the recorded operands' GEMM, bit for bit.
+  const torch::Tensor want = gemm_of(wgrad_g, sim::ReduceDim::kRows, wgrad_x, sim::ReduceDim::kRows,
+                                     recipes::Accumulation::kFp32Seq);
+  CHECK(test::bitwise_difference(dw, want) == "");
 }
 
 TEST_CASE("The Hopper models refuse FP4 operands and name the models that take them",

@@ -20,6 +20,7 @@
 #include "recipes/recipe.hpp"
 #include "recipes/recipe_file.hpp"
 #include "recipes/role_rules.hpp"
+#include "recipes/sweep.hpp"
 #include "recipes/unmatched_keep.hpp"
 
 namespace fp8lab::recipes {
@@ -107,6 +108,17 @@ std::vector<std::pair<std::string, Recipe>> recipes_of_the_table() {
         r.torchao_version = *parse_torchao_version(version);
         out.emplace_back(name + " " + mode + " " + version, r);
       }
+    }
+    if (s == Scaling::mxfp4) {
+      // Tseng et al.'s MXFP4 backward (docs/fp4.md): dither_scale and the 64-point RHT on the
+      // dgrad and wgrad operands, the forward as the recipe says; then the RHT alone.
+      Recipe tseng = recipe_with_defaults(s);
+      tseng.mx_scale_mode = E8M0Mode::kFloor;
+      tseng.mx_stochastic_rounding = tseng.mx_rht = true;
+      out.emplace_back(name + " floor torchao-0.18 mx_sr mx_rht", tseng);
+      Recipe rht_only = recipe_with_defaults(s);
+      rht_only.mx_rht = true;
+      out.emplace_back(name + " te mx_rht", rht_only);
     }
   }
   return out;
@@ -349,6 +361,34 @@ TEST_CASE("lowering: per_role GEMMs whose operands disagree are refused, naming 
       static_cast<std::uint8_t>(role_bit(Role::kWgradInput) | role_bit(Role::kWgradGradOutput));
   half.per_role = {gw};
   CHECK_FALSE(gemm_runs_fp8(half, "x", sc::Gemm::kWgrad));
+}
+
+TEST_CASE("L10's sweep file: Tseng et al.'s four arms, SR and RHT on the backward operands only",
+          "[recipes][lowering]") {
+  const auto e =
+      expand(read_sweep(FP8LAB_SOURCE_DIR "/recipes/sweeps/literature/L10-mxfp4-sr-rht.yaml"));
+  REQUIRE(e.runs.size() == 12);  // 4 arms x 3 seeds
+  int arms[2][2] = {{0, 0}, {0, 0}};
+  for (const auto& run : e.runs) {
+    const Recipe& r = run.recipe;
+    REQUIRE(r.scaling == Scaling::mxfp4);
+    CHECK(r.mx_scale_mode == E8M0Mode::kFloor);
+    CHECK(r.override_linear_precision == OverrideLinearPrecision{true, false, false});
+    ++arms[r.mx_stochastic_rounding ? 1 : 0][r.mx_rht ? 1 : 0];
+    for (const sc::Gemm gemm : {sc::Gemm::kDgrad, sc::Gemm::kWgrad}) {
+      const sc::GemmOperands o = sc::gemm_operands(gemm);
+      for (const sc::Operand op : {o.a, o.b}) {
+        const sc::QuantizePlan p = plan(r, op, gemm);
+        CHECK(p.stochastic_rounding == r.mx_stochastic_rounding);
+        CHECK(p.rht == r.mx_rht);
+      }
+    }
+    CHECK(!gemm_runs_fp8(r, sc::Gemm::kFprop));
+  }
+  CHECK(arms[0][0] == 3);
+  CHECK(arms[0][1] == 3);
+  CHECK(arms[1][0] == 3);
+  CHECK(arms[1][1] == 3);
 }
 
 }  // namespace

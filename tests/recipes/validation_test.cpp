@@ -179,6 +179,14 @@ TEST_CASE("recipe file errors", "[recipes][validation]") {
       {"nvfp4_rht without NVFP4", "scaling: mxfp4\nnvfp4_rht: true\n",
        "r.yaml:2: nvfp4_rht: applies to scaling nvfp4 only, not 'mxfp4'; value 'true'; accepted: "
        "scaling: nvfp4"},
+      {"mx_rht without MXFP4", "scaling: nvfp4\nmx_rht: true\n",
+       "r.yaml:2: mx_rht: is Tseng et al.'s MXFP4 backward, modelled for scaling mxfp4 only, not "
+       "'nvfp4'; value 'true'; accepted: scaling: mxfp4"},
+      {"mx_stochastic_rounding without floor scales",
+       "scaling: mxfp4\nmx_stochastic_rounding: true\n",
+       "r.yaml:2: mx_stochastic_rounding: is Tseng et al.'s dither_scale, whose scales are E8M0 "
+       "floor (microxcaling's shared exponent), not mx_scale_mode 'te'; value 'true'; accepted: "
+       "mx_scale_mode: floor with mx_stochastic_rounding: true"},
       {"Hopper GEMM with NVFP4", "scaling: nvfp4\ngemm:\n  wgrad: hopper_split\n",
        "r.yaml:3: gemm.wgrad: models Hopper's FP8 MMA, which has no FP4/FP6 operands (scaling "
        "'nvfp4'); value 'hopper_split'; accepted: blackwell_block (the default), fp32_seq or "

@@ -6,3 +6,7 @@ fp8lab_add_test(NAME sim_fp4_stochastic_test SOURCES fp4_stochastic_test.cpp LIB
                 LABELS fast)
 add_executable(sim_rht_chunks rht_chunks.cpp)
 target_link_libraries(sim_rht_chunks PRIVATE fp8lab::sim hwy::hwy fp8lab_flags)
+# Tseng et al.'s MXFP4 backward (issue 43 item 5): dither_scale and the 64-point RHT against a
+# reference written from their code.
+fp8lab_add_test(NAME sim_scaling_mx_dither_test SOURCES scaling_mx_dither_test.cpp LIBS fp8lab::sim
+                LABELS fast)
