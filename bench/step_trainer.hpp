@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "experiments/fp8/autocast.hpp"
-#include "experiments/fp8/convert_model.hpp"
+#include "experiments/linear/autocast.hpp"
+#include "experiments/linear/convert_model.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/default_recipe.hpp"
 

@@ -1,7 +1,7 @@
 // A whole training step (forward, backward, AdamW) at 2 threads over the same step at 1 thread, in
 // the same process with the steps interleaved (1, 2, 1, 2, ...), so that a change of machine load
 // falls on both arms alike (issue 21: goal >= 1.7x). The threads are the sim backend's
-// (experiments/fp8/cuda_backend.hpp, BackendChoice::threads); LibTorch's own ops stay on one
+// (experiments/linear/cuda_backend.hpp, BackendChoice::threads); LibTorch's own ops stay on one
 // thread, as in fp8lab runs (experiments/runner/run_executor.hpp: use_one_torch_thread).
 // Counters: step_1t_s, step_2t_s (median wall-clock step of each arm), speedup = step_1t_s /
 // step_2t_s; cpu_1t_s, cpu_2t_s (mean process CPU time per step: on a machine shared with other
@@ -29,9 +29,9 @@
 #include "bench/bench_main.hpp"
 #include "bench/step_trainer.hpp"
 #include "bench/timing.hpp"
-#include "experiments/fp8/backend_linear.hpp"
-#include "experiments/fp8/convert_model.hpp"
-#include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/linear/backend_linear.hpp"
+#include "experiments/linear/convert_model.hpp"
+#include "experiments/linear/cuda_backend.hpp"
 #include "recipes/recipe.hpp"
 
 namespace fp8lab::bench {

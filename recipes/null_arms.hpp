@@ -6,7 +6,7 @@
 //   once      the initial weights rounded once to bf16 (the null since issue 20)
 //   per_step  every GEMM operand of every training step plus unbiased noise as large as the
 //             quantization error that the `null_noise:` recipe (a what-if name, default current)
-//             gives that tensor at that step (experiments/fp8/operand_noise.hpp)
+//             gives that tensor at that step (experiments/linear/operand_noise.hpp)
 //
 //   null_runs: true               # = [once]
 //   null_runs: [once, per_step]   # both arms on every (workload, seed)

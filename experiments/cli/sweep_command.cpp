@@ -12,7 +12,7 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/option_checks.hpp"
 #include "experiments/cli/shared_options.hpp"
-#include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/linear/cuda_backend.hpp"
 #include "experiments/report/seed_plan.hpp"
 #include "experiments/report/shadow_summary.hpp"
 #include "experiments/report/write_reports.hpp"

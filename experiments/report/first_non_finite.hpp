@@ -1,5 +1,5 @@
 // The first non-finite value of a run (the record's "first_non_finite",
-// experiments/fp8/non_finite.hpp) as one paragraph for the reports: where, what was around it,
+// experiments/linear/non_finite.hpp) as one paragraph for the reports: where, what was around it,
 // and the amax/scale history of that tensor just before.
 #pragma once
 

@@ -269,8 +269,9 @@ ReportTable noise_floor_table(const ReportInput& input, const ReportFacts& facts
 ReportTable problems_table(const ReportInput& input, const ReportFacts& facts) {
   ReportTable table;
   table.title = "Diverged, unstable, failed and untrained runs";
-  table.note = "Each FP8 run whose loss went non-finite, which threw, or whose eval loss did not "
-               "fall as the baseline's did; where it broke first (experiments/fp8/non_finite.hpp).";
+  table.note =
+      "Each FP8 run whose loss went non-finite, which threw, or whose eval loss did not "
+      "fall as the baseline's did; where it broke first (experiments/linear/non_finite.hpp).";
   table.columns = {"recipe", "seed", "run", "verdict", "what happened", "where it broke first"};
   for (const auto* r : facts.ranked) {
     const auto verdict = run_verdict(*r, facts.floors.of(*r).tolerance);

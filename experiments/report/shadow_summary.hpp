@@ -1,4 +1,4 @@
-// The verdict of `fp8lab sweep --shadow-every`: the shadow checks (fp8/shadow_check.hpp) that the
+// The verdict of `fp8lab sweep --shadow-every`: the shadow checks (linear/shadow_check.hpp) that the
 // run records of a results directory carry, summed. No LibTorch.
 #pragma once
 

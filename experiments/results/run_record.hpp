@@ -233,7 +233,7 @@ struct RunRecord {
   // The distinct inner dimensions K of the GEMMs run in FP8: fprop, dgrad, wgrad -> [K].
   Field<std::map<std::string, std::vector<std::int64_t>>> gemm_k;
   // FP8 runs: the Linears converted to FP8 whose forward did not run in the first training step
-  // (fp8/convert_model.hpp: fp8_linears_not_run); null when no step completed.
+  // (linear/convert_model.hpp: fp8_linears_not_run); null when no step completed.
   Field<std::vector<std::string>> fp8_linears_not_run;
   // Baselines: the trained parameters' names and the steps of the trajectory archive's snapshots
   // (baseline_archive.hpp); its fingerprint stays in `other` (baseline_archive).

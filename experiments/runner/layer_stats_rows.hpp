@@ -1,11 +1,11 @@
 // The sidecar row (results/layer_stats_sidecar.hpp) of one operand's statistics as a Linear
-// measured them (fp8/linear_stats.hpp): the one place the training side meets the sidecar's row.
+// measured them (linear/linear_stats.hpp): the one place the training side meets the sidecar's row.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "experiments/fp8/linear_stats.hpp"
+#include "experiments/linear/linear_stats.hpp"
 #include "experiments/results/layer_stats_sidecar.hpp"
 
 namespace fp8lab::experiments {

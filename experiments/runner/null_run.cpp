@@ -5,8 +5,8 @@
 #include <array>
 #include <cmath>
 
-#include "experiments/fp8/backend_linear.hpp"
-#include "experiments/fp8/operand_noise.hpp"
+#include "experiments/linear/backend_linear.hpp"
+#include "experiments/linear/operand_noise.hpp"
 #include "experiments/workloads/workload.hpp"
 
 namespace fp8lab::experiments {

@@ -30,7 +30,7 @@ inline constexpr const char* kNullRunLabel = "null run (bf16-rounded initial wei
 
 // The per_step arm (recipes/null_arms.hpp): every Linear becomes a high-precision Linear whose GEMM
 // operands get, at every training step, the `sizing` what-if recipe's quantization error of that
-// tensor with random signs (experiments/fp8/operand_noise.hpp), seeded by the run's seed. Its
+// tensor with random signs (experiments/linear/operand_noise.hpp), seeded by the run's seed. Its
 // record's "perturbation" says so and names the recipe; "null_noise" holds what the noise measured.
 std::string per_step_perturbation(const std::string& sizing);
 std::string per_step_label(const std::string& sizing);

@@ -6,7 +6,7 @@
 #include <limits>
 #include <thread>
 
-#include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/linear/cuda_backend.hpp"
 
 namespace fp8lab::experiments {
 

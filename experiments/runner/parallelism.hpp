@@ -3,7 +3,7 @@
 // the runs it has left. Processes come first (runs share nothing, so N of them on N cores scale
 // best); the cores that fewer runs than cores leave idle become threads of each run. What the
 // user gives is kept.
-// No bit of a run depends on either number (experiments/fp8/cuda_backend.hpp, BackendChoice).
+// No bit of a run depends on either number (experiments/linear/cuda_backend.hpp, BackendChoice).
 #pragma once
 
 #include <cstddef>

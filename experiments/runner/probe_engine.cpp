@@ -4,8 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
-#include "experiments/fp8/fp8_linear.hpp"
-#include "experiments/fp8/rht_operands.hpp"
+#include "experiments/linear/fp8_linear.hpp"
+#include "experiments/linear/rht_operands.hpp"
 #include "experiments/runner/global_rng_guard.hpp"
 #include "experiments/runner/probe_metrics.hpp"
 #include "experiments/runner/run_hooks.hpp"

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "experiments/fp8/backend.hpp"
-#include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/linear/backend.hpp"
+#include "experiments/linear/cuda_backend.hpp"
 #include "experiments/results/probe_sidecar.hpp"
 #include "experiments/runner/training.hpp"
 #include "experiments/workloads/workload.hpp"

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "experiments/fp8/convert_model.hpp"
-#include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/linear/convert_model.hpp"
+#include "experiments/linear/cuda_backend.hpp"
 #include "experiments/runner/global_rng_guard.hpp"
 #include "experiments/runner/python_run.hpp"
 #include "experiments/runner/run_hooks.hpp"

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "experiments/fp8/backend_linear.hpp"
-#include "experiments/fp8/convert_model.hpp"
+#include "experiments/linear/backend_linear.hpp"
+#include "experiments/linear/convert_model.hpp"
 
 namespace fp8lab::experiments {
 namespace {

@@ -1,6 +1,6 @@
 // What an FP8 run records about where it broke (issue 18 §3-4, docs/results-schema.md): the
-// first non-finite value (experiments/fp8/non_finite.hpp) and the switches of the recipe's
-// autoswitch rule (experiments/fp8/autoswitch.hpp). One object per run, shared by its hooks.
+// first non-finite value (experiments/linear/non_finite.hpp) and the switches of the recipe's
+// autoswitch rule (experiments/linear/autoswitch.hpp). One object per run, shared by its hooks.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "experiments/fp8/autoswitch.hpp"
-#include "experiments/fp8/non_finite.hpp"
+#include "experiments/linear/autoswitch.hpp"
+#include "experiments/linear/non_finite.hpp"
 #include "experiments/results/run_record.hpp"
 #include "recipes/recipe.hpp"
 

@@ -15,12 +15,12 @@
 #include <sstream>
 #include <string_view>
 
-#include "experiments/fp8/backend_linear.hpp"
-#include "experiments/fp8/beyond_gemm.hpp"
-#include "experiments/fp8/convert_model.hpp"
-#include "experiments/fp8/fp8_linear.hpp"
-#include "experiments/fp8/operand_noise.hpp"
-#include "experiments/fp8/what_if.hpp"
+#include "experiments/linear/backend_linear.hpp"
+#include "experiments/linear/beyond_gemm.hpp"
+#include "experiments/linear/convert_model.hpp"
+#include "experiments/linear/fp8_linear.hpp"
+#include "experiments/linear/operand_noise.hpp"
+#include "experiments/linear/what_if.hpp"
 #include "experiments/results/baseline_archive.hpp"
 #include "experiments/results/layer_stats_sidecar.hpp"
 #include "experiments/results/results_files.hpp"

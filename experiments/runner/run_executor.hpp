@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "experiments/fp8/backend.hpp"
-#include "experiments/fp8/cuda_backend.hpp"
-#include "experiments/fp8/non_finite.hpp"
+#include "experiments/linear/backend.hpp"
+#include "experiments/linear/cuda_backend.hpp"
+#include "experiments/linear/non_finite.hpp"
 #include "experiments/results/results_store.hpp"
 #include "experiments/results/run_record.hpp"
 #include "recipes/instability_rule.hpp"

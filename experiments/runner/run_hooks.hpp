@@ -5,8 +5,8 @@
 
 #include <memory>
 
-#include "experiments/fp8/backend.hpp"
-#include "experiments/fp8/what_if.hpp"
+#include "experiments/linear/backend.hpp"
+#include "experiments/linear/what_if.hpp"
 #include "experiments/runner/run_diagnostics.hpp"
 #include "experiments/runner/training.hpp"
 #include "recipes/recipe.hpp"

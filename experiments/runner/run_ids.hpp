@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "experiments/fp8/backend.hpp"
-#include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/linear/backend.hpp"
+#include "experiments/linear/cuda_backend.hpp"
 
 namespace fp8lab::experiments {
 

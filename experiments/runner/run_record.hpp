@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "experiments/fp8/linear_stats.hpp"
+#include "experiments/linear/linear_stats.hpp"
 #include "experiments/results/results_store.hpp"
 #include "experiments/results/run_record.hpp"
 #include "experiments/runner/run_executor.hpp"

@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "experiments/fp8/beyond_gemm.hpp"
-#include "experiments/fp8/fp8_linear.hpp"
+#include "experiments/linear/beyond_gemm.hpp"
+#include "experiments/linear/fp8_linear.hpp"
 #include "experiments/runner/run_executor.hpp"
 #include "recipes/lowering.hpp"
 

@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/fp8/convert_model.hpp"
-#include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/linear/convert_model.hpp"
+#include "experiments/linear/cuda_backend.hpp"
 #include "experiments/results/baseline_archive.hpp"
 #include "experiments/results/results_files.hpp"
 #include "experiments/results/results_store.hpp"

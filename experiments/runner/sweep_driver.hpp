@@ -36,8 +36,8 @@
 #include <string>
 #include <vector>
 
-#include "experiments/fp8/backend.hpp"
-#include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/linear/backend.hpp"
+#include "experiments/linear/cuda_backend.hpp"
 #include "experiments/results/run_record.hpp"
 #include "experiments/runner/run_errors.hpp"
 #include "recipes/sweep.hpp"

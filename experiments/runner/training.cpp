@@ -9,7 +9,7 @@
 
 #include <torch/cuda.h>
 
-#include "experiments/fp8/autocast.hpp"
+#include "experiments/linear/autocast.hpp"
 #include "experiments/results/eval_tail.hpp"
 #include "experiments/workloads/learning_rate.hpp"
 

@@ -36,7 +36,7 @@ std::vector<float> dequantize(const QuantizedTensor& t);
 
 // The sums an SQNR is made of, over the elements whose input x and dequantized value x̂ are both
 // finite, in float64 and element order: signal = Σ x², noise = Σ (x - x̂)². Callers that pool
-// several quantizations (experiments/fp8/linear_stats) add the sums, then take db().
+// several quantizations (experiments/linear/linear_stats) add the sums, then take db().
 struct SqnrSums {
   std::uint64_t elements = 0;
   double signal = 0.0;

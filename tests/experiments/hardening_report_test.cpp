@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/linear/cuda_backend.hpp"
 #include "experiments/results/results_store.hpp"
 #include "experiments/runner/run_ids.hpp"
 #include "tests/support/cli.hpp"

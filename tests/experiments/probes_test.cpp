@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/linear/cuda_backend.hpp"
 #include "experiments/runner/probe_engine.hpp"
 #include "experiments/runner/probe_recipes.hpp"
 #include "experiments/runner/run_executor.hpp"

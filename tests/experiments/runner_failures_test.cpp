@@ -12,7 +12,7 @@
 #include <limits>
 #include <sstream>
 
-#include "experiments/fp8/convert_model.hpp"
+#include "experiments/linear/convert_model.hpp"
 #include "experiments/report/analysis.hpp"
 #include "experiments/report/write_reports.hpp"
 #include "experiments/runner/run_executor.hpp"

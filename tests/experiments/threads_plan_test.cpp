@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/linear/cuda_backend.hpp"
 #include "experiments/runner/parallelism.hpp"
 #include "tests/support/cli.hpp"
 

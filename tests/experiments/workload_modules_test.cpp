@@ -15,8 +15,8 @@
 #include <memory>
 #include <string>
 
-#include "experiments/fp8/convert_model.hpp"
-#include "experiments/fp8/sim_backend.hpp"
+#include "experiments/linear/convert_model.hpp"
+#include "experiments/linear/sim_backend.hpp"
 #include "experiments/workloads/llama_modules.hpp"
 #include "experiments/workloads/residual_mlp_workload.hpp"
 
