@@ -1,7 +1,7 @@
 """Reading an fp8lab results directory for the notebooks in this folder.
 
 The files come from `fp8lab sweep` / `fp8lab run` / `fp8lab report` (results.jsonl, summary.csv;
-schema in docs/results-schema.md, written by experiments/runner/run_executor.cpp and
+schema in docs/results-schema.md, written by experiments/run/run_executor.cpp and
 experiments/report/summary_csv.cpp) and from `fp8lab check --json FILE` (schema "fp8lab.check",
 experiments/cli/check_command.cpp). Every field a notebook reads is checked here when the file is
 loaded: a schema version these notebooks do not know, or a missing field or column, raises
@@ -36,7 +36,7 @@ RECORD_FIELDS = ("schema_version", "run_id", "kind", "status", "workload", "seed
 TRAINED_FIELDS = ("steps_planned", "steps_completed", "diverged_at_step", "train", "eval", "final",
                   "throughput", "layers")
 FP8_FIELDS = ("recipe", "recipe_fields", "recipe_label", "baseline_run_id")
-# A null run (experiments/runner/null_run.hpp) is compared like an FP8 run but has no recipe.
+# A null run (experiments/run/null_run.hpp) is compared like an FP8 run but has no recipe.
 NULL_FIELDS = ("recipe_label", "baseline_run_id", "perturbation")
 FINAL_FIELDS = ("train_loss",)
 FP8_FINAL_FIELDS = ("eval_loss", "baseline_eval_loss", "eval_rel_diff", "weight_rel_l2",

@@ -1,5 +1,5 @@
 // The null arms a sweep runs beside its baselines (the sweep key `null_runs:`; the runner's
-// experiments/runner/null_run.hpp trains them): each is the baseline with a perturbation that is
+// experiments/run/null_run.hpp trains them): each is the baseline with a perturbation that is
 // not FP8, on the baseline's own seed, so that the report can say how far a perturbation of that
 // kind moves training (its chaos floor, experiments/report/chaos_floor.hpp).
 //

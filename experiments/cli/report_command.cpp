@@ -15,7 +15,7 @@
 #include "experiments/report/write_reports.hpp"
 #include "experiments/results/io_error.hpp"
 #include "experiments/results/results_reader.hpp"
-#include "experiments/runner/run_errors.hpp"
+#include "experiments/sweep/run_errors.hpp"
 
 namespace fp8lab::experiments::cli {
 

@@ -1,5 +1,5 @@
 // fp8lab sweep FILE: every distinct run of a sweep file beside its baselines, then the reports
-// (experiments/runner/sweep_driver.hpp). Ends by printing the path of report.html.
+// (experiments/sweep/sweep_driver.hpp). Ends by printing the path of report.html.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -18,12 +18,12 @@
 #include "experiments/report/write_reports.hpp"
 #include "experiments/results/io_error.hpp"
 #include "experiments/results/results_reader.hpp"
-#include "experiments/runner/child_process.hpp"
-#include "experiments/runner/parallelism.hpp"
-#include "experiments/runner/run_errors.hpp"
-#include "experiments/runner/slurm_script.hpp"
-#include "experiments/runner/slurm_submit.hpp"
-#include "experiments/runner/sweep_driver.hpp"
+#include "experiments/sweep/child_process.hpp"
+#include "experiments/sweep/parallelism.hpp"
+#include "experiments/sweep/run_errors.hpp"
+#include "experiments/sweep/slurm_script.hpp"
+#include "experiments/sweep/slurm_submit.hpp"
+#include "experiments/sweep/sweep_driver.hpp"
 #include "recipes/error.hpp"
 
 namespace fp8lab::experiments::cli {
@@ -34,7 +34,7 @@ struct SweepArguments {
   std::string out;
   bool resume = false;
   bool retry_failed = false;
-  int jobs = 0;     // 0: chosen per phase (experiments/runner/parallelism.hpp)
+  int jobs = 0;     // 0: chosen per phase (experiments/sweep/parallelism.hpp)
   int threads = 0;  // 0: chosen per phase
   std::string shard = "0/1";
   bool dry_run = false;
@@ -143,7 +143,7 @@ RowSeeds plan_row(const std::vector<RunRecord>& pilot, const recipes::Sweep& swe
 }
 
 // The sweep's reports over its directory, as `fp8lab run` writes a run's: from this layer, so
-// that the sweep's orchestration (runner/) never depends on report/.
+// that the sweep's orchestration (sweep/) never depends on report/.
 std::filesystem::path write_sweep_reports(const SweepOptions& options) {
   ReportOptions report;
   report.inputs = {options.output};

@@ -123,7 +123,7 @@ class LinearBackend {
 
   // Sets `to`'s history-dependent scaling state (delayed scaling's scales and amax histories) to
   // `from`'s, both made by this backend for recipes of the same scaling: an on-trajectory probe's
-  // per-GEMM variants start each probe step where the probed recipe is (runner/probe_engine.hpp).
+  // per-GEMM variants start each probe step where the probed recipe is (run/probe_engine.hpp).
   // A backend that cannot copy its states keeps this default, which refuses by name.
   virtual void copy_state(const LinearScalingState& /*from*/, LinearScalingState& /*to*/) const {
     throw std::logic_error("LinearBackend " + std::string(name()) +

@@ -52,7 +52,7 @@ class Fp8LinearImpl : public BackendLinearImpl {
   // Moves `gemm` to high precision from the next call on (the recipe's autoswitch rule,
   // autoswitch.hpp); the scaling state is kept, as the other GEMMs still use it.
   void switch_to_high_precision(Gemm gemm) { fp8_gemms_[static_cast<std::size_t>(gemm)] = false; }
-  // A precision schedule's switch (recipes/schedule.hpp, experiments/runner/schedule_run.hpp):
+  // A precision schedule's switch (recipes/schedule.hpp, experiments/run/schedule_run.hpp):
   // from the next call on, `recipe`'s GEMMs (recipes::gemm_runs_fp8 for this layer) with a fresh
   // scaling state from the backend; nullptr: every GEMM in high precision, the state kept.
   void set_recipe(const recipes::Recipe* recipe);

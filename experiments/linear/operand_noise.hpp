@@ -1,4 +1,4 @@
-// The per-step null's perturbation (experiments/runner/null_run.hpp, arm `per_step`): in a
+// The per-step null's perturbation (experiments/run/null_run.hpp, arm `per_step`): in a
 // high-precision Linear, every GEMM operand of every training step gets unbiased noise as large as
 // the FP8 quantization error a sizing recipe would give that very tensor at that step. Per element
 // i, with x̂ the sizing recipe's quantize-dequantize of x (what_if.hpp plans, executed by sim):

@@ -1,6 +1,6 @@
 // The chaos floor (issue 20 §2, issue 31 §6): how far a perturbation that is not FP8 moves a run
 // from its baseline on the same seed, measured directly by the null runs (kind "null",
-// experiments/runner/null_run.hpp), one floor per baseline family and null arm
+// experiments/run/null_run.hpp), one floor per baseline family and null arm
 // (recipes/null_arms.hpp): `once` (the initial weights rounded once to bf16) and `per_step`
 // (every GEMM operand of every step plus noise as large as an FP8 recipe's quantization error).
 // Shown beside each verdict: an FP8 recipe whose paired error is no larger than the null run's

@@ -1,5 +1,5 @@
 // Paired comparisons whose two records ran on different CPU numerics (the records' "machine":
-// experiments/runner/cpu_numerics.hpp). Such a pair's difference holds LibTorch's per-processor
+// experiments/run/cpu_numerics.hpp). Such a pair's difference holds LibTorch's per-processor
 // rounding as well as the recipe's effect, so the report names each one. No LibTorch.
 #pragma once
 

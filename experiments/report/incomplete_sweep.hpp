@@ -1,6 +1,6 @@
 // Whether the records cover every run a sweep asked for (sweep.json "requested"): a run without a
 // record errored, waits for a baseline that errored, has not run yet, or belongs to a shard not
-// merged here (experiments/runner/run_errors.hpp). The reports say so at their top, and
+// merged here (experiments/sweep/run_errors.hpp). The reports say so at their top, and
 // `fp8lab report` exits 3. No LibTorch.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Issue 31 item 10: every record says which CPU numerics it ran with (experiments/runner/
+// Issue 31 item 10: every record says which CPU numerics it ran with (experiments/run/
 // cpu_numerics.hpp): the processor, the mode, ATen's kernels, MKL's branch and sim's SIMD target;
 // FP8LAB_CPU_NUMERICS=portable pins LibTorch before its first kernel, a bad mode or a conflicting
 // pin is exit 2; and the report names a paired comparison whose records ran on different CPU

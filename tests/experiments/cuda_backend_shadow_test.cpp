@@ -22,7 +22,7 @@
 #include "experiments/linear/shadow_check.hpp"
 #include "experiments/linear/sim_backend.hpp"
 #include "experiments/report/shadow_summary.hpp"
-#include "experiments/runner/run_ids.hpp"
+#include "experiments/run/run_ids.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {

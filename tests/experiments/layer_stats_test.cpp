@@ -24,7 +24,7 @@
 #include "experiments/linear/what_if.hpp"
 #include "experiments/report/layer_stats_report.hpp"
 #include "experiments/results/layer_stats_sidecar.hpp"
-#include "experiments/runner/layer_stats_rows.hpp"
+#include "experiments/run/layer_stats_rows.hpp"
 #include "recipes/error.hpp"
 #include "sim/format.hpp"
 #include "sim/scaling/stats.hpp"

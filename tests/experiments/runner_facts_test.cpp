@@ -22,7 +22,7 @@
 
 #include "experiments/report/analysis.hpp"
 #include "experiments/report/write_reports.hpp"
-#include "experiments/runner/run_executor.hpp"
+#include "experiments/run/run_executor.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"

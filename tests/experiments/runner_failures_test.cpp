@@ -15,7 +15,7 @@
 #include "experiments/linear/convert_model.hpp"
 #include "experiments/report/analysis.hpp"
 #include "experiments/report/write_reports.hpp"
-#include "experiments/runner/run_executor.hpp"
+#include "experiments/run/run_executor.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"

@@ -14,7 +14,7 @@
 #include "experiments/linear/backend_linear.hpp"
 #include "experiments/linear/convert_model.hpp"
 #include "experiments/linear/sim_backend.hpp"
-#include "experiments/runner/training.hpp"
+#include "experiments/run/training.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "experiments/workloads/text_corpus.hpp"
 #include "tests/support/cli.hpp"
