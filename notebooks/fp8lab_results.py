@@ -2,7 +2,7 @@
 
 The files come from `fp8lab sweep` / `fp8lab run` / `fp8lab report` (results.jsonl, summary.csv;
 schema in docs/results-schema.md, written by experiments/run/run_executor.cpp and
-experiments/report/summary_csv.cpp) and from `fp8lab check --json FILE` (schema "fp8lab.check",
+experiments/render/summary_csv.cpp) and from `fp8lab check --json FILE` (schema "fp8lab.check",
 experiments/cli/check_command.cpp). Every field a notebook reads is checked here when the file is
 loaded: a schema version these notebooks do not know, or a missing field or column, raises
 ResultsSchemaError naming the file, the line and the field, instead of a KeyError deep in a plot.
@@ -19,7 +19,7 @@ import pandas as pd
 RESULTS_SCHEMA_VERSIONS = (1,)
 CHECK_SCHEMA_VERSIONS = (1,)
 
-# The report's unpaired labels (summary.csv run_verdict), best first (experiments/report/
+# The report's unpaired labels (summary.csv run_verdict), best first (experiments/stats/
 # analysis.hpp), and the tolerance of "within tolerance" when the noise floor is unmeasured (fewer
 # than 3 baseline seeds). "within tolerance" and "beyond tolerance" compare one seed with a
 # threshold: descriptions, not tests (the paired verdicts are). Each run's own tolerance (the noise

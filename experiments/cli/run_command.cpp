@@ -32,7 +32,7 @@
 #include "experiments/linear/convert_model.hpp"
 #include "experiments/linear/cuda_backend.hpp"
 #include "experiments/linear/what_if.hpp"
-#include "experiments/report/write_reports.hpp"
+#include "experiments/render/write_reports.hpp"
 #include "experiments/results/results_files.hpp"
 #include "experiments/results/results_reader.hpp"
 #include "experiments/run/null_run.hpp"

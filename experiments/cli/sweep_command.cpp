@@ -13,11 +13,11 @@
 #include "experiments/cli/option_checks.hpp"
 #include "experiments/cli/shared_options.hpp"
 #include "experiments/linear/cuda_backend.hpp"
-#include "experiments/report/seed_plan.hpp"
-#include "experiments/report/shadow_summary.hpp"
-#include "experiments/report/write_reports.hpp"
+#include "experiments/render/write_reports.hpp"
 #include "experiments/results/io_error.hpp"
 #include "experiments/results/results_reader.hpp"
+#include "experiments/stats/seed_plan.hpp"
+#include "experiments/stats/shadow_summary.hpp"
 #include "experiments/sweep/child_process.hpp"
 #include "experiments/sweep/parallelism.hpp"
 #include "experiments/sweep/run_errors.hpp"
@@ -143,7 +143,7 @@ RowSeeds plan_row(const std::vector<RunRecord>& pilot, const recipes::Sweep& swe
 }
 
 // The sweep's reports over its directory, as `fp8lab run` writes a run's: from this layer, so
-// that the sweep's orchestration (sweep/) never depends on report/.
+// that the sweep's orchestration (sweep/) never depends on stats/ or render/.
 std::filesystem::path write_sweep_reports(const SweepOptions& options) {
   ReportOptions report;
   report.inputs = {options.output};

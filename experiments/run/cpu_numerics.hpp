@@ -31,7 +31,7 @@ std::string pin_cpu_numerics_from_environment();
 
 // cpu_model, cpu_numerics, aten_cpu_capability, mkl_cbwr and sim_simd_target: the processor (/proc/cpuinfo's model name), the mode, the kernels ATen chose, MKL's branch as asked
 // ("AUTO" when unset) and sim's Highway target. Stored in every record as "machine";
-// experiments/report/cross_machine.hpp compares two.
+// experiments/stats/cross_machine.hpp compares two.
 Machine machine_facts();
 
 }  // namespace fp8lab::experiments

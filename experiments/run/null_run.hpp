@@ -1,6 +1,6 @@
 // The null recipe (issue 20 §2): the baseline with one perturbation that is not FP8, run on the
 // baseline's own seed, so that the report measures the chaos floor directly
-// (experiments/report/chaos_floor.hpp): how far any tiny change moves a training run from its
+// (experiments/stats/chaos_floor.hpp): how far any tiny change moves a training run from its
 // baseline by the end. Record kind "null", run id "null-<baseline run id>".
 //
 // The perturbation: every parameter rounded once to bf16 (RNE) right after the model is built,

@@ -102,7 +102,7 @@ nlohmann::json sweep_run_provenance(const recipes::SweepExpansion& e, const reci
       {"changed_fields", changed},
       {"upstream", upstream_json(recipes::compatibility(settings), runs_as)}};
   // method: ablate: the arms this run stands for (one, unless two arms are the same run) and the
-  // recipe they ablate, which groups them in the report (experiments/report/ablation.hpp).
+  // recipe they ablate, which groups them in the report (experiments/stats/ablation.hpp).
   nlohmann::json arms = nlohmann::json::array();
   for (const std::size_t i : run.requests) {
     const auto& arm = e.requested[i].ablation;

@@ -50,7 +50,7 @@ std::string model_device(const SweepOptions& options) {
 }
 
 // The pre-registered tests as sweep.json holds them: {"verdict": label} or {"contrast": [a, b]}
-// (experiments/report/multiplicity.hpp reads them).
+// (experiments/stats/multiplicity.hpp reads them).
 nlohmann::json hypotheses_json(const recipes::SweepHypotheses& hypotheses) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& h : hypotheses.tests) {

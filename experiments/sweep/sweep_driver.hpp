@@ -71,7 +71,7 @@ struct SweepOptions {
   std::vector<std::string> heatmap_axes;
   // Passed to every run (fp8lab run --backend, --shadow-every; cuda_backend.hpp).
   BackendChoice backend;
-  // seeds: auto: the plan of a row (fp8lab sweep gives experiments/report/seed_plan.hpp's, which
+  // seeds: auto: the plan of a row (fp8lab sweep gives experiments/stats/seed_plan.hpp's, which
   // sweep/ may not include). After the pilot (seeds 0, 1, 2 of every row) the sweep plans every
   // row whose pilot has records and runs its seeds 3 .. n - 1; a resumed sweep plans again from
   // the same records, so it gets the same plan and skips what is recorded. Not with --shard.
@@ -88,7 +88,7 @@ struct SweepOutcome {
   std::vector<RunError> errors;      // runs that errored (run_errors.hpp): no record
   std::vector<std::string> waiting;  // runs not started: their baseline errored
   // Whether the reports are to be written now (by the caller: fp8lab sweep calls write_reports,
-  // report/write_reports.hpp): false for a dry run, an interrupted sweep, or one whose errors left
+  // render/write_reports.hpp): false for a dry run, an interrupted sweep, or one whose errors left
   // no record to report.
   bool report_due = false;
 };

@@ -21,8 +21,8 @@
 #include "experiments/linear/fp8_linear.hpp"
 #include "experiments/linear/shadow_check.hpp"
 #include "experiments/linear/sim_backend.hpp"
-#include "experiments/report/shadow_summary.hpp"
 #include "experiments/run/run_ids.hpp"
+#include "experiments/stats/shadow_summary.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {

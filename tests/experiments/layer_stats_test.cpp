@@ -22,7 +22,7 @@
 #include "experiments/linear/fp8_linear.hpp"
 #include "experiments/linear/sim_backend.hpp"
 #include "experiments/linear/what_if.hpp"
-#include "experiments/report/layer_stats_report.hpp"
+#include "experiments/render/layer_stats_report.hpp"
 #include "experiments/results/layer_stats_sidecar.hpp"
 #include "experiments/run/layer_stats_rows.hpp"
 #include "recipes/error.hpp"

@@ -13,9 +13,9 @@
 #include <sstream>
 
 #include "experiments/linear/convert_model.hpp"
-#include "experiments/report/analysis.hpp"
-#include "experiments/report/write_reports.hpp"
+#include "experiments/render/write_reports.hpp"
 #include "experiments/run/run_executor.hpp"
+#include "experiments/stats/analysis.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"
