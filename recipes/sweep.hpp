@@ -109,6 +109,10 @@ struct SweepParameter {
   std::vector<FieldSetting> values;  // parsed, each with its own line
 };
 
+// Limits (above): the most parameter combinations a grid may have, and the most requests a sweep
+// (count of method: random; combinations x workloads x seeds) may make.
+inline constexpr std::uint64_t kMaxRequested = 10'000'000;
+
 // `seeds: auto` (issue 41 item 5): every row runs the pilot seeds 0, 1, 2; the sweep driver then
 // plans each row's seeds from its pilot (experiments/stats/seed_plan.hpp), at most seed_budget
 // per row, and runs seeds 3, 4, ... up to that count.
