@@ -294,7 +294,7 @@ TEST_CASE("A sweep run's process runs the job the sweep hands it, without the sw
   // Each job file goes once its process has exited.
   CHECK((!fs::exists(swept / "jobs") || fs::is_empty(swept / "jobs")));
 
-  // The job as the sweep writes it (sweep_driver.cpp), then no sweep file at all.
+  // The job as the sweep writes it (sweep_plan.cpp), then no sweep file at all.
   const auto expansion = recipes::expand(recipes::parse_sweep_text(text, sweep_file.string()));
   REQUIRE(expansion.runs.size() == 1);
   const auto& run = expansion.runs[0];
