@@ -142,10 +142,6 @@ void record_sweep(const SweepOptions& options, const ResultsDirectory& directory
   }
 }
 
-// FP8 run ids name --steps since issue 19; a directory swept with --steps before holds its FP8
-// records under the id without them. --resume renames such a record to the new id when it is a
-// record of these steps (sweep.json already holds the directory to one --steps; steps_planned is
-// checked too), so that the run is not run again; any other record stays as it is.
 void adopt_record_without_steps(const ResultsDirectory& directory, const std::string& old_id,
                                 const std::string& id, std::int64_t steps) {
   if (old_id == id || directory.has_record(id)) return;

@@ -225,10 +225,6 @@ std::vector<std::vector<const recipes::SweepRun*>> pilot_rows(
 
 }  // namespace
 
-// The sweep's distinct runs, filed under this backend's and these steps' ids (run_ids.hpp: runs
-// trained on the GPU are filed apart from CPU-trained ones, and runs of a --steps override apart
-// from the workload's own steps), after checking its workloads and --heatmap axes.
-// id_without_steps maps each id to the one it had before run ids named --steps.
 recipes::SweepExpansion expand_sweep(const SweepOptions& options, const std::string& text,
                                      std::map<std::string, std::string>& id_without_steps) {
   auto parsed = recipes::parse_sweep_text(text, options.sweep_file.string());
@@ -262,7 +258,6 @@ recipes::SweepExpansion expand_sweep(const SweepOptions& options, const std::str
   return expansion;
 }
 
-// This shard's runs: those whose index in the expansion is shard_index modulo shard_count.
 std::vector<const recipes::SweepRun*> shard_runs(const recipes::SweepExpansion& expansion,
                                                  const SweepOptions& options) {
   std::vector<const recipes::SweepRun*> shard;
@@ -275,7 +270,6 @@ std::vector<const recipes::SweepRun*> shard_runs(const recipes::SweepExpansion& 
   return shard;
 }
 
-// The jobs of this shard; runs already recorded are counted in outcome.skipped.
 Jobs plan_jobs(const SweepOptions& options, const ResultsDirectory& directory,
                const recipes::SweepExpansion& expansion,
                const std::vector<const recipes::SweepRun*>& shard, const std::string& text,
@@ -303,8 +297,6 @@ Jobs plan_jobs(const SweepOptions& options, const ResultsDirectory& directory,
   return planner.take();
 }
 
-// seeds: auto: each row planned from its pilot's records, printed, and the runs of its seeds
-// beyond the pilot (ids as expand_sweep files them).
 std::vector<recipes::SweepRun> planned_runs(const SweepOptions& options,
                                             const ResultsDirectory& directory,
                                             const recipes::SweepExpansion& expansion) {
@@ -342,8 +334,6 @@ std::vector<recipes::SweepRun> planned_runs(const SweepOptions& options,
   return extra;
 }
 
-// seeds: auto plans a row from its whole pilot, which one sweep of the whole expansion runs:
-// refused where `split` (--shard, --slurm) would split it.
 void refuse_split_pilot(const SweepOptions& options, const recipes::Sweep& sweep, bool split) {
   if (sweep.seed_planning.automatic && split) {
     throw std::invalid_argument(options.sweep_file.string() +
