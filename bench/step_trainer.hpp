@@ -1,6 +1,6 @@
 // One model of a workload with its AdamW optimizer and one training batch, for the training-step
 // benchmarks (train_step_bench, gpu_train_step_bench, thread_scaling_bench): step() is one forward (inside the FP8
-// autocast), backward and optimizer step, as the runner trains (experiments/runner/training.cpp).
+// autocast), backward and optimizer step, as the runner trains (experiments/run/training.cpp).
 #pragma once
 
 #include <torch/cuda.h>
@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "experiments/fp8/autocast.hpp"
-#include "experiments/fp8/convert_model.hpp"
+#include "experiments/linear/autocast.hpp"
+#include "experiments/linear/convert_model.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/default_recipe.hpp"
 

@@ -1,8 +1,8 @@
 // A whole training step (forward, backward, AdamW) at 2 threads over the same step at 1 thread, in
 // the same process with the steps interleaved (1, 2, 1, 2, ...), so that a change of machine load
 // falls on both arms alike (issue 21: goal >= 1.7x). The threads are the sim backend's
-// (experiments/fp8/cuda_backend.hpp, BackendChoice::threads); LibTorch's own ops stay on one
-// thread, as in fp8lab runs (experiments/runner/run_executor.hpp: use_one_torch_thread).
+// (experiments/linear/cuda_backend.hpp, BackendChoice::threads); LibTorch's own ops stay on one
+// thread, as in fp8lab runs (experiments/run/run_executor.hpp: use_one_torch_thread).
 // Counters: step_1t_s, step_2t_s (median wall-clock step of each arm), speedup = step_1t_s /
 // step_2t_s; cpu_1t_s, cpu_2t_s (mean process CPU time per step: on a machine shared with other
 // jobs the 2-thread arm's wall clock suffers more than the 1-thread arm's, and its CPU time shows
@@ -29,9 +29,9 @@
 #include "bench/bench_main.hpp"
 #include "bench/step_trainer.hpp"
 #include "bench/timing.hpp"
-#include "experiments/fp8/backend_linear.hpp"
-#include "experiments/fp8/convert_model.hpp"
-#include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/linear/backend_linear.hpp"
+#include "experiments/linear/convert_model.hpp"
+#include "experiments/linear/cuda_backend.hpp"
 #include "recipes/recipe.hpp"
 
 namespace fp8lab::bench {
@@ -45,7 +45,7 @@ std::string workload_name() { return bench_workload("llama-xs"); }
 // The workload's model as a run trains it: FP8 Linears (or none, for the baseline) and the
 // baseline's high-precision Linear for the rest, on the sim backend with `threads`.
 // Without the operand statistics (measure_quantization), as on every step of a run but the
-// logged ones and in its speed probe (experiments/runner/run_executor.cpp, measure_operands).
+// logged ones and in its speed probe (experiments/run/run_executor.cpp, measure_operands).
 StepTrainer make_trainer(const rc::Recipe* recipe, int threads) {
   return StepTrainer(workload_name(), [recipe, threads](ex::TrainableModel& model) {
     const auto backend = ex::make_backend({"sim", 0, threads});

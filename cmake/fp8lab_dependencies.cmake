@@ -10,7 +10,7 @@ if(NOT FP8LAB_PYTHON_PACKAGE)  # experiments/ and tests/ only
   find_package(Catch2 2 REQUIRED)
   find_package(ZLIB REQUIRED)        # CRC-32 and inflate: the baseline archive check
   # Boost.Math (header-only): the t, noncentral t, binomial and hypergeometric distributions of the
-  # report's tests and power figures (experiments/report/paired_statistics.cpp).
+  # report's tests and power figures (experiments/stats/paired_statistics.cpp).
   find_package(Boost 1.74 REQUIRED)
 endif()
 if(FP8LAB_BENCH)

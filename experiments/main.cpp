@@ -5,7 +5,7 @@
 
 #include "experiments/build_info.hpp"
 #include "experiments/cli/commands.hpp"
-#include "experiments/runner/cpu_numerics.hpp"
+#include "experiments/run/cpu_numerics.hpp"
 
 int main(int argc, char** argv) {
   // Before anything reaches LibTorch: ATen and MKL read their pins once, at their first kernel.

@@ -4,9 +4,9 @@
 # has no experiments/ layer otherwise) included.
 #
 # fp8lab_linear_stats: what one quantization measures, as the C++ Linear measures it
-# (fp8/linear_stats.hpp; fp8lab._C.quantize_stats). Position-independent: the extension is a
+# (linear/linear_stats.hpp; fp8lab._C.quantize_stats). Position-independent: the extension is a
 # shared module.
-add_library(fp8lab_linear_stats STATIC ${CMAKE_CURRENT_LIST_DIR}/fp8/linear_stats.cpp)
+add_library(fp8lab_linear_stats STATIC ${CMAKE_CURRENT_LIST_DIR}/linear/linear_stats.cpp)
 set_target_properties(fp8lab_linear_stats PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_include_directories(fp8lab_linear_stats PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(fp8lab_linear_stats PUBLIC fp8lab_flags fp8lab::sim fp8lab::recipes)

@@ -1,8 +1,8 @@
 """Reading an fp8lab results directory for the notebooks in this folder.
 
 The files come from `fp8lab sweep` / `fp8lab run` / `fp8lab report` (results.jsonl, summary.csv;
-schema in docs/results-schema.md, written by experiments/runner/run_executor.cpp and
-experiments/report/summary_csv.cpp) and from `fp8lab check --json FILE` (schema "fp8lab.check",
+schema in docs/results-schema.md, written by experiments/run/run_executor.cpp and
+experiments/render/summary_csv.cpp) and from `fp8lab check --json FILE` (schema "fp8lab.check",
 experiments/cli/check_command.cpp). Every field a notebook reads is checked here when the file is
 loaded: a schema version these notebooks do not know, or a missing field or column, raises
 ResultsSchemaError naming the file, the line and the field, instead of a KeyError deep in a plot.
@@ -19,7 +19,7 @@ import pandas as pd
 RESULTS_SCHEMA_VERSIONS = (1,)
 CHECK_SCHEMA_VERSIONS = (1,)
 
-# The report's unpaired labels (summary.csv run_verdict), best first (experiments/report/
+# The report's unpaired labels (summary.csv run_verdict), best first (experiments/stats/
 # analysis.hpp), and the tolerance of "within tolerance" when the noise floor is unmeasured (fewer
 # than 3 baseline seeds). "within tolerance" and "beyond tolerance" compare one seed with a
 # threshold: descriptions, not tests (the paired verdicts are). Each run's own tolerance (the noise
@@ -36,7 +36,7 @@ RECORD_FIELDS = ("schema_version", "run_id", "kind", "status", "workload", "seed
 TRAINED_FIELDS = ("steps_planned", "steps_completed", "diverged_at_step", "train", "eval", "final",
                   "throughput", "layers")
 FP8_FIELDS = ("recipe", "recipe_fields", "recipe_label", "baseline_run_id")
-# A null run (experiments/runner/null_run.hpp) is compared like an FP8 run but has no recipe.
+# A null run (experiments/run/null_run.hpp) is compared like an FP8 run but has no recipe.
 NULL_FIELDS = ("recipe_label", "baseline_run_id", "perturbation")
 FINAL_FIELDS = ("train_loss",)
 FP8_FINAL_FIELDS = ("eval_loss", "baseline_eval_loss", "eval_rel_diff", "weight_rel_l2",
@@ -61,7 +61,7 @@ LAYER_STATS_COLUMNS = {"step": "int64", "quantizations": "int64", "count": "int6
                        "scale_inv_min": "float64", "scale_inv_max": "float64",
                        "max_block_dynamic_range_log2": "float64", "kurtosis": "float64"}
 TRAINED_RECIPE = "trained"  # the recipe column of a run's own quantization
-# 'shadow_check' of runs on the cuda backend with --shadow-every N (experiments/fp8/shadow_check.hpp).
+# 'shadow_check' of runs on the cuda backend with --shadow-every N (experiments/linear/shadow_check.hpp).
 SHADOW_FIELDS = ("every", "operations", "compared", "mismatches", "by_key", "first")
 SHADOW_KEY_FIELDS = ("layer", "tensor", "kind", "mismatches")
 

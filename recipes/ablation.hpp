@@ -5,7 +5,7 @@
 //   only     layer i (or only GEMM g of it) in FP8, every other Linear in high precision
 // each on the sweep's seeds, beside the baseline. Each arm is the recipe plus keep_high_precision
 // settings (recipe.hpp), so an arm is an ordinary run with its own run id; the report
-// (experiments/report/ablation.hpp) ranks the layers by the share of the paired loss gap.
+// (experiments/stats/ablation.hpp) ranks the layers by the share of the paired loss gap.
 //
 //   ablate:
 //     layers: [blocks.0.attn_qkv, blocks.0.mlp_fc]   # optional: by default every Linear the

@@ -1,6 +1,6 @@
 // A recipe with every field written out, fields its scaling ignores included, as a YAML mapping
 // with dotted keys (fields.hpp): how `fp8lab sweep` hands the canonical recipe of one of its runs
-// to the process that runs it (experiments/runner/run_job.hpp), so that the process need not read,
+// to the process that runs it (experiments/sweep/run_job.hpp), so that the process need not read,
 // parse and expand the sweep file again. Reading it back gives an equal Recipe.
 #pragma once
 

@@ -1,7 +1,7 @@
 // The lowering: a recipe becomes one QuantizePlan per Linear tensor and GEMM
 // (sim/scaling/plan.hpp), the way torchao's Float8LinearConfig spells out a cast config per
 // operand and GEMM. This is the only place that switches on a recipe's Scaling to choose a
-// quantizer; the backends in experiments/fp8 only execute plans (sim::scaling::quantize,
+// quantizer; the backends in experiments/linear only execute plans (sim::scaling::quantize,
 // gpu::scaling::quantize, and the stateful delayed kind). Adding a recipe means adding its case
 // here and its row in tests/recipes/lowering_test.cpp.
 #pragma once

@@ -1,12 +1,12 @@
 // The null arms a sweep runs beside its baselines (the sweep key `null_runs:`; the runner's
-// experiments/runner/null_run.hpp trains them): each is the baseline with a perturbation that is
+// experiments/run/null_run.hpp trains them): each is the baseline with a perturbation that is
 // not FP8, on the baseline's own seed, so that the report can say how far a perturbation of that
-// kind moves training (its chaos floor, experiments/report/chaos_floor.hpp).
+// kind moves training (its chaos floor, experiments/stats/chaos_floor.hpp).
 //
 //   once      the initial weights rounded once to bf16 (the null since issue 20)
 //   per_step  every GEMM operand of every training step plus unbiased noise as large as the
 //             quantization error that the `null_noise:` recipe (a what-if name, default current)
-//             gives that tensor at that step (experiments/fp8/operand_noise.hpp)
+//             gives that tensor at that step (experiments/linear/operand_noise.hpp)
 //
 //   null_runs: true               # = [once]
 //   null_runs: [once, per_step]   # both arms on every (workload, seed)

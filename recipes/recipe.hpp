@@ -113,7 +113,7 @@ struct KeepHighPrecision {
 };
 
 // Moves a GEMM of one Linear to high precision, for the rest of the run, once one of its quantized
-// operands crosses a threshold on a training step (experiments/fp8/autoswitch.hpp). The figures
+// operands crosses a threshold on a training step (experiments/linear/autoswitch.hpp). The figures
 // are those of issue 18 (5% underflow, MSE 1e-4); TE's released debug features (LogTensorStats,
 // LogFp8TensorStats, DisableFP8GEMM/Layer, PerTensorScaling, FakeQuant) have no such rule to
 // compare them with.

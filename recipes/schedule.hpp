@@ -15,7 +15,7 @@
 // The first stage is the Recipe itself; Recipe::schedule holds the stages after it, each with
 // where it starts. The run converts its Linears once, with the first stage (its module_filter),
 // and at each stage's first step gives every converted Linear the stage's recipe and a fresh
-// scaling state (experiments/runner/schedule_run.hpp). So, refused when read:
+// scaling state (experiments/run/schedule_run.hpp). So, refused when read:
 //   - stages whose module_filter or use_autocast_during_eval differ (the converted Linears and the
 //     eval passes are the run's, not a stage's);
 //   - autoswitch in any stage (it switches on its own, from the run's statistics);

@@ -16,11 +16,11 @@
 //   baseline_seeds: [0, 1, 2] # optional: the high-precision baseline also runs on these seeds
 //                             # for every workload (besides `seeds`), so that the report can
 //                             # measure the seed-to-seed noise floor its verdicts compare with
-//                             # (experiments/report/noise_floor.hpp; at least 3 seeds). Distinct
+//                             # (experiments/stats/noise_floor.hpp; at least 3 seeds). Distinct
 //                             # integers; recorded in sweep.json
 //   practical_band: 0.0025    # optional: the paired verdicts' band on the relative loss error
 //                             # (default 0.25%, DeepSeek-V3's bound; a fraction in (0, 1));
-//                             # recorded in sweep.json (experiments/report/paired_verdicts.hpp)
+//                             # recorded in sweep.json (experiments/stats/paired_verdicts.hpp)
 //   hypotheses: {...}         # optional: the report's pre-registered confirmatory tests, their
 //                             # alpha and band (recipes/sweep_hypotheses.hpp); recorded in
 //                             # sweep.json
@@ -109,8 +109,12 @@ struct SweepParameter {
   std::vector<FieldSetting> values;  // parsed, each with its own line
 };
 
+// Limits (above): the most parameter combinations a grid may have, and the most requests a sweep
+// (count of method: random; combinations x workloads x seeds) may make.
+inline constexpr std::uint64_t kMaxRequested = 10'000'000;
+
 // `seeds: auto` (issue 41 item 5): every row runs the pilot seeds 0, 1, 2; the sweep driver then
-// plans each row's seeds from its pilot (experiments/report/seed_plan.hpp), at most seed_budget
+// plans each row's seeds from its pilot (experiments/stats/seed_plan.hpp), at most seed_budget
 // per row, and runs seeds 3, 4, ... up to that count.
 inline constexpr std::int64_t kPilotSeeds = 3;
 inline constexpr std::int64_t kMaxSeedBudget = 10000;

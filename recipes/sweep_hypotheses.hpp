@@ -1,7 +1,7 @@
 // A sweep's pre-registered hypotheses (issue 31 §2): the key `hypotheses:` names the verdicts
 // (a recipe against its baseline) and contrasts (two recipes on the same seeds) that form the
 // report's confirmatory family, with the band and the significance level they are tested at.
-// Every other verdict and contrast of the report is exploratory (experiments/report/
+// Every other verdict and contrast of the report is exploratory (experiments/stats/
 // multiplicity.hpp). The instability rule (issue 31 §5) is pre-registered beside it, under the
 // sweep key `instability:` (instability_rule.hpp).
 //

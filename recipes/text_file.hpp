@@ -1,6 +1,6 @@
 // A whole file's text, read once: the fp8lab recipe and sweep files, accelerate configs (recipes/
 // readers), and the sweep file whose text `fp8lab sweep` parses, hashes into sweep.json and stores
-// in every run's record (experiments/runner/provenance.hpp).
+// in every run's record (experiments/run/provenance.hpp).
 #pragma once
 
 #include <string>

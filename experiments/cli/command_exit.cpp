@@ -6,7 +6,7 @@
 #include <exception>
 
 #include "experiments/cli/commands.hpp"
-#include "experiments/runner/run_errors.hpp"
+#include "experiments/sweep/run_errors.hpp"
 
 namespace fp8lab::experiments::cli {
 

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "experiments/cli/commands.hpp"
-#include "experiments/runner/cpu_numerics.hpp"
-#include "experiments/runner/cpu_ops.hpp"
+#include "experiments/run/cpu_numerics.hpp"
+#include "experiments/run/cpu_ops.hpp"
 
 namespace fp8lab::experiments::cli {
 

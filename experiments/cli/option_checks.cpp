@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "experiments/runner/python_run.hpp"
+#include "experiments/run/python_run.hpp"
 #include "experiments/workloads/workload_catalog.hpp"
 #include "recipes/error.hpp"
 
@@ -81,7 +81,7 @@ CLI::Validator workload_name() {
   return CLI::Validator(
       [check](std::string& text) -> std::string {
         std::string name = text.substr(0, text.find(':'));
-        // A PyTorch model's runs, which fp8lab.sweep starts (runner/python_run.hpp).
+        // A PyTorch model's runs, which fp8lab.sweep starts (run/python_run.hpp).
         if (text == kPythonWorkload && std::getenv(kPythonWorkloadVariable) != nullptr) return {};
         return check(name);
       },

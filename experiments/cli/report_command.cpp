@@ -1,6 +1,6 @@
 // fp8lab report DIR [DIR...]: merges the run records of one or more output directories (shards of
 // one sweep) and writes results.jsonl, summary.csv, report.md and report.html
-// (experiments/report/write_reports.hpp). A corrupt or truncated record file is an error naming
+// (experiments/render/write_reports.hpp). A corrupt or truncated record file is an error naming
 // the file and line (exit 2), never skipped. Runs a sweep.json asked for that have no record make
 // the report say at its top that the sweep is incomplete, and the command exit 3 (run_errors.hpp).
 #include <CLI/CLI.hpp>
@@ -12,10 +12,10 @@
 #include "experiments/cli/command_exit.hpp"
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/option_checks.hpp"
-#include "experiments/report/write_reports.hpp"
+#include "experiments/render/write_reports.hpp"
 #include "experiments/results/io_error.hpp"
 #include "experiments/results/results_reader.hpp"
-#include "experiments/runner/run_errors.hpp"
+#include "experiments/sweep/run_errors.hpp"
 
 namespace fp8lab::experiments::cli {
 

@@ -9,11 +9,11 @@
 // --recipe takes an fp8lab recipe file or an accelerate config (as `fp8lab explain` does); --env
 // reads accelerate's ACCELERATE_FP8_* variables (as `fp8lab explain --env` does); --as upstream
 // runs what accelerate + TE / torchao really run for them (recipes/runs_as.hpp). The run record
-// stores the source, its text and what upstream mode changed (experiments/runner/provenance.hpp).
+// stores the source, its text and what upstream mode changed (experiments/run/provenance.hpp).
 //
 // The sweep runs each of its runs through this command in a child process (--job FILE --run-id
-// ID, the run as the sweep hands it over: experiments/runner/run_job.hpp; --baseline-only for
-// baselines): see experiments/runner/sweep_driver.hpp.
+// ID, the run as the sweep hands it over: experiments/sweep/run_job.hpp; --baseline-only for
+// baselines): see experiments/sweep/sweep_driver.hpp.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -29,22 +29,22 @@
 #include "experiments/cli/option_checks.hpp"
 #include "experiments/cli/process_environment.hpp"
 #include "experiments/cli/shared_options.hpp"
-#include "experiments/fp8/convert_model.hpp"
-#include "experiments/fp8/cuda_backend.hpp"
-#include "experiments/fp8/what_if.hpp"
-#include "experiments/report/write_reports.hpp"
+#include "experiments/linear/convert_model.hpp"
+#include "experiments/linear/cuda_backend.hpp"
+#include "experiments/linear/what_if.hpp"
+#include "experiments/render/write_reports.hpp"
 #include "experiments/results/results_files.hpp"
 #include "experiments/results/results_reader.hpp"
-#include "experiments/runner/null_run.hpp"
-#include "experiments/runner/parallelism.hpp"
-#include "experiments/runner/probe_recipes.hpp"
-#include "experiments/runner/provenance.hpp"
-#include "experiments/runner/python_run.hpp"
-#include "experiments/runner/run_diagnostics.hpp"
-#include "experiments/runner/run_errors.hpp"
-#include "experiments/runner/run_executor.hpp"
-#include "experiments/runner/run_ids.hpp"
-#include "experiments/runner/run_job.hpp"
+#include "experiments/run/null_run.hpp"
+#include "experiments/run/probe_recipes.hpp"
+#include "experiments/run/provenance.hpp"
+#include "experiments/run/python_run.hpp"
+#include "experiments/run/run_diagnostics.hpp"
+#include "experiments/run/run_executor.hpp"
+#include "experiments/run/run_ids.hpp"
+#include "experiments/sweep/parallelism.hpp"
+#include "experiments/sweep/run_errors.hpp"
+#include "experiments/sweep/run_job.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "experiments/workloads/workload_catalog.hpp"
 #include "recipes/error.hpp"

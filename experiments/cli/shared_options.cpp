@@ -1,7 +1,7 @@
 #include "experiments/cli/shared_options.hpp"
 
 #include "experiments/cli/option_checks.hpp"
-#include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/linear/cuda_backend.hpp"
 
 namespace fp8lab::experiments::cli {
 

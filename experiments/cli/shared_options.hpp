@@ -9,7 +9,7 @@
 
 namespace fp8lab::experiments::cli {
 
-// --backend: sim, cuda or cuda-staged (experiments/fp8/cuda_backend.hpp checks the word).
+// --backend: sim, cuda or cuda-staged (experiments/linear/cuda_backend.hpp checks the word).
 CLI::Option* add_backend_option(CLI::App& command, std::string& backend);
 // --baseline-precision: fp32 or bf16.
 CLI::Option* add_baseline_precision_option(CLI::App& command, std::string& precision);

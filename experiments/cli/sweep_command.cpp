@@ -1,5 +1,5 @@
 // fp8lab sweep FILE: every distinct run of a sweep file beside its baselines, then the reports
-// (experiments/runner/sweep_driver.hpp). Ends by printing the path of report.html.
+// (experiments/sweep/sweep_driver.hpp). Ends by printing the path of report.html.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -12,18 +12,18 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/cli/option_checks.hpp"
 #include "experiments/cli/shared_options.hpp"
-#include "experiments/fp8/cuda_backend.hpp"
-#include "experiments/report/seed_plan.hpp"
-#include "experiments/report/shadow_summary.hpp"
-#include "experiments/report/write_reports.hpp"
+#include "experiments/linear/cuda_backend.hpp"
+#include "experiments/render/write_reports.hpp"
 #include "experiments/results/io_error.hpp"
 #include "experiments/results/results_reader.hpp"
-#include "experiments/runner/child_process.hpp"
-#include "experiments/runner/parallelism.hpp"
-#include "experiments/runner/run_errors.hpp"
-#include "experiments/runner/slurm_script.hpp"
-#include "experiments/runner/slurm_submit.hpp"
-#include "experiments/runner/sweep_driver.hpp"
+#include "experiments/stats/seed_plan.hpp"
+#include "experiments/stats/shadow_summary.hpp"
+#include "experiments/sweep/child_process.hpp"
+#include "experiments/sweep/parallelism.hpp"
+#include "experiments/sweep/run_errors.hpp"
+#include "experiments/sweep/slurm_script.hpp"
+#include "experiments/sweep/slurm_submit.hpp"
+#include "experiments/sweep/sweep_driver.hpp"
 #include "recipes/error.hpp"
 
 namespace fp8lab::experiments::cli {
@@ -34,7 +34,7 @@ struct SweepArguments {
   std::string out;
   bool resume = false;
   bool retry_failed = false;
-  int jobs = 0;     // 0: chosen per phase (experiments/runner/parallelism.hpp)
+  int jobs = 0;     // 0: chosen per phase (experiments/sweep/parallelism.hpp)
   int threads = 0;  // 0: chosen per phase
   std::string shard = "0/1";
   bool dry_run = false;
@@ -143,7 +143,7 @@ RowSeeds plan_row(const std::vector<RunRecord>& pilot, const recipes::Sweep& swe
 }
 
 // The sweep's reports over its directory, as `fp8lab run` writes a run's: from this layer, so
-// that the sweep's orchestration (runner/) never depends on report/.
+// that the sweep's orchestration (sweep/) never depends on stats/ or render/.
 std::filesystem::path write_sweep_reports(const SweepOptions& options) {
   ReportOptions report;
   report.inputs = {options.output};

@@ -63,7 +63,7 @@ struct ProbeRow {
   // kMeanOfDraws rows only (NaN elsewhere): the draws' spread around their mean,
   // sqrt(mean_k ||g_k - mean g||^2) / ||g||.
   double draw_spread = 0.0;
-  // The RHT's effect on the wgrad GEMM's operands (experiments/fp8/rht_operands.hpp), on the rows
+  // The RHT's effect on the wgrad GEMM's operands (experiments/linear/rht_operands.hpp), on the rows
   // of an NVFP4 recipe's variant kAllGemms, draw 0: a Linear's weight row measures that Linear's
   // input (x) and gradient (dy) operands, the kWholeModel row all of them pooled (crest factors
   // averaged over every chunk, errors over every element); NaN on every other row. Per operand:

@@ -152,7 +152,7 @@ struct Throughput {
   }
 };
 
-// `machine`: the CPU numerics the run had (runner/cpu_numerics.hpp).
+// `machine`: the CPU numerics the run had (run/cpu_numerics.hpp).
 struct Machine {
   Field<std::string> cpu_model, cpu_numerics, aten_cpu_capability, mkl_cbwr, sim_simd_target;
   nlohmann::json other = nlohmann::json::object();
@@ -165,7 +165,7 @@ struct Machine {
 };
 
 // One `optimizer_states.rows` row: the stored moments' SQNR after a logged step's store, and the
-// update's relative error from rounding the master weights (runner/quantized_adamw.hpp). null:
+// update's relative error from rounding the master weights (run/quantized_adamw.hpp). null:
 // the moment was zero (SQNR), or stored exactly (fp32: no noise), or the update was zero.
 struct OptimizerStateRow {
   std::int64_t step = 0;
@@ -233,7 +233,7 @@ struct RunRecord {
   // The distinct inner dimensions K of the GEMMs run in FP8: fprop, dgrad, wgrad -> [K].
   Field<std::map<std::string, std::vector<std::int64_t>>> gemm_k;
   // FP8 runs: the Linears converted to FP8 whose forward did not run in the first training step
-  // (fp8/convert_model.hpp: fp8_linears_not_run); null when no step completed.
+  // (linear/convert_model.hpp: fp8_linears_not_run); null when no step completed.
   Field<std::vector<std::string>> fp8_linears_not_run;
   // Baselines: the trained parameters' names and the steps of the trajectory archive's snapshots
   // (baseline_archive.hpp); its fingerprint stays in `other` (baseline_archive).

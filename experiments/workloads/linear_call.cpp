@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "experiments/fp8/backend_linear.hpp"
+#include "experiments/linear/backend_linear.hpp"
 
 namespace fp8lab::experiments {
 

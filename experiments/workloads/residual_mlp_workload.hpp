@@ -36,14 +36,14 @@
 
 #include <vector>
 
-#include "experiments/fp8/beyond_gemm.hpp"
+#include "experiments/linear/beyond_gemm.hpp"
 #include "experiments/workloads/workload.hpp"
 
 namespace fp8lab::experiments {
 
 // One residual block of the student, public for the gradient test. A recipe's
 // norm_affine_precision and activation_precision apply to its LayerNorm and activation
-// (experiments/fp8/beyond_gemm.hpp), as microxcaling applied them in Su et al.'s runs.
+// (experiments/linear/beyond_gemm.hpp), as microxcaling applied them in Su et al.'s runs.
 class ResidualBlockImpl : public torch::nn::Module, public BeyondGemmQuantizable {
  public:
   ResidualBlockImpl(std::int64_t d, const std::string& activation, bool frozen_norm_bias = false);

@@ -318,7 +318,7 @@ PyMethodDef methods[] = {
     {"quantize_stats", quantize_stats, METH_VARARGS,
      "quantize_stats(x, rows, cols, recipe, operand, gemm, scale=None) -> dict: what one quantize "
      "of x (a contiguous float32 buffer) measures, OperandStats' fields "
-     "(experiments/fp8/linear_stats.hpp); scale: delayed scaling's current scale."},
+     "(experiments/linear/linear_stats.hpp); scale: delayed scaling's current scale."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT,

@@ -1,5 +1,5 @@
 // fp8lab.optim (python/fp8lab/optim.py): the optimizer step of `fp8lab run`, run by LibTorch itself
-// so that a Python training loop gets the same bits (experiments/runner/training.cpp).
+// so that a Python training loop gets the same bits (experiments/run/training.cpp).
 // torch.optim.AdamW (Python) updates exp_avg with lerp_ where LibTorch's torch::optim::AdamW uses
 // mul_/add_, and torch.nn.utils.clip_grad_norm_ takes a foreach norm: each differs in the last
 // bits. So the Python optimizer holds a torch::optim::AdamW (torch.classes.fp8lab.AdamW), and the

@@ -1,8 +1,8 @@
 // fp8lab._C.quantize_stats: what one quantize call measured, as the C++ Fp8Linear measures it
-// (experiments/fp8/linear_stats.hpp, measure_quantization). fp8lab.Linear calls it beside
+// (experiments/linear/linear_stats.hpp, measure_quantization). fp8lab.Linear calls it beside
 // torch.ops.fp8lab.quantize on the steps a sweep keeps statistics of, so that the ops' schemas
 // stay as they are. The dict's keys are OperandStats' fields; the runner merges the calls of a step
-// (OperandStats::merge, experiments/runner/python_run.cpp) and writes the record's rows and the
+// (OperandStats::merge, experiments/run/python_run.cpp) and writes the record's rows and the
 // sidecar. No LibTorch: x comes through the buffer protocol (a float32 numpy view).
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -12,7 +12,7 @@
 #include <span>
 #include <string>
 
-#include "experiments/fp8/linear_stats.hpp"
+#include "experiments/linear/linear_stats.hpp"
 #include "python/csrc/lowered.hpp"
 #include "python/csrc/quantize_stats.hpp"
 

@@ -2,7 +2,7 @@
 does for TE modules.
 
 A converted model runs FP8 in training without any region: convert_model follows accelerate,
-whose contextual_fp8_autocast wraps the model's forward (experiments/fp8/autocast.hpp). A region
+whose contextual_fp8_autocast wraps the model's forward (experiments/linear/autocast.hpp). A region
 changes that for the fp8lab.Linear calls inside it, on this thread; the innermost region decides:
 - ``enabled=False``: the Linears run every GEMM in high precision (sim's high-precision GEMM,
   as the C++ Fp8Linear outside a region) and record no amax;

@@ -4,7 +4,7 @@ While a ``collecting(calls, step)`` block is open (in this process: autograd's b
 on another thread than the forward), every cast an fp8lab.Linear
 makes also appends what sim measured of it (fp8lab._C.quantize_stats: OperandStats' fields, as the
 C++ Fp8Linear measures each quantize) to ``calls``. The runner merges a step's calls and writes
-the record's rows and the sidecar (experiments/runner/python_run.cpp): nothing is summed here.
+the record's rows and the sidecar (experiments/run/python_run.cpp): nothing is summed here.
 Outside a block nothing is measured, so training pays for statistics only on the steps that keep
 them.
 """

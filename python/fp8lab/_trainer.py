@@ -1,5 +1,5 @@
 """python -m fp8lab._trainer REQUEST: trains one run of fp8lab.sweep (docs/python.md, "Sweeps over
-your model"), started by the run's process (`fp8lab run`, experiments/runner/python_run.cpp).
+your model"), started by the run's process (`fp8lab run`, experiments/run/python_run.cpp).
 
 It only trains. It reads the request (kind baseline, fp8 or null; seed; steps; the recipe's
 text; the steps whose parameters to snapshot), builds model_fn(seed), converts it with the
@@ -117,7 +117,7 @@ def train(request: dict, workload: dict) -> dict:
     parameter_count = sum(p.numel() for p in model.parameters())
     model_class = type(model).__name__
     fp8_gemms = {}
-    if kind == "null":  # experiments/runner/null_run.hpp: initial weights rounded once to bf16
+    if kind == "null":  # experiments/run/null_run.hpp: initial weights rounded once to bf16
         with torch.no_grad():
             for p in model.parameters():
                 p.copy_(p.to(torch.bfloat16).to(p.dtype))

@@ -15,7 +15,7 @@ out_proj. Each peer reads it so in its own code:
     named_children(), the bare return on dims % 16, no first/last rule). TE itself has no
     conversion function: its users build te.Linear themselves.
 
-The filter is experiments/fp8/convert_model.hpp's, in the same order, over the Python module
+The filter is experiments/linear/convert_model.hpp's, in the same order, over the Python module
 tree (the C++ one walks torch::nn::Module and cannot see a Python model):
   1. require_dims_divisible_by_16: skip a Linear whose in_features or out_features % 16 != 0;
      with skip_later_siblings_after_indivisible, its later siblings are neither converted nor

@@ -2,7 +2,7 @@
 
 Forward: fprop Y = X W^T on X and W quantized for fprop; X quantized for wgrad and W for dgrad are
 saved for backward. Backward: dY quantized for dgrad and for wgrad; dgrad dX = dY W and wgrad
-dW = dY^T X. That is experiments/fp8/linear_function.cpp's order of casts and GEMMs. Each plan
+dW = dY^T X. That is experiments/linear/linear_function.cpp's order of casts and GEMMs. Each plan
 comes from recipes/lowering (per layer: keep_high_precision), and each cast and GEMM is sim's
 (torch.ops.fp8lab.*). Delayed scaling keeps TE's state per layer: the forward slots {input,
 weight}, updated after this layer's forward in a training step, and the backward slot

@@ -1,5 +1,5 @@
 // One AdamW step with stored moments of a chosen precision (state_quantization.hpp) and master
-// weights in fp32 or bf16: the reference the LibTorch optimizer (experiments/runner/
+// weights in fp32 or bf16: the reference the LibTorch optimizer (experiments/run/
 // quantized_adamw.hpp) runs, element by element in fp32 as FP8-LM's kernel (MS-AMP adamw.cu,
 // adamw_fp8_stage1/2) writes it:
 //   w  = w * fp32(1 - lr wd)                     (decoupled weight decay, first)

@@ -36,7 +36,7 @@ std::vector<float> dequantize(const QuantizedTensor& t);
 
 // The sums an SQNR is made of, over the elements whose input x and dequantized value x̂ are both
 // finite, in float64 and element order: signal = Σ x², noise = Σ (x - x̂)². Callers that pool
-// several quantizations (experiments/fp8/linear_stats) add the sums, then take db().
+// several quantizations (experiments/linear/linear_stats) add the sums, then take db().
 struct SqnrSums {
   std::uint64_t elements = 0;
   double signal = 0.0;
@@ -71,7 +71,7 @@ MomentSums moment_sums(std::span<const float> x);
 double max_block_dynamic_range_log2(std::span<const float> x, const QuantizedTensor& q);
 
 // All three measures of one quantization in one walk over `x` and `q` (q's shape, checked as
-// max_block_dynamic_range_log2 does): what experiments/fp8's operand statistics take from every
+// max_block_dynamic_range_log2 does): what experiments/linear's operand statistics take from every
 // quantize of a statistics step. Each sum is added in element order, as by the functions above,
 // so the results equal theirs bit for bit.
 struct QuantizationSums {

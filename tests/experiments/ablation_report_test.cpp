@@ -1,4 +1,4 @@
-// The ablation ranking (experiments/report/ablation.hpp) on records made up for it: one layer
+// The ablation ranking (experiments/stats/ablation.hpp) on records made up for it: one layer
 // carries the loss gap, and the ranking must put it first with the share it explains; a seed
 // without a loss is left out and said.
 #include <catch2/catch.hpp>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/report/ablation.hpp"
+#include "experiments/stats/ablation.hpp"
 
 #include "tests/support/report_records.hpp"
 

@@ -1,5 +1,5 @@
 # Issue 20, L3 (Su et al. 2025): quantization beyond the GEMMs (LayerNorm affine parameters,
-# activation functions; experiments/fp8/beyond_gemm.hpp) against direct computations with sim's
+# activation functions; experiments/linear/beyond_gemm.hpp) against direct computations with sim's
 # MX quantizer, on the residual-mlp block; and fp8lab's exit 2 for a bad value.
 fp8lab_add_test(NAME experiments_beyond_gemm_test SOURCES beyond_gemm_test.cpp
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 300 RUNS_FP8LAB)

@@ -14,7 +14,7 @@
 //
 // What is printed and not asserted: the unstable counts (from the records' status). At this learning rate a blow-up within
 // 600 steps is chance, FP32 included, and which seed blows up moves with LibTorch's per-CPU last
-// bits (experiments/runner/cpu_numerics.hpp). Measured with this sweep on an AMD EPYC (AVX2):
+// bits (experiments/run/cpu_numerics.hpp). Measured with this sweep on an AMD EPYC (AVX2):
 // native numerics, floor/mx 1 of 3 (seed 2, peak 178) and every other arm and the baselines 0 of 3;
 // FP8LAB_CPU_NUMERICS=portable, the FP32 baseline 1 of 3 (seed 2, 8.4) and every FP8 arm 0 of 3.
 // An AMD EPYC with AVX-512 saw floor/mx seed 2 stay at 0.03. So no bound on these counts holds

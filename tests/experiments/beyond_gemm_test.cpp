@@ -1,4 +1,4 @@
-// Quantization beyond the GEMMs (experiments/fp8/beyond_gemm.hpp) against direct computations:
+// Quantization beyond the GEMMs (experiments/linear/beyond_gemm.hpp) against direct computations:
 // the LayerNorm affine parameters the residual-mlp block uses are sim's MX quantization of them
 // (and a floor scale clips a block of weights clustered at 1.9 to 1.75, where rceil keeps 1.875);
 // the activation's input and output go through MX; bf16 is torch's RN rounding; gradients pass
@@ -13,8 +13,8 @@
 #include <span>
 #include <string>
 
-#include "experiments/fp8/autocast.hpp"
-#include "experiments/fp8/beyond_gemm.hpp"
+#include "experiments/linear/autocast.hpp"
+#include "experiments/linear/beyond_gemm.hpp"
 #include "experiments/workloads/linear_call.hpp"
 #include "experiments/workloads/residual_mlp_workload.hpp"
 #include "recipes/recipe_file.hpp"

@@ -1,8 +1,8 @@
-// Issue 31 item 10: every record says which CPU numerics it ran with (experiments/runner/
+// Issue 31 item 10: every record says which CPU numerics it ran with (experiments/run/
 // cpu_numerics.hpp): the processor, the mode, ATen's kernels, MKL's branch and sim's SIMD target;
 // FP8LAB_CPU_NUMERICS=portable pins LibTorch before its first kernel, a bad mode or a conflicting
 // pin is exit 2; and the report names a paired comparison whose records ran on different CPU
-// numerics (experiments/report/cross_machine.hpp). Tiny runs: the mlp workload, 2 steps.
+// numerics (experiments/stats/cross_machine.hpp). Tiny runs: the mlp workload, 2 steps.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/report/cross_machine.hpp"
+#include "experiments/stats/cross_machine.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"
 

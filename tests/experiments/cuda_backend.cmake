@@ -1,4 +1,4 @@
-# Tests of the cuda LinearBackend and the shadow check (experiments/fp8/cuda_backend.hpp,
+# Tests of the cuda LinearBackend and the shadow check (experiments/linear/cuda_backend.hpp,
 # shadow_check.hpp). Included from tests/experiments/CMakeLists.txt only with CUDA.
 # - experiments_cuda_backend_shadow_test (label torch;fast): the shadow check against a faulty
 #   sim backend; needs no GPU.

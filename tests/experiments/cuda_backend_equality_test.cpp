@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "cuda_backend_test_support.hpp"
-#include "experiments/fp8/autocast.hpp"
-#include "experiments/fp8/cuda_backend.hpp"
-#include "experiments/fp8/fp8_linear.hpp"
-#include "experiments/fp8/shadow_check.hpp"
-#include "experiments/fp8/sim_backend.hpp"
+#include "experiments/linear/autocast.hpp"
+#include "experiments/linear/cuda_backend.hpp"
+#include "experiments/linear/fp8_linear.hpp"
+#include "experiments/linear/shadow_check.hpp"
+#include "experiments/linear/sim_backend.hpp"
 
 namespace fp8lab::experiments {
 namespace {

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "cuda_backend_test_support.hpp"
-#include "experiments/fp8/cuda_backend.hpp"
-#include "experiments/fp8/sim_backend.hpp"
 #include "experiments/gpu_check/check_inputs.hpp"
+#include "experiments/linear/cuda_backend.hpp"
+#include "experiments/linear/sim_backend.hpp"
 #include "gpu/gemm/gemm.hpp"
 #include "gpu/scaling/blocked.hpp"
 #include "recipes/lowering.hpp"

@@ -1,4 +1,4 @@
-// The shadow check (experiments/fp8/shadow_check.hpp) finds what it must: it watches a backend
+// The shadow check (experiments/linear/shadow_check.hpp) finds what it must: it watches a backend
 // that is the sim backend except for one deliberately corrupted value (a code byte of one
 // quantize, one GEMM output, one amax-history entry) and must report exactly that one mismatch,
 // with its layer, tensor and kind; the same run without corruption reports 0 mismatches over a
@@ -16,13 +16,13 @@
 #include <vector>
 
 #include "cuda_backend_test_support.hpp"
-#include "experiments/fp8/autocast.hpp"
-#include "experiments/fp8/cuda_backend.hpp"
-#include "experiments/fp8/fp8_linear.hpp"
-#include "experiments/fp8/shadow_check.hpp"
-#include "experiments/fp8/sim_backend.hpp"
-#include "experiments/report/shadow_summary.hpp"
-#include "experiments/runner/run_ids.hpp"
+#include "experiments/linear/autocast.hpp"
+#include "experiments/linear/cuda_backend.hpp"
+#include "experiments/linear/fp8_linear.hpp"
+#include "experiments/linear/shadow_check.hpp"
+#include "experiments/linear/sim_backend.hpp"
+#include "experiments/run/run_ids.hpp"
+#include "experiments/stats/shadow_summary.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "experiments/fp8/shadow_check.hpp"
+#include "experiments/linear/shadow_check.hpp"
 #include "recipes/recipe.hpp"
 
 namespace fp8lab::experiments::test {

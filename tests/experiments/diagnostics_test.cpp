@@ -14,11 +14,11 @@
 #include <fstream>
 #include <iterator>
 
-#include "experiments/report/ablation.hpp"
-#include "experiments/report/first_non_finite.hpp"
-#include "experiments/report/write_reports.hpp"
-#include "experiments/runner/provenance.hpp"
-#include "experiments/runner/run_executor.hpp"
+#include "experiments/render/write_reports.hpp"
+#include "experiments/run/provenance.hpp"
+#include "experiments/run/run_executor.hpp"
+#include "experiments/stats/ablation.hpp"
+#include "experiments/stats/first_non_finite.hpp"
 #include "experiments/workloads/linear_call.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/recipe_file.hpp"

@@ -1,5 +1,5 @@
 // Failures of the machine are errors, not results (issue 33, items 1-4;
-// experiments/runner/run_errors.hpp). A small mlp sweep (a baseline and one FP8 run, 2 steps) runs
+// experiments/sweep/run_errors.hpp). A small mlp sweep (a baseline and one FP8 run, 2 steps) runs
 // with a fault at each of its file writes in turn (FP8LAB_FAULT_WRITE, counted across the sweep and
 // its runs' processes) and with each of its run processes killed in turn (FP8LAB_FAULT_KILL_CHILD).
 // Each time:

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "experiments/results/results_store.hpp"
-#include "experiments/runner/child_process.hpp"
+#include "experiments/sweep/child_process.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/runner/parallelism.hpp"
+#include "experiments/sweep/parallelism.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/refusals.hpp"
 

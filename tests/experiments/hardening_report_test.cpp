@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "experiments/fp8/cuda_backend.hpp"
+#include "experiments/linear/cuda_backend.hpp"
 #include "experiments/results/results_store.hpp"
-#include "experiments/runner/run_ids.hpp"
+#include "experiments/run/run_ids.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"
 

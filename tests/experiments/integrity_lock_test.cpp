@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "experiments/results/results_store.hpp"
-#include "experiments/runner/child_process.hpp"
+#include "experiments/sweep/child_process.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/run_processes.hpp"
 

@@ -1,4 +1,4 @@
-// The per-layer statistics of the sidecar (experiments/fp8/linear_stats.hpp, what_if.hpp,
+// The per-layer statistics of the sidecar (experiments/linear/linear_stats.hpp, what_if.hpp,
 // experiments/results/layer_stats_sidecar.hpp):
 // - each statistic equals a direct computation on the same tensors, for every blocked layout;
 // - a planted fault (a block of outlier weights in one layer, or one layer's input scaled by 1e4)
@@ -17,14 +17,14 @@
 #include <map>
 #include <vector>
 
-#include "experiments/fp8/autocast.hpp"
-#include "experiments/fp8/convert_model.hpp"
-#include "experiments/fp8/fp8_linear.hpp"
-#include "experiments/fp8/sim_backend.hpp"
-#include "experiments/fp8/what_if.hpp"
-#include "experiments/report/layer_stats_report.hpp"
+#include "experiments/linear/autocast.hpp"
+#include "experiments/linear/convert_model.hpp"
+#include "experiments/linear/fp8_linear.hpp"
+#include "experiments/linear/sim_backend.hpp"
+#include "experiments/linear/what_if.hpp"
+#include "experiments/render/layer_stats_report.hpp"
 #include "experiments/results/layer_stats_sidecar.hpp"
-#include "experiments/runner/layer_stats_rows.hpp"
+#include "experiments/run/layer_stats_rows.hpp"
 #include "recipes/error.hpp"
 #include "sim/format.hpp"
 #include "sim/scaling/stats.hpp"

@@ -1,4 +1,4 @@
-# Tests of experiments/fp8/: the FP8 Linear, its baseline, TE's update timing, convert_model.
+# Tests of experiments/linear/: the FP8 Linear, its baseline, TE's update timing, convert_model.
 # (Included from tests/experiments/CMakeLists.txt, which exists only with LibTorch.)
 foreach(part baseline gradient timing convert stats accumulation fp4)
   fp8lab_add_test(NAME experiments_linear_${part}_test SOURCES linear_${part}_test.cpp

@@ -8,7 +8,7 @@
 // <= 128 or the blocks are MX's 32; the Hopper models' 13-bit alignment is what shows.)
 #include "linear_test_support.hpp"  // first: LibTorch, then Catch2
 
-#include "experiments/fp8/sim_backend.hpp"
+#include "experiments/linear/sim_backend.hpp"
 #include "tests/experiments/linear_step.hpp"
 
 namespace fp8lab::experiments {

@@ -8,10 +8,10 @@
 
 #include <cmath>
 
-#include "experiments/fp8/autocast.hpp"
-#include "experiments/fp8/fp8_linear.hpp"
-#include "experiments/fp8/high_precision_linear.hpp"
-#include "experiments/fp8/sim_backend.hpp"
+#include "experiments/linear/autocast.hpp"
+#include "experiments/linear/fp8_linear.hpp"
+#include "experiments/linear/high_precision_linear.hpp"
+#include "experiments/linear/sim_backend.hpp"
 #include "sim/cast.hpp"
 
 namespace fp8lab::experiments {

@@ -7,11 +7,11 @@
 
 #include <algorithm>
 
-#include "experiments/fp8/autocast.hpp"
-#include "experiments/fp8/convert_model.hpp"
-#include "experiments/fp8/fp8_linear.hpp"
-#include "experiments/fp8/high_precision_linear.hpp"
-#include "experiments/fp8/sim_backend.hpp"
+#include "experiments/linear/autocast.hpp"
+#include "experiments/linear/convert_model.hpp"
+#include "experiments/linear/fp8_linear.hpp"
+#include "experiments/linear/high_precision_linear.hpp"
+#include "experiments/linear/sim_backend.hpp"
 #include "recipes/default_recipe.hpp"
 
 namespace fp8lab::experiments {

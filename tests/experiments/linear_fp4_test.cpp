@@ -10,9 +10,9 @@
 #include <mutex>
 #include <vector>
 
-#include "experiments/fp8/autocast.hpp"
-#include "experiments/fp8/fp8_linear.hpp"
-#include "experiments/fp8/sim_backend.hpp"
+#include "experiments/linear/autocast.hpp"
+#include "experiments/linear/fp8_linear.hpp"
+#include "experiments/linear/sim_backend.hpp"
 #include "recipes/lowering.hpp"
 #include "sim/gemm/gemm.hpp"
 #include "sim/rht.hpp"

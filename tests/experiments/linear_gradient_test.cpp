@@ -27,7 +27,7 @@
 #include <utility>
 #include <vector>
 
-#include "experiments/fp8/sim_backend.hpp"
+#include "experiments/linear/sim_backend.hpp"
 #include "sim/cast.hpp"
 #include "tests/experiments/linear_step.hpp"
 

@@ -1,4 +1,4 @@
-// The FP8 Linear's per-operand statistics (experiments/fp8/linear_stats.hpp) against the sim
+// The FP8 Linear's per-operand statistics (experiments/linear/linear_stats.hpp) against the sim
 // layer's definition, sim::scaling::tensor_stats, on every blocked layout a Linear produces
 // (per-tensor, rowwise/columnwise, 1x128 / 128x1 / 128x128 with partial edge blocks, MX 1x32 /
 // 32x1), with NaN, Inf, zeros, saturation and underflow in the input; and the merge rules.
@@ -8,10 +8,10 @@
 #include <limits>
 #include <vector>
 
-#include "experiments/fp8/autocast.hpp"
-#include "experiments/fp8/fp8_linear.hpp"
-#include "experiments/fp8/linear_stats.hpp"
-#include "experiments/fp8/sim_backend.hpp"
+#include "experiments/linear/autocast.hpp"
+#include "experiments/linear/fp8_linear.hpp"
+#include "experiments/linear/linear_stats.hpp"
+#include "experiments/linear/sim_backend.hpp"
 #include "sim/scaling/stats.hpp"
 
 namespace fp8lab::experiments {

@@ -7,9 +7,9 @@
 
 #include <memory>
 
-#include "experiments/fp8/autocast.hpp"
-#include "experiments/fp8/fp8_linear.hpp"
-#include "experiments/fp8/sim_backend.hpp"
+#include "experiments/linear/autocast.hpp"
+#include "experiments/linear/fp8_linear.hpp"
+#include "experiments/linear/sim_backend.hpp"
 #include "recipes/recipe.hpp"
 
 namespace fp8lab::experiments::test {

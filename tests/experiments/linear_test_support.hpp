@@ -1,4 +1,4 @@
-// Helpers shared by the tests of experiments/fp8/ (linear_*_test.cpp): deterministic tensors,
+// Helpers shared by the tests of experiments/linear/ (linear_*_test.cpp): deterministic tensors,
 // bitwise comparison with a report in bits, recipes for tests. Include it first: it brings in
 // LibTorch and then Catch2, because c10's logging defines a CHECK macro (a fatal glog-style check)
 // that would otherwise replace Catch's CHECK silently.

@@ -13,10 +13,10 @@
 #include <cmath>
 #include <vector>
 
-#include "experiments/fp8/autocast.hpp"
-#include "experiments/fp8/convert_model.hpp"
-#include "experiments/fp8/fp8_linear.hpp"
-#include "experiments/fp8/sim_backend.hpp"
+#include "experiments/linear/autocast.hpp"
+#include "experiments/linear/convert_model.hpp"
+#include "experiments/linear/fp8_linear.hpp"
+#include "experiments/linear/sim_backend.hpp"
 
 namespace fp8lab::experiments {
 namespace {

@@ -2,7 +2,7 @@
 
 Writes run records of a workload `w` at five learning rates spaced x sqrt(10) (baselines and two
 recipes on four seeds, with unstable, diverged and failed runs placed so that every rule of
-experiments/report/lr_sensitivity.hpp is exercised, and a null run that must be ignored), runs
+experiments/stats/lr_sensitivity.hpp is exercised, and a null run that must be ignored), runs
 `fp8lab report` on them, and recomputes every row of lr_sensitivity.csv with an implementation of
 its own: the capped losses (Wortsman's min(loss, initial loss); an unstable or diverged run counts
 as its initial loss), their t-intervals (scipy.stats.t), the unstable counts' Clopper-Pearson

@@ -17,10 +17,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/fp8/high_precision_linear.hpp"
-#include "experiments/fp8/operand_noise.hpp"
-#include "experiments/fp8/sim_backend.hpp"
-#include "experiments/fp8/what_if.hpp"
+#include "experiments/linear/high_precision_linear.hpp"
+#include "experiments/linear/operand_noise.hpp"
+#include "experiments/linear/sim_backend.hpp"
+#include "experiments/linear/what_if.hpp"
 #include "recipes/error.hpp"
 #include "recipes/sweep.hpp"
 #include "sim/scaling/execute.hpp"

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <vector>
 
-#include "experiments/runner/quantized_adamw.hpp"
-#include "experiments/runner/run_executor.hpp"
+#include "experiments/run/quantized_adamw.hpp"
+#include "experiments/run/run_executor.hpp"
 #include "recipes/recipe_file.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"

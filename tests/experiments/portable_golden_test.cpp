@@ -11,7 +11,7 @@
 // vector math, whose fp32 sqrt is not correctly rounded and follows the CPU's ISA even under
 // MKL_CBWR=COMPATIBLE; AdamW takes it of the second moment at every step, so the first update
 // already differed (oneDNN's GELU was a second such op, off the llama path). Portable mode now runs
-// its own kernels for those ops (experiments/runner/portable_kernels.hpp), and the curve below is
+// its own kernels for those ops (experiments/run/portable_kernels.hpp), and the curve below is
 // what that gives on the Intel Xeon (AVX-512), 2026-12-06. Under QEMU's emulation of an AMD
 // EPYC-Milan (AVX2, no AVX-512) the same binary gave the same bits for every op of
 // portable_ops_test; this 8-step run itself was too slow to finish under the emulation, and no

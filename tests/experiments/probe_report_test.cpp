@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "experiments/report/html_report.hpp"
-#include "experiments/report/markdown_report.hpp"
-#include "experiments/report/write_reports.hpp"
+#include "experiments/render/html_report.hpp"
+#include "experiments/render/markdown_report.hpp"
+#include "experiments/render/write_reports.hpp"
 #include "experiments/results/probe_sidecar.hpp"
 #include "tests/experiments/report_test_support.hpp"
 #include "tests/support/cli.hpp"

@@ -12,10 +12,10 @@
 #include <random>
 #include <vector>
 
-#include "experiments/report/batch_means.hpp"
-#include "experiments/report/probe_pairs.hpp"
-#include "experiments/report/probe_summary.hpp"
-#include "experiments/report/rank_prediction.hpp"
+#include "experiments/stats/batch_means.hpp"
+#include "experiments/stats/probe_pairs.hpp"
+#include "experiments/stats/probe_summary.hpp"
+#include "experiments/stats/rank_prediction.hpp"
 
 using namespace fp8lab::experiments;
 

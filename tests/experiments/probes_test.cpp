@@ -1,4 +1,4 @@
-// The on-trajectory probe engine (experiments/runner/probe_engine.hpp, issue 41), in process on
+// The on-trajectory probe engine (experiments/run/probe_engine.hpp, issue 41), in process on
 // small models:
 // - a baseline trains to the same bits with and without probes (losses, evals, snapshots);
 // - the rows: one per probe step, recipe, variant, draw and tensor, with consistent metrics, and
@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "experiments/fp8/cuda_backend.hpp"
-#include "experiments/runner/probe_engine.hpp"
-#include "experiments/runner/probe_recipes.hpp"
-#include "experiments/runner/run_executor.hpp"
-#include "experiments/runner/run_hooks.hpp"
+#include "experiments/linear/cuda_backend.hpp"
+#include "experiments/run/probe_engine.hpp"
+#include "experiments/run/probe_recipes.hpp"
+#include "experiments/run/run_executor.hpp"
+#include "experiments/run/run_hooks.hpp"
 #include "experiments/workloads/linear_call.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/lowering.hpp"

@@ -1,4 +1,4 @@
-// The sweep's progress (experiments/runner/progress.hpp): durations, the ETA, how a finished run
+// The sweep's progress (experiments/sweep/progress.hpp): durations, the ETA, how a finished run
 // reads from its record, and both forms, the redrawn terminal line and one line per finished run
 // for logs (Slurm, nohup, CI).
 #include <catch2/catch.hpp>
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "experiments/runner/progress.hpp"
+#include "experiments/sweep/progress.hpp"
 
 namespace fp8lab::experiments {
 namespace {

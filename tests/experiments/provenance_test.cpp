@@ -20,11 +20,11 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/results/results_store.hpp"
-#include "experiments/runner/child_process.hpp"
-#include "experiments/runner/provenance.hpp"
-#include "experiments/runner/run_executor.hpp"
-#include "experiments/runner/run_ids.hpp"
-#include "experiments/runner/run_job.hpp"
+#include "experiments/run/provenance.hpp"
+#include "experiments/run/run_executor.hpp"
+#include "experiments/run/run_ids.hpp"
+#include "experiments/sweep/child_process.hpp"
+#include "experiments/sweep/run_job.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"
 
@@ -273,7 +273,7 @@ TEST_CASE("Sweep runs record the sweep, their combinations and upstream's change
 }
 
 // A sweep run whose process is killed has no record since issue 33 (an error, not a result:
-// experiments/runner/run_errors.hpp); tests/experiments/faults_test.cpp kills each run in turn.
+// experiments/sweep/run_errors.hpp); tests/experiments/faults_test.cpp kills each run in turn.
 
 // Issue 17 item 4: the process of a sweep's run gets its run from the sweep (run_job.hpp), and
 // never reads the sweep file: handed the same job with the sweep file deleted, it writes the record
@@ -294,7 +294,7 @@ TEST_CASE("A sweep run's process runs the job the sweep hands it, without the sw
   // Each job file goes once its process has exited.
   CHECK((!fs::exists(swept / "jobs") || fs::is_empty(swept / "jobs")));
 
-  // The job as the sweep writes it (sweep_driver.cpp), then no sweep file at all.
+  // The job as the sweep writes it (sweep_plan.cpp), then no sweep file at all.
   const auto expansion = recipes::expand(recipes::parse_sweep_text(text, sweep_file.string()));
   REQUIRE(expansion.runs.size() == 1);
   const auto& run = expansion.runs[0];

@@ -51,4 +51,4 @@ endif()
 # Seeds planned from power (issue 41 item 5): the plan, Stein's two-stage interval, and a
 # simulation of the whole procedure (20,000 replicates per case; arithmetic only, no LibTorch).
 fp8lab_add_test(NAME experiments_report_seed_plan_test SOURCES report_seed_plan_test.cpp
-                LIBS fp8lab_report LABELS "fast" TIMEOUT 120)
+                LIBS fp8lab_stats LABELS "fast" TIMEOUT 120)

@@ -1,4 +1,4 @@
-// Which published effects a sweep's contrasts show (experiments/report/literature_effects.hpp):
+// Which published effects a sweep's contrasts show (experiments/stats/literature_effects.hpp):
 // each contrast is read against the paper's ranking of the two values, hand-made contrasts only.
 #include <catch2/catch.hpp>
 
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "experiments/report/contrasts.hpp"
-#include "experiments/report/literature_effects.hpp"
+#include "experiments/stats/contrasts.hpp"
+#include "experiments/stats/literature_effects.hpp"
 
 namespace fp8lab::experiments {
 namespace {

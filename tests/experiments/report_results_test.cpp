@@ -8,14 +8,14 @@
 #include <sstream>
 #include <string>
 
-#include "experiments/report/analysis.hpp"
-#include "experiments/report/html_report.hpp"
-#include "experiments/report/noise_floor.hpp"
-#include "experiments/report/summary_csv.hpp"
-#include "experiments/report/svg_chart.hpp"
-#include "experiments/report/write_reports.hpp"
+#include "experiments/render/html_report.hpp"
+#include "experiments/render/summary_csv.hpp"
+#include "experiments/render/svg_chart.hpp"
+#include "experiments/render/write_reports.hpp"
 #include "experiments/results/results_reader.hpp"
 #include "experiments/results/results_store.hpp"
+#include "experiments/stats/analysis.hpp"
+#include "experiments/stats/noise_floor.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"
 

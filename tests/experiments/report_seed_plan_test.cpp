@@ -13,11 +13,11 @@
 #include <random>
 #include <vector>
 
-#include "experiments/report/named_tests.hpp"
-#include "experiments/report/noise_floor.hpp"
-#include "experiments/report/paired_statistics.hpp"
-#include "experiments/report/recipe_rows.hpp"
-#include "experiments/report/seed_plan.hpp"
+#include "experiments/stats/named_tests.hpp"
+#include "experiments/stats/noise_floor.hpp"
+#include "experiments/stats/paired_statistics.hpp"
+#include "experiments/stats/recipe_rows.hpp"
+#include "experiments/stats/seed_plan.hpp"
 #include "tests/support/report_records.hpp"
 
 namespace fp8lab::experiments {

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/results/results_store.hpp"
-#include "experiments/runner/child_process.hpp"
+#include "experiments/sweep/child_process.hpp"
 #include "recipes/error.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"

@@ -7,7 +7,7 @@ paired tail errors, the interval the test used, the named test and its p-value (
 the Holm adjustment per family, mde80 (scipy.stats.nct, brentq) and seeds_for_80, the power of the
 row's own test (two-sided and one-sided noncentral t; TOST by scipy.integrate.quad over the sample
 sd's chi distribution). The C++ side
-uses Boost.Math (experiments/report/named_tests.hpp); agreement to 1e-6 relative is the check.
+uses Boost.Math (experiments/stats/named_tests.hpp); agreement to 1e-6 relative is the check.
 
 Usage: report_statistics_scipy_test.py --fp8lab BUILD/experiments/fp8lab --sweep YAML --out DIR
 """

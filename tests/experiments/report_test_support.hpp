@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/report/html_report.hpp"
-#include "experiments/report/markdown_report.hpp"
-#include "experiments/report/report_data.hpp"
+#include "experiments/render/html_report.hpp"
+#include "experiments/render/markdown_report.hpp"
+#include "experiments/stats/report_data.hpp"
 #include "tests/support/report_records.hpp"
 
 namespace fp8lab::testing {

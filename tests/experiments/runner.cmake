@@ -1,5 +1,6 @@
-# Tests of experiments/workloads, experiments/runner and experiments/report (the sweep runner and
-# its reports). Included from tests/experiments/CMakeLists.txt (LibTorch builds only).
+# Tests of experiments/workloads, experiments/sweep, experiments/run, experiments/stats
+# and experiments/render (sweeps, runs and their reports). Included from
+# tests/experiments/CMakeLists.txt (LibTorch builds only).
 fp8lab_add_test(NAME experiments_report_results_test SOURCES report_results_test.cpp
                 LIBS fp8lab_experiments LABELS "torch;fast" TIMEOUT 120)
 fp8lab_add_test(NAME experiments_runner_facts_test SOURCES runner_facts_test.cpp

@@ -20,9 +20,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "experiments/report/analysis.hpp"
-#include "experiments/report/write_reports.hpp"
-#include "experiments/runner/run_executor.hpp"
+#include "experiments/render/write_reports.hpp"
+#include "experiments/run/run_executor.hpp"
+#include "experiments/stats/analysis.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"

@@ -12,10 +12,10 @@
 #include <limits>
 #include <sstream>
 
-#include "experiments/fp8/convert_model.hpp"
-#include "experiments/report/analysis.hpp"
-#include "experiments/report/write_reports.hpp"
-#include "experiments/runner/run_executor.hpp"
+#include "experiments/linear/convert_model.hpp"
+#include "experiments/render/write_reports.hpp"
+#include "experiments/run/run_executor.hpp"
+#include "experiments/stats/analysis.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "experiments/results/results_store.hpp"
-#include "experiments/runner/child_process.hpp"
+#include "experiments/sweep/child_process.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {

@@ -1,5 +1,5 @@
 // Precision schedules through the real `fp8lab` command (recipes/schedule.hpp,
-// experiments/runner/schedule_run.hpp) on gpt-tiny: a `schedules:` arm switches at its step
+// experiments/run/schedule_run.hpp) on gpt-tiny: a `schedules:` arm switches at its step
 // (its record's plans before and after, schedule_switches, and its losses equal to the
 // unscheduled first stage's up to the switch and no further); a sweep killed after the switch and
 // resumed gives the uninterrupted run's record bits; the dry run and `fp8lab explain` show the
@@ -17,7 +17,7 @@
 
 #include "experiments/results/results_store.hpp"
 #include "experiments/results/run_record.hpp"
-#include "experiments/runner/child_process.hpp"
+#include "experiments/sweep/child_process.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"
 

@@ -1,4 +1,4 @@
-// `seeds: auto` with `seed_budget:` end to end (issue 41 item 5; experiments/report/seed_plan.hpp):
+// `seeds: auto` with `seed_budget:` end to end (issue 41 item 5; experiments/stats/seed_plan.hpp):
 // the real `fp8lab sweep` on mlp for a few steps runs the pilot (seeds 0, 1, 2), prints each row's
 // plan, runs the planned seeds with a baseline and a null run per seed, reports "seeds
 // planned/run", and a resumed sweep plans the same and runs nothing. And its refusals: exit 2

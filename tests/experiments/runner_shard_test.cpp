@@ -15,7 +15,7 @@
 
 #include "experiments/results/results_reader.hpp"
 #include "experiments/results/results_store.hpp"
-#include "experiments/runner/child_process.hpp"
+#include "experiments/sweep/child_process.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {

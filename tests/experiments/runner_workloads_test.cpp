@@ -10,11 +10,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "experiments/fp8/autocast.hpp"
-#include "experiments/fp8/backend_linear.hpp"
-#include "experiments/fp8/convert_model.hpp"
-#include "experiments/fp8/sim_backend.hpp"
-#include "experiments/runner/training.hpp"
+#include "experiments/linear/autocast.hpp"
+#include "experiments/linear/backend_linear.hpp"
+#include "experiments/linear/convert_model.hpp"
+#include "experiments/linear/sim_backend.hpp"
+#include "experiments/run/training.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "experiments/workloads/text_corpus.hpp"
 #include "tests/support/cli.hpp"

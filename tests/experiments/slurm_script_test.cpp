@@ -1,4 +1,4 @@
-// The sbatch script of `fp8lab sweep --slurm` (experiments/runner/slurm_script.hpp), as text: the
+// The sbatch script of `fp8lab sweep --slurm` (experiments/sweep/slurm_script.hpp), as text: the
 // #SBATCH lines, then one command that runs the shard of $SLURM_ARRAY_TASK_ID with --resume, and
 // the checks that refuse a setting sbatch would misread. No Slurm needed (the slurm-labelled tests
 // run the script on a real one).
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/runner/slurm_script.hpp"
+#include "experiments/sweep/slurm_script.hpp"
 
 namespace fp8lab::experiments {
 namespace {

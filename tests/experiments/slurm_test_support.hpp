@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "experiments/runner/child_process.hpp"
+#include "experiments/sweep/child_process.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fp8lab::testing {

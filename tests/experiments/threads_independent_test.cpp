@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "experiments/fp8/sim_backend.hpp"
+#include "experiments/linear/sim_backend.hpp"
 #include "recipes/default_recipe.hpp"
 
 namespace fp8lab::experiments {

@@ -1,5 +1,5 @@
 // Issue 21, threads per run: how a sweep spreads its runs over the cores (runs at once x threads
-// per run; experiments/runner/parallelism.hpp), and the --threads range of fp8lab run and sweep.
+// per run; experiments/sweep/parallelism.hpp), and the --threads range of fp8lab run and sweep.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "experiments/fp8/cuda_backend.hpp"
-#include "experiments/runner/parallelism.hpp"
+#include "experiments/linear/cuda_backend.hpp"
+#include "experiments/sweep/parallelism.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {

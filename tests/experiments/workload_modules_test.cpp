@@ -15,10 +15,10 @@
 #include <memory>
 #include <string>
 
-#include "experiments/fp8/autocast.hpp"
-#include "experiments/fp8/convert_model.hpp"
-#include "experiments/fp8/fp8_linear.hpp"
-#include "experiments/fp8/sim_backend.hpp"
+#include "experiments/linear/autocast.hpp"
+#include "experiments/linear/convert_model.hpp"
+#include "experiments/linear/fp8_linear.hpp"
+#include "experiments/linear/sim_backend.hpp"
 #include "experiments/workloads/linear_call.hpp"
 #include "experiments/workloads/llama_modules.hpp"
 #include "experiments/workloads/residual_mlp_workload.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/runner/run_ids.hpp"
+#include "experiments/run/run_ids.hpp"
 #include "experiments/workloads/workload_catalog.hpp"
 #include "recipes/error.hpp"
 #include "recipes/sweep.hpp"

@@ -14,7 +14,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "experiments/runner/training.hpp"
+#include "experiments/run/training.hpp"
 #include "experiments/workloads/bpe_corpus.hpp"
 #include "experiments/workloads/registry.hpp"
 #include "experiments/workloads/workload_record.hpp"

@@ -25,7 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/runner/child_process.hpp"
+#include "experiments/sweep/child_process.hpp"
 
 namespace fp8lab::testing {
 
@@ -163,7 +163,7 @@ class ScopedEnvironment {
 };
 
 // FP8LAB_CPU_NUMERICS=portable for the children started while it lives, with LibTorch's two pins
-// unset, so that fp8lab sets them itself (experiments/runner/cpu_numerics.hpp).
+// unset, so that fp8lab sets them itself (experiments/run/cpu_numerics.hpp).
 class PortableNumerics : public ScopedEnvironment {
  public:
   PortableNumerics()

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "experiments/runner/run_executor.hpp"
+#include "experiments/run/run_executor.hpp"
 #include "recipes/recipe_file.hpp"
 #include "recipes/sweep.hpp"
 
