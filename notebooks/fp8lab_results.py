@@ -61,6 +61,8 @@ LAYER_STATS_COLUMNS = {"step": "int64", "quantizations": "int64", "count": "int6
                        "scale_inv_min": "float64", "scale_inv_max": "float64",
                        "max_block_dynamic_range_log2": "float64", "kurtosis": "float64"}
 TRAINED_RECIPE = "trained"  # the recipe column of a run's own quantization
+# The recipe column of AdamW's stored moments (tensor exp_avg / exp_avg_sq, gemm "optimizer").
+OPTIMIZER_STATES_RECIPE = "optimizer_states"
 # 'shadow_check' of runs on the cuda backend with --shadow-every N (experiments/linear/shadow_check.hpp).
 SHADOW_FIELDS = ("every", "operations", "compared", "mismatches", "by_key", "first")
 SHADOW_KEY_FIELDS = ("layer", "tensor", "kind", "mismatches")

@@ -5,18 +5,21 @@
 
 #include <cmath>
 #include <optional>
+#include <stdexcept>
 
 #include "recipes/detail/recipe_mapping.hpp"
 #include "recipes/detail/yaml_values.hpp"
 #include "recipes/fields.hpp"
+#include "recipes/optimizer_states.hpp"
 #include "recipes/recipe.hpp"
 
 namespace fp8lab::recipes {
 namespace {
 
 const char* const kAccepted =
-    "a list of at least two stages, each {until: FRACTION, recipe: {...}} or "
-    "{until_step: STEP, recipe: {...}} and the last {recipe: {...}} or {recipe: high_precision}, "
+    "a list of at least two stages, each {until: FRACTION, recipe: {...}}, "
+    "{until_step: STEP, recipe: {...}} or {until_signal: {underflow_above: FRACTION}, recipe: "
+    "{...}} and the last {recipe: {...}} or {recipe: high_precision}, "
     "e.g. [{until: 0.82, recipe: {scaling: nvfp4}}, {recipe: high_precision}]";
 
 std::string stage_name(const std::shared_ptr<const Recipe>& recipe) {
@@ -25,6 +28,26 @@ std::string stage_name(const std::shared_ptr<const Recipe>& recipe) {
   // Appends (not operator+ chains): GCC 12 warns falsely (-Wrestrict) on "literal" + string.
   if (!subbyte_element_format(recipe->scaling)) out.append(" ").append(name(recipe->fp8_format));
   return out;
+}
+
+// until_signal's mapping: {underflow_above: FRACTION}, the only signal built.
+double parse_signal(const YAML::Node& v, const std::string& file, const std::string& display) {
+  const char* const accepted =
+      "{underflow_above: F}, F a fraction in (0, 1) of the stage's quantized elements";
+  const Site site = detail::site_of(file, v);
+  if (!v.IsMap() || v.size() != 1) {
+    throw RecipeError(site, display, detail::describe_node(v), "expected", accepted);
+  }
+  const auto item = *v.begin();
+  const std::string key = item.first.Scalar();
+  if (key != "underflow_above") {
+    throw RecipeError(detail::site_of(file, item.first), display + "." + key, "",
+                      "unknown signal (the gradient-to-noise ratio is measured only on the "
+                      "probes' steps, against an exact recompute, and is not a switch signal):",
+                      accepted, did_you_mean(key, {"underflow_above"}));
+  }
+  return detail::as_fraction(item.second, detail::site_of(file, item.second),
+                             display + ".underflow_above", accepted, 1.0);
 }
 
 }  // namespace
@@ -44,7 +67,13 @@ Recipe parse_schedule(const YAML::Node& node, const std::vector<FieldSetting>& b
                       kAccepted);
   }
   Recipe first;
-  bool kind_known = false, by_fraction = true;
+  // Which key ends the stages: one kind per schedule.
+  enum class EndKind { kFraction, kStep, kSignal };
+  const auto key_of = [](EndKind k) {
+    return k == EndKind::kFraction ? "until" : k == EndKind::kStep ? "until_step" : "until_signal";
+  };
+  bool kind_known = false;
+  EndKind kind = EndKind::kFraction;
   ScheduleStart next_start;  // where the entry being read starts (entry 0: step 0)
   double last_fraction = 0.0;
   std::int64_t last_step = 0;
@@ -86,29 +115,38 @@ Recipe parse_schedule(const YAML::Node& node, const std::vector<FieldSetting>& b
           settings.push_back(std::move(s));
         }
         recipe = std::make_shared<const Recipe>(resolve(settings, strictness));
-      } else if (key == "until" || key == "until_step") {
+      } else if (key == "until" || key == "until_step" || key == "until_signal") {
         if (until) {
-          throw RecipeError(key_site, display, "", "is given with the other of until / until_step:",
-                            "one of until (a fraction of the run) or until_step (a step)");
+          throw RecipeError(key_site, display, "",
+                            "is given with another of until / until_step / until_signal:",
+                            "one of until (a fraction of the run), until_step (a step) or "
+                            "until_signal (a measured signal)");
         }
         ScheduleStart s;
         s.is_fraction = key == "until";
-        if (s.is_fraction) {
+        const EndKind this_kind = s.is_fraction         ? EndKind::kFraction
+                                  : key == "until_step" ? EndKind::kStep
+                                                        : EndKind::kSignal;
+        if (this_kind == EndKind::kSignal) {
+          s.on_signal = true;
+          s.underflow_above = parse_signal(v, file, display);
+        } else if (s.is_fraction) {
           s.fraction = detail::as_fraction(v, key_site, display, "a fraction in (0, 1)", 1.0);
         } else {
           s.step = detail::as_int(v, key_site, display, "an integer >= 1");
           if (s.step < 1)
             throw RecipeError(key_site, display, v.Scalar(), "out of range:", "an integer >= 1");
         }
-        if (kind_known && s.is_fraction != by_fraction) {
-          throw RecipeError(key_site, display, v.Scalar(),
-                            "mixes until and until_step in one schedule:",
-                            std::string("the same key as the earlier stages (") +
-                                (by_fraction ? "until" : "until_step") + ")");
+        if (kind_known && this_kind != kind) {
+          throw RecipeError(
+              key_site, display, v.IsScalar() ? v.Scalar() : "",
+              "mixes until, until_step and until_signal in one schedule:",
+              std::string("the same key as the earlier stages (") + key_of(kind) + ")");
         }
         kind_known = true;
-        by_fraction = s.is_fraction;
-        if (s.is_fraction ? s.fraction <= last_fraction : s.step <= last_step) {
+        kind = this_kind;
+        // Signal stages end one after the other, each on its own stage's measurements.
+        if (!s.on_signal && (s.is_fraction ? s.fraction <= last_fraction : s.step <= last_step)) {
           throw RecipeError(key_site, display, v.Scalar(), "is not after the previous stage's end:",
                             "values that increase from stage to stage");
         }
@@ -117,8 +155,8 @@ Recipe parse_schedule(const YAML::Node& node, const std::vector<FieldSetting>& b
         until = s;
       } else {
         throw RecipeError(detail::site_of(file, item.first), display, "", "unknown schedule key",
-                          "until, until_step, recipe",
-                          did_you_mean(key, {"until", "until_step", "recipe"}));
+                          "until, until_step, until_signal, recipe",
+                          did_you_mean(key, {"until", "until_step", "until_signal", "recipe"}));
       }
     }
     if (!has_recipe) {
@@ -128,13 +166,21 @@ Recipe parse_schedule(const YAML::Node& node, const std::vector<FieldSetting>& b
     const bool last = i + 1 == node.size();
     if (last && until) {
       throw RecipeError(entry_site, at, detail::describe_node(entry),
-                        "is the last stage, which runs to the end: no until / until_step;",
+                        "is the last stage, which runs to the end: no until / until_step / "
+                        "until_signal;",
                         "{recipe: ...} alone");
     }
     if (!last && !until) {
       throw RecipeError(entry_site, at + ".until", "",
                         "is missing (every stage but the last ends):",
-                        "until: a fraction in (0, 1), or until_step: an integer >= 1");
+                        "until: a fraction in (0, 1), until_step: an integer >= 1, or "
+                        "until_signal: {underflow_above: a fraction in (0, 1)}");
+    }
+    if (!recipe && until && until->on_signal) {
+      throw RecipeError(entry_site, at + ".until_signal", "",
+                        "ends a high_precision stage, which quantizes nothing, so its underflow "
+                        "never rises:",
+                        "until_signal on stages with an FP8 recipe; until or until_step here");
     }
     if (recipe) {
       const std::string problem =
@@ -145,11 +191,18 @@ Recipe parse_schedule(const YAML::Node& node, const std::vector<FieldSetting>& b
                 "once); set module_filter the same in every stage, or in base:"
           : (i > 0 && recipe->use_autocast_during_eval != first.use_autocast_during_eval)
               ? "use_autocast_during_eval must be the same in every stage:"
+          : (i > 0 && !(canonical_optimizer_states(recipe->optimizer_states, nullptr) ==
+                        canonical_optimizer_states(first.optimizer_states, nullptr)))
+              ? "optimizer_states and master_weights must be the same in every stage (the run "
+                "builds one AdamW, whose stored moments keep their precision for the whole run, "
+                "as COAT's CoatAdamW fixes its states' dtypes when it creates them); set them in "
+                "base, not in a stage:"
               : "";
       if (!problem.empty()) {
         throw RecipeError(entry_site, at + ".recipe", "", problem,
                           "a stage recipe without autoswitch or schedule, with the first stage's "
-                          "module_filter and use_autocast_during_eval");
+                          "module_filter, use_autocast_during_eval, optimizer_states and "
+                          "master_weights");
       }
     }
     if (i == 0) {
@@ -172,11 +225,15 @@ Recipe parse_schedule(const YAML::Node& node, const std::vector<FieldSetting>& b
 }
 
 std::int64_t stage_start_step(const ScheduleStart& start, std::int64_t steps_planned) {
+  if (start.on_signal) {
+    throw std::logic_error("stage_start_step: a signal stage's start is known only in the run");
+  }
   if (!start.is_fraction) return start.step;
   return std::llround(start.fraction * static_cast<double>(steps_planned));
 }
 
 std::string start_text(const ScheduleStart& start) {
+  if (start.on_signal) return fmt::format("underflow above {}", start.underflow_above);
   return start.is_fraction ? fmt::format("{}", start.fraction) : fmt::format("step {}", start.step);
 }
 
@@ -193,8 +250,9 @@ std::string schedule_text(const Recipe& recipe) {
   std::string out;
   for (const auto& s : recipe.schedule) {
     out += fmt::format("{{from={}:{}}}",
-                       s.start.is_fraction ? fmt::format("{}", s.start.fraction)
-                                           : fmt::format("step{}", s.start.step),
+                       s.start.on_signal     ? fmt::format("underflow>{}", s.start.underflow_above)
+                       : s.start.is_fraction ? fmt::format("{}", s.start.fraction)
+                                             : fmt::format("step{}", s.start.step),
                        s.recipe ? canonical_string(*s.recipe) : std::string(kHighPrecisionStage));
   }
   return out;
@@ -209,10 +267,18 @@ std::string describe_schedule(const Recipe& recipe) {
   for (std::size_t i = 0; i < stages.size(); ++i) {
     const auto& s = stages[i];
     const std::string from = i == 0 ? "step 0"
+                             : s.start.on_signal
+                                 ? fmt::format("the step after the pooled underflow fraction first "
+                                               "exceeds {}",
+                                               s.start.underflow_above)
                              : s.start.is_fraction
                                  ? fmt::format("{} of the steps", s.start.fraction)
                                  : fmt::format("step {}", s.start.step);
     const std::string until = i + 1 == stages.size() ? "the end"
+                              : stages[i + 1].start.on_signal
+                                  ? fmt::format("the first step whose underflow fraction "
+                                                "exceeds {}",
+                                                stages[i + 1].start.underflow_above)
                               : stages[i + 1].start.is_fraction
                                   ? fmt::format("{} of the steps", stages[i + 1].start.fraction)
                                   : fmt::format("step {}", stages[i + 1].start.step);

@@ -6,9 +6,16 @@
 //     - {until: 0.82, recipe: {scaling: nvfp4}}    # steps [0, round(0.82 * steps))
 //     - {recipe: high_precision}                   # the rest: the baseline's Linears
 //
-// or `until_step: N` (the next stage starts at step N, 0-based) instead of `until`. Every entry but
-// the last ends at its `until` (a fraction in (0, 1)) or `until_step` (an integer >= 1), strictly
-// increasing, one kind per schedule; the last has neither. A stage's `recipe` is a mapping of
+// or `until_step: N` (the next stage starts at step N, 0-based) instead of `until`, or
+// `until_signal: {underflow_above: F}` (issue 43 item 2: the stage ends after the first of its
+// steps whose underflow fraction, the elements that the step's trained quantizations of every
+// FP8 Linear turned from non-zero to 0 over the elements they quantized, pooled over layers,
+// operands and GEMMs as the `layers` rows count them, exceeds F in (0, 1); the next stage starts
+// at the step after). Every entry but the last ends at its `until` (a fraction in (0, 1)),
+// `until_step` (an integer >= 1), strictly increasing, or `until_signal`, one kind per schedule;
+// the last has none. A high_precision stage cannot end on a signal (it quantizes nothing). The
+// signal is a function of the trajectory alone, so a run started again from step 0 switches at
+// the same step. A stage's `recipe` is a mapping of
 // recipe fields (over the sweep's `base`) or `high_precision` (every GEMM of every converted
 // Linear runs the baseline's high-precision GEMM; not the first stage).
 //
@@ -19,6 +26,10 @@
 //   - stages whose module_filter or use_autocast_during_eval differ (the converted Linears and the
 //     eval passes are the run's, not a stage's);
 //   - autoswitch in any stage (it switches on its own, from the run's statistics);
+//   - stages whose optimizer_states or master_weights differ: the run builds one AdamW, and no
+//     peer converts stored moments mid-run (COAT's CoatAdamW fixes its states' dtypes from the
+//     qargs given at construction when it first creates them, _init_group); a high_precision
+//     stage keeps the run's optimizer;
 //   - a delayed stage directly after a delayed stage: TE keeps that state (below), and fp8lab
 //     does not model carrying an amax history into a changed delayed recipe.
 //
@@ -60,6 +71,10 @@ struct ScheduleStart {
   bool is_fraction = true;
   double fraction = 0.0;
   std::int64_t step = 0;
+  // until_signal: the stage before ends after the first of its steps whose underflow fraction
+  // exceeds underflow_above (is_fraction false, step 0); where it starts is known in the run.
+  bool on_signal = false;
+  double underflow_above = 0.0;
   friend bool operator==(const ScheduleStart&, const ScheduleStart&) = default;
 };
 
@@ -79,9 +94,9 @@ Recipe parse_schedule(const YAML::Node& node, const std::vector<FieldSetting>& b
                       Strictness strictness, const std::string& file, const std::string& field);
 
 // The step (0-based) at which a stage starts in a run of `steps_planned` steps: `until_step`, or
-// llround(until * steps_planned).
+// llround(until * steps_planned). std::logic_error for a signal stage (known only in the run).
 std::int64_t stage_start_step(const ScheduleStart& start, std::int64_t steps_planned);
-// "0.82" or "step 82".
+// "0.82", "step 82" or "underflow above 0.01".
 std::string start_text(const ScheduleStart& start);
 
 // The recipe's stages in order: the recipe itself without its schedule, then each later stage's

@@ -94,6 +94,7 @@ struct RecipeSummary {
 std::map<std::string, RecipeSummary> summarize(const std::vector<LayerStatsRow>& rows) {
   std::map<std::string, RecipeSummary> by_recipe;
   for (const auto& row : rows) {
+    if (row.recipe == kOptimizerStatesRecipe) continue;  // AdamW's moments, not a GEMM operand
     auto& s = by_recipe[row.recipe];
     s.underflowed += static_cast<double>(row.underflowed);
     s.saturated += static_cast<double>(row.saturated);

@@ -17,6 +17,10 @@ namespace fp8lab::experiments {
 // The recipe column of the rows that measure the run's own quantization (what-if rows carry the
 // what-if recipe's name instead).
 inline constexpr const char* kTrainedRecipe = "trained";
+// The recipe column of the rows of AdamW's stored moments (recipes' optimizer_states, issue 43
+// item 3): one per parameter, moment (tensor exp_avg | exp_avg_sq) and logged step, gemm
+// "optimizer", copy "stored" (experiments/run/quantized_adamw.hpp).
+inline constexpr const char* kOptimizerStatesRecipe = "optimizer_states";
 
 // One row: which quantization, and its statistics (OperandStats' derived figures, computed there).
 struct LayerStatsRow {

@@ -63,6 +63,7 @@ torch::Tensor QuantizedAdamW::step(LossClosure closure) {
     loss = closure();
   }
   errors_ = {};
+  errors_by_parameter_.assign(order_.size(), sim::optim::StepErrors{});
   for (auto& group : param_groups()) {
     const auto& o = static_cast<const torch::optim::AdamWOptions&>(group.options());
     for (auto& p : group.params()) {
@@ -90,8 +91,9 @@ torch::Tensor QuantizedAdamW::step(LossClosure closure) {
       // bf16_sr's bits: a stream per (parameter, step), the run's seed as key.
       const std::uint64_t stream = (static_cast<std::uint64_t>(index) << 32) |
                                    static_cast<std::uint64_t>(st.step());
-      errors_ +=
+      errors_by_parameter_[index] =
           sim::optim::adamw_step(hyper, precision_, weights, grads, moments_[index], seed_, stream);
+      errors_ += errors_by_parameter_[index];
       p.copy_(tensor_like(weights, p));
       std::vector<float> decoded(weights.size());
       sim::optim::decode_state(moments_[index].m, precision_.m, decoded);
@@ -119,6 +121,50 @@ OptimizerStateRow optimizer_state_row(std::int64_t step, const sim::optim::StepE
                              ? Field<double>::null()
                              : Field<double>(std::sqrt(e.update_noise / e.update_signal));
   return row;
+}
+
+std::vector<LayerStatsRow> optimizer_state_sidecar_rows(std::int64_t step,
+                                                        const std::vector<std::string>& names,
+                                                        const QuantizedAdamW& optimizer) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  const auto& errors = optimizer.last_step_errors_by_parameter();
+  if (names.size() != errors.size()) {
+    throw std::logic_error("optimizer_state_sidecar_rows: a name per parameter expected");
+  }
+  std::vector<LayerStatsRow> rows;
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    const auto& e = errors[i];
+    if (e.count == 0) continue;  // no gradient, no step
+    const auto add = [&](const char* tensor, double signal, double noise, double amax,
+                         std::int64_t underflowed, std::int64_t nan) {
+      LayerStatsRow r;
+      r.step = step;
+      r.layer = names[i];
+      r.tensor = tensor;
+      r.gemm = "optimizer";
+      r.copy = "stored";
+      r.recipe = kOptimizerStatesRecipe;
+      r.quantizations = 1;
+      r.count = e.count;
+      r.underflowed = underflowed;
+      r.saturated = 0;
+      r.nan = nan;
+      r.underflow_pct = 100.0 * static_cast<double>(underflowed) / static_cast<double>(e.count);
+      r.overflow_pct = kNaN;
+      r.sqnr_db = signal == 0.0  ? kNaN
+                  : noise == 0.0 ? std::numeric_limits<double>::infinity()
+                                 : 10.0 * std::log10(signal / noise);
+      r.mse = noise / static_cast<double>(e.count);
+      r.amax = amax;
+      r.scale_inv_min = r.scale_inv_max = kNaN;
+      r.max_block_dynamic_range_log2 = kNaN;
+      r.kurtosis = kNaN;
+      rows.push_back(std::move(r));
+    };
+    add("exp_avg", e.m_signal, e.m_noise, e.m_amax, e.m_underflowed, e.m_nan);
+    add("exp_avg_sq", e.v_signal, e.v_noise, e.v_amax, e.v_underflowed, e.v_nan);
+  }
+  return rows;
 }
 
 nlohmann::json optimizer_states_json(const recipes::OptimizerStates& states,

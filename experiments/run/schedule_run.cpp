@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "experiments/linear/beyond_gemm.hpp"
 #include "experiments/linear/fp8_linear.hpp"
@@ -65,6 +67,10 @@ ScheduleRun::ScheduleRun(const recipes::Recipe& recipe, std::int64_t steps_plann
       stages_(recipes::schedule_stages(recipe)),
       steps_planned_(steps_planned) {
   for (std::size_t i = 0; i < stages_.size(); ++i) {
+    if (i > 0 && stages_[i].start.on_signal) {
+      starts_.push_back(-1);  // known when the signal crosses
+      continue;
+    }
     const std::int64_t start = i == 0 ? 0
                                       : recipes::stage_start_step(stages_[i].start, steps_planned);
     if (i > 0 && (start <= starts_.back() || start >= steps_planned)) {
@@ -77,6 +83,27 @@ ScheduleRun::ScheduleRun(const recipes::Recipe& recipe, std::int64_t steps_plann
   }
 }
 
+bool ScheduleRun::watching_signal() const {
+  return current_ + 1 < stages_.size() && stages_[current_ + 1].start.on_signal &&
+         starts_[current_ + 1] < 0;
+}
+
+void ScheduleRun::observe_signal(const StepMeasurements& measured, std::int64_t step) {
+  std::int64_t underflowed = 0, count = 0;
+  for (const auto& row : measured.rows) {
+    underflowed += row.underflowed.value_or(0);
+    count += row.count.value_or(0);
+  }
+  if (count == 0) return;
+  const double fraction = static_cast<double>(underflowed) / static_cast<double>(count);
+  const double above = stages_[current_ + 1].start.underflow_above;
+  if (!(fraction > above) || step + 1 >= steps_planned_) return;
+  starts_[current_ + 1] = step + 1;
+  pending_signal_ = {{"underflow_fraction", fraction},
+                     {"above", above},
+                     {"measured_at_step", step}};
+}
+
 void ScheduleRun::wrap(ModelHooks& hooks) {
   auto inner = std::move(hooks.before_step);
   hooks.before_step = [this, inner](TrainableModel& model, std::int64_t step) {
@@ -86,9 +113,37 @@ void ScheduleRun::wrap(ModelHooks& hooks) {
     }
     if (inner) inner(model, step);
   };
+  const bool has_signal =
+      std::any_of(stages_.begin(), stages_.end(), [](const auto& s) { return s.start.on_signal; });
+  if (!has_signal) return;
+  auto measure = std::move(hooks.measure_operands);
+  hooks.measure_operands = [this, measure](TrainableModel& model, bool on) {
+    if (measure) measure(model, on || watching_signal());
+  };
+  auto after = std::move(hooks.after_step);
+  hooks.after_step = [this, after](TrainableModel& model, std::int64_t step) {
+    measured_step_ = step;  // the next take_step_measurements reads this step's
+    if (after) after(model, step);
+  };
+  auto take = std::move(hooks.take_step_measurements);
+  if (!take) {
+    throw std::logic_error("schedule: until_signal needs the run's operand measurements");
+  }
+  hooks.take_step_measurements = [this, take](TrainableModel& model, bool want_rows) {
+    const std::int64_t step = std::exchange(measured_step_, -1);
+    if (step < 0 || !watching_signal()) return take(model, want_rows);
+    auto measured = take(model, true);
+    observe_signal(measured, step);
+    if (!want_rows) {  // measured for the signal only: the step's rows are not logged
+      measured.rows.clear();
+      measured.sidecar_rows.clear();
+    }
+    return measured;
+  };
 }
 
 void ScheduleRun::switch_to(TrainableModel& model, std::size_t stage, std::int64_t step) {
+  current_ = stage;
   const recipes::Recipe* recipe = stages_[stage].recipe.get();
   for (const auto& item : model.named_modules("", /*include_self=*/false)) {
     if (auto* linear = dynamic_cast<Fp8LinearImpl*>(item.value().get())) linear->set_recipe(recipe);
@@ -100,6 +155,7 @@ void ScheduleRun::switch_to(TrainableModel& model, std::size_t stage, std::int64
                        {"recipe_label", label_of(recipe)}};
   event["recipe_canonical"] = recipe ? nlohmann::json(recipes::canonical_string(*recipe))
                                      : nlohmann::json(nullptr);
+  if (stages_[stage].start.on_signal) event["signal"] = std::exchange(pending_signal_, nullptr);
   switches_.push_back(std::move(event));
   // In the run's log: where a killed run had got to.
   std::fprintf(stderr, "schedule: step %lld: stage %zu (%s)\n", static_cast<long long>(step), stage,
@@ -111,11 +167,18 @@ void ScheduleRun::add_to_record(nlohmann::json& record) const {
   auto stages = nlohmann::json::array();
   for (std::size_t i = 0; i < stages_.size(); ++i) {
     const recipes::Recipe* recipe = stages_[i].recipe.get();
-    nlohmann::json s{{"stage", static_cast<std::int64_t>(i)},
-                     {"from_step", starts_[i]},
-                     {"until_step", i + 1 < starts_.size() ? starts_[i + 1] : steps_planned_},
-                     {"recipe_label", label_of(recipe)},
-                     {"plans", stage_plans(recipe)}};
+    // A signal stage that was not reached: from_step null; the stage before it ran to the end.
+    const auto step_or_null = [](std::int64_t v) {
+      return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v);
+    };
+    const std::int64_t until = i + 1 < starts_.size() && starts_[i + 1] >= 0 ? starts_[i + 1]
+                                                                             : steps_planned_;
+    nlohmann::json s{
+        {"stage", static_cast<std::int64_t>(i)},
+        {"from_step", step_or_null(starts_[i])},
+        {"until_step", starts_[i] < 0 ? nlohmann::json(nullptr) : nlohmann::json(until)},
+        {"recipe_label", label_of(recipe)},
+        {"plans", stage_plans(recipe)}};
     s["until"] = i == 0 ? nlohmann::json(nullptr)
                         : nlohmann::json(recipes::start_text(stages_[i].start));
     s["recipe_canonical"] = recipe ? nlohmann::json(recipes::canonical_string(*recipe))

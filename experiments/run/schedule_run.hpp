@@ -3,12 +3,21 @@
 // pass) gives every Fp8Linear the stage's recipe and a fresh scaling state, or, for a
 // high_precision stage, runs all three of its GEMMs in the baseline's precision
 // (Fp8LinearImpl::set_recipe). The LayerNorm / activation plans follow the stage's recipe
-// (high for high_precision). Which stage a step runs depends on the step alone, so a run that is
-// started again from step 0 (the sweep's --resume of a run killed part way) gives the same bits.
+// (high for high_precision). Which stage a step runs depends on the step alone, or, for an
+// until_signal stage, on the run's own measurements before it (a function of the trajectory), so
+// a run that is started again from step 0 (the sweep's --resume of a run killed part way) gives
+// the same bits.
+//
+// until_signal (recipes/schedule.hpp): while a stage that ends on a signal runs, the Linears
+// measure their operands on every step (measure_operands forced on; the measurement reads the
+// quantizations and changes no bit of the step), and after each step the run pools its trained
+// `layers` rows: underflowed / count over every FP8 Linear, operand and GEMM. The first step
+// whose fraction exceeds the threshold ends the stage; the next stage starts at the step after.
 //
 // The record gets "schedule" (the stages, each with its first and last step, recipe, plans per
 // GEMM and operand and, for the stages that ran, the GEMMs each Linear ran in FP8) and
-// "schedule_switches" (the switches made: step, stage, recipe; run_record.hpp ScheduleSwitch).
+// "schedule_switches" (the switches made: step, stage, recipe; run_record.hpp ScheduleSwitch;
+// a signal's switch adds "signal": {underflow_fraction, above, measured_at_step}).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -28,18 +37,25 @@ class ScheduleRun {
   // last step, or not after the stage before it (a fraction that rounds onto its neighbour).
   ScheduleRun(const recipes::Recipe& recipe, std::int64_t steps_planned);
 
-  // Chains the switches before hooks.before_step (which then sees the new stage).
+  // Chains the switches before hooks.before_step (which then sees the new stage) and, for a
+  // signal stage, the measurements (above) around measure_operands and take_step_measurements.
   void wrap(ModelHooks& hooks);
   // "schedule" and "schedule_switches" (above).
   void add_to_record(nlohmann::json& record) const;
 
-  // The step each stage starts at (stage 0: 0).
+  // The step each stage starts at (stage 0: 0; -1: a signal stage not reached yet).
   const std::vector<std::int64_t>& starts() const { return starts_; }
 
  private:
   void switch_to(TrainableModel& model, std::size_t stage, std::int64_t step);
+  // Whether the stage now running ends on a signal that has not crossed yet.
+  bool watching_signal() const;
+  void observe_signal(const StepMeasurements& measured, std::int64_t step);
 
-  std::string label_;  // recipes::schedule_label
+  std::size_t current_ = 0;          // the stage now running
+  std::int64_t measured_step_ = -1;  // after_step's step until its measurements are read
+  nlohmann::json pending_signal_;    // the crossing, for the switch's event
+  std::string label_;                // recipes::schedule_label
   std::vector<recipes::StageView> stages_;
   std::vector<std::int64_t> starts_;
   std::int64_t steps_planned_ = 0;

@@ -226,6 +226,13 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
                                           options.optimizer_precision, options.seed);
   auto& optimizer = *optimizer_owner;
   const auto* quantized = dynamic_cast<const QuantizedAdamW*>(optimizer_owner.get());
+  // The parameters' names in the order the optimizer has them (named_parameters walks the
+  // modules as parameters() does).
+  std::vector<std::string> optimizer_parameter_names;
+  if (quantized != nullptr) {
+    for (const auto& item : model->named_parameters())
+      optimizer_parameter_names.push_back(item.key());
+  }
   std::vector<Batch> eval_batches;
   for (auto& batch : workload.eval_batches()) {
     eval_batches.push_back(on_device(std::move(batch), hooks.device));
@@ -304,6 +311,11 @@ TrainingResult train(const Workload& workload, const ModelHooks& hooks,
     if (quantized != nullptr && wants_record_rows(step)) {
       result.optimizer_state_rows.push_back(
           optimizer_state_row(step, quantized->last_step_errors()));
+    }
+    if (quantized != nullptr && wants_sidecar_rows(step)) {  // per parameter, in the sidecar
+      for (auto& row : optimizer_state_sidecar_rows(step, optimizer_parameter_names, *quantized)) {
+        result.layer_stats_rows.push_back(std::move(row));
+      }
     }
     // The step's queued GPU work (as time_training_steps), not only its launches.
     if (hooks.device.is_cuda()) torch::cuda::synchronize();

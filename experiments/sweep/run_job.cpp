@@ -21,6 +21,7 @@ nlohmann::json schedule_json(const recipes::Recipe& recipe) {
     nlohmann::json stage{{"is_fraction", s.start.is_fraction},
                          {"fraction", s.start.fraction},
                          {"step", s.start.step}};
+    if (s.start.on_signal) stage["underflow_above"] = s.start.underflow_above;
     stage["recipe"] = s.recipe ? nlohmann::json(recipes::complete_recipe_text(*s.recipe))
                                : nlohmann::json(nullptr);
     stages.push_back(std::move(stage));
@@ -34,6 +35,10 @@ void read_schedule(const nlohmann::json& stages, recipes::Recipe& recipe, const 
     s.start.is_fraction = stage.at("is_fraction").get<bool>();
     s.start.fraction = stage.at("fraction").get<double>();
     s.start.step = stage.at("step").get<std::int64_t>();
+    if (stage.contains("underflow_above")) {  // until_signal (absent in older job files)
+      s.start.on_signal = true;
+      s.start.underflow_above = stage.at("underflow_above").get<double>();
+    }
     if (!stage.at("recipe").is_null()) {
       s.recipe = std::make_shared<const recipes::Recipe>(
           recipes::parse_complete_recipe_text(stage.at("recipe").get<std::string>(), file));

@@ -35,6 +35,13 @@ StepErrors& StepErrors::operator+=(const StepErrors& o) {
   v_noise += o.v_noise;
   update_signal += o.update_signal;
   update_noise += o.update_noise;
+  count += o.count;
+  m_amax = std::fmax(m_amax, o.m_amax);
+  v_amax = std::fmax(v_amax, o.v_amax);
+  m_underflowed += o.m_underflowed;
+  v_underflowed += o.v_underflowed;
+  m_nan += o.m_nan;
+  v_nan += o.v_nan;
   return *this;
 }
 
@@ -80,17 +87,24 @@ StepErrors adamw_step(const AdamWHyper& hyper, const OptimizerPrecision& precisi
     e.update_signal += square(static_cast<double>(before) - w);
     e.update_noise += square(static_cast<double>(kept) - w);
   }
+  e.count = static_cast<std::int64_t>(n);
   encode_state(m, precision.m, state.m);
   decode_state(state.m, precision.m, stored);
   for (std::size_t i = 0; i < n; ++i) {
     e.m_signal += square(m[i]);
     e.m_noise += square(static_cast<double>(stored[i]) - m[i]);
+    e.m_amax = std::fmax(e.m_amax, std::fabs(m[i]));
+    e.m_underflowed += m[i] != 0.0f && stored[i] == 0.0f ? 1 : 0;
+    e.m_nan += std::isnan(stored[i]) ? 1 : 0;
   }
   encode_state(v, precision.v, state.v);
   decode_state(state.v, precision.v, stored);
   for (std::size_t i = 0; i < n; ++i) {
     e.v_signal += square(v[i]);
     e.v_noise += square(static_cast<double>(stored[i]) - v[i]);
+    e.v_amax = std::fmax(e.v_amax, std::fabs(v[i]));
+    e.v_underflowed += v[i] != 0.0f && stored[i] == 0.0f ? 1 : 0;
+    e.v_nan += std::isnan(stored[i]) ? 1 : 0;
   }
   return e;
 }

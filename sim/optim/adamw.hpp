@@ -44,6 +44,11 @@ MomentStates initial_moments(std::size_t n, const OptimizerPrecision& precision)
 struct StepErrors {
   double m_signal = 0, m_noise = 0, v_signal = 0, v_noise = 0;
   double update_signal = 0, update_noise = 0;
+  // Per moment: the elements, the computed moment's max |x| (NaN ignored), and the elements
+  // whose computed moment is non-zero and stored as 0 (underflowed) or stored as NaN.
+  std::int64_t count = 0;
+  double m_amax = 0, v_amax = 0;
+  std::int64_t m_underflowed = 0, v_underflowed = 0, m_nan = 0, v_nan = 0;
   StepErrors& operator+=(const StepErrors& o);
 };
 

@@ -43,6 +43,7 @@ double exact_exp2(double y) {
 
 float exact_power(float x, float k) {
   if (k == 0.0f) return 1.0f;
+  if (std::isnan(x)) return x;
   if (x == 0.0f) return 0.0f;
   if (x == 1.0f) return 1.0f;
   if (std::isinf(k)) return x < 1.0f ? 0.0f : std::numeric_limits<float>::infinity();

@@ -13,7 +13,8 @@ double exact_log2(double x);
 // 2^y in double: 0 below 2^-1100, +inf above 2^1024.
 double exact_exp2(double y);
 // x^k for x >= 0 and k >= 0 as C's powf defines the special cases COAT's kernel reaches:
-// x^0 = 1 (0^0 included), 0^k = 0 for k > 0, 1^k = 1, x^inf = 0 (x < 1) or inf (x > 1);
+// x^0 = 1 (0^0 and NaN^0 included), NaN^k = NaN for k > 0, 0^k = 0 for k > 0, 1^k = 1,
+// x^inf = 0 (x < 1) or inf (x > 1);
 // else exp2(k log2 x) rounded to fp32.
 float exact_power(float x, float k);
 

@@ -115,8 +115,11 @@ void decode_state(const StoredState& state, const StateQuantization& q, std::spa
     if (q.expansion == Expansion::kNone) {
       out[i] = v;
     } else {
-      // sign_exp_avg * powf(fabsf(v), 1 / expand) * sqrtminmax, as the kernel writes it
-      const float sign = std::signbit(v) ? -1.0f : 1.0f;
+      // sign_exp_avg * powf(fabsf(v), 1 / expand) * sqrtminmax, as the kernel writes it. A NaN v
+      // (a code of NaN, or 0 x inf where k = inf) is positive: the kernel runs on a GPU, whose
+      // only fp32 NaN is 0x7fffffff, where x86's 0 x inf is 0xffc00000. The second moment's
+      // line has no sign (powf(v, 1 / expand)); its v is never negative, so it is the same.
+      const float sign = std::signbit(v) && !std::isnan(v) ? -1.0f : 1.0f;
       out[i] = sign * exact_power(std::fabs(v), 1.0f / state.exponents.at(g)) * state.centers.at(g);
     }
   }

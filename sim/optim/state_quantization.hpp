@@ -19,7 +19,9 @@
 //                    see docs/numerics.md), each + 1e-30; center = sqrt(max) sqrt(min);
 //                    k = floor(log2(448^2 / 2) / log2(max / min) * expand_min) / expand_min;
 //                    y = sign(x) (|x| / center)^k; scale = (max / center)^k / 448;
-//                    code = cast(y / scale); value = sign(v) |v|^(1 / k) center, v = code * scale.
+//                    code = cast(y / scale); value = sign(v) |v|^(1 / k) center, v = code * scale,
+//                    a NaN v positive as on the kernel's GPU (an all-equal or all-zero group has
+//                    k = inf and decodes to +-center whatever its code).
 #pragma once
 
 #include <cstdint>

@@ -6,9 +6,15 @@
 #undef CHECK  // c10's CHECK would shadow Catch's (see linear_test_support.hpp)
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "experiments/results/layer_stats_sidecar.hpp"
 #include "experiments/run/quantized_adamw.hpp"
 #include "experiments/run/run_executor.hpp"
 #include "recipes/recipe_file.hpp"
@@ -153,6 +159,50 @@ TEST_CASE("optimizer_states absent or fp32: the same record; quantized: its figu
   CHECK(*typed.optimizer_states->m == "fp8_e4m3");
   CHECK(to_json(typed) == fp8lm);
   CHECK(fp8lm["train"].back()["loss"] != absent["train"].back()["loss"]);
+
+  // The sidecar: a row per parameter, moment and logged step, pooling to the record's figure.
+  REQUIRE(fp8lm["layer_stats_sidecar"].is_string());
+  const auto rows =
+      read_layer_stats(dir_c.path() / fp8lm["layer_stats_sidecar"].get<std::string>());
+  std::map<std::int64_t, std::pair<double, double>> pooled_m;  // step -> (signal, noise)
+  std::set<std::string> layers;
+  std::size_t optimizer_rows = 0;
+  for (const auto& r : rows) {
+    if (r.recipe != kOptimizerStatesRecipe) continue;
+    ++optimizer_rows;
+    INFO(r.layer << " " << r.tensor << " step " << r.step);
+    CHECK(r.gemm == "optimizer");
+    CHECK(r.copy == "stored");
+    CHECK(r.count > 0);
+    CHECK((r.tensor == "exp_avg" || r.tensor == "exp_avg_sq"));
+    layers.insert(r.layer);
+    if (r.tensor != "exp_avg") continue;
+    REQUIRE(std::isfinite(r.sqnr_db));
+    const double noise = r.mse * static_cast<double>(r.count);
+    pooled_m[r.step].first += noise * std::pow(10.0, r.sqnr_db / 10.0);
+    pooled_m[r.step].second += noise;
+  }
+  // Every parameter, named as the model names it, with both moments at every logged step.
+  REQUIRE(!layers.empty());
+  for (const auto& name : layers) {
+    INFO(name);
+    CHECK((name.ends_with(".weight") || name.ends_with(".bias")));
+  }
+  CHECK(optimizer_rows == 2 * layers.size() * part["rows"].size());
+  for (const auto& row : part["rows"]) {
+    const auto step = row["step"].get<std::int64_t>();
+    INFO("step " << step);
+    REQUIRE(pooled_m.count(step) == 1);
+    CHECK(10.0 * std::log10(pooled_m[step].first / pooled_m[step].second) ==
+          Approx(row["m_sqnr_db"].get<double>()).epsilon(1e-9));
+  }
+  // A run with fp32 states has none.
+  if (absent["layer_stats_sidecar"].is_string()) {
+    for (const auto& r :
+         read_layer_stats(dir_a.path() / absent["layer_stats_sidecar"].get<std::string>())) {
+      CHECK(r.recipe != kOptimizerStatesRecipe);
+    }
+  }
 }
 
 }  // namespace fp8lab::experiments

@@ -10,11 +10,16 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
+#include <utility>
 
+#include "experiments/results/layer_stats_sidecar.hpp"
 #include "experiments/results/results_store.hpp"
 #include "experiments/results/run_record.hpp"
 #include "experiments/sweep/child_process.hpp"
@@ -166,6 +171,111 @@ TEST_CASE("A schedule arm switches at its step and resumes to the uninterrupted 
   CHECK(losses(resumed) == scheduled_loss);
 }
 
+// A stage that ends on a signal (until_signal): the gpt-tiny NVFP4 run's pooled underflow
+// fraction, read back from the run's own sidecar (layer_stats_every 1: its `trained` rows, which
+// pool the same counts as the `layers` rows the run watches).
+const char* const kSignalSweep =
+    "method: grid\nworkloads: [gpt-tiny]\nseeds: [0]\nlayer_stats_every: 1\n"
+    "base: {gemm.fprop: fp32_seq, gemm.dgrad: fp32_seq, gemm.wgrad: fp32_seq}\n"
+    "parameters:\n  scaling: {value: nvfp4}\n"
+    "schedules:\n"
+    "  - schedule: [{until_signal: {underflow_above: SIGNAL_ABOVE}, recipe: {scaling: nvfp4}}, "
+    "{recipe: high_precision}]\n";
+// gpt-tiny NVFP4 at 600 steps: the fraction is 0.080 at steps 0-1, falls to 0.065, and first
+// exceeds 0.085 at step 25 (0.088); so the run switches at step 26.
+constexpr double kSignalAbove = 0.085;
+
+TEST_CASE("A signal stage switches the step after its underflow crosses, and resumes to the bits",
+          "[runner][schedule]") {
+  const testing::Scratch dir("schedule-signal");
+  std::string text = kSignalSweep;
+  text.replace(text.find("SIGNAL_ABOVE"), 12, fmt::format("{}", kSignalAbove));
+  std::ofstream(dir / "sweep.yaml") << text;
+  const auto [scheduled_id, plain_id] = run_ids(dir / "sweep.yaml");
+  REQUIRE(!scheduled_id.empty());
+  const auto sweep = [&](const fs::path& out) {
+    return std::vector<std::string>{FP8LAB_EXECUTABLE,
+                                    "sweep",
+                                    (dir / "sweep.yaml").string(),
+                                    "--out",
+                                    out.string(),
+                                    "--jobs",
+                                    "1",
+                                    "--steps",
+                                    std::to_string(kSteps)};
+  };
+  REQUIRE(run_to_end(sweep(dir / "a"), dir / "a.log") == 0);
+  const ResultsDirectory a(dir / "a");
+  const auto record = testing::read_json(a.run_record_path(scheduled_id));
+  const auto plain = testing::read_json(a.run_record_path(plain_id));
+  REQUIRE(record.at("status") == "finished");
+
+  // The run's own underflow fraction per step, from its sidecar's trained rows.
+  std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> counts;  // underflowed, count
+  for (const auto& row :
+       read_layer_stats(dir / "a" / record.at("layer_stats_sidecar").get<std::string>())) {
+    if (row.recipe != kTrainedRecipe) continue;
+    counts[row.step].first += row.underflowed;
+    counts[row.step].second += row.count;
+  }
+  const auto fraction = [&](std::int64_t step) {
+    const auto& [under, count] = counts.at(step);
+    return static_cast<double>(under) / static_cast<double>(count);
+  };
+
+  // One switch, at the step after the first whose fraction exceeds the threshold.
+  const auto& switches = record.at("schedule_switches");
+  REQUIRE(switches.size() == 1);
+  const auto at = switches[0].at("step").get<std::int64_t>();
+  INFO("switch at step " << at);
+  REQUIRE(at >= 2);  // the threshold is chosen so that the first stage runs a few steps
+  for (std::int64_t s = 0; s + 1 < at; ++s) {
+    INFO("step " << s);
+    CHECK(fraction(s) <= kSignalAbove);
+  }
+  CHECK(fraction(at - 1) > kSignalAbove);
+  const auto& signal = switches[0].at("signal");
+  CHECK(signal.at("underflow_fraction").get<double>() == fraction(at - 1));
+  CHECK(signal.at("above").get<double>() == kSignalAbove);
+  CHECK(signal.at("measured_at_step") == at - 1);
+  CHECK(switches[0].at("recipe_label") == "high_precision");
+  const auto& stages = record.at("schedule").at("stages");
+  CHECK(stages[0].at("until_step") == at);
+  CHECK(stages[1].at("from_step") == at);
+  CHECK(stages[1].at("until") == fmt::format("underflow above {}", kSignalAbove));
+  // After the switch no Linear quantizes: no trained rows.
+  CHECK(counts.rbegin()->first == at - 1);
+
+  // Measuring every step for the signal changes no bit: the NVFP4 run's losses up to the switch.
+  const auto scheduled_loss = losses(record), plain_loss = losses(plain);
+  REQUIRE(scheduled_loss.size() == plain_loss.size());
+  for (std::int64_t s = 0; s < at; ++s) {
+    INFO("step " << s);
+    CHECK(scheduled_loss[static_cast<std::size_t>(s)] == plain_loss[static_cast<std::size_t>(s)]);
+  }
+  CHECK(scheduled_loss[static_cast<std::size_t>(at)] != plain_loss[static_cast<std::size_t>(at)]);
+
+  // Killed after the switch, before the record; resumed: the uninterrupted run's bits.
+  const auto b_out = dir / "b";
+  const ResultsDirectory b(b_out);
+  const pid_t pid = start_child(sweep(b_out), dir / "b-first.log");
+  const auto log = b_out / "logs" / (scheduled_id + ".log");
+  const std::string line = fmt::format("schedule: step {}: stage 1", at);
+  const bool switched = testing::eventually(
+      [&] { return fs::exists(log) && read_text(log).find(line) != std::string::npos; },
+      std::chrono::minutes(5));
+  ::kill(pid, SIGKILL);
+  testing::wait_exit(pid);
+  REQUIRE(switched);
+  REQUIRE(!fs::exists(b.run_record_path(scheduled_id)));
+  REQUIRE(run_to_end(testing::plus(sweep(b_out), {"--resume"}), dir / "b-second.log") == 0);
+  const auto resumed = testing::read_json(b.run_record_path(scheduled_id));
+  for (const char* key : {"status", "train", "eval", "schedule", "schedule_switches"}) {
+    INFO(key);
+    CHECK(resumed.at(key) == record.at(key));
+  }
+}
+
 TEST_CASE("fp8lab explain shows a recipe file's schedule", "[runner][schedule]") {
   const testing::Scratch dir("schedule-explain");
   std::ofstream(dir / "recipe.yaml")
@@ -202,7 +312,25 @@ TEST_CASE("Bad schedule entries exit 2 naming the file, the field and what is ac
        "schedules[0].schedule[1].until", "values that increase"},
       {"[{until: 0.5, recipe: {scaling: nvfp4}}, {until_step: 90, recipe: {scaling: mxfp8}}, "
        "{recipe: high_precision}]",
-       "schedules[0].schedule[1].until_step", "mixes until and until_step"},
+       "schedules[0].schedule[1].until_step", "mixes until, until_step and until_signal"},
+      {"[{until_signal: {underflow_above: 0.1}, recipe: {scaling: nvfp4}}, {until: 0.9, recipe: "
+       "{scaling: mxfp8}}, {recipe: high_precision}]",
+       "schedules[0].schedule[1].until", "mixes until, until_step and until_signal"},
+      {"[{until_signal: {underflow_above: 1.5}, recipe: {scaling: nvfp4}}, "
+       "{recipe: high_precision}]",
+       "schedules[0].schedule[0].until_signal.underflow_above", "a fraction in (0, 1)"},
+      {"[{until_signal: {grad_noise_below: 1.7}, recipe: {scaling: nvfp4}}, "
+       "{recipe: high_precision}]",
+       "schedules[0].schedule[0].until_signal.grad_noise_below", "underflow_above"},
+      {"[{until_signal: 0.1, recipe: {scaling: nvfp4}}, {recipe: high_precision}]",
+       "schedules[0].schedule[0].until_signal", "{underflow_above: F}"},
+      {"[{until_signal: {underflow_above: 0.1}, recipe: {scaling: nvfp4}}, "
+       "{until_signal: {underflow_above: 0.1}, recipe: high_precision}, {recipe: {scaling: "
+       "mxfp8}}]",
+       "schedules[0].schedule[1].until_signal", "quantizes nothing"},
+      {"[{until: 0.5, recipe: {scaling: nvfp4}}, {recipe: {scaling: mxfp8, optimizer_states: "
+       "{m: bf16, v: bf16}}}]",
+       "schedules[0].schedule[1].recipe", "optimizer_states and master_weights must be the same"},
       {"[{until: 0.5, recipe: {scaling: delayed}}, {recipe: {scaling: delayed, margin: 1}}]",
        "schedules[0].schedule[1].recipe", "TE keeps that amax history"},
       {"[{until: 0.5, recipe: {scaling: nvfp4}}, {recipe: {scaling: tensorwise}}]",

@@ -10,6 +10,7 @@
 #include "recipes/recipe_file.hpp"
 #include "recipes/schedule.hpp"
 #include "recipes/sweep.hpp"
+#include "tests/support/recipe_text.hpp"
 
 namespace fp8lab::recipes {
 
@@ -106,6 +107,31 @@ TEST_CASE("A sweep's schedules are arms beside the grid", "[recipes][schedule]")
                                      "{recipe: high_precision}]\n",
                                      "t.yaml"),
                     Catch::Contains("schedules[1]") && Catch::Contains("given twice"));
+}
+
+TEST_CASE("Stages share the run's optimizer_states and master_weights", "[recipes][schedule]") {
+  using fp8lab::testing::message_of;
+  // A later stage whose stored moments differ is refused, naming the stage and the fix.
+  const std::string bad =
+      message_of("schedule:\n  - {until: 0.5, recipe: {scaling: nvfp4}}\n"
+                 "  - {recipe: {scaling: mxfp8, optimizer_states: {m: bf16, v: bf16}}}\n");
+  CHECK_THAT(bad, Catch::Contains("schedule[1].recipe"));
+  CHECK_THAT(bad, Catch::Contains("optimizer_states and master_weights must be the same"));
+  CHECK_THAT(bad, Catch::Contains("set them in base"));
+  CHECK_THAT(message_of("schedule:\n  - {until: 0.5, recipe: {scaling: nvfp4, master_weights: "
+                        "bf16}}\n  - {recipe: {scaling: mxfp8}}\n"),
+             Catch::Contains("must be the same"));
+  // Set in the file's base, every stage has them; a high_precision stage keeps the run's AdamW.
+  const Recipe r = parse_recipe_text(
+      "optimizer_states: {m: bf16, v: bf16}\nschedule:\n  - {until: 0.5, recipe: {scaling: "
+      "nvfp4}}\n  - {recipe: {scaling: mxfp8}}\n",
+      "r.yaml");
+  REQUIRE(r.schedule.size() == 1);
+  REQUIRE(r.schedule[0].recipe != nullptr);
+  CHECK(r.schedule[0].recipe->optimizer_states == r.optimizer_states);
+  CHECK(r.optimizer_states.m == sim::optim::StateFormat::kBf16);
+  CHECK(message_of("optimizer_states: {m: bf16, v: bf16}\nschedule:\n  - {until: 0.5, recipe: "
+                   "{scaling: nvfp4}}\n  - {recipe: high_precision}\n") == "no error");
 }
 
 TEST_CASE("L9's sweep file expands to NVFP4 throughout and NVFP4 then fp32",

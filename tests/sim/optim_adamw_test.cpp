@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -133,13 +134,16 @@ float powf_libm(float x, float k) {
 float e4m3(std::uint32_t code) {
   return sim::decode_fp8(static_cast<std::uint8_t>(code), Format::E4M3);
 }
-float coat_decode(const CoatGroups& c, std::size_t i, std::size_t group) {
+// signbit on the kernel's GPU, whose only fp32 NaN is 0x7fffffff (x86's 0 x inf is 0xffc00000).
+bool gpu_signbit(float x) { return std::signbit(x) && !std::isnan(x); }
+// The kernel's two lines: exp_avg with its sign, exp_avg_sq without (second).
+float coat_decode(const CoatGroups& c, std::size_t i, std::size_t group, bool second) {
   const std::size_t b = i / group;
   const float v = e4m3(c.codes[i]) * c.scale[b];
   if (c.expand.empty()) return v;
-  const int sign = 1 - 2 * static_cast<int>(std::signbit(v));
-  return static_cast<float>(sign) * powf_libm(std::fabs(v), 1 / c.expand[b]) *
-         c.center[b];  // 1 / k in fp32, as the kernel
+  if (second) return powf_libm(v, 1 / c.expand[b]) * c.center[b];  // 1 / k in fp32
+  const int sign = 1 - 2 * static_cast<int>(gpu_signbit(v));
+  return static_cast<float>(sign) * powf_libm(std::fabs(v), 1 / c.expand[b]) * c.center[b];
 }
 void coat_quantize(const std::vector<float>& x, std::size_t group, int expand_min, CoatGroups& c) {
   const float fp8_max = 448;
@@ -261,13 +265,15 @@ TEST_CASE("COAT's per-group states, with and without dynamic range expansion, af
     auto state = initial_moments(n, p);
     auto m_ref = coat_initial(n, 128, expand), v_ref = coat_initial(n, 128, expand);
     auto w = normal(n, 0.02f, 9), w_ref = w;
-    for (int step = 1; step <= kSteps; ++step) {
+    // 40 steps: the all-zero group's moments sit near 1e-30, where the k = inf groups' scale is
+    // 0, 1 / 448 or inf by turns (the L6 row's divergence came from there).
+    for (int step = 1; step <= 40; ++step) {
       const auto g = gradient(n, step);
       adamw_step(hyper_at(step), p, w, g, state, 0, 0);
       std::vector<float> m_old(n), v_old(n);
       for (std::size_t i = 0; i < n; ++i) {
-        m_old[i] = coat_decode(m_ref, i, 128);
-        v_old[i] = coat_decode(v_ref, i, 128);
+        m_old[i] = coat_decode(m_ref, i, 128, false);
+        v_old[i] = coat_decode(v_ref, i, 128, true);
       }
       const auto mv = new_moments(hyper_at(step), m_old, v_old, g);
       update_weights(hyper_at(step), mv, w_ref);
@@ -318,6 +324,70 @@ TEST_CASE("COAT's expansion on a hand-worked group") {
   CHECK(out[2] == Approx(2.0 * std::pow(1.5 * std::pow(2.0, 8.25) / 448, 1 / 8.25)).epsilon(1e-6));
   CHECK(out[0] == Approx(0.9745).epsilon(1e-4));
   CHECK(out[3] == 0.0f);
+}
+
+TEST_CASE("COAT's expansion on groups of equal values and of zeros (ratio 1, k = inf)") {
+  // The kernel divides by log2(1) = 0: k = inf, 1 / k = 0, and every element decodes to
+  // sign(v) powf(|v|, 0) center = +-center, v = code scale. Whether scale = (max / center)^inf /
+  // 448 is 1 / 448, inf or 0 depends on how sqrt(max) sqrt(min) rounds; with inf or 0 the code
+  // is 0 x inf, inf / inf or 0 / 0, a NaN, which on the kernel's GPU is positive (0x7fffffff).
+  StateQuantization q{StateFormat::kE4M3, StateScaling::kPerBlock, 4, Expansion::kCoat, 16};
+  const auto decoded = [&](float x) {
+    auto s = initial_state(4, q);
+    encode_state(std::vector<float>(4, x), q, s);
+    CHECK(std::isinf(s.exponents[0]));
+    std::vector<float> out(4);
+    decode_state(s, q, out);
+    for (const float v : out) CHECK(std::bit_cast<std::uint32_t>(v) == bits(out)[0]);
+    return std::pair{out[0], s};
+  };
+  // -3: sqrt(3) sqrt(3) rounds to 3, scale 1 / 448, code -448: decodes to -3, the value.
+  const auto [minus3, s3] = decoded(-3.0f);
+  CHECK(s3.scales[0] == 1.0f / 448.0f);
+  CHECK(minus3 == -3.0f);
+  // -2: the center rounds below 2, scale = inf, y = -inf, code NaN: +center, the sign lost as on
+  // the kernel's GPU. -6: the center rounds above 6, scale 0, code 0 / 0: +center too.
+  const auto [minus2, s2] = decoded(-2.0f);
+  CHECK(std::isinf(s2.scales[0]));
+  CHECK(minus2 == s2.centers[0]);
+  const auto [minus6, s6] = decoded(-6.0f);
+  CHECK(s6.scales[0] == 0.0f);
+  CHECK(minus6 == s6.centers[0]);
+  // A second moment of 1e-30 (a group whose gradients are all 0, after a step): max = min =
+  // 2e-30, max / center > 1, scale = inf, y = 0^inf = 0, code 0, 0 x inf = NaN: +center. With
+  // x86's NaN sign it decoded to -center, a negative second moment, and sqrt made the weights NaN.
+  const auto [tiny, st] = decoded(1e-30f);
+  CHECK(std::isinf(st.scales[0]));
+  CHECK(st.codes[0] == 0u);
+  CHECK(tiny > 0.0f);
+  CHECK(tiny == st.centers[0]);
+  // All zeros: max = min = 1e-30, center = max exactly, scale 1 / 448, code 0: +center.
+  const auto [zero, sz] = decoded(0.0f);
+  CHECK(sz.scales[0] == 1.0f / 448.0f);
+  CHECK(zero == sz.centers[0]);
+
+  // Through AdamW: a tensor whose gradients are all 0 keeps finite weights and non-negative
+  // second moments (before the fix the weights were NaN within 4 steps).
+  OptimizerPrecision p;
+  p.m = {StateFormat::kE4M3, StateScaling::kPerBlock, 128, Expansion::kCoat, 16};
+  p.v = p.m;
+  auto state = initial_moments(256, p);
+  auto w = normal(256, 0.02f, 3);
+  std::vector<float> g(256, 0.0f);
+  for (std::size_t i = 128; i < 256; ++i) g[i] = 1e-3f * static_cast<float>(i % 7 + 1);
+  int infinite_scales = 0;
+  for (int step = 1; step <= 40; ++step) {
+    adamw_step(hyper_at(step), p, w, g, state, 0, 0);
+    infinite_scales += std::isinf(state.v.scales[0]) ? 1 : 0;
+    std::vector<float> m(256), v(256);
+    decode_state(state.m, p.m, m);
+    decode_state(state.v, p.v, v);
+    INFO("step " << step);
+    REQUIRE(std::all_of(w.begin(), w.end(), [](float x) { return std::isfinite(x); }));
+    REQUIRE(std::all_of(v.begin(), v.end(), [](float x) { return x >= 0.0f; }));
+    REQUIRE(std::all_of(m.begin(), m.begin() + 128, [](float x) { return x > 0.0f; }));
+  }
+  CHECK(infinite_scales > 0);  // the case above was reached
 }
 
 TEST_CASE("bf16 states round to nearest even, unscaled") {
