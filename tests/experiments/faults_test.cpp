@@ -110,8 +110,8 @@ void check_errored(const fs::path& out, const std::string& log_text, const Conte
 // A baseline and one FP8 run, one at a time.
 struct Sweep : testing::MlpSweep {
   Sweep() : MlpSweep("faults", FP8LAB_EXECUTABLE, "0") {}
-  std::vector<std::string> command(const fs::path& out) const {
-    return plus(sweep_into(out), {"--jobs", "1"});
+  std::vector<std::string> command(const fs::path& into) const {
+    return plus(sweep_into(into), {"--jobs", "1"});
   }
 };
 

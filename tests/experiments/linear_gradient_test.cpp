@@ -135,7 +135,7 @@ void check_gradient(const char* name, const Matrix& grad, const Matrix& param, s
       quantization += std::fabs(dequantized - exact);
       products += std::fabs(dequantized);
     }
-    const double bound = quantization + gamma(terms + 4) * products + fd_slack;
+    const double bound = quantization + gamma(static_cast<double>(terms + 4)) * products + fd_slack;
     INFO(name << "[" << i << "][" << j << "] = " << grad(i, j) << ", finite difference " << fd
               << ", bound " << bound);
     REQUIRE(std::fabs(grad(i, j) - fd) <= bound);
@@ -194,14 +194,16 @@ void run_case(const recipes::Recipe& recipe) {
   Tally tally;
   // dx at a sample of entries (every 37th: all rows and columns get visited): dx = G Ŵ over N.
   check_gradient(
-      "dx", dx, xf, 37, N, eps, fd_slack, [&](const Matrix& x) { return loss(gm, x, wf, bias); },
+      "dx", dx, xf, 37, N, eps, fd_slack,
+      [&](const Matrix& x_probe) { return loss(gm, x_probe, wf, bias); },
       [&](std::int64_t i, std::int64_t j, std::int64_t n) {
         return std::pair{gd(i, n) * wd(n, j), gm(i, n) * wf(n, j)};
       },
       tally);
   // dW: Gᵀ X̂ over M.
   check_gradient(
-      "dW", dw, wf, 29, M, eps, fd_slack, [&](const Matrix& w) { return loss(gm, xf, w, bias); },
+      "dW", dw, wf, 29, M, eps, fd_slack,
+      [&](const Matrix& w_probe) { return loss(gm, xf, w_probe, bias); },
       [&](std::int64_t i, std::int64_t j, std::int64_t m) {
         return std::pair{gw(m, i) * xw(m, j), gm(m, i) * xf(m, j)};
       },
