@@ -147,6 +147,28 @@ float dequantize_like_theirs(std::uint8_t code, std::uint8_t e8m0) {
   return q * std::exp2(static_cast<float>(static_cast<int>(e8m0) - 127) + 2.0f) / 3.0f;
 }
 
+// ||dY W - dY_t W_t|| / ||dY W|| in float64, dY [tokens x out], W [out x in]: the transformed
+// pair's product against the plain one (S S^T = I makes it small, a different draw large).
+double product_error(const std::vector<float>& dy, const std::vector<float>& w,
+                     const std::vector<float>& dy_t, const std::vector<float>& w_t,
+                     std::int64_t tokens, std::int64_t out_features, std::int64_t in_features) {
+  double err = 0.0, norm = 0.0;
+  for (std::int64_t t = 0; t < tokens; ++t) {
+    for (std::int64_t c = 0; c < in_features; ++c) {
+      double exact = 0.0, transformed = 0.0;
+      for (std::int64_t o = 0; o < out_features; ++o) {
+        const auto a = static_cast<std::size_t>(t * out_features + o);
+        const auto b = static_cast<std::size_t>(o * in_features + c);
+        exact += static_cast<double>(dy[a]) * static_cast<double>(w[b]);
+        transformed += static_cast<double>(dy_t[a]) * static_cast<double>(w_t[b]);
+      }
+      err += (exact - transformed) * (exact - transformed);
+      norm += exact * exact;
+    }
+  }
+  return std::sqrt(err / norm);
+}
+
 TEST_CASE("dither_scale equals the reference from their code, bit for bit", "[mx_dither]") {
   for (const bool wide : {false, true}) {
     for (const ScaleAxis axis : {ScaleAxis::kRowwise, ScaleAxis::kColumnwise}) {
@@ -240,39 +262,13 @@ TEST_CASE("the 64-point RHT equals their reshape @ S along each backward GEMM's 
     CHECK(std::bit_cast<std::uint32_t>(w_t[i]) == std::bit_cast<std::uint32_t>(w_ref[i]));
   }
   // S S^T = I: the transformed pair's product is dY W up to the bf16 roundings.
-  double err = 0.0, norm = 0.0;
-  for (std::int64_t t = 0; t < tokens; ++t) {
-    for (std::int64_t c = 0; c < in_features; ++c) {
-      double exact = 0.0, transformed = 0.0;
-      for (std::int64_t o = 0; o < out_features; ++o) {
-        const auto a = static_cast<std::size_t>(t * out_features + o);
-        const auto b = static_cast<std::size_t>(o * in_features + c);
-        exact += static_cast<double>(dy[a]) * static_cast<double>(w[b]);
-        transformed += static_cast<double>(dy_t[a]) * static_cast<double>(w_t[b]);
-      }
-      err += (exact - transformed) * (exact - transformed);
-      norm += exact * exact;
-    }
-  }
-  CHECK(std::sqrt(err / norm) < 0.02);  // bf16 rounding of operands and outputs: ~2^-8 each
+  CHECK(product_error(dy, w, dy_t, w_t, tokens, out_features, in_features) <
+        0.02);  // bf16 rounding: ~2^-8 each
   // A different draw breaks it: the product is then not dY W.
   std::vector<float> w_other(w.size());
   mx_rht_bf16(w, out_features, in_features, ScaleAxis::kColumnwise, mx_rht_sign_mask(3, 9, 1),
               w_other);
-  double err_other = 0.0;
-  for (std::int64_t t = 0; t < tokens; ++t) {
-    for (std::int64_t c = 0; c < in_features; ++c) {
-      double exact = 0.0, transformed = 0.0;
-      for (std::int64_t o = 0; o < out_features; ++o) {
-        const auto a = static_cast<std::size_t>(t * out_features + o);
-        const auto b = static_cast<std::size_t>(o * in_features + c);
-        exact += static_cast<double>(dy[a]) * static_cast<double>(w[b]);
-        transformed += static_cast<double>(dy_t[a]) * static_cast<double>(w_other[b]);
-      }
-      err_other += (exact - transformed) * (exact - transformed);
-    }
-  }
-  CHECK(std::sqrt(err_other / norm) > 0.5);
+  CHECK(product_error(dy, w, dy_t, w_other, tokens, out_features, in_features) > 0.5);
   CHECK_THROWS_WITH(mx_rht_bf16(dy, 32, 32, ScaleAxis::kRowwise, mask, dy_t),
                     Catch::Contains("cols = 32 is not a multiple of the transform's size 64"));
 }
