@@ -62,6 +62,13 @@ std::vector<double> losses(const nlohmann::json& record) {
   return out;
 }
 
+// `fp8lab sweep FILE --out OUT --jobs 1 --steps kSteps`.
+std::vector<std::string> sweep_command(const fs::path& file, const fs::path& out) {
+  return {FP8LAB_EXECUTABLE,     "sweep",  file.string(), "--out",
+          out.string(),          "--jobs", "1",           "--steps",
+          std::to_string(kSteps)};
+}
+
 }  // namespace
 
 TEST_CASE("A schedule arm switches at its step and resumes to the uninterrupted run's bits",
@@ -71,17 +78,7 @@ TEST_CASE("A schedule arm switches at its step and resumes to the uninterrupted 
   const auto [scheduled_id, plain_id] = run_ids(dir / "sweep.yaml");
   REQUIRE(!scheduled_id.empty());
   REQUIRE(!plain_id.empty());
-  const auto sweep = [&](const fs::path& out) {
-    return std::vector<std::string>{FP8LAB_EXECUTABLE,
-                                    "sweep",
-                                    (dir / "sweep.yaml").string(),
-                                    "--out",
-                                    out.string(),
-                                    "--jobs",
-                                    "1",
-                                    "--steps",
-                                    std::to_string(kSteps)};
-  };
+  const auto sweep = [&](const fs::path& out) { return sweep_command(dir / "sweep.yaml", out); };
 
   // The dry run names the arm and its stages.
   REQUIRE(run_to_end(testing::plus(sweep(dir / "dry"), {"--dry-run"}), dir / "dry.log") == 0);
@@ -193,17 +190,7 @@ TEST_CASE("A signal stage switches the step after its underflow crosses, and res
   std::ofstream(dir / "sweep.yaml") << text;
   const auto [scheduled_id, plain_id] = run_ids(dir / "sweep.yaml");
   REQUIRE(!scheduled_id.empty());
-  const auto sweep = [&](const fs::path& out) {
-    return std::vector<std::string>{FP8LAB_EXECUTABLE,
-                                    "sweep",
-                                    (dir / "sweep.yaml").string(),
-                                    "--out",
-                                    out.string(),
-                                    "--jobs",
-                                    "1",
-                                    "--steps",
-                                    std::to_string(kSteps)};
-  };
+  const auto sweep = [&](const fs::path& out) { return sweep_command(dir / "sweep.yaml", out); };
   REQUIRE(run_to_end(sweep(dir / "a"), dir / "a.log") == 0);
   const ResultsDirectory a(dir / "a");
   const auto record = testing::read_json(a.run_record_path(scheduled_id));
