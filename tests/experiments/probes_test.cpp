@@ -86,6 +86,26 @@ const ProbeRow& whole_model_row(const std::vector<ProbeRow>& rows, std::int64_t 
   throw std::logic_error("unreachable");
 }
 
+// Two probe words on the baseline's trajectory of kWorkload: the whole model's relative gradient
+// error (every GEMM quantized as the word says, draw 0) at each of its 5 steps, per word.
+struct PairErrors {
+  std::vector<double> a, b;
+};
+PairErrors whole_model_errors(const std::string& word_a, const std::string& word_b) {
+  const auto workload = make_workload(kWorkload);
+  const auto settings = settings_of({word_a, word_b}, 1, recipes::ProbeAttribution::none);
+  const auto recipes = checked_probe_recipes(settings, kWorkload);
+  const auto run = run_baseline(*workload, settings, recipes);
+  PairErrors errors;
+  for (std::int64_t step = 0; step < 5; ++step) {
+    errors.a.push_back(
+        whole_model_row(run.rows, step, recipe_label(recipes[0]), kAllGemms, 0).rel_error);
+    errors.b.push_back(
+        whole_model_row(run.rows, step, recipe_label(recipes[1]), kAllGemms, 0).rel_error);
+  }
+  return errors;
+}
+
 }  // namespace
 
 TEST_CASE("probes leave the baseline's training bit for bit as it is", "[probes]") {
@@ -171,18 +191,13 @@ TEST_CASE("E5M2 in the forward pass errs more than E4M3 in the forward pass", "[
   // its value, 2^-(mantissa bits + 1) at most: E5M2's 2 mantissa bits round twice as coarsely as
   // E4M3's 3, and the forward pass's error reaches every gradient through the loss. Only fprop
   // is quantized (dgrad and wgrad in high precision), so the formats differ nowhere else.
-  const auto workload = make_workload(kWorkload);
-  const std::string e4m3 = "current:fp8_format=E4M3:override_linear_precision=[false/true/true]";
-  const std::string e5m2 = "current:fp8_format=E5M2:override_linear_precision=[false/true/true]";
-  const auto settings = settings_of({e4m3, e5m2}, 1, recipes::ProbeAttribution::none);
-  const auto recipes = checked_probe_recipes(settings, kWorkload);
-  const auto run = run_baseline(*workload, settings, recipes);
+  const auto errors =
+      whole_model_errors("current:fp8_format=E4M3:override_linear_precision=[false/true/true]",
+                         "current:fp8_format=E5M2:override_linear_precision=[false/true/true]");
   double mean4 = 0, mean5 = 0;
-  for (std::int64_t step = 0; step < 5; ++step) {
-    const double r4 =
-        whole_model_row(run.rows, step, recipe_label(recipes[0]), kAllGemms, 0).rel_error;
-    const double r5 =
-        whole_model_row(run.rows, step, recipe_label(recipes[1]), kAllGemms, 0).rel_error;
+  for (std::size_t step = 0; step < errors.a.size(); ++step) {
+    const double r4 = errors.a[step];
+    const double r5 = errors.b[step];
     INFO("step " << step << ": E4M3 " << r4 << ", E5M2 " << r5);
     CHECK(r4 > 0);
     mean4 += r4 / 5;
@@ -485,18 +500,12 @@ TEST_CASE("MX scales rounded down (floor) err more than rounded up to fit (rceil
   // The mechanism (L2): floor's scale 2^(floor(log2 amax) - 8) puts a block maximum whose
   // mantissa is above 1.75 above E4M3's 448, where it clips; rceil's 2^ceil(log2(amax / 448))
   // never clips. The two differ only in those blocks.
-  const auto workload = make_workload(kWorkload);
-  const std::string floor_word = "mxfp8:fp8_format=E4M3:mx_scale_mode=floor";
-  const std::string rceil_word = "mxfp8:fp8_format=E4M3:mx_scale_mode=rceil";
-  const auto settings = settings_of({floor_word, rceil_word}, 1, recipes::ProbeAttribution::none);
-  const auto recipes = checked_probe_recipes(settings, kWorkload);
-  const auto run = run_baseline(*workload, settings, recipes);
+  const auto errors = whole_model_errors("mxfp8:fp8_format=E4M3:mx_scale_mode=floor",
+                                         "mxfp8:fp8_format=E4M3:mx_scale_mode=rceil");
   double mean_floor = 0, mean_rceil = 0;
-  for (std::int64_t step = 0; step < 5; ++step) {
-    const double f =
-        whole_model_row(run.rows, step, recipe_label(recipes[0]), kAllGemms, 0).rel_error;
-    const double r =
-        whole_model_row(run.rows, step, recipe_label(recipes[1]), kAllGemms, 0).rel_error;
+  for (std::size_t step = 0; step < errors.a.size(); ++step) {
+    const double f = errors.a[step];
+    const double r = errors.b[step];
     INFO("step " << step << ": floor " << f << ", rceil " << r);
     CHECK(f > r);
     mean_floor += f / 5;
