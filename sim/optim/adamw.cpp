@@ -88,24 +88,22 @@ StepErrors adamw_step(const AdamWHyper& hyper, const OptimizerPrecision& precisi
     e.update_noise += square(static_cast<double>(kept) - w);
   }
   e.count = static_cast<std::int64_t>(n);
-  encode_state(m, precision.m, state.m);
-  decode_state(state.m, precision.m, stored);
-  for (std::size_t i = 0; i < n; ++i) {
-    e.m_signal += square(m[i]);
-    e.m_noise += square(static_cast<double>(stored[i]) - m[i]);
-    e.m_amax = std::fmax(e.m_amax, std::fabs(m[i]));
-    e.m_underflowed += m[i] != 0.0f && stored[i] == 0.0f ? 1 : 0;
-    e.m_nan += std::isnan(stored[i]) ? 1 : 0;
-  }
-  encode_state(v, precision.v, state.v);
-  decode_state(state.v, precision.v, stored);
-  for (std::size_t i = 0; i < n; ++i) {
-    e.v_signal += square(v[i]);
-    e.v_noise += square(static_cast<double>(stored[i]) - v[i]);
-    e.v_amax = std::fmax(e.v_amax, std::fabs(v[i]));
-    e.v_underflowed += v[i] != 0.0f && stored[i] == 0.0f ? 1 : 0;
-    e.v_nan += std::isnan(stored[i]) ? 1 : 0;
-  }
+  // Each moment stored, read back, and its storing error tallied (the same for m and v).
+  const auto store = [&](const std::vector<float>& x, const StateQuantization& q, StoredState& to,
+                         double& signal, double& noise, double& amax, std::int64_t& underflowed,
+                         std::int64_t& nan) {
+    encode_state(x, q, to);
+    decode_state(to, q, stored);
+    for (std::size_t i = 0; i < n; ++i) {
+      signal += square(x[i]);
+      noise += square(static_cast<double>(stored[i]) - x[i]);
+      amax = std::fmax(amax, std::fabs(x[i]));
+      underflowed += x[i] != 0.0f && stored[i] == 0.0f ? 1 : 0;
+      nan += std::isnan(stored[i]) ? 1 : 0;
+    }
+  };
+  store(m, precision.m, state.m, e.m_signal, e.m_noise, e.m_amax, e.m_underflowed, e.m_nan);
+  store(v, precision.v, state.v, e.v_signal, e.v_noise, e.v_amax, e.v_underflowed, e.v_nan);
   return e;
 }
 
