@@ -1,5 +1,5 @@
 // cuBLASLt FP8 GEMM measured against sim's models (experiments/gpu_check/checks.hpp).
-// Needs CUDA: compiled to nothing in a build without gpu/ (experiments/ globs every .cpp).
+// Needs CUDA: compiled to nothing in a build without gpu/ (fp8lab_gpu_check globs every .cpp in gpu_check/).
 #if FP8LAB_HAVE_CUDA
 #include <span>
 #include <stdexcept>

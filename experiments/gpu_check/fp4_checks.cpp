@@ -3,7 +3,7 @@
 // for bit. A NaN float compares equal to a NaN (x86 and the GPU make different NaN bit patterns
 // for 0/0 and NaN arithmetic, and nothing stores those floats: the stored bytes, codes and scale
 // bytes, are compared exactly).
-// Needs CUDA: compiled to nothing in a build without gpu/ (experiments/ globs every .cpp).
+// Needs CUDA: compiled to nothing in a build without gpu/ (fp8lab_gpu_check globs every .cpp in gpu_check/).
 #if FP8LAB_HAVE_CUDA
 #include <bit>
 #include <cmath>

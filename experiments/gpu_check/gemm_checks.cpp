@@ -1,7 +1,7 @@
 // gpu::gemm against sim::gemm (experiments/gpu_check/checks.hpp). Operands come from sim's own
 // scaling recipes (sim/scaling/), so each scaling kind is exercised with the block layouts the
 // recipes really produce, in the three layouts of a Linear (gemm.hpp: fprop, dgrad, wgrad).
-// Needs CUDA: compiled to nothing in a build without gpu/ (experiments/ globs every .cpp).
+// Needs CUDA: compiled to nothing in a build without gpu/ (fp8lab_gpu_check globs every .cpp in gpu_check/).
 #if FP8LAB_HAVE_CUDA
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 // gpu::quantize*, gpu::quantize_transpose, gpu::scaling::delayed_update and the device casts
 // against sim/ (experiments/gpu_check/checks.hpp).
-// Needs CUDA: compiled to nothing in a build without gpu/ (experiments/ globs every .cpp).
+// Needs CUDA: compiled to nothing in a build without gpu/ (fp8lab_gpu_check globs every .cpp in gpu_check/).
 #if FP8LAB_HAVE_CUDA
 #include <bit>
 #include <cmath>

@@ -1,6 +1,6 @@
 // gpu::scaling quantizers against sim::scaling (experiments/gpu_check/checks.hpp): codes, scales,
 // scale_inv, E8M0 codes and statistics, bit for bit.
-// Needs CUDA: compiled to nothing in a build without gpu/ (experiments/ globs every .cpp).
+// Needs CUDA: compiled to nothing in a build without gpu/ (fp8lab_gpu_check globs every .cpp in gpu_check/).
 #if FP8LAB_HAVE_CUDA
 #include <cmath>
 #include <cstdio>

@@ -1,5 +1,5 @@
 // torch._scaled_mm measured against sim's Hopper models (experiments/gpu_check/torch_checks.hpp).
-// Needs CUDA: compiled to nothing in a build without gpu/ (experiments/ globs every .cpp).
+// Needs CUDA: compiled to nothing in a build without gpu/ (fp8lab_gpu_check globs every .cpp in gpu_check/).
 #if FP8LAB_HAVE_CUDA
 #include <torch/torch.h>
 
