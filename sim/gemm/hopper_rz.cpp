@@ -36,6 +36,7 @@
 // Operands with NaN or Inf codes take hopper.cpp's kernel (gemm.cpp), as do targets without
 // AVX-512 (embedded rounding). tests/sim/gemm_hopper_test.cpp runs both against the integer
 // reference of §1.6 on every SIMD target.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -228,11 +229,96 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
   }
 }
 
+// The words table[idx] for 32 indices in [0, 256): four 64-entry lookups (two vectors of 32
+// words each), chosen by bits 6 and 7 of the index.
+HWY_INLINE __m512i lookup_words(const std::uint16_t* table, __m512i idx, __mmask32 bit6,
+                                __mmask32 bit7) {
+  const auto* t = reinterpret_cast<const __m512i*>(table);
+  const __m512i r0 = _mm512_permutex2var_epi16(_mm512_load_si512(t), idx, _mm512_load_si512(t + 1));
+  const __m512i r1 =
+      _mm512_permutex2var_epi16(_mm512_load_si512(t + 2), idx, _mm512_load_si512(t + 3));
+  const __m512i r2 =
+      _mm512_permutex2var_epi16(_mm512_load_si512(t + 4), idx, _mm512_load_si512(t + 5));
+  const __m512i r3 =
+      _mm512_permutex2var_epi16(_mm512_load_si512(t + 6), idx, _mm512_load_si512(t + 7));
+  return _mm512_mask_blend_epi16(bit7, _mm512_mask_blend_epi16(bit6, r0, r1),
+                                 _mm512_mask_blend_epi16(bit6, r2, r3));
+}
+
+// The 32 fp32 values whose high halves are the words of v: 16 at `out`, 16 at out + 16, the
+// first `count` of them (<= 32).
+HWY_INLINE void store_values(const __m512i v, float* out, std::int64_t count) {
+  const __m512i lo = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(v)), 16);
+  const __m512i hi = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(v, 1)), 16);
+  auto first = [](std::int64_t n) {
+    return n >= 16 ? static_cast<__mmask16>(0xFFFF)
+                   : static_cast<__mmask16>((1u << std::max<std::int64_t>(n, 0)) - 1u);
+  };
+  _mm512_mask_storeu_epi32(out, first(count), lo);
+  _mm512_mask_storeu_epi32(out + 16, first(count - 16), hi);
+}
+
+void HopperRzPack(const std::uint8_t* codes, std::int64_t k, std::int64_t width,
+                  const RzWordTables& tables, float* values, std::int8_t* exponents,
+                  std::uint8_t* low_bits) {
+  using L = HopperRzLayout;
+  const __m512i bit6 = _mm512_set1_epi16(0x40), bit7 = _mm512_set1_epi16(0x80);
+  if (width == kTileCols) {
+    // B: per k, 32 codes -> 32 values and the 64 bytes of each array.
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      const __m512i idx = _mm512_cvtepu8_epi16(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + kk * kTileCols)));
+      const __mmask32 m6 = _mm512_test_epi16_mask(idx, bit6);
+      const __mmask32 m7 = _mm512_test_epi16_mask(idx, bit7);
+      _mm512_storeu_si512(exponents + kk * L::kBExponentBytes,
+                          lookup_words(tables.exponent, idx, m6, m7));
+      _mm512_storeu_si512(low_bits + kk * L::kBExponentBytes,
+                          lookup_words(tables.low_bit, idx, m6, m7));
+      store_values(lookup_words(tables.value_high, idx, m6, m7), values + kk * kTileCols,
+                   kTileCols);
+    }
+    return;
+  }
+  // A: 16 k (96 codes, rows 2p and 2p + 1 adjacent) per step, in three vectors of 32 codes: each
+  // row pair's two exponent words become its four bytes x(2p), x(2p+1), x(2p), x(2p+1) by one
+  // in-lane byte shuffle, which is the layout's order; the values are already in theirs.
+  static_assert(kTileRows == 6 && L::kAExponentBytes == 12);
+  const __m512i pair_bytes = _mm512_set1_epi32(0x0200'0200);
+  const __m512i lane_offsets =
+      _mm512_set_epi32(12 * 0x0101'0101, 8 * 0x0101'0101, 4 * 0x0101'0101, 0, 12 * 0x0101'0101,
+                       8 * 0x0101'0101, 4 * 0x0101'0101, 0, 12 * 0x0101'0101, 8 * 0x0101'0101,
+                       4 * 0x0101'0101, 0, 12 * 0x0101'0101, 8 * 0x0101'0101, 4 * 0x0101'0101, 0);
+  const __m512i spread = _mm512_add_epi8(pair_bytes, lane_offsets);
+  auto first_bytes = [](std::int64_t n) {
+    return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << std::max<std::int64_t>(n, 0)) - 1;
+  };
+  for (std::int64_t k0 = 0; k0 < k; k0 += 16) {
+    const std::int64_t k_here = std::min<std::int64_t>(16, k - k0);
+    for (std::int64_t q = 0; q < 3; ++q) {
+      const std::int64_t first_code = k0 * kTileRows + 32 * q;  // 32 codes, 16 row pairs
+      const std::int64_t codes_here = k_here * kTileRows - 32 * q;
+      const __m512i idx = _mm512_cvtepu8_epi16(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + first_code)));
+      const __mmask32 m6 = _mm512_test_epi16_mask(idx, bit6);
+      const __mmask32 m7 = _mm512_test_epi16_mask(idx, bit7);
+      const __m512i e = _mm512_shuffle_epi8(lookup_words(tables.exponent, idx, m6, m7), spread);
+      const __m512i l = _mm512_shuffle_epi8(lookup_words(tables.low_bit, idx, m6, m7), spread);
+      _mm512_mask_storeu_epi8(exponents + 2 * first_code, first_bytes(2 * codes_here), e);
+      _mm512_mask_storeu_epi8(low_bits + 2 * first_code, first_bytes(2 * codes_here), l);
+      store_values(lookup_words(tables.value_high, idx, m6, m7), values + first_code, codes_here);
+    }
+  }
+}
+
 #else
 
 bool HopperRzAvailable() { return false; }
 // Never called: gemm.cpp asks hopper_rz_available() first, on the same dispatch.
 void HopperRzTile(const TileArgs&, bool) { std::abort(); }
+void HopperRzPack(const std::uint8_t*, std::int64_t, std::int64_t, const RzWordTables&, float*,
+                  std::int8_t*, std::uint8_t*) {
+  std::abort();
+}
 
 #endif
 
@@ -242,10 +328,16 @@ FP8LAB_GEMM_TILES_END;
 namespace fp8lab::sim::gemm_detail {
 HWY_EXPORT(HopperRzAvailable);
 HWY_EXPORT(HopperRzTile);
+HWY_EXPORT(HopperRzPack);
 
 bool hopper_rz_available() { return HWY_DYNAMIC_DISPATCH(HopperRzAvailable)(); }
 void hopper_rz_tile(const TileArgs& args, bool split_accumulator) {
   HWY_DYNAMIC_DISPATCH(HopperRzTile)(args, split_accumulator);
+}
+void hopper_rz_pack(const std::uint8_t* codes, std::int64_t k, std::int64_t width,
+                    const RzWordTables& tables, float* values, std::int8_t* exponents,
+                    std::uint8_t* low_bits) {
+  HWY_DYNAMIC_DISPATCH(HopperRzPack)(codes, k, width, tables, values, exponents, low_bits);
 }
 }  // namespace fp8lab::sim::gemm_detail
 #endif
