@@ -91,9 +91,10 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
   const __m512i minus_one = _mm512_set1_epi8(-1);
   // M's biased exponent is (E + 10) + 127.
   const __m512i exponent_offset = _mm512_set1_epi32(10 + 127);
-  // The count threshold clamp(E - 13, -33, 31) + 64 = clamp(E, -20, 44) + 51.
-  const __m512i threshold_low = _mm512_set1_epi32(-20), threshold_high = _mm512_set1_epi32(44);
-  const __m512i threshold_offset = _mm512_set1_epi32(51);
+  // The count threshold clamp(E - 13, -33, 31) + 64 = clamp(E, -20, 44) + 51, in int8 lanes.
+  const __m512i threshold_low = _mm512_set1_epi8(-20), threshold_high = _mm512_set1_epi8(44);
+  const __m512i threshold_offset = _mm512_set1_epi8(51);
+  const __m512i bias_bytes = _mm512_set1_epi8(127);
   for (std::int64_t j = t.first_block; t.has_block(j); ++j) {
     const auto [block_begin, block_end, k0, k1] = t.part(j);
     // P_j and c live in the tile state (partial, carry), which is never read while they are +0:
@@ -115,48 +116,59 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
           e_pair[p] = _mm512_max_epi8(e_pair[p], _mm512_add_epi8(broadcast_row_pair(ea, p), eb));
         }
       }
-      // 2. E with c, M, the accumulator, and the count threshold in the pair layout.
+      // 2. E with c, the count threshold (both in the pair layout's bytes), M and the
+      //    accumulator. c's exponent byte is its biased exponent - 127, so c = +0 gives -127:
+      //    below every group's E that has a nonzero product (>= -41), and where there is none
+      //    E = -127 instead of -128 changes no bit (M stays normal, nothing is counted, the result
+      //    is +0). |c| < 2^(E+1) keeps it in int8.
       __m512 acc[R][V];
       __m512i threshold[kPairs];
 #pragma GCC unroll 4
       for (int p = 0; p < kPairs; ++p) {
-        const __m512i rows[2] = {_mm512_srai_epi16(_mm512_slli_epi16(e_pair[p], 8), 8),
-                                 _mm512_srai_epi16(e_pair[p], 8)};
-        __m256i words[2][V];  // the threshold of row 2p + h, columns 16v.., as int16
+        __m512i e_bytes = e_pair[p];
+        if (!c_is_zero) {
+          __m256i words[2][V];  // c's (sign, biased exponent) as int16, row 2p + h, columns 16v..
+#pragma GCC unroll 2
+          for (int h = 0; h < 2; ++h) {
+#pragma GCC unroll 2
+            for (int v = 0; v < V; ++v) {
+              const __m512i c_bits = _mm512_loadu_si512(t.carry + (2 * p + h) * kTileCols + v * 16);
+              words[h][v] = _mm512_cvtepi32_epi16(_mm512_srli_epi32(c_bits, 23));
+            }
+          }
+          const __m512i even =
+              _mm512_inserti64x4(_mm512_castsi256_si512(words[0][0]), words[0][1], 1);
+          const __m512i odd =
+              _mm512_inserti64x4(_mm512_castsi256_si512(words[1][0]), words[1][1], 1);
+          // (even & 0xFF) | (odd << 8): the sign bits (bit 8) dropped.
+          const __m512i biased = _mm512_ternarylogic_epi32(even, _mm512_slli_epi16(odd, 8),
+                                                           low_byte, 0xEC);  // (a & c) | b
+          e_bytes = _mm512_max_epi8(e_bytes, _mm512_sub_epi8(biased, bias_bytes));
+        }
+        // The count threshold clamp(E - 13, -33, 31) + 64 = clamp(E, -20, 44) + 51, in [31, 95].
+        threshold[p] = _mm512_add_epi8(
+            _mm512_min_epi8(_mm512_max_epi8(e_bytes, threshold_low), threshold_high),
+            threshold_offset);
+        const __m512i rows[2] = {_mm512_srai_epi16(_mm512_slli_epi16(e_bytes, 8), 8),
+                                 _mm512_srai_epi16(e_bytes, 8)};
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
 #pragma GCC unroll 2
           for (int v = 0; v < V; ++v) {
-            const __m256i half = pair_row_words(rows, h, v);
             const int r = 2 * p + h;
-            __m512i e = _mm512_cvtepi16_epi32(half);
-            __m512 c = zero;
-            if (!c_is_zero) {
-              c = _mm512_loadu_ps(t.carry + r * kTileCols + v * 16);
-              const __m512i c_bits = _mm512_castps_si512(c);
-              const __m512i e_c = _mm512_sub_epi32(
-                  _mm512_srli_epi32(_mm512_slli_epi32(c_bits, 1), 24), _mm512_set1_epi32(127));
-              e = _mm512_mask_max_epi32(e, _mm512_cmp_ps_mask(c, zero, _CMP_NEQ_OQ), e, e_c);
-            }
+            const __m512i e = _mm512_cvtepi16_epi32(pair_row_words(rows, h, v));
             const __m512 m = _mm512_castsi512_ps(_mm512_or_si512(
                 _mm512_slli_epi32(_mm512_add_epi32(e, exponent_offset), 23), half_mantissa));
             if (c_is_zero) {
               acc[r][v] = m;  // RZ(M + 0)
             } else {
+              const __m512 c = _mm512_loadu_ps(t.carry + r * kTileCols + v * 16);
               const __mmask16 negative = _mm512_movepi32_mask(_mm512_castps_si512(c));
               acc[r][v] =
                   _mm512_mask_add_round_ps(_mm512_add_round_ps(m, c, kRz), negative, m, c, kRu);
             }
-            words[h][v] = _mm512_cvtepi32_epi16(_mm512_add_epi32(
-                _mm512_min_epi32(_mm512_max_epi32(e, threshold_low), threshold_high),
-                threshold_offset));
           }
         }
-        // Thresholds are in [31, 95]: row 2p's in the low byte of each word, row 2p + 1's above.
-        const __m512i even =
-            _mm512_inserti64x4(_mm512_castsi256_si512(words[0][0]), words[0][1], 1);
-        const __m512i odd = _mm512_inserti64x4(_mm512_castsi256_si512(words[1][0]), words[1][1], 1);
-        threshold[p] = _mm512_or_si512(even, _mm512_slli_epi16(odd, 8));
       }
       // 3. floor(p / g) of every product into acc; count the negative products off the grid.
       __m512i count[kPairs];
