@@ -322,6 +322,68 @@ void HopperRzPack(const std::uint8_t* codes, std::int64_t k, std::int64_t width,
   }
 }
 
+// The 8 codes data[w * o_stride + kk .. + 7] of row w (0 past `valid`), as one 64-bit lane each
+// of rows w0 .. w0 + 7.
+HWY_INLINE __m512i row_codes(const std::uint8_t* data, std::int64_t o_stride, std::int64_t valid,
+                             std::int64_t w0, std::int64_t kk) {
+  std::uint64_t q[8] = {};
+  for (std::int64_t j = 0; j < 8; ++j) {
+    if (w0 + j < valid) std::memcpy(&q[j], data + (w0 + j) * o_stride + kk, sizeof q[j]);
+  }
+  return _mm512_set_epi64(static_cast<long long>(q[7]), static_cast<long long>(q[6]),
+                          static_cast<long long>(q[5]), static_cast<long long>(q[4]),
+                          static_cast<long long>(q[3]), static_cast<long long>(q[2]),
+                          static_cast<long long>(q[1]), static_cast<long long>(q[0]));
+}
+
+void HopperRzCodes(const std::uint8_t* data, std::int64_t o_stride, std::int64_t valid,
+                   std::int64_t k0, std::int64_t k1, std::int64_t width, std::uint8_t* out) {
+  // Per 8 k: each 128-bit lane holds rows 2L and 2L + 1 (8 codes each); an in-lane byte shuffle
+  // interleaves them (word i = the row pair at k i), a word permutation gathers word i of every
+  // lane (qword i = rows 8g .. 8g + 7 at k i); for B, qword permutations then join the four
+  // groups of 8 rows into the 32 codes of each k.
+  const __m512i interleave = _mm512_set4_epi32(0x0F07'0E06, 0x0D05'0C04, 0x0B03'0A02, 0x0901'0800);
+  // word i * 4 + L <- word L * 8 + i
+  const __m512i gather_k = _mm512_set_epi16(31, 23, 15, 7, 30, 22, 14, 6, 29, 21, 13, 5, 28, 20, 12,
+                                            4, 27, 19, 11, 3, 26, 18, 10, 2, 25, 17, 9, 1, 24, 16,
+                                            8, 0);
+  // A: word i * 3 + L <- word L * 8 + i (L < 3), for the 24 words of 8 k.
+  const __m512i gather_k_a = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 23, 15, 7, 22, 14, 6, 21, 13,
+                                              5, 20, 12, 4, 19, 11, 3, 18, 10, 2, 17, 9, 1, 16, 8,
+                                              0);
+  const __m512i join_lo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
+  const __m512i join_hi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+  const __m512i rows_01 = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
+  const __m512i rows_23 = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+  std::int64_t kk = k0;
+  for (; kk + 8 <= k1; kk += 8) {
+    std::uint8_t* at = out + (kk - k0) * width;
+    if (width == kTileCols) {
+      __m512i g[4];
+      for (int q = 0; q < 4; ++q) {
+        g[q] = _mm512_permutexvar_epi16(
+            gather_k, _mm512_shuffle_epi8(row_codes(data, o_stride, valid, 8 * q, kk), interleave));
+      }
+      // t01a: qwords (g0 q_i, g1 q_i) for i = 0..3; t01b for i = 4..7; the same for g2, g3.
+      const __m512i t01a = _mm512_permutex2var_epi64(g[0], join_lo, g[1]);
+      const __m512i t01b = _mm512_permutex2var_epi64(g[0], join_hi, g[1]);
+      const __m512i t23a = _mm512_permutex2var_epi64(g[2], join_lo, g[3]);
+      const __m512i t23b = _mm512_permutex2var_epi64(g[2], join_hi, g[3]);
+      _mm512_storeu_si512(at, _mm512_permutex2var_epi64(t01a, rows_01, t23a));
+      _mm512_storeu_si512(at + 64, _mm512_permutex2var_epi64(t01a, rows_23, t23a));
+      _mm512_storeu_si512(at + 128, _mm512_permutex2var_epi64(t01b, rows_01, t23b));
+      _mm512_storeu_si512(at + 192, _mm512_permutex2var_epi64(t01b, rows_23, t23b));
+    } else {
+      const __m512i codes = _mm512_permutexvar_epi16(
+          gather_k_a, _mm512_shuffle_epi8(row_codes(data, o_stride, valid, 0, kk), interleave));
+      _mm512_mask_storeu_epi8(at, (__mmask64{1} << 48) - 1, codes);  // 8 k x 6 rows
+    }
+  }
+  for (; kk < k1; ++kk) {
+    for (std::int64_t w = 0; w < valid; ++w) out[(kk - k0) * width + w] = data[w * o_stride + kk];
+  }
+}
+
 #else
 
 bool HopperRzAvailable() { return false; }
@@ -329,6 +391,10 @@ bool HopperRzAvailable() { return false; }
 void HopperRzTile(const TileArgs&, bool) { std::abort(); }
 void HopperRzPack(const std::uint8_t*, std::int64_t, std::int64_t, const RzWordTables&, float*,
                   std::int8_t*, std::uint8_t*) {
+  std::abort();
+}
+void HopperRzCodes(const std::uint8_t*, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                   std::int64_t, std::uint8_t*) {
   std::abort();
 }
 
@@ -341,6 +407,7 @@ namespace fp8lab::sim::gemm_detail {
 HWY_EXPORT(HopperRzAvailable);
 HWY_EXPORT(HopperRzTile);
 HWY_EXPORT(HopperRzPack);
+HWY_EXPORT(HopperRzCodes);
 
 bool hopper_rz_available() { return HWY_DYNAMIC_DISPATCH(HopperRzAvailable)(); }
 void hopper_rz_tile(const TileArgs& args, bool split_accumulator) {
@@ -350,6 +417,10 @@ void hopper_rz_pack(const std::uint8_t* codes, std::int64_t k, std::int64_t widt
                     const RzWordTables& tables, float* values, std::int8_t* exponents,
                     std::uint8_t* low_bits) {
   HWY_DYNAMIC_DISPATCH(HopperRzPack)(codes, k, width, tables, values, exponents, low_bits);
+}
+void hopper_rz_codes(const std::uint8_t* data, std::int64_t o_stride, std::int64_t valid,
+                     std::int64_t k0, std::int64_t k1, std::int64_t width, std::uint8_t* out) {
+  HWY_DYNAMIC_DISPATCH(HopperRzCodes)(data, o_stride, valid, k0, k1, width, out);
 }
 }  // namespace fp8lab::sim::gemm_detail
 #endif

@@ -395,7 +395,12 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
       for (std::int64_t k0 = 0; k0 < p.k; k0 += kChunk) {
         const std::int64_t k_here = std::min(kChunk, p.k - k0);
         std::memset(chunk, 0, sizeof chunk);
-        panel_codes(source, panel_width, k0, std::min(k0 + k_here, k), chunk);
+        if (source.k_stride == 1) {
+          gemm_detail::hopper_rz_codes(source.data, source.o_stride, valid, k0,
+                                       std::min(k0 + k_here, k), panel_width, chunk);
+        } else {
+          panel_codes(source, panel_width, k0, std::min(k0 + k_here, k), chunk);
+        }
         gemm_detail::hopper_rz_pack(chunk, k_here, panel_width, *words, v + k0 * panel_width,
                                     e + k0 * byte_stride, l + k0 * byte_stride);
       }

@@ -212,6 +212,11 @@ struct RzWordTables {
 void hopper_rz_pack(const std::uint8_t* codes, std::int64_t k, std::int64_t width,
                     const RzWordTables& tables, float* values, std::int8_t* exponents,
                     std::uint8_t* low_bits);
+// The codes of a panel whose operand stores K contiguously (code (w, kk) at data[w * o_stride +
+// kk], rows w < valid) for kk in [k0, k1), in panel order: out[(kk - k0) * width + w]; rows past
+// `valid` are left as they are (the caller zeroes them). Only where hopper_rz_available().
+void hopper_rz_codes(const std::uint8_t* data, std::int64_t o_stride, std::int64_t valid,
+                     std::int64_t k0, std::int64_t k1, std::int64_t width, std::uint8_t* out);
 
 // Throw std::invalid_argument naming the field: threads >= 1, bias empty or N values, out M * N.
 void check_threads(int threads);
