@@ -201,22 +201,12 @@ void pack_panel(std::int64_t panel, std::int64_t width, std::int64_t outer, std:
   });
 }
 
-// The 16-bit word of bytes (first, second) in memory order, and its stores: once, or twice in a
-// row (the A row pair layout's x(2p), x(2p+1), x(2p), x(2p+1)).
+// The 16-bit word of bytes (first, second) in memory order.
 std::uint16_t byte_pair(std::uint8_t first, std::uint8_t second) {
   const std::uint8_t bytes[2] = {first, second};
   std::uint16_t word;
   std::memcpy(&word, bytes, sizeof word);
   return word;
-}
-template <typename Byte>
-void store_pair(Byte* at, std::uint16_t pair) {
-  std::memcpy(at, &pair, sizeof pair);
-}
-template <typename Byte>
-void store_twice(Byte* at, std::uint16_t pair) {
-  const std::uint16_t pairs[2] = {pair, pair};
-  std::memcpy(at, pairs, sizeof pairs);
 }
 
 // The exponent of the lowest set bit of a finite nonzero x: the largest l with x / 2^l an integer.
@@ -252,98 +242,20 @@ std::array<RzCode, 256> rz_code_table(Format format) {
 }
 
 // The codes of the panel's valid rows at k in [k0, k1) in panel order: out[(kk - k0) * width +
-// w] (out is zeroed by the caller: the padding's code 0).
+// w] (out is zeroed by the caller: the padding's code 0), for an operand whose K does not run
+// along its stored rows (those take hopper_rz_codes).
 void panel_codes(const PanelSource source, std::int64_t width, std::int64_t k0, std::int64_t k1,
                  std::uint8_t* __restrict out) {
   const std::int64_t o_stride = source.o_stride, k_stride = source.k_stride;
   const std::int64_t valid = source.valid;
   const std::uint8_t* __restrict data = source.data;
-  if (k_stride == 1) {
-    // K runs along the stored rows: 8 codes of a row per load.
-    for (std::int64_t w = 0; w < valid; ++w) {
-      const std::uint8_t* row = data + w * o_stride;
-      std::int64_t kk = k0;
-      for (; kk + 8 <= k1; kk += 8) {
-        std::uint64_t codes = 0;
-        std::memcpy(&codes, row + kk, sizeof codes);
-        for (std::int64_t i = 0; i < 8; ++i, codes >>= 8) {
-          out[(kk - k0 + i) * width + w] = static_cast<std::uint8_t>(codes);
-        }
-      }
-      for (; kk < k1; ++kk) out[(kk - k0) * width + w] = row[kk];
-    }
-  } else if (o_stride == 1) {
-    for (std::int64_t kk = k0; kk < k1; ++kk) {
+  for (std::int64_t kk = k0; kk < k1; ++kk) {
+    if (o_stride == 1) {
       std::memcpy(out + (kk - k0) * width, data + kk * k_stride, static_cast<std::size_t>(valid));
-    }
-  } else {
-    for (std::int64_t kk = k0; kk < k1; ++kk) {
+    } else {
       for (std::int64_t w = 0; w < valid; ++w) {
         out[(kk - k0) * width + w] = data[w * o_stride + kk * k_stride];
       }
-    }
-  }
-}
-
-// Fills the valid part of an A (kA) or B panel in HopperRzLayout from `source`'s codes: values
-// v ([k][width]), exponent bytes e and low-bit bytes l ([k][byte stride]). The byte copies are one
-// store each (the byte stores were most of this loop's cost): a B column's two bytes as a 16-bit
-// word from the table, an A row pair's four as one 32-bit word; an odd last A row byte by byte.
-// Everything is a local or an argument: the byte stores may alias any memory, so a pointer read
-// through a lambda's captures would be reloaded after each of them.
-template <bool kA>
-void fill_rz_panel(const PanelSource source, const RzCode* __restrict codes, float* __restrict v,
-                   std::int8_t* __restrict e, std::uint8_t* __restrict l) {
-  using L = gemm_detail::HopperRzLayout;
-  constexpr std::int64_t kWidth = kA ? gemm_detail::kTileRows : gemm_detail::kTileCols;
-  constexpr std::int64_t kByteStride = kA ? L::kAExponentBytes : L::kBExponentBytes;
-  constexpr std::int64_t kStep = kA ? 2 : 1;  // rows per put
-  const std::int64_t o_stride = source.o_stride, k_stride = source.k_stride;
-  const std::int64_t valid = source.valid, k = source.k;
-  const std::uint8_t* __restrict data = source.data;
-  // Element (w, kk) from the codes of rows w and w + 1 (A's row pair when `pair`).
-  const auto put = [=](std::int64_t kk, std::int64_t w, std::uint8_t code0, std::uint8_t code1,
-                       bool pair) {
-    float* values = v + kk * kWidth;
-    std::int8_t* exponents = e + kk * kByteStride;
-    std::uint8_t* low_bits = l + kk * kByteStride;
-    const RzCode& c0 = codes[code0];
-    values[w] = c0.value;
-    if constexpr (!kA) {
-      store_pair(exponents + 2 * w, c0.exponent_pair_b);
-      store_pair(low_bits + 2 * w, c0.low_bit_pair_b);
-    } else if (pair) {
-      const RzCode& c1 = codes[code1];
-      values[w + 1] = c1.value;
-      store_twice(exponents + 2 * w, byte_pair(static_cast<std::uint8_t>(c0.exponent),
-                                               static_cast<std::uint8_t>(c1.exponent)));
-      store_twice(low_bits + 2 * w, byte_pair(c0.low_bit_a, c1.low_bit_a));
-    } else {
-      exponents[2 * w] = exponents[2 * w + 2] = c0.exponent;
-      low_bits[2 * w] = low_bits[2 * w + 2] = c0.low_bit_a;
-    }
-  };
-  std::int64_t kk = 0;
-  if (k_stride == 1) {
-    // K runs along the stored rows: 8 codes of a row per load, the rows outer within the 8 k.
-    for (; kk + 8 <= k; kk += 8) {
-      for (std::int64_t w = 0; w < valid; w += kStep) {
-        const bool pair = kA && w + 1 < valid;
-        std::uint64_t codes0 = 0, codes1 = 0;
-        std::memcpy(&codes0, data + w * o_stride + kk, sizeof codes0);
-        if (pair) std::memcpy(&codes1, data + (w + 1) * o_stride + kk, sizeof codes1);
-        for (std::int64_t i = 0; i < 8; ++i, codes0 >>= 8, codes1 >>= 8) {
-          put(kk + i, w, static_cast<std::uint8_t>(codes0), static_cast<std::uint8_t>(codes1),
-              pair);
-        }
-      }
-    }
-  }
-  for (; kk < k; ++kk) {
-    const std::uint8_t* src = data + kk * k_stride;
-    for (std::int64_t w = 0; w < valid; w += kStep) {
-      const bool pair = kA && w + 1 < valid;
-      put(kk, w, src[w * o_stride], pair ? src[(w + 1) * o_stride] : 0, pair);
     }
   }
 }
@@ -376,51 +288,35 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
   p.exponent_bytes.resize(static_cast<std::size_t>(p.panels * padded_k * byte_stride));
   p.low_bit_bytes.resize(static_cast<std::size_t>(p.panels * padded_k * byte_stride));
   const CodeTables& tables = code_tables(op.tensor.format);
-  const RzCode* table = tables.rz.data();
-  const gemm_detail::RzWordTables* words = gemm_detail::hopper_rz_available() && tables.words_exact
-                                               ? (is_a ? &tables.rz_words_a : &tables.rz_words_b)
-                                               : nullptr;
-  return [&op, &p, is_a, byte_stride, table, words](std::int64_t panel) {
-    // Plain loops over local pointers (restrict: the stores cannot change the tensor or `p`).
+  // gemm.cpp packs this layout only where hopper_rz_tile runs (AVX-512) and for FP8 codes, whose
+  // values all fit in their high 16 bits.
+  if (!gemm_detail::hopper_rz_available() || !tables.words_exact) {
+    throw std::logic_error(std::string("hopper_rz packing of ") + spec(op.tensor.format).name +
+                           " codes: needs an AVX-512 target and values exact in 16 bits");
+  }
+  const gemm_detail::RzWordTables* words = is_a ? &tables.rz_words_a : &tables.rz_words_b;
+  return [&op, &p, byte_stride, words](std::int64_t panel) {
     const PanelSource source = panel_source(op, p, panel);
     const std::int64_t panel_width = p.width, valid = source.valid, k = source.k;
-    const RzCode* __restrict codes = table;
-    float* __restrict v = p.values.data() + panel * p.k * panel_width;
-    std::int8_t* __restrict e = p.exponent_bytes.data() + panel * p.k * byte_stride;
-    std::uint8_t* __restrict l = p.low_bit_bytes.data() + panel * p.k * byte_stride;
-    if (words != nullptr) {
-      // AVX-512: the codes of kChunk k in panel order (padding as code 0), then hopper_rz_pack.
-      constexpr std::int64_t kChunk = 64;  // a multiple of 16 (hopper_rz_pack's A step)
-      alignas(64) std::uint8_t chunk[kChunk * gemm_detail::kTileCols];
-      for (std::int64_t k0 = 0; k0 < p.k; k0 += kChunk) {
-        const std::int64_t k_here = std::min(kChunk, p.k - k0);
-        std::memset(chunk, 0, sizeof chunk);
-        if (source.k_stride == 1) {
-          gemm_detail::hopper_rz_codes(source.data, source.o_stride, valid, k0,
-                                       std::min(k0 + k_here, k), panel_width, chunk);
-        } else {
-          panel_codes(source, panel_width, k0, std::min(k0 + k_here, k), chunk);
-        }
-        gemm_detail::hopper_rz_pack(chunk, k_here, panel_width, *words, v + k0 * panel_width,
-                                    e + k0 * byte_stride, l + k0 * byte_stride);
+    float* v = p.values.data() + panel * p.k * panel_width;
+    std::int8_t* e = p.exponent_bytes.data() + panel * p.k * byte_stride;
+    std::uint8_t* l = p.low_bit_bytes.data() + panel * p.k * byte_stride;
+    // The codes of kChunk k in panel order (rows past `valid` and k past K as code 0, +0), then
+    // their values and bytes by hopper_rz_pack's table lookups.
+    constexpr std::int64_t kChunk = 64;  // a multiple of 16 (hopper_rz_pack's A step)
+    alignas(64) std::uint8_t chunk[kChunk * gemm_detail::kTileCols];
+    for (std::int64_t k0 = 0; k0 < p.k; k0 += kChunk) {
+      const std::int64_t k_here = std::min(kChunk, p.k - k0);
+      const std::int64_t k_end = std::min(k0 + k_here, k);
+      std::memset(chunk, 0, sizeof chunk);
+      if (source.k_stride == 1) {
+        gemm_detail::hopper_rz_codes(source.data, source.o_stride, valid, k0, k_end, panel_width,
+                                     chunk);
+      } else {
+        panel_codes(source, panel_width, k0, k_end, chunk);
       }
-      return;
-    }
-    if (is_a) {
-      fill_rz_panel<true>(source, codes, v, e, l);
-    } else {
-      fill_rz_panel<false>(source, codes, v, e, l);
-    }
-    // Padding rows (past `outer`) and k (past the operand's K) hold code 0, +0.
-    const RzCode& zero = codes[0];
-    for (std::int64_t kk = 0; kk < p.k; ++kk) {
-      for (std::int64_t w = kk < k ? valid : 0; w < panel_width; ++w) {
-        v[kk * panel_width + w] = zero.value;
-        const std::int64_t at = kk * byte_stride + (is_a ? (w / 2) * 4 + w % 2 : 2 * w);
-        const std::int64_t twin = at + (is_a ? 2 : 1);
-        e[at] = e[twin] = zero.exponent;
-        l[at] = l[twin] = is_a ? zero.low_bit_a : zero.low_bit_b;
-      }
+      gemm_detail::hopper_rz_pack(chunk, k_here, panel_width, *words, v + k0 * panel_width,
+                                  e + k0 * byte_stride, l + k0 * byte_stride);
     }
   };
 }
