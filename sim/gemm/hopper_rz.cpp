@@ -89,8 +89,8 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
   const __m512i half_mantissa = _mm512_set1_epi32(0x400000);
   const __m512i low_byte = _mm512_set1_epi16(0xFF);
   const __m512i minus_one = _mm512_set1_epi8(-1);
-  // M's biased exponent is (E + 10) + 127.
-  const __m512i exponent_offset = _mm512_set1_epi32(10 + 127);
+  // M's bits: biased exponent (E + 10) + 127, mantissa 0x400000, i.e. (E << 23) + m_bits_at_0.
+  const __m512i m_bits_at_0 = _mm512_set1_epi32(((10 + 127) << 23) | 0x400000);
   // The count threshold clamp(E - 13, -33, 31) + 64 = clamp(E, -20, 44) + 51, in int8 lanes.
   const __m512i threshold_low = _mm512_set1_epi8(-20), threshold_high = _mm512_set1_epi8(44);
   const __m512i threshold_offset = _mm512_set1_epi8(51);
@@ -157,8 +157,8 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
           for (int v = 0; v < V; ++v) {
             const int r = 2 * p + h;
             const __m512i e = _mm512_cvtepi16_epi32(pair_row_words(rows, h, v));
-            const __m512 m = _mm512_castsi512_ps(_mm512_or_si512(
-                _mm512_slli_epi32(_mm512_add_epi32(e, exponent_offset), 23), half_mantissa));
+            const __m512 m =
+                _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(e, 23), m_bits_at_0));
             if (c_is_zero) {
               acc[r][v] = m;  // RZ(M + 0)
             } else {
