@@ -36,6 +36,7 @@
 // Operands with NaN or Inf codes take hopper.cpp's kernel (gemm.cpp), as do targets without
 // AVX-512 (embedded rounding). tests/sim/gemm_hopper_test.cpp runs both against the integer
 // reference of §1.6 on every SIMD target.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -88,11 +89,12 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
   const __m512i half_mantissa = _mm512_set1_epi32(0x400000);
   const __m512i low_byte = _mm512_set1_epi16(0xFF);
   const __m512i minus_one = _mm512_set1_epi8(-1);
-  // M's biased exponent is (E + 10) + 127.
-  const __m512i exponent_offset = _mm512_set1_epi32(10 + 127);
-  // The count threshold clamp(E - 13, -33, 31) + 64 = clamp(E, -20, 44) + 51.
-  const __m512i threshold_low = _mm512_set1_epi32(-20), threshold_high = _mm512_set1_epi32(44);
-  const __m512i threshold_offset = _mm512_set1_epi32(51);
+  // M's bits: biased exponent (E + 10) + 127, mantissa 0x400000, i.e. (E << 23) + m_bits_at_0.
+  const __m512i m_bits_at_0 = _mm512_set1_epi32(((10 + 127) << 23) | 0x400000);
+  // The count threshold clamp(E - 13, -33, 31) + 64 = clamp(E, -20, 44) + 51, in int8 lanes.
+  const __m512i threshold_low = _mm512_set1_epi8(-20), threshold_high = _mm512_set1_epi8(44);
+  const __m512i threshold_offset = _mm512_set1_epi8(51);
+  const __m512i bias_bytes = _mm512_set1_epi8(127);
   for (std::int64_t j = t.first_block; t.has_block(j); ++j) {
     const auto [block_begin, block_end, k0, k1] = t.part(j);
     // P_j and c live in the tile state (partial, carry), which is never read while they are +0:
@@ -114,48 +116,59 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
           e_pair[p] = _mm512_max_epi8(e_pair[p], _mm512_add_epi8(broadcast_row_pair(ea, p), eb));
         }
       }
-      // 2. E with c, M, the accumulator, and the count threshold in the pair layout.
+      // 2. E with c, the count threshold (both in the pair layout's bytes), M and the
+      //    accumulator. c's exponent byte is its biased exponent - 127, so c = +0 gives -127:
+      //    below every group's E that has a nonzero product (>= -41), and where there is none
+      //    E = -127 instead of -128 changes no bit (M stays normal, nothing is counted, the result
+      //    is +0). |c| < 2^(E+1) keeps it in int8.
       __m512 acc[R][V];
       __m512i threshold[kPairs];
 #pragma GCC unroll 4
       for (int p = 0; p < kPairs; ++p) {
-        const __m512i rows[2] = {_mm512_srai_epi16(_mm512_slli_epi16(e_pair[p], 8), 8),
-                                 _mm512_srai_epi16(e_pair[p], 8)};
-        __m256i words[2][V];  // the threshold of row 2p + h, columns 16v.., as int16
+        __m512i e_bytes = e_pair[p];
+        if (!c_is_zero) {
+          __m256i words[2][V];  // c's (sign, biased exponent) as int16, row 2p + h, columns 16v..
+#pragma GCC unroll 2
+          for (int h = 0; h < 2; ++h) {
+#pragma GCC unroll 2
+            for (int v = 0; v < V; ++v) {
+              const __m512i c_bits = _mm512_loadu_si512(t.carry + (2 * p + h) * kTileCols + v * 16);
+              words[h][v] = _mm512_cvtepi32_epi16(_mm512_srli_epi32(c_bits, 23));
+            }
+          }
+          const __m512i even =
+              _mm512_inserti64x4(_mm512_castsi256_si512(words[0][0]), words[0][1], 1);
+          const __m512i odd =
+              _mm512_inserti64x4(_mm512_castsi256_si512(words[1][0]), words[1][1], 1);
+          // (even & 0xFF) | (odd << 8): the sign bits (bit 8) dropped.
+          const __m512i biased = _mm512_ternarylogic_epi32(even, _mm512_slli_epi16(odd, 8),
+                                                           low_byte, 0xEC);  // (a & c) | b
+          e_bytes = _mm512_max_epi8(e_bytes, _mm512_sub_epi8(biased, bias_bytes));
+        }
+        // The count threshold clamp(E - 13, -33, 31) + 64 = clamp(E, -20, 44) + 51, in [31, 95].
+        threshold[p] = _mm512_add_epi8(
+            _mm512_min_epi8(_mm512_max_epi8(e_bytes, threshold_low), threshold_high),
+            threshold_offset);
+        const __m512i rows[2] = {_mm512_srai_epi16(_mm512_slli_epi16(e_bytes, 8), 8),
+                                 _mm512_srai_epi16(e_bytes, 8)};
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
 #pragma GCC unroll 2
           for (int v = 0; v < V; ++v) {
-            const __m256i half = pair_row_words(rows, h, v);
             const int r = 2 * p + h;
-            __m512i e = _mm512_cvtepi16_epi32(half);
-            __m512 c = zero;
-            if (!c_is_zero) {
-              c = _mm512_loadu_ps(t.carry + r * kTileCols + v * 16);
-              const __m512i c_bits = _mm512_castps_si512(c);
-              const __m512i e_c = _mm512_sub_epi32(
-                  _mm512_srli_epi32(_mm512_slli_epi32(c_bits, 1), 24), _mm512_set1_epi32(127));
-              e = _mm512_mask_max_epi32(e, _mm512_cmp_ps_mask(c, zero, _CMP_NEQ_OQ), e, e_c);
-            }
-            const __m512 m = _mm512_castsi512_ps(_mm512_or_si512(
-                _mm512_slli_epi32(_mm512_add_epi32(e, exponent_offset), 23), half_mantissa));
+            const __m512i e = _mm512_cvtepi16_epi32(pair_row_words(rows, h, v));
+            const __m512 m =
+                _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(e, 23), m_bits_at_0));
             if (c_is_zero) {
               acc[r][v] = m;  // RZ(M + 0)
             } else {
+              const __m512 c = _mm512_loadu_ps(t.carry + r * kTileCols + v * 16);
               const __mmask16 negative = _mm512_movepi32_mask(_mm512_castps_si512(c));
               acc[r][v] =
                   _mm512_mask_add_round_ps(_mm512_add_round_ps(m, c, kRz), negative, m, c, kRu);
             }
-            words[h][v] = _mm512_cvtepi32_epi16(_mm512_add_epi32(
-                _mm512_min_epi32(_mm512_max_epi32(e, threshold_low), threshold_high),
-                threshold_offset));
           }
         }
-        // Thresholds are in [31, 95]: row 2p's in the low byte of each word, row 2p + 1's above.
-        const __m512i even =
-            _mm512_inserti64x4(_mm512_castsi256_si512(words[0][0]), words[0][1], 1);
-        const __m512i odd = _mm512_inserti64x4(_mm512_castsi256_si512(words[1][0]), words[1][1], 1);
-        threshold[p] = _mm512_or_si512(even, _mm512_slli_epi16(odd, 8));
       }
       // 3. floor(p / g) of every product into acc; count the negative products off the grid.
       __m512i count[kPairs];
@@ -228,11 +241,162 @@ void HopperRzTile(const TileArgs& t, bool split_accumulator) {
   }
 }
 
+// The words table[idx] for 32 indices in [0, 256): four 64-entry lookups (two vectors of 32
+// words each), chosen by bits 6 and 7 of the index.
+HWY_INLINE __m512i lookup_words(const std::uint16_t* table, __m512i idx, __mmask32 bit6,
+                                __mmask32 bit7) {
+  const auto* t = reinterpret_cast<const __m512i*>(table);
+  const __m512i r0 = _mm512_permutex2var_epi16(_mm512_load_si512(t), idx, _mm512_load_si512(t + 1));
+  const __m512i r1 =
+      _mm512_permutex2var_epi16(_mm512_load_si512(t + 2), idx, _mm512_load_si512(t + 3));
+  const __m512i r2 =
+      _mm512_permutex2var_epi16(_mm512_load_si512(t + 4), idx, _mm512_load_si512(t + 5));
+  const __m512i r3 =
+      _mm512_permutex2var_epi16(_mm512_load_si512(t + 6), idx, _mm512_load_si512(t + 7));
+  return _mm512_mask_blend_epi16(bit7, _mm512_mask_blend_epi16(bit6, r0, r1),
+                                 _mm512_mask_blend_epi16(bit6, r2, r3));
+}
+
+// The 32 fp32 values whose high halves are the words of v: 16 at `out`, 16 at out + 16, the
+// first `count` of them (<= 32).
+HWY_INLINE void store_values(const __m512i v, float* out, std::int64_t count) {
+  const __m512i lo = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(v)), 16);
+  const __m512i hi = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(v, 1)), 16);
+  auto first = [](std::int64_t n) {
+    return n >= 16 ? static_cast<__mmask16>(0xFFFF)
+                   : static_cast<__mmask16>((1u << std::max<std::int64_t>(n, 0)) - 1u);
+  };
+  _mm512_mask_storeu_epi32(out, first(count), lo);
+  _mm512_mask_storeu_epi32(out + 16, first(count - 16), hi);
+}
+
+void HopperRzPack(const std::uint8_t* codes, std::int64_t k, std::int64_t width,
+                  const RzWordTables& tables, float* values, std::int8_t* exponents,
+                  std::uint8_t* low_bits) {
+  using L = HopperRzLayout;
+  const __m512i bit6 = _mm512_set1_epi16(0x40), bit7 = _mm512_set1_epi16(0x80);
+  if (width == kTileCols) {
+    // B: per k, 32 codes -> 32 values and the 64 bytes of each array.
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      const __m512i idx = _mm512_cvtepu8_epi16(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + kk * kTileCols)));
+      const __mmask32 m6 = _mm512_test_epi16_mask(idx, bit6);
+      const __mmask32 m7 = _mm512_test_epi16_mask(idx, bit7);
+      _mm512_storeu_si512(exponents + kk * L::kBExponentBytes,
+                          lookup_words(tables.exponent, idx, m6, m7));
+      _mm512_storeu_si512(low_bits + kk * L::kBExponentBytes,
+                          lookup_words(tables.low_bit, idx, m6, m7));
+      store_values(lookup_words(tables.value_high, idx, m6, m7), values + kk * kTileCols,
+                   kTileCols);
+    }
+    return;
+  }
+  // A: 16 k (96 codes, rows 2p and 2p + 1 adjacent) per step, in three vectors of 32 codes: each
+  // row pair's two exponent words become its four bytes x(2p), x(2p+1), x(2p), x(2p+1) by one
+  // in-lane byte shuffle, which is the layout's order; the values are already in theirs.
+  static_assert(kTileRows == 6 && L::kAExponentBytes == 12);
+  const __m512i pair_bytes = _mm512_set1_epi32(0x0200'0200);
+  const __m512i lane_offsets =
+      _mm512_set_epi32(12 * 0x0101'0101, 8 * 0x0101'0101, 4 * 0x0101'0101, 0, 12 * 0x0101'0101,
+                       8 * 0x0101'0101, 4 * 0x0101'0101, 0, 12 * 0x0101'0101, 8 * 0x0101'0101,
+                       4 * 0x0101'0101, 0, 12 * 0x0101'0101, 8 * 0x0101'0101, 4 * 0x0101'0101, 0);
+  const __m512i spread = _mm512_add_epi8(pair_bytes, lane_offsets);
+  auto first_bytes = [](std::int64_t n) {
+    return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << std::max<std::int64_t>(n, 0)) - 1;
+  };
+  for (std::int64_t k0 = 0; k0 < k; k0 += 16) {
+    const std::int64_t k_here = std::min<std::int64_t>(16, k - k0);
+    for (std::int64_t q = 0; q < 3; ++q) {
+      const std::int64_t first_code = k0 * kTileRows + 32 * q;  // 32 codes, 16 row pairs
+      const std::int64_t codes_here = k_here * kTileRows - 32 * q;
+      const __m512i idx = _mm512_cvtepu8_epi16(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + first_code)));
+      const __mmask32 m6 = _mm512_test_epi16_mask(idx, bit6);
+      const __mmask32 m7 = _mm512_test_epi16_mask(idx, bit7);
+      const __m512i e = _mm512_shuffle_epi8(lookup_words(tables.exponent, idx, m6, m7), spread);
+      const __m512i l = _mm512_shuffle_epi8(lookup_words(tables.low_bit, idx, m6, m7), spread);
+      _mm512_mask_storeu_epi8(exponents + 2 * first_code, first_bytes(2 * codes_here), e);
+      _mm512_mask_storeu_epi8(low_bits + 2 * first_code, first_bytes(2 * codes_here), l);
+      store_values(lookup_words(tables.value_high, idx, m6, m7), values + first_code, codes_here);
+    }
+  }
+}
+
+// The 8 codes data[w * o_stride + kk .. + 7] of row w (0 past `valid`), as one 64-bit lane each
+// of rows w0 .. w0 + 7.
+HWY_INLINE __m512i row_codes(const std::uint8_t* data, std::int64_t o_stride, std::int64_t valid,
+                             std::int64_t w0, std::int64_t kk) {
+  std::uint64_t q[8] = {};
+  for (std::int64_t j = 0; j < 8; ++j) {
+    if (w0 + j < valid) std::memcpy(&q[j], data + (w0 + j) * o_stride + kk, sizeof q[j]);
+  }
+  return _mm512_set_epi64(static_cast<long long>(q[7]), static_cast<long long>(q[6]),
+                          static_cast<long long>(q[5]), static_cast<long long>(q[4]),
+                          static_cast<long long>(q[3]), static_cast<long long>(q[2]),
+                          static_cast<long long>(q[1]), static_cast<long long>(q[0]));
+}
+
+void HopperRzCodes(const std::uint8_t* data, std::int64_t o_stride, std::int64_t valid,
+                   std::int64_t k0, std::int64_t k1, std::int64_t width, std::uint8_t* out) {
+  // Per 8 k: each 128-bit lane holds rows 2L and 2L + 1 (8 codes each); an in-lane byte shuffle
+  // interleaves them (word i = the row pair at k i), a word permutation gathers word i of every
+  // lane (qword i = rows 8g .. 8g + 7 at k i); for B, qword permutations then join the four
+  // groups of 8 rows into the 32 codes of each k.
+  const __m512i interleave = _mm512_set4_epi32(0x0F07'0E06, 0x0D05'0C04, 0x0B03'0A02, 0x0901'0800);
+  // word i * 4 + L <- word L * 8 + i
+  const __m512i gather_k = _mm512_set_epi16(31, 23, 15, 7, 30, 22, 14, 6, 29, 21, 13, 5, 28, 20, 12,
+                                            4, 27, 19, 11, 3, 26, 18, 10, 2, 25, 17, 9, 1, 24, 16,
+                                            8, 0);
+  // A: word i * 3 + L <- word L * 8 + i (L < 3), for the 24 words of 8 k.
+  const __m512i gather_k_a = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 23, 15, 7, 22, 14, 6, 21, 13,
+                                              5, 20, 12, 4, 19, 11, 3, 18, 10, 2, 17, 9, 1, 16, 8,
+                                              0);
+  const __m512i join_lo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
+  const __m512i join_hi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+  const __m512i rows_01 = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
+  const __m512i rows_23 = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+  std::int64_t kk = k0;
+  for (; kk + 8 <= k1; kk += 8) {
+    std::uint8_t* at = out + (kk - k0) * width;
+    if (width == kTileCols) {
+      __m512i g[4];
+      for (int q = 0; q < 4; ++q) {
+        g[q] = _mm512_permutexvar_epi16(
+            gather_k, _mm512_shuffle_epi8(row_codes(data, o_stride, valid, 8 * q, kk), interleave));
+      }
+      // t01a: qwords (g0 q_i, g1 q_i) for i = 0..3; t01b for i = 4..7; the same for g2, g3.
+      const __m512i t01a = _mm512_permutex2var_epi64(g[0], join_lo, g[1]);
+      const __m512i t01b = _mm512_permutex2var_epi64(g[0], join_hi, g[1]);
+      const __m512i t23a = _mm512_permutex2var_epi64(g[2], join_lo, g[3]);
+      const __m512i t23b = _mm512_permutex2var_epi64(g[2], join_hi, g[3]);
+      _mm512_storeu_si512(at, _mm512_permutex2var_epi64(t01a, rows_01, t23a));
+      _mm512_storeu_si512(at + 64, _mm512_permutex2var_epi64(t01a, rows_23, t23a));
+      _mm512_storeu_si512(at + 128, _mm512_permutex2var_epi64(t01b, rows_01, t23b));
+      _mm512_storeu_si512(at + 192, _mm512_permutex2var_epi64(t01b, rows_23, t23b));
+    } else {
+      const __m512i codes = _mm512_permutexvar_epi16(
+          gather_k_a, _mm512_shuffle_epi8(row_codes(data, o_stride, valid, 0, kk), interleave));
+      _mm512_mask_storeu_epi8(at, (__mmask64{1} << 48) - 1, codes);  // 8 k x 6 rows
+    }
+  }
+  for (; kk < k1; ++kk) {
+    for (std::int64_t w = 0; w < valid; ++w) out[(kk - k0) * width + w] = data[w * o_stride + kk];
+  }
+}
+
 #else
 
 bool HopperRzAvailable() { return false; }
 // Never called: gemm.cpp asks hopper_rz_available() first, on the same dispatch.
 void HopperRzTile(const TileArgs&, bool) { std::abort(); }
+void HopperRzPack(const std::uint8_t*, std::int64_t, std::int64_t, const RzWordTables&, float*,
+                  std::int8_t*, std::uint8_t*) {
+  std::abort();
+}
+void HopperRzCodes(const std::uint8_t*, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                   std::int64_t, std::uint8_t*) {
+  std::abort();
+}
 
 #endif
 
@@ -242,10 +406,21 @@ FP8LAB_GEMM_TILES_END;
 namespace fp8lab::sim::gemm_detail {
 HWY_EXPORT(HopperRzAvailable);
 HWY_EXPORT(HopperRzTile);
+HWY_EXPORT(HopperRzPack);
+HWY_EXPORT(HopperRzCodes);
 
 bool hopper_rz_available() { return HWY_DYNAMIC_DISPATCH(HopperRzAvailable)(); }
 void hopper_rz_tile(const TileArgs& args, bool split_accumulator) {
   HWY_DYNAMIC_DISPATCH(HopperRzTile)(args, split_accumulator);
+}
+void hopper_rz_pack(const std::uint8_t* codes, std::int64_t k, std::int64_t width,
+                    const RzWordTables& tables, float* values, std::int8_t* exponents,
+                    std::uint8_t* low_bits) {
+  HWY_DYNAMIC_DISPATCH(HopperRzPack)(codes, k, width, tables, values, exponents, low_bits);
+}
+void hopper_rz_codes(const std::uint8_t* data, std::int64_t o_stride, std::int64_t valid,
+                     std::int64_t k0, std::int64_t k1, std::int64_t width, std::uint8_t* out) {
+  HWY_DYNAMIC_DISPATCH(HopperRzCodes)(data, o_stride, valid, k0, k1, width, out);
 }
 }  // namespace fp8lab::sim::gemm_detail
 #endif

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -145,6 +146,8 @@ struct RzCode {
   float value = 0.0f;
   std::int8_t exponent = gemm_detail::HopperRzLayout::kNoExponent;
   std::uint8_t low_bit_a = 0, low_bit_b = 0;  // low_bit_bytes of an A and of a B operand
+  // A B column's two bytes of each array (the byte twice), as the 16-bit words rz_packer stores.
+  std::uint16_t exponent_pair_b = 0, low_bit_pair_b = 0;
 };
 std::array<RzCode, 256> rz_code_table(Format format);
 
@@ -153,11 +156,14 @@ std::array<RzCode, 256> rz_code_table(Format format);
 struct CodeTables {
   std::array<float, 256> values, powers;
   std::array<RzCode, 256> rz;
+  // hopper_rz_pack's tables for an A and a B operand; words_exact: whether every value's low 16
+  // bits are 0 (so value_high holds it whole).
+  gemm_detail::RzWordTables rz_words_a, rz_words_b;
+  bool words_exact = true;
 };
+CodeTables build_code_tables(Format f);
 const CodeTables& code_tables(Format format) {
-  auto build = [](Format f) {
-    return CodeTables{value_table(f), exponent_power_table(f), rz_code_table(f)};
-  };
+  auto build = [](Format f) { return build_code_tables(f); };
   static const CodeTables e4m3 = build(Format::E4M3), e5m2 = build(Format::E5M2);
   static const CodeTables e2m1 = build(Format::E2M1), e2m3 = build(Format::E2M3),
                           e3m2 = build(Format::E3M2);
@@ -195,6 +201,14 @@ void pack_panel(std::int64_t panel, std::int64_t width, std::int64_t outer, std:
   });
 }
 
+// The 16-bit word of bytes (first, second) in memory order.
+std::uint16_t byte_pair(std::uint8_t first, std::uint8_t second) {
+  const std::uint8_t bytes[2] = {first, second};
+  std::uint16_t word;
+  std::memcpy(&word, bytes, sizeof word);
+  return word;
+}
+
 // The exponent of the lowest set bit of a finite nonzero x: the largest l with x / 2^l an integer.
 int lowest_bit_exponent(float x) {
   int l = std::ilogb(x);
@@ -220,30 +234,50 @@ std::array<RzCode, 256> rz_code_table(Format format) {
     const int l = x != 0.0f && std::isfinite(x) ? lowest_bit_exponent(x) : L::kZeroLowBit;
     c.low_bit_a = static_cast<std::uint8_t>((l + (negative ? 128 : 0)) & 0xFF);
     c.low_bit_b = static_cast<std::uint8_t>((l + 64 + (positive ? 128 : 0)) & 0xFF);
+    c.exponent_pair_b =
+        byte_pair(static_cast<std::uint8_t>(c.exponent), static_cast<std::uint8_t>(c.exponent));
+    c.low_bit_pair_b = byte_pair(c.low_bit_b, c.low_bit_b);
   }
   return table;
 }
 
-// Sizes `p` for the operand in HopperRzLayout and returns the function that fills its panel
-// `panel`, as quantized_packer does for the other packings.
-// The 16-bit word of bytes (first, second) in memory order, and its stores: once, or twice in a
-// row (the A row pair layout's x(2p), x(2p+1), x(2p), x(2p+1)).
-std::uint16_t byte_pair(std::uint8_t first, std::uint8_t second) {
-  const std::uint8_t bytes[2] = {first, second};
-  std::uint16_t word;
-  std::memcpy(&word, bytes, sizeof word);
-  return word;
-}
-template <typename Byte>
-void store_pair(Byte* at, std::uint16_t pair) {
-  std::memcpy(at, &pair, sizeof pair);
-}
-template <typename Byte>
-void store_twice(Byte* at, std::uint16_t pair) {
-  const std::uint16_t pairs[2] = {pair, pair};
-  std::memcpy(at, pairs, sizeof pairs);
+// The codes of the panel's valid rows at k in [k0, k1) in panel order: out[(kk - k0) * width +
+// w] (out is zeroed by the caller: the padding's code 0), for an operand whose K does not run
+// along its stored rows (those take hopper_rz_codes).
+void panel_codes(const PanelSource source, std::int64_t width, std::int64_t k0, std::int64_t k1,
+                 std::uint8_t* __restrict out) {
+  const std::int64_t o_stride = source.o_stride, k_stride = source.k_stride;
+  const std::int64_t valid = source.valid;
+  const std::uint8_t* __restrict data = source.data;
+  for (std::int64_t kk = k0; kk < k1; ++kk) {
+    if (o_stride == 1) {
+      std::memcpy(out + (kk - k0) * width, data + kk * k_stride, static_cast<std::size_t>(valid));
+    } else {
+      for (std::int64_t w = 0; w < valid; ++w) {
+        out[(kk - k0) * width + w] = data[w * o_stride + kk * k_stride];
+      }
+    }
+  }
 }
 
+CodeTables build_code_tables(Format f) {
+  CodeTables t{value_table(f), exponent_power_table(f), rz_code_table(f), {}, {}, true};
+  for (std::size_t code = 0; code < 256; ++code) {
+    const RzCode& c = t.rz[code];
+    const auto bits = std::bit_cast<std::uint32_t>(c.value);
+    t.words_exact = t.words_exact && (bits & 0xFFFFu) == 0;
+    const auto high = static_cast<std::uint16_t>(bits >> 16);
+    t.rz_words_a.value_high[code] = t.rz_words_b.value_high[code] = high;
+    t.rz_words_a.exponent[code] = static_cast<std::uint8_t>(c.exponent);
+    t.rz_words_a.low_bit[code] = c.low_bit_a;
+    t.rz_words_b.exponent[code] = c.exponent_pair_b;
+    t.rz_words_b.low_bit[code] = c.low_bit_pair_b;
+  }
+  return t;
+}
+
+// Sizes `p` for the operand in HopperRzLayout and returns the function that fills its panel
+// `panel`, as quantized_packer does for the other packings.
 std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t width,
                                             std::int64_t padded_k, gemm_detail::PackedOperand& p) {
   using L = gemm_detail::HopperRzLayout;
@@ -253,62 +287,36 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
   p.values.resize(static_cast<std::size_t>(p.panels * padded_k * width));
   p.exponent_bytes.resize(static_cast<std::size_t>(p.panels * padded_k * byte_stride));
   p.low_bit_bytes.resize(static_cast<std::size_t>(p.panels * padded_k * byte_stride));
-  const RzCode* table = code_tables(op.tensor.format).rz.data();
-  return [&op, &p, is_a, byte_stride, table](std::int64_t panel) {
-    // Plain loops over local pointers (restrict: the stores cannot change the tensor or `p`).
+  const CodeTables& tables = code_tables(op.tensor.format);
+  // gemm.cpp packs this layout only where hopper_rz_tile runs (AVX-512) and for FP8 codes, whose
+  // values all fit in their high 16 bits.
+  if (!gemm_detail::hopper_rz_available() || !tables.words_exact) {
+    throw std::logic_error(std::string("hopper_rz packing of ") + spec(op.tensor.format).name +
+                           " codes: needs an AVX-512 target and values exact in 16 bits");
+  }
+  const gemm_detail::RzWordTables* words = is_a ? &tables.rz_words_a : &tables.rz_words_b;
+  return [&op, &p, byte_stride, words](std::int64_t panel) {
     const PanelSource source = panel_source(op, p, panel);
-    const std::int64_t panel_width = p.width, o_stride = source.o_stride;
-    const std::int64_t k_stride = source.k_stride, valid = source.valid, k = source.k;
-    const std::uint8_t* __restrict data = source.data;
-    const RzCode* __restrict codes = table;
-    float* __restrict v = p.values.data() + panel * p.k * panel_width;
-    std::int8_t* __restrict e = p.exponent_bytes.data() + panel * p.k * byte_stride;
-    std::uint8_t* __restrict l = p.low_bit_bytes.data() + panel * p.k * byte_stride;
-    for (std::int64_t kk = 0; kk < k; ++kk) {
-      const std::uint8_t* src = data + kk * k_stride;
-      float* values = v + kk * panel_width;
-      std::int8_t* exponents = e + kk * byte_stride;
-      std::uint8_t* low_bits = l + kk * byte_stride;
-      // The byte copies as one store each (the byte stores were most of this loop's cost): a
-      // B column's two bytes as a 16-bit word, an A row pair's four (row pair layout) as a 32-bit
-      // word; an odd last A row is stored byte by byte.
-      std::int64_t w = 0;
-      if (is_a) {
-        for (; w + 1 < valid; w += 2) {
-          const RzCode& c0 = codes[src[w * o_stride]];
-          const RzCode& c1 = codes[src[(w + 1) * o_stride]];
-          values[w] = c0.value;
-          values[w + 1] = c1.value;
-          store_twice(exponents + 2 * w, byte_pair(static_cast<std::uint8_t>(c0.exponent),
-                                                   static_cast<std::uint8_t>(c1.exponent)));
-          store_twice(low_bits + 2 * w, byte_pair(c0.low_bit_a, c1.low_bit_a));
-        }
-        if (w < valid) {
-          const RzCode& c = codes[src[w * o_stride]];
-          values[w] = c.value;
-          exponents[2 * w] = exponents[2 * w + 2] = c.exponent;
-          low_bits[2 * w] = low_bits[2 * w + 2] = c.low_bit_a;
-        }
+    const std::int64_t panel_width = p.width, valid = source.valid, k = source.k;
+    float* v = p.values.data() + panel * p.k * panel_width;
+    std::int8_t* e = p.exponent_bytes.data() + panel * p.k * byte_stride;
+    std::uint8_t* l = p.low_bit_bytes.data() + panel * p.k * byte_stride;
+    // The codes of kChunk k in panel order (rows past `valid` and k past K as code 0, +0), then
+    // their values and bytes by hopper_rz_pack's table lookups.
+    constexpr std::int64_t kChunk = 64;  // a multiple of 16 (hopper_rz_pack's A step)
+    alignas(64) std::uint8_t chunk[kChunk * gemm_detail::kTileCols];
+    for (std::int64_t k0 = 0; k0 < p.k; k0 += kChunk) {
+      const std::int64_t k_here = std::min(kChunk, p.k - k0);
+      const std::int64_t k_end = std::min(k0 + k_here, k);
+      std::memset(chunk, 0, sizeof chunk);
+      if (source.k_stride == 1) {
+        gemm_detail::hopper_rz_codes(source.data, source.o_stride, valid, k0, k_end, panel_width,
+                                     chunk);
       } else {
-        for (; w < valid; ++w) {
-          const RzCode& c = codes[src[w * o_stride]];
-          values[w] = c.value;
-          store_pair(exponents + 2 * w, byte_pair(static_cast<std::uint8_t>(c.exponent),
-                                                  static_cast<std::uint8_t>(c.exponent)));
-          store_pair(low_bits + 2 * w, byte_pair(c.low_bit_b, c.low_bit_b));
-        }
+        panel_codes(source, panel_width, k0, k_end, chunk);
       }
-    }
-    // Padding rows (past `outer`) and k (past the operand's K) hold code 0, +0.
-    const RzCode& zero = codes[0];
-    for (std::int64_t kk = 0; kk < p.k; ++kk) {
-      for (std::int64_t w = kk < k ? valid : 0; w < panel_width; ++w) {
-        v[kk * panel_width + w] = zero.value;
-        const std::int64_t at = kk * byte_stride + (is_a ? (w / 2) * 4 + w % 2 : 2 * w);
-        const std::int64_t twin = at + (is_a ? 2 : 1);
-        e[at] = e[twin] = zero.exponent;
-        l[at] = l[twin] = is_a ? zero.low_bit_a : zero.low_bit_b;
-      }
+      gemm_detail::hopper_rz_pack(chunk, k_here, panel_width, *words, v + k0 * panel_width,
+                                  e + k0 * byte_stride, l + k0 * byte_stride);
     }
   };
 }

@@ -197,6 +197,26 @@ void hopper_tile(const TileArgs& args, bool split_accumulator);
 // hopper_rz_available() (AVX-512 targets), and only for operands without NaN or Inf codes.
 bool hopper_rz_available();
 void hopper_rz_tile(const TileArgs& args, bool split_accumulator);
+// HopperRzLayout's packing in AVX-512 lanes (hopper_rz.cpp), by 16-bit table lookups: per code,
+// the high half of its fp32 value (the low half is 0 for every element format: at most 8
+// significant bits) and its exponent and low-bit words (B: the byte twice, as the layout stores
+// it; A: the byte in the low half).
+struct RzWordTables {
+  alignas(64) std::uint16_t value_high[256];
+  alignas(64) std::uint16_t exponent[256];
+  alignas(64) std::uint16_t low_bit[256];
+};
+// Fills k consecutive k of a panel in HopperRzLayout from its codes in panel order ([k][width]
+// bytes: the padding as code 0), width kTileRows (A) or kTileCols (B); codes holds at least
+// 16 * 6 bytes past every A step of 16 k (zeros). Only where hopper_rz_available().
+void hopper_rz_pack(const std::uint8_t* codes, std::int64_t k, std::int64_t width,
+                    const RzWordTables& tables, float* values, std::int8_t* exponents,
+                    std::uint8_t* low_bits);
+// The codes of a panel whose operand stores K contiguously (code (w, kk) at data[w * o_stride +
+// kk], rows w < valid) for kk in [k0, k1), in panel order: out[(kk - k0) * width + w]; rows past
+// `valid` are left as they are (the caller zeroes them). Only where hopper_rz_available().
+void hopper_rz_codes(const std::uint8_t* data, std::int64_t o_stride, std::int64_t valid,
+                     std::int64_t k0, std::int64_t k1, std::int64_t width, std::uint8_t* out);
 
 // Throw std::invalid_argument naming the field: threads >= 1, bias empty or N values, out M * N.
 void check_threads(int threads);
