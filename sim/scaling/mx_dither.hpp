@@ -79,4 +79,8 @@ QuantizeResult quantize_mx_dither_scale(std::span<const float> x, std::int64_t r
                                         std::int64_t cols, ScaleAxis axis,
                                         const StochasticStream& stream);
 
+// The Highway target mx_rht_bf16 and quantize_mx_dither_scale dispatch to (tests name it in
+// failures).
+const char* mx_dither_target_name();
+
 }  // namespace fp8lab::sim::scaling
