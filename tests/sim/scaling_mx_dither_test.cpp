@@ -378,7 +378,23 @@ TEST_CASE("the 64-point RHT equals their reshape @ S along each backward GEMM's 
   for (int r = 0; r < 64; ++r) set(r, 20, 3e38f);  // a column chunk whose sums overflow
   for (int r = 64; r < 128; ++r) set(r, 21, 1e-41f * static_cast<float>(r));
   set(100, 22, std::nextafter(2.0f, 0.0f));
+  // Chunks whose fp32 sums depend on the order of the terms: x_p = x_{p+1} = 2^30, x_{p+2} = 1,
+  // zeros elsewhere (p = 0..61). Where the two large terms cancel (half of the outputs, whatever
+  // the signs), the sum in index order is 2^27 - 2^27 + 1/8 = 1/8; any order that adds the 1/8
+  // before the second large term (a swap of terms p + 1 and p + 2, a reversal) loses it in
+  // 2^27 + 1/8 and gives 0. Column c holds the chunk p = c % 62, and the transpose as rows.
+  std::vector<float> order(64 * 128, 0.0f);
+  for (int c = 0; c < 128; ++c) {
+    const int p = c % 62;
+    order[static_cast<std::size_t>(p * 128 + c)] = 0x1p30f;
+    order[static_cast<std::size_t>((p + 1) * 128 + c)] = 0x1p30f;
+    order[static_cast<std::size_t>((p + 2) * 128 + c)] = 1.0f;
+  }
   for_each_target([&] {
+    for (const std::uint64_t m : {std::uint64_t{0}, mask}) {
+      check_rht(order, 64, 128, ScaleAxis::kColumnwise, m);
+      check_rht(transpose(order, 64, 128), 128, 64, ScaleAxis::kRowwise, m);
+    }
     std::vector<float> dy_t(dy.size()), w_t(w.size());
     check_rht(dy, tokens, out_features, ScaleAxis::kRowwise, mask);
     check_rht(w, out_features, in_features, ScaleAxis::kColumnwise, mask);
