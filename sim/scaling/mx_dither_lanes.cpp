@@ -29,9 +29,11 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "sim/scaling/mx_dither_lanes.cpp"
+#include <hwy/cache_control.h>
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
@@ -81,22 +83,54 @@ HWY_INLINE VF Base(VF x, VF sign_bit) {
 }
 
 // One chunk of 64 contiguous elements (kRowwise): lanes over the outputs j.
+constexpr std::size_t kOutVectors = kMxRhtSize / kLanes;
+
+// Outputs j = q L + l and terms i = h L + k (l, k < L lanes): i & j is (h L & q L) | (k & l), so
+// H[i][j] = (-1)^popcount(h & q) (-1)^popcount(k & l): the second factor is lane l of row k of the
+// sign table, the first a constant per vector q in the unrolled loops below.
+template <std::size_t h, std::size_t... q>
+HWY_INLINE void AddAlongRow(VF* sum, VF plus, VF minus, std::index_sequence<q...>) {
+  ((sum[q] = hn::Add(sum[q], (std::popcount(h & q) & 1) != 0 ? minus : plus)), ...);
+}
+
+// The terms i = h L + k, k = 0..L-1, of one h in order.
+template <std::size_t h>
+HWY_INLINE void AddBlockAlongRow(VF* sum, const float* t) {
+  const DF df;
+  const DU du;
+  for (std::size_t k = 0; k < kLanes; ++k) {
+    const VF low = hn::BitCast(df, hn::LoadU(du, kHadamardSignBits.data() + k * kMxRhtSize));
+    const VF plus = hn::Xor(hn::Set(df, t[h * kLanes + k]), low);
+    AddAlongRow<h>(sum, plus, hn::Xor(plus, hn::Set(df, -0.0f)),
+                   std::make_index_sequence<kOutVectors>());
+  }
+}
+
+// The blocks h = 0, 1, ... in order (a fold over the comma operator runs left to right).
+template <std::size_t... h>
+HWY_INLINE void AddAllAlongRow(VF* sum, const float* t, std::index_sequence<h...>) {
+  (AddBlockAlongRow<h>(sum, t), ...);
+}
+
 HWY_INLINE void RhtChunkAlongRow(const float* x, const float* in_signs, float* out) {
   const DF df;
   HWY_ALIGN float t[kMxRhtSize];
   for (std::size_t i = 0; i < kMxRhtSize; i += kLanes) {
     hn::Store(Base(hn::LoadU(df, x + i), hn::Load(df, in_signs + i)), df, t + i);
   }
-  constexpr std::size_t kOutVectors = kMxRhtSize / kLanes;
-  const DU du;
-  const std::uint32_t* h = kHadamardSignBits.data();
   VF sum[kOutVectors];
   for (auto& s : sum) s = hn::Zero(df);
-  for (std::size_t i = 0; i < kMxRhtSize; ++i) {
-    const VF term = hn::Set(df, t[i]);
-    for (std::size_t q = 0; q < kOutVectors; ++q) {
-      const VF sign = hn::BitCast(df, hn::LoadU(du, h + i * kMxRhtSize + q * kLanes));
-      sum[q] = hn::Add(sum[q], hn::Xor(term, sign));  // sum_j += t_i H[i][j], in order of i
+  if constexpr (kOutVectors <= 16) {
+    AddAllAlongRow(sum, t, std::make_index_sequence<kOutVectors>());
+  } else {  // the scalar target: the table for every sign
+    const DU du;
+    const std::uint32_t* signs = kHadamardSignBits.data();
+    for (std::size_t i = 0; i < kMxRhtSize; ++i) {
+      const VF term = hn::Set(df, t[i]);
+      for (std::size_t q = 0; q < kOutVectors; ++q) {
+        const VF sign = hn::BitCast(df, hn::LoadU(du, signs + i * kMxRhtSize + q * kLanes));
+        sum[q] = hn::Add(sum[q], hn::Xor(term, sign));  // sum_j += t_i H[i][j], in order of i
+      }
     }
   }
   for (std::size_t q = 0; q < kOutVectors; ++q) {
@@ -104,26 +138,45 @@ HWY_INLINE void RhtChunkAlongRow(const float* x, const float* in_signs, float* o
   }
 }
 
+// Outputs j = j0 + c and terms i = i0 + l (c, l < 8; i0, j0 multiples of 8): i & j is
+// (i0 & j0) | (l & c), so H[i][j] = (-1)^popcount(i0 & j0) (-1)^popcount(l & c), the second
+// factor a constant in the unrolled loops below.
+constexpr std::size_t kChains = 8;
+
+// sum_c += H[i0 + l][j0 + c] t_{i0 + l} for c < 8: plus[l] = +-t_{i0 + l} by the first factor,
+// minus[l] its negation.
+template <std::size_t l, std::size_t... c>
+HWY_INLINE void AddTerm(VF* sum, const VF* plus, const VF* minus, std::index_sequence<c...>) {
+  ((sum[c] = hn::Add(sum[c], (std::popcount(l & c) & 1) != 0 ? minus[l] : plus[l])), ...);
+}
+
+// The terms l = 0..7 in order (a fold over the comma operator runs left to right).
+template <std::size_t... l>
+HWY_INLINE void AddTerms(VF* sum, const VF* plus, const VF* minus, std::index_sequence<l...>) {
+  (AddTerm<l>(sum, plus, minus, std::make_index_sequence<kChains>()), ...);
+}
+
 // The chunks of kLanes adjacent columns o.. over rows t0..t0+63 (kColumnwise): lanes over
-// columns, 8 outputs at a time.
+// columns, 8 outputs at a time. next: the next group's first element (prefetched: its rows
+// are 64 strided lines), or null.
 HWY_INLINE void RhtChunksDownColumns(const float* x, std::int64_t cols, const float* in_signs,
-                                     float* out) {
+                                     float* out, const float* next) {
   const DF df;
   const VF sign_bit = hn::Set(df, -0.0f);
   VF t[2][kMxRhtSize];  // t[0][i] = t_i, t[1][i] = -t_i
   for (std::size_t i = 0; i < kMxRhtSize; ++i) {
-    const VF base =
-        Base(hn::LoadU(df, x + static_cast<std::int64_t>(i) * cols), hn::Set(df, in_signs[i]));
+    const auto row = static_cast<std::int64_t>(i) * cols;
+    const VF base = Base(hn::LoadU(df, x + row), hn::Set(df, in_signs[i]));
+    if (next != nullptr) hwy::Prefetch(next + row);
     t[0][i] = base;
     t[1][i] = hn::Xor(base, sign_bit);
   }
-  constexpr std::size_t kChains = 8;
   for (std::size_t j0 = 0; j0 < kMxRhtSize; j0 += kChains) {
     VF sum[kChains];
     for (auto& s : sum) s = hn::Zero(df);
-    for (std::size_t i = 0; i < kMxRhtSize; ++i) {
-      const std::uint32_t* h = kHadamardSignBits.data() + i * kMxRhtSize + j0;
-      for (std::size_t c = 0; c < kChains; ++c) sum[c] = hn::Add(sum[c], t[h[c] >> 31][i]);
+    for (std::size_t i0 = 0; i0 < kMxRhtSize; i0 += kChains) {  // in order of i = i0 + l
+      const auto flip = static_cast<std::size_t>(std::popcount(i0 & j0) & 1);
+      AddTerms(sum, t[flip] + i0, t[flip ^ 1] + i0, std::make_index_sequence<kChains>());
     }
     for (std::size_t c = 0; c < kChains; ++c) {
       hn::StoreU(Bf16Round(sum[c]), df, out + static_cast<std::int64_t>(j0 + c) * cols);
@@ -152,7 +205,8 @@ void MxRhtLanes(const float* x, std::int64_t rows, std::int64_t cols, ScaleAxis 
   for (std::int64_t t0 = 0; t0 < rows; t0 += kMxRhtSize) {
     std::int64_t o = 0;
     for (; whole_vectors && o + lanes <= cols; o += lanes) {
-      RhtChunksDownColumns(x + t0 * cols + o, cols, in_signs, out + t0 * cols + o);
+      const float* next = o + 2 * lanes <= cols ? x + t0 * cols + o + lanes : nullptr;
+      RhtChunksDownColumns(x + t0 * cols + o, cols, in_signs, out + t0 * cols + o, next);
     }
     for (; o < cols; ++o) mx_rht_chunk_scalar(x, cols, axis, sign_mask, o, t0, out);
   }
