@@ -319,7 +319,7 @@ void DitherColumns(const float* x, std::int64_t cols, std::int64_t r0, std::int6
   for (std::size_t l = 0; l < kGroup * kLanes; ++l) {
     if (max_bits[l] >= kInfBits) {
       mx_dither_set_special(b0 + l, out);
-      recips[l] = 1.0f;  // its codes are masked to 0
+      recips[l] = 1.0f;  // its codes are masked to 0 (below)
       continue;
     }
     const int se = mx_dither_shared_exponent(std::bit_cast<float>(max_bits[l]));
@@ -333,7 +333,10 @@ void DitherColumns(const float* x, std::int64_t cols, std::int64_t r0, std::int6
       const auto at = static_cast<std::size_t>(h) * kLanes;
       const VF xv = hn::LoadU(df, x + r * cols + o + static_cast<std::int64_t>(at));
       const auto special = hn::Gt(block_max[h], hn::Set(di, kInfBits - 1));
-      StoreCodes(xv, Codes(xv, hn::Load(df, recips + at), words[h]), special,
+      // A special lane's code is masked to 0; its x is replaced by 0 so that no NaN reaches
+      // the conversion to int.
+      const VF finite = hn::IfThenZeroElse(hn::RebindMask(df, special), xv);
+      StoreCodes(xv, Codes(finite, hn::Load(df, recips + at), words[h]), special,
                  out.codes + r * cols + o + static_cast<std::int64_t>(at), out.underflowed);
     }
   }
