@@ -8,8 +8,8 @@
 // of any output's sum, so every output is the same fp32 additions on the same values as the
 // scalar model's: the same bits by construction (fp32 addition is commutative, and NaNs come out
 // as bf16's one canonical NaN whatever their payload). Along the columns (kRowwise) the lanes are
-// the outputs j of one chunk: term i is t_i broadcast, its sign bits per output XORed in from
-// the sign table of hadamard(64). Down the rows (kColumnwise) the lanes are adjacent columns, one
+// the outputs j of one chunk: term i is t_i broadcast with the signs of H[i][j] (a row of the
+// sign table per lane, one constant sign per vector: RhtChunkAlongRow). Down the rows (kColumnwise) the lanes are adjacent columns, one
 // chunk each: term i of output j is the vector t_i or -t_i, and 8 outputs are summed at once so
 // that 8 independent chains of adds fill the adder.
 //
@@ -21,8 +21,8 @@
 // and u from PhiloxLanes (philox-inl.h) for the elements' row-major indices. The code of
 // q = f / 2 * 2^pe (clamped to 6) is min(f + 2 pe, 7), plus 8 for a negative a: with |a| <= 6
 // (mx_dither.hpp), pe <= 2 and f is in 0..4 at pe 0 (q = f / 2, code f) and 2..4 above
-// (q = f * 2^(pe - 1): codes 4, 5, 6 at pe 1; 6, 7 and 6 clamped at pe 2); an a that 3 x overflowed
-// to Inf gives 7, the model's +-6.
+// (q = f * 2^(pe - 1): codes 4, 5, 6 at pe 1; 6, 7 and 7 at pe 2, where q = 8 is clamped to 6);
+// an a that 3 x overflowed to Inf gives 7, the model's +-6.
 #include "sim/scaling/mx_dither_lanes.hpp"
 
 #include <algorithm>
