@@ -6,6 +6,8 @@
 // applies it) and E2M1 stochastic rounding (sim/fp4_stochastic.hpp); issue 46 asks >= 0.5 of
 // memcpy for each. The sub-byte quantizers whole: MXFP4 (TE's E8M0 rule, rows and columns) and
 // NVFP4 te (1 x 16, 16 x 1, and 16 x 1 with stochastic rounding, as TE's wgrad grad_output).
+// Tseng et al.'s MXFP4 backward (sim/scaling/mx_dither.hpp): the 64-point RHT and the
+// 'dither_scale' quantizer alone, each along the rows (Arg 0) and down the columns (Arg 1).
 //
 //   build-*/bench/scaling_bench --benchmark_min_time=0.5
 #include <benchmark/benchmark.h>
@@ -21,6 +23,7 @@
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/delayed.hpp"
 #include "sim/scaling/mx.hpp"
+#include "sim/scaling/mx_dither.hpp"
 #include "sim/scaling/nvfp4.hpp"
 #include "sim/scaling/rowwise.hpp"
 
@@ -141,6 +144,27 @@ void BM_e2m1_stochastic(benchmark::State& state) {
   });
 }
 
+// Arg 0: chunks along the rows (kRowwise), 1: down the columns (kColumnwise).
+void BM_mx_rht(benchmark::State& state) {
+  const auto axis = state.range(0) == 0 ? sc::ScaleAxis::kRowwise : sc::ScaleAxis::kColumnwise;
+  state.SetLabel(sc::to_string(axis));
+  const std::uint64_t signs = sc::mx_rht_sign_mask(1, 2, 0);
+  std::vector<float> y(static_cast<std::size_t>(kRows * kCols));
+  run_stage(state, [&](const std::vector<float>& x) {
+    sc::mx_rht_bf16(x, kRows, kCols, axis, signs, y);
+    benchmark::DoNotOptimize(y.data());
+  });
+}
+
+void BM_mx_dither(benchmark::State& state) {
+  const auto axis = state.range(0) == 0 ? sc::ScaleAxis::kRowwise : sc::ScaleAxis::kColumnwise;
+  state.SetLabel(sc::to_string(axis));
+  const sc::StochasticStream stream{1, 2};
+  run(state, [&](const std::vector<float>& x) {
+    return sc::quantize_mx_dither_scale(x, kRows, kCols, axis, stream);
+  });
+}
+
 void BM_mxfp4(benchmark::State& state) {
   const auto axis = state.range(0) == 0 ? sc::ScaleAxis::kRowwise : sc::ScaleAxis::kColumnwise;
   state.SetLabel(sc::to_string(axis));
@@ -180,5 +204,7 @@ BENCHMARK(BM_mx)
 BENCHMARK(BM_mx_2d)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_rht)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_e2m1_stochastic)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_mx_rht)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_mx_dither)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_mxfp4)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_nvfp4_te)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);

@@ -10,6 +10,7 @@
 #include "sim/cast.hpp"
 #include "sim/element_count.hpp"
 #include "sim/rng.hpp"
+#include "sim/scaling/mx_dither_lanes.hpp"
 
 namespace fp8lab::sim::scaling {
 namespace {
@@ -52,29 +53,33 @@ void mx_rht_bf16(std::span<const float> x, std::int64_t rows, std::int64_t cols,
                                 (along_cols ? "cols" : "rows") + " = " + std::to_string(k) +
                                 " is not a multiple of the transform's size 64");
   }
-  const std::int64_t lines = along_cols ? rows : cols;
-  // Element (line, t) of the chunked view: t runs along K.
-  const auto at = [&](std::int64_t line, std::int64_t t) {
-    return static_cast<std::size_t>(along_cols ? line * cols + t : t * cols + line);
-  };
+  if (x.empty()) return;
+  mx_dither_detail::mx_rht_lanes(x.data(), rows, cols, axis, sign_mask, out.data());
+}
+
+namespace mx_dither_detail {
+
+void mx_rht_chunk_scalar(const float* x, std::int64_t cols, ScaleAxis axis, std::uint64_t sign_mask,
+                         std::int64_t line, std::int64_t t0, float* out) {
+  const bool along_cols = axis == ScaleAxis::kRowwise;
+  // Element t of the line (t along K).
+  const auto at = [&](std::int64_t t) { return along_cols ? line * cols + t : t * cols + line; };
   float in[kMxRhtSize];
-  for (std::int64_t line = 0; line < lines; ++line) {
-    for (std::int64_t c0 = 0; c0 < k; c0 += kMxRhtSize) {
-      for (int i = 0; i < kMxRhtSize; ++i) {
-        const float v = bf16_round(x[at(line, c0 + i)]);
-        in[i] = ((sign_mask >> i) & 1u) != 0 ? -v : v;
-      }
-      for (int j = 0; j < kMxRhtSize; ++j) {
-        float sum = 0.0f;
-        for (int i = 0; i < kMxRhtSize; ++i) {
-          const float term = in[i] * 0.125f;  // exact: a bf16 value times 2^-3
-          sum += (std::popcount(static_cast<unsigned>(i & j)) & 1) != 0 ? -term : term;
-        }
-        out[at(line, c0 + j)] = bf16_round(sum);
-      }
+  for (int i = 0; i < kMxRhtSize; ++i) {
+    const float v = bf16_round(x[at(t0 + i)]);
+    in[i] = ((sign_mask >> i) & 1u) != 0 ? -v : v;
+  }
+  for (int j = 0; j < kMxRhtSize; ++j) {
+    float sum = 0.0f;
+    for (int i = 0; i < kMxRhtSize; ++i) {
+      const float term = in[i] * 0.125f;  // exact: a bf16 value times 2^-3
+      sum += (std::popcount(static_cast<unsigned>(i & j)) & 1) != 0 ? -term : term;
     }
+    out[at(t0 + j)] = bf16_round(sum);
   }
 }
+
+}  // namespace mx_dither_detail
 
 float mx_dither_uniform(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
   const std::uint32_t word = philox_random_word(seed, stream, index);
@@ -96,6 +101,55 @@ std::uint8_t mx_dither_scale_code(float x, int shared_exponent, float u) {
   return cast_fp32_to_subbyte(negative ? -q : q, Format::E2M1, kSubbyteCuda);
 }
 
+namespace mx_dither_detail {
+
+int mx_dither_shared_exponent(float amax) {
+  return amax == 0.0f ? -127 : std::max(floor_log2(amax) - 2, -127);
+}
+
+void mx_dither_set_scales(int shared_exponent, std::size_t b, DitherOutput& out) {
+  out.scale_e8m0[b] = static_cast<std::uint8_t>(shared_exponent + 127);
+  out.scale_inv[b] = std::ldexp(kFourThirds, shared_exponent);
+  out.scale[b] = std::ldexp(0.75f, -shared_exponent);
+}
+
+void mx_dither_set_special(std::size_t b, DitherOutput& out) {
+  out.scale_e8m0[b] = 0xFF;
+  out.scale_inv[b] = std::numeric_limits<float>::quiet_NaN();
+  out.scale[b] = std::numeric_limits<float>::quiet_NaN();
+}
+
+void mx_dither_block_scalar(const float* x, std::int64_t cols, std::int64_t r0, std::int64_t r1,
+                            std::int64_t c0, std::int64_t c1, std::size_t b, std::uint64_t seed,
+                            std::uint64_t stream, DitherOutput& out) {
+  float amax = 0.0f;
+  bool special = false;
+  for (std::int64_t r = r0; r < r1; ++r) {
+    for (std::int64_t c = c0; c < c1; ++c) {
+      const float v = x[r * cols + c];
+      if (!std::isfinite(v)) special = true;
+      if (!std::isnan(v)) out.amax = std::max(out.amax, std::fabs(v));
+      amax = std::max(amax, std::fabs(v));
+    }
+  }
+  if (special) {
+    mx_dither_set_special(b, out);
+    return;  // codes stay 0
+  }
+  const int se = mx_dither_shared_exponent(amax);
+  mx_dither_set_scales(se, b, out);
+  for (std::int64_t r = r0; r < r1; ++r) {
+    for (std::int64_t c = c0; c < c1; ++c) {
+      const auto i = static_cast<std::uint64_t>(r * cols + c);
+      const std::uint8_t code = mx_dither_scale_code(x[i], se, mx_dither_uniform(seed, stream, i));
+      out.codes[i] = code;
+      if (x[i] != 0.0f && (code & 0x7u) == 0) ++out.underflowed;
+    }
+  }
+}
+
+}  // namespace mx_dither_detail
+
 QuantizeResult quantize_mx_dither_scale(std::span<const float> x, std::int64_t rows,
                                         std::int64_t cols, ScaleAxis axis,
                                         const StochasticStream& stream) {
@@ -114,48 +168,15 @@ QuantizeResult quantize_mx_dither_scale(std::span<const float> x, std::int64_t r
   t.scale_inv.resize(blocks);
   t.scale_e8m0.resize(blocks);
   t.scale.resize(blocks);
-  float tensor_amax = 0.0f;
-  std::uint64_t underflowed = 0;
-  for (std::int64_t br = 0; br < t.scale_rows(); ++br) {
-    for (std::int64_t bc = 0; bc < t.scale_cols(); ++bc) {
-      const std::int64_t r0 = br * t.block_rows, r1 = std::min(rows, r0 + t.block_rows);
-      const std::int64_t c0 = bc * t.block_cols, c1 = std::min(cols, c0 + t.block_cols);
-      float amax = 0.0f;
-      bool special = false;
-      for (std::int64_t r = r0; r < r1; ++r) {
-        for (std::int64_t c = c0; c < c1; ++c) {
-          const float v = x[static_cast<std::size_t>(r * cols + c)];
-          if (!std::isfinite(v)) special = true;
-          if (!std::isnan(v)) tensor_amax = std::max(tensor_amax, std::fabs(v));
-          amax = std::max(amax, std::fabs(v));
-        }
-      }
-      const auto b = static_cast<std::size_t>(br * t.scale_cols() + bc);
-      if (special) {
-        t.scale_e8m0[b] = 0xFF;
-        t.scale_inv[b] = std::numeric_limits<float>::quiet_NaN();
-        t.scale[b] = std::numeric_limits<float>::quiet_NaN();
-        continue;  // codes stay 0
-      }
-      const int se = amax == 0.0f ? -127 : std::max(floor_log2(amax) - 2, -127);
-      t.scale_e8m0[b] = static_cast<std::uint8_t>(se + 127);
-      t.scale_inv[b] = std::ldexp(kFourThirds, se);
-      t.scale[b] = std::ldexp(0.75f, -se);
-      for (std::int64_t r = r0; r < r1; ++r) {
-        for (std::int64_t c = c0; c < c1; ++c) {
-          const auto i = static_cast<std::size_t>(r * cols + c);
-          const std::uint8_t code =
-              mx_dither_scale_code(x[i], se, mx_dither_uniform(stream.seed, stream.stream, i));
-          t.data[i] = code;
-          if (x[i] != 0.0f && (code & 0x7u) == 0) ++underflowed;
-        }
-      }
-    }
+  mx_dither_detail::DitherOutput out{t.data.data(), t.scale_e8m0.data(), t.scale_inv.data(),
+                                     t.scale.data(), t.scale_cols()};
+  if (!x.empty()) {
+    mx_dither_detail::mx_dither_lanes(x.data(), rows, cols, axis, stream.seed, stream.stream, out);
   }
-  t.global_scale = {tensor_amax, 0.75f, kFourThirds};
-  result.stats.amax = tensor_amax;
+  t.global_scale = {out.amax, 0.75f, kFourThirds};
+  result.stats.amax = out.amax;
   result.stats.count = x.size();
-  result.stats.underflowed = underflowed;
+  result.stats.underflowed = out.underflowed;
   return result;
 }
 

@@ -39,6 +39,10 @@
 // fp32_seq and exact models read scale_inv. Their dequantization instead rounds each operand's
 // q * 2^(se + 2) / 3 to bf16 before a bf16 GEMM: the GEMM's bits are not theirs, the codes and
 // scales are.
+// Speed: mx_dither_lanes.cpp runs both in Highway lanes with these bits (the RHT's lanes change
+// which outputs are summed at once, never the order of an output's sum); the scalar model
+// (mx_rht_chunk_scalar, mx_dither_block_scalar) takes the edges. The test compares every SIMD
+// target with the reference written from their code.
 // Not modelled: a block with NaN or Inf (theirs turns the whole block NaN; here its scale code is
 // 255, NaN, and its codes 0, so its dequantized values are NaN too); |x| above FLT_MAX / 3 (their
 // 3 * x overflows; here such an element gets the code of +-6); their fp32 torch.log2, which for
@@ -78,5 +82,9 @@ std::uint8_t mx_dither_scale_code(float x, int shared_exponent, float u);
 QuantizeResult quantize_mx_dither_scale(std::span<const float> x, std::int64_t rows,
                                         std::int64_t cols, ScaleAxis axis,
                                         const StochasticStream& stream);
+
+// The Highway target mx_rht_bf16 and quantize_mx_dither_scale dispatch to (tests name it in
+// failures).
+const char* mx_dither_target_name();
 
 }  // namespace fp8lab::sim::scaling

@@ -6,13 +6,18 @@
 // _round_mantissa 'dither', * 2**(shared_exp + 2) / 3). The reference returns their dequantized
 // fp32 values; sim's codes and E8M0 bytes, dequantized by that same last line, must equal them
 // bit for bit, given the same uniforms.
+#include <hwy/targets.h>
+
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/cast.hpp"
@@ -169,47 +174,135 @@ double product_error(const std::vector<float>& dy, const std::vector<float>& w,
   return std::sqrt(err / norm);
 }
 
-TEST_CASE("dither_scale equals the reference from their code, bit for bit", "[mx_dither]") {
-  for (const bool wide : {false, true}) {
-    for (const ScaleAxis axis : {ScaleAxis::kRowwise, ScaleAxis::kColumnwise}) {
-      const std::int64_t rows = 64, cols = 96;
-      const auto x = gaussian_tensor(rows * cols, wide ? 7u : 3u, wide);
-      const StochasticStream stream{11, 5};
-      const QuantizeResult got = quantize_mx_dither_scale(x, rows, cols, axis, stream);
-      REQUIRE(got.tensor.data.size() == x.size());
-      const bool along_cols = axis == ScaleAxis::kRowwise;
-      std::int64_t compared = 0, rounded_up = 0, rounded_down = 0;
-      const std::int64_t lines = along_cols ? rows : cols, k = along_cols ? cols : rows;
-      for (std::int64_t line = 0; line < lines; ++line) {
-        for (std::int64_t b0 = 0; b0 < k; b0 += 32) {
-          std::vector<float> block, rand;
-          std::vector<std::size_t> index;
-          for (std::int64_t t = b0; t < b0 + 32; ++t) {
-            const auto i = static_cast<std::size_t>(along_cols ? line * cols + t : t * cols + line);
-            index.push_back(i);
-            block.push_back(x[i]);
-            rand.push_back(mx_dither_uniform(stream.seed, stream.stream, i));
-          }
-          const std::vector<float> want = ref_dither_scale_block(block, rand);
-          const std::size_t scale_index = static_cast<std::size_t>(
-              along_cols ? line * (cols / 32) + b0 / 32 : (b0 / 32) * cols + line);
-          const std::uint8_t e8m0 = got.tensor.scale_e8m0[scale_index];
-          CHECK(static_cast<float>(e8m0) - 127.0f == ref_shared_exp(block));
-          for (std::size_t j = 0; j < block.size(); ++j) {
-            const float mine = dequantize_like_theirs(got.tensor.data[index[j]], e8m0);
-            INFO("x = " << block[j] << " u = " << rand[j] << " axis " << to_string(axis));
-            CHECK(std::bit_cast<std::uint32_t>(mine) == std::bit_cast<std::uint32_t>(want[j]));
-            ++compared;
-            if (std::fabs(want[j]) > std::fabs(block[j])) ++rounded_up;
-            if (std::fabs(want[j]) < std::fabs(block[j])) ++rounded_down;
-          }
-        }
+// Runs body once per SIMD target Highway compiled into sim/scaling/mx_dither_lanes.cpp and this
+// CPU supports, checking that the dispatcher switched (INFO names the target in failures).
+template <typename Body>
+void for_each_target(Body body) {
+  for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    INFO("target " << hwy::TargetName(target));
+    REQUIRE(std::string(mx_dither_target_name()) == hwy::TargetName(target));
+    body();
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+struct DitherCounts {
+  std::int64_t compared = 0, rounded_up = 0, rounded_down = 0, special_blocks = 0, overflowing = 0;
+};
+
+// quantize_mx_dither_scale(x) against the reference block by block (partial edge blocks too).
+// Blocks holding a NaN or Inf (not modelled: their scale code is 255, scales NaN, codes 0) and
+// elements whose 3 x overflows (the code of +-6) are checked as mx_dither.hpp states instead.
+// Also checks amax (NaN-ignoring) and the underflowed count (nonzero x whose value is +-0).
+DitherCounts check_dither_scale(const std::vector<float>& x, std::int64_t rows, std::int64_t cols,
+                                ScaleAxis axis, const StochasticStream& stream) {
+  const QuantizeResult got = quantize_mx_dither_scale(x, rows, cols, axis, stream);
+  REQUIRE(got.tensor.data.size() == x.size());
+  const bool along_cols = axis == ScaleAxis::kRowwise;
+  DitherCounts n;
+  std::uint64_t underflowed = 0;
+  float amax = 0.0f;
+  const std::int64_t lines = along_cols ? rows : cols, k = along_cols ? cols : rows;
+  for (std::int64_t line = 0; line < lines; ++line) {
+    for (std::int64_t b0 = 0; b0 < k; b0 += 32) {
+      std::vector<float> block, rand;
+      std::vector<std::size_t> index;
+      bool special = false;
+      for (std::int64_t t = b0; t < std::min(k, b0 + 32); ++t) {
+        const auto i = static_cast<std::size_t>(along_cols ? line * cols + t : t * cols + line);
+        index.push_back(i);
+        block.push_back(x[i]);
+        rand.push_back(mx_dither_uniform(stream.seed, stream.stream, i));
+        special = special || !std::isfinite(x[i]);
+        if (!std::isnan(x[i])) amax = std::max(amax, std::fabs(x[i]));
       }
-      CHECK(compared == rows * cols);
-      CHECK(rounded_up > compared / 50);  // the draws round up as well as down
-      CHECK(rounded_down > compared / 50);
+      const std::size_t scale_index = static_cast<std::size_t>(
+          along_cols ? line * ((cols + 31) / 32) + b0 / 32 : (b0 / 32) * cols + line);
+      const std::uint8_t e8m0 = got.tensor.scale_e8m0[scale_index];
+      INFO("line " << line << " block at " << b0 << " axis " << to_string(axis));
+      if (special) {
+        ++n.special_blocks;
+        CHECK(e8m0 == 0xFF);
+        CHECK(std::isnan(got.tensor.scale_inv[scale_index]));
+        CHECK(std::isnan(got.tensor.scale[scale_index]));
+        for (const std::size_t i : index) CHECK(got.tensor.data[i] == 0);
+        continue;
+      }
+      const std::vector<float> want = ref_dither_scale_block(block, rand);
+      CHECK(static_cast<float>(e8m0) - 127.0f == ref_shared_exp(block));
+      CHECK(got.tensor.scale_inv[scale_index] == std::ldexp(4.0f / 3.0f, e8m0 - 127));
+      CHECK(got.tensor.scale[scale_index] == std::ldexp(0.75f, 127 - e8m0));
+      for (std::size_t j = 0; j < block.size(); ++j) {
+        const std::uint8_t code = got.tensor.data[index[j]];
+        INFO("x = " << block[j] << " u = " << rand[j]);
+        if (std::fabs(block[j]) > std::numeric_limits<float>::max() / 3.0f) {
+          ++n.overflowing;
+          CHECK(code == (block[j] < 0.0f ? 0xF : 0x7));
+          continue;
+        }
+        const float mine = dequantize_like_theirs(code, e8m0);
+        CHECK(std::bit_cast<std::uint32_t>(mine) == std::bit_cast<std::uint32_t>(want[j]));
+        ++n.compared;
+        if (block[j] != 0.0f && want[j] == 0.0f) ++underflowed;
+        if (std::fabs(want[j]) > std::fabs(block[j])) ++n.rounded_up;
+        if (std::fabs(want[j]) < std::fabs(block[j])) ++n.rounded_down;
+      }
     }
   }
+  CHECK(got.stats.underflowed == underflowed);
+  CHECK(got.stats.amax == amax);
+  CHECK(got.tensor.global_scale[0] == amax);
+  CHECK(got.stats.count == x.size());
+  return n;
+}
+
+TEST_CASE("dither_scale equals the reference from their code, bit for bit, every target",
+          "[mx_dither]") {
+  // 64 x 96: whole blocks both ways; 70 x 100: a partial last block on each axis, and 100
+  // columns leave a tail of columns after the vectors of every target.
+  const std::pair<std::int64_t, std::int64_t> shapes[] = {{64, 96}, {70, 100}};
+  for_each_target([&] {
+    for (const auto& [rows, cols] : shapes) {
+      for (const bool wide : {false, true}) {
+        for (const ScaleAxis axis : {ScaleAxis::kRowwise, ScaleAxis::kColumnwise}) {
+          INFO(rows << " x " << cols << (wide ? " wide" : ""));
+          const auto x = gaussian_tensor(rows * cols, wide ? 7u : 3u, wide);
+          const DitherCounts n = check_dither_scale(x, rows, cols, axis, StochasticStream{11, 5});
+          CHECK(n.compared == rows * cols);
+          CHECK(n.rounded_up > n.compared / 50);  // the draws round up as well as down
+          CHECK(n.rounded_down > n.compared / 50);
+        }
+      }
+    }
+  });
+}
+
+TEST_CASE("dither_scale's NaN and Inf blocks, amax and an overflowing 3 x, every target",
+          "[mx_dither]") {
+  const std::int64_t rows = 70, cols = 100;
+  std::vector<float> x = gaussian_tensor(rows * cols, 9, true);
+  const auto at = [&](std::int64_t r, std::int64_t c) -> float& {
+    return x[static_cast<std::size_t>(r * cols + c)];
+  };
+  at(3, 40) = std::numeric_limits<float>::quiet_NaN();   // a whole row block and column block
+  at(69, 99) = std::numeric_limits<float>::quiet_NaN();  // partial blocks on both axes
+  at(10, 5) = 3e38f;                                     // 3 x overflows: the code of +6
+  at(12, 7) = -2e38f;                                    // ... and of -6
+  for_each_target([&] {
+    for (const ScaleAxis axis : {ScaleAxis::kRowwise, ScaleAxis::kColumnwise}) {
+      std::vector<float> y = x;
+      // NaNs only: amax ignores them.
+      DitherCounts n = check_dither_scale(y, rows, cols, axis, StochasticStream{4, 2});
+      CHECK(n.special_blocks == 2);
+      CHECK(n.overflowing == 2);
+      CHECK(n.compared > rows * cols - 70);
+      // And a -Inf, whose block is special too; amax is then Inf.
+      y[static_cast<std::size_t>(40 * cols + 70)] = -std::numeric_limits<float>::infinity();
+      n = check_dither_scale(y, rows, cols, axis, StochasticStream{4, 2});
+      CHECK(n.special_blocks == 3);
+    }
+  });
 }
 
 TEST_CASE("dither_scale never clips and is unbiased over draws", "[mx_dither]") {
@@ -240,7 +333,29 @@ TEST_CASE("dither_scale never clips and is unbiased over draws", "[mx_dither]") 
   }
 }
 
-TEST_CASE("the 64-point RHT equals their reshape @ S along each backward GEMM's K", "[mx_dither]") {
+// mx_rht_bf16 against the reference, bit for bit (NaNs included: both give bf16's canonical NaN).
+void check_rht(const std::vector<float>& x, std::int64_t rows, std::int64_t cols, ScaleAxis axis,
+               std::uint64_t mask) {
+  std::vector<float> got(x.size());
+  mx_rht_bf16(x, rows, cols, axis, mask, got);
+  const auto want =
+      axis == ScaleAxis::kRowwise
+          ? ref_rht_rows(x, rows, cols, mask)
+          : transpose(ref_rht_rows(transpose(x, rows, cols), cols, rows, mask), cols, rows);
+  std::size_t mismatches = 0, first = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (std::bit_cast<std::uint32_t>(got[i]) != std::bit_cast<std::uint32_t>(want[i]) &&
+        mismatches++ == 0) {
+      first = i;
+    }
+  }
+  INFO(rows << " x " << cols << " " << to_string(axis) << ": first mismatch at " << first << ": "
+            << got[first] << ", reference " << want[first]);
+  CHECK(mismatches == 0);
+}
+
+TEST_CASE("the 64-point RHT equals their reshape @ S along each backward GEMM's K, every target",
+          "[mx_dither]") {
   const std::uint64_t mask = mx_rht_sign_mask(3, 9, 0);
   // dgrad: grad_output [tokens, out] in chunks along out (its rows: kRowwise) and the weight
   // [out, in] through weight.T.reshape(-1, HBS) @ S, then .T: chunks down its columns
@@ -248,27 +363,56 @@ TEST_CASE("the 64-point RHT equals their reshape @ S along each backward GEMM's 
   const std::int64_t tokens = 8, out_features = 128, in_features = 64;
   const auto dy = gaussian_tensor(tokens * out_features, 21, false);
   const auto w = gaussian_tensor(out_features * in_features, 22, true);
-  std::vector<float> dy_t(dy.size()), w_t(w.size());
-  mx_rht_bf16(dy, tokens, out_features, ScaleAxis::kRowwise, mask, dy_t);
-  mx_rht_bf16(w, out_features, in_features, ScaleAxis::kColumnwise, mask, w_t);
-  const auto dy_ref = ref_rht_rows(dy, tokens, out_features, mask);
-  const auto w_ref = transpose(
-      ref_rht_rows(transpose(w, out_features, in_features), in_features, out_features, mask),
-      in_features, out_features);
-  for (std::size_t i = 0; i < dy.size(); ++i) {
-    CHECK(std::bit_cast<std::uint32_t>(dy_t[i]) == std::bit_cast<std::uint32_t>(dy_ref[i]));
+  // Values the sums treat apart, in a tensor whose 37 columns leave a tail after the vectors of
+  // every target: NaN, +-Inf (an Inf - Inf sum is NaN), terms whose sum overflows to Inf,
+  // subnormals (bf16-rounded, times 1/8: rounded again), and fp32 values that round up to a
+  // larger bf16 power of two.
+  std::vector<float> z = gaussian_tensor(128 * 37, 23, true);
+  const auto set = [&](std::int64_t r, std::int64_t c, float v) {
+    z[static_cast<std::size_t>(r * 37 + c)] = v;
+  };
+  set(70, 3, std::numeric_limits<float>::quiet_NaN());
+  set(5, 36, std::numeric_limits<float>::infinity());
+  set(9, 36, -std::numeric_limits<float>::infinity());
+  set(80, 35, std::numeric_limits<float>::infinity());
+  for (int r = 0; r < 64; ++r) set(r, 20, 3e38f);  // a column chunk whose sums overflow
+  for (int r = 64; r < 128; ++r) set(r, 21, 1e-41f * static_cast<float>(r));
+  set(100, 22, std::nextafter(2.0f, 0.0f));
+  // Chunks whose fp32 sums depend on the order of the terms: x_p = x_{p+1} = 2^30, x_{p+2} = 1,
+  // zeros elsewhere (p = 0..61). Where the two large terms cancel (half of the outputs, whatever
+  // the signs), the sum in index order is 2^27 - 2^27 + 1/8 = 1/8; any order that adds the 1/8
+  // before the second large term (a swap of terms p + 1 and p + 2, a reversal) loses it in
+  // 2^27 + 1/8 and gives 0. Column c holds the chunk p = c % 62, and the transpose as rows.
+  std::vector<float> order(64 * 128, 0.0f);
+  for (int c = 0; c < 128; ++c) {
+    const int p = c % 62;
+    order[static_cast<std::size_t>(p * 128 + c)] = 0x1p30f;
+    order[static_cast<std::size_t>((p + 1) * 128 + c)] = 0x1p30f;
+    order[static_cast<std::size_t>((p + 2) * 128 + c)] = 1.0f;
   }
-  for (std::size_t i = 0; i < w.size(); ++i) {
-    CHECK(std::bit_cast<std::uint32_t>(w_t[i]) == std::bit_cast<std::uint32_t>(w_ref[i]));
-  }
-  // S S^T = I: the transformed pair's product is dY W up to the bf16 roundings.
-  CHECK(product_error(dy, w, dy_t, w_t, tokens, out_features, in_features) <
-        0.02);  // bf16 rounding: ~2^-8 each
-  // A different draw breaks it: the product is then not dY W.
-  std::vector<float> w_other(w.size());
-  mx_rht_bf16(w, out_features, in_features, ScaleAxis::kColumnwise, mx_rht_sign_mask(3, 9, 1),
-              w_other);
-  CHECK(product_error(dy, w, dy_t, w_other, tokens, out_features, in_features) > 0.5);
+  for_each_target([&] {
+    for (const std::uint64_t m : {std::uint64_t{0}, mask}) {
+      check_rht(order, 64, 128, ScaleAxis::kColumnwise, m);
+      check_rht(transpose(order, 64, 128), 128, 64, ScaleAxis::kRowwise, m);
+    }
+    std::vector<float> dy_t(dy.size()), w_t(w.size());
+    check_rht(dy, tokens, out_features, ScaleAxis::kRowwise, mask);
+    check_rht(w, out_features, in_features, ScaleAxis::kColumnwise, mask);
+    check_rht(z, 128, 37, ScaleAxis::kColumnwise, mask);
+    // Along the rows: z's transpose as a 37 x 128 tensor.
+    check_rht(transpose(z, 128, 37), 37, 128, ScaleAxis::kRowwise, mask);
+    mx_rht_bf16(dy, tokens, out_features, ScaleAxis::kRowwise, mask, dy_t);
+    mx_rht_bf16(w, out_features, in_features, ScaleAxis::kColumnwise, mask, w_t);
+    // S S^T = I: the transformed pair's product is dY W up to the bf16 roundings.
+    CHECK(product_error(dy, w, dy_t, w_t, tokens, out_features, in_features) <
+          0.02);  // bf16 rounding: ~2^-8 each
+    // A different draw breaks it: the product is then not dY W.
+    std::vector<float> w_other(w.size());
+    mx_rht_bf16(w, out_features, in_features, ScaleAxis::kColumnwise, mx_rht_sign_mask(3, 9, 1),
+                w_other);
+    CHECK(product_error(dy, w, dy_t, w_other, tokens, out_features, in_features) > 0.5);
+  });
+  std::vector<float> dy_t(dy.size());
   CHECK_THROWS_WITH(mx_rht_bf16(dy, 32, 32, ScaleAxis::kRowwise, mask, dy_t),
                     Catch::Contains("cols = 32 is not a multiple of the transform's size 64"));
 }
