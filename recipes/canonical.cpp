@@ -143,14 +143,14 @@ Canonical canonicalize_once(const Recipe& input) {
   }
   if (r.nvfp4_2d && r.nvfp4_mode == Nvfp4Mode::kTorchao) {
     r.nvfp4_2d = false;
-    reasons.push_back("nvfp4_2d is modelled as TE's only: nvfp4_mode torchao is torchao's "
-                      "nvfp4_quantize, 1 x 16");
+    reasons.push_back("nvfp4_2d is not an option of nvfp4_mode torchao (torchao's "
+                      "nvfp4_quantize, 1 x 16); te and torchao_training have it");
   }
   if ((r.nvfp4_rht || r.nvfp4_stochastic_rounding) && r.nvfp4_mode == Nvfp4Mode::kTorchao) {
     r.nvfp4_rht = false;
     r.nvfp4_stochastic_rounding = false;
-    reasons.push_back(
-        "nvfp4_rht and nvfp4_stochastic_rounding are modelled as TE's NVFP4BlockScaling only");
+    reasons.push_back("nvfp4_rht and nvfp4_stochastic_rounding are options of nvfp4_mode te and "
+                      "torchao_training only");
   }
   if (r.scaling != Scaling::mxfp4 && (r.mx_stochastic_rounding || r.mx_rht)) {
     r.mx_stochastic_rounding = false;

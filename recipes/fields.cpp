@@ -383,10 +383,10 @@ void reject_unused(const Draft& d, Scaling scaling) {
   }
   if (d.fixed.nvfp4_2d && d.fixed.nvfp4_mode == Nvfp4Mode::kTorchao) {
     fail("nvfp4_2d",
-         "is modelled as TE's NVFP4BlockScaling only (nvfp4_mode torchao is torchao's "
-         "nvfp4_quantize, 1 x 16 blocks only; torchao's prototype NVFP4TrainingConfig, with "
-         "16 x 16 weight tiles, is not a mode); value",
-         "nvfp4_2d: false with nvfp4_mode: torchao, or nvfp4_mode: te");
+         "is not an option of nvfp4_mode torchao (torchao's nvfp4_quantize, 1 x 16 blocks "
+         "only); TE's NVFP4BlockScaling (nvfp4_mode te) and torchao's prototype "
+         "NVFP4TrainingConfig (nvfp4_mode torchao_training) have 16 x 16 weight tiles; value",
+         "nvfp4_2d: false with nvfp4_mode: torchao, or nvfp4_mode: te or torchao_training");
   }
   for (const auto& [key, value] :
        {std::pair{"gemm.fprop", d.fprop}, std::pair{"gemm.dgrad", d.dgrad},
@@ -409,17 +409,18 @@ void reject_unused(const Draft& d, Scaling scaling) {
   }
   if (d.fixed.nvfp4_rht && d.fixed.nvfp4_mode == Nvfp4Mode::kTorchao) {
     fail("nvfp4_rht",
-         "is modelled as TE's NVFP4BlockScaling only (TE's fixed sign vector; nvfp4_mode torchao "
-         "is torchao's nvfp4_quantize, which has no RHT; the NVFP4Linear of torchao's prototype "
-         "NVFP4TrainingConfig, not a mode, draws its own vector per layer); value",
-         "nvfp4_rht: false with nvfp4_mode: torchao, or nvfp4_mode: te");
+         "is not an option of nvfp4_mode torchao (torchao's nvfp4_quantize, which has no RHT); "
+         "TE's NVFP4BlockScaling (nvfp4_mode te) and torchao's prototype NVFP4TrainingConfig "
+         "(nvfp4_mode torchao_training, with TE's fixed sign vector) have it; value",
+         "nvfp4_rht: false with nvfp4_mode: torchao, or nvfp4_mode: te or torchao_training");
   }
   if (d.fixed.nvfp4_stochastic_rounding && d.fixed.nvfp4_mode == Nvfp4Mode::kTorchao) {
     fail("nvfp4_stochastic_rounding",
-         "is modelled as TE's NVFP4BlockScaling only (nvfp4_mode torchao is torchao's "
-         "nvfp4_quantize, which rounds to nearest; torchao's prototype NVFP4TrainingConfig, not a "
-         "mode, rounds gradients stochastically); value",
-         "nvfp4_stochastic_rounding: false with nvfp4_mode: torchao, or nvfp4_mode: te");
+         "is not an option of nvfp4_mode torchao (torchao's nvfp4_quantize, which rounds to "
+         "nearest); TE's NVFP4BlockScaling (nvfp4_mode te) and torchao's prototype "
+         "NVFP4TrainingConfig (nvfp4_mode torchao_training) round gradients stochastically; value",
+         "nvfp4_stochastic_rounding: false with nvfp4_mode: torchao, or nvfp4_mode: te or "
+         "torchao_training");
   }
   if (scaling != Scaling::mxfp4) {
     for (std::string_view key : {"mx_stochastic_rounding", "mx_rht"}) {

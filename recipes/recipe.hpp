@@ -54,9 +54,9 @@ enum class Scaling : std::uint8_t {
 //                    mx (mxfp8 only)
 //   Nvfp4Mode        nvfp4_mode (sim/scaling/nvfp4.hpp): te (TE's kernels, the default), torchao
 //                    (torchao 0.18's nvfp4_quantize, torchao/prototype/mx_formats/nvfp4_tensor.py:
-//                    1 x 16 blocks, round to nearest). Not torchao 0.18's prototype
-//                    NVFP4TrainingConfig (prototype/moe_training/nvfp4_training: 16 x 16 weight
-//                    tiles, RHT, stochastic rounding), which no mode models yet.
+//                    1 x 16 blocks, round to nearest), torchao_training (torchao 0.18's prototype
+//                    NVFP4TrainingConfig, prototype/moe_training/nvfp4_training: 16 x 16 weight
+//                    tiles, RHT, stochastic rounding, with TE's sign vector; docs/fp4.md).
 using sim::Accumulation;
 using sim::scaling::AmaxComputeAlgo;
 using sim::scaling::E8M0Mode;
@@ -163,8 +163,8 @@ struct Recipe {
   // MX (mxfp8, mxfp4, mxfp6_*) with a torchao scale mode only (uses_torchao_version).
   TorchaoVersion torchao_version = TorchaoVersion::kV0_18;
   // nvfp4 only: whose arithmetic, and whether weights take 16 x 16 tiles in every GEMM (TE's
-  // NVFP4BlockScaling does by default; te only: the torchao mode is nvfp4_quantize, 1 x 16 only,
-  // and torchao's NVFP4TrainingConfig, whose weights take 16 x 16 tiles, is not a mode).
+  // NVFP4BlockScaling does by default, torchao's NVFP4TrainingConfig always: nvfp4_mode te or
+  // torchao_training; the torchao mode is nvfp4_quantize, 1 x 16 only).
   Nvfp4Mode nvfp4_mode = Nvfp4Mode::kTe;
   bool nvfp4_2d = false;
   // nvfp4 with te only, the rest of TE's NVFP4BlockScaling (fp4-formats.md §4; TE's defaults

@@ -399,8 +399,9 @@ void check_per_role(const Recipe& recipe, const Site& site) {
         (r.nvfp4_2d || r.nvfp4_rht || r.nvfp4_stochastic_rounding)) {
       fail("nvfp4_mode", "torchao",
            "is torchao's nvfp4_quantize (1 x 16 blocks, round to nearest, no RHT); nvfp4_2d, "
-           "nvfp4_rht and nvfp4_stochastic_rounding are modelled as TE's only; value",
-           "nvfp4_mode: te with those options, or none of them");
+           "nvfp4_rht and nvfp4_stochastic_rounding are options of nvfp4_mode te and "
+           "torchao_training only; value",
+           "nvfp4_mode: te or torchao_training with those options, or none of them");
     }
   }
 }

@@ -159,23 +159,24 @@ TEST_CASE("recipe file errors", "[recipes][validation]") {
       {"unknown NVFP4 mode", "scaling: nvfp4\nnvfp4_mode: nvidia\n",
        "r.yaml:2: nvfp4_mode: unknown value 'nvidia'; accepted: te, torchao, torchao_training"},
       {"NVFP4 2-D with torchao", "scaling: nvfp4\nnvfp4_mode: torchao\nnvfp4_2d: true\n",
-       "r.yaml:3: nvfp4_2d: is modelled as TE's NVFP4BlockScaling only (nvfp4_mode torchao is "
-       "torchao's nvfp4_quantize, 1 x 16 blocks only; torchao's prototype NVFP4TrainingConfig, "
-       "with 16 x 16 weight tiles, is not a mode); value 'true'; accepted: nvfp4_2d: false with "
-       "nvfp4_mode: torchao, or nvfp4_mode: te"},
+       "r.yaml:3: nvfp4_2d: is not an option of nvfp4_mode torchao (torchao's nvfp4_quantize, "
+       "1 x 16 blocks only); TE's NVFP4BlockScaling (nvfp4_mode te) and torchao's prototype "
+       "NVFP4TrainingConfig (nvfp4_mode torchao_training) have 16 x 16 weight tiles; value "
+       "'true'; accepted: nvfp4_2d: false with nvfp4_mode: torchao, or nvfp4_mode: te or "
+       "torchao_training"},
       {"NVFP4 RHT with torchao", "scaling: nvfp4\nnvfp4_mode: torchao\nnvfp4_rht: true\n",
-       "r.yaml:3: nvfp4_rht: is modelled as TE's NVFP4BlockScaling only (TE's fixed sign vector; "
-       "nvfp4_mode torchao is torchao's nvfp4_quantize, which has no RHT; the NVFP4Linear of "
-       "torchao's prototype NVFP4TrainingConfig, not a mode, draws its own vector per layer); "
-       "value 'true'; accepted: nvfp4_rht: false "
-       "with nvfp4_mode: torchao, or nvfp4_mode: te"},
+       "r.yaml:3: nvfp4_rht: is not an option of nvfp4_mode torchao (torchao's nvfp4_quantize, "
+       "which has no RHT); TE's NVFP4BlockScaling (nvfp4_mode te) and torchao's prototype "
+       "NVFP4TrainingConfig (nvfp4_mode torchao_training, with TE's fixed sign vector) have it; "
+       "value 'true'; accepted: nvfp4_rht: false with nvfp4_mode: torchao, or nvfp4_mode: te or "
+       "torchao_training"},
       {"NVFP4 SR with torchao",
        "scaling: nvfp4\nnvfp4_mode: torchao\nnvfp4_stochastic_rounding: true\n",
-       "r.yaml:3: nvfp4_stochastic_rounding: is modelled as TE's NVFP4BlockScaling only "
-       "(nvfp4_mode torchao is torchao's nvfp4_quantize, which rounds to nearest; torchao's "
-       "prototype NVFP4TrainingConfig, not a mode, rounds gradients stochastically); value 'true'; "
-       "accepted: nvfp4_stochastic_rounding: "
-       "false with nvfp4_mode: torchao, or nvfp4_mode: te"},
+       "r.yaml:3: nvfp4_stochastic_rounding: is not an option of nvfp4_mode torchao (torchao's "
+       "nvfp4_quantize, which rounds to nearest); TE's NVFP4BlockScaling (nvfp4_mode te) and "
+       "torchao's prototype NVFP4TrainingConfig (nvfp4_mode torchao_training) round gradients "
+       "stochastically; value 'true'; accepted: nvfp4_stochastic_rounding: false with nvfp4_mode: "
+       "torchao, or nvfp4_mode: te or torchao_training"},
       {"nvfp4_rht without NVFP4", "scaling: mxfp4\nnvfp4_rht: true\n",
        "r.yaml:2: nvfp4_rht: applies to scaling nvfp4 only, not 'mxfp4'; value 'true'; accepted: "
        "scaling: nvfp4"},
