@@ -185,6 +185,8 @@ const std::vector<FieldSpec>& specs() {
                    d.fixed.override_linear_precision = std::get<OverrideLinearPrecision>(v);
                  },
                  [](const Recipe& r) { return override_text(r.override_linear_precision); }});
+    fixed_word("backward_override", accepted_backward_overrides(), &parse_backward_override,
+               &Recipe::backward_override);
     fixed_flag("use_autocast_during_eval", &Recipe::use_autocast_during_eval);
     t.push_back({"power_2_scales",
                  Kind::boolean,
@@ -201,6 +203,7 @@ const std::vector<FieldSpec>& specs() {
     fixed_flag("nvfp4_stochastic_rounding", &Recipe::nvfp4_stochastic_rounding);
     fixed_flag("mx_stochastic_rounding", &Recipe::mx_stochastic_rounding);
     fixed_flag("mx_rht", &Recipe::mx_rht);
+    fixed_flag("mx_2d", &Recipe::mx_2d);
     fixed_word("torchao_version", accepted_torchao_versions(), &parse_torchao_version,
                &Recipe::torchao_version);
     // static only: a positive, finite fp32 value (the plan's multiplier is a float).
@@ -304,7 +307,7 @@ const std::vector<FieldSpec>& specs() {
                  Kind::rules,
                  "a list of rules, each a mapping of match, roles, scaling, fp8_format, "
                  "power_2_scales, mx_scale_mode, torchao_version, nvfp4_mode, nvfp4_2d, nvfp4_rht, "
-                 "nvfp4_stochastic_rounding",
+                 "nvfp4_stochastic_rounding, mx_2d",
                  0,
                  {},
                  [](Draft& d, const FieldValue& v) {
@@ -374,6 +377,23 @@ void reject_unused(const Draft& d, Scaling scaling) {
          {"nvfp4_mode", "nvfp4_2d", "nvfp4_rht", "nvfp4_stochastic_rounding"}) {
       fail(key, fmt::format("applies to scaling nvfp4 only, not '{}'; value", name(scaling)),
            "scaling: nvfp4");
+    }
+  }
+  if (scaling != Scaling::mxfp8) {
+    fail("mx_2d",
+         fmt::format("is TE's MXFP8BlockScaling.enable_2d_quantization (32 x 32 weight tiles), "
+                     "modelled for scaling mxfp8 only, not '{}'; value",
+                     name(scaling)),
+         "scaling: mxfp8");
+  }
+  if (scaling == Scaling::delayed) {
+    const auto it = d.given.find("backward_override");
+    if (it != d.given.end() && d.fixed.backward_override != BackwardOverride::kNone) {
+      fail("backward_override",
+           "is not an option of delayed scaling (TE's DelayedScaling asserts backward_override "
+           "None); value",
+           "backward_override: none with scaling: delayed, or another scaling (current, block, "
+           "mxfp8 and nvfp4 are TE's)");
     }
   }
   if (scaling != Scaling::static_) {

@@ -245,10 +245,35 @@ Compatibility compatibility_of_gemms(const Recipe& r) {
   return c;
 }
 
+// mx_2d and backward_override are fields of TE's recipe objects (common/recipe/__init__.py at
+// d0067d0: MXFP8BlockScaling.enable_2d_quantization; backward_override on every class but
+// DelayedScaling), which the TE run sets as the recipe does. torchao, Tseng et al.'s patch and
+// static scaling have no backward_override: their run keeps the backward as the scaling says.
+void te_recipe_field_quirks(const Recipe& r, Compatibility& c) {
+  c.te_effective.mx_2d = r.mx_2d;
+  if (r.mx_2d) c.te_recipe_class += " with enable_2d_quantization=True";
+  if (r.backward_override == BackwardOverride::kNone) return;
+  const bool te = r.scaling == Scaling::current || r.scaling == Scaling::block ||
+                  r.scaling == Scaling::mxfp8 ||
+                  (r.scaling == Scaling::nvfp4 && r.nvfp4_mode == Nvfp4Mode::kTe);
+  if (te) {
+    c.te_effective.backward_override = r.backward_override;
+    c.te_recipe_class += fmt::format(" with backward_override='{}'", name(r.backward_override));
+    return;
+  }
+  c.te_effective.backward_override = BackwardOverride::kNone;
+  c.quirks.push_back({"backward_override", std::string(name(r.backward_override)), "none",
+                      fmt::format("{} has no backward_override (TE's recipe field); fp8lab runs "
+                                  "it on scaling {} as it does on TE's",
+                                  c.runner, name(r.scaling)),
+                      "docs/fp4.md, backward_override"});
+}
+
 }  // namespace
 
 Compatibility compatibility(const Recipe& r) {
   Compatibility c = compatibility_of_gemms(r);
+  te_recipe_field_quirks(r, c);
   beyond_gemm_quirks(r, c);
   diagnostics_quirks(r, c);
   return c;

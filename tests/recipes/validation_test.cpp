@@ -183,6 +183,18 @@ TEST_CASE("recipe file errors", "[recipes][validation]") {
       {"mx_rht without MXFP4", "scaling: nvfp4\nmx_rht: true\n",
        "r.yaml:2: mx_rht: is Tseng et al.'s MXFP4 backward, modelled for scaling mxfp4 only, not "
        "'nvfp4'; value 'true'; accepted: scaling: mxfp4"},
+      {"mx_2d without MXFP8", "scaling: mxfp4\nmx_2d: true\n",
+       "r.yaml:2: mx_2d: is TE's MXFP8BlockScaling.enable_2d_quantization (32 x 32 weight tiles), "
+       "modelled for scaling mxfp8 only, not 'mxfp4'; value 'true'; accepted: scaling: mxfp8"},
+      {"mx_2d not a boolean", "scaling: mxfp8\nmx_2d: tiles\n",
+       "r.yaml:2: mx_2d: wrong type: expected a boolean, got 'tiles'; accepted: true, false"},
+      {"backward_override with delayed scaling", "backward_override: dequantized\n",
+       "r.yaml:1: backward_override: is not an option of delayed scaling (TE's DelayedScaling "
+       "asserts backward_override None); value 'dequantized'; accepted: backward_override: none "
+       "with scaling: delayed, or another scaling (current, block, mxfp8 and nvfp4 are TE's)"},
+      {"unknown backward_override", "scaling: current\nbackward_override: fp32\n",
+       "r.yaml:2: backward_override: unknown value 'fp32'; accepted: none, high_precision, "
+       "dequantized"},
       {"mx_stochastic_rounding without floor scales",
        "scaling: mxfp4\nmx_stochastic_rounding: true\n",
        "r.yaml:2: mx_stochastic_rounding: is Tseng et al.'s dither_scale, whose scales are E8M0 "
