@@ -250,15 +250,24 @@ Compatibility compatibility_of_gemms(const Recipe& r) {
 // DelayedScaling), which the TE run sets as the recipe does. torchao, Tseng et al.'s patch and
 // static scaling have no backward_override: their run keeps the backward as the scaling says.
 void te_recipe_field_quirks(const Recipe& r, Compatibility& c) {
+  // Into the class's argument list: the kwargs, or a class already spelled as a call.
+  const auto add_kwarg = [&c](const std::string& kwarg) {
+    if (!c.te_recipe_class.empty() && c.te_recipe_class.back() == ')') {
+      const bool empty = c.te_recipe_class.ends_with("()");
+      c.te_recipe_class.insert(c.te_recipe_class.size() - 1, (empty ? "" : ", ") + kwarg);
+    } else {
+      c.forwarded_kwargs.push_back(kwarg);
+    }
+  };
   c.te_effective.mx_2d = r.mx_2d;
-  if (r.mx_2d) c.te_recipe_class += " with enable_2d_quantization=True";
+  if (r.mx_2d) add_kwarg("enable_2d_quantization=True");
   if (r.backward_override == BackwardOverride::kNone) return;
   const bool te = r.scaling == Scaling::current || r.scaling == Scaling::block ||
                   r.scaling == Scaling::mxfp8 ||
                   (r.scaling == Scaling::nvfp4 && r.nvfp4_mode == Nvfp4Mode::kTe);
   if (te) {
     c.te_effective.backward_override = r.backward_override;
-    c.te_recipe_class += fmt::format(" with backward_override='{}'", name(r.backward_override));
+    add_kwarg(fmt::format("backward_override='{}'", name(r.backward_override)));
     return;
   }
   c.te_effective.backward_override = BackwardOverride::kNone;

@@ -353,7 +353,11 @@ TEST_CASE("explain shows mx_2d and backward_override, and the TE recipe that has
   CHECK(te.find("backward_override: dequantized (dgrad and wgrad in high precision on the "
                 "forward's input and weight codes, dequantized; grad_output unquantized)") !=
         std::string::npos);
-  CHECK(te.find("with enable_2d_quantization=True with backward_override='dequantized'") !=
+  CHECK(te.find("MXFP8BlockScaling(fp8_format=Format.E4M3, enable_2d_quantization=True, "
+                "backward_override='dequantized')") != std::string::npos);
+  const std::string nv =
+      explain_text("scaling: nvfp4\nnvfp4_2d: true\nbackward_override: dequantized\n", "nv.yaml");
+  CHECK(nv.find("disable_2d_quantization=False, backward_override='dequantized')") !=
         std::string::npos);
   // torchao has no backward_override: explain says so, and what fp8lab runs.
   const std::string ao =
