@@ -272,9 +272,13 @@ void te_recipe_field_quirks(const Recipe& r, Compatibility& c) {
   }
   c.te_effective.backward_override = BackwardOverride::kNone;
   c.quirks.push_back({"backward_override", std::string(name(r.backward_override)), "none",
-                      fmt::format("{} has no backward_override (TE's recipe field); fp8lab runs "
-                                  "it on scaling {} as it does on TE's",
-                                  c.runner, name(r.scaling)),
+                      fmt::format("{} (TE's recipe field); fp8lab runs it on scaling {} as it "
+                                  "does on TE's",
+                                  c.runner.starts_with("none")
+                                      ? std::string("no peer runs this recipe, so none has "
+                                                    "backward_override")
+                                      : c.runner + " has no backward_override",
+                                  name(r.scaling)),
                       "docs/fp4.md, backward_override"});
 }
 
