@@ -306,6 +306,26 @@ TEST_CASE("lowering: backward_override high_precision lowers as override_linear_
   CHECK(canonicalize(dequantized).recipe.override_linear_precision.all());
 }
 
+TEST_CASE("mx_2d: in the canonical string only when true; canonical drops it outside mxfp8",
+          "[lowering][mx_2d]") {
+  Recipe r = recipe_with_defaults(Scaling::mxfp8);
+  const std::string plain = canonical_string(r);
+  CHECK(plain.find("mx_2d") == std::string::npos);
+  r.mx_2d = true;
+  CHECK(canonical_string(r).find(";mx_2d=true") != std::string::npos);
+  CHECK(run_id(r) != run_id(recipe_with_defaults(Scaling::mxfp8)));
+  CHECK(canonicalize(r).recipe.mx_2d);
+  Recipe mx4 = recipe_with_defaults(Scaling::mxfp4);
+  mx4.mx_2d = true;
+  const Canonical c = canonicalize(mx4);
+  CHECK_FALSE(c.recipe.mx_2d);
+  CHECK(c.reasons == std::vector<std::string>{
+                         "mx_2d is TE's MXFP8BlockScaling.enable_2d_quantization, mxfp8 only, "
+                         "not mxfp4"});
+  // mxfp4's own plans: no 32 x 32 weight (the lowering reads mx_2d for mxfp8 only).
+  CHECK(plan(mx4, sc::Operand::kWeight, sc::Gemm::kFprop).block == sc::BlockShape{1, 32});
+}
+
 // keep_high_precision: per Linear, the layer's plans. Patterns match whole names: "lm_head"
 // keeps lm_head's wgrad but not lm_head_2's; "blocks\.0\..*" keeps every GEMM of block 0.
 Recipe with_kept_layers(Scaling s) {
