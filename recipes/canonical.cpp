@@ -39,15 +39,47 @@ void reset_history(Recipe& r, std::vector<std::string>& reasons) {
 }
 
 bool gradients_quantized(const Recipe& r) {
+  if (r.backward_override != BackwardOverride::kNone) return false;
   const bool wgrad_high_precision = r.override_linear_precision.wgrad ||
                                     r.scaling == Scaling::rowwise_with_gw_hp;
   return !(r.override_linear_precision.dgrad && wgrad_high_precision);
+}
+
+// Rule 10: backward_override's spellings. high_precision is override_linear_precision's dgrad and
+// wgrad (TE's linear.py: the saved unquantized input and weight); dequantized needs a quantized
+// forward and a backward GEMM left to run on its codes, and delayed scaling has no such option.
+void canonical_backward_override(Recipe& r, std::vector<std::string>& reasons) {
+  OverrideLinearPrecision& o = r.override_linear_precision;
+  if (r.backward_override == BackwardOverride::kHighPrecision) {
+    o.dgrad = o.wgrad = true;
+    r.backward_override = BackwardOverride::kNone;
+    reasons.push_back("backward_override high_precision is override_linear_precision's dgrad and "
+                      "wgrad: both GEMMs on the unquantized input and weight");
+    return;
+  }
+  if (r.backward_override != BackwardOverride::kDequantized) return;
+  if (r.scaling == Scaling::delayed) {
+    r.backward_override = BackwardOverride::kNone;
+    reasons.push_back("backward_override is not an option of delayed scaling (TE's "
+                      "DelayedScaling asserts None): ignored");
+  } else if (o.fprop) {
+    o.dgrad = o.wgrad = true;
+    r.backward_override = BackwardOverride::kNone;
+    reasons.push_back("backward_override dequantized with fprop in high precision: no forward "
+                      "codes to dequantize, so dgrad and wgrad read the unquantized operands");
+  } else if (o.dgrad && o.wgrad) {
+    r.backward_override = BackwardOverride::kNone;
+    reasons.push_back("backward_override dequantized with dgrad and wgrad overridden: no GEMM "
+                      "reads the dequantized codes");
+  }
 }
 
 Canonical canonicalize_once(const Recipe& input) {
   Canonical out{input, {}};
   Recipe& r = out.recipe;
   auto& reasons = out.reasons;
+
+  canonical_backward_override(r, reasons);  // rule 10, first: it may leave every GEMM high
 
   if (r.override_linear_precision.all()) {  // rule 1
     const Recipe fixed = all_high_precision();
@@ -90,9 +122,12 @@ Canonical canonicalize_once(const Recipe& input) {
   };
   const bool wgrad_hp = r.override_linear_precision.wgrad ||
                         r.scaling == Scaling::rowwise_with_gw_hp;
+  // backward_override dequantized runs dgrad and wgrad in high precision too (on other operands:
+  // keep_high_precision's lists below still choose between the two).
+  const bool dequantized = r.backward_override == BackwardOverride::kDequantized;
   hp_gemm(r.override_linear_precision.fprop, &GemmAccumulation::fprop, "fprop");
-  hp_gemm(r.override_linear_precision.dgrad, &GemmAccumulation::dgrad, "dgrad");
-  hp_gemm(wgrad_hp, &GemmAccumulation::wgrad, "wgrad");
+  hp_gemm(r.override_linear_precision.dgrad || dequantized, &GemmAccumulation::dgrad, "dgrad");
+  hp_gemm(wgrad_hp || dequantized, &GemmAccumulation::wgrad, "wgrad");
 
   // Rule 8: keep_high_precision in canonical order, without the GEMMs already in high precision.
   KeepHighPrecision& keep = r.keep_high_precision;
@@ -143,20 +178,26 @@ Canonical canonicalize_once(const Recipe& input) {
   }
   if (r.nvfp4_2d && r.nvfp4_mode == Nvfp4Mode::kTorchao) {
     r.nvfp4_2d = false;
-    reasons.push_back("nvfp4_2d is modelled as TE's only: nvfp4_mode torchao is torchao's "
-                      "nvfp4_quantize, 1 x 16");
+    reasons.push_back("nvfp4_2d is not an option of nvfp4_mode torchao (torchao's "
+                      "nvfp4_quantize, 1 x 16); te and torchao_training have it");
   }
   if ((r.nvfp4_rht || r.nvfp4_stochastic_rounding) && r.nvfp4_mode == Nvfp4Mode::kTorchao) {
     r.nvfp4_rht = false;
     r.nvfp4_stochastic_rounding = false;
-    reasons.push_back(
-        "nvfp4_rht and nvfp4_stochastic_rounding are modelled as TE's NVFP4BlockScaling only");
+    reasons.push_back("nvfp4_rht and nvfp4_stochastic_rounding are options of nvfp4_mode te and "
+                      "torchao_training only");
   }
   if (r.scaling != Scaling::mxfp4 && (r.mx_stochastic_rounding || r.mx_rht)) {
     r.mx_stochastic_rounding = false;
     r.mx_rht = false;
     reasons.push_back(fmt::format("mx_stochastic_rounding and mx_rht apply to mxfp4 only, not {}",
                                   name(r.scaling)));
+  }
+  if (r.scaling != Scaling::mxfp8 && r.mx_2d) {
+    r.mx_2d = false;
+    reasons.push_back(
+        fmt::format("mx_2d is TE's MXFP8BlockScaling.enable_2d_quantization, mxfp8 only, not {}",
+                    name(r.scaling)));
   }
   if (r.mx_stochastic_rounding && r.mx_scale_mode != E8M0Mode::kFloor) {
     r.mx_stochastic_rounding = false;

@@ -23,6 +23,13 @@
 //   9. per_role (role_rules.hpp, canonicalize_per_role): patterns sorted, roles of overridden
 //      GEMMs, fields and rules that change nothing dropped, a leading rule over every Linear and
 //      role folded into the recipe's own fields (then rules 1-8 run again).
+//  10. backward_override (recipe.hpp; run first): high_precision becomes override_linear_precision's
+//      dgrad and wgrad (the same GEMMs on the same operands); dequantized is dropped under delayed
+//      scaling (TE asserts None), or where no backward GEMM reads the forward's codes (fprop
+//      overridden: then dgrad and wgrad are overridden; dgrad and wgrad both overridden). Under
+//      dequantized, rules 4 and 6 count dgrad and wgrad as high precision (gradients are never
+//      quantized); rule 8 keeps their keep_high_precision lists (those read the unquantized
+//      operands, dequantized the codes). mx_2d is dropped outside mxfp8 (rule 7's kind).
 #pragma once
 
 #include <string>

@@ -185,6 +185,8 @@ const std::vector<FieldSpec>& specs() {
                    d.fixed.override_linear_precision = std::get<OverrideLinearPrecision>(v);
                  },
                  [](const Recipe& r) { return override_text(r.override_linear_precision); }});
+    fixed_word("backward_override", accepted_backward_overrides(), &parse_backward_override,
+               &Recipe::backward_override);
     fixed_flag("use_autocast_during_eval", &Recipe::use_autocast_during_eval);
     t.push_back({"power_2_scales",
                  Kind::boolean,
@@ -201,6 +203,7 @@ const std::vector<FieldSpec>& specs() {
     fixed_flag("nvfp4_stochastic_rounding", &Recipe::nvfp4_stochastic_rounding);
     fixed_flag("mx_stochastic_rounding", &Recipe::mx_stochastic_rounding);
     fixed_flag("mx_rht", &Recipe::mx_rht);
+    fixed_flag("mx_2d", &Recipe::mx_2d);
     fixed_word("torchao_version", accepted_torchao_versions(), &parse_torchao_version,
                &Recipe::torchao_version);
     // static only: a positive, finite fp32 value (the plan's multiplier is a float).
@@ -304,7 +307,7 @@ const std::vector<FieldSpec>& specs() {
                  Kind::rules,
                  "a list of rules, each a mapping of match, roles, scaling, fp8_format, "
                  "power_2_scales, mx_scale_mode, torchao_version, nvfp4_mode, nvfp4_2d, nvfp4_rht, "
-                 "nvfp4_stochastic_rounding",
+                 "nvfp4_stochastic_rounding, mx_2d",
                  0,
                  {},
                  [](Draft& d, const FieldValue& v) {
@@ -376,6 +379,23 @@ void reject_unused(const Draft& d, Scaling scaling) {
            "scaling: nvfp4");
     }
   }
+  if (scaling != Scaling::mxfp8) {
+    fail("mx_2d",
+         fmt::format("is TE's MXFP8BlockScaling.enable_2d_quantization (32 x 32 weight tiles), "
+                     "modelled for scaling mxfp8 only, not '{}'; value",
+                     name(scaling)),
+         "scaling: mxfp8");
+  }
+  if (scaling == Scaling::delayed) {
+    const auto it = d.given.find("backward_override");
+    if (it != d.given.end() && d.fixed.backward_override != BackwardOverride::kNone) {
+      fail("backward_override",
+           "is not an option of delayed scaling (TE's DelayedScaling asserts backward_override "
+           "None); value",
+           "backward_override: none with scaling: delayed, or another scaling (current, block, "
+           "mxfp8 and nvfp4 are TE's)");
+    }
+  }
   if (scaling != Scaling::static_) {
     fail("static_scale",
          fmt::format("applies to scaling static only, not '{}'; value", name(scaling)),
@@ -383,10 +403,10 @@ void reject_unused(const Draft& d, Scaling scaling) {
   }
   if (d.fixed.nvfp4_2d && d.fixed.nvfp4_mode == Nvfp4Mode::kTorchao) {
     fail("nvfp4_2d",
-         "is modelled as TE's NVFP4BlockScaling only (nvfp4_mode torchao is torchao's "
-         "nvfp4_quantize, 1 x 16 blocks only; torchao's prototype NVFP4TrainingConfig, with "
-         "16 x 16 weight tiles, is not a mode); value",
-         "nvfp4_2d: false with nvfp4_mode: torchao, or nvfp4_mode: te");
+         "is not an option of nvfp4_mode torchao (torchao's nvfp4_quantize, 1 x 16 blocks "
+         "only); TE's NVFP4BlockScaling (nvfp4_mode te) and torchao's prototype "
+         "NVFP4TrainingConfig (nvfp4_mode torchao_training) have 16 x 16 weight tiles; value",
+         "nvfp4_2d: false with nvfp4_mode: torchao, or nvfp4_mode: te or torchao_training");
   }
   for (const auto& [key, value] :
        {std::pair{"gemm.fprop", d.fprop}, std::pair{"gemm.dgrad", d.dgrad},
@@ -409,17 +429,18 @@ void reject_unused(const Draft& d, Scaling scaling) {
   }
   if (d.fixed.nvfp4_rht && d.fixed.nvfp4_mode == Nvfp4Mode::kTorchao) {
     fail("nvfp4_rht",
-         "is modelled as TE's NVFP4BlockScaling only (TE's fixed sign vector; nvfp4_mode torchao "
-         "is torchao's nvfp4_quantize, which has no RHT; the NVFP4Linear of torchao's prototype "
-         "NVFP4TrainingConfig, not a mode, draws its own vector per layer); value",
-         "nvfp4_rht: false with nvfp4_mode: torchao, or nvfp4_mode: te");
+         "is not an option of nvfp4_mode torchao (torchao's nvfp4_quantize, which has no RHT); "
+         "TE's NVFP4BlockScaling (nvfp4_mode te) and torchao's prototype NVFP4TrainingConfig "
+         "(nvfp4_mode torchao_training, with TE's fixed sign vector) have it; value",
+         "nvfp4_rht: false with nvfp4_mode: torchao, or nvfp4_mode: te or torchao_training");
   }
   if (d.fixed.nvfp4_stochastic_rounding && d.fixed.nvfp4_mode == Nvfp4Mode::kTorchao) {
     fail("nvfp4_stochastic_rounding",
-         "is modelled as TE's NVFP4BlockScaling only (nvfp4_mode torchao is torchao's "
-         "nvfp4_quantize, which rounds to nearest; torchao's prototype NVFP4TrainingConfig, not a "
-         "mode, rounds gradients stochastically); value",
-         "nvfp4_stochastic_rounding: false with nvfp4_mode: torchao, or nvfp4_mode: te");
+         "is not an option of nvfp4_mode torchao (torchao's nvfp4_quantize, which rounds to "
+         "nearest); TE's NVFP4BlockScaling (nvfp4_mode te) and torchao's prototype "
+         "NVFP4TrainingConfig (nvfp4_mode torchao_training) round gradients stochastically; value",
+         "nvfp4_stochastic_rounding: false with nvfp4_mode: torchao, or nvfp4_mode: te or "
+         "torchao_training");
   }
   if (scaling != Scaling::mxfp4) {
     for (std::string_view key : {"mx_stochastic_rounding", "mx_rht"}) {

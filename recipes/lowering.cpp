@@ -84,6 +84,12 @@ sc::QuantizePlan scaling_plan(const Recipe& recipe, sc::Operand operand, sc::Gem
       p.kind = sc::QuantizeKind::kMx;
       p.pow2 = false;
       p.block = sc::mx_block_shape(p.axis);
+      // TE's MXFP8BlockScaling.enable_2d_quantization (pytorch/quantization.py): its forward-mode
+      // quantizers of a Linear's weight take 32 x 32 tiles, i.e. the weight in fprop and dgrad
+      // (both read the one 2-D quantization); the backward-mode ones (grad_output) never.
+      if (recipe.mx_2d && recipe.scaling == Scaling::mxfp8 && operand == sc::Operand::kWeight) {
+        p.block = {sc::kMxBlockSize, sc::kMxBlockSize};
+      }
       p.mx_mode = recipe.mx_scale_mode;
       if (uses_torchao_version(recipe)) p.torchao = recipe.torchao_version;
       // Tseng et al.'s MXFP4 backward (mxfp4 only, sim/scaling/mx_dither.hpp): every operand of
@@ -136,12 +142,21 @@ ElementwisePlan elementwise_plan(const Recipe& recipe, BeyondGemm tensor) {
   return p;
 }
 
-bool gemm_runs_fp8(const Recipe& recipe, sc::Gemm gemm) {
+namespace {
+
+// override_linear_precision's flag for `gemm`, or backward_override's for dgrad and wgrad (any
+// value but none runs the backward unquantized, TE's linear.py).
+bool overridden(const Recipe& recipe, sc::Gemm gemm) {
   const OverrideLinearPrecision& o = recipe.override_linear_precision;
-  const bool overridden = gemm == sc::Gemm::kFprop   ? o.fprop
-                          : gemm == sc::Gemm::kDgrad ? o.dgrad
-                                                     : o.wgrad;
-  return !overridden &&
+  if (gemm == sc::Gemm::kFprop) return o.fprop;
+  if (recipe.backward_override != BackwardOverride::kNone) return true;
+  return gemm == sc::Gemm::kDgrad ? o.dgrad : o.wgrad;
+}
+
+}  // namespace
+
+bool gemm_runs_fp8(const Recipe& recipe, sc::Gemm gemm) {
+  return !overridden(recipe, gemm) &&
          plan(recipe, sc::gemm_operands(gemm).a, gemm).kind != sc::QuantizeKind::kHighPrecision;
 }
 
@@ -189,10 +204,7 @@ bool gemm_runs_fp8(const Recipe& recipe, std::string_view layer, sc::Gemm gemm) 
   if (recipe.per_role.empty()) {
     return gemm_runs_fp8(recipe, gemm) && !keeps_high_precision(recipe, layer, gemm);
   }
-  const OverrideLinearPrecision& o = recipe.override_linear_precision;
-  if (gemm == sc::Gemm::kFprop ? o.fprop : gemm == sc::Gemm::kDgrad ? o.dgrad : o.wgrad) {
-    return false;
-  }
+  if (overridden(recipe, gemm)) return false;
   if (keeps_high_precision(recipe, layer, gemm)) return false;
   const sc::GemmOperands operands = sc::gemm_operands(gemm);
   const bool a = plan(recipe, layer, operands.a, gemm).kind != sc::QuantizeKind::kHighPrecision;
@@ -206,6 +218,16 @@ bool gemm_runs_fp8(const Recipe& recipe, std::string_view layer, sc::Gemm gemm) 
         "scalings that quantize it");
   }
   return a;
+}
+
+bool runs_dequantized(const Recipe& recipe, std::string_view layer, sc::Gemm gemm) {
+  if (recipe.backward_override != BackwardOverride::kDequantized || gemm == sc::Gemm::kFprop) {
+    return false;
+  }
+  const OverrideLinearPrecision& o = recipe.override_linear_precision;
+  if (gemm == sc::Gemm::kDgrad ? o.dgrad : o.wgrad) return false;
+  return !keeps_high_precision(recipe, layer, gemm) &&
+         gemm_runs_fp8(recipe, layer, sc::Gemm::kFprop);
 }
 
 GemmAccumulation gemm_accumulation(const Recipe& recipe, std::string_view layer) {

@@ -25,7 +25,7 @@ namespace fp8lab::recipes {
 //   rowwise_with_gw_hp   where the table keeps the GEMM in high precision;   fp8_format, power_2
 //   block               kBlockTe             te_block_shape: weight 128x128, others 1x128/128x1
 //   mxfp8               kMx                  mx_block_shape: 1x32 / 32x1     mx_scale_mode,
-//                                                                            torchao_version
+//                                            (weight 32x32 with mx_2d)       torchao_version
 //   mxfp4, mxfp6_e2m3,  kMx                  as mxfp8                        as mxfp8, format
 //   mxfp6_e3m2                                                               E2M1/E2M3/E3M2;
 //                                            mxfp4: stochastic_rounding with mx_stochastic_rounding
@@ -36,8 +36,8 @@ namespace fp8lab::recipes {
 //                                            on grad_output with nvfp4_stochastic_rounding
 // The format is the forward one of fp8_format for input and weight, the backward one for
 // grad_output (HYBRID: E4M3 / E5M2); the sub-byte scalings use their element format for every
-// operand (subbyte_element_format). override_linear_precision is not applied here
-// (gemm_runs_fp8). Throws std::invalid_argument when `operand` is not an operand of `gemm`, or
+// operand (subbyte_element_format). override_linear_precision and backward_override are not
+// applied here (gemm_runs_fp8, runs_dequantized). Throws std::invalid_argument when `operand` is not an operand of `gemm`, or
 // for a delayed recipe whose settings are out of range (delayed_scaling).
 // With per_role rules (role_rules.hpp), the plan is that of the role's recipe (role_recipe): the
 // rules without `match` apply; a rule with one throws std::invalid_argument (only a Linear's name
@@ -65,7 +65,8 @@ struct ElementwisePlan {
 };
 ElementwisePlan elementwise_plan(const Recipe& recipe, BeyondGemm tensor);
 
-// Whether `gemm` runs in FP8 under `recipe`: not overridden by override_linear_precision, and
+// Whether `gemm` runs in FP8 under `recipe`: not overridden by override_linear_precision (nor, for
+// dgrad and wgrad, by a backward_override other than none), and
 // its operands planned as quantized (torchao rowwise_with_gw_hp keeps wgrad in high precision).
 bool gemm_runs_fp8(const Recipe& recipe, sim::scaling::Gemm gemm);
 
@@ -86,6 +87,13 @@ sim::scaling::QuantizePlan plan(const Recipe& recipe, std::string_view layer,
 // plans decide; throws std::invalid_argument naming the Linear when one operand would be
 // quantized and the other not.
 bool gemm_runs_fp8(const Recipe& recipe, std::string_view layer, sim::scaling::Gemm gemm);
+
+// Whether `gemm` (dgrad or wgrad) of the Linear named `layer` runs in high precision on the
+// forward's quantized operands dequantized (backward_override dequantized; TE's linear.py): the
+// fprop GEMM's input codes for wgrad, its weight codes for dgrad. False where the fprop GEMM does
+// not run in FP8 (no codes), or where override_linear_precision or keep_high_precision keep the
+// GEMM in high precision (then on the unquantized operands).
+bool runs_dequantized(const Recipe& recipe, std::string_view layer, sim::scaling::Gemm gemm);
 
 // The accumulation model of each GEMM of the Linear named `layer`: recipe.gemm, or with per_role
 // that of the recipe of the GEMM's operands (a rule that changes the scaling brings that

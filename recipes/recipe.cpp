@@ -32,6 +32,10 @@ constexpr NameTable<Scaling, 12> kScalingNames{{{Scaling::delayed, "delayed"},
                                                 {Scaling::mxfp6_e3m2, "mxfp6_e3m2"},
                                                 {Scaling::nvfp4, "nvfp4"},
                                                 {Scaling::static_, "static"}}};
+constexpr NameTable<BackwardOverride, 3> kBackwardOverrideNames{
+    {{BackwardOverride::kNone, "none"},
+     {BackwardOverride::kHighPrecision, "high_precision"},
+     {BackwardOverride::kDequantized, "dequantized"}}};
 constexpr NameTable<Accumulation, 5> kAccumulationWords{
     {{Accumulation::kFp32Seq, "fp32_seq"},
      {Accumulation::kHopperSplitAccumulator, "hopper_split"},
@@ -123,6 +127,11 @@ std::string accepted_nvfp4_modes() { return joined_names(words::kNvfp4ModeNames)
 std::string_view name(Nvfp4Mode m) { return name_in(words::kNvfp4ModeNames, m); }
 std::optional<Nvfp4Mode> parse_nvfp4_mode(std::string_view t) {
   return value_in(words::kNvfp4ModeNames, t);
+}
+std::string accepted_backward_overrides() { return joined_names(kBackwardOverrideNames); }
+std::string_view name(BackwardOverride v) { return name_in(kBackwardOverrideNames, v); }
+std::optional<BackwardOverride> parse_backward_override(std::string_view t) {
+  return value_in(kBackwardOverrideNames, t);
 }
 std::optional<ElementwisePrecision> parse_elementwise_precision(std::string_view t) {
   return value_in(words::kElementwisePrecisionNames, t);
@@ -218,8 +227,11 @@ std::string canonical_string(const Recipe& r) {
       : r.scaling == Scaling::static_ ? fmt::format(";static_scale={}", r.static_scale)
                                       : "";
   const std::string mx_tseng =
-      fmt::format("{}{}", r.mx_stochastic_rounding ? ";mx_stochastic_rounding=true" : "",
-                  r.mx_rht ? ";mx_rht=true" : "");
+      fmt::format("{}{}{}{}", r.mx_stochastic_rounding ? ";mx_stochastic_rounding=true" : "",
+                  r.mx_rht ? ";mx_rht=true" : "", r.mx_2d ? ";mx_2d=true" : "",
+                  r.backward_override == BackwardOverride::kNone
+                      ? std::string()
+                      : fmt::format(";backward_override={}", name(r.backward_override)));
   std::string beyond_gemms;
   if (r.norm_affine_precision != ElementwisePrecision::kHigh) {
     beyond_gemms += fmt::format(";norm_affine_precision={}", name(r.norm_affine_precision));
@@ -272,6 +284,9 @@ std::string describe(const Recipe& r) {
                        sim::spec(*element).name);
   }
   if (is_mx(r.scaling)) out += fmt::format("mx_scale_mode: {}\n", name(r.mx_scale_mode));
+  if (r.mx_2d) {  // printed only when on, as canonical_string writes it
+    out += "mx_2d: true (the weight in 32 x 32 tiles, one E8M0 each, in fprop and dgrad)\n";
+  }
   if (r.scaling == Scaling::nvfp4) {
     out += fmt::format("nvfp4_mode: {} ({})\nnvfp4_2d: {}\n", name(r.nvfp4_mode),
                        r.nvfp4_mode == Nvfp4Mode::kTe        ? "TE's kernels"
@@ -303,8 +318,16 @@ std::string describe(const Recipe& r) {
   if (has_power_2_option(r.scaling)) {
     out += fmt::format("power_2_scales: {}\n", bool_name(r.power_2_scales));
   }
-  out += fmt::format("override_linear_precision: {}\nuse_autocast_during_eval: {}\ngemm: {}\n",
-                     override_text(r.override_linear_precision),
+  out += fmt::format("override_linear_precision: {}\n", override_text(r.override_linear_precision));
+  if (r.backward_override != BackwardOverride::kNone) {
+    out += fmt::format(
+        "backward_override: {} ({})\n", name(r.backward_override),
+        r.backward_override == BackwardOverride::kHighPrecision
+            ? "dgrad and wgrad in high precision on the unquantized input and weight"
+            : "dgrad and wgrad in high precision on the forward's input and weight codes, "
+              "dequantized; grad_output unquantized");
+  }
+  out += fmt::format("use_autocast_during_eval: {}\ngemm: {}\n",
                      bool_name(r.use_autocast_during_eval), gemm_text(r.gemm));
   if (is_torchao_scaling(r.scaling)) {
     out += fmt::format("pad_inner_dim: {}\nenable_fsdp_float8_all_gather: {}\n",

@@ -54,9 +54,9 @@ enum class Scaling : std::uint8_t {
 //                    mx (mxfp8 only)
 //   Nvfp4Mode        nvfp4_mode (sim/scaling/nvfp4.hpp): te (TE's kernels, the default), torchao
 //                    (torchao 0.18's nvfp4_quantize, torchao/prototype/mx_formats/nvfp4_tensor.py:
-//                    1 x 16 blocks, round to nearest). Not torchao 0.18's prototype
-//                    NVFP4TrainingConfig (prototype/moe_training/nvfp4_training: 16 x 16 weight
-//                    tiles, RHT, stochastic rounding), which no mode models yet.
+//                    1 x 16 blocks, round to nearest), torchao_training (torchao 0.18's prototype
+//                    NVFP4TrainingConfig, prototype/moe_training/nvfp4_training: 16 x 16 weight
+//                    tiles, RHT, stochastic rounding, with TE's sign vector; docs/fp4.md).
 using sim::Accumulation;
 using sim::scaling::AmaxComputeAlgo;
 using sim::scaling::E8M0Mode;
@@ -71,6 +71,14 @@ struct GemmAccumulation {
   Accumulation wgrad;
   friend bool operator==(const GemmAccumulation&, const GemmAccumulation&) = default;
 };
+
+// TE's recipe field backward_override (transformer_engine/common/recipe/__init__.py, every recipe
+// class but DelayedScaling; pytorch/module/linear.py): any value other than none runs the backward
+// unquantized (grad_output in high precision). high_precision: dgrad and wgrad on the unquantized
+// input and weight, which is override_linear_precision [false, true, true] (canonicalize writes
+// it so). dequantized: dgrad and wgrad in high precision on the forward's quantized input and
+// weight (the fprop GEMM's codes) dequantized.
+enum class BackwardOverride : std::uint8_t { kNone, kHighPrecision, kDequantized };
 
 // (fprop, dgrad, wgrad): true runs that GEMM in the model's high precision (docs/numerics.md §2.1).
 struct OverrideLinearPrecision {
@@ -140,6 +148,7 @@ struct RoleRule {
   std::optional<bool> nvfp4_2d;
   std::optional<bool> nvfp4_rht;
   std::optional<bool> nvfp4_stochastic_rounding;
+  std::optional<bool> mx_2d;
   friend bool operator==(const RoleRule&, const RoleRule&) = default;
 };
 
@@ -153,6 +162,9 @@ struct Recipe {
   AmaxComputeAlgo amax_compute_algo = AmaxComputeAlgo::kMostRecent;
   // Every scaling.
   OverrideLinearPrecision override_linear_precision{};
+  // Every scaling but delayed (TE's DelayedScaling asserts None); none by default (then absent
+  // from the canonical string).
+  BackwardOverride backward_override = BackwardOverride::kNone;
   bool use_autocast_during_eval = false;
   GemmAccumulation gemm{Accumulation::kHopperFastAccum, Accumulation::kHopperSplitAccumulator,
                         Accumulation::kHopperSplitAccumulator};
@@ -160,11 +172,16 @@ struct Recipe {
   bool power_2_scales = false;
   // MX scalings only (mxfp8, mxfp4, mxfp6_e2m3, mxfp6_e3m2: is_mx).
   E8M0Mode mx_scale_mode = E8M0Mode::kTe;
+  // mxfp8 only: TE's MXFP8BlockScaling.enable_2d_quantization (default False): the weight in
+  // 32 x 32 tiles, one E8M0 per tile, in the GEMMs that read it (fprop and dgrad: TE gives it to
+  // its forward-mode weight quantizers only, pytorch/quantization.py). Off by default (then
+  // absent from the canonical string).
+  bool mx_2d = false;
   // MX (mxfp8, mxfp4, mxfp6_*) with a torchao scale mode only (uses_torchao_version).
   TorchaoVersion torchao_version = TorchaoVersion::kV0_18;
   // nvfp4 only: whose arithmetic, and whether weights take 16 x 16 tiles in every GEMM (TE's
-  // NVFP4BlockScaling does by default; te only: the torchao mode is nvfp4_quantize, 1 x 16 only,
-  // and torchao's NVFP4TrainingConfig, whose weights take 16 x 16 tiles, is not a mode).
+  // NVFP4BlockScaling does by default, torchao's NVFP4TrainingConfig always: nvfp4_mode te or
+  // torchao_training; the torchao mode is nvfp4_quantize, 1 x 16 only).
   Nvfp4Mode nvfp4_mode = Nvfp4Mode::kTe;
   bool nvfp4_2d = false;
   // nvfp4 with te only, the rest of TE's NVFP4BlockScaling (fp4-formats.md §4; TE's defaults
@@ -219,6 +236,7 @@ std::string_view name(TorchaoVersion);
 std::string_view name(Accumulation);
 std::string_view name(ElementwisePrecision);
 std::string_view name(Nvfp4Mode);
+std::string_view name(BackwardOverride);
 std::optional<Scaling> parse_scaling(std::string_view);
 std::optional<Fp8Format> parse_fp8_format(std::string_view);
 std::optional<AmaxComputeAlgo> parse_amax_compute_algo(std::string_view);
@@ -227,6 +245,7 @@ std::optional<TorchaoVersion> parse_torchao_version(std::string_view);
 std::optional<Accumulation> parse_accumulation(std::string_view);
 std::optional<ElementwisePrecision> parse_elementwise_precision(std::string_view);
 std::optional<Nvfp4Mode> parse_nvfp4_mode(std::string_view);
+std::optional<BackwardOverride> parse_backward_override(std::string_view);
 // All accepted names, comma-separated, for error messages.
 std::string accepted_scalings();
 std::string accepted_fp8_formats();
@@ -236,6 +255,7 @@ std::string accepted_torchao_versions();
 std::string accepted_accumulations();
 std::string accepted_elementwise_precisions();
 std::string accepted_nvfp4_modes();
+std::string accepted_backward_overrides();
 
 // ---- per-scaling defaults and applicability --------------------------------------------------
 bool is_torchao_scaling(Scaling);  // tensorwise, rowwise, rowwise_with_gw_hp
@@ -276,7 +296,8 @@ KeepHighPrecision canonical_keep_high_precision(KeepHighPrecision);
 // (schedule_text); nvfp4_mode and
 // nvfp4_2d (after torchao_version's place) only for scaling nvfp4, then nvfp4_rht and
 // nvfp4_stochastic_rounding, each only when true; static_scale (in the same place) only for
-// scaling static; mx_stochastic_rounding and mx_rht (after torchao_version) each only when true.
+// scaling static; mx_stochastic_rounding and mx_rht (after torchao_version) each only when true,
+// then mx_2d only when true, then backward_override only when not none.
 std::string canonical_string(const Recipe&);
 // 16 hex digits: FNV-1a 64 of text (fixed constants, so no id or hash the project stores ever
 // depends on the standard library's std::hash). Run ids, sweep run keys and sweep.json's

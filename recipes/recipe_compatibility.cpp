@@ -245,10 +245,48 @@ Compatibility compatibility_of_gemms(const Recipe& r) {
   return c;
 }
 
+// mx_2d and backward_override are fields of TE's recipe objects (common/recipe/__init__.py at
+// d0067d0: MXFP8BlockScaling.enable_2d_quantization; backward_override on every class but
+// DelayedScaling), which the TE run sets as the recipe does. torchao, Tseng et al.'s patch and
+// static scaling have no backward_override: their run keeps the backward as the scaling says.
+void te_recipe_field_quirks(const Recipe& r, Compatibility& c) {
+  // Into the class's argument list: the kwargs, or a class already spelled as a call.
+  const auto add_kwarg = [&c](const std::string& kwarg) {
+    if (!c.te_recipe_class.empty() && c.te_recipe_class.back() == ')') {
+      const bool empty = c.te_recipe_class.ends_with("()");
+      c.te_recipe_class.insert(c.te_recipe_class.size() - 1, (empty ? "" : ", ") + kwarg);
+    } else {
+      c.forwarded_kwargs.push_back(kwarg);
+    }
+  };
+  c.te_effective.mx_2d = r.mx_2d;
+  if (r.mx_2d) add_kwarg("enable_2d_quantization=True");
+  if (r.backward_override == BackwardOverride::kNone) return;
+  const bool te = r.scaling == Scaling::current || r.scaling == Scaling::block ||
+                  r.scaling == Scaling::mxfp8 ||
+                  (r.scaling == Scaling::nvfp4 && r.nvfp4_mode == Nvfp4Mode::kTe);
+  if (te) {
+    c.te_effective.backward_override = r.backward_override;
+    add_kwarg(fmt::format("backward_override='{}'", name(r.backward_override)));
+    return;
+  }
+  c.te_effective.backward_override = BackwardOverride::kNone;
+  c.quirks.push_back({"backward_override", std::string(name(r.backward_override)), "none",
+                      fmt::format("{} (TE's recipe field); fp8lab runs it on scaling {} as it "
+                                  "does on TE's",
+                                  c.runner.starts_with("none")
+                                      ? std::string("no peer runs this recipe, so none has "
+                                                    "backward_override")
+                                      : c.runner + " has no backward_override",
+                                  name(r.scaling)),
+                      "docs/fp4.md, backward_override"});
+}
+
 }  // namespace
 
 Compatibility compatibility(const Recipe& r) {
   Compatibility c = compatibility_of_gemms(r);
+  te_recipe_field_quirks(r, c);
   beyond_gemm_quirks(r, c);
   diagnostics_quirks(r, c);
   return c;

@@ -23,7 +23,7 @@ constexpr std::array<std::string_view, 6> kRoleNames{"fprop_input",       "fprop
                                                      "wgrad_input",       "wgrad_grad_output"};
 
 // The keys of a rule, in canonical order.
-constexpr std::array<std::string_view, 11> kRuleKeys{"match",
+constexpr std::array<std::string_view, 12> kRuleKeys{"match",
                                                      "roles",
                                                      "scaling",
                                                      "fp8_format",
@@ -33,7 +33,8 @@ constexpr std::array<std::string_view, 11> kRuleKeys{"match",
                                                      "nvfp4_mode",
                                                      "nvfp4_2d",
                                                      "nvfp4_rht",
-                                                     "nvfp4_stochastic_rounding"};
+                                                     "nvfp4_stochastic_rounding",
+                                                     "mx_2d"};
 
 std::string accepted_rule_keys() {
   std::string out;
@@ -45,7 +46,7 @@ std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 bool sets_anything(const RoleRule& r) {
   return r.scaling || r.fp8_format || r.power_2_scales || r.mx_scale_mode || r.torchao_version ||
-         r.nvfp4_mode || r.nvfp4_2d || r.nvfp4_rht || r.nvfp4_stochastic_rounding;
+         r.nvfp4_mode || r.nvfp4_2d || r.nvfp4_rht || r.nvfp4_stochastic_rounding || r.mx_2d;
 }
 
 bool matches(const std::string& pattern, std::string_view layer) {
@@ -71,6 +72,7 @@ Recipe apply_rule(Recipe r, const RoleRule& rule) {
     r.nvfp4_2d = defaults.nvfp4_2d;
     r.nvfp4_rht = defaults.nvfp4_rht;
     r.nvfp4_stochastic_rounding = defaults.nvfp4_stochastic_rounding;
+    r.mx_2d = defaults.mx_2d;
   }
   if (rule.fp8_format) r.fp8_format = *rule.fp8_format;
   if (rule.power_2_scales) r.power_2_scales = *rule.power_2_scales;
@@ -80,6 +82,7 @@ Recipe apply_rule(Recipe r, const RoleRule& rule) {
   if (rule.nvfp4_2d) r.nvfp4_2d = *rule.nvfp4_2d;
   if (rule.nvfp4_rht) r.nvfp4_rht = *rule.nvfp4_rht;
   if (rule.nvfp4_stochastic_rounding) r.nvfp4_stochastic_rounding = *rule.nvfp4_stochastic_rounding;
+  if (rule.mx_2d) r.mx_2d = *rule.mx_2d;
   return r;
 }
 
@@ -112,6 +115,7 @@ std::string rule_text(const RoleRule& r) {
   if (r.nvfp4_stochastic_rounding) {
     parts.push_back("nvfp4_stochastic_rounding: " + bool_text(*r.nvfp4_stochastic_rounding));
   }
+  if (r.mx_2d) parts.push_back("mx_2d: " + bool_text(*r.mx_2d));
   return fmt::format("{{{}}}", fmt::join(parts, ", "));
 }
 
@@ -219,6 +223,8 @@ RoleRule parse_rule(const YAML::Node& node, const std::string& file, const std::
       rule.nvfp4_rht = detail::as_bool(value, site, field);
     } else if (key == "nvfp4_stochastic_rounding") {
       rule.nvfp4_stochastic_rounding = detail::as_bool(value, site, field);
+    } else if (key == "mx_2d") {
+      rule.mx_2d = detail::as_bool(value, site, field);
     } else {
       std::vector<std::string> candidates(kRuleKeys.begin(), kRuleKeys.end());
       throw RecipeError(detail::site_of(file, entry.first), field, "", "unknown key",
@@ -230,7 +236,7 @@ RoleRule parse_rule(const YAML::Node& node, const std::string& file, const std::
                       "sets no field, so it changes nothing:",
                       "a rule with one of scaling, fp8_format, power_2_scales, mx_scale_mode, "
                       "torchao_version, nvfp4_mode, nvfp4_2d, nvfp4_rht, "
-                      "nvfp4_stochastic_rounding");
+                      "nvfp4_stochastic_rounding, mx_2d");
   }
   return rule;
 }
@@ -395,12 +401,19 @@ void check_per_role(const Recipe& recipe, const Site& site) {
         }
       }
     }
+    if (rule.mx_2d && r.scaling != Scaling::mxfp8) {
+      fail("mx_2d", rule_text(rule),
+           fmt::format("applies to scaling mxfp8 only, not '{}' (the rule's roles run it); rule",
+                       scaling),
+           "scaling: mxfp8 in the rule or the recipe");
+    }
     if (r.nvfp4_mode == Nvfp4Mode::kTorchao &&
         (r.nvfp4_2d || r.nvfp4_rht || r.nvfp4_stochastic_rounding)) {
       fail("nvfp4_mode", "torchao",
            "is torchao's nvfp4_quantize (1 x 16 blocks, round to nearest, no RHT); nvfp4_2d, "
-           "nvfp4_rht and nvfp4_stochastic_rounding are modelled as TE's only; value",
-           "nvfp4_mode: te with those options, or none of them");
+           "nvfp4_rht and nvfp4_stochastic_rounding are options of nvfp4_mode te and "
+           "torchao_training only; value",
+           "nvfp4_mode: te or torchao_training with those options, or none of them");
     }
   }
 }
@@ -515,6 +528,8 @@ void canonicalize_per_role(Recipe& recipe, std::vector<std::string>& reasons) {
     };
     drop(&RoleRule::nvfp4_2d, "nvfp4_2d", !(rule.roles & kWeightRoles),
          "applies to weights only, and the rule names no weight role");
+    drop(&RoleRule::mx_2d, "mx_2d", !(rule.roles & kWeightRoles),
+         "applies to weights only, and the rule names no weight role");
     drop(&RoleRule::nvfp4_rht, "nvfp4_rht", !(rule.roles & kRhtRoles),
          "applies to the wgrad input and grad_output only, and the rule names neither");
     drop(&RoleRule::nvfp4_stochastic_rounding, "nvfp4_stochastic_rounding",
@@ -540,6 +555,7 @@ void canonicalize_per_role(Recipe& recipe, std::vector<std::string>& reasons) {
       same(&RoleRule::nvfp4_rht, &Recipe::nvfp4_rht, "nvfp4_rht");
       same(&RoleRule::nvfp4_stochastic_rounding, &Recipe::nvfp4_stochastic_rounding,
            "nvfp4_stochastic_rounding");
+      same(&RoleRule::mx_2d, &Recipe::mx_2d, "mx_2d");
     }
     if (rule.roles == 0 || !sets_anything(rule)) {
       reasons.push_back(fmt::format("{} changes nothing: dropped", label));

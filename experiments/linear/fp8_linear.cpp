@@ -28,6 +28,8 @@ Fp8LinearImpl::Fp8LinearImpl(torch::Tensor weight_tensor, torch::Tensor bias_ten
       fp8_gemms_{recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kFprop),
                  recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kDgrad),
                  recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kWgrad)},
+      dequantized_gemms_{false, recipes::runs_dequantized(recipe_, layer_, Gemm::kDgrad),
+                         recipes::runs_dequantized(recipe_, layer_, Gemm::kWgrad)},
       accumulation_(recipes::gemm_accumulation(recipe_, layer_)),
       // The state holds this Linear's recipe: its per_role rules, patterns resolved (for_layer).
       state_(backend_->make_state(recipes::for_layer(recipe_, layer_))) {}
@@ -35,12 +37,15 @@ Fp8LinearImpl::Fp8LinearImpl(torch::Tensor weight_tensor, torch::Tensor bias_ten
 void Fp8LinearImpl::set_recipe(const recipes::Recipe* recipe) {
   if (recipe == nullptr) {
     fp8_gemms_ = {false, false, false};
+    dequantized_gemms_ = {false, false, false};
     return;
   }
   recipe_ = *recipe;
   fp8_gemms_ = {recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kFprop),
                 recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kDgrad),
                 recipes::gemm_runs_fp8(recipe_, layer_, Gemm::kWgrad)};
+  dequantized_gemms_ = {false, recipes::runs_dequantized(recipe_, layer_, Gemm::kDgrad),
+                        recipes::runs_dequantized(recipe_, layer_, Gemm::kWgrad)};
   // As the constructor: the stage's accumulation per GEMM and its per_role rules for this Linear.
   accumulation_ = recipes::gemm_accumulation(recipe_, layer_);
   state_ = backend_->make_state(recipes::for_layer(recipe_, layer_));
@@ -67,6 +72,7 @@ LinearExecution Fp8LinearImpl::execution() {
   if (record && any_fp8) {
     e.state = state_;
     e.quantized = fp8_gemms_;
+    e.dequantized = dequantized_gemms_;
     e.accumulation = accumulation_;
     e.first_in_region = record->add(backend_, state_);
     e.record = std::move(record);

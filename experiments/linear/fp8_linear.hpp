@@ -13,7 +13,9 @@
 //   the recipe's accumulation model for that GEMM (recipe.gemm). x and W are quantized in forward
 //   with the forward scales (also their dgrad/wgrad copies), dY in backward with the backward
 //   scales. A GEMM with override true (and wgrad under Scaling::rowwise_with_gw_hp) runs the
-//   backend's high-precision GEMM on the unquantized operands instead.
+//   backend's high-precision GEMM on the unquantized operands instead. Under backward_override
+//   dequantized (recipes::runs_dequantized), dgrad and wgrad run the high-precision GEMM on the
+//   fprop GEMM's Q(W) and Q(x) dequantized, with dY unquantized (TE's linear.py).
 // - Outside a region, or in a disabled one (eval by default), all three GEMMs run in high
 //   precision and nothing is quantized or recorded: the outputs are those of HighPrecisionLinear.
 // - The scaling state is this Linear's own (one per layer, as TE's fp8_meta); the region decides
@@ -49,9 +51,19 @@ class Fp8LinearImpl : public BackendLinearImpl {
   const std::string& layer() const { return layer_; }
   // Whether `gemm` runs on quantized operands now.
   bool runs_fp8(Gemm gemm) const { return fp8_gemms_[static_cast<std::size_t>(gemm)]; }
+  // Whether `gemm` (dgrad or wgrad) runs in high precision on the fprop codes dequantized now
+  // (backward_override dequantized: recipes::runs_dequantized).
+  bool runs_dequantized(Gemm gemm) const {
+    return dequantized_gemms_[static_cast<std::size_t>(gemm)];
+  }
   // Moves `gemm` to high precision from the next call on (the recipe's autoswitch rule,
   // autoswitch.hpp); the scaling state is kept, as the other GEMMs still use it.
-  void switch_to_high_precision(Gemm gemm) { fp8_gemms_[static_cast<std::size_t>(gemm)] = false; }
+  // (A switched fprop leaves no codes for backward_override dequantized: its GEMMs then read the
+  // unquantized operands.)
+  void switch_to_high_precision(Gemm gemm) {
+    fp8_gemms_[static_cast<std::size_t>(gemm)] = false;
+    if (gemm == Gemm::kFprop) dequantized_gemms_ = {false, false, false};
+  }
   // A precision schedule's switch (recipes/schedule.hpp, experiments/run/schedule_run.hpp):
   // from the next call on, `recipe`'s GEMMs (recipes::gemm_runs_fp8 for this layer) with a fresh
   // scaling state from the backend; nullptr: every GEMM in high precision, the state kept.
@@ -73,6 +85,7 @@ class Fp8LinearImpl : public BackendLinearImpl {
   recipes::Recipe recipe_;
   std::string layer_;
   std::array<bool, 3> fp8_gemms_;
+  std::array<bool, 3> dequantized_gemms_;   // recipes::runs_dequantized(recipe_, layer_, gemm)
   recipes::GemmAccumulation accumulation_;  // recipes::gemm_accumulation(recipe_, layer_)
   std::shared_ptr<LinearScalingState> state_;
 };

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/scaling/stats.hpp"
+
 namespace fp8lab::experiments {
 namespace {
 
@@ -198,11 +200,35 @@ void add_backward_gemm(const LinearExecution& e, Gemm role, const at::Tensor& dy
 
 // What forward leaves for backward besides the saved tensors: the execution and the operands
 // quantized in forward with the forward scales (TE keeps them, te-accelerate.md §2.5 step 3).
+// backward_override dequantized keeps instead the fprop GEMM's codes, dequantized.
 struct SavedLinear : torch::CustomClassHolder {
   LinearExecution execution;
   std::optional<QuantizedOperand> input_for_wgrad;
   std::optional<QuantizedOperand> weight_for_dgrad;
+  at::Tensor input_dequantized;   // defined when execution.dequantized[wgrad]
+  at::Tensor weight_dequantized;  // defined when execution.dequantized[dgrad]
 };
+
+// The fprop operand `q` of `tensor`, dequantized into a tensor shaped as `like` (backward_override
+// dequantized: TE's linear.py dequantizes the forward's rowwise codes for dgrad and wgrad).
+at::Tensor dequantized(const QuantizedOperand& q, Operand tensor, const at::Tensor& like) {
+  if (!q.host) {
+    throw std::invalid_argument(std::string("Fp8Linear: backward_override dequantized needs the "
+                                            "fprop codes of the ") +
+                                std::string(name(tensor)) +
+                                " on the host; this backend keeps them on the device (run it on "
+                                "the sim backend)");
+  }
+  if (q.host->rht) {
+    throw std::logic_error(std::string("Fp8Linear: the fprop codes of the ") +
+                           std::string(name(tensor)) +
+                           " are of its RHT, which backward_override dequantized cannot read");
+  }
+  const std::vector<float> values = sim::scaling::dequantize(*q.host);
+  at::Tensor out = at::empty_like(like);
+  std::copy(values.begin(), values.end(), out.mutable_data_ptr<float>());
+  return out;
+}
 
 class LinearFunction : public torch::autograd::Function<LinearFunction> {
  public:
@@ -224,6 +250,12 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
       const auto qx = quantize_operand(e, Operand::kInput, Gemm::kFprop, x);
       const auto qw = quantize_operand(e, Operand::kWeight, Gemm::kFprop, weight);
       run_gemm(e, Gemm::kFprop, &qx, &qw, x, weight, y);
+      if (wgrad_follows && e.dequantized[role_index(Gemm::kWgrad)]) {
+        saved->input_dequantized = dequantized(qx, Operand::kInput, x);
+      }
+      if (dgrad_follows && e.dequantized[role_index(Gemm::kDgrad)]) {
+        saved->weight_dequantized = dequantized(qw, Operand::kWeight, weight);
+      }
     } else if (e.noise) {
       const at::Tensor noisy_x = with_noise(e, Operand::kInput, Gemm::kFprop, x);
       const at::Tensor noisy_w = with_noise(e, Operand::kWeight, Gemm::kFprop, weight);
@@ -264,13 +296,16 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     std::vector<GemmCall> gemms;
     gemms.reserve(2);
     if (ctx->needs_input_grad(0)) {
-      add_backward_gemm(e, Gemm::kDgrad, dy, Operand::kWeight, weight, saved.weight_for_dgrad, x,
+      const at::Tensor& w_read = saved.weight_dequantized.defined() ? saved.weight_dequantized
+                                                                    : weight;
+      add_backward_gemm(e, Gemm::kDgrad, dy, Operand::kWeight, w_read, saved.weight_for_dgrad, x,
                         dx, dgrad_operands, gemms);
     }
     if (ctx->needs_input_grad(1)) {
       rht_operand(e, Operand::kGradOutput, dy);
-      add_backward_gemm(e, Gemm::kWgrad, dy, Operand::kInput, x, saved.input_for_wgrad, weight, dw,
-                        wgrad_operands, gemms);
+      const at::Tensor& x_read = saved.input_dequantized.defined() ? saved.input_dequantized : x;
+      add_backward_gemm(e, Gemm::kWgrad, dy, Operand::kInput, x_read, saved.input_for_wgrad, weight,
+                        dw, wgrad_operands, gemms);
     }
     std::vector<LinearBackend::Call> calls;
     for (GemmCall& g : gemms) {

@@ -28,6 +28,11 @@ struct LinearExecution {
   // FP8 only (state == nullptr: every GEMM in high precision, nothing quantized or recorded).
   std::shared_ptr<LinearScalingState> state;
   std::array<bool, 3> quantized{};  // per Gemm: run on quantized operands
+  // Per Gemm (dgrad, wgrad; recipes::runs_dequantized, backward_override dequantized): run in
+  // high precision on the fprop GEMM's quantized weight (dgrad) or input (wgrad), dequantized
+  // (sim::scaling::dequantize: decode x scale_inv, fp32), as TE's linear.py does. Needs the
+  // fprop GEMM quantized (quantized[fprop]) and its codes on the host.
+  std::array<bool, 3> dequantized{};
   recipes::GemmAccumulation accumulation{recipes::Accumulation::kFp32Seq,
                                          recipes::Accumulation::kFp32Seq,
                                          recipes::Accumulation::kFp32Seq};

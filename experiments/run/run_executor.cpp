@@ -225,7 +225,8 @@ nlohmann::json layer_plans_json(const Fp8LinearImpl& linear, const recipes::Reci
     plans[std::string(recipes::name(role))] =
         linear.runs_fp8(gemm)
             ? recipes::plan_text(recipes::plan(recipe, layer, recipes::operand_of(role), gemm))
-            : std::string("high_precision");
+        : linear.runs_dequantized(gemm) ? std::string("high_precision_dequantized")
+                                        : std::string("high_precision");
   }
   return plans;
 }

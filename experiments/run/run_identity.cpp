@@ -59,6 +59,7 @@ std::string recipe_label(const recipes::Recipe& r) {
   }
   if (r.mx_stochastic_rounding) add("sr");
   if (r.mx_rht) add("rht64");
+  if (r.mx_2d) add("2d");
   // A sub-byte scaling's element format is its own (fp8_format is refused with it).
   if (!recipes::subbyte_element_format(r.scaling)) add(recipes::name(r.fp8_format));
   if (recipes::uses_amax_history(r.scaling)) {
@@ -74,6 +75,10 @@ std::string recipe_label(const recipes::Recipe& r) {
     if (r.override_linear_precision.wgrad) hp.append("wgrad,");
     hp.pop_back();
     add(hp);
+  }
+  if (r.backward_override != recipes::BackwardOverride::kNone) {
+    add(r.backward_override == recipes::BackwardOverride::kDequantized ? "bwd:dequantized"
+                                                                       : "bwd:high_precision");
   }
   if (!(r.gemm == recipes::default_gemm_accumulation(r.scaling))) {
     std::string acc = "acc:";

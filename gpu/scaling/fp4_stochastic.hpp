@@ -11,7 +11,8 @@
 // random bits are a pure function of (seed, stream, element index): sim/rng.hpp's mapping, so CPU,
 // GPU and any thread layout draw the same bits (TE's own stream follows its thread layout and is
 // not reproduced: sim/fp4_stochastic.hpp). torchao's nvfp4_quantize (the torchao mode) has no
-// stochastic rounding, so none here (torchao's prototype NVFP4TrainingConfig has; not a mode).
+// stochastic rounding, so none here; nvfp4_mode torchao_training (torchao's prototype
+// NVFP4TrainingConfig) has it, and the GPU refuses that mode (docs/fp4.md).
 #pragma once
 
 #include <cuda_runtime.h>

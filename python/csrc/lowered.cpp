@@ -79,8 +79,8 @@ Lowered lowered_fp8(const char* function, const std::string& recipe, std::string
   if (!out.runs_fp8) {
     throw std::invalid_argument(
         std::string(function) + ": the recipe runs " + sim::scaling::to_string(out.gemm) +
-        " in high precision (override_linear_precision, or rowwise_with_gw_hp's wgrad), so it "
-        "quantizes nothing for it; accepted: a GEMM the recipe runs in FP8");
+        " in high precision (override_linear_precision, backward_override, or rowwise_with_gw_hp's "
+        "wgrad), so it quantizes nothing for it; accepted: a GEMM the recipe runs in FP8");
   }
   return out;
 }

@@ -343,6 +343,35 @@ TEST_CASE("explain names the peer of each sub-byte mode, TE's recipe fields, and
   CHECK(mx.find("torchao_version: torchao-0.18") != std::string::npos);
 }
 
+TEST_CASE("explain shows mx_2d and backward_override, and the TE recipe that has them",
+          "[recipes][accelerate][backward_override]") {
+  const std::string te = explain_text(
+      "scaling: mxfp8\nfp8_format: E4M3\nmx_2d: true\nbackward_override: dequantized\n", "te.yaml");
+  INFO(te);
+  CHECK(te.find("mx_2d: true (the weight in 32 x 32 tiles, one E8M0 each, in fprop and dgrad)") !=
+        std::string::npos);
+  CHECK(te.find("backward_override: dequantized (dgrad and wgrad in high precision on the "
+                "forward's input and weight codes, dequantized; grad_output unquantized)") !=
+        std::string::npos);
+  CHECK(te.find("MXFP8BlockScaling(fp8_format=Format.E4M3, enable_2d_quantization=True, "
+                "backward_override='dequantized')") != std::string::npos);
+  const std::string nv =
+      explain_text("scaling: nvfp4\nnvfp4_2d: true\nbackward_override: dequantized\n", "nv.yaml");
+  CHECK(nv.find("disable_2d_quantization=False, backward_override='dequantized')") !=
+        std::string::npos);
+  // torchao has no backward_override: explain says so, and what fp8lab runs.
+  const std::string ao =
+      explain_text("scaling: tensorwise\nbackward_override: dequantized\n", "ao.yaml");
+  INFO(ao);
+  CHECK(ao.find("torchao has no backward_override") != std::string::npos);
+  // high_precision is override_linear_precision [false, true, true]: explain prints the recipe as
+  // written.
+  const std::string hp =
+      explain_text("scaling: current\nbackward_override: high_precision\n", "hp.yaml");
+  CHECK(hp.find("backward_override: high_precision (dgrad and wgrad in high precision on the "
+                "unquantized input and weight)") != std::string::npos);
+}
+
 TEST_CASE("every shipped example config and recipe file reads and explains",
           "[recipes][accelerate]") {
   int files = 0;

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "recipes/canonical.hpp"
 #include "recipes/default_recipe.hpp"
 #include "recipes/lowering.hpp"
 #include "recipes/recipe.hpp"
@@ -119,6 +120,13 @@ std::vector<std::pair<std::string, Recipe>> recipes_of_the_table() {
       Recipe rht_only = recipe_with_defaults(s);
       rht_only.mx_rht = true;
       out.emplace_back(name + " te mx_rht", rht_only);
+    }
+    if (s == Scaling::mxfp8) {
+      // TE's MXFP8BlockScaling(enable_2d_quantization=True): the weight in 32 x 32 tiles in fprop
+      // and dgrad, every other operand as without it.
+      Recipe two_d = recipe_with_defaults(s);
+      two_d.mx_2d = true;
+      out.emplace_back(name + " te mx_2d", two_d);
     }
   }
   return out;
@@ -225,6 +233,97 @@ TEST_CASE("lowering: gemm_runs_fp8 follows the overrides and torchao's high-prec
   r.override_linear_precision.dgrad = true;
   CHECK_FALSE(gemm_runs_fp8(r, sc::Gemm::kDgrad));
   CHECK(gemm_runs_fp8(r, sc::Gemm::kFprop));
+}
+
+// backward_override (recipe.hpp): how each GEMM of a Linear runs, per scaling TE gives the field,
+// for each spelling and for override_linear_precision [false, true, true]; a layer that
+// keep_high_precision keeps in dgrad reads its unquantized operands there.
+std::string gemm_mode(const Recipe& r, const std::string& layer, sc::Gemm gemm) {
+  if (gemm_runs_fp8(r, layer, gemm)) return "fp8";
+  return runs_dequantized(r, layer, gemm) ? "high precision, the fprop codes dequantized"
+                                          : "high precision, unquantized operands";
+}
+
+std::string backward_override_table() {
+  std::string text;
+  for (const Scaling s : {Scaling::current, Scaling::block, Scaling::mxfp8, Scaling::nvfp4}) {
+    for (const std::string spelling :
+         {"none", "high_precision", "dequantized", "override [false, true, true]"}) {
+      Recipe r = recipe_with_defaults(s);
+      if (spelling.starts_with("override")) {
+        r.override_linear_precision = {false, true, true};
+      } else {
+        r.backward_override = *parse_backward_override(spelling);
+      }
+      r.keep_high_precision.dgrad = {"lm_head"};
+      for (const std::string layer : {"blocks.0.mlp_fc", "lm_head"}) {
+        for (const sc::Gemm gemm : {sc::Gemm::kFprop, sc::Gemm::kDgrad, sc::Gemm::kWgrad}) {
+          text += std::string(name(s)) + " " + spelling + " " + layer + " | " +
+                  sc::to_string(gemm) + " -> " + gemm_mode(r, layer, gemm) + "\n";
+        }
+      }
+    }
+  }
+  return text;
+}
+
+TEST_CASE("lowering: backward_override's GEMMs per layer are the golden table",
+          "[lowering][backward_override]") {
+  check_table(backward_override_table(), "lowering_backward_override.txt");
+}
+
+TEST_CASE("lowering: backward_override high_precision lowers as override_linear_precision "
+          "[false, true, true], and canonical writes it so",
+          "[lowering][backward_override]") {
+  for (const Scaling s : {Scaling::current, Scaling::block, Scaling::mxfp8, Scaling::nvfp4,
+                          Scaling::tensorwise, Scaling::mxfp4}) {
+    INFO(name(s));
+    Recipe spelled = recipe_with_defaults(s);
+    spelled.backward_override = BackwardOverride::kHighPrecision;
+    Recipe overridden = recipe_with_defaults(s);
+    overridden.override_linear_precision = {false, true, true};
+    for (const sc::Gemm gemm : {sc::Gemm::kFprop, sc::Gemm::kDgrad, sc::Gemm::kWgrad}) {
+      CHECK(gemm_runs_fp8(spelled, "x", gemm) == gemm_runs_fp8(overridden, "x", gemm));
+      CHECK_FALSE(runs_dequantized(spelled, "x", gemm));
+      const sc::GemmOperands o = sc::gemm_operands(gemm);
+      for (const sc::Operand op : {o.a, o.b})
+        CHECK(plan(spelled, op, gemm) == plan(overridden, op, gemm));
+    }
+    CHECK(canonicalize(spelled).recipe == canonicalize(overridden).recipe);
+    CHECK(run_id(canonicalize(spelled).recipe) == run_id(canonicalize(overridden).recipe));
+    CHECK(canonical_string(canonicalize(spelled).recipe).find("backward_override") ==
+          std::string::npos);
+  }
+  Recipe dequantized = recipe_with_defaults(Scaling::mxfp8);
+  dequantized.backward_override = BackwardOverride::kDequantized;
+  const Canonical c = canonicalize(dequantized);
+  CHECK(c.recipe.backward_override == BackwardOverride::kDequantized);
+  CHECK(canonical_string(c.recipe).find(";backward_override=dequantized") != std::string::npos);
+  CHECK(c.recipe.fp8_format == Fp8Format::kE4M3);  // no gradient is quantized: HYBRID is E4M3
+  CHECK(c.recipe.gemm.dgrad == Accumulation::kFp32Seq);
+  // With fprop in high precision there are no codes: every GEMM unquantized (rule 1).
+  dequantized.override_linear_precision.fprop = true;
+  CHECK(canonicalize(dequantized).recipe.override_linear_precision.all());
+}
+
+TEST_CASE("mx_2d: in the canonical string only when true; canonical drops it outside mxfp8",
+          "[lowering][mx_2d]") {
+  Recipe r = recipe_with_defaults(Scaling::mxfp8);
+  const std::string plain = canonical_string(r);
+  CHECK(plain.find("mx_2d") == std::string::npos);
+  r.mx_2d = true;
+  CHECK(canonical_string(r).find(";mx_2d=true") != std::string::npos);
+  CHECK(run_id(r) != run_id(recipe_with_defaults(Scaling::mxfp8)));
+  CHECK(canonicalize(r).recipe.mx_2d);
+  Recipe mx4 = recipe_with_defaults(Scaling::mxfp4);
+  mx4.mx_2d = true;
+  const Canonical c = canonicalize(mx4);
+  CHECK_FALSE(c.recipe.mx_2d);
+  CHECK(c.reasons == std::vector<std::string>{
+                         "mx_2d is TE's MXFP8BlockScaling.enable_2d_quantization, mxfp8 only, "
+                         "not mxfp4"});
+  // mxfp4's own plans: no 32 x 32 weight (the lowering reads mx_2d for mxfp8 only).
+  CHECK(plan(mx4, sc::Operand::kWeight, sc::Gemm::kFprop).block == sc::BlockShape{1, 32});
 }
 
 // keep_high_precision: per Linear, the layer's plans. Patterns match whole names: "lm_head"

@@ -42,6 +42,19 @@ TEST_CASE("per_role: read from a recipe file, in canonical spelling", "[per_role
   CHECK(r.per_role[0].roles == kAllRoles);
   CHECK(r.per_role[0].scaling == Scaling::nvfp4);
   CHECK(r.per_role[0].nvfp4_2d == true);
+  // mx_2d on the attention weights only: their plans take 32 x 32 tiles, the MLP's keep 1 x 32.
+  const Recipe tiles = parse_recipe_text(
+      "scaling: mxfp8\nper_role:\n  - match: '.*attention.*'\n    roles: [fprop_weight, "
+      "dgrad_weight]\n    mx_2d: true\n",
+      "r.yaml");
+  REQUIRE(tiles.per_role.size() == 1);
+  CHECK(tiles.per_role[0].mx_2d == true);
+  CHECK(plan(tiles, "block0.attention.q_proj", sc::Operand::kWeight, sc::Gemm::kDgrad).block ==
+        sc::BlockShape{32, 32});
+  CHECK(plan(tiles, "block0.attention.q_proj", sc::Operand::kInput, sc::Gemm::kFprop).block ==
+        sc::BlockShape{1, 32});
+  CHECK(plan(tiles, "block0.mlp.up_proj", sc::Operand::kWeight, sc::Gemm::kFprop).block ==
+        sc::BlockShape{1, 32});
   CHECK(r.per_role[1].roles ==
         (role_bit(Role::kDgradGradOutput) | role_bit(Role::kWgradGradOutput)));
   CHECK(per_role_text(r.per_role) ==
@@ -92,6 +105,9 @@ TEST_CASE("per_role: other bad rules name the field and what is accepted", "[per
        "per_role[0].nvfp4_mode: is torchao's nvfp4_quantize"},
       {"scaling: mxfp8\nper_role:\n  - roles: []\n    scaling: nvfp4\n",
        "per_role[0].roles: names no role"},
+      {"scaling: mxfp8\nper_role:\n  - match: 'block\\d+\\.mlp\\..*'\n    scaling: nvfp4\n    "
+       "mx_2d: true\n",
+       "per_role[0].mx_2d: applies to scaling mxfp8 only, not 'nvfp4'"},
   };
   for (const auto& [text, want] : cases) {
     INFO(text);

@@ -159,29 +159,42 @@ TEST_CASE("recipe file errors", "[recipes][validation]") {
       {"unknown NVFP4 mode", "scaling: nvfp4\nnvfp4_mode: nvidia\n",
        "r.yaml:2: nvfp4_mode: unknown value 'nvidia'; accepted: te, torchao, torchao_training"},
       {"NVFP4 2-D with torchao", "scaling: nvfp4\nnvfp4_mode: torchao\nnvfp4_2d: true\n",
-       "r.yaml:3: nvfp4_2d: is modelled as TE's NVFP4BlockScaling only (nvfp4_mode torchao is "
-       "torchao's nvfp4_quantize, 1 x 16 blocks only; torchao's prototype NVFP4TrainingConfig, "
-       "with 16 x 16 weight tiles, is not a mode); value 'true'; accepted: nvfp4_2d: false with "
-       "nvfp4_mode: torchao, or nvfp4_mode: te"},
+       "r.yaml:3: nvfp4_2d: is not an option of nvfp4_mode torchao (torchao's nvfp4_quantize, "
+       "1 x 16 blocks only); TE's NVFP4BlockScaling (nvfp4_mode te) and torchao's prototype "
+       "NVFP4TrainingConfig (nvfp4_mode torchao_training) have 16 x 16 weight tiles; value "
+       "'true'; accepted: nvfp4_2d: false with nvfp4_mode: torchao, or nvfp4_mode: te or "
+       "torchao_training"},
       {"NVFP4 RHT with torchao", "scaling: nvfp4\nnvfp4_mode: torchao\nnvfp4_rht: true\n",
-       "r.yaml:3: nvfp4_rht: is modelled as TE's NVFP4BlockScaling only (TE's fixed sign vector; "
-       "nvfp4_mode torchao is torchao's nvfp4_quantize, which has no RHT; the NVFP4Linear of "
-       "torchao's prototype NVFP4TrainingConfig, not a mode, draws its own vector per layer); "
-       "value 'true'; accepted: nvfp4_rht: false "
-       "with nvfp4_mode: torchao, or nvfp4_mode: te"},
+       "r.yaml:3: nvfp4_rht: is not an option of nvfp4_mode torchao (torchao's nvfp4_quantize, "
+       "which has no RHT); TE's NVFP4BlockScaling (nvfp4_mode te) and torchao's prototype "
+       "NVFP4TrainingConfig (nvfp4_mode torchao_training, with TE's fixed sign vector) have it; "
+       "value 'true'; accepted: nvfp4_rht: false with nvfp4_mode: torchao, or nvfp4_mode: te or "
+       "torchao_training"},
       {"NVFP4 SR with torchao",
        "scaling: nvfp4\nnvfp4_mode: torchao\nnvfp4_stochastic_rounding: true\n",
-       "r.yaml:3: nvfp4_stochastic_rounding: is modelled as TE's NVFP4BlockScaling only "
-       "(nvfp4_mode torchao is torchao's nvfp4_quantize, which rounds to nearest; torchao's "
-       "prototype NVFP4TrainingConfig, not a mode, rounds gradients stochastically); value 'true'; "
-       "accepted: nvfp4_stochastic_rounding: "
-       "false with nvfp4_mode: torchao, or nvfp4_mode: te"},
+       "r.yaml:3: nvfp4_stochastic_rounding: is not an option of nvfp4_mode torchao (torchao's "
+       "nvfp4_quantize, which rounds to nearest); TE's NVFP4BlockScaling (nvfp4_mode te) and "
+       "torchao's prototype NVFP4TrainingConfig (nvfp4_mode torchao_training) round gradients "
+       "stochastically; value 'true'; accepted: nvfp4_stochastic_rounding: false with nvfp4_mode: "
+       "torchao, or nvfp4_mode: te or torchao_training"},
       {"nvfp4_rht without NVFP4", "scaling: mxfp4\nnvfp4_rht: true\n",
        "r.yaml:2: nvfp4_rht: applies to scaling nvfp4 only, not 'mxfp4'; value 'true'; accepted: "
        "scaling: nvfp4"},
       {"mx_rht without MXFP4", "scaling: nvfp4\nmx_rht: true\n",
        "r.yaml:2: mx_rht: is Tseng et al.'s MXFP4 backward, modelled for scaling mxfp4 only, not "
        "'nvfp4'; value 'true'; accepted: scaling: mxfp4"},
+      {"mx_2d without MXFP8", "scaling: mxfp4\nmx_2d: true\n",
+       "r.yaml:2: mx_2d: is TE's MXFP8BlockScaling.enable_2d_quantization (32 x 32 weight tiles), "
+       "modelled for scaling mxfp8 only, not 'mxfp4'; value 'true'; accepted: scaling: mxfp8"},
+      {"mx_2d not a boolean", "scaling: mxfp8\nmx_2d: tiles\n",
+       "r.yaml:2: mx_2d: wrong type: expected a boolean, got 'tiles'; accepted: true, false"},
+      {"backward_override with delayed scaling", "backward_override: dequantized\n",
+       "r.yaml:1: backward_override: is not an option of delayed scaling (TE's DelayedScaling "
+       "asserts backward_override None); value 'dequantized'; accepted: backward_override: none "
+       "with scaling: delayed, or another scaling (current, block, mxfp8 and nvfp4 are TE's)"},
+      {"unknown backward_override", "scaling: current\nbackward_override: fp32\n",
+       "r.yaml:2: backward_override: unknown value 'fp32'; accepted: none, high_precision, "
+       "dequantized"},
       {"mx_stochastic_rounding without floor scales",
        "scaling: mxfp4\nmx_stochastic_rounding: true\n",
        "r.yaml:2: mx_stochastic_rounding: is Tseng et al.'s dither_scale, whose scales are E8M0 "
