@@ -26,6 +26,7 @@ ReportPaths write_reports(const ReportOptions& options) {
   auto loaded = load_results(options.inputs, options.conflicts);
   ReportInput input;
   input.records = std::move(loaded.records);
+  label_workload_differences(input.records);  // rows that differ only in the workload
   input.notes = std::move(loaded.notes);
   for (auto& note : cross_machine_notes(input.records)) input.notes.push_back(std::move(note));
   input.heatmap_axes = options.heatmap_axes;

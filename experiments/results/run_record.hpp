@@ -249,6 +249,10 @@ struct RunRecord {
   Field<std::vector<ScheduleSwitch>> schedule_switches;
   Field<OptimizerStatesPart> optimizer_states;
   nlohmann::json other = nlohmann::json::object();
+  // Not part of the record's JSON: what of its workload tells it apart from the other records of
+  // a report ("smooth_swiglu=true"; set by label_workload_differences, stats/report_data.hpp),
+  // shown after its recipe label by run_label. "" unless a report set it.
+  std::string label_workload;
 
   // A recipe field's value as written in recipe files; "" when the record has none.
   std::string recipe_value(const std::string& field) const;

@@ -13,26 +13,9 @@
 namespace fp8lab::experiments {
 namespace {
 
-// The spec's settings after ':' split on ',' ("llama-xs:eval_every=30,lr=0.1" -> the name and
-// {"eval_every=30", "lr=0.1"}).
-std::pair<std::string, std::vector<std::string>> split_spec(const std::string& spec) {
-  const auto colon = spec.find(':');
-  std::vector<std::string> settings;
-  if (colon == std::string::npos) return {spec, settings};
-  std::size_t start = colon + 1;
-  while (start <= spec.size()) {
-    const auto comma = spec.find(',', start);
-    const auto end = comma == std::string::npos ? spec.size() : comma;
-    if (end > start) settings.push_back(spec.substr(start, end - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return {spec.substr(0, colon), settings};
-}
-
 // The workload spec without its lr setting: the group of runs that differ only in lr.
 std::string workload_without_lr(const std::string& spec) {
-  auto [name, settings] = split_spec(spec);
+  auto [name, settings] = split_workload_spec(spec);
   std::string out = name;
   char separator = ':';
   for (const auto& s : settings) {
@@ -147,7 +130,7 @@ LrArm make_arm(const std::string& label, const std::vector<double>& lrs, double 
 
 std::optional<double> learning_rate_of(const RunRecord& record) {
   if (const auto lr = record.workload_option_number("lr")) return lr;
-  for (const auto& s : split_spec(record.workload).second) {
+  for (const auto& s : split_workload_spec(record.workload).second) {
     if (s.rfind("lr=", 0) != 0) continue;
     char* end = nullptr;
     const double lr = std::strtod(s.c_str() + 3, &end);
@@ -168,8 +151,10 @@ std::vector<LrSweep> lr_sweeps(const std::vector<RunRecord>& records, double alp
     const auto lr = learning_rate_of(r);
     if (!lr) continue;
     // "" sorts first: the baseline leads its group.
-    const std::string key = kind == "baseline" ? "" : r.recipe_canonical.value_or(run_label(r));
-    labels[key] = kind == "baseline" ? "baseline" : run_label(r);
+    // The arm's name: its recipe alone (lr, its axis, is a workload option that run_label adds).
+    const std::string key = kind == "baseline" ? ""
+                                               : r.recipe_canonical.value_or(recipe_label_of(r));
+    labels[key] = kind == "baseline" ? "baseline" : recipe_label_of(r);
     groups[workload_without_lr(r.workload)][key].push_back({*lr, r.seed.value_or(0), &r});
   }
   std::vector<LrSweep> out;

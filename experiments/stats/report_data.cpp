@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -33,8 +35,92 @@ const RunRecord* find_baseline(const std::vector<RunRecord>& records, const RunR
   return nullptr;
 }
 
-std::string run_label(const RunRecord& record) {
+std::string recipe_label_of(const RunRecord& record) {
   return record.recipe_label.value_or(record.run_id);
+}
+
+std::string run_label(const RunRecord& record) {
+  const auto label = recipe_label_of(record);
+  return record.label_workload.empty() ? label : label + " (" + record.label_workload + ")";
+}
+
+std::pair<std::string, std::vector<std::string>> split_workload_spec(const std::string& spec) {
+  const auto colon = spec.find(':');
+  std::vector<std::string> settings;
+  if (colon == std::string::npos) return {spec, settings};
+  std::size_t start = colon + 1;
+  while (start <= spec.size()) {
+    const auto comma = spec.find(',', start);
+    const auto end = comma == std::string::npos ? spec.size() : comma;
+    if (end > start) settings.push_back(spec.substr(start, end - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return {spec.substr(0, colon), settings};
+}
+
+namespace {
+
+// A spec's options: option -> value as written ("smooth_swiglu=true"; a bare "x" maps to "").
+std::map<std::string, std::string> spec_options(const std::vector<std::string>& settings) {
+  std::map<std::string, std::string> out;
+  for (const auto& s : settings) {
+    const auto equals = s.find('=');
+    out[s.substr(0, equals)] = equals == std::string::npos ? "" : s.substr(equals + 1);
+  }
+  return out;
+}
+
+// An option's value for the label: as the spec sets it, else the record's resolved value.
+std::string option_value(const RunRecord& record, const std::map<std::string, std::string>& spec,
+                         const std::string& option) {
+  if (const auto it = spec.find(option); it != spec.end()) return it->second;
+  const auto options = record.other.find("workload_options");
+  if (options != record.other.end() && options->is_object()) {
+    const auto value = options->find(option);
+    if (value != options->end()) {
+      return value->is_string() ? value->get<std::string>() : value->dump();
+    }
+  }
+  return "default";
+}
+
+}  // namespace
+
+void label_workload_differences(std::vector<RunRecord>& records) {
+  struct Parsed {
+    std::string name;
+    std::map<std::string, std::string> options;
+  };
+  std::vector<Parsed> parsed;
+  std::set<std::string> names;
+  for (const auto& r : records) {
+    auto [name, settings] = split_workload_spec(r.workload);
+    names.insert(name);
+    parsed.push_back({name, spec_options(settings)});
+  }
+  // workload name -> option -> the values its records set (nullopt: a record that does not).
+  std::map<std::string, std::map<std::string, std::set<std::optional<std::string>>>> values;
+  for (const auto& p : parsed) {
+    for (const auto& option : p.options) values[p.name][option.first];
+  }
+  for (const auto& p : parsed) {
+    for (auto& [option, seen] : values[p.name]) {
+      const auto it = p.options.find(option);
+      seen.insert(it == p.options.end() ? std::nullopt : std::optional<std::string>(it->second));
+    }
+  }
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& p = parsed[i];
+    std::string varied;
+    for (const auto& [option, seen] : values[p.name]) {
+      if (seen.size() < 2) continue;
+      varied += (varied.empty() ? "" : ",") + option + "=" +
+                option_value(records[i], p.options, option);
+    }
+    records[i].label_workload = names.size() > 1 ? p.name + (varied.empty() ? "" : ":" + varied)
+                                                 : varied;
+  }
 }
 
 std::string underflow_summary(const RunRecord& record) {

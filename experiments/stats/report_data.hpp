@@ -8,7 +8,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
 #include "experiments/results/run_record.hpp"
 #include "experiments/stats/seed_plan.hpp"
 
@@ -52,8 +54,26 @@ std::string format_percent(std::optional<double> fraction);  // 0.0123 -> "1.23%
 // The baseline record a run was compared with, if present among the records.
 const RunRecord* find_baseline(const std::vector<RunRecord>& records, const RunRecord& run);
 
-// A short name for a run in tables and legends: its recipe label, else its run id.
+// A short name for a run in tables and legends: its recipe label, else its run id, then its
+// record's label_workload in parentheses when set ("current HYBRID (smooth_swiglu=true)").
 std::string run_label(const RunRecord& record);
+// The recipe label alone (else the run id): an arm's name where a workload option is the axis
+// (the learning-rate analysis, lr_sensitivity.hpp).
+std::string recipe_label_of(const RunRecord& record);
+
+// A workload spec's name and its settings ("llama-xs:eval_every=30,lr=0.1" -> "llama-xs",
+// {"eval_every=30", "lr=0.1"}).
+std::pair<std::string, std::vector<std::string>> split_workload_spec(const std::string& spec);
+
+// Sets every record's label_workload to what of its workload spec (RunRecord::workload) varies
+// among the records: the workload's name when the records name more than one, then each option
+// that the records of that name do not all set alike (set to different values, or set in some
+// and not others), as option=value in name order, the value as the spec sets it, else the
+// record's resolved value (workload_options), else "default"; "gpt-tiny:lr=0.01" when both vary,
+// "lr=0.01" when only the option does. Records whose workloads do not differ keep "" (their
+// labels are their recipe labels). So two report rows that differ only in a workload option
+// (a sweep over llama-xs:smooth_swiglu=true and llama-xs) get different labels.
+void label_workload_differences(std::vector<RunRecord>& records);
 
 // "underflowed at the last logged step: input 98%, weight 100%, grad_output 0%" from the record's
 // final figures ("" when it has none).

@@ -3,10 +3,14 @@
 // requested combination, verdicts, and the charts of report.html.
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "experiments/render/html_report.hpp"
 #include "experiments/render/summary_csv.hpp"
@@ -16,6 +20,7 @@
 #include "experiments/results/results_store.hpp"
 #include "experiments/stats/analysis.hpp"
 #include "experiments/stats/noise_floor.hpp"
+#include "experiments/stats/report_data.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"
 
@@ -24,6 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using testing::baseline_id;
 using testing::baseline_record;
 using testing::fp8_record;
 using testing::read_text;
@@ -203,6 +209,84 @@ TEST_CASE("write_reports writes all four files, and report.html is self-containe
   CHECK_THAT(md, Catch::Contains("| 1 | HYBRID m0 | 0 | inconclusive (1 seed with a paired "
                                  "error; a test needs 3) |"));
   CHECK_THAT(md, Catch::Contains("failed to train"));
+}
+
+// Rows that differ only in a workload option (L8: llama-xs:smooth_swiglu=true against llama-xs)
+// are labelled apart in report.md, report.html, summary.csv and contrasts.csv; the records keep
+// their recipe labels.
+TEST_CASE("Report rows that differ only in a workload option have distinct labels", "[report]") {
+  const testing::Scratch dir("reports-workload-option");
+  ResultsDirectory store(dir);
+  for (const bool smooth : {false, true}) {
+    const std::string spec = smooth ? "w:smooth_swiglu=true" : "w";
+    const std::string suffix = smooth ? "-smooth" : "";
+    auto baseline = baseline_record();
+    baseline["run_id"] = baseline_id(0) + suffix;
+    baseline["workload"] = spec;
+    baseline["workload_options"] = {{"smooth_swiglu", smooth}, {"lr", 0.003}};
+    store.write_run_record(baseline);
+    for (const auto& [format, final_loss] : {std::pair{"HYBRID", 2.01}, {"E5M2", 2.2}}) {
+      auto run =
+          fp8_record(std::string(format) + suffix, format, 0, final_loss + (smooth ? 0.01 : 0.0));
+      run["baseline_run_id"] = baseline["run_id"];
+      run["workload"] = spec;
+      run["workload_options"] = baseline["workload_options"];
+      store.write_run_record(run);
+    }
+  }
+  const auto paths = write_reports(ReportOptions{{dir}, {}, {}});
+  const auto md = read_text(paths.report_md);
+  INFO(md);
+  // The ranked table: four rows, none sharing a label.
+  for (const char* label :
+       {"| HYBRID m0 (smooth_swiglu=false) |", "| HYBRID m0 (smooth_swiglu=true) |",
+        "| E5M2 m0 (smooth_swiglu=false) |", "| E5M2 m0 (smooth_swiglu=true) |"}) {
+    CHECK_THAT(md, Catch::Contains(label));
+  }
+  CHECK_THAT(md, !Catch::Contains("| HYBRID m0 |"));
+  // Each workload's contrast names its rows with the option; lr, set alike, stays out.
+  const auto contrasts = read_text(paths.contrasts_csv);
+  CHECK_THAT(contrasts, Catch::Contains("E5M2 m0 (smooth_swiglu=true),HYBRID m0 "
+                                        "(smooth_swiglu=true)"));
+  CHECK_THAT(contrasts, Catch::Contains("E5M2 m0 (smooth_swiglu=false),HYBRID m0 "
+                                        "(smooth_swiglu=false)"));
+  CHECK_THAT(read_text(paths.summary_csv), Catch::Contains("HYBRID m0 (smooth_swiglu=true)"));
+  CHECK_THAT(read_text(paths.report_html), Catch::Contains("HYBRID m0 (smooth_swiglu=false)"));
+  CHECK_THAT(md, !Catch::Contains("lr="));
+  // The records written back keep their recipe labels.
+  const auto jsonl = read_text(paths.results_jsonl);
+  CHECK_THAT(jsonl, Catch::Contains("\"recipe_label\":\"HYBRID m0\""));
+  CHECK_THAT(jsonl, !Catch::Contains("smooth_swiglu=false"));
+}
+
+TEST_CASE("label_workload_differences: the workload's name and options that vary, else nothing",
+          "[report]") {
+  const auto records_of = [](const std::vector<std::pair<std::string, nlohmann::json>>& runs) {
+    std::vector<RunRecord> out;
+    for (const auto& [spec, options] : runs) {
+      auto r = fp8_record(fmt::format("r{}", out.size()), "HYBRID", 0, 2.0);
+      r["workload"] = spec;
+      if (!options.is_null()) r["workload_options"] = options;
+      out.push_back(typed(r));
+    }
+    label_workload_differences(out);
+    std::vector<std::string> labels;
+    for (const auto& r : out) labels.push_back(run_label(r));
+    return labels;
+  };
+  using Labels = std::vector<std::string>;
+  // The same workload everywhere: the recipe labels alone.
+  CHECK(records_of({{"w:steps=100", nullptr}, {"w:steps=100", nullptr}}) ==
+        Labels{"HYBRID m0", "HYBRID m0"});
+  // An option set in one and not the other: its resolved value, else "default"; one set alike
+  // (steps) stays out.
+  CHECK(records_of({{"w:steps=100,lr=0.01", nullptr},
+                    {"w:steps=100", {{"lr", 0.003}}},
+                    {"w:steps=100", nullptr}}) ==
+        Labels{"HYBRID m0 (lr=0.01)", "HYBRID m0 (lr=0.003)", "HYBRID m0 (lr=default)"});
+  // Two workloads: the name, then what varies within that name's records.
+  CHECK(records_of({{"a:d=1", nullptr}, {"a:d=2", nullptr}, {"b:d=1", nullptr}}) ==
+        Labels{"HYBRID m0 (a:d=1)", "HYBRID m0 (a:d=2)", "HYBRID m0 (b)"});
 }
 
 }  // namespace fp8lab::experiments
