@@ -57,12 +57,12 @@ TEST_CASE("A recipe file's schedule reads into stages", "[recipes][schedule]") {
 }
 
 TEST_CASE("A stage can end on the gradient-to-noise ratio", "[recipes][schedule]") {
-  const auto read = [](const std::string& signal) {
+  const auto read_signal = [](const std::string& signal) {
     return parse_recipe_text("schedule:\n  - {until_signal: " + signal +
                                  ", recipe: {scaling: nvfp4}}\n  - {recipe: high_precision}\n",
                              "r.yaml");
   };
-  const Recipe r = read("{grad_noise_below: 1.732}");
+  const Recipe r = read_signal("{grad_noise_below: 1.732}");
   REQUIRE(r.schedule.size() == 1);
   const ScheduleStart& start = r.schedule[0].start;
   CHECK(start.on_signal);
@@ -82,11 +82,12 @@ TEST_CASE("A stage can end on the gradient-to-noise ratio", "[recipes][schedule]
         canonical_string(first) + ";schedule={from=gnr<1.732every10:high_precision}");
 
   // every is part of the signal (it decides which steps are measured), so of the run id.
-  const Recipe every5 = read("{grad_noise_below: 1.732, every: 5}");
+  const Recipe every5 = read_signal("{grad_noise_below: 1.732, every: 5}");
   CHECK(every5.schedule[0].start.every == 5);
   CHECK(run_id(every5) != run_id(r));
-  CHECK(run_id(read("{grad_noise_below: 1.732, every: 10}")) == run_id(r));
-  CHECK(run_id(read("{underflow_above: 0.5}")) != run_id(read("{grad_noise_below: 0.5}")));
+  CHECK(run_id(read_signal("{grad_noise_below: 1.732, every: 10}")) == run_id(r));
+  CHECK(run_id(read_signal("{underflow_above: 0.5}")) !=
+        run_id(read_signal("{grad_noise_below: 0.5}")));
 
   struct Bad {
     const char* signal;
@@ -106,8 +107,8 @@ TEST_CASE("A stage can end on the gradient-to-noise ratio", "[recipes][schedule]
   };
   for (const auto& b : bad) {
     INFO(b.signal);
-    CHECK_THROWS_WITH(read(b.signal), Catch::Contains(b.says) && Catch::Contains("r.yaml") &&
-                                          Catch::Contains("schedule[0].until_signal"));
+    CHECK_THROWS_WITH(read_signal(b.signal), Catch::Contains(b.says) && Catch::Contains("r.yaml") &&
+                                                 Catch::Contains("schedule[0].until_signal"));
   }
 }
 
