@@ -13,22 +13,10 @@
 #include "experiments/linear/fp8_linear.hpp"
 #include "experiments/run/run_executor.hpp"
 #include "recipes/lowering.hpp"
+#include "recipes/role_rules.hpp"
 
 namespace fp8lab::experiments {
 namespace {
-
-std::string plan_text(const sim::scaling::QuantizePlan& p) {
-  using sim::scaling::QuantizeKind;
-  if (p.kind == QuantizeKind::kHighPrecision) return "high_precision";
-  std::string out = fmt::format("{} {}", sim::scaling::to_string(p.kind), sim::spec(p.format).name);
-  if (p.block.rows != 0 || p.block.cols != 0) {
-    out += fmt::format(" blocks {}x{}", p.block.rows, p.block.cols);
-  }
-  if (p.pow2) out += " pow2";
-  if (p.rht) out += " rht";
-  if (p.stochastic_rounding) out += " stochastic_rounding";
-  return out;
-}
 
 nlohmann::json fp8_gemms_of(torch::nn::Module& model) {
   nlohmann::json out = nlohmann::json::object();
@@ -56,8 +44,9 @@ nlohmann::json stage_plans(const recipes::Recipe* recipe) {
     const auto operands = sim::scaling::gemm_operands(g);
     for (const Operand o : {operands.a, operands.b}) {
       out[std::string(name(g))][std::string(name(o))] =
-          recipe && recipes::gemm_runs_fp8(*recipe, g) ? plan_text(recipes::plan(*recipe, o, g))
-                                                       : std::string("high_precision");
+          recipe && recipes::gemm_runs_fp8(*recipe, g)
+              ? recipes::plan_text(recipes::plan(*recipe, o, g))
+              : std::string("high_precision");
     }
   }
   return out;

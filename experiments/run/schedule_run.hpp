@@ -84,8 +84,9 @@ class ScheduleRun {
   nlohmann::json switches_ = nlohmann::json::array();
 };
 
-// The plans of a stage's recipe (nullptr: high precision), per GEMM and operand, as text:
-// {"fprop": {"input": "nvfp4 E2M1 1x16 ...", "weight": ...}, ...}.
+// The plans of a stage's recipe (nullptr: high precision), per GEMM and operand, in
+// recipes::plan_text's words (as explain and the lowering golden tables write a plan):
+// {"fprop": {"input": "nvfp4 e2m1 1x16 ...", "weight": ...}, ...}.
 nlohmann::json stage_plans(const recipes::Recipe* recipe);
 
 }  // namespace fp8lab::experiments

@@ -26,6 +26,9 @@
 #include "experiments/results/results_store.hpp"
 #include "experiments/results/run_record.hpp"
 #include "experiments/sweep/child_process.hpp"
+#include "recipes/lowering.hpp"
+#include "recipes/role_rules.hpp"
+#include "recipes/schedule.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"
 
@@ -119,6 +122,17 @@ TEST_CASE("A schedule arm switches at its step and resumes to the uninterrupted 
       CHECK(plan.get<std::string>().rfind("nvfp4 e2m1", 0) == 0);
       CHECK(stages[1].at("plans").at(gemm).at(operand) == "high_precision");
     }
+  }
+  // In recipes::plan_text's words, as explain and the lowering golden tables write a plan.
+  for (const auto& run : recipes::expand(recipes::read_sweep((dir / "sweep.yaml").string())).runs) {
+    if (run.recipe.schedule.empty()) continue;
+    const auto first = recipes::schedule_stages(run.recipe).front().recipe;
+    CHECK(stages[0].at("plans").at("fprop").at("input") ==
+          recipes::plan_text(
+              recipes::plan(*first, sim::scaling::Operand::kInput, sim::scaling::Gemm::kFprop)));
+    CHECK(stages[0].at("plans").at("wgrad").at("grad_output") ==
+          recipes::plan_text(recipes::plan(*first, sim::scaling::Operand::kGradOutput,
+                                           sim::scaling::Gemm::kWgrad)));
   }
   REQUIRE(!stages[0].at("fp8_gemms").empty());
   for (const auto& [layer, gemms] : stages[0].at("fp8_gemms").items()) {
