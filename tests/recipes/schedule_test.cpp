@@ -206,4 +206,27 @@ TEST_CASE("L9's sweep file expands to NVFP4 throughout and NVFP4 then fp32",
   }
 }
 
+TEST_CASE("L9's signal sweep file switches the same NVFP4 on the gradient-to-noise ratio",
+          "[recipes][schedule]") {
+  const auto e =
+      expand(read_sweep(FP8LAB_SOURCE_DIR "/recipes/sweeps/literature/L9-signal-switch.yaml"));
+  REQUIRE(e.runs.size() == 2);
+  int scheduled = 0;
+  for (const auto& run : e.runs) {
+    CHECK(run.seed == 0);
+    CHECK(run.recipe.scaling == Scaling::nvfp4);
+    CHECK(run.recipe.nvfp4_2d);
+    CHECK(run.recipe.nvfp4_rht);
+    CHECK(run.recipe.nvfp4_stochastic_rounding);
+    if (run.recipe.schedule.empty()) continue;
+    ++scheduled;
+    REQUIRE(run.recipe.schedule.size() == 1);
+    CHECK(run.recipe.schedule[0].start.on_signal);
+    CHECK(run.recipe.schedule[0].start.grad_noise_below == 1.732);
+    CHECK(run.recipe.schedule[0].start.every == 10);
+    CHECK(run.recipe.schedule[0].recipe == nullptr);
+  }
+  CHECK(scheduled == 1);
+}
+
 }  // namespace fp8lab::recipes
