@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 
@@ -18,8 +19,9 @@ namespace {
 
 const char* const kAccepted =
     "a list of at least two stages, each {until: FRACTION, recipe: {...}}, "
-    "{until_step: STEP, recipe: {...}} or {until_signal: {underflow_above: FRACTION}, recipe: "
-    "{...}} and the last {recipe: {...}} or {recipe: high_precision}, "
+    "{until_step: STEP, recipe: {...}} or {until_signal: SIGNAL, recipe: {...}} (SIGNAL "
+    "{underflow_above: FRACTION} or {grad_noise_below: RATIO, every: STEPS}) and the last "
+    "{recipe: {...}} or {recipe: high_precision}, "
     "e.g. [{until: 0.82, recipe: {scaling: nvfp4}}, {recipe: high_precision}]";
 
 std::string stage_name(const std::shared_ptr<const Recipe>& recipe) {
@@ -30,24 +32,66 @@ std::string stage_name(const std::shared_ptr<const Recipe>& recipe) {
   return out;
 }
 
-// until_signal's mapping: {underflow_above: FRACTION}, the only signal built.
-double parse_signal(const YAML::Node& v, const std::string& file, const std::string& display) {
-  const char* const accepted =
-      "{underflow_above: F}, F a fraction in (0, 1) of the stage's quantized elements";
+const char* const kSignalAccepted =
+    "{underflow_above: F}, F a fraction in (0, 1) of the stage's quantized elements, or "
+    "{grad_noise_below: R} or {grad_noise_below: R, every: N}, R > 0 the gradient-to-noise ratio "
+    "||g|| / ||g_q - g|| below which the stage ends (Chmiel et al.'s sqrt(3) = 1.732), measured "
+    "on the stage's first step and every N-th after it (N >= 1, default 10)";
+
+// until_signal's mapping: {underflow_above: F} or {grad_noise_below: R[, every: N]}, into `s`.
+void parse_signal(const YAML::Node& v, const std::string& file, const std::string& display,
+                  ScheduleStart& s) {
   const Site site = detail::site_of(file, v);
-  if (!v.IsMap() || v.size() != 1) {
-    throw RecipeError(site, display, detail::describe_node(v), "expected", accepted);
+  if (!v.IsMap() || v.size() == 0) {
+    throw RecipeError(site, display, detail::describe_node(v), "expected", kSignalAccepted);
   }
-  const auto item = *v.begin();
-  const std::string key = item.first.Scalar();
-  if (key != "underflow_above") {
-    throw RecipeError(detail::site_of(file, item.first), display + "." + key, "",
-                      "unknown signal (the gradient-to-noise ratio is measured only on the "
-                      "probes' steps, against an exact recompute, and is not a switch signal):",
-                      accepted, did_you_mean(key, {"underflow_above"}));
+  const std::vector<std::string> keys{"underflow_above", "grad_noise_below", "every"};
+  std::optional<YAML::Node> every_key;
+  for (const auto& item : v) {
+    const std::string key = item.first.Scalar();
+    const std::string field = display + "." + key;
+    const Site value_site = detail::site_of(file, item.second);
+    if (key == "underflow_above") {
+      s.underflow_above = detail::as_fraction(item.second, value_site, field, kSignalAccepted, 1.0);
+    } else if (key == "grad_noise_below") {
+      s.grad_noise_below = detail::as_fraction(item.second, value_site, field, kSignalAccepted,
+                                               std::numeric_limits<double>::infinity());
+    } else if (key == "every") {
+      every_key = item.first;
+      s.every = detail::as_int(item.second, value_site, field, "an integer >= 1");
+      if (s.every < 1) {
+        throw RecipeError(value_site, field, item.second.Scalar(),
+                          "out of range:", "an integer >= 1 (steps between two measurements)");
+      }
+    } else {
+      throw RecipeError(detail::site_of(file, item.first), field, "", "unknown signal key",
+                        kSignalAccepted, did_you_mean(key, keys));
+    }
   }
-  return detail::as_fraction(item.second, detail::site_of(file, item.second),
-                             display + ".underflow_above", accepted, 1.0);
+  if (s.underflow_above > 0 && s.grad_noise_below > 0) {
+    throw RecipeError(site, display, detail::describe_node(v),
+                      "gives two signals (a stage ends on one):", kSignalAccepted);
+  }
+  if (s.underflow_above == 0 && s.grad_noise_below == 0) {
+    throw RecipeError(site, display, detail::describe_node(v), "names no signal:", kSignalAccepted);
+  }
+  if (every_key && s.underflow_above > 0) {
+    throw RecipeError(detail::site_of(file, *every_key), display + ".every", "",
+                      "is for grad_noise_below only (the underflow fraction is read on every "
+                      "step):",
+                      kSignalAccepted);
+  }
+  if (s.grad_noise_below > 0 && s.every == 0) s.every = kDefaultGradNoiseEvery;
+}
+
+// "the pooled underflow fraction ... exceeds F" or "the gradient-to-noise ratio ... below R".
+std::string signal_text(const ScheduleStart& s) {
+  if (s.grad_noise_below > 0) {
+    return fmt::format("whose whole-model gradient-to-noise ratio ||g|| / ||g_q - g|| (measured "
+                       "on the stage's first step and every {} after it) is below {}",
+                       s.every, s.grad_noise_below);
+  }
+  return fmt::format("whose pooled underflow fraction exceeds {}", s.underflow_above);
 }
 
 }  // namespace
@@ -129,7 +173,7 @@ Recipe parse_schedule(const YAML::Node& node, const std::vector<FieldSetting>& b
                                                         : EndKind::kSignal;
         if (this_kind == EndKind::kSignal) {
           s.on_signal = true;
-          s.underflow_above = parse_signal(v, file, display);
+          parse_signal(v, file, display, s);
         } else if (s.is_fraction) {
           s.fraction = detail::as_fraction(v, key_site, display, "a fraction in (0, 1)", 1.0);
         } else {
@@ -174,12 +218,13 @@ Recipe parse_schedule(const YAML::Node& node, const std::vector<FieldSetting>& b
       throw RecipeError(entry_site, at + ".until", "",
                         "is missing (every stage but the last ends):",
                         "until: a fraction in (0, 1), until_step: an integer >= 1, or "
-                        "until_signal: {underflow_above: a fraction in (0, 1)}");
+                        "until_signal: {underflow_above: a fraction in (0, 1)} or "
+                        "{grad_noise_below: a ratio > 0}");
     }
     if (!recipe && until && until->on_signal) {
       throw RecipeError(entry_site, at + ".until_signal", "",
                         "ends a high_precision stage, which quantizes nothing, so its underflow "
-                        "never rises:",
+                        "never rises and its gradient is the exact one (no noise to fall below):",
                         "until_signal on stages with an FP8 recipe; until or until_step here");
     }
     if (recipe) {
@@ -233,6 +278,9 @@ std::int64_t stage_start_step(const ScheduleStart& start, std::int64_t steps_pla
 }
 
 std::string start_text(const ScheduleStart& start) {
+  if (start.on_signal && start.grad_noise_below > 0) {
+    return fmt::format("grad/noise below {} every {} steps", start.grad_noise_below, start.every);
+  }
   if (start.on_signal) return fmt::format("underflow above {}", start.underflow_above);
   return start.is_fraction ? fmt::format("{}", start.fraction) : fmt::format("step {}", start.step);
 }
@@ -250,7 +298,9 @@ std::string schedule_text(const Recipe& recipe) {
   std::string out;
   for (const auto& s : recipe.schedule) {
     out += fmt::format("{{from={}:{}}}",
-                       s.start.on_signal     ? fmt::format("underflow>{}", s.start.underflow_above)
+                       s.start.on_signal && s.start.grad_noise_below > 0
+                           ? fmt::format("gnr<{}every{}", s.start.grad_noise_below, s.start.every)
+                       : s.start.on_signal   ? fmt::format("underflow>{}", s.start.underflow_above)
                        : s.start.is_fraction ? fmt::format("{}", s.start.fraction)
                                              : fmt::format("step{}", s.start.step),
                        s.recipe ? canonical_string(*s.recipe) : std::string(kHighPrecisionStage));
@@ -266,22 +316,18 @@ std::string describe_schedule(const Recipe& recipe) {
                                 stages.size());
   for (std::size_t i = 0; i < stages.size(); ++i) {
     const auto& s = stages[i];
-    const std::string from = i == 0 ? "step 0"
-                             : s.start.on_signal
-                                 ? fmt::format("the step after the pooled underflow fraction first "
-                                               "exceeds {}",
-                                               s.start.underflow_above)
-                             : s.start.is_fraction
-                                 ? fmt::format("{} of the steps", s.start.fraction)
-                                 : fmt::format("step {}", s.start.step);
-    const std::string until = i + 1 == stages.size() ? "the end"
-                              : stages[i + 1].start.on_signal
-                                  ? fmt::format("the first step whose underflow fraction "
-                                                "exceeds {}",
-                                                stages[i + 1].start.underflow_above)
-                              : stages[i + 1].start.is_fraction
-                                  ? fmt::format("{} of the steps", stages[i + 1].start.fraction)
-                                  : fmt::format("step {}", stages[i + 1].start.step);
+    const std::string from =
+        i == 0              ? "step 0"
+        : s.start.on_signal ? fmt::format("the step after the first step {}", signal_text(s.start))
+        : s.start.is_fraction ? fmt::format("{} of the steps", s.start.fraction)
+                              : fmt::format("step {}", s.start.step);
+    const std::string until =
+        i + 1 == stages.size() ? "the end"
+        : stages[i + 1].start.on_signal
+            ? fmt::format("the first step {}", signal_text(stages[i + 1].start))
+        : stages[i + 1].start.is_fraction
+            ? fmt::format("{} of the steps", stages[i + 1].start.fraction)
+            : fmt::format("step {}", stages[i + 1].start.step);
     out += fmt::format("  stage {}: from {} to {}: {}\n", i, from, until,
                        s.recipe ? (i == 0 ? stage_name(s.recipe) : canonical_string(*s.recipe))
                                 : "high_precision (every GEMM of the converted Linears in the "

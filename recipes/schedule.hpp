@@ -11,7 +11,13 @@
 // steps whose underflow fraction, the elements that the step's trained quantizations of every
 // FP8 Linear turned from non-zero to 0 over the elements they quantized, pooled over layers,
 // operands and GEMMs as the `layers` rows count them, exceeds F in (0, 1); the next stage starts
-// at the step after). Every entry but the last ends at its `until` (a fraction in (0, 1)),
+// at the step after), or `until_signal: {grad_noise_below: R, every: N}` (the stage ends after
+// the first of its measured steps, its first step and every N-th after it (N default 10), whose
+// gradient-to-noise ratio ||g|| / ||g_q - g|| is below R > 0: Chmiel et al.'s switch, "FP4 All
+// the Way", arXiv 2505.19115, with R = sqrt(3); g_q the step's whole-model gradient, every
+// trained parameter's before clipping, g the exact recompute of the same step, as the probes'
+// exact_on_run whole_model row measures it, experiments/run/probe_engine.hpp). One signal per
+// stage. Every entry but the last ends at its `until` (a fraction in (0, 1)),
 // `until_step` (an integer >= 1), strictly increasing, or `until_signal`, one kind per schedule;
 // the last has none. A high_precision stage cannot end on a signal (it quantizes nothing). The
 // signal is a function of the trajectory alone, so a run started again from step 0 switches at
@@ -72,9 +78,13 @@ struct ScheduleStart {
   double fraction = 0.0;
   std::int64_t step = 0;
   // until_signal: the stage before ends after the first of its steps whose underflow fraction
-  // exceeds underflow_above (is_fraction false, step 0); where it starts is known in the run.
+  // exceeds underflow_above, or the first of its measured steps (its first and every `every`-th
+  // after it) whose gradient-to-noise ratio is below grad_noise_below (is_fraction false, step
+  // 0; the signal not given is 0); where it starts is known in the run.
   bool on_signal = false;
   double underflow_above = 0.0;
+  double grad_noise_below = 0.0;
+  std::int64_t every = 0;  // grad_noise_below's measurement interval in steps (>= 1)
   friend bool operator==(const ScheduleStart&, const ScheduleStart&) = default;
 };
 
@@ -96,7 +106,10 @@ Recipe parse_schedule(const YAML::Node& node, const std::vector<FieldSetting>& b
 // The step (0-based) at which a stage starts in a run of `steps_planned` steps: `until_step`, or
 // llround(until * steps_planned). std::logic_error for a signal stage (known only in the run).
 std::int64_t stage_start_step(const ScheduleStart& start, std::int64_t steps_planned);
-// "0.82", "step 82" or "underflow above 0.01".
+// The grad_noise_below signal's measurement interval when `every` is not given.
+inline constexpr std::int64_t kDefaultGradNoiseEvery = 10;
+
+// "0.82", "step 82", "underflow above 0.01" or "grad/noise below 1.732 every 10 steps".
 std::string start_text(const ScheduleStart& start);
 
 // The recipe's stages in order: the recipe itself without its schedule, then each later stage's

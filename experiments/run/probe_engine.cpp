@@ -418,6 +418,29 @@ ExactOnRunProbes::ExactOnRunProbes(const ProbeModels& models,
 
 ExactOnRunProbes::~ExactOnRunProbes() = default;
 
+ExactStepRatio::ExactStepRatio(const ProbeModels& models) {
+  GlobalRngGuard rng;
+  const auto backend = probe_backend(models.backend);
+  auto exact = make_probe_model(
+      models, baseline_hooks(models.high_precision, backend, models.device), backend, kAllGemms);
+  model_ = exact.model;
+  autocast_during_eval_ = exact.autocast_during_eval;
+}
+
+ExactStepRatio::~ExactStepRatio() = default;
+
+double ExactStepRatio::ratio(const StepAfterBackward& step) const {
+  GlobalRngGuard rng;
+  const auto weights = parameters_named(step.model, step.parameter_names);
+  const auto run_grads = gradients_of(weights);
+  const ProbeModel exact{kAllGemms, 1, nullptr, model_, autocast_during_eval_};
+  const ProbeGradient g = run_probe(exact, step);
+  // The numbers of the whole_model row that ExactOnRunProbes adds (add_rows), g_q against g.
+  ProbeRow row;
+  set_gradient_metrics(row, whole(run_grads), whole(g.grads));
+  return row.chmiel_ratio;
+}
+
 void ExactOnRunProbes::after_backward(const StepAfterBackward& step) {
   if (!contains(steps_, step.step)) return;
   GlobalRngGuard rng;

@@ -88,4 +88,20 @@ class ExactOnRunProbes {
   std::vector<ProbeRow> rows_;
 };
 
+// The whole-model gradient-to-noise ratio of one step of an FP8 run, ||g|| / ||g_q - g|| (the
+// exact_on_run whole_model row's chmiel_ratio, probe_sidecar.hpp): g_q the run's gradient of
+// every trained parameter before clipping, g the baseline's high-precision model's at the run's
+// weights on the step's batch, as ExactOnRunProbes recomputes it (a precision schedule's
+// grad_noise_below signal, schedule_run.hpp). Changes nothing of the run, as the probes.
+class ExactStepRatio {
+ public:
+  explicit ExactStepRatio(const ProbeModels& models);
+  ~ExactStepRatio();
+  double ratio(const StepAfterBackward& step) const;
+
+ private:
+  std::shared_ptr<TrainableModel> model_;
+  bool autocast_during_eval_ = false;
+};
+
 }  // namespace fp8lab::experiments

@@ -378,6 +378,7 @@ RunRecord execute_fp8_run(const ResultsDirectory& directory, const RunRequest& r
       schedule->wrap(hooks);
     }
     const auto probes = RunProbes::for_fp8_run(request, *workload, *identity.recipe_label, options);
+    if (schedule) schedule->wrap(options, probe_models(request, *workload));
     const auto result = train(*workload, hooks, options, &reference);
     add_training(record, result, &baseline);
     add_layer_stats_sidecar(record, directory, request.run_id, result);

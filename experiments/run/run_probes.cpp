@@ -7,8 +7,6 @@
 #include "experiments/run/probe_recipes.hpp"
 
 namespace fp8lab::experiments {
-namespace {
-
 ProbeModels probe_models(const RunRequest& request, const Workload& workload) {
   ProbeModels models;
   models.workload = &workload;
@@ -19,6 +17,8 @@ ProbeModels probe_models(const RunRequest& request, const Workload& workload) {
                                                    : torch::Device(torch::kCPU);
   return models;
 }
+
+namespace {
 
 std::int64_t steps_planned(const RunRequest& request, const Workload& workload) {
   return request.steps.value_or(workload.schedule().steps);

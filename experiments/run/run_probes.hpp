@@ -16,6 +16,9 @@
 
 namespace fp8lab::experiments {
 
+// Where a run's probe models run: the run's workload, seed, high precision, backend and device.
+ProbeModels probe_models(const RunRequest& request, const Workload& workload);
+
 class RunProbes {
  public:
   // A baseline probes request.probes's recipes (kOnBaseline) when it names any.

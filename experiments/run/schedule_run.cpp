@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -12,22 +13,10 @@
 #include "experiments/linear/fp8_linear.hpp"
 #include "experiments/run/run_executor.hpp"
 #include "recipes/lowering.hpp"
+#include "recipes/role_rules.hpp"
 
 namespace fp8lab::experiments {
 namespace {
-
-std::string plan_text(const sim::scaling::QuantizePlan& p) {
-  using sim::scaling::QuantizeKind;
-  if (p.kind == QuantizeKind::kHighPrecision) return "high_precision";
-  std::string out = fmt::format("{} {}", sim::scaling::to_string(p.kind), sim::spec(p.format).name);
-  if (p.block.rows != 0 || p.block.cols != 0) {
-    out += fmt::format(" blocks {}x{}", p.block.rows, p.block.cols);
-  }
-  if (p.pow2) out += " pow2";
-  if (p.rht) out += " rht";
-  if (p.stochastic_rounding) out += " stochastic_rounding";
-  return out;
-}
 
 nlohmann::json fp8_gemms_of(torch::nn::Module& model) {
   nlohmann::json out = nlohmann::json::object();
@@ -55,8 +44,9 @@ nlohmann::json stage_plans(const recipes::Recipe* recipe) {
     const auto operands = sim::scaling::gemm_operands(g);
     for (const Operand o : {operands.a, operands.b}) {
       out[std::string(name(g))][std::string(name(o))] =
-          recipe && recipes::gemm_runs_fp8(*recipe, g) ? plan_text(recipes::plan(*recipe, o, g))
-                                                       : std::string("high_precision");
+          recipe && recipes::gemm_runs_fp8(*recipe, g)
+              ? recipes::plan_text(recipes::plan(*recipe, o, g))
+              : std::string("high_precision");
     }
   }
   return out;
@@ -65,7 +55,8 @@ nlohmann::json stage_plans(const recipes::Recipe* recipe) {
 ScheduleRun::ScheduleRun(const recipes::Recipe& recipe, std::int64_t steps_planned)
     : label_(recipes::schedule_label(recipe)),
       stages_(recipes::schedule_stages(recipe)),
-      steps_planned_(steps_planned) {
+      steps_planned_(steps_planned),
+      measurements_(stages_.size(), nlohmann::json::array()) {
   for (std::size_t i = 0; i < stages_.size(); ++i) {
     if (i > 0 && stages_[i].start.on_signal) {
       starts_.push_back(-1);  // known when the signal crosses
@@ -83,9 +74,22 @@ ScheduleRun::ScheduleRun(const recipes::Recipe& recipe, std::int64_t steps_plann
   }
 }
 
-bool ScheduleRun::watching_signal() const {
-  return current_ + 1 < stages_.size() && stages_[current_ + 1].start.on_signal &&
-         starts_[current_ + 1] < 0;
+const recipes::ScheduleStart* ScheduleRun::pending_signal_start() const {
+  if (current_ + 1 < stages_.size() && stages_[current_ + 1].start.on_signal &&
+      starts_[current_ + 1] < 0) {
+    return &stages_[current_ + 1].start;
+  }
+  return nullptr;
+}
+
+bool ScheduleRun::watching_underflow() const {
+  const auto* start = pending_signal_start();
+  return start != nullptr && start->underflow_above > 0;
+}
+
+bool ScheduleRun::watching_grad_noise() const {
+  const auto* start = pending_signal_start();
+  return start != nullptr && start->grad_noise_below > 0;
 }
 
 void ScheduleRun::observe_signal(const StepMeasurements& measured, std::int64_t step) {
@@ -104,6 +108,36 @@ void ScheduleRun::observe_signal(const StepMeasurements& measured, std::int64_t 
                      {"measured_at_step", step}};
 }
 
+void ScheduleRun::observe_grad_noise(const StepAfterBackward& step) {
+  if (!watching_grad_noise()) return;
+  const auto& start = stages_[current_ + 1].start;
+  // The stage's first step and every `every`-th after it.
+  if ((step.step - starts_[current_]) % start.every != 0) return;
+  const double ratio = exact_->ratio(step);
+  // An error of exactly 0 gives an infinite ratio: JSON's null.
+  const auto value = std::isfinite(ratio) ? nlohmann::json(ratio) : nlohmann::json(nullptr);
+  measurements_[current_].push_back({{"step", step.step}, {"grad_noise_ratio", value}});
+  if (!(ratio < start.grad_noise_below) || step.step + 1 >= steps_planned_) return;
+  starts_[current_ + 1] = step.step + 1;
+  pending_signal_ = {{"grad_noise_ratio", ratio},
+                     {"below", start.grad_noise_below},
+                     {"every", start.every},
+                     {"measured_at_step", step.step}};
+}
+
+void ScheduleRun::wrap(TrainingOptions& options, const ProbeModels& models) {
+  const bool has_grad_noise = std::any_of(stages_.begin(), stages_.end(), [](const auto& s) {
+    return s.start.on_signal && s.start.grad_noise_below > 0;
+  });
+  if (!has_grad_noise) return;
+  exact_ = std::make_shared<const ExactStepRatio>(models);
+  auto inner = std::move(options.after_backward);
+  options.after_backward = [this, inner](const StepAfterBackward& step) {
+    if (inner) inner(step);
+    observe_grad_noise(step);
+  };
+}
+
 void ScheduleRun::wrap(ModelHooks& hooks) {
   auto inner = std::move(hooks.before_step);
   hooks.before_step = [this, inner](TrainableModel& model, std::int64_t step) {
@@ -113,12 +147,13 @@ void ScheduleRun::wrap(ModelHooks& hooks) {
     }
     if (inner) inner(model, step);
   };
-  const bool has_signal =
-      std::any_of(stages_.begin(), stages_.end(), [](const auto& s) { return s.start.on_signal; });
-  if (!has_signal) return;
+  const bool has_underflow = std::any_of(stages_.begin(), stages_.end(), [](const auto& s) {
+    return s.start.on_signal && s.start.underflow_above > 0;
+  });
+  if (!has_underflow) return;
   auto measure = std::move(hooks.measure_operands);
   hooks.measure_operands = [this, measure](TrainableModel& model, bool on) {
-    if (measure) measure(model, on || watching_signal());
+    if (measure) measure(model, on || watching_underflow());
   };
   auto after = std::move(hooks.after_step);
   hooks.after_step = [this, after](TrainableModel& model, std::int64_t step) {
@@ -131,7 +166,7 @@ void ScheduleRun::wrap(ModelHooks& hooks) {
   }
   hooks.take_step_measurements = [this, take](TrainableModel& model, bool want_rows) {
     const std::int64_t step = std::exchange(measured_step_, -1);
-    if (step < 0 || !watching_signal()) return take(model, want_rows);
+    if (step < 0 || !watching_underflow()) return take(model, want_rows);
     auto measured = take(model, true);
     observe_signal(measured, step);
     if (!want_rows) {  // measured for the signal only: the step's rows are not logged
@@ -185,6 +220,11 @@ void ScheduleRun::add_to_record(nlohmann::json& record) const {
                                    : nlohmann::json(nullptr);
     // The Linears' FP8 GEMMs as the run had them at the stage's first step (null: not reached).
     s["fp8_gemms"] = i < fp8_gemms_.size() ? fp8_gemms_[i] : nlohmann::json(nullptr);
+    // A stage that ends on grad_noise_below: the ratios measured while it ran.
+    if (i + 1 < stages_.size() && stages_[i + 1].start.on_signal &&
+        stages_[i + 1].start.grad_noise_below > 0) {
+      s["signal_measurements"] = measurements_[i];
+    }
     stages.push_back(std::move(s));
   }
   record["schedule"] = {{"stages", std::move(stages)}, {"label", label_}};

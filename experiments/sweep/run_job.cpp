@@ -21,7 +21,12 @@ nlohmann::json schedule_json(const recipes::Recipe& recipe) {
     nlohmann::json stage{{"is_fraction", s.start.is_fraction},
                          {"fraction", s.start.fraction},
                          {"step", s.start.step}};
-    if (s.start.on_signal) stage["underflow_above"] = s.start.underflow_above;
+    if (s.start.on_signal && s.start.grad_noise_below > 0) {
+      stage["grad_noise_below"] = s.start.grad_noise_below;
+      stage["every"] = s.start.every;
+    } else if (s.start.on_signal) {
+      stage["underflow_above"] = s.start.underflow_above;
+    }
     stage["recipe"] = s.recipe ? nlohmann::json(recipes::complete_recipe_text(*s.recipe))
                                : nlohmann::json(nullptr);
     stages.push_back(std::move(stage));
@@ -38,6 +43,11 @@ void read_schedule(const nlohmann::json& stages, recipes::Recipe& recipe, const 
     if (stage.contains("underflow_above")) {  // until_signal (absent in older job files)
       s.start.on_signal = true;
       s.start.underflow_above = stage.at("underflow_above").get<double>();
+    }
+    if (stage.contains("grad_noise_below")) {
+      s.start.on_signal = true;
+      s.start.grad_noise_below = stage.at("grad_noise_below").get<double>();
+      s.start.every = stage.at("every").get<std::int64_t>();
     }
     if (!stage.at("recipe").is_null()) {
       s.recipe = std::make_shared<const recipes::Recipe>(

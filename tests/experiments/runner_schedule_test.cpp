@@ -2,8 +2,10 @@
 // experiments/run/schedule_run.hpp) on gpt-tiny: a `schedules:` arm switches at its step
 // (its record's plans before and after, schedule_switches, and its losses equal to the
 // unscheduled first stage's up to the switch and no further); a sweep killed after the switch and
-// resumed gives the uninterrupted run's record bits; the dry run and `fp8lab explain` show the
-// schedule; bad entries exit 2 naming the file, the field and what is accepted.
+// resumed gives the uninterrupted run's record bits; the same for stages that end on a signal
+// (the underflow fraction; the gradient-to-noise ratio, each measurement equal to the probes'
+// exact recompute of the unscheduled run); the dry run and `fp8lab explain` show the schedule;
+// bad entries exit 2 naming the file, the field and what is accepted.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -20,9 +22,13 @@
 #include <utility>
 
 #include "experiments/results/layer_stats_sidecar.hpp"
+#include "experiments/results/probe_sidecar.hpp"
 #include "experiments/results/results_store.hpp"
 #include "experiments/results/run_record.hpp"
 #include "experiments/sweep/child_process.hpp"
+#include "recipes/lowering.hpp"
+#include "recipes/role_rules.hpp"
+#include "recipes/schedule.hpp"
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"
 
@@ -116,6 +122,17 @@ TEST_CASE("A schedule arm switches at its step and resumes to the uninterrupted 
       CHECK(plan.get<std::string>().rfind("nvfp4 e2m1", 0) == 0);
       CHECK(stages[1].at("plans").at(gemm).at(operand) == "high_precision");
     }
+  }
+  // In recipes::plan_text's words, as explain and the lowering golden tables write a plan.
+  for (const auto& run : recipes::expand(recipes::read_sweep((dir / "sweep.yaml").string())).runs) {
+    if (run.recipe.schedule.empty()) continue;
+    const auto first = recipes::schedule_stages(run.recipe).front().recipe;
+    CHECK(stages[0].at("plans").at("fprop").at("input") ==
+          recipes::plan_text(
+              recipes::plan(*first, sim::scaling::Operand::kInput, sim::scaling::Gemm::kFprop)));
+    CHECK(stages[0].at("plans").at("wgrad").at("grad_output") ==
+          recipes::plan_text(recipes::plan(*first, sim::scaling::Operand::kGradOutput,
+                                           sim::scaling::Gemm::kWgrad)));
   }
   REQUIRE(!stages[0].at("fp8_gemms").empty());
   for (const auto& [layer, gemms] : stages[0].at("fp8_gemms").items()) {
@@ -263,6 +280,121 @@ TEST_CASE("A signal stage switches the step after its underflow crosses, and res
   }
 }
 
+// A stage that ends on the gradient-to-noise ratio (until_signal: {grad_noise_below: R, every:
+// N}): the ratios the run measured are the probes' exact_on_run whole-model chmiel_ratio of the
+// unscheduled NVFP4 run at the same steps (the same trajectory up to the switch), read from a
+// second sweep that probes that run.
+const char* const kGradNoiseSweep =
+    "method: grid\nworkloads: [gpt-tiny]\nseeds: [0]\n"
+    "base: {gemm.fprop: fp32_seq, gemm.dgrad: fp32_seq, gemm.wgrad: fp32_seq}\n"
+    "parameters:\n  scaling: {value: nvfp4}\n";
+constexpr std::int64_t kGradNoiseEvery = 10;
+// gpt-tiny NVFP4 at 600 steps: the probes' whole-model ratio is 5.62 at step 0, 2.63 at step
+// 10, 1.7356 at step 20 and 1.41 at step 30; below Chmiel et al.'s sqrt(3) (1.732 here) first
+// at step 30, so the run switches at step 31 (step 20 passes by 0.004).
+constexpr double kGradNoiseBelow = 1.732;
+
+TEST_CASE("A grad_noise_below stage switches after the first measured step below R, and resumes",
+          "[runner][schedule]") {
+  const testing::Scratch dir("schedule-grad-noise");
+  std::ofstream(dir / "sweep.yaml")
+      << kGradNoiseSweep
+      << fmt::format("schedules:\n  - schedule: [{{until_signal: {{grad_noise_below: {}, every: "
+                     "{}}}, recipe: {{scaling: nvfp4}}}}, {{recipe: high_precision}}]\n",
+                     kGradNoiseBelow, kGradNoiseEvery);
+  std::ofstream(dir / "probed.yaml")
+      << kGradNoiseSweep << fmt::format("probe_every: {}\n", kGradNoiseEvery);
+  const auto [scheduled_id, plain_id] = run_ids(dir / "sweep.yaml");
+  REQUIRE(!scheduled_id.empty());
+  const auto sweep = [&](const fs::path& out) { return sweep_command(dir / "sweep.yaml", out); };
+
+  // The dry run names the signal.
+  REQUIRE(run_to_end(testing::plus(sweep(dir / "dry"), {"--dry-run"}), dir / "dry.log") == 0);
+  CHECK_THAT(read_text(dir / "dry.log"),
+             Catch::Contains(fmt::format("nvfp4 until grad/noise below {} every {} steps, then "
+                                         "high_precision",
+                                         kGradNoiseBelow, kGradNoiseEvery)));
+
+  REQUIRE(run_to_end(sweep(dir / "a"), dir / "a.log") == 0);
+  REQUIRE(run_to_end(sweep_command(dir / "probed.yaml", dir / "p"), dir / "p.log") == 0);
+  const ResultsDirectory a(dir / "a"), p(dir / "p");
+  const auto record = testing::read_json(a.run_record_path(scheduled_id));
+  const auto plain = testing::read_json(a.run_record_path(plain_id));
+  const auto probed = testing::read_json(p.run_record_path(plain_id));
+  REQUIRE(record.at("status") == "finished");
+  INFO(record.at("schedule").dump());
+
+  // The probes' whole-model ratio of the unscheduled run, per probe step.
+  std::map<std::int64_t, double> probe_ratio;
+  for (const auto& row : read_probes(dir / "p" / probed.at("probe_sidecar").get<std::string>())) {
+    if (row.direction == kExactOnRun && row.tensor == kWholeModel) {
+      probe_ratio[row.step] = row.chmiel_ratio;
+    }
+  }
+  REQUIRE(!probe_ratio.empty());
+
+  // One switch, at the step after the first measured step whose ratio is below R.
+  const auto& switches = record.at("schedule_switches");
+  REQUIRE(switches.size() == 1);
+  const auto at = switches[0].at("step").get<std::int64_t>();
+  INFO("switch at step " << at);
+  const auto measured = at - 1;
+  CHECK(measured % kGradNoiseEvery == 0);
+  REQUIRE(measured >= 2 * kGradNoiseEvery);  // R is chosen so that a few measurements pass
+  const auto& measurements = record.at("schedule").at("stages")[0].at("signal_measurements");
+  REQUIRE(measurements.size() == static_cast<std::size_t>(measured / kGradNoiseEvery + 1));
+  for (std::size_t i = 0; i < measurements.size(); ++i) {
+    const auto step = measurements[i].at("step").get<std::int64_t>();
+    const auto ratio = measurements[i].at("grad_noise_ratio").get<double>();
+    INFO("measured step " << step);
+    CHECK(step == static_cast<std::int64_t>(i) * kGradNoiseEvery);
+    // The same number as the probe's exact recompute of the unscheduled run's step.
+    REQUIRE(probe_ratio.count(step) == 1);
+    CHECK(ratio == probe_ratio.at(step));
+    if (step < measured) CHECK(ratio >= kGradNoiseBelow);
+  }
+  CHECK(measurements.back().at("grad_noise_ratio").get<double>() < kGradNoiseBelow);
+  const auto& signal = switches[0].at("signal");
+  CHECK(signal.at("grad_noise_ratio") == measurements.back().at("grad_noise_ratio"));
+  CHECK(signal.at("below").get<double>() == kGradNoiseBelow);
+  CHECK(signal.at("every") == kGradNoiseEvery);
+  CHECK(signal.at("measured_at_step") == measured);
+  CHECK(switches[0].at("recipe_label") == "high_precision");
+  CHECK(record.at("schedule").at("stages")[1].at("until") ==
+        fmt::format("grad/noise below {} every {} steps", kGradNoiseBelow, kGradNoiseEvery));
+
+  // The recompute changes no bit: the unscheduled run's losses up to the switch (and the probed
+  // run's, whose probes are the same recompute, all the way).
+  const auto scheduled_loss = losses(record), plain_loss = losses(plain);
+  REQUIRE(scheduled_loss.size() == plain_loss.size());
+  for (std::int64_t s = 0; s < at; ++s) {
+    INFO("step " << s);
+    CHECK(scheduled_loss[static_cast<std::size_t>(s)] == plain_loss[static_cast<std::size_t>(s)]);
+  }
+  CHECK(scheduled_loss[static_cast<std::size_t>(at)] != plain_loss[static_cast<std::size_t>(at)]);
+  CHECK(losses(probed) == plain_loss);
+
+  // Killed after the switch, before the record; resumed: the uninterrupted run's bits.
+  const auto b_out = dir / "b";
+  const ResultsDirectory b(b_out);
+  const pid_t pid = start_child(sweep(b_out), dir / "b-first.log");
+  const auto log = b_out / "logs" / (scheduled_id + ".log");
+  const std::string line = fmt::format("schedule: step {}: stage 1", at);
+  const bool switched = testing::eventually(
+      [&] { return fs::exists(log) && read_text(log).find(line) != std::string::npos; },
+      std::chrono::minutes(5));
+  ::kill(pid, SIGKILL);
+  testing::wait_exit(pid);
+  REQUIRE(switched);
+  REQUIRE(!fs::exists(b.run_record_path(scheduled_id)));
+  REQUIRE(run_to_end(testing::plus(sweep(b_out), {"--resume"}), dir / "b-second.log") == 0);
+  const auto resumed = testing::read_json(b.run_record_path(scheduled_id));
+  for (const char* key : {"status", "train", "eval", "schedule", "schedule_switches"}) {
+    INFO(key);
+    CHECK(resumed.at(key) == record.at(key));
+  }
+}
+
 TEST_CASE("fp8lab explain shows a recipe file's schedule", "[runner][schedule]") {
   const testing::Scratch dir("schedule-explain");
   std::ofstream(dir / "recipe.yaml")
@@ -273,6 +405,17 @@ TEST_CASE("fp8lab explain shows a recipe file's schedule", "[runner][schedule]")
   CHECK_THAT(text, Catch::Contains("schedule: 2 stages"));
   CHECK_THAT(text, Catch::Contains("stage 0: from step 0 to 0.82 of the steps: nvfp4"));
   CHECK_THAT(text, Catch::Contains("stage 1: from 0.82 of the steps to the end: scaling=mxfp8"));
+
+  // A signal stage's end, in words.
+  std::ofstream(dir / "signal.yaml")
+      << "schedule:\n  - {until_signal: {grad_noise_below: 1.732, every: 5}, recipe: {scaling: "
+         "nvfp4}}\n  - {recipe: high_precision}\n";
+  REQUIRE(run_to_end({FP8LAB_EXECUTABLE, "explain", (dir / "signal.yaml").string()},
+                     dir / "signal.log") == 0);
+  CHECK_THAT(read_text(dir / "signal.log"),
+             Catch::Contains("stage 0: from step 0 to the first step whose whole-model "
+                             "gradient-to-noise ratio ||g|| / ||g_q - g|| (measured on the "
+                             "stage's first step and every 5 after it) is below 1.732: nvfp4"));
 }
 
 TEST_CASE("Bad schedule entries exit 2 naming the file, the field and what is accepted",
@@ -306,9 +449,23 @@ TEST_CASE("Bad schedule entries exit 2 naming the file, the field and what is ac
       {"[{until_signal: {underflow_above: 1.5}, recipe: {scaling: nvfp4}}, "
        "{recipe: high_precision}]",
        "schedules[0].schedule[0].until_signal.underflow_above", "a fraction in (0, 1)"},
-      {"[{until_signal: {grad_noise_below: 1.7}, recipe: {scaling: nvfp4}}, "
+      {"[{until_signal: {grad_noise_below: 0}, recipe: {scaling: nvfp4}}, "
        "{recipe: high_precision}]",
-       "schedules[0].schedule[0].until_signal.grad_noise_below", "underflow_above"},
+       "schedules[0].schedule[0].until_signal.grad_noise_below", "out of range"},
+      {"[{until_signal: {grad_noise_below: root3}, recipe: {scaling: nvfp4}}, "
+       "{recipe: high_precision}]",
+       "schedules[0].schedule[0].until_signal.grad_noise_below", "expected a number"},
+      {"[{until_signal: {grad_noise_below: 1.7, underflow_above: 0.1}, recipe: {scaling: nvfp4}}, "
+       "{recipe: high_precision}]",
+       "schedules[0].schedule[0].until_signal", "gives two signals"},
+      {"[{until_signal: {grad_noise_below: 1.7}, recipe: {scaling: nvfp4}}, "
+       "{until_signal: {grad_noise_below: 1.7}, recipe: high_precision}, {recipe: {scaling: "
+       "mxfp8}}]",
+       "schedules[0].schedule[1].until_signal", "quantizes nothing"},
+      {"[{until_signal: {grad_noise_bellow: 1.7}, recipe: {scaling: nvfp4}}, "
+       "{recipe: high_precision}]",
+       "schedules[0].schedule[0].until_signal.grad_noise_bellow",
+       "did you mean 'grad_noise_below'"},
       {"[{until_signal: 0.1, recipe: {scaling: nvfp4}}, {recipe: high_precision}]",
        "schedules[0].schedule[0].until_signal", "{underflow_above: F}"},
       {"[{until_signal: {underflow_above: 0.1}, recipe: {scaling: nvfp4}}, "

@@ -1,8 +1,9 @@
 // Precision schedules in recipes/ (recipes/schedule.hpp): a recipe file's and a sweep's
 // `schedule`, the canonical string and run id (unchanged without a schedule), the stages, the
-// dry run's label and L9's sweep file.
+// dry run's label, the grad_noise_below signal and its refusals, and L9's sweep file.
 #include <catch2/catch.hpp>
 
+#include <stdexcept>
 #include <string>
 
 #include "recipes/canonical.hpp"
@@ -53,6 +54,62 @@ TEST_CASE("A recipe file's schedule reads into stages", "[recipes][schedule]") {
   CHECK(schedule_label(steps) ==
         "nvfp4 until step 20, then mxfp8 HYBRID until step 30, then high_precision");
   CHECK_THAT(describe(steps), Catch::Contains("stage 1: from step 20 to step 30: scaling=mxfp8"));
+}
+
+TEST_CASE("A stage can end on the gradient-to-noise ratio", "[recipes][schedule]") {
+  const auto read_signal = [](const std::string& signal) {
+    return parse_recipe_text("schedule:\n  - {until_signal: " + signal +
+                                 ", recipe: {scaling: nvfp4}}\n  - {recipe: high_precision}\n",
+                             "r.yaml");
+  };
+  const Recipe r = read_signal("{grad_noise_below: 1.732}");
+  REQUIRE(r.schedule.size() == 1);
+  const ScheduleStart& start = r.schedule[0].start;
+  CHECK(start.on_signal);
+  CHECK(!start.is_fraction);
+  CHECK(start.grad_noise_below == 1.732);
+  CHECK(start.underflow_above == 0.0);
+  CHECK(start.every == kDefaultGradNoiseEvery);
+  CHECK_THROWS_AS(stage_start_step(start, 100), std::logic_error);
+  CHECK(schedule_label(r) ==
+        "nvfp4 until grad/noise below 1.732 every 10 steps, then high_precision");
+  CHECK_THAT(describe(r), Catch::Contains("stage 0: from step 0 to the first step whose "
+                                          "whole-model gradient-to-noise ratio"));
+  CHECK_THAT(describe(r), Catch::Contains("every 10 after it) is below 1.732"));
+  Recipe first = r;
+  first.schedule.clear();
+  CHECK(canonical_string(r) ==
+        canonical_string(first) + ";schedule={from=gnr<1.732every10:high_precision}");
+
+  // every is part of the signal (it decides which steps are measured), so of the run id.
+  const Recipe every5 = read_signal("{grad_noise_below: 1.732, every: 5}");
+  CHECK(every5.schedule[0].start.every == 5);
+  CHECK(run_id(every5) != run_id(r));
+  CHECK(run_id(read_signal("{grad_noise_below: 1.732, every: 10}")) == run_id(r));
+  CHECK(run_id(read_signal("{underflow_above: 0.5}")) !=
+        run_id(read_signal("{grad_noise_below: 0.5}")));
+
+  struct Bad {
+    const char* signal;
+    const char* says;
+  };
+  const Bad bad[] = {
+      {"{grad_noise_below: 0}", "out of range"},
+      {"{grad_noise_below: -1.7}", "out of range"},
+      {"{grad_noise_below: .inf}", "wrong type"},
+      {"{grad_noise_below: sqrt3}", "wrong type: expected a number"},
+      {"{grad_noise_below: 1.7, every: 0}", "an integer >= 1"},
+      {"{grad_noise_below: 1.7, every: 2.5}", "schedule[0].until_signal.every"},
+      {"{grad_noise_below: 1.7, underflow_above: 0.1}", "gives two signals"},
+      {"{underflow_above: 0.1, every: 5}", "is for grad_noise_below only"},
+      {"{every: 5}", "names no signal"},
+      {"{grad_noise_bellow: 1.7}", "did you mean 'grad_noise_below'"},
+  };
+  for (const auto& b : bad) {
+    INFO(b.signal);
+    CHECK_THROWS_WITH(read_signal(b.signal), Catch::Contains(b.says) && Catch::Contains("r.yaml") &&
+                                                 Catch::Contains("schedule[0].until_signal"));
+  }
 }
 
 TEST_CASE("A stage canonicalizes like a recipe and says which stage", "[recipes][schedule]") {
@@ -147,6 +204,29 @@ TEST_CASE("L9's sweep file expands to NVFP4 throughout and NVFP4 then fp32",
     CHECK(run.recipe.schedule[0].start.fraction == 0.82);
     CHECK(run.recipe.schedule[0].recipe == nullptr);
   }
+}
+
+TEST_CASE("L9's signal sweep file switches the same NVFP4 on the gradient-to-noise ratio",
+          "[recipes][schedule]") {
+  const auto e =
+      expand(read_sweep(FP8LAB_SOURCE_DIR "/recipes/sweeps/literature/L9-signal-switch.yaml"));
+  REQUIRE(e.runs.size() == 2);
+  int scheduled = 0;
+  for (const auto& run : e.runs) {
+    CHECK(run.seed == 0);
+    CHECK(run.recipe.scaling == Scaling::nvfp4);
+    CHECK(run.recipe.nvfp4_2d);
+    CHECK(run.recipe.nvfp4_rht);
+    CHECK(run.recipe.nvfp4_stochastic_rounding);
+    if (run.recipe.schedule.empty()) continue;
+    ++scheduled;
+    REQUIRE(run.recipe.schedule.size() == 1);
+    CHECK(run.recipe.schedule[0].start.on_signal);
+    CHECK(run.recipe.schedule[0].start.grad_noise_below == 1.732);
+    CHECK(run.recipe.schedule[0].start.every == 10);
+    CHECK(run.recipe.schedule[0].recipe == nullptr);
+  }
+  CHECK(scheduled == 1);
 }
 
 }  // namespace fp8lab::recipes
