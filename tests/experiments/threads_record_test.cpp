@@ -27,9 +27,6 @@ using testing::run_to_end;
 // Few eval windows: the evaluations would otherwise be most of the test's time.
 constexpr const char* kWorkload = "llama-xs:eval_windows=32";
 
-// The fields of a record that are timings by nature.
-const std::vector<std::string> kTimings = {"throughput", "started_at", "finished_at"};
-
 // One `fp8lab run` of `recipe` at `threads` into `out`; its records' threads checked.
 void run_at(const std::vector<std::string>& recipe, int threads, const fs::path& out) {
   std::vector<std::string> argv = {
@@ -57,7 +54,8 @@ TEST_CASE("a run's record is identical at 1 and 2 threads, timings aside", "[thr
     const auto one = dir / ("one-" + std::to_string(i)), two = dir / ("two-" + std::to_string(i));
     run_at(recipes[i], 1, one);
     run_at(recipes[i], 2, two);
-    const auto a = testing::records(one, kTimings), b = testing::records(two, kTimings);
+    const auto a = testing::records(one, testing::kTimingFields),
+               b = testing::records(two, testing::kTimingFields);
     REQUIRE(a.size() == 2);  // the baseline and the FP8 run
     REQUIRE(b.size() == a.size());
     for (const auto& [id, record] : a) {

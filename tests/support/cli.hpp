@@ -119,6 +119,10 @@ inline std::map<std::string, nlohmann::json> records(const std::filesystem::path
   return by_id;
 }
 
+// The fields of a run record that are timings by nature (docs/results-schema.md): two runs of the
+// same thing differ there: records(out, kTimingFields) compares two directories without them.
+inline const std::vector<std::string> kTimingFields = {"throughput", "started_at", "finished_at"};
+
 // How many times `what` occurs in `text` (overlapping occurrences too).
 inline std::size_t count_of(const std::string& text, const std::string& what) {
   std::size_t n = 0;
