@@ -17,9 +17,12 @@
 #include "sim/scaling/execute.hpp"
 #include "sim/scaling/mx.hpp"
 #include "sim/scaling/nvfp4.hpp"
+#include "tests/sim/transposed.hpp"
 
 namespace fp8lab::sim {
 namespace {
+
+using testing::transposed;
 
 namespace sc = scaling;
 
@@ -30,16 +33,6 @@ std::vector<float> random_matrix(std::int64_t rows, std::int64_t cols, unsigned 
   for (float& v : x) v = d(rng);
   x[3] = 50.0f;  // an outlier block
   return x;
-}
-
-// Transposes a [rows, cols] byte matrix.
-std::vector<std::uint8_t> transposed(const std::vector<std::uint8_t>& v, std::int64_t rows,
-                                     std::int64_t cols) {
-  std::vector<std::uint8_t> t(v.size());
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t c = 0; c < cols; ++c)
-      t[static_cast<std::size_t>(c * rows + r)] = v[static_cast<std::size_t>(r * cols + c)];
-  return t;
 }
 
 }  // namespace

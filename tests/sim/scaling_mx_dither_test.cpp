@@ -20,9 +20,12 @@
 #include "sim/scaling/execute.hpp"
 #include "sim/scaling/mx.hpp"
 #include "sim/scaling/mx_dither.hpp"
+#include "tests/sim/transposed.hpp"
 
 namespace fp8lab::sim::scaling {
 namespace {
+
+using testing::transposed;
 
 constexpr float kFp32MinNormal = 0x1p-126f;
 
@@ -108,16 +111,6 @@ std::vector<float> ref_rht_rows(const std::vector<float>& m, std::int64_t lines,
     }
   }
   return out;
-}
-
-std::vector<float> transpose(const std::vector<float>& m, std::int64_t rows, std::int64_t cols) {
-  std::vector<float> t(m.size());
-  for (std::int64_t r = 0; r < rows; ++r) {
-    for (std::int64_t c = 0; c < cols; ++c) {
-      t[static_cast<std::size_t>(c * rows + r)] = m[static_cast<std::size_t>(r * cols + c)];
-    }
-  }
-  return t;
 }
 
 // ---- inputs ---------------------------------------------------------------------------------
@@ -252,8 +245,8 @@ TEST_CASE("the 64-point RHT equals their reshape @ S along each backward GEMM's 
   mx_rht_bf16(dy, tokens, out_features, ScaleAxis::kRowwise, mask, dy_t);
   mx_rht_bf16(w, out_features, in_features, ScaleAxis::kColumnwise, mask, w_t);
   const auto dy_ref = ref_rht_rows(dy, tokens, out_features, mask);
-  const auto w_ref = transpose(
-      ref_rht_rows(transpose(w, out_features, in_features), in_features, out_features, mask),
+  const auto w_ref = transposed(
+      ref_rht_rows(transposed(w, out_features, in_features), in_features, out_features, mask),
       in_features, out_features);
   for (std::size_t i = 0; i < dy.size(); ++i) {
     CHECK(std::bit_cast<std::uint32_t>(dy_t[i]) == std::bit_cast<std::uint32_t>(dy_ref[i]));
