@@ -91,6 +91,7 @@ const ProbeRow& probe_row(const std::vector<ProbeRow>& rows, std::int64_t step,
 // error (every GEMM quantized as the word says, draw 0) at each of its 5 steps, per word.
 struct PairErrors {
   std::vector<double> a, b;
+  double mean_a = 0, mean_b = 0;  // over the steps
 };
 PairErrors whole_model_errors(const std::string& word_a, const std::string& word_b) {
   const auto workload = make_workload(kWorkload);
@@ -101,6 +102,8 @@ PairErrors whole_model_errors(const std::string& word_a, const std::string& word
   for (std::int64_t step = 0; step < 5; ++step) {
     errors.a.push_back(probe_row(run.rows, step, recipe_label(recipes[0]), kAllGemms, 0).rel_error);
     errors.b.push_back(probe_row(run.rows, step, recipe_label(recipes[1]), kAllGemms, 0).rel_error);
+    errors.mean_a += errors.a.back() / 5;
+    errors.mean_b += errors.b.back() / 5;
   }
   return errors;
 }
@@ -231,17 +234,13 @@ TEST_CASE("E5M2 in the forward pass errs more than E4M3 in the forward pass", "[
   const auto errors =
       whole_model_errors("current:fp8_format=E4M3:override_linear_precision=[false/true/true]",
                          "current:fp8_format=E5M2:override_linear_precision=[false/true/true]");
-  double mean4 = 0, mean5 = 0;
   for (std::size_t step = 0; step < errors.a.size(); ++step) {
-    const double r4 = errors.a[step];
-    const double r5 = errors.b[step];
-    INFO("step " << step << ": E4M3 " << r4 << ", E5M2 " << r5);
-    CHECK(r4 > 0);
-    mean4 += r4 / 5;
-    mean5 += r5 / 5;
+    INFO("step " << step << ": E4M3 " << errors.a[step] << ", E5M2 " << errors.b[step]);
+    CHECK(errors.a[step] > 0);
   }
-  INFO("mean whole-model relative gradient error: E4M3 " << mean4 << ", E5M2 " << mean5);
-  CHECK(mean5 > 1.5 * mean4);
+  INFO("mean whole-model relative gradient error: E4M3 " << errors.mean_a << ", E5M2 "
+                                                         << errors.mean_b);
+  CHECK(errors.mean_b > 1.5 * errors.mean_a);
 }
 
 namespace {
@@ -476,18 +475,13 @@ TEST_CASE("MX scales rounded down (floor) err more than rounded up to fit (rceil
   // never clips. The two differ only in those blocks.
   const auto errors = whole_model_errors("mxfp8:fp8_format=E4M3:mx_scale_mode=floor",
                                          "mxfp8:fp8_format=E4M3:mx_scale_mode=rceil");
-  double mean_floor = 0, mean_rceil = 0;
   for (std::size_t step = 0; step < errors.a.size(); ++step) {
-    const double f = errors.a[step];
-    const double r = errors.b[step];
-    INFO("step " << step << ": floor " << f << ", rceil " << r);
-    CHECK(f > r);
-    mean_floor += f / 5;
-    mean_rceil += r / 5;
+    INFO("step " << step << ": floor " << errors.a[step] << ", rceil " << errors.b[step]);
+    CHECK(errors.a[step] > errors.b[step]);
   }
-  INFO("mean whole-model relative gradient error: floor " << mean_floor << ", rceil "
-                                                          << mean_rceil);
-  CHECK(mean_floor > 1.05 * mean_rceil);
+  INFO("mean whole-model relative gradient error: floor " << errors.mean_a << ", rceil "
+                                                          << errors.mean_b);
+  CHECK(errors.mean_a > 1.05 * errors.mean_b);
 }
 
 }  // namespace fp8lab::experiments
