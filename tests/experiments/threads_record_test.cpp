@@ -21,8 +21,6 @@ namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::read_text;
-using testing::run_to_end;
 
 // Few eval windows: the evaluations would otherwise be most of the test's time.
 constexpr const char* kWorkload = "llama-xs:eval_windows=32";
@@ -34,8 +32,8 @@ void run_at(const std::vector<std::string>& recipe, int threads, const fs::path&
       std::to_string(threads), "--out", out.string()};
   for (const auto& setting : recipe) argv.insert(argv.end(), {"--set", setting});
   const auto log = out.string() + ".log";
-  INFO(read_text(log));
-  REQUIRE(run_to_end(argv, log) == 0);
+  INFO(testing::read_text(log));
+  REQUIRE(testing::run_to_end(argv, log) == 0);
   for (const auto& [id, record] : testing::records(out)) {
     CHECK(record["status"] == "finished");
     CHECK(record["throughput"]["threads"] == threads);
@@ -69,7 +67,7 @@ TEST_CASE("a run's record is identical at 1 and 2 threads, timings aside", "[thr
     for (const auto& entry : fs::directory_iterator(one / "baselines")) {
       const auto other = two / "baselines" / entry.path().filename();
       INFO(entry.path());
-      CHECK(read_text(entry.path()) == read_text(other));
+      CHECK(testing::read_text(entry.path()) == testing::read_text(other));
     }
   }
 }
