@@ -17,12 +17,10 @@
 #include "sim/scaling/execute.hpp"
 #include "sim/scaling/mx.hpp"
 #include "sim/scaling/nvfp4.hpp"
-#include "tests/sim/transposed.hpp"
+#include "sim/transposed.hpp"
 
 namespace fp8lab::sim {
 namespace {
-
-using testing::transposed;
 
 namespace sc = scaling;
 

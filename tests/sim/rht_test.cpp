@@ -19,12 +19,13 @@
 #include "sim/cast.hpp"
 #include "sim/rht.hpp"
 #include "sim/rht_lanes.hpp"
-#include "tests/sim/transposed.hpp"
+#include "sim/transposed.hpp"
 
 namespace fp8lab::testing {
 namespace {
 
 using sim::RhtAxis;
+using sim::transposed;
 
 std::vector<float> chunk(std::vector<float> head) {
   head.resize(16, 0.0f);

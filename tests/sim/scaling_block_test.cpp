@@ -11,9 +11,9 @@
 
 #include "sim/cast.hpp"
 #include "sim/scaling/block.hpp"
+#include "sim/transposed.hpp"
 #include "tests/sim/float_bits.hpp"
 #include "tests/sim/random_floats.hpp"
-#include "tests/sim/transposed.hpp"
 
 using namespace fp8lab::sim;
 using namespace fp8lab::sim::scaling;

@@ -20,12 +20,10 @@
 #include "sim/scaling/execute.hpp"
 #include "sim/scaling/mx.hpp"
 #include "sim/scaling/mx_dither.hpp"
-#include "tests/sim/transposed.hpp"
+#include "sim/transposed.hpp"
 
 namespace fp8lab::sim::scaling {
 namespace {
-
-using testing::transposed;
 
 constexpr float kFp32MinNormal = 0x1p-126f;
 

@@ -14,8 +14,8 @@
 #include "sim/scaling/execute.hpp"
 #include "sim/scaling/mx.hpp"
 #include "sim/scaling/nvfp4.hpp"
+#include "sim/transposed.hpp"
 #include "tests/sim/float_bits.hpp"
-#include "tests/sim/transposed.hpp"
 
 using namespace fp8lab::sim;
 using namespace fp8lab::sim::scaling;

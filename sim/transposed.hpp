@@ -1,12 +1,13 @@
-// The transpose of a row-major [rows, cols] matrix, row-major [cols, rows]: what the sim tests
-// compare a columnwise result with (element (r, c) moves to c * rows + r).
+// The transpose of a row-major [rows, cols] matrix, row-major [cols, rows] (element (r, c) moves to
+// c * rows + r): a columnwise copy as stored (scaling/stored.cpp), and what the sim tests compare
+// a columnwise result with.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-namespace fp8lab::testing {
+namespace fp8lab::sim {
 
 template <typename T>
 std::vector<T> transposed(const std::vector<T>& m, std::int64_t rows, std::int64_t cols) {
@@ -19,4 +20,4 @@ std::vector<T> transposed(const std::vector<T>& m, std::int64_t rows, std::int64
   return t;
 }
 
-}  // namespace fp8lab::testing
+}  // namespace fp8lab::sim
