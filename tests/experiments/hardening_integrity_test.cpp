@@ -24,7 +24,6 @@ namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::plus;
 using testing::read_text;
 using testing::run_to_end;
 
@@ -76,7 +75,7 @@ TEST_CASE("A truncated or garbage baseline archive is named, set aside and run a
         break;
       }
     }
-    CHECK(run_to_end(plus(s.sweep, {"--resume"}), s.dir / "resume.log") == 0);
+    CHECK(run_to_end(s.sweep_with({"--resume"}), s.dir / "resume.log") == 0);
     const auto log = read_text(s.dir / "resume.log");
     INFO(log);
     CHECK_THAT(log, Catch::Contains(archive.string() + ": ") &&
@@ -104,7 +103,7 @@ TEST_CASE("--resume removes temp files of dead processes of this host, and only 
                      (".x.json.tmp." + host() + "." + std::to_string(::getpid()) + ".0");
   const auto other_host = s.out / "runs" / (".x.json.tmp.elsewhere." + std::to_string(dead) + ".0");
   for (const auto& p : {stale, alive, other_host}) std::ofstream(p) << "{\"partial";
-  CHECK(run_to_end(plus(s.sweep, {"--resume"}), s.dir / "resume.log") == 0);
+  CHECK(run_to_end(s.sweep_with({"--resume"}), s.dir / "resume.log") == 0);
   CHECK_THAT(read_text(s.dir / "resume.log"),
              Catch::Contains("removed 1 temp files left by processes that died"));
   CHECK_FALSE(fs::exists(stale));
@@ -119,7 +118,7 @@ TEST_CASE("An interrupted sweep counts the records it wrote", "[hardening][integ
                                          "parameters:\n  margin: {values: [0, 1, 2]}\n";
   auto sweep = s.sweep;
   sweep.back() = "20000";
-  const pid_t pid = start_child(plus(sweep, {"--jobs", "2"}), s.dir / "sweep.log");
+  const pid_t pid = start_child(testing::plus(sweep, {"--jobs", "2"}), s.dir / "sweep.log");
   // Wait for the baseline's record, then for the FP8 runs to start.
   testing::eventually([&] { return !ResultsDirectory(s.out).recorded_run_ids().empty(); },
                       std::chrono::minutes(3));

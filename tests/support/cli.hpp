@@ -205,6 +205,11 @@ class MlpSweep {
             "--steps",   "2"};
   }
 
+  // The sweep command followed by `more` (--resume, --jobs N, ...).
+  std::vector<std::string> sweep_with(const std::vector<std::string>& more) const {
+    return plus(sweep, more);
+  }
+
   Scratch dir;
   std::filesystem::path out;       // DIR/out
   std::vector<std::string> sweep;  // sweep_into(out)
