@@ -27,8 +27,6 @@ namespace fs = std::filesystem;
 using testing::read_text;
 using testing::run_to_end;
 
-const std::string kBaseline = "baseline-mlp-seed0-fp32-steps2";
-
 struct Swept : testing::MlpSweep {
   explicit Swept(const std::string& name)
       : MlpSweep("integrity-" + name, FP8LAB_EXECUTABLE, "0, 1") {}
@@ -48,7 +46,7 @@ TEST_CASE("A truncated or garbage baseline archive is named, set aside and run a
     INFO(damage);
     const Swept s("archive");
     REQUIRE(run_to_end(s.sweep, s.dir / "first.log") == 0);
-    const auto archive = s.out / "baselines" / (kBaseline + ".pt");
+    const auto archive = s.out / "baselines" / (s.kBaseline + ".pt");
     const auto good = read_text(archive);
     REQUIRE(good.size() > 100);
     if (damage == "truncated") {
@@ -80,8 +78,8 @@ TEST_CASE("A truncated or garbage baseline archive is named, set aside and run a
     INFO(log);
     CHECK_THAT(log, Catch::Contains(archive.string() + ": ") &&
                         Catch::Contains("the baseline runs again"));
-    CHECK(fs::exists(s.out / "baselines" / ("." + kBaseline + ".pt.invalid-1")));
-    CHECK(fs::exists(s.out / "runs" / ("." + kBaseline + ".json.invalid-1")));
+    CHECK(fs::exists(s.out / "baselines" / ("." + s.kBaseline + ".pt.invalid-1")));
+    CHECK(fs::exists(s.out / "runs" / ("." + s.kBaseline + ".json.invalid-1")));
     for (const auto& file : ResultsDirectory(s.out).run_record_files()) {
       REQUIRE(file.record);
       CHECK((*file.record)["status"] == "finished");

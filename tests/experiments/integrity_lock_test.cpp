@@ -70,7 +70,7 @@ TEST_CASE("A second sweep of the same shard is refused while the first runs; kil
   // This test holds the baseline's claim, as an overlapping sweep running it would: the first
   // sweep waits for it, so it is still running at the refusal and at the kill (its five two-step
   // runs could otherwise all finish first).
-  const auto claim = s.out / "claims" / "baseline-mlp-seed0-fp32-steps2";
+  const auto claim = s.out / "claims" / s.kBaseline;
   fs::create_directories(claim.parent_path());
   const int claim_fd = ::open(claim.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   REQUIRE(claim_fd >= 0);

@@ -210,6 +210,9 @@ class MlpSweep {
     return plus(sweep, more);
   }
 
+  // The run id of the sweep's baseline (mlp, seed 0, fp32, 2 steps).
+  static inline const std::string kBaseline = "baseline-mlp-seed0-fp32-steps2";
+
   Scratch dir;
   std::filesystem::path out;       // DIR/out
   std::vector<std::string> sweep;  // sweep_into(out)
