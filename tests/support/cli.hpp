@@ -187,6 +187,17 @@ inline int sweep_yaml(const std::string& executable, const std::filesystem::path
       dir / "sweep.log");
 }
 
+// sweep_yaml of a grid of mlp over the FP8 formats listed (YAML flow items: "HYBRID, E4M3"), with
+// the sweep keys `keys` (YAML lines: seeds, null_runs, ...), for 4 steps on 2 jobs: the sweeps of
+// the tests that read what several seeds give (sweep.json, the records per seed, report.md).
+inline int mlp_format_sweep(const std::string& executable, const std::filesystem::path& dir,
+                            const std::string& formats, const std::string& keys) {
+  return sweep_yaml(executable, dir,
+                    "method: grid\nworkloads: [mlp]\n" + keys +
+                        "parameters:\n  fp8_format: {values: [" + formats + "]}\n",
+                    {"--steps", "4", "--jobs", "2"});
+}
+
 // A scratch directory holding sweep.yaml, a grid of mlp on seed 0 over the margins listed (YAML
 // flow items: "0, 1"), and the command that sweeps it for 2 steps: the smallest real sweep, for
 // tests of what the sweep does with its files.
