@@ -14,6 +14,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "sim/lane_types-inl.h"
 #include "sim/philox-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -22,11 +23,7 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using fp8lab::sim::HWY_NAMESPACE::PhiloxLanes;
 
-using DF = hn::ScalableTag<float>;
-using DI = hn::RebindToSigned<DF>;
-using DU8 = hn::Rebind<std::uint8_t, DF>;
-using VF = hn::Vec<DF>;
-using VI = hn::Vec<DI>;
+using namespace fp8lab::sim::HWY_NAMESPACE::lane_types;
 
 // The E2M1 step at magnitude m: 0.5 below 2, 1 below 4, else 2 (fp4_stochastic.cpp's e2m1_step).
 HWY_INLINE VF Step(VF m) {

@@ -22,6 +22,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "sim/lane_types-inl.h"
 #include "sim/trunc_to_int-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -30,10 +31,7 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using fp8lab::sim::HWY_NAMESPACE::TruncToInt;
 
-using DF = hn::ScalableTag<float>;
-using DI = hn::RebindToSigned<DF>;
-using VF = hn::Vec<DF>;
-using VI = hn::Vec<DI>;
+using namespace fp8lab::sim::HWY_NAMESPACE::lane_types;
 
 // bf16 round to nearest even of finite fp32 bits (sim/cast.cpp's fp32_to_bf16, then back).
 HWY_INLINE VI Bf16Bits(VI bits) {

@@ -191,11 +191,6 @@ struct OptimizerStatesPart {
   }
 };
 
-// One run's record. Typed: what identifies the run, how it ended, its recipe's identity, its rows,
-// final figures, throughput and machine. Kept as JSON in `other` (written back as read): the
-// provenance (source, upstream, changed_fields, fp8lab_version, git_commit, ...), workload_options,
-// instability, fp8_layers, fp8_gemms, first_non_finite, autoswitch, ablation,
-// null_noise, shadow_check, python_model, the baseline's archive fields, and any field a newer
 // A precision schedule's switch (recipes/schedule.hpp; FP8 runs of a scheduled recipe): the step
 // at which stage `stage` (1, 2, ...) started, and that stage's recipe (high_precision: none).
 struct ScheduleSwitch {
@@ -211,6 +206,11 @@ struct ScheduleSwitch {
   }
 };
 
+// One run's record. Typed: what identifies the run, how it ended, its recipe's identity, its rows,
+// final figures, throughput and machine. Kept as JSON in `other` (written back as read): the
+// provenance (source, upstream, changed_fields, fp8lab_version, git_commit, ...), workload_options,
+// instability, fp8_layers, fp8_gemms, first_non_finite, autoswitch, ablation,
+// null_noise, shadow_check, python_model, the baseline's archive fields, and any field a newer
 // fp8lab of this schema version added.
 struct RunRecord {
   std::string schema = "fp8lab.run";

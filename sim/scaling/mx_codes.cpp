@@ -25,6 +25,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "sim/lane_types-inl.h"
 #include "sim/scaling/mx.hpp"
 #include "sim/scaling/mx_codes.hpp"
 
@@ -54,11 +55,7 @@ namespace fp8lab::sim::scaling::mx_simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-using DF = hn::ScalableTag<float>;
-using DI = hn::RebindToSigned<DF>;
-using DU8 = hn::Rebind<std::uint8_t, DF>;
-using DU32 = hn::RebindToUnsigned<DF>;
-using VI = hn::Vec<DI>;
+using namespace fp8lab::sim::HWY_NAMESPACE::lane_types;
 
 // Codes for the whole vectors of amax[0, n); returns how many blocks it did.
 std::size_t MxScaleCodes(const float* HWY_RESTRICT amax, const std::uint8_t* HWY_RESTRICT has_nan,

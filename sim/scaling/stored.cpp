@@ -5,22 +5,9 @@
 #include <string>
 
 #include "sim/pack.hpp"
+#include "sim/transposed.hpp"
 
 namespace fp8lab::sim::scaling {
-namespace {
-
-template <typename T>
-std::vector<T> transposed(const std::vector<T>& v, std::int64_t rows, std::int64_t cols) {
-  std::vector<T> t(v.size());
-  for (std::int64_t r = 0; r < rows; ++r) {
-    for (std::int64_t c = 0; c < cols; ++c) {
-      t[static_cast<std::size_t>(c * rows + r)] = v[static_cast<std::size_t>(r * cols + c)];
-    }
-  }
-  return t;
-}
-
-}  // namespace
 
 StoredTensor stored_bytes(const QuantizePlan& plan, const QuantizedTensor& t) {
   t.check_shape("stored_bytes");

@@ -16,6 +16,8 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "sim/lane_types-inl.h"
+
 #ifndef FP8LAB_SIM_SCALING_SUBBYTE_LANES_ONCE
 #define FP8LAB_SIM_SCALING_SUBBYTE_LANES_ONCE
 namespace fp8lab::sim::scaling::subbyte_detail {
@@ -60,11 +62,7 @@ namespace fp8lab::sim::scaling::subbyte_detail {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-using DF = hn::ScalableTag<float>;
-using DI = hn::RebindToSigned<DF>;
-using DU8 = hn::Rebind<std::uint8_t, DF>;
-using VF = hn::Vec<DF>;
-using VI = hn::Vec<DI>;
+using namespace fp8lab::sim::HWY_NAMESPACE::lane_types;
 
 // kM mantissa bits, kEmin the smallest normal exponent (unbiased).
 template <int kM, int kEmin>

@@ -237,25 +237,25 @@ ShadowReport resident_linear_step(bool corrupt_code, recipes::Scaling scaling) {
   };
   const std::vector<float> x = values({48, 96}, 1), w = values({64, 96}, 2),
                            dy = values({48, 64}, 3);
-  const auto on_device = [](const std::vector<float>& v, std::int64_t rows, std::int64_t cols) {
-    return ConstMatrix{v, rows, cols, MemorySpace::cuda};
+  // The operands as the resident calls take them ("device" memory), and one operand's resident
+  // quantization.
+  const ConstMatrix x_dev{x, 48, 96, MemorySpace::cuda}, w_dev{w, 64, 96, MemorySpace::cuda},
+      dy_dev{dy, 48, 64, MemorySpace::cuda};
+  const auto resident = [&](Operand operand, Gemm gemm, ConstMatrix m) {
+    return shadowed.quantize_resident(*state, operand, gemm, m);
   };
   std::vector<float> y(48 * 64), dx(48 * 96), dw(64 * 96);
-  const auto qx =
-      shadowed.quantize_resident(*state, Operand::kInput, Gemm::kFprop, on_device(x, 48, 96));
-  const auto qw =
-      shadowed.quantize_resident(*state, Operand::kWeight, Gemm::kFprop, on_device(w, 64, 96));
+  const auto qx = resident(Operand::kInput, Gemm::kFprop, x_dev);
+  const auto qw = resident(Operand::kWeight, Gemm::kFprop, w_dev);
   shadowed.gemm_resident(Gemm::kFprop, *qx, *qw, recipes::Accumulation::kFp32Seq,
                          {y, 48, 64, MemorySpace::cuda});
   shadowed.end_forward(*state);
-  const auto qdy =
-      shadowed.quantize_resident(*state, Operand::kGradOutput, Gemm::kWgrad, on_device(dy, 48, 64));
-  const auto qx_wgrad =
-      shadowed.quantize_resident(*state, Operand::kInput, Gemm::kWgrad, on_device(x, 48, 96));
+  const auto qdy = resident(Operand::kGradOutput, Gemm::kWgrad, dy_dev);
+  const auto qx_wgrad = resident(Operand::kInput, Gemm::kWgrad, x_dev);
   shadowed.gemm_resident(Gemm::kWgrad, *qdy, *qx_wgrad, recipes::Accumulation::kFp32Seq,
                          {dw, 64, 96, MemorySpace::cuda});
-  shadowed.high_precision_gemm(Gemm::kDgrad, on_device(dy, 48, 64), on_device(w, 64, 96),
-                               HighPrecision::fp32, {dx, 48, 96, MemorySpace::cuda});
+  shadowed.high_precision_gemm(Gemm::kDgrad, dy_dev, w_dev, HighPrecision::fp32,
+                               {dx, 48, 96, MemorySpace::cuda});
   shadowed.end_backward(*state);
   return shadowed.report();
 }

@@ -26,6 +26,7 @@
 #include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"
 #include "tests/support/run_request.hpp"
+#include "workload_test_support.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -67,21 +68,12 @@ class PlantedModel : public TrainableModel {
   }
 };
 
-class PlantedWorkload : public Workload {
+class PlantedWorkload : public test::MlpDataWorkload {
  public:
-  std::string name() const override { return "mlp-planted"; }
-  std::string description() const override { return "mlp with a frozen mix Linear of 1e5 block"; }
-  TrainingSchedule schedule() const override { return mlp_->schedule(); }
+  PlantedWorkload() : MlpDataWorkload("mlp-planted", "mlp with a frozen mix Linear of 1e5 block") {}
   std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
     return std::make_shared<PlantedModel>(seed);
   }
-  Batch train_batch(std::int64_t step, std::uint64_t seed) const override {
-    return mlp_->train_batch(step, seed);
-  }
-  std::vector<Batch> eval_batches() const override { return mlp_->eval_batches(); }
-
- private:
-  std::unique_ptr<Workload> mlp_ = make_workload("mlp");
 };
 
 // The MLP with fc2 called through a C++ member holder, the way LibTorch's own modules call their
@@ -105,21 +97,13 @@ class MemberHeldModel : public TrainableModel {
   torch::nn::Linear fc2_{nullptr};
 };
 
-class MemberHeldWorkload : public Workload {
+class MemberHeldWorkload : public test::MlpDataWorkload {
  public:
-  std::string name() const override { return "mlp-member-held"; }
-  std::string description() const override { return "mlp whose fc2 is called by member holder"; }
-  TrainingSchedule schedule() const override { return mlp_->schedule(); }
+  MemberHeldWorkload()
+      : MlpDataWorkload("mlp-member-held", "mlp whose fc2 is called by member holder") {}
   std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
     return std::make_shared<MemberHeldModel>(seed);
   }
-  Batch train_batch(std::int64_t step, std::uint64_t seed) const override {
-    return mlp_->train_batch(step, seed);
-  }
-  std::vector<Batch> eval_batches() const override { return mlp_->eval_batches(); }
-
- private:
-  std::unique_ptr<Workload> mlp_ = make_workload("mlp");
 };
 
 // What the process writes to stderr (the run's log) while it lives, kept in `path`.

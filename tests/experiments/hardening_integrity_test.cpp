@@ -24,11 +24,8 @@ namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::plus;
 using testing::read_text;
 using testing::run_to_end;
-
-const std::string kBaseline = "baseline-mlp-seed0-fp32-steps2";
 
 struct Swept : testing::MlpSweep {
   explicit Swept(const std::string& name)
@@ -49,7 +46,7 @@ TEST_CASE("A truncated or garbage baseline archive is named, set aside and run a
     INFO(damage);
     const Swept s("archive");
     REQUIRE(run_to_end(s.sweep, s.dir / "first.log") == 0);
-    const auto archive = s.out / "baselines" / (kBaseline + ".pt");
+    const auto archive = s.out / "baselines" / (s.kBaseline + ".pt");
     const auto good = read_text(archive);
     REQUIRE(good.size() > 100);
     if (damage == "truncated") {
@@ -76,13 +73,13 @@ TEST_CASE("A truncated or garbage baseline archive is named, set aside and run a
         break;
       }
     }
-    CHECK(run_to_end(plus(s.sweep, {"--resume"}), s.dir / "resume.log") == 0);
+    CHECK(run_to_end(s.sweep_with({"--resume"}), s.dir / "resume.log") == 0);
     const auto log = read_text(s.dir / "resume.log");
     INFO(log);
     CHECK_THAT(log, Catch::Contains(archive.string() + ": ") &&
                         Catch::Contains("the baseline runs again"));
-    CHECK(fs::exists(s.out / "baselines" / ("." + kBaseline + ".pt.invalid-1")));
-    CHECK(fs::exists(s.out / "runs" / ("." + kBaseline + ".json.invalid-1")));
+    CHECK(fs::exists(s.out / "baselines" / ("." + s.kBaseline + ".pt.invalid-1")));
+    CHECK(fs::exists(s.out / "runs" / ("." + s.kBaseline + ".json.invalid-1")));
     for (const auto& file : ResultsDirectory(s.out).run_record_files()) {
       REQUIRE(file.record);
       CHECK((*file.record)["status"] == "finished");
@@ -104,7 +101,7 @@ TEST_CASE("--resume removes temp files of dead processes of this host, and only 
                      (".x.json.tmp." + host() + "." + std::to_string(::getpid()) + ".0");
   const auto other_host = s.out / "runs" / (".x.json.tmp.elsewhere." + std::to_string(dead) + ".0");
   for (const auto& p : {stale, alive, other_host}) std::ofstream(p) << "{\"partial";
-  CHECK(run_to_end(plus(s.sweep, {"--resume"}), s.dir / "resume.log") == 0);
+  CHECK(run_to_end(s.sweep_with({"--resume"}), s.dir / "resume.log") == 0);
   CHECK_THAT(read_text(s.dir / "resume.log"),
              Catch::Contains("removed 1 temp files left by processes that died"));
   CHECK_FALSE(fs::exists(stale));
@@ -119,7 +116,7 @@ TEST_CASE("An interrupted sweep counts the records it wrote", "[hardening][integ
                                          "parameters:\n  margin: {values: [0, 1, 2]}\n";
   auto sweep = s.sweep;
   sweep.back() = "20000";
-  const pid_t pid = start_child(plus(sweep, {"--jobs", "2"}), s.dir / "sweep.log");
+  const pid_t pid = start_child(testing::plus(sweep, {"--jobs", "2"}), s.dir / "sweep.log");
   // Wait for the baseline's record, then for the FP8 runs to start.
   testing::eventually([&] { return !ResultsDirectory(s.out).recorded_run_ids().empty(); },
                       std::chrono::minutes(3));

@@ -21,7 +21,6 @@ using testing::read_text;
 using testing::run_to_end;
 
 const std::string kVictimText = "the user's own file: must stay as it is\n";
-const std::string kBaseline = "baseline-mlp-seed0-fp32-steps2";
 
 // The sweep's directory, --out made, and a file of the user's outside --out: the victim.
 struct Planted : testing::MlpSweep {
@@ -70,11 +69,12 @@ TEST_CASE("A planted link at a lock, claim or log is refused and its target left
   }
   SECTION("a run's claim DIR/claims/<id>") {
     const Planted p("claim");
-    check_refused(p, p.out / "claims" / kBaseline, p.out / "claims" / kBaseline);
+    check_refused(p, p.out / "claims" / p.kBaseline, p.out / "claims" / p.kBaseline);
   }
   SECTION("a run's log DIR/logs/<id>.log (appended to, before)") {
     const Planted p("log");
-    check_refused(p, p.out / "logs" / (kBaseline + ".log"), p.out / "logs" / (kBaseline + ".log"));
+    check_refused(p, p.out / "logs" / (p.kBaseline + ".log"),
+                  p.out / "logs" / (p.kBaseline + ".log"));
   }
 }
 
@@ -133,7 +133,7 @@ TEST_CASE("Without planted links the sweep runs, and --out may itself be a link 
   const auto log = p.dir / "sweep.log";
   CHECK(run_to_end(sweep, log) == 0);
   INFO(read_text(log));
-  CHECK(fs::exists(p.out / "runs" / (kBaseline + ".json")));
+  CHECK(fs::exists(p.out / "runs" / (p.kBaseline + ".json")));
   // No temp file is left behind by the atomic writes.
   for (const auto& entry : fs::recursive_directory_iterator(p.out)) {
     CHECK(entry.path().filename().string().find(".tmp.") == std::string::npos);

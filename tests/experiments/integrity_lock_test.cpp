@@ -29,7 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 using testing::count_of;
 using testing::eventually;
-using testing::plus;
 using testing::read_text;
 using testing::run_to_end;
 using testing::wait_exit;
@@ -54,8 +53,8 @@ void check_each_run_ran_once(const fs::path& out) {
 TEST_CASE("Overlapping shards on one --out run every run exactly once", "[integrity][lock]") {
   const Setup s("lock-overlap");
   // Started together: 0/1 takes every run, 0/2 every other one; both need the one baseline.
-  const pid_t all = start_child(plus(s.sweep, {"--resume", "--jobs", "2"}), s.dir / "all.log");
-  const pid_t half = start_child(plus(s.sweep, {"--resume", "--shard", "0/2"}), s.dir / "half.log");
+  const pid_t all = start_child(s.sweep_with({"--resume", "--jobs", "2"}), s.dir / "all.log");
+  const pid_t half = start_child(s.sweep_with({"--resume", "--shard", "0/2"}), s.dir / "half.log");
   CHECK(wait_exit(all) == 0);
   CHECK(wait_exit(half) == 0);
   const auto all_log = read_text(s.dir / "all.log"), half_log = read_text(s.dir / "half.log");
@@ -71,7 +70,7 @@ TEST_CASE("A second sweep of the same shard is refused while the first runs; kil
   // This test holds the baseline's claim, as an overlapping sweep running it would: the first
   // sweep waits for it, so it is still running at the refusal and at the kill (its five two-step
   // runs could otherwise all finish first).
-  const auto claim = s.out / "claims" / "baseline-mlp-seed0-fp32-steps2";
+  const auto claim = s.out / "claims" / s.kBaseline;
   fs::create_directories(claim.parent_path());
   const int claim_fd = ::open(claim.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   REQUIRE(claim_fd >= 0);
@@ -80,7 +79,7 @@ TEST_CASE("A second sweep of the same shard is refused while the first runs; kil
   const std::string holder = "pid " + std::to_string(first) + " on host ";
   REQUIRE(eventually([&] { return read_text(lock).find(holder) != std::string::npos; }));
 
-  CHECK(run_to_end(plus(s.sweep, {"--resume"}), s.dir / "second.log") == 2);
+  CHECK(run_to_end(s.sweep_with({"--resume"}), s.dir / "second.log") == 2);
   const auto second = read_text(s.dir / "second.log");
   CHECK_THAT(
       second,
@@ -92,7 +91,7 @@ TEST_CASE("A second sweep of the same shard is refused while the first runs; kil
   CHECK(wait_exit(first) == 128 + SIGKILL);
   ::close(claim_fd);
   CHECK(read_text(lock).find(holder) != std::string::npos);  // the stale text stays...
-  REQUIRE(run_to_end(plus(s.sweep, {"--resume"}), s.dir / "resumed.log") == 0);  // ...harmless
+  REQUIRE(run_to_end(s.sweep_with({"--resume"}), s.dir / "resumed.log") == 0);  // ...harmless
   CHECK_THAT(read_text(lock), !Catch::Contains(holder));
   const auto ids = ResultsDirectory(s.out).recorded_run_ids();
   CHECK(ids.size() == 5);

@@ -193,11 +193,9 @@ TEST_CASE("A sweep with null_runs [once, per_step] runs both arms; verdicts are 
           "the per_step floor",
           "[null][sweep][report]") {
   const testing::Scratch dir("null-per-step");
-  REQUIRE(testing::sweep_yaml(FP8LAB_EXECUTABLE, dir,
-                              "method: grid\nworkloads: [mlp]\nseeds: [0, 1, 2]\n"
-                              "null_runs: [once, per_step]\nnull_noise: current\n"
-                              "parameters:\n  fp8_format: {values: [HYBRID]}\n",
-                              {"--steps", "4", "--jobs", "2"}) == 0);
+  REQUIRE(testing::mlp_format_sweep(
+              FP8LAB_EXECUTABLE, dir, "HYBRID",
+              "seeds: [0, 1, 2]\nnull_runs: [once, per_step]\nnull_noise: current\n") == 0);
   const auto sweep = testing::read_json(dir / "out" / "sweep.json");
   CHECK(sweep["null_runs"] == true);
   CHECK(sweep["null_arms"] == nlohmann::json({"once", "per_step"}));

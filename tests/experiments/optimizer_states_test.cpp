@@ -78,6 +78,8 @@ TEST_CASE("QuantizedAdamW's step is sim's adamw_step, bit for bit", "[optimizer]
     const auto adamw_options =
         torch::optim::AdamWOptions(1e-2).betas({0.9, 0.95}).weight_decay(0.1);
     QuantizedAdamW optimizer(params, adamw_options, precision, 11);
+    // sim's hyperparameters, the same (eps: both defaults, 1e-8).
+    sim::optim::AdamWHyper hyper{.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.95f, .weight_decay = 0.1f};
     // sim's copy: the weights as the optimizer made them (bf16 master weights start rounded).
     std::vector<std::vector<float>> weights;
     std::vector<sim::optim::MomentStates> moments;
@@ -90,16 +92,10 @@ TEST_CASE("QuantizedAdamW's step is sim's adamw_step, bit for bit", "[optimizer]
       optimizer.zero_grad();
       for (auto& p : params) p.mutable_grad() = torch::randn(p.sizes()) * 1e-3;
       for (std::size_t i = 0; i < params.size(); ++i) {
-        sim::optim::AdamWHyper h;
-        h.lr = 1e-2f;
-        h.beta1 = 0.9f;
-        h.beta2 = 0.95f;
-        h.eps = 1e-8f;
-        h.weight_decay = 0.1f;
-        h.step = step;
-        sim::optim::adamw_step(h, precision, weights[i], floats(params[i].grad()), moments[i], 11,
-                               (static_cast<std::uint64_t>(i) << 32) |
-                                   static_cast<std::uint64_t>(step));
+        hyper.step = step;
+        sim::optim::adamw_step(
+            hyper, precision, weights[i], floats(params[i].grad()), moments[i], 11,
+            (static_cast<std::uint64_t>(i) << 32) | static_cast<std::uint64_t>(step));
       }
       optimizer.step();
       for (std::size_t i = 0; i < params.size(); ++i) {

@@ -22,13 +22,23 @@ using testing::read_text;
 using testing::run_to_end;
 
 constexpr const char* kWorkload = "mlp:steps=5,eval_every=5,eval_batches=1";
-// Timings by nature, and the one field probes add.
-const std::vector<std::string> kTimings = {"throughput", "started_at", "finished_at"};
-
-void run_ok(std::vector<std::string> argv, const fs::path& log) {
-  const int code = run_to_end(argv, log);
+// A command's exit status 0, or its log with the failure.
+void require_ok(int code, const fs::path& log) {
   INFO(read_text(log));
   REQUIRE(code == 0);
+}
+
+void run_ok(const std::vector<std::string>& argv, const fs::path& log) {
+  require_ok(run_to_end(argv, log), log);
+}
+
+// Sweeps kWorkload under current scaling with the sweep keys `keys` (YAML lines) into DIR/out;
+// its exit status, its log in DIR/sweep.log.
+int sweep_current(const fs::path& dir, const std::string& keys) {
+  return testing::sweep_yaml(FP8LAB_EXECUTABLE, dir,
+                             std::string("workloads: [\"") + kWorkload +
+                                 "\"]\nparameters:\n  scaling: {values: [current]}\n" + keys,
+                             {});
 }
 
 }  // namespace
@@ -42,8 +52,8 @@ TEST_CASE("a baseline's record and archive are the same with and without probes"
                               "current,delayed,nvfp4:nvfp4_stochastic_rounding=true",
                               "--probe-every", "2", "--probe-draws", "2"}),
          dir / "probed.log");
-  auto plain = testing::records(dir / "plain", kTimings);
-  auto probed = testing::records(dir / "probed", kTimings);
+  auto plain = testing::records(dir / "plain", testing::kTimingFields);
+  auto probed = testing::records(dir / "probed", testing::kTimingFields);
   REQUIRE(plain.size() == 1);
   REQUIRE(probed.size() == 1);
   const auto& [id, record] = *plain.begin();
@@ -101,15 +111,10 @@ TEST_CASE("an FP8 run with --probe-every writes its exact-on-run rows", "[probes
 
 TEST_CASE("a sweep's probes reach its baseline and its FP8 runs", "[probes]") {
   const testing::Scratch dir("probes-sweep");
-  const int code = testing::sweep_yaml(
-      FP8LAB_EXECUTABLE, dir,
-      std::string("workloads: [\"") + kWorkload +
-          "\"]\nseeds: [0]\nparameters:\n  scaling: {values: [current]}\n"
-          "probes: [current, {scaling: current, fp8_format: E5M2}]\nprobe_every: 2\n"
-          "probe_attribution: none\n",
-      {});
-  INFO(read_text(dir / "sweep.log"));
-  REQUIRE(code == 0);
+  require_ok(sweep_current(dir,
+                           "seeds: [0]\nprobes: [current, {scaling: current, fp8_format: E5M2}]\n"
+                           "probe_every: 2\nprobe_attribution: none\n"),
+             dir / "sweep.log");
   std::set<std::string> directions;
   for (const auto& [id, record] : testing::records(dir / "out")) {
     INFO(id);
@@ -127,14 +132,9 @@ TEST_CASE("a sweep's probes reach its baseline and its FP8 runs", "[probes]") {
 
 TEST_CASE("probe_seeds: only the runs of those seeds probe", "[probes]") {
   const testing::Scratch dir("probes-seeds");
-  const int code = testing::sweep_yaml(
-      FP8LAB_EXECUTABLE, dir,
-      std::string("workloads: [\"") + kWorkload +
-          "\"]\nseeds: [0, 1]\nparameters:\n  scaling: {values: [current]}\n"
-          "probes: [current]\nprobe_every: 2\nprobe_attribution: none\nprobe_seeds: [1]\n",
-      {});
-  INFO(read_text(dir / "sweep.log"));
-  REQUIRE(code == 0);
+  require_ok(sweep_current(dir, "seeds: [0, 1]\nprobes: [current]\nprobe_every: 2\n"
+                                "probe_attribution: none\nprobe_seeds: [1]\n"),
+             dir / "sweep.log");
   int probed = 0, unprobed = 0;
   for (const auto& [id, record] : testing::records(dir / "out")) {
     INFO(id);
@@ -174,11 +174,7 @@ TEST_CASE("bad probe keys and flags exit 2 naming the key", "[probes]") {
     const auto sub = dir / ("case" + std::to_string(index++));
     fs::create_directories(sub);
     INFO(bad.yaml);
-    const int code = testing::sweep_yaml(FP8LAB_EXECUTABLE, sub,
-                                         std::string("workloads: [\"") + kWorkload +
-                                             "\"]\nparameters:\n  scaling: {values: [current]}\n" +
-                                             bad.yaml + "\n",
-                                         {});
+    const int code = sweep_current(sub, bad.yaml + "\n");
     const auto text = read_text(sub / "sweep.log");
     INFO(text);
     CHECK(code == 2);

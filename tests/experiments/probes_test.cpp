@@ -72,17 +72,18 @@ recipes::ProbeSettings settings_of(std::vector<std::string> words, std::int64_t 
   return s;
 }
 
-const ProbeRow& whole_model_row(const std::vector<ProbeRow>& rows, std::int64_t step,
-                                const std::string& recipe, const std::string& variant,
-                                std::int64_t draw) {
+// The row of `tensor` (the whole model unless named) at one probe step, recipe, variant and draw.
+const ProbeRow& probe_row(const std::vector<ProbeRow>& rows, std::int64_t step,
+                          const std::string& recipe, const std::string& variant, std::int64_t draw,
+                          const std::string& tensor = kWholeModel) {
   for (const auto& row : rows) {
     if (row.step == step && row.recipe == recipe && row.variant == variant && row.draw == draw &&
-        row.tensor == kWholeModel) {
+        row.tensor == tensor) {
       return row;
     }
   }
-  FAIL("no whole-model row for step " << step << ", " << recipe << ", " << variant << ", draw "
-                                      << draw);
+  FAIL("no row for step " << step << ", " << recipe << ", " << variant << ", draw " << draw << ", "
+                          << tensor);
   throw std::logic_error("unreachable");
 }
 
@@ -90,6 +91,7 @@ const ProbeRow& whole_model_row(const std::vector<ProbeRow>& rows, std::int64_t 
 // error (every GEMM quantized as the word says, draw 0) at each of its 5 steps, per word.
 struct PairErrors {
   std::vector<double> a, b;
+  double mean_a = 0, mean_b = 0;  // over the steps
 };
 PairErrors whole_model_errors(const std::string& word_a, const std::string& word_b) {
   const auto workload = make_workload(kWorkload);
@@ -98,13 +100,51 @@ PairErrors whole_model_errors(const std::string& word_a, const std::string& word
   const auto run = run_baseline(*workload, settings, recipes);
   PairErrors errors;
   for (std::int64_t step = 0; step < 5; ++step) {
-    errors.a.push_back(
-        whole_model_row(run.rows, step, recipe_label(recipes[0]), kAllGemms, 0).rel_error);
-    errors.b.push_back(
-        whole_model_row(run.rows, step, recipe_label(recipes[1]), kAllGemms, 0).rel_error);
+    errors.a.push_back(probe_row(run.rows, step, recipe_label(recipes[0]), kAllGemms, 0).rel_error);
+    errors.b.push_back(probe_row(run.rows, step, recipe_label(recipes[1]), kAllGemms, 0).rel_error);
+    errors.mean_a += errors.a.back() / 5;
+    errors.mean_b += errors.b.back() / 5;
   }
   return errors;
 }
+
+// One bias-free Linear 64 -> 64 on `tokens` tokens whose loss is linear in its output,
+// mean(y * target): the gradient reaching the Linear is target / (tokens * 64) whatever the
+// weights. The workloads built on it choose the batches (input and target), 6 steps at lr 1e-2;
+// their eval batch is the training batch of step 0 at seed 99.
+class OneLinearModel : public TrainableModel {
+ public:
+  OneLinearModel() {
+    register_module("fc", torch::nn::Linear(torch::nn::LinearOptions(64, 64).bias(false)));
+  }
+  torch::Tensor loss(const Batch& batch) override {
+    return (forward_linear(*this, "fc", batch.input) * batch.target).mean();
+  }
+};
+
+class OneLinearWorkload : public Workload {
+ public:
+  explicit OneLinearWorkload(std::int64_t tokens) : tokens_(tokens) {}
+  TrainingSchedule schedule() const override {
+    TrainingSchedule s;
+    s.steps = 6;
+    s.eval_every = 6;
+    s.learning_rate = 1e-2;
+    s.tokens_per_batch = tokens_;
+    return s;
+  }
+  std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
+    auto model = std::make_shared<OneLinearModel>();
+    auto generator = make_generator(seed, 0);
+    torch::NoGradGuard no_grad;
+    for (auto& p : model->parameters()) p.normal_(0.0, 0.125, generator);
+    return model;
+  }
+  std::vector<Batch> eval_batches() const override { return {train_batch(0, 99)}; }
+
+ private:
+  std::int64_t tokens_;
+};
 
 }  // namespace
 
@@ -194,17 +234,13 @@ TEST_CASE("E5M2 in the forward pass errs more than E4M3 in the forward pass", "[
   const auto errors =
       whole_model_errors("current:fp8_format=E4M3:override_linear_precision=[false/true/true]",
                          "current:fp8_format=E5M2:override_linear_precision=[false/true/true]");
-  double mean4 = 0, mean5 = 0;
   for (std::size_t step = 0; step < errors.a.size(); ++step) {
-    const double r4 = errors.a[step];
-    const double r5 = errors.b[step];
-    INFO("step " << step << ": E4M3 " << r4 << ", E5M2 " << r5);
-    CHECK(r4 > 0);
-    mean4 += r4 / 5;
-    mean5 += r5 / 5;
+    INFO("step " << step << ": E4M3 " << errors.a[step] << ", E5M2 " << errors.b[step]);
+    CHECK(errors.a[step] > 0);
   }
-  INFO("mean whole-model relative gradient error: E4M3 " << mean4 << ", E5M2 " << mean5);
-  CHECK(mean5 > 1.5 * mean4);
+  INFO("mean whole-model relative gradient error: E4M3 " << errors.mean_a << ", E5M2 "
+                                                         << errors.mean_b);
+  CHECK(errors.mean_b > 1.5 * errors.mean_a);
 }
 
 namespace {
@@ -220,40 +256,15 @@ torch::Tensor with_block_maxima(torch::Tensor x, float maximum) {
   return x;
 }
 
-// One bias-free Linear 64 -> 64 whose loss is linear in its output, mean(y * c): the gradient
-// reaching the Linear is c / 4096 whatever the weights, and c is made so that every NVFP4 block
-// scale is exact (with_block_maxima). The inputs are exact in NVFP4: every value on the E2M1 grid
-// {0, 0.5, 1, 1.5, 2, 3, 4, 6} (signed) with a 6 in every block. The wgrad GEMM then quantizes
-// nothing but the gradient's elements, and those stochastically.
-class ExactInputModel : public TrainableModel {
+// One Linear 64 -> 64 on inputs exact in NVFP4: every value on the E2M1 grid
+// {0, 0.5, 1, 1.5, 2, 3, 4, 6} (signed) with a 6 in every block, and a target c made so that every
+// NVFP4 block scale of the gradient c / 4096 is exact (with_block_maxima). The wgrad GEMM then
+// quantizes nothing but the gradient's elements, and those stochastically.
+class ExactInputWorkload : public OneLinearWorkload {
  public:
-  ExactInputModel() {
-    register_module("fc", torch::nn::Linear(torch::nn::LinearOptions(64, 64).bias(false)));
-  }
-  torch::Tensor loss(const Batch& batch) override {
-    return (forward_linear(*this, "fc", batch.input) * batch.target).mean();
-  }
-};
-
-class ExactInputWorkload : public Workload {
- public:
+  ExactInputWorkload() : OneLinearWorkload(64) {}
   std::string name() const override { return "exact-input"; }
   std::string description() const override { return "one Linear on NVFP4-exact inputs"; }
-  TrainingSchedule schedule() const override {
-    TrainingSchedule s;
-    s.steps = 6;
-    s.eval_every = 6;
-    s.learning_rate = 1e-2;
-    s.tokens_per_batch = 64;
-    return s;
-  }
-  std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
-    auto model = std::make_shared<ExactInputModel>();
-    auto generator = make_generator(seed, 0);
-    torch::NoGradGuard no_grad;
-    for (auto& p : model->parameters()) p.normal_(0.0, 0.125, generator);
-    return model;
-  }
   Batch train_batch(std::int64_t step, std::uint64_t seed) const override {
     auto generator = step_generator(seed, step);
     const auto grid = torch::tensor({0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f});
@@ -263,7 +274,6 @@ class ExactInputWorkload : public Workload {
     auto c = with_block_maxima(torch::rand({64, 64}, generator) * 2 - 1, 1.0f);
     return {x, c};
   }
-  std::vector<Batch> eval_batches() const override { return {train_batch(0, 99)}; }
 };
 
 // The quantize-dequantize of a 64 x 64 x as the recipe's `tensor` operand of the wgrad GEMM.
@@ -326,17 +336,17 @@ TEST_CASE("stochastic rounding: draws differ, spread reported, mean gradient unb
   for (std::int64_t step = 0; step < workload.schedule().steps; ++step) {
     std::set<double> distinct;
     for (std::int64_t d = 0; d < draws; ++d) {
-      distinct.insert(whole_model_row(run.rows, step, label, kWgradOnly, d).rel_error);
+      distinct.insert(probe_row(run.rows, step, label, kWgradOnly, d).rel_error);
     }
-    const auto& mean = whole_model_row(run.rows, step, label, kWgradOnly, kMeanOfDraws);
-    const auto& all = whole_model_row(run.rows, step, label, kAllGemms, kMeanOfDraws);
+    const auto& mean = probe_row(run.rows, step, label, kWgradOnly, kMeanOfDraws);
+    const auto& all = probe_row(run.rows, step, label, kAllGemms, kMeanOfDraws);
     INFO("step " << step << ": " << distinct.size() << " distinct draws, spread "
                  << mean.draw_spread << ", mean-of-draws bias " << mean.bias);
     CHECK(distinct.size() == static_cast<std::size_t>(draws));
     CHECK(mean.draw_spread > 0.0);
     CHECK(all.draw_spread > 0.0);
     // Averaging draws shrinks the noise: the mean's error is below a single draw's.
-    CHECK(mean.rel_error < whole_model_row(run.rows, step, label, kWgradOnly, 0).rel_error);
+    CHECK(mean.rel_error < probe_row(run.rows, step, label, kWgradOnly, 0).rel_error);
     step_biases.push_back(mean.bias);
   }
   // The mean-of-draws bias over the steps and its 95% interval (t with n - 1 degrees of
@@ -370,36 +380,12 @@ namespace {
 enum class PlantedInput { kOffsetChannels, kSpikyTokens };
 constexpr std::int64_t kPlantedTokens = 1024;
 
-class PlantedModel : public TrainableModel {
+class PlantedInputWorkload : public OneLinearWorkload {
  public:
-  PlantedModel() {
-    register_module("fc", torch::nn::Linear(torch::nn::LinearOptions(64, 64).bias(false)));
-  }
-  torch::Tensor loss(const Batch& batch) override {
-    return (forward_linear(*this, "fc", batch.input) * batch.target).mean();
-  }
-};
-
-class PlantedInputWorkload : public Workload {
- public:
-  explicit PlantedInputWorkload(PlantedInput kind) : kind_(kind) {}
+  explicit PlantedInputWorkload(PlantedInput kind)
+      : OneLinearWorkload(kPlantedTokens), kind_(kind) {}
   std::string name() const override { return "planted-input"; }
   std::string description() const override { return "one Linear on planted wgrad inputs"; }
-  TrainingSchedule schedule() const override {
-    TrainingSchedule s;
-    s.steps = 6;
-    s.eval_every = 6;
-    s.learning_rate = 1e-2;
-    s.tokens_per_batch = kPlantedTokens;
-    return s;
-  }
-  std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
-    auto model = std::make_shared<PlantedModel>();
-    auto generator = make_generator(seed, 0);
-    torch::NoGradGuard no_grad;
-    for (auto& p : model->parameters()) p.normal_(0.0, 0.125, generator);
-    return model;
-  }
   Batch train_batch(std::int64_t step, std::uint64_t seed) const override {
     auto generator = step_generator(seed, step);
     auto x = torch::randn({kPlantedTokens, 64}, generator);
@@ -414,23 +400,10 @@ class PlantedInputWorkload : public Workload {
     }
     return {x, torch::randn({kPlantedTokens, 64}, generator)};
   }
-  std::vector<Batch> eval_batches() const override { return {train_batch(0, 99)}; }
 
  private:
   PlantedInput kind_;
 };
-
-const ProbeRow& row_of(const std::vector<ProbeRow>& rows, std::int64_t step,
-                       const std::string& recipe, const std::string& tensor) {
-  for (const auto& row : rows) {
-    if (row.step == step && row.recipe == recipe && row.variant == kAllGemms && row.draw == 0 &&
-        row.tensor == tensor) {
-      return row;
-    }
-  }
-  FAIL("no row for step " << step << ", " << recipe << ", " << tensor);
-  throw std::logic_error("unreachable");
-}
 
 }  // namespace
 
@@ -461,8 +434,8 @@ TEST_CASE("RHT lowers the wgrad error below a Gaussian chunk's crest factor, rai
     double mean_te = 0, mean_rht = 0;
     const auto steps = workload.schedule().steps;
     for (std::int64_t step = 0; step < steps; ++step) {
-      const auto& a = row_of(run.rows, step, label_te, kWholeModel);
-      const auto& b = row_of(run.rows, step, label_rht, kWholeModel);
+      const auto& a = probe_row(run.rows, step, label_te, kAllGemms, 0);
+      const auto& b = probe_row(run.rows, step, label_rht, kAllGemms, 0);
       INFO("step " << step << ": wgrad error te " << a.rel_error << ", te + RHT " << b.rel_error
                    << "; input crest " << a.wgrad_input_crest << " -> " << a.wgrad_input_crest_rht
                    << ", input error " << a.wgrad_input_rel_error << " -> "
@@ -475,8 +448,8 @@ TEST_CASE("RHT lowers the wgrad error below a Gaussian chunk's crest factor, rai
       mean_rht += b.rel_error / static_cast<double>(steps);
       // The operand analysis: the same operands under both recipes (only dW differs), the
       // planted crest factors, and the operand's own error moving as the gradient's does.
-      const auto& w = row_of(run.rows, step, label_te, "fc.weight");
-      const auto& w_rht = row_of(run.rows, step, label_rht, "fc.weight");
+      const auto& w = probe_row(run.rows, step, label_te, kAllGemms, 0, "fc.weight");
+      const auto& w_rht = probe_row(run.rows, step, label_rht, kAllGemms, 0, "fc.weight");
       CHECK(w.wgrad_input_crest == a.wgrad_input_crest);  // one Linear: the pool is its own
       CHECK(w_rht.wgrad_input_rel_error_rht == w.wgrad_input_rel_error_rht);
       CHECK(w_rht.wgrad_grad_crest == w.wgrad_grad_crest);
@@ -502,18 +475,13 @@ TEST_CASE("MX scales rounded down (floor) err more than rounded up to fit (rceil
   // never clips. The two differ only in those blocks.
   const auto errors = whole_model_errors("mxfp8:fp8_format=E4M3:mx_scale_mode=floor",
                                          "mxfp8:fp8_format=E4M3:mx_scale_mode=rceil");
-  double mean_floor = 0, mean_rceil = 0;
   for (std::size_t step = 0; step < errors.a.size(); ++step) {
-    const double f = errors.a[step];
-    const double r = errors.b[step];
-    INFO("step " << step << ": floor " << f << ", rceil " << r);
-    CHECK(f > r);
-    mean_floor += f / 5;
-    mean_rceil += r / 5;
+    INFO("step " << step << ": floor " << errors.a[step] << ", rceil " << errors.b[step]);
+    CHECK(errors.a[step] > errors.b[step]);
   }
-  INFO("mean whole-model relative gradient error: floor " << mean_floor << ", rceil "
-                                                          << mean_rceil);
-  CHECK(mean_floor > 1.05 * mean_rceil);
+  INFO("mean whole-model relative gradient error: floor " << errors.mean_a << ", rceil "
+                                                          << errors.mean_b);
+  CHECK(errors.mean_a > 1.05 * errors.mean_b);
 }
 
 }  // namespace fp8lab::experiments

@@ -71,11 +71,8 @@ TEST_CASE("The default sweep runs its baseline on three seeds; the dry run says 
 TEST_CASE("A sweep with baseline_seeds runs the baseline per seed and reports the noise floor",
           "[report][seeds]") {
   const testing::Scratch dir("seeds-sweep");
-  REQUIRE(testing::sweep_yaml(FP8LAB_EXECUTABLE, dir,
-                              "method: grid\nworkloads: [mlp]\nseeds: [0]\n"
-                              "baseline_seeds: [0, 1, 2]\nparameters:\n"
-                              "  fp8_format: {values: [HYBRID, E4M3]}\n",
-                              {"--steps", "4", "--jobs", "2"}) == 0);
+  REQUIRE(testing::mlp_format_sweep(FP8LAB_EXECUTABLE, dir, "HYBRID, E4M3",
+                                    "seeds: [0]\nbaseline_seeds: [0, 1, 2]\n") == 0);
   const auto sweep = testing::read_json(dir / "out" / "sweep.json");
   CHECK(sweep["baseline_seeds"] == nlohmann::json({0, 1, 2}));
   for (int seed = 0; seed < 3; ++seed) {
@@ -93,11 +90,9 @@ TEST_CASE("null_runs: the sweep runs the null recipe on each seed; the report sh
           "floor and paired verdicts over 3 seeds",
           "[report][seeds][paired]") {
   const testing::Scratch dir("null-sweep");
-  REQUIRE(testing::sweep_yaml(FP8LAB_EXECUTABLE, dir,
-                              "method: grid\nworkloads: [mlp]\nseeds: [0, 1, 2]\n"
-                              "null_runs: true\npractical_band: 0.01\nparameters:\n"
-                              "  fp8_format: {values: [HYBRID, E5M2]}\n",
-                              {"--steps", "4", "--jobs", "2"}) == 0);
+  REQUIRE(testing::mlp_format_sweep(FP8LAB_EXECUTABLE, dir, "HYBRID, E5M2",
+                                    "seeds: [0, 1, 2]\nnull_runs: true\n"
+                                    "practical_band: 0.01\n") == 0);
   const auto sweep = testing::read_json(dir / "out" / "sweep.json");
   CHECK(sweep["null_runs"] == true);
   CHECK(sweep["practical_band"] == 0.01);

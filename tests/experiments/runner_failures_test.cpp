@@ -20,6 +20,7 @@
 #include "recipes/sweep.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/report_records.hpp"
+#include "workload_test_support.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -48,26 +49,18 @@ class NanAtStepFiveModel : public TrainableModel {
   int training_calls_ = 0;
 };
 
-class NanAtStepFive : public Workload {
+class NanAtStepFive : public test::MlpDataWorkload {
  public:
-  std::string name() const override { return "nan-at-step-5"; }
-  std::string description() const override { return "mlp whose FP8 loss is NaN at step 5"; }
+  NanAtStepFive() : MlpDataWorkload("nan-at-step-5", "mlp whose FP8 loss is NaN at step 5") {}
   TrainingSchedule schedule() const override {
-    auto s = mlp_->schedule();
+    auto s = mlp().schedule();
     s.steps = 12;
     s.eval_every = 4;
     return s;
   }
   std::shared_ptr<TrainableModel> make_model(std::uint64_t seed) const override {
-    return std::make_shared<NanAtStepFiveModel>(mlp_->make_model(seed));
+    return std::make_shared<NanAtStepFiveModel>(mlp().make_model(seed));
   }
-  Batch train_batch(std::int64_t step, std::uint64_t seed) const override {
-    return mlp_->train_batch(step, seed);
-  }
-  std::vector<Batch> eval_batches() const override { return mlp_->eval_batches(); }
-
- private:
-  std::unique_ptr<Workload> mlp_ = make_workload("mlp");
 };
 
 }  // namespace

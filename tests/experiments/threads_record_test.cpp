@@ -21,14 +21,9 @@ namespace fp8lab::experiments {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::read_text;
-using testing::run_to_end;
 
 // Few eval windows: the evaluations would otherwise be most of the test's time.
 constexpr const char* kWorkload = "llama-xs:eval_windows=32";
-
-// The fields of a record that are timings by nature.
-const std::vector<std::string> kTimings = {"throughput", "started_at", "finished_at"};
 
 // One `fp8lab run` of `recipe` at `threads` into `out`; its records' threads checked.
 void run_at(const std::vector<std::string>& recipe, int threads, const fs::path& out) {
@@ -37,8 +32,8 @@ void run_at(const std::vector<std::string>& recipe, int threads, const fs::path&
       std::to_string(threads), "--out", out.string()};
   for (const auto& setting : recipe) argv.insert(argv.end(), {"--set", setting});
   const auto log = out.string() + ".log";
-  INFO(read_text(log));
-  REQUIRE(run_to_end(argv, log) == 0);
+  INFO(testing::read_text(log));
+  REQUIRE(testing::run_to_end(argv, log) == 0);
   for (const auto& [id, record] : testing::records(out)) {
     CHECK(record["status"] == "finished");
     CHECK(record["throughput"]["threads"] == threads);
@@ -57,7 +52,8 @@ TEST_CASE("a run's record is identical at 1 and 2 threads, timings aside", "[thr
     const auto one = dir / ("one-" + std::to_string(i)), two = dir / ("two-" + std::to_string(i));
     run_at(recipes[i], 1, one);
     run_at(recipes[i], 2, two);
-    const auto a = testing::records(one, kTimings), b = testing::records(two, kTimings);
+    const auto a = testing::records(one, testing::kTimingFields),
+               b = testing::records(two, testing::kTimingFields);
     REQUIRE(a.size() == 2);  // the baseline and the FP8 run
     REQUIRE(b.size() == a.size());
     for (const auto& [id, record] : a) {
@@ -71,7 +67,7 @@ TEST_CASE("a run's record is identical at 1 and 2 threads, timings aside", "[thr
     for (const auto& entry : fs::directory_iterator(one / "baselines")) {
       const auto other = two / "baselines" / entry.path().filename();
       INFO(entry.path());
-      CHECK(read_text(entry.path()) == read_text(other));
+      CHECK(testing::read_text(entry.path()) == testing::read_text(other));
     }
   }
 }

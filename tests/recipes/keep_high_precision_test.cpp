@@ -15,19 +15,12 @@
 #include "recipes/explain.hpp"
 #include "recipes/recipe_file.hpp"
 #include "recipes/sweep.hpp"
+#include "tests/support/recipe_text.hpp"
 
 using namespace fp8lab::recipes;
+using fp8lab::testing::message_of;
 
 namespace {
-
-std::string message_of(const std::string& text, const std::string& file = "r.yaml") {
-  try {
-    parse_recipe_text(text, file);
-  } catch (const RecipeError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 std::string sweep_message_of(const std::string& text) {
   try {

@@ -5,9 +5,7 @@
 // proof, not a copy.
 #include <cuda_fp8.h>
 
-#include <bit>
 #include <catch2/catch.hpp>
-#include <cstdio>
 
 #include "sim/cast.hpp"
 #include "tests/support/exhaustive.hpp"
@@ -20,19 +18,9 @@ void check_all_fp32(E8M0Rounding rounding) {
   const cudaRoundMode cuda_rounding = rounding == E8M0Rounding::kUp ? cudaRoundPosInf
                                                                     : cudaRoundZero;
   fp8lab::testing::MismatchLog log;
-  fp8lab::testing::parallel_for_u64(0, 1ull << 32, [&](std::uint64_t i) {
-    const auto bits = static_cast<std::uint32_t>(i);
-    const float x = std::bit_cast<float>(bits);
-    const auto expected =
-        static_cast<std::uint8_t>(__nv_cvt_float_to_e8m0(x, __NV_SATFINITE, cuda_rounding));
-    const std::uint8_t actual = fp8lab::sim::encode_e8m0(x, rounding);
-    if (expected != actual) {
-      char line[160];
-      std::snprintf(line, sizeof line, "x = 0x%08X (%.9g): cuda 0x%02X, sim 0x%02X", bits,
-                    static_cast<double>(x), expected, actual);
-      log.add(line);
-    }
-  });
+  fp8lab::testing::log_cuda_mismatches_on_all_fp32(
+      log, 2, [&](float x) { return __nv_cvt_float_to_e8m0(x, __NV_SATFINITE, cuda_rounding); },
+      [&](float x) { return fp8lab::sim::encode_e8m0(x, rounding); });
   INFO((rounding == E8M0Rounding::kUp ? "kUp (rp)" : "kDown (rz)") << ": " << log.report());
   CHECK(log.count == 0);
 }

@@ -9,10 +9,8 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
-#include <bit>
 #include <catch2/catch.hpp>
 #include <cstdio>
-#include <cstring>
 
 #include "sim/cast.hpp"
 #include "tests/support/exhaustive.hpp"
@@ -61,18 +59,7 @@ std::uint8_t cuda_fp16_to_fp8(std::uint16_t bits, __nv_saturation_t s,
 template <typename Cuda16, typename Sim16>
 void check_all_fp32_to_16(const char* target, Cuda16 cuda_convert, Sim16 sim_convert) {
   fp8lab::testing::MismatchLog log;
-  fp8lab::testing::parallel_for_u64(0, 1ull << 32, [&](std::uint64_t i) {
-    const auto bits = static_cast<std::uint32_t>(i);
-    const float x = std::bit_cast<float>(bits);
-    const std::uint16_t expected = cuda_convert(x);
-    const std::uint16_t actual = sim_convert(x);
-    if (expected != actual) {
-      char line[160];
-      std::snprintf(line, sizeof line, "x = 0x%08X (%.9g): cuda 0x%04X, sim 0x%04X", bits,
-                    static_cast<double>(x), expected, actual);
-      log.add(line);
-    }
-  });
+  fp8lab::testing::log_cuda_mismatches_on_all_fp32(log, 4, cuda_convert, sim_convert);
   INFO("fp32 -> " << target << ": " << log.report());
   CHECK(log.count == 0);
 }
@@ -97,20 +84,12 @@ TEST_CASE("fp16 -> E4M3/E5M2 matches cuda_fp8.h on all 2^16 inputs, satfinite an
 
 TEST_CASE("fp32 -> bf16 (RNE) matches cuda_bf16.h's __float2bfloat16 on all 2^32 inputs") {
   check_all_fp32_to_16(
-      "bf16",
-      [](float x) {
-        const __nv_bfloat16_raw raw = __float2bfloat16(x);
-        return raw.x;
-      },
+      "bf16", [](float x) { return static_cast<__nv_bfloat16_raw>(__float2bfloat16(x)).x; },
       fp8lab::sim::fp32_to_bf16);
 }
 
 TEST_CASE("fp32 -> fp16 (RNE) matches cuda_fp16.h's __float2half on all 2^32 inputs") {
   check_all_fp32_to_16(
-      "fp16",
-      [](float x) {
-        const __half_raw raw = __float2half(x);
-        return raw.x;
-      },
+      "fp16", [](float x) { return static_cast<__half_raw>(__float2half(x)).x; },
       fp8lab::sim::fp32_to_fp16);
 }

@@ -5,9 +5,7 @@
 #include <cuda_fp4.h>
 #include <cuda_fp6.h>
 
-#include <bit>
 #include <catch2/catch.hpp>
-#include <cstdio>
 
 #include "sim/cast.hpp"
 #include "tests/support/exhaustive.hpp"
@@ -26,19 +24,11 @@ std::uint8_t cuda_code(float x, Format format) {
 
 void check_all_fp32(Format format) {
   fp8lab::testing::MismatchLog log;
-  fp8lab::testing::parallel_for_u64(0, 1ull << 32, [&](std::uint64_t i) {
-    const auto bits = static_cast<std::uint32_t>(i);
-    const float x = std::bit_cast<float>(bits);
-    const std::uint8_t expected = cuda_code(x, format);
-    const std::uint8_t actual =
-        fp8lab::sim::cast_fp32_to_subbyte(x, format, fp8lab::sim::kSubbyteCuda);
-    if (expected != actual) {
-      char line[160];
-      std::snprintf(line, sizeof line, "x = 0x%08X (%.9g): cuda 0x%02X, sim 0x%02X", bits,
-                    static_cast<double>(x), expected, actual);
-      log.add(line);
-    }
-  });
+  fp8lab::testing::log_cuda_mismatches_on_all_fp32(
+      log, 2, [&](float x) { return cuda_code(x, format); },
+      [&](float x) {
+        return fp8lab::sim::cast_fp32_to_subbyte(x, format, fp8lab::sim::kSubbyteCuda);
+      });
   INFO(fp8lab::sim::spec(format).name << ": " << log.report());
   CHECK(log.count == 0);
 }

@@ -17,6 +17,7 @@
 #include "sim/scaling/execute.hpp"
 #include "sim/scaling/mx.hpp"
 #include "sim/scaling/nvfp4.hpp"
+#include "sim/transposed.hpp"
 
 namespace fp8lab::sim {
 namespace {
@@ -32,14 +33,10 @@ std::vector<float> random_matrix(std::int64_t rows, std::int64_t cols, unsigned 
   return x;
 }
 
-// Transposes a [rows, cols] byte matrix.
-std::vector<std::uint8_t> transposed(const std::vector<std::uint8_t>& v, std::int64_t rows,
-                                     std::int64_t cols) {
-  std::vector<std::uint8_t> t(v.size());
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t c = 0; c < cols; ++c)
-      t[static_cast<std::size_t>(c * rows + r)] = v[static_cast<std::size_t>(r * cols + c)];
-  return t;
+// random_matrix(rows, cols, seed) quantized to NVFP4 in `block` blocks, as `mode` does it.
+QuantizedTensor random_nvfp4(std::int64_t rows, std::int64_t cols, unsigned seed,
+                             sc::BlockShape block, sc::Nvfp4Mode mode) {
+  return sc::quantize_nvfp4(random_matrix(rows, cols, seed), rows, cols, block, mode).tensor;
 }
 
 }  // namespace
@@ -47,10 +44,9 @@ std::vector<std::uint8_t> transposed(const std::vector<std::uint8_t>& v, std::in
 TEST_CASE("blackwell_block on NVFP4 tensors: block_scaled_gemm of the codes, times S_dec_A S_dec_B",
           "[gemm][fp4]") {
   constexpr std::int64_t M = 32, N = 16, K = 64;
-  const auto x = random_matrix(M, K, 1), w = random_matrix(N, K, 2);
   // Row-wise x (1 x 16) and 2-D w (16 x 16): the fprop pair of TE's recipe.
-  const auto qx = sc::quantize_nvfp4(x, M, K, {1, 16}, sc::Nvfp4Mode::kTe).tensor;
-  const auto qw = sc::quantize_nvfp4(w, N, K, {16, 16}, sc::Nvfp4Mode::kTe).tensor;
+  const auto qx = random_nvfp4(M, K, 1, {1, 16}, sc::Nvfp4Mode::kTe);
+  const auto qw = random_nvfp4(N, K, 2, {16, 16}, sc::Nvfp4Mode::kTe);
   GemmOptions o;
   o.accumulation = Accumulation::kBlackwellBlock;
   const auto got = gemm({qx, ReduceDim::kCols}, {qw, ReduceDim::kCols}, o);
@@ -73,9 +69,8 @@ TEST_CASE("blackwell_block on NVFP4 tensors: block_scaled_gemm of the codes, tim
   }
   // The wgrad shape: both operands with K along their rows (16 x 1 blocks), transposed for the
   // model; the same bits as the K-contiguous copies of xᵀ.
-  const auto cx = sc::quantize_nvfp4(x, M, K, {16, 1}, sc::Nvfp4Mode::kTe).tensor;
-  const auto cy =
-      sc::quantize_nvfp4(random_matrix(M, N, 3), M, N, {16, 1}, sc::Nvfp4Mode::kTe).tensor;
+  const auto cx = random_nvfp4(M, K, 1, {16, 1}, sc::Nvfp4Mode::kTe);  // x again
+  const auto cy = random_nvfp4(M, N, 3, {16, 1}, sc::Nvfp4Mode::kTe);
   const auto dw = gemm({cy, ReduceDim::kRows}, {cx, ReduceDim::kRows}, o);
   const auto cy_t = transposed(cy.data, M, N), cx_t = transposed(cx.data, M, K);
   const auto cys = transposed(cy.scale_e4m3, M / 16, N), cxs = transposed(cx.scale_e4m3, M / 16, K);
@@ -147,9 +142,8 @@ TEST_CASE("blackwell_block with K along the rows over several 64 x 64 layout til
 TEST_CASE("fp32_seq on FP4 tensors is NUMERICS §3's block formula over the decoded codes",
           "[gemm][fp4]") {
   constexpr std::int64_t M = 4, N = 3, K = 48;
-  const auto x = random_matrix(M, K, 6), w = random_matrix(N, K, 7);
-  const auto qx = sc::quantize_nvfp4(x, M, K, {1, 16}, sc::Nvfp4Mode::kTorchao).tensor;
-  const auto qw = sc::quantize_nvfp4(w, N, K, {1, 16}, sc::Nvfp4Mode::kTorchao).tensor;
+  const auto qx = random_nvfp4(M, K, 6, {1, 16}, sc::Nvfp4Mode::kTorchao);
+  const auto qw = random_nvfp4(N, K, 7, {1, 16}, sc::Nvfp4Mode::kTorchao);
   GemmOptions o;  // fp32_seq
   const auto got = gemm({qx, ReduceDim::kCols}, {qw, ReduceDim::kCols}, o);
   for (std::int64_t m = 0; m < M; ++m) {

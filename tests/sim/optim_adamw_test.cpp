@@ -185,12 +185,7 @@ void coat_quantize(const std::vector<float>& x, std::size_t group, int expand_mi
 }
 
 AdamWHyper hyper_at(std::int64_t step) {
-  AdamWHyper h;
-  h.lr = 3e-3f;
-  h.beta1 = 0.9f;
-  h.beta2 = 0.95f;
-  h.eps = 1e-8f;
-  h.weight_decay = 0.1f;
+  AdamWHyper h{.lr = 3e-3f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f};
   h.step = step;
   return h;
 }

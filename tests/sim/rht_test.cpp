@@ -19,11 +19,13 @@
 #include "sim/cast.hpp"
 #include "sim/rht.hpp"
 #include "sim/rht_lanes.hpp"
+#include "sim/transposed.hpp"
 
 namespace fp8lab::testing {
 namespace {
 
 using sim::RhtAxis;
+using sim::transposed;
 
 std::vector<float> chunk(std::vector<float> head) {
   head.resize(16, 0.0f);
@@ -88,11 +90,9 @@ TEST_CASE("kRows chunks run down a column: the transpose of kCols") {
   std::mt19937 rng(3);
   std::normal_distribution<float> normal;
   const std::int64_t rows = 32, cols = 5;
-  std::vector<float> x(rows * cols), xt(rows * cols), y(rows * cols), yt(rows * cols);
+  std::vector<float> x(rows * cols), y(rows * cols), yt(rows * cols);
   for (auto& v : x) v = normal(rng);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    for (std::int64_t c = 0; c < cols; ++c) xt[c * rows + r] = x[r * cols + c];
-  }
+  const std::vector<float> xt = transposed(x, rows, cols);
   sim::random_hadamard_transform_bf16(x, rows, cols, RhtAxis::kRows, sim::kTeRhtSignMask, y);
   sim::random_hadamard_transform_bf16(xt, cols, rows, RhtAxis::kCols, sim::kTeRhtSignMask, yt);
   for (std::int64_t r = 0; r < rows; ++r) {

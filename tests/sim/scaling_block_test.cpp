@@ -11,6 +11,7 @@
 
 #include "sim/cast.hpp"
 #include "sim/scaling/block.hpp"
+#include "sim/transposed.hpp"
 #include "tests/sim/float_bits.hpp"
 #include "tests/sim/random_floats.hpp"
 
@@ -75,12 +76,7 @@ TEST_CASE("Block 1x128 rowwise and 128x1 columnwise agree with the transpose") {
   const std::int64_t cols = 300;  // 3 blocks per row, the last with 44 elements
   const std::vector<float> x =
       uniform_floats(static_cast<std::size_t>(rows * cols), -50.0f, 50.0f, 9);
-  std::vector<float> xt(x.size());
-  for (std::int64_t r = 0; r < rows; ++r) {
-    for (std::int64_t c = 0; c < cols; ++c) {
-      xt[static_cast<std::size_t>(c * rows + r)] = x[static_cast<std::size_t>(r * cols + c)];
-    }
-  }
+  const std::vector<float> xt = transposed(x, rows, cols);
   BlockScalingConfig rowwise;
   rowwise.block = kBlock1x128;
   BlockScalingConfig columnwise;

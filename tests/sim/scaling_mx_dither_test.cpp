@@ -25,6 +25,7 @@
 #include "sim/scaling/execute.hpp"
 #include "sim/scaling/mx.hpp"
 #include "sim/scaling/mx_dither.hpp"
+#include "sim/transposed.hpp"
 
 namespace fp8lab::sim::scaling {
 namespace {
@@ -113,16 +114,6 @@ std::vector<float> ref_rht_rows(const std::vector<float>& m, std::int64_t lines,
     }
   }
   return out;
-}
-
-std::vector<float> transpose(const std::vector<float>& m, std::int64_t rows, std::int64_t cols) {
-  std::vector<float> t(m.size());
-  for (std::int64_t r = 0; r < rows; ++r) {
-    for (std::int64_t c = 0; c < cols; ++c) {
-      t[static_cast<std::size_t>(c * rows + r)] = m[static_cast<std::size_t>(r * cols + c)];
-    }
-  }
-  return t;
 }
 
 // ---- inputs ---------------------------------------------------------------------------------
@@ -341,7 +332,7 @@ void check_rht(const std::vector<float>& x, std::int64_t rows, std::int64_t cols
   const auto want =
       axis == ScaleAxis::kRowwise
           ? ref_rht_rows(x, rows, cols, mask)
-          : transpose(ref_rht_rows(transpose(x, rows, cols), cols, rows, mask), cols, rows);
+          : transposed(ref_rht_rows(transposed(x, rows, cols), cols, rows, mask), cols, rows);
   std::size_t mismatches = 0, first = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
     if (std::bit_cast<std::uint32_t>(got[i]) != std::bit_cast<std::uint32_t>(want[i]) &&
@@ -393,14 +384,14 @@ TEST_CASE("the 64-point RHT equals their reshape @ S along each backward GEMM's 
   for_each_target([&] {
     for (const std::uint64_t m : {std::uint64_t{0}, mask}) {
       check_rht(order, 64, 128, ScaleAxis::kColumnwise, m);
-      check_rht(transpose(order, 64, 128), 128, 64, ScaleAxis::kRowwise, m);
+      check_rht(transposed(order, 64, 128), 128, 64, ScaleAxis::kRowwise, m);
     }
     std::vector<float> dy_t(dy.size()), w_t(w.size());
     check_rht(dy, tokens, out_features, ScaleAxis::kRowwise, mask);
     check_rht(w, out_features, in_features, ScaleAxis::kColumnwise, mask);
     check_rht(z, 128, 37, ScaleAxis::kColumnwise, mask);
     // Along the rows: z's transpose as a 37 x 128 tensor.
-    check_rht(transpose(z, 128, 37), 37, 128, ScaleAxis::kRowwise, mask);
+    check_rht(transposed(z, 128, 37), 37, 128, ScaleAxis::kRowwise, mask);
     mx_rht_bf16(dy, tokens, out_features, ScaleAxis::kRowwise, mask, dy_t);
     mx_rht_bf16(w, out_features, in_features, ScaleAxis::kColumnwise, mask, w_t);
     // S S^T = I: the transformed pair's product is dY W up to the bf16 roundings.

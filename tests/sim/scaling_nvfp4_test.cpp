@@ -14,6 +14,7 @@
 #include "sim/scaling/execute.hpp"
 #include "sim/scaling/mx.hpp"
 #include "sim/scaling/nvfp4.hpp"
+#include "sim/transposed.hpp"
 #include "tests/sim/float_bits.hpp"
 
 using namespace fp8lab::sim;
@@ -30,14 +31,6 @@ std::vector<float> gaussian(std::size_t n, unsigned seed, float sigma = 1.0f) {
   std::vector<float> x(n);
   for (float& v : x) v = d(rng);
   return x;
-}
-
-std::vector<float> transpose(const std::vector<float>& x, std::int64_t rows, std::int64_t cols) {
-  std::vector<float> t(x.size());
-  for (std::int64_t r = 0; r < rows; ++r) {
-    for (std::int64_t c = 0; c < cols; ++c) t[c * rows + r] = x[r * cols + c];
-  }
-  return t;
 }
 
 }  // namespace
@@ -191,7 +184,7 @@ TEST_CASE("columnwise codes are the rowwise codes of the transpose; 16 x 16 tile
   const std::int64_t rows = 48, cols = 64;
   std::vector<float> x = gaussian(static_cast<std::size_t>(rows * cols), 9);
   for (std::size_t i = 0; i < x.size(); i += 37) x[i] *= 1e-5f;
-  const std::vector<float> xt = transpose(x, rows, cols);
+  const std::vector<float> xt = transposed(x, rows, cols);
   for (const Nvfp4Mode mode : {Nvfp4Mode::kTe, Nvfp4Mode::kTorchao}) {
     const QuantizeResult col = quantize_nvfp4(x, rows, cols, kCols, mode);
     const QuantizeResult row_t = quantize_nvfp4(xt, cols, rows, kRows, mode);

@@ -119,6 +119,10 @@ inline std::map<std::string, nlohmann::json> records(const std::filesystem::path
   return by_id;
 }
 
+// The fields of a run record that are timings by nature (docs/results-schema.md): two runs of the
+// same thing differ there: records(out, kTimingFields) compares two directories without them.
+inline const std::vector<std::string> kTimingFields = {"throughput", "started_at", "finished_at"};
+
 // How many times `what` occurs in `text` (overlapping occurrences too).
 inline std::size_t count_of(const std::string& text, const std::string& what) {
   std::size_t n = 0;
@@ -183,6 +187,17 @@ inline int sweep_yaml(const std::string& executable, const std::filesystem::path
       dir / "sweep.log");
 }
 
+// sweep_yaml of a grid of mlp over the FP8 formats listed (YAML flow items: "HYBRID, E4M3"), with
+// the sweep keys `keys` (YAML lines: seeds, null_runs, ...), for 4 steps on 2 jobs: the sweeps of
+// the tests that read what several seeds give (sweep.json, the records per seed, report.md).
+inline int mlp_format_sweep(const std::string& executable, const std::filesystem::path& dir,
+                            const std::string& formats, const std::string& keys) {
+  return sweep_yaml(executable, dir,
+                    "method: grid\nworkloads: [mlp]\n" + keys +
+                        "parameters:\n  fp8_format: {values: [" + formats + "]}\n",
+                    {"--steps", "4", "--jobs", "2"});
+}
+
 // A scratch directory holding sweep.yaml, a grid of mlp on seed 0 over the margins listed (YAML
 // flow items: "0, 1"), and the command that sweeps it for 2 steps: the smallest real sweep, for
 // tests of what the sweep does with its files.
@@ -200,6 +215,14 @@ class MlpSweep {
     return {executable_, "sweep", (dir / "sweep.yaml").string(), "--out", into.string(),
             "--steps",   "2"};
   }
+
+  // The sweep command followed by `more` (--resume, --jobs N, ...).
+  std::vector<std::string> sweep_with(const std::vector<std::string>& more) const {
+    return plus(sweep, more);
+  }
+
+  // The run id of the sweep's baseline (mlp, seed 0, fp32, 2 steps).
+  static inline const std::string kBaseline = "baseline-mlp-seed0-fp32-steps2";
 
   Scratch dir;
   std::filesystem::path out;       // DIR/out
