@@ -351,7 +351,9 @@ TEST_CASE("hopper: the round-toward-zero kernel at the ends of the exponent rang
   //    once c passes 2^44) lifts c's exponent to 45, past the high clamp (E > 44). Every 7th k is
   //    a negative product of 57344 and an odd small value, off the grid 2^32 and truncated toward
   //    zero (floor would subtract a unit); every 7th k at another phase is 0 * 2^-16, the zero
-  //    product whose byte sum (95) lies closest to the clamped threshold.
+  //    product whose byte sum (95) lies closest to the clamped threshold; and at a third phase
+  //    -2^15 * 2^15, the negative product with the largest l_a + l_b (30, byte sum 94), off the
+  //    grid only while the high clamp stays at 44 (a clamp at 43 would not count it).
   std::mt19937 rng(0x5eed'0104);
   std::uniform_int_distribution<int> low(0, 15);
   std::uniform_int_distribution<int> sign(0, 1);
@@ -367,10 +369,12 @@ TEST_CASE("hopper: the round-toward-zero kernel at the ends of the exponent rang
     QuantizedTensor t = per_tensor(rows, k_huge, Format::E5M2, {});
     for (std::int64_t r = 0; r < rows; ++r) {
       for (std::int64_t k = 0; k < k_huge; ++k) {
-        // A: 57344 (0x7B), -57344 (0xFB) or 0; B: 57344, 1.25 * 2^-2 (odd) or 2^-16 (0x01).
+        // A: 57344 (0x7B), -57344 (0xFB), 0 or -2^15 (0xF8); B: 57344, 1.25 * 2^-2 (odd),
+        // 2^-16 (0x01) or 2^15 (0x78).
         std::uint8_t code = 0x7B;
         if (k % 7 == 3) code = is_a ? 0xFB : code_of(0.3125f, Format::E5M2);
         if (k % 7 == 5) code = is_a ? 0x00 : 0x01;
+        if (k % 7 == 1) code = is_a ? 0xF8 : 0x78;
         t.data.push_back(code);
       }
     }
