@@ -161,7 +161,7 @@ std::vector<ProbeHeatmap> heatmaps(const std::vector<ProbeTrajectory>& trajector
   return out;
 }
 
-// Probed recipes that also trained (by recipe label), their probe error against their paired
+// Probed recipes that also trained (matched by recipe label, recipe_label_of), their probe error against their paired
 // end-of-run loss error (the tail mean of the paired verdict, recipe_rows.hpp).
 ReportTable prediction_table(const std::vector<ProbeRecipeSummary>& on_baseline,
                              const ReportFacts& facts) {
@@ -176,8 +176,10 @@ ReportTable prediction_table(const std::vector<ProbeRecipeSummary>& on_baseline,
   std::vector<double> x, y;
   std::size_t inconclusive = 0;
   for (const auto& row : facts.rows) {
+    // The probes name a recipe by its recipe label alone; the row's label may add the workload
+    // options that differ in this report (run_label), which tells such rows apart.
     const auto label = run_label(row.first());
-    const auto probe = probe_error.find(label);
+    const auto probe = probe_error.find(recipe_label_of(row.first()));
     if (probe == probe_error.end() || !row.paired.tail) continue;
     x.push_back(probe->second);
     y.push_back(row.paired.tail->mean);

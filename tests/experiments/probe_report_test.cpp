@@ -4,7 +4,8 @@
 //   and the section leads both reports: the recipe table with intervals, the crossing step and
 //   the worst tensor, the own-runs table, the stochastic table, the pairwise table, the line chart
 //   and the attribution heatmap (SVG in report.html, a table in report.md), and "Does it
-//   predict?" saying that two recipes cannot tell;
+//   predict?" saying that two recipes cannot tell, also when the rows' labels carry workload
+//   options (the probes name the recipe alone);
 // - without sidecars the section is absent: the report is the one with the section cut out, byte
 //   for byte; an unreadable sidecar is named in the section.
 #include <catch2/catch.hpp>
@@ -168,6 +169,28 @@ TEST_CASE("the probe section leads the report, from the sidecars the records nam
   const auto predict = position(md, "## Does it predict?");
   CHECK(md.find("Cannot tell: 2 recipes", predict) != std::string::npos);
   CHECK(md.find("at least 5", predict) != std::string::npos);
+}
+
+TEST_CASE("Does it predict? matches a probed recipe whose rows are labelled with workload options",
+          "[report][probes]") {
+  // The rows' labels add the workload options that differ among the records (run_label: "E4M3 m0
+  // (opt=a)"); the probes name the recipe alone ("E4M3 m0"), so the match is by recipe label.
+  const fp8lab::testing::Scratch dir("probe-report-options");
+  auto all = records();
+  for (auto& r : all) {
+    if (r["kind"] == "fp8")
+      r["workload"] = r["run_id"].get<std::string>()[1] == '4' ? "w:opt=a" : "w:opt=b";
+  }
+  all[0]["probe_sidecar"] = "probes/baseline-w-seed0-fp32.parquet";
+  write_probes(dir / "probes/baseline-w-seed0-fp32.parquet", baseline_probes());
+  for (const auto& r : all) write_record(dir, r);
+  ReportOptions options;
+  options.inputs = {dir.path()};
+  const auto md = read_text(write_reports(options).report_md);
+  const auto predict = position(md, "## Does it predict?");
+  CHECK(md.find("Cannot tell: 2 recipes", predict) != std::string::npos);
+  CHECK(md.find("| E4M3 m0 (opt=a) | 0.05", predict) != std::string::npos);
+  CHECK(md.find("| E5M2 m0 (opt=b) | ", predict) != std::string::npos);
 }
 
 TEST_CASE("without probe sidecars the report is the one without the section, byte for byte",
