@@ -404,14 +404,23 @@ void BaselineProbes::after_backward(const StepAfterBackward& step) {
   }
 }
 
+namespace {
+// The exact model an FP8 run's own steps are recomputed with (the baseline's hooks on the run's
+// backend kind, every GEMM high): built with the global RNG saved and restored, so that building
+// it changes no training bit.
+ProbeModel exact_run_model(const ProbeModels& models) {
+  GlobalRngGuard rng;
+  const auto backend = probe_backend(models.backend);
+  return make_probe_model(models, baseline_hooks(models.high_precision, backend, models.device),
+                          backend, kAllGemms);
+}
+}  // namespace
+
 ExactOnRunProbes::ExactOnRunProbes(const ProbeModels& models,
                                    const recipes::ProbeSettings& settings, std::string run_label,
                                    std::int64_t steps_planned)
     : label_(std::move(run_label)), steps_(probe_steps(steps_planned, settings.every)) {
-  GlobalRngGuard rng;
-  const auto backend = probe_backend(models.backend);
-  auto exact = make_probe_model(
-      models, baseline_hooks(models.high_precision, backend, models.device), backend, kAllGemms);
+  const auto exact = exact_run_model(models);
   model_ = exact.model;
   autocast_during_eval_ = exact.autocast_during_eval;
 }
@@ -419,10 +428,7 @@ ExactOnRunProbes::ExactOnRunProbes(const ProbeModels& models,
 ExactOnRunProbes::~ExactOnRunProbes() = default;
 
 ExactStepRatio::ExactStepRatio(const ProbeModels& models) {
-  GlobalRngGuard rng;
-  const auto backend = probe_backend(models.backend);
-  auto exact = make_probe_model(
-      models, baseline_hooks(models.high_precision, backend, models.device), backend, kAllGemms);
+  const auto exact = exact_run_model(models);
   model_ = exact.model;
   autocast_during_eval_ = exact.autocast_during_eval;
 }
