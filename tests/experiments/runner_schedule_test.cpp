@@ -20,6 +20,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "experiments/results/layer_stats_sidecar.hpp"
 #include "experiments/results/probe_sidecar.hpp"
@@ -73,6 +74,43 @@ std::vector<std::string> sweep_command(const fs::path& file, const fs::path& out
   return {FP8LAB_EXECUTABLE,     "sweep",  file.string(), "--out",
           out.string(),          "--jobs", "1",           "--steps",
           std::to_string(kSteps)};
+}
+
+// The scheduled run's steps [0, at) are the unscheduled run's, bit for bit; step `at` (the first
+// of the next stage) differs.
+void check_same_until_switch(const std::vector<double>& scheduled_loss,
+                             const std::vector<double>& plain_loss, std::int64_t at) {
+  for (std::int64_t s = 0; s < at; ++s) {
+    INFO("step " << s);
+    CHECK(scheduled_loss[static_cast<std::size_t>(s)] == plain_loss[static_cast<std::size_t>(s)]);
+  }
+  CHECK(scheduled_loss[static_cast<std::size_t>(at)] != plain_loss[static_cast<std::size_t>(at)]);
+}
+
+// The sweep `sweep(out)` killed (SIGKILL) once run `scheduled_id`'s log says it switched to stage 1
+// at step `at`, before its record; resumed: the record's bits are the uninterrupted `record`'s.
+template <typename Sweep>
+void check_resumed_after_switch(const fs::path& dir, const Sweep& sweep,
+                                const std::string& scheduled_id, std::int64_t at,
+                                const nlohmann::json& record) {
+  const auto b_out = dir / "b";
+  const ResultsDirectory b(b_out);
+  const pid_t pid = start_child(sweep(b_out), dir / "b-first.log");
+  const auto log = b_out / "logs" / (scheduled_id + ".log");
+  const std::string line = fmt::format("schedule: step {}: stage 1", at);
+  const bool switched = testing::eventually(
+      [&] { return fs::exists(log) && read_text(log).find(line) != std::string::npos; },
+      std::chrono::minutes(5));
+  ::kill(pid, SIGKILL);
+  testing::wait_exit(pid);
+  REQUIRE(switched);
+  REQUIRE(!fs::exists(b.run_record_path(scheduled_id)));
+  REQUIRE(run_to_end(testing::plus(sweep(b_out), {"--resume"}), dir / "b-second.log") == 0);
+  const auto resumed = testing::read_json(b.run_record_path(scheduled_id));
+  for (const char* key : {"status", "train", "eval", "schedule", "schedule_switches"}) {
+    INFO(key);
+    CHECK(resumed.at(key) == record.at(key));
+  }
 }
 
 }  // namespace
@@ -253,31 +291,9 @@ TEST_CASE("A signal stage switches the step after its underflow crosses, and res
   // Measuring every step for the signal changes no bit: the NVFP4 run's losses up to the switch.
   const auto scheduled_loss = losses(record), plain_loss = losses(plain);
   REQUIRE(scheduled_loss.size() == plain_loss.size());
-  for (std::int64_t s = 0; s < at; ++s) {
-    INFO("step " << s);
-    CHECK(scheduled_loss[static_cast<std::size_t>(s)] == plain_loss[static_cast<std::size_t>(s)]);
-  }
-  CHECK(scheduled_loss[static_cast<std::size_t>(at)] != plain_loss[static_cast<std::size_t>(at)]);
+  check_same_until_switch(scheduled_loss, plain_loss, at);
 
-  // Killed after the switch, before the record; resumed: the uninterrupted run's bits.
-  const auto b_out = dir / "b";
-  const ResultsDirectory b(b_out);
-  const pid_t pid = start_child(sweep(b_out), dir / "b-first.log");
-  const auto log = b_out / "logs" / (scheduled_id + ".log");
-  const std::string line = fmt::format("schedule: step {}: stage 1", at);
-  const bool switched = testing::eventually(
-      [&] { return fs::exists(log) && read_text(log).find(line) != std::string::npos; },
-      std::chrono::minutes(5));
-  ::kill(pid, SIGKILL);
-  testing::wait_exit(pid);
-  REQUIRE(switched);
-  REQUIRE(!fs::exists(b.run_record_path(scheduled_id)));
-  REQUIRE(run_to_end(testing::plus(sweep(b_out), {"--resume"}), dir / "b-second.log") == 0);
-  const auto resumed = testing::read_json(b.run_record_path(scheduled_id));
-  for (const char* key : {"status", "train", "eval", "schedule", "schedule_switches"}) {
-    INFO(key);
-    CHECK(resumed.at(key) == record.at(key));
-  }
+  check_resumed_after_switch(dir, sweep, scheduled_id, at, record);
 }
 
 // A stage that ends on the gradient-to-noise ratio (until_signal: {grad_noise_below: R, every:
@@ -367,32 +383,10 @@ TEST_CASE("A grad_noise_below stage switches after the first measured step below
   // run's, whose probes are the same recompute, all the way).
   const auto scheduled_loss = losses(record), plain_loss = losses(plain);
   REQUIRE(scheduled_loss.size() == plain_loss.size());
-  for (std::int64_t s = 0; s < at; ++s) {
-    INFO("step " << s);
-    CHECK(scheduled_loss[static_cast<std::size_t>(s)] == plain_loss[static_cast<std::size_t>(s)]);
-  }
-  CHECK(scheduled_loss[static_cast<std::size_t>(at)] != plain_loss[static_cast<std::size_t>(at)]);
+  check_same_until_switch(scheduled_loss, plain_loss, at);
   CHECK(losses(probed) == plain_loss);
 
-  // Killed after the switch, before the record; resumed: the uninterrupted run's bits.
-  const auto b_out = dir / "b";
-  const ResultsDirectory b(b_out);
-  const pid_t pid = start_child(sweep(b_out), dir / "b-first.log");
-  const auto log = b_out / "logs" / (scheduled_id + ".log");
-  const std::string line = fmt::format("schedule: step {}: stage 1", at);
-  const bool switched = testing::eventually(
-      [&] { return fs::exists(log) && read_text(log).find(line) != std::string::npos; },
-      std::chrono::minutes(5));
-  ::kill(pid, SIGKILL);
-  testing::wait_exit(pid);
-  REQUIRE(switched);
-  REQUIRE(!fs::exists(b.run_record_path(scheduled_id)));
-  REQUIRE(run_to_end(testing::plus(sweep(b_out), {"--resume"}), dir / "b-second.log") == 0);
-  const auto resumed = testing::read_json(b.run_record_path(scheduled_id));
-  for (const char* key : {"status", "train", "eval", "schedule", "schedule_switches"}) {
-    INFO(key);
-    CHECK(resumed.at(key) == record.at(key));
-  }
+  check_resumed_after_switch(dir, sweep, scheduled_id, at, record);
 }
 
 TEST_CASE("fp8lab explain shows a recipe file's schedule", "[runner][schedule]") {
