@@ -65,11 +65,18 @@ if(FP8LAB_WITH_TORCH)
     list(APPEND CMAKE_PREFIX_PATH "${_torch_prefix}")
     set(FP8LAB_PYTHON "${_fp8lab_python}" CACHE FILEPATH "Python with torch (for tests that use it)")
   endif()
-  # TorchConfig appends its own -gencode list and defines to CMAKE_CUDA_FLAGS; gpu/ does not use
-  # LibTorch and keeps the architectures chosen above.
+  # TorchConfig appends its own -gencode list and defines to CMAKE_CUDA_FLAGS, and its
+  # Caffe2/public/cuda.cmake sets CMAKE_CUDA_ARCHITECTURES to OFF ("pytorch is not compatible with
+  # CMAKE_CUDA_ARCHITECTURES"), which left every gpu/ object with nvcc's default architecture
+  # (sm_75) instead of the ones chosen above, a -D on the command line included. gpu/ does not use
+  # LibTorch: both are put back (tests/gpu's gpu_architectures_test reads the objects).
   set(_fp8lab_cuda_flags "${CMAKE_CUDA_FLAGS}")
+  set(_fp8lab_cuda_architectures "${CMAKE_CUDA_ARCHITECTURES}")
   find_package(Torch REQUIRED)
   set(CMAKE_CUDA_FLAGS "${_fp8lab_cuda_flags}")
+  if(FP8LAB_HAVE_CUDA)
+    set(CMAKE_CUDA_ARCHITECTURES "${_fp8lab_cuda_architectures}")
+  endif()
 
   # fp8lab_torch: what a target that uses LibTorch links.
   # - The torch wheel's CUDA libraries (nvidia/*/lib in site-packages) go first on the link and run
