@@ -375,7 +375,10 @@ using fp8lab::sim::HWY_NAMESPACE::PhiloxLanes;
 // The stochastic cast of cast.cpp (round_magnitude with random bits) on the same bits: add the
 // low `dropped` bits of the random word below the kept bits, then truncate. dropped = shift in the
 // normal range; below it, the 24-bit significand is shifted by shift + (emin - exponent) (fp32
-// subnormals: no implicit bit, exponent field 0), and a shift of 32 or more gives 0.
+// subnormals: no implicit bit, exponent field 0), and a shift of 32 or more gives 0. Element i
+// draws philox_block_word(seed, stream, first_index + i); first_index a multiple of 4 keeps every
+// group of words on the lanes path (quantize_stochastic below sees to that).
+constexpr int kStochasticVectors = 4;
 QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
                                     const CastConstants& constants, std::uint64_t seed,
                                     std::uint64_t stream, std::uint64_t first_index,
@@ -413,15 +416,13 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
   std::size_t saturated = 0, underflowed = 0, nan = 0;
   std::size_t i = 0;
   while (i + lanes <= n) {
-    // Two vectors' words at a time where two remain (PhiloxLanes::Words: their rounds overlap).
-    const int vectors = i + 2 * lanes <= n ? 2 : 1;
-    VU randoms[2];
-    if (vectors == 2) {
-      philox.Words(first_index + i, randoms);
-    } else {
-      randoms[0] = philox(first_index + i);
-    }
-    for (int q = 0; q < vectors; ++q, i += lanes) {
+    // The words of kStochasticVectors vectors at a time (PhiloxLanes::BlockWords: one block per
+    // four elements, the blocks of two half-vectors' rounds overlapping); the last group may use
+    // fewer of them.
+    VU randoms[kStochasticVectors];
+    philox.BlockWords<kStochasticVectors / 2>(first_index + i, randoms);
+    const std::size_t vectors = std::min<std::size_t>(kStochasticVectors, (n - i) / lanes);
+    for (std::size_t q = 0; q < vectors; ++q, i += lanes) {
       hwy::Prefetch(x + i + kPrefetchBytes / sizeof(float));
       const VI x_bits = hn::BitCast(di, hn::LoadU(df, x + i));
       const VI x_abs = hn::And(x_bits, abs_mask);
@@ -580,8 +581,14 @@ QuantizeStats quantize_stochastic(std::span<const float> x, float scale, Format 
                                   std::uint64_t first_index, std::span<std::uint8_t> out) {
   check_quantize_arguments("quantize_stochastic", x.size(), out.size(), format);
   const bulk::CastConstants c = bulk::make_cast_constants(format, mode);
-  QuantizeStats stats = HWY_DYNAMIC_DISPATCH(bulk::QuantizeStochasticF32)(
-      x.data(), x.size(), scale, c, seed, stream, first_index, out.data());
+  // The elements before the first index that starts a Philox block one by one, so that the lanes
+  // draw whole blocks; then the vectors, then the tail one by one.
+  const std::size_t head = std::min<std::size_t>(x.size(), (4 - first_index % 4) % 4);
+  QuantizeStats stats = reference::quantize_stochastic(x.first(head), scale, format, mode, seed,
+                                                       stream, first_index, out.first(head));
+  stats.merge(HWY_DYNAMIC_DISPATCH(bulk::QuantizeStochasticF32)(
+      x.data() + head, x.size() - head, scale, c, seed, stream, first_index + head,
+      out.data() + head));
   const std::size_t done = stats.count;
   stats.merge(reference::quantize_stochastic(x.subspan(done), scale, format, mode, seed, stream,
                                              first_index + done, out.subspan(done)));
