@@ -78,28 +78,28 @@ FP8LAB_HD constexpr Philox4x32Block philox4x32_10(Philox4x32Block counter, std::
   return Philox4x32Block{{c0, c1, c2, c3}};
 }
 
-// The 32 random bits of element `index` of tensor `stream` under `seed` (mapping above).
+// block(seed, stream, c) of the mapping above: the four words of counter c under seed.
+FP8LAB_HD constexpr Philox4x32Block philox_block(std::uint64_t seed, std::uint64_t stream,
+                                                 std::uint64_t c) {
+  const Philox4x32Block counter{{static_cast<std::uint32_t>(c), static_cast<std::uint32_t>(c >> 32),
+                                 static_cast<std::uint32_t>(stream),
+                                 static_cast<std::uint32_t>(stream >> 32)}};
+  return philox4x32_10(counter, static_cast<std::uint32_t>(seed),
+                       static_cast<std::uint32_t>(seed >> 32));
+}
+
+// The 32 random bits of element `index` of tensor `stream` under `seed`, one block per element
+// (mapping above).
 FP8LAB_HD constexpr std::uint32_t philox_random_word(std::uint64_t seed, std::uint64_t stream,
                                                      std::uint64_t index) {
-  const Philox4x32Block counter{
-      {static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32),
-       static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32)}};
-  return philox4x32_10(counter, static_cast<std::uint32_t>(seed),
-                       static_cast<std::uint32_t>(seed >> 32))
-      .word[0];
+  return philox_block(seed, stream, index).word[0];
 }
 
 // The 32 random bits of element `index` of an FP8 stochastically rounded tensor: word index & 3
 // of the block of counter index >> 2 (mapping above).
 FP8LAB_HD constexpr std::uint32_t philox_block_word(std::uint64_t seed, std::uint64_t stream,
                                                     std::uint64_t index) {
-  const std::uint64_t block = index >> 2;
-  const Philox4x32Block counter{
-      {static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32),
-       static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32)}};
-  return philox4x32_10(counter, static_cast<std::uint32_t>(seed),
-                       static_cast<std::uint32_t>(seed >> 32))
-      .word[index & 3];
+  return philox_block(seed, stream, index >> 2).word[index & 3];
 }
 
 }  // namespace fp8lab::sim
