@@ -413,7 +413,13 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
   PhiloxLanes philox(seed, stream);
 
   VI amax_bits = zero;
-  std::size_t saturated = 0, underflowed = 0, nan = 0;
+  VI underflow_lanes = zero;  // per lane, the underflows of the vectors without overflow or NaN
+  std::size_t saturated = 0, underflowed = 0, nan = 0, groups = 0;
+  const auto flush_underflows = [&]() HWY_ATTR {
+    const auto sum = hn::GetLane(hn::SumOfLanes(du, hn::BitCast(du, underflow_lanes)));
+    underflow_lanes = zero;
+    return static_cast<std::size_t>(sum);
+  };
   std::size_t i = 0;
   while (i + lanes <= n) {
     // The words of kStochasticVectors vectors at a time (PhiloxLanes::BlockWords: one block per
@@ -461,20 +467,35 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
 
       const auto y_nan = a > inf_bits;
       const auto overflow = code > max_finite;
-      const VI overflow_code = hn::IfThenElse(a == inf_bits, inf_code, finite_overflow);
-      const VI magnitude = hn::IfThenElse(overflow, overflow_code, code);
       const VI sign =
           hn::BitCast(di, hn::ShiftRight<24>(hn::BitCast(DU32(), hn::AndNot(abs_mask, y_bits))));
-      const VI result = hn::IfThenElse(y_nan, canonical_nan, hn::Or(magnitude, sign));
+      VI result;
+      if (HWY_LIKELY(hn::AllFalse(di, hn::Or(y_nan, overflow)))) {
+        // No lane overflows and no y is NaN (the common case): the code is a finite code (not a
+        // NaN one), x is not NaN, and only underflows are counted, in lanes (-1 per true lane).
+        result = hn::Or(code, sign);
+        underflow_lanes =
+            hn::Sub(underflow_lanes, hn::VecFromMask(di, hn::AndNot(x_abs == zero, code == zero)));
+      } else {
+        const VI overflow_code = hn::IfThenElse(a == inf_bits, inf_code, finite_overflow);
+        const VI magnitude = hn::IfThenElse(overflow, overflow_code, code);
+        result = hn::IfThenElse(y_nan, canonical_nan, hn::Or(magnitude, sign));
+        saturated += hn::CountTrue(di, hn::AndNot(y_nan, overflow));
+        nan += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
+        const auto x_nonzero_number = hn::AndNot(x_nan, hn::Not(x_abs == zero));
+        underflowed +=
+            hn::CountTrue(di, hn::And(x_nonzero_number, hn::And(result, magnitude_mask) == zero));
+      }
       hn::StoreU(hn::U8FromU32(hn::BitCast(DU32(), result)), DU8(), out + i);
-
-      saturated += hn::CountTrue(di, hn::AndNot(y_nan, overflow));
-      nan += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
-      const auto x_nonzero_number = hn::AndNot(x_nan, hn::Not(x_abs == zero));
-      underflowed +=
-          hn::CountTrue(di, hn::And(x_nonzero_number, hn::And(result, magnitude_mask) == zero));
+    }
+    // The lanes' counts summed into underflowed now and then, before their 32-bit sum could wrap
+    // (2^20 groups: at most 2^23 a lane).
+    if (++groups == std::size_t{1} << 20) {
+      underflowed += flush_underflows();
+      groups = 0;
     }
   }
+  underflowed += flush_underflows();
   QuantizeStats stats;
   stats.amax = std::bit_cast<float>(hn::GetLane(hn::MaxOfLanes(di, amax_bits)));
   stats.count = i;

@@ -121,6 +121,40 @@ TEST_CASE("quantize_stochastic: the FP8 stream's words for wide seeds, streams, 
   });
 }
 
+// Vectors with no NaN and no overflow take the lanes' short path, which counts underflows in lanes;
+// the data: magnitudes 2^-30 .. 2^7 (underflows, subnormals, normals of E4M3 and E5M2) and zeros
+// of both signs, then one NaN and one Inf near the end (the other path, in the same call).
+TEST_CASE("quantize_stochastic statistics on in-range data equal the reference's") {
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> exponent(-30.0f, 7.0f);
+  std::vector<float> x(20'000);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = i % 97 == 0 ? (i % 2 ? -0.0f : 0.0f) : std::exp2(exponent(rng)) * (i % 3 ? 1.0f : -1.0f);
+  }
+  x[19'990] = std::nanf("");
+  x[19'991] = INFINITY;
+  fp8lab::testing::for_each_simd_target([&] {
+    for (const Format format : kFp8Formats) {
+      for (const std::size_t n : {std::size_t{19'000}, x.size()}) {
+        const std::span<const float> xs(x.data(), n);
+        std::vector<std::uint8_t> q(n), r(n);
+        const QuantizeStats s =
+            quantize_stochastic(xs, 1.0f, format, Overflow::kSatFinite, 5, 6, 3, q);
+        const QuantizeStats rs =
+            reference::quantize_stochastic(xs, 1.0f, format, Overflow::kSatFinite, 5, 6, 3, r);
+        INFO(spec(format).name << ", " << n << " elements");
+        CHECK(q == r);
+        CHECK(s.underflowed == rs.underflowed);
+        CHECK(s.underflowed > 0);  // the data reaches the counter this checks
+        CHECK(s.saturated == rs.saturated);
+        CHECK(s.nan == rs.nan);
+        CHECK(s.nan == (n == x.size() ? 1u : 0u));
+        CHECK(std::bit_cast<std::uint32_t>(s.amax) == std::bit_cast<std::uint32_t>(rs.amax));
+      }
+    }
+  });
+}
+
 TEST_CASE("quantize_stochastic is reproducible for a seed and independent of the split") {
   const std::vector<float> x = random_values(10'000, 5);
   std::vector<std::uint8_t> whole(x.size()), again(x.size()), other(x.size());
