@@ -23,8 +23,10 @@
 //
 // "before" ranges: shortest to longest path (the old fix-ups branched per element); "after": the
 // fast path (no NaN or overflow in a 16-byte group), whose fallback is the per-element code.
-// Stochastic stays above the budget: one Philox4x32-10 per element (sim/rng.hpp) is ~40 integer
-// multiply and xor instructions by itself; it prefetches the next step (2 blocks of 256 per SM).
+// Stochastic stays above the budget: one Philox4x32-10 per element (sim/rng.hpp) was ~40 integer
+// multiply and xor instructions by itself (the figures above; since 2026-12-06 one block serves
+// four elements, not measured on a device yet: docs/device-log.md); it prefetches the next step
+// (2 blocks of 256 per SM).
 #include <cstdint>
 
 #include "bench/gpu_bench_util.hpp"

@@ -20,7 +20,7 @@ float decode(std::uint8_t code, sim::Format format);
 }  // namespace host_twin
 
 // codes[i] = cast of the fp32 with bit pattern first_bits + i, for i < count (device pointers).
-// Stochastic when `stochastic`: the random word of pattern b is sim::philox_random_word(seed, 0, b).
+// Stochastic when `stochastic`: the random word of pattern b is sim::philox_block_word(seed, 0, b).
 void cast_range(std::uint32_t first_bits, std::int64_t count, sim::Format format,
                 sim::Overflow mode, bool stochastic, std::uint64_t seed, std::uint8_t* codes,
                 cudaStream_t stream = nullptr);

@@ -21,7 +21,7 @@ __global__ void __launch_bounds__(kThreads)
     const std::uint32_t bits = first_bits + static_cast<std::uint32_t>(i);
     const float y = __uint_as_float(bits);
     if constexpr (kStochastic) {
-      codes[i] = cast_stochastic<F, M>(y, sim::philox_random_word(seed, 0, bits));
+      codes[i] = cast_stochastic<F, M>(y, sim::philox_block_word(seed, 0, bits));
     } else {
       codes[i] = cast_rn<F, M>(y);
     }

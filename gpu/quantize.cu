@@ -94,7 +94,7 @@ struct ElementQuantizer {
   __device__ std::uint32_t one(float x, std::int64_t i, float scale, Counters& c) const {
     if constexpr (kStochastic) {
       const float y = mul_rn(x, scale);
-      const std::uint32_t word = sim::philox_random_word(
+      const std::uint32_t word = sim::philox_block_word(
           random.seed, random.stream, random.first_index + static_cast<std::uint64_t>(i));
       const StochasticCode q = cast_stochastic_with_flag<F, M>(y, word);
       c.add<F>(x, y, q.code, q.overflowed);
@@ -136,7 +136,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   const std::int64_t chunks = (n - head) / layout::chunk_values(sizeof(In));
   const int lane = static_cast<int>(threadIdx.x & 31u);
-  // Quantizers with much arithmetic per value (stochastic: a Philox block each) load the next
+  // Quantizers with much arithmetic per value (stochastic: a Philox block per four) load the next
   // step while they compute this one, so that its memory latency hides behind the arithmetic.
   constexpr bool kPrefetch = Quantizer::kComputeBound;
   StepValues<In> next;

@@ -38,7 +38,8 @@ struct QuantizeOutputs {
   float* scale_inv = nullptr;            // RN(1 / scale), the tensor's dequantization factor
 };
 
-// The random stream of a stochastic quantize: element i draws philox(seed, stream, first_index + i).
+// The random stream of a stochastic quantize: element i draws
+// sim::philox_block_word(seed, stream, first_index + i) (one Philox block per four elements).
 struct StochasticStream {
   std::uint64_t seed = 0;
   std::uint64_t stream = 0;

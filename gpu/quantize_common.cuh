@@ -141,8 +141,10 @@ FP8LAB_HD inline void quantize_rn_group(const Values& v, int first, float scale,
 }
 
 // The stochastic codes of v[first], ..., v[first + N - 1] (N a multiple of 4), value k drawing
-// the random word philox(seed, stream, first_index + index(first + k)) (sim/rng.hpp), as N / 4
-// little-endian words, counted as Counters::add counts them. When no value of the group overflows
+// the random word philox_block_word(seed, stream, first_index + index(first + k)) (sim/rng.hpp),
+// as N / 4 little-endian words, counted as Counters::add counts them. The values of a group are
+// consecutive elements (index(first + k) = index(first) + k, as in every caller): their words
+// come from the N / 4 Philox blocks they span, N / 4 + 1 when the group does not start a block. When no value of the group overflows
 // and no y is NaN ("plain", the common case) the counting is shorter: saturated and nan gain
 // nothing (a code that did not overflow is a finite code of a non-NaN y), x is not NaN (y would
 // be), so underflowed is x != 0 with a code of magnitude 0, and amax as always.
@@ -150,14 +152,26 @@ template <Format F, Overflow M, int N, typename Values, typename Index>
 FP8LAB_HD inline void quantize_stochastic_group(const Values& v, int first, Index index,
                                                 float scale, const StochasticStream& random,
                                                 std::uint32_t (&words)[N / 4], Counters& c) {
+  const std::uint64_t start = random.first_index + static_cast<std::uint64_t>(index(first));
+  const auto offset = static_cast<int>(start & 3u);  // value k draws block word offset + k
+  std::uint32_t block_words[N + 4] = {};
+  for (int b = 0; b <= N / 4; ++b) {
+    if (b < N / 4 || offset != 0) {
+      const sim::Philox4x32Block block =
+          sim::philox_block(random.seed, random.stream, (start >> 2) + static_cast<unsigned>(b));
+      for (int w = 0; w < 4; ++w) block_words[4 * b + w] = block.word[w];
+    }
+  }
   std::uint32_t codes[N];
   std::uint32_t overflowed = 0;  // bit k: value k hit the overflow rule
   bool plain = true;
   for (int k = 0; k < N; ++k) {
     const float y = mul_rn(v[first + k], scale);
-    const std::uint32_t word =
-        sim::philox_random_word(random.seed, random.stream,
-                                random.first_index + static_cast<std::uint64_t>(index(first + k)));
+    // Constant indices for each k (the array stays in registers on the device).
+    const std::uint32_t word = offset == 0   ? block_words[k]
+                               : offset == 1 ? block_words[k + 1]
+                               : offset == 2 ? block_words[k + 2]
+                                             : block_words[k + 3];
     const StochasticCode q = cast_stochastic_with_flag<F, M>(y, word);
     codes[k] = q.code;
     overflowed |= q.overflowed ? 1u << k : 0u;

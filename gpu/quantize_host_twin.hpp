@@ -22,7 +22,8 @@ QuantizeCounts quantize_rn_groups(const float* x, std::int64_t n, float scale, s
                                   sim::Overflow mode, std::uint8_t* codes);
 
 // Stochastic codes of x[0..n) (n a multiple of 4) through detail::quantize_stochastic_group, four
-// values at a time; value i draws philox(seed, stream, first_index + i), as gpu::quantize_stochastic.
+// values at a time; value i draws philox_block_word(seed, stream, first_index + i), as
+// gpu::quantize_stochastic.
 QuantizeCounts quantize_stochastic_groups(const float* x, std::int64_t n, float scale,
                                           sim::Format format, sim::Overflow mode,
                                           std::uint64_t seed, std::uint64_t stream,

@@ -1,6 +1,7 @@
 // PhiloxLanes: sim/rng.hpp's Philox4x32-10 words in Highway lanes, one element a lane, for the
-// stochastic casts (quantize.cpp's FP8, fp4_stochastic_lanes.cpp's E2M1). A Highway per-target
-// header: include it after <hwy/highway.h> in a foreach_target file.
+// stochastic casts (quantize.cpp's FP8 through BlockWords, fp4_stochastic_lanes.cpp's E2M1 and the
+// MX dither through Words). A Highway per-target header: include it after <hwy/highway.h> in a
+// foreach_target file.
 #if defined(FP8LAB_SIM_PHILOX_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef FP8LAB_SIM_PHILOX_INL_H_
 #undef FP8LAB_SIM_PHILOX_INL_H_
@@ -52,6 +53,15 @@ class PhiloxLanes {
       k1 += kPhiloxW1;
     }
     set_index_hi(0);
+#if HWY_TARGET != HWY_SCALAR
+    const philox_hn::Repartition<std::uint64_t, D> du64;
+    const auto lane = hn::Iota(du64, 0);
+    const auto odd = hn::TestBit(lane, hn::Set(du64, 1));
+    const auto half = hn::Set(du64, hn::Lanes(du64) / 2);
+    block_order_ = hn::BitCast(du, hn::Add(hn::ShiftRight<1>(lane), hn::IfThenElseZero(odd, half)));
+#else
+    block_order_ = hn::Zero(du);
+#endif
   }
 
   HWY_INLINE V operator()(std::uint64_t first) {
@@ -83,15 +93,8 @@ class PhiloxLanes {
       return;
     }
 #if HWY_TARGET != HWY_SCALAR
-    const auto index_hi = static_cast<std::uint32_t>(first >> 32);
-    if (index_hi != index_hi_) set_index_hi(index_hi);
     const hn::Repartition<std::uint64_t, D> du64;
-    const V m0 = hn::Set(du, kPhiloxM0), m1 = hn::Set(du, kPhiloxM1);
-    // (hi, lo) of a * m for the low word of each 64-bit lane, in the low words of two vectors.
-    auto mul_hi_lo = [&](V a, V m, V& hi, V& lo) HWY_ATTR {
-      lo = hn::BitCast(du, hn::MulEven(a, m));
-      hi = hn::Shuffle2301(lo);
-    };
+    const V m1 = hn::Set(du, kPhiloxM1);
     constexpr int kHalves = 2 * kVectors;
     // Half 2q holds the even elements of vector q (first + q * lanes + 0, 2, 4, ...), half 2q + 1
     // the odd ones: counter word 0, no wrap (checked above).
@@ -99,19 +102,114 @@ class PhiloxLanes {
     V c[kHalves][4];
     for (int h = 0; h < kHalves; ++h) {
       const auto offset = static_cast<std::uint32_t>((h / 2) * lanes + h % 2);
-      const V counter0 = hn::Add(hn::Set(du, first_lo + offset), lane_pairs);
+      c[h][0] = hn::Add(hn::Set(du, first_lo + offset), lane_pairs);
+    }
+    Rounds(static_cast<std::uint32_t>(first >> 32), c, kPhiloxRounds - 2);
+    // Round 9: round 10 reads c1 = lo(M1 c2) and c2 = hi(M0 c0) ^ c3 ^ k1 only.
+    const V m0 = hn::Set(du, kPhiloxM0);
+    for (V* v : c) {
+      const V lo0 = hn::BitCast(du, hn::MulEven(v[0], m0));
+      v[1] = hn::BitCast(du, hn::MulEven(v[2], m1));
+      v[2] = hn::Xor3(hn::Shuffle2301(lo0), v[3], key1_[kPhiloxRounds - 4]);
+    }
+    // Round 10, word 0 = hi(M1 c2) ^ c1 ^ k0. Element 2j's word goes to the low half of lane j of
+    // the result (even half: the high half brought down), element 2j + 1's to its high half (odd
+    // half: the product's high half stays, c1 and the key go up).
+    const V key0 = key0_[kPhiloxRounds - 3];
+    for (int q = 0; q < kVectors; ++q) {
+      const V* even = c[2 * q];
+      const V* odd = c[2 * q + 1];
+      const V hi_even = hn::Shuffle2301(hn::BitCast(du, hn::MulEven(even[2], m1)));
+      const V even_word = hn::Xor3(hi_even, even[1], key0);
+      const V odd_product = hn::BitCast(du, hn::MulEven(odd[2], m1));
+      const V odd_word = hn::Xor3(
+          odd_product, hn::BitCast(du, hn::ShiftLeft<32>(hn::BitCast(du64, odd[1]))), key0);
+      words[q] = hn::OddEven(odd_word, even_word);
+    }
+#endif
+  }
+
+  // The FP8 stream (sim/rng.hpp philox_block_word): element e draws word e & 3 of the block of
+  // counter e >> 2. words[q] = the words of elements first + q * Lanes, ..., 2 * kHalves vectors
+  // from kHalves half-vectors of blocks (one block per 64-bit lane, all four of its words kept),
+  // whose rounds are interleaved as Words' are. A half-vector of L 64-bit lanes holds L blocks,
+  // 4L elements, two vectors: lane 2k holds block k and lane 2k + 1 block L / 2 + k, so that
+  // InterleaveLower/Upper of (words 0, 1) and (words 2, 3), which pair the lanes 2k of each
+  // 128-bit part and then the lanes 2k + 1, give blocks 0 .. L/2 - 1 and L/2 .. L - 1 in order.
+  // A quarter of Words' Philox work per element. first not a multiple of 4, or a block counter
+  // whose low word wraps inside the call: per element, as rng.hpp.
+  template <int kHalves>
+  HWY_INLINE void BlockWords(std::uint64_t first, V (&words)[2 * kHalves]) {
+    namespace hn = philox_hn;
+    const D du;
+    const std::size_t lanes = hn::Lanes(du);
+    const std::uint64_t block = first >> 2;
+    const auto block_lo = static_cast<std::uint32_t>(block);
+    const std::size_t blocks_per_half = lanes / 2;
+    if (HWY_TARGET == HWY_SCALAR || (first & 3) != 0 ||
+        block_lo > 0xFFFF'FFFFu - (kHalves * blocks_per_half - 1)) {
+      for (int q = 0; q < 2 * kHalves; ++q) {
+        HWY_ALIGN std::uint32_t w[hn::MaxLanes(D())];
+        for (std::size_t j = 0; j < lanes; ++j) {
+          w[j] = philox_block_word(seed_, stream_, first + q * lanes + j);
+        }
+        words[q] = hn::Load(du, w);
+      }
+      return;
+    }
+#if HWY_TARGET != HWY_SCALAR
+    const hn::Repartition<std::uint64_t, D> du64;
+    V c[kHalves][4];
+    for (int h = 0; h < kHalves; ++h) {
+      const auto offset = static_cast<std::uint32_t>(h * blocks_per_half);
+      c[h][0] = hn::Add(hn::Set(du, block_lo + offset), block_order_);
+    }
+    Rounds(static_cast<std::uint32_t>(block >> 32), c, kPhiloxRounds - 1);
+    // Round 10, all four words: word 0 = hi(M1 c2) ^ c1 ^ k0 and word 1 = lo(M1 c2) are the
+    // swapped product with its low half replaced, words 2 and 3 likewise from M0 c0.
+    const V m0 = hn::Set(du, kPhiloxM0), m1 = hn::Set(du, kPhiloxM1);
+    const V key0 = key0_[kPhiloxRounds - 3], key1 = key1_[kPhiloxRounds - 3];
+    for (int h = 0; h < kHalves; ++h) {
+      const V* v = c[h];
+      const V swapped1 = hn::Shuffle2301(hn::BitCast(du, hn::MulEven(v[2], m1)));
+      const V swapped0 = hn::Shuffle2301(hn::BitCast(du, hn::MulEven(v[0], m0)));
+      const auto w01 = hn::BitCast(du64, hn::OddEven(swapped1, hn::Xor3(swapped1, v[1], key0)));
+      const auto w23 = hn::BitCast(du64, hn::OddEven(swapped0, hn::Xor3(swapped0, v[3], key1)));
+      words[2 * h] = hn::BitCast(du, hn::InterleaveLower(du64, w01, w23));
+      words[2 * h + 1] = hn::BitCast(du, hn::InterleaveUpper(du64, w01, w23));
+    }
+#endif
+  }
+
+ private:
+  // Rounds 1 .. end of the halves c[h], whose c[h][0] holds counter word 0 (the other counter
+  // words are index_hi and the stream): rounds 1 and 2 from the scalars of set_index_hi, then full
+  // rounds, interleaved half by half.
+  template <int kHalves>
+  HWY_INLINE void Rounds(std::uint32_t index_hi, V (&c)[kHalves][4], int end) {
+#if HWY_TARGET != HWY_SCALAR
+    namespace hn = philox_hn;
+    const D du;
+    if (index_hi != index_hi_) set_index_hi(index_hi);
+    const V m0 = hn::Set(du, kPhiloxM0), m1 = hn::Set(du, kPhiloxM1);
+    // (hi, lo) of a * m for the low word of each 64-bit lane, in the low words of two vectors.
+    auto mul_hi_lo = [&](V a, V m, V& hi, V& lo) HWY_ATTR {
+      lo = hn::BitCast(du, hn::MulEven(a, m));
+      hi = hn::Shuffle2301(lo);
+    };
+    for (V* v : c) {
       // Round 1: c = { hi(M1 c2) ^ c1 ^ k0,  lo(M1 c2),  hi(M0 c0) ^ c3 ^ k1,  lo(M0 c0) }, the
       // first two the same in every lane. Round 2's M0 * c0 is then a scalar product too.
       V hi0, lo0, hi1, lo1;
-      mul_hi_lo(counter0, m0, hi0, lo0);
+      mul_hi_lo(v[0], m0, hi0, lo0);
       const V c2 = hn::Xor(hi0, round1_c3_k1_);
       mul_hi_lo(c2, m1, hi1, lo1);
-      c[h][0] = hn::Xor(hi1, round2_c1_k0_);
-      c[h][1] = lo1;
-      c[h][2] = hn::Xor(round2_hi0_k1_, lo0);
-      c[h][3] = round2_lo0_;
+      v[0] = hn::Xor(hi1, round2_c1_k0_);
+      v[1] = lo1;
+      v[2] = hn::Xor(round2_hi0_k1_, lo0);
+      v[3] = round2_lo0_;
     }
-    for (int round = 2; round < kPhiloxRounds - 2; ++round) {
+    for (int round = 2; round < end; ++round) {
       const V key0 = key0_[round - 2], key1 = key1_[round - 2];
       for (V* v : c) {
         V hi0, lo0, hi1, lo1;
@@ -123,32 +221,13 @@ class PhiloxLanes {
         v[3] = lo0;
       }
     }
-    // Round 9: round 10 reads c1 = lo(M1 c2) and c2 = hi(M0 c0) ^ c3 ^ k1 only.
-    for (V* v : c) {
-      V hi0, lo0;
-      mul_hi_lo(v[0], m0, hi0, lo0);
-      v[1] = hn::BitCast(du, hn::MulEven(v[2], m1));
-      v[2] = hn::Xor3(hi0, v[3], key1_[kPhiloxRounds - 4]);
-    }
-    // Round 10, word 0 = hi(M1 c2) ^ c1 ^ k0. Element 2j's word goes to the low half of lane j of
-    // the result (even half: the high half brought down), element 2j + 1's to its high half (odd
-    // half: the product's high half stays, c1 and the key go up).
-    const V key0 = key0_[kPhiloxRounds - 3];
-    for (int q = 0; q < kVectors; ++q) {
-      const V* even = c[2 * q];
-      const V* odd = c[2 * q + 1];
-      V hi_even, lo_even;
-      mul_hi_lo(even[2], m1, hi_even, lo_even);
-      const V even_word = hn::Xor3(hi_even, even[1], key0);
-      const V odd_product = hn::BitCast(du, hn::MulEven(odd[2], m1));
-      const V odd_word = hn::Xor3(
-          odd_product, hn::BitCast(du, hn::ShiftLeft<32>(hn::BitCast(du64, odd[1]))), key0);
-      words[q] = hn::OddEven(odd_word, even_word);
-    }
+#else
+    (void)index_hi;
+    (void)c;
+    (void)end;
 #endif
   }
 
- private:
   // The round-1 and round-2 terms that depend on the index's high word (see operator()).
   HWY_INLINE void set_index_hi(std::uint32_t index_hi) {
     namespace hn = philox_hn;
@@ -179,6 +258,8 @@ class PhiloxLanes {
   // The keys of rounds 3..10 (key bumped 2..9 times): round r (1-based) reads index r - 3.
   V key0_[kPhiloxRounds - 2], key1_[kPhiloxRounds - 2];
   V round1_c3_k1_, round2_c1_k0_, round2_hi0_k1_, round2_lo0_;
+  // BlockWords' block offset of each 64-bit lane, in its low word: lane 2k -> k, 2k + 1 -> L/2 + k.
+  V block_order_;
 };
 
 }  // namespace fp8lab::sim::HWY_NAMESPACE

@@ -375,7 +375,10 @@ using fp8lab::sim::HWY_NAMESPACE::PhiloxLanes;
 // The stochastic cast of cast.cpp (round_magnitude with random bits) on the same bits: add the
 // low `dropped` bits of the random word below the kept bits, then truncate. dropped = shift in the
 // normal range; below it, the 24-bit significand is shifted by shift + (emin - exponent) (fp32
-// subnormals: no implicit bit, exponent field 0), and a shift of 32 or more gives 0.
+// subnormals: no implicit bit, exponent field 0), and a shift of 32 or more gives 0. Element i
+// draws philox_block_word(seed, stream, first_index + i); first_index a multiple of 4 keeps every
+// group of words on the lanes path (quantize_stochastic below sees to that).
+constexpr int kStochasticVectors = 4;
 QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
                                     const CastConstants& constants, std::uint64_t seed,
                                     std::uint64_t stream, std::uint64_t first_index,
@@ -410,18 +413,22 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
   PhiloxLanes philox(seed, stream);
 
   VI amax_bits = zero;
-  std::size_t saturated = 0, underflowed = 0, nan = 0;
+  VI underflow_lanes = zero;  // per lane, the underflows of the vectors without overflow or NaN
+  std::size_t saturated = 0, underflowed = 0, nan = 0, groups = 0;
+  const auto flush_underflows = [&]() HWY_ATTR {
+    const auto sum = hn::GetLane(hn::SumOfLanes(du, hn::BitCast(du, underflow_lanes)));
+    underflow_lanes = zero;
+    return static_cast<std::size_t>(sum);
+  };
   std::size_t i = 0;
   while (i + lanes <= n) {
-    // Two vectors' words at a time where two remain (PhiloxLanes::Words: their rounds overlap).
-    const int vectors = i + 2 * lanes <= n ? 2 : 1;
-    VU randoms[2];
-    if (vectors == 2) {
-      philox.Words(first_index + i, randoms);
-    } else {
-      randoms[0] = philox(first_index + i);
-    }
-    for (int q = 0; q < vectors; ++q, i += lanes) {
+    // The words of kStochasticVectors vectors at a time (PhiloxLanes::BlockWords: one block per
+    // four elements, the blocks of two half-vectors' rounds overlapping); the last group may use
+    // fewer of them.
+    VU randoms[kStochasticVectors];
+    philox.BlockWords<kStochasticVectors / 2>(first_index + i, randoms);
+    const std::size_t vectors = std::min<std::size_t>(kStochasticVectors, (n - i) / lanes);
+    for (std::size_t q = 0; q < vectors; ++q, i += lanes) {
       hwy::Prefetch(x + i + kPrefetchBytes / sizeof(float));
       const VI x_bits = hn::BitCast(di, hn::LoadU(df, x + i));
       const VI x_abs = hn::And(x_bits, abs_mask);
@@ -460,20 +467,35 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
 
       const auto y_nan = a > inf_bits;
       const auto overflow = code > max_finite;
-      const VI overflow_code = hn::IfThenElse(a == inf_bits, inf_code, finite_overflow);
-      const VI magnitude = hn::IfThenElse(overflow, overflow_code, code);
       const VI sign =
           hn::BitCast(di, hn::ShiftRight<24>(hn::BitCast(DU32(), hn::AndNot(abs_mask, y_bits))));
-      const VI result = hn::IfThenElse(y_nan, canonical_nan, hn::Or(magnitude, sign));
+      VI result;
+      if (HWY_LIKELY(hn::AllFalse(di, hn::Or(y_nan, overflow)))) {
+        // No lane overflows and no y is NaN (the common case): the code is a finite code (not a
+        // NaN one), x is not NaN, and only underflows are counted, in lanes (-1 per true lane).
+        result = hn::Or(code, sign);
+        underflow_lanes =
+            hn::Sub(underflow_lanes, hn::VecFromMask(di, hn::AndNot(x_abs == zero, code == zero)));
+      } else {
+        const VI overflow_code = hn::IfThenElse(a == inf_bits, inf_code, finite_overflow);
+        const VI magnitude = hn::IfThenElse(overflow, overflow_code, code);
+        result = hn::IfThenElse(y_nan, canonical_nan, hn::Or(magnitude, sign));
+        saturated += hn::CountTrue(di, hn::AndNot(y_nan, overflow));
+        nan += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
+        const auto x_nonzero_number = hn::AndNot(x_nan, hn::Not(x_abs == zero));
+        underflowed +=
+            hn::CountTrue(di, hn::And(x_nonzero_number, hn::And(result, magnitude_mask) == zero));
+      }
       hn::StoreU(hn::U8FromU32(hn::BitCast(DU32(), result)), DU8(), out + i);
-
-      saturated += hn::CountTrue(di, hn::AndNot(y_nan, overflow));
-      nan += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
-      const auto x_nonzero_number = hn::AndNot(x_nan, hn::Not(x_abs == zero));
-      underflowed +=
-          hn::CountTrue(di, hn::And(x_nonzero_number, hn::And(result, magnitude_mask) == zero));
+    }
+    // The lanes' counts summed into underflowed now and then, before their 32-bit sum could wrap
+    // (2^20 groups: at most 2^23 a lane).
+    if (++groups == std::size_t{1} << 20) {
+      underflowed += flush_underflows();
+      groups = 0;
     }
   }
+  underflowed += flush_underflows();
   QuantizeStats stats;
   stats.amax = std::bit_cast<float>(hn::GetLane(hn::MaxOfLanes(di, amax_bits)));
   stats.count = i;
@@ -580,8 +602,14 @@ QuantizeStats quantize_stochastic(std::span<const float> x, float scale, Format 
                                   std::uint64_t first_index, std::span<std::uint8_t> out) {
   check_quantize_arguments("quantize_stochastic", x.size(), out.size(), format);
   const bulk::CastConstants c = bulk::make_cast_constants(format, mode);
-  QuantizeStats stats = HWY_DYNAMIC_DISPATCH(bulk::QuantizeStochasticF32)(
-      x.data(), x.size(), scale, c, seed, stream, first_index, out.data());
+  // The elements before the first index that starts a Philox block one by one, so that the lanes
+  // draw whole blocks; then the vectors, then the tail one by one.
+  const std::size_t head = std::min<std::size_t>(x.size(), (4 - first_index % 4) % 4);
+  QuantizeStats stats = reference::quantize_stochastic(x.first(head), scale, format, mode, seed,
+                                                       stream, first_index, out.first(head));
+  stats.merge(HWY_DYNAMIC_DISPATCH(bulk::QuantizeStochasticF32)(
+      x.data() + head, x.size() - head, scale, c, seed, stream, first_index + head,
+      out.data() + head));
   const std::size_t done = stats.count;
   stats.merge(reference::quantize_stochastic(x.subspan(done), scale, format, mode, seed, stream,
                                              first_index + done, out.subspan(done)));

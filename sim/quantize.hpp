@@ -51,8 +51,10 @@ using QuantizeFp32 = QuantizeStats(std::span<const float> x, float scale, Format
 // bf16 input (raw bits), through its exact fp32 value.
 using QuantizeBf16 = QuantizeStats(std::span<const std::uint16_t> x, float scale, Format format,
                                    Overflow mode, std::span<std::uint8_t> out);
-// Stochastic rounding: element i uses the random word philox(seed, stream, first_index + i), see
-// sim/rng.hpp, so a tensor split into parts (or into GPU threads) draws the same bits.
+// Stochastic rounding: element i uses the random word philox_block_word(seed, stream,
+// first_index + i) (sim/rng.hpp: word (first_index + i) & 3 of one Philox block per four
+// elements), so a tensor split into parts starting at any index (or into GPU threads) draws the
+// same bits.
 using QuantizeStochastic = QuantizeStats(std::span<const float> x, float scale, Format format,
                                          Overflow mode, std::uint64_t seed, std::uint64_t stream,
                                          std::uint64_t first_index, std::span<std::uint8_t> out);

@@ -58,7 +58,7 @@ QuantizeStats quantize_stochastic(std::span<const float> x, float scale, Format 
   QuantizeStats stats;
   for (std::size_t i = 0; i < x.size(); ++i) {
     const float y = x[i] * scale;
-    const std::uint32_t random = philox_random_word(seed, stream, first_index + i);
+    const std::uint32_t random = philox_block_word(seed, stream, first_index + i);
     out[i] = cast_fp32_to_fp8_stochastic(y, format, mode, random);
     count_element(stats, x[i], y, out[i],
                   cast_fp32_to_fp8_stochastic(y, format, Overflow::kNoSat, random), format);

@@ -1,19 +1,28 @@
 // Counter-based random bits for stochastic rounding (docs/numerics.md §1 `stochastic`): Philox4x32-10
 // (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11; the Random123 and cuRAND
-// generator of the same name). Header-only and FP8LAB_HD: gpu/rng.cuh calls the same functions, so
-// CPU and GPU draw identical bits for every element without any shared state.
+// generator of the same name). Header-only and FP8LAB_HD: gpu/ calls the same functions, so CPU
+// and GPU draw identical bits for every element without any shared state.
 //
-// The exact mapping, which gpu/ must reproduce word for word:
+// The exact mappings, which gpu/ must reproduce word for word. Both use
 //
 //   key     = { k0, k1 }         = { seed & 0xFFFFFFFF, seed >> 32 }
-//   counter = { c0, c1, c2, c3 } = { index & 0xFFFFFFFF, index >> 32,
-//                                    stream & 0xFFFFFFFF, stream >> 32 }
-//   word(seed, stream, index) = output word 0 of Philox4x32-10(counter, key)
+//   block(seed, stream, c)       = Philox4x32-10({ c & 0xFFFFFFFF, c >> 32,
+//                                                  stream & 0xFFFFFFFF, stream >> 32 }, key)
 //
-// One Philox block per element (words 1..3 unused) keeps the element's word a pure function of
-// (seed, stream, index): any split of a tensor into parts, threads or vector lanes draws the same
-// bits. `index` is the element's position in the whole tensor (row-major), `stream` identifies the
-// tensor (docs/numerics.md: "tensor id").
+// FP8 stochastic rounding (quantize_stochastic, gpu::quantize_stochastic, the device cast check),
+// one block per four elements:
+//   philox_block_word(seed, stream, index) = word (index & 3) of block(seed, stream, index >> 2)
+// The element-wise word, one block per element (words 1..3 unused), for the other users: bf16
+// master weights (sim/optim/adamw.cpp), E2M1's bytes (sim/fp4_stochastic.hpp: byte index % 4 of
+// the element-wise word index / 4), the MX dither (sim/scaling/mx_dither.hpp):
+//   philox_random_word(seed, stream, index) = word 0 of block(seed, stream, index)
+//
+// Either keeps an element's word a pure function of (seed, stream, index): any split of a tensor
+// into parts (starting at any index), threads or vector lanes draws the same bits. `index` is the
+// element's position in the whole tensor (row-major), `stream` identifies the tensor
+// (docs/numerics.md: "tensor id"). The FP8 stream spends one block on four elements: the
+// generator is about three quarters of the cast's work at one block per element
+// (docs/performance.md).
 //
 // One round, with the multipliers M0 = 0xD2511F53, M1 = 0xCD9E8D57 and (hi, lo) the two halves of
 // a 32x32 -> 64 bit product:
@@ -69,15 +78,28 @@ FP8LAB_HD constexpr Philox4x32Block philox4x32_10(Philox4x32Block counter, std::
   return Philox4x32Block{{c0, c1, c2, c3}};
 }
 
-// The 32 random bits of element `index` of tensor `stream` under `seed` (mapping above).
+// block(seed, stream, c) of the mapping above: the four words of counter c under seed.
+FP8LAB_HD constexpr Philox4x32Block philox_block(std::uint64_t seed, std::uint64_t stream,
+                                                 std::uint64_t c) {
+  const Philox4x32Block counter{{static_cast<std::uint32_t>(c), static_cast<std::uint32_t>(c >> 32),
+                                 static_cast<std::uint32_t>(stream),
+                                 static_cast<std::uint32_t>(stream >> 32)}};
+  return philox4x32_10(counter, static_cast<std::uint32_t>(seed),
+                       static_cast<std::uint32_t>(seed >> 32));
+}
+
+// The 32 random bits of element `index` of tensor `stream` under `seed`, one block per element
+// (mapping above).
 FP8LAB_HD constexpr std::uint32_t philox_random_word(std::uint64_t seed, std::uint64_t stream,
                                                      std::uint64_t index) {
-  const Philox4x32Block counter{
-      {static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32),
-       static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32)}};
-  return philox4x32_10(counter, static_cast<std::uint32_t>(seed),
-                       static_cast<std::uint32_t>(seed >> 32))
-      .word[0];
+  return philox_block(seed, stream, index).word[0];
+}
+
+// The 32 random bits of element `index` of an FP8 stochastically rounded tensor: word index & 3
+// of the block of counter index >> 2 (mapping above).
+FP8LAB_HD constexpr std::uint32_t philox_block_word(std::uint64_t seed, std::uint64_t stream,
+                                                    std::uint64_t index) {
+  return philox_block(seed, stream, index >> 2).word[index & 3];
 }
 
 }  // namespace fp8lab::sim

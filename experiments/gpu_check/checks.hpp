@@ -18,8 +18,9 @@ std::vector<CheckResult> check_quantize_kernels();
 
 // The device casts (gpu::cast_range) against sim's scalar casts on all 2^32 fp32 inputs, both
 // formats, every overflow mode (or satfinite only); stochastic with the random word
-// philox(seed, 0, bits). About 1-3 s per format and mode on 16 host cores (RNE), several times
-// that for stochastic (sim draws one Philox block per input).
+// philox_block_word(seed, 0, bits) (sim/rng.hpp). About 1-3 s per format and mode on 16 host cores
+// (RNE), several times that for stochastic (sim draws one Philox block per input, 3 of its 4 words
+// unused: the check takes the scalar definition per pattern).
 std::vector<CheckResult> check_casts_all_inputs(bool stochastic, bool every_mode = true);
 
 // gpu::gemm (fp32_seq, hopper split accumulator, hopper fast accum) against sim::gemm for

@@ -42,8 +42,9 @@ void check_twin_codes(const char* what, SimCode sim_code, TwinCode twin_code) {
       });
 }
 
-// The random word the stochastic casts get for a pattern: Philox (seed 5, stream 0) at its bits.
-std::uint32_t random_word(std::uint32_t bits) { return sim::philox_random_word(5, 0, bits); }
+// The random word the stochastic casts get for a pattern: the FP8 stream (seed 5, stream 0) at its
+// bits, as gpu::cast_range draws it.
+std::uint32_t random_word(std::uint32_t bits) { return sim::philox_block_word(5, 0, bits); }
 
 }  // namespace
 

@@ -1,6 +1,6 @@
 // The device casts (gpu/cast.cuh through gpu::cast_range) against sim/'s scalar casts on all 2^32
 // fp32 inputs: E4M3 and E5M2, RNE in every overflow mode and stochastic (random word of pattern
-// b = philox(seed, 0, b)) with satfinite; 8 x 4 GiB of codes computed on the GPU in 1 GiB chunks
+// b = philox_block_word(seed, 0, b)) with satfinite; 8 x 4 GiB of codes computed on the GPU in 1 GiB chunks
 // and compared on all host cores (experiments/gpu_check/quantize_checks.cpp). The stochastic
 // nosat / sat_keep_inf overflow paths are covered by gpu_quantize_test and gpu_cast_host_test.
 // Also decode of all 256 codes.

@@ -1,11 +1,14 @@
 // Stochastic rounding (docs/numerics.md §1 `stochastic`, sim/quantize.hpp quantize_stochastic):
-// reproducibility for a seed, independence of how a tensor is split, equality with the scalar
-// definition (philox_random_word + cast_fp32_to_fp8_stochastic per element), and unbiasedness.
+// reproducibility for a seed, independence of how a tensor is split (parts starting at any index,
+// threads), equality with the scalar definition (the word of sim/rng.hpp's FP8 mapping, spelled out
+// here on the known-answer-tested philox4x32_10, + cast_fp32_to_fp8_stochastic per element), and
+// unbiasedness.
 #include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "sim/quantize.hpp"
@@ -27,6 +30,20 @@ std::vector<float> random_values(std::size_t n, std::uint32_t seed) {
   }
   return v;
 }
+
+// The FP8 stream's word of element `index` written out from sim/rng.hpp's contract, on the
+// generator itself (checked against Random123's vectors in rng_philox_test.cpp), not through
+// philox_block_word: word index & 3 of the block at counter {index >> 2, stream} under the seed.
+std::uint32_t definition_word(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
+  const std::uint64_t block = index / 4;
+  const Philox4x32Block counter{{static_cast<std::uint32_t>(block & 0xFFFF'FFFFu),
+                                 static_cast<std::uint32_t>(block >> 32),
+                                 static_cast<std::uint32_t>(stream & 0xFFFF'FFFFu),
+                                 static_cast<std::uint32_t>(stream >> 32)}};
+  return philox4x32_10(counter, static_cast<std::uint32_t>(seed & 0xFFFF'FFFFu),
+                       static_cast<std::uint32_t>(seed >> 32))
+      .word[index % 4];
+}
 }  // namespace
 
 TEST_CASE("quantize_stochastic equals the per-element definition on random data, every mode") {
@@ -34,27 +51,33 @@ TEST_CASE("quantize_stochastic equals the per-element definition on random data,
   fp8lab::testing::for_each_simd_target([&] {
     for (const Format format : kFp8Formats) {
       for (const Overflow mode : kOverflowModes) {
-        std::vector<std::uint8_t> q(x.size());
-        const std::uint64_t seed = 0x1234'5678'9ABC'DEF0ull, stream = 77,
-                            first = (1ull << 32) - 100;
-        const QuantizeStats s = quantize_stochastic(x, 0.75f, format, mode, seed, stream, first, q);
-        std::vector<std::uint8_t> r(x.size());
-        const QuantizeStats rs =
-            reference::quantize_stochastic(x, 0.75f, format, mode, seed, stream, first, r);
-        for (std::size_t i = 0; i < x.size(); ++i) {
-          const std::uint32_t word = philox_random_word(seed, stream, first + i);
-          const std::uint8_t want = cast_fp32_to_fp8_stochastic(x[i] * 0.75f, format, mode, word);
-          if (q[i] != want || r[i] != want) {
-            FAIL(spec(format).name << " " << to_string(mode) << " element " << i << " x bits 0x"
-                                   << std::hex << std::bit_cast<std::uint32_t>(x[i]) << ": bulk 0x"
-                                   << int{q[i]} << ", reference 0x" << int{r[i]}
-                                   << ", definition 0x" << int{want});
+        // First indices at each position within a Philox block (the bulk path starts its lanes
+        // at the next block).
+        for (const std::uint64_t first :
+             {(1ull << 32) - 100, (1ull << 32) - 99, (1ull << 32) - 98, (1ull << 32) - 97}) {
+          std::vector<std::uint8_t> q(x.size());
+          const std::uint64_t seed = 0x1234'5678'9ABC'DEF0ull, stream = 77;
+          const QuantizeStats s =
+              quantize_stochastic(x, 0.75f, format, mode, seed, stream, first, q);
+          std::vector<std::uint8_t> r(x.size());
+          const QuantizeStats rs =
+              reference::quantize_stochastic(x, 0.75f, format, mode, seed, stream, first, r);
+          for (std::size_t i = 0; i < x.size(); ++i) {
+            const std::uint32_t word = definition_word(seed, stream, first + i);
+            const std::uint8_t want = cast_fp32_to_fp8_stochastic(x[i] * 0.75f, format, mode, word);
+            if (q[i] != want || r[i] != want) {
+              FAIL(spec(format).name
+                   << " " << to_string(mode) << " first " << first << " element " << i
+                   << " x bits 0x" << std::hex << std::bit_cast<std::uint32_t>(x[i]) << ": bulk 0x"
+                   << int{q[i]} << ", reference 0x" << int{r[i]} << ", definition 0x" << int{want});
+            }
           }
+          CHECK(s.count == x.size());
+          CHECK(s.saturated == rs.saturated);
+          CHECK(s.underflowed == rs.underflowed);
+          CHECK(s.nan == rs.nan);
+          CHECK(std::bit_cast<std::uint32_t>(s.amax) == std::bit_cast<std::uint32_t>(rs.amax));
         }
-        CHECK(s.saturated == rs.saturated);
-        CHECK(s.underflowed == rs.underflowed);
-        CHECK(s.nan == rs.nan);
-        CHECK(std::bit_cast<std::uint32_t>(s.amax) == std::bit_cast<std::uint32_t>(rs.amax));
       }
     }
   });
@@ -63,10 +86,11 @@ TEST_CASE("quantize_stochastic equals the per-element definition on random data,
 // The vectorized Philox (sim/philox-inl.h PhiloxLanes) runs its first two rounds on scalars made
 // of the stream's two words, the index's high word and the seed's two words; a word of each that
 // is zero or small would hide a mixed-up word. Every word here is distinct and uses all 32 bits,
-// each index's high word among them, and the low word wraps inside the span.
+// each block counter's high word among them (index >> 2), and the block counter's low word wraps
+// inside the span (the second and third firsts; the third also wraps the index past 2^64).
 // The data: random_values (most vectors have lanes in the subnormal range) and values of
 // [2^-6, 2^8), in E4M3's normal range, whose vectors skip the kernel's subnormal path.
-TEST_CASE("quantize_stochastic: words of philox_random_word for wide seeds, streams, indices") {
+TEST_CASE("quantize_stochastic: the FP8 stream's words for wide seeds, streams, indices") {
   std::vector<float> x = random_values(1000, 9);
   std::mt19937 rng(10);
   std::uniform_real_distribution<float> exponent(-6.0f, 8.0f);
@@ -82,7 +106,7 @@ TEST_CASE("quantize_stochastic: words of philox_random_word for wide seeds, stre
           std::vector<std::uint8_t> q(x.size());
           quantize_stochastic(x, 1.0f, Format::E4M3, Overflow::kSatFinite, seed, stream, first, q);
           for (std::size_t i = 0; i < x.size(); ++i) {
-            const std::uint32_t word = philox_random_word(seed, stream, first + i);
+            const std::uint32_t word = definition_word(seed, stream, first + i);
             const std::uint8_t want =
                 cast_fp32_to_fp8_stochastic(x[i], Format::E4M3, Overflow::kSatFinite, word);
             if (q[i] != want) {
@@ -97,33 +121,92 @@ TEST_CASE("quantize_stochastic: words of philox_random_word for wide seeds, stre
   });
 }
 
+// Vectors with no NaN and no overflow take the lanes' short path, which counts underflows in lanes;
+// the data: magnitudes 2^-30 .. 2^7 (underflows, subnormals, normals of E4M3 and E5M2) and zeros
+// of both signs, then one NaN and one Inf near the end (the other path, in the same call).
+TEST_CASE("quantize_stochastic statistics on in-range data equal the reference's") {
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> exponent(-30.0f, 7.0f);
+  std::vector<float> x(20'000);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = i % 97 == 0 ? (i % 2 ? -0.0f : 0.0f) : std::exp2(exponent(rng)) * (i % 3 ? 1.0f : -1.0f);
+  }
+  x[19'990] = std::nanf("");
+  x[19'991] = INFINITY;
+  fp8lab::testing::for_each_simd_target([&] {
+    for (const Format format : kFp8Formats) {
+      for (const std::size_t n : {std::size_t{19'000}, x.size()}) {
+        const std::span<const float> xs(x.data(), n);
+        std::vector<std::uint8_t> q(n), r(n);
+        const QuantizeStats s =
+            quantize_stochastic(xs, 1.0f, format, Overflow::kSatFinite, 5, 6, 3, q);
+        const QuantizeStats rs =
+            reference::quantize_stochastic(xs, 1.0f, format, Overflow::kSatFinite, 5, 6, 3, r);
+        INFO(spec(format).name << ", " << n << " elements");
+        CHECK(q == r);
+        CHECK(s.underflowed == rs.underflowed);
+        CHECK(s.underflowed > 0);  // the data reaches the counter this checks
+        CHECK(s.saturated == rs.saturated);
+        CHECK(s.nan == rs.nan);
+        CHECK(s.nan == (n == x.size() ? 1u : 0u));
+        CHECK(std::bit_cast<std::uint32_t>(s.amax) == std::bit_cast<std::uint32_t>(rs.amax));
+      }
+    }
+  });
+}
+
 TEST_CASE("quantize_stochastic is reproducible for a seed and independent of the split") {
   const std::vector<float> x = random_values(10'000, 5);
-  std::vector<std::uint8_t> whole(x.size()), again(x.size()), parts(x.size()), other(x.size());
+  std::vector<std::uint8_t> whole(x.size()), again(x.size()), other(x.size());
   const std::span<const float> xs(x);
-  quantize_stochastic(xs, 1.0f, Format::E4M3, Overflow::kSatFinite, 42, 7, 0, whole);
-  quantize_stochastic(xs, 1.0f, Format::E4M3, Overflow::kSatFinite, 42, 7, 0, again);
-  CHECK(whole == again);
-  // Three uneven parts, each told where it starts in the tensor.
-  QuantizeStats merged;
-  for (const auto& [begin, end] :
-       {std::pair<std::size_t, std::size_t>{0, 1}, {1, 4097}, {4097, 10'000}}) {
-    merged.merge(quantize_stochastic(xs.subspan(begin, end - begin), 1.0f, Format::E4M3,
-                                     Overflow::kSatFinite, 42, 7, begin,
-                                     std::span(parts).subspan(begin, end - begin)));
-  }
-  CHECK(parts == whole);
-  CHECK(merged.count == x.size());
-  // Guards: the seed and the stream each change the bytes (so the checks above can fail).
+  const auto part = [&](std::size_t begin, std::size_t end, std::vector<std::uint8_t>& out) {
+    return quantize_stochastic(xs.subspan(begin, end - begin), 1.0f, Format::E4M3,
+                               Overflow::kSatFinite, 42, 7, begin,
+                               std::span(out).subspan(begin, end - begin));
+  };
+  fp8lab::testing::for_each_simd_target([&] {
+    quantize_stochastic(xs, 1.0f, Format::E4M3, Overflow::kSatFinite, 42, 7, 0, whole);
+    quantize_stochastic(xs, 1.0f, Format::E4M3, Overflow::kSatFinite, 42, 7, 0, again);
+    CHECK(whole == again);
+    // Uneven parts, each told where it starts in the tensor: starts at 1, 2, 3 and 5 (1, 2, 3 and
+    // 1 mod 4, inside a Philox block), then at 4102 (2 mod 4) and 9999 (3 mod 4).
+    std::vector<std::uint8_t> parts(x.size());
+    QuantizeStats merged;
+    const std::size_t bounds[] = {0, 1, 2, 3, 5, 4102, 9999, 10'000};
+    for (std::size_t p = 0; p + 1 < std::size(bounds); ++p) {
+      merged.merge(part(bounds[p], bounds[p + 1], parts));
+    }
+    CHECK(parts == whole);
+    CHECK(merged.count == x.size());
+    // Threads: t threads, each quantizing its own slice (boundaries at i * n / t + i, most not
+    // multiples of 4), for several thread counts.
+    for (const std::size_t t : {1, 2, 3, 5, 8}) {
+      std::vector<std::uint8_t> threaded(x.size());
+      std::vector<std::thread> workers;
+      for (std::size_t k = 0; k < t; ++k) {
+        const std::size_t begin = k == 0 ? 0 : k * x.size() / t + k;
+        const std::size_t end = k + 1 == t ? x.size() : (k + 1) * x.size() / t + k + 1;
+        workers.emplace_back([&, begin, end] { part(begin, end, threaded); });
+      }
+      for (std::thread& w : workers) w.join();
+      INFO(t << " threads");
+      CHECK(threaded == whole);
+    }
+  });
+  // Guards: the seed, the stream and the index each change the bytes (so the checks above can
+  // fail).
   quantize_stochastic(xs, 1.0f, Format::E4M3, Overflow::kSatFinite, 43, 7, 0, other);
   CHECK(other != whole);
   quantize_stochastic(xs, 1.0f, Format::E4M3, Overflow::kSatFinite, 42, 8, 0, other);
+  CHECK(other != whole);
+  quantize_stochastic(xs, 1.0f, Format::E4M3, Overflow::kSatFinite, 42, 7, 1, other);
   CHECK(other != whole);
 }
 
 // Unbiasedness. For x strictly between neighbouring FP8 values lo < hi, stochastic rounding must
 // round up with probability p = (x - lo) / (hi - lo) exactly (the random value covers exactly the
-// dropped bits). We quantize N = 2^20 copies of x (each element draws its own Philox word) and
+// dropped bits). We quantize N = 2^20 copies of x (each element draws its own word; four words
+// of one Philox block per four elements) and
 // compare the observed frequency f of `hi` with p:
 //   |f - p| <= 6 * sqrt(p (1 - p) / N)      (6 sigma: a correct implementation fails with
 //                                            probability ~2e-9 per case; the seeds are fixed)

@@ -63,3 +63,39 @@ TEST_CASE("philox_random_word: neighbouring indices, streams and seeds give diff
   CHECK(philox_random_word(1, 3, 3) != base);
   CHECK(philox_random_word(2, 2, 3) != base);
 }
+
+TEST_CASE("philox_block_word: word index & 3 of the block at counter index >> 2") {
+  // The first known-answer vector (counter 0, key 0) is the block of indices 0..3 under seed 0 and
+  // stream 0: its four words, in order.
+  for (std::uint64_t index = 0; index < 4; ++index) {
+    INFO("index " << index);
+    CHECK(philox_block_word(0, 0, index) == kKnownAnswers[0].expected.word[index]);
+  }
+  static_assert(philox_block_word(0, 0, 3) == 0x9b00dbd8u, "usable in constant expressions");
+  // Every index near block boundaries and high words, against philox4x32_10 with the counter built
+  // by hand (key = seed's halves, counter = block's halves then stream's halves).
+  const std::uint64_t seeds[] = {0, 0x299f31d0'a4093822ull, ~0ull};
+  const std::uint64_t streams[] = {0, 0x03707344'13198a2eull, ~0ull};
+  const std::uint64_t blocks[] = {
+      0, 1, 0xFFFF'FFFFull, 0x1'0000'0000ull, 0x21'6A88'243F'6A88ull, (1ull << 62) - 1};
+  for (const std::uint64_t seed : seeds) {
+    for (const std::uint64_t stream : streams) {
+      for (const std::uint64_t block : blocks) {
+        const Philox4x32Block out = philox4x32_10(
+            {{static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32),
+              static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32)}},
+            static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+        for (int w = 0; w < 4; ++w) {
+          const std::uint64_t index = 4 * block + static_cast<std::uint64_t>(w);
+          INFO("seed 0x" << std::hex << seed << " stream 0x" << stream << " index 0x" << index);
+          CHECK(philox_block_word(seed, stream, index) == out.word[w]);
+        }
+      }
+    }
+  }
+  // The four words of a block differ, and neighbouring blocks differ (a guard against a mapping
+  // that takes the same word for every element of a block, or ignores the block).
+  CHECK(philox_block_word(1, 2, 8) != philox_block_word(1, 2, 9));
+  CHECK(philox_block_word(1, 2, 8) != philox_block_word(1, 2, 12));
+  CHECK(philox_block_word(1, 2, 8) != philox_block_word(1, 2, 8 + (1ull << 34)));
+}
