@@ -81,6 +81,20 @@ std::vector<Quantizer> quantizers() {
                      : gs::quantize_tensorwise_torchao(x, r, c, f, pow2, o);
                  }});
   }
+  // Static scaling (QuantizeKind::kStatic): unit scale, a scale below 1, and one at which the
+  // wide-range inputs saturate and most clean ones do not underflow.
+  for (const float scale : {1.0f, 0.0625f, 1048576.0f}) {
+    char name[48];
+    std::snprintf(name, sizeof name, "static %g", static_cast<double>(scale));
+    q.push_back({name,
+                 [scale](const auto& x, auto r, auto c, Format f) {
+                   return ss::quantize_per_tensor("static", x, r, c, f, scale);
+                 },
+                 [scale](const float* x, auto r, auto c, Format f, const auto& o, bool h) {
+                   h ? gs::host_twin::quantize_static(x, r, c, f, scale, o)
+                     : gs::quantize_static(x, r, c, f, scale, o);
+                 }});
+  }
   for (const bool rowwise : {true, false}) {
     q.push_back({std::string("axiswise torchao ") + (rowwise ? "rowwise" : "columnwise"),
                  [rowwise](const auto& x, auto r, auto c, Format f) {

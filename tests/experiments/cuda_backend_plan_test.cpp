@@ -53,6 +53,13 @@ std::vector<NamedRecipe> stateless_recipes() {
     r.fp8_format = format;
     list.push_back({"current " + std::string(recipes::name(format)), r});
   }
+  // Static scaling (QuantizeKind::kStatic): unit scale, and a scale at which small values
+  // underflow and the specials' huge values saturate.
+  for (const double scale : {1.0, 0.0625}) {
+    recipes::Recipe r = test::recipe_with_defaults(Scaling::static_);
+    r.static_scale = scale;
+    list.push_back({"static " + std::to_string(scale), r});
+  }
   return list;
 }
 
@@ -187,9 +194,10 @@ TEST_CASE("cuda backend plan: every stateless quantize through the host twins eq
       }
     }
   }
-  // 21 recipes (10 current/torchao/block, mxfp8 te + 4 torchao modes x 2 torchao versions, 2
-  // current formats) x 6 operands x 4 shapes, less rowwise_with_gw_hp's 2 x 2 wgrad operands x 4.
-  CHECK(compared == 21 * 6 * 4 - 2 * 2 * 4);
+  // 23 recipes (10 current/torchao/block, mxfp8 te + 4 torchao modes x 2 torchao versions, 2
+  // current formats, 2 static scales) x 6 operands x 4 shapes, less rowwise_with_gw_hp's 2 x 2
+  // wgrad operands x 4.
+  CHECK(compared == 23 * 6 * 4 - 2 * 2 * 4);
 }
 
 // recipe.torchao_version reaches both backends: an MXFP8 floor block of 2^-126 (scale byte 0) is
