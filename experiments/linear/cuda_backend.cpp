@@ -487,20 +487,14 @@ std::unique_ptr<LinearScalingState> CudaBackend::make_state(const recipes::Recip
         " trains on the sim backend only (gpu/ has FP4/FP6 quantizer kernels but no plan path "
         "or GEMM for them yet); use --backend sim");
   }
-  // TE's recipe fields mx_2d and backward_override dequantized (recipes/recipe.hpp): gpu/ has the
-  // 32 x 32 MX quantizer (tests/gpu/scaling_host_test), but no cuda-backend test has trained with
-  // it; the dequantized backward reads the fprop codes on the host, which this backend keeps on
-  // the device for tensors on CUDA. Both are sim-backend fields for now.
-  bool mx_2d = recipe.mx_2d;
-  for (const recipes::Role role : recipes::kRoles) {
-    if (!recipe.per_role.empty()) mx_2d = mx_2d || recipes::role_recipe(recipe, role).mx_2d;
-  }
-  if (mx_2d || recipe.backward_override == recipes::BackwardOverride::kDequantized) {
+  // TE's backward_override dequantized (recipes/recipe.hpp) reads the fprop codes on the host,
+  // which this backend keeps on the device for tensors on CUDA: a sim-backend field for now.
+  // (mx_2d needs nothing here: the lowering's 32 x 32 weight plans run gpu::scaling::quantize_mx
+  // with 32 x 32 blocks, and gpu::gemm takes any block shape whose K-blocks line up.)
+  if (recipe.backward_override == recipes::BackwardOverride::kDequantized) {
     throw std::invalid_argument(
-        std::string("CudaBackend: ") +
-        (mx_2d ? "mx_2d (TE's MXFP8 2-D weights)" : "backward_override dequantized") +
-        " trains on the sim backend only (no cuda-backend path is tested for it); use "
-        "--backend sim");
+        "CudaBackend: backward_override dequantized trains on the sim backend only (no "
+        "cuda-backend path is tested for it); use --backend sim");
   }
   return std::make_unique<CudaLinearState>(recipe);
 }

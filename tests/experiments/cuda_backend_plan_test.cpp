@@ -20,6 +20,7 @@
 #include "gpu/gemm/gemm.hpp"
 #include "gpu/scaling/blocked.hpp"
 #include "recipes/lowering.hpp"
+#include "sim/scaling/mx.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -47,6 +48,13 @@ std::vector<NamedRecipe> stateless_recipes() {
       r.torchao_version = recipes::TorchaoVersion::kMain;
       list.push_back({"mxfp8 " + std::string(recipes::name(mode)) + " torchao-main", r});
     }
+  }
+  // TE's MXFP8 2-D weights (mx_2d): the weight's fprop and dgrad plans in 32 x 32 tiles.
+  for (const auto mode : {recipes::E8M0Mode::kTe, recipes::E8M0Mode::kRceil}) {
+    recipes::Recipe r = test::recipe_with_defaults(Scaling::mxfp8);
+    r.mx_scale_mode = mode;
+    r.mx_2d = true;
+    list.push_back({"mxfp8 " + std::string(recipes::name(mode)) + " mx_2d", r});
   }
   for (const auto format : {recipes::Fp8Format::kE4M3, recipes::Fp8Format::kE5M2}) {
     recipes::Recipe r = test::recipe_with_defaults(Scaling::current);
@@ -194,10 +202,36 @@ TEST_CASE("cuda backend plan: every stateless quantize through the host twins eq
       }
     }
   }
-  // 23 recipes (10 current/torchao/block, mxfp8 te + 4 torchao modes x 2 torchao versions, 2
-  // current formats, 2 static scales) x 6 operands x 4 shapes, less rowwise_with_gw_hp's 2 x 2
-  // wgrad operands x 4.
-  CHECK(compared == 23 * 6 * 4 - 2 * 2 * 4);
+  // 25 recipes (10 current/torchao/block, mxfp8 te + 4 torchao modes x 2 torchao versions, 2
+  // mx_2d, 2 current formats, 2 static scales) x 6 operands x 4 shapes, less
+  // rowwise_with_gw_hp's 2 x 2 wgrad operands x 4.
+  CHECK(compared == 25 * 6 * 4 - 2 * 2 * 4);
+}
+
+// mx_2d reaches the GPU plan: the weight's fprop and dgrad plans, run through the host twins, are
+// one 32 x 32-tile quantization of W (sim::scaling::quantize_mx_2d, codes and E8M0 bytes), not the
+// 1 x 32 copy, which differs on this W (an outlier sets one tile's scale); input and grad_output
+// keep their 1-D blocks.
+TEST_CASE("cuda backend plan: mx_2d's weight plans are the 32 x 32 tiles through the host twin",
+          "[cuda_backend]") {
+  constexpr std::int64_t N = 72, K = 160;  // partial tiles along both dimensions
+  std::vector<float> w = input(N * K, 14);
+  w[3 * K + 40] = 3000.0f;
+  recipes::Recipe r = test::recipe_with_defaults(Scaling::mxfp8);
+  r.mx_2d = true;
+  const auto tiles = sim::scaling::quantize_mx_2d(w, N, K, sim::Format::E4M3);
+  const auto rows =
+      sim::scaling::quantize_mx(w, N, K, sim::scaling::ScaleAxis::kRowwise, sim::Format::E4M3);
+  CHECK(rows.tensor.data != tiles.tensor.data);
+  for (const Gemm role : {Gemm::kFprop, Gemm::kDgrad}) {
+    INFO(name(role));
+    const auto got = run_on_host(recipes::plan(r, Operand::kWeight, role), w, N, K);
+    CHECK(got.tensor.block_rows == 32);
+    CHECK(got.tensor.block_cols == 32);
+    check_same(got, tiles, w);
+  }
+  CHECK(recipes::plan(r, Operand::kInput, Gemm::kFprop).blocks(N, K).rows == 1);
+  CHECK(recipes::plan(r, Operand::kGradOutput, Gemm::kWgrad).blocks(N, K).cols == 1);
 }
 
 // recipe.torchao_version reaches both backends: an MXFP8 floor block of 2^-126 (scale byte 0) is
