@@ -15,12 +15,16 @@
 
 #include "cuda_backend_test_support.hpp"
 #include "experiments/gpu_check/check_inputs.hpp"
+#include "experiments/linear/autocast.hpp"
 #include "experiments/linear/cuda_backend.hpp"
+#include "experiments/linear/fp8_linear.hpp"
 #include "experiments/linear/sim_backend.hpp"
+#include "gpu/dequantize.hpp"
 #include "gpu/gemm/gemm.hpp"
 #include "gpu/scaling/blocked.hpp"
 #include "recipes/lowering.hpp"
 #include "sim/scaling/mx.hpp"
+#include "sim/scaling/stats.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -121,6 +125,28 @@ void check_same(const sim::scaling::QuantizeResult& got, const sim::scaling::Qua
   CHECK(got.stats.nan == want.stats.nan);
 }
 
+// gpu::dequantize's host twin on t equals sim::scaling::dequantize(t): every value's bits, a NaN
+// as any NaN (gpu/dequantize.hpp's contract); fails unless some value is nonzero.
+void check_dequantize(const sim::QuantizedTensor& t) {
+  const std::vector<float> want = sim::scaling::dequantize(t);
+  std::vector<float> got(want.size());
+  gpu::host_twin::dequantize({t.data.data(), t.scale_inv.data(), t.rows, t.cols, t.block_rows,
+                              t.block_cols, t.format, true},
+                             got.data());
+  bool nonzero = false;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    nonzero = nonzero || want[i] != 0.0f;
+    const bool same = std::isnan(want[i]) ? std::isnan(got[i])
+                                          : test::bits_of(got[i]) == test::bits_of(want[i]);
+    if (!same) {
+      FAIL_CHECK("dequantized[" << i << "]: host twin " << bits(got[i]) << ", sim "
+                                << bits(want[i]));
+      return;
+    }
+  }
+  CHECK((nonzero || t.rows * t.cols == 1));
+}
+
 // The plan run through the host twins, assembled as CudaBackend assembles the device result.
 sim::scaling::QuantizeResult run_on_host(const sim::scaling::QuantizePlan& plan,
                                          const std::vector<float>& x, std::int64_t rows,
@@ -198,6 +224,7 @@ TEST_CASE("cuda backend plan: every stateless quantize through the host twins eq
         const auto want = sim.quantize(*state, op.tensor, op.role, m);
         const auto plan = recipes::plan(named.recipe, op.tensor, op.role);
         check_same(run_on_host(plan, x, s.rows, s.cols), want, x);
+        check_dequantize(want.tensor);
         ++compared;
       }
     }
@@ -232,6 +259,71 @@ TEST_CASE("cuda backend plan: mx_2d's weight plans are the 32 x 32 tiles through
   }
   CHECK(recipes::plan(r, Operand::kInput, Gemm::kFprop).blocks(N, K).rows == 1);
   CHECK(recipes::plan(r, Operand::kGradOutput, Gemm::kWgrad).blocks(N, K).cols == 1);
+}
+
+// backward_override dequantized as CudaBackend runs it (the fprop plans through the quantizer
+// host twins, the codes through gpu::dequantize's host twin, then the high-precision GEMM's host
+// twin with dY unquantized) gives the sim backend's trained Linear: y, dX and dW bit for bit. The
+// device run of the same chain is cuda_backend_equality_test's.
+TEST_CASE("cuda backend plan: backward_override dequantized through the host twins equals the "
+          "sim backend's Linear",
+          "[cuda_backend]") {
+  constexpr std::int64_t M = 40, K = 160, N = 72;
+  for (const Scaling scaling :
+       {Scaling::current, Scaling::block, Scaling::mxfp8, Scaling::static_}) {
+    recipes::Recipe r = test::recipe_with_defaults(scaling);
+    r.backward_override = recipes::BackwardOverride::kDequantized;
+    if (scaling == Scaling::mxfp8) r.mx_2d = true;
+    if (scaling == Scaling::static_) r.static_scale = 0.0625;
+    INFO(recipes::name(scaling));
+    const torch::Tensor x = test::normal({M, K}, 31), w = test::normal({N, K}, 32, 0.1),
+                        g = test::normal({M, N}, 33, 0.01);
+    Fp8Linear layer(Fp8LinearImpl(w.clone().requires_grad_(true), torch::Tensor(), r,
+                                  std::make_shared<const SimBackend>(), HighPrecision::fp32,
+                                  "layer"));
+    const torch::Tensor xv = x.clone().requires_grad_(true);
+    torch::Tensor y;
+    {
+      Fp8Autocast fp8(true);
+      y = layer->forward(xv);
+    }
+    y.backward(g);
+    const auto values = [](const torch::Tensor& t) {
+      return std::vector<float>(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+    };
+    const std::vector<float> xs = values(x), ws = values(w), gs = values(g);
+    const auto qx = run_on_host(recipes::plan(r, Operand::kInput, Gemm::kFprop), xs, M, K).tensor;
+    const auto qw = run_on_host(recipes::plan(r, Operand::kWeight, Gemm::kFprop), ws, N, K).tensor;
+    const auto device_view = [](const sim::QuantizedTensor& t, bool k_cols) {
+      return gpu::DeviceGemmOperand{t.data.data(), t.scale_inv.data(), t.rows,   t.cols,
+                                    t.block_rows,  t.block_cols,       t.format, k_cols};
+    };
+    std::vector<float> y_twin(M * N), x_hat(M * K), w_hat(N * K), dx_twin(M * K), dw_twin(N * K);
+    gpu::DeviceGemmOptions options;
+    options.model = r.gemm.fprop;
+    gpu::host_twin::gemm(device_view(qx, true), device_view(qw, true), options, y_twin.data());
+    gpu::host_twin::dequantize(device_view(qx, true), x_hat.data());
+    gpu::host_twin::dequantize(device_view(qw, true), w_hat.data());
+    const auto dense = [](Gemm role, const std::vector<float>& a, std::int64_t a_rows,
+                          std::int64_t a_cols, const std::vector<float>& b, std::int64_t b_rows,
+                          std::int64_t b_cols, std::vector<float>& out) {
+      const auto [a_k, b_k] = k_is_cols(role);
+      gpu::host_twin::high_precision_gemm({a.data(), a_rows, a_cols, a_k},
+                                          {b.data(), b_rows, b_cols, b_k}, {}, out.data());
+    };
+    dense(Gemm::kDgrad, gs, M, N, w_hat, N, K, dx_twin);
+    dense(Gemm::kWgrad, gs, M, N, x_hat, M, K, dw_twin);
+    const auto as_tensor = [](std::vector<float>& v, std::int64_t rows, std::int64_t cols) {
+      return torch::from_blob(v.data(), {rows, cols}, torch::kFloat).clone();
+    };
+    CHECK(test::bitwise_difference(y.detach(), as_tensor(y_twin, M, N)) == "");
+    CHECK(test::bitwise_difference(xv.grad(), as_tensor(dx_twin, M, K)) == "");
+    CHECK(test::bitwise_difference(layer->weight.grad(), as_tensor(dw_twin, N, K)) == "");
+    // The dequantized codes, not the unquantized operands: dX differs from the GEMM of W itself.
+    std::vector<float> dx_of_w(M * K);
+    dense(Gemm::kDgrad, gs, M, N, ws, N, K, dx_of_w);
+    CHECK(test::bitwise_difference(xv.grad(), as_tensor(dx_of_w, M, K)) != "");
+  }
 }
 
 // recipe.torchao_version reaches both backends: an MXFP8 floor block of 2^-126 (scale byte 0) is
