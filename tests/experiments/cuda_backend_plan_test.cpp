@@ -6,9 +6,8 @@
 // through the GEMM host twin gives SimBackend::gemm's and high_precision_gemm's bits; mx_2d's
 // weight plans give the 32 x 32 tiles; gpu::dequantize's host twin gives sim::scaling::dequantize's
 // bits on every plan's codes, and backward_override dequantized chained as CudaBackend chains it
-// gives the sim backend's trained Linear. What this
-// cannot see (device memory, the kernels' launch and delayed scaling's device state) is
-// cuda_backend_equality_test's, on a GPU.
+// gives the sim backend's trained Linear. What this cannot see (device memory, the kernels' launch
+// and delayed scaling's device state) is cuda_backend_equality_test's, on a GPU.
 #include "linear_test_support.hpp"  // first: LibTorch, then Catch2
 
 #include <cmath>
