@@ -254,6 +254,16 @@ inline void check_fp8(sim::Format format, const char* function) {
   }
 }
 
+// Static scaling's multiplier (gpu::scaling::quantize_static and its host twin): a positive finite
+// fp32, as the recipe field static_scale is validated (recipes/fields.cpp); 1 / scale is then a
+// finite value, and so is every RN(x * scale) of a finite x short of saturation.
+inline void check_static_scale(const char* function, float scale) {
+  if (!(scale > 0.0f) || !std::isfinite(scale)) {
+    throw std::invalid_argument(std::string(function) + ": scale = " + std::to_string(scale) +
+                                "; accepted: a positive finite fp32");
+  }
+}
+
 // The shape rules of every gpu/scaling quantizer, device entry point and host twin alike
 // (blocked.cu, current.cu, scaling/host_twin.cu): rows, cols, block_rows, block_cols >= 1 (a
 // per-tensor scaling's one block is rows x cols), and rows * cols within int64, since the kernels

@@ -1,5 +1,6 @@
 // gpu::scaling quantizers against sim::scaling (experiments/gpu_check/checks.hpp): codes, scales,
-// scale_inv, E8M0 codes and statistics, bit for bit.
+// scale_inv, E8M0 codes and statistics, bit for bit; and gpu::dequantize of each result against
+// sim::scaling::dequantize (a NaN as any NaN).
 // Needs CUDA: compiled to nothing in a build without gpu/ (fp8lab_gpu_check globs every .cpp in gpu_check/).
 #if FP8LAB_HAVE_CUDA
 #include <cmath>
@@ -14,12 +15,14 @@
 #include "experiments/gpu_check/checks.hpp"
 #include "experiments/gpu_check/compare_stats.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/dequantize.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/scaling/blocked.hpp"
 #include "sim/scaling/block.hpp"
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/mx.hpp"
 #include "sim/scaling/rowwise.hpp"
+#include "sim/scaling/stats.hpp"
 
 namespace fp8lab::experiments::gpu_check {
 namespace {
@@ -79,6 +82,20 @@ std::vector<Quantizer> quantizers() {
                  [pow2](const float* x, auto r, auto c, Format f, const auto& o, bool h) {
                    h ? gs::host_twin::quantize_tensorwise_torchao(x, r, c, f, pow2, o)
                      : gs::quantize_tensorwise_torchao(x, r, c, f, pow2, o);
+                 }});
+  }
+  // Static scaling (QuantizeKind::kStatic): unit scale, a scale below 1, and one at which the
+  // wide-range inputs saturate and most clean ones do not underflow.
+  for (const float scale : {1.0f, 0.0625f, 1048576.0f}) {
+    char name[48];
+    std::snprintf(name, sizeof name, "static %g", static_cast<double>(scale));
+    q.push_back({name,
+                 [scale](const auto& x, auto r, auto c, Format f) {
+                   return ss::quantize_per_tensor("static", x, r, c, f, scale);
+                 },
+                 [scale](const float* x, auto r, auto c, Format f, const auto& o, bool h) {
+                   h ? gs::host_twin::quantize_static(x, r, c, f, scale, o)
+                     : gs::quantize_static(x, r, c, f, scale, o);
                  }});
   }
   for (const bool rowwise : {true, false}) {
@@ -142,6 +159,36 @@ std::vector<Quantizer> quantizers() {
   return q;
 }
 
+// gpu::dequantize (gpu/dequantize.hpp) of sim's quantized tensor t against
+// sim::scaling::dequantize(t): every value's bits, a NaN as any NaN (its bits are
+// implementation-defined).
+void check_dequantize(CheckResult& r, const std::string& where, const sim::QuantizedTensor& t,
+                      bool on_host) {
+  const std::vector<float> want = sim::scaling::dequantize(t);
+  std::vector<float> got(want.size());
+  gpu::DeviceGemmOperand view{t.data.data(), t.scale_inv.data(), t.rows,   t.cols,
+                              t.block_rows,  t.block_cols,       t.format, true};
+  if (on_host) {
+    gpu::host_twin::dequantize(view, got.data());
+  } else {
+    gpu::DeviceBuffer<std::uint8_t> dcodes(t.data);
+    gpu::DeviceBuffer<float> dscale_inv(t.scale_inv), dout(want.size());
+    view.codes = dcodes.get();
+    view.scale_inv = dscale_inv.get();
+    gpu::dequantize(view, dout.get());
+    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    got = dout.download();
+  }
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (std::isnan(want[i]) && std::isnan(got[i])) {
+      ++r.compared;
+      continue;
+    }
+    compare_float_at(
+        r, [&] { return where + " dequantized[" + std::to_string(i) + "]"; }, want[i], got[i]);
+  }
+}
+
 void run_case(CheckResult& r, const Quantizer& q, const std::vector<float>& x, Shape s,
               Format format, bool on_host) {
   const sim::scaling::QuantizeResult expected = q.sim(x, s.rows, s.cols, format);
@@ -192,6 +239,7 @@ void run_case(CheckResult& r, const Quantizer& q, const std::vector<float>& x, S
     }
   }
   compare_stats(r, where, expected.stats, st);
+  check_dequantize(r, where, t, on_host);
 }
 
 }  // namespace

@@ -152,6 +152,13 @@ class LinearBackend {
   virtual std::vector<float> to_host(ConstMatrix /*x*/) const {
     throw std::logic_error(no_resident_path("to_host"));
   }
+  // sim::scaling::dequantize(operand.to_host().tensor) written into `out` (cuda memory, the
+  // operand's shape), without a copy to the host: backward_override dequantized on the resident
+  // path (linear_function.cpp) reads the fprop GEMM's codes this way.
+  virtual void dequantize_resident(const ResidentOperand& /*operand*/,
+                                   MutableMatrix /*out*/) const {
+    throw std::logic_error(no_resident_path("dequantize_resident"));
+  }
 
  private:
   std::string no_resident_path(const char* call) const {

@@ -62,6 +62,7 @@ std::shared_ptr<const LinearBackend> make_backend(const BackendChoice& choice) {
 
 #include "experiments/linear/cuda_staging.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/dequantize.hpp"
 #include "gpu/device.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/gemm/gemm.hpp"
@@ -324,7 +325,7 @@ class CudaResidentOperand final : public ResidentOperand {
 const CudaResidentOperand& cuda_operand(const ResidentOperand& operand, const char* which) {
   const auto* o = dynamic_cast<const CudaResidentOperand*>(&operand);
   if (o == nullptr) {
-    throw std::invalid_argument(std::string("CudaBackend::gemm_resident: operand ") + which +
+    throw std::invalid_argument(std::string("CudaBackend: resident operand ") + which +
                                 " was not made by CudaBackend::quantize_resident");
   }
   return *o;
@@ -487,21 +488,10 @@ std::unique_ptr<LinearScalingState> CudaBackend::make_state(const recipes::Recip
         " trains on the sim backend only (gpu/ has FP4/FP6 quantizer kernels but no plan path "
         "or GEMM for them yet); use --backend sim");
   }
-  // TE's recipe fields mx_2d and backward_override dequantized (recipes/recipe.hpp): gpu/ has the
-  // 32 x 32 MX quantizer (tests/gpu/scaling_host_test), but no cuda-backend test has trained with
-  // it; the dequantized backward reads the fprop codes on the host, which this backend keeps on
-  // the device for tensors on CUDA. Both are sim-backend fields for now.
-  bool mx_2d = recipe.mx_2d;
-  for (const recipes::Role role : recipes::kRoles) {
-    if (!recipe.per_role.empty()) mx_2d = mx_2d || recipes::role_recipe(recipe, role).mx_2d;
-  }
-  if (mx_2d || recipe.backward_override == recipes::BackwardOverride::kDequantized) {
-    throw std::invalid_argument(
-        std::string("CudaBackend: ") +
-        (mx_2d ? "mx_2d (TE's MXFP8 2-D weights)" : "backward_override dequantized") +
-        " trains on the sim backend only (no cuda-backend path is tested for it); use "
-        "--backend sim");
-  }
+  // mx_2d and backward_override dequantized need nothing here: the lowering's 32 x 32 weight
+  // plans run gpu::scaling::quantize_mx with 32 x 32 blocks (gpu::gemm takes any block shape
+  // whose K-blocks line up), and the dequantized backward reads the fprop codes through
+  // dequantize_resident (or sim::scaling::dequantize for host tensors).
   return std::make_unique<CudaLinearState>(recipe);
 }
 
@@ -619,6 +609,19 @@ std::vector<float> CudaBackend::to_host(ConstMatrix x) const {
   queue_download(host.data(), x.data.data(), host.size() * sizeof(float), stream);
   FP8LAB_CUDA_CHECK(cudaStreamSynchronize(stream));
   return host;
+}
+
+void CudaBackend::dequantize_resident(const ResidentOperand& operand, MutableMatrix out) const {
+  check_matrix("CudaBackend", "output", out.data.size(), out.rows, out.cols);
+  check_memory("dequantize_resident", "out", out.memory, MemorySpace::cuda);
+  const CudaResidentOperand& o = cuda_operand(operand, "operand");
+  if (out.rows != o.shape().rows || out.cols != o.shape().cols) {
+    throw std::invalid_argument("CudaBackend::dequantize_resident: output is " +
+                                std::to_string(out.rows) + " x " + std::to_string(out.cols) +
+                                "; the operand is " + std::to_string(o.shape().rows) + " x " +
+                                std::to_string(o.shape().cols));
+  }
+  gpu::dequantize(o.gemm_operand(true), out.data.data(), current_stream());
 }
 
 void CudaBackend::end_forward(LinearScalingState& state) const {

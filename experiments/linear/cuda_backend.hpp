@@ -15,6 +15,9 @@
 //   otherwise   gpu::scaling::quantize(plan, ...) (gpu/scaling/blocked.hpp), twin of
 //               sim::scaling::quantize(plan, ...)
 //   GEMMs       gpu::gemm (fp32_seq, hopper_split, hopper_fast), gpu::high_precision_gemm
+//   backward_override dequantized: the fprop operands' codes dequantized by gpu::dequantize
+//               (resident path) or sim::scaling::dequantize (host path), then
+//               gpu::high_precision_gemm
 //
 // Accumulation `exact` has no GPU kernel: gemm() throws std::invalid_argument naming it
 // (gpu::require_kernel; never a silent fall back to sim). Compiled only where CUDA is
@@ -95,6 +98,8 @@ class CudaBackend final : public LinearBackend {
   void gemm_resident(Gemm role, const ResidentOperand& a, const ResidentOperand& b,
                      recipes::Accumulation accumulation, MutableMatrix out) const override;
   std::vector<float> to_host(ConstMatrix x) const override;
+  // gpu::dequantize (gpu/dequantize.hpp) on torch's current stream, no synchronization.
+  void dequantize_resident(const ResidentOperand& operand, MutableMatrix out) const override;
 
   // The device state copied to the host (blocking), or a snapshot with history_len == 0 when the
   // state's recipe is not delayed scaling. Throws

@@ -209,15 +209,16 @@ struct SavedLinear : torch::CustomClassHolder {
   at::Tensor weight_dequantized;  // defined when execution.dequantized[dgrad]
 };
 
-// The fprop operand `q` of `tensor`, dequantized into a tensor shaped as `like` (backward_override
-// dequantized: TE's linear.py dequantizes the forward's rowwise codes for dgrad and wgrad).
-at::Tensor dequantized(const QuantizedOperand& q, Operand tensor, const at::Tensor& like) {
-  if (!q.host) {
-    throw std::invalid_argument(std::string("Fp8Linear: backward_override dequantized needs the "
-                                            "fprop codes of the ") +
-                                std::string(name(tensor)) +
-                                " on the host; this backend keeps them on the device (run it on "
-                                "the sim backend)");
+// The fprop operand `q` of `tensor`, dequantized into a tensor shaped as `like`, on its device
+// (backward_override dequantized: TE's linear.py dequantizes the forward's rowwise codes for dgrad
+// and wgrad): sim::scaling::dequantize of host codes, or the backend's dequantize_resident of
+// codes it keeps on the device.
+at::Tensor dequantized(const LinearExecution& e, const QuantizedOperand& q, Operand tensor,
+                       const at::Tensor& like) {
+  at::Tensor out = at::empty_like(like);
+  if (q.resident) {
+    e.backend->dequantize_resident(*q.resident, mutable_view(out));
+    return out;
   }
   if (q.host->rht) {
     throw std::logic_error(std::string("Fp8Linear: the fprop codes of the ") +
@@ -225,7 +226,6 @@ at::Tensor dequantized(const QuantizedOperand& q, Operand tensor, const at::Tens
                            " are of its RHT, which backward_override dequantized cannot read");
   }
   const std::vector<float> values = sim::scaling::dequantize(*q.host);
-  at::Tensor out = at::empty_like(like);
   std::copy(values.begin(), values.end(), out.mutable_data_ptr<float>());
   return out;
 }
@@ -251,10 +251,10 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
       const auto qw = quantize_operand(e, Operand::kWeight, Gemm::kFprop, weight);
       run_gemm(e, Gemm::kFprop, &qx, &qw, x, weight, y);
       if (wgrad_follows && e.dequantized[role_index(Gemm::kWgrad)]) {
-        saved->input_dequantized = dequantized(qx, Operand::kInput, x);
+        saved->input_dequantized = dequantized(e, qx, Operand::kInput, x);
       }
       if (dgrad_follows && e.dequantized[role_index(Gemm::kDgrad)]) {
-        saved->weight_dequantized = dequantized(qw, Operand::kWeight, weight);
+        saved->weight_dequantized = dequantized(e, qw, Operand::kWeight, weight);
       }
     } else if (e.noise) {
       const at::Tensor noisy_x = with_noise(e, Operand::kInput, Gemm::kFprop, x);

@@ -31,7 +31,8 @@ struct LinearExecution {
   // Per Gemm (dgrad, wgrad; recipes::runs_dequantized, backward_override dequantized): run in
   // high precision on the fprop GEMM's quantized weight (dgrad) or input (wgrad), dequantized
   // (sim::scaling::dequantize: decode x scale_inv, fp32), as TE's linear.py does. Needs the
-  // fprop GEMM quantized (quantized[fprop]) and its codes on the host.
+  // fprop GEMM quantized (quantized[fprop]); codes kept on the device are dequantized there
+  // (LinearBackend::dequantize_resident).
   std::array<bool, 3> dequantized{};
   recipes::GemmAccumulation accumulation{recipes::Accumulation::kFp32Seq,
                                          recipes::Accumulation::kFp32Seq,

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include "recipes/lowering.hpp"
 #include "sim/scaling/current.hpp"
 #include "sim/scaling/delayed.hpp"
+#include "sim/scaling/stats.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -318,6 +320,23 @@ void ShadowCheckedBackend::gemm_resident(Gemm role, const ResidentOperand& a,
   std::vector<float> want(out.data.size());
   reference_.gemm(role, host_a.tensor, host_b.tensor, accumulation, {want, out.rows, out.cols});
   compare_output(layer, role, got, want);
+}
+
+void ShadowCheckedBackend::dequantize_resident(const ResidentOperand& operand,
+                                               MutableMatrix out) const {
+  watched_->dequantize_resident(operand, out);
+  std::string layer;
+  if (!shadowed_gemm(layer)) return;
+  std::vector<float> got = watched_->to_host({out.data, out.rows, out.cols, out.memory});
+  std::vector<float> want = sc::dequantize(operand.to_host().tensor);
+  // A NaN's bits are the host's in sim and 0x7FFFFFFF on the GPU (gpu/dequantize.hpp): compared
+  // as NaN.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (float& v : got) v = std::isnan(v) ? nan : v;
+  for (float& v : want) v = std::isnan(v) ? nan : v;
+  const std::lock_guard lock(mutex_);
+  Comparison c(report_, options_.keep_first, watched_->name(), layer, "dequantized");
+  c.floats("dequantized", got, want);
 }
 
 void ShadowCheckedBackend::high_precision_gemm(Gemm role, ConstMatrix a, ConstMatrix b,

@@ -63,8 +63,8 @@ struct ShadowReport {
   std::int64_t mismatches = 0;
   // "layer|tensor|kind" -> mismatches; layer "linear#k" (k-th state made), "high_precision" for
   // GEMMs without quantized operands; tensor e.g. "input/fprop", "fprop" (GEMM output),
-  // "forward" (forward pass state); kind: code, scale, scale_inv, e8m0, stats, history, output,
-  // shape.
+  // "forward" (forward pass state), "dequantized" (dequantize_resident); kind: code, scale,
+  // scale_inv, e8m0, stats, history, output, dequantized, shape.
   std::map<std::string, std::int64_t> by_key;
   std::vector<std::string> first;  // the first mismatches, with bits and values
 };
@@ -94,6 +94,9 @@ class ShadowCheckedBackend final : public LinearBackend {
   void gemm_resident(Gemm role, const ResidentOperand& a, const ResidentOperand& b,
                      recipes::Accumulation accumulation, MutableMatrix out) const override;
   std::vector<float> to_host(ConstMatrix x) const override { return watched_->to_host(x); }
+  // Shadowed steps compare `out` with sim::scaling::dequantize of the operand's host copy, bit for
+  // bit but for a NaN's bits (gpu/dequantize.hpp: any NaN equals any NaN; kind "dequantized").
+  void dequantize_resident(const ResidentOperand& operand, MutableMatrix out) const override;
 
   ShadowReport report() const;
 

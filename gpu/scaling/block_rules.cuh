@@ -17,6 +17,16 @@ struct TeRule {
   }
 };
 
+// Static scaling (sim QuantizeKind::kStatic): the plan's fixed multiplier for every block, no amax
+// read; scale_inv = RN(1 / s), as sim::scaling::quantize_per_tensor's 1.0f / scale.
+struct StaticRule {
+  float scale;
+  template <Format F>
+  FP8LAB_HD BlockScale operator()(float, bool) const {
+    return {scale, div_rn(1.0f, scale), 0};
+  }
+};
+
 struct TorchaoRule {
   float fp8_max;
   bool pow2;

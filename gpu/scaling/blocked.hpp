@@ -5,6 +5,8 @@
 //   gpu::scaling::quantize_mx               must equal sim::scaling::quantize_mx / quantize_mx_2d
 //   gpu::scaling::quantize_current_te       must equal sim::scaling::quantize_current_te
 //   gpu::scaling::quantize_tensorwise_torchao must equal sim::scaling::quantize_tensorwise_torchao
+//   gpu::scaling::quantize_static       must equal sim::scaling::quantize(plan) for kStatic
+//                                       (quantize_per_tensor with plan.static_scale)
 //
 // Contract per block (sim/scaling/blocked.hpp): amax = max |x| (NaN ignored), has_nan; the rule
 // gives {scale, scale_inv, e8m0}; q = cast_satfinite(RN(x * scale)). Statistics as sim's.
@@ -63,12 +65,18 @@ void quantize_current_te(const float* x, std::int64_t rows, std::int64_t cols, s
 void quantize_tensorwise_torchao(const float* x, std::int64_t rows, std::int64_t cols,
                                  sim::Format format, bool pow2, const BlockedOutputs& out,
                                  cudaStream_t stream = nullptr);
+// Static scaling: the fixed multiplier `scale` (a positive finite fp32; std::invalid_argument
+// otherwise), no amax read to choose it; scale_inv = RN(1 / scale). Two stream-ordered launches
+// (the scale written to device memory, then gpu::quantize reading it), no host synchronization.
+// out.scale_inv / out.scale hold 1 value.
+void quantize_static(const float* x, std::int64_t rows, std::int64_t cols, sim::Format format,
+                     float scale, const BlockedOutputs& out, cudaStream_t stream = nullptr);
 
 // Executes a QuantizePlan (sim/scaling/plan.hpp): the quantizer above it names, with its format,
 // blocks (plan.blocks(rows, cols)), axis, pow2 and MX mode and version; block scaling with fp32
 // input (value_for_inf = FLT_MAX) and amax_epsilon 0. Must equal sim::scaling::quantize(plan, x).
-// Throws std::invalid_argument for kDelayed (stateful; the caller runs gpu::quantize with the
-// slot's scale) and kHighPrecision.
+// kStatic runs quantize_static with plan.static_scale. Throws std::invalid_argument for kDelayed
+// (stateful; the caller runs gpu::quantize with the slot's scale) and kHighPrecision.
 void quantize(const sim::scaling::QuantizePlan& plan, const float* x, std::int64_t rows,
               std::int64_t cols, const BlockedOutputs& out, cudaStream_t stream = nullptr);
 
@@ -88,6 +96,8 @@ void quantize_current_te(const float* x, std::int64_t rows, std::int64_t cols, s
                          bool pow2, float eps, const BlockedOutputs& out);
 void quantize_tensorwise_torchao(const float* x, std::int64_t rows, std::int64_t cols,
                                  sim::Format format, bool pow2, const BlockedOutputs& out);
+void quantize_static(const float* x, std::int64_t rows, std::int64_t cols, sim::Format format,
+                     float scale, const BlockedOutputs& out);
 void quantize(const sim::scaling::QuantizePlan& plan, const float* x, std::int64_t rows,
               std::int64_t cols, const BlockedOutputs& out);
 }  // namespace host_twin

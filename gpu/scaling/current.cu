@@ -1,6 +1,8 @@
 // Per-tensor current scaling (gpu/scaling/blocked.hpp): amax of the whole tensor (NaN ignored,
 // and whether any NaN was seen), the recipe's rule on one thread, then gpu::quantize reading the
 // scale from device memory. Stream-ordered; the scratch lives in stream-ordered memory.
+// Static scaling (quantize_static) is the same without the amax pass: the plan's fixed scale
+// written on one thread, then gpu::quantize.
 #include <cfloat>
 #include <stdexcept>
 #include <string>
@@ -87,6 +89,12 @@ __global__ void rule_kernel(Scratch* scratch, bool torchao, float fp8_max, bool 
   if (scale != nullptr) *scale = s;
 }
 
+// Static scaling: the fixed multiplier where gpu::quantize reads it, and in out.scale.
+__global__ void static_scale_kernel(float s, Scratch* scratch, float* scale) {
+  scratch->scale = s;
+  if (scale != nullptr) *scale = s;
+}
+
 void current(const char* function, const float* x, std::int64_t rows, std::int64_t cols,
              sim::Format format, bool torchao, bool pow2, float eps, const BlockedOutputs& out,
              cudaStream_t stream) {
@@ -119,6 +127,29 @@ void current(const char* function, const float* x, std::int64_t rows, std::int64
 }
 
 }  // namespace
+
+void quantize_static(const float* x, std::int64_t rows, std::int64_t cols, sim::Format format,
+                     float scale, const BlockedOutputs& out, cudaStream_t stream) {
+  const char* function = "gpu::scaling::quantize_static";
+  detail::check_fp8(format, function);
+  detail::check_static_scale(function, scale);
+  const std::int64_t n = detail::check_blocked_shape(function, rows, cols, rows, cols);
+  if (x == nullptr || out.codes == nullptr || out.scale_inv == nullptr) {
+    throw std::invalid_argument(
+        std::string(function) +
+        ": x, out.codes and out.scale_inv must be device pointers, got null");
+  }
+  Scratch* scratch = nullptr;
+  FP8LAB_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&scratch), sizeof(Scratch), stream));
+  static_scale_kernel<<<1, 1, 0, stream>>>(scale, scratch, out.scale);
+  FP8LAB_CUDA_CHECK_LAUNCH();
+  QuantizeOutputs q;
+  q.codes = out.codes;
+  q.stats = out.stats;
+  q.scale_inv = out.scale_inv;  // RN(1 / scale), finish_per_tensor
+  quantize(x, n, &scratch->scale, format, Overflow::kSatFinite, q, stream);
+  FP8LAB_CUDA_CHECK(cudaFreeAsync(scratch, stream));
+}
 
 void quantize_current_te(const float* x, std::int64_t rows, std::int64_t cols, sim::Format format,
                          bool pow2, float eps, const BlockedOutputs& out, cudaStream_t stream) {

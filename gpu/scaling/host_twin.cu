@@ -1,7 +1,8 @@
 // gpu::scaling::host_twin (gpu/scaling/blocked.hpp): the block-scaled quantizers on the host, one
 // block after another, with the kernels' rules (block_rules.cuh), casts (cast.cuh) and statistics
 // (quantize_common.cuh). Per-tensor current scaling is one block covering the tensor with the
-// current-scaling rule (value_for_inf = FLT_MAX), which is what its three launches compute.
+// current-scaling rule (value_for_inf = FLT_MAX), which is what its three launches compute; static
+// scaling is that block with the plan's fixed multiplier (StaticRule).
 #include <cfloat>
 #include <cmath>
 
@@ -100,6 +101,12 @@ void quantize_tensorwise_torchao(const float* x, std::int64_t rows, std::int64_t
                                  sim::Format format, bool pow2, const BlockedOutputs& out) {
   run("host_twin::quantize_tensorwise_torchao", x, rows, cols, rows, cols, format,
       TorchaoRule{fp8_max(format), pow2}, out);
+}
+
+void quantize_static(const float* x, std::int64_t rows, std::int64_t cols, sim::Format format,
+                     float scale, const BlockedOutputs& out) {
+  detail::check_static_scale("host_twin::quantize_static", scale);
+  run("host_twin::quantize_static", x, rows, cols, rows, cols, format, StaticRule{scale}, out);
 }
 
 }  // namespace fp8lab::gpu::scaling::host_twin

@@ -44,8 +44,10 @@ void execute(const QuantizePlan& p, const float* x, std::int64_t rows, std::int6
                                          p.torchao, o)
                      : quantize_mx(x, rows, cols, b.rows, b.cols, p.format, p.mx_mode, p.torchao, o,
                                    stream);
-    case QuantizeKind::kNvfp4:   // kernels in gpu/scaling/fp4.hpp, not behind a plan yet
-    case QuantizeKind::kStatic:  // no GPU kernel behind a plan yet: the sim backend runs it
+    case QuantizeKind::kStatic:
+      return on_host ? twin::quantize_static(x, rows, cols, p.format, p.static_scale, o)
+                     : quantize_static(x, rows, cols, p.format, p.static_scale, o, stream);
+    case QuantizeKind::kNvfp4:  // kernels in gpu/scaling/fp4.hpp, not behind a plan yet
     case QuantizeKind::kDelayed:
     case QuantizeKind::kHighPrecision: break;
   }
@@ -53,7 +55,7 @@ void execute(const QuantizePlan& p, const float* x, std::int64_t rows, std::int6
       std::string("gpu::scaling::quantize: a ") + sim::scaling::to_string(p.kind) +
       " plan with format " + sim::spec(p.format).name +
       " has no stateless GPU quantizer behind a plan (NVFP4, MXFP4 and MXFP6: "
-      "gpu/scaling/fp4.hpp's kernels, called directly; static: the sim backend only)");
+      "gpu/scaling/fp4.hpp's kernels, called directly)");
 }
 
 }  // namespace

@@ -69,6 +69,30 @@ std::vector<NamedRecipe> recipes_under_test() {
     r.override_linear_precision.dgrad = true;  // dgrad through the high-precision GEMM
     list.push_back({"delayed, dgrad in high precision", r});
   }
+  {
+    // TE's MXFP8 2-D weights: the weight's fprop and dgrad operands in 32 x 32 tiles.
+    recipes::Recipe r = test::recipe_with_defaults(Scaling::mxfp8);
+    r.mx_2d = true;
+    list.push_back({"mxfp8 te mx_2d", r});
+    r.mx_scale_mode = recipes::E8M0Mode::kFloor;
+    r.gemm = {Accumulation::kFp32Seq, Accumulation::kFp32Seq, Accumulation::kHopperFastAccum};
+    list.push_back({"mxfp8 floor mx_2d fp32_seq/hopper_fast", r});
+  }
+  // backward_override dequantized: dgrad and wgrad in high precision on the fprop codes,
+  // dequantized (gpu::dequantize on the resident path, sim::scaling::dequantize on the host path).
+  for (const Scaling scaling : {Scaling::current, Scaling::block, Scaling::mxfp8}) {
+    recipes::Recipe r = test::recipe_with_defaults(scaling);
+    r.backward_override = recipes::BackwardOverride::kDequantized;
+    r.mx_2d = scaling == Scaling::mxfp8;
+    list.push_back({std::string(recipes::name(scaling)) + (r.mx_2d ? " mx_2d" : "") +
+                        " backward_override dequantized",
+                    r});
+  }
+  for (const double scale : {1.0, 0.0625}) {  // at 1 the outlier saturates, gradients underflow
+    recipes::Recipe r = test::recipe_with_defaults(Scaling::static_);
+    r.static_scale = scale;
+    list.push_back({"static " + std::to_string(scale), r});
+  }
   return list;
 }
 

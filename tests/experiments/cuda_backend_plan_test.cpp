@@ -3,9 +3,11 @@
 // host twins (gpu::scaling::host_twin::quantize: the kernels' per-block code compiled for the
 // host) gives SimBackend::quantize's bits (codes, scales, scale_inv, E8M0, statistics, block
 // shape); and each GEMM role's K layout (sim/settings.hpp's k_is_cols) and accumulation model
-// through the GEMM host twin gives SimBackend::gemm's and high_precision_gemm's bits. What this
-// cannot see (device memory, the kernels' launch and delayed scaling's device state) is
-// cuda_backend_equality_test's, on a GPU.
+// through the GEMM host twin gives SimBackend::gemm's and high_precision_gemm's bits; mx_2d's
+// weight plans give the 32 x 32 tiles; gpu::dequantize's host twin gives sim::scaling::dequantize's
+// bits on every plan's codes, and backward_override dequantized chained as CudaBackend chains it
+// gives the sim backend's trained Linear. What this cannot see (device memory, the kernels' launch
+// and delayed scaling's device state) is cuda_backend_equality_test's, on a GPU.
 #include "linear_test_support.hpp"  // first: LibTorch, then Catch2
 
 #include <cmath>
@@ -15,11 +17,16 @@
 
 #include "cuda_backend_test_support.hpp"
 #include "experiments/gpu_check/check_inputs.hpp"
+#include "experiments/linear/autocast.hpp"
 #include "experiments/linear/cuda_backend.hpp"
+#include "experiments/linear/fp8_linear.hpp"
 #include "experiments/linear/sim_backend.hpp"
+#include "gpu/dequantize.hpp"
 #include "gpu/gemm/gemm.hpp"
 #include "gpu/scaling/blocked.hpp"
 #include "recipes/lowering.hpp"
+#include "sim/scaling/mx.hpp"
+#include "sim/scaling/stats.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -48,10 +55,24 @@ std::vector<NamedRecipe> stateless_recipes() {
       list.push_back({"mxfp8 " + std::string(recipes::name(mode)) + " torchao-main", r});
     }
   }
+  // TE's MXFP8 2-D weights (mx_2d): the weight's fprop and dgrad plans in 32 x 32 tiles.
+  for (const auto mode : {recipes::E8M0Mode::kTe, recipes::E8M0Mode::kRceil}) {
+    recipes::Recipe r = test::recipe_with_defaults(Scaling::mxfp8);
+    r.mx_scale_mode = mode;
+    r.mx_2d = true;
+    list.push_back({"mxfp8 " + std::string(recipes::name(mode)) + " mx_2d", r});
+  }
   for (const auto format : {recipes::Fp8Format::kE4M3, recipes::Fp8Format::kE5M2}) {
     recipes::Recipe r = test::recipe_with_defaults(Scaling::current);
     r.fp8_format = format;
     list.push_back({"current " + std::string(recipes::name(format)), r});
+  }
+  // Static scaling (QuantizeKind::kStatic): unit scale, and a scale at which small values
+  // underflow and the specials' huge values saturate.
+  for (const double scale : {1.0, 0.0625}) {
+    recipes::Recipe r = test::recipe_with_defaults(Scaling::static_);
+    r.static_scale = scale;
+    list.push_back({"static " + std::to_string(scale), r});
   }
   return list;
 }
@@ -104,6 +125,28 @@ void check_same(const sim::scaling::QuantizeResult& got, const sim::scaling::Qua
   CHECK(got.stats.saturated == want.stats.saturated);
   CHECK(got.stats.underflowed == want.stats.underflowed);
   CHECK(got.stats.nan == want.stats.nan);
+}
+
+// gpu::dequantize's host twin on t equals sim::scaling::dequantize(t): every value's bits, a NaN
+// as any NaN (gpu/dequantize.hpp's contract); fails unless some value is nonzero.
+void check_dequantize(const sim::QuantizedTensor& t) {
+  const std::vector<float> want = sim::scaling::dequantize(t);
+  std::vector<float> got(want.size());
+  gpu::host_twin::dequantize({t.data.data(), t.scale_inv.data(), t.rows, t.cols, t.block_rows,
+                              t.block_cols, t.format, true},
+                             got.data());
+  bool nonzero = false;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    nonzero = nonzero || want[i] != 0.0f;
+    const bool same = std::isnan(want[i]) ? std::isnan(got[i])
+                                          : test::bits_of(got[i]) == test::bits_of(want[i]);
+    if (!same) {
+      FAIL_CHECK("dequantized[" << i << "]: host twin " << bits(got[i]) << ", sim "
+                                << bits(want[i]));
+      return;
+    }
+  }
+  CHECK((nonzero || t.rows * t.cols == 1));
 }
 
 // The plan run through the host twins, assembled as CudaBackend assembles the device result.
@@ -183,13 +226,106 @@ TEST_CASE("cuda backend plan: every stateless quantize through the host twins eq
         const auto want = sim.quantize(*state, op.tensor, op.role, m);
         const auto plan = recipes::plan(named.recipe, op.tensor, op.role);
         check_same(run_on_host(plan, x, s.rows, s.cols), want, x);
+        check_dequantize(want.tensor);
         ++compared;
       }
     }
   }
-  // 21 recipes (10 current/torchao/block, mxfp8 te + 4 torchao modes x 2 torchao versions, 2
-  // current formats) x 6 operands x 4 shapes, less rowwise_with_gw_hp's 2 x 2 wgrad operands x 4.
-  CHECK(compared == 21 * 6 * 4 - 2 * 2 * 4);
+  // 25 recipes (10 current/torchao/block, mxfp8 te + 4 torchao modes x 2 torchao versions, 2
+  // mx_2d, 2 current formats, 2 static scales) x 6 operands x 4 shapes, less
+  // rowwise_with_gw_hp's 2 x 2 wgrad operands x 4.
+  CHECK(compared == 25 * 6 * 4 - 2 * 2 * 4);
+}
+
+// mx_2d reaches the GPU plan: the weight's fprop and dgrad plans, run through the host twins, are
+// one 32 x 32-tile quantization of W (sim::scaling::quantize_mx_2d, codes and E8M0 bytes), not the
+// 1 x 32 copy, which differs on this W (an outlier sets one tile's scale); input and grad_output
+// keep their 1-D blocks.
+TEST_CASE("cuda backend plan: mx_2d's weight plans are the 32 x 32 tiles through the host twin",
+          "[cuda_backend]") {
+  constexpr std::int64_t N = 72, K = 160;  // partial tiles along both dimensions
+  std::vector<float> w = input(N * K, 14);
+  w[3 * K + 40] = 3000.0f;
+  recipes::Recipe r = test::recipe_with_defaults(Scaling::mxfp8);
+  r.mx_2d = true;
+  const auto tiles = sim::scaling::quantize_mx_2d(w, N, K, sim::Format::E4M3);
+  const auto rows =
+      sim::scaling::quantize_mx(w, N, K, sim::scaling::ScaleAxis::kRowwise, sim::Format::E4M3);
+  CHECK(rows.tensor.data != tiles.tensor.data);
+  for (const Gemm role : {Gemm::kFprop, Gemm::kDgrad}) {
+    INFO(name(role));
+    const auto got = run_on_host(recipes::plan(r, Operand::kWeight, role), w, N, K);
+    CHECK(got.tensor.block_rows == 32);
+    CHECK(got.tensor.block_cols == 32);
+    check_same(got, tiles, w);
+  }
+  CHECK(recipes::plan(r, Operand::kInput, Gemm::kFprop).blocks(N, K).rows == 1);
+  CHECK(recipes::plan(r, Operand::kGradOutput, Gemm::kWgrad).blocks(N, K).cols == 1);
+}
+
+// backward_override dequantized as CudaBackend runs it (the fprop plans through the quantizer
+// host twins, the codes through gpu::dequantize's host twin, then the high-precision GEMM's host
+// twin with dY unquantized) gives the sim backend's trained Linear: y, dX and dW bit for bit. The
+// device run of the same chain is cuda_backend_equality_test's.
+TEST_CASE("cuda backend plan: backward_override dequantized through the host twins equals the "
+          "sim backend's Linear",
+          "[cuda_backend]") {
+  constexpr std::int64_t M = 40, K = 160, N = 72;
+  for (const Scaling scaling :
+       {Scaling::current, Scaling::block, Scaling::mxfp8, Scaling::static_}) {
+    recipes::Recipe r = test::recipe_with_defaults(scaling);
+    r.backward_override = recipes::BackwardOverride::kDequantized;
+    if (scaling == Scaling::mxfp8) r.mx_2d = true;
+    if (scaling == Scaling::static_) r.static_scale = 0.0625;
+    INFO(recipes::name(scaling));
+    const torch::Tensor x = test::normal({M, K}, 31), w = test::normal({N, K}, 32, 0.1),
+                        g = test::normal({M, N}, 33, 0.01);
+    Fp8Linear layer(Fp8LinearImpl(w.clone().requires_grad_(true), torch::Tensor(), r,
+                                  std::make_shared<const SimBackend>(), HighPrecision::fp32,
+                                  "layer"));
+    const torch::Tensor xv = x.clone().requires_grad_(true);
+    torch::Tensor y;
+    {
+      Fp8Autocast fp8(true);
+      y = layer->forward(xv);
+    }
+    y.backward(g);
+    const auto values = [](const torch::Tensor& t) {
+      return std::vector<float>(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+    };
+    const std::vector<float> xs = values(x), ws = values(w), gs = values(g);
+    const auto qx = run_on_host(recipes::plan(r, Operand::kInput, Gemm::kFprop), xs, M, K).tensor;
+    const auto qw = run_on_host(recipes::plan(r, Operand::kWeight, Gemm::kFprop), ws, N, K).tensor;
+    const auto device_view = [](const sim::QuantizedTensor& t, bool k_cols) {
+      return gpu::DeviceGemmOperand{t.data.data(), t.scale_inv.data(), t.rows,   t.cols,
+                                    t.block_rows,  t.block_cols,       t.format, k_cols};
+    };
+    std::vector<float> y_twin(M * N), x_hat(M * K), w_hat(N * K), dx_twin(M * K), dw_twin(N * K);
+    gpu::DeviceGemmOptions options;
+    options.model = r.gemm.fprop;
+    gpu::host_twin::gemm(device_view(qx, true), device_view(qw, true), options, y_twin.data());
+    gpu::host_twin::dequantize(device_view(qx, true), x_hat.data());
+    gpu::host_twin::dequantize(device_view(qw, true), w_hat.data());
+    const auto dense = [](Gemm role, const std::vector<float>& a, std::int64_t a_rows,
+                          std::int64_t a_cols, const std::vector<float>& b, std::int64_t b_rows,
+                          std::int64_t b_cols, std::vector<float>& out) {
+      const auto [a_k, b_k] = k_is_cols(role);
+      gpu::host_twin::high_precision_gemm({a.data(), a_rows, a_cols, a_k},
+                                          {b.data(), b_rows, b_cols, b_k}, {}, out.data());
+    };
+    dense(Gemm::kDgrad, gs, M, N, w_hat, N, K, dx_twin);
+    dense(Gemm::kWgrad, gs, M, N, x_hat, M, K, dw_twin);
+    const auto as_tensor = [](std::vector<float>& v, std::int64_t rows, std::int64_t cols) {
+      return torch::from_blob(v.data(), {rows, cols}, torch::kFloat).clone();
+    };
+    CHECK(test::bitwise_difference(y.detach(), as_tensor(y_twin, M, N)) == "");
+    CHECK(test::bitwise_difference(xv.grad(), as_tensor(dx_twin, M, K)) == "");
+    CHECK(test::bitwise_difference(layer->weight.grad(), as_tensor(dw_twin, N, K)) == "");
+    // The dequantized codes, not the unquantized operands: dX differs from the GEMM of W itself.
+    std::vector<float> dx_of_w(M * K);
+    dense(Gemm::kDgrad, gs, M, N, ws, N, K, dx_of_w);
+    CHECK(test::bitwise_difference(xv.grad(), as_tensor(dx_of_w, M, K)) != "");
+  }
 }
 
 // recipe.torchao_version reaches both backends: an MXFP8 floor block of 2^-126 (scale byte 0) is

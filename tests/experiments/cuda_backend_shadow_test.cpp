@@ -9,6 +9,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -23,6 +25,7 @@
 #include "experiments/linear/sim_backend.hpp"
 #include "experiments/run/run_ids.hpp"
 #include "experiments/stats/shadow_summary.hpp"
+#include "sim/scaling/stats.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fp8lab::experiments {
@@ -172,11 +175,13 @@ namespace {
 
 // SimBackend with a resident path whose "device" memory is host memory: cuda matrices are host
 // spans here, so the shadow check's resident replay (quantize_resident, gemm_resident,
-// high_precision_gemm on cuda matrices, to_host) runs without a GPU. `corrupt_code` flips a code
-// byte of every resident quantize.
+// dequantize_resident, high_precision_gemm on cuda matrices, to_host) runs without a GPU.
+// `corrupt_code` flips a code byte of every resident quantize, `corrupt_dequantized` one value
+// of every dequantize_resident by one ulp.
 class HostResidentBackend final : public LinearBackend {
  public:
-  explicit HostResidentBackend(bool corrupt_code) : corrupt_code_(corrupt_code) {}
+  HostResidentBackend(bool corrupt_code, bool corrupt_dequantized)
+      : corrupt_code_(corrupt_code), corrupt_dequantized_(corrupt_dequantized) {}
   std::string_view name() const override { return "resident"; }
   std::unique_ptr<LinearScalingState> make_state(const recipes::Recipe& r) const override {
     return sim_.make_state(r);
@@ -212,6 +217,11 @@ class HostResidentBackend final : public LinearBackend {
   std::vector<float> to_host(ConstMatrix x) const override {
     return std::vector<float>(x.data.begin(), x.data.end());
   }
+  void dequantize_resident(const ResidentOperand& operand, MutableMatrix out) const override {
+    const std::vector<float> values = sim::scaling::dequantize(operand.to_host().tensor);
+    std::copy(values.begin(), values.end(), out.data.begin());
+    if (corrupt_dequantized_) out.data[7] = std::nextafter(out.data[7], 1e30f);
+  }
 
  private:
   struct Kept final : ResidentOperand {
@@ -223,12 +233,15 @@ class HostResidentBackend final : public LinearBackend {
 
   SimBackend sim_;
   bool corrupt_code_;
+  bool corrupt_dequantized_;
 };
 
 // One training step of one Linear (x [48, 96], W [64, 96]) through the resident calls of the
-// shadow-checked backend, its "device" matrices in host memory.
-ShadowReport resident_linear_step(bool corrupt_code, recipes::Scaling scaling) {
-  auto watched = std::make_shared<const HostResidentBackend>(corrupt_code);
+// shadow-checked backend, its "device" matrices in host memory; dgrad runs in high precision on
+// the fprop weight's codes dequantized (backward_override dequantized's call).
+ShadowReport resident_linear_step(bool corrupt_code, recipes::Scaling scaling,
+                                  bool corrupt_dequantized = false) {
+  auto watched = std::make_shared<const HostResidentBackend>(corrupt_code, corrupt_dequantized);
   const ShadowCheckedBackend shadowed(watched, &sim_delayed_snapshot, ShadowOptions{.every = 1});
   const auto state = shadowed.make_state(recipe_of(scaling));
   const auto values = [](std::vector<std::int64_t> shape, std::uint64_t seed) {
@@ -244,18 +257,19 @@ ShadowReport resident_linear_step(bool corrupt_code, recipes::Scaling scaling) {
   const auto resident = [&](Operand operand, Gemm gemm, ConstMatrix m) {
     return shadowed.quantize_resident(*state, operand, gemm, m);
   };
-  std::vector<float> y(48 * 64), dx(48 * 96), dw(64 * 96);
+  std::vector<float> y(48 * 64), dx(48 * 96), dw(64 * 96), w_hat(64 * 96);
   const auto qx = resident(Operand::kInput, Gemm::kFprop, x_dev);
   const auto qw = resident(Operand::kWeight, Gemm::kFprop, w_dev);
   shadowed.gemm_resident(Gemm::kFprop, *qx, *qw, recipes::Accumulation::kFp32Seq,
                          {y, 48, 64, MemorySpace::cuda});
+  shadowed.dequantize_resident(*qw, {w_hat, 64, 96, MemorySpace::cuda});
   shadowed.end_forward(*state);
   const auto qdy = resident(Operand::kGradOutput, Gemm::kWgrad, dy_dev);
   const auto qx_wgrad = resident(Operand::kInput, Gemm::kWgrad, x_dev);
   shadowed.gemm_resident(Gemm::kWgrad, *qdy, *qx_wgrad, recipes::Accumulation::kFp32Seq,
                          {dw, 64, 96, MemorySpace::cuda});
-  shadowed.high_precision_gemm(Gemm::kDgrad, dy_dev, w_dev, HighPrecision::fp32,
-                               {dx, 48, 96, MemorySpace::cuda});
+  shadowed.high_precision_gemm(Gemm::kDgrad, dy_dev, {w_hat, 64, 96, MemorySpace::cuda},
+                               HighPrecision::fp32, {dx, 48, 96, MemorySpace::cuda});
   shadowed.end_backward(*state);
   return shadowed.report();
 }
@@ -269,9 +283,10 @@ TEST_CASE("Shadow check: the resident path is replayed through sim like the host
   const ShadowReport clean = resident_linear_step(false, scaling);
   INFO(describe(clean));
   CHECK(clean.mismatches == 0);
-  // 4 quantizes, 2 FP8 GEMMs, 1 high-precision GEMM, and for delayed scaling the 2 updates.
-  CHECK(clean.operations == (scaling == recipes::Scaling::delayed ? 9 : 7));
-  CHECK(clean.compared > 2 * 48 * 96 + 64 * 96 + 48 * 64);
+  // 4 quantizes, 2 FP8 GEMMs, 1 dequantize, 1 high-precision GEMM, and for delayed scaling the 2
+  // updates.
+  CHECK(clean.operations == (scaling == recipes::Scaling::delayed ? 10 : 8));
+  CHECK(clean.compared > 2 * 48 * 96 + 2 * 64 * 96 + 48 * 64);
   // A code byte corrupted in every resident quantize: one mismatch per quantize, each a code.
   const ShadowReport corrupt = resident_linear_step(true, scaling);
   INFO(describe(corrupt));
@@ -280,6 +295,12 @@ TEST_CASE("Shadow check: the resident path is replayed through sim like the host
     CHECK(key.ends_with("|code"));
     CHECK(count == 1);
   }
+  // One dequantized value off by one ulp: exactly that mismatch, of kind "dequantized".
+  const ShadowReport off = resident_linear_step(false, scaling, true);
+  INFO(describe(off));
+  CHECK(off.mismatches == 1);
+  REQUIRE(off.by_key.size() == 1);
+  CHECK(off.by_key.begin()->first.ends_with("|dequantized|dequantized"));
 }
 
 }  // namespace fp8lab::experiments

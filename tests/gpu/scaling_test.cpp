@@ -1,4 +1,4 @@
-// gpu::scaling quantizers (current, axiswise, block, MXFP8) against sim::scaling: every code,
+// gpu::scaling quantizers (current, static, axiswise, block, MXFP8) against sim::scaling: every code,
 // scale, scale_inv, E8M0 code and statistic. The cases are experiments/gpu_check/scaling_checks.cpp,
 // the same ones `fp8lab check` runs; one more case here runs tensors larger than one grid pass.
 #include <catch2/catch.hpp>

@@ -1,6 +1,6 @@
 """The ops on CUDA tensors (a build with FP8LAB_PYTHON_CUDA=ON, docs/python.md): gpu/'s kernels
 give the CPU op's (sim/'s) codes, scales, amax and GEMM outputs bit for bit; dequantize and
-delayed_update (no gpu/ kernel) run sim/ on host copies; sub-byte quantize raises
+delayed_update (whose CUDA ops call no gpu/ kernel) run sim/ on host copies; sub-byte quantize raises
 NotImplementedError naming what is missing. Skipped, with the reason, without such a build or a GPU."""
 
 import pytest
@@ -26,6 +26,8 @@ RECIPES = [
     "{scaling: mxfp8, mx_scale_mode: te}",
     "{scaling: mxfp8, mx_scale_mode: floor}",
     "{scaling: mxfp8, mx_scale_mode: rceil, torchao_version: torchao-main}",
+    "{scaling: mxfp8, mx_2d: true}",
+    "{scaling: static, static_scale: 0.0625}",
 ]
 GEMMS = {"fprop": ("input", "weight"), "dgrad": ("grad_output", "weight"),
          "wgrad": ("grad_output", "input")}
@@ -105,7 +107,7 @@ def test_what_gpu_lacks_raises_not_implemented_naming_it(gen):
 
 
 def test_dequantize_and_delayed_update_run_sim_on_host_copies(gen):
-    # gpu/ has neither kernel: the CUDA op returns sim/'s result on the input's device.
+    # The CUDA ops call no gpu/ kernel for these: they return sim/'s result on the input's device.
     x = operand("input", gen)
     recipe = "{scaling: current}"
     codes, scale_inv, _ = fp8lab.quantize(x, recipe, "input", "fprop")
