@@ -1,15 +1,18 @@
 // stats_lanes.hpp's walk in Highway lanes, with the bits of adding the elements one by one.
 //
-// Row by row (element order), a row in chunks of kChunk elements: first each element's terms in
-// float64 lanes, one lane per element, stored to one small array per sum; then the sums take their
-// chunk's terms in element order, each one dependent add after another, the six chains interleaved
-// in one loop so that their latencies overlap. The terms are the scalar model's operations on the
-// same values (x̂ = RN(decode(q) * scale_inv) in fp32, then x, x̂ widened exactly to float64,
-// error = x - x̂, x², error², x² x and x² x², in that order of operands), so every sum is the same
-// float64 additions as adding element after element. An element a sum leaves out (a non-finite x
-// or x̂) adds +0.0 instead: the sums start at +0.0 and a float64 sum is -0.0 only when both its
-// operands are, so none is ever -0.0 and adding +0.0 leaves it unchanged. The counts, and each
-// block's largest and smallest finite nonzero |x| (a maximum and a minimum), do not depend on order.
+// Row by row (element order), a row in chunks of kChunk (32) elements: first each element's
+// terms in float64 lanes, one lane per element, stored as three pairs, (x², error²), (x, x²) and
+// (x³, x⁴), each pair's two terms side by side; then the chunk's pairs are added in element order,
+// each pair with one 128-bit add into the two sums it holds (two independent float64 adds), the
+// three chains interleaved so that their latencies overlap, and the next chunk's term lanes with
+// them. The terms are the scalar model's operations on the same values (x̂ = RN(decode(q) *
+// scale_inv) in fp32, then x, x̂ widened exactly to float64, error = x - x̂, x², error², x² x and
+// x² x², in that order of operands), so every sum is the same float64 additions as adding element
+// after element. An element a sum leaves out (a non-finite x or x̂) adds +0.0 instead: the sums
+// start at +0.0 and a float64 sum is -0.0 only when both its operands are, so none is ever -0.0
+// and adding +0.0 leaves it unchanged. The counts, and each block's largest and smallest finite
+// nonzero |x| (a maximum and a minimum), do not depend on order. On the scalar target (one lane)
+// the pairs are two plain float64 sums.
 #include "sim/scaling/stats_lanes.hpp"
 
 #include <algorithm>
@@ -42,27 +45,83 @@ using VF = hn::Vec<DF>;
 using MD = hn::Mask<DD>;
 
 constexpr std::size_t kMaxLanes = hn::MaxLanes(DD());
-constexpr std::size_t kChunk = 256;  // elements whose terms are computed before they are added
+
+// The six sums as three pairs, (signal, noise), (s1, s2) and (s3, s4): each pair's two sums in
+// the two lanes of one 128-bit vector, so that one add takes an element's terms into both (the
+// lanes' adds are independent float64 adds: each lane is its own sum in element order).
+#if HWY_TARGET == HWY_SCALAR
+struct PairSum {
+  double first = 0.0, second = 0.0;
+  HWY_INLINE void Add(const double* terms) {
+    first += terms[0];
+    second += terms[1];
+  }
+};
+#else
+struct PairSum {
+  PairSum() : sum(hn::Zero(hn::Full128<double>())) {}
+  hn::Vec<hn::Full128<double> > sum;
+  double first = 0.0, second = 0.0;  // set by Finish
+  HWY_INLINE void Add(const double* terms) {
+    sum = hn::Add(sum, hn::Load(hn::Full128<double>(), terms));
+  }
+};
+#endif
+
+HWY_INLINE void Finish(PairSum& pair) {
+#if HWY_TARGET != HWY_SCALAR
+  HWY_ALIGN double lanes[2];
+  hn::Store(pair.sum, hn::Full128<double>(), lanes);
+  pair.first = lanes[0];
+  pair.second = lanes[1];
+#else
+  (void)pair;
+#endif
+}
+
+struct Sums {
+  PairSum energy, low, high;  // (signal, noise), (s1, s2), (s3, s4)
+};
+
+// Where element e of a vector of terms finds its pair in the buffer PairTerms writes: the even
+// elements' pairs first, then the odd ones' (InterleaveLower and InterleaveUpper interleave within
+// each 128-bit block).
+HWY_INLINE std::size_t PairAt(std::size_t e) { return (e & 1) * kMaxLanes + 2 * (e >> 1); }
+
+// The pairs (a_e, b_e) of the lanes of a and b into `out` (2 kMaxLanes doubles), pair e at
+// PairAt(e).
+HWY_INLINE void PairTerms(VD a, VD b, double* out) {
+#if HWY_TARGET == HWY_SCALAR
+  out[0] = hn::GetLane(a);
+  out[1] = hn::GetLane(b);
+#else
+  const DD dd;
+  hn::Store(hn::InterleaveLower(dd, a, b), dd, out);
+  hn::Store(hn::InterleaveUpper(dd, a, b), dd, out + kMaxLanes);
+#endif
+}
+
+// Elements whose terms are computed before they are added: few enough that the out-of-order core
+// overlaps one chunk's term lanes with the previous chunk's chains of adds.
+constexpr std::size_t kChunk = 32;
 static_assert(kChunk % kMaxLanes == 0);
 
-// A chunk's terms, one array per sum, element k at index k.
-struct Terms {
-  alignas(64) double signal[kChunk];
-  alignas(64) double noise[kChunk];
-  alignas(64) double s1[kChunk];
-  alignas(64) double s2[kChunk];
-  alignas(64) double s3[kChunk];
-  alignas(64) double s4[kChunk];
+// A chunk's term pairs, vector g's pairs from 2 g kMaxLanes on (PairTerms).
+struct ChunkTerms {
+  HWY_ALIGN double energy[2 * kChunk];
+  HWY_ALIGN double low[2 * kChunk];
+  HWY_ALIGN double high[2 * kChunk];
 };
 
 // The terms of the hn::Lanes(DD()) elements at x (codes at q, their blocks' scale_inv at s) into
-// index k of t, and the counts of the lanes `valid` holds.
+// t at `at`; the counts of the first n.
 template <unsigned kM>
 HWY_INLINE void VectorTerms(const float* x, const std::uint8_t* q, const float* s,
-                            const float* decode, MD valid, std::size_t k, Terms& t,
-                            QuantizationSums& sums) {
+                            const float* decode, std::size_t n, ChunkTerms& t, std::size_t at,
+                            QuantizationSums& counts) {
   const DD dd;
   const DFH dfh;
+  const MD valid = hn::FirstN(dd, n);
   const VD v = hn::PromoteTo(dd, hn::LoadU(dfh, x));
   if constexpr ((kM & kSqnr) != 0) {
     const auto index = hn::PromoteTo(DIH(), hn::LoadU(DU8H(), q));
@@ -70,75 +129,74 @@ HWY_INLINE void VectorTerms(const float* x, const std::uint8_t* q, const float* 
         hn::PromoteTo(dd, hn::Mul(hn::GatherIndex(dfh, decode, index), hn::LoadU(dfh, s)));
     const MD both = hn::And(hn::IsFinite(v), hn::IsFinite(xhat));
     const VD error = hn::Sub(v, xhat);
-    hn::Store(hn::IfThenElseZero(both, hn::Mul(v, v)), dd, t.signal + k);
-    hn::Store(hn::IfThenElseZero(both, hn::Mul(error, error)), dd, t.noise + k);
-    sums.sqnr.elements += hn::CountTrue(dd, hn::And(both, valid));
+    PairTerms(hn::IfThenElseZero(both, hn::Mul(v, v)),
+              hn::IfThenElseZero(both, hn::Mul(error, error)), t.energy + at);
+    counts.sqnr.elements += hn::CountTrue(dd, hn::And(both, valid));
   }
   if constexpr ((kM & kMoments) != 0) {
     const MD finite = hn::IsFinite(v);
     const VD v2 = hn::Mul(v, v);
-    hn::Store(hn::IfThenElseZero(finite, v), dd, t.s1 + k);
-    hn::Store(hn::IfThenElseZero(finite, v2), dd, t.s2 + k);
-    hn::Store(hn::IfThenElseZero(finite, hn::Mul(v2, v)), dd, t.s3 + k);
-    hn::Store(hn::IfThenElseZero(finite, hn::Mul(v2, v2)), dd, t.s4 + k);
-    sums.moments.elements += hn::CountTrue(dd, hn::And(finite, valid));
+    PairTerms(hn::IfThenElseZero(finite, v), hn::IfThenElseZero(finite, v2), t.low + at);
+    PairTerms(hn::IfThenElseZero(finite, hn::Mul(v2, v)),
+              hn::IfThenElseZero(finite, hn::Mul(v2, v2)), t.high + at);
+    counts.moments.elements += hn::CountTrue(dd, hn::And(finite, valid));
   }
 }
 
-// The chunk's first n terms into the sums, in element order (six independent chains).
+// The chunk's first m elements' terms into the sums, in element order.
 template <unsigned kM>
-HWY_INLINE void AddInOrder(const Terms& t, std::size_t n, QuantizationSums& sums) {
-  double signal = sums.sqnr.signal, noise = sums.sqnr.noise;
-  double s1 = sums.moments.s1, s2 = sums.moments.s2, s3 = sums.moments.s3, s4 = sums.moments.s4;
-  for (std::size_t k = 0; k < n; ++k) {
-    if constexpr ((kM & kSqnr) != 0) {
-      signal += t.signal[k];
-      noise += t.noise[k];
-    }
-    if constexpr ((kM & kMoments) != 0) {
-      s1 += t.s1[k];
-      s2 += t.s2[k];
-      s3 += t.s3[k];
-      s4 += t.s4[k];
+HWY_INLINE void AddInOrder(const ChunkTerms& t, std::size_t m, Sums& sums) {
+  // The terms go through memory: the adds below read them as 128-bit operands (the compiler
+  // would otherwise extract them from the term vectors, one shuffle each).
+  asm volatile("" ::: "memory");
+  for (std::size_t g = 0; g * kMaxLanes < m; ++g) {
+    const std::size_t in_vector = std::min(kMaxLanes, m - g * kMaxLanes);
+    for (std::size_t e = 0; e < in_vector; ++e) {  // in element order
+      const std::size_t at = 2 * g * kMaxLanes + PairAt(e);
+      if constexpr ((kM & kSqnr) != 0) sums.energy.Add(t.energy + at);
+      if constexpr ((kM & kMoments) != 0) {
+        sums.low.Add(t.low + at);
+        sums.high.Add(t.high + at);
+      }
     }
   }
-  sums.sqnr.signal = signal;
-  sums.sqnr.noise = noise;
-  sums.moments.s1 = s1;
-  sums.moments.s2 = s2;
-  sums.moments.s3 = s3;
-  sums.moments.s4 = s4;
 }
 
 // The n elements of a row starting at x (codes q, scale_inv s per element) into the sums.
 template <unsigned kM>
 void AddRow(const float* x, const std::uint8_t* q, const float* s, const float* decode,
-            std::size_t n, Terms& t, QuantizationSums& sums) {
-  const DD dd;
-  const std::size_t lanes = hn::Lanes(dd);
+            std::size_t n, Sums& row_sums, QuantizationSums& row_counts) {
+  Sums sums = row_sums;  // locals for the row, so that the sums stay in registers
+  QuantizationSums counts;
+  ChunkTerms t;
+  const std::size_t lanes = hn::Lanes(DD());
   for (std::size_t c0 = 0; c0 < n; c0 += kChunk) {
     const std::size_t m = std::min(kChunk, n - c0);
     std::size_t k = 0;
     for (; k + lanes <= m; k += lanes) {
-      VectorTerms<kM>(x + c0 + k, q == nullptr ? nullptr : q + c0 + k,
-                      s == nullptr ? nullptr : s + c0 + k, decode, hn::FirstN(dd, lanes), k, t,
-                      sums);
+      const std::size_t c = c0 + k;
+      VectorTerms<kM>(x + c, q == nullptr ? nullptr : q + c, s == nullptr ? nullptr : s + c, decode,
+                      lanes, t, 2 * k, counts);
     }
-    if (k < m) {  // the last few elements, padded with x = 0, code 0, scale 1 (not counted)
+    if (k < m) {  // the row's last few elements, padded with x = 0, code 0, scale 1 (not counted)
       const std::size_t rest = m - k;
+      const std::size_t c = c0 + k;
       HWY_ALIGN float x_pad[kMaxLanes] = {};
       HWY_ALIGN std::uint8_t q_pad[kMaxLanes] = {};
       HWY_ALIGN float s_pad[kMaxLanes];
       std::fill(s_pad, s_pad + kMaxLanes, 1.0f);
-      std::memcpy(x_pad, x + c0 + k, rest * sizeof(float));
+      std::memcpy(x_pad, x + c, rest * sizeof(float));
       if constexpr ((kM & kSqnr) != 0) {
-        std::memcpy(q_pad, q + c0 + k, rest);
-        std::memcpy(s_pad, s + c0 + k, rest * sizeof(float));
+        std::memcpy(q_pad, q + c, rest);
+        std::memcpy(s_pad, s + c, rest * sizeof(float));
       }
-      VectorTerms<kM>(x_pad, q_pad, s_pad, decode, hn::FirstN(dd, rest), k, t, sums);
+      VectorTerms<kM>(x_pad, q_pad, s_pad, decode, rest, t, 2 * k, counts);
     }
     AddInOrder<kM>(t, m, sums);
   }
+  row_sums = sums;
+  row_counts.sqnr.elements += counts.sqnr.elements;
+  row_counts.moments.elements += counts.moments.elements;
 }
 
 // One element of the block range (the scalar form of the lanes below).
@@ -205,7 +263,7 @@ QuantizationSums Walk(const WalkInput& in) {
     largest.assign(scale_cols, 0.0f);
     smallest.assign(scale_cols, std::numeric_limits<float>::infinity());
   }
-  Terms terms;
+  Sums pairs;
   QuantizationSums sums;
   const float* scale = nullptr;
   for (std::int64_t r = 0; r < in.rows; ++r) {
@@ -230,7 +288,7 @@ QuantizationSums Walk(const WalkInput& in) {
           }
         }
       }
-      AddRow<kM>(x_row, q_row, scale, in.decode, cols, terms, sums);
+      AddRow<kM>(x_row, q_row, scale, in.decode, cols, pairs, sums);
     }
     if constexpr ((kM & kRange) != 0) {
       RowRange(x_row, cols, block_cols, largest.data(), smallest.data());
@@ -246,6 +304,15 @@ QuantizationSums Walk(const WalkInput& in) {
       }
     }
   }
+  Finish(pairs.energy);
+  Finish(pairs.low);
+  Finish(pairs.high);
+  sums.sqnr.signal = pairs.energy.first;
+  sums.sqnr.noise = pairs.energy.second;
+  sums.moments.s1 = pairs.low.first;
+  sums.moments.s2 = pairs.low.second;
+  sums.moments.s3 = pairs.high.first;
+  sums.moments.s4 = pairs.high.second;
   return sums;
 }
 
