@@ -202,7 +202,7 @@ TEST_CASE("quantization_sums: the three measures in one walk, bit for bit the na
     std::int64_t rows, cols, block_rows, block_cols;
   };
   // Per-tensor, rowwise, columnwise, 1x128 and 128x128 with partial edge blocks, MX 1x32 / 32x1;
-  // rows of 600 and 1000 (more than one chunk of the lanes' terms, with a partial one); rows of
+  // rows of 600 and 1000 (many chunks of the lanes' terms, the last one partial); rows of
   // 1, 7 and 13 (fewer elements than a vector has lanes, none a multiple of the lanes); blocks
   // of 3 columns (narrower than a vector) and 1 column.
   const auto shape = GENERATE(Shape{150, 70, 150, 70}, Shape{150, 70, 1, 70},
