@@ -61,7 +61,8 @@ struct MeasuredOperand {
   sim::scaling::QuantizationSums sums;
 
   static bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+    return a.size() == b.size() &&
+           (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
   }
   // Whether the sums of (x, q) are those held.
   bool holds(const at::Tensor& x, const sim::QuantizedTensor& other) const {
