@@ -4,6 +4,8 @@
 #include <torch/custom_class.h>
 
 #include <chrono>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -47,10 +49,63 @@ struct QuantizedOperand {
   std::shared_ptr<const ResidentOperand> resident;
 };
 
+// One host operand's last measurement in a forward or backward call, for its second
+// quantization there (x for fprop and wgrad, W for fprop and dgrad, dy for dgrad and wgrad):
+// when that one is of the same tensor, unmodified (its version counter unchanged), and gives the
+// same codes, scales and layout, the walk would add the same float64 terms in the same order, so
+// its sums are these, bit for bit (per-tensor scaling gives both copies the same codes).
+struct MeasuredOperand {
+  const c10::TensorImpl* impl = nullptr;
+  std::int64_t version = 0;
+  sim::QuantizedTensor q;  // what the walk read of the quantization
+  sim::scaling::QuantizationSums sums;
+
+  static bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() &&
+           (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+  }
+  // Whether the sums of (x, q) are those held.
+  bool holds(const at::Tensor& x, const sim::QuantizedTensor& other) const {
+    return impl == x.unsafeGetTensorImpl() && version == x._version() && q.rows == other.rows &&
+           q.cols == other.cols && q.format == other.format && q.block_rows == other.block_rows &&
+           q.block_cols == other.block_cols && q.rht == other.rht &&
+           q.rht_signs == other.rht_signs && q.scale_e8m0 == other.scale_e8m0 &&
+           same_bits(q.scale_inv, other.scale_inv) && q.data == other.data;
+  }
+  void keep(const at::Tensor& x, const sim::QuantizedTensor& other,
+            const sim::scaling::QuantizationSums& measured) {
+    impl = x.unsafeGetTensorImpl();
+    version = x._version();
+    q.rows = other.rows;
+    q.cols = other.cols;
+    q.format = other.format;
+    q.block_rows = other.block_rows;
+    q.block_cols = other.block_cols;
+    q.rht = other.rht;
+    q.rht_signs = other.rht_signs;
+    q.scale_e8m0 = other.scale_e8m0;
+    q.scale_inv = other.scale_inv;
+    q.data = other.data;
+    sums = measured;
+  }
+};
+
+// The statistics of one host quantization of x, through `memo` (may be null).
+OperandStats measure_host_operand(const at::Tensor& x, const sim::scaling::QuantizeResult& result,
+                                  MeasuredOperand* memo) {
+  if (memo != nullptr && memo->holds(x, result.tensor)) {
+    return measure_quantization(result, memo->sums);
+  }
+  const sim::scaling::QuantizationSums sums = quantization_sums_of(const_view(x), result);
+  if (memo != nullptr) memo->keep(x, result.tensor, sums);
+  return measure_quantization(result, sums);
+}
+
 // Quantizes one operand and merges its statistics. On CUDA the statistics need x and the
-// operand on the host: two blocking copies, only when statistics are kept.
+// operand on the host: two blocking copies, only when statistics are kept. `memo`: this tensor's
+// other quantization in the same call (MeasuredOperand), or null.
 QuantizedOperand quantize_operand(const LinearExecution& e, Operand tensor, Gemm role,
-                                  const at::Tensor& x) {
+                                  const at::Tensor& x, MeasuredOperand* memo = nullptr) {
   const auto start = std::chrono::steady_clock::now();
   QuantizedOperand operand;
   if (x.is_cuda()) {
@@ -66,7 +121,7 @@ QuantizedOperand quantize_operand(const LinearExecution& e, Operand tensor, Gemm
   } else {
     auto result = e.backend->quantize(*e.state, tensor, role, const_view(x));
     if (e.stats && e.measure_operands) {
-      e.stats->operand(tensor, role).merge(measure_quantization(const_view(x), result));
+      e.stats->operand(tensor, role).merge(measure_host_operand(x, result, memo));
     }
     if (e.watch) e.watch->after_quantize(tensor, role, const_view(x), result);
     operand.host = std::move(result.tensor);
@@ -169,7 +224,8 @@ at::Tensor with_injected_nan(const at::Tensor& t) {
 
 // One backward GEMM (dgrad: dy x W into dx; wgrad: dy x x into dW): its what-if rows of dy, its
 // output, and its call, quantized (dy now, `other` from forward's FP8 copy), with the per-step
-// null's noise, or in high precision. `held` keeps the operands the call points to alive.
+// null's noise, or in high precision. `held` keeps the operands the call points to alive;
+// dy_measured: dy's measurement shared by the two calls (MeasuredOperand).
 struct BackwardOperands {
   std::optional<QuantizedOperand> dy_quantized;
   at::Tensor dy_noisy, other_noisy;
@@ -178,7 +234,7 @@ void add_backward_gemm(const LinearExecution& e, Gemm role, const at::Tensor& dy
                        Operand other_operand, const at::Tensor& other,
                        const std::optional<QuantizedOperand>& other_quantized,
                        const at::Tensor& out_like, at::Tensor& out, BackwardOperands& held,
-                       std::vector<GemmCall>& gemms) {
+                       std::vector<GemmCall>& gemms, MeasuredOperand* dy_measured) {
   what_if_operand(e, Operand::kGradOutput, role, dy);
   out = at::empty_like(out_like);
   if (e.state && e.quantized[role_index(role)]) {
@@ -186,7 +242,7 @@ void add_backward_gemm(const LinearExecution& e, Gemm role, const at::Tensor& dy
       std::string what = "Fp8Linear: no FP8 copy of ";
       throw std::logic_error(what.append(name(other_operand)).append(" for ").append(name(role)));
     }
-    held.dy_quantized = quantize_operand(e, Operand::kGradOutput, role, dy);
+    held.dy_quantized = quantize_operand(e, Operand::kGradOutput, role, dy, dy_measured);
     gemms.push_back({role, &*held.dy_quantized, &*other_quantized, &dy, &other, &out});
   } else if (e.noise) {
     held.dy_noisy = with_noise(e, Operand::kGradOutput, role, dy);
@@ -246,9 +302,10 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     if (wgrad_follows) rht_operand(e, Operand::kInput, x);
     if (dgrad_follows) what_if_operand(e, Operand::kWeight, Gemm::kDgrad, weight);
     at::Tensor y = at::empty({x.size(0), weight.size(0)}, x.options());
+    MeasuredOperand x_measured, w_measured;  // each tensor's two quantizations in this call
     if (fp8 && e.quantized[role_index(Gemm::kFprop)]) {
-      const auto qx = quantize_operand(e, Operand::kInput, Gemm::kFprop, x);
-      const auto qw = quantize_operand(e, Operand::kWeight, Gemm::kFprop, weight);
+      const auto qx = quantize_operand(e, Operand::kInput, Gemm::kFprop, x, &x_measured);
+      const auto qw = quantize_operand(e, Operand::kWeight, Gemm::kFprop, weight, &w_measured);
       run_gemm(e, Gemm::kFprop, &qx, &qw, x, weight, y);
       if (wgrad_follows && e.dequantized[role_index(Gemm::kWgrad)]) {
         saved->input_dequantized = dequantized(e, qx, Operand::kInput, x);
@@ -268,10 +325,11 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     // The backward GEMMs' FP8 copies of x and W come from forward, with the forward scales.
     if (fp8) {
       if (wgrad_follows && e.quantized[role_index(Gemm::kWgrad)]) {
-        saved->input_for_wgrad = quantize_operand(e, Operand::kInput, Gemm::kWgrad, x);
+        saved->input_for_wgrad = quantize_operand(e, Operand::kInput, Gemm::kWgrad, x, &x_measured);
       }
       if (dgrad_follows && e.quantized[role_index(Gemm::kDgrad)]) {
-        saved->weight_for_dgrad = quantize_operand(e, Operand::kWeight, Gemm::kDgrad, weight);
+        saved->weight_for_dgrad =
+            quantize_operand(e, Operand::kWeight, Gemm::kDgrad, weight, &w_measured);
       }
     }
     ctx->save_for_backward({x, weight});
@@ -293,19 +351,20 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     // then both GEMMs as one parallel region; their counts follow in the same order.
     at::Tensor dx, dw, db;
     BackwardOperands dgrad_operands, wgrad_operands;
+    MeasuredOperand dy_measured;
     std::vector<GemmCall> gemms;
     gemms.reserve(2);
     if (ctx->needs_input_grad(0)) {
       const at::Tensor& w_read = saved.weight_dequantized.defined() ? saved.weight_dequantized
                                                                     : weight;
       add_backward_gemm(e, Gemm::kDgrad, dy, Operand::kWeight, w_read, saved.weight_for_dgrad, x,
-                        dx, dgrad_operands, gemms);
+                        dx, dgrad_operands, gemms, &dy_measured);
     }
     if (ctx->needs_input_grad(1)) {
       rht_operand(e, Operand::kGradOutput, dy);
       const at::Tensor& x_read = saved.input_dequantized.defined() ? saved.input_dequantized : x;
       add_backward_gemm(e, Gemm::kWgrad, dy, Operand::kInput, x_read, saved.input_for_wgrad, weight,
-                        dw, wgrad_operands, gemms);
+                        dw, wgrad_operands, gemms, &dy_measured);
     }
     std::vector<LinearBackend::Call> calls;
     for (GemmCall& g : gemms) {

@@ -50,7 +50,8 @@ void OperandStats::merge(const OperandStats& other) {
   moments.add(other.moments);
 }
 
-OperandStats measure_quantization(ConstMatrix x, const sim::scaling::QuantizeResult& result) {
+sim::scaling::QuantizationSums quantization_sums_of(ConstMatrix x,
+                                                    const sim::scaling::QuantizeResult& result) {
   const sim::QuantizedTensor& q = result.tensor;
   if (q.rows != x.rows || q.cols != x.cols ||
       x.data.size() != static_cast<std::size_t>(x.rows * x.cols)) {
@@ -58,6 +59,14 @@ OperandStats measure_quantization(ConstMatrix x, const sim::scaling::QuantizeRes
                                 std::to_string(x.cols) + "] does not match the quantized tensor [" +
                                 std::to_string(q.rows) + ", " + std::to_string(q.cols) + "]");
   }
+  // The SQNR's sums as sim computes them (TE's dequantization), the input's power sums and the
+  // widest block range, in one walk over x and the codes (sim::scaling::quantization_sums).
+  return sim::scaling::quantization_sums(x.data, q);
+}
+
+OperandStats measure_quantization(const sim::scaling::QuantizeResult& result,
+                                  const sim::scaling::QuantizationSums& sums) {
+  const sim::QuantizedTensor& q = result.tensor;
   OperandStats stats;
   stats.quantizations = 1;
   stats.amax = result.stats.amax;
@@ -71,15 +80,16 @@ OperandStats measure_quantization(ConstMatrix x, const sim::scaling::QuantizeRes
   stats.scale_max = scales.max;
   stats.scale_inv_min = inverses.min;
   stats.scale_inv_max = inverses.max;
-  // The SQNR's sums as sim computes them (TE's dequantization), the input's power sums and the
-  // widest block range, in one walk over x and the codes (sim::scaling::quantization_sums).
-  const sim::scaling::QuantizationSums sums = sim::scaling::quantization_sums(x.data, q);
   stats.max_block_dynamic_range_log2 = sums.max_block_dynamic_range_log2;
   stats.moments = sums.moments;
   stats.sqnr_elements = sums.sqnr.elements;
   stats.signal_energy = sums.sqnr.signal;
   stats.noise_energy = sums.sqnr.noise;
   return stats;
+}
+
+OperandStats measure_quantization(ConstMatrix x, const sim::scaling::QuantizeResult& result) {
+  return measure_quantization(result, quantization_sums_of(x, result));
 }
 
 OperandStats& LinearStats::operand(Operand tensor, Gemm role) {

@@ -57,6 +57,15 @@ struct OperandStats {
 // Measures one quantization of x (the [rows, cols] input of sim::scaling::QuantizeResult).
 OperandStats measure_quantization(ConstMatrix x, const sim::scaling::QuantizeResult& result);
 
+// The same in two parts: the walk's sums (sim::scaling::quantization_sums of x and result.tensor,
+// x's shape checked), and the statistics from them and the result. measure_quantization(x, result)
+// is measure_quantization(result, quantization_sums_of(x, result)); a caller that already holds
+// the sums of the same x and an identical quantization passes those.
+OperandStats measure_quantization(const sim::scaling::QuantizeResult& result,
+                                  const sim::scaling::QuantizationSums& sums);
+sim::scaling::QuantizationSums quantization_sums_of(ConstMatrix x,
+                                                    const sim::scaling::QuantizeResult& result);
+
 // [tensor][role]; only the pairs a Linear quantizes ever run: (input, fprop), (weight, fprop),
 // (grad_output, dgrad), (weight, dgrad), (grad_output, wgrad), (input, wgrad).
 using OperandTable = std::array<std::array<OperandStats, 3>, 3>;

@@ -12,6 +12,7 @@
 #include "sim/decode_table.hpp"
 #include "sim/rht.hpp"
 #include "sim/scaling/mx_dither.hpp"
+#include "sim/scaling/stats_lanes.hpp"
 
 namespace fp8lab::sim::scaling {
 
@@ -55,98 +56,30 @@ const std::array<float, 256>& decode_table(Format format, const char* function) 
                               ": not an element format (e4m3, e5m2, e2m1, e2m3, e3m2)");
 }
 
-// One element's share of each sum, written once for every walk below. Callers add elements in
-// element order: the float64 sums are order-dependent and the tests pin them.
-inline void add_sqnr(SqnrSums& sums, float value, float dequantized) {
-  if (!std::isfinite(value) || !std::isfinite(dequantized)) return;
-  const double error = static_cast<double>(value) - static_cast<double>(dequantized);
-  sums.signal += static_cast<double>(value) * static_cast<double>(value);
-  sums.noise += error * error;
-  ++sums.elements;
-}
-
-inline void add_moments(MomentSums& sums, float value) {
-  if (!std::isfinite(value)) return;
-  const double v = value;
-  const double v2 = v * v;
-  sums.s1 += v;
-  sums.s2 += v2;
-  sums.s3 += v2 * v;
-  sums.s4 += v2 * v2;
-  ++sums.elements;
-}
-
-// Which sums a walk adds (a bit set, fixed at compile time so that each caller's loop holds only
-// its own arithmetic).
-enum Measures : unsigned { kSqnr = 1u, kMoments = 2u, kRange = 4u };
-
-// The walk behind sqnr_sums, max_block_dynamic_range_log2 and quantization_sums: x and q row by
-// row (element order), a row's blocks left to right with the block's scale_inv and its running
-// largest and smallest finite nonzero |x|; at the end of a block row its blocks' ranges are
-// folded into the widest. x̂ = RN(decode(q) * scale_inv), as dequantize.
-template <unsigned kMeasures>
-QuantizationSums walk(const char* function, std::span<const float> x, const QuantizedTensor& q) {
+// The walk behind sqnr_sums, max_block_dynamic_range_log2 and quantization_sums: x and q's
+// layout checked, then stats_lanes.hpp's walk (row by row in element order, each sum's additions
+// in element order; a block's range folded in at the end of its block row).
+// x̂ = RN(decode(q) * scale_inv), as dequantize.
+QuantizationSums walk(unsigned measures, const char* function, std::span<const float> x,
+                      const QuantizedTensor& q) {
   q.check_shape(function);
   if (x.size() != q.data.size()) {
     throw std::invalid_argument(std::string(function) + ": x.size() = " + std::to_string(x.size()) +
                                 " but the quantized tensor has " + std::to_string(q.data.size()) +
                                 " elements");
   }
-  const std::array<float, 256>* decode =
-      (kMeasures & kSqnr) != 0 ? &decode_table(q.format, function) : nullptr;
-  const std::int64_t scale_cols = q.scale_cols();
-  std::vector<float> largest, smallest;  // per block of the current block row
-  if constexpr ((kMeasures & kRange) != 0) {
-    largest.assign(static_cast<std::size_t>(scale_cols), 0.0f);
-    smallest.assign(static_cast<std::size_t>(scale_cols), std::numeric_limits<float>::infinity());
-  }
-  QuantizationSums sums;
-  for (std::int64_t r = 0; r < q.rows; ++r) {
-    const float* scale_row = q.scale_inv.data() + (r / q.block_rows) * scale_cols;
-    const float* x_row = x.data() + r * q.cols;
-    const std::uint8_t* q_row = q.data.data() + r * q.cols;
-    for (std::int64_t b = 0; b < scale_cols; ++b) {
-      const std::int64_t c0 = b * q.block_cols;
-      const std::int64_t c1 = std::min(q.cols, c0 + q.block_cols);
-      const float scale_inv = scale_row[b];
-      float block_largest = 0.0f, block_smallest = 0.0f;
-      if constexpr ((kMeasures & kRange) != 0) {
-        block_largest = largest[static_cast<std::size_t>(b)];
-        block_smallest = smallest[static_cast<std::size_t>(b)];
-      }
-      for (std::int64_t c = c0; c < c1; ++c) {
-        const float value = x_row[c];
-        if constexpr ((kMeasures & kSqnr) != 0) {
-          add_sqnr(sums.sqnr, value, (*decode)[q_row[c]] * scale_inv);
-        }
-        if constexpr ((kMeasures & kMoments) != 0) add_moments(sums.moments, value);
-        if constexpr ((kMeasures & kRange) != 0) {
-          const float magnitude = std::fabs(value);
-          if (std::isfinite(magnitude) && magnitude != 0.0f) {
-            block_largest = std::max(block_largest, magnitude);
-            block_smallest = std::min(block_smallest, magnitude);
-          }
-        }
-      }
-      if constexpr ((kMeasures & kRange) != 0) {
-        largest[static_cast<std::size_t>(b)] = block_largest;
-        smallest[static_cast<std::size_t>(b)] = block_smallest;
-      }
-    }
-    if constexpr ((kMeasures & kRange) != 0) {
-      if ((r + 1) % q.block_rows != 0 && r + 1 != q.rows) continue;  // the block row goes on
-      for (std::size_t b = 0; b < largest.size(); ++b) {
-        if (largest[b] != 0.0f) {  // the block holds a finite nonzero input
-          sums.max_block_dynamic_range_log2 = std::max(
-              sums.max_block_dynamic_range_log2, std::log2(static_cast<double>(largest[b])) -
-                                                     std::log2(static_cast<double>(smallest[b])));
-        }
-        largest[b] = 0.0f;
-        smallest[b] = std::numeric_limits<float>::infinity();
-      }
-    }
-  }
-  return sums;
+  stats_detail::WalkInput in;
+  in.x = x.data();
+  in.rows = q.rows;
+  in.cols = q.cols;
+  in.codes = q.data.data();
+  in.scale_inv = q.scale_inv.data();
+  in.decode = (measures & stats_detail::kSqnr) != 0 ? decode_table(q.format, function).data()
+                                                    : nullptr;
+  in.block_rows = q.block_rows;
+  in.block_cols = q.block_cols;
+  in.scale_cols = q.scale_cols();
+  return stats_detail::walk_lanes(measures, in);
 }
 
 }  // namespace
@@ -170,7 +103,7 @@ void SqnrSums::add(const SqnrSums& other) {
 
 SqnrSums sqnr_sums(std::span<const float> x, const QuantizedTensor& q) {
   std::vector<float> storage;
-  return walk<kSqnr>("sqnr_sums", quantized_domain(x, q, storage), q).sqnr;
+  return walk(stats_detail::kSqnr, "sqnr_sums", quantized_domain(x, q, storage), q).sqnr;
 }
 
 double MomentSums::kurtosis() const {
@@ -194,18 +127,22 @@ void MomentSums::add(const MomentSums& other) {
 }
 
 MomentSums moment_sums(std::span<const float> x) {
-  MomentSums sums;
-  for (const float value : x) add_moments(sums, value);
-  return sums;
+  stats_detail::WalkInput in;
+  in.x = x.data();
+  in.rows = x.empty() ? 0 : 1;
+  in.cols = static_cast<std::int64_t>(x.size());
+  return stats_detail::walk_lanes(stats_detail::kMoments, in).moments;
 }
 
 double max_block_dynamic_range_log2(std::span<const float> x, const QuantizedTensor& q) {
-  return walk<kRange>("max_block_dynamic_range_log2", x, q).max_block_dynamic_range_log2;
+  return walk(stats_detail::kRange, "max_block_dynamic_range_log2", x, q)
+      .max_block_dynamic_range_log2;
 }
 
 QuantizationSums quantization_sums(std::span<const float> x, const QuantizedTensor& q) {
   std::vector<float> storage;
-  return walk<kSqnr | kMoments | kRange>("quantization_sums", quantized_domain(x, q, storage), q);
+  return walk(stats_detail::kSqnr | stats_detail::kMoments | stats_detail::kRange,
+              "quantization_sums", quantized_domain(x, q, storage), q);
 }
 
 ValueRange range_without_nan(std::span<const float> values) {

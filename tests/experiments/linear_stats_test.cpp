@@ -4,7 +4,9 @@
 // 32x1), with NaN, Inf, zeros, saturation and underflow in the input; and the merge rules.
 #include "linear_test_support.hpp"  // first: LibTorch, then Catch2
 
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -157,6 +159,76 @@ TEST_CASE("static scaling: a Linear counts what its fixed scale saturates and fl
   CHECK(input2.saturated == 0);
   CHECK(input2.underflowed >= 5);
   CHECK(input2.scale_max == 0.0625f);
+}
+
+TEST_CASE("a Linear's statistics are each quantization's own, also where a tensor's second "
+          "quantization takes the first one's sums",
+          "[linear][stats]") {
+  // x, W and dY are each quantized twice in a step (x: fprop and wgrad; W: fprop and dgrad; dY:
+  // dgrad and wgrad). Where the two quantizations give the same codes, scales and layout
+  // (per-tensor current scaling) the Linear takes the second one's sums from the first walk;
+  // where they differ (MX 1x32 against 32x1, 1x128 against 128x1) it walks again. Each pair's
+  // statistics must equal an independent measurement of that quantization, bit for bit.
+  const auto scaling = GENERATE(recipes::Scaling::current, recipes::Scaling::mxfp8,
+                                recipes::Scaling::block, recipes::Scaling::rowwise);
+  INFO(recipes::name(scaling));
+  const recipes::Recipe recipe = test::fp32_seq_recipe(scaling);
+  const auto backend = std::make_shared<const SimBackend>();
+  const torch::Tensor w = test::normal({48, 96}, 1, 0.1);
+  Fp8Linear fc(w.clone().requires_grad_(true), torch::Tensor(), recipe, backend,
+               HighPrecision::fp32);
+  const torch::Tensor x = test::normal({40, 96}, 2).requires_grad_(true);
+  const torch::Tensor dy = test::normal({40, 48}, 3, 0.01);
+  torch::Tensor y;
+  {
+    Fp8Autocast fp8(true);
+    y = fc->forward(x);
+  }
+  y.backward(dy);
+  const auto measured = [&](Operand tensor, Gemm role, const torch::Tensor& t) {
+    auto state = backend->make_state(recipe);
+    const torch::Tensor c = t.detach().contiguous();
+    const ConstMatrix view{{c.const_data_ptr<float>(), static_cast<std::size_t>(c.numel())},
+                           c.size(0),
+                           c.size(1)};
+    return measure_quantization(view, backend->quantize(*state, tensor, role, view));
+  };
+  const auto same_bits = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  struct Pair {
+    Operand tensor;
+    Gemm first, second;
+    torch::Tensor values;
+  };
+  for (const Pair& p : {Pair{Operand::kInput, Gemm::kFprop, Gemm::kWgrad, x},
+                        Pair{Operand::kWeight, Gemm::kFprop, Gemm::kDgrad, w},
+                        Pair{Operand::kGradOutput, Gemm::kDgrad, Gemm::kWgrad, dy}}) {
+    std::array<OperandStats, 2> kept{};
+    std::size_t i = 0;
+    for (const Gemm role : {p.first, p.second}) {
+      INFO(name(p.tensor) << " for " << name(role));
+      const OperandStats& mine = fc->stats().operand(p.tensor, role);
+      const OperandStats reference = measured(p.tensor, role, p.values);
+      REQUIRE(mine.quantizations == 1);
+      CHECK(mine.sqnr_elements == reference.sqnr_elements);
+      CHECK(same_bits(mine.signal_energy, reference.signal_energy));
+      CHECK(same_bits(mine.noise_energy, reference.noise_energy));
+      CHECK(mine.moments.elements == reference.moments.elements);
+      CHECK(same_bits(mine.moments.s1, reference.moments.s1));
+      CHECK(same_bits(mine.moments.s4, reference.moments.s4));
+      CHECK(same_bits(mine.max_block_dynamic_range_log2, reference.max_block_dynamic_range_log2));
+      CHECK(mine.amax == reference.amax);
+      kept[i++] = mine;
+    }
+    // Not vacuous: per-tensor scaling gives both copies the same sums (the reused path); the
+    // blocked layouts give the input's two copies different block ranges (a reuse there would be
+    // wrong; their noise sums can agree: power-of-2 scales leave E4M3's relative errors as they
+    // are).
+    const bool same_noise = same_bits(kept[0].noise_energy, kept[1].noise_energy);
+    const bool same_range = kept[0].max_block_dynamic_range_log2 ==
+                            kept[1].max_block_dynamic_range_log2;
+    if (scaling == recipes::Scaling::current) CHECK((same_noise && same_range));
+    if (scaling != recipes::Scaling::current && p.tensor == Operand::kInput) CHECK(!same_range);
+  }
 }
 
 }  // namespace fp8lab::experiments
