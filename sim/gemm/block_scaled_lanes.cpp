@@ -29,8 +29,11 @@
 #include "sim/gemm/block_scaled_lanes.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -58,7 +61,24 @@ struct LaneOperand {
   std::vector<std::uint32_t> nonzero;  // mxf4nvf4: per group of 16, bit i set where i is nonzero
   std::vector<std::int32_t> scale_e;
   std::vector<std::uint8_t> special;  // per row (row-major): a NaN or infinite element or scale
+  // mxf8f6f4's exact steps (Mxf8f6f4Panel): the element's value times its scale's, in fp64
+  // (exact), laid out as value
+  std::vector<double> scaled;
+  // mxf8f6f4, per column ([panel][block], lanes = 1: per row and block) of one vector's rows:
+  // the least exponent of a nonzero element's lowest set bit plus the scale exponent (L), and
+  // the largest e of a nonzero element plus the scale exponent (U; |value| < 2^(U + 1)), over
+  // the block and the vector's rows: step_low the least L, step_spread the largest U - L;
+  // panel_top the largest U over the panel's blocks. A block with no nonzero element takes
+  // L = kEmptyLow, U = kEmptyTop (every bound below then holds for its zero products).
+  std::vector<std::int32_t> step_low, step_spread, panel_top;
+  std::vector<std::int32_t> block_low, block_top;  // L and U per entry (at(r, blocks, j))
+  // mxf8f6f4, per entry of the block columns (at(r, blocks, j)): 2^-U and 2^L in fp64
+  std::vector<double> pow_top, pow_low;
 };
+
+// L and U (LaneOperand::step_low) of a block without a nonzero element: 2^-U and 2^L stay
+// finite fp64 values, U - L and L + L' stay far below the bounds Mxf8f6f4Panel tests.
+inline constexpr int kEmptyLow = 400, kEmptyTop = -400;
 
 // Scale exponents (block_scale_exponent) of a mxf4nvf4 pair between which the group products
 // a s_a b s_b may be formed in fp32 (the folded values of LaneOperand::value): every group term
@@ -99,6 +119,103 @@ inline bool fold_scales(const BlockScaledOperand& a, const BlockScaledOperand& b
 // stays below -84, and two of them saturate at -128.
 inline constexpr std::int8_t kZeroElementExponent = -100;
 
+// 2^e as fp64, e in [-1022, 1023].
+inline double pow2(int e) {
+  return std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52);
+}
+
+// decode_lanes' mxf8f6f4 pass: for each column of `lanes` rows (rows past x.outer are zero
+// elements) and block, the codes' table entries, `lanes` rows at a time per k, so that the
+// stores of a column's panel are contiguous; then the bounds of the exact steps.
+inline void decode_mxf8f6f4(const BlockScaledOperand& x, std::size_t lanes, std::size_t rows,
+                            const float* value, const std::int8_t* exponent,
+                            const std::uint8_t* special, bool any_special_code,
+                            const std::int32_t* code_low, const std::int32_t* code_top,
+                            const std::int32_t* scale_e, const std::uint8_t* scale_special,
+                            const double* scale_pow, LaneOperand& p) {
+  const auto k = static_cast<std::size_t>(x.k), blocks = static_cast<std::size_t>(p.blocks);
+  const auto block = static_cast<std::size_t>(x.block);
+  const auto outer = static_cast<std::size_t>(x.outer);
+  p.scaled.resize(rows * k);
+  p.block_low.resize(rows * blocks);
+  p.block_top.resize(rows * blocks);
+  std::fill(p.special.begin(), p.special.end(), std::uint8_t{0});
+  float* out_value = p.value.data();
+  double* out_scaled = p.scaled.data();
+  std::int8_t* out_exponent = p.exponent.data();
+  // Per lane of a column: its row's codes (a padding row reads code 0, +0 in every format) and
+  // its scale's entries.
+  constexpr std::size_t kMaxColumnLanes = 64;
+  if (lanes > kMaxColumnLanes || block > kMaxColumnLanes) {
+    throw std::logic_error("decode_mxf8f6f4: more than 64 lanes or elements per block");
+  }
+  const std::uint8_t* row_codes[kMaxColumnLanes];
+  static const std::uint8_t kZeroCodes[kMaxColumnLanes] = {};
+  double pow[kMaxColumnLanes];
+  std::int32_t se[kMaxColumnLanes], lane_low[kMaxColumnLanes], lane_top[kMaxColumnLanes];
+  for (std::size_t col = 0; col < rows / lanes; ++col) {
+    const std::size_t r0 = col * lanes;
+    for (std::size_t j = 0; j < blocks; ++j) {
+      for (std::size_t lane = 0; lane < lanes; ++lane) {
+        const std::size_t r = r0 + lane;
+        const bool live = r < outer;
+        const std::uint8_t scale = live ? x.scales[r * blocks + j] : std::uint8_t{127};
+        row_codes[lane] = live ? x.codes.data() + r * k + j * block : kZeroCodes;
+        se[lane] = live ? scale_e[scale] : 0;
+        pow[lane] = live ? scale_pow[scale] : 0.0;
+        lane_low[lane] = kEmptyLow;
+        lane_top[lane] = kEmptyTop;
+        if (live) p.special[r] |= scale_special[scale];
+      }
+      for (std::size_t i = 0; i < block; ++i) {
+        const std::size_t kk = j * block + i;
+        const std::size_t at = (col * k + kk) * lanes;
+        const std::size_t at4 = (col * k + kk - kk % 4) * lanes + kk % 4;
+        for (std::size_t lane = 0; lane < lanes; ++lane) {
+          const std::uint8_t code = row_codes[lane][i];
+          out_value[at + lane] = value[code];
+          out_scaled[at + lane] = static_cast<double>(value[code]) * pow[lane];
+          out_exponent[at4 + lane * 4] = exponent[code];
+          lane_low[lane] = std::min(lane_low[lane], code_low[code]);
+          lane_top[lane] = std::max(lane_top[lane], code_top[code]);
+          if (any_special_code && special[code] != 0) p.special[r0 + lane] = 1;
+        }
+      }
+      const std::size_t at_block = (col * blocks + j) * lanes;
+      for (std::size_t lane = 0; lane < lanes; ++lane) {
+        p.scale_e[at_block + lane] = se[lane];
+        const bool empty = lane_top[lane] == kEmptyTop;
+        p.block_low[at_block + lane] = empty ? kEmptyLow : lane_low[lane] + se[lane];
+        p.block_top[at_block + lane] = empty ? kEmptyTop : lane_top[lane] + se[lane];
+      }
+    }
+  }
+  // Per column of `lanes` rows and block: the bounds Mxf8f6f4Panel's exact steps test.
+  const std::size_t columns = rows / lanes;
+  p.step_low.resize(columns * blocks);
+  p.step_spread.resize(columns * blocks);
+  p.panel_top.resize(columns);
+  p.pow_top.resize(rows * blocks);
+  p.pow_low.resize(rows * blocks);
+  for (std::size_t col = 0; col < columns; ++col) {
+    std::int32_t panel_top = kEmptyTop;
+    for (std::size_t j = 0; j < blocks; ++j) {
+      std::int32_t low = kEmptyLow, spread = kEmptyTop - kEmptyLow;
+      for (std::size_t lane = 0; lane < lanes; ++lane) {
+        const std::size_t e = (col * blocks + j) * lanes + lane;
+        low = std::min(low, p.block_low[e]);
+        spread = std::max(spread, p.block_top[e] - p.block_low[e]);
+        panel_top = std::max(panel_top, p.block_top[e]);
+        p.pow_top[e] = pow2(-p.block_top[e]);
+        p.pow_low[e] = pow2(p.block_low[e]);
+      }
+      p.step_low[col * blocks + j] = low;
+      p.step_spread[col * blocks + j] = spread;
+    }
+    p.panel_top[col] = panel_top;
+  }
+}
+
 // Decodes x into p (layout above), whose vectors keep their capacity from earlier calls
 // (LaneScratch). fold (mxf4nvf4 only): the values are the elements times their scales.
 template <bool kFp4>
@@ -114,6 +231,10 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
   std::int8_t exponent[256];
   std::int32_t scale_e[256];
   std::uint8_t special[256], scale_special[256], code_nonzero[256];
+  // mxf8f6f4: a nonzero element's lowest set bit's exponent and its e (kEmptyLow / kEmptyTop for
+  // a zero or special one), and 2^(scale exponent) in fp64
+  std::int32_t code_low[256], code_top[256];
+  double scale_pow[256];
   bool any_special_code = false;
   const auto table = block_element_table(x.format);
   for (int c = 0; c < 256; ++c) {
@@ -129,6 +250,12 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
     scale_m[c] = s.special ? 0.0f : s.m;
     scale_value[c] = s.special ? 0.0f : s.value;
     scale_e[c] = block_scale_exponent(byte, x.scale_type);
+    scale_pow[c] = pow2(scale_e[c]);
+    const bool zero = t.m == 0 || t.special;
+    // value = m 2^(e - 3) with |m| <= 15: its lowest set bit is 2^(e - 3 + ctz(|m|))
+    code_low[c] = zero ? kEmptyLow
+                       : t.e - 3 + std::countr_zero(static_cast<unsigned>(std::abs(t.m)));
+    code_top[c] = zero ? kEmptyTop : t.e;
   }
   const auto k = static_cast<std::size_t>(x.k), blocks = static_cast<std::size_t>(p.blocks);
   const auto groups = static_cast<std::size_t>(p.groups), block = static_cast<std::size_t>(x.block);
@@ -142,10 +269,11 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
   const auto at = [lanes](std::size_t r, std::size_t width, std::size_t w) {
     return ((r / lanes) * width + w) * lanes + r % lanes;
   };
-  // Where element w of row r's exponent goes (four of K a lane).
-  const auto at4 = [lanes, k](std::size_t r, std::size_t w) {
-    return (((r / lanes) * (k / 4) + w / 4) * lanes + r % lanes) * 4 + w % 4;
-  };
+  if constexpr (!kFp4) {
+    decode_mxf8f6f4(x, lanes, rows, value, exponent, special, any_special_code, code_low, code_top,
+                    scale_e, scale_special, scale_pow, p);
+    return;
+  }
   // One pass over the codes, block by block. mxf4nvf4: each 2x-value times its scale's
   // significand (an integer <= 12 * 15), so that a group's dot product is already its term
   // (<= 16 * 180 * 180 < 2^20, exact in fp32); a zero scale makes its elements 0, so the nonzero
@@ -163,25 +291,18 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
           const std::uint8_t code = x.codes[r * k + i];
           if (any_special_code) any |= special[code];
           p.value[at(r, k, i)] = value[code] * m;
-          if constexpr (kFp4) {
-            // value * m is exact (decode_lanes' comment): nonzero where both factors are
-            mask |= std::uint32_t{code_nonzero[code]} << (i - g);
-          } else {
-            p.exponent[at4(r, i)] = exponent[code];
-          }
+          // value * m is exact (decode_lanes' comment): nonzero where both factors are
+          mask |= std::uint32_t{code_nonzero[code]} << (i - g);
         }
-        if constexpr (kFp4) p.nonzero[at(r, groups, g / kMxf4Nvf4GroupK)] = m != 0.0f ? mask : 0;
+        p.nonzero[at(r, groups, g / kMxf4Nvf4GroupK)] = m != 0.0f ? mask : 0;
       }
     }
     p.special[r] = any;
   }
   // The padding rows: zero elements (their outputs are computed and dropped).
   for (std::size_t r = static_cast<std::size_t>(x.outer); r < rows; ++r) {
-    for (std::size_t i = 0; i < k; ++i) {
-      p.value[at(r, k, i)] = 0.0f;
-      if constexpr (!kFp4) p.exponent[at4(r, i)] = kZeroElementExponent;
-    }
-    for (std::size_t g = 0; g < (kFp4 ? groups : 0); ++g) p.nonzero[at(r, groups, g)] = 0;
+    for (std::size_t i = 0; i < k; ++i) p.value[at(r, k, i)] = 0.0f;
+    for (std::size_t g = 0; g < groups; ++g) p.nonzero[at(r, groups, g)] = 0;
     for (std::size_t j = 0; j < blocks; ++j) p.scale_e[at(r, blocks, j)] = 0;
   }
 }
@@ -199,7 +320,12 @@ struct LaneScratch {
     for (const LaneOperand* x : {&a, &b}) {
       bytes += x->value.capacity() * sizeof(float) + x->exponent.capacity() +
                x->nonzero.capacity() * sizeof(std::uint32_t) +
-               x->scale_e.capacity() * sizeof(std::int32_t) + x->special.capacity();
+               x->scale_e.capacity() * sizeof(std::int32_t) + x->special.capacity() +
+               (x->scaled.capacity() + x->pow_top.capacity() + x->pow_low.capacity()) *
+                   sizeof(double) +
+               (x->step_low.capacity() + x->step_spread.capacity() + x->panel_top.capacity() +
+                x->block_low.capacity() + x->block_top.capacity()) *
+                   sizeof(std::int32_t);
     }
     if (bytes > kKeptScratchBytes) a = b = LaneOperand{};
   }
@@ -381,12 +507,16 @@ struct LaneArgs {
   // [panel][group][lane] (columns past N are zero).
   const float* b_value;
   const std::int8_t* b_exponent;
+  const double* b_scaled;  // mxf8f6f4: LaneOperand::scaled, bounds per [panel][block](, [lane])
+  const std::int32_t *b_step_low, *b_step_spread, *b_panel_top;
+  const double *b_pow_top, *b_pow_low;
   const std::uint32_t* b_nonzero;
   const std::int32_t* b_scale_e;
   const std::uint8_t* b_special;
   std::span<const float> c;
   std::span<float> out;
   std::span<std::uint8_t> left;
+  std::int64_t* counts;  // mxf8f6f4: per unit, the exact and the general steps (Mxf8f6f4Panel)
 };
 
 // kMxf4Nvf4: the steps of rows [r0, r0 + kLaneRows) against one panel, c ([row][lane]) chained.
@@ -524,18 +654,42 @@ HWY_INLINE void Mxf4Nvf4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
   }
 }
 
-// kMxf8f6f4: the steps (one block of 32 each) of rows [r0, r0 + R) against one panel.
+// kMxf8f6f4: the steps (one block of 32 each) of rows [r0, r0 + kLaneRows) against one panel.
+//
+// A step goes one of two ways, with the same bits. The general way computes E_max and truncates
+// every product onto the grid 2^(E_max - 25) (general_step below). The exact way applies where
+// no term of the step has a bit below that grid, so that the truncation is the identity and the
+// step is the exact sum of c and the products, rounded toward zero: with L and U of each operand's
+// block (LaneOperand::step_low; U bounds every product's E from above, L every product's lowest
+// bit from below), a step of a row is exact in a lane when
+//   (1) U - L <= 25 (every product's lowest bit is on the grid of any E_max <= U + ... below),
+//   (2) L >= -149 (on the grid of E_max = -133, a zero term's, too, and on fp32's subnormals),
+//   (3) c is a multiple of 2^(U - 25) (c's term is on the grid of E_max = P <= U), and
+//   (4) |c| < 2^(L + 26) (c's exponent e_c <= L + 25: the products are on the grid of E_max =
+//       e_c; c itself, 24 bits, is on it since its lowest bit is >= e_c - 23),
+// for E_max = max(P, e_c, -133), P the step's largest product E. (1) and (2) are tested per row
+// on B's lane-wise worst case (LaneOperand::step_spread, step_low), (3) and (4) per lane. Then
+// every partial sum is a multiple of 2^(U - 25) below 2^(U + 28) (|c| < 2^(L + 26) <= 2^(U + 26),
+// 32 products each below 2^(U + 2)): exact in fp64, so fp64 FMAs of the values times their
+// scales (LaneOperand::scaled, exact) give the step's exact sum; rounded toward zero to fp32 by
+// clearing the 29 fraction bits fp32 lacks (a sum below 2^-126 is a multiple of 2^-149 by (2),
+// an fp32 subnormal that clearing leaves as it is). c stays in fp64 between exact steps.
+// Overflow: the exact way is taken only where no sum can reach 2^127 (c below 2^126 when the
+// tile starts, and steps * 2^(U + 7) <= 2^126 for the largest U of the rows and the panel), so
+// it never leaves an output. A step of the tile that fails a test in some row or lane goes the
+// general way for all rows. counts[0] and counts[1] count the exact and the general steps.
 HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t panel, float* c,
-                              VI* bad) {
+                              VI* bad, std::int64_t* counts) {
   const DF df;
   const DI di;
+  const DD dd;
   const std::size_t lanes = hn::Lanes(df);
   const auto l = static_cast<std::int64_t>(lanes);
   const LaneOperand& a = *t.a;
   const std::int64_t k = a.k, steps = a.blocks;
   const float* bv = t.b_value + panel * k * l;
   const std::int8_t* be = t.b_exponent + panel * k * l;
-  for (std::int64_t s = 0; s < steps; ++s) {
+  const auto general_step = [&](std::int64_t s) HWY_ATTR {
     const std::int64_t k0 = s * kMxf8f6f4StepK;
     // max(e_a + e_b) of the nonzero products (a sum below -64 means no nonzero product), in int8
     // lanes: four of K a 32-bit lane, then the largest of each lane's four bytes (sign-extended).
@@ -617,7 +771,103 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
       hn::Store(FinishStep(lo[r], hi[r], e_max[r], kMxf8f6f4FractionBits, range_ok[r], bad[r]), df,
                 c + r * static_cast<std::int64_t>(kMaxLanes));
     }
+  };
+#if HWY_TARGET == HWY_SCALAR
+  constexpr int kHalves = 1;
+#else
+  constexpr int kHalves = 2;
+#endif
+  const auto dl = static_cast<std::int64_t>(hn::Lanes(dd));  // lanes / kHalves
+  // Whether the exact way may run at all (no overflow; comment above).
+  int a_top = kEmptyTop;
+  for (std::int64_t r = 0; r < kLaneRows; ++r) a_top = std::max(a_top, a.panel_top[r0 + r]);
+  const int tile_top = a_top + t.b_panel_top[panel];
+  bool exact_ok = steps > 0 &&
+                  tile_top + 7 + std::bit_width(static_cast<std::uint64_t>(steps)) <= 126;
+  for (std::int64_t r = 0; r < kLaneRows && exact_ok; ++r) {
+    exact_ok =
+        hn::AllTrue(df, hn::Lt(hn::Abs(hn::Load(df, c + r * static_cast<std::int64_t>(kMaxLanes))),
+                               hn::Set(df, 0x1p126f)));
   }
+  if (!exact_ok) {
+    for (std::int64_t s = 0; s < steps; ++s) general_step(s);
+    counts[1] += steps;
+    return;
+  }
+  // c in fp64 halves; -0 as +0 (the model's sum starts at +0; an exact step whose terms are all
+  // zero would keep c's -0).
+  VD cd[kLaneRows][kHalves];
+  const auto load_c = [&]() HWY_ATTR {
+    for (std::int64_t r = 0; r < kLaneRows; ++r) {
+      VD lo, hi;
+      Promote(dd, hn::Load(df, c + r * static_cast<std::int64_t>(kMaxLanes)), lo, hi);
+      cd[r][0] = hn::Add(lo, hn::Zero(dd));
+      if constexpr (kHalves == 2) cd[r][kHalves - 1] = hn::Add(hi, hn::Zero(dd));
+    }
+  };
+  const auto store_c = [&]() HWY_ATTR {
+    for (std::int64_t r = 0; r < kLaneRows; ++r) {
+#if HWY_TARGET == HWY_SCALAR
+      hn::Store(hn::DemoteTo(DFH(), cd[r][0]), df, c + r * static_cast<std::int64_t>(kMaxLanes));
+#else
+      const hn::Half<DF> half;
+      hn::Store(
+          hn::Combine(df, hn::DemoteTo(half, cd[r][kHalves - 1]), hn::DemoteTo(half, cd[r][0])), df,
+          c + r * static_cast<std::int64_t>(kMaxLanes));
+#endif
+    }
+  };
+  load_c();
+  const auto keep24 = hn::BitCast(dd, hn::Set(DU64(), ~((std::uint64_t{1} << 29) - 1)));
+  const double* bd = t.b_scaled + panel * k * l;
+  for (std::int64_t s = 0; s < steps; ++s) {
+    const std::int64_t k0 = s * kMxf8f6f4StepK;
+    const std::int64_t b_at = panel * steps + s;
+    bool exact = true;
+    for (std::int64_t r = 0; r < kLaneRows; ++r) {
+      const std::int64_t a_at = (r0 + r) * steps + s;
+      exact = exact && a.step_spread[a_at] + t.b_step_spread[b_at] <= kMxf8f6f4FractionBits &&
+              a.step_low[a_at] + t.b_step_low[b_at] >= -149;
+    }
+    if (exact) {
+      // (3) and (4) per lane: c 2^(25 - U) an integer, |c| < 2^(L + 26).
+      hn::Mask<DD> ok = hn::FirstN(dd, hn::Lanes(dd));
+      for (int h = 0; h < kHalves; ++h) {
+        const VD b_top = hn::LoadU(dd, t.b_pow_top + b_at * l + h * dl);
+        const VD b_low = hn::LoadU(dd, t.b_pow_low + b_at * l + h * dl);
+        for (std::int64_t r = 0; r < kLaneRows; ++r) {
+          const std::int64_t a_at = (r0 + r) * steps + s;
+          const VD x = hn::Mul(cd[r][h], hn::Mul(hn::Set(dd, a.pow_top[a_at] * 0x1p25), b_top));
+          const VD bound = hn::Mul(hn::Set(dd, a.pow_low[a_at] * 0x1p26), b_low);
+          ok = hn::And(ok, hn::And(hn::Eq(hn::Round(x), x), hn::Lt(hn::Abs(cd[r][h]), bound)));
+        }
+      }
+      exact = hn::AllTrue(dd, ok);
+    }
+    if (!exact) {
+      store_c();
+      general_step(s);
+      load_c();
+      ++counts[1];
+      continue;
+    }
+    ++counts[0];
+#pragma GCC unroll 8
+    for (int i = 0; i < static_cast<int>(kMxf8f6f4StepK); ++i) {
+      const std::int64_t kk = k0 + i;
+      VD b[kHalves];
+      for (int h = 0; h < kHalves; ++h) b[h] = hn::LoadU(dd, bd + kk * l + h * dl);
+#pragma GCC unroll 8
+      for (std::int64_t r = 0; r < kLaneRows; ++r) {
+        const VD x = hn::Set(dd, a.scaled[static_cast<std::size_t>((r0 + r) * k + kk)]);
+        for (int h = 0; h < kHalves; ++h) cd[r][h] = hn::MulAdd(x, b[h], cd[r][h]);
+      }
+    }
+    for (std::int64_t r = 0; r < kLaneRows; ++r) {
+      for (int h = 0; h < kHalves; ++h) cd[r][h] = hn::And(cd[r][h], keep24);
+    }
+  }
+  store_c();
 }
 
 // Rows [64 unit, 64 unit + 64) of D; returns whether it left any output to the reference.
@@ -662,7 +912,7 @@ bool LaneUnit(const LaneArgs& t, std::int64_t unit) {
       if constexpr (kFp4) {
         Mxf4Nvf4Panel<kFolded>(t, r0, panel, &c[0][0], bad);
       } else {
-        Mxf8f6f4Panel(t, r0, panel, &c[0][0], bad);
+        Mxf8f6f4Panel(t, r0, panel, &c[0][0], bad, t.counts + 2 * unit);
       }
       for (std::int64_t r = 0; r < kLaneRows && r0 + r < m; ++r) {
         const std::int64_t row = r0 + r;
@@ -693,7 +943,8 @@ bool LaneUnit(const LaneArgs& t, std::int64_t unit) {
 
 bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
                       BlockScaledPath path, std::span<const float> c, int threads,
-                      std::span<float> out, std::span<std::uint8_t> left) {
+                      std::span<float> out, std::span<std::uint8_t> left,
+                      BlockScaledLaneSteps* steps) {
   const bool fp4 = path == BlockScaledPath::kMxf4Nvf4;
   const std::size_t lanes = hn::Lanes(DF());
   thread_local LaneScratch scratch;
@@ -709,17 +960,25 @@ bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
     decode_lanes<false>(a, 1, kLaneRows, false, scratch.a);
     decode_lanes<false>(b, lanes, static_cast<std::int64_t>(lanes), false, scratch.b);
   }
+  const std::int64_t units = (a.outer + kLaneUnitRows - 1) / kLaneUnitRows;
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(2 * units), 0);
   const LaneArgs args{&pa,
                       b.outer,
                       pb.value.data(),
                       pb.exponent.data(),
+                      pb.scaled.data(),
+                      pb.step_low.data(),
+                      pb.step_spread.data(),
+                      pb.panel_top.data(),
+                      pb.pow_top.data(),
+                      pb.pow_low.data(),
                       pb.nonzero.data(),
                       pb.scale_e.data(),
                       pb.special.data(),
                       c,
                       out,
-                      left};
-  const std::int64_t units = (a.outer + kLaneUnitRows - 1) / kLaneUnitRows;
+                      left,
+                      counts.data()};
   std::vector<std::uint8_t> unit_left(static_cast<std::size_t>(units), 0);
   parallel_units(units, threads, [&](std::int64_t unit) HWY_ATTR {
     unit_left[unit] =
@@ -727,6 +986,12 @@ bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
             : LaneUnit<false, false>(args, unit);
   });
   scratch.release_if_large();
+  if (steps != nullptr) {
+    for (std::int64_t u = 0; u < units; ++u) {
+      steps->exact += counts[static_cast<std::size_t>(2 * u)];
+      steps->general += counts[static_cast<std::size_t>(2 * u + 1)];
+    }
+  }
   return std::any_of(unit_left.begin(), unit_left.end(), [](std::uint8_t x) { return x != 0; });
 }
 
@@ -742,8 +1007,9 @@ HWY_EXPORT(BlockScaledTargetName);
 
 bool block_scaled_lanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
                         BlockScaledPath path, std::span<const float> c, int threads,
-                        std::span<float> out, std::span<std::uint8_t> left) {
-  return HWY_DYNAMIC_DISPATCH(BlockScaledLanes)(a, b, path, c, threads, out, left);
+                        std::span<float> out, std::span<std::uint8_t> left,
+                        BlockScaledLaneSteps* steps) {
+  return HWY_DYNAMIC_DISPATCH(BlockScaledLanes)(a, b, path, c, threads, out, left, steps);
 }
 
 bool block_scaled_folds(const BlockScaledOperand& a, const BlockScaledOperand& b) {
