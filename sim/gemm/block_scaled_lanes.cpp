@@ -782,8 +782,9 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
   int a_top = kEmptyTop;
   for (std::int64_t r = 0; r < kLaneRows; ++r) a_top = std::max(a_top, a.panel_top[r0 + r]);
   const int tile_top = a_top + t.b_panel_top[panel];
-  bool exact_ok = steps > 0 &&
-                  tile_top + 7 + std::bit_width(static_cast<std::uint64_t>(steps)) <= 126;
+  bool exact_ok =
+      steps > 0 &&
+      tile_top + 7 + static_cast<int>(std::bit_width(static_cast<std::uint64_t>(steps))) <= 126;
   for (std::int64_t r = 0; r < kLaneRows && exact_ok; ++r) {
     exact_ok =
         hn::AllTrue(df, hn::Lt(hn::Abs(hn::Load(df, c + r * static_cast<std::int64_t>(kMaxLanes))),
