@@ -136,6 +136,8 @@ inline void decode_mxf8f6f4(const BlockScaledOperand& x, std::size_t lanes, std:
   const auto k = static_cast<std::size_t>(x.k), blocks = static_cast<std::size_t>(p.blocks);
   const auto block = static_cast<std::size_t>(x.block);
   const auto outer = static_cast<std::size_t>(x.outer);
+  double value64[256];
+  for (int c = 0; c < 256; ++c) value64[c] = value[c];
   p.scaled.resize(rows * k);
   p.block_low.resize(rows * blocks);
   p.block_top.resize(rows * blocks);
@@ -167,19 +169,33 @@ inline void decode_mxf8f6f4(const BlockScaledOperand& x, std::size_t lanes, std:
         lane_top[lane] = kEmptyTop;
         if (live) p.special[r] |= scale_special[scale];
       }
-      for (std::size_t i = 0; i < block; ++i) {
-        const std::size_t kk = j * block + i;
-        const std::size_t at = (col * k + kk) * lanes;
-        const std::size_t at4 = (col * k + kk - kk % 4) * lanes + kk % 4;
-        for (std::size_t lane = 0; lane < lanes; ++lane) {
-          const std::uint8_t code = row_codes[lane][i];
-          out_value[at + lane] = value[code];
-          out_scaled[at + lane] = static_cast<double>(value[code]) * pow[lane];
-          out_exponent[at4 + lane * 4] = exponent[code];
-          lane_low[lane] = std::min(lane_low[lane], code_low[code]);
-          lane_top[lane] = std::max(lane_top[lane], code_top[code]);
-          if (any_special_code && special[code] != 0) p.special[r0 + lane] = 1;
+      // Lane by lane (the block's entries of a panel stay in L1 cache either way), so that the
+      // lane's bounds stay in registers.
+      for (std::size_t lane = 0; lane < lanes; ++lane) {
+        const std::uint8_t* codes = row_codes[lane];
+        const double lane_pow = pow[lane];
+        float* to_value = out_value + (col * k + j * block) * lanes + lane;
+        double* to_scaled = out_scaled + (col * k + j * block) * lanes + lane;
+        std::int8_t* to_exponent = out_exponent + (col * k + j * block) * lanes + lane * 4;
+        std::int32_t low = kEmptyLow, top = kEmptyTop;
+        std::uint8_t any = 0;
+        for (std::size_t i = 0; i < block; i += 4) {  // block is a multiple of 4 (16 or 32)
+          for (std::size_t q = 0; q < 4; ++q) {
+            const std::uint8_t code = codes[i + q];
+            to_value[q * lanes] = value[code];
+            to_scaled[q * lanes] = value64[code] * lane_pow;
+            to_exponent[q] = exponent[code];
+            low = std::min(low, code_low[code]);
+            top = std::max(top, code_top[code]);
+            any |= special[code];
+          }
+          to_value += 4 * lanes;
+          to_scaled += 4 * lanes;
+          to_exponent += 4 * lanes;
         }
+        lane_low[lane] = low;
+        lane_top[lane] = top;
+        if (any_special_code && any != 0) p.special[r0 + lane] = 1;
       }
       const std::size_t at_block = (col * blocks + j) * lanes;
       for (std::size_t lane = 0; lane < lanes; ++lane) {
