@@ -113,7 +113,8 @@ void BM_Model(benchmark::State& state, Accumulation model, std::int64_t block) {
 // X and W instead as an MX quantizer stores normal values (sim/scaling/mx.hpp, TE's scales, 1 x
 // 32 blocks along K; each row's standard deviation 2^u, u uniform in [-4, 4]), which are not
 // spread over every code as random codes are. mxf8f6f4 rows also report exact_steps: the share
-// of the lanes' micro-tile steps that took the exact way (block_scaled_lanes.hpp).
+// of the lanes' micro-tile steps that took the exact way (block_scaled_lanes.hpp), and
+// fp32_steps, the share that took it with fp32 sums.
 void BM_BlockScaled(benchmark::State& state, Format format, fp8lab::sim::BlockScaleType type,
                     fp8lab::sim::BlockScaledPath path, bool quantized) {
   const Shape s = shape_of(state);
@@ -163,8 +164,9 @@ void BM_BlockScaled(benchmark::State& state, Format format, fp8lab::sim::BlockSc
     std::vector<std::uint8_t> left(y.size(), 0);
     fp8lab::sim::gemm_detail::BlockScaledLaneSteps steps;
     fp8lab::sim::gemm_detail::block_scaled_lanes(x, w, resolved, {}, threads, y, left, &steps);
-    state.counters["exact_steps"] = static_cast<double>(steps.exact) /
-                                    static_cast<double>(steps.exact + steps.general);
+    const auto all = static_cast<double>(steps.exact + steps.general);
+    state.counters["exact_steps"] = static_cast<double>(steps.exact) / all;
+    state.counters["fp32_steps"] = static_cast<double>(steps.narrow) / all;
   }
   const double best = fp8lab::bench::best_iteration_seconds(state, [&] {
     fp8lab::sim::block_scaled_gemm_into(x, w, options, y);

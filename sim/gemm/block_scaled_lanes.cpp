@@ -64,6 +64,9 @@ struct LaneOperand {
   // mxf8f6f4's exact steps (Mxf8f6f4Panel): the element's value times its scale's, in fp64
   // (exact), laid out as value
   std::vector<double> scaled;
+  // The same in fp32 where the scale exponent is in [-kNarrowScale, kNarrowScale] (every element
+  // times its scale is then a normal fp32 value, exact), else 0
+  std::vector<float> scaled32;
   // mxf8f6f4, per column ([panel][block], lanes = 1: per row and block) of one vector's rows:
   // the least exponent of a nonzero element's lowest set bit plus the scale exponent (L), and
   // the largest e of a nonzero element plus the scale exponent (U; |value| < 2^(U + 1)), over
@@ -71,6 +74,8 @@ struct LaneOperand {
   // panel_top the largest U over the panel's blocks. A block with no nonzero element takes
   // L = kEmptyLow, U = kEmptyTop (every bound below then holds for its zero products).
   std::vector<std::int32_t> step_low, step_spread, panel_top;
+  // step_spread where every row of the column has its scaled32 values, else kNotNarrow
+  std::vector<std::int32_t> step_spread32;
   std::vector<std::int32_t> block_low, block_top;  // L and U per entry (at(r, blocks, j))
   // mxf8f6f4, per entry of the block columns (at(r, blocks, j)): 2^-U and 2^L in fp64
   std::vector<double> pow_top, pow_low;
@@ -79,6 +84,13 @@ struct LaneOperand {
 // L and U (LaneOperand::step_low) of a block without a nonzero element: 2^-U and 2^L stay
 // finite fp64 values, U - L and L + L' stay far below the bounds Mxf8f6f4Panel tests.
 inline constexpr int kEmptyLow = 400, kEmptyTop = -400;
+// LaneOperand::scaled32: scale exponents within +-100 keep every element (2^-17 to 2^16 in
+// magnitude) times its scale a normal fp32 value; kNotNarrow rules a block's steps out of the
+// fp32 sums (Mxf8f6f4Panel).
+inline constexpr int kNarrowScale = 100, kNotNarrow = 1000;
+// The largest U - L of a step whose products add exactly in fp32: 32 products, each a multiple
+// of 2^L below 2^(U + 2), have partial sums below 2^(U + 7), 24 bits above 2^L at U - L = 17.
+inline constexpr int kNarrowSpread = 17;
 
 // Scale exponents (block_scale_exponent) of a mxf4nvf4 pair between which the group products
 // a s_a b s_b may be formed in fp32 (the folded values of LaneOperand::value): every group term
@@ -139,11 +151,14 @@ inline void decode_mxf8f6f4(const BlockScaledOperand& x, std::size_t lanes, std:
   double value64[256];
   for (int c = 0; c < 256; ++c) value64[c] = value[c];
   p.scaled.resize(rows * k);
+  p.scaled32.resize(rows * k);
+  p.step_spread32.resize(rows / lanes * blocks);
   p.block_low.resize(rows * blocks);
   p.block_top.resize(rows * blocks);
   std::fill(p.special.begin(), p.special.end(), std::uint8_t{0});
   float* out_value = p.value.data();
   double* out_scaled = p.scaled.data();
+  float* out_scaled32 = p.scaled32.data();
   std::int8_t* out_exponent = p.exponent.data();
   // Per lane of a column: its row's codes (a padding row reads code 0, +0 in every format) and
   // its scale's entries.
@@ -155,6 +170,7 @@ inline void decode_mxf8f6f4(const BlockScaledOperand& x, std::size_t lanes, std:
   static const std::uint8_t kZeroCodes[kMaxColumnLanes] = {};
   double pow[kMaxColumnLanes];
   std::int32_t se[kMaxColumnLanes], lane_low[kMaxColumnLanes], lane_top[kMaxColumnLanes];
+  bool lane_narrow[kMaxColumnLanes];
   for (std::size_t col = 0; col < rows / lanes; ++col) {
     const std::size_t r0 = col * lanes;
     for (std::size_t j = 0; j < blocks; ++j) {
@@ -174,6 +190,10 @@ inline void decode_mxf8f6f4(const BlockScaledOperand& x, std::size_t lanes, std:
       for (std::size_t lane = 0; lane < lanes; ++lane) {
         const std::uint8_t* codes = row_codes[lane];
         const double lane_pow = pow[lane];
+        const bool narrow = se[lane] >= -kNarrowScale && se[lane] <= kNarrowScale;
+        lane_narrow[lane] = narrow;
+        const float pow32 = narrow ? static_cast<float>(lane_pow) : 0.0f;
+        float* to_scaled32 = out_scaled32 + (col * k + j * block) * lanes + lane;
         float* to_value = out_value + (col * k + j * block) * lanes + lane;
         double* to_scaled = out_scaled + (col * k + j * block) * lanes + lane;
         std::int8_t* to_exponent = out_exponent + (col * k + j * block) * lanes + lane * 4;
@@ -184,6 +204,7 @@ inline void decode_mxf8f6f4(const BlockScaledOperand& x, std::size_t lanes, std:
             const std::uint8_t code = codes[i + q];
             to_value[q * lanes] = value[code];
             to_scaled[q * lanes] = value64[code] * lane_pow;
+            to_scaled32[q * lanes] = value[code] * pow32;
             to_exponent[q] = exponent[code];
             low = std::min(low, code_low[code]);
             top = std::max(top, code_top[code]);
@@ -191,6 +212,7 @@ inline void decode_mxf8f6f4(const BlockScaledOperand& x, std::size_t lanes, std:
           }
           to_value += 4 * lanes;
           to_scaled += 4 * lanes;
+          to_scaled32 += 4 * lanes;
           to_exponent += 4 * lanes;
         }
         lane_low[lane] = low;
@@ -204,6 +226,15 @@ inline void decode_mxf8f6f4(const BlockScaledOperand& x, std::size_t lanes, std:
         p.block_low[at_block + lane] = empty ? kEmptyLow : lane_low[lane] + se[lane];
         p.block_top[at_block + lane] = empty ? kEmptyTop : lane_top[lane] + se[lane];
       }
+      // fp32 sums: every lane with a nonzero element has its scaled32 values
+      std::int32_t spread32 = kEmptyTop - kEmptyLow;
+      for (std::size_t lane = 0; lane < lanes; ++lane) {
+        const bool empty = lane_top[lane] == kEmptyTop;
+        spread32 = std::max(spread32, empty || lane_narrow[lane] ? p.block_top[at_block + lane] -
+                                                                       p.block_low[at_block + lane]
+                                                                 : kNotNarrow);
+      }
+      p.step_spread32[col * blocks + j] = spread32;
     }
   }
   // Per column of `lanes` rows and block: the bounds Mxf8f6f4Panel's exact steps test.
@@ -339,6 +370,8 @@ struct LaneScratch {
                x->scale_e.capacity() * sizeof(std::int32_t) + x->special.capacity() +
                (x->scaled.capacity() + x->pow_top.capacity() + x->pow_low.capacity()) *
                    sizeof(double) +
+               x->scaled32.capacity() * sizeof(float) +
+               x->step_spread32.capacity() * sizeof(std::int32_t) +
                (x->step_low.capacity() + x->step_spread.capacity() + x->panel_top.capacity() +
                 x->block_low.capacity() + x->block_top.capacity()) *
                    sizeof(std::int32_t);
@@ -523,7 +556,10 @@ struct LaneArgs {
   // [panel][group][lane] (columns past N are zero).
   const float* b_value;
   const std::int8_t* b_exponent;
-  const double* b_scaled;  // mxf8f6f4: LaneOperand::scaled, bounds per [panel][block](, [lane])
+  const double* b_scaled;
+  const float* b_scaled32;
+  const std::int32_t*
+      b_step_spread32;  // mxf8f6f4: LaneOperand::scaled, bounds per [panel][block](, [lane])
   const std::int32_t *b_step_low, *b_step_spread, *b_panel_top;
   const double *b_pow_top, *b_pow_low;
   const std::uint32_t* b_nonzero;
@@ -693,7 +729,10 @@ HWY_INLINE void Mxf4Nvf4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
 // Overflow: the exact way is taken only where no sum can reach 2^127 (c below 2^126 when the
 // tile starts, and steps * 2^(U + 7) <= 2^126 for the largest U of the rows and the panel), so
 // it never leaves an output. A step of the tile that fails a test in some row or lane goes the
-// general way for all rows. counts[0] and counts[1] count the exact and the general steps.
+// general way for all rows. Where moreover U - L <= kNarrowSpread in every row (and the scales
+// allow LaneOperand::scaled32), the products' partial sums fit fp32's 24 bits (multiples of 2^L
+// below 2^(U + 7)), so fp32 FMAs add them, half the fp64 work, and their sum joins c in fp64.
+// counts[0], counts[1] and counts[2] count the exact, the general and the fp32 (narrow) steps.
 HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t panel, float* c,
                               VI* bad, std::int64_t* counts) {
   const DF df;
@@ -840,11 +879,12 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
   for (std::int64_t s = 0; s < steps; ++s) {
     const std::int64_t k0 = s * kMxf8f6f4StepK;
     const std::int64_t b_at = panel * steps + s;
-    bool exact = true;
+    bool exact = true, narrow = true;
     for (std::int64_t r = 0; r < kLaneRows; ++r) {
       const std::int64_t a_at = (r0 + r) * steps + s;
       exact = exact && a.step_spread[a_at] + t.b_step_spread[b_at] <= kMxf8f6f4FractionBits &&
               a.step_low[a_at] + t.b_step_low[b_at] >= -149;
+      narrow = narrow && a.step_spread32[a_at] + t.b_step_spread32[b_at] <= kNarrowSpread;
     }
     if (exact) {
       // (3) and (4) per lane: c 2^(25 - U) an integer, |c| < 2^(L + 26).
@@ -869,6 +909,30 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
       continue;
     }
     ++counts[0];
+    if (narrow) {
+      // The products' sum in fp32 (exact: above), then added to c in fp64.
+      ++counts[2];
+      VF sum[kLaneRows];
+      for (auto& x : sum) x = hn::Zero(df);
+#pragma GCC unroll 8
+      for (int i = 0; i < static_cast<int>(kMxf8f6f4StepK); ++i) {
+        const std::int64_t kk = k0 + i;
+        const VF b = hn::LoadU(df, t.b_scaled32 + panel * k * l + kk * l);
+#pragma GCC unroll 8
+        for (std::int64_t r = 0; r < kLaneRows; ++r) {
+          sum[r] = hn::MulAdd(hn::Set(df, a.scaled32[static_cast<std::size_t>((r0 + r) * k + kk)]),
+                              b, sum[r]);
+        }
+      }
+      for (std::int64_t r = 0; r < kLaneRows; ++r) {
+        VD lo, hi;
+        Promote(dd, sum[r], lo, hi);
+        cd[r][0] = hn::And(hn::Add(cd[r][0], lo), keep24);
+        if constexpr (kHalves == 2)
+          cd[r][kHalves - 1] = hn::And(hn::Add(cd[r][kHalves - 1], hi), keep24);
+      }
+      continue;
+    }
 #pragma GCC unroll 8
     for (int i = 0; i < static_cast<int>(kMxf8f6f4StepK); ++i) {
       const std::int64_t kk = k0 + i;
@@ -929,7 +993,7 @@ bool LaneUnit(const LaneArgs& t, std::int64_t unit) {
       if constexpr (kFp4) {
         Mxf4Nvf4Panel<kFolded>(t, r0, panel, &c[0][0], bad);
       } else {
-        Mxf8f6f4Panel(t, r0, panel, &c[0][0], bad, t.counts + 2 * unit);
+        Mxf8f6f4Panel(t, r0, panel, &c[0][0], bad, t.counts + 3 * unit);
       }
       for (std::int64_t r = 0; r < kLaneRows && r0 + r < m; ++r) {
         const std::int64_t row = r0 + r;
@@ -978,12 +1042,14 @@ bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
     decode_lanes<false>(b, lanes, static_cast<std::int64_t>(lanes), false, scratch.b);
   }
   const std::int64_t units = (a.outer + kLaneUnitRows - 1) / kLaneUnitRows;
-  std::vector<std::int64_t> counts(static_cast<std::size_t>(2 * units), 0);
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(3 * units), 0);
   const LaneArgs args{&pa,
                       b.outer,
                       pb.value.data(),
                       pb.exponent.data(),
                       pb.scaled.data(),
+                      pb.scaled32.data(),
+                      pb.step_spread32.data(),
                       pb.step_low.data(),
                       pb.step_spread.data(),
                       pb.panel_top.data(),
@@ -1005,8 +1071,9 @@ bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
   scratch.release_if_large();
   if (steps != nullptr) {
     for (std::int64_t u = 0; u < units; ++u) {
-      steps->exact += counts[static_cast<std::size_t>(2 * u)];
-      steps->general += counts[static_cast<std::size_t>(2 * u + 1)];
+      steps->exact += counts[static_cast<std::size_t>(3 * u)];
+      steps->general += counts[static_cast<std::size_t>(3 * u + 1)];
+      steps->narrow += counts[static_cast<std::size_t>(3 * u + 2)];
     }
   }
   return std::any_of(unit_left.begin(), unit_left.end(), [](std::uint8_t x) { return x != 0; });

@@ -14,6 +14,7 @@ namespace fp8lab::sim::gemm_detail {
 // the two give the same bits.
 struct BlockScaledLaneSteps {
   std::int64_t exact = 0, general = 0;
+  std::int64_t narrow = 0;  // of the exact ones, those whose products add in fp32
 };
 
 // Writes D into out (M * N) for operands that resolve_block_scaled_path accepted on `path`, with

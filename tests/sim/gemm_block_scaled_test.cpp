@@ -374,13 +374,13 @@ std::uint8_t e4m3_pow2(int e, bool negative = false) {
 // the same bits, and `exact` / `general` say whether some micro-tile step took each way.
 void check_exact_steps(const BlockScaledOperand& a, const BlockScaledOperand& b,
                        const std::vector<float>& c, bool exact, bool general,
-                       const std::string& label) {
+                       const std::string& label, bool fp64_and_fp32 = false) {
   BlockScaledGemmOptions options;
   options.c = c;
   options.path = BlockScaledPath::kMxf8f6f4;
   std::vector<float> expected(static_cast<std::size_t>(a.outer * b.outer));
   sim::reference::block_scaled_gemm_into(a, b, options, expected);
-  REQUIRE(count_nonzero(expected) == expected.size());
+  REQUIRE(count_nonzero(expected) > expected.size() / 2);
   for_each_target_and_threads([&](int threads, const std::string& target) {
     INFO(label << " on " << target);
     std::vector<float> lanes(expected.size());
@@ -390,6 +390,10 @@ void check_exact_steps(const BlockScaledOperand& a, const BlockScaledOperand& b,
                                                      lanes, left, &steps));
     CHECK((steps.exact > 0) == exact);
     CHECK((steps.general > 0) == general);
+    if (fp64_and_fp32) {  // exact steps with fp32 sums and with fp64 ones
+      CHECK(steps.narrow > 0);
+      CHECK(steps.narrow < steps.exact);
+    }
     require_same_bits(expected, lanes, b.outer, label + " lanes on " + target);
   });
 }
@@ -481,6 +485,40 @@ TEST_CASE("mxf8f6f4 lanes: exact steps next to general ones, at each bound's edg
     check_exact_steps(operand(ca, sa, m, k), operand(cb, sb, n, k), c, true, true,
                       "c at 2^17 / its grid");
   }
+}
+
+TEST_CASE("mxf8f6f4 lanes: fp32 sums at U - L = 17, fp64 ones at 18") {
+  // Step 0: a = {1.875 x 31, -2^-9 (rows 0-7) or -2^-8 (rows 8-15)}, b = {1.875 x 31, 2^-9}:
+  // U = 0 and L = -18 or -17. The 31 products add to X = 6975 2^-6 (13 bits, 2^6 and up) and the
+  // last one is -2^-18 or -2^-17: at U - L = 17 the sum X - 2^-17 fits fp32's 24 bits (the fp32
+  // way), at 18 it does not: X - 2^-18 rounds toward zero to X - 2^-17 where an fp32 sum would
+  // round it to nearest, X (a tie, to even). Step 1 is all zeros. Every step is exact.
+  const std::int64_t m = 16, n = 37, k = 64;
+  std::vector<std::uint8_t> ca(static_cast<std::size_t>(m * k), 0), cb(n * k, 0);
+  constexpr std::uint8_t kE4M3Max1 = 0x3F;  // 1.875
+  for (std::int64_t i = 0; i < 31; ++i) {
+    for (std::int64_t r = 0; r < m; ++r) ca[r * k + i] = kE4M3Max1;
+    for (std::int64_t j = 0; j < n; ++j) cb[j * k + i] = kE4M3Max1;
+  }
+  for (std::int64_t r = 0; r < m; ++r) ca[r * k + 31] = r < 8 ? 0x81 : 0x82;  // -2^-9, -2^-8
+  for (std::int64_t j = 0; j < n; ++j) cb[j * k + 31] = 0x01;                 // 2^-9
+  const std::vector<std::uint8_t> sa(m * 2, 127), sb(n * 2, 127);
+  const BlockScaledOperand a{ca, sa, m, k, Format::E4M3, 32, BlockScaleType::kUe8m0};
+  const BlockScaledOperand b{cb, sb, n, k, Format::E4M3, 32, BlockScaleType::kUe8m0};
+  check_exact_steps(a, b, {}, true, false, "U - L = 18 / 17", true);
+  // Scales 2^127 and 2^-127 (products near 1): the fp32 values of one operand would overflow
+  // (6 x 2^127), so these steps add in fp64.
+  std::mt19937 rng(4647);
+  const auto e2m1 = [&](std::int64_t rows) {  // nonzero codes
+    std::vector<std::uint8_t> codes(static_cast<std::size_t>(rows * k));
+    for (auto& x : codes) x = static_cast<std::uint8_t>(1 + rng() % 7 + 8 * (rng() % 2));
+    return codes;
+  };
+  const auto ea = e2m1(m), eb = e2m1(n);
+  const std::vector<std::uint8_t> big(m * 2, 127 + 127), small(n * 2, 0);
+  check_exact_steps({ea, big, m, k, Format::E2M1, 32, BlockScaleType::kUe8m0},
+                    {eb, small, n, k, Format::E2M1, 32, BlockScaleType::kUe8m0}, {}, true, false,
+                    "E2M1 scales 2^127 / 2^-127");
 }
 
 TEST_CASE("mxf8f6f4 lanes on MX-quantized normal rows: both ways, the reference's bits") {
