@@ -33,6 +33,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -79,6 +80,18 @@ struct LaneOperand {
   std::vector<std::int32_t> block_low, block_top;  // L and U per entry (at(r, blocks, j))
   // mxf8f6f4, per entry of the block columns (at(r, blocks, j)): 2^-U and 2^L in fp64
   std::vector<double> pow_top, pow_low;
+  // mxf8f6f4: what fill_mxf8f6f4 needs to fill value and exponent (the general steps), scaled
+  // (fp64 exact steps) or scaled32 (fp32 ones) when a step first needs them; decode_lanes sizes
+  // them and fills the bounds only.
+  struct Source {
+    const BlockScaledOperand* x = nullptr;
+    std::size_t lanes = 0, rows = 0;
+    float value[256];
+    double value64[256];
+    std::int8_t exponent[256];
+    double scale_pow[256];
+    std::int32_t scale_e[256];
+  } source;
 };
 
 // L and U (LaneOperand::step_low) of a block without a nonzero element: 2^-U and 2^L stay
@@ -148,91 +161,51 @@ inline void decode_mxf8f6f4(const BlockScaledOperand& x, std::size_t lanes, std:
   const auto k = static_cast<std::size_t>(x.k), blocks = static_cast<std::size_t>(p.blocks);
   const auto block = static_cast<std::size_t>(x.block);
   const auto outer = static_cast<std::size_t>(x.outer);
-  double value64[256];
-  for (int c = 0; c < 256; ++c) value64[c] = value[c];
+  LaneOperand::Source& src = p.source;
+  src.x = &x;
+  src.lanes = lanes;
+  src.rows = rows;
+  for (int c = 0; c < 256; ++c) {
+    src.value[c] = value[c];
+    src.value64[c] = value[c];
+    src.exponent[c] = exponent[c];
+    src.scale_pow[c] = scale_pow[c];
+    src.scale_e[c] = scale_e[c];
+  }
   p.scaled.resize(rows * k);
   p.scaled32.resize(rows * k);
   p.step_spread32.resize(rows / lanes * blocks);
   p.block_low.resize(rows * blocks);
   p.block_top.resize(rows * blocks);
   std::fill(p.special.begin(), p.special.end(), std::uint8_t{0});
-  float* out_value = p.value.data();
-  double* out_scaled = p.scaled.data();
-  float* out_scaled32 = p.scaled32.data();
-  std::int8_t* out_exponent = p.exponent.data();
-  // Per lane of a column: its row's codes (a padding row reads code 0, +0 in every format) and
-  // its scale's entries.
-  constexpr std::size_t kMaxColumnLanes = 64;
-  if (lanes > kMaxColumnLanes || block > kMaxColumnLanes) {
-    throw std::logic_error("decode_mxf8f6f4: more than 64 lanes or elements per block");
-  }
-  const std::uint8_t* row_codes[kMaxColumnLanes];
-  static const std::uint8_t kZeroCodes[kMaxColumnLanes] = {};
-  double pow[kMaxColumnLanes];
-  std::int32_t se[kMaxColumnLanes], lane_low[kMaxColumnLanes], lane_top[kMaxColumnLanes];
-  bool lane_narrow[kMaxColumnLanes];
+  if (block % 4 != 0) throw std::logic_error("decode_mxf8f6f4: block not a multiple of 4");
   for (std::size_t col = 0; col < rows / lanes; ++col) {
     const std::size_t r0 = col * lanes;
     for (std::size_t j = 0; j < blocks; ++j) {
+      const std::size_t at_block = (col * blocks + j) * lanes;
+      std::int32_t spread32 = kEmptyTop - kEmptyLow;  // fp32 sums: (LaneOperand::step_spread32)
       for (std::size_t lane = 0; lane < lanes; ++lane) {
         const std::size_t r = r0 + lane;
-        const bool live = r < outer;
-        const std::uint8_t scale = live ? x.scales[r * blocks + j] : std::uint8_t{127};
-        row_codes[lane] = live ? x.codes.data() + r * k + j * block : kZeroCodes;
-        se[lane] = live ? scale_e[scale] : 0;
-        pow[lane] = live ? scale_pow[scale] : 0.0;
-        lane_low[lane] = kEmptyLow;
-        lane_top[lane] = kEmptyTop;
-        if (live) p.special[r] |= scale_special[scale];
-      }
-      // Lane by lane (the block's entries of a panel stay in L1 cache either way), so that the
-      // lane's bounds stay in registers.
-      for (std::size_t lane = 0; lane < lanes; ++lane) {
-        const std::uint8_t* codes = row_codes[lane];
-        const double lane_pow = pow[lane];
-        const bool narrow = se[lane] >= -kNarrowScale && se[lane] <= kNarrowScale;
-        lane_narrow[lane] = narrow;
-        const float pow32 = narrow ? static_cast<float>(lane_pow) : 0.0f;
-        float* to_scaled32 = out_scaled32 + (col * k + j * block) * lanes + lane;
-        float* to_value = out_value + (col * k + j * block) * lanes + lane;
-        double* to_scaled = out_scaled + (col * k + j * block) * lanes + lane;
-        std::int8_t* to_exponent = out_exponent + (col * k + j * block) * lanes + lane * 4;
-        std::int32_t low = kEmptyLow, top = kEmptyTop;
-        std::uint8_t any = 0;
-        for (std::size_t i = 0; i < block; i += 4) {  // block is a multiple of 4 (16 or 32)
-          for (std::size_t q = 0; q < 4; ++q) {
-            const std::uint8_t code = codes[i + q];
-            to_value[q * lanes] = value[code];
-            to_scaled[q * lanes] = value64[code] * lane_pow;
-            to_scaled32[q * lanes] = value[code] * pow32;
-            to_exponent[q] = exponent[code];
-            low = std::min(low, code_low[code]);
-            top = std::max(top, code_top[code]);
-            any |= special[code];
+        std::int32_t low = kEmptyLow, top = kEmptyTop, se = 0;
+        if (r < outer) {
+          const std::uint8_t scale = x.scales[r * blocks + j];
+          se = scale_e[scale];
+          const std::uint8_t* codes = x.codes.data() + r * k + j * block;
+          std::uint8_t any = scale_special[scale];
+          for (std::size_t i = 0; i < block; ++i) {
+            low = std::min(low, code_low[codes[i]]);
+            top = std::max(top, code_top[codes[i]]);
+            if (any_special_code) any |= special[codes[i]];
           }
-          to_value += 4 * lanes;
-          to_scaled += 4 * lanes;
-          to_scaled32 += 4 * lanes;
-          to_exponent += 4 * lanes;
+          p.special[r] = p.special[r] | any;
         }
-        lane_low[lane] = low;
-        lane_top[lane] = top;
-        if (any_special_code && any != 0) p.special[r0 + lane] = 1;
-      }
-      const std::size_t at_block = (col * blocks + j) * lanes;
-      for (std::size_t lane = 0; lane < lanes; ++lane) {
-        p.scale_e[at_block + lane] = se[lane];
-        const bool empty = lane_top[lane] == kEmptyTop;
-        p.block_low[at_block + lane] = empty ? kEmptyLow : lane_low[lane] + se[lane];
-        p.block_top[at_block + lane] = empty ? kEmptyTop : lane_top[lane] + se[lane];
-      }
-      // fp32 sums: every lane with a nonzero element has its scaled32 values
-      std::int32_t spread32 = kEmptyTop - kEmptyLow;
-      for (std::size_t lane = 0; lane < lanes; ++lane) {
-        const bool empty = lane_top[lane] == kEmptyTop;
-        spread32 = std::max(spread32, empty || lane_narrow[lane] ? p.block_top[at_block + lane] -
-                                                                       p.block_low[at_block + lane]
-                                                                 : kNotNarrow);
+        p.scale_e[at_block + lane] = se;
+        const bool empty = top == kEmptyTop;
+        const bool narrow = se >= -kNarrowScale && se <= kNarrowScale;
+        p.block_low[at_block + lane] = empty ? kEmptyLow : low + se;
+        p.block_top[at_block + lane] = empty ? kEmptyTop : top + se;
+        spread32 =
+            std::max(spread32, empty ? kEmptyTop - kEmptyLow : (narrow ? top - low : kNotNarrow));
       }
       p.step_spread32[col * blocks + j] = spread32;
     }
@@ -262,6 +235,69 @@ inline void decode_mxf8f6f4(const BlockScaledOperand& x, std::size_t lanes, std:
     p.panel_top[col] = panel_top;
   }
 }
+
+// What decode_mxf8f6f4 leaves to the first step that needs it: kGeneral value and exponent,
+// kWide scaled, kNarrow scaled32, each for every entry of p (padding rows as zero elements).
+enum class Mxf8Fill : std::uint8_t { kGeneral, kWide, kNarrow };
+inline void fill_mxf8f6f4(LaneOperand& p, Mxf8Fill what) {
+  const LaneOperand::Source& src = p.source;
+  const BlockScaledOperand& x = *src.x;
+  const std::size_t lanes = src.lanes, rows = src.rows;
+  const auto k = static_cast<std::size_t>(x.k), blocks = static_cast<std::size_t>(p.blocks);
+  const auto block = static_cast<std::size_t>(x.block);
+  const auto outer = static_cast<std::size_t>(x.outer);
+  static const std::uint8_t kZeroCodes[64] = {};
+  for (std::size_t col = 0; col < rows / lanes; ++col) {
+    for (std::size_t j = 0; j < blocks; ++j) {
+      for (std::size_t lane = 0; lane < lanes; ++lane) {
+        const std::size_t r = col * lanes + lane;
+        const bool live = r < outer;
+        const std::uint8_t scale = live ? x.scales[r * blocks + j] : std::uint8_t{127};
+        const std::uint8_t* codes = live ? x.codes.data() + r * k + j * block : kZeroCodes;
+        const std::size_t at = (col * k + j * block) * lanes + lane;
+        if (what == Mxf8Fill::kGeneral) {
+          float* to_value = p.value.data() + at;
+          std::int8_t* to_exponent = p.exponent.data() + (col * k + j * block) * lanes + lane * 4;
+          for (std::size_t i = 0; i < block; i += 4) {  // block: a multiple of 4
+            for (std::size_t q = 0; q < 4; ++q) {
+              to_value[q * lanes] = src.value[codes[i + q]];
+              to_exponent[q] = src.exponent[codes[i + q]];
+            }
+            to_value += 4 * lanes;
+            to_exponent += 4 * lanes;
+          }
+        } else if (what == Mxf8Fill::kWide) {
+          const double pow = live ? src.scale_pow[scale] : 0.0;
+          double* to = p.scaled.data() + at;
+          for (std::size_t i = 0; i < block; ++i) to[i * lanes] = src.value64[codes[i]] * pow;
+        } else {
+          const int se = src.scale_e[scale];
+          const float pow = live && se >= -kNarrowScale && se <= kNarrowScale
+                                ? static_cast<float>(src.scale_pow[scale])
+                                : 0.0f;
+          float* to = p.scaled32.data() + at;
+          for (std::size_t i = 0; i < block; ++i) to[i * lanes] = src.value[codes[i]] * pow;
+        }
+      }
+    }
+  }
+}
+
+// The fills of one call's two operands, each done once by the first step that needs it (from
+// any thread).
+struct Mxf8Fills {
+  LaneOperand *a = nullptr, *b = nullptr;
+  std::once_flag general, wide, narrow;
+  void need(Mxf8Fill what) {
+    std::once_flag& flag = what == Mxf8Fill::kGeneral ? general
+                           : what == Mxf8Fill::kWide  ? wide
+                                                      : narrow;
+    std::call_once(flag, [this, what] {
+      fill_mxf8f6f4(*a, what);
+      fill_mxf8f6f4(*b, what);
+    });
+  }
+};
 
 // Decodes x into p (layout above), whose vectors keep their capacity from earlier calls
 // (LaneScratch). fold (mxf4nvf4 only): the values are the elements times their scales.
@@ -569,6 +605,7 @@ struct LaneArgs {
   std::span<float> out;
   std::span<std::uint8_t> left;
   std::int64_t* counts;  // mxf8f6f4: per unit, the exact and the general steps (Mxf8f6f4Panel)
+  Mxf8Fills* fills;      // mxf8f6f4
 };
 
 // kMxf4Nvf4: the steps of rows [r0, r0 + kLaneRows) against one panel, c ([row][lane]) chained.
@@ -846,6 +883,7 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
                                hn::Set(df, 0x1p126f)));
   }
   if (!exact_ok) {
+    t.fills->need(Mxf8Fill::kGeneral);
     for (std::int64_t s = 0; s < steps; ++s) general_step(s);
     counts[1] += steps;
     return;
@@ -902,6 +940,7 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
       exact = hn::AllTrue(dd, ok);
     }
     if (!exact) {
+      t.fills->need(Mxf8Fill::kGeneral);
       store_c();
       general_step(s);
       load_c();
@@ -911,6 +950,7 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
     ++counts[0];
     if (narrow) {
       // The products' sum in fp32 (exact: above), then added to c in fp64.
+      t.fills->need(Mxf8Fill::kNarrow);
       ++counts[2];
       VF sum[kLaneRows];
       for (auto& x : sum) x = hn::Zero(df);
@@ -933,6 +973,7 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
       }
       continue;
     }
+    t.fills->need(Mxf8Fill::kWide);
 #pragma GCC unroll 8
     for (int i = 0; i < static_cast<int>(kMxf8f6f4StepK); ++i) {
       const std::int64_t kk = k0 + i;
@@ -1043,6 +1084,9 @@ bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
   }
   const std::int64_t units = (a.outer + kLaneUnitRows - 1) / kLaneUnitRows;
   std::vector<std::int64_t> counts(static_cast<std::size_t>(3 * units), 0);
+  Mxf8Fills fills;
+  fills.a = &scratch.a;
+  fills.b = &scratch.b;
   const LaneArgs args{&pa,
                       b.outer,
                       pb.value.data(),
@@ -1061,7 +1105,8 @@ bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
                       c,
                       out,
                       left,
-                      counts.data()};
+                      counts.data(),
+                      &fills};
   std::vector<std::uint8_t> unit_left(static_cast<std::size_t>(units), 0);
   parallel_units(units, threads, [&](std::int64_t unit) HWY_ATTR {
     unit_left[unit] =
