@@ -370,11 +370,14 @@ std::uint8_t e4m3_pow2(int e, bool negative = false) {
   return static_cast<std::uint8_t>((negative ? 0x80 : 0) | ((e + 7) << 3));
 }
 
+// Which sums the exact steps of check_exact_steps must have used.
+enum class Sums { kAny, kBoth, kFp32 };
+
 // One GEMM on the lanes (with their step counts) and on the scalar reference, on every target:
 // the same bits, and `exact` / `general` say whether some micro-tile step took each way.
 void check_exact_steps(const BlockScaledOperand& a, const BlockScaledOperand& b,
                        const std::vector<float>& c, bool exact, bool general,
-                       const std::string& label, bool fp64_and_fp32 = false) {
+                       const std::string& label, Sums sums = Sums::kAny) {
   BlockScaledGemmOptions options;
   options.c = c;
   options.path = BlockScaledPath::kMxf8f6f4;
@@ -390,10 +393,11 @@ void check_exact_steps(const BlockScaledOperand& a, const BlockScaledOperand& b,
                                                      lanes, left, &steps));
     CHECK((steps.exact > 0) == exact);
     CHECK((steps.general > 0) == general);
-    if (fp64_and_fp32) {  // exact steps with fp32 sums and with fp64 ones
+    if (sums == Sums::kBoth) {  // exact steps with fp32 sums and with fp64 ones
       CHECK(steps.narrow > 0);
       CHECK(steps.narrow < steps.exact);
     }
+    if (sums == Sums::kFp32) CHECK(steps.narrow == steps.exact);
     require_same_bits(expected, lanes, b.outer, label + " lanes on " + target);
   });
 }
@@ -433,12 +437,12 @@ TEST_CASE("mxf8f6f4 lanes: exact steps next to general ones, at each bound's edg
                       "U - L = 25 / 26");
   }
   SECTION("(2) L >= -149: the lowest product bit on fp32's subnormal grid, and one below it") {
-    // a = {+-2^0, -2^-6}, b = {2^0, 2^-3}, scales 2^S: U = S, L = S - 9; the steps' zero products
-    // (E = -133) set E_max = -133, grid 2^-158. In units of 2^-149: step 0 has S = -140
-    // (L = -149: exact) and a_0 = -1, a sum of -512 - 1; step 1 has S = -141 (L = -150): c + 256
-    // - 1/2 = -257.5 rounds toward zero onto fp32's subnormals (-257), where an exact fp64 sum
-    // carried on and rounded to nearest at the end would give -258 (a tie, to even); step 2 is
-    // all zeros (exact).
+    // a = {+-2^0, -2^-6}, b = {2^0, 2^-3}, scales 2^S (a 2^-120, b 2^(S + 120): the fp64 way, the
+    // scales being beyond fp32's values): U = S, L = S - 9; the steps' zero products (E = -133)
+    // set E_max = -133, grid 2^-158. In units of 2^-149: step 0 has S = -140 (L = -149: exact)
+    // and a_0 = -1, a sum of -512 - 1; step 1 has S = -141 (L = -150): c + 256 - 1/2 = -257.5
+    // rounds toward zero onto fp32's subnormals (-257), where an exact fp64 sum carried on and
+    // rounded to nearest at the end would give -258 (a tie, to even); step 2 is all zeros.
     const std::int64_t m = 16, k = 96;
     std::vector<std::uint8_t> ca(static_cast<std::size_t>(m * k), 0), cb(n * k, 0);
     for (std::int64_t s = 0; s < 2; ++s) {
@@ -451,13 +455,37 @@ TEST_CASE("mxf8f6f4 lanes: exact steps next to general ones, at each bound's edg
         cb[j * k + 32 * s + 1] = e4m3_pow2(-3);
       }
     }
-    std::vector<std::uint8_t> sa(m * 3, 127 - 70), sb(n * 3, 127);  // a: 2^-70
+    std::vector<std::uint8_t> sa(m * 3, 127 - 120), sb(n * 3, 127);
     for (std::int64_t j = 0; j < n; ++j) {
-      sb[j * 3] = 127 - 70;      // S = -140
-      sb[j * 3 + 1] = 127 - 71;  // S = -141
+      sb[j * 3] = 127 - 20;      // S = -140
+      sb[j * 3 + 1] = 127 - 21;  // S = -141
     }
     check_exact_steps(operand(ca, sa, m, k), operand(cb, sb, n, k), {}, true, true,
-                      "L = -149 / -150");
+                      "L = -149 / -150", Sums::kAny);
+    // The fp32 way (scales 2^-70 and 2^(S + 70)): a = {2^0, 2^-6, 2^-6}, b = {2^0, 2^-3, 2^-4}.
+    // Step 0, S = -140: 512 + 1 + 1/2 (L = -150) rounds toward zero to 513, where fp32 sums
+    // would round the last FMA to nearest, 514 (a tie, to even); step 1, S = -139 (L = -149):
+    // exact, c + 1024 + 2 + 1.
+    const std::int64_t k2 = 64;
+    std::vector<std::uint8_t> ca2(static_cast<std::size_t>(m * k2), 0), cb2(n * k2, 0);
+    for (std::int64_t s = 0; s < 2; ++s) {
+      for (std::int64_t r = 0; r < m; ++r) {
+        ca2[r * k2 + 32 * s] = e4m3_pow2(0);
+        ca2[r * k2 + 32 * s + 1] = ca2[r * k2 + 32 * s + 2] = e4m3_pow2(-6);
+      }
+      for (std::int64_t j = 0; j < n; ++j) {
+        cb2[j * k2 + 32 * s] = e4m3_pow2(0);
+        cb2[j * k2 + 32 * s + 1] = e4m3_pow2(-3);
+        cb2[j * k2 + 32 * s + 2] = e4m3_pow2(-4);
+      }
+    }
+    std::vector<std::uint8_t> sa2(m * 2, 127 - 70), sb2(n * 2);
+    for (std::int64_t j = 0; j < n; ++j) {
+      sb2[j * 2] = 127 - 70;      // S = -140
+      sb2[j * 2 + 1] = 127 - 69;  // S = -139
+    }
+    check_exact_steps(operand(ca2, sa2, m, k2), operand(cb2, sb2, n, k2), {}, true, true,
+                      "L = -150 / -149, fp32", Sums::kFp32);
   }
   SECTION("(3) c on the grid 2^(U - 25) and (4) |c| < 2^(L + 26), and one binade past each") {
     // One step, b = {2^8, 2^-3}. Rows 0-15: a = {2^8, -2^-6}: U = 16, L = -9, the sum
@@ -505,7 +533,7 @@ TEST_CASE("mxf8f6f4 lanes: fp32 sums at U - L = 17, fp64 ones at 18") {
   const std::vector<std::uint8_t> sa(m * 2, 127), sb(n * 2, 127);
   const BlockScaledOperand a{ca, sa, m, k, Format::E4M3, 32, BlockScaleType::kUe8m0};
   const BlockScaledOperand b{cb, sb, n, k, Format::E4M3, 32, BlockScaleType::kUe8m0};
-  check_exact_steps(a, b, {}, true, false, "U - L = 18 / 17", true);
+  check_exact_steps(a, b, {}, true, false, "U - L = 18 / 17", Sums::kBoth);
   // Scales 2^127 and 2^-127 (products near 1): the fp32 values of one operand would overflow
   // (6 x 2^127), so these steps add in fp64.
   std::mt19937 rng(4647);
