@@ -911,7 +911,7 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
 #endif
     }
   };
-  load_c();
+  bool in_doubles = false;  // whether cd holds c (else the c array does)
   const auto keep24 = hn::BitCast(dd, hn::Set(DU64(), ~((std::uint64_t{1} << 29) - 1)));
   const double* bd = t.b_scaled + panel * k * l;
   for (std::int64_t s = 0; s < steps; ++s) {
@@ -925,6 +925,8 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
       narrow = narrow && a.step_spread32[a_at] + t.b_step_spread32[b_at] <= kNarrowSpread;
     }
     if (exact) {
+      if (!in_doubles) load_c();
+      in_doubles = true;
       // (3) and (4) per lane: c 2^(25 - U) an integer, |c| < 2^(L + 26).
       hn::Mask<DD> ok = hn::FirstN(dd, hn::Lanes(dd));
       for (int h = 0; h < kHalves; ++h) {
@@ -941,9 +943,9 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
     }
     if (!exact) {
       t.fills->need(Mxf8Fill::kGeneral);
-      store_c();
+      if (in_doubles) store_c();
+      in_doubles = false;
       general_step(s);
-      load_c();
       ++counts[1];
       continue;
     }
@@ -989,7 +991,7 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
       for (int h = 0; h < kHalves; ++h) cd[r][h] = hn::And(cd[r][h], keep24);
     }
   }
-  store_c();
+  if (in_doubles) store_c();
 }
 
 // Rows [64 unit, 64 unit + 64) of D; returns whether it left any output to the reference.
