@@ -781,7 +781,7 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
   const std::int64_t k = a.k, steps = a.blocks;
   const float* bv = t.b_value + panel * k * l;
   const std::int8_t* be = t.b_exponent + panel * k * l;
-  const auto general_step = [&](std::int64_t s) HWY_ATTR {
+  const auto general_step = [&](std::int64_t s) HWY_ATTR __attribute__((always_inline)) {
     const std::int64_t k0 = s * kMxf8f6f4StepK;
     // max(e_a + e_b) of the nonzero products (a sum below -64 means no nonzero product), in int8
     // lanes: four of K a 32-bit lane, then the largest of each lane's four bytes (sign-extended).
@@ -882,12 +882,6 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
         hn::AllTrue(df, hn::Lt(hn::Abs(hn::Load(df, c + r * static_cast<std::int64_t>(kMaxLanes))),
                                hn::Set(df, 0x1p126f)));
   }
-  if (!exact_ok) {
-    t.fills->need(Mxf8Fill::kGeneral);
-    for (std::int64_t s = 0; s < steps; ++s) general_step(s);
-    counts[1] += steps;
-    return;
-  }
   // c in fp64 halves; -0 as +0 (the model's sum starts at +0; an exact step whose terms are all
   // zero would keep c's -0).
   VD cd[kLaneRows][kHalves];
@@ -917,7 +911,7 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
   for (std::int64_t s = 0; s < steps; ++s) {
     const std::int64_t k0 = s * kMxf8f6f4StepK;
     const std::int64_t b_at = panel * steps + s;
-    bool exact = true, narrow = true;
+    bool exact = exact_ok, narrow = true;
     for (std::int64_t r = 0; r < kLaneRows; ++r) {
       const std::int64_t a_at = (r0 + r) * steps + s;
       exact = exact && a.step_spread[a_at] + t.b_step_spread[b_at] <= kMxf8f6f4FractionBits &&
