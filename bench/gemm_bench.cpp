@@ -237,6 +237,9 @@ BENCHMARK_CAPTURE(BM_BlockScaled, blackwell_nvfp4, Format::E2M1,
 BENCHMARK_CAPTURE(BM_BlockScaled, blackwell_mxfp8_quantized, Format::E4M3,
                   fp8lab::sim::BlockScaleType::kUe8m0, fp8lab::sim::BlockScaledPath::kAuto, true)
     ->Apply(shapes);
+BENCHMARK_CAPTURE(BM_BlockScaled, blackwell_mxfp6_e3m2_quantized, Format::E3M2,
+                  fp8lab::sim::BlockScaleType::kUe8m0, fp8lab::sim::BlockScaledPath::kAuto, true)
+    ->Apply(shapes);
 BENCHMARK_CAPTURE(BM_BlockScaled, blackwell_mxfp4_quantized, Format::E2M1,
                   fp8lab::sim::BlockScaleType::kUe8m0, fp8lab::sim::BlockScaledPath::kMxf8f6f4,
                   true)
