@@ -18,7 +18,8 @@
 //     a * b * 2^(25 + e_sa + e_sb - E_max) is exact in fp32 (8 significant bits; the power of two is clamped where the term is 0
 //     anyway) and below 2^27; converting it to int32 truncates toward zero, which is the model's
 //     truncation onto the grid. Sixteen such terms add below 2^31 in int32; the two halves of a
-//     step and c's term add exactly in fp64.
+//     step and c's term add exactly in fp64. Steps with no term below the grid skip all this and
+//     add exactly in fp64 or fp32 FMAs (the exact way, Mxf8f6f4Panel).
 //   Both: the exact sum times 2^(E_max - F) is an exact fp64 value; it is rounded toward zero to
 //     fp32 by clearing the 29 fp64 fraction bits fp32 lacks (or, below 2^-126, truncating onto
 //     fp32's subnormal grid 2^-149) and converting, which is then exact; 2^128 and beyond
@@ -751,7 +752,7 @@ HWY_INLINE void Mxf4Nvf4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
 // step is the exact sum of c and the products, rounded toward zero: with L and U of each operand's
 // block (LaneOperand::step_low; U bounds every product's E from above, L every product's lowest
 // bit from below), a step of a row is exact in a lane when
-//   (1) U - L <= 25 (every product's lowest bit is on the grid of any E_max <= U + ... below),
+//   (1) U - L <= 25 (with (4), E_max <= L + 25: every product's lowest bit, >= L, is on the grid),
 //   (2) L >= -149 (on the grid of E_max = -133, a zero term's, too, and on fp32's subnormals),
 //   (3) c is a multiple of 2^(U - 25) (c's term is on the grid of E_max = P <= U), and
 //   (4) |c| < 2^(L + 26) (c's exponent e_c <= L + 25: the products are on the grid of E_max =
