@@ -18,7 +18,8 @@
 //     a * b * 2^(25 + e_sa + e_sb - E_max) is exact in fp32 (8 significant bits; the power of two is clamped where the term is 0
 //     anyway) and below 2^27; converting it to int32 truncates toward zero, which is the model's
 //     truncation onto the grid. Sixteen such terms add below 2^31 in int32; the two halves of a
-//     step and c's term add exactly in fp64.
+//     step and c's term add exactly in fp64. Steps with no term below the grid skip all this and
+//     add exactly in fp64 or fp32 FMAs (the exact way, Mxf8f6f4Panel).
 //   Both: the exact sum times 2^(E_max - F) is an exact fp64 value; it is rounded toward zero to
 //     fp32 by clearing the 29 fp64 fraction bits fp32 lacks (or, below 2^-126, truncating onto
 //     fp32's subnormal grid 2^-149) and converting, which is then exact; 2^128 and beyond
@@ -29,8 +30,12 @@
 #include "sim/gemm/block_scaled_lanes.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -58,7 +63,48 @@ struct LaneOperand {
   std::vector<std::uint32_t> nonzero;  // mxf4nvf4: per group of 16, bit i set where i is nonzero
   std::vector<std::int32_t> scale_e;
   std::vector<std::uint8_t> special;  // per row (row-major): a NaN or infinite element or scale
+  // mxf8f6f4's exact steps (Mxf8f6f4Panel): the element's value times its scale's, in fp64
+  // (exact), laid out as value
+  std::vector<double> scaled;
+  // The same in fp32 where the scale exponent is in [-kNarrowScale, kNarrowScale] (every element
+  // times its scale is then a normal fp32 value, exact), else 0
+  std::vector<float> scaled32;
+  // mxf8f6f4, per column ([panel][block], lanes = 1: per row and block) of one vector's rows:
+  // the least exponent of a nonzero element's lowest set bit plus the scale exponent (L), and
+  // the largest e of a nonzero element plus the scale exponent (U; |value| < 2^(U + 1)), over
+  // the block and the vector's rows: step_low the least L, step_spread the largest U - L;
+  // panel_top the largest U over the panel's blocks. A block with no nonzero element takes
+  // L = kEmptyLow, U = kEmptyTop (every bound below then holds for its zero products).
+  std::vector<std::int32_t> step_low, step_spread, panel_top;
+  // step_spread where every row of the column has its scaled32 values, else kNotNarrow
+  std::vector<std::int32_t> step_spread32;
+  std::vector<std::int32_t> block_low, block_top;  // L and U per entry (at(r, blocks, j))
+  // mxf8f6f4, per entry of the block columns (at(r, blocks, j)): 2^-U and 2^L in fp64
+  std::vector<double> pow_top, pow_low;
+  // mxf8f6f4: what fill_mxf8f6f4 needs to fill value and exponent (the general steps), scaled
+  // (fp64 exact steps) or scaled32 (fp32 ones) when a step first needs them; decode_lanes sizes
+  // them and fills the bounds only.
+  struct Source {
+    const BlockScaledOperand* x = nullptr;
+    std::size_t lanes = 0, rows = 0;
+    float value[256];
+    double value64[256];
+    std::int8_t exponent[256];
+    double scale_pow[256];
+    std::int32_t scale_e[256];
+  } source;
 };
+
+// L and U (LaneOperand::step_low) of a block without a nonzero element: 2^-U and 2^L stay
+// finite fp64 values, U - L and L + L' stay far below the bounds Mxf8f6f4Panel tests.
+inline constexpr int kEmptyLow = 400, kEmptyTop = -400;
+// LaneOperand::scaled32: scale exponents within +-100 keep every element (2^-17 to 2^16 in
+// magnitude) times its scale a normal fp32 value; kNotNarrow rules a block's steps out of the
+// fp32 sums (Mxf8f6f4Panel).
+inline constexpr int kNarrowScale = 100, kNotNarrow = 1000;
+// The largest U - L of a step whose products add exactly in fp32: 32 products, each a multiple
+// of 2^L below 2^(U + 2), have partial sums below 2^(U + 7), 24 bits above 2^L at U - L = 17.
+inline constexpr int kNarrowSpread = 17;
 
 // Scale exponents (block_scale_exponent) of a mxf4nvf4 pair between which the group products
 // a s_a b s_b may be formed in fp32 (the folded values of LaneOperand::value): every group term
@@ -99,6 +145,161 @@ inline bool fold_scales(const BlockScaledOperand& a, const BlockScaledOperand& b
 // stays below -84, and two of them saturate at -128.
 inline constexpr std::int8_t kZeroElementExponent = -100;
 
+// 2^e as fp64, e in [-1022, 1023].
+inline double pow2(int e) {
+  return std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52);
+}
+
+// decode_lanes' mxf8f6f4 pass: for each column of `lanes` rows (rows past x.outer are zero
+// elements) and block, the codes' table entries, `lanes` rows at a time per k, so that the
+// stores of a column's panel are contiguous; then the bounds of the exact steps.
+inline void decode_mxf8f6f4(const BlockScaledOperand& x, std::size_t lanes, std::size_t rows,
+                            const float* value, const std::int8_t* exponent,
+                            const std::uint8_t* special, bool any_special_code,
+                            const std::int32_t* code_low, const std::int32_t* code_top,
+                            const std::int32_t* scale_e, const std::uint8_t* scale_special,
+                            const double* scale_pow, LaneOperand& p) {
+  const auto k = static_cast<std::size_t>(x.k), blocks = static_cast<std::size_t>(p.blocks);
+  const auto block = static_cast<std::size_t>(x.block);
+  const auto outer = static_cast<std::size_t>(x.outer);
+  LaneOperand::Source& src = p.source;
+  src.x = &x;
+  src.lanes = lanes;
+  src.rows = rows;
+  for (int c = 0; c < 256; ++c) {
+    src.value[c] = value[c];
+    src.value64[c] = value[c];
+    src.exponent[c] = exponent[c];
+    src.scale_pow[c] = scale_pow[c];
+    src.scale_e[c] = scale_e[c];
+  }
+  p.scaled.resize(rows * k);
+  p.scaled32.resize(rows * k);
+  p.step_spread32.resize(rows / lanes * blocks);
+  p.block_low.resize(rows * blocks);
+  p.block_top.resize(rows * blocks);
+  std::fill(p.special.begin(), p.special.end(), std::uint8_t{0});
+  if (block % 4 != 0) throw std::logic_error("decode_mxf8f6f4: block not a multiple of 4");
+  for (std::size_t col = 0; col < rows / lanes; ++col) {
+    const std::size_t r0 = col * lanes;
+    for (std::size_t j = 0; j < blocks; ++j) {
+      const std::size_t at_block = (col * blocks + j) * lanes;
+      std::int32_t spread32 = kEmptyTop - kEmptyLow;  // fp32 sums: (LaneOperand::step_spread32)
+      for (std::size_t lane = 0; lane < lanes; ++lane) {
+        const std::size_t r = r0 + lane;
+        std::int32_t low = kEmptyLow, top = kEmptyTop, se = 0;
+        if (r < outer) {
+          const std::uint8_t scale = x.scales[r * blocks + j];
+          se = scale_e[scale];
+          const std::uint8_t* codes = x.codes.data() + r * k + j * block;
+          std::uint8_t any = scale_special[scale];
+          for (std::size_t i = 0; i < block; ++i) {
+            low = std::min(low, code_low[codes[i]]);
+            top = std::max(top, code_top[codes[i]]);
+            if (any_special_code) any |= special[codes[i]];
+          }
+          p.special[r] = p.special[r] | any;
+        }
+        p.scale_e[at_block + lane] = se;
+        const bool empty = top == kEmptyTop;
+        const bool narrow = se >= -kNarrowScale && se <= kNarrowScale;
+        p.block_low[at_block + lane] = empty ? kEmptyLow : low + se;
+        p.block_top[at_block + lane] = empty ? kEmptyTop : top + se;
+        spread32 =
+            std::max(spread32, empty ? kEmptyTop - kEmptyLow : (narrow ? top - low : kNotNarrow));
+      }
+      p.step_spread32[col * blocks + j] = spread32;
+    }
+  }
+  // Per column of `lanes` rows and block: the bounds Mxf8f6f4Panel's exact steps test.
+  const std::size_t columns = rows / lanes;
+  p.step_low.resize(columns * blocks);
+  p.step_spread.resize(columns * blocks);
+  p.panel_top.resize(columns);
+  p.pow_top.resize(rows * blocks);
+  p.pow_low.resize(rows * blocks);
+  for (std::size_t col = 0; col < columns; ++col) {
+    std::int32_t panel_top = kEmptyTop;
+    for (std::size_t j = 0; j < blocks; ++j) {
+      std::int32_t low = kEmptyLow, spread = kEmptyTop - kEmptyLow;
+      for (std::size_t lane = 0; lane < lanes; ++lane) {
+        const std::size_t e = (col * blocks + j) * lanes + lane;
+        low = std::min(low, p.block_low[e]);
+        spread = std::max(spread, p.block_top[e] - p.block_low[e]);
+        panel_top = std::max(panel_top, p.block_top[e]);
+        p.pow_top[e] = pow2(-p.block_top[e]);
+        p.pow_low[e] = pow2(p.block_low[e]);
+      }
+      p.step_low[col * blocks + j] = low;
+      p.step_spread[col * blocks + j] = spread;
+    }
+    p.panel_top[col] = panel_top;
+  }
+}
+
+// What decode_mxf8f6f4 leaves to the first step that needs it: kGeneral value and exponent,
+// kWide scaled, kNarrow scaled32, each for every entry of p (padding rows as zero elements).
+enum class Mxf8Fill : std::uint8_t { kGeneral, kWide, kNarrow };
+inline void fill_mxf8f6f4(LaneOperand& p, Mxf8Fill what) {
+  const LaneOperand::Source& src = p.source;
+  const BlockScaledOperand& x = *src.x;
+  const std::size_t lanes = src.lanes, rows = src.rows;
+  const auto k = static_cast<std::size_t>(x.k), blocks = static_cast<std::size_t>(p.blocks);
+  const auto block = static_cast<std::size_t>(x.block);
+  const auto outer = static_cast<std::size_t>(x.outer);
+  static const std::uint8_t kZeroCodes[64] = {};
+  for (std::size_t col = 0; col < rows / lanes; ++col) {
+    for (std::size_t j = 0; j < blocks; ++j) {
+      for (std::size_t lane = 0; lane < lanes; ++lane) {
+        const std::size_t r = col * lanes + lane;
+        const bool live = r < outer;
+        const std::uint8_t scale = live ? x.scales[r * blocks + j] : std::uint8_t{127};
+        const std::uint8_t* codes = live ? x.codes.data() + r * k + j * block : kZeroCodes;
+        const std::size_t at = (col * k + j * block) * lanes + lane;
+        if (what == Mxf8Fill::kGeneral) {
+          float* to_value = p.value.data() + at;
+          std::int8_t* to_exponent = p.exponent.data() + (col * k + j * block) * lanes + lane * 4;
+          for (std::size_t i = 0; i < block; i += 4) {  // block: a multiple of 4
+            for (std::size_t q = 0; q < 4; ++q) {
+              to_value[q * lanes] = src.value[codes[i + q]];
+              to_exponent[q] = src.exponent[codes[i + q]];
+            }
+            to_value += 4 * lanes;
+            to_exponent += 4 * lanes;
+          }
+        } else if (what == Mxf8Fill::kWide) {
+          const double pow = live ? src.scale_pow[scale] : 0.0;
+          double* to = p.scaled.data() + at;
+          for (std::size_t i = 0; i < block; ++i) to[i * lanes] = src.value64[codes[i]] * pow;
+        } else {
+          const int se = src.scale_e[scale];
+          const float pow = live && se >= -kNarrowScale && se <= kNarrowScale
+                                ? static_cast<float>(src.scale_pow[scale])
+                                : 0.0f;
+          float* to = p.scaled32.data() + at;
+          for (std::size_t i = 0; i < block; ++i) to[i * lanes] = src.value[codes[i]] * pow;
+        }
+      }
+    }
+  }
+}
+
+// The fills of one call's two operands, each done once by the first step that needs it (from
+// any thread).
+struct Mxf8Fills {
+  LaneOperand *a = nullptr, *b = nullptr;
+  std::once_flag general, wide, narrow;
+  void need(Mxf8Fill what) {
+    std::once_flag& flag = what == Mxf8Fill::kGeneral ? general
+                           : what == Mxf8Fill::kWide  ? wide
+                                                      : narrow;
+    std::call_once(flag, [this, what] {
+      fill_mxf8f6f4(*a, what);
+      fill_mxf8f6f4(*b, what);
+    });
+  }
+};
+
 // Decodes x into p (layout above), whose vectors keep their capacity from earlier calls
 // (LaneScratch). fold (mxf4nvf4 only): the values are the elements times their scales.
 template <bool kFp4>
@@ -114,6 +315,10 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
   std::int8_t exponent[256];
   std::int32_t scale_e[256];
   std::uint8_t special[256], scale_special[256], code_nonzero[256];
+  // mxf8f6f4: a nonzero element's lowest set bit's exponent and its e (kEmptyLow / kEmptyTop for
+  // a zero or special one), and 2^(scale exponent) in fp64
+  std::int32_t code_low[256], code_top[256];
+  double scale_pow[256];
   bool any_special_code = false;
   const auto table = block_element_table(x.format);
   for (int c = 0; c < 256; ++c) {
@@ -129,6 +334,12 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
     scale_m[c] = s.special ? 0.0f : s.m;
     scale_value[c] = s.special ? 0.0f : s.value;
     scale_e[c] = block_scale_exponent(byte, x.scale_type);
+    scale_pow[c] = pow2(scale_e[c]);
+    const bool zero = t.m == 0 || t.special;
+    // value = m 2^(e - 3) with |m| <= 15: its lowest set bit is 2^(e - 3 + ctz(|m|))
+    code_low[c] = zero ? kEmptyLow
+                       : t.e - 3 + std::countr_zero(static_cast<unsigned>(std::abs(t.m)));
+    code_top[c] = zero ? kEmptyTop : t.e;
   }
   const auto k = static_cast<std::size_t>(x.k), blocks = static_cast<std::size_t>(p.blocks);
   const auto groups = static_cast<std::size_t>(p.groups), block = static_cast<std::size_t>(x.block);
@@ -142,10 +353,11 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
   const auto at = [lanes](std::size_t r, std::size_t width, std::size_t w) {
     return ((r / lanes) * width + w) * lanes + r % lanes;
   };
-  // Where element w of row r's exponent goes (four of K a lane).
-  const auto at4 = [lanes, k](std::size_t r, std::size_t w) {
-    return (((r / lanes) * (k / 4) + w / 4) * lanes + r % lanes) * 4 + w % 4;
-  };
+  if constexpr (!kFp4) {
+    decode_mxf8f6f4(x, lanes, rows, value, exponent, special, any_special_code, code_low, code_top,
+                    scale_e, scale_special, scale_pow, p);
+    return;
+  }
   // One pass over the codes, block by block. mxf4nvf4: each 2x-value times its scale's
   // significand (an integer <= 12 * 15), so that a group's dot product is already its term
   // (<= 16 * 180 * 180 < 2^20, exact in fp32); a zero scale makes its elements 0, so the nonzero
@@ -163,25 +375,18 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
           const std::uint8_t code = x.codes[r * k + i];
           if (any_special_code) any |= special[code];
           p.value[at(r, k, i)] = value[code] * m;
-          if constexpr (kFp4) {
-            // value * m is exact (decode_lanes' comment): nonzero where both factors are
-            mask |= std::uint32_t{code_nonzero[code]} << (i - g);
-          } else {
-            p.exponent[at4(r, i)] = exponent[code];
-          }
+          // value * m is exact (decode_lanes' comment): nonzero where both factors are
+          mask |= std::uint32_t{code_nonzero[code]} << (i - g);
         }
-        if constexpr (kFp4) p.nonzero[at(r, groups, g / kMxf4Nvf4GroupK)] = m != 0.0f ? mask : 0;
+        p.nonzero[at(r, groups, g / kMxf4Nvf4GroupK)] = m != 0.0f ? mask : 0;
       }
     }
     p.special[r] = any;
   }
   // The padding rows: zero elements (their outputs are computed and dropped).
   for (std::size_t r = static_cast<std::size_t>(x.outer); r < rows; ++r) {
-    for (std::size_t i = 0; i < k; ++i) {
-      p.value[at(r, k, i)] = 0.0f;
-      if constexpr (!kFp4) p.exponent[at4(r, i)] = kZeroElementExponent;
-    }
-    for (std::size_t g = 0; g < (kFp4 ? groups : 0); ++g) p.nonzero[at(r, groups, g)] = 0;
+    for (std::size_t i = 0; i < k; ++i) p.value[at(r, k, i)] = 0.0f;
+    for (std::size_t g = 0; g < groups; ++g) p.nonzero[at(r, groups, g)] = 0;
     for (std::size_t j = 0; j < blocks; ++j) p.scale_e[at(r, blocks, j)] = 0;
   }
 }
@@ -199,7 +404,14 @@ struct LaneScratch {
     for (const LaneOperand* x : {&a, &b}) {
       bytes += x->value.capacity() * sizeof(float) + x->exponent.capacity() +
                x->nonzero.capacity() * sizeof(std::uint32_t) +
-               x->scale_e.capacity() * sizeof(std::int32_t) + x->special.capacity();
+               x->scale_e.capacity() * sizeof(std::int32_t) + x->special.capacity() +
+               (x->scaled.capacity() + x->pow_top.capacity() + x->pow_low.capacity()) *
+                   sizeof(double) +
+               x->scaled32.capacity() * sizeof(float) +
+               x->step_spread32.capacity() * sizeof(std::int32_t) +
+               (x->step_low.capacity() + x->step_spread.capacity() + x->panel_top.capacity() +
+                x->block_low.capacity() + x->block_top.capacity()) *
+                   sizeof(std::int32_t);
     }
     if (bytes > kKeptScratchBytes) a = b = LaneOperand{};
   }
@@ -381,12 +593,20 @@ struct LaneArgs {
   // [panel][group][lane] (columns past N are zero).
   const float* b_value;
   const std::int8_t* b_exponent;
+  const double* b_scaled;
+  const float* b_scaled32;
+  const std::int32_t*
+      b_step_spread32;  // mxf8f6f4: LaneOperand::scaled, bounds per [panel][block](, [lane])
+  const std::int32_t *b_step_low, *b_step_spread, *b_panel_top;
+  const double *b_pow_top, *b_pow_low;
   const std::uint32_t* b_nonzero;
   const std::int32_t* b_scale_e;
   const std::uint8_t* b_special;
   std::span<const float> c;
   std::span<float> out;
   std::span<std::uint8_t> left;
+  std::int64_t* counts;  // mxf8f6f4: per unit, the exact and the general steps (Mxf8f6f4Panel)
+  Mxf8Fills* fills;      // mxf8f6f4
 };
 
 // kMxf4Nvf4: the steps of rows [r0, r0 + kLaneRows) against one panel, c ([row][lane]) chained.
@@ -524,18 +744,45 @@ HWY_INLINE void Mxf4Nvf4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
   }
 }
 
-// kMxf8f6f4: the steps (one block of 32 each) of rows [r0, r0 + R) against one panel.
+// kMxf8f6f4: the steps (one block of 32 each) of rows [r0, r0 + kLaneRows) against one panel.
+//
+// A step goes one of two ways, with the same bits. The general way computes E_max and truncates
+// every product onto the grid 2^(E_max - 25) (general_step below). The exact way applies where
+// no term of the step has a bit below that grid, so that the truncation is the identity and the
+// step is the exact sum of c and the products, rounded toward zero: with L and U of each operand's
+// block (LaneOperand::step_low; U bounds every product's E from above, L every product's lowest
+// bit from below), a step of a row is exact in a lane when
+//   (1) U - L <= 25 (with (4), E_max <= L + 25: every product's lowest bit, >= L, is on the grid),
+//   (2) L >= -149 (on the grid of E_max = -133, a zero term's, too, and on fp32's subnormals),
+//   (3) c is a multiple of 2^(U - 25) (c's term is on the grid of E_max = P <= U), and
+//   (4) |c| < 2^(L + 26) (c's exponent e_c <= L + 25: the products are on the grid of E_max =
+//       e_c; c itself, 24 bits, is on it since its lowest bit is >= e_c - 23),
+// for E_max = max(P, e_c, -133), P the step's largest product E. (1) and (2) are tested per row
+// on B's lane-wise worst case (LaneOperand::step_spread, step_low), (3) and (4) per lane. Then
+// every partial sum is a multiple of 2^(U - 25) below 2^(U + 28) (|c| < 2^(L + 26) <= 2^(U + 26),
+// 32 products each below 2^(U + 2)): exact in fp64, so fp64 FMAs of the values times their
+// scales (LaneOperand::scaled, exact) give the step's exact sum; rounded toward zero to fp32 by
+// clearing the 29 fraction bits fp32 lacks (a sum below 2^-126 is a multiple of 2^-149 by (2),
+// an fp32 subnormal that clearing leaves as it is). c stays in fp64 between exact steps.
+// Overflow: the exact way is taken only where no sum can reach 2^127 (c below 2^126 when the
+// tile starts, and steps * 2^(U + 7) <= 2^126 for the largest U of the rows and the panel), so
+// it never leaves an output. A step of the tile that fails a test in some row or lane goes the
+// general way for all rows. Where moreover U - L <= kNarrowSpread in every row (and the scales
+// allow LaneOperand::scaled32), the products' partial sums fit fp32's 24 bits (multiples of 2^L
+// below 2^(U + 7)), so fp32 FMAs add them, half the fp64 work, and their sum joins c in fp64.
+// counts[0], counts[1] and counts[2] count the exact, the general and the fp32 (narrow) steps.
 HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t panel, float* c,
-                              VI* bad) {
+                              VI* bad, std::int64_t* counts) {
   const DF df;
   const DI di;
+  const DD dd;
   const std::size_t lanes = hn::Lanes(df);
   const auto l = static_cast<std::int64_t>(lanes);
   const LaneOperand& a = *t.a;
   const std::int64_t k = a.k, steps = a.blocks;
   const float* bv = t.b_value + panel * k * l;
   const std::int8_t* be = t.b_exponent + panel * k * l;
-  for (std::int64_t s = 0; s < steps; ++s) {
+  const auto general_step = [&](std::int64_t s) HWY_ATTR __attribute__((always_inline)) {
     const std::int64_t k0 = s * kMxf8f6f4StepK;
     // max(e_a + e_b) of the nonzero products (a sum below -64 means no nonzero product), in int8
     // lanes: four of K a 32-bit lane, then the largest of each lane's four bytes (sign-extended).
@@ -617,7 +864,129 @@ HWY_INLINE void Mxf8f6f4Panel(const LaneArgs& t, std::int64_t r0, std::int64_t p
       hn::Store(FinishStep(lo[r], hi[r], e_max[r], kMxf8f6f4FractionBits, range_ok[r], bad[r]), df,
                 c + r * static_cast<std::int64_t>(kMaxLanes));
     }
+  };
+#if HWY_TARGET == HWY_SCALAR
+  constexpr int kHalves = 1;
+#else
+  constexpr int kHalves = 2;
+#endif
+  const auto dl = static_cast<std::int64_t>(hn::Lanes(dd));  // lanes / kHalves
+  // Whether the exact way may run at all (no overflow; comment above).
+  int a_top = kEmptyTop;
+  for (std::int64_t r = 0; r < kLaneRows; ++r) a_top = std::max(a_top, a.panel_top[r0 + r]);
+  const int tile_top = a_top + t.b_panel_top[panel];
+  bool exact_ok =
+      steps > 0 &&
+      tile_top + 7 + static_cast<int>(std::bit_width(static_cast<std::uint64_t>(steps))) <= 126;
+  for (std::int64_t r = 0; r < kLaneRows && exact_ok; ++r) {
+    exact_ok =
+        hn::AllTrue(df, hn::Lt(hn::Abs(hn::Load(df, c + r * static_cast<std::int64_t>(kMaxLanes))),
+                               hn::Set(df, 0x1p126f)));
   }
+  // c in fp64 halves; -0 as +0 (the model's sum starts at +0; an exact step whose terms are all
+  // zero would keep c's -0).
+  VD cd[kLaneRows][kHalves];
+  const auto load_c = [&]() HWY_ATTR {
+    for (std::int64_t r = 0; r < kLaneRows; ++r) {
+      VD lo, hi;
+      Promote(dd, hn::Load(df, c + r * static_cast<std::int64_t>(kMaxLanes)), lo, hi);
+      cd[r][0] = hn::Add(lo, hn::Zero(dd));
+      if constexpr (kHalves == 2) cd[r][kHalves - 1] = hn::Add(hi, hn::Zero(dd));
+    }
+  };
+  const auto store_c = [&]() HWY_ATTR {
+    for (std::int64_t r = 0; r < kLaneRows; ++r) {
+#if HWY_TARGET == HWY_SCALAR
+      hn::Store(hn::DemoteTo(DFH(), cd[r][0]), df, c + r * static_cast<std::int64_t>(kMaxLanes));
+#else
+      const hn::Half<DF> half;
+      hn::Store(
+          hn::Combine(df, hn::DemoteTo(half, cd[r][kHalves - 1]), hn::DemoteTo(half, cd[r][0])), df,
+          c + r * static_cast<std::int64_t>(kMaxLanes));
+#endif
+    }
+  };
+  bool in_doubles = false;  // whether cd holds c (else the c array does)
+  const auto keep24 = hn::BitCast(dd, hn::Set(DU64(), ~((std::uint64_t{1} << 29) - 1)));
+  const double* bd = t.b_scaled + panel * k * l;
+  for (std::int64_t s = 0; s < steps; ++s) {
+    const std::int64_t k0 = s * kMxf8f6f4StepK;
+    const std::int64_t b_at = panel * steps + s;
+    bool exact = exact_ok, narrow = true;
+    for (std::int64_t r = 0; r < kLaneRows; ++r) {
+      const std::int64_t a_at = (r0 + r) * steps + s;
+      exact = exact && a.step_spread[a_at] + t.b_step_spread[b_at] <= kMxf8f6f4FractionBits &&
+              a.step_low[a_at] + t.b_step_low[b_at] >= -149;
+      narrow = narrow && a.step_spread32[a_at] + t.b_step_spread32[b_at] <= kNarrowSpread;
+    }
+    if (exact) {
+      if (!in_doubles) load_c();
+      in_doubles = true;
+      // (3) and (4) per lane: c 2^(25 - U) an integer, |c| < 2^(L + 26).
+      hn::Mask<DD> ok = hn::FirstN(dd, hn::Lanes(dd));
+      for (int h = 0; h < kHalves; ++h) {
+        const VD b_top = hn::LoadU(dd, t.b_pow_top + b_at * l + h * dl);
+        const VD b_low = hn::LoadU(dd, t.b_pow_low + b_at * l + h * dl);
+        for (std::int64_t r = 0; r < kLaneRows; ++r) {
+          const std::int64_t a_at = (r0 + r) * steps + s;
+          const VD x = hn::Mul(cd[r][h], hn::Mul(hn::Set(dd, a.pow_top[a_at] * 0x1p25), b_top));
+          const VD bound = hn::Mul(hn::Set(dd, a.pow_low[a_at] * 0x1p26), b_low);
+          ok = hn::And(ok, hn::And(hn::Eq(hn::Round(x), x), hn::Lt(hn::Abs(cd[r][h]), bound)));
+        }
+      }
+      exact = hn::AllTrue(dd, ok);
+    }
+    if (!exact) {
+      t.fills->need(Mxf8Fill::kGeneral);
+      if (in_doubles) store_c();
+      in_doubles = false;
+      general_step(s);
+      ++counts[1];
+      continue;
+    }
+    ++counts[0];
+    if (narrow) {
+      // The products' sum in fp32 (exact: above), then added to c in fp64.
+      t.fills->need(Mxf8Fill::kNarrow);
+      ++counts[2];
+      VF sum[kLaneRows];
+      for (auto& x : sum) x = hn::Zero(df);
+#pragma GCC unroll 8
+      for (int i = 0; i < static_cast<int>(kMxf8f6f4StepK); ++i) {
+        const std::int64_t kk = k0 + i;
+        const VF b = hn::LoadU(df, t.b_scaled32 + panel * k * l + kk * l);
+#pragma GCC unroll 8
+        for (std::int64_t r = 0; r < kLaneRows; ++r) {
+          sum[r] = hn::MulAdd(hn::Set(df, a.scaled32[static_cast<std::size_t>((r0 + r) * k + kk)]),
+                              b, sum[r]);
+        }
+      }
+      for (std::int64_t r = 0; r < kLaneRows; ++r) {
+        VD lo, hi;
+        Promote(dd, sum[r], lo, hi);
+        cd[r][0] = hn::And(hn::Add(cd[r][0], lo), keep24);
+        if constexpr (kHalves == 2)
+          cd[r][kHalves - 1] = hn::And(hn::Add(cd[r][kHalves - 1], hi), keep24);
+      }
+      continue;
+    }
+    t.fills->need(Mxf8Fill::kWide);
+#pragma GCC unroll 8
+    for (int i = 0; i < static_cast<int>(kMxf8f6f4StepK); ++i) {
+      const std::int64_t kk = k0 + i;
+      VD b[kHalves];
+      for (int h = 0; h < kHalves; ++h) b[h] = hn::LoadU(dd, bd + kk * l + h * dl);
+#pragma GCC unroll 8
+      for (std::int64_t r = 0; r < kLaneRows; ++r) {
+        const VD x = hn::Set(dd, a.scaled[static_cast<std::size_t>((r0 + r) * k + kk)]);
+        for (int h = 0; h < kHalves; ++h) cd[r][h] = hn::MulAdd(x, b[h], cd[r][h]);
+      }
+    }
+    for (std::int64_t r = 0; r < kLaneRows; ++r) {
+      for (int h = 0; h < kHalves; ++h) cd[r][h] = hn::And(cd[r][h], keep24);
+    }
+  }
+  if (in_doubles) store_c();
 }
 
 // Rows [64 unit, 64 unit + 64) of D; returns whether it left any output to the reference.
@@ -662,7 +1031,7 @@ bool LaneUnit(const LaneArgs& t, std::int64_t unit) {
       if constexpr (kFp4) {
         Mxf4Nvf4Panel<kFolded>(t, r0, panel, &c[0][0], bad);
       } else {
-        Mxf8f6f4Panel(t, r0, panel, &c[0][0], bad);
+        Mxf8f6f4Panel(t, r0, panel, &c[0][0], bad, t.counts + 3 * unit);
       }
       for (std::int64_t r = 0; r < kLaneRows && r0 + r < m; ++r) {
         const std::int64_t row = r0 + r;
@@ -693,7 +1062,8 @@ bool LaneUnit(const LaneArgs& t, std::int64_t unit) {
 
 bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
                       BlockScaledPath path, std::span<const float> c, int threads,
-                      std::span<float> out, std::span<std::uint8_t> left) {
+                      std::span<float> out, std::span<std::uint8_t> left,
+                      BlockScaledLaneSteps* steps) {
   const bool fp4 = path == BlockScaledPath::kMxf4Nvf4;
   const std::size_t lanes = hn::Lanes(DF());
   thread_local LaneScratch scratch;
@@ -709,17 +1079,31 @@ bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
     decode_lanes<false>(a, 1, kLaneRows, false, scratch.a);
     decode_lanes<false>(b, lanes, static_cast<std::int64_t>(lanes), false, scratch.b);
   }
+  const std::int64_t units = (a.outer + kLaneUnitRows - 1) / kLaneUnitRows;
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(3 * units), 0);
+  Mxf8Fills fills;
+  fills.a = &scratch.a;
+  fills.b = &scratch.b;
   const LaneArgs args{&pa,
                       b.outer,
                       pb.value.data(),
                       pb.exponent.data(),
+                      pb.scaled.data(),
+                      pb.scaled32.data(),
+                      pb.step_spread32.data(),
+                      pb.step_low.data(),
+                      pb.step_spread.data(),
+                      pb.panel_top.data(),
+                      pb.pow_top.data(),
+                      pb.pow_low.data(),
                       pb.nonzero.data(),
                       pb.scale_e.data(),
                       pb.special.data(),
                       c,
                       out,
-                      left};
-  const std::int64_t units = (a.outer + kLaneUnitRows - 1) / kLaneUnitRows;
+                      left,
+                      counts.data(),
+                      &fills};
   std::vector<std::uint8_t> unit_left(static_cast<std::size_t>(units), 0);
   parallel_units(units, threads, [&](std::int64_t unit) HWY_ATTR {
     unit_left[unit] =
@@ -727,6 +1111,13 @@ bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
             : LaneUnit<false, false>(args, unit);
   });
   scratch.release_if_large();
+  if (steps != nullptr) {
+    for (std::int64_t u = 0; u < units; ++u) {
+      steps->exact += counts[static_cast<std::size_t>(3 * u)];
+      steps->general += counts[static_cast<std::size_t>(3 * u + 1)];
+      steps->narrow += counts[static_cast<std::size_t>(3 * u + 2)];
+    }
+  }
   return std::any_of(unit_left.begin(), unit_left.end(), [](std::uint8_t x) { return x != 0; });
 }
 
@@ -742,8 +1133,9 @@ HWY_EXPORT(BlockScaledTargetName);
 
 bool block_scaled_lanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
                         BlockScaledPath path, std::span<const float> c, int threads,
-                        std::span<float> out, std::span<std::uint8_t> left) {
-  return HWY_DYNAMIC_DISPATCH(BlockScaledLanes)(a, b, path, c, threads, out, left);
+                        std::span<float> out, std::span<std::uint8_t> left,
+                        BlockScaledLaneSteps* steps) {
+  return HWY_DYNAMIC_DISPATCH(BlockScaledLanes)(a, b, path, c, threads, out, left, steps);
 }
 
 bool block_scaled_folds(const BlockScaledOperand& a, const BlockScaledOperand& b) {

@@ -15,6 +15,7 @@
 
 #include "sim/gemm/block_scaled.hpp"
 #include "sim/gemm/block_scaled_lanes.hpp"
+#include "sim/scaling/mx.hpp"
 #include "tests/sim/gemm_test_support.hpp"
 
 namespace fp8lab::testing {
@@ -359,6 +360,245 @@ TEST_CASE("block_scaled_gemm's lanes at the edges of folding values with their s
         options.threads = threads;
         require_same_bits(expected, sim::block_scaled_gemm(a, b, options), n,
                           label + (with_c ? " c" : "") + " on " + target);
+      });
+    }
+  }
+}
+
+// E4M3 codes: +-2^e (e in [-6, 8]) and the zero.
+std::uint8_t e4m3_pow2(int e, bool negative = false) {
+  return static_cast<std::uint8_t>((negative ? 0x80 : 0) | ((e + 7) << 3));
+}
+
+// Which sums the exact steps of check_exact_steps must have used.
+enum class Sums { kAny, kBoth, kFp32 };
+
+// One GEMM on the lanes (with their step counts) and on the scalar reference, on every target:
+// the same bits, and `exact` / `general` say whether some micro-tile step took each way.
+void check_exact_steps(const BlockScaledOperand& a, const BlockScaledOperand& b,
+                       const std::vector<float>& c, bool exact, bool general,
+                       const std::string& label, Sums sums = Sums::kAny) {
+  BlockScaledGemmOptions options;
+  options.c = c;
+  options.path = BlockScaledPath::kMxf8f6f4;
+  std::vector<float> expected(static_cast<std::size_t>(a.outer * b.outer));
+  sim::reference::block_scaled_gemm_into(a, b, options, expected);
+  REQUIRE(count_nonzero(expected) > expected.size() / 2);
+  for_each_target_and_threads([&](int threads, const std::string& target) {
+    INFO(label << " on " << target);
+    std::vector<float> lanes(expected.size());
+    std::vector<std::uint8_t> left(expected.size(), 0);
+    sim::gemm_detail::BlockScaledLaneSteps steps;
+    CHECK_FALSE(sim::gemm_detail::block_scaled_lanes(a, b, BlockScaledPath::kMxf8f6f4, c, threads,
+                                                     lanes, left, &steps));
+    CHECK((steps.exact > 0) == exact);
+    CHECK((steps.general > 0) == general);
+    if (sums == Sums::kBoth) {  // exact steps with fp32 sums and with fp64 ones
+      CHECK(steps.narrow > 0);
+      CHECK(steps.narrow < steps.exact);
+    }
+    if (sums == Sums::kFp32) CHECK(steps.narrow == steps.exact);
+    require_same_bits(expected, lanes, b.outer, label + " lanes on " + target);
+  });
+}
+
+TEST_CASE("mxf8f6f4 lanes: exact steps next to general ones, at each bound's edge") {
+  // The lanes add a step exactly (fp64 FMAs, no truncation) only where no term has a bit below
+  // the grid 2^(E_max - 25) (Mxf8f6f4Panel's bounds (1)-(4)); each GEMM below has steps or rows
+  // just inside a bound and steps or rows one binade past it, where the truncation changes the
+  // result (worked out in each comment), every row and column alike so that every micro-tile on
+  // every target takes the same way. M = 16 and 32 (whole tiles of 4 and 8 rows), N = 37.
+  const std::int64_t n = 37;
+  const auto operand = [](const std::vector<std::uint8_t>& codes,
+                          const std::vector<std::uint8_t>& scales, std::int64_t outer,
+                          std::int64_t k) {
+    return BlockScaledOperand{codes, scales, outer, k, Format::E4M3, 32, BlockScaleType::kUe8m0};
+  };
+  SECTION("(1) U - L <= 25: the lowest product bit on the grid, and one below it") {
+    // Per step: a = {2^8, -2^e1}, b = {+-2^8, 2^f}, the rest 0: U = 16, L = e1 + f. Steps 0 and 2
+    // have e1 + f = -9 (U - L = 25: -2^-9 is on the grid 2^-9, exact way); steps 1 and 3 have
+    // e1 + f = -10 (26): -2^-10 truncates to 0 there (step 1: c = 2^16 - 2^-8 plus -2^16 gives
+    // -2^-8, not -2^-8 - 2^-10 as an exact sum would).
+    const std::int64_t m = 16, k = 128;
+    const int e1[] = {-6, -6, -6, -6}, f[] = {-3, -4, -3, -4};
+    std::vector<std::uint8_t> ca(static_cast<std::size_t>(m * k), 0), cb(n * k, 0);
+    for (std::int64_t s = 0; s < 4; ++s) {
+      for (std::int64_t r = 0; r < m; ++r) {
+        ca[r * k + 32 * s] = e4m3_pow2(8);
+        ca[r * k + 32 * s + 1] = e4m3_pow2(e1[s], true);
+      }
+      for (std::int64_t j = 0; j < n; ++j) {
+        cb[j * k + 32 * s] = e4m3_pow2(8, s % 2 == 1);
+        cb[j * k + 32 * s + 1] = e4m3_pow2(f[s]);
+      }
+    }
+    const std::vector<std::uint8_t> sa(m * 4, 127), sb(n * 4, 127);
+    check_exact_steps(operand(ca, sa, m, k), operand(cb, sb, n, k), {}, true, true,
+                      "U - L = 25 / 26");
+  }
+  SECTION("(2) L >= -149: the lowest product bit on fp32's subnormal grid, and one below it") {
+    // a = {+-2^0, -2^-6}, b = {2^0, 2^-3}, scales 2^S (a 2^-120, b 2^(S + 120): the fp64 way, the
+    // scales being beyond fp32's values): U = S, L = S - 9; the steps' zero products (E = -133)
+    // set E_max = -133, grid 2^-158. In units of 2^-149: step 0 has S = -140 (L = -149: exact)
+    // and a_0 = -1, a sum of -512 - 1; step 1 has S = -141 (L = -150): c + 256 - 1/2 = -257.5
+    // rounds toward zero onto fp32's subnormals (-257), where an exact fp64 sum carried on and
+    // rounded to nearest at the end would give -258 (a tie, to even); step 2 is all zeros.
+    const std::int64_t m = 16, k = 96;
+    std::vector<std::uint8_t> ca(static_cast<std::size_t>(m * k), 0), cb(n * k, 0);
+    for (std::int64_t s = 0; s < 2; ++s) {
+      for (std::int64_t r = 0; r < m; ++r) {
+        ca[r * k + 32 * s] = e4m3_pow2(0, s == 0);
+        ca[r * k + 32 * s + 1] = e4m3_pow2(-6, true);
+      }
+      for (std::int64_t j = 0; j < n; ++j) {
+        cb[j * k + 32 * s] = e4m3_pow2(0);
+        cb[j * k + 32 * s + 1] = e4m3_pow2(-3);
+      }
+    }
+    std::vector<std::uint8_t> sa(m * 3, 127 - 120), sb(n * 3, 127);
+    for (std::int64_t j = 0; j < n; ++j) {
+      sb[j * 3] = 127 - 20;      // S = -140
+      sb[j * 3 + 1] = 127 - 21;  // S = -141
+    }
+    check_exact_steps(operand(ca, sa, m, k), operand(cb, sb, n, k), {}, true, true,
+                      "L = -149 / -150", Sums::kAny);
+    // The fp32 way (scales 2^-70 and 2^(S + 70)): a = {2^0, 2^-6, 2^-6}, b = {2^0, 2^-3, 2^-4}.
+    // Step 0, S = -140: 512 + 1 + 1/2 (L = -150) rounds toward zero to 513, where fp32 sums
+    // would round the last FMA to nearest, 514 (a tie, to even); step 1, S = -139 (L = -149):
+    // exact, c + 1024 + 2 + 1.
+    const std::int64_t k2 = 64;
+    std::vector<std::uint8_t> ca2(static_cast<std::size_t>(m * k2), 0), cb2(n * k2, 0);
+    for (std::int64_t s = 0; s < 2; ++s) {
+      for (std::int64_t r = 0; r < m; ++r) {
+        ca2[r * k2 + 32 * s] = e4m3_pow2(0);
+        ca2[r * k2 + 32 * s + 1] = ca2[r * k2 + 32 * s + 2] = e4m3_pow2(-6);
+      }
+      for (std::int64_t j = 0; j < n; ++j) {
+        cb2[j * k2 + 32 * s] = e4m3_pow2(0);
+        cb2[j * k2 + 32 * s + 1] = e4m3_pow2(-3);
+        cb2[j * k2 + 32 * s + 2] = e4m3_pow2(-4);
+      }
+    }
+    std::vector<std::uint8_t> sa2(m * 2, 127 - 70), sb2(n * 2);
+    for (std::int64_t j = 0; j < n; ++j) {
+      sb2[j * 2] = 127 - 70;      // S = -140
+      sb2[j * 2 + 1] = 127 - 69;  // S = -139
+    }
+    check_exact_steps(operand(ca2, sa2, m, k2), operand(cb2, sb2, n, k2), {}, true, true,
+                      "L = -150 / -149, fp32", Sums::kFp32);
+  }
+  SECTION("(3) c on the grid 2^(U - 25) and (4) |c| < 2^(L + 26), and one binade past each") {
+    // One step, b = {2^8, 2^-3}. Rows 0-15: a = {2^8, -2^-6}: U = 16, L = -9, the sum
+    // 2^16 - 2^-9 plus c; rows 0-7 c = 2^17 - 2^-7 (below 2^(L + 26) = 2^17: exact), rows 8-15
+    // c = 2^17 (E_max = 17: -2^-9 truncates to 0 on the grid 2^-8, giving 2^17 + 2^16 where the
+    // exact sum rounds to 2^17 + 2^16 - 2^-6). Rows 16-31: a = {2^8, 0}: U = 16, L = 5, the
+    // product 2^16 plus c; rows 16-23 c = -2^-9 (on the grid 2^-9: exact), rows 24-31
+    // c = -2^-10 (truncates to 0: 2^16, where the exact sum rounds to 2^16 - 2^-8).
+    const std::int64_t m = 32, k = 32;
+    std::vector<std::uint8_t> ca(static_cast<std::size_t>(m * k), 0), cb(n * k, 0);
+    for (std::int64_t r = 0; r < m; ++r) {
+      ca[r * k] = e4m3_pow2(8);
+      if (r < 16) ca[r * k + 1] = e4m3_pow2(-6, true);
+    }
+    for (std::int64_t j = 0; j < n; ++j) {
+      cb[j * k] = e4m3_pow2(8);
+      cb[j * k + 1] = e4m3_pow2(-3);
+    }
+    const std::vector<std::uint8_t> sa(m, 127), sb(n, 127);
+    std::vector<float> c(static_cast<std::size_t>(m * n));
+    const float row_c[] = {0x1p17f - 0x1p-7f, 0x1p17f, -0x1p-9f, -0x1p-10f};
+    for (std::int64_t r = 0; r < m; ++r) {
+      for (std::int64_t j = 0; j < n; ++j) c[r * n + j] = row_c[r / 8];
+    }
+    check_exact_steps(operand(ca, sa, m, k), operand(cb, sb, n, k), c, true, true,
+                      "c at 2^17 / its grid");
+  }
+}
+
+TEST_CASE("mxf8f6f4 lanes: fp32 sums at U - L = 17, fp64 ones at 18") {
+  // Step 0: a = {1.875 x 31, -2^-9 (rows 0-7) or -2^-8 (rows 8-15)}, b = {1.875 x 31, 2^-9}:
+  // U = 0 and L = -18 or -17. The 31 products add to X = 6975 2^-6 (13 bits, 2^6 and up) and the
+  // last one is -2^-18 or -2^-17: at U - L = 17 the sum X - 2^-17 fits fp32's 24 bits (the fp32
+  // way), at 18 it does not: X - 2^-18 rounds toward zero to X - 2^-17 where an fp32 sum would
+  // round it to nearest, X (a tie, to even). Step 1 is all zeros. Every step is exact.
+  const std::int64_t m = 16, n = 37, k = 64;
+  std::vector<std::uint8_t> ca(static_cast<std::size_t>(m * k), 0), cb(n * k, 0);
+  constexpr std::uint8_t kE4M3Max1 = 0x3F;  // 1.875
+  for (std::int64_t i = 0; i < 31; ++i) {
+    for (std::int64_t r = 0; r < m; ++r) ca[r * k + i] = kE4M3Max1;
+    for (std::int64_t j = 0; j < n; ++j) cb[j * k + i] = kE4M3Max1;
+  }
+  for (std::int64_t r = 0; r < m; ++r) ca[r * k + 31] = r < 8 ? 0x81 : 0x82;  // -2^-9, -2^-8
+  for (std::int64_t j = 0; j < n; ++j) cb[j * k + 31] = 0x01;                 // 2^-9
+  const std::vector<std::uint8_t> sa(m * 2, 127), sb(n * 2, 127);
+  const BlockScaledOperand a{ca, sa, m, k, Format::E4M3, 32, BlockScaleType::kUe8m0};
+  const BlockScaledOperand b{cb, sb, n, k, Format::E4M3, 32, BlockScaleType::kUe8m0};
+  check_exact_steps(a, b, {}, true, false, "U - L = 18 / 17", Sums::kBoth);
+  // Scales 2^127 and 2^-127 (products near 1): the fp32 values of one operand would overflow
+  // (6 x 2^127), so these steps add in fp64.
+  std::mt19937 rng(4647);
+  const auto e2m1 = [&](std::int64_t rows) {  // nonzero codes
+    std::vector<std::uint8_t> codes(static_cast<std::size_t>(rows * k));
+    for (auto& x : codes) x = static_cast<std::uint8_t>(1 + rng() % 7 + 8 * (rng() % 2));
+    return codes;
+  };
+  const auto ea = e2m1(m), eb = e2m1(n);
+  const std::vector<std::uint8_t> big(m * 2, 127 + 127), small(n * 2, 0);
+  check_exact_steps({ea, big, m, k, Format::E2M1, 32, BlockScaleType::kUe8m0},
+                    {eb, small, n, k, Format::E2M1, 32, BlockScaleType::kUe8m0}, {}, true, false,
+                    "E2M1 scales 2^127 / 2^-127");
+}
+
+TEST_CASE("mxf8f6f4 lanes on MX-quantized normal rows: both ways, the reference's bits") {
+  // What a quantizer stores (sim/scaling/mx.hpp, 1 x 32 blocks along K; row standard deviations
+  // 2^u, u in [-4, 4]) takes the exact way in many micro-tile steps and the general way in others
+  // (random codes take it in nearly all); C is normal values of about the outputs' size with
+  // zeros, -0 and, in row 69, a few 2^30, far above them.
+  std::mt19937 rng(4646);
+  for (const Format format : {Format::E4M3, Format::E2M1, Format::E5M2}) {
+    const std::int64_t m = 140, n = 45, k = 256;  // three units of 64 rows: threads share fills
+    const auto quantized = [&](std::int64_t rows, float spread) {
+      std::normal_distribution<float> normal(0.0f, 1.0f);
+      std::uniform_real_distribution<float> octave(-spread, spread);
+      std::vector<float> x(static_cast<std::size_t>(rows * k));
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const float sd = std::exp2(octave(rng));
+        for (std::int64_t i = 0; i < k; ++i) x[r * k + i] = sd * normal(rng);
+      }
+      return sim::scaling::quantize_mx(x, rows, k, sim::scaling::ScaleAxis::kRowwise, format).tensor;
+    };
+    const auto qa = quantized(m, 4.0f), qb = quantized(n, 4.0f);
+    const BlockScaledOperand a{qa.data, qa.scale_e8m0, m, k, format, 32, BlockScaleType::kUe8m0};
+    const BlockScaledOperand b{qb.data, qb.scale_e8m0, n, k, format, 32, BlockScaleType::kUe8m0};
+    for (bool with_c : {false, true}) {
+      std::vector<float> c;
+      if (with_c) {
+        std::normal_distribution<float> normal(0.0f, 16.0f);
+        for (std::int64_t i = 0; i < m * n; ++i) {
+          const unsigned kind = rng() % 32;
+          c.push_back(kind == 0 ? 0.0f : kind == 1 ? -0.0f : normal(rng));
+        }
+        for (std::int64_t j = 3; j < n; j += 7) c[static_cast<std::size_t>(69 * n + j)] = 0x1p30f;
+      }
+      BlockScaledGemmOptions options;
+      options.c = c;
+      options.path = BlockScaledPath::kMxf8f6f4;  // kAuto takes E2M1 x E2M1 to mxf4nvf4
+      std::vector<float> expected(static_cast<std::size_t>(m * n));
+      sim::reference::block_scaled_gemm_into(a, b, options, expected);
+      REQUIRE(count_nonzero(expected) > expected.size() / 2);
+      const std::string label = std::string(sim::spec(format).name) +
+                                (with_c ? " with c" : " without c");
+      for_each_target_and_threads([&](int threads, const std::string& target) {
+        INFO(label << " on " << target);
+        std::vector<float> lanes(expected.size());
+        std::vector<std::uint8_t> left(expected.size(), 0);
+        sim::gemm_detail::BlockScaledLaneSteps steps;
+        CHECK_FALSE(sim::gemm_detail::block_scaled_lanes(a, b, BlockScaledPath::kMxf8f6f4, c,
+                                                         threads, lanes, left, &steps));
+        CHECK(steps.exact > 0);
+        // E2M1 elements span at most 2^-1..2^2, E2M1 x E2M1 steps fail no bound but (3), (4)
+        CHECK((steps.general > 0) == (with_c || format != Format::E2M1));
+        require_same_bits(expected, lanes, n, label + " lanes on " + target);
       });
     }
   }
