@@ -32,11 +32,12 @@ class SimLinearState final : public LinearScalingState {
   // quantization of operand `tensor` for GEMM `role` draws stochastic_stream(run_seed, ordinal,
   // tensor, role, k), k = stochastic_calls[role][tensor]++. Keyed by the run's seed as TE keys its
   // NVFP4 SR: NVIDIA/TransformerEngine at d0067d0da6cb01811b8072a7d304f0e00344ce2b,
-  // transformer_engine/pytorch/csrc/quantizer.cpp (NVFP4Quantizer's quantize, stochastic_rounding)
-  // takes its Philox seed and offset from PyTorch's default CUDA generator
-  // (init_philox_state(gen, 1024), philox_unpack), which torch.manual_seed seeds, and advances the
-  // offset on each quantization; so TE's SR bits change with the run's seed. (Before this, the seed
-  // was the Linear's ordinal: seeds 0, 1, 2 of a sweep drew the same streams.)
+  // transformer_engine/pytorch/csrc/quantizer.cpp, NVFP4Quantizer::quantize_impl with
+  // stochastic_rounding, takes its Philox seed and offset from PyTorch's default CUDA generator
+  // (init_philox_state(gen, 1024) in csrc/common.cpp: gen->philox_cuda_state, then philox_unpack),
+  // which torch.manual_seed seeds and each call advances; so TE's SR bits change with the run's
+  // seed. (Before this, the seed was the Linear's ordinal: seeds 0, 1, 2 of a sweep drew the same
+  // streams.)
   std::uint64_t stochastic_calls[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};  // [role][tensor]
   // Tseng et al.'s RHT (mxfp4 with mx_rht, sim/scaling/mx_dither.hpp): the k-th quantization of
   // each backward operand (dgrad: weight, grad_output; wgrad: input, grad_output) takes draw k of
