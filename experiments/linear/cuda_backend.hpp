@@ -49,7 +49,8 @@ struct BackendChoice {
   // it is no part of a run's id; records keep it beside their timings (throughput.threads).
   int threads = 1;
   // The run's seed, for the sim backend's draws keyed by run: the sign vectors of Tseng et al.'s
-  // RHT (mx_rht; SimBackendOptions::run_seed). No part of a run's id (its seed already is).
+  // RHT (mx_rht) and stochastic rounding's Philox streams (SimBackendOptions::run_seed). No part
+  // of a run's id (its seed already is).
   std::uint64_t run_seed = 0;
 
   // Whether the model and its batches live on the GPU ("cuda"). Such runs are numerically

@@ -17,25 +17,34 @@ namespace sc = sim::scaling;
 
 class SimLinearState final : public LinearScalingState {
  public:
-  SimLinearState(const recipes::Recipe& r, std::uint64_t ordinal)
-      : recipe(r), stochastic_seed(ordinal) {
+  SimLinearState(const recipes::Recipe& r, std::uint64_t n, std::uint64_t seed)
+      : recipe(r), ordinal(n), run_seed(seed) {
     if (const auto config = recipes::delayed_scaling(r)) delayed.emplace(*config);
   }
   recipes::Recipe recipe;
   std::optional<sc::DelayedScalingLinear> delayed;
-  // Stochastic rounding's Philox stream (sim/scaling/nvfp4.hpp): the seed is the Linear's ordinal
-  // among the states this backend made (the model's Linears in conversion order), the stream
-  // counts this Linear's stochastically rounded quantizations, so a run's draws are a pure
-  // function of its model and step count, and no two tensors share a stream.
-  std::uint64_t stochastic_seed = 0;
-  std::uint64_t stochastic_calls = 0;
+  // The Linear's ordinal among the states this backend made (the model's Linears in conversion
+  // order) and the run's seed (SimBackendOptions::run_seed): with the operand, its GEMM and the
+  // call count below they key every random draw of this Linear.
+  std::uint64_t ordinal = 0;
+  std::uint64_t run_seed = 0;
+  // Stochastic rounding (sim/scaling/nvfp4.hpp, mx_dither.hpp): the k-th stochastically rounded
+  // quantization of operand `tensor` for GEMM `role` draws stochastic_stream(run_seed, ordinal,
+  // tensor, role, k), k = stochastic_calls[role][tensor]++. Keyed by the run's seed as TE keys its
+  // NVFP4 SR: NVIDIA/TransformerEngine at d0067d0da6cb01811b8072a7d304f0e00344ce2b,
+  // transformer_engine/pytorch/csrc/quantizer.cpp, NVFP4Quantizer::quantize_impl with
+  // stochastic_rounding, takes its Philox seed and offset from PyTorch's default CUDA generator
+  // (init_philox_state(gen, 1024) in csrc/common.cpp: gen->philox_cuda_state, then philox_unpack),
+  // which torch.manual_seed seeds and each call advances; so TE's SR bits change with the run's
+  // seed. (Before this, the seed was the Linear's ordinal: seeds 0, 1, 2 of a sweep drew the same
+  // streams.)
+  std::uint64_t stochastic_calls[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};  // [role][tensor]
   // Tseng et al.'s RHT (mxfp4 with mx_rht, sim/scaling/mx_dither.hpp): the k-th quantization of
   // each backward operand (dgrad: weight, grad_output; wgrad: input, grad_output) takes draw k of
   // its GEMM, mx_rht_sign_mask(run_seed, kRhtStream + 2 * ordinal + GEMM, k), so a GEMM's two
   // operands share one draw per backward call (k is the step in a run: one backward per Linear
   // per step), every call draws afresh, and each seed draws its own signs (SimBackend::gemm
   // checks that the operands' draws agree).
-  std::uint64_t rht_seed = 0;
   std::uint64_t rht_calls[2][2] = {{0, 0}, {0, 0}};  // [dgrad, wgrad][other operand, grad_output]
 };
 
@@ -52,6 +61,11 @@ const SimLinearState& sim_state(const LinearScalingState& state) {
   return sim_state(const_cast<LinearScalingState&>(state));
 }
 
+sc::StochasticStream next_stochastic_stream(SimLinearState& s, Operand tensor, Gemm role) {
+  std::uint64_t& k = s.stochastic_calls[static_cast<int>(role)][static_cast<int>(tensor)];
+  return stochastic_stream(s.run_seed, s.ordinal, tensor, role, k++);
+}
+
 // Below this many elements a quantize runs on the calling thread: its work (a few hundred
 // microseconds at most) is too short for a hand-off to the pool and the stitching of bands to pay.
 // llama-xs's operands (512 x 128 .. 512 x 352) quantized at 2 threads took 2.6-3.5x the wall time
@@ -64,6 +78,18 @@ sim::ReduceDim k_dim(Gemm gemm, Operand operand) {
 }
 
 }  // namespace
+
+sc::StochasticStream stochastic_stream(std::uint64_t run_seed, std::uint64_t ordinal,
+                                       Operand tensor, Gemm role, std::uint64_t call) {
+  if (ordinal >= (std::uint64_t{1} << 27) || call >= (std::uint64_t{1} << 32)) {
+    throw std::length_error("SimBackend: stochastic rounding's Philox stream takes Linear ordinals "
+                            "below 2^27 and calls below 2^32; got ordinal " +
+                            std::to_string(ordinal) + ", call " + std::to_string(call));
+  }
+  const auto slot =
+      static_cast<std::uint64_t>(3 * static_cast<int>(role) + static_cast<int>(tensor));
+  return {run_seed, (ordinal << 36) | (slot << 32) | call};
+}
 
 void check_matrix(const char* backend, const char* what, std::size_t size, std::int64_t rows,
                   std::int64_t cols) {
@@ -82,9 +108,7 @@ SimBackend::SimBackend(SimBackendOptions options) : options_(options) {
 }
 
 std::unique_ptr<LinearScalingState> SimBackend::make_state(const recipes::Recipe& recipe) const {
-  auto state = std::make_unique<SimLinearState>(recipe, states_made_.fetch_add(1));
-  state->rht_seed = options_.run_seed;
-  return state;
+  return std::make_unique<SimLinearState>(recipe, states_made_.fetch_add(1), options_.run_seed);
 }
 
 void SimBackend::copy_state(const LinearScalingState& from, LinearScalingState& to) const {
@@ -121,18 +145,18 @@ sc::QuantizeResult SimBackend::quantize(LinearScalingState& state, Operand tenso
     if (plan.rht) {
       const int g = role == Gemm::kDgrad ? 0 : 1;
       const int o = tensor == Operand::kGradOutput ? 1 : 0;
-      signs = sc::mx_rht_sign_mask(
-          s.rht_seed, kRhtStream + 2 * s.stochastic_seed + static_cast<std::uint64_t>(g),
-          s.rht_calls[g][o]++);
+      signs = sc::mx_rht_sign_mask(s.run_seed,
+                                   kRhtStream + 2 * s.ordinal + static_cast<std::uint64_t>(g),
+                                   s.rht_calls[g][o]++);
     }
     if (!plan.stochastic_rounding) {
       return sc::quantize(plan, x.data, x.rows, x.cols, threads, nullptr, signs);
     }
-    const sc::StochasticStream stream{s.stochastic_seed, s.stochastic_calls++};
+    const sc::StochasticStream stream = next_stochastic_stream(s, tensor, role);
     return sc::quantize(plan, x.data, x.rows, x.cols, threads, &stream, signs);
   }
   if (plan.stochastic_rounding) {
-    const sc::StochasticStream stream{s.stochastic_seed, s.stochastic_calls++};
+    const sc::StochasticStream stream = next_stochastic_stream(s, tensor, role);
     return sc::quantize(plan, x.data, x.rows, x.cols, threads, &stream);
   }
   return sc::quantize(plan, x.data, x.rows, x.cols, threads);

@@ -16,13 +16,15 @@
 
 #include "experiments/linear/backend.hpp"
 #include "sim/scaling/delayed.hpp"
+#include "sim/scaling/nvfp4.hpp"  // StochasticStream
 
 namespace fp8lab::experiments {
 
 struct SimBackendOptions {
   int threads = 1;  // GEMM and quantizer threads (>= 1); the bits do not depend on it
-  // Keys the sign draws of Tseng et al.'s RHT (mx_rht): draw k of GEMM g of the Linear with
-  // ordinal n is sim::scaling::mx_rht_sign_mask(run_seed, 2^63 + 2 n + g, k) (sim_backend.cpp).
+  // Keys every random draw of the run: the sign draws of Tseng et al.'s RHT (mx_rht): draw k of
+  // GEMM g of the Linear with ordinal n is sim::scaling::mx_rht_sign_mask(run_seed, 2^63 + 2 n +
+  // g, k) (sim_backend.cpp); and stochastic rounding's Philox stream (stochastic_stream below).
   std::uint64_t run_seed = 0;
 };
 
@@ -48,6 +50,20 @@ class SimBackend final : public LinearBackend {
   SimBackendOptions options_;
   mutable std::atomic<std::uint64_t> states_made_{0};  // the next state's ordinal
 };
+
+// The Philox key of the k-th stochastically rounded quantization (nvfp4_stochastic_rounding,
+// mx_stochastic_rounding's dither) of operand `tensor` for GEMM `role` of the Linear with ordinal n
+// (the states a SimBackend made, in the model's conversion order):
+//   seed   = run_seed
+//   stream = n * 2^36 + (3 * role + tensor) * 2^32 + k    (role: fprop 0, dgrad 1, wgrad 2;
+//                                                          tensor: input 0, weight 1, grad_output 2)
+// and element i draws philox_random_word(seed, stream, i). A pure function of (run seed, Linear,
+// GEMM, operand, k): a run draws the same bits every time, two seeds draw different streams for
+// the same tensor, and no two tensors of a run share a stream; bit 63 is clear, so no stream is
+// one of the RHT's (2^63 + 2 n + g). In a training run k is the step (one forward and backward per
+// Linear per step). std::length_error unless n < 2^27 and k < 2^32.
+sim::scaling::StochasticStream stochastic_stream(std::uint64_t run_seed, std::uint64_t ordinal,
+                                                 Operand tensor, Gemm role, std::uint64_t call);
 
 // Throws std::invalid_argument naming the backend and the matrix unless size == rows * cols.
 void check_matrix(const char* backend, const char* what, std::size_t size, std::int64_t rows,

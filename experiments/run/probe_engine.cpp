@@ -35,14 +35,17 @@ ProbeModel make_probe_model(const ProbeModels& where, const ModelHooks& hooks,
           hooks.use_autocast_during_eval};
 }
 
-std::shared_ptr<const LinearBackend> probe_backend(const BackendChoice& choice) {
-  return make_backend({choice.name, 0, choice.threads});
+// The probes' own backend (no shadow check), its random draws (stochastic rounding, mx_rht's
+// signs) keyed by the run's seed as the run's own backend's are, so that two seeds' probes draw
+// different streams.
+std::shared_ptr<const LinearBackend> probe_backend(const ProbeModels& where) {
+  return make_backend({where.backend.name, 0, where.backend.threads, where.seed});
 }
 
 // `draws`: the draws per probe step of a stochastic recipe.
 ProbeModel make_recipe_model(const ProbeModels& where, const recipes::Recipe& recipe,
                              std::string variant, std::int64_t draws) {
-  auto backend = probe_backend(where.backend);
+  auto backend = probe_backend(where);
   auto probe = make_probe_model(where,
                                 fp8_hooks(recipe, where.high_precision, backend, where.device),
                                 backend, std::move(variant));
@@ -357,7 +360,8 @@ void BaselineProbes::after_backward(const StepAfterBackward& step) {
     }
     for (const ProbeModel* model : models) {
       // The draws differ because each run advances the stochastic-rounding stream of every
-      // Linear of the model (SimBackend: one Philox stream per quantization call).
+      // Linear of the model (SimBackend: one Philox stream per quantization call, under the
+      // run's seed).
       std::vector<ProbeGradient> draws;
       for (std::int64_t d = 0; d < model->draws; ++d) {
         // The RHT measurement: on the recipe's own model, its first draw.
@@ -410,7 +414,7 @@ namespace {
 // it changes no training bit.
 ProbeModel exact_run_model(const ProbeModels& models) {
   GlobalRngGuard rng;
-  const auto backend = probe_backend(models.backend);
+  const auto backend = probe_backend(models);
   return make_probe_model(models, baseline_hooks(models.high_precision, backend, models.device),
                           backend, kAllGemms);
 }

@@ -364,7 +364,7 @@ RunRecord execute_fp8_run(const ResultsDirectory& directory, const RunRequest& r
     const auto reference = load_reference(directory, baseline);
     TrainingOptions options = training_options(request);
     BackendChoice choice = request.backend;
-    choice.run_seed = static_cast<std::uint64_t>(request.seed);  // mx_rht's sign draws
+    choice.run_seed = static_cast<std::uint64_t>(request.seed);  // SR and mx_rht draws
     const auto backend = make_backend(choice);
     const auto device = device_for(request.backend);
     const auto diagnostics =

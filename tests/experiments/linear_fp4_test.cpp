@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "experiments/linear/autocast.hpp"
@@ -16,6 +17,7 @@
 #include "recipes/lowering.hpp"
 #include "sim/gemm/gemm.hpp"
 #include "sim/rht.hpp"
+#include "sim/scaling/execute.hpp"
 #include "sim/scaling/mx.hpp"
 #include "sim/scaling/mx_dither.hpp"
 #include "sim/scaling/nvfp4.hpp"
@@ -59,6 +61,16 @@ std::vector<float> rht(const std::vector<float>& x, std::int64_t rows, std::int6
   return y;
 }
 
+// The Philox key SimBackend's stochastic rounding must draw for call k of `tensor` in GEMM `role`
+// of the Linear with ordinal n under `run_seed` (sim_backend.hpp, stochastic_stream), written out
+// here so that a change of the mapping fails these tests.
+sc::StochasticStream sr_key(std::uint64_t run_seed, std::uint64_t n, Operand tensor, Gemm role,
+                            std::uint64_t k) {
+  const auto slot =
+      static_cast<std::uint64_t>(3 * static_cast<int>(role) + static_cast<int>(tensor));
+  return {run_seed, n * (std::uint64_t{1} << 36) + slot * (std::uint64_t{1} << 32) + k};
+}
+
 torch::Tensor as_tensor(const std::vector<float>& v, std::int64_t rows, std::int64_t cols) {
   return torch::from_blob(const_cast<float*>(v.data()), {rows, cols}, torch::kFloat).clone();
 }
@@ -95,7 +107,6 @@ TEST_CASE("An NVFP4 Linear quantizes as TE's recipe says: 2-D weights, RHT wgrad
   const auto& calls = backend->calls;
   REQUIRE(calls.size() == 6);  // x, W for fprop; dY, W for dgrad; dY, x for wgrad
 
-  std::uint64_t stochastic_calls = 0;
   for (const Recorded& c : calls) {
     INFO(name(c.tensor) << " of " << name(c.role));
     const bool wgrad_rht = c.role == Gemm::kWgrad && c.tensor != Operand::kWeight;
@@ -104,7 +115,7 @@ TEST_CASE("An NVFP4 Linear quantizes as TE's recipe says: 2-D weights, RHT wgrad
                                  : c.role == Gemm::kWgrad     ? sc::BlockShape{16, 1}
                                                               : sc::BlockShape{1, 16};
     std::optional<sc::StochasticStream> stream;
-    if (c.tensor == Operand::kGradOutput) stream = sc::StochasticStream{0, stochastic_calls++};
+    if (c.tensor == Operand::kGradOutput) stream = sr_key(0, 0, c.tensor, c.role, 0);
     const auto want = sc::quantize_nvfp4(in, c.rows, c.cols, block, sc::Nvfp4Mode::kTe,
                                          stream ? &*stream : nullptr);
     CHECK(compare(c.q, want.tensor) == "");
@@ -188,14 +199,73 @@ TEST_CASE("Stochastic rounding in training is reproducible and draws a new strea
   CHECK(test::bitwise_difference(sa.dw, sb.dw) == "");
   const auto& dgrad = find(a->calls, Operand::kGradOutput, Gemm::kDgrad);
   const auto& wgrad = find(a->calls, Operand::kGradOutput, Gemm::kWgrad);
-  // The same tensor in the two GEMMs (its row- and columnwise copies) with two streams.
-  const auto with = [&](std::uint64_t stream, sc::BlockShape block) {
-    const sc::StochasticStream st{0, stream};
+  // The same tensor in the two GEMMs (its row- and columnwise copies), each with its GEMM's key.
+  const auto with = [&](const sc::StochasticStream& st, sc::BlockShape block) {
     return sc::quantize_nvfp4(dgrad.x, M, N, block, sc::Nvfp4Mode::kTe, &st).tensor;
   };
-  const std::uint64_t first = dgrad.q.data == with(0, {1, 16}).data ? 0 : 1;
-  CHECK(compare(dgrad.q, with(first, {1, 16})) == "");
-  CHECK(compare(wgrad.q, with(1 - first, {16, 1})) == "");
+  CHECK(compare(dgrad.q, with(sr_key(0, 0, Operand::kGradOutput, Gemm::kDgrad, 0), {1, 16})) == "");
+  CHECK(compare(wgrad.q, with(sr_key(0, 0, Operand::kGradOutput, Gemm::kWgrad, 0), {16, 1})) == "");
+}
+
+TEST_CASE("Stochastic rounding's draws are keyed by the run's seed, the Linear, the operand and "
+          "the call",
+          "[linear][fp4]") {
+  // Before the run's seed keyed them, seeds 0, 1 and 2 of a sweep drew the same streams: the
+  // first two checks below failed (the seed was the Linear's ordinal).
+  const std::vector<float> g = [] {
+    const torch::Tensor t = test::normal({M, N}, 3, 0.01).contiguous();
+    return std::vector<float>(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+  }();
+  struct Case {
+    const char* what;
+    recipes::Recipe recipe;
+  };
+  recipes::Recipe nvfp4 = test::recipe_with_defaults(recipes::Scaling::nvfp4);
+  nvfp4.nvfp4_stochastic_rounding = true;
+  recipes::Recipe mxfp4 = test::recipe_with_defaults(recipes::Scaling::mxfp4);
+  mxfp4.mx_scale_mode = sc::E8M0Mode::kFloor;
+  mxfp4.mx_stochastic_rounding = true;
+  for (const Case& k : {Case{"nvfp4 te sr", nvfp4}, Case{"mxfp4 mx_stochastic_rounding", mxfp4}}) {
+    INFO(k.what);
+    // The codes of the `call`-th dgrad quantization of dY by the `linear`-th Linear of a backend
+    // under run seed `seed`.
+    const auto codes = [&](std::uint64_t seed, int linear, int call) {
+      const SimBackend backend(SimBackendOptions{.threads = 1, .run_seed = seed});
+      std::unique_ptr<LinearScalingState> state;
+      for (int i = 0; i <= linear; ++i) state = backend.make_state(k.recipe);
+      sim::QuantizedTensor q;
+      for (int i = 0; i <= call; ++i)
+        q = backend.quantize(*state, Operand::kGradOutput, Gemm::kDgrad, {g, M, N}).tensor;
+      return q;
+    };
+    const sim::QuantizedTensor seed0 = codes(0, 0, 0);
+    CHECK(compare(codes(1, 0, 0), seed0) != "");  // another seed: other bits, same Linear
+    CHECK(compare(codes(2, 0, 0), codes(1, 0, 0)) != "");
+    CHECK(compare(codes(0, 0, 0), seed0) == "");  // the same seed twice: the same bits
+    CHECK(compare(codes(0, 1, 0), seed0) != "");  // another Linear of the run
+    CHECK(compare(codes(0, 0, 1), seed0) != "");  // the next call
+    // And each is the quantizer under the documented key.
+    const sc::QuantizePlan plan = recipes::plan(k.recipe, Operand::kGradOutput, Gemm::kDgrad);
+    for (const std::uint64_t seed : {0, 1, 7}) {
+      for (const int linear : {0, 2}) {
+        for (const int call : {0, 3}) {
+          INFO("seed " << seed << ", Linear " << linear << ", call " << call);
+          const sc::StochasticStream key = sr_key(seed, static_cast<std::uint64_t>(linear),
+                                                  Operand::kGradOutput, Gemm::kDgrad,
+                                                  static_cast<std::uint64_t>(call));
+          CHECK(compare(codes(seed, linear, call), sc::quantize(plan, g, M, N, 1, &key).tensor) ==
+                "");
+        }
+      }
+    }
+  }
+  // The key's fields stay in their bits: a Linear ordinal or call count past them is refused.
+  CHECK_THROWS_AS(
+      stochastic_stream(0, std::uint64_t{1} << 27, Operand::kGradOutput, Gemm::kWgrad, 0),
+      std::length_error);
+  CHECK_THROWS_AS(
+      stochastic_stream(0, 0, Operand::kGradOutput, Gemm::kWgrad, std::uint64_t{1} << 32),
+      std::length_error);
 }
 
 TEST_CASE("Tseng et al.'s MXFP4 backward: one sign draw per backward GEMM, shared by its two "
@@ -236,15 +306,14 @@ TEST_CASE("Tseng et al.'s MXFP4 backward: one sign draw per backward GEMM, share
   CHECK(wgrad_x.q.rht_signs == wgrad_signs);
   CHECK(wgrad_g.q.rht_signs == wgrad_signs);
   CHECK(dgrad_signs != wgrad_signs);
-  // Each operand is the transform along its K, then dither_scale (its stream is the count of the
-  // Linear's stochastic quantizations, in call order).
-  for (std::size_t i = 0; i < a->calls.size(); ++i) {
-    const Recorded& c = a->calls[i];
+  // Each operand is the transform along its K, then dither_scale (its key: the first call of that
+  // operand in that GEMM of the backend's first Linear, under run seed 0).
+  for (const Recorded& c : a->calls) {
     const sc::QuantizePlan p = recipes::plan(r, c.tensor, c.role);
     REQUIRE(p.rht);
     std::vector<float> t(c.x.size());
     sc::mx_rht_bf16(c.x, c.rows, c.cols, p.axis, c.q.rht_signs, t);
-    const sc::StochasticStream stream{0, i};
+    const sc::StochasticStream stream = sr_key(0, 0, c.tensor, c.role, 0);
     CHECK(compare(c.q, sc::quantize_mx_dither_scale(t, c.rows, c.cols, p.axis, stream).tensor) ==
           "");
   }
