@@ -14,13 +14,17 @@
 // step, measured once per process before the first row that needs it), x_fp32 = step_s /
 // fp32_step_s; the same from process CPU time (cpu_step_s, fp32_cpu_step_s, x_fp32_cpu), which a
 // machine shared with other jobs disturbs less (every arm runs on one thread); gemm_share
-// (fraction of the wall-clock step inside backend GEMMs, from LinearStats) and quantize_share.
+// (fraction of the wall-clock step inside backend GEMMs, from LinearStats) and quantize_share;
+// faults_per_step and fp32_faults_per_step, the process's page faults (minor and major, getrusage)
+// per timed step of the row and of the reference.
 // One thread everywhere (torch::set_num_threads(1), SimBackend threads 1): a sweep runs one job
 // per core. The workload is FP8LAB_BENCH_WORKLOAD (default gpt-small, the default sweep's).
 //
 //   build-*/bench/train_step_bench --benchmark_min_time=2
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
+
+#include <sys/resource.h>
 
 #include <chrono>
 #include <memory>
@@ -66,13 +70,23 @@ StepTrainer make_trainer(Arm arm, const rc::Recipe& recipe, bool measure_operand
 struct StepTimes {
   double wall = 0.0;
   double cpu = 0.0;
+  double faults = 0.0;  // page faults per step
 };
+
+// The process's page faults so far (minor and major).
+double page_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_minflt + usage.ru_majflt);
+}
 
 StepTimes mean_step_times(StepTrainer& trainer, int steps) {
   const auto start = std::chrono::steady_clock::now();
   const double cpu_start = process_cpu_seconds();
+  const double faults_start = page_faults();
   for (int i = 0; i < steps; ++i) trainer.step();
-  return {seconds_since(start) / steps, (process_cpu_seconds() - cpu_start) / steps};
+  return {seconds_since(start) / steps, (process_cpu_seconds() - cpu_start) / steps,
+          (page_faults() - faults_start) / steps};
 }
 
 StepTimes fp32_step_times() {
@@ -90,14 +104,16 @@ void run(benchmark::State& state, Arm arm, const rc::Recipe& recipe, bool measur
   auto trainer = make_trainer(arm, recipe, measure_operands);
   trainer.step();  // warm-up
   ex::reset_linear_stats(*trainer.model);
-  double seconds = 0.0, cpu = 0.0;
+  double seconds = 0.0, cpu = 0.0, faults = 0.0;
   std::int64_t steps = 0;
   for (auto _ : state) {
+    const double faults_start = page_faults();
     const auto start = std::chrono::steady_clock::now();
     const double cpu_start = process_cpu_seconds();
     trainer.step();
     cpu += process_cpu_seconds() - cpu_start;
     seconds += seconds_since(start);
+    faults += page_faults() - faults_start;
     ++steps;
   }
   const auto backend = backend_seconds(*trainer.model);
@@ -109,6 +125,8 @@ void run(benchmark::State& state, Arm arm, const rc::Recipe& recipe, bool measur
   state.counters["cpu_step_s"] = cpu_step;
   state.counters["fp32_cpu_step_s"] = reference.cpu;
   state.counters["x_fp32_cpu"] = cpu_step / reference.cpu;
+  state.counters["faults_per_step"] = faults / static_cast<double>(steps);
+  state.counters["fp32_faults_per_step"] = reference.faults;
   state.counters["gemm_share"] = backend.gemm / seconds;
   state.counters["quantize_share"] = backend.quantize / seconds;
   state.SetLabel(workload_name());

@@ -1,4 +1,5 @@
 // The fp8lab command: subcommands are registered from experiments/cli/.
+#include <malloc.h>
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -8,6 +9,14 @@
 #include "experiments/run/cpu_numerics.hpp"
 
 int main(int argc, char** argv) {
+  // glibc's heap kept across training steps (docs/performance.md "The step's page faults"): with
+  // the defaults, the tensors and buffers a step frees are returned to the kernel (the heap's top
+  // trimmed past 128 KiB, or each block of more than the dynamic threshold its own mmap) and the
+  // next step faults the same pages in again, zeroed. Blocks up to 32 MiB come from the heap and
+  // up to 512 MiB of free memory stays at its top. No bit depends on it. The benchmarks set the
+  // same (bench/bench_main.cpp).
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
   // Before anything reaches LibTorch: ATen and MKL read their pins once, at their first kernel.
   if (const auto error = fp8lab::experiments::pin_cpu_numerics_from_environment(); !error.empty()) {
     std::fprintf(stderr, "fp8lab: %s\n", error.c_str());
