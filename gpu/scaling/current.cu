@@ -95,9 +95,10 @@ __global__ void static_scale_kernel(float s, Scratch* scratch, float* scale) {
   if (scale != nullptr) *scale = s;
 }
 
-void current(const char* function, const float* x, std::int64_t rows, std::int64_t cols,
-             sim::Format format, bool torchao, bool pow2, float eps, const BlockedOutputs& out,
-             cudaStream_t stream) {
+// The checks current scaling and static scaling share: an FP8 format, a shape, device pointers.
+// Returns the element count.
+std::int64_t checked_count(const char* function, const float* x, std::int64_t rows,
+                           std::int64_t cols, sim::Format format, const BlockedOutputs& out) {
   detail::check_fp8(format, function);
   const std::int64_t n = detail::check_blocked_shape(function, rows, cols, rows, cols);
   if (x == nullptr || out.codes == nullptr || out.scale_inv == nullptr) {
@@ -105,6 +106,13 @@ void current(const char* function, const float* x, std::int64_t rows, std::int64
         std::string(function) +
         ": x, out.codes and out.scale_inv must be device pointers, got null");
   }
+  return n;
+}
+
+void current(const char* function, const float* x, std::int64_t rows, std::int64_t cols,
+             sim::Format format, bool torchao, bool pow2, float eps, const BlockedOutputs& out,
+             cudaStream_t stream) {
+  const std::int64_t n = checked_count(function, x, rows, cols, format, out);
   Scratch* scratch = nullptr;
   FP8LAB_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&scratch), sizeof(Scratch), stream));
   FP8LAB_CUDA_CHECK(cudaMemsetAsync(scratch, 0, sizeof(Scratch), stream));
@@ -131,14 +139,8 @@ void current(const char* function, const float* x, std::int64_t rows, std::int64
 void quantize_static(const float* x, std::int64_t rows, std::int64_t cols, sim::Format format,
                      float scale, const BlockedOutputs& out, cudaStream_t stream) {
   const char* function = "gpu::scaling::quantize_static";
-  detail::check_fp8(format, function);
   detail::check_static_scale(function, scale);
-  const std::int64_t n = detail::check_blocked_shape(function, rows, cols, rows, cols);
-  if (x == nullptr || out.codes == nullptr || out.scale_inv == nullptr) {
-    throw std::invalid_argument(
-        std::string(function) +
-        ": x, out.codes and out.scale_inv must be device pointers, got null");
-  }
+  const std::int64_t n = checked_count(function, x, rows, cols, format, out);
   Scratch* scratch = nullptr;
   FP8LAB_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&scratch), sizeof(Scratch), stream));
   static_scale_kernel<<<1, 1, 0, stream>>>(scale, scratch, out.scale);
