@@ -70,22 +70,15 @@ struct MeasuredOperand {
            q.cols == other.cols && q.format == other.format && q.block_rows == other.block_rows &&
            q.block_cols == other.block_cols && q.rht == other.rht &&
            q.rht_signs == other.rht_signs && q.scale_e8m0 == other.scale_e8m0 &&
-           same_bits(q.scale_inv, other.scale_inv) && q.data == other.data;
+           q.scale_e4m3 == other.scale_e4m3 && same_bits(q.scale_inv, other.scale_inv) &&
+           same_bits(q.scale, other.scale) && same_bits(q.global_scale, other.global_scale) &&
+           q.data == other.data;
   }
   void keep(const at::Tensor& x, const sim::QuantizedTensor& other,
             const sim::scaling::QuantizationSums& measured) {
     impl = x.unsafeGetTensorImpl();
     version = x._version();
-    q.rows = other.rows;
-    q.cols = other.cols;
-    q.format = other.format;
-    q.block_rows = other.block_rows;
-    q.block_cols = other.block_cols;
-    q.rht = other.rht;
-    q.rht_signs = other.rht_signs;
-    q.scale_e8m0 = other.scale_e8m0;
-    q.scale_inv = other.scale_inv;
-    q.data = other.data;
+    q = other;
     sums = measured;
   }
 };
