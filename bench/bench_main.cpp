@@ -1,9 +1,10 @@
 #include "bench/bench_main.hpp"
 
 #include <benchmark/benchmark.h>
-#include <malloc.h>
 
 #include <vector>
+
+#include "experiments/run/process_heap.hpp"
 
 namespace fp8lab::bench {
 namespace {
@@ -23,12 +24,8 @@ bool add_rows(void (*register_rows)()) {
 }  // namespace fp8lab::bench
 
 int main(int argc, char** argv) {
-  // glibc's heap kept across training steps, as in the fp8lab program (experiments/main.cpp; docs/
-  // performance.md "The step's page faults"): blocks up to 32 MiB from the heap, not a fresh mmap
-  // each, and freed memory kept up to 512 MiB at the heap's top instead of returned and faulted in
-  // again on the next step. Set before any allocation a row makes, for the reference and every row.
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  // Before any allocation a row makes, for the reference and every row.
+  fp8lab::experiments::keep_heap_across_steps();
   for (const auto register_rows : fp8lab::bench::row_registrations()) register_rows();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
