@@ -70,6 +70,21 @@ class PhiloxLanes {
     return words[0];
   }
 
+  // words[q] = the words of elements first + q * Lanes, ..., one element at a time through
+  // word_of (sim/rng.hpp's philox_random_word or philox_block_word): the fallback of Words and
+  // BlockWords where lanes cannot hold the counters (one lane, or a counter's low word wraps).
+  template <int kCount, class WordOf>
+  HWY_INLINE void PerElement(std::uint64_t first, V (&words)[kCount], WordOf word_of) const {
+    namespace hn = philox_hn;
+    const D du;
+    const std::size_t lanes = hn::Lanes(du);
+    for (int q = 0; q < kCount; ++q) {
+      HWY_ALIGN std::uint32_t w[hn::MaxLanes(D())];
+      for (std::size_t j = 0; j < lanes; ++j) w[j] = word_of(seed_, stream_, first + q * lanes + j);
+      words[q] = hn::Load(du, w);
+    }
+  }
+
   // words[q] = the words of elements first + q * Lanes, ...: kVectors vectors whose ten rounds are
   // interleaved round by round. Each round of one half-vector is a chain of dependent operations
   // (a multiply, a shuffle, an XOR), and GCC emits the code in the order written: with one
@@ -83,13 +98,7 @@ class PhiloxLanes {
     const auto first_lo = static_cast<std::uint32_t>(first);
     if (HWY_TARGET == HWY_SCALAR || first_lo > 0xFFFF'FFFFu - (kVectors * lanes - 1)) {
       // One lane, or the index's low word wraps inside these vectors: per element, as rng.hpp.
-      for (int q = 0; q < kVectors; ++q) {
-        HWY_ALIGN std::uint32_t w[hn::MaxLanes(D())];
-        for (std::size_t j = 0; j < lanes; ++j) {
-          w[j] = philox_random_word(seed_, stream_, first + q * lanes + j);
-        }
-        words[q] = hn::Load(du, w);
-      }
+      PerElement(first, words, philox_random_word);
       return;
     }
 #if HWY_TARGET != HWY_SCALAR
@@ -148,13 +157,7 @@ class PhiloxLanes {
     const std::size_t blocks_per_half = lanes / 2;
     if (HWY_TARGET == HWY_SCALAR || (first & 3) != 0 ||
         block_lo > 0xFFFF'FFFFu - (kHalves * blocks_per_half - 1)) {
-      for (int q = 0; q < 2 * kHalves; ++q) {
-        HWY_ALIGN std::uint32_t w[hn::MaxLanes(D())];
-        for (std::size_t j = 0; j < lanes; ++j) {
-          w[j] = philox_block_word(seed_, stream_, first + q * lanes + j);
-        }
-        words[q] = hn::Load(du, w);
-      }
+      PerElement(first, words, philox_block_word);
       return;
     }
 #if HWY_TARGET != HWY_SCALAR
