@@ -71,16 +71,19 @@ def report_rows(report_md):
     lines = report_md.read_text().splitlines()
     rows = {}
     ranked = table_after(lines, "## Recipes ranked (best first)")
-    if ranked is None:
-        sys.exit(f"{report_md}: no '## Recipes ranked (best first)' table")
-    for c in ranked:
+    probes = table_after(lines, "## On the baseline's trajectory: recipes against each other")
+    # A probe-only record set (a baseline run with --probe, no trained recipe) has no ranked
+    # table; the words it gives are its pairwise table's.
+    if ranked is None and probes is None:
+        sys.exit(f"{report_md}: neither a '## Recipes ranked (best first)' table nor a probe table")
+    for c in ranked or []:
         word, p, ph = word_of(c[3]), c[5], holm_p(c[6])
         rows[("recipes", c[1])] = (word, p, ph, holds(word, ph))
     for c in table_after(lines, "## Contrasts between recipes on the same seeds") or []:
         key = f"{c[0]} {c[1]} vs {c[2]}, {c[3]}"
         word, p, ph = word_of(c[6]), c[8], holm_p(c[9])
         rows[("contrasts", key)] = (word, p, ph, holds(word, ph))
-    for c in table_after(lines, "## On the baseline's trajectory: recipes against each other") or []:
+    for c in probes or []:
         key = f"{c[0]}: {c[1]} vs {c[2]}"
         # The pairwise table states a direction only when it holds after Holm.
         word, p, ph = c[7], c[5], holm_p(c[6])
