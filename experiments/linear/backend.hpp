@@ -94,6 +94,15 @@ class LinearBackend {
   virtual sim::scaling::QuantizeResult quantize(LinearScalingState& state, Operand tensor,
                                                 Gemm role, ConstMatrix x) const = 0;
 
+  // Whether quantize(state, tensor, second, x), called right after quantize(state, tensor, first,
+  // x) on the same unmodified x, returns that result bit for bit and leaves the state as the first
+  // call left it, so that the caller may use the first result for both roles (a per-tensor scaling
+  // quantizes x, W and dY alike for their two GEMMs). This default says no: each role quantizes.
+  virtual bool quantizes_alike(const LinearScalingState& /*state*/, Operand /*tensor*/,
+                               Gemm /*first*/, Gemm /*second*/) const {
+    return false;
+  }
+
   // out = the `role` GEMM of two operands quantized for that role (table above), summed with the
   // accumulation model `accumulation`. out must have the output shape of the table.
   virtual void gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,

@@ -43,9 +43,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// One quantized operand: on the host, or kept on the device by the backend (tensors on CUDA).
+// One quantized operand: on the host (with its quantizer's stats, for a second role that takes it
+// as it is: LinearBackend::quantizes_alike), or kept on the device by the backend (tensors on CUDA).
 struct QuantizedOperand {
-  std::optional<sim::QuantizedTensor> host;
+  std::optional<sim::scaling::QuantizeResult> host;
   std::shared_ptr<const ResidentOperand> resident;
 };
 
@@ -94,6 +95,15 @@ OperandStats measure_host_operand(const at::Tensor& x, const sim::scaling::Quant
   return measure_quantization(result, sums);
 }
 
+// The statistics and the watch of one host quantization of x as the `tensor` operand of `role`.
+void observe_host_operand(const LinearExecution& e, Operand tensor, Gemm role, const at::Tensor& x,
+                          const sim::scaling::QuantizeResult& result, MeasuredOperand* memo) {
+  if (e.stats && e.measure_operands) {
+    e.stats->operand(tensor, role).merge(measure_host_operand(x, result, memo));
+  }
+  if (e.watch) e.watch->after_quantize(tensor, role, const_view(x), result);
+}
+
 // Quantizes one operand and merges its statistics. On CUDA the statistics need x and the
 // operand on the host: two blocking copies, only when statistics are kept. `memo`: this tensor's
 // other quantization in the same call (MeasuredOperand), or null.
@@ -112,15 +122,25 @@ QuantizedOperand quantize_operand(const LinearExecution& e, Operand tensor, Gemm
       if (e.watch) e.watch->after_quantize(tensor, role, const_view(host_x), result);
     }
   } else {
-    auto result = e.backend->quantize(*e.state, tensor, role, const_view(x));
-    if (e.stats && e.measure_operands) {
-      e.stats->operand(tensor, role).merge(measure_host_operand(x, result, memo));
-    }
-    if (e.watch) e.watch->after_quantize(tensor, role, const_view(x), result);
-    operand.host = std::move(result.tensor);
+    operand.host = e.backend->quantize(*e.state, tensor, role, const_view(x));
+    observe_host_operand(e, tensor, role, x, *operand.host, memo);
   }
   if (e.stats) e.stats->quantize_seconds += seconds_since(start);
   return operand;
+}
+
+// Whether `first`, x's quantization as `tensor` for GEMM `first_role` in this call, serves as its
+// quantization for `role` too: a host operand, and the backend says quantizing the unmodified x
+// for `role` would give the same bits (LinearBackend::quantizes_alike; every per-tensor scaling,
+// about half of the step's quantize time saved). If so, merges its statistics and watch for `role`
+// as quantize_operand would have.
+bool take_alike(const LinearExecution& e, Operand tensor, Gemm first_role, Gemm role,
+                const at::Tensor& x, const QuantizedOperand& first, MeasuredOperand* memo) {
+  if (!first.host || !e.backend->quantizes_alike(*e.state, tensor, first_role, role)) return false;
+  const auto start = std::chrono::steady_clock::now();
+  observe_host_operand(e, tensor, role, x, *first.host, memo);
+  if (e.stats) e.stats->quantize_seconds += seconds_since(start);
+  return true;
 }
 
 // The what-if recipes' statistics of x as the `tensor` operand of `role` (what_if.hpp), on the
@@ -172,7 +192,8 @@ void execute(const LinearBackend& backend, const LinearExecution& e, GemmCall& g
       backend.gemm_resident(g.role, *g.qa->resident, *g.qb->resident, accumulation,
                             mutable_view(*g.out));
     } else {
-      backend.gemm(g.role, *g.qa->host, *g.qb->host, accumulation, mutable_view(*g.out));
+      backend.gemm(g.role, g.qa->host->tensor, g.qb->host->tensor, accumulation,
+                   mutable_view(*g.out));
     }
   } else {
     backend.high_precision_gemm(g.role, const_view(*g.a), const_view(*g.b), e.high_precision,
@@ -218,7 +239,8 @@ at::Tensor with_injected_nan(const at::Tensor& t) {
 // One backward GEMM (dgrad: dy x W into dx; wgrad: dy x x into dW): its what-if rows of dy, its
 // output, and its call, quantized (dy now, `other` from forward's FP8 copy), with the per-step
 // null's noise, or in high precision. `held` keeps the operands the call points to alive;
-// dy_measured: dy's measurement shared by the two calls (MeasuredOperand).
+// dy_measured: dy's measurement shared by the two calls (MeasuredOperand); dy_first: dy's
+// quantization for the call before (dgrad's, for wgrad), taken when take_alike says so, or null.
 struct BackwardOperands {
   std::optional<QuantizedOperand> dy_quantized;
   at::Tensor dy_noisy, other_noisy;
@@ -227,7 +249,8 @@ void add_backward_gemm(const LinearExecution& e, Gemm role, const at::Tensor& dy
                        Operand other_operand, const at::Tensor& other,
                        const std::optional<QuantizedOperand>& other_quantized,
                        const at::Tensor& out_like, at::Tensor& out, BackwardOperands& held,
-                       std::vector<GemmCall>& gemms, MeasuredOperand* dy_measured) {
+                       std::vector<GemmCall>& gemms, MeasuredOperand* dy_measured,
+                       const QuantizedOperand* dy_first = nullptr) {
   what_if_operand(e, Operand::kGradOutput, role, dy);
   out = at::empty_like(out_like);
   if (e.state && e.quantized[role_index(role)]) {
@@ -235,8 +258,13 @@ void add_backward_gemm(const LinearExecution& e, Gemm role, const at::Tensor& dy
       std::string what = "Fp8Linear: no FP8 copy of ";
       throw std::logic_error(what.append(name(other_operand)).append(" for ").append(name(role)));
     }
-    held.dy_quantized = quantize_operand(e, Operand::kGradOutput, role, dy, dy_measured);
-    gemms.push_back({role, &*held.dy_quantized, &*other_quantized, &dy, &other, &out});
+    const QuantizedOperand* dy_quantized = dy_first;
+    if (dy_first == nullptr ||
+        !take_alike(e, Operand::kGradOutput, Gemm::kDgrad, role, dy, *dy_first, dy_measured)) {
+      held.dy_quantized = quantize_operand(e, Operand::kGradOutput, role, dy, dy_measured);
+      dy_quantized = &*held.dy_quantized;
+    }
+    gemms.push_back({role, dy_quantized, &*other_quantized, &dy, &other, &out});
   } else if (e.noise) {
     held.dy_noisy = with_noise(e, Operand::kGradOutput, role, dy);
     held.other_noisy = with_noise(e, other_operand, role, other);
@@ -269,12 +297,12 @@ at::Tensor dequantized(const LinearExecution& e, const QuantizedOperand& q, Oper
     e.backend->dequantize_resident(*q.resident, mutable_view(out));
     return out;
   }
-  if (q.host->rht) {
+  if (q.host->tensor.rht) {
     throw std::logic_error(std::string("Fp8Linear: the fprop codes of the ") +
                            std::string(name(tensor)) +
                            " are of its RHT, which backward_override dequantized cannot read");
   }
-  const std::vector<float> values = sim::scaling::dequantize(*q.host);
+  const std::vector<float> values = sim::scaling::dequantize(q.host->tensor);
   std::copy(values.begin(), values.end(), out.mutable_data_ptr<float>());
   return out;
 }
@@ -296,15 +324,16 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     if (dgrad_follows) what_if_operand(e, Operand::kWeight, Gemm::kDgrad, weight);
     at::Tensor y = at::empty({x.size(0), weight.size(0)}, x.options());
     MeasuredOperand x_measured, w_measured;  // each tensor's two quantizations in this call
+    std::optional<QuantizedOperand> qx, qw;  // the fprop GEMM's, when it is FP8
     if (fp8 && e.quantized[role_index(Gemm::kFprop)]) {
-      const auto qx = quantize_operand(e, Operand::kInput, Gemm::kFprop, x, &x_measured);
-      const auto qw = quantize_operand(e, Operand::kWeight, Gemm::kFprop, weight, &w_measured);
-      run_gemm(e, Gemm::kFprop, &qx, &qw, x, weight, y);
+      qx = quantize_operand(e, Operand::kInput, Gemm::kFprop, x, &x_measured);
+      qw = quantize_operand(e, Operand::kWeight, Gemm::kFprop, weight, &w_measured);
+      run_gemm(e, Gemm::kFprop, &*qx, &*qw, x, weight, y);
       if (wgrad_follows && e.dequantized[role_index(Gemm::kWgrad)]) {
-        saved->input_dequantized = dequantized(e, qx, Operand::kInput, x);
+        saved->input_dequantized = dequantized(e, *qx, Operand::kInput, x);
       }
       if (dgrad_follows && e.dequantized[role_index(Gemm::kDgrad)]) {
-        saved->weight_dequantized = dequantized(e, qw, Operand::kWeight, weight);
+        saved->weight_dequantized = dequantized(e, *qw, Operand::kWeight, weight);
       }
     } else if (e.noise) {
       const at::Tensor noisy_x = with_noise(e, Operand::kInput, Gemm::kFprop, x);
@@ -315,14 +344,25 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     }
     if (has_bias) y.add_(bias);  // elementwise fp32 RN, independent of order
 
-    // The backward GEMMs' FP8 copies of x and W come from forward, with the forward scales.
+    // The backward GEMMs' FP8 copies of x and W come from forward, with the forward scales:
+    // the fprop GEMM's own where they are alike (take_alike), else quantized for their GEMM.
     if (fp8) {
       if (wgrad_follows && e.quantized[role_index(Gemm::kWgrad)]) {
-        saved->input_for_wgrad = quantize_operand(e, Operand::kInput, Gemm::kWgrad, x, &x_measured);
+        if (qx && take_alike(e, Operand::kInput, Gemm::kFprop, Gemm::kWgrad, x, *qx, &x_measured)) {
+          saved->input_for_wgrad = std::move(*qx);
+        } else {
+          saved->input_for_wgrad =
+              quantize_operand(e, Operand::kInput, Gemm::kWgrad, x, &x_measured);
+        }
       }
       if (dgrad_follows && e.quantized[role_index(Gemm::kDgrad)]) {
-        saved->weight_for_dgrad =
-            quantize_operand(e, Operand::kWeight, Gemm::kDgrad, weight, &w_measured);
+        if (qw &&
+            take_alike(e, Operand::kWeight, Gemm::kFprop, Gemm::kDgrad, weight, *qw, &w_measured)) {
+          saved->weight_for_dgrad = std::move(*qw);
+        } else {
+          saved->weight_for_dgrad =
+              quantize_operand(e, Operand::kWeight, Gemm::kDgrad, weight, &w_measured);
+        }
       }
     }
     ctx->save_for_backward({x, weight});
@@ -356,8 +396,10 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     if (ctx->needs_input_grad(1)) {
       rht_operand(e, Operand::kGradOutput, dy);
       const at::Tensor& x_read = saved.input_dequantized.defined() ? saved.input_dequantized : x;
+      const QuantizedOperand* dy_first = dgrad_operands.dy_quantized ? &*dgrad_operands.dy_quantized
+                                                                     : nullptr;
       add_backward_gemm(e, Gemm::kWgrad, dy, Operand::kInput, x_read, saved.input_for_wgrad, weight,
-                        dw, wgrad_operands, gemms, &dy_measured);
+                        dw, wgrad_operands, gemms, &dy_measured, dy_first);
     }
     std::vector<LinearBackend::Call> calls;
     for (GemmCall& g : gemms) {

@@ -162,6 +162,21 @@ sc::QuantizeResult SimBackend::quantize(LinearScalingState& state, Operand tenso
   return sc::quantize(plan, x.data, x.rows, x.cols, threads);
 }
 
+bool SimBackend::quantizes_alike(const LinearScalingState& state, Operand tensor, Gemm first,
+                                 Gemm second) const {
+  const SimLinearState& s = sim_state(state);
+  const sc::QuantizePlan a = recipes::plan(s.recipe, tensor, first);
+  sc::QuantizePlan b = recipes::plan(s.recipe, tensor, second);
+  const bool per_tensor = a.kind == sc::QuantizeKind::kCurrentTe ||
+                          a.kind == sc::QuantizeKind::kTensorwiseTorchao ||
+                          a.kind == sc::QuantizeKind::kStatic ||
+                          a.kind == sc::QuantizeKind::kDelayed;
+  // The axis (the GEMM's K) is the one field the roles' plans differ in, and a per-tensor
+  // quantizer does not read it; the delayed state's slot and format follow the tensor alone.
+  b.axis = a.axis;
+  return per_tensor && a == b && !a.stochastic_rounding && !a.rht;
+}
+
 void SimBackend::gemm(Gemm role, const sim::QuantizedTensor& a, const sim::QuantizedTensor& b,
                       recipes::Accumulation accumulation, MutableMatrix out) const {
   check_matrix("SimBackend", "output", out.data.size(), out.rows, out.cols);

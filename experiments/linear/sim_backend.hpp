@@ -37,6 +37,11 @@ class SimBackend final : public LinearBackend {
   // With threads >= calls.size() >= 2: the calls at once, one thread each (sim's worker pool),
   // each on a one-thread SimBackend; otherwise in order with every thread.
   void run_independent(std::span<const Call> calls) const override;
+  // True when both roles' plans are the same per-tensor scaling (current, torchao tensorwise,
+  // static, delayed) with neither stochastic rounding nor an RHT: one scale for the whole tensor,
+  // so the codes do not depend on the GEMM's K; delayed records the same amax twice (a maximum).
+  bool quantizes_alike(const LinearScalingState& state, Operand tensor, Gemm first,
+                       Gemm second) const override;
   // Copies the delayed-scaling state (scales, amax histories); the stochastic-rounding stream
   // stays `to`'s own.
   void copy_state(const LinearScalingState& from, LinearScalingState& to) const override;

@@ -4,7 +4,9 @@
 //   quantization of W (sim::scaling::quantize_mx_2d), and y is the GEMM of those codes;
 // - backward_override dequantized: the only quantizations are the fprop GEMM's; dX and dW are the
 //   high-precision GEMMs of the unquantized dY with those codes dequantized, bit for bit;
-//   high_precision gives override_linear_precision [false, true, true]'s bits.
+//   high_precision gives override_linear_precision [false, true, true]'s bits;
+// - a per-tensor operand quantized once for its two GEMMs (SimBackend::quantizes_alike) gives the
+//   bits of a backend that quantizes it for each (RecordingBackend), step after step.
 #include "linear_test_support.hpp"  // first: LibTorch, then Catch2
 #include "recording_backend.hpp"
 
@@ -160,6 +162,84 @@ TEST_CASE("backward_override high_precision gives override_linear_precision [fal
   CHECK(test::bitwise_difference(sa.dx, sb.dx) == "");
   CHECK(test::bitwise_difference(sa.dw, sb.dw) == "");
   CHECK(test::bitwise_difference(sa.dw, high_precision(Gemm::kWgrad, sa.g, sa.x, N, K)) == "");
+}
+
+TEST_CASE("quantizes_alike: one quantization for both GEMMs of a per-tensor operand gives the "
+          "bits of one quantization per GEMM",
+          "[linear][quantizes_alike]") {
+  using recipes::Scaling;
+  struct Case {
+    Scaling scaling;
+    bool per_tensor;
+  };
+  for (const Case c :
+       {Case{Scaling::delayed, true}, Case{Scaling::current, true}, Case{Scaling::tensorwise, true},
+        Case{Scaling::rowwise, false}, Case{Scaling::block, false}, Case{Scaling::mxfp8, false}}) {
+    INFO(recipes::name(c.scaling));
+    const recipes::Recipe r = test::recipe_with_defaults(c.scaling);
+    // The RecordingBackend quantizes every operand for each GEMM (LinearBackend's default
+    // quantizes_alike); the SimBackend takes a per-tensor operand's first quantization twice.
+    auto each = std::make_shared<RecordingBackend>();
+    auto once = std::make_shared<SimBackend>();
+    const torch::Tensor w = test::normal({N, K}, 12, 0.1);
+    Fp8Linear a(Fp8LinearImpl(w.clone().requires_grad_(true), torch::Tensor(), r, each,
+                              HighPrecision::fp32, "layer"));
+    Fp8Linear b(Fp8LinearImpl(w.clone().requires_grad_(true), torch::Tensor(), r, once,
+                              HighPrecision::fp32, "layer"));
+    // Three steps: delayed scaling's scales come from the amaxes the earlier steps recorded.
+    for (std::uint64_t step = 0; step < 3; ++step) {
+      INFO("step " << step);
+      const torch::Tensor x = test::normal({M, K}, 20 + step, 1.0 + static_cast<double>(step));
+      const torch::Tensor g = test::normal({M, N}, 30 + step, 0.01);
+      torch::Tensor y[2], dx[2];
+      Fp8Linear* layers[2] = {&a, &b};
+      for (int i = 0; i < 2; ++i) {
+        (*layers[i])->zero_grad();
+        const torch::Tensor xv = x.clone().requires_grad_(true);
+        {
+          Fp8Autocast fp8(true);
+          y[i] = (*layers[i])->forward(xv);
+        }
+        y[i].backward(g);
+        dx[i] = xv.grad();
+      }
+      CHECK(test::bitwise_difference(y[1].detach(), y[0].detach()) == "");
+      CHECK(test::bitwise_difference(dx[1], dx[0]) == "");
+      CHECK(test::bitwise_difference(b->weight.grad(), a->weight.grad()) == "");
+    }
+    REQUIRE(each->calls.size() == 18);  // six quantizations a step
+    struct Pair {
+      Operand tensor;
+      Gemm first, second;
+    };
+    for (const Pair p : {Pair{Operand::kInput, Gemm::kFprop, Gemm::kWgrad},
+                         Pair{Operand::kWeight, Gemm::kFprop, Gemm::kDgrad},
+                         Pair{Operand::kGradOutput, Gemm::kDgrad, Gemm::kWgrad}}) {
+      INFO(name(p.tensor));
+      CHECK(once->quantizes_alike(b->scaling_state(), p.tensor, p.first, p.second) == c.per_tensor);
+      // Where it says alike, quantizing for each GEMM gave the same codes (the first step's);
+      // where not, they differ on these tensors (so the bit checks above can tell), but for
+      // block's weight: 128 x 128 tiles for both GEMMs, the same codes, which quantizes_alike
+      // (per-tensor scalings only) does not take.
+      const bool same = compare(find(each->calls, p.tensor, p.second).q,
+                                find(each->calls, p.tensor, p.first).q) == "";
+      if (c.scaling != Scaling::block || p.tensor != Operand::kWeight) {
+        CHECK(same == c.per_tensor);
+      }
+    }
+    if (c.scaling == Scaling::delayed) {
+      const auto* da = SimBackend::delayed_state(a->scaling_state());
+      const auto* db = SimBackend::delayed_state(b->scaling_state());
+      REQUIRE(da != nullptr);
+      REQUIRE(db != nullptr);
+      for (std::int64_t slot = 0; slot < 2; ++slot) {
+        CHECK(db->forward().history_of(slot) == da->forward().history_of(slot));
+        CHECK(db->forward().scale(slot) == da->forward().scale(slot));
+      }
+      CHECK(db->backward().history_of(0) == da->backward().history_of(0));
+      CHECK(db->backward().scale(0) == da->backward().scale(0));
+    }
+  }
 }
 
 }  // namespace fp8lab::experiments
