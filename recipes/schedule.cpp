@@ -99,7 +99,7 @@ std::string signal_text(const ScheduleStart& s) {
   if (s.grad_noise_below > 0) {
     return fmt::format("{}whose whole-model gradient-to-noise ratio ||g|| / ||g_q - g|| (measured "
                        "on the stage's first step and every {} after it) is below {}",
-                       s.consecutive > 1
+                       names_consecutive(s)
                            ? fmt::format("that ends {} measured steps in a row ", s.consecutive)
                            : std::string(),
                        s.every, s.grad_noise_below);
@@ -293,7 +293,7 @@ std::int64_t stage_start_step(const ScheduleStart& start, std::int64_t steps_pla
 std::string start_text(const ScheduleStart& start) {
   if (start.on_signal && start.grad_noise_below > 0) {
     return fmt::format("grad/noise below {} every {} steps{}", start.grad_noise_below, start.every,
-                       start.consecutive > 1
+                       names_consecutive(start)
                            ? fmt::format(", {} measurements in a row", start.consecutive)
                            : std::string());
   }
@@ -314,10 +314,9 @@ std::string schedule_text(const Recipe& recipe) {
   std::string out;
   for (const auto& s : recipe.schedule) {
     out += fmt::format("{{from={}:{}}}",
-                       // consecutive only past its default: the run ids before it stay.
                        s.start.on_signal && s.start.grad_noise_below > 0
                            ? fmt::format("gnr<{}every{}{}", s.start.grad_noise_below, s.start.every,
-                                         s.start.consecutive > 1
+                                         names_consecutive(s.start)
                                              ? fmt::format("consecutive{}", s.start.consecutive)
                                              : std::string())
                        : s.start.on_signal   ? fmt::format("underflow>{}", s.start.underflow_above)

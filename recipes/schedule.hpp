@@ -113,8 +113,13 @@ std::int64_t stage_start_step(const ScheduleStart& start, std::int64_t steps_pla
 // The grad_noise_below signal's measurement interval when `every` is not given.
 inline constexpr std::int64_t kDefaultGradNoiseEvery = 10;
 // Its measurements in a row when `consecutive` is not given: the first below the threshold ends
-// the stage (the behaviour before `consecutive` existed, so older recipes keep their run ids).
+// the stage, as before `consecutive` existed.
 inline constexpr std::int64_t kDefaultGradNoiseConsecutive = 1;
+// Whether a start names `consecutive`: only past its default, so that the canonical string, run
+// id, texts, job file and record of a recipe without it are what they were before it existed.
+inline bool names_consecutive(const ScheduleStart& start) {
+  return start.consecutive > kDefaultGradNoiseConsecutive;
+}
 
 // "0.82", "step 82", "underflow above 0.01", "grad/noise below 1.732 every 10 steps" or, with
 // consecutive 3, "grad/noise below 1.732 every 10 steps, 3 measurements in a row".

@@ -14,6 +14,7 @@
 #include "experiments/run/run_executor.hpp"
 #include "recipes/lowering.hpp"
 #include "recipes/role_rules.hpp"
+#include "recipes/schedule.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -126,8 +127,7 @@ void ScheduleRun::observe_grad_noise(const StepAfterBackward& step) {
                      {"below", start.grad_noise_below},
                      {"every", start.every},
                      {"measured_at_step", step.step}};
-  // Only past its default, so that a record of a recipe without it keeps its bits.
-  if (start.consecutive > 1) pending_signal_["consecutive"] = start.consecutive;
+  if (recipes::names_consecutive(start)) pending_signal_["consecutive"] = start.consecutive;
 }
 
 void ScheduleRun::wrap(TrainingOptions& options, const ProbeModels& models) {

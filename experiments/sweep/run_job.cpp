@@ -25,8 +25,7 @@ nlohmann::json schedule_json(const recipes::Recipe& recipe) {
     if (s.start.on_signal && s.start.grad_noise_below > 0) {
       stage["grad_noise_below"] = s.start.grad_noise_below;
       stage["every"] = s.start.every;
-      // Only past its default: a job file of a recipe without it is written as before.
-      if (s.start.consecutive > 1) stage["consecutive"] = s.start.consecutive;
+      if (recipes::names_consecutive(s.start)) stage["consecutive"] = s.start.consecutive;
     } else if (s.start.on_signal) {
       stage["underflow_above"] = s.start.underflow_above;
     }
