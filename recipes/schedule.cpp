@@ -20,7 +20,8 @@ namespace {
 const char* const kAccepted =
     "a list of at least two stages, each {until: FRACTION, recipe: {...}}, "
     "{until_step: STEP, recipe: {...}} or {until_signal: SIGNAL, recipe: {...}} (SIGNAL "
-    "{underflow_above: FRACTION} or {grad_noise_below: RATIO, every: STEPS}) and the last "
+    "{underflow_above: FRACTION} or {grad_noise_below: RATIO, every: STEPS, consecutive: COUNT}) "
+    "and the last "
     "{recipe: {...}} or {recipe: high_precision}, "
     "e.g. [{until: 0.82, recipe: {scaling: nvfp4}}, {recipe: high_precision}]";
 
@@ -34,19 +35,23 @@ std::string stage_name(const std::shared_ptr<const Recipe>& recipe) {
 
 const char* const kSignalAccepted =
     "{underflow_above: F}, F a fraction in (0, 1) of the stage's quantized elements, or "
-    "{grad_noise_below: R} or {grad_noise_below: R, every: N}, R > 0 the gradient-to-noise ratio "
-    "||g|| / ||g_q - g|| below which the stage ends (Chmiel et al.'s sqrt(3) = 1.732), measured "
-    "on the stage's first step and every N-th after it (N >= 1, default 10)";
+    "{grad_noise_below: R}, optionally with every: N and consecutive: K, R > 0 the "
+    "gradient-to-noise ratio ||g|| / ||g_q - g|| below which the stage ends (Chmiel et al.'s "
+    "sqrt(3) = 1.732), measured on the stage's first step and every N-th after it (N >= 1, default "
+    "10), ending the stage once K measurements in a row are below R (K >= 1, default 1)";
 
-// until_signal's mapping: {underflow_above: F} or {grad_noise_below: R[, every: N]}, into `s`.
+// until_signal's mapping: {underflow_above: F} or {grad_noise_below: R[, every: N][, consecutive:
+// K]}, into `s`.
 void parse_signal(const YAML::Node& v, const std::string& file, const std::string& display,
                   ScheduleStart& s) {
   const Site site = detail::site_of(file, v);
   if (!v.IsMap() || v.size() == 0) {
     throw RecipeError(site, display, detail::describe_node(v), "expected", kSignalAccepted);
   }
-  const std::vector<std::string> keys{"underflow_above", "grad_noise_below", "every"};
-  std::optional<YAML::Node> every_key;
+  const std::vector<std::string> keys{"underflow_above", "grad_noise_below", "every",
+                                      "consecutive"};
+  // every or consecutive, given: grad_noise_below's only.
+  std::optional<YAML::Node> grad_noise_key;
   for (const auto& item : v) {
     const std::string key = item.first.Scalar();
     const std::string field = display + "." + key;
@@ -56,13 +61,15 @@ void parse_signal(const YAML::Node& v, const std::string& file, const std::strin
     } else if (key == "grad_noise_below") {
       s.grad_noise_below = detail::as_fraction(item.second, value_site, field, kSignalAccepted,
                                                std::numeric_limits<double>::infinity());
-    } else if (key == "every") {
-      every_key = item.first;
-      s.every = detail::as_int(item.second, value_site, field, "an integer >= 1");
-      if (s.every < 1) {
-        throw RecipeError(value_site, field, item.second.Scalar(),
-                          "out of range:", "an integer >= 1 (steps between two measurements)");
-      }
+    } else if (key == "every" || key == "consecutive") {
+      grad_noise_key = item.first;
+      const char* const accepted = key == "every"
+                                       ? "an integer >= 1 (steps between two measurements)"
+                                       : "an integer >= 1 (measurements in a row below the ratio)";
+      const std::int64_t n = detail::as_int(item.second, value_site, field, accepted);
+      if (n < 1)
+        throw RecipeError(value_site, field, item.second.Scalar(), "out of range:", accepted);
+      (key == "every" ? s.every : s.consecutive) = n;
     } else {
       throw RecipeError(detail::site_of(file, item.first), field, "", "unknown signal key",
                         kSignalAccepted, did_you_mean(key, keys));
@@ -75,20 +82,26 @@ void parse_signal(const YAML::Node& v, const std::string& file, const std::strin
   if (s.underflow_above == 0 && s.grad_noise_below == 0) {
     throw RecipeError(site, display, detail::describe_node(v), "names no signal:", kSignalAccepted);
   }
-  if (every_key && s.underflow_above > 0) {
-    throw RecipeError(detail::site_of(file, *every_key), display + ".every", "",
+  if (grad_noise_key && s.underflow_above > 0) {
+    throw RecipeError(detail::site_of(file, *grad_noise_key),
+                      display + "." + grad_noise_key->Scalar(), "",
                       "is for grad_noise_below only (the underflow fraction is read on every "
-                      "step):",
+                      "step, and its first crossing ends the stage):",
                       kSignalAccepted);
   }
   if (s.grad_noise_below > 0 && s.every == 0) s.every = kDefaultGradNoiseEvery;
+  if (s.grad_noise_below > 0 && s.consecutive == 0) s.consecutive = kDefaultGradNoiseConsecutive;
 }
 
-// "the pooled underflow fraction ... exceeds F" or "the gradient-to-noise ratio ... below R".
+// "whose pooled underflow fraction exceeds F", "whose ... gradient-to-noise ratio ... is below R"
+// or, with consecutive K > 1, "that ends K measured steps in a row whose ... is below R".
 std::string signal_text(const ScheduleStart& s) {
   if (s.grad_noise_below > 0) {
-    return fmt::format("whose whole-model gradient-to-noise ratio ||g|| / ||g_q - g|| (measured "
+    return fmt::format("{}whose whole-model gradient-to-noise ratio ||g|| / ||g_q - g|| (measured "
                        "on the stage's first step and every {} after it) is below {}",
+                       names_consecutive(s)
+                           ? fmt::format("that ends {} measured steps in a row ", s.consecutive)
+                           : std::string(),
                        s.every, s.grad_noise_below);
   }
   return fmt::format("whose pooled underflow fraction exceeds {}", s.underflow_above);
@@ -219,7 +232,7 @@ Recipe parse_schedule(const YAML::Node& node, const std::vector<FieldSetting>& b
                         "is missing (every stage but the last ends):",
                         "until: a fraction in (0, 1), until_step: an integer >= 1, or "
                         "until_signal: {underflow_above: a fraction in (0, 1)} or "
-                        "{grad_noise_below: a ratio > 0}");
+                        "{grad_noise_below: a ratio > 0[, every: N][, consecutive: K]}");
     }
     if (!recipe && until && until->on_signal) {
       throw RecipeError(entry_site, at + ".until_signal", "",
@@ -279,7 +292,10 @@ std::int64_t stage_start_step(const ScheduleStart& start, std::int64_t steps_pla
 
 std::string start_text(const ScheduleStart& start) {
   if (start.on_signal && start.grad_noise_below > 0) {
-    return fmt::format("grad/noise below {} every {} steps", start.grad_noise_below, start.every);
+    return fmt::format("grad/noise below {} every {} steps{}", start.grad_noise_below, start.every,
+                       names_consecutive(start)
+                           ? fmt::format(", {} measurements in a row", start.consecutive)
+                           : std::string());
   }
   if (start.on_signal) return fmt::format("underflow above {}", start.underflow_above);
   return start.is_fraction ? fmt::format("{}", start.fraction) : fmt::format("step {}", start.step);
@@ -299,7 +315,10 @@ std::string schedule_text(const Recipe& recipe) {
   for (const auto& s : recipe.schedule) {
     out += fmt::format("{{from={}:{}}}",
                        s.start.on_signal && s.start.grad_noise_below > 0
-                           ? fmt::format("gnr<{}every{}", s.start.grad_noise_below, s.start.every)
+                           ? fmt::format("gnr<{}every{}{}", s.start.grad_noise_below, s.start.every,
+                                         names_consecutive(s.start)
+                                             ? fmt::format("consecutive{}", s.start.consecutive)
+                                             : std::string())
                        : s.start.on_signal   ? fmt::format("underflow>{}", s.start.underflow_above)
                        : s.start.is_fraction ? fmt::format("{}", s.start.fraction)
                                              : fmt::format("step{}", s.start.step),

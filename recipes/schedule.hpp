@@ -11,13 +11,15 @@
 // steps whose underflow fraction, the elements that the step's trained quantizations of every
 // FP8 Linear turned from non-zero to 0 over the elements they quantized, pooled over layers,
 // operands and GEMMs as the `layers` rows count them, exceeds F in (0, 1); the next stage starts
-// at the step after), or `until_signal: {grad_noise_below: R, every: N}` (the stage ends after
-// the first of its measured steps, its first step and every N-th after it (N default 10), whose
-// gradient-to-noise ratio ||g|| / ||g_q - g|| is below R > 0: Chmiel et al.'s switch, "FP4 All
-// the Way", arXiv 2505.19115, with R = sqrt(3); g_q the step's whole-model gradient, every
-// trained parameter's before clipping, g the exact recompute of the same step, as the probes'
-// exact_on_run whole_model row measures it, experiments/run/probe_engine.hpp). One signal per
-// stage. Every entry but the last ends at its `until` (a fraction in (0, 1)),
+// at the step after), or `until_signal: {grad_noise_below: R, every: N, consecutive: K}` (the
+// stage ends after the first of its measured steps, its first step and every N-th after it (N
+// default 10), that ends K measured steps in a row (K default 1) whose gradient-to-noise ratio
+// ||g|| / ||g_q - g|| is below R > 0; g_q the step's whole-model gradient, every trained
+// parameter's before clipping, g the exact recompute of the same step, as the probes'
+// exact_on_run whole_model row measures it, experiments/run/probe_engine.hpp. R = sqrt(3) is
+// Chmiel et al.'s threshold ("FP4 All the Way", arXiv 2505.19115); their own runs switch at a
+// chosen step, not on a measurement, recipes/README.md. K > 1 keeps one noisy measurement from
+// ending the stage). One signal per stage. Every entry but the last ends at its `until` (a fraction in (0, 1)),
 // `until_step` (an integer >= 1), strictly increasing, or `until_signal`, one kind per schedule;
 // the last has none. A high_precision stage cannot end on a signal (it quantizes nothing). The
 // signal is a function of the trajectory alone, so a run started again from step 0 switches at
@@ -79,12 +81,14 @@ struct ScheduleStart {
   std::int64_t step = 0;
   // until_signal: the stage before ends after the first of its steps whose underflow fraction
   // exceeds underflow_above, or the first of its measured steps (its first and every `every`-th
-  // after it) whose gradient-to-noise ratio is below grad_noise_below (is_fraction false, step
-  // 0; the signal not given is 0); where it starts is known in the run.
+  // after it) that ends `consecutive` measured steps in a row whose gradient-to-noise ratio is
+  // below grad_noise_below (is_fraction false, step 0; the signal not given is 0); where it
+  // starts is known in the run.
   bool on_signal = false;
   double underflow_above = 0.0;
   double grad_noise_below = 0.0;
-  std::int64_t every = 0;  // grad_noise_below's measurement interval in steps (>= 1)
+  std::int64_t every = 0;        // grad_noise_below's measurement interval in steps (>= 1)
+  std::int64_t consecutive = 0;  // grad_noise_below's measurements in a row below it (>= 1)
   friend bool operator==(const ScheduleStart&, const ScheduleStart&) = default;
 };
 
@@ -108,8 +112,17 @@ Recipe parse_schedule(const YAML::Node& node, const std::vector<FieldSetting>& b
 std::int64_t stage_start_step(const ScheduleStart& start, std::int64_t steps_planned);
 // The grad_noise_below signal's measurement interval when `every` is not given.
 inline constexpr std::int64_t kDefaultGradNoiseEvery = 10;
+// Its measurements in a row when `consecutive` is not given: the first below the threshold ends
+// the stage, as before `consecutive` existed.
+inline constexpr std::int64_t kDefaultGradNoiseConsecutive = 1;
+// Whether a start names `consecutive`: only past its default, so that the canonical string, run
+// id, texts, job file and record of a recipe without it are what they were before it existed.
+inline bool names_consecutive(const ScheduleStart& start) {
+  return start.consecutive > kDefaultGradNoiseConsecutive;
+}
 
-// "0.82", "step 82", "underflow above 0.01" or "grad/noise below 1.732 every 10 steps".
+// "0.82", "step 82", "underflow above 0.01", "grad/noise below 1.732 every 10 steps" or, with
+// consecutive 3, "grad/noise below 1.732 every 10 steps, 3 measurements in a row".
 std::string start_text(const ScheduleStart& start);
 
 // The recipe's stages in order: the recipe itself without its schedule, then each later stage's

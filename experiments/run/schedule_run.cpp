@@ -14,6 +14,7 @@
 #include "experiments/run/run_executor.hpp"
 #include "recipes/lowering.hpp"
 #include "recipes/role_rules.hpp"
+#include "recipes/schedule.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -117,12 +118,16 @@ void ScheduleRun::observe_grad_noise(const StepAfterBackward& step) {
   // An error of exactly 0 gives an infinite ratio: JSON's null.
   const auto value = std::isfinite(ratio) ? nlohmann::json(ratio) : nlohmann::json(nullptr);
   measurements_[current_].push_back({{"step", step.step}, {"grad_noise_ratio", value}});
-  if (!(ratio < start.grad_noise_below) || step.step + 1 >= steps_planned_) return;
+  // A measurement at or above the threshold (or NaN) starts the count again.
+  below_in_a_row_ = ratio < start.grad_noise_below ? below_in_a_row_ + 1 : 0;
+  if (below_in_a_row_ < start.consecutive || step.step + 1 >= steps_planned_) return;
   starts_[current_ + 1] = step.step + 1;
+  below_in_a_row_ = 0;  // the next signal stage counts its own measurements
   pending_signal_ = {{"grad_noise_ratio", ratio},
                      {"below", start.grad_noise_below},
                      {"every", start.every},
                      {"measured_at_step", step.step}};
+  if (recipes::names_consecutive(start)) pending_signal_["consecutive"] = start.consecutive;
 }
 
 void ScheduleRun::wrap(TrainingOptions& options, const ProbeModels& models) {

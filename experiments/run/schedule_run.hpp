@@ -17,14 +17,16 @@
 // backward pass (TrainingOptions::after_backward), the baseline's high-precision model recomputes
 // the step exactly at the run's weights on its batch (ExactStepRatio, probe_engine.hpp: its own
 // model and backend, the global generator restored, the run's gradients and optimizer only read)
-// and the whole-model ratio ||g|| / ||g_q - g|| is taken; the first measured step whose ratio is
-// below the threshold ends the stage, and the next starts at the step after.
+// and the whole-model ratio ||g|| / ||g_q - g|| is taken; the first measured step that ends
+// `consecutive` measurements in a row below the threshold (1 by default: the first below it) ends
+// the stage, and the next starts at the step after.
 //
 // The record gets "schedule" (the stages, each with its first and last step, recipe, plans per
 // GEMM and operand and, for the stages that ran, the GEMMs each Linear ran in FP8) and
 // "schedule_switches" (the switches made: step, stage, recipe; run_record.hpp ScheduleSwitch;
 // a signal's switch adds "signal": {underflow_fraction, above, measured_at_step} or
-// {grad_noise_ratio, below, every, measured_at_step}; a stage that ended, or ran to the end, on a
+// {grad_noise_ratio, below, every, measured_at_step[, consecutive]} (consecutive only when above
+// 1; grad_noise_ratio the last of those measurements); a stage that ended, or ran to the end, on a
 // grad_noise_below signal has "signal_measurements": [{step, grad_noise_ratio}, ...]).
 #pragma once
 
@@ -71,6 +73,7 @@ class ScheduleRun {
 
   std::size_t current_ = 0;          // the stage now running
   std::int64_t measured_step_ = -1;  // after_step's step until its measurements are read
+  std::int64_t below_in_a_row_ = 0;  // grad_noise_below: the last measurements below it, counted
   nlohmann::json pending_signal_;    // the crossing, for the switch's event
   std::string label_;                // recipes::schedule_label
   std::vector<recipes::StageView> stages_;

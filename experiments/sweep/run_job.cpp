@@ -5,6 +5,7 @@
 #include "experiments/results/results_files.hpp"
 #include "recipes/complete_recipe.hpp"
 #include "recipes/error.hpp"
+#include "recipes/schedule.hpp"
 
 namespace fp8lab::experiments {
 namespace {
@@ -24,6 +25,7 @@ nlohmann::json schedule_json(const recipes::Recipe& recipe) {
     if (s.start.on_signal && s.start.grad_noise_below > 0) {
       stage["grad_noise_below"] = s.start.grad_noise_below;
       stage["every"] = s.start.every;
+      if (recipes::names_consecutive(s.start)) stage["consecutive"] = s.start.consecutive;
     } else if (s.start.on_signal) {
       stage["underflow_above"] = s.start.underflow_above;
     }
@@ -48,6 +50,8 @@ void read_schedule(const nlohmann::json& stages, recipes::Recipe& recipe, const 
       s.start.on_signal = true;
       s.start.grad_noise_below = stage.at("grad_noise_below").get<double>();
       s.start.every = stage.at("every").get<std::int64_t>();
+      s.start.consecutive =
+          stage.value("consecutive", recipes::kDefaultGradNoiseConsecutive);  // absent: 1
     }
     if (!stage.at("recipe").is_null()) {
       s.recipe = std::make_shared<const recipes::Recipe>(

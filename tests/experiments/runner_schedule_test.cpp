@@ -54,11 +54,11 @@ constexpr int kSteps = 600;
 
 // The ids of the scheduled run and of the unscheduled nvfp4 run, from the sweep's expansion
 // (with --steps N a run's id ends in -stepsN).
-std::pair<std::string, std::string> run_ids(const fs::path& sweep_file) {
+std::pair<std::string, std::string> run_ids(const fs::path& sweep_file, int steps = kSteps) {
   const auto expansion = recipes::expand(recipes::read_sweep(sweep_file.string()));
   std::string scheduled, plain;
   for (const auto& run : expansion.runs) {
-    (run.recipe.schedule.empty() ? plain : scheduled) = run.id + "-steps" + std::to_string(kSteps);
+    (run.recipe.schedule.empty() ? plain : scheduled) = run.id + "-steps" + std::to_string(steps);
   }
   return {scheduled, plain};
 }
@@ -69,11 +69,12 @@ std::vector<double> losses(const nlohmann::json& record) {
   return out;
 }
 
-// `fp8lab sweep FILE --out OUT --jobs 1 --steps kSteps`.
-std::vector<std::string> sweep_command(const fs::path& file, const fs::path& out) {
-  return {FP8LAB_EXECUTABLE,     "sweep",  file.string(), "--out",
-          out.string(),          "--jobs", "1",           "--steps",
-          std::to_string(kSteps)};
+// `fp8lab sweep FILE --out OUT --jobs 1 --steps STEPS`.
+std::vector<std::string> sweep_command(const fs::path& file, const fs::path& out,
+                                       int steps = kSteps) {
+  return {FP8LAB_EXECUTABLE,    "sweep",  file.string(), "--out",
+          out.string(),         "--jobs", "1",           "--steps",
+          std::to_string(steps)};
 }
 
 // The scheduled run's steps [0, at) are the unscheduled run's, bit for bit; step `at` (the first
@@ -389,6 +390,86 @@ TEST_CASE("A grad_noise_below stage switches after the first measured step below
   check_resumed_after_switch(dir, sweep, scheduled_id, at, record);
 }
 
+// consecutive: K: the stage ends after the first measured step that ends K measured steps in a
+// row below R. The expected switch is worked out here from the unscheduled run's ratios (the
+// probes' exact recompute, as above); R and K are chosen so that a measured step below R comes
+// first alone (K = 1 would end the stage there) and the K in a row come later. gpt-tiny NVFP4 at
+// 60 steps, measured on every step: 1.815 at step 20, then 1.563, 1.593, 2.087, 0.993, 1.439,
+// 1.475 at steps 21-26; below sqrt(3) (1.732) first at step 21, but the third in a row only at step
+// 26 (step 23 starts the count again), so the run switches at step 27 (K = 1: at step 22).
+constexpr int kInARowSteps = 60;
+constexpr std::int64_t kInARowEvery = 1;
+constexpr double kInARowBelow = 1.732;
+constexpr std::int64_t kInARow = 3;
+
+TEST_CASE("A grad_noise_below stage with consecutive: K waits for K measurements in a row below R",
+          "[runner][schedule]") {
+  const testing::Scratch dir("schedule-in-a-row");
+  std::ofstream(dir / "sweep.yaml")
+      << kGradNoiseSweep
+      << fmt::format("schedules:\n  - schedule: [{{until_signal: {{grad_noise_below: {}, every: "
+                     "{}, consecutive: {}}}, recipe: {{scaling: nvfp4}}}}, {{recipe: "
+                     "high_precision}}]\n",
+                     kInARowBelow, kInARowEvery, kInARow);
+  std::ofstream(dir / "probed.yaml")
+      << kGradNoiseSweep << fmt::format("probe_every: {}\n", kInARowEvery);
+  const auto [scheduled_id, plain_id] = run_ids(dir / "sweep.yaml", kInARowSteps);
+  REQUIRE(!scheduled_id.empty());
+  REQUIRE(run_to_end(sweep_command(dir / "sweep.yaml", dir / "a", kInARowSteps), dir / "a.log") ==
+          0);
+  REQUIRE(run_to_end(sweep_command(dir / "probed.yaml", dir / "p", kInARowSteps), dir / "p.log") ==
+          0);
+  const ResultsDirectory a(dir / "a"), p(dir / "p");
+  const auto record = testing::read_json(a.run_record_path(scheduled_id));
+  const auto plain = testing::read_json(a.run_record_path(plain_id));
+  const auto probed = testing::read_json(p.run_record_path(plain_id));
+  REQUIRE(record.at("status") == "finished");
+  INFO(record.at("schedule").dump());
+
+  // The measured steps in order with the unscheduled run's ratio at each.
+  std::map<std::int64_t, double> ratio;
+  for (const auto& row : read_probes(dir / "p" / probed.at("probe_sidecar").get<std::string>())) {
+    if (row.direction == kExactOnRun && row.tensor == kWholeModel)
+      ratio[row.step] = row.chmiel_ratio;
+  }
+  // Where K = 1 would switch (the first measured step below R) and where K does.
+  std::int64_t first_below = -1, kth_in_a_row = -1, in_a_row = 0;
+  for (const auto& [step, r] : ratio) {
+    if (step % kInARowEvery != 0) continue;
+    in_a_row = r < kInARowBelow ? in_a_row + 1 : 0;
+    if (in_a_row == 1 && first_below < 0) first_below = step;
+    if (in_a_row == kInARow) {
+      kth_in_a_row = step;
+      break;
+    }
+  }
+  INFO("first below R at step " << first_below << ", K in a row at step " << kth_in_a_row);
+  REQUIRE(first_below >= 0);
+  REQUIRE(kth_in_a_row > first_below + (kInARow - 1) * kInARowEvery);  // a reset between them
+  REQUIRE(kth_in_a_row + 1 < kInARowSteps);
+
+  const auto& switches = record.at("schedule_switches");
+  REQUIRE(switches.size() == 1);
+  CHECK(switches[0].at("step") == kth_in_a_row + 1);
+  const auto& signal = switches[0].at("signal");
+  CHECK(signal.at("measured_at_step") == kth_in_a_row);
+  CHECK(signal.at("consecutive") == kInARow);
+  CHECK(signal.at("every") == kInARowEvery);
+  CHECK(signal.at("grad_noise_ratio").get<double>() == ratio.at(kth_in_a_row));
+  // Every measurement up to the switch, each the probes' number for that step.
+  const auto& measurements = record.at("schedule").at("stages")[0].at("signal_measurements");
+  REQUIRE(measurements.size() == static_cast<std::size_t>(kth_in_a_row / kInARowEvery + 1));
+  for (const auto& m : measurements) {
+    const auto step = m.at("step").get<std::int64_t>();
+    INFO("measured step " << step);
+    CHECK(m.at("grad_noise_ratio").get<double>() == ratio.at(step));
+  }
+  CHECK(record.at("schedule").at("stages")[1].at("until") ==
+        fmt::format("grad/noise below {} every {} steps, {} measurements in a row", kInARowBelow,
+                    kInARowEvery, kInARow));
+  check_same_until_switch(losses(record), losses(plain), kth_in_a_row + 1);
+}
+
 TEST_CASE("fp8lab explain shows a recipe file's schedule", "[runner][schedule]") {
   const testing::Scratch dir("schedule-explain");
   std::ofstream(dir / "recipe.yaml")
@@ -456,6 +537,9 @@ TEST_CASE("Bad schedule entries exit 2 naming the file, the field and what is ac
        "{until_signal: {grad_noise_below: 1.7}, recipe: high_precision}, {recipe: {scaling: "
        "mxfp8}}]",
        "schedules[0].schedule[1].until_signal", "quantizes nothing"},
+      {"[{until_signal: {grad_noise_below: 1.7, consecutive: 0}, recipe: {scaling: nvfp4}}, "
+       "{recipe: high_precision}]",
+       "schedules[0].schedule[0].until_signal.consecutive", "measurements in a row"},
       {"[{until_signal: {grad_noise_bellow: 1.7}, recipe: {scaling: nvfp4}}, "
        "{recipe: high_precision}]",
        "schedules[0].schedule[0].until_signal.grad_noise_bellow",

@@ -70,6 +70,7 @@ TEST_CASE("A stage can end on the gradient-to-noise ratio", "[recipes][schedule]
   CHECK(start.grad_noise_below == 1.732);
   CHECK(start.underflow_above == 0.0);
   CHECK(start.every == kDefaultGradNoiseEvery);
+  CHECK(start.consecutive == 1);  // the first measurement below R ends the stage
   CHECK_THROWS_AS(stage_start_step(start, 100), std::logic_error);
   CHECK(schedule_label(r) ==
         "nvfp4 until grad/noise below 1.732 every 10 steps, then high_precision");
@@ -104,12 +105,65 @@ TEST_CASE("A stage can end on the gradient-to-noise ratio", "[recipes][schedule]
       {"{underflow_above: 0.1, every: 5}", "is for grad_noise_below only"},
       {"{every: 5}", "names no signal"},
       {"{grad_noise_bellow: 1.7}", "did you mean 'grad_noise_below'"},
+      {"{grad_noise_below: 1.7, consecutive: 0}", "measurements in a row"},
+      {"{grad_noise_below: 1.7, consecutive: -2}", "out of range"},
+      {"{grad_noise_below: 1.7, consecutive: 1.5}", "schedule[0].until_signal.consecutive"},
+      {"{grad_noise_below: 1.7, consecutive: three}", "an integer >= 1"},
+      {"{underflow_above: 0.1, consecutive: 2}", "until_signal.consecutive"},
+      {"{underflow_above: 0.1, consecutive: 2}", "is for grad_noise_below only"},
+      {"{grad_noise_below: 1.7, consecutiv: 2}", "did you mean 'consecutive'"},
   };
   for (const auto& b : bad) {
     INFO(b.signal);
     CHECK_THROWS_WITH(read_signal(b.signal), Catch::Contains(b.says) && Catch::Contains("r.yaml") &&
                                                  Catch::Contains("schedule[0].until_signal"));
   }
+}
+
+TEST_CASE("A grad_noise_below stage can wait for K measurements in a row below R",
+          "[recipes][schedule]") {
+  const auto read_signal = [](const std::string& signal) {
+    return parse_recipe_text("schedule:\n  - {until_signal: " + signal +
+                                 ", recipe: {scaling: nvfp4}}\n  - {recipe: high_precision}\n",
+                             "r.yaml");
+  };
+  const Recipe r = read_signal("{grad_noise_below: 1.732, every: 5, consecutive: 3}");
+  REQUIRE(r.schedule.size() == 1);
+  CHECK(r.schedule[0].start.consecutive == 3);
+  CHECK(r.schedule[0].start.every == 5);
+  CHECK(r.schedule[0].start.grad_noise_below == 1.732);
+  CHECK(read_signal("{consecutive: 2, grad_noise_below: 1.7}").schedule[0].start.consecutive == 2);
+  CHECK(schedule_label(r) == "nvfp4 until grad/noise below 1.732 every 5 steps, 3 measurements in "
+                             "a row, then high_precision");
+  CHECK_THAT(describe(r), Catch::Contains("stage 0: from step 0 to the first step that ends 3 "
+                                          "measured steps in a row whose whole-model "
+                                          "gradient-to-noise ratio"));
+  CHECK_THAT(describe(r), Catch::Contains("stage 1: from the step after the first step that ends 3 "
+                                          "measured steps in a row"));
+  Recipe first = r;
+  first.schedule.clear();
+  CHECK(canonical_string(r) ==
+        canonical_string(first) + ";schedule={from=gnr<1.732every5consecutive3:high_precision}");
+
+  // K decides when the stage ends, so it is part of the run id; K = 1 is the default, whose
+  // canonical string and run id are those of a recipe written before consecutive existed.
+  const Recipe once = read_signal("{grad_noise_below: 1.732, every: 5}");
+  CHECK(run_id(r) != run_id(once));
+  CHECK(run_id(read_signal("{grad_noise_below: 1.732, every: 5, consecutive: 2}")) != run_id(r));
+  CHECK(read_signal("{grad_noise_below: 1.732, every: 5, consecutive: 1}") == once);
+  CHECK(canonical_string(once) ==
+        canonical_string(first) + ";schedule={from=gnr<1.732every5:high_precision}");
+
+  // Chmiel et al.'s QAF stage in fp8lab's words (recipes/README.md): the same FP4 forward, the
+  // backward unquantized.
+  const Recipe qaf = parse_recipe_text(
+      "schedule:\n  - {until_signal: {grad_noise_below: 1.732, consecutive: 3}, recipe: {scaling: "
+      "nvfp4}}\n  - {recipe: {scaling: nvfp4, backward_override: high_precision}}\n",
+      "r.yaml");
+  REQUIRE(qaf.schedule.size() == 1);
+  REQUIRE(qaf.schedule[0].recipe != nullptr);
+  CHECK(qaf.schedule[0].recipe->scaling == Scaling::nvfp4);
+  CHECK(qaf.schedule[0].recipe->backward_override == BackwardOverride::kHighPrecision);
 }
 
 TEST_CASE("A stage canonicalizes like a recipe and says which stage", "[recipes][schedule]") {
