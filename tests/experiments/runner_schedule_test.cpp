@@ -69,6 +69,18 @@ std::vector<double> losses(const nlohmann::json& record) {
   return out;
 }
 
+// The probes' exact_on_run whole-model gradient-to-noise ratio of a run, per probe step, from its
+// sidecar in `out`.
+std::map<std::int64_t, double> whole_model_ratios(const fs::path& out,
+                                                  const nlohmann::json& record) {
+  std::map<std::int64_t, double> ratio;
+  for (const auto& row : read_probes(out / record.at("probe_sidecar").get<std::string>())) {
+    if (row.direction == kExactOnRun && row.tensor == kWholeModel)
+      ratio[row.step] = row.chmiel_ratio;
+  }
+  return ratio;
+}
+
 // `fp8lab sweep FILE --out OUT --jobs 1 --steps STEPS`.
 std::vector<std::string> sweep_command(const fs::path& file, const fs::path& out,
                                        int steps = kSteps) {
@@ -342,12 +354,7 @@ TEST_CASE("A grad_noise_below stage switches after the first measured step below
   INFO(record.at("schedule").dump());
 
   // The probes' whole-model ratio of the unscheduled run, per probe step.
-  std::map<std::int64_t, double> probe_ratio;
-  for (const auto& row : read_probes(dir / "p" / probed.at("probe_sidecar").get<std::string>())) {
-    if (row.direction == kExactOnRun && row.tensor == kWholeModel) {
-      probe_ratio[row.step] = row.chmiel_ratio;
-    }
-  }
+  const std::map<std::int64_t, double> probe_ratio = whole_model_ratios(dir / "p", probed);
   REQUIRE(!probe_ratio.empty());
 
   // One switch, at the step after the first measured step whose ratio is below R.
@@ -427,11 +434,7 @@ TEST_CASE("A grad_noise_below stage with consecutive: K waits for K measurements
   INFO(record.at("schedule").dump());
 
   // The measured steps in order with the unscheduled run's ratio at each.
-  std::map<std::int64_t, double> ratio;
-  for (const auto& row : read_probes(dir / "p" / probed.at("probe_sidecar").get<std::string>())) {
-    if (row.direction == kExactOnRun && row.tensor == kWholeModel)
-      ratio[row.step] = row.chmiel_ratio;
-  }
+  const std::map<std::int64_t, double> ratio = whole_model_ratios(dir / "p", probed);
   // Where K = 1 would switch (the first measured step below R) and where K does.
   std::int64_t first_below = -1, kth_in_a_row = -1, in_a_row = 0;
   for (const auto& [step, r] : ratio) {

@@ -56,12 +56,16 @@ TEST_CASE("A recipe file's schedule reads into stages", "[recipes][schedule]") {
   CHECK_THAT(describe(steps), Catch::Contains("stage 1: from step 20 to step 30: scaling=mxfp8"));
 }
 
+// A two-stage schedule whose nvfp4 stage ends on `signal` (an until_signal mapping).
+namespace {
+Recipe read_signal(const std::string& signal) {
+  return parse_recipe_text("schedule:\n  - {until_signal: " + signal +
+                               ", recipe: {scaling: nvfp4}}\n  - {recipe: high_precision}\n",
+                           "r.yaml");
+}
+}  // namespace
+
 TEST_CASE("A stage can end on the gradient-to-noise ratio", "[recipes][schedule]") {
-  const auto read_signal = [](const std::string& signal) {
-    return parse_recipe_text("schedule:\n  - {until_signal: " + signal +
-                                 ", recipe: {scaling: nvfp4}}\n  - {recipe: high_precision}\n",
-                             "r.yaml");
-  };
   const Recipe r = read_signal("{grad_noise_below: 1.732}");
   REQUIRE(r.schedule.size() == 1);
   const ScheduleStart& start = r.schedule[0].start;
@@ -122,11 +126,6 @@ TEST_CASE("A stage can end on the gradient-to-noise ratio", "[recipes][schedule]
 
 TEST_CASE("A grad_noise_below stage can wait for K measurements in a row below R",
           "[recipes][schedule]") {
-  const auto read_signal = [](const std::string& signal) {
-    return parse_recipe_text("schedule:\n  - {until_signal: " + signal +
-                                 ", recipe: {scaling: nvfp4}}\n  - {recipe: high_precision}\n",
-                             "r.yaml");
-  };
   const Recipe r = read_signal("{grad_noise_below: 1.732, every: 5, consecutive: 3}");
   REQUIRE(r.schedule.size() == 1);
   CHECK(r.schedule[0].start.consecutive == 3);
