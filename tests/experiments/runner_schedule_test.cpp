@@ -89,6 +89,30 @@ std::vector<std::string> sweep_command(const fs::path& file, const fs::path& out
           std::to_string(steps)};
 }
 
+// A grad_noise_below sweep `dir/sweep.yaml` and the same workload probed every measurement
+// (`dir/probed.yaml`), each run to its end into dir/a and dir/p: the scheduled run's record, the
+// unscheduled run's, and the probed twin's whole-model ratio per probe step (its exact recompute).
+struct SignalRuns {
+  nlohmann::json record, plain;
+  std::map<std::int64_t, double> probe_ratio;
+  std::vector<double> probed_loss;
+};
+SignalRuns run_signal_sweeps(const fs::path& dir, const std::string& scheduled_id,
+                             const std::string& plain_id, int steps) {
+  REQUIRE(run_to_end(sweep_command(dir / "sweep.yaml", dir / "a", steps), dir / "a.log") == 0);
+  REQUIRE(run_to_end(sweep_command(dir / "probed.yaml", dir / "p", steps), dir / "p.log") == 0);
+  const ResultsDirectory a(dir / "a"), p(dir / "p");
+  SignalRuns runs{testing::read_json(a.run_record_path(scheduled_id)),
+                  testing::read_json(a.run_record_path(plain_id)),
+                  {},
+                  {}};
+  const auto probed = testing::read_json(p.run_record_path(plain_id));
+  REQUIRE(runs.record.at("status") == "finished");
+  runs.probe_ratio = whole_model_ratios(dir / "p", probed);
+  runs.probed_loss = losses(probed);
+  return runs;
+}
+
 // The scheduled run's steps [0, at) are the unscheduled run's, bit for bit; step `at` (the first
 // of the next stage) differs.
 void check_same_until_switch(const std::vector<double>& scheduled_loss,
@@ -344,17 +368,9 @@ TEST_CASE("A grad_noise_below stage switches after the first measured step below
                                          "high_precision",
                                          kGradNoiseBelow, kGradNoiseEvery)));
 
-  REQUIRE(run_to_end(sweep(dir / "a"), dir / "a.log") == 0);
-  REQUIRE(run_to_end(sweep_command(dir / "probed.yaml", dir / "p"), dir / "p.log") == 0);
-  const ResultsDirectory a(dir / "a"), p(dir / "p");
-  const auto record = testing::read_json(a.run_record_path(scheduled_id));
-  const auto plain = testing::read_json(a.run_record_path(plain_id));
-  const auto probed = testing::read_json(p.run_record_path(plain_id));
-  REQUIRE(record.at("status") == "finished");
+  const auto [record, plain, probe_ratio, probed_loss] =
+      run_signal_sweeps(dir, scheduled_id, plain_id, kSteps);
   INFO(record.at("schedule").dump());
-
-  // The probes' whole-model ratio of the unscheduled run, per probe step.
-  const std::map<std::int64_t, double> probe_ratio = whole_model_ratios(dir / "p", probed);
   REQUIRE(!probe_ratio.empty());
 
   // One switch, at the step after the first measured step whose ratio is below R.
@@ -392,7 +408,7 @@ TEST_CASE("A grad_noise_below stage switches after the first measured step below
   const auto scheduled_loss = losses(record), plain_loss = losses(plain);
   REQUIRE(scheduled_loss.size() == plain_loss.size());
   check_same_until_switch(scheduled_loss, plain_loss, at);
-  CHECK(losses(probed) == plain_loss);
+  CHECK(probed_loss == plain_loss);
 
   check_resumed_after_switch(dir, sweep, scheduled_id, at, record);
 }
@@ -422,19 +438,10 @@ TEST_CASE("A grad_noise_below stage with consecutive: K waits for K measurements
       << kGradNoiseSweep << fmt::format("probe_every: {}\n", kInARowEvery);
   const auto [scheduled_id, plain_id] = run_ids(dir / "sweep.yaml", kInARowSteps);
   REQUIRE(!scheduled_id.empty());
-  REQUIRE(run_to_end(sweep_command(dir / "sweep.yaml", dir / "a", kInARowSteps), dir / "a.log") ==
-          0);
-  REQUIRE(run_to_end(sweep_command(dir / "probed.yaml", dir / "p", kInARowSteps), dir / "p.log") ==
-          0);
-  const ResultsDirectory a(dir / "a"), p(dir / "p");
-  const auto record = testing::read_json(a.run_record_path(scheduled_id));
-  const auto plain = testing::read_json(a.run_record_path(plain_id));
-  const auto probed = testing::read_json(p.run_record_path(plain_id));
-  REQUIRE(record.at("status") == "finished");
+  // ratio: the measured steps in order with the unscheduled run's ratio at each.
+  const auto [record, plain, ratio, probed_loss] =
+      run_signal_sweeps(dir, scheduled_id, plain_id, kInARowSteps);
   INFO(record.at("schedule").dump());
-
-  // The measured steps in order with the unscheduled run's ratio at each.
-  const std::map<std::int64_t, double> ratio = whole_model_ratios(dir / "p", probed);
   // Where K = 1 would switch (the first measured step below R) and where K does.
   std::int64_t first_below = -1, kth_in_a_row = -1, in_a_row = 0;
   for (const auto& [step, r] : ratio) {
