@@ -23,6 +23,7 @@
 #include <hwy/highway.h>
 
 #include "sim/philox-inl.h"
+#include "sim/prefetch.hpp"
 #include "sim/quantize.hpp"
 #include "sim/quantize_arguments.hpp"
 #include "sim/rng.hpp"
@@ -37,15 +38,6 @@
 #include <limits>
 
 namespace fp8lab::sim::bulk {
-
-// How far ahead of the element being loaded each bulk loop prefetches its input. The loops are
-// about 40-60 instructions per vector, so the out-of-order window holds only a few input cache
-// lines in flight: a tensor beyond L2 left them waiting on each line's latency, the bf16 path
-// (32 input bytes per vector) most, and at 1/4-1/6 of memcpy's rate (perf record: ~70% of the
-// kernel's samples on the instruction after its load). 4 KiB ahead (measured 2026-12-02 on the
-// 2-core AVX-512 machine: 1-8 KiB all within noise of each other, none = 3-4x slower) turns them
-// into loops bound by their instructions. A prefetch past the end of the input never faults.
-inline constexpr std::size_t kPrefetchBytes = 4096;
 
 // Everything the kernel needs about (format, mode), derived from FormatSpec once per call.
 struct CastConstants {
