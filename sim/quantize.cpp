@@ -504,8 +504,8 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
         saturated += hn::CountTrue(di, hn::AndNot(y_nan, overflow));
         nan += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
         const auto x_nonzero_number = hn::AndNot(x_abs > inf_bits, hn::Not(x_abs == zero));
-        underflowed += hn::CountTrue(
-            di, hn::And(x_nonzero_number, hn::And(result, magnitude_mask) == zero));
+        underflowed +=
+            hn::CountTrue(di, hn::And(x_nonzero_number, hn::And(result, magnitude_mask) == zero));
       }
       hn::StoreU(hn::U8FromU32(hn::BitCast(DU32(), result)), DU8(), out + i);
     }
