@@ -369,7 +369,7 @@ using fp8lab::sim::HWY_NAMESPACE::PhiloxLanes;
 // MAXPS, which gives its second operand where either is NaN, does what an integer max after
 // zeroing the NaN lanes does (a compare and a masked move fewer per vector).
 HWY_INLINE VI MaxIgnoringNaN(VI acc, VI x_abs) {
-#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
   // Highway's float Max on x86 is MAXPS(a, b) (x86_128/256/512-inl.h): b where either is NaN.
   const DF df;
   return hn::BitCast(DI(), hn::Max(hn::BitCast(df, x_abs), hn::BitCast(df, acc)));
@@ -459,7 +459,7 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
       if (!hn::AllFalse(di, below_normal)) {
         const VU e_field = hn::ShiftRight<23>(au);
         const VI total_shift = hn::Sub(subnormal_shift_base, hn::BitCast(di, e_field));
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && HWY_TARGET != HWY_SCALAR
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
         // Highway's per-lane shifts are VPSLLVD and VPSRLVD here, which give 0 for a count of 32
         // or more, as the rule does, and read a negative count (normal-range lanes only, which
         // keep the normal code) as one. An fp32 subnormal (exponent field 0) has a shift of
