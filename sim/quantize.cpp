@@ -23,6 +23,7 @@
 #include <hwy/highway.h>
 
 #include "sim/philox-inl.h"
+#include "sim/prefetch.hpp"
 #include "sim/quantize.hpp"
 #include "sim/quantize_arguments.hpp"
 #include "sim/rng.hpp"
@@ -37,15 +38,6 @@
 #include <limits>
 
 namespace fp8lab::sim::bulk {
-
-// How far ahead of the element being loaded each bulk loop prefetches its input. The loops are
-// about 40-60 instructions per vector, so the out-of-order window holds only a few input cache
-// lines in flight: a tensor beyond L2 left them waiting on each line's latency, the bf16 path
-// (32 input bytes per vector) most, and at 1/4-1/6 of memcpy's rate (perf record: ~70% of the
-// kernel's samples on the instruction after its load). 4 KiB ahead (measured 2026-12-02 on the
-// 2-core AVX-512 machine: 1-8 KiB all within noise of each other, none = 3-4x slower) turns them
-// into loops bound by their instructions. A prefetch past the end of the input never faults.
-inline constexpr std::size_t kPrefetchBytes = 4096;
 
 // Everything the kernel needs about (format, mode), derived from FormatSpec once per call.
 struct CastConstants {
@@ -372,13 +364,31 @@ std::size_t ColumnAmaxF32(const float* HWY_RESTRICT x, std::size_t n, float* HWY
 
 using fp8lab::sim::HWY_NAMESPACE::PhiloxLanes;
 
+// max(acc, x_abs) for |x| bits x_abs, acc a running max of such bits that is not NaN, with the
+// lanes where x is NaN ignored: non-negative floats' bits order as their values, and on x86 one
+// MAXPS, which gives its second operand where either is NaN, does what an integer max after
+// zeroing the NaN lanes does (a compare and a masked move fewer per vector).
+HWY_INLINE VI MaxIgnoringNaN(VI acc, VI x_abs) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+  // Highway's float Max on x86 is MAXPS(a, b) (x86_128/256/512-inl.h): b where either is NaN.
+  const DF df;
+  return hn::BitCast(DI(), hn::Max(hn::BitCast(df, x_abs), hn::BitCast(df, acc)));
+#else
+  return hn::Max(acc, hn::IfThenZeroElse(x_abs > hn::Set(DI(), 0x7F80'0000), x_abs));
+#endif
+}
+
 // The stochastic cast of cast.cpp (round_magnitude with random bits) on the same bits: add the
 // low `dropped` bits of the random word below the kept bits, then truncate. dropped = shift in the
 // normal range; below it, the 24-bit significand is shifted by shift + (emin - exponent) (fp32
 // subnormals: no implicit bit, exponent field 0), and a shift of 32 or more gives 0. Element i
 // draws philox_block_word(seed, stream, first_index + i); first_index a multiple of 4 keeps every
 // group of words on the lanes path (quantize_stochastic below sees to that).
-constexpr int kStochasticVectors = 4;
+// 8 vectors a group: the Philox rounds of four half-vectors interleaved (PhiloxLanes::BlockWords),
+// where two left the multiplier waiting on each round's latency (on an Ice Lake Xeon, e5m2 12.5 ->
+// 10.4 ms, e4m3 14.2 -> 12.6 ms for 64 MiB with this loop's other changes; 16 vectors, 8 halves,
+// spill and are slower: docs/performance.md, issue 46 item 2).
+constexpr int kStochasticVectors = 8;
 QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
                                     const CastConstants& constants, std::uint64_t seed,
                                     std::uint64_t stream, std::uint64_t first_index,
@@ -403,6 +413,7 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
   const VI shift_limit = hn::Set(di, 32);
   const VI minus_one = hn::Set(di, -1);
   const VU one = hn::Set(du, 1u);
+  const VI one_i = hn::Set(di, 1);
   const VI max_finite = hn::Set(di, c.max_finite_code);
   const VI finite_overflow = hn::Set(di, c.finite_overflow_code);
   const VI inf_code = hn::Set(di, c.inf_code);
@@ -423,7 +434,7 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
   std::size_t i = 0;
   while (i + lanes <= n) {
     // The words of kStochasticVectors vectors at a time (PhiloxLanes::BlockWords: one block per
-    // four elements, the blocks of two half-vectors' rounds overlapping); the last group may use
+    // four elements, the blocks of four half-vectors' rounds overlapping); the last group may use
     // fewer of them.
     VU randoms[kStochasticVectors];
     philox.BlockWords<kStochasticVectors / 2>(first_index + i, randoms);
@@ -432,37 +443,47 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
       hwy::Prefetch(x + i + kPrefetchBytes / sizeof(float));
       const VI x_bits = hn::BitCast(di, hn::LoadU(df, x + i));
       const VI x_abs = hn::And(x_bits, abs_mask);
-      const auto x_nan = x_abs > inf_bits;
-      amax_bits = hn::Max(amax_bits, hn::IfThenZeroElse(x_nan, x_abs));
-
+      amax_bits = MaxIgnoringNaN(amax_bits, x_abs);
       const VU random = randoms[q];
       const VI y_bits = hn::BitCast(di, hn::Mul(hn::BitCast(df, x_bits), vscale));
       const VI a = hn::And(y_bits, abs_mask);
       const VU au = hn::BitCast(du, a);
       // normal range: (a + (r & (2^shift - 1)) - (rebias << shift)) >> shift
-      const VI normal = hn::ShiftRightSame(
+      VI code = hn::ShiftRightSame(
           hn::Sub(hn::BitCast(di, hn::Add(au, hn::And(random, normal_random_mask))),
                   rebias_shifted),
           shift);
-      // Below it, only when some lane is there (the path is about a third of the cast without
-      // Philox; with normal-range data most vectors have no such lane): a variable shift of the
-      // significand.
+      // Below it, only when some lane is there (with normal-range data most vectors have no such
+      // lane): a variable shift of the significand.
       const auto below_normal = a < min_normal_bits;
-      VI code = normal;
       if (!hn::AllFalse(di, below_normal)) {
         const VU e_field = hn::ShiftRight<23>(au);
+        const VI total_shift = hn::Sub(subnormal_shift_base, hn::BitCast(di, e_field));
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+        // Highway's per-lane shifts are VPSLLVD and VPSRLVD here, which give 0 for a count of 32
+        // or more, as the rule does, and read a negative count (normal-range lanes only, which
+        // keep the normal code) as one. An fp32 subnormal (exponent field 0) has a shift of
+        // subnormal_shift_base >= 32, so its significand may take the implicit bit too: 7
+        // operations where the portable form below takes 17.
+        const VU shift_u = hn::BitCast(du, total_shift);
+        const VU significand = hn::Or(hn::And(au, mantissa_mask), implicit_bit);
+        const VU random_low = hn::AndNot(hn::Set(du, ~0u) << shift_u, random);
+        const VU subnormal = hn::Add(significand, random_low) >> shift_u;
+        code = hn::IfThenElse(below_normal, hn::BitCast(di, subnormal), code);
+#else
         const VU significand =
             hn::Or(hn::And(au, mantissa_mask),
                    hn::IfThenElseZero(hn::BitCast(du, e_field) != hn::Zero(du), implicit_bit));
-        const VI total_shift = hn::Sub(subnormal_shift_base, hn::BitCast(di, e_field));
-        // Shifts of 32 or more give 0; negative ones occur only in normal-range lanes, which take the
-        // normal result. Both are zeroed first: a shift count outside 0..31 is undefined per lane.
+        // Shifts of 32 or more give 0; negative ones occur only in normal-range lanes, which take
+        // the normal result. Both are zeroed first: a shift count outside 0..31 is undefined per
+        // lane.
         const auto usable = hn::And(total_shift > minus_one, total_shift < shift_limit);
         const VU shift_u = hn::BitCast(du, hn::IfThenElseZero(usable, total_shift));
         const VU random_low = hn::And(random, hn::Sub(one << shift_u, one));
         const VI subnormal = hn::IfThenElseZero(
             usable, hn::BitCast(di, hn::Add(significand, random_low) >> shift_u));
-        code = hn::IfThenElse(below_normal, subnormal, normal);
+        code = hn::IfThenElse(below_normal, subnormal, code);
+#endif
       }
 
       const auto y_nan = a > inf_bits;
@@ -472,17 +493,17 @@ QuantizeStats QuantizeStochasticF32(const float* x, std::size_t n, float scale,
       VI result;
       if (HWY_LIKELY(hn::AllFalse(di, hn::Or(y_nan, overflow)))) {
         // No lane overflows and no y is NaN (the common case): the code is a finite code (not a
-        // NaN one), x is not NaN, and only underflows are counted, in lanes (-1 per true lane).
+        // NaN one), x is not NaN, and only underflows are counted, in lanes (+1 per true lane).
         result = hn::Or(code, sign);
-        underflow_lanes =
-            hn::Sub(underflow_lanes, hn::VecFromMask(di, hn::AndNot(x_abs == zero, code == zero)));
+        underflow_lanes = hn::IfThenElse(hn::AndNot(x_abs == zero, code == zero),
+                                         hn::Add(underflow_lanes, one_i), underflow_lanes);
       } else {
         const VI overflow_code = hn::IfThenElse(a == inf_bits, inf_code, finite_overflow);
         const VI magnitude = hn::IfThenElse(overflow, overflow_code, code);
         result = hn::IfThenElse(y_nan, canonical_nan, hn::Or(magnitude, sign));
         saturated += hn::CountTrue(di, hn::AndNot(y_nan, overflow));
         nan += hn::CountTrue(di, hn::Or(y_nan, magnitude > nan_above));
-        const auto x_nonzero_number = hn::AndNot(x_nan, hn::Not(x_abs == zero));
+        const auto x_nonzero_number = hn::AndNot(x_abs > inf_bits, hn::Not(x_abs == zero));
         underflowed +=
             hn::CountTrue(di, hn::And(x_nonzero_number, hn::And(result, magnitude_mask) == zero));
       }

@@ -46,15 +46,22 @@ HWY_INLINE VF Pow2(VI e) {
   return hn::BitCast(DF(), hn::ShiftLeft<23>(hn::Add(e, hn::Set(DI(), 127))));
 }
 
-// Lanes chunks: element i of lane l at in[i * stride + l], likewise out. Returns the lanes whose
-// chunk is the scalar model's (header), bit l for lane l; their outputs are written, but wrong.
-HWY_INLINE std::uint64_t ChunkLanes(const float* in, std::size_t in_stride, std::uint16_t sign_mask,
-                                    float* out, std::size_t out_stride) {
+// Lanes chunks: element i of lane l at in[i * stride + l], likewise out; sign_bits[i] is 0 or
+// the fp32 sign bit, input i's sign (RhtSignBits). Returns the lanes whose chunk is the scalar
+// model's (header), bit l for lane l; their outputs are written, but wrong.
+// Every loop below is unrolled in full (GCC unroll pragmas) and the signs are applied without a
+// branch, so that the 16 vectors of a chunk stay in registers: without them GCC kept u[] on the
+// stack, every butterfly two loads and two stores, and branched on each sign bit (issue 46 item 2
+// on an Ice Lake Xeon, docs/performance.md).
+HWY_INLINE std::uint64_t ChunkLanes(const float* in, std::size_t in_stride,
+                                    const std::int32_t* sign_bits, float* out,
+                                    std::size_t out_stride) {
   const DF df;
   const DI di;
   const VI abs_mask = hn::Set(di, 0x7FFFFFFF);
   VI bits[kRhtSize];
   VI top = hn::Zero(di), top_in = hn::Zero(di);
+#pragma GCC unroll 16
   for (int i = 0; i < kRhtSize; ++i) {
     const VI raw = hn::BitCast(di, hn::LoadU(df, in + i * in_stride));
     bits[i] = Bf16Bits(raw);
@@ -74,13 +81,18 @@ HWY_INLINE std::uint64_t ChunkLanes(const float* in, std::size_t in_stride, std:
   // 2^(23 - E_max) = 2^(25 - e_top) <= 2^124 (e_top >= -99).
   const VF grid = Pow2(hn::Sub(hn::Set(di, 25), e_top));
   VI u[kRhtSize];
+#pragma GCC unroll 16
   for (int i = 0; i < kRhtSize; ++i) {
-    const VF x = hn::BitCast(df, bits[i]);
+    // sign_i u_i = trunc(sign_i x_i * grid): the product is exact and truncation is odd, so the
+    // sign goes on x's sign bit, one XOR.
+    const VF x = hn::BitCast(df, hn::Xor(bits[i], hn::Set(di, sign_bits[i])));
     u[i] = TruncToInt(hn::Mul(x, grid));  // |x * grid| < 2^26
-    if ((sign_mask >> i) & 1) u[i] = hn::Neg(u[i]);
   }
+#pragma GCC unroll 4
   for (int h = 1; h < kRhtSize; h *= 2) {
+#pragma GCC unroll 16
     for (int i = 0; i < kRhtSize; i += 2 * h) {
+#pragma GCC unroll 8
       for (int j = i; j < i + h; ++j) {
         const VI a = u[j], b = u[j + h];
         u[j] = hn::Add(a, b);
@@ -90,6 +102,7 @@ HWY_INLINE std::uint64_t ChunkLanes(const float* in, std::size_t in_stride, std:
   }
   // y_j = RZ_fp32(z_j) * 2^(E_max - 25) = RZ_fp32(z_j) * 2^(e_top - 27) (>= 2^-126 for z != 0).
   const VF scale = Pow2(hn::Sub(e_top, hn::Set(di, 27)));
+#pragma GCC unroll 16
   for (int j = 0; j < kRhtSize; ++j) {
     const VF f = hn::ConvertTo(df, u[j]);
     const VI back = TruncToInt(f);  // f <= 2^30
@@ -116,20 +129,24 @@ std::int64_t RhtLanes(const float* x, std::int64_t rows, std::int64_t cols, RhtA
   const std::int64_t chunked = axis == RhtAxis::kRows ? rows : cols;
   HWY_ALIGN float in[kRhtSize * hn::MaxLanes(df)];
   HWY_ALIGN float res[kRhtSize * hn::MaxLanes(df)];
+  std::int32_t sign_bits[kRhtSize];
+  for (int i = 0; i < kRhtSize; ++i) {
+    sign_bits[i] = ((sign_mask >> i) & 1) != 0 ? static_cast<std::int32_t>(0x80000000u) : 0;
+  }
   for (std::int64_t c0 = 0; c0 < chunked; c0 += kRhtSize) {
     std::int64_t o = 0;
     for (; o + lanes <= outer; o += lanes) {
       std::uint64_t left_lanes;
       if (axis == RhtAxis::kRows) {
         // Lanes are columns: element i of the chunks is row c0 + i, contiguous.
-        left_lanes = ChunkLanes(x + c0 * cols + o, static_cast<std::size_t>(cols), sign_mask,
+        left_lanes = ChunkLanes(x + c0 * cols + o, static_cast<std::size_t>(cols), sign_bits,
                                 out + c0 * cols + o, static_cast<std::size_t>(cols));
       } else {
         // Lanes are rows: element i of each row's chunk gathered into in[i][lane], and back.
         for (std::int64_t l = 0; l < lanes; ++l) {
           for (int i = 0; i < kRhtSize; ++i) in[i * lanes + l] = x[(o + l) * cols + c0 + i];
         }
-        left_lanes = ChunkLanes(in, static_cast<std::size_t>(lanes), sign_mask, res,
+        left_lanes = ChunkLanes(in, static_cast<std::size_t>(lanes), sign_bits, res,
                                 static_cast<std::size_t>(lanes));
         for (std::int64_t l = 0; l < lanes; ++l) {
           for (int i = 0; i < kRhtSize; ++i) out[(o + l) * cols + c0 + i] = res[i * lanes + l];
