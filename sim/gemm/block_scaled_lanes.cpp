@@ -300,11 +300,20 @@ struct Mxf8Fills {
   }
 };
 
+// decode_lanes' mxf4nvf4 pass over one row-major row (lanes = 1) of an operand without special
+// codes: for each group of 16 codes (k of them, one scale byte a `block`), dst[i] =
+// value[code i] * factor[scale byte] and the group's nonzero mask (bit i where value[code i] != 0;
+// 0 where the factor is 0). Fp4RowLanes below does it in lanes, for A.
+using Fp4Row = void (*)(const std::uint8_t* codes, const std::uint8_t* scales, std::size_t k,
+                        std::size_t block, const float* value, const float* factor, float* dst,
+                        std::uint32_t* masks);
+
 // Decodes x into p (layout above), whose vectors keep their capacity from earlier calls
-// (LaneScratch). fold (mxf4nvf4 only): the values are the elements times their scales.
+// (LaneScratch). fold (mxf4nvf4 only): the values are the elements times their scales. fp4_row
+// (lanes = 1 only; nullptr: the loop below): the mxf4nvf4 values and masks of a row.
 template <bool kFp4>
 void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t pad_rows, bool fold,
-                  LaneOperand& p) {
+                  LaneOperand& p, Fp4Row fp4_row = nullptr) {
   p.outer = x.outer;
   p.k = x.k;
   p.block = x.block;
@@ -362,7 +371,23 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
   // significand (an integer <= 12 * 15), so that a group's dot product is already its term
   // (<= 16 * 180 * 180 < 2^20, exact in fp32); a zero scale makes its elements 0, so the nonzero
   // masks also say when a scale is zero.
-  for (std::size_t r = 0; r < static_cast<std::size_t>(x.outer); ++r) {
+  if (fp4_row != nullptr && lanes == 1 && !any_special_code) {
+    const float* factor = fold ? scale_value : scale_m;
+    for (std::size_t r = 0; r < static_cast<std::size_t>(x.outer); ++r) {
+      const std::uint8_t* scales = x.scales.data() + r * blocks;
+      std::uint8_t any = 0;
+      for (std::size_t j = 0; j < blocks; ++j) {
+        p.scale_e[r * blocks + j] = scale_e[scales[j]];
+        any |= scale_special[scales[j]];
+      }
+      p.special[r] = any;
+      fp4_row(x.codes.data() + r * k, scales, k, block, value, factor, p.value.data() + r * k,
+              p.nonzero.data() + r * groups);
+    }
+  }
+  for (std::size_t r = 0; (fp4_row == nullptr || lanes != 1 || any_special_code) &&
+                          r < static_cast<std::size_t>(x.outer);
+       ++r) {
     std::uint8_t any = 0;
     for (std::size_t j = 0; j < blocks; ++j) {
       const std::uint8_t scale = x.scales[r * blocks + j];
@@ -443,6 +468,34 @@ using DU64 = hn::RebindToUnsigned<DD>;
 using VF = hn::Vec<DF>;
 using VI = hn::Vec<DI>;
 inline constexpr std::size_t kMaxLanes = hn::MaxLanes(DF());
+
+// Fp4Row in lanes (decode_lanes): a vector of codes at a time, their values gathered from the
+// 256-entry table (codes are checked below 16, so a gather reads the table's first 16 entries) and
+// multiplied by the block's factor, the same fp32 product as the scalar loop's.
+void Fp4RowLanes(const std::uint8_t* codes, const std::uint8_t* scales, std::size_t k,
+                 std::size_t block, const float* value, const float* factor, float* dst,
+                 std::uint32_t* masks) {
+  const DF df;
+  const DI di;
+  const hn::Rebind<std::uint8_t, DI> d8;
+  const std::size_t l = hn::Lanes(df);
+  static_assert(kMaxLanes <= kMxf4Nvf4GroupK && kMxf4Nvf4GroupK % kMaxLanes == 0);
+  for (std::size_t j = 0; j * block < k; ++j) {
+    const float f = factor[scales[j]];
+    const VF m = hn::Set(df, f);
+    for (std::size_t g = j * block; g < (j + 1) * block; g += kMxf4Nvf4GroupK) {
+      std::uint32_t mask = 0;
+      for (std::size_t i = 0; i < static_cast<std::size_t>(kMxf4Nvf4GroupK); i += l) {
+        const VF v = hn::GatherIndex(df, value, hn::PromoteTo(di, hn::LoadU(d8, codes + g + i)));
+        hn::StoreU(hn::Mul(v, m), df, dst + g + i);
+        std::uint8_t bits[8] = {};
+        hn::StoreMaskBits(df, hn::Ne(v, hn::Zero(df)), bits);
+        mask |= (std::uint32_t{bits[0]} | std::uint32_t{bits[1]} << 8) << i;
+      }
+      masks[g / kMxf4Nvf4GroupK] = f != 0.0f ? mask : 0;
+    }
+  }
+}
 
 // Rows of D a micro-tile keeps in registers against one vector of B's columns: enough independent
 // FMA chains to keep both FMA ports busy where there are registers for them (AVX-512 has 32).
@@ -1073,7 +1126,7 @@ bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
   // zero columns up to the last panel's end.
   const bool fold = fp4 && fold_scales(a, b);
   if (fp4) {
-    decode_lanes<true>(a, 1, kLaneRows, fold, scratch.a);
+    decode_lanes<true>(a, 1, kLaneRows, fold, scratch.a, &Fp4RowLanes);
     decode_lanes<true>(b, lanes, static_cast<std::int64_t>(lanes), fold, scratch.b);
   } else {
     decode_lanes<false>(a, 1, kLaneRows, false, scratch.a);
