@@ -375,10 +375,12 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
     throw std::logic_error("decode_lanes: mxf4nvf4 takes E2M1 codes and a row decoder");
   }
   const float* factor = fold ? scale_value : scale_m;
-  // lanes > 1: each row decoded into these, then spread into its lane of the panel
-  std::vector<float> row_value(lanes == 1 ? 0 : k);
+  // lanes > 1: a panel's rows decoded row-major into these, then written into the panel k by k
+  // (each store of a row's value straight into its lane was a cache line apart from the last)
+  std::vector<float> panel_value(lanes == 1 ? 0 : lanes * k);
   std::vector<std::uint32_t> row_mask(lanes == 1 ? 0 : groups);
-  for (std::size_t r = 0; r < static_cast<std::size_t>(x.outer); ++r) {
+  const auto outer = static_cast<std::size_t>(x.outer);
+  for (std::size_t r = 0; r < outer; ++r) {
     const std::uint8_t* scales = x.scales.data() + r * blocks;
     std::uint8_t any = 0;
     for (std::size_t j = 0; j < blocks; ++j) {
@@ -392,11 +394,18 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
               p.nonzero.data() + r * groups);
       continue;
     }
-    fp4_row(codes, scales, k, block, value, factor, row_value.data(), row_mask.data());
-    float* to = p.value.data() + at(r, k, 0);
-    for (std::size_t i = 0; i < k; ++i) to[i * lanes] = row_value[i];
+    const std::size_t lane = r % lanes;
+    fp4_row(codes, scales, k, block, value, factor, panel_value.data() + lane * k,
+            row_mask.data());
     std::uint32_t* masks = p.nonzero.data() + at(r, groups, 0);
     for (std::size_t g = 0; g < groups; ++g) masks[g * lanes] = row_mask[g];
+    if (lane + 1 < lanes && r + 1 < outer) continue;
+    // The panel's last row: its rows (lanes of them, or up to outer) into [k][lane].
+    const std::size_t filled = lane + 1;
+    float* to = p.value.data() + at(r - lane, k, 0);
+    for (std::size_t i = 0; i < k; ++i) {
+      for (std::size_t l = 0; l < filled; ++l) to[i * lanes + l] = panel_value[l * k + i];
+    }
   }
   // The padding rows: zero elements (their outputs are computed and dropped).
   for (std::size_t r = static_cast<std::size_t>(x.outer); r < rows; ++r) {

@@ -73,21 +73,25 @@ Laid lay_out(const GemmOperand& g, char which) {
   } else if (k % block == 0) {
     // K along the rows: the codes transposed in tiles (both sides stay in cache), and scale j of
     // column o from the stored grid's row j.
+    // The source's pointer and sizes in locals: byte stores may alias anything, so the compiler
+    // reloaded them from the tensor at every element.
     std::uint8_t* codes = codes_buffer();
     std::uint8_t* scales = scales_buffer();
+    const std::uint8_t* data = t.data.data();
+    const std::uint8_t* scale_grid = bytes.data();
+    const std::int64_t cols = t.cols, block_cols = t.block_cols;
     constexpr std::int64_t kTile = 64;
     for (std::int64_t k0 = 0; k0 < k; k0 += kTile) {
       for (std::int64_t o0 = 0; o0 < outer; o0 += kTile) {
         const std::int64_t k1 = std::min(k, k0 + kTile), o1 = std::min(outer, o0 + kTile);
         for (std::int64_t o = o0; o < o1; ++o) {
-          for (std::int64_t kk = k0; kk < k1; ++kk) codes[at(o * k + kk)] = t.data[at(kk * t.cols + o)];
+          for (std::int64_t kk = k0; kk < k1; ++kk) codes[o * k + kk] = data[kk * cols + o];
         }
       }
     }
     for (std::int64_t o = 0; o < outer; ++o) {
-      for (std::int64_t j = 0; j < kb; ++j) {
-        scales[at(o * kb + j)] = bytes[at(j * scale_cols + o / t.block_cols)];
-      }
+      const std::uint8_t* column = scale_grid + o / block_cols;
+      for (std::int64_t j = 0; j < kb; ++j) scales[o * kb + j] = column[j * scale_cols];
     }
     l.op.codes = std::span<const std::uint8_t>(codes, n_codes);
     l.op.scales = std::span<const std::uint8_t>(scales, n_scales);
