@@ -395,8 +395,7 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
       continue;
     }
     const std::size_t lane = r % lanes;
-    fp4_row(codes, scales, k, block, value, factor, panel_value.data() + lane * k,
-            row_mask.data());
+    fp4_row(codes, scales, k, block, value, factor, panel_value.data() + lane * k, row_mask.data());
     std::uint32_t* masks = p.nonzero.data() + at(r, groups, 0);
     for (std::size_t g = 0; g < groups; ++g) masks[g * lanes] = row_mask[g];
     if (lane + 1 < lanes && r + 1 < outer) continue;
