@@ -469,9 +469,9 @@ inline constexpr std::size_t kMaxLanes = hn::MaxLanes(DF());
 
 // Fp4Row in lanes (decode_lanes): a vector of codes at a time, their values looked up in the
 // table's first 16 entries (block_scaled_gemm checks every E2M1 code below 16) and multiplied by
-// the block's factor, the same fp32 product as the scalar loop's. With 16 lanes the lookup is one
-// permute of a register: the gather it replaced was most of this function's time on an Ice Lake
-// Xeon (a VM whose gathers are slow, likely the microcode's Gather Data Sampling mitigation).
+// the block's factor, the same fp32 product as the loop it replaced. With 16 lanes the lookup is
+// one permute of a register: a gather there took over half of this function's samples on an Ice
+// Lake Xeon VM (why gathers are that slow there was not established).
 void Fp4RowLanes(const std::uint8_t* codes, const std::uint8_t* scales, std::size_t k,
                  std::size_t block, const float* value, const float* factor, float* dst,
                  std::uint32_t* masks) {
