@@ -310,7 +310,7 @@ using Fp4Row = void (*)(const std::uint8_t* codes, const std::uint8_t* scales, s
 
 // Decodes x into p (layout above), whose vectors keep their capacity from earlier calls
 // (LaneScratch). fold (mxf4nvf4 only): the values are the elements times their scales. fp4_row
-// (nullptr: the loop below): the mxf4nvf4 values and masks of a row, spread into B's panels after.
+// (mxf4nvf4 only, required): the values and masks of a row, spread into B's panels after.
 template <bool kFp4>
 void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t pad_rows, bool fold,
                   LaneOperand& p, Fp4Row fp4_row = nullptr) {
