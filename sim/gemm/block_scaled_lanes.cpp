@@ -300,11 +300,20 @@ struct Mxf8Fills {
   }
 };
 
+// decode_lanes' mxf4nvf4 pass over one row of an operand without special
+// codes: for each group of 16 codes (k of them, one scale byte a `block`), dst[i] =
+// value[code i] * factor[scale byte] and the group's nonzero mask (bit i where value[code i] != 0;
+// 0 where the factor is 0), row-major. Fp4RowLanes below does it in lanes.
+using Fp4Row = void (*)(const std::uint8_t* codes, const std::uint8_t* scales, std::size_t k,
+                        std::size_t block, const float* value, const float* factor, float* dst,
+                        std::uint32_t* masks);
+
 // Decodes x into p (layout above), whose vectors keep their capacity from earlier calls
-// (LaneScratch). fold (mxf4nvf4 only): the values are the elements times their scales.
+// (LaneScratch). fold (mxf4nvf4 only): the values are the elements times their scales. fp4_row
+// (mxf4nvf4 only, required): the values and masks of a row, spread into B's panels after.
 template <bool kFp4>
 void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t pad_rows, bool fold,
-                  LaneOperand& p) {
+                  LaneOperand& p, Fp4Row fp4_row = nullptr) {
   p.outer = x.outer;
   p.k = x.k;
   p.block = x.block;
@@ -314,7 +323,7 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
   float value[256], scale_m[256], scale_value[256];
   std::int8_t exponent[256];
   std::int32_t scale_e[256];
-  std::uint8_t special[256], scale_special[256], code_nonzero[256];
+  std::uint8_t special[256], scale_special[256];
   // mxf8f6f4: a nonzero element's lowest set bit's exponent and its e (kEmptyLow / kEmptyTop for
   // a zero or special one), and 2^(scale exponent) in fp64
   std::int32_t code_low[256], code_top[256];
@@ -325,7 +334,6 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
     const BlockTerm& t = table[c];
     special[c] = t.special ? 1 : 0;
     any_special_code = any_special_code || t.special;
-    code_nonzero[c] = !t.special && t.value != 0.0f ? 1 : 0;
     value[c] = t.special ? 0.0f : (kFp4 && !fold ? 2.0f : 1.0f) * t.value;
     exponent[c] = t.m == 0 || t.special ? kZeroElementExponent : t.e;
     const auto byte = static_cast<std::uint8_t>(c);
@@ -358,30 +366,45 @@ void decode_lanes(const BlockScaledOperand& x, std::size_t lanes, std::int64_t p
                     scale_e, scale_special, scale_pow, p);
     return;
   }
-  // One pass over the codes, block by block. mxf4nvf4: each 2x-value times its scale's
-  // significand (an integer <= 12 * 15), so that a group's dot product is already its term
+  // Row by row (fp4_row), block by block. mxf4nvf4: each 2x-value times its scale's significand
+  // (an integer <= 12 * 15), so that a group's dot product is already its term
   // (<= 16 * 180 * 180 < 2^20, exact in fp32); a zero scale makes its elements 0, so the nonzero
-  // masks also say when a scale is zero.
-  for (std::size_t r = 0; r < static_cast<std::size_t>(x.outer); ++r) {
+  // masks also say when a scale is zero. E2M1 has no special codes, so a row's values and masks
+  // follow from its codes and scales alone.
+  if (fp4_row == nullptr || any_special_code) {
+    throw std::logic_error("decode_lanes: mxf4nvf4 takes E2M1 codes and a row decoder");
+  }
+  const float* factor = fold ? scale_value : scale_m;
+  // lanes > 1: a panel's rows decoded row-major into these, then written into the panel k by k
+  // (each store of a row's value straight into its lane was a cache line apart from the last)
+  std::vector<float> panel_value(lanes == 1 ? 0 : lanes * k);
+  std::vector<std::uint32_t> row_mask(lanes == 1 ? 0 : groups);
+  const auto outer = static_cast<std::size_t>(x.outer);
+  for (std::size_t r = 0; r < outer; ++r) {
+    const std::uint8_t* scales = x.scales.data() + r * blocks;
     std::uint8_t any = 0;
     for (std::size_t j = 0; j < blocks; ++j) {
-      const std::uint8_t scale = x.scales[r * blocks + j];
-      p.scale_e[at(r, blocks, j)] = scale_e[scale];
-      any |= scale_special[scale];
-      const float m = kFp4 ? (fold ? scale_value[scale] : scale_m[scale]) : 1.0f;
-      for (std::size_t g = j * block; g < (j + 1) * block; g += kMxf4Nvf4GroupK) {
-        std::uint32_t mask = 0;
-        for (std::size_t i = g; i < g + kMxf4Nvf4GroupK; ++i) {
-          const std::uint8_t code = x.codes[r * k + i];
-          if (any_special_code) any |= special[code];
-          p.value[at(r, k, i)] = value[code] * m;
-          // value * m is exact (decode_lanes' comment): nonzero where both factors are
-          mask |= std::uint32_t{code_nonzero[code]} << (i - g);
-        }
-        p.nonzero[at(r, groups, g / kMxf4Nvf4GroupK)] = m != 0.0f ? mask : 0;
-      }
+      p.scale_e[at(r, blocks, j)] = scale_e[scales[j]];
+      any |= scale_special[scales[j]];
     }
     p.special[r] = any;
+    const std::uint8_t* codes = x.codes.data() + r * k;
+    if (lanes == 1) {
+      fp4_row(codes, scales, k, block, value, factor, p.value.data() + r * k,
+              p.nonzero.data() + r * groups);
+      continue;
+    }
+    const std::size_t lane = r % lanes;
+    fp4_row(codes, scales, k, block, value, factor, panel_value.data() + lane * k, row_mask.data());
+    std::uint32_t* masks = p.nonzero.data() + at(r, groups, 0);
+    for (std::size_t g = 0; g < groups; ++g) masks[g * lanes] = row_mask[g];
+    if (lane + 1 < lanes && r + 1 < outer) continue;
+    // The panel's last row: its rows (lanes of them, or up to outer) into [k][lane].
+    const std::size_t filled = lane + 1;
+    float* to = p.value.data() + at(r - lane, k, 0);
+    for (std::size_t i = 0; i < k; ++i) {
+      for (std::size_t l = 0; l < filled; ++l) to[i * lanes + l] = panel_value[l * k + i];
+    }
   }
   // The padding rows: zero elements (their outputs are computed and dropped).
   for (std::size_t r = static_cast<std::size_t>(x.outer); r < rows; ++r) {
@@ -443,6 +466,43 @@ using DU64 = hn::RebindToUnsigned<DD>;
 using VF = hn::Vec<DF>;
 using VI = hn::Vec<DI>;
 inline constexpr std::size_t kMaxLanes = hn::MaxLanes(DF());
+
+// Fp4Row in lanes (decode_lanes): a vector of codes at a time, their values looked up in the
+// table's first 16 entries (block_scaled_gemm checks every E2M1 code below 16) and multiplied by
+// the block's factor, the same fp32 product as the loop it replaced. With 16 lanes the lookup is
+// one permute of a register: a gather there took over half of this function's samples on an Ice
+// Lake Xeon VM (why gathers are that slow there was not established).
+void Fp4RowLanes(const std::uint8_t* codes, const std::uint8_t* scales, std::size_t k,
+                 std::size_t block, const float* value, const float* factor, float* dst,
+                 std::uint32_t* masks) {
+  const DF df;
+  const DI di;
+  const hn::Rebind<std::uint8_t, DI> d8;
+  const std::size_t l = hn::Lanes(df);
+  static_assert(kMaxLanes <= kMxf4Nvf4GroupK && kMxf4Nvf4GroupK % kMaxLanes == 0);
+  constexpr bool kPermute = kMaxLanes == kMxf4Nvf4GroupK;
+  const VF table = kPermute ? hn::LoadU(df, value) : hn::Zero(df);
+  const auto lookup = [&](hn::Vec<decltype(d8)> code) HWY_ATTR {
+    const VI index = hn::PromoteTo(di, code);
+    if constexpr (kPermute) return hn::TableLookupLanes(table, hn::IndicesFromVec(df, index));
+    return hn::GatherIndex(df, value, index);
+  };
+  for (std::size_t j = 0; j * block < k; ++j) {
+    const float f = factor[scales[j]];
+    const VF m = hn::Set(df, f);
+    for (std::size_t g = j * block; g < (j + 1) * block; g += kMxf4Nvf4GroupK) {
+      std::uint32_t mask = 0;
+      for (std::size_t i = 0; i < static_cast<std::size_t>(kMxf4Nvf4GroupK); i += l) {
+        const VF v = lookup(hn::LoadU(d8, codes + g + i));
+        hn::StoreU(hn::Mul(v, m), df, dst + g + i);
+        std::uint8_t bits[8] = {};
+        hn::StoreMaskBits(df, hn::Ne(v, hn::Zero(df)), bits);
+        mask |= (std::uint32_t{bits[0]} | std::uint32_t{bits[1]} << 8) << i;
+      }
+      masks[g / kMxf4Nvf4GroupK] = f != 0.0f ? mask : 0;
+    }
+  }
+}
 
 // Rows of D a micro-tile keeps in registers against one vector of B's columns: enough independent
 // FMA chains to keep both FMA ports busy where there are registers for them (AVX-512 has 32).
@@ -1073,8 +1133,8 @@ bool BlockScaledLanes(const BlockScaledOperand& a, const BlockScaledOperand& b,
   // zero columns up to the last panel's end.
   const bool fold = fp4 && fold_scales(a, b);
   if (fp4) {
-    decode_lanes<true>(a, 1, kLaneRows, fold, scratch.a);
-    decode_lanes<true>(b, lanes, static_cast<std::int64_t>(lanes), fold, scratch.b);
+    decode_lanes<true>(a, 1, kLaneRows, fold, scratch.a, &Fp4RowLanes);
+    decode_lanes<true>(b, lanes, static_cast<std::int64_t>(lanes), fold, scratch.b, &Fp4RowLanes);
   } else {
     decode_lanes<false>(a, 1, kLaneRows, false, scratch.a);
     decode_lanes<false>(b, lanes, static_cast<std::int64_t>(lanes), false, scratch.b);

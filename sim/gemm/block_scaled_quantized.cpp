@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,8 +16,12 @@
 namespace fp8lab::sim::gemm_detail {
 namespace {
 
+// An operand's codes and scale bytes as block_scaled_gemm reads them: spans into the stored tensor
+// where its layout already is that one, else into `codes` / `scales`, filled here. The buffers are
+// left uninitialized before they are filled (each byte is written once, so zeroing them first was
+// a memset of every operand for nothing).
 struct Laid {
-  std::vector<std::uint8_t> codes, scales;
+  std::unique_ptr<std::uint8_t[]> codes, scales;
   BlockScaledOperand op;
 };
 
@@ -38,49 +43,75 @@ Laid lay_out(const GemmOperand& g, char which) {
   Laid l;
   const std::int64_t outer = k_cols ? t.rows : t.cols, k = k_cols ? t.cols : t.rows;
   const std::int64_t kb = k / block, scale_cols = t.scale_cols();
-  l.codes.resize(static_cast<std::size_t>(outer * k));
-  l.scales.resize(static_cast<std::size_t>(outer * kb));
+  const auto n_codes = static_cast<std::size_t>(outer * k);
+  const auto n_scales = static_cast<std::size_t>(outer * kb);
   const auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
+  const auto codes_buffer = [&l, n_codes] {
+    l.codes = std::make_unique_for_overwrite<std::uint8_t[]>(n_codes);
+    return l.codes.get();
+  };
+  const auto scales_buffer = [&l, n_scales] {
+    l.scales = std::make_unique_for_overwrite<std::uint8_t[]>(n_scales);
+    return l.scales.get();
+  };
   if (k % block == 0 && k_cols) {
-    // K along the columns: the codes are already [outer, K]; a scale row per block_rows rows.
-    std::copy(t.data.begin(), t.data.end(), l.codes.begin());
-    for (std::int64_t o = 0; o < outer; ++o) {
-      const auto from = bytes.begin() +
-                        static_cast<std::ptrdiff_t>((o / t.block_rows) * scale_cols);
-      std::copy(from, from + kb, l.scales.begin() + static_cast<std::ptrdiff_t>(o * kb));
+    // K along the columns: the codes are already [outer, K], and with one scale row per row
+    // (blocks of 1 x block) so are the scale bytes; a 2-D block's scale row repeats for each of
+    // its block_rows rows.
+    l.op.codes = t.data;  // block_scaled_gemm names a size that is not outer * k
+    if (t.block_rows == 1 && bytes.size() == n_scales) {
+      l.op.scales = std::span<const std::uint8_t>(bytes.data(), n_scales);
+    } else {
+      std::uint8_t* scales = scales_buffer();
+      for (std::int64_t o = 0; o < outer; ++o) {
+        const auto from = bytes.begin() +
+                          static_cast<std::ptrdiff_t>((o / t.block_rows) * scale_cols);
+        std::copy(from, from + kb, scales + o * kb);
+      }
+      l.op.scales = std::span<const std::uint8_t>(scales, n_scales);
     }
   } else if (k % block == 0) {
     // K along the rows: the codes transposed in tiles (both sides stay in cache), and scale j of
     // column o from the stored grid's row j.
+    // The source's pointer and sizes in locals: byte stores may alias anything, so the compiler
+    // reloaded them from the tensor at every element.
+    std::uint8_t* codes = codes_buffer();
+    std::uint8_t* scales = scales_buffer();
+    const std::uint8_t* data = t.data.data();
+    const std::uint8_t* scale_grid = bytes.data();
+    const std::int64_t cols = t.cols, block_cols = t.block_cols;
     constexpr std::int64_t kTile = 64;
     for (std::int64_t k0 = 0; k0 < k; k0 += kTile) {
       for (std::int64_t o0 = 0; o0 < outer; o0 += kTile) {
         const std::int64_t k1 = std::min(k, k0 + kTile), o1 = std::min(outer, o0 + kTile);
         for (std::int64_t o = o0; o < o1; ++o) {
-          for (std::int64_t kk = k0; kk < k1; ++kk)
-            l.codes[at(o * k + kk)] = t.data[at(kk * t.cols + o)];
+          for (std::int64_t kk = k0; kk < k1; ++kk) codes[o * k + kk] = data[kk * cols + o];
         }
       }
     }
     for (std::int64_t o = 0; o < outer; ++o) {
-      for (std::int64_t j = 0; j < kb; ++j) {
-        l.scales[at(o * kb + j)] = bytes[at(j * scale_cols + o / t.block_cols)];
-      }
+      const std::uint8_t* column = scale_grid + o / block_cols;
+      for (std::int64_t j = 0; j < kb; ++j) scales[o * kb + j] = column[j * scale_cols];
     }
+    l.op.codes = std::span<const std::uint8_t>(codes, n_codes);
+    l.op.scales = std::span<const std::uint8_t>(scales, n_scales);
   } else {
+    // K not a multiple of the block: element by element (block_scaled_gemm then names the bad K).
+    std::uint8_t* codes = codes_buffer();
+    std::uint8_t* scales = scales_buffer();
     for (std::int64_t o = 0; o < outer; ++o) {
       for (std::int64_t kk = 0; kk < k; ++kk) {
         const std::int64_t r = k_cols ? o : kk, c = k_cols ? kk : o;
-        l.codes[at(o * k + kk)] = t.data[at(r * t.cols + c)];
-        if (kk % block == 0) {
-          l.scales[at(o * kb + kk / block)] =
+        codes[at(o * k + kk)] = t.data[at(r * t.cols + c)];
+        if (kk % block == 0 && kk / block < kb) {  // the partial block has no scale slot
+          scales[at(o * kb + kk / block)] =
               bytes[at((r / t.block_rows) * scale_cols + c / t.block_cols)];
         }
       }
     }
+    l.op.codes = std::span<const std::uint8_t>(codes, n_codes);
+    l.op.scales = std::span<const std::uint8_t>(scales, n_scales);
   }
-  l.op.codes = l.codes;
-  l.op.scales = l.scales;
   l.op.outer = outer;
   l.op.k = k;
   l.op.format = t.format;
