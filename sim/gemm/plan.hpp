@@ -222,10 +222,12 @@ void hopper_rz_codes(const std::uint8_t* data, std::int64_t o_stride, std::int64
 void check_threads(int threads);
 void check_output(const GemmShape& shape, std::span<const float> bias, std::size_t out_size);
 
-// The output epilogue (output.cpp): out[i] = total[i] (+ bias[i] unless bias is null), NaN ->
-// 0x7FFFFFFF, bf16 RN when asked, for count values; out may be total.
-void finish_values(const float* total, const float* bias, GemmOutputType output, std::int64_t count,
-                   float* out);
+// The output epilogue (output.cpp) over `rows` rows of `cols` values: out[r * out_stride + i] =
+// total[r * total_stride + i] (+ bias[i] unless bias is null), NaN -> 0x7FFFFFFF, bf16 RN when
+// asked; out may be total (with the same stride).
+void finish_rows(const float* total, std::int64_t total_stride, const float* bias,
+                 GemmOutputType output, std::int64_t rows, std::int64_t cols, float* out,
+                 std::int64_t out_stride);
 // gemm_into's kBlackwellBlock: MX or NVFP4 QuantizedTensors through block_scaled_gemm
 // (block_scaled_quantized.cpp), NVFP4's per-tensor scales as alpha, then finish_output.
 void block_scaled_quantized_gemm(const GemmOperand& a, const GemmOperand& b,
