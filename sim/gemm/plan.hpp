@@ -206,12 +206,14 @@ struct RzWordTables {
   alignas(64) std::uint16_t exponent[256];
   alignas(64) std::uint16_t low_bit[256];
 };
-// Fills k consecutive k of a panel in HopperRzLayout from its codes in panel order ([k][width]
-// bytes: the padding as code 0), width kTileRows (A) or kTileCols (B); codes holds at least
-// 16 * 6 bytes past every A step of 16 k (zeros). Only where hopper_rz_available().
-void hopper_rz_pack(const std::uint8_t* codes, std::int64_t k, std::int64_t width,
-                    const RzWordTables& tables, float* values, std::int8_t* exponents,
-                    std::uint8_t* low_bits);
+// Fills k consecutive k of a panel in HopperRzLayout from its codes in panel order (the codes of
+// k kk at codes + kk * code_stride, the padding as code 0), width kTileRows (A) or kTileCols (B);
+// code_stride is the width for A, whose codes hold at least 16 * 6 bytes past every A step of 16 k
+// (zeros), and any stride >= 32 for B (a B panel's rows can be read in place from the tensor).
+// Only where hopper_rz_available().
+void hopper_rz_pack(const std::uint8_t* codes, std::int64_t code_stride, std::int64_t k,
+                    std::int64_t width, const RzWordTables& tables, float* values,
+                    std::int8_t* exponents, std::uint8_t* low_bits);
 // The codes of a panel whose operand stores K contiguously (code (w, kk) at data[w * o_stride +
 // kk], rows w < valid) for kk in [k0, k1), in panel order: out[(kk - k0) * width + w]; rows past
 // `valid` are left as they are (the caller zeroes them). Only where hopper_rz_available().
@@ -222,12 +224,10 @@ void hopper_rz_codes(const std::uint8_t* data, std::int64_t o_stride, std::int64
 void check_threads(int threads);
 void check_output(const GemmShape& shape, std::span<const float> bias, std::size_t out_size);
 
-// The output epilogue (output.cpp) over `rows` rows of `cols` values: out[r * out_stride + i] =
-// total[r * total_stride + i] (+ bias[i] unless bias is null), NaN -> 0x7FFFFFFF, bf16 RN when
-// asked; out may be total (with the same stride).
-void finish_rows(const float* total, std::int64_t total_stride, const float* bias,
-                 GemmOutputType output, std::int64_t rows, std::int64_t cols, float* out,
-                 std::int64_t out_stride);
+// The output epilogue (output.cpp): out[i] = total[i] (+ bias[i] unless bias is null), NaN ->
+// 0x7FFFFFFF, bf16 RN when asked, for count values; out may be total.
+void finish_values(const float* total, const float* bias, GemmOutputType output, std::int64_t count,
+                   float* out);
 // gemm_into's kBlackwellBlock: MX or NVFP4 QuantizedTensors through block_scaled_gemm
 // (block_scaled_quantized.cpp), NVFP4's per-tensor scales as alpha, then finish_output.
 void block_scaled_quantized_gemm(const GemmOperand& a, const GemmOperand& b,

@@ -1,6 +1,6 @@
 // Internal to sim/gemm/: runs a tile kernel over every tile of C and every K chunk, in parallel
 // over work units, and writes the valid part of each 6x32 tile total into C (row-major [M, N])
-// through the output epilogue (finish_rows: bias, canonical NaN, bf16), so that C is written
+// through the output epilogue (finish_values: bias, canonical NaN, bf16), so that C is written
 // once.
 //
 // Work unit = up to kAPanelsPerUnit A panels times kBPanelsPerUnit B panels. Inside a unit: K
@@ -65,7 +65,10 @@ void for_each_tile(const GemmPlan& plan, int threads, float* out, std::span<cons
         const std::int64_t rows = std::min(kTileRows, m - row0);
         const std::int64_t cols = std::min(kTileCols, n - col0);
         const float* bias_cols = bias.empty() ? nullptr : bias.data() + col0;
-        finish_rows(total, kTileCols, bias_cols, output, rows, cols, out + row0 * n + col0, n);
+        for (std::int64_t r = 0; r < rows; ++r) {
+          finish_values(total + r * kTileCols, bias_cols, output, cols,
+                        out + (row0 + r) * n + col0);
+        }
       }
     }
   });

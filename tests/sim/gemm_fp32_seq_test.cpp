@@ -173,10 +173,10 @@ TEST_CASE("fp32_seq: all-zero, NaN and Inf operands") {
   }
 }
 
-// The epilogue alone (output.cpp's finish_rows, which every tile loop and finish_output call) on
-// totals no GEMM above produces: -0 (which must stay -0 without a bias: no + 0 may be added), NaNs
-// of several payloads and signs, infinities and subnormals, in rows whose length leaves a tail past
-// every vector width, with row strides of the tile and of C.
+// The epilogue alone (output.cpp's finish_values, which the tile loop and finish_output call per
+// row) on totals no GEMM above produces: -0 (which must stay -0 without a bias: no + 0 may be
+// added), NaNs of several payloads and signs, infinities and subnormals, in rows whose length leaves
+// a tail past every vector width.
 TEST_CASE("the output epilogue: -0, NaN payloads, Inf and subnormals, element by element") {
   const std::vector<float> specials = {-0.0f,
                                        0.0f,
@@ -192,31 +192,32 @@ TEST_CASE("the output epilogue: -0, NaN payloads, Inf and subnormals, element by
   std::vector<float> total(kRows * kTotalStride), bias(kCols);
   for (std::size_t i = 0; i < total.size(); ++i) total[i] = specials[(i * 7) % specials.size()];
   for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = specials[(i * 3 + 1) % specials.size()];
-  for_each_simd_target([&](const std::string& target) {
-    for (const GemmOutputType output : {GemmOutputType::kFp32, GemmOutputType::kBf16}) {
-      for (const bool with_bias : {false, true}) {
-        std::vector<float> out(kRows * kOutStride, 42.0f);
-        sim::gemm_detail::finish_rows(total.data(), kTotalStride, with_bias ? bias.data() : nullptr,
-                                      output, kRows, kCols, out.data(), kOutStride);
-        std::vector<float> expected(out.size(), 42.0f);
-        std::size_t negative_zeros = 0;
-        for (std::int64_t r = 0; r < kRows; ++r) {
-          for (std::int64_t c = 0; c < kCols; ++c) {
-            float v = total[r * kTotalStride + c];
-            if (with_bias) v = v + bias[c];
-            if (std::isnan(v)) v = std::bit_cast<float>(0x7FFFFFFFu);
-            if (output == GemmOutputType::kBf16) v = sim::bf16_to_fp32(sim::fp32_to_bf16(v));
-            expected[r * kOutStride + c] = v;
-            negative_zeros += std::bit_cast<std::uint32_t>(v) == 0x80000000u ? 1 : 0;
-          }
-        }
-        if (!with_bias) REQUIRE(negative_zeros > 0);  // the case the rule is about is present
-        require_same_bits(expected, out, kOutStride,
-                          target + (output == GemmOutputType::kFp32 ? " fp32" : " bf16") +
-                              (with_bias ? " bias" : " no bias"));
+  for (const GemmOutputType output : {GemmOutputType::kFp32, GemmOutputType::kBf16}) {
+    for (const bool with_bias : {false, true}) {
+      std::vector<float> out(kRows * kOutStride, 42.0f);
+      for (std::int64_t r = 0; r < kRows; ++r) {
+        sim::gemm_detail::finish_values(total.data() + r * kTotalStride,
+                                        with_bias ? bias.data() : nullptr, output, kCols,
+                                        out.data() + r * kOutStride);
       }
+      std::vector<float> expected(out.size(), 42.0f);
+      std::size_t negative_zeros = 0;
+      for (std::int64_t r = 0; r < kRows; ++r) {
+        for (std::int64_t c = 0; c < kCols; ++c) {
+          float v = total[r * kTotalStride + c];
+          if (with_bias) v = v + bias[c];
+          if (std::isnan(v)) v = std::bit_cast<float>(0x7FFFFFFFu);
+          if (output == GemmOutputType::kBf16) v = sim::bf16_to_fp32(sim::fp32_to_bf16(v));
+          expected[r * kOutStride + c] = v;
+          negative_zeros += std::bit_cast<std::uint32_t>(v) == 0x80000000u ? 1 : 0;
+        }
+      }
+      if (!with_bias) REQUIRE(negative_zeros > 0);  // the case the rule is about is present
+      require_same_bits(expected, out, kOutStride,
+                        std::string(output == GemmOutputType::kFp32 ? "fp32" : "bf16") +
+                            (with_bias ? " bias" : " no bias"));
     }
-  });
+  }
 }
 
 TEST_CASE("pad_inner_dim changes no bit of any model") {
