@@ -424,8 +424,8 @@ void hopper_rz_pack(const std::uint8_t* codes, std::int64_t code_stride, std::in
                            " for a panel of width " + std::to_string(width) +
                            "; accepted: the width for A, >= 32 for B");
   }
-  HWY_DYNAMIC_DISPATCH(HopperRzPack)
-  (codes, code_stride, k, width, tables, values, exponents, low_bits);
+  const auto pack = HWY_DYNAMIC_DISPATCH(HopperRzPack);
+  pack(codes, code_stride, k, width, tables, values, exponents, low_bits);
 }
 void hopper_rz_codes(const std::uint8_t* data, std::int64_t o_stride, std::int64_t valid,
                      std::int64_t k0, std::int64_t k1, std::int64_t width, std::uint8_t* out) {
