@@ -342,6 +342,25 @@ TEST_CASE("hopper: the round-toward-zero kernel (AVX-512) equals the integer ref
   }
 }
 
+TEST_CASE("hopper_rz_pack rejects a code stride its panel cannot take, naming both") {
+  // A's step reads 96 consecutive codes across 16 k, so its codes must be [k][6]; B reads 32 codes
+  // per k, from a chunk or in place from a tensor. The check runs before the dispatch, on any CPU.
+  const sim::gemm_detail::RzWordTables tables{};
+  std::vector<std::uint8_t> codes(64 * 64);
+  std::vector<float> values(64 * 32);
+  std::vector<std::int8_t> exponents(64 * 64);
+  std::vector<std::uint8_t> low_bits(64 * 64);
+  auto pack = [&](std::int64_t stride, std::int64_t width) {
+    sim::gemm_detail::hopper_rz_pack(codes.data(), stride, 16, width, tables, values.data(),
+                                     exponents.data(), low_bits.data());
+  };
+  using Catch::Contains;
+  REQUIRE_THROWS_WITH(pack(7, sim::gemm_detail::kTileRows),
+                      Contains("code stride 7") && Contains("width 6"));
+  REQUIRE_THROWS_WITH(pack(31, sim::gemm_detail::kTileCols),
+                      Contains("code stride 31") && Contains(">= 32 for B"));
+}
+
 TEST_CASE("hopper: the round-toward-zero kernel at the ends of the exponent range") {
   // hopper_rz.cpp counts the negative products off the grid 2^(E-13) with a byte comparison
   // against clamp(E - 13, -33, 31) + 64; both clamps must leave the count exact:
