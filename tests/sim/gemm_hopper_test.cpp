@@ -242,6 +242,12 @@ TEST_CASE("hopper: NaN and Inf follow the float64 sum of the group") {
   const float nan2 = one_output({0.0f, 1.0f}, {inf, 1.0f}, kFast, Format::E4M3, Format::E5M2);
   CHECK(std::bit_cast<std::uint32_t>(nan1) == 0x7FFFFFFFu);
   CHECK(std::bit_cast<std::uint32_t>(nan2) == 0x7FFFFFFFu);
+  // The non-finite code in A only (its packer, not B's, must find it), early and late in a long K.
+  CHECK(one_output({inf, 1.0f}, {1.0f, 2.0f}, kSplit, Format::E5M2, Format::E4M3) == inf);
+  std::vector<float> a_late(100, 1.0f);
+  a_late[90] = -inf;
+  CHECK(one_output(a_late, std::vector<float>(100, 1.0f), kFast, Format::E5M2, Format::E4M3) ==
+        -inf);
 }
 
 TEST_CASE("hopper kernel equals the integer reference on random operands") {
