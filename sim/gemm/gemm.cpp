@@ -43,20 +43,14 @@ void gemm_into(const GemmOperand& a, const GemmOperand& b, const GemmOptions& op
             "); accepted for them: fp32_seq, exact, blackwell_block");
       }
       const bool split = options.accumulation == Accumulation::kHopperSplitAccumulator;
-      // The round-toward-zero kernel where the CPU has it and no operand holds NaN or Inf. Its
-      // packer reads every code and says whether one was NaN or Inf (a scan of each operand of its
-      // own cost about 0.6% of the llama-xs FP8 step); then the GEMM is packed again for
-      // hopper.cpp's kernel, which only runs with such data.
-      const bool rz_target = gemm_detail::hopper_rz_available();
-      auto plan = gemm_detail::make_quantized_plan(a, b, options.pad_inner_dim,
-                                                   rz_target ? gemm_detail::Packing::kHopperRz
-                                                             : gemm_detail::Packing::kHopperPowers,
-                                                   options.threads);
-      const bool rz = rz_target && !plan.a.any_non_finite() && !plan.b.any_non_finite();
-      if (rz_target && !rz) {
-        plan = gemm_detail::make_quantized_plan(
-            a, b, options.pad_inner_dim, gemm_detail::Packing::kHopperPowers, options.threads);
-      }
+      // The round-toward-zero kernel where the CPU has it and no operand holds NaN or Inf.
+      const bool rz = gemm_detail::hopper_rz_available() &&
+                      !gemm_detail::has_non_finite_code(a.tensor) &&
+                      !gemm_detail::has_non_finite_code(b.tensor);
+      const auto plan = gemm_detail::make_quantized_plan(a, b, options.pad_inner_dim,
+                                                         rz ? gemm_detail::Packing::kHopperRz
+                                                            : gemm_detail::Packing::kHopperPowers,
+                                                         options.threads);
       gemm_detail::for_each_tile(plan, options.threads, out.data(), options.bias, options.output,
                                  [split, rz](const gemm_detail::TileArgs& args) {
                                    if (rz) {

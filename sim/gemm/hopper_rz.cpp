@@ -272,15 +272,11 @@ HWY_INLINE void store_values(const __m512i v, float* out, std::int64_t count) {
   _mm512_mask_storeu_epi32(out + 16, first(count - 16), hi);
 }
 
-bool HopperRzPack(const std::uint8_t* codes, std::int64_t code_stride, std::int64_t k,
+void HopperRzPack(const std::uint8_t* codes, std::int64_t code_stride, std::int64_t k,
                   std::int64_t width, const RzWordTables& tables, float* values,
                   std::int8_t* exponents, std::uint8_t* low_bits) {
   using L = HopperRzLayout;
   const __m512i bit6 = _mm512_set1_epi16(0x40), bit7 = _mm512_set1_epi16(0x80);
-  // The non-finite test of gemm.cpp's choice of kernel, on the codes already loaded here: an AND
-  // and a compare per 32 codes instead of a scan of each operand of its own.
-  const __m512i non_finite = _mm512_set1_epi16(static_cast<short>(tables.non_finite_mask));
-  __mmask32 seen = 0;
   if (width == kTileCols) {
     // B: per k, 32 codes -> 32 values and the 64 bytes of each array.
     for (std::int64_t kk = 0; kk < k; ++kk) {
@@ -288,7 +284,6 @@ bool HopperRzPack(const std::uint8_t* codes, std::int64_t code_stride, std::int6
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + kk * code_stride)));
       const __mmask32 m6 = _mm512_test_epi16_mask(idx, bit6);
       const __mmask32 m7 = _mm512_test_epi16_mask(idx, bit7);
-      seen |= _mm512_cmpeq_epi16_mask(_mm512_and_si512(idx, non_finite), non_finite);
       _mm512_storeu_si512(exponents + kk * L::kBExponentBytes,
                           lookup_words(tables.exponent, idx, m6, m7));
       _mm512_storeu_si512(low_bits + kk * L::kBExponentBytes,
@@ -296,7 +291,7 @@ bool HopperRzPack(const std::uint8_t* codes, std::int64_t code_stride, std::int6
       store_values(lookup_words(tables.value_high, idx, m6, m7), values + kk * kTileCols,
                    kTileCols);
     }
-    return seen != 0;
+    return;
   }
   // A: 16 k (96 codes, rows 2p and 2p + 1 adjacent) per step, in three vectors of 32 codes: each
   // row pair's two exponent words become its four bytes x(2p), x(2p+1), x(2p), x(2p+1) by one
@@ -320,11 +315,6 @@ bool HopperRzPack(const std::uint8_t* codes, std::int64_t code_stride, std::int6
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + first_code)));
       const __mmask32 m6 = _mm512_test_epi16_mask(idx, bit6);
       const __mmask32 m7 = _mm512_test_epi16_mask(idx, bit7);
-      // Only the step's codes: the bytes past them in the chunk may be stale.
-      const __mmask32 here = codes_here >= 32  ? ~__mmask32{0}
-                             : codes_here <= 0 ? __mmask32{0}
-                                               : (__mmask32{1} << codes_here) - 1;
-      seen |= _mm512_mask_cmpeq_epi16_mask(here, _mm512_and_si512(idx, non_finite), non_finite);
       const __m512i e = _mm512_shuffle_epi8(lookup_words(tables.exponent, idx, m6, m7), spread);
       const __m512i l = _mm512_shuffle_epi8(lookup_words(tables.low_bit, idx, m6, m7), spread);
       _mm512_mask_storeu_epi8(exponents + 2 * first_code, first_bytes(2 * codes_here), e);
@@ -332,7 +322,6 @@ bool HopperRzPack(const std::uint8_t* codes, std::int64_t code_stride, std::int6
       store_values(lookup_words(tables.value_high, idx, m6, m7), values + first_code, codes_here);
     }
   }
-  return seen != 0;
 }
 
 // The 8 codes data[w * o_stride + kk .. + 7] of row w (0 past `valid`), as one 64-bit lane each
@@ -402,7 +391,7 @@ void HopperRzCodes(const std::uint8_t* data, std::int64_t o_stride, std::int64_t
 bool HopperRzAvailable() { return false; }
 // Never called: gemm.cpp asks hopper_rz_available() first, on the same dispatch.
 void HopperRzTile(const TileArgs&, bool) { std::abort(); }
-bool HopperRzPack(const std::uint8_t*, std::int64_t, std::int64_t, std::int64_t,
+void HopperRzPack(const std::uint8_t*, std::int64_t, std::int64_t, std::int64_t,
                   const RzWordTables&, float*, std::int8_t*, std::uint8_t*) {
   std::abort();
 }
@@ -426,7 +415,7 @@ bool hopper_rz_available() { return HWY_DYNAMIC_DISPATCH(HopperRzAvailable)(); }
 void hopper_rz_tile(const TileArgs& args, bool split_accumulator) {
   HWY_DYNAMIC_DISPATCH(HopperRzTile)(args, split_accumulator);
 }
-bool hopper_rz_pack(const std::uint8_t* codes, std::int64_t code_stride, std::int64_t k,
+void hopper_rz_pack(const std::uint8_t* codes, std::int64_t code_stride, std::int64_t k,
                     std::int64_t width, const RzWordTables& tables, float* values,
                     std::int8_t* exponents, std::uint8_t* low_bits) {
   // A's step reads 96 consecutive codes across 16 k: its codes must be [k][6] in order.
@@ -436,7 +425,7 @@ bool hopper_rz_pack(const std::uint8_t* codes, std::int64_t code_stride, std::in
                            "; accepted: the width for A, >= 32 for B");
   }
   const auto pack = HWY_DYNAMIC_DISPATCH(HopperRzPack);
-  return pack(codes, code_stride, k, width, tables, values, exponents, low_bits);
+  pack(codes, code_stride, k, width, tables, values, exponents, low_bits);
 }
 void hopper_rz_codes(const std::uint8_t* data, std::int64_t o_stride, std::int64_t valid,
                      std::int64_t k0, std::int64_t k1, std::int64_t width, std::uint8_t* out) {

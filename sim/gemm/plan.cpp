@@ -160,12 +160,6 @@ struct CodeTables {
   // bits are 0 (so value_high holds it whole).
   gemm_detail::RzWordTables rz_words_a, rz_words_b;
   bool words_exact = true;
-  // The non-finite codes of an FP8 format are those whose exponent field is all ones (E5M2) or
-  // whose magnitude bits are (E4M3): (code & mask) == mask for the mask their magnitude bits
-  // share. non_finite_mask_exact: whether that test picks exactly the NaN and Inf codes (checked
-  // against the value table; true for E4M3 and E5M2).
-  std::uint8_t non_finite_mask = 0x7F;
-  bool non_finite_mask_exact = false;
 };
 CodeTables build_code_tables(Format f);
 const CodeTables& code_tables(Format format) {
@@ -281,18 +275,6 @@ void panel_codes(const PanelSource source, std::int64_t width, std::int64_t k0, 
 
 CodeTables build_code_tables(Format f) {
   CodeTables t{value_table(f), exponent_power_table(f), rz_code_table(f), {}, {}, true};
-  for (std::uint32_t code = 0; code < 256; ++code) {
-    if (!std::isfinite(t.values[code])) {
-      t.non_finite_mask = static_cast<std::uint8_t>(t.non_finite_mask & code);
-    }
-  }
-  t.non_finite_mask_exact = t.non_finite_mask != 0;
-  for (std::uint32_t code = 0; code < 256; ++code) {
-    t.non_finite_mask_exact =
-        t.non_finite_mask_exact &&
-        (((code & t.non_finite_mask) == t.non_finite_mask) == !std::isfinite(t.values[code]));
-  }
-  t.rz_words_a.non_finite_mask = t.rz_words_b.non_finite_mask = t.non_finite_mask;
   for (std::size_t code = 0; code < 256; ++code) {
     const RzCode& c = t.rz[code];
     const auto bits = std::bit_cast<std::uint32_t>(c.value);
@@ -320,14 +302,11 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
   p.low_bit_bytes.resize(static_cast<std::size_t>(p.panels * padded_k * byte_stride));
   const CodeTables& tables = code_tables(op.tensor.format);
   // gemm.cpp packs this layout only where hopper_rz_tile runs (AVX-512) and for FP8 codes, whose
-  // values all fit in their high 16 bits and whose NaN and Inf codes one mask finds.
-  if (!gemm_detail::hopper_rz_available() || !tables.words_exact || !tables.non_finite_mask_exact) {
-    throw std::logic_error(
-        std::string("hopper_rz packing of ") + spec(op.tensor.format).name +
-        " codes: needs an AVX-512 target, values exact in 16 bits and non-finite "
-        "codes one mask finds");
+  // values all fit in their high 16 bits.
+  if (!gemm_detail::hopper_rz_available() || !tables.words_exact) {
+    throw std::logic_error(std::string("hopper_rz packing of ") + spec(op.tensor.format).name +
+                           " codes: needs an AVX-512 target and values exact in 16 bits");
   }
-  p.non_finite.assign(static_cast<std::size_t>(p.panels), 0);
   const gemm_detail::RzWordTables* words = is_a ? &tables.rz_words_a : &tables.rz_words_b;
   return [&op, &p, byte_stride, words, is_a](std::int64_t panel) {
     const PanelSource source = panel_source(op, p, panel);
@@ -339,7 +318,6 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
     // their values and bytes by hopper_rz_pack's table lookups.
     constexpr std::int64_t kChunk = 64;  // a multiple of 16 (hopper_rz_pack's A step)
     alignas(64) std::uint8_t chunk[kChunk * gemm_detail::kTileCols];
-    bool non_finite = false;
     for (std::int64_t k0 = 0; k0 < p.k; k0 += kChunk) {
       const std::int64_t k_here = std::min(kChunk, p.k - k0);
       const std::int64_t k_end = std::min(k0 + k_here, k);
@@ -347,9 +325,9 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
       if (full && !is_a && source.k_stride != 1 && source.o_stride == 1) {
         // A full B panel whose K runs down the stored rows: each k's 32 codes lie in place in
         // the tensor, in panel order, and are packed from there without a copy into chunk.
-        non_finite |= gemm_detail::hopper_rz_pack(
-            source.data + k0 * source.k_stride, source.k_stride, k_here, panel_width, *words,
-            v + k0 * panel_width, e + k0 * byte_stride, l + k0 * byte_stride);
+        gemm_detail::hopper_rz_pack(source.data + k0 * source.k_stride, source.k_stride, k_here,
+                                    panel_width, *words, v + k0 * panel_width, e + k0 * byte_stride,
+                                    l + k0 * byte_stride);
         continue;
       }
       // Cleared only where the codes below leave bytes unwritten: k past K (padding, which every
@@ -362,11 +340,9 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
       } else {
         panel_codes(source, panel_width, k0, k_end, chunk);
       }
-      non_finite |= gemm_detail::hopper_rz_pack(chunk, panel_width, k_here, panel_width, *words,
-                                                v + k0 * panel_width, e + k0 * byte_stride,
-                                                l + k0 * byte_stride);
+      gemm_detail::hopper_rz_pack(chunk, panel_width, k_here, panel_width, *words,
+                                  v + k0 * panel_width, e + k0 * byte_stride, l + k0 * byte_stride);
     }
-    p.non_finite[static_cast<std::size_t>(panel)] = non_finite ? 1 : 0;
   };
 }
 
@@ -526,14 +502,22 @@ TileArgs GemmPlan::tile(std::int64_t a_panel, std::int64_t b_panel) const {
 }
 
 bool has_non_finite_code(const QuantizedTensor& t) {
-  const CodeTables& tables = code_tables(t.format);
-  const auto& values = tables.values;
-  if (!tables.non_finite_mask_exact) {
+  // The non-finite codes of an FP8 format are those whose exponent field is all ones (E5M2) or
+  // whose magnitude bits are (E4M3): (code & mask) == mask for the mask their magnitude bits share,
+  // which the table check below confirms, so the scan is a loop the compiler vectorizes.
+  const auto& values = code_tables(t.format).values;
+  std::uint8_t mask = 0x7F;
+  for (std::uint32_t code = 0; code < 256; ++code) {
+    if (!std::isfinite(values[code])) mask = static_cast<std::uint8_t>(mask & code);
+  }
+  bool mask_exact = mask != 0;
+  for (std::uint32_t code = 0; code < 256; ++code) {
+    mask_exact = mask_exact && (((code & mask) == mask) == !std::isfinite(values[code]));
+  }
+  if (!mask_exact) {
     return std::any_of(t.data.begin(), t.data.end(),
                        [&](std::uint8_t code) { return !std::isfinite(values[code]); });
   }
-  // A loop the compiler vectorizes.
-  const std::uint8_t mask = tables.non_finite_mask;
   std::uint8_t any = 0;
   for (const std::uint8_t code : t.data) any |= static_cast<std::uint8_t>((code & mask) == mask);
   return any != 0;

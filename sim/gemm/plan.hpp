@@ -67,14 +67,6 @@ struct PackedOperand {
   // The AVX-512 hopper kernel's bytes (hopper_rz.cpp) beside signed values; see HopperRzLayout.
   AlignedVector<std::int8_t> exponent_bytes;  // A: [panel][k][12], B: [panel][k][64]
   AlignedVector<std::uint8_t> low_bit_bytes;  // the same layout
-  // kHopperRz only: per panel, 1 when its codes hold a NaN or an Inf. The packer reads every code
-  // of the operand, so gemm.cpp learns here, without a scan of its own, that hopper_rz_tile cannot
-  // take the GEMM.
-  std::vector<std::uint8_t> non_finite;
-
-  bool any_non_finite() const {
-    return std::any_of(non_finite.begin(), non_finite.end(), [](std::uint8_t f) { return f != 0; });
-  }
 
   const float* panel_values(std::int64_t p) const { return values.data() + p * k * width; }
   const float* panel_powers(std::int64_t p) const { return exponent_powers.data() + p * k * width; }
@@ -213,16 +205,13 @@ struct RzWordTables {
   alignas(64) std::uint16_t value_high[256];
   alignas(64) std::uint16_t exponent[256];
   alignas(64) std::uint16_t low_bit[256];
-  // The codes whose (code & non_finite_mask) == non_finite_mask are exactly the NaN and Inf codes.
-  std::uint16_t non_finite_mask = 0;
 };
 // Fills k consecutive k of a panel in HopperRzLayout from its codes in panel order (the codes of
 // k kk at codes + kk * code_stride, the padding as code 0), width kTileRows (A) or kTileCols (B);
 // code_stride is the width for A, whose codes hold at least 16 * 6 bytes past every A step of 16 k
 // (zeros), and any stride >= 32 for B (a B panel's rows can be read in place from the tensor).
-// Returns whether any of the codes read (not the padding) is a NaN or an Inf code. Only where
-// hopper_rz_available().
-bool hopper_rz_pack(const std::uint8_t* codes, std::int64_t code_stride, std::int64_t k,
+// Only where hopper_rz_available().
+void hopper_rz_pack(const std::uint8_t* codes, std::int64_t code_stride, std::int64_t k,
                     std::int64_t width, const RzWordTables& tables, float* values,
                     std::int8_t* exponents, std::uint8_t* low_bits);
 // The codes of a panel whose operand stores K contiguously (code (w, kk) at data[w * o_stride +
