@@ -39,6 +39,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "sim/gemm/plan.hpp"
 
@@ -270,16 +272,16 @@ HWY_INLINE void store_values(const __m512i v, float* out, std::int64_t count) {
   _mm512_mask_storeu_epi32(out + 16, first(count - 16), hi);
 }
 
-void HopperRzPack(const std::uint8_t* codes, std::int64_t k, std::int64_t width,
-                  const RzWordTables& tables, float* values, std::int8_t* exponents,
-                  std::uint8_t* low_bits) {
+void HopperRzPack(const std::uint8_t* codes, std::int64_t code_stride, std::int64_t k,
+                  std::int64_t width, const RzWordTables& tables, float* values,
+                  std::int8_t* exponents, std::uint8_t* low_bits) {
   using L = HopperRzLayout;
   const __m512i bit6 = _mm512_set1_epi16(0x40), bit7 = _mm512_set1_epi16(0x80);
   if (width == kTileCols) {
     // B: per k, 32 codes -> 32 values and the 64 bytes of each array.
     for (std::int64_t kk = 0; kk < k; ++kk) {
       const __m512i idx = _mm512_cvtepu8_epi16(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + kk * kTileCols)));
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + kk * code_stride)));
       const __mmask32 m6 = _mm512_test_epi16_mask(idx, bit6);
       const __mmask32 m7 = _mm512_test_epi16_mask(idx, bit7);
       _mm512_storeu_si512(exponents + kk * L::kBExponentBytes,
@@ -389,8 +391,8 @@ void HopperRzCodes(const std::uint8_t* data, std::int64_t o_stride, std::int64_t
 bool HopperRzAvailable() { return false; }
 // Never called: gemm.cpp asks hopper_rz_available() first, on the same dispatch.
 void HopperRzTile(const TileArgs&, bool) { std::abort(); }
-void HopperRzPack(const std::uint8_t*, std::int64_t, std::int64_t, const RzWordTables&, float*,
-                  std::int8_t*, std::uint8_t*) {
+void HopperRzPack(const std::uint8_t*, std::int64_t, std::int64_t, std::int64_t,
+                  const RzWordTables&, float*, std::int8_t*, std::uint8_t*) {
   std::abort();
 }
 void HopperRzCodes(const std::uint8_t*, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
@@ -413,10 +415,17 @@ bool hopper_rz_available() { return HWY_DYNAMIC_DISPATCH(HopperRzAvailable)(); }
 void hopper_rz_tile(const TileArgs& args, bool split_accumulator) {
   HWY_DYNAMIC_DISPATCH(HopperRzTile)(args, split_accumulator);
 }
-void hopper_rz_pack(const std::uint8_t* codes, std::int64_t k, std::int64_t width,
-                    const RzWordTables& tables, float* values, std::int8_t* exponents,
-                    std::uint8_t* low_bits) {
-  HWY_DYNAMIC_DISPATCH(HopperRzPack)(codes, k, width, tables, values, exponents, low_bits);
+void hopper_rz_pack(const std::uint8_t* codes, std::int64_t code_stride, std::int64_t k,
+                    std::int64_t width, const RzWordTables& tables, float* values,
+                    std::int8_t* exponents, std::uint8_t* low_bits) {
+  // A's step reads 96 consecutive codes across 16 k: its codes must be [k][6] in order.
+  if (width == kTileCols ? code_stride < kTileCols : code_stride != width) {
+    throw std::logic_error("hopper_rz_pack: code stride " + std::to_string(code_stride) +
+                           " for a panel of width " + std::to_string(width) +
+                           "; accepted: the width for A, >= 32 for B");
+  }
+  const auto pack = HWY_DYNAMIC_DISPATCH(HopperRzPack);
+  pack(codes, code_stride, k, width, tables, values, exponents, low_bits);
 }
 void hopper_rz_codes(const std::uint8_t* data, std::int64_t o_stride, std::int64_t valid,
                      std::int64_t k0, std::int64_t k1, std::int64_t width, std::uint8_t* out) {

@@ -241,6 +241,15 @@ std::array<RzCode, 256> rz_code_table(Format format) {
   return table;
 }
 
+// out[(kk - k0) * kWidth + w] = data[kk * k_stride + w] for w < kWidth, kk in [k0, k1).
+template <std::int64_t kWidth>
+void copy_rows(const std::uint8_t* __restrict data, std::int64_t k_stride, std::int64_t k0,
+               std::int64_t k1, std::uint8_t* __restrict out) {
+  for (std::int64_t kk = k0; kk < k1; ++kk) {
+    std::memcpy(out + (kk - k0) * kWidth, data + kk * k_stride, kWidth);
+  }
+}
+
 // The codes of the panel's valid rows at k in [k0, k1) in panel order: out[(kk - k0) * width +
 // w] (out is zeroed by the caller: the padding's code 0), for an operand whose K does not run
 // along its stored rows (those take hopper_rz_codes).
@@ -249,6 +258,10 @@ void panel_codes(const PanelSource source, std::int64_t width, std::int64_t k0, 
   const std::int64_t o_stride = source.o_stride, k_stride = source.k_stride;
   const std::int64_t valid = source.valid;
   const std::uint8_t* __restrict data = source.data;
+  // A full A panel's k row is a copy of 6 codes: two moves per k instead of a memcpy call per k.
+  if (o_stride == 1 && valid == width && width == gemm_detail::kTileRows) {
+    return copy_rows<gemm_detail::kTileRows>(data, k_stride, k0, k1, out);
+  }
   for (std::int64_t kk = k0; kk < k1; ++kk) {
     if (o_stride == 1) {
       std::memcpy(out + (kk - k0) * width, data + kk * k_stride, static_cast<std::size_t>(valid));
@@ -295,7 +308,7 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
                            " codes: needs an AVX-512 target and values exact in 16 bits");
   }
   const gemm_detail::RzWordTables* words = is_a ? &tables.rz_words_a : &tables.rz_words_b;
-  return [&op, &p, byte_stride, words](std::int64_t panel) {
+  return [&op, &p, byte_stride, words, is_a](std::int64_t panel) {
     const PanelSource source = panel_source(op, p, panel);
     const std::int64_t panel_width = p.width, valid = source.valid, k = source.k;
     float* v = p.values.data() + panel * p.k * panel_width;
@@ -308,15 +321,27 @@ std::function<void(std::int64_t)> rz_packer(const GemmOperand& op, std::int64_t 
     for (std::int64_t k0 = 0; k0 < p.k; k0 += kChunk) {
       const std::int64_t k_here = std::min(kChunk, p.k - k0);
       const std::int64_t k_end = std::min(k0 + k_here, k);
-      std::memset(chunk, 0, sizeof chunk);
+      const bool full = valid == panel_width && k_end - k0 == k_here;
+      if (full && !is_a && source.k_stride != 1 && source.o_stride == 1) {
+        // A full B panel whose K runs down the stored rows: each k's 32 codes lie in place in
+        // the tensor, in panel order, and are packed from there without a copy into chunk.
+        gemm_detail::hopper_rz_pack(source.data + k0 * source.k_stride, source.k_stride, k_here,
+                                    panel_width, *words, v + k0 * panel_width, e + k0 * byte_stride,
+                                    l + k0 * byte_stride);
+        continue;
+      }
+      // Cleared only where the codes below leave bytes unwritten: k past K (padding, which every
+      // output reads) and rows past `valid` (the last panel; only outputs past M or N read them,
+      // and those are not written to C, but the panel stays defined).
+      if (!full) std::memset(chunk, 0, sizeof chunk);
       if (source.k_stride == 1) {
         gemm_detail::hopper_rz_codes(source.data, source.o_stride, valid, k0, k_end, panel_width,
                                      chunk);
       } else {
         panel_codes(source, panel_width, k0, k_end, chunk);
       }
-      gemm_detail::hopper_rz_pack(chunk, k_here, panel_width, *words, v + k0 * panel_width,
-                                  e + k0 * byte_stride, l + k0 * byte_stride);
+      gemm_detail::hopper_rz_pack(chunk, panel_width, k_here, panel_width, *words,
+                                  v + k0 * panel_width, e + k0 * byte_stride, l + k0 * byte_stride);
     }
   };
 }

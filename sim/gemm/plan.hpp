@@ -206,12 +206,14 @@ struct RzWordTables {
   alignas(64) std::uint16_t exponent[256];
   alignas(64) std::uint16_t low_bit[256];
 };
-// Fills k consecutive k of a panel in HopperRzLayout from its codes in panel order ([k][width]
-// bytes: the padding as code 0), width kTileRows (A) or kTileCols (B); codes holds at least
-// 16 * 6 bytes past every A step of 16 k (zeros). Only where hopper_rz_available().
-void hopper_rz_pack(const std::uint8_t* codes, std::int64_t k, std::int64_t width,
-                    const RzWordTables& tables, float* values, std::int8_t* exponents,
-                    std::uint8_t* low_bits);
+// Fills k consecutive k of a panel in HopperRzLayout from its codes in panel order (the codes of
+// k kk at codes + kk * code_stride, the padding as code 0), width kTileRows (A) or kTileCols (B);
+// code_stride is the width for A, whose codes hold at least 16 * 6 bytes past every A step of 16 k
+// (zeros), and any stride >= 32 for B (a B panel's rows can be read in place from the tensor).
+// Only where hopper_rz_available().
+void hopper_rz_pack(const std::uint8_t* codes, std::int64_t code_stride, std::int64_t k,
+                    std::int64_t width, const RzWordTables& tables, float* values,
+                    std::int8_t* exponents, std::uint8_t* low_bits);
 // The codes of a panel whose operand stores K contiguously (code (w, kk) at data[w * o_stride +
 // kk], rows w < valid) for kk in [k0, k1), in panel order: out[(kk - k0) * width + w]; rows past
 // `valid` are left as they are (the caller zeroes them). Only where hopper_rz_available().

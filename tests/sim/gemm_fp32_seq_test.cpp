@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "sim/gemm/plan.hpp"
 #include "tests/sim/gemm_test_support.hpp"
 
 namespace fp8lab::testing {
@@ -169,6 +170,53 @@ TEST_CASE("fp32_seq: all-zero, NaN and Inf operands") {
     REQUIRE(count_nonzero(expected) > static_cast<std::size_t>(specials_seen));
     require_same_bits(expected, sim::gemm(a, b, {}), n,
                       std::string("specials ") + pair.a.name + " x " + pair.b.name, &ta, &tb);
+  }
+}
+
+// The epilogue alone (output.cpp's finish_values, which the tile loop and finish_output call per
+// row) on totals no GEMM above produces: -0 (which must stay -0 without a bias: no + 0 may be
+// added), NaNs of several payloads and signs, infinities and subnormals, in rows whose length leaves
+// a tail past every vector width.
+TEST_CASE("the output epilogue: -0, NaN payloads, Inf and subnormals, element by element") {
+  const std::vector<float> specials = {-0.0f,
+                                       0.0f,
+                                       std::bit_cast<float>(0xFFC00001u),  // -NaN, payload 1
+                                       std::bit_cast<float>(0x7F800001u),  // signalling NaN
+                                       std::numeric_limits<float>::infinity(),
+                                       -std::numeric_limits<float>::infinity(),
+                                       std::numeric_limits<float>::denorm_min(),
+                                       -1.5f,
+                                       3.0e38f,
+                                       1.0f};
+  constexpr std::int64_t kRows = 3, kCols = 37, kTotalStride = 40, kOutStride = 45;
+  std::vector<float> total(kRows * kTotalStride), bias(kCols);
+  for (std::size_t i = 0; i < total.size(); ++i) total[i] = specials[(i * 7) % specials.size()];
+  for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = specials[(i * 3 + 1) % specials.size()];
+  for (const GemmOutputType output : {GemmOutputType::kFp32, GemmOutputType::kBf16}) {
+    for (const bool with_bias : {false, true}) {
+      std::vector<float> out(kRows * kOutStride, 42.0f);
+      for (std::int64_t r = 0; r < kRows; ++r) {
+        sim::gemm_detail::finish_values(total.data() + r * kTotalStride,
+                                        with_bias ? bias.data() : nullptr, output, kCols,
+                                        out.data() + r * kOutStride);
+      }
+      std::vector<float> expected(out.size(), 42.0f);
+      std::size_t negative_zeros = 0;
+      for (std::int64_t r = 0; r < kRows; ++r) {
+        for (std::int64_t c = 0; c < kCols; ++c) {
+          float v = total[r * kTotalStride + c];
+          if (with_bias) v = v + bias[c];
+          if (std::isnan(v)) v = std::bit_cast<float>(0x7FFFFFFFu);
+          if (output == GemmOutputType::kBf16) v = sim::bf16_to_fp32(sim::fp32_to_bf16(v));
+          expected[r * kOutStride + c] = v;
+          negative_zeros += std::bit_cast<std::uint32_t>(v) == 0x80000000u ? 1 : 0;
+        }
+      }
+      if (!with_bias) REQUIRE(negative_zeros > 0);  // the case the rule is about is present
+      require_same_bits(expected, out, kOutStride,
+                        std::string(output == GemmOutputType::kFp32 ? "fp32" : "bf16") +
+                            (with_bias ? " bias" : " no bias"));
+    }
   }
 }
 

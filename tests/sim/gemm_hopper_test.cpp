@@ -242,6 +242,12 @@ TEST_CASE("hopper: NaN and Inf follow the float64 sum of the group") {
   const float nan2 = one_output({0.0f, 1.0f}, {inf, 1.0f}, kFast, Format::E4M3, Format::E5M2);
   CHECK(std::bit_cast<std::uint32_t>(nan1) == 0x7FFFFFFFu);
   CHECK(std::bit_cast<std::uint32_t>(nan2) == 0x7FFFFFFFu);
+  // The non-finite code in A only (its packer, not B's, must find it), early and late in a long K.
+  CHECK(one_output({inf, 1.0f}, {1.0f, 2.0f}, kSplit, Format::E5M2, Format::E4M3) == inf);
+  std::vector<float> a_late(100, 1.0f);
+  a_late[90] = -inf;
+  CHECK(one_output(a_late, std::vector<float>(100, 1.0f), kFast, Format::E5M2, Format::E4M3) ==
+        -inf);
 }
 
 TEST_CASE("hopper kernel equals the integer reference on random operands") {
@@ -340,6 +346,25 @@ TEST_CASE("hopper: the round-toward-zero kernel (AVX-512) equals the integer ref
   } else {
     WARN("no AVX-512 target on this CPU: the round-toward-zero kernel was not exercised");
   }
+}
+
+TEST_CASE("hopper_rz_pack rejects a code stride its panel cannot take, naming both") {
+  // A's step reads 96 consecutive codes across 16 k, so its codes must be [k][6]; B reads 32 codes
+  // per k, from a chunk or in place from a tensor. The check runs before the dispatch, on any CPU.
+  const sim::gemm_detail::RzWordTables tables{};
+  std::vector<std::uint8_t> codes(64 * 64);
+  std::vector<float> values(64 * 32);
+  std::vector<std::int8_t> exponents(64 * 64);
+  std::vector<std::uint8_t> low_bits(64 * 64);
+  auto pack = [&](std::int64_t stride, std::int64_t width) {
+    sim::gemm_detail::hopper_rz_pack(codes.data(), stride, 16, width, tables, values.data(),
+                                     exponents.data(), low_bits.data());
+  };
+  using Catch::Contains;
+  REQUIRE_THROWS_WITH(pack(7, sim::gemm_detail::kTileRows),
+                      Contains("code stride 7") && Contains("width 6"));
+  REQUIRE_THROWS_WITH(pack(31, sim::gemm_detail::kTileCols),
+                      Contains("code stride 31") && Contains(">= 32 for B"));
 }
 
 TEST_CASE("hopper: the round-toward-zero kernel at the ends of the exponent range") {
