@@ -104,6 +104,32 @@ TEST_CASE("blackwell_block on MXFP4 / MXFP6 tensors takes their E8M0 bytes, alph
   }
 }
 
+// A K that is not a multiple of the block (the quantizer clips the last block) reaches the layout's
+// element-by-element path, which before 2026-12-07 also wrote the partial block's scale byte one
+// slot past its row (past the buffer for the last row: the ASan build shows it); the GEMM then
+// names the K it refuses.
+TEST_CASE("blackwell_block refuses a K that is not a multiple of the block, naming it",
+          "[gemm][fp4]") {
+  constexpr std::int64_t M = 4, N = 4, K = 40;  // one block of 32 and a clipped one of 8
+  for (const ReduceDim along : {ReduceDim::kCols, ReduceDim::kRows}) {
+    const bool k_cols = along == ReduceDim::kCols;
+    const auto axis = k_cols ? sc::ScaleAxis::kRowwise : sc::ScaleAxis::kColumnwise;
+    const std::int64_t a_rows = k_cols ? M : K, a_cols = k_cols ? K : M;
+    const std::int64_t b_rows = k_cols ? N : K, b_cols = k_cols ? K : N;
+    const auto qa = sc::quantize_mx(random_matrix(a_rows, a_cols, 6), a_rows, a_cols, axis,
+                                    Format::E2M1, sc::E8M0Mode::kTe)
+                        .tensor;
+    const auto qb = sc::quantize_mx(random_matrix(b_rows, b_cols, 7), b_rows, b_cols, axis,
+                                    Format::E2M1, sc::E8M0Mode::kTe)
+                        .tensor;
+    GemmOptions o;
+    o.accumulation = Accumulation::kBlackwellBlock;
+    INFO((k_cols ? "K along the columns" : "K along the rows"));
+    REQUIRE_THROWS_WITH(gemm({qa, along}, {qb, along}, o),
+                        Catch::Contains("k = 40 is not a multiple of block = 32"));
+  }
+}
+
 TEST_CASE("blackwell_block with K along the rows over several 64 x 64 layout tiles (MX 32 x 1, "
           "NVFP4 16 x 1)",
           "[gemm][fp4]") {
