@@ -143,6 +143,15 @@ bool take_alike(const LinearExecution& e, Operand tensor, Gemm first_role, Gemm 
   return true;
 }
 
+// x's quantization as `tensor` for `role`: `first` (its quantization for `first_role` in this
+// call, moved out) where take_alike says it serves, else a quantization of its own.
+QuantizedOperand take_or_quantize(const LinearExecution& e, Operand tensor, Gemm first_role,
+                                  Gemm role, const at::Tensor& x,
+                                  std::optional<QuantizedOperand>& first, MeasuredOperand* memo) {
+  if (first && take_alike(e, tensor, first_role, role, x, *first, memo)) return std::move(*first);
+  return quantize_operand(e, tensor, role, x, memo);
+}
+
 // The what-if recipes' statistics of x as the `tensor` operand of `role` (what_if.hpp), on the
 // steps whose statistics are kept; a CUDA tensor is copied to the host for them.
 void what_if_operand(const LinearExecution& e, Operand tensor, Gemm role, const at::Tensor& x) {
@@ -348,21 +357,12 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     // the fprop GEMM's own where they are alike (take_alike), else quantized for their GEMM.
     if (fp8) {
       if (wgrad_follows && e.quantized[role_index(Gemm::kWgrad)]) {
-        if (qx && take_alike(e, Operand::kInput, Gemm::kFprop, Gemm::kWgrad, x, *qx, &x_measured)) {
-          saved->input_for_wgrad = std::move(*qx);
-        } else {
-          saved->input_for_wgrad =
-              quantize_operand(e, Operand::kInput, Gemm::kWgrad, x, &x_measured);
-        }
+        saved->input_for_wgrad =
+            take_or_quantize(e, Operand::kInput, Gemm::kFprop, Gemm::kWgrad, x, qx, &x_measured);
       }
       if (dgrad_follows && e.quantized[role_index(Gemm::kDgrad)]) {
-        if (qw &&
-            take_alike(e, Operand::kWeight, Gemm::kFprop, Gemm::kDgrad, weight, *qw, &w_measured)) {
-          saved->weight_for_dgrad = std::move(*qw);
-        } else {
-          saved->weight_for_dgrad =
-              quantize_operand(e, Operand::kWeight, Gemm::kDgrad, weight, &w_measured);
-        }
+        saved->weight_for_dgrad = take_or_quantize(e, Operand::kWeight, Gemm::kFprop, Gemm::kDgrad,
+                                                   weight, qw, &w_measured);
       }
     }
     ctx->save_for_backward({x, weight});
