@@ -102,14 +102,11 @@ SignalRuns run_signal_sweeps(const fs::path& dir, const std::string& scheduled_i
   REQUIRE(run_to_end(sweep_command(dir / "sweep.yaml", dir / "a", steps), dir / "a.log") == 0);
   REQUIRE(run_to_end(sweep_command(dir / "probed.yaml", dir / "p", steps), dir / "p.log") == 0);
   const ResultsDirectory a(dir / "a"), p(dir / "p");
+  const auto probed = testing::read_json(p.run_record_path(plain_id));
   SignalRuns runs{testing::read_json(a.run_record_path(scheduled_id)),
                   testing::read_json(a.run_record_path(plain_id)),
-                  {},
-                  {}};
-  const auto probed = testing::read_json(p.run_record_path(plain_id));
+                  whole_model_ratios(dir / "p", probed), losses(probed)};
   REQUIRE(runs.record.at("status") == "finished");
-  runs.probe_ratio = whole_model_ratios(dir / "p", probed);
-  runs.probed_loss = losses(probed);
   return runs;
 }
 
